@@ -1,0 +1,48 @@
+// The bounds of api-v1.md ("Limits"). Defaults here; each can be changed by an
+// environment variable of the function, and all are published by GET /v1/meta.
+import { z } from "zod";
+
+export const limitsSchema = z.object({
+  max_body_bytes: z.number().int().positive(),
+  max_ops_per_batch: z.number().int().positive(),
+  max_record_data_bytes: z.number().int().positive(),
+  default_pull_limit: z.number().int().positive(),
+  max_pull_limit: z.number().int().positive(),
+  max_collections_per_pull: z.number().int().positive(),
+  max_live_records_per_user: z.number().int().positive(),
+  retention_days: z.number().int().positive(),
+});
+export type Limits = z.infer<typeof limitsSchema>;
+
+export const DEFAULT_LIMITS: Limits = {
+  max_body_bytes: 1024 * 1024,
+  max_ops_per_batch: 500,
+  max_record_data_bytes: 64 * 1024,
+  default_pull_limit: 500,
+  max_pull_limit: 1000,
+  max_collections_per_pull: 20,
+  max_live_records_per_user: 100_000,
+  retention_days: 30,
+};
+
+/** Environment variable that overrides each limit, e.g. TIDESYNC_MAX_OPS_PER_BATCH. */
+export function limitEnvName(key: keyof Limits): string {
+  return `TIDESYNC_${key.toUpperCase()}`;
+}
+
+export function loadLimits(env: Record<string, string | undefined>): Limits {
+  const limits: Limits = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
+    const raw = env[limitEnvName(key)];
+    if (raw === undefined || raw === "") continue;
+    const value = Number(raw);
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new Error(`${limitEnvName(key)} must be a positive integer, got ${JSON.stringify(raw)}`);
+    }
+    limits[key] = value;
+  }
+  if (limits.default_pull_limit > limits.max_pull_limit) {
+    throw new Error("TIDESYNC_DEFAULT_PULL_LIMIT must not exceed TIDESYNC_MAX_PULL_LIMIT");
+  }
+  return limits;
+}

@@ -1,0 +1,77 @@
+// Turns zod issues into the envelope's field details: a JSON Pointer to the
+// field, a stable lower_snake code and a readable message. Shared by the
+// function (request validation) and the client (local pre-checks).
+import type { z } from "zod";
+import type { FieldDetail } from "./errors.ts";
+
+export function jsonPointer(path: readonly PropertyKey[]): string {
+  if (path.length === 0) return "";
+  return path.map((p) => "/" + String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
+}
+
+function sizeWord(origin: string | undefined): string {
+  switch (origin) {
+    case "string":
+      return "characters";
+    case "array":
+    case "set":
+      return "items";
+    default:
+      return "";
+  }
+}
+
+function describe(issue: z.core.$ZodIssue): { code: string; message: string } {
+  switch (issue.code) {
+    case "invalid_type":
+      if (issue.input === undefined) return { code: "required", message: "is required" };
+      return { code: "invalid_type", message: `must be ${issue.expected}` };
+    case "too_big": {
+      const unit = sizeWord(issue.origin);
+      const code = issue.origin === "string" || issue.origin === "array" ? "too_long" : "too_large";
+      return { code, message: `at most ${String(issue.maximum)}${unit ? " " + unit : ""}` };
+    }
+    case "too_small": {
+      const unit = sizeWord(issue.origin);
+      const code = issue.origin === "string" || issue.origin === "array" ? "too_short" : "too_small";
+      return { code, message: `at least ${String(issue.minimum)}${unit ? " " + unit : ""}` };
+    }
+    case "invalid_format":
+      return { code: "invalid_format", message: issue.message || `must be a valid ${issue.format}` };
+    case "invalid_value":
+      return { code: "invalid_value", message: `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}` };
+    case "not_multiple_of":
+      return { code: "invalid_value", message: `must be a multiple of ${String(issue.divisor)}` };
+    case "invalid_union":
+      return { code: "invalid_value", message: "does not match any allowed shape" };
+    case "invalid_key":
+      return { code: "invalid_key", message: "has an invalid key" };
+    case "invalid_element":
+      return { code: "invalid_value", message: "has an invalid element" };
+    case "custom": {
+      const params = (issue.params ?? {}) as { code?: unknown };
+      return { code: typeof params.code === "string" ? params.code : "invalid_value", message: issue.message };
+    }
+    default:
+      return { code: "invalid_value", message: "is invalid" };
+  }
+}
+
+/** One detail per offending field; an unexpected key gets its own pointer. */
+export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): FieldDetail[] {
+  const details: FieldDetail[] = [];
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) {
+        details.push({ field: jsonPointer([...prefix, ...issue.path, key]), code: "unexpected_field", message: "is not an accepted field" });
+      }
+      continue;
+    }
+    details.push({ field: jsonPointer([...prefix, ...issue.path]), ...describe(issue) });
+  }
+  return details;
+}
+
+export function validationMessage(details: readonly FieldDetail[]): string {
+  return details.length === 1 ? "1 field is invalid" : `${details.length} fields are invalid`;
+}

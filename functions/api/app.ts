@@ -1,0 +1,121 @@
+// Builds the `api` function: a Hono router under /api (the function's name, as
+// the edge runtime passes it) with every operation under /v1/.
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { cors } from "hono/cors";
+import { HTTPException } from "hono/http-exception";
+import { ApiError, errorEnvelope } from "../_shared/errors.ts";
+import { validationMessage, zodIssuesToDetails } from "../_shared/validation-details.ts";
+import type { App, AppEnv, Deps } from "./lib/app-env.ts";
+import { type Config } from "./lib/config.ts";
+import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
+import { declaredBodyLimit, requestContext } from "./lib/middleware.ts";
+import { createTokenVerifier } from "./lib/verify-token.ts";
+import { registerRoutes } from "./routes/index.ts";
+
+export const FUNCTION_NAME = "api";
+
+export const OPENAPI_INFO = {
+  openapi: "3.1.0",
+  info: {
+    title: "tidesync API",
+    version: "1",
+    description: "The trusted backend of offline-first mobile apps: device sessions, sync, notification preferences. " +
+      "Every non-2xx response is the error envelope; see docs/errors.md.",
+  },
+  servers: [{ url: "{supabase_url}/functions/v1", variables: { supabase_url: { default: "http://127.0.0.1:54321" } } }],
+};
+
+function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  if (isDatabaseUnavailable(error)) return unavailable(error);
+  if (error instanceof HTTPException && error.status === 400) {
+    return new ApiError("MALFORMED_JSON", "the request body is not valid JSON");
+  }
+  return undefined;
+}
+
+// Route patterns, for telling "wrong method" (405) from "no such route" (404).
+function routeMatchers(app: App): { method: string; regex: RegExp }[] {
+  return app.routes
+    .filter((r) => r.method !== "ALL")
+    .map((r) => ({
+      method: r.method,
+      regex: new RegExp("^" + r.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_]+/g, "[^/]+") + "/?$"),
+    }));
+}
+
+export function createApp(config: Config, overrides: Partial<Deps> = {}): { app: App; deps: Deps } {
+  const deps: Deps = {
+    config,
+    db: overrides.db ?? createDb(config),
+    verifyToken: overrides.verifyToken ?? createTokenVerifier(config.auth),
+  };
+
+  const app: App = new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) {
+        const details = zodIssuesToDetails(result.error.issues);
+        throw new ApiError("VALIDATION_FAILED", validationMessage(details), { details });
+      }
+    },
+  }).basePath(`/${FUNCTION_NAME}`);
+
+  app.use("*", requestContext());
+  app.use(
+    "*",
+    cors({
+      origin: "*",
+      allowHeaders: ["authorization", "x-client-info", "apikey", "content-type", "if-match", "x-request-id"],
+      allowMethods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+      exposeHeaders: ["ETag", "X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"],
+      maxAge: 600,
+    }),
+  );
+  app.use("*", declaredBodyLimit(deps));
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A Supabase Auth access token (supabase.auth.getSession()).",
+  });
+
+  registerRoutes(app, deps);
+
+  app.get("/v1/openapi.json", (c) => c.json(app.getOpenAPI31Document(OPENAPI_INFO)));
+
+  const matchers = routeMatchers(app);
+
+  app.notFound((c) => {
+    const path = c.req.path;
+    const allowed = [...new Set(matchers.filter((m) => m.regex.test(path)).map((m) => m.method))];
+    const requestId = c.get("requestId") ?? crypto.randomUUID();
+    if (allowed.length > 0) {
+      const error = new ApiError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`);
+      return c.json(errorEnvelope(error, requestId), 405, { Allow: allowed.join(", ") });
+    }
+    return c.json(errorEnvelope(new ApiError("NOT_FOUND", "no such route"), requestId), 404);
+  });
+
+  app.onError((error, c) => {
+    const requestId = c.get("requestId") ?? crypto.randomUUID();
+    const known = toApiError(error);
+    const apiError = known ?? new ApiError("INTERNAL", "an unexpected error occurred; it was logged with this request id");
+    if (!known || apiError.code === "UNAVAILABLE") {
+      // Never swallowed: the cause goes to the log (never to the client).
+      const cause = known ? known.cause : error;
+      console.error(JSON.stringify({
+        level: "error",
+        time: new Date().toISOString(),
+        msg: known ? "dependency unavailable" : "unhandled error",
+        request_id: requestId,
+        route: c.req.routePath,
+        error: cause instanceof Error ? { name: cause.name, message: cause.message, code: (cause as { code?: unknown }).code, stack: cause.stack } : String(cause),
+      }));
+    }
+    c.get("logFields") && (c.get("logFields").error_code = apiError.code);
+    return c.json(errorEnvelope(apiError, requestId), apiError.status as 400, apiError.headers);
+  });
+
+  return { app, deps };
+}

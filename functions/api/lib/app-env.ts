@@ -1,0 +1,24 @@
+// What every route handler can reach: the verified caller, the request id,
+// the shared dependencies, and fields to add to the request's log line.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Config } from "./config.ts";
+import type { Db } from "./db.ts";
+import type { TokenVerifier, UserClaims } from "./verify-token.ts";
+
+export interface Deps {
+  config: Config;
+  db: Db;
+  verifyToken: TokenVerifier;
+}
+
+export interface AppEnv {
+  Variables: {
+    requestId: string;
+    user: UserClaims;
+    deviceInstallationId?: string;
+    /** Extra fields for the one log line of this request (counts, ids; no personal data). */
+    logFields: Record<string, unknown>;
+  };
+}
+
+export type App = OpenAPIHono<AppEnv>;

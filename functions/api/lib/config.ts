@@ -1,0 +1,96 @@
+// Reads the function's environment once, at start-up, into a typed Config.
+// A missing or malformed setting stops the function with a clear message
+// instead of failing on the first request. Every variable is listed in README.
+import { z } from "zod";
+import { type Limits, loadLimits } from "../../_shared/limits.ts";
+import { DEFAULT_RATE_LIMITS, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
+
+export interface Config {
+  dbUrl: string;
+  db: {
+    poolMax: number;
+    connectTimeoutSeconds: number;
+    statementTimeoutMs: number;
+    /** Named prepared statements; off behind a transaction pooler (port 6543). */
+    prepare: boolean;
+  };
+  auth: {
+    /** Inline JWKS (SUPABASE_JWKS): public keys for ES256/RS256 tokens. */
+    jwks?: { keys: Record<string, unknown>[] };
+    /** Where to fetch the project's JWKS when not inline. */
+    jwksUrl?: string;
+    /** Legacy shared HS256 secret (SUPABASE_JWT_SECRET), only when configured. */
+    hsSecret?: string;
+    /** Expected `iss`; unchecked when unset (local CLI stacks rewrite hosts). */
+    issuer?: string;
+  };
+  limits: Limits;
+  rateLimits: Record<string, RateLimitRule>;
+}
+
+const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1) });
+
+function positiveInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const dbUrl = env.SUPABASE_DB_URL;
+  if (!dbUrl) throw new Error("SUPABASE_DB_URL is required (the function's Postgres connection string)");
+
+  let jwks: Config["auth"]["jwks"];
+  if (env.SUPABASE_JWKS) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(env.SUPABASE_JWKS);
+    } catch {
+      throw new Error("SUPABASE_JWKS must be a JSON Web Key Set ({\"keys\": [...]})");
+    }
+    const result = jwksSchema.safeParse(parsed);
+    if (!result.success) throw new Error("SUPABASE_JWKS must be a JSON Web Key Set with at least one key");
+    jwks = result.data;
+  }
+  const supabaseUrl = env.SUPABASE_URL?.replace(/\/+$/, "");
+  const jwksUrl = jwks ? undefined : supabaseUrl ? `${supabaseUrl}/auth/v1/.well-known/jwks.json` : undefined;
+  const hsSecret = env.SUPABASE_JWT_SECRET || undefined;
+  if (!jwks && !jwksUrl && !hsSecret) {
+    throw new Error("No token verification key: set SUPABASE_JWKS, SUPABASE_URL (JWKS endpoint) or SUPABASE_JWT_SECRET");
+  }
+
+  let rateLimits = { ...DEFAULT_RATE_LIMITS };
+  if (env.TIDESYNC_RATE_LIMITS) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(env.TIDESYNC_RATE_LIMITS);
+    } catch {
+      throw new Error("TIDESYNC_RATE_LIMITS must be JSON, e.g. {\"sync.batch\":{\"limit\":120,\"window_seconds\":60}}");
+    }
+    const result = rateLimitRulesSchema.safeParse(parsed);
+    if (!result.success) throw new Error(`TIDESYNC_RATE_LIMITS is invalid: ${result.error.issues.map((i) => i.message).join("; ")}`);
+    rateLimits = { ...rateLimits, ...result.data };
+  }
+
+  let port = "";
+  try {
+    port = new URL(dbUrl).port;
+  } catch {
+    throw new Error("SUPABASE_DB_URL is not a valid URL");
+  }
+
+  return {
+    dbUrl,
+    db: {
+      poolMax: positiveInt(env, "TIDESYNC_DB_POOL_MAX", 10),
+      connectTimeoutSeconds: positiveInt(env, "TIDESYNC_DB_CONNECT_TIMEOUT_S", 5),
+      statementTimeoutMs: positiveInt(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
+      prepare: env.TIDESYNC_DB_PREPARE ? env.TIDESYNC_DB_PREPARE === "true" : port !== "6543",
+    },
+    auth: { jwks, jwksUrl, hsSecret, issuer: env.TIDESYNC_JWT_ISSUER || undefined },
+    limits: loadLimits(env),
+    rateLimits,
+  };
+}

@@ -1,0 +1,109 @@
+// Cross-cutting request rules of api-v1.md: request ids, no-store, one JSON log
+// line per request, body size and media type, authentication + rate limits.
+import type { Context, MiddlewareHandler } from "hono";
+import { ApiError } from "../../_shared/errors.ts";
+import type { AppEnv, Deps } from "./app-env.ts";
+import { consumeRateLimit } from "./rate-limit.ts";
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{8,128}$/;
+
+export function requestContext(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const started = performance.now();
+    const incoming = c.req.header("x-request-id");
+    const requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    c.set("requestId", requestId);
+    c.set("logFields", {});
+    await next();
+    c.res.headers.set("X-Request-Id", requestId);
+    c.res.headers.set("Cache-Control", "no-store");
+    const user = c.get("user");
+    const line = {
+      level: c.res.status >= 500 ? "error" : c.res.status >= 400 ? "warn" : "info",
+      time: new Date().toISOString(),
+      msg: "request",
+      request_id: requestId,
+      method: c.req.method,
+      route: c.req.routePath,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      ...(user ? { user_id: user.sub, session_id: user.session_id } : {}),
+      ...c.get("logFields"),
+    };
+    console.log(JSON.stringify(line));
+  };
+}
+
+/** Rejects a declared oversize body before anything reads it. */
+export function declaredBodyLimit(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const declared = c.req.header("content-length");
+    if (declared !== undefined && Number(declared) > deps.config.limits.max_body_bytes) {
+      throw new ApiError("PAYLOAD_TOO_LARGE", `the request body must be at most ${deps.config.limits.max_body_bytes} bytes`);
+    }
+    await next();
+  };
+}
+
+/** Verifies the caller's token and spends one unit of their budget for `operation`. */
+export function requireUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
+  const rule = deps.config.rateLimits[operation];
+  if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
+  return async (c, next) => {
+    const user = await deps.verifyToken(c.req.header("authorization"));
+    c.set("user", user);
+    const { headers } = await consumeRateLimit(deps.db, user.sub, operation, rule);
+    for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    await next();
+  };
+}
+
+async function readBodyBytes(c: Context, max: number): Promise<Uint8Array> {
+  const body = c.req.raw.body;
+  if (!body) return new Uint8Array();
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > max) {
+      await reader.cancel();
+      throw new ApiError("PAYLOAD_TOO_LARGE", `the request body must be at most ${max} bytes`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+
+/**
+ * Reads a JSON body within the size limit (also for chunked bodies that
+ * declare no length), then hands the parsed value to the route's zod validator.
+ */
+export function jsonBody(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const type = c.req.header("content-type") ?? "";
+    if (!JSON_MEDIA_TYPE.test(type.trim())) {
+      throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
+    }
+    const bytes = await readBodyBytes(c, deps.config.limits.max_body_bytes);
+    let value: unknown;
+    try {
+      value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    } catch {
+      throw new ApiError("MALFORMED_JSON", "the request body is not valid JSON");
+    }
+    // Hono's validator reads c.req.json(), which answers from this cache.
+    c.req.bodyCache.json = Promise.resolve(value);
+    await next();
+  };
+}

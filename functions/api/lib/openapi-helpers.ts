@@ -1,0 +1,42 @@
+// Shared pieces of route definitions so every route documents the same error
+// envelope and headers, generated from the same zod schemas that validate.
+import { z } from "@hono/zod-openapi";
+import { ERROR_CODES, type ErrorCode, errorEnvelopeSchema } from "../../_shared/errors.ts";
+
+export const ErrorEnvelope = errorEnvelopeSchema.openapi("ErrorEnvelope");
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: "MALFORMED_JSON, VALIDATION_FAILED or INVALID_CURSOR",
+  401: "UNAUTHENTICATED: token missing, invalid, expired, or its session was revoked",
+  403: "FORBIDDEN: the token is not a signed-in user's",
+  404: "NOT_FOUND: no such object (also for other users' objects)",
+  405: "METHOD_NOT_ALLOWED",
+  410: "RESYNC_REQUIRED: pull from scratch",
+  412: "PRECONDITION_FAILED: If-Match is stale",
+  413: "PAYLOAD_TOO_LARGE",
+  415: "UNSUPPORTED_MEDIA_TYPE: send application/json",
+  429: "RATE_LIMITED: retry after Retry-After seconds",
+  500: "INTERNAL: unexpected; retryable",
+  503: "UNAVAILABLE: a dependency timed out; retry after Retry-After seconds",
+};
+
+/** Error responses for a route: the statuses of the given codes plus those every route can give. */
+export function errorResponses(...codes: ErrorCode[]) {
+  const statuses = new Set<number>([500, 503, ...codes.map((code) => ERROR_CODES[code].status)]);
+  const responses: Record<number, { description: string; content: { "application/json": { schema: typeof ErrorEnvelope } } }> = {};
+  for (const status of [...statuses].sort()) {
+    responses[status] = { description: DESCRIPTIONS[status], content: { "application/json": { schema: ErrorEnvelope } } };
+  }
+  return responses;
+}
+
+/** The errors of an authenticated route, before its own. */
+export const AUTHENTICATED_ERRORS: ErrorCode[] = ["UNAUTHENTICATED", "FORBIDDEN", "RATE_LIMITED"];
+/** The errors of a route that takes a JSON body. */
+export const BODY_ERRORS: ErrorCode[] = ["MALFORMED_JSON", "VALIDATION_FAILED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"];
+
+export const bearerSecurity = [{ bearerAuth: [] }];
+
+export const serverTime = z.string().datetime({ offset: true }).describe("the server's clock when the response was built");
+
+export { z };

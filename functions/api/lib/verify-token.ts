@@ -1,0 +1,78 @@
+// Verifies a Supabase Auth access token the way the platform issues them:
+// ES256/RS256 against the project's JWKS (inline or fetched, cached), or HS256
+// against the legacy shared secret when one is configured. Nothing in the token
+// is trusted before its signature, `exp`, `aud` and `role` have been checked.
+import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { ApiError } from "../../_shared/errors.ts";
+import type { Config } from "./config.ts";
+
+export interface UserClaims extends JWTPayload {
+  sub: string;
+  role: "authenticated";
+  session_id: string;
+  aal?: string;
+  email?: string;
+  is_anonymous?: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const ASYMMETRIC = ["ES256", "RS256"];
+const CLOCK_TOLERANCE_SECONDS = 5;
+
+const unauthenticated = (message: string) => new ApiError("UNAUTHENTICATED", message);
+
+export type TokenVerifier = (authorization: string | undefined) => Promise<UserClaims>;
+
+export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
+  const keySet = auth.jwks
+    ? createLocalJWKSet(auth.jwks as Parameters<typeof createLocalJWKSet>[0])
+    : auth.jwksUrl
+    ? createRemoteJWKSet(new URL(auth.jwksUrl), { timeoutDuration: 3000, cooldownDuration: 30_000, cacheMaxAge: 600_000 })
+    : undefined;
+  const secret = auth.hsSecret ? new TextEncoder().encode(auth.hsSecret) : undefined;
+
+  return async function verifyToken(authorization) {
+    const match = /^Bearer ([A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*)$/i.exec(authorization?.trim() ?? "");
+    if (!authorization) throw unauthenticated("missing Authorization: Bearer <access token>");
+    if (!match) throw unauthenticated("the Authorization header must be 'Bearer <access token>'");
+    const token = match[1];
+
+    let alg: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw unauthenticated("the access token is not a valid JWT");
+    }
+
+    let payload: JWTPayload;
+    try {
+      const options = { clockTolerance: CLOCK_TOLERANCE_SECONDS, issuer: auth.issuer, requiredClaims: ["exp"] };
+      if (alg === "HS256" && secret) {
+        payload = (await jwtVerify(token, secret, { ...options, algorithms: ["HS256"] })).payload;
+      } else if (alg && ASYMMETRIC.includes(alg) && keySet) {
+        payload = (await jwtVerify(token, keySet, { ...options, algorithms: ASYMMETRIC })).payload;
+      } else {
+        throw unauthenticated("the access token is signed with an algorithm this project does not accept");
+      }
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if (error instanceof joseErrors.JWTExpired) throw unauthenticated("the access token has expired; refresh the session");
+      if (error instanceof joseErrors.JWKSTimeout || (error instanceof TypeError && !(error instanceof joseErrors.JOSEError))) {
+        // The JWKS endpoint did not answer: a dependency failure, not the caller's fault.
+        throw new ApiError("UNAVAILABLE", "token verification keys are unreachable; retry shortly", { headers: { "Retry-After": "5" }, cause: error });
+      }
+      throw unauthenticated("the access token is invalid");
+    }
+
+    if (payload.role !== "authenticated") {
+      throw new ApiError("FORBIDDEN", "this operation needs a signed-in user session");
+    }
+    const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+    if (!audiences.includes("authenticated")) throw unauthenticated("the access token has the wrong audience");
+    if (typeof payload.sub !== "string" || !UUID.test(payload.sub)) throw unauthenticated("the access token has no user");
+    if (typeof payload.session_id !== "string" || !UUID.test(payload.session_id)) {
+      throw unauthenticated("the access token is not bound to a session");
+    }
+    return payload as UserClaims;
+  };
+}

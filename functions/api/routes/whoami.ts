@@ -1,0 +1,35 @@
+// GET /v1/whoami: the verified identity behind a token, after the session
+// liveness check. Lets a client test its token, and shows every auth rule.
+import { createRoute } from "@hono/zod-openapi";
+import { whoamiResponseSchema } from "../../_shared/schemas/whoami.ts";
+import type { App, Deps } from "../lib/app-env.ts";
+import { requireUser } from "../lib/middleware.ts";
+import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+
+const getWhoami = createRoute({
+  method: "get",
+  path: "/v1/whoami",
+  summary: "The caller's verified identity and session (additive to api-v1)",
+  security: bearerSecurity,
+  responses: {
+    200: { description: "The caller", content: { "application/json": { schema: whoamiResponseSchema.openapi("Whoami") } } },
+    ...errorResponses(...AUTHENTICATED_ERRORS),
+  },
+});
+
+export function registerWhoamiRoutes(app: App, deps: Deps): void {
+  app.use("/v1/whoami", requireUser(deps, "auth.session"));
+  app.openapi(getWhoami, async (c) => {
+    const user = c.get("user");
+    // The transaction checks that the Supabase session still exists.
+    await deps.db.withUser(user, async () => {});
+    return c.json({
+      user_id: user.sub,
+      session_id: user.session_id,
+      aal: user.aal ?? "aal1",
+      is_anonymous: user.is_anonymous === true,
+      expires_at: new Date((user.exp ?? 0) * 1000).toISOString(),
+      server_time: new Date().toISOString(),
+    }, 200);
+  });
+}

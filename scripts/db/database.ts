@@ -1,0 +1,149 @@
+// Brings a Postgres database to tidesync's current schema, the same way on a
+// real Supabase database and on a plain one:
+//   1. plain Postgres only: the Supabase platform stand-in (supabase-standin.sql);
+//   2. every migration through the real Supabase CLI (`supabase db push`);
+//   3. optionally the sample seed (supabase/seed.sql, built from fixtures/).
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import postgres from "postgres";
+import { bin, ROOT } from "../lib/paths.ts";
+import { runOrThrow } from "../lib/run.ts";
+
+/** Stands in for hosted Supabase's `postgres` role, which is not a superuser. */
+export const OWNER_ROLE = "tidesync_owner";
+const STANDIN_MARKER = "tidesync stand-in for the Supabase Auth schema";
+
+const quiet = { onnotice: () => {}, max: 1, connect_timeout: 10 } as const;
+
+export function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = "/" + database;
+  return u.toString();
+}
+
+export function withUser(url: string, user: string): string {
+  const u = new URL(url);
+  u.username = user;
+  u.password = "";
+  return u.toString();
+}
+
+function assertDatabaseName(name: string): void {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`refusing unusual database name ${JSON.stringify(name)}`);
+}
+
+export type DatabaseKind = "supabase" | "standin" | "plain";
+
+export async function databaseKind(url: string): Promise<DatabaseKind> {
+  const sql = postgres(url, quiet);
+  try {
+    const [row] = await sql<{ users: string | null; marker: string | null }[]>`
+      select to_regclass('auth.users')::text as users,
+             obj_description(to_regnamespace('auth')::oid, 'pg_namespace') as marker`;
+    if (!row.users) return "plain";
+    return row.marker === STANDIN_MARKER ? "standin" : "supabase";
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Applies the stand-in (as a superuser) so that `migrationRole` plays hosted `postgres`. */
+export async function applyStandin(superuserUrl: string, migrationRole: string): Promise<void> {
+  const text = await readFile(path.join(ROOT, "scripts/db/supabase-standin.sql"), "utf8");
+  const sql = postgres(superuserUrl, quiet);
+  try {
+    const [me] = await sql<{ rolsuper: boolean }[]>`select rolsuper from pg_roles where rolname = current_user`;
+    if (!me?.rolsuper) {
+      throw new Error("This database has no Supabase auth schema, and applying the stand-in needs a superuser connection. " +
+        "Use a superuser DATABASE_URL, or point at a real Supabase database.");
+    }
+    await sql.begin(async (tx) => {
+      await tx`select set_config('tidesync.migration_role', ${migrationRole}, true)`;
+      await tx.unsafe(text);
+      await tx.unsafe(`comment on schema auth is '${STANDIN_MARKER}'`);
+    });
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Applies pending migrations with the real CLI, as the role in `url`. */
+export async function pushMigrations(url: string): Promise<string> {
+  const result = await runOrThrow(bin("supabase"), ["db", "push", `--remote=${url}`, "--yes", "--workdir", ROOT], {
+    cwd: ROOT,
+    env: { ...process.env, SUPABASE_YES: "1", DO_NOT_TRACK: "1", SUPABASE_TELEMETRY_DISABLED: "1" },
+    timeoutMs: 180_000,
+  });
+  return result.stdout + result.stderr;
+}
+
+export async function applySeed(url: string): Promise<void> {
+  const text = await readFile(path.join(ROOT, "supabase/seed.sql"), "utf8");
+  const sql = postgres(url, quiet);
+  try {
+    await sql.begin((tx) => tx.unsafe(text));
+  } finally {
+    await sql.end();
+  }
+}
+
+export interface SetupOptions {
+  /** Connection used for the stand-in (needs a superuser when the stand-in is applied). */
+  adminUrl: string;
+  /** Connection migrations and seed run as (defaults to adminUrl). */
+  migrationUrl?: string;
+  seed: boolean;
+  log?: (line: string) => void;
+}
+
+export async function setupDatabase(options: SetupOptions): Promise<DatabaseKind> {
+  const log = options.log ?? (() => {});
+  const migrationUrl = options.migrationUrl ?? options.adminUrl;
+  const kind = await databaseKind(options.adminUrl);
+  if (kind === "plain") {
+    const role = decodeURIComponent(new URL(migrationUrl).username) || "postgres";
+    log(`no Supabase auth schema found: applying the Supabase platform stand-in (migration role ${role})`);
+    await applyStandin(options.adminUrl, role);
+  } else {
+    log(kind === "supabase" ? "Supabase database detected: stand-in not needed" : "stand-in already applied");
+  }
+  log("applying migrations with the Supabase CLI (supabase db push)");
+  await pushMigrations(migrationUrl);
+  if (options.seed) {
+    log("loading the sample seed (supabase/seed.sql)");
+    await applySeed(migrationUrl);
+  }
+  return kind === "plain" ? "standin" : kind;
+}
+
+/**
+ * Creates (or recreates) a database owned by OWNER_ROLE, a non-superuser with
+ * hosted `postgres`' attributes, and returns its owner's URL.
+ */
+export async function provisionDatabase(superuserUrl: string, database: string, options: { recreate: boolean }): Promise<string> {
+  assertDatabaseName(database);
+  const sql = postgres(withDatabase(superuserUrl, "postgres"), quiet);
+  try {
+    await sql.unsafe(`
+      do $$ begin
+        create role ${OWNER_ROLE} login nosuperuser createrole createdb bypassrls;
+      exception when duplicate_object or unique_violation then null;
+      end $$`);
+    const [exists] = await sql`select 1 from pg_database where datname = ${database}`;
+    if (exists && options.recreate) await sql.unsafe(`drop database "${database}" with (force)`);
+    if (!exists || options.recreate) await sql.unsafe(`create database "${database}" owner ${OWNER_ROLE}`);
+  } finally {
+    await sql.end();
+  }
+  return withUser(withDatabase(superuserUrl, database), OWNER_ROLE);
+}
+
+export async function dropDatabase(superuserUrl: string, database: string): Promise<void> {
+  assertDatabaseName(database);
+  const sql = postgres(withDatabase(superuserUrl, "postgres"), quiet);
+  try {
+    await sql.unsafe(`drop database if exists "${database}" with (force)`);
+  } finally {
+    await sql.end();
+  }
+}

@@ -1,0 +1,215 @@
+-- Supabase platform stand-in: what a Supabase project database already has
+-- before any of our migrations run. Applied by scripts/db only when the target
+-- database has no `auth.users` table (a real Supabase database, or one this file
+-- already prepared, is left untouched). Run it as a superuser.
+--
+-- It mirrors, from supabase/postgres' init scripts and Supabase Auth's schema:
+--   * the roles anon, authenticated, service_role (BYPASSRLS), authenticator,
+--     supabase_auth_admin, with Supabase's attributes and memberships;
+--   * Supabase's default privileges on `public`: the API roles get ALL on every
+--     new table, sequence and function created there by the migration role.
+--     Our migrations must therefore revoke and grant explicitly, and the tests
+--     prove that RLS, not a missing grant, is what protects data;
+--   * the `extensions` schema with pgcrypto and uuid-ossp;
+--   * `auth.users`, `auth.sessions` and `auth.refresh_tokens` (the columns we
+--     rely on), owned by supabase_auth_admin, with Supabase's cascades;
+--   * auth.uid(), auth.role(), auth.email(), auth.jwt() with Supabase's
+--     semantics: claims from `request.jwt.claims`, falling back to the legacy
+--     `request.jwt.claim.*` settings.
+--
+-- The migration role (hosted Supabase: `postgres`, which is NOT a superuser) is
+-- read from the setting `tidesync.migration_role` (default `postgres`); it gets
+-- what hosted `postgres` has: membership of the API roles, default privileges,
+-- and read/write/trigger rights on the auth tables. docs/supabase-standin.md
+-- says where the fidelity ends.
+
+set client_min_messages = warning;
+
+-- Roles are cluster-wide, so parallel setups may race to create them.
+do $$
+declare
+  r record;
+begin
+  for r in
+    select * from (values
+      ('anon',                'nologin noinherit'),
+      ('authenticated',       'nologin noinherit'),
+      ('service_role',        'nologin noinherit bypassrls'),
+      ('authenticator',       'login noinherit'),
+      ('supabase_auth_admin', 'login noinherit createrole')
+    ) as t(name, attrs)
+  loop
+    if not exists (select 1 from pg_catalog.pg_roles where rolname = r.name) then
+      begin
+        execute format('create role %I %s', r.name, r.attrs);
+      exception when duplicate_object or unique_violation then
+        null;
+      end;
+    end if;
+  end loop;
+end
+$$;
+
+grant anon, authenticated, service_role to authenticator;
+alter role anon set statement_timeout = '3s';
+alter role authenticated set statement_timeout = '8s';
+
+do $$
+declare
+  migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
+begin
+  execute format('grant anon, authenticated, service_role to %I', migration_role);
+
+  -- Supabase's default privileges on public (supabase/postgres init schema).
+  execute format('grant usage on schema public to %I, anon, authenticated, service_role', migration_role);
+  execute format('alter default privileges for role %I in schema public grant all on tables to anon, authenticated, service_role', migration_role);
+  execute format('alter default privileges for role %I in schema public grant all on sequences to anon, authenticated, service_role', migration_role);
+  execute format('alter default privileges for role %I in schema public grant all on functions to anon, authenticated, service_role', migration_role);
+end
+$$;
+
+-- Extensions live in their own schema, as on Supabase.
+create schema if not exists extensions;
+create extension if not exists pgcrypto with schema extensions;
+create extension if not exists "uuid-ossp" with schema extensions;
+grant usage on schema extensions to anon, authenticated, service_role;
+
+-- PostgREST's exposed schemas (supabase/config.toml [api] schemas). The
+-- database advisors read this setting to know which schemas face the API.
+do $$
+begin
+  execute format('alter database %I set pgrst.db_schemas = %L', current_database(), 'public');
+end
+$$;
+
+-- The auth schema, owned by Supabase Auth's role.
+create schema if not exists auth authorization supabase_auth_admin;
+
+create table if not exists auth.users (
+  instance_id uuid,
+  id uuid primary key,
+  aud varchar(255),
+  role varchar(255),
+  email varchar(255),
+  encrypted_password varchar(255),
+  email_confirmed_at timestamptz,
+  last_sign_in_at timestamptz,
+  raw_app_meta_data jsonb,
+  raw_user_meta_data jsonb,
+  is_super_admin boolean,
+  created_at timestamptz,
+  updated_at timestamptz,
+  phone text unique default null,
+  phone_confirmed_at timestamptz,
+  banned_until timestamptz,
+  is_sso_user boolean not null default false,
+  deleted_at timestamptz,
+  is_anonymous boolean not null default false
+);
+create unique index if not exists users_email_partial_key on auth.users (email) where (is_sso_user = false);
+
+do $$
+begin
+  create type auth.aal_level as enum ('aal1', 'aal2', 'aal3');
+exception when duplicate_object then
+  null;
+end
+$$;
+
+create table if not exists auth.sessions (
+  id uuid primary key,
+  user_id uuid not null references auth.users (id) on delete cascade,
+  created_at timestamptz,
+  updated_at timestamptz,
+  factor_id uuid,
+  aal auth.aal_level,
+  not_after timestamptz,
+  refreshed_at timestamp,
+  user_agent text,
+  ip inet,
+  tag text
+);
+create index if not exists sessions_user_id_idx on auth.sessions (user_id);
+create index if not exists sessions_not_after_idx on auth.sessions (not_after desc);
+
+create table if not exists auth.refresh_tokens (
+  instance_id uuid,
+  id bigserial primary key,
+  token varchar(255) unique,
+  user_id varchar(255),
+  revoked boolean,
+  created_at timestamptz,
+  updated_at timestamptz,
+  parent varchar(255),
+  session_id uuid references auth.sessions (id) on delete cascade
+);
+create index if not exists refresh_tokens_session_id_revoked_idx on auth.refresh_tokens (session_id, revoked);
+
+alter table auth.users owner to supabase_auth_admin;
+alter table auth.sessions owner to supabase_auth_admin;
+alter table auth.refresh_tokens owner to supabase_auth_admin;
+alter type auth.aal_level owner to supabase_auth_admin;
+
+-- Supabase Auth's helper functions (supabase/auth migrations), unchanged in meaning.
+create or replace function auth.uid() returns uuid
+language sql stable
+as $$
+  select
+    coalesce(
+      nullif(current_setting('request.jwt.claim.sub', true), ''),
+      (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'sub')
+    )::uuid
+$$;
+comment on function auth.uid() is 'Deprecated. Use auth.jwt() -> ''sub'' instead.';
+
+create or replace function auth.role() returns text
+language sql stable
+as $$
+  select
+    coalesce(
+      nullif(current_setting('request.jwt.claim.role', true), ''),
+      (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'role')
+    )::text
+$$;
+comment on function auth.role() is 'Deprecated. Use auth.jwt() -> ''role'' instead.';
+
+create or replace function auth.email() returns text
+language sql stable
+as $$
+  select
+    coalesce(
+      nullif(current_setting('request.jwt.claim.email', true), ''),
+      (nullif(current_setting('request.jwt.claims', true), '')::jsonb ->> 'email')
+    )::text
+$$;
+comment on function auth.email() is 'Deprecated. Use auth.jwt() -> ''email'' instead.';
+
+create or replace function auth.jwt() returns jsonb
+language sql stable
+as $$
+  select
+    coalesce(
+      nullif(current_setting('request.jwt.claim', true), ''),
+      nullif(current_setting('request.jwt.claims', true), '')
+    )::jsonb
+$$;
+
+alter function auth.uid() owner to supabase_auth_admin;
+alter function auth.role() owner to supabase_auth_admin;
+alter function auth.email() owner to supabase_auth_admin;
+alter function auth.jwt() owner to supabase_auth_admin;
+
+grant usage on schema auth to anon, authenticated, service_role;
+grant execute on function auth.uid(), auth.role(), auth.email(), auth.jwt() to public;
+
+-- What hosted `postgres` may do in auth: read and write the tables (the
+-- dashboard and migrations do), and create triggers on auth.users.
+do $$
+declare
+  migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
+begin
+  execute format('grant usage on schema auth to %I', migration_role);
+  execute format('grant select, insert, update, delete, references, trigger on auth.users, auth.sessions, auth.refresh_tokens to %I', migration_role);
+  execute format('grant usage on sequence auth.refresh_tokens_id_seq to %I', migration_role);
+end
+$$;

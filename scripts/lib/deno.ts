@@ -1,0 +1,20 @@
+// How every script starts the real Deno runtime on the functions.
+import path from "node:path";
+import { bin, ROOT } from "./paths.ts";
+
+export const DENO = bin("deno");
+export const DENO_DIR = process.env.DENO_DIR ?? path.join(ROOT, ".cache", "deno");
+
+export function denoServeArgs(): string[] {
+  return [
+    "run",
+    "--config", path.join(ROOT, "functions/api/deno.json"),
+    "--lock", path.join(ROOT, "functions/api/deno.lock"),
+    "--allow-net", "--allow-env", "--allow-read",
+    path.join(ROOT, "scripts/serve-functions.ts"),
+  ];
+}
+
+export function denoEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, DENO_DIR, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", ...extra };
+}

@@ -1,0 +1,47 @@
+// Serves the edge functions with the real Deno runtime at the URL shape of
+// `supabase functions serve`: http://127.0.0.1:54321/functions/v1/<function>/...
+// The edge runtime hands a function the path after /functions/v1 (so `api`
+// sees /api/v1/meta); this gateway does the same. Run with Deno:
+//   deno run --config functions/api/deno.json --allow-net --allow-env --allow-read scripts/serve-functions.ts
+import { createApp } from "../functions/api/app.ts";
+import { loadConfig } from "../functions/api/lib/config.ts";
+
+const env = Deno.env.toObject();
+const port = Number(env.TIDESYNC_PORT ?? env.PORT ?? 54321);
+const hostname = env.TIDESYNC_HOST ?? "127.0.0.1";
+
+const functions: Record<string, (request: Request) => Response | Promise<Response>> = {
+  api: createApp(loadConfig(env)).app.fetch,
+};
+
+const PREFIX = "/functions/v1/";
+
+function notFound(): Response {
+  return Response.json(
+    { error: { code: "NOT_FOUND", message: "no such function", retryable: false, request_id: crypto.randomUUID() } },
+    { status: 404, headers: { "Cache-Control": "no-store" } },
+  );
+}
+
+const server = Deno.serve({
+  port,
+  hostname,
+  onListen: ({ hostname, port }) => {
+    console.log(JSON.stringify({ level: "info", msg: "functions listening", url: `http://${hostname}:${port}${PREFIX}` }));
+  },
+}, (request) => {
+  const url = new URL(request.url);
+  if (!url.pathname.startsWith(PREFIX)) return notFound();
+  const name = url.pathname.slice(PREFIX.length).split("/")[0];
+  const handler = functions[name];
+  if (!handler) return notFound();
+  url.pathname = url.pathname.slice(PREFIX.length - 1);
+  return handler(new Request(url, request));
+});
+
+// Graceful stop: finish in-flight requests, then exit.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, () => {
+    server.shutdown().finally(() => Deno.exit(0));
+  });
+}

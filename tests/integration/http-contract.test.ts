@@ -1,0 +1,131 @@
+// The cross-cutting HTTP rules of api-v1.md, through real Deno and Postgres.
+import { describe, expect, it } from "vitest";
+import { call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { signEs256, signHs256, supabaseClaims } from "../support/tokens.ts";
+import { createSigningKeys } from "../support/signing-keys.ts";
+
+describe("GET /v1/meta", () => {
+  it("answers without auth with version, server time and limits", async () => {
+    const response = await call("/v1/meta");
+    expect(response.status).toBe(200);
+    expect(response.body.api_version).toBe("1");
+    expect(Math.abs(Date.parse(response.body.server_time) - Date.now())).toBeLessThan(60_000);
+    expect(response.body.limits).toMatchObject({ max_body_bytes: 1048576, max_ops_per_batch: 500, max_pull_limit: 1000 });
+    expect(Array.isArray(response.body.collections)).toBe(true);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(response.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("echoes a sane X-Request-Id and replaces an insane one", async () => {
+    const sane = await call("/v1/meta", { headers: { "x-request-id": "client-req-12345678" } });
+    expect(sane.headers.get("x-request-id")).toBe("client-req-12345678");
+    const insane = await call("/v1/meta", { headers: { "x-request-id": "<script>alert(1)</script>" } });
+    expect(insane.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("serves the OpenAPI 3.1 document", async () => {
+    const response = await call("/v1/openapi.json");
+    expect(response.status).toBe(200);
+    expect(response.body.openapi).toBe("3.1.0");
+    expect(Object.keys(response.body.paths)).toContain("/api/v1/meta");
+  });
+});
+
+describe("routing errors", () => {
+  it("unknown route → 404 NOT_FOUND in the envelope", async () => {
+    const error = expectEnvelope(await call("/v1/no-such-thing"), 404, "NOT_FOUND");
+    expect(error.retryable).toBe(false);
+  });
+
+  it("wrong method → 405 METHOD_NOT_ALLOWED with Allow", async () => {
+    const response = await call("/v1/meta", { method: "DELETE" });
+    expectEnvelope(response, 405, "METHOD_NOT_ALLOWED");
+    expect(response.headers.get("allow")).toBe("GET");
+  });
+
+  it("a path outside /v1 is not found", async () => {
+    expectEnvelope(await call("/meta"), 404, "NOT_FOUND");
+  });
+});
+
+describe("authentication", () => {
+  // A route that needs a user; any authenticated route shows the same rules.
+  const PROTECTED = "/v1/whoami";
+
+  it("a valid ES256 token is accepted", async () => {
+    const user = await createTestUser();
+    const response = await call(PROTECTED, { token: user.token });
+    expect(response.status).toBe(200);
+    expect(response.body.user_id).toBe(user.userId);
+  });
+
+  it("a valid legacy HS256 token is accepted", async () => {
+    const user = await createTestUser();
+    const token = await signHs256(stack.keys.hsSecret, supabaseClaims({ userId: user.userId, sessionId: user.sessionId }));
+    expect((await call(PROTECTED, { token })).status).toBe(200);
+  });
+
+  it("missing token → 401", async () => {
+    expectEnvelope(await call(PROTECTED), 401, "UNAUTHENTICATED");
+  });
+
+  it("a non-Bearer header → 401", async () => {
+    expectEnvelope(await call(PROTECTED, { headers: { authorization: "Basic dXNlcjpwYXNz" } }), 401, "UNAUTHENTICATED");
+  });
+
+  it("garbage token → 401", async () => {
+    expectEnvelope(await call(PROTECTED, { token: "not.a.jwt" }), 401, "UNAUTHENTICATED");
+  });
+
+  it("forged signature (another key, same kid) → 401", async () => {
+    const user = await createTestUser();
+    const forger = await createSigningKeys();
+    const token = await signEs256({ ...forger.privateJwk, kid: stack.keys.privateJwk.kid }, supabaseClaims({ userId: user.userId, sessionId: user.sessionId }));
+    expectEnvelope(await call(PROTECTED, { token }), 401, "UNAUTHENTICATED");
+  });
+
+  it("HS256 signed with a wrong secret → 401", async () => {
+    const user = await createTestUser();
+    const token = await signHs256("wrong-secret-wrong-secret-wrong-secret", supabaseClaims({ userId: user.userId, sessionId: user.sessionId }));
+    expectEnvelope(await call(PROTECTED, { token }), 401, "UNAUTHENTICATED");
+  });
+
+  it("unsigned token (alg none) → 401", async () => {
+    const user = await createTestUser();
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const token = `${b64({ alg: "none", typ: "JWT" })}.${b64(supabaseClaims({ userId: user.userId, sessionId: user.sessionId }))}.`;
+    expectEnvelope(await call(PROTECTED, { token }), 401, "UNAUTHENTICATED");
+  });
+
+  it("expired token → 401", async () => {
+    const user = await createTestUser();
+    const token = await user.tokenWith({ issuedAt: Math.floor(Date.now() / 1000) - 7200, expiresInSeconds: 3600 });
+    const error = expectEnvelope(await call(PROTECTED, { token }), 401, "UNAUTHENTICATED");
+    expect(error.message).toMatch(/expired/);
+  });
+
+  it("wrong audience → 401", async () => {
+    const user = await createTestUser();
+    const token = await user.tokenWith({ claims: { aud: "someone-else" } });
+    expectEnvelope(await call(PROTECTED, { token }), 401, "UNAUTHENTICATED");
+  });
+
+  it("a token for anon (the anon key's role) → 403", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await signEs256(stack.keys.privateJwk, { iss: "supabase", role: "anon", iat: now, exp: now + 3600 });
+    expectEnvelope(await call(PROTECTED, { token }), 403, "FORBIDDEN");
+  });
+
+  it("a token whose session was revoked → 401", async () => {
+    const user = await createTestUser();
+    const { adminSql } = await import("../support/harness.ts");
+    await adminSql`delete from auth.sessions where id = ${user.sessionId}`;
+    expectEnvelope(await call(PROTECTED, { token: user.token }), 401, "UNAUTHENTICATED");
+  });
+
+  it("a token without session_id → 401", async () => {
+    const user = await createTestUser();
+    const token = await user.tokenWith({ claims: { session_id: undefined } });
+    expectEnvelope(await call(PROTECTED, { token }), 401, "UNAUTHENTICATED");
+  });
+});

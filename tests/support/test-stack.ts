@@ -1,0 +1,70 @@
+// The integration stack: a database of its own (stand-in + migrations through
+// the real CLI, applied as the non-superuser owner role), and the functions
+// served by real Deno on it. Created by vitest's globalSetup, dropped after.
+import { randomBytes } from "node:crypto";
+import { dropDatabase, provisionDatabase, setupDatabase, withDatabase } from "../../scripts/db/database.ts";
+import { type FunctionsServer, startFunctionsServer } from "./functions-server.ts";
+import { createSigningKeys, type SigningKeys } from "./signing-keys.ts";
+
+/** Superuser connection to the machine's Postgres (tests create and drop their own databases). */
+export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+export interface StackInfo {
+  database: string;
+  /** Superuser URL of the test database (for fixtures and assertions). */
+  adminDbUrl: string;
+  /** The owner (hosted `postgres`) URL the functions connect with. */
+  ownerDbUrl: string;
+  apiUrl: string;
+  keys: SigningKeys;
+  /** Environment the functions server was started with (for starting variants). */
+  functionsEnv: Record<string, string>;
+}
+
+export interface TestStack {
+  info: StackInfo;
+  server: FunctionsServer;
+  stop(): Promise<void>;
+}
+
+export function functionsEnvFor(ownerDbUrl: string, keys: SigningKeys, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    SUPABASE_DB_URL: ownerDbUrl,
+    SUPABASE_JWKS: JSON.stringify(keys.publicJwks),
+    SUPABASE_JWT_SECRET: keys.hsSecret,
+    // Generous budgets so parallel test files do not trip each other; the
+    // rate-limit test starts its own server with tiny ones.
+    TIDESYNC_RATE_LIMITS: JSON.stringify({
+      "auth.session": { limit: 100000, window_seconds: 60 },
+      "devices": { limit: 100000, window_seconds: 60 },
+      "notifications": { limit: 100000, window_seconds: 60 },
+      "sync.pull": { limit: 100000, window_seconds: 60 },
+      "sync.batch": { limit: 100000, window_seconds: 60 },
+    }),
+    ...extra,
+  };
+}
+
+export async function startTestStack(prefix = "tidesync_it"): Promise<TestStack> {
+  const database = `${prefix}_${randomBytes(4).toString("hex")}`;
+  const ownerDbUrl = await provisionDatabase(ADMIN_URL, database, { recreate: true });
+  const adminDbUrl = withDatabase(ADMIN_URL, database);
+  try {
+    await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: ownerDbUrl, seed: true });
+    const keys = await createSigningKeys();
+    const functionsEnv = functionsEnvFor(ownerDbUrl, keys);
+    const server = await startFunctionsServer(functionsEnv, { name: database });
+    const info: StackInfo = { database, adminDbUrl, ownerDbUrl, apiUrl: server.apiUrl, keys, functionsEnv };
+    return {
+      info,
+      server,
+      async stop() {
+        await server.stop();
+        await dropDatabase(ADMIN_URL, database);
+      },
+    };
+  } catch (error) {
+    await dropDatabase(ADMIN_URL, database).catch(() => {});
+    throw error;
+  }
+}
