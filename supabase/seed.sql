@@ -15,3 +15,38 @@ on conflict (id) do nothing;
 insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
 values ('00000000-0000-4000-8000-0000000005b0', '00000000-0000-4000-8000-000000000b0b', 'aal1', '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', 'sample session (tidesync seed)')
 on conflict (id) do nothing;
+
+-- Sample to-do records (fixtures/sample-todo.json). SAMPLE DATA: lists and tasks of the sample users.
+-- The head comes first: records_check_write refuses versions the head has not handed out.
+insert into app_private.sync_heads (user_id, last_seq, live_records, updated_at)
+values ('00000000-0000-4000-8000-00000000a11c', 5, 5, '2026-01-02T08:04:00Z')
+on conflict (user_id) do nothing;
+insert into app_private.records (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at) values
+  ('00000000-0000-4000-8000-00000000a11c', 'lists', '00000000-0000-4000-8000-0000000a1001', 1, 1, '{"title":"Groceries (sample)","color":"#2e7d32","position":1,"archived":false}'::jsonb, '{"title":{"v":1,"d":null},"color":{"v":1,"d":null},"position":{"v":1,"d":null},"archived":{"v":1,"d":null}}'::jsonb, false, '2026-01-02T08:00:00Z', '2026-01-02T08:00:00Z'),
+  ('00000000-0000-4000-8000-00000000a11c', 'lists', '00000000-0000-4000-8000-0000000a1002', 2, 2, '{"title":"Work (sample)","color":"#1565c0","position":2,"archived":false}'::jsonb, '{"title":{"v":2,"d":null},"color":{"v":2,"d":null},"position":{"v":2,"d":null},"archived":{"v":2,"d":null}}'::jsonb, false, '2026-01-02T08:01:00Z', '2026-01-02T08:01:00Z'),
+  ('00000000-0000-4000-8000-00000000a11c', 'tasks', '00000000-0000-4000-8000-0000000a2001', 3, 3, '{"title":"Oat milk","notes":null,"done":false,"due_date":"2026-01-03","position":1,"list_id":"00000000-0000-4000-8000-0000000a1001"}'::jsonb, '{"title":{"v":3,"d":null},"notes":{"v":3,"d":null},"done":{"v":3,"d":null},"due_date":{"v":3,"d":null},"position":{"v":3,"d":null},"list_id":{"v":3,"d":null}}'::jsonb, false, '2026-01-02T08:02:00Z', '2026-01-02T08:02:00Z'),
+  ('00000000-0000-4000-8000-00000000a11c', 'tasks', '00000000-0000-4000-8000-0000000a2002', 4, 4, '{"title":"Bread","notes":"sourdough if they have it","done":true,"due_date":null,"position":2,"list_id":"00000000-0000-4000-8000-0000000a1001"}'::jsonb, '{"title":{"v":4,"d":null},"notes":{"v":4,"d":null},"done":{"v":4,"d":null},"due_date":{"v":4,"d":null},"position":{"v":4,"d":null},"list_id":{"v":4,"d":null}}'::jsonb, false, '2026-01-02T08:03:00Z', '2026-01-02T08:03:00Z'),
+  ('00000000-0000-4000-8000-00000000a11c', 'tasks', '00000000-0000-4000-8000-0000000a2003', 5, 5, '{"title":"Draft the quarterly report","notes":null,"done":false,"due_date":"2026-01-09","position":1,"list_id":"00000000-0000-4000-8000-0000000a1002"}'::jsonb, '{"title":{"v":5,"d":null},"notes":{"v":5,"d":null},"done":{"v":5,"d":null},"due_date":{"v":5,"d":null},"position":{"v":5,"d":null},"list_id":{"v":5,"d":null}}'::jsonb, false, '2026-01-02T08:04:00Z', '2026-01-02T08:04:00Z')
+on conflict do nothing;
+insert into app_private.sync_heads (user_id, last_seq, live_records, updated_at)
+values ('00000000-0000-4000-8000-000000000b0b', 3, 3, '2026-01-02T09:02:00Z')
+on conflict (user_id) do nothing;
+insert into app_private.records (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at) values
+  ('00000000-0000-4000-8000-000000000b0b', 'lists', '00000000-0000-4000-8000-0000000b1001', 1, 1, '{"title":"Weekend (sample)","color":null,"position":1,"archived":false}'::jsonb, '{"title":{"v":1,"d":null},"color":{"v":1,"d":null},"position":{"v":1,"d":null},"archived":{"v":1,"d":null}}'::jsonb, false, '2026-01-02T09:00:00Z', '2026-01-02T09:00:00Z'),
+  ('00000000-0000-4000-8000-000000000b0b', 'tasks', '00000000-0000-4000-8000-0000000b2001', 2, 2, '{"title":"Fix the bike","notes":"rear brake","done":false,"due_date":"2026-01-04","position":1,"list_id":"00000000-0000-4000-8000-0000000b1001"}'::jsonb, '{"title":{"v":2,"d":null},"notes":{"v":2,"d":null},"done":{"v":2,"d":null},"due_date":{"v":2,"d":null},"position":{"v":2,"d":null},"list_id":{"v":2,"d":null}}'::jsonb, false, '2026-01-02T09:01:00Z', '2026-01-02T09:01:00Z'),
+  ('00000000-0000-4000-8000-000000000b0b', 'tasks', '00000000-0000-4000-8000-0000000b2002', 3, 3, '{"title":"Call grandma","notes":null,"done":false,"due_date":null,"position":2,"list_id":null}'::jsonb, '{"title":{"v":3,"d":null},"notes":{"v":3,"d":null},"done":{"v":3,"d":null},"due_date":{"v":3,"d":null},"position":{"v":3,"d":null},"list_id":{"v":3,"d":null}}'::jsonb, false, '2026-01-02T09:02:00Z', '2026-01-02T09:02:00Z')
+on conflict do nothing;
+
+-- Sample devices and notification preferences. SAMPLE DATA: fake devices, fake push tokens.
+insert into app_private.devices (id, user_id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone, push_token, push_provider, push_token_updated_at, session_id, last_seen_at, created_at, updated_at, revoked_at)
+values ('00000000-0000-4000-8000-0000000de501', '00000000-0000-4000-8000-00000000a11c', '00000000-0000-4000-8000-00000000105a', 'ios', '1.4.0', 140, '18.1', 'iPhone15,2 (sample)', 'en-GB', 'Europe/London', 'sample-apns-token-alice-iphone-not-real', 'apns', '2026-01-02T08:00:00Z', '00000000-0000-4000-8000-0000000005a1', '2026-01-02T08:00:00Z', '2026-01-01T09:05:00Z', '2026-01-02T08:00:00Z', null)
+on conflict do nothing;
+insert into app_private.devices (id, user_id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone, push_token, push_provider, push_token_updated_at, session_id, last_seen_at, created_at, updated_at, revoked_at)
+values ('00000000-0000-4000-8000-0000000de502', '00000000-0000-4000-8000-00000000a11c', '00000000-0000-4000-8000-00000000205a', 'android', '1.3.2', 132, '14', 'Pixel 7 (sample, signed out)', 'en-GB', 'Europe/London', null, null, null, null, '2026-01-01T18:00:00Z', '2026-01-01T09:10:00Z', '2026-01-01T19:00:00Z', '2026-01-01T19:00:00Z')
+on conflict do nothing;
+insert into app_private.devices (id, user_id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone, push_token, push_provider, push_token_updated_at, session_id, last_seen_at, created_at, updated_at, revoked_at)
+values ('00000000-0000-4000-8000-0000000de503', '00000000-0000-4000-8000-000000000b0b', '00000000-0000-4000-8000-00000000105b', 'android', '1.4.0', 140, '15', 'Pixel 9 (sample)', 'de-DE', 'Europe/Berlin', 'sample-fcm-token-bob-pixel-not-real', 'fcm', '2026-01-02T07:30:00Z', '00000000-0000-4000-8000-0000000005b0', '2026-01-02T07:30:00Z', '2026-01-01T09:15:00Z', '2026-01-02T07:30:00Z', null)
+on conflict do nothing;
+insert into app_private.notification_preferences (user_id, categories, quiet_hours_enabled, quiet_hours_start, quiet_hours_end, quiet_hours_timezone, created_at, updated_at)
+values ('00000000-0000-4000-8000-00000000a11c', '{"security":{"push":true,"email":true,"in_app":true},"sync_conflicts":{"push":true,"email":false,"in_app":true},"reminders":{"push":false,"email":false,"in_app":true},"product_updates":{"push":false,"email":true,"in_app":true}}'::jsonb, true, '22:30', '07:00', 'Europe/London', '2026-01-01T09:20:00Z', '2026-01-01T09:20:00Z')
+on conflict (user_id) do nothing;

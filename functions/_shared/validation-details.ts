@@ -21,10 +21,17 @@ function sizeWord(origin: string | undefined): string {
   }
 }
 
+// zod keeps an issue's `input` only when parsing with `reportInput` (the
+// route validators do not), but its message always says what it received.
+function isMissing(issue: z.core.$ZodIssue): boolean {
+  if ("input" in issue) return issue.input === undefined;
+  return /received undefined$/.test(issue.message);
+}
+
 function describe(issue: z.core.$ZodIssue): { code: string; message: string } {
   switch (issue.code) {
     case "invalid_type":
-      if (issue.input === undefined) return { code: "required", message: "is required" };
+      if (isMissing(issue)) return { code: "required", message: "is required" };
       return { code: "invalid_type", message: `must be ${issue.expected}` };
     case "too_big": {
       const unit = sizeWord(issue.origin);

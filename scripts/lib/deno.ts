@@ -18,3 +18,14 @@ export function denoServeArgs(): string[] {
 export function denoEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...process.env, DENO_DIR, DENO_NO_UPDATE_CHECK: "1", NO_COLOR: "1", ...extra };
 }
+
+/** `deno check` of the function's entry point and the local gateway, with the function's import map and lock. */
+export function denoCheckArgs(): string[] {
+  return [
+    "check",
+    "--config", path.join(ROOT, "functions/api/deno.json"),
+    "--lock", path.join(ROOT, "functions/api/deno.lock"),
+    path.join(ROOT, "functions/api/index.ts"),
+    path.join(ROOT, "scripts/serve-functions.ts"),
+  ];
+}

@@ -5,9 +5,11 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ROOT } from "../lib/paths.ts";
 import { sampleUsersSql } from "./sample-users.ts";
+import { sampleTodoSql } from "./sample-todo.ts";
+import { sampleDevicesAndPreferencesSql } from "./sample-devices-and-preferences.ts";
 
 /** Seed sections, in dependency order. Add a section per fixture file. */
-const SECTIONS: (() => Promise<string>)[] = [sampleUsersSql];
+const SECTIONS: (() => Promise<string>)[] = [sampleUsersSql, sampleTodoSql, sampleDevicesAndPreferencesSql];
 
 export const SEED_PATH = path.join(ROOT, "supabase/seed.sql");
 

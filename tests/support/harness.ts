@@ -24,7 +24,7 @@ export interface TestUser {
   newSession(): Promise<{ sessionId: string; token: string }>;
 }
 
-export async function createSession(userId: string, sessionId = randomUUID()): Promise<string> {
+export async function createSession(userId: string, sessionId: string = randomUUID()): Promise<string> {
   await adminSql`
     insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
     values (${sessionId}, ${userId}, 'aal1', now(), now(), 'tidesync tests')`;
@@ -81,7 +81,10 @@ export async function call<T = any>(path: string, options: CallOptions = {}): Pr
     body = JSON.stringify(options.body);
     headers["content-type"] ??= "application/json";
   }
-  const response = await fetch(`${options.baseUrl ?? stack.apiUrl}${path}`, { method: options.method ?? "GET", headers, body });
+  const init: RequestInit & { duplex?: "half" } = { method: options.method ?? "GET", headers, body };
+  // A stream body is sent chunked (no Content-Length); fetch requires half duplex for it.
+  if (body instanceof ReadableStream) init.duplex = "half";
+  const response = await fetch(`${options.baseUrl ?? stack.apiUrl}${path}`, init);
   const text = await response.text();
   let parsed: unknown = undefined;
   try {

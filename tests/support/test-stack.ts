@@ -1,13 +1,15 @@
 // The integration stack: a database of its own (stand-in + migrations through
 // the real CLI, applied as the non-superuser owner role), and the functions
-// served by real Deno on it. Created by vitest's globalSetup, dropped after.
+// served by real Deno on it. Created by vitest's globalSetup, dropped after
+// (unless `npm test` lent it its own database: see EXTERNAL_DATABASE_ENV).
 import { randomBytes } from "node:crypto";
-import { dropDatabase, provisionDatabase, setupDatabase, withDatabase } from "../../scripts/db/database.ts";
+import { dropDatabase, OWNER_ROLE, provisionDatabase, setupDatabase, withDatabase, withUser } from "../../scripts/db/database.ts";
+import { TEST_ADMIN_URL } from "../../scripts/lib/temp-database.ts";
 import { type FunctionsServer, startFunctionsServer } from "./functions-server.ts";
 import { createSigningKeys, type SigningKeys } from "./signing-keys.ts";
 
 /** Superuser connection to the machine's Postgres (tests create and drop their own databases). */
-export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+export const ADMIN_URL = TEST_ADMIN_URL;
 
 export interface StackInfo {
   database: string;
@@ -41,16 +43,30 @@ export function functionsEnvFor(ownerDbUrl: string, keys: SigningKeys, extra: Re
       "sync.pull": { limit: 100000, window_seconds: 60 },
       "sync.batch": { limit: 100000, window_seconds: 60 },
     }),
+    // A fresh secret per run: no cursor outlives its stack.
+    TIDESYNC_CURSOR_SECRET: randomBytes(32).toString("base64url"),
     ...extra,
   };
 }
 
+/**
+ * Set by `npm test` (scripts/test-all.ts): the name of a database it already
+ * set up on TEST_DATABASE_URL. The stack then uses it and leaves it alive, so
+ * the orchestrator can run the database advisors on the very database the
+ * integration tests exercised (unused_index needs the indexes used), then drop it.
+ */
+export const EXTERNAL_DATABASE_ENV = "TIDESYNC_IT_DATABASE";
+
 export async function startTestStack(prefix = "tidesync_it"): Promise<TestStack> {
-  const database = `${prefix}_${randomBytes(4).toString("hex")}`;
-  const ownerDbUrl = await provisionDatabase(ADMIN_URL, database, { recreate: true });
+  const external = process.env[EXTERNAL_DATABASE_ENV];
+  const database = external ?? `${prefix}_${randomBytes(4).toString("hex")}`;
   const adminDbUrl = withDatabase(ADMIN_URL, database);
+  const ownerDbUrl = external ? withUser(adminDbUrl, OWNER_ROLE) : await provisionDatabase(ADMIN_URL, database, { recreate: true });
+  const dropOwn = async () => {
+    if (!external) await dropDatabase(ADMIN_URL, database);
+  };
   try {
-    await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: ownerDbUrl, seed: true });
+    if (!external) await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: ownerDbUrl, seed: true });
     const keys = await createSigningKeys();
     const functionsEnv = functionsEnvFor(ownerDbUrl, keys);
     const server = await startFunctionsServer(functionsEnv, { name: database });
@@ -60,11 +76,11 @@ export async function startTestStack(prefix = "tidesync_it"): Promise<TestStack>
       server,
       async stop() {
         await server.stop();
-        await dropDatabase(ADMIN_URL, database);
+        await dropOwn();
       },
     };
   } catch (error) {
-    await dropDatabase(ADMIN_URL, database).catch(() => {});
+    await dropOwn().catch(() => {});
     throw error;
   }
 }

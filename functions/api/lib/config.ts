@@ -26,7 +26,12 @@ export interface Config {
   };
   limits: Limits;
   rateLimits: Record<string, RateLimitRule>;
+  /** HMAC key of the sync pull cursors (TIDESYNC_CURSOR_SECRET); rotating it invalidates every cursor. */
+  cursorSecret: string;
 }
+
+/** Shortest accepted TIDESYNC_CURSOR_SECRET: 32 characters, e.g. `openssl rand -base64 32`. */
+export const MIN_CURSOR_SECRET_LENGTH = 32;
 
 const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1) });
 
@@ -74,6 +79,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimits = { ...rateLimits, ...result.data };
   }
 
+  const cursorSecret = env.TIDESYNC_CURSOR_SECRET ?? "";
+  if (cursorSecret.length < MIN_CURSOR_SECRET_LENGTH) {
+    throw new Error(`TIDESYNC_CURSOR_SECRET is required: at least ${MIN_CURSOR_SECRET_LENGTH} random characters that sign sync cursors ` +
+      "(e.g. `openssl rand -base64 32`); keep it stable across instances and restarts, or clients must pull from scratch");
+  }
+
   let port = "";
   try {
     port = new URL(dbUrl).port;
@@ -92,5 +103,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     auth: { jwks, jwksUrl, hsSecret, issuer: env.TIDESYNC_JWT_ISSUER || undefined },
     limits: loadLimits(env),
     rateLimits,
+    cursorSecret,
   };
 }

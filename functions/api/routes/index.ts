@@ -2,8 +2,18 @@
 import type { App, Deps } from "../lib/app-env.ts";
 import { registerMetaRoutes } from "./meta.ts";
 import { registerWhoamiRoutes } from "./whoami.ts";
+import { registerSyncChangesRoutes } from "./sync-changes.ts";
+import { registerSyncBatchRoutes } from "./sync-batch.ts";
+import { registerAuthSessionRoutes } from "./auth-session.ts";
+import { registerDevicesRoutes } from "./devices.ts";
+import { registerNotificationsRoutes } from "./notifications.ts";
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
   registerWhoamiRoutes(app, deps);
+  registerSyncChangesRoutes(app, deps);
+  registerSyncBatchRoutes(app, deps);
+  registerAuthSessionRoutes(app, deps);
+  registerDevicesRoutes(app, deps);
+  registerNotificationsRoutes(app, deps);
 }

@@ -1,0 +1,219 @@
+// Typed calls to every route of api-v1.md. Only `fetch` and standard web
+// APIs, so it runs in React Native/Expo, browsers, Deno and Node alike.
+// Responses are checked with the same zod schemas the server is built from;
+// every failure becomes one of the errors of ./api-error.ts.
+import type { z } from "zod";
+import { errorEnvelopeSchema } from "../functions/_shared/errors.ts";
+import { type DeviceList, deviceListSchema } from "../functions/_shared/schemas/devices.ts";
+import { type MetaResponse, metaResponseSchema } from "../functions/_shared/schemas/meta.ts";
+import {
+  type NotificationPreferences,
+  type NotificationPreferencesPut,
+  notificationPreferencesSchema,
+} from "../functions/_shared/schemas/notifications.ts";
+import { type SessionStartRequest, type SessionStartResponse, sessionStartResponseSchema } from "../functions/_shared/schemas/session.ts";
+import {
+  type ChangesResponse,
+  changesResponseSchema,
+  type SyncBatchRequest,
+  type SyncBatchResponse,
+  syncBatchResponseSchema,
+} from "../functions/_shared/schemas/sync.ts";
+import { type WhoamiResponse, whoamiResponseSchema } from "../functions/_shared/schemas/whoami.ts";
+import { TidesyncApiError, TidesyncNetworkError, TidesyncResponseError } from "./api-error.ts";
+import { parseRetryAfter } from "./backoff.ts";
+
+export type AccessTokenGetter = () => Promise<string | null | undefined> | string | null | undefined;
+export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
+
+export interface TidesyncApiOptions {
+  /** `${SUPABASE_URL}/functions/v1/api` (no trailing slash needed). */
+  baseUrl: string;
+  /** Called before every request, e.g. `() => supabase.auth.getSession().then((s) => s.data.session?.access_token)`. */
+  getAccessToken: AccessTokenGetter;
+  /** Defaults to the global fetch. Tests pass a fault-injecting one. */
+  fetch?: FetchFunction;
+  /** Per request; on expiry the request is aborted and a TIMEOUT error raised. Default 30 s. */
+  timeoutMs?: number;
+  /** Sent with every request, e.g. `{ apikey: SUPABASE_PUBLISHABLE_KEY }` for the Supabase gateway. */
+  headers?: Record<string, string>;
+}
+
+export interface ChangesParams {
+  cursor?: string;
+  limit?: number;
+  collections?: readonly string[];
+}
+
+interface RequestSpec<T> {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  /** null: the route answers 204 without a body. */
+  schema: z.ZodType<T> | null;
+  body?: unknown;
+  query?: Record<string, string | undefined>;
+  headers?: Record<string, string>;
+  auth?: boolean;
+}
+
+export interface ApiResult<T> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Notification preferences with their ETag (the version to send back as If-Match). */
+export interface VersionedPreferences {
+  preferences: NotificationPreferences;
+  etag: string | null;
+}
+
+/** If-Match value for a version: the quoted form the server's ETag uses. */
+function ifMatchFor(version: number | string): string {
+  return typeof version === "number" ? `"${version}"` : version;
+}
+
+export class TidesyncApi {
+  private readonly baseUrl: string;
+  private readonly fetchImpl: FetchFunction;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly options: TidesyncApiOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    // Bound, so a browser's window.fetch is not called with another `this`.
+    this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  // ------------------------------------------------------------- meta, whoami
+  /** GET /v1/meta: limits and collections (no auth). */
+  async meta(): Promise<MetaResponse> {
+    return (await this.request({ method: "GET", path: "/v1/meta", schema: metaResponseSchema, auth: false })).body;
+  }
+
+  /** GET /v1/whoami: the identity behind the current token. */
+  async whoami(): Promise<WhoamiResponse> {
+    return (await this.request({ method: "GET", path: "/v1/whoami", schema: whoamiResponseSchema })).body;
+  }
+
+  // -------------------------------------------------------- session, devices
+  /** POST /v1/auth/session: binds the Supabase session to this device; `created` on the first call per installation. */
+  async startSession(request: SessionStartRequest): Promise<{ created: boolean; body: SessionStartResponse }> {
+    const result = await this.request({ method: "POST", path: "/v1/auth/session", schema: sessionStartResponseSchema, body: request });
+    return { created: result.status === 201, body: result.body };
+  }
+
+  /** DELETE /v1/auth/session: signs this device out (its refresh token stops working). */
+  async endSession(): Promise<void> {
+    await this.request({ method: "DELETE", path: "/v1/auth/session", schema: null });
+  }
+
+  /** GET /v1/devices: the caller's devices (`current` marks this one). */
+  async listDevices(): Promise<DeviceList> {
+    return (await this.request({ method: "GET", path: "/v1/devices", schema: deviceListSchema })).body;
+  }
+
+  /** DELETE /v1/devices/{id}: signs that device out remotely (404 for unknown or other users' ids). */
+  async deleteDevice(id: string): Promise<void> {
+    await this.request({ method: "DELETE", path: `/v1/devices/${encodeURIComponent(id)}`, schema: null });
+  }
+
+  // ------------------------------------------------------------- notifications
+  /** GET /v1/users/me/notifications (the defaults until the user saves some). */
+  async getNotificationPreferences(): Promise<VersionedPreferences> {
+    const result = await this.request({ method: "GET", path: "/v1/users/me/notifications", schema: notificationPreferencesSchema });
+    return { preferences: result.body, etag: result.headers.get("etag") };
+  }
+
+  /**
+   * PUT /v1/users/me/notifications: replaces the whole document. With
+   * `ifMatch` (the version or ETag read), a concurrent change makes it fail
+   * with PRECONDITION_FAILED (412) instead of being overwritten.
+   */
+  async putNotificationPreferences(document: NotificationPreferencesPut, options: { ifMatch?: number | string } = {}): Promise<VersionedPreferences> {
+    const headers = options.ifMatch === undefined ? undefined : { "if-match": ifMatchFor(options.ifMatch) };
+    const result = await this.request({ method: "PUT", path: "/v1/users/me/notifications", schema: notificationPreferencesSchema, body: document, headers });
+    return { preferences: result.body, etag: result.headers.get("etag") };
+  }
+
+  // --------------------------------------------------------------------- sync
+  /** POST /v1/sync/batch: one result per op, in order. */
+  async syncBatch(batch: SyncBatchRequest): Promise<SyncBatchResponse> {
+    return (await this.request({ method: "POST", path: "/v1/sync/batch", schema: syncBatchResponseSchema, body: batch })).body;
+  }
+
+  /** GET /v1/sync/changes: one page; follow `cursor` while `has_more`. */
+  async syncChanges(params: ChangesParams = {}): Promise<ChangesResponse> {
+    const query = {
+      cursor: params.cursor,
+      limit: params.limit === undefined ? undefined : String(params.limit),
+      collections: params.collections && params.collections.length > 0 ? params.collections.join(",") : undefined,
+    };
+    return (await this.request({ method: "GET", path: "/v1/sync/changes", schema: changesResponseSchema, query })).body;
+  }
+
+  // ------------------------------------------------------------------ plumbing
+  /** Sends one request and returns the validated body, or throws a Tidesync*Error. */
+  async request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>> {
+    const url = new URL(this.baseUrl + spec.path);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, value);
+    }
+    const headers: Record<string, string> = { accept: "application/json", ...(this.options.headers ?? {}), ...(spec.headers ?? {}) };
+    if (spec.auth !== false) {
+      const token = await this.options.getAccessToken();
+      if (token) headers.authorization = `Bearer ${token}`;
+    }
+    let body: string | undefined;
+    if (spec.body !== undefined) {
+      body = JSON.stringify(spec.body);
+      headers["content-type"] = "application/json";
+    }
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.fetchImpl(url.toString(), { method: spec.method, headers, body, signal: controller.signal });
+      text = await response.text();
+    } catch (error) {
+      // The request may or may not have reached the server: callers resend the same op_ids.
+      if (timedOut) throw new TidesyncNetworkError("TIMEOUT", `no answer within ${this.timeoutMs} ms`, { cause: error });
+      throw new TidesyncNetworkError("NETWORK", "the server could not be reached", { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+
+    const requestId = response.headers.get("x-request-id") ?? undefined;
+    const retryAfter = parseRetryAfter(response.headers.get("retry-after"));
+    let json: unknown = undefined;
+    if (text !== "") {
+      try {
+        json = JSON.parse(text);
+      } catch (error) {
+        throw new TidesyncResponseError({ message: `HTTP ${response.status} with a body that is not JSON`, status: response.status, retryAfter, requestId, cause: error });
+      }
+    }
+
+    if (!response.ok) {
+      const envelope = errorEnvelopeSchema.safeParse(json);
+      if (!envelope.success) {
+        throw new TidesyncResponseError({ message: `HTTP ${response.status} without the error envelope`, status: response.status, retryAfter, requestId });
+      }
+      const { code, message, retryable, details, request_id } = envelope.data.error;
+      throw new TidesyncApiError({ code, message, status: response.status, retryable, retryAfter, details, requestId: request_id ?? requestId });
+    }
+
+    if (spec.schema === null) return { status: response.status, body: undefined as T, headers: response.headers };
+    const parsed = spec.schema.safeParse(json);
+    if (!parsed.success) {
+      throw new TidesyncResponseError({ message: `HTTP ${response.status} with a body that does not match the contract`, status: response.status, requestId, cause: parsed.error });
+    }
+    return { status: response.status, body: parsed.data, headers: response.headers };
+  }
+}

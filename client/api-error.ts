@@ -1,0 +1,90 @@
+// The errors the client raises. Apps branch on `code` (stable) and
+// `retryable`, never on messages:
+//   TidesyncApiError      the server answered with the error envelope (api-v1.md)
+//   TidesyncNetworkError  no answer: offline, connection reset, timeout — the
+//                         request may or may not have reached the server
+//   TidesyncResponseError an answer that is not the contract (e.g. a proxy's
+//                         HTML 502 page, or a body the zod schema refuses)
+//   TidesyncValidationError a local write refused before it is queued (the
+//                         same collection schemas the server validates with)
+// CLIENT_FAILURE (status only) is anything else, e.g. the storage adapter failing.
+import type { ErrorCode, FieldDetail } from "../functions/_shared/errors.ts";
+
+export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE";
+
+export abstract class TidesyncError extends Error {
+  abstract readonly code: ClientErrorCode;
+  abstract readonly retryable: boolean;
+}
+
+export class TidesyncApiError extends TidesyncError {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  /** Seconds from the Retry-After header (429, 503), if sent. */
+  readonly retryAfter: number | undefined;
+  readonly details: FieldDetail[] | undefined;
+  /** X-Request-Id of the failed request: quote it when reporting a problem. */
+  readonly requestId: string | undefined;
+
+  constructor(init: { code: ErrorCode; message: string; status: number; retryable: boolean; retryAfter?: number; details?: FieldDetail[]; requestId?: string }) {
+    super(init.message);
+    this.name = "TidesyncApiError";
+    this.code = init.code;
+    this.status = init.status;
+    this.retryable = init.retryable;
+    this.retryAfter = init.retryAfter;
+    this.details = init.details;
+    this.requestId = init.requestId;
+  }
+}
+
+export class TidesyncNetworkError extends TidesyncError {
+  readonly code: "NETWORK" | "TIMEOUT";
+  readonly retryable = true;
+
+  constructor(code: "NETWORK" | "TIMEOUT", message: string, options: { cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "TidesyncNetworkError";
+    this.code = code;
+  }
+}
+
+export class TidesyncResponseError extends TidesyncError {
+  readonly code = "BAD_RESPONSE" as const;
+  readonly status: number;
+  /** A gateway's 5xx/429 page is worth retrying; a malformed 2xx body is not. */
+  readonly retryable: boolean;
+  readonly retryAfter: number | undefined;
+  readonly requestId: string | undefined;
+
+  constructor(init: { message: string; status: number; retryAfter?: number; requestId?: string; cause?: unknown }) {
+    super(init.message, { cause: init.cause });
+    this.name = "TidesyncResponseError";
+    this.status = init.status;
+    this.retryable = init.status === 429 || init.status >= 500;
+    this.retryAfter = init.retryAfter;
+    this.requestId = init.requestId;
+  }
+}
+
+/** Seconds the server asked to wait, where the error carries it. */
+export function retryAfterOf(error: unknown): number | undefined {
+  if (error instanceof TidesyncApiError || error instanceof TidesyncResponseError) return error.retryAfter;
+  return undefined;
+}
+
+export function isRetryable(error: unknown): boolean {
+  return error instanceof TidesyncError && error.retryable;
+}
+
+/** A write the client refuses before queueing it: it would be rejected by the server anyway. */
+export class TidesyncValidationError extends TidesyncError {
+  readonly code = "VALIDATION_FAILED" as const;
+  readonly retryable = false;
+
+  constructor(message: string, readonly details: FieldDetail[]) {
+    super(message);
+    this.name = "TidesyncValidationError";
+  }
+}

@@ -1,0 +1,30 @@
+// The public API of the tidesync client (see client/README.md). Works in
+// React Native/Expo, browsers and Node: only fetch and Web Crypto. The
+// file-backed store for Node is a separate entry point, client/storage-file.ts,
+// so bundles for other platforms never pull in Node built-ins.
+export {
+  type AccessTokenGetter,
+  type ApiResult,
+  type ChangesParams,
+  type FetchFunction,
+  TidesyncApi,
+  type TidesyncApiOptions,
+  type VersionedPreferences,
+} from "./api-client.ts";
+export {
+  type ClientErrorCode,
+  isRetryable,
+  TidesyncApiError,
+  TidesyncError,
+  TidesyncNetworkError,
+  TidesyncResponseError,
+  TidesyncValidationError,
+} from "./api-error.ts";
+export { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfter } from "./backoff.ts";
+export type { ConflictEvent, OpRejectedEvent, ResyncEvent, SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
+export type { LocalRecord } from "./local-view.ts";
+export { enqueueOp } from "./outbox.ts";
+export { type ConflictHandler, type ConflictInfo, type ConflictResolution, serverWinsPerField } from "./rebase.ts";
+export type { StatusListener, SyncState, SyncStatus } from "./status.ts";
+export { MemoryStorage, type PendingOp, type RecordData, type StorageChange, type StoredState, type SyncStorage } from "./storage.ts";
+export { type SyncReport, TidesyncClient, type TidesyncClientOptions } from "./sync-client.ts";

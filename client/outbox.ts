@@ -1,0 +1,43 @@
+// Coalescing of the outbox: what to store when the app writes a record that
+// already has pending ops. Pure functions over the outbox, so the rules are
+// unit-tested on their own:
+//   unsent upsert + upsert  → one upsert, the later values win per field
+//   unsent upsert + delete  → one delete (or nothing at all if the record was
+//                             only ever created locally and never sent)
+//   anything sent           → never touched: the server may have applied it,
+//                             so it is resent as is, with its op_id
+import type { SyncOp } from "../functions/_shared/schemas/sync.ts";
+import type { PendingOp, StorageChange } from "./storage.ts";
+
+/** Pending ops of one record, oldest first. */
+export function pendingFor(outbox: Iterable<PendingOp>, collection: string, recordId: string): PendingOp[] {
+  const ops: PendingOp[] = [];
+  for (const pending of outbox) {
+    if (pending.op.collection === collection && pending.op.record_id === recordId) ops.push(pending);
+  }
+  return ops;
+}
+
+/**
+ * The storage change that queues `incoming` behind `outbox`, coalescing it
+ * with the record's last pending op where that is safe.
+ */
+export function enqueueOp(outbox: Iterable<PendingOp>, incoming: PendingOp): Pick<StorageChange, "putOps" | "deleteOps"> {
+  const forRecord = pendingFor(outbox, incoming.op.collection, incoming.op.record_id);
+  const last = forRecord.at(-1);
+  if (!last || last.sent || last.op.type !== "upsert") return { putOps: [incoming] };
+
+  if (incoming.op.type === "upsert") {
+    // Same op_id, same base: the server sees one change with the union of the fields.
+    const merged: SyncOp = { ...last.op, data: { ...(last.op.data ?? {}), ...(incoming.op.data ?? {}) } };
+    return { putOps: [{ ...last, op: merged }] };
+  }
+
+  // upsert then delete
+  if (forRecord.length === 1 && last.op.base_version === null) {
+    // Created here and never sent: the server never heard of it, so nothing to send.
+    return { deleteOps: [last.op.op_id] };
+  }
+  const deletion: SyncOp = { op_id: last.op.op_id, collection: last.op.collection, record_id: last.op.record_id, type: "delete", base_version: last.op.base_version };
+  return { putOps: [{ ...last, op: deletion }] };
+}

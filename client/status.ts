@@ -1,0 +1,54 @@
+// What an app renders about sync: a state, how many local writes are not yet
+// on the server, when the last sync completed and why the last one failed.
+// Listeners are called synchronously on every change with the new snapshot.
+import type { ClientErrorCode } from "./api-error.ts";
+
+export type SyncState =
+  /** The last contact with the server worked; nothing running. */
+  | "online"
+  /** The server could not be reached (no network, timeouts); local writes keep queueing. */
+  | "offline"
+  /** A sync is running. */
+  | "syncing"
+  /** The last sync failed for a reason retrying will not fix by itself (see lastErrorCode). */
+  | "error";
+
+export interface SyncStatus {
+  state: SyncState;
+  /** Ops in the outbox (sent but unacknowledged ones included). */
+  pending: number;
+  /** ISO time of the last sync that completed (push and pull), or null. */
+  lastSyncedAt: string | null;
+  /** Code of the last failure (an API error code, or NETWORK / TIMEOUT / BAD_RESPONSE), null after a success. */
+  lastErrorCode: ClientErrorCode | null;
+}
+
+export type StatusListener = (status: SyncStatus) => void;
+
+export class StatusStore {
+  private status: SyncStatus;
+  private readonly listeners = new Set<StatusListener>();
+
+  constructor(initial: SyncStatus) {
+    this.status = initial;
+  }
+
+  get(): SyncStatus {
+    return this.status;
+  }
+
+  update(change: Partial<SyncStatus>): void {
+    const next = { ...this.status, ...change };
+    if ((Object.keys(next) as (keyof SyncStatus)[]).every((key) => next[key] === this.status[key])) return;
+    this.status = next;
+    for (const listener of [...this.listeners]) listener(next);
+  }
+
+  /** Returns the unsubscribe function. */
+  subscribe(listener: StatusListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+}

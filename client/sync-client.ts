@@ -1,0 +1,506 @@
+// The offline-first sync client: local reads and writes against the device's
+// store, a durable outbox, and a sync loop (push, then pull until has_more is
+// false) that survives lost answers, restarts and conflicts. docs/sync.md
+// explains the protocol; client/README.md shows how an app uses this.
+//
+// Invariants the code below keeps:
+// - An op is stored as `sent` BEFORE it is handed to the network, and from then
+//   on it is only ever resent unchanged (same op_id) until the server answers
+//   for it. The server's ledger makes the resend exactly-once.
+// - Sent ops are resent before any new op is sent, in outbox order.
+// - Every state change (outbox, records, cursor) is one atomic storage.apply,
+//   made under one mutex, so a crash never leaves half of a server answer.
+import { z } from "zod";
+import { findCollection } from "../functions/_shared/collections.ts";
+import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
+import type { ChangesResponse, SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../functions/_shared/schemas/sync.ts";
+import { validationMessage, zodIssuesToDetails } from "../functions/_shared/validation-details.ts";
+import type { TidesyncApi } from "./api-client.ts";
+import {
+  isRetryable,
+  retryAfterOf,
+  TidesyncApiError,
+  TidesyncError,
+  TidesyncNetworkError,
+  TidesyncResponseError,
+  TidesyncValidationError,
+} from "./api-error.ts";
+import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
+import type { SyncEvent, SyncEventListener } from "./events.ts";
+import { type LocalRecord, localView } from "./local-view.ts";
+import { Mutex } from "./mutex.ts";
+import { enqueueOp, pendingFor } from "./outbox.ts";
+import { type ConflictHandler, discardedFields, serverWinsPerField } from "./rebase.ts";
+import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
+import { type PendingOp, type RecordData, recordKey, type StorageChange, StateMaps, type SyncStorage } from "./storage.ts";
+
+export interface TidesyncClientOptions {
+  api: TidesyncApi;
+  storage: SyncStorage;
+  /**
+   * The app's installation id (a uuid generated once per install; the same one
+   * POST /v1/auth/session registers). Sent as the batch's device_id, so the
+   * server never lets this device's own ops conflict with each other.
+   */
+  installationId: string;
+  /** Pull only these collections (default: all). */
+  collections?: readonly string[];
+  /** How to rebase a local write the server answered `conflict` for (default serverWinsPerField). */
+  onConflict?: ConflictHandler;
+  backoff?: Partial<BackoffOptions>;
+  /** Upper bounds of one push (default: the contract's defaults; a 413 makes the client halve its batches). */
+  maxOpsPerBatch?: number;
+  maxBodyBytes?: number;
+  /** Pull page size (default: the server's default). */
+  pullLimit?: number;
+  /** Most push batches in one sync() (the rest waits for the next sync). Default 100. */
+  maxBatchesPerSync?: number;
+  /** Check each write against the shared collection schemas before queueing it (default true). */
+  validate?: boolean;
+  /** Injectable for tests and for platforms without crypto.randomUUID (e.g. expo-crypto). */
+  generateId?: () => string;
+  random?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  now?: () => Date;
+}
+
+export interface SyncReport {
+  /** Ops the server answered for (applied, duplicate, conflict or rejected). */
+  acknowledged: number;
+  applied: number;
+  /** Answers `duplicate` (an earlier attempt had reached the server). */
+  duplicates: number;
+  conflicts: number;
+  rejected: number;
+  /** Changes received by the pull. */
+  pulled: number;
+  /** The pull had to start from scratch (410 RESYNC_REQUIRED). */
+  resynced: boolean;
+}
+
+const uuid = z.uuid();
+
+function defaultGenerateId(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+export class TidesyncClient {
+  private readonly api: TidesyncApi;
+  private readonly storage: SyncStorage;
+  private readonly installationId: string;
+  private readonly onConflict: ConflictHandler;
+  private readonly backoff: BackoffOptions;
+  private readonly maxBodyBytes: number;
+  private readonly maxOpsPerBatch: number;
+  private readonly generateId: () => string;
+  private readonly random: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly now: () => Date;
+  private readonly mutex = new Mutex();
+  private readonly statusStore: StatusStore;
+  private readonly listeners = new Set<SyncEventListener>();
+  /** Shrinks for good after a 413: the server's limits are lower than assumed. */
+  private batchLimit: number;
+  /** Halves after a 400 on a whole batch to isolate the op the server cannot parse; reset by any answered batch. */
+  private isolateLimit = Number.POSITIVE_INFINITY;
+  private running: Promise<SyncReport> | null = null;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  private constructor(private readonly options: TidesyncClientOptions, private readonly maps: StateMaps) {
+    if (!uuid.safeParse(options.installationId).success) throw new TypeError("installationId must be a uuid");
+    this.api = options.api;
+    this.storage = options.storage;
+    this.installationId = options.installationId;
+    this.onConflict = options.onConflict ?? serverWinsPerField;
+    this.backoff = { ...DEFAULT_BACKOFF, ...(options.backoff ?? {}) };
+    this.maxOpsPerBatch = options.maxOpsPerBatch ?? DEFAULT_LIMITS.max_ops_per_batch;
+    this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_LIMITS.max_body_bytes;
+    this.batchLimit = this.maxOpsPerBatch;
+    this.generateId = options.generateId ?? defaultGenerateId;
+    this.random = options.random ?? Math.random;
+    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
+    this.now = options.now ?? (() => new Date());
+    this.statusStore = new StatusStore({ state: "online", pending: maps.outbox.size, lastSyncedAt: null, lastErrorCode: null });
+  }
+
+  /** Loads the device's store and returns a client on it. */
+  static async open(options: TidesyncClientOptions): Promise<TidesyncClient> {
+    return new TidesyncClient(options, StateMaps.from(await options.storage.load()));
+  }
+
+  // ------------------------------------------------------------ status, events
+  get status(): SyncStatus {
+    return this.statusStore.get();
+  }
+
+  /** Called with the new status on every change; returns the unsubscribe function. */
+  subscribe(listener: StatusListener): () => void {
+    return this.statusStore.subscribe(listener);
+  }
+
+  /** Conflicts, discarded writes, rejected ops, resyncs; returns the unsubscribe function. */
+  on(listener: SyncEventListener): () => void {
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  private emit(event: SyncEvent): void {
+    for (const listener of [...this.listeners]) listener(event);
+  }
+
+  // ------------------------------------------------------------- local reads
+  /** The record as the app sees it (server state + pending local writes), tombstones included. */
+  get(collection: string, id: string): LocalRecord | undefined {
+    const ops = pendingFor(this.maps.outbox.values(), collection, id).map((p) => p.op);
+    return localView(collection, id, this.maps.records.get(recordKey(collection, id)), ops);
+  }
+
+  /** The live records of a collection as the app sees them. */
+  list(collection: string): LocalRecord[] {
+    const ops = new Map<string, SyncOp[]>();
+    for (const { op } of this.maps.outbox.values()) {
+      if (op.collection !== collection) continue;
+      const list = ops.get(op.record_id) ?? [];
+      list.push(op);
+      ops.set(op.record_id, list);
+    }
+    const ids = new Set(ops.keys());
+    for (const record of this.maps.records.values()) if (record.collection === collection) ids.add(record.id);
+    const views: LocalRecord[] = [];
+    for (const id of ids) {
+      const view = localView(collection, id, this.maps.records.get(recordKey(collection, id)), ops.get(id) ?? []);
+      if (view && !view.deleted) views.push(view);
+    }
+    return views;
+  }
+
+  /** Pending ops, oldest first (sent ones included). */
+  pendingOps(): PendingOp[] {
+    return [...this.maps.outbox.values()];
+  }
+
+  /** The server's state of every record this device knows (tombstones included). */
+  serverRecords(): SyncRecord[] {
+    return [...this.maps.records.values()];
+  }
+
+  // ------------------------------------------------------------ local writes
+  /** Creates a record with a new id and returns the id. */
+  async create(collection: string, data: RecordData): Promise<string> {
+    const id = this.generateId();
+    await this.upsert(collection, id, data);
+    return id;
+  }
+
+  /** Sets the fields in `patch` (others unchanged); creates the record if it does not exist. */
+  async upsert(collection: string, id: string, patch: RecordData): Promise<void> {
+    this.checkWrite(collection, id, patch);
+    const data = JSON.parse(JSON.stringify(patch)) as RecordData;
+    await this.mutex.run(async () => {
+      const server = this.maps.records.get(recordKey(collection, id));
+      const pending: PendingOp = {
+        op: { op_id: this.generateId(), collection, record_id: id, type: "upsert", base_version: server?.version ?? null, data },
+        sent: false,
+        base_data: server && !server.deleted ? server.data : null,
+      };
+      await this.commit(enqueueOp(this.maps.outbox.values(), pending));
+    });
+  }
+
+  /** Deletes the record (a no-op if it is unknown or already deleted here). */
+  async delete(collection: string, id: string): Promise<void> {
+    this.checkWrite(collection, id, null);
+    await this.mutex.run(async () => {
+      const view = this.get(collection, id);
+      if (!view || view.deleted) return;
+      const server = this.maps.records.get(recordKey(collection, id));
+      const pending: PendingOp = {
+        op: { op_id: this.generateId(), collection, record_id: id, type: "delete", base_version: server?.version ?? null },
+        sent: false,
+        base_data: server && !server.deleted ? server.data : null,
+      };
+      await this.commit(enqueueOp(this.maps.outbox.values(), pending));
+    });
+  }
+
+  private checkWrite(collection: string, id: string, patch: RecordData | null): void {
+    if (!uuid.safeParse(id).success) {
+      throw new TidesyncValidationError("1 field is invalid", [{ field: "/record_id", code: "invalid_format", message: "must be a uuid" }]);
+    }
+    if (this.options.validate === false) return;
+    const definition = findCollection(collection);
+    if (!definition) {
+      throw new TidesyncValidationError("1 field is invalid", [{ field: "/collection", code: "unknown_collection", message: `unknown collection ${JSON.stringify(collection)}` }]);
+    }
+    if (patch === null) return;
+    const parsed = definition.patch.safeParse(patch);
+    if (!parsed.success) {
+      const details = zodIssuesToDetails(parsed.error.issues, ["data"]);
+      throw new TidesyncValidationError(validationMessage(details), details);
+    }
+  }
+
+  /** Makes `change` durable, then visible. */
+  private async commit(change: StorageChange): Promise<void> {
+    await this.storage.apply(change);
+    this.maps.apply(change);
+    this.statusStore.update({ pending: this.maps.outbox.size });
+  }
+
+  // ---------------------------------------------------------------- the loop
+  /** Runs sync() now and then every `intervalMs` (failures show in the status). */
+  start(intervalMs = 30_000): void {
+    this.stop();
+    const tick = () => void this.sync().catch(() => {});
+    tick();
+    this.timer = setInterval(tick, intervalMs);
+  }
+
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /**
+   * Push every pending op, then pull until up to date. One sync at a time: a
+   * call while one runs returns that one. Rejects when the server stays
+   * unreachable beyond the retry budget or answers a non-retryable error; the
+   * outbox is kept and the next sync() continues where this one stopped.
+   */
+  sync(): Promise<SyncReport> {
+    if (this.running) return this.running;
+    const run = this.runSync().finally(() => {
+      this.running = null;
+    });
+    this.running = run;
+    return run;
+  }
+
+  private async runSync(): Promise<SyncReport> {
+    const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false };
+    this.statusStore.update({ state: "syncing" });
+    try {
+      await this.push(report);
+      await this.pull(report);
+      this.statusStore.update({ state: "online", lastSyncedAt: this.now().toISOString(), lastErrorCode: null });
+      return report;
+    } catch (error) {
+      this.statusStore.update({
+        state: error instanceof TidesyncNetworkError || (error instanceof TidesyncError && error.retryable) ? "offline" : "error",
+        lastErrorCode: error instanceof TidesyncError ? error.code : "CLIENT_FAILURE",
+      });
+      throw error;
+    }
+  }
+
+  /** Calls `call`, retrying retryable failures with backoff (Retry-After honoured). */
+  private async withRetry<T>(call: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const result = await call();
+        this.statusStore.update({ state: "syncing" });
+        return result;
+      } catch (error) {
+        if (!isRetryable(error) || attempt + 1 >= this.backoff.maxAttempts) throw error;
+        this.statusStore.update({ state: error instanceof TidesyncNetworkError ? "offline" : "syncing", lastErrorCode: (error as TidesyncError).code });
+        await this.sleep(backoffDelayMs(attempt, this.backoff, this.random, retryAfterOf(error)));
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------- push
+  private async push(report: SyncReport): Promise<void> {
+    const maxBatches = this.options.maxBatchesPerSync ?? 100;
+    for (let round = 0; round < maxBatches; round++) {
+      const batch = await this.mutex.run(() => this.takeBatch());
+      if (batch.length === 0) return;
+      await this.pushBatch(batch, report);
+    }
+  }
+
+  /** The next batch: unanswered sent ops first; else new ops, stored as sent before they leave. */
+  private async takeBatch(): Promise<PendingOp[]> {
+    const all = [...this.maps.outbox.values()];
+    const limit = Math.max(1, Math.min(this.batchLimit, this.isolateLimit));
+    const sent = all.filter((p) => p.sent);
+    if (sent.length > 0) return this.fitting(sent, limit);
+    const chosen = this.fitting(all, limit).map((p) => ({ ...p, sent: true }));
+    if (chosen.length > 0) await this.commit({ putOps: chosen });
+    return chosen;
+  }
+
+  /** A prefix of `ops` within the op count and body size limits (at least one op). */
+  private fitting(ops: PendingOp[], limit: number): PendingOp[] {
+    const encoder = new TextEncoder();
+    let bytes = encoder.encode(JSON.stringify({ device_id: this.installationId, ops: [] })).length;
+    const chosen: PendingOp[] = [];
+    for (const pending of ops) {
+      if (chosen.length >= limit) break;
+      const size = encoder.encode(JSON.stringify(pending.op)).length + 1;
+      if (chosen.length > 0 && bytes + size > this.maxBodyBytes) break;
+      bytes += size;
+      chosen.push(pending);
+    }
+    return chosen;
+  }
+
+  private async pushBatch(batch: PendingOp[], report: SyncReport): Promise<void> {
+    const request = { device_id: this.installationId, ops: batch.map((p) => p.op) };
+    let results: SyncOpResult[];
+    try {
+      results = (await this.withRetry(() => this.api.syncBatch(request))).results;
+    } catch (error) {
+      // Nothing of a refused batch was applied (it commits atomically or not at all).
+      if (error instanceof TidesyncApiError && (error.code === "PAYLOAD_TOO_LARGE" || error.code === "VALIDATION_FAILED")) {
+        if (batch.length > 1) {
+          const half = Math.floor(batch.length / 2);
+          if (error.code === "PAYLOAD_TOO_LARGE") this.batchLimit = half;
+          else this.isolateLimit = half;
+          return;
+        }
+        await this.mutex.run(() => this.rejectLocally(batch[0], { code: error.code as SyncOpError["code"], message: error.message, details: error.details }, report));
+        return;
+      }
+      throw error;
+    }
+    this.isolateLimit = Number.POSITIVE_INFINITY;
+    await this.mutex.run(() => this.applyResults(batch, results, report));
+  }
+
+  /** An op the server refuses whole even alone (413 / 400 on a one-op batch): drop it and tell the app. */
+  private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<void> {
+    await this.commit({ deleteOps: [pending.op.op_id] });
+    report.rejected++;
+    this.emit({ type: "op_rejected", op: pending.op, error });
+    this.emit({ type: "write_discarded", reason: "rejected", collection: pending.op.collection, record_id: pending.op.record_id, op: pending.op, fields: null, error });
+  }
+
+  private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport): Promise<void> {
+    if (results.length !== batch.length || results.some((result, i) => result.op_id !== batch[i].op.op_id)) {
+      throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
+    }
+    const outbox = new Map(this.maps.outbox);
+    const records = new Map<string, SyncRecord>();
+    const removed: string[] = [];
+    const events: SyncEvent[] = [];
+    const keep = (record: SyncRecord | undefined) => {
+      if (!record) return;
+      const key = recordKey(record.collection, record.id);
+      const current = records.get(key) ?? this.maps.records.get(key);
+      if (!current || record.version > current.version) records.set(key, record);
+    };
+
+    for (const [i, result] of results.entries()) {
+      const pending = outbox.get(result.op_id) ?? batch[i];
+      const { op } = pending;
+      outbox.delete(op.op_id);
+      removed.push(op.op_id);
+      report.acknowledged++;
+      if (result.status === "duplicate") report.duplicates++;
+      // A duplicate carries the outcome of the first processing; act on that.
+      const outcome = result.status === "duplicate" ? (result.original_status ?? "applied") : result.status;
+
+      if (outcome === "applied") {
+        report.applied++;
+        keep(result.record);
+        // Later ops of this record were written on top of this one: their base now includes it.
+        for (const later of pendingFor(outbox.values(), op.collection, op.record_id)) {
+          const base_data = op.type === "delete" ? null : { ...(later.base_data ?? {}), ...(op.data ?? {}) };
+          outbox.set(later.op.op_id, { ...later, base_data });
+        }
+      } else if (outcome === "conflict") {
+        report.conflicts++;
+        const server = result.record;
+        if (!server) throw new TidesyncResponseError({ message: "a conflict result without the server's record", status: 200 });
+        keep(server);
+        const resolution = await this.onConflict({ op, server, baseData: pending.base_data });
+        const fields = discardedFields(op, server, resolution);
+        const later = pendingFor(outbox.values(), op.collection, op.record_id);
+        let rebased: SyncOp | null = null;
+        // A later local delete of the record supersedes whatever this op still wanted.
+        if (resolution.type !== "discard" && !later.some((p) => p.op.type === "delete")) {
+          const base = { op_id: this.generateId(), collection: op.collection, record_id: op.record_id, base_version: server.version };
+          if (resolution.type === "delete") {
+            rebased = { ...base, type: "delete" };
+          } else {
+            // Fields a later local op sets are newer intent: leave them to that op.
+            const overridden = new Set(later.flatMap((p) => Object.keys(p.op.data ?? {})));
+            const data = Object.fromEntries(Object.entries(resolution.data).filter(([field]) => !overridden.has(field)));
+            if (Object.keys(data).length > 0) rebased = { ...base, type: "upsert", data };
+          }
+        }
+        if (rebased) outbox.set(rebased.op_id, { op: rebased, sent: false, base_data: server.deleted ? null : server.data });
+        events.push({ type: "conflict", op, server, resolution, rebasedOpId: rebased?.op_id ?? null });
+        if (fields === null || fields.length > 0) {
+          events.push({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields, server });
+        }
+      } else {
+        report.rejected++;
+        const error: SyncOpError = result.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
+        events.push({ type: "op_rejected", op, error });
+        events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
+      }
+    }
+
+    const putOps = [...outbox.values()].filter((p) => this.maps.outbox.get(p.op.op_id) !== p);
+    await this.commit({ putRecords: [...records.values()], deleteOps: removed, putOps });
+    for (const event of events) this.emit(event);
+  }
+
+  // -------------------------------------------------------------------- pull
+  private async pull(report: SyncReport): Promise<void> {
+    let resynced = false;
+    for (;;) {
+      try {
+        await this.pullPages(report);
+        return;
+      } catch (error) {
+        if (!(error instanceof TidesyncApiError && error.code === "RESYNC_REQUIRED") || resynced) throw error;
+        // Local records stay (the full pull corrects them); the outbox is untouched.
+        resynced = true;
+        report.resynced = true;
+        await this.mutex.run(() => this.commit({ cursor: null }));
+        this.emit({ type: "resync", reason: "RESYNC_REQUIRED" });
+      }
+    }
+  }
+
+  private async pullPages(report: SyncReport): Promise<void> {
+    let cursor = this.maps.cursor;
+    // Without a cursor the server lists live records only: what is not listed was deleted.
+    const full = cursor === null;
+    const seen = new Set<string>();
+    for (;;) {
+      const page = await this.withRetry(() =>
+        this.api.syncChanges({ cursor: cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
+      await this.mutex.run(() => this.applyPage(page, full, seen));
+      report.pulled += page.changes.length;
+      if (!page.has_more) return;
+      cursor = page.cursor;
+    }
+  }
+
+  private async applyPage(page: ChangesResponse, full: boolean, seen: Set<string>): Promise<void> {
+    const records = new Map<string, SyncRecord>();
+    for (const change of page.changes) {
+      const key = recordKey(change.collection, change.id);
+      seen.add(key);
+      const current = records.get(key) ?? this.maps.records.get(key);
+      if (!current || change.version > current.version) records.set(key, change);
+    }
+    // A full pull stores its cursor only once complete, so an interrupted one
+    // starts over (and still learns which records are gone).
+    let cursor: string | undefined = full ? undefined : page.cursor;
+    if (full && !page.has_more) {
+      cursor = page.cursor;
+      const scope = this.options.collections ? new Set(this.options.collections) : null;
+      for (const [key, record] of this.maps.records) {
+        if (record.deleted || seen.has(key) || (scope && !scope.has(record.collection))) continue;
+        records.set(key, { ...record, deleted: true, data: null });
+      }
+    }
+    await this.commit({ putRecords: [...records.values()], ...(cursor === undefined ? {} : { cursor }) });
+  }
+}

@@ -1,0 +1,113 @@
+// Coalescing of pending ops per record (client/outbox.ts), on its own and
+// through the client: what reaches the server after several local writes.
+import { describe, expect, it } from "vitest";
+import { enqueueOp } from "../outbox.ts";
+import type { PendingOp } from "../storage.ts";
+import { FakeServer } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const REC = "00000000-0000-4000-8000-00000000aaaa";
+
+function pending(opId: string, type: "upsert" | "delete", data?: Record<string, unknown>, options: { sent?: boolean; base?: number | null } = {}): PendingOp {
+  return {
+    op: { op_id: opId, collection: "tasks", record_id: REC, type, base_version: options.base === undefined ? 3 : options.base, ...(data ? { data } : {}) },
+    sent: options.sent ?? false,
+    base_data: null,
+  };
+}
+
+describe("enqueueOp", () => {
+  it("merges consecutive unsent upserts of a record into one patch (later values win), keeping the first op_id and base", () => {
+    const change = enqueueOp([pending("a", "upsert", { title: "one", done: false })], pending("b", "upsert", { title: "two", notes: "n" }, { base: 5 }));
+    expect(change).toEqual({ putOps: [pending("a", "upsert", { title: "two", done: false, notes: "n" })] });
+  });
+
+  it("turns an unsent upsert followed by a delete into one delete", () => {
+    const change = enqueueOp([pending("a", "upsert", { title: "one" })], pending("b", "delete"));
+    expect(change).toEqual({ putOps: [pending("a", "delete")] });
+  });
+
+  it("drops a record created here and deleted before it was ever sent", () => {
+    const change = enqueueOp([pending("a", "upsert", { title: "one" }, { base: null })], pending("b", "delete", undefined, { base: null }));
+    expect(change).toEqual({ deleteOps: ["a"] });
+  });
+
+  it("never coalesces into an op that was already sent", () => {
+    const incoming = pending("b", "upsert", { title: "two" });
+    expect(enqueueOp([pending("a", "upsert", { title: "one" }, { sent: true })], incoming)).toEqual({ putOps: [incoming] });
+    const deletion = pending("c", "delete");
+    expect(enqueueOp([pending("a", "upsert", { title: "one" }, { sent: true })], deletion)).toEqual({ putOps: [deletion] });
+  });
+
+  it("does not merge an upsert into a pending delete, nor across records", () => {
+    const incoming = pending("b", "upsert", { title: "again" });
+    expect(enqueueOp([pending("a", "delete")], incoming)).toEqual({ putOps: [incoming] });
+    const other = { ...pending("c", "upsert", { title: "x" }), op: { ...pending("c", "upsert", { title: "x" }).op, record_id: "00000000-0000-4000-8000-00000000bbbb" } };
+    expect(enqueueOp([pending("a", "upsert", { title: "one" })], other)).toEqual({ putOps: [other] });
+  });
+});
+
+describe("the client's outbox", () => {
+  it("sends three edits of one record as one op", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    const id = await client.create("tasks", { title: "Buy milk" });
+    await client.upsert("tasks", id, { done: true });
+    await client.upsert("tasks", id, { title: "Buy oat milk" });
+    expect(client.status.pending).toBe(1);
+    await client.sync();
+    expect(server.batches()).toHaveLength(1);
+    expect(server.batches()[0].ops).toEqual([
+      { op_id: expect.any(String), collection: "tasks", record_id: id, type: "upsert", base_version: null, data: { title: "Buy oat milk", done: true } },
+    ]);
+    expect(client.get("tasks", id)).toMatchObject({ version: 1, pending: false, data: { title: "Buy oat milk", done: true } });
+  });
+
+  it("sends nothing for a record created and deleted while offline", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    const id = await client.create("tasks", { title: "typo" });
+    await client.delete("tasks", id);
+    expect(client.status.pending).toBe(0);
+    expect(client.get("tasks", id)).toBeUndefined();
+    await client.sync();
+    expect(server.batches()).toHaveLength(0);
+  });
+
+  it("keeps a write made while its record's op is in flight as a separate op with its own op_id", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    const id = await client.create("tasks", { title: "first" });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let writeDone: Promise<void> | null = null;
+    server.script = async (request) => {
+      if (request.path === "/v1/sync/batch" && writeDone === null) {
+        // The app writes while the first batch is on the wire.
+        writeDone = client.upsert("tasks", id, { title: "second" });
+        await writeDone;
+        await gate;
+      }
+      return undefined;
+    };
+    const syncing = client.sync();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(client.pendingOps().map((p) => [p.sent, p.op.data])).toEqual([[true, { title: "first" }], [false, { title: "second" }]]);
+    release();
+    await syncing;
+    await client.sync();
+    const sent = server.batches().flatMap((b) => b.ops);
+    expect(sent.map((op) => op.data?.title)).toEqual(["first", "second"]);
+    expect(new Set(sent.map((op) => op.op_id)).size).toBe(2);
+    expect(client.get("tasks", id)?.data).toEqual({ title: "second" });
+    expect(server.records.get(`tasks/${id}`)?.data).toEqual({ title: "second" });
+  });
+
+  it("refuses a write the collection schema refuses, before queueing it", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    await expect(client.create("tasks", { title: "" })).rejects.toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/data/title", code: "too_short" }] });
+    await expect(client.create("nope", { title: "x" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    expect(client.status.pending).toBe(0);
+  });
+});

@@ -1,0 +1,64 @@
+// 410 RESYNC_REQUIRED: the client drops its cursor, pulls from scratch,
+// forgets records the server no longer has, and keeps its outbox.
+import { describe, expect, it } from "vitest";
+import type { SyncEvent } from "../events.ts";
+import { envelope, FakeServer } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const A = "00000000-0000-4000-8000-0000000000a1";
+const B = "00000000-0000-4000-8000-0000000000b2";
+
+describe("410 resync", () => {
+  it("pulls from scratch, marks vanished records deleted and keeps pending writes", async () => {
+    const server = new FakeServer();
+    server.write("tasks", A, { type: "upsert", data: { title: "A" } });
+    server.write("tasks", B, { type: "upsert", data: { title: "B" } });
+    const { client } = await openClient(server);
+    await client.sync();
+    expect(client.list("tasks").map((r) => r.data?.title).sort()).toEqual(["A", "B"]);
+
+    // While this device was away, B was deleted and its tombstone purged; A changed.
+    server.records.delete(`tasks/${B}`);
+    server.write("tasks", A, { type: "upsert", data: { title: "A2" } });
+    const events: SyncEvent[] = [];
+    client.on((event) => events.push(event));
+    let pendingWrite: Promise<void> | null = null;
+    server.script = (request) => {
+      if (request.path === "/v1/sync/changes" && request.query.has("cursor")) {
+        // The app writes during the pull; the resync must not lose it.
+        pendingWrite ??= client.create("tasks", { title: "written during resync" }).then(() => {});
+        return envelope(410, "RESYNC_REQUIRED");
+      }
+      return undefined;
+    };
+    const report = await client.sync();
+    await pendingWrite;
+    expect(report.resynced).toBe(true);
+    expect(events).toEqual([{ type: "resync", reason: "RESYNC_REQUIRED" }]);
+    const pulls = server.requests.filter((r) => r.path === "/v1/sync/changes");
+    expect(pulls.at(-1)?.query.has("cursor")).toBe(false);
+    expect(client.get("tasks", A)?.data).toEqual({ title: "A2" });
+    expect(client.get("tasks", B)?.deleted).toBe(true);
+    expect(client.list("tasks").map((r) => r.data?.title).sort()).toEqual(["A2", "written during resync"]);
+    expect(client.pendingOps().map((p) => p.op.data?.title)).toEqual(["written during resync"]);
+
+    // And the next sync continues incrementally from the new cursor.
+    server.script = null;
+    await client.sync();
+    expect(client.status.pending).toBe(0);
+    expect(server.requests.filter((r) => r.path === "/v1/sync/changes").at(-1)?.query.has("cursor")).toBe(true);
+  });
+
+  it("an interrupted full pull starts over instead of keeping a half-done cursor", async () => {
+    const server = new FakeServer();
+    for (let i = 0; i < 5; i++) server.write("tasks", `00000000-0000-4000-8000-00000000000${i}`, { type: "upsert", data: { title: `t${i}` } });
+    const { client } = await openClient(server, { pullLimit: 2, backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
+    server.script = (request, call) => (request.path === "/v1/sync/changes" && request.query.has("cursor") && call === 1 ? envelope(500, "INTERNAL") : undefined);
+    await expect(client.sync()).rejects.toMatchObject({ code: "INTERNAL" });
+    server.script = null;
+    await client.sync();
+    const pulls = server.requests.filter((r) => r.path === "/v1/sync/changes").map((r) => r.query.get("cursor"));
+    expect(pulls).toEqual([null, "2", null, "2", "4"]);
+    expect(client.list("tasks")).toHaveLength(5);
+  });
+});

@@ -1,0 +1,107 @@
+// Retries: exponential backoff with full jitter, Retry-After honoured,
+// `retryable` respected, and ALWAYS the same op_ids on every attempt.
+import { describe, expect, it } from "vitest";
+import { TidesyncNetworkError } from "../api-error.ts";
+import { backoffDelayMs, parseRetryAfter } from "../backoff.ts";
+import { envelope, FakeServer } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+describe("backoffDelayMs", () => {
+  const options = { baseMs: 100, maxMs: 5_000, maxAttempts: 10 };
+
+  it("draws uniformly below an exponentially growing cap (full jitter)", () => {
+    expect([0, 1, 2, 3].map((attempt) => backoffDelayMs(attempt, options, () => 0.999))).toEqual([99, 199, 399, 799]);
+    expect(backoffDelayMs(3, options, () => 0)).toBe(0);
+    expect(backoffDelayMs(3, options, () => 0.5)).toBe(400);
+  });
+
+  it("never exceeds maxMs", () => {
+    expect(backoffDelayMs(40, options, () => 0.999)).toBe(4995);
+  });
+
+  it("waits at least Retry-After", () => {
+    expect(backoffDelayMs(0, options, () => 0.5, 3)).toBe(3000);
+    expect(backoffDelayMs(10, options, () => 0.999, 1)).toBe(4995);
+  });
+});
+
+describe("parseRetryAfter", () => {
+  it("reads delta-seconds and HTTP dates", () => {
+    expect(parseRetryAfter("2")).toBe(2);
+    const now = Date.parse("2026-11-22T10:00:00Z");
+    expect(parseRetryAfter("Sun, 22 Nov 2026 10:00:30 GMT", now)).toBe(30);
+    expect(parseRetryAfter(null)).toBeUndefined();
+    expect(parseRetryAfter("soon")).toBeUndefined();
+  });
+});
+
+describe("the sync loop's retries", () => {
+  it("resends the same op_ids after lost answers and 503s, waiting Retry-After", async () => {
+    const server = new FakeServer();
+    const { client, sleeps } = await openClient(server);
+    await client.create("tasks", { title: "a" });
+    await client.create("tasks", { title: "b" });
+    let batchCalls = 0;
+    server.script = (request) => {
+      if (request.path !== "/v1/sync/batch") return undefined;
+      batchCalls++;
+      if (batchCalls === 1) {
+        server.answer(request); // the server applies it, the answer is lost
+        throw new TypeError("socket hang up");
+      }
+      if (batchCalls === 2) return envelope(503, "UNAVAILABLE", { "retry-after": "4" });
+      return undefined;
+    };
+    const report = await client.sync();
+    const batches = server.batches();
+    expect(batches).toHaveLength(3);
+    expect(batches[1]).toEqual(batches[0]);
+    expect(batches[2]).toEqual(batches[0]);
+    expect(report).toMatchObject({ duplicates: 2, applied: 2 });
+    expect(sleeps[1]).toBeGreaterThanOrEqual(4000);
+    expect(client.status).toMatchObject({ state: "online", pending: 0, lastErrorCode: null });
+    expect(server.records.size).toBe(2);
+  });
+
+  it("gives up after maxAttempts, reports offline, keeps the ops as sent and resends them unchanged next time", async () => {
+    const server = new FakeServer();
+    const { client, sleeps } = await openClient(server);
+    await client.create("tasks", { title: "a" });
+    server.script = () => {
+      throw new TypeError("network down");
+    };
+    await expect(client.sync()).rejects.toBeInstanceOf(TidesyncNetworkError);
+    expect(sleeps).toHaveLength(4);
+    expect(client.status).toMatchObject({ state: "offline", pending: 1, lastErrorCode: "NETWORK" });
+    expect(client.pendingOps()[0].sent).toBe(true);
+    // Meanwhile the app keeps writing the same record: a new op, not merged into the sent one.
+    const [first] = server.batches();
+    await client.upsert("tasks", first.ops[0].record_id, { done: true });
+    server.script = null;
+    await client.sync();
+    const batches = server.batches();
+    expect(batches.at(-2)).toEqual(first);
+    expect(batches.at(-1)?.ops.map((op) => op.data)).toEqual([{ done: true }]);
+    expect(client.get("tasks", first.ops[0].record_id)?.data).toEqual({ title: "a", done: true });
+  });
+
+  it("does not retry a non-retryable error", async () => {
+    const server = new FakeServer();
+    const { client, sleeps } = await openClient(server);
+    await client.create("tasks", { title: "a" });
+    server.script = () => envelope(401, "UNAUTHENTICATED");
+    await expect(client.sync()).rejects.toMatchObject({ code: "UNAUTHENTICATED", status: 401 });
+    expect(sleeps).toHaveLength(0);
+    expect(client.status).toMatchObject({ state: "error", lastErrorCode: "UNAUTHENTICATED", pending: 1 });
+  });
+
+  it("retries a 429 after Retry-After", async () => {
+    const server = new FakeServer();
+    const { client, sleeps } = await openClient(server);
+    await client.create("tasks", { title: "a" });
+    server.script = (_request, call) => (call === 0 ? envelope(429, "RATE_LIMITED", { "retry-after": "7" }) : undefined);
+    await client.sync();
+    expect(sleeps).toEqual([7000]);
+    expect(server.batches()).toHaveLength(2);
+  });
+});

@@ -1,0 +1,30 @@
+// Versions as HTTP entity tags, for documents served with ETag and replaced
+// with If-Match (RFC 9110 §8.8.3, §13.1.1). Shared by the api function and
+// the client. A version is served as a strong tag: "7".
+
+export function versionEtag(version: number): string {
+  return `"${version}"`;
+}
+
+/**
+ * What an If-Match header asks for: "any" (absent or `*`: no precondition) or
+ * the versions it lists. Strong comparison: weak tags (W/"7") and tags that
+ * are not a version never match, so they make the precondition fail (412),
+ * as RFC 9110 says for a list that matches nothing. A bare 7 (unquoted, a
+ * common client mistake) is read as "7".
+ */
+export function parseIfMatch(header: string | undefined): "any" | number[] {
+  if (header === undefined || header.trim() === "") return "any";
+  if (header.trim() === "*") return "any";
+  const versions: number[] = [];
+  for (const raw of header.split(",")) {
+    const tag = raw.trim();
+    const match = /^"(\d{1,10})"$/.exec(tag) ?? /^(\d{1,10})$/.exec(tag);
+    if (match) versions.push(Number(match[1]));
+  }
+  return versions;
+}
+
+export function ifMatchAccepts(condition: "any" | number[], currentVersion: number): boolean {
+  return condition === "any" || condition.includes(currentVersion);
+}

@@ -1,0 +1,164 @@
+// Field-level merge of one sync op into the server's current record, on
+// server-issued versions only (no client clocks). Pure: no database, no time;
+// the caller passes the sequence number and timestamp the write would get.
+//
+// Every record keeps, per field, the change_seq of the field's last write and
+// the device that wrote it (field_versions). The key "*" stands for "every
+// field not listed" and is set by a delete, so a tombstone (and a record
+// re-created after one) remembers who deleted it and when.
+//
+// Rules (base = op.base_version, or 0 for a client-created record):
+//   a write of field f is FOREIGN-NEWER when f's entry (or "*") has v > base and
+//   was written by another device, or by an unknown one (no device_id).
+//   upsert on a missing record          → create with the patch.
+//   upsert on a live record             → conflict iff a patched field is
+//                                          foreign-newer; else the patch merges
+//                                          over the current data.
+//   upsert on a tombstone               → conflict iff the delete is
+//                                          foreign-newer; else re-create from
+//                                          the patch.
+//   delete on a missing record          → a tombstone is written.
+//   delete on a live record             → conflict iff ANY field is
+//                                          foreign-newer (nothing another device
+//                                          wrote since base is silently lost).
+//   delete on a tombstone               → applied, nothing written.
+//   create twice (base null, record exists) = base 0: fields the other device
+//   set conflict, fields nobody set merge.
+// A device's own writes never conflict with its later ops, so ops of one
+// device chain in order, within a batch and across batches. Writes made
+// earlier in the same batch count as the op's own even without a device_id:
+// a batch comes from one client.
+
+export type JsonObject = Record<string, unknown>;
+
+export interface FieldVersion {
+  /** change_seq of the field's last write. */
+  v: number;
+  /** installation id of the device that wrote it; null when unknown. */
+  d: string | null;
+}
+export type FieldVersions = Record<string, FieldVersion>;
+
+/** The "every other field" key of field_versions, set by deletes. */
+export const ALL_FIELDS = "*";
+
+export interface ServerRecord {
+  collection: string;
+  id: string;
+  version: number;
+  deleted: boolean;
+  data: JsonObject | null;
+  field_versions: FieldVersions;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface MergeOp {
+  type: "upsert" | "delete";
+  base_version: number | null;
+  data?: JsonObject;
+}
+
+export interface WriteContext {
+  collection: string;
+  id: string;
+  /** Installation id of the pushing device; null when the batch named none. */
+  deviceId: string | null;
+  /** The change_seq this write gets if it is applied (> every existing version). */
+  seq: number;
+  /** Server time of the write. */
+  now: string;
+  /**
+   * Versions above this were written earlier in the same batch, i.e. by this
+   * client; they never conflict. The user's last_seq before the batch (a
+   * standalone merge passes Infinity: no own writes).
+   */
+  batchFloor: number;
+}
+
+export type MergeResult =
+  /** `written` is false when the op needed no write (deleting a tombstone). */
+  | { outcome: "applied"; next: ServerRecord; written: boolean }
+  /** `fields`: the fields another device changed since base ("*" = the record's deletion or any field). */
+  | { outcome: "conflict"; current: ServerRecord; fields: string[] };
+
+function fieldVersion(record: ServerRecord, field: string): FieldVersion | undefined {
+  return record.field_versions[field] ?? record.field_versions[ALL_FIELDS];
+}
+
+/** True when `entry` was written after `base` by another (or an unknown) device, not earlier in this batch. */
+export function isForeignNewer(entry: FieldVersion | undefined, base: number, ctx: Pick<WriteContext, "deviceId" | "batchFloor">): boolean {
+  if (!entry || entry.v <= base || entry.v > ctx.batchFloor) return false;
+  return ctx.deviceId === null || entry.d !== ctx.deviceId;
+}
+
+function stamp(fields: string[], ctx: WriteContext): FieldVersions {
+  const stamped: FieldVersions = {};
+  for (const field of fields) stamped[field] = { v: ctx.seq, d: ctx.deviceId };
+  return stamped;
+}
+
+export function mergeOp(current: ServerRecord | null, op: MergeOp, ctx: WriteContext): MergeResult {
+  const base = op.base_version ?? 0;
+  if (current && ctx.seq <= current.version) throw new RangeError("the write's seq must exceed the record's version");
+
+  if (op.type === "delete") {
+    if (current?.deleted) return { outcome: "applied", next: current, written: false };
+    if (current) {
+      const fields = Object.keys(current.field_versions)
+        .filter((field) => isForeignNewer(current.field_versions[field], base, ctx))
+        .sort();
+      if (fields.length > 0) return { outcome: "conflict", current, fields };
+    }
+    return {
+      outcome: "applied",
+      written: true,
+      next: {
+        collection: ctx.collection,
+        id: ctx.id,
+        version: ctx.seq,
+        deleted: true,
+        data: null,
+        field_versions: stamp([ALL_FIELDS], ctx),
+        created_at: current?.created_at ?? ctx.now,
+        updated_at: ctx.now,
+        deleted_at: ctx.now,
+      },
+    };
+  }
+
+  const patch = op.data ?? {};
+  const patched = Object.keys(patch);
+  let data: JsonObject;
+  let versions: FieldVersions;
+  if (!current) {
+    data = { ...patch };
+    versions = stamp(patched, ctx);
+  } else if (current.deleted) {
+    const deletion = current.field_versions[ALL_FIELDS] ?? { v: current.version, d: null };
+    if (isForeignNewer(deletion, base, ctx)) return { outcome: "conflict", current, fields: [ALL_FIELDS] };
+    data = { ...patch };
+    versions = { [ALL_FIELDS]: deletion, ...stamp(patched, ctx) };
+  } else {
+    const fields = patched.filter((field) => isForeignNewer(fieldVersion(current, field), base, ctx)).sort();
+    if (fields.length > 0) return { outcome: "conflict", current, fields };
+    data = { ...(current.data ?? {}), ...patch };
+    versions = { ...current.field_versions, ...stamp(patched, ctx) };
+  }
+  return {
+    outcome: "applied",
+    written: true,
+    next: {
+      collection: ctx.collection,
+      id: ctx.id,
+      version: ctx.seq,
+      deleted: false,
+      data,
+      field_versions: versions,
+      created_at: current?.created_at ?? ctx.now,
+      updated_at: ctx.now,
+      deleted_at: null,
+    },
+  };
+}

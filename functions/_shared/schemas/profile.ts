@@ -1,0 +1,21 @@
+// The onboarding state shown by POST /v1/auth/session, and what the app may
+// write to its own row of public.profiles with supabase-js (the database's
+// column privileges allow exactly these columns).
+import { z } from "zod";
+import { ONBOARDING_STEPS } from "../onboarding-steps.ts";
+
+export const onboardingStepSchema = z.enum(ONBOARDING_STEPS);
+
+export const onboardingSchema = z.object({
+  completed_steps: z.array(onboardingStepSchema).describe("steps done, in the declared order"),
+  completed_at: z.string().datetime({ offset: true }).nullable()
+    .describe("set by the database when every step is done; null while any is missing"),
+});
+export type Onboarding = z.infer<typeof onboardingSchema>;
+
+/** `supabase.from("profiles").update(…)`: only these columns are writable. */
+export const profileUpdateSchema = z.strictObject({
+  display_name: z.string().trim().min(1).max(80).nullable().optional(),
+  completed_steps: z.array(onboardingStepSchema).max(ONBOARDING_STEPS.length).optional(),
+});
+export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;

@@ -1,0 +1,29 @@
+// POST /v1/auth/session: bind the caller's Supabase session to this device
+// and get the app's start-up state. DELETE /v1/auth/session takes no body.
+import { z } from "zod";
+import { deviceRegistrationSchema, deviceSchema } from "./devices.ts";
+import { notificationPreferencesSchema } from "./notifications.ts";
+import { onboardingSchema } from "./profile.ts";
+
+export const sessionStartRequestSchema = z.strictObject({
+  device: deviceRegistrationSchema,
+});
+export type SessionStartRequest = z.infer<typeof sessionStartRequestSchema>;
+
+export const sessionStartResponseSchema = z.object({
+  session: z.object({
+    id: z.uuid().describe("the Supabase Auth session id (the token's session_id claim)"),
+    user_id: z.uuid(),
+    aal: z.string().describe("authenticator assurance level of the session (aal1, aal2)"),
+    expires_at: z.string().datetime({ offset: true }).describe("when the access token expires; refresh it with supabase-js before"),
+  }),
+  device: deviceSchema,
+  user: z.object({
+    id: z.uuid(),
+    display_name: z.string().nullable(),
+    onboarding: onboardingSchema,
+  }),
+  notifications: notificationPreferencesSchema,
+  server_time: z.string().datetime({ offset: true }),
+});
+export type SessionStartResponse = z.infer<typeof sessionStartResponseSchema>;

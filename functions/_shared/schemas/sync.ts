@@ -1,0 +1,157 @@
+// Wire shapes of the sync API (api-v1.md: POST /v1/sync/batch, GET
+// /v1/sync/changes), shared by the function, the client and the tests.
+import { z } from "zod";
+import { fieldDetailSchema } from "../errors.ts";
+
+const version = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+const timestamp = z.string().datetime({ offset: true });
+
+/** A record as the server holds it, as listed by GET /v1/sync/changes and returned by a push. */
+export const syncRecordSchema = z.object({
+  collection: z.string(),
+  id: z.uuid(),
+  version: version.describe("server-issued: the user's change sequence number of the record's latest write"),
+  deleted: z.boolean(),
+  data: z.record(z.string(), z.unknown()).nullable().describe("the record's fields; null when deleted"),
+  updated_at: timestamp,
+});
+export type SyncRecord = z.infer<typeof syncRecordSchema>;
+
+/**
+ * One op of a batch. Structural problems here (non-uuid op_id or record_id,
+ * unknown type, unexpected keys such as a client-sent `version`) reject the
+ * whole batch with 400; problems of the op's content (unknown collection, data
+ * that breaks the collection's schema or size, quota) reject only that op.
+ */
+export const syncOpSchema = z.strictObject({
+  op_id: z.uuid().describe("client-generated; the same op keeps its op_id across retries (exactly-once per user and op_id)"),
+  collection: z.string().min(1).max(64),
+  record_id: z.uuid(),
+  type: z.enum(["upsert", "delete"]),
+  base_version: version.nullable().describe("the server version the change was based on; null for a record the client created"),
+  data: z.record(z.string(), z.unknown()).optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
+});
+export type SyncOp = z.infer<typeof syncOpSchema>;
+
+export const syncBatchRequestSchema = z.strictObject({
+  device_id: z.uuid().optional().describe("the device's installation_id; ops of the same device never conflict with each other"),
+  ops: z.array(syncOpSchema).min(1).describe("at most limits.max_ops_per_batch (413 PAYLOAD_TOO_LARGE beyond)"),
+}).superRefine((batch, ctx) => {
+  const seen = new Set<string>();
+  batch.ops.forEach((op, index) => {
+    const key = op.op_id.toLowerCase();
+    if (seen.has(key)) {
+      ctx.addIssue({ code: "custom", path: ["ops", index, "op_id"], message: "appears twice in this batch", params: { code: "duplicate" } });
+    }
+    seen.add(key);
+  });
+});
+export type SyncBatchRequest = z.infer<typeof syncBatchRequestSchema>;
+
+/**
+ * Why an op was rejected: VALIDATION_FAILED (unknown collection, data against
+ * the collection's schema, data on a delete, base_version ahead of the
+ * server), PAYLOAD_TOO_LARGE (the record's data over max_record_data_bytes),
+ * QUOTA_EXCEEDED (over max_live_records_per_user).
+ */
+export const syncOpErrorCodeSchema = z.enum(["VALIDATION_FAILED", "PAYLOAD_TOO_LARGE", "QUOTA_EXCEEDED"]);
+export type SyncOpErrorCode = z.infer<typeof syncOpErrorCodeSchema>;
+
+export const syncOpErrorSchema = z.object({
+  code: syncOpErrorCodeSchema,
+  message: z.string(),
+  details: z.array(fieldDetailSchema).optional(),
+});
+export type SyncOpError = z.infer<typeof syncOpErrorSchema>;
+
+export const syncOpStatusSchema = z.enum(["applied", "duplicate", "conflict", "rejected"]);
+export type SyncOpStatus = z.infer<typeof syncOpStatusSchema>;
+
+export const syncOpResultSchema = z.object({
+  op_id: z.uuid(),
+  status: syncOpStatusSchema,
+  original_status: z.enum(["applied", "conflict", "rejected"]).optional()
+    .describe("duplicate only: the status this op_id got when it was first processed (record/error are from then too)"),
+  record: syncRecordSchema.optional().describe("applied: the new server state; conflict: the current server state to rebase on"),
+  error: syncOpErrorSchema.optional().describe("rejected: why"),
+});
+export type SyncOpResult = z.infer<typeof syncOpResultSchema>;
+
+export const syncBatchResponseSchema = z.object({
+  results: z.array(syncOpResultSchema).describe("one per op, in request order"),
+  server_time: timestamp,
+});
+export type SyncBatchResponse = z.infer<typeof syncBatchResponseSchema>;
+
+// ------------------------------------------------------ GET /v1/sync/changes
+// (appended by the pull side; the push side owns everything above, hence this
+// import down here: ES imports are hoisted wherever they stand)
+import { DEFAULT_LIMITS } from "../limits.ts";
+
+/** One entry of a pull: a record in its latest state; a delete is `deleted: true, data: null`. */
+export const changeSchema = syncRecordSchema;
+export type Change = SyncRecord;
+
+export interface ChangesQueryBounds {
+  default_pull_limit: number;
+  max_pull_limit: number;
+  max_collections_per_pull: number;
+}
+
+/**
+ * The query of GET /v1/sync/changes for a deployment's limits (GET /v1/meta)
+ * and collections; `knownCollections: null` leaves names unchecked.
+ * `collections` parses into the sorted distinct names; `limit` into a number.
+ */
+export function changesQuerySchemaFor(bounds: ChangesQueryBounds, knownCollections: readonly string[] | null) {
+  const known = knownCollections === null ? null : new Set(knownCollections);
+  return z.strictObject({
+    cursor: z.string().max(2048).optional()
+      .describe("opaque cursor of the previous page; absent → a full sync of every live record"),
+    limit: z.string()
+      .regex(/^[0-9]{1,9}$/, "must be a whole number")
+      .transform(Number)
+      .pipe(z.number().int().min(1).max(bounds.max_pull_limit))
+      .optional()
+      .transform((value) => value ?? bounds.default_pull_limit)
+      .describe(`changes per page, 1..limits.max_pull_limit (default limits.default_pull_limit)`),
+    collections: z.string()
+      .transform((value, ctx) => {
+        const names = value.split(",");
+        if (names.some((name) => name === "")) {
+          ctx.addIssue({ code: "custom", message: "must be comma-separated collection names without empty entries", params: { code: "invalid_format" } });
+          return z.NEVER;
+        }
+        const distinct = [...new Set(names)].sort();
+        if (distinct.length > bounds.max_collections_per_pull) {
+          ctx.addIssue({ code: "custom", message: `at most ${bounds.max_collections_per_pull} collections`, params: { code: "too_long" } });
+          return z.NEVER;
+        }
+        const unknown = known === null ? [] : distinct.filter((name) => !known.has(name));
+        if (unknown.length > 0) {
+          ctx.addIssue({
+            code: "custom",
+            message: `unknown collection${unknown.length > 1 ? "s" : ""} ${unknown.map((name) => JSON.stringify(name.slice(0, 64))).join(", ")}`,
+            params: { code: "unknown_collection" },
+          });
+          return z.NEVER;
+        }
+        return distinct;
+      })
+      .optional()
+      .describe("comma-separated collection names to pull (at most limits.max_collections_per_pull); absent → all"),
+  });
+}
+
+/** The query with the contract's default limits and no collection check (for documentation and clients). */
+export const changesQuerySchema = changesQuerySchemaFor(DEFAULT_LIMITS, null);
+export type ChangesQueryInput = z.input<typeof changesQuerySchema>;
+export type ChangesQuery = z.output<typeof changesQuerySchema>;
+
+export const changesResponseSchema = z.object({
+  changes: z.array(changeSchema).describe("in commit order; each record at most once per page, in its latest state"),
+  cursor: z.string().describe("opaque; send it as ?cursor= for the next page or the next sync (with the same collections)"),
+  has_more: z.boolean().describe("true: pull again now with this cursor; false: up to date as of server_time"),
+  server_time: timestamp,
+});
+export type ChangesResponse = z.infer<typeof changesResponseSchema>;

@@ -1,0 +1,148 @@
+// The database side of devices and sessions. Runs inside deps.db.withUser: as
+// role `authenticated` with the verified claims, so the policies of
+// app_private.devices decide which rows a statement sees and may write; the
+// triggers keep the lifecycle (revoked_at, push token release) and
+// app_private.revoke_session() is the one narrow way to delete a Supabase
+// session (docs/devices-and-sessions.md).
+import type { Device, DeviceRegistration } from "../../_shared/schemas/devices.ts";
+import type { Tx } from "../lib/db.ts";
+
+interface DeviceRow {
+  id: string;
+  installation_id: string;
+  platform: Device["platform"];
+  app_version: string;
+  build_number: number;
+  os_version: string | null;
+  model: string | null;
+  locale: string | null;
+  timezone: string | null;
+  push_provider: Device["push_provider"];
+  has_push_token: boolean;
+  push_token_updated_at: Date | null;
+  last_seen_at: Date;
+  created_at: Date;
+  revoked_at: Date | null;
+  session_id: string | null;
+}
+
+/** The device list is bounded; a user has a handful of installs (plus revoked ones). */
+export const MAX_LISTED_DEVICES = 100;
+
+function toDevice(row: DeviceRow, currentSessionId: string): Device {
+  return {
+    id: row.id,
+    installation_id: row.installation_id,
+    platform: row.platform,
+    app_version: row.app_version,
+    build_number: row.build_number,
+    os_version: row.os_version,
+    model: row.model,
+    locale: row.locale,
+    timezone: row.timezone,
+    push_provider: row.push_provider,
+    has_push_token: row.has_push_token,
+    push_token_updated_at: row.push_token_updated_at?.toISOString() ?? null,
+    last_seen_at: row.last_seen_at.toISOString(),
+    created_at: row.created_at.toISOString(),
+    revoked_at: row.revoked_at?.toISOString() ?? null,
+    current: row.session_id !== null && row.session_id === currentSessionId,
+  };
+}
+
+/**
+ * Registers (or refreshes) the caller's device for `installationId` and binds
+ * the caller's session to it. `created` is true when this (user,
+ * installation) had no device before (→ 201).
+ */
+export async function registerDevice(
+  tx: Tx,
+  caller: { userId: string; sessionId: string },
+  device: DeviceRegistration,
+): Promise<{ device: Device; created: boolean }> {
+  // A session runs on one install. The same session on another installation
+  // id (iOS keeps the keychain across a reinstall) moves the binding: the old
+  // device loses its session, so the trigger revokes it and drops its token.
+  await tx`
+    update app_private.devices
+    set session_id = null
+    where user_id = ${caller.userId}
+      and session_id = ${caller.sessionId}
+      and installation_id <> ${device.installation_id}`;
+
+  // The session this install ran before (a new sign-in on the same install).
+  const [previous] = await tx<{ session_id: string | null }[]>`
+    select session_id from app_private.devices
+    where user_id = ${caller.userId} and installation_id = ${device.installation_id}
+    for update`;
+
+  // push_token left out = keep the registered one; null = remove it.
+  const keepToken = device.push_token === undefined;
+  const [row] = await tx<(DeviceRow & { created: boolean })[]>`
+    insert into app_private.devices as d (
+      user_id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone,
+      push_token, push_provider, session_id, last_seen_at)
+    values (
+      ${caller.userId}, ${device.installation_id}, ${device.platform}, ${device.app_version}, ${device.build_number},
+      ${device.os_version ?? null}, ${device.model ?? null}, ${device.locale ?? null}, ${device.timezone ?? null},
+      ${device.push_token ?? null}, ${device.push_provider ?? null}, ${caller.sessionId}, now())
+    on conflict (user_id, installation_id) do update set
+      platform = excluded.platform,
+      app_version = excluded.app_version,
+      build_number = excluded.build_number,
+      os_version = excluded.os_version,
+      model = excluded.model,
+      locale = excluded.locale,
+      timezone = excluded.timezone,
+      push_token = case when ${keepToken} then d.push_token else excluded.push_token end,
+      push_provider = case when ${keepToken} then d.push_provider else excluded.push_provider end,
+      session_id = excluded.session_id,
+      last_seen_at = excluded.last_seen_at
+    returning
+      d.id, d.installation_id, d.platform, d.app_version, d.build_number, d.os_version, d.model, d.locale, d.timezone,
+      d.push_provider, d.push_token is not null as has_push_token, d.push_token_updated_at, d.last_seen_at,
+      d.created_at, d.revoked_at, d.session_id,
+      (d.xmax = 0) as created`;
+  // An install runs one session: the one it ran before is signed out, so no
+  // refresh token lives on that nobody can see or revoke from GET /v1/devices.
+  if (previous?.session_id && previous.session_id !== caller.sessionId) await revokeSession(tx, previous.session_id);
+  const { created, ...deviceRow } = row;
+  return { device: toDevice(deviceRow, caller.sessionId), created };
+}
+
+/** The caller's devices (RLS), active first, then most recently seen. */
+export async function listDevices(tx: Tx, caller: { userId: string; sessionId: string }): Promise<Device[]> {
+  const rows = await tx<DeviceRow[]>`
+    select
+      id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone,
+      push_provider, push_token is not null as has_push_token, push_token_updated_at, last_seen_at,
+      created_at, revoked_at, session_id
+    from app_private.devices
+    where user_id = ${caller.userId}
+    order by revoked_at is not null, last_seen_at desc, id
+    limit ${MAX_LISTED_DEVICES}`;
+  return rows.map((row) => toDevice(row, caller.sessionId));
+}
+
+/**
+ * Deletes one of the caller's Supabase sessions (its refresh tokens cascade;
+ * the bound device is revoked and loses its push token in this transaction).
+ * False when the session was already gone.
+ */
+export async function revokeSession(tx: Tx, sessionId: string): Promise<boolean> {
+  const [row] = await tx<{ revoked: boolean }[]>`select app_private.revoke_session(${sessionId}::uuid) as revoked`;
+  return row.revoked;
+}
+
+/**
+ * Signs one of the caller's devices out: revokes its bound session, if it
+ * still has one. `found` is false when the caller has no such device:
+ * another user's device is invisible under RLS, exactly like an unknown id.
+ */
+export async function signOutDevice(tx: Tx, deviceId: string): Promise<{ found: boolean }> {
+  const [device] = await tx<{ session_id: string | null }[]>`
+    select session_id from app_private.devices where id = ${deviceId}::uuid`;
+  if (!device) return { found: false };
+  if (device.session_id !== null) await revokeSession(tx, device.session_id);
+  return { found: true };
+}

@@ -1,0 +1,72 @@
+// GET and PUT /v1/users/me/notifications: the caller's notification
+// preference document, versioned (ETag = "<version>", If-Match on PUT).
+// docs/notification-preferences.md tells the model and the concurrency rules.
+import { createRoute, z } from "@hono/zod-openapi";
+import { parseIfMatch, versionEtag } from "../../_shared/etag.ts";
+import { notificationPreferencesPutSchema, notificationPreferencesSchema } from "../../_shared/schemas/notifications.ts";
+import type { App, Deps } from "../lib/app-env.ts";
+import { jsonBody, requireUser } from "../lib/middleware.ts";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+import { readPreferences, replacePreferences } from "../notifications/preference-store.ts";
+
+const PATH = "/v1/users/me/notifications";
+
+const etagHeader = {
+  ETag: { description: "the document's version as a strong entity tag, e.g. \"3\" (\"0\" for the defaults)", schema: { type: "string" as const } },
+};
+
+export function registerNotificationsRoutes(app: App, deps: Deps): void {
+  const document = { "application/json": { schema: notificationPreferencesSchema.openapi("NotificationPreferences") } };
+
+  const getPreferences = createRoute({
+    method: "get",
+    path: PATH,
+    summary: "The caller's notification preferences",
+    description: "The defaults (version 0, updated_at null) until the user saves preferences.",
+    security: bearerSecurity,
+    middleware: [requireUser(deps, "notifications")] as const,
+    responses: {
+      200: { description: "The document", headers: etagHeader, content: document },
+      ...errorResponses(...AUTHENTICATED_ERRORS),
+    },
+  });
+
+  const putPreferences = createRoute({
+    method: "put",
+    path: PATH,
+    summary: "Replace the caller's notification preferences",
+    description: "Replaces the whole document. If-Match is optional: with it (the ETag you read, or `*`) a stale version → 412 " +
+      "PRECONDITION_FAILED; without it the last write wins. A category left out gets its default; a required category " +
+      "(security) must keep one channel on. Every change is recorded in the audit trail.",
+    security: bearerSecurity,
+    middleware: [requireUser(deps, "notifications"), jsonBody(deps)] as const,
+    request: {
+      headers: z.object({
+        "if-match": z.string().optional().describe("the ETag of the version the change is based on, e.g. \"3\""),
+      }),
+      body: {
+        required: true,
+        content: { "application/json": { schema: notificationPreferencesPutSchema.openapi("NotificationPreferencesPut") } },
+      },
+    },
+    responses: {
+      200: { description: "The new document", headers: etagHeader, content: document },
+      ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS, "PRECONDITION_FAILED"),
+    },
+  });
+
+  app.openapi(getPreferences, async (c) => {
+    const user = c.get("user");
+    const preferences = await deps.db.withUser(user, (tx) => readPreferences(tx, user.sub));
+    return c.json(preferences, 200, { ETag: versionEtag(preferences.version) });
+  });
+
+  app.openapi(putPreferences, async (c) => {
+    const user = c.get("user");
+    const body = c.req.valid("json");
+    const ifMatch = parseIfMatch(c.req.header("if-match"));
+    const preferences = await deps.db.withUser(user, (tx) => replacePreferences(tx, user.sub, body, ifMatch));
+    Object.assign(c.get("logFields"), { version: preferences.version });
+    return c.json(preferences, 200, { ETag: versionEtag(preferences.version) });
+  });
+}

@@ -1,0 +1,60 @@
+// POST /v1/sync/batch: apply a device's queued ops, one result per op in
+// request order, atomically and exactly once per (user, op_id).
+//
+// Whole-batch answers: 413 PAYLOAD_TOO_LARGE when the body or the op count is
+// over the limits; 400 VALIDATION_FAILED when the envelope's structure is
+// wrong (not an object, unknown keys, no ops, an op_id/record_id that is not a
+// uuid, an op_id twice in the batch, an unknown op type, a bad base_version,
+// data that is not an object): without a well-formed op_id an op cannot be
+// answered or made idempotent, so such a batch is a client bug, not data.
+// Everything about an op's content is answered per op (`rejected`).
+import { createRoute } from "@hono/zod-openapi";
+import type { MiddlewareHandler } from "hono";
+import { ApiError } from "../../_shared/errors.ts";
+import { syncBatchRequestSchema, syncBatchResponseSchema } from "../../_shared/schemas/sync.ts";
+import type { App, AppEnv, Deps } from "../lib/app-env.ts";
+import { jsonBody, requireUser } from "../lib/middleware.ts";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+import { pushBatch } from "../sync/push-store.ts";
+
+/** 413 for too many ops, before the envelope is validated op by op. */
+function opCountLimit(deps: Deps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const body: unknown = await c.req.json();
+    const ops = typeof body === "object" && body !== null ? (body as { ops?: unknown }).ops : undefined;
+    const max = deps.config.limits.max_ops_per_batch;
+    if (Array.isArray(ops) && ops.length > max) {
+      throw new ApiError("PAYLOAD_TOO_LARGE", `a batch may carry at most ${max} ops; split it`);
+    }
+    await next();
+  };
+}
+
+export function registerSyncBatchRoutes(app: App, deps: Deps): void {
+  const postSyncBatch = createRoute({
+    method: "post",
+    path: "/v1/sync/batch",
+    summary: "Push a batch of ops: one result per op (applied, duplicate, conflict, rejected), atomically, exactly once per op_id",
+    security: bearerSecurity,
+    middleware: [requireUser(deps, "sync.batch"), jsonBody(deps), opCountLimit(deps)] as const,
+    request: {
+      body: { required: true, content: { "application/json": { schema: syncBatchRequestSchema.openapi("SyncBatchRequest") } } },
+    },
+    responses: {
+      200: {
+        description: "One result per op, in request order",
+        content: { "application/json": { schema: syncBatchResponseSchema.openapi("SyncBatchResponse") } },
+      },
+      ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS),
+    },
+  });
+
+  app.openapi(postSyncBatch, async (c) => {
+    const batch = c.req.valid("json");
+    const { plan, now } = await deps.db.withUser(c.get("user"), (tx) => pushBatch(tx, batch, deps.config.limits));
+    const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
+    for (const result of plan.results) counts[result.status] += 1;
+    Object.assign(c.get("logFields"), { ops: batch.ops.length, ...counts, records_written: plan.writes.length });
+    return c.json({ results: plan.results, server_time: now }, 200);
+  });
+}

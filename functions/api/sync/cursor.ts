@@ -1,0 +1,111 @@
+// The pull cursor of GET /v1/sync/changes: opaque to clients, tamper-evident
+// (HMAC-SHA256 with the server's TIDESYNC_CURSOR_SECRET) and bound to the user
+// it was issued to and to the collections filter it was issued for.
+//
+// Wire form: base64url(JSON payload) "." base64url(HMAC). The MAC covers a
+// version tag, the user id and the payload text exactly as sent, so changing
+// any character of either part, or presenting the cursor as another user,
+// fails verification. The user id is only MAC input, never written into the
+// cursor. Web Crypto only, so Deno (the function) and Node (tests) share it.
+import { z } from "zod";
+import { ApiError } from "../../_shared/errors.ts";
+
+const MAC_CONTEXT = "tidesync.sync-cursor.v1";
+/** Longest cursor accepted before any crypto runs; real ones are ~150 chars. */
+export const MAX_CURSOR_LENGTH = 512;
+const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/;
+
+export const cursorPayloadSchema = z.strictObject({
+  v: z.literal(1),
+  /** "full": issued while paging through a full sync; "incremental": after it. */
+  mode: z.enum(["full", "incremental"]),
+  /** Every change of the user with change_seq <= seq has been delivered to the holder. */
+  seq: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  /**
+   * Deletes at or below max(seq, floor) cannot concern the holder. A full
+   * sync sets it to the user's head when it started: a tombstone that old was
+   * already a tombstone then, so the holder never got that record.
+   */
+  floor: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+  /** Hash of the collections filter the cursor belongs to ("*" = no filter). */
+  scope: z.string().min(1).max(64),
+  /** Issued at, epoch seconds: a cursor older than the retention window is refused (410). */
+  iat: z.number().int().nonnegative(),
+});
+export type CursorPayload = z.infer<typeof cursorPayloadSchema>;
+
+const encoder = new TextEncoder();
+
+function toBase64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+function fromBase64Url(text: string): Uint8Array {
+  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
+}
+
+const keys = new Map<string, Promise<CryptoKey>>();
+function macKey(secret: string): Promise<CryptoKey> {
+  let key = keys.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", encoder.encode(secret), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    keys.set(secret, key);
+  }
+  return key;
+}
+
+async function mac(secret: string, userId: string, payloadText: string): Promise<string> {
+  const signature = await crypto.subtle.sign("HMAC", await macKey(secret), encoder.encode(`${MAC_CONTEXT}\n${userId}\n${payloadText}`));
+  return toBase64Url(new Uint8Array(signature));
+}
+
+/** Compares two strings in time independent of where they differ. */
+function constantTimeEqual(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * The scope of a collections filter: "*" without a filter, else a short hash
+ * of the sorted distinct names (order and repetition do not change it).
+ */
+export async function collectionsScope(collections: readonly string[] | null): Promise<string> {
+  if (collections === null) return "*";
+  const canonical = [...new Set(collections)].sort().join("\n");
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(canonical)));
+  return toBase64Url(digest.subarray(0, 16));
+}
+
+export async function encodeCursor(secret: string, userId: string, payload: CursorPayload): Promise<string> {
+  const payloadText = toBase64Url(encoder.encode(JSON.stringify(cursorPayloadSchema.parse(payload))));
+  return `${payloadText}.${await mac(secret, userId, payloadText)}`;
+}
+
+const INVALID = "the cursor was not issued by this server for this user, or it was altered; pull again without a cursor";
+
+/**
+ * Verifies a cursor for `userId` and returns its payload; anything else
+ * (malformed, altered, another user's, another secret's) is 400 INVALID_CURSOR,
+ * with one message for all so the answer reveals nothing about other users.
+ */
+export async function decodeCursor(secret: string, userId: string, cursor: string): Promise<CursorPayload> {
+  const match = cursor.length <= MAX_CURSOR_LENGTH ? CURSOR_SHAPE.exec(cursor) : null;
+  if (!match) throw new ApiError("INVALID_CURSOR", INVALID);
+  const [, payloadText, givenMac] = match;
+  // The MAC is checked over the text as sent, before anything is decoded.
+  if (!constantTimeEqual(await mac(secret, userId, payloadText), givenMac)) throw new ApiError("INVALID_CURSOR", INVALID);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(fromBase64Url(payloadText)));
+  } catch {
+    throw new ApiError("INVALID_CURSOR", INVALID);
+  }
+  const result = cursorPayloadSchema.safeParse(parsed);
+  if (!result.success) throw new ApiError("INVALID_CURSOR", INVALID);
+  return result.data;
+}

@@ -1,0 +1,218 @@
+-- pgTAP test helpers, in the spirit of basejump's supabase_test_helpers but
+-- written here (no network install). pg_prove runs the files of this folder
+-- in name order on one database, so this file runs first and COMMITS: the
+-- `tests` schema then exists for every *.test.sql file after it (which each
+-- roll back). It still has a plan, so pg_prove counts it as a test file.
+-- `supabase test db` picks it up the same way.
+--
+-- Helpers:
+--   tests.create_supabase_user(identifier, email)  auth.users row + one auth.sessions row
+--   tests.get_supabase_uid(identifier)             that user's id
+--   tests.get_session_id(identifier)               that user's (first) session id
+--   tests.authenticate_as(identifier)              role authenticated + request.jwt.claims
+--   tests.authenticate_as_anon()                   role anon + the anon key's claims
+--   tests.authenticate_as_service_role()           role service_role + its claims
+--   tests.clear_authentication()                   back to the connecting (super)user, no claims
+--   tests.rls_enabled(schema)                      pgTAP assertion: every table of schema has RLS
+-- Role switches and claims are transaction-local, as PostgREST does them.
+
+begin;
+
+create schema if not exists tests;
+comment on schema tests is 'pgTAP helpers (supabase/tests/database/000-setup-test-helpers.sql); test databases only.';
+grant usage on schema tests to anon, authenticated, service_role;
+
+-- Lookups run as the helper owner (a superuser in the test run): after
+-- authenticate_as(), the current role may not read auth.* itself.
+create or replace function tests.get_supabase_uid(identifier text)
+returns uuid
+language plpgsql
+stable
+security definer
+set search_path = ''
+as $$
+declare
+  found uuid;
+begin
+  select u.id into found
+  from auth.users u
+  where u.raw_user_meta_data ->> 'test_identifier' = identifier;
+  if found is null then
+    raise exception 'tests: no test user with identifier %; create it with tests.create_supabase_user()', identifier;
+  end if;
+  return found;
+end
+$$;
+comment on function tests.get_supabase_uid(text) is 'The auth.users id of the test user created with this identifier; raises if there is none.';
+
+create or replace function tests.get_session_id(identifier text)
+returns uuid
+language sql
+stable
+security definer
+set search_path = ''
+as $$
+  select s.id
+  from auth.sessions s
+  where s.user_id = tests.get_supabase_uid(identifier)
+  order by s.created_at, s.id
+  limit 1
+$$;
+comment on function tests.get_session_id(text) is 'The first Supabase session of the test user (created with it by tests.create_supabase_user).';
+
+create or replace function tests.create_supabase_user(identifier text, email text default null)
+returns uuid
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+declare
+  user_id uuid := extensions.gen_random_uuid();
+begin
+  if identifier is null or identifier = '' then
+    raise exception 'tests: a test user needs a non-empty identifier';
+  end if;
+  if exists (select 1 from auth.users u where u.raw_user_meta_data ->> 'test_identifier' = identifier) then
+    raise exception 'tests: a test user with identifier % already exists', identifier;
+  end if;
+  insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
+  values (
+    '00000000-0000-0000-0000-000000000000', user_id, 'authenticated', 'authenticated',
+    coalesce(email, user_id::text || '@test.tidesync.dev'),
+    jsonb_build_object('provider', 'email', 'providers', jsonb_build_array('email')),
+    jsonb_build_object('test_identifier', identifier),
+    now(), now(), false
+  );
+  insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
+  values (extensions.gen_random_uuid(), user_id, 'aal1', now(), now(), 'pgTAP test session');
+  return user_id;
+end
+$$;
+comment on function tests.create_supabase_user(text, text) is 'Creates a user as Supabase Auth would (auth.users, identifier in raw_user_meta_data.test_identifier) with one live session; returns its id.';
+
+-- Security invoker: switching roles is not allowed inside a security definer
+-- function. It first returns to the session user, so it may read auth.* even
+-- when called while authenticated as another user.
+create or replace function tests.authenticate_as(identifier text)
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  claims jsonb;
+begin
+  perform set_config('role', 'none', true);
+  -- The claims Supabase Auth puts in an access token (and PostgREST in request.jwt.claims).
+  select jsonb_build_object(
+    'iss', 'http://127.0.0.1:54321/auth/v1',
+    'sub', u.id,
+    'aud', 'authenticated',
+    'role', 'authenticated',
+    'exp', extract(epoch from now() + interval '1 hour')::bigint,
+    'iat', extract(epoch from now())::bigint,
+    'email', u.email,
+    'phone', coalesce(u.phone, ''),
+    'app_metadata', coalesce(u.raw_app_meta_data, '{}'::jsonb),
+    'user_metadata', coalesce(u.raw_user_meta_data, '{}'::jsonb),
+    'aal', coalesce(s.aal::text, 'aal1'),
+    'amr', jsonb_build_array(jsonb_build_object('method', 'password', 'timestamp', extract(epoch from now())::bigint)),
+    'session_id', s.id,
+    'is_anonymous', false
+  )
+  into claims
+  from auth.users u
+  left join auth.sessions s on s.id = tests.get_session_id(identifier)
+  where u.id = tests.get_supabase_uid(identifier);
+  perform set_config('role', 'authenticated', true);
+  perform set_config('request.jwt.claims', claims::text, true);
+end
+$$;
+comment on function tests.authenticate_as(text) is 'For the rest of the transaction: role authenticated with the access-token claims of the test user''s first session (sub, role, aud, session_id, email, aal, is_anonymous), as PostgREST sets them.';
+
+create or replace function tests.authenticate_as_anon()
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  perform set_config('role', 'anon', true);
+  perform set_config('request.jwt.claims', jsonb_build_object('iss', 'supabase', 'role', 'anon')::text, true);
+end
+$$;
+comment on function tests.authenticate_as_anon() is 'For the rest of the transaction: role anon with the anon key''s claims (no sub).';
+
+create or replace function tests.authenticate_as_service_role()
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  perform set_config('role', 'service_role', true);
+  perform set_config('request.jwt.claims', jsonb_build_object('iss', 'supabase', 'role', 'service_role')::text, true);
+end
+$$;
+comment on function tests.authenticate_as_service_role() is 'For the rest of the transaction: role service_role (bypasses RLS) with the service key''s claims.';
+
+create or replace function tests.clear_authentication()
+returns void
+language plpgsql
+volatile
+set search_path = ''
+as $$
+begin
+  -- 'none' = back to the session user (the connecting superuser).
+  perform set_config('role', 'none', true);
+  perform set_config('request.jwt.claims', '', true);
+end
+$$;
+comment on function tests.clear_authentication() is 'Back to the connecting role with no request.jwt.claims, for the rest of the transaction.';
+
+-- A pgTAP assertion, so it resolves pgTAP's functions through the caller's
+-- search_path (pgTAP itself is not schema-qualified internally).
+create or replace function tests.rls_enabled(testing_schema text)
+returns setof text
+language plpgsql
+volatile
+as $$
+declare
+  missing text[];
+begin
+  select coalesce(array_agg(format('%I.%I', n.nspname, c.relname) order by c.relname), '{}')
+  into missing
+  from pg_catalog.pg_class c
+  join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+  where n.nspname = testing_schema
+    and c.relkind in ('r', 'p')
+    and not c.relrowsecurity;
+  return next ok(
+    cardinality(missing) = 0,
+    format('every table in schema %s has row level security enabled', testing_schema)
+  );
+  if cardinality(missing) > 0 then
+    return next diag('without RLS: ' || array_to_string(missing, ', '));
+  end if;
+end
+$$;
+comment on function tests.rls_enabled(text) is 'pgTAP assertion: every table (and partitioned table) of the schema has row level security enabled; lists the ones that do not.';
+
+-- Every API role may call the helpers, since tests switch between them.
+grant execute on all functions in schema tests to anon, authenticated, service_role;
+
+select plan(9);
+select has_function('tests', 'create_supabase_user', array['text', 'text'], 'tests.create_supabase_user(identifier, email) exists');
+select has_function('tests', 'get_supabase_uid', array['text'], 'tests.get_supabase_uid(identifier) exists');
+select has_function('tests', 'get_session_id', array['text'], 'tests.get_session_id(identifier) exists');
+select has_function('tests', 'authenticate_as', array['text'], 'tests.authenticate_as(identifier) exists');
+select has_function('tests', 'authenticate_as_anon', '{}'::text[], 'tests.authenticate_as_anon() exists');
+select has_function('tests', 'authenticate_as_service_role', '{}'::text[], 'tests.authenticate_as_service_role() exists');
+select has_function('tests', 'clear_authentication', '{}'::text[], 'tests.clear_authentication() exists');
+select has_function('tests', 'rls_enabled', array['text'], 'tests.rls_enabled(schema) exists');
+select ok(has_schema_privilege('authenticated', 'tests', 'usage') and has_schema_privilege('anon', 'tests', 'usage'),
+  'the API roles can reach the helpers after switching to them');
+select * from finish();
+
+commit;

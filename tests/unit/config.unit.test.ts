@@ -1,0 +1,84 @@
+// The function's environment → Config: defaults, derived values, and a clear
+// start-up error (naming the variable) for anything missing or malformed.
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../../functions/api/lib/config.ts";
+import { DEFAULT_RATE_LIMITS } from "../../functions/api/lib/rate-limit-rules.ts";
+import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
+
+const BASE = {
+  SUPABASE_DB_URL: "postgres://postgres:pw@db.example.test:5432/postgres",
+  SUPABASE_JWT_SECRET: "legacy-secret",
+  TIDESYNC_CURSOR_SECRET: "c".repeat(32),
+};
+const JWKS = JSON.stringify({ keys: [{ kty: "EC", crv: "P-256", x: "x", y: "y", kid: "k1", alg: "ES256" }] });
+
+describe("loadConfig", () => {
+  it("applies the documented defaults", () => {
+    const config = loadConfig(BASE);
+    expect(config.dbUrl).toBe(BASE.SUPABASE_DB_URL);
+    expect(config.db).toEqual({ poolMax: 10, connectTimeoutSeconds: 5, statementTimeoutMs: 8000, prepare: true });
+    expect(config.auth).toEqual({ jwks: undefined, jwksUrl: undefined, hsSecret: "legacy-secret", issuer: undefined });
+    expect(config.limits).toEqual(DEFAULT_LIMITS);
+    expect(config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
+  });
+
+  it("requires SUPABASE_DB_URL and a valid URL in it", () => {
+    expect(() => loadConfig({ ...BASE, SUPABASE_DB_URL: undefined })).toThrow(/SUPABASE_DB_URL is required/);
+    expect(() => loadConfig({ ...BASE, SUPABASE_DB_URL: "not a url" })).toThrow(/SUPABASE_DB_URL is not a valid URL/);
+  });
+
+  it("turns prepared statements off behind the transaction pooler (port 6543), unless told otherwise", () => {
+    expect(loadConfig({ ...BASE, SUPABASE_DB_URL: "postgres://u@pooler.example.test:6543/postgres" }).db.prepare).toBe(false);
+    expect(loadConfig({ ...BASE, TIDESYNC_DB_PREPARE: "false" }).db.prepare).toBe(false);
+    expect(loadConfig({ ...BASE, SUPABASE_DB_URL: "postgres://u@pooler.example.test:6543/postgres", TIDESYNC_DB_PREPARE: "true" }).db.prepare).toBe(true);
+  });
+
+  it("reads the database tuning variables and refuses non-positive integers", () => {
+    const config = loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "3", TIDESYNC_DB_CONNECT_TIMEOUT_S: "2", TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "250" });
+    expect(config.db).toMatchObject({ poolMax: 3, connectTimeoutSeconds: 2, statementTimeoutMs: 250 });
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a positive integer/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "fast" })).toThrow(/TIDESYNC_DB_STATEMENT_TIMEOUT_MS/);
+  });
+
+  it("needs at least one way to verify tokens", () => {
+    expect(() => loadConfig({ ...BASE, SUPABASE_JWT_SECRET: undefined })).toThrow(/No token verification key/);
+    expect(() => loadConfig({ ...BASE, SUPABASE_JWT_SECRET: "" })).toThrow(/No token verification key/);
+  });
+
+  it("prefers an inline JWKS over the project's JWKS endpoint", () => {
+    const config = loadConfig({ ...BASE, SUPABASE_JWKS: JWKS, SUPABASE_URL: "https://abc.supabase.co" });
+    expect(config.auth.jwks?.keys[0].kid).toBe("k1");
+    expect(config.auth.jwksUrl).toBeUndefined();
+  });
+
+  it("derives the JWKS endpoint from SUPABASE_URL (trailing slashes ignored)", () => {
+    const config = loadConfig({ ...BASE, SUPABASE_JWT_SECRET: undefined, SUPABASE_URL: "https://abc.supabase.co//" });
+    expect(config.auth.jwksUrl).toBe("https://abc.supabase.co/auth/v1/.well-known/jwks.json");
+    expect(config.auth.hsSecret).toBeUndefined();
+  });
+
+  it("refuses a malformed or empty SUPABASE_JWKS", () => {
+    expect(() => loadConfig({ ...BASE, SUPABASE_JWKS: "{not json" })).toThrow(/SUPABASE_JWKS must be a JSON Web Key Set/);
+    expect(() => loadConfig({ ...BASE, SUPABASE_JWKS: JSON.stringify({ keys: [] }) })).toThrow(/at least one key/);
+  });
+
+  it("checks the issuer only when TIDESYNC_JWT_ISSUER is set", () => {
+    expect(loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: "https://abc.supabase.co/auth/v1" }).auth.issuer).toBe("https://abc.supabase.co/auth/v1");
+  });
+
+  it("merges TIDESYNC_RATE_LIMITS over the defaults and validates it", () => {
+    const config = loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 5, window_seconds: 10 } }) });
+    expect(config.rateLimits["sync.batch"]).toEqual({ limit: 5, window_seconds: 10 });
+    expect(config.rateLimits["sync.pull"]).toEqual(DEFAULT_RATE_LIMITS["sync.pull"]);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: "nope" })).toThrow(/TIDESYNC_RATE_LIMITS must be JSON/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 0, window_seconds: 10 } }) }))
+      .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 1, window_seconds: 10, burst: 2 } }) }))
+      .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+  });
+
+  it("passes the limit variables through to the published limits", () => {
+    expect(loadConfig({ ...BASE, TIDESYNC_MAX_OPS_PER_BATCH: "3" }).limits.max_ops_per_batch).toBe(3);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_MAX_BODY_BYTES: "-5" })).toThrow(/TIDESYNC_MAX_BODY_BYTES/);
+  });
+});

@@ -1,0 +1,48 @@
+// The limits of api-v1.md: defaults as the contract states, each overridable by its variable.
+import { describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS, limitEnvName, limitsSchema, loadLimits } from "../../functions/_shared/limits.ts";
+
+describe("limits", () => {
+  it("defaults to the contract's values", () => {
+    expect(loadLimits({})).toEqual({
+      max_body_bytes: 1024 * 1024,
+      max_ops_per_batch: 500,
+      max_record_data_bytes: 64 * 1024,
+      default_pull_limit: 500,
+      max_pull_limit: 1000,
+      max_collections_per_pull: 20,
+      max_live_records_per_user: 100_000,
+      retention_days: 30,
+    });
+    expect(limitsSchema.parse(DEFAULT_LIMITS)).toEqual(DEFAULT_LIMITS);
+  });
+
+  it("names each variable after its limit", () => {
+    expect(limitEnvName("max_ops_per_batch")).toBe("TIDESYNC_MAX_OPS_PER_BATCH");
+    expect(limitEnvName("retention_days")).toBe("TIDESYNC_RETENTION_DAYS");
+  });
+
+  it("takes every override from the environment and ignores empty values", () => {
+    const env: Record<string, string> = {};
+    for (const key of Object.keys(DEFAULT_LIMITS) as (keyof typeof DEFAULT_LIMITS)[]) env[limitEnvName(key)] = "7";
+    env.TIDESYNC_MAX_PULL_LIMIT = "9";
+    const limits = loadLimits(env);
+    expect(limits.max_body_bytes).toBe(7);
+    expect(limits.max_pull_limit).toBe(9);
+    expect(loadLimits({ TIDESYNC_MAX_BODY_BYTES: "" }).max_body_bytes).toBe(DEFAULT_LIMITS.max_body_bytes);
+  });
+
+  it.each(["0", "-1", "1.5", "ten", "1e400"])("refuses %j as a limit, naming the variable", (value) => {
+    expect(() => loadLimits({ TIDESYNC_MAX_OPS_PER_BATCH: value })).toThrow(/TIDESYNC_MAX_OPS_PER_BATCH must be a positive integer/);
+  });
+
+  it("refuses a default pull size above the maximum", () => {
+    expect(() => loadLimits({ TIDESYNC_DEFAULT_PULL_LIMIT: "600", TIDESYNC_MAX_PULL_LIMIT: "500" })).toThrow(/must not exceed/);
+  });
+
+  it("does not share state between calls", () => {
+    loadLimits({ TIDESYNC_MAX_BODY_BYTES: "5" });
+    expect(DEFAULT_LIMITS.max_body_bytes).toBe(1024 * 1024);
+    expect(loadLimits({}).max_body_bytes).toBe(1024 * 1024);
+  });
+});

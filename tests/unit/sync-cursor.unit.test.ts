@@ -1,0 +1,97 @@
+// The pull cursor codec: what it issues it accepts (for the same user and
+// secret only), and any alteration is refused as INVALID_CURSOR.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../../functions/_shared/errors.ts";
+import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor } from "../../functions/api/sync/cursor.ts";
+
+const SECRET = "unit-test-secret-unit-test-secret-0123456789";
+const ALICE = "7b0c1a5e-3d55-4d5e-9a43-0a8f8c7b1d01";
+const BOB = "c2d7e8f9-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
+
+const payloadArb: fc.Arbitrary<CursorPayload> = fc.record({
+  v: fc.constant(1 as const),
+  mode: fc.constantFrom("full" as const, "incremental" as const),
+  seq: fc.maxSafeNat(),
+  floor: fc.maxSafeNat(),
+  scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"),
+  iat: fc.integer({ min: 0, max: 4_000_000_000 }),
+});
+
+async function rejection(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+    return undefined;
+  } catch (error) {
+    return error instanceof ApiError ? error.code : String(error);
+  }
+}
+
+const BASE64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+describe("sync cursor codec", () => {
+  it("decodes what it encodes, for the same user and secret", async () => {
+    await fc.assert(fc.asyncProperty(payloadArb, async (payload) => {
+      const cursor = await encodeCursor(SECRET, ALICE, payload);
+      expect(await decodeCursor(SECRET, ALICE, cursor)).toEqual(payload);
+    }), { numRuns: 200 });
+  });
+
+  it("is opaque: the user id is not in the cursor", async () => {
+    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "incremental", seq: 42, floor: 42, scope: "*", iat: 1 });
+    const text = Buffer.from(cursor.split(".")[0], "base64url").toString("utf8");
+    expect(text).not.toContain(ALICE);
+    expect(cursor).not.toContain(ALICE);
+  });
+
+  it("rejects a cursor with any single character changed", async () => {
+    await fc.assert(fc.asyncProperty(payloadArb, fc.nat(), fc.nat(), async (payload, position, replacement) => {
+      const cursor = await encodeCursor(SECRET, ALICE, payload);
+      const at = position % cursor.length;
+      const candidates = [...BASE64URL, "."].filter((c) => c !== cursor[at]);
+      const tampered = cursor.slice(0, at) + candidates[replacement % candidates.length] + cursor.slice(at + 1);
+      expect(await rejection(decodeCursor(SECRET, ALICE, tampered))).toBe("INVALID_CURSOR");
+    }), { numRuns: 500 });
+  });
+
+  it("rejects every one-character change of the last MAC character (no non-canonical base64 slack)", async () => {
+    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "full", seq: 7, floor: 7, scope: "*", iat: 1 });
+    for (const c of BASE64URL) {
+      if (c === cursor.at(-1)) continue;
+      expect(await rejection(decodeCursor(SECRET, ALICE, cursor.slice(0, -1) + c))).toBe("INVALID_CURSOR");
+    }
+  });
+
+  it("rejects truncated, extended and re-signed cursors", async () => {
+    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "incremental", seq: 9, floor: 9, scope: "*", iat: 1 });
+    for (const bad of [cursor.slice(0, -1), cursor + "A", cursor.slice(1), "", ".", "x".repeat(600), cursor.replace(".", "")]) {
+      expect(await rejection(decodeCursor(SECRET, ALICE, bad))).toBe("INVALID_CURSOR");
+    }
+    // A payload with a raised seq and the old MAC.
+    const forgedPayload = Buffer.from(JSON.stringify({ v: 1, mode: "incremental", seq: 10, floor: 10, scope: "*", iat: 1 })).toString("base64url");
+    expect(await rejection(decodeCursor(SECRET, ALICE, `${forgedPayload}.${cursor.split(".")[1]}`))).toBe("INVALID_CURSOR");
+  });
+
+  it("rejects another user's cursor and another secret's cursor", async () => {
+    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "incremental", seq: 9, floor: 9, scope: "*", iat: 1 });
+    expect(await rejection(decodeCursor(SECRET, BOB, cursor))).toBe("INVALID_CURSOR");
+    expect(await rejection(decodeCursor(SECRET + "x", ALICE, cursor))).toBe("INVALID_CURSOR");
+  });
+
+  it("rejects a correctly signed payload that is not a valid cursor", async () => {
+    // Signed with the real key (as a server bug might), but not the schema: still refused.
+    const { subtle } = globalThis.crypto;
+    const key = await subtle.importKey("raw", new TextEncoder().encode(SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+    const payloadText = Buffer.from(JSON.stringify({ v: 2, mode: "full", seq: -1, floor: 0, scope: "*", iat: 1 })).toString("base64url");
+    const mac = Buffer.from(await subtle.sign("HMAC", key, new TextEncoder().encode(`tidesync.sync-cursor.v1\n${ALICE}\n${payloadText}`))).toString("base64url");
+    expect(await rejection(decodeCursor(SECRET, ALICE, `${payloadText}.${mac}`))).toBe("INVALID_CURSOR");
+  });
+
+  it("scopes collections filters independently of order and repetition", async () => {
+    expect(await collectionsScope(null)).toBe("*");
+    const a = await collectionsScope(["tasks", "lists"]);
+    expect(await collectionsScope(["lists", "tasks", "lists"])).toBe(a);
+    expect(await collectionsScope(["lists"])).not.toBe(a);
+    expect(a).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+});

@@ -1,0 +1,88 @@
+// The envelope's field details: JSON Pointers and stable codes a client can branch on.
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { jsonPointer, validationMessage, zodIssuesToDetails } from "../../functions/_shared/validation-details.ts";
+
+function detailsFor(schema: z.ZodType, input: unknown) {
+  const result = schema.safeParse(input);
+  if (result.success) throw new Error("expected the input to be invalid");
+  return zodIssuesToDetails(result.error.issues);
+}
+
+describe("jsonPointer", () => {
+  it("is empty for the root and escapes ~ and / as RFC 6901 says", () => {
+    expect(jsonPointer([])).toBe("");
+    expect(jsonPointer(["ops", 3, "data", "title"])).toBe("/ops/3/data/title");
+    expect(jsonPointer(["a/b", "c~d"])).toBe("/a~1b/c~0d");
+  });
+});
+
+describe("zodIssuesToDetails", () => {
+  const schema = z.strictObject({
+    title: z.string().max(5),
+    tags: z.array(z.string()).min(1),
+    count: z.number().int().max(10),
+    kind: z.enum(["a", "b"]),
+    email: z.email().optional(),
+  });
+  const valid = { title: "ok", tags: ["x"], count: 1, kind: "a" };
+
+  it("reports a missing field as required", () => {
+    expect(detailsFor(schema, { tags: ["x"], count: 1, kind: "a" })).toEqual([{ field: "/title", code: "required", message: "is required" }]);
+  });
+
+  it("reports a wrong type with the expected type", () => {
+    expect(detailsFor(schema, { ...valid, count: "1" })).toEqual([{ field: "/count", code: "invalid_type", message: "must be number" }]);
+  });
+
+  it("reports strings and arrays out of bounds as too_long / too_short with the unit", () => {
+    expect(detailsFor(schema, { ...valid, title: "too long" })).toEqual([{ field: "/title", code: "too_long", message: "at most 5 characters" }]);
+    expect(detailsFor(schema, { ...valid, tags: [] })).toEqual([{ field: "/tags", code: "too_short", message: "at least 1 items" }]);
+  });
+
+  it("reports numbers out of range as too_large", () => {
+    expect(detailsFor(schema, { ...valid, count: 11 })).toEqual([{ field: "/count", code: "too_large", message: "at most 10" }]);
+  });
+
+  it("lists the allowed values of an enum", () => {
+    expect(detailsFor(schema, { ...valid, kind: "c" })).toEqual([{ field: "/kind", code: "invalid_value", message: 'must be one of "a", "b"' }]);
+  });
+
+  it("reports a malformed format", () => {
+    const [detail] = detailsFor(schema, { ...valid, email: "not-an-email" });
+    expect(detail).toMatchObject({ field: "/email", code: "invalid_format" });
+  });
+
+  it("gives each unexpected field its own pointer", () => {
+    expect(detailsFor(schema, { ...valid, extra: 1, other: 2 })).toEqual([
+      { field: "/extra", code: "unexpected_field", message: "is not an accepted field" },
+      { field: "/other", code: "unexpected_field", message: "is not an accepted field" },
+    ]);
+  });
+
+  it("points into nested arrays and honours a prefix", () => {
+    const nested = z.object({ ops: z.array(z.object({ data: z.object({ title: z.string() }) })) });
+    const result = nested.safeParse({ ops: [{ data: { title: "a" } }, { data: { title: 1 } }] });
+    expect(result.success).toBe(false);
+    if (result.success) return;
+    expect(zodIssuesToDetails(result.error.issues)[0].field).toBe("/ops/1/data/title");
+    expect(zodIssuesToDetails(result.error.issues, ["body"])[0].field).toBe("/body/ops/1/data/title");
+  });
+
+  it("keeps the code and message of a custom issue", () => {
+    const custom = z.string().superRefine((value, ctx) => {
+      if (value === "bad") ctx.addIssue({ code: "custom", message: "is reserved", params: { code: "reserved_name" } });
+    });
+    expect(detailsFor(custom, "bad")).toEqual([{ field: "", code: "reserved_name", message: "is reserved" }]);
+  });
+});
+
+describe("validationMessage", () => {
+  it("counts the invalid fields", () => {
+    expect(validationMessage([{ field: "/a", code: "required", message: "is required" }])).toBe("1 field is invalid");
+    expect(validationMessage([
+      { field: "/a", code: "required", message: "is required" },
+      { field: "/b", code: "required", message: "is required" },
+    ])).toBe("2 fields are invalid");
+  });
+});

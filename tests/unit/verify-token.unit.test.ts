@@ -1,0 +1,140 @@
+// Access-token verification as Supabase issues tokens, in Node with jose:
+// JWKS (inline and fetched), legacy HS256, and every rejection the contract names.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
+import { ApiError } from "../../functions/_shared/errors.ts";
+import { createTokenVerifier } from "../../functions/api/lib/verify-token.ts";
+import { createSigningKeys, type SigningKeys } from "../support/signing-keys.ts";
+import { newIds, signEs256, signHs256, supabaseClaims, type TokenOptions } from "../support/tokens.ts";
+
+let keys: SigningKeys;
+let rsaPrivate: JWK;
+let rsaPublic: JWK;
+let jwksServer: Server;
+let jwksUrl: string;
+let jwksRequests = 0;
+
+beforeAll(async () => {
+  keys = await createSigningKeys();
+  const rsa = await generateKeyPair("RS256", { extractable: true });
+  rsaPrivate = { ...(await exportJWK(rsa.privateKey)), kid: "rsa-1", alg: "RS256" };
+  rsaPublic = { ...(await exportJWK(rsa.publicKey)), kid: "rsa-1", alg: "RS256", use: "sig" };
+  jwksServer = createServer((_req, res) => {
+    jwksRequests++;
+    res.setHeader("content-type", "application/json");
+    res.end(JSON.stringify({ keys: [...keys.publicJwks.keys, rsaPublic] }));
+  });
+  await new Promise<void>((resolve) => jwksServer.listen(0, "127.0.0.1", resolve));
+  jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/auth/v1/.well-known/jwks.json`;
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => jwksServer.close(resolve));
+});
+
+const claims = (overrides: Partial<TokenOptions> = {}) => supabaseClaims({ ...newIds(), ...overrides });
+const inline = () => createTokenVerifier({ jwks: { keys: [...keys.publicJwks.keys, rsaPublic] as Record<string, unknown>[] }, hsSecret: keys.hsSecret });
+
+async function rejection(promise: Promise<unknown>): Promise<ApiError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(ApiError);
+  return error as ApiError;
+}
+
+describe("verifyToken", () => {
+  it("accepts an ES256 token from the inline JWKS and returns its claims", async () => {
+    const payload = claims();
+    const verified = await inline()(`Bearer ${await signEs256(keys.privateJwk, payload)}`);
+    expect(verified).toMatchObject({ sub: payload.sub, session_id: payload.session_id, role: "authenticated" });
+  });
+
+  it("accepts an RS256 token", async () => {
+    const key = await importJWK(rsaPrivate, "RS256");
+    const token = await new SignJWT(claims()).setProtectedHeader({ alg: "RS256", kid: "rsa-1" }).sign(key);
+    expect((await inline()(`Bearer ${token}`)).role).toBe("authenticated");
+  });
+
+  it("accepts a legacy HS256 token when the secret is configured, and refuses it otherwise", async () => {
+    const token = await signHs256(keys.hsSecret, claims());
+    expect((await inline()(`Bearer ${token}`)).role).toBe("authenticated");
+    const withoutSecret = createTokenVerifier({ jwks: keys.publicJwks as { keys: Record<string, unknown>[] } });
+    expect((await rejection(withoutSecret(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
+  });
+
+  it("fetches the JWKS from the project's endpoint and caches it", async () => {
+    const verify = createTokenVerifier({ jwksUrl });
+    const before = jwksRequests;
+    await verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`);
+    await verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`);
+    expect(jwksRequests - before).toBe(1);
+  });
+
+  it("answers 503 UNAVAILABLE (retryable, Retry-After) when the JWKS endpoint is unreachable", async () => {
+    const verify = createTokenVerifier({ jwksUrl: "http://127.0.0.1:9/auth/v1/.well-known/jwks.json" });
+    const error = await rejection(verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`));
+    expect({ code: error.code, status: error.status, retryable: error.retryable }).toEqual({ code: "UNAVAILABLE", status: 503, retryable: true });
+    expect(Number(error.headers["Retry-After"])).toBeGreaterThan(0);
+  });
+
+  it.each([
+    ["no header", undefined, /missing/],
+    ["another scheme", "Basic dXNlcjpwYXNz", /Bearer/],
+    ["a non-JWT", "Bearer abc", /Bearer/],
+    ["an undecodable header", "Bearer e30x.e30.sig", /not a valid JWT/],
+  ])("refuses %s with 401", async (_name, header, message) => {
+    const error = await rejection(inline()(header));
+    expect(error.code).toBe("UNAUTHENTICATED");
+    expect(error.message).toMatch(message);
+  });
+
+  it("refuses a forged signature (another key under the same kid)", async () => {
+    const forger = await createSigningKeys();
+    const token = await signEs256({ ...forger.privateJwk, kid: keys.privateJwk.kid }, claims());
+    expect((await rejection(inline()(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
+  });
+
+  it("refuses an unsigned token (alg none)", async () => {
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const token = `${b64({ alg: "none", typ: "JWT" })}.${b64(claims())}.`;
+    expect((await rejection(inline()(`Bearer ${token}`))).message).toMatch(/algorithm/);
+  });
+
+  it("refuses an expired token, saying so", async () => {
+    const token = await signEs256(keys.privateJwk, claims({ issuedAt: Math.floor(Date.now() / 1000) - 7200, expiresInSeconds: 3600 }));
+    expect((await rejection(inline()(`Bearer ${token}`))).message).toMatch(/expired/);
+  });
+
+  it("refuses a token without exp", async () => {
+    const token = await signEs256(keys.privateJwk, claims({ claims: { exp: undefined } }));
+    expect((await rejection(inline()(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
+  });
+
+  it("refuses the wrong audience", async () => {
+    const token = await signEs256(keys.privateJwk, claims({ claims: { aud: "someone-else" } }));
+    expect((await rejection(inline()(`Bearer ${token}`))).message).toMatch(/audience/);
+  });
+
+  it("answers 403 for a valid token of another role (the anon key)", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await signEs256(keys.privateJwk, { iss: "supabase", role: "anon", iat: now, exp: now + 60 });
+    const error = await rejection(inline()(`Bearer ${token}`));
+    expect({ code: error.code, status: error.status }).toEqual({ code: "FORBIDDEN", status: 403 });
+  });
+
+  it("refuses a token without a user or a session", async () => {
+    expect((await rejection(inline()(`Bearer ${await signEs256(keys.privateJwk, claims({ claims: { sub: "not-a-uuid" } }))}`))).message)
+      .toMatch(/no user/);
+    expect((await rejection(inline()(`Bearer ${await signEs256(keys.privateJwk, claims({ claims: { session_id: undefined } }))}`))).message)
+      .toMatch(/session/);
+  });
+
+  it("checks the issuer when one is configured", async () => {
+    const verify = createTokenVerifier({ jwks: keys.publicJwks as { keys: Record<string, unknown>[] }, issuer: "https://abc.supabase.co/auth/v1" });
+    const token = await signEs256(keys.privateJwk, claims());
+    expect((await rejection(verify(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
+    const good = await signEs256(keys.privateJwk, claims({ claims: { iss: "https://abc.supabase.co/auth/v1" } }));
+    expect((await verify(`Bearer ${good}`)).iss).toBe("https://abc.supabase.co/auth/v1");
+  });
+});
