@@ -13,8 +13,10 @@ export interface BenchConfig {
   /** Concurrency levels of the 50-op latency test and the batches each level sends in all. */
   latencyDevices: number[];
   latencyBatchesPerLevel: number;
-  /** Pages per repetition of the RLS-overhead query comparison. */
+  /** Full walks per side of the RLS-overhead query comparison. */
   rlsRepeats: number;
+  /** Samples per step of the time breakdowns. */
+  breakdownSamples: number;
 }
 
 function intFromEnv(name: string, fallback: number): number {
@@ -41,5 +43,6 @@ export function benchConfigFromEnv(): BenchConfig {
     latencyDevices: (process.env.BENCH_LATENCY_DEVICES ?? "1,8,64").split(",").map((n) => Number(n.trim())).filter((n) => n > 0),
     latencyBatchesPerLevel: scaled("BENCH_LATENCY_BATCHES", 640),
     rlsRepeats: intFromEnv("BENCH_RLS_REPEATS", 3),
+    breakdownSamples: intFromEnv("BENCH_BREAKDOWN_SAMPLES", 15),
   };
 }

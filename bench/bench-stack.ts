@@ -24,6 +24,8 @@ export interface BenchStack {
   ownerSql: postgres.Sql;
   apiUrl: string;
   createUser(label: string): Promise<BenchUser>;
+  /** Pids of the function's Postgres connections right now. */
+  functionBackendPids(): Promise<number[]>;
   stop(): Promise<void>;
 }
 
@@ -45,6 +47,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       "sync.pull": GENEROUS,
       "sync.batch": GENEROUS,
     }),
+    // Memory experiments (docs/performance.md), e.g. BENCH_DENO_V8_FLAGS=--max-semi-space-size=2
+    ...(process.env.BENCH_DENO_V8_FLAGS ? { DENO_V8_FLAGS: process.env.BENCH_DENO_V8_FLAGS } : {}),
   }, { name: database.name });
   const stopServer = onShutdown(() => server.stop());
   const adminSql = postgres(database.adminDbUrl, { max: 2, onnotice: () => {} });
@@ -72,6 +76,11 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     ownerSql,
     apiUrl: server.apiUrl,
     createUser,
+    async functionBackendPids() {
+      const rows = await adminSql<{ pid: number }[]>`
+        select pid from pg_stat_activity where datname = ${database.name} and application_name = 'tidesync-api'`;
+      return rows.map((r) => r.pid);
+    },
     async stop() {
       await ownerSql.end({ timeout: 5 });
       await adminSql.end({ timeout: 5 });

@@ -61,7 +61,7 @@ export class FakeServer {
   write(collection: string, id: string, op: { type: "upsert" | "delete"; data?: Record<string, unknown> }, deviceId = "00000000-0000-4000-8000-00000000ffff"): SyncRecord {
     const key = `${collection}/${id}`;
     const current = this.records.get(key) ?? null;
-    const merged = mergeOp(current, { ...op, base_version: current?.version ?? null }, { collection, id, deviceId, seq: ++this.seq, now: new Date().toISOString() });
+    const merged = mergeOp(current, { ...op, base_version: current?.version ?? null }, { collection, id, deviceId, seq: ++this.seq, now: new Date().toISOString(), batchFloor: Number.POSITIVE_INFINITY });
     if (merged.outcome !== "applied") throw new Error("foreign write conflicted");
     this.records.set(key, merged.next);
     return toWire(merged.next);
@@ -74,12 +74,13 @@ export class FakeServer {
   }
 
   applyBatch(batch: SyncBatchRequest): { results: SyncOpResult[]; server_time: string } {
+    const batchFloor = this.seq;
     const results = batch.ops.map((op): SyncOpResult => {
       const earlier = this.ledger.get(op.op_id);
       if (earlier) return { ...earlier, status: "duplicate", original_status: earlier.status as "applied" | "conflict" | "rejected" };
       const key = `${op.collection}/${op.record_id}`;
       const current = this.records.get(key) ?? null;
-      const merged = mergeOp(current, op, { collection: op.collection, id: op.record_id, deviceId: batch.device_id ?? null, seq: this.seq + 1, now: new Date().toISOString() });
+      const merged = mergeOp(current, op, { collection: op.collection, id: op.record_id, deviceId: batch.device_id ?? null, seq: this.seq + 1, now: new Date().toISOString(), batchFloor });
       let result: SyncOpResult;
       if (merged.outcome === "applied") {
         if (merged.written) {

@@ -18,6 +18,11 @@ export async function runCleanups(): Promise<void> {
   }
 }
 
+/** True once a signal started the shutdown (a child exiting then is expected, not a failure). */
+export function isShuttingDown(): boolean {
+  return shuttingDown;
+}
+
 /** Registers `cleanup`; returns a function that runs it now and unregisters it. */
 export function onShutdown(cleanup: Cleanup): () => Promise<void> {
   if (!installed) {

@@ -86,7 +86,7 @@ create policy "Users can register their own devices"
   on app_private.devices for insert to authenticated
   with check (
     user_id = (select auth.uid())
-    and session_id = (select (auth.jwt() ->> 'session_id')::uuid)
+    and session_id = ((select auth.jwt()) ->> 'session_id')::uuid
   );
 comment on policy "Users can register their own devices" on app_private.devices is
   'A user registers a device only for themselves and only bound to the session of the token they call with.';
@@ -96,7 +96,7 @@ create policy "Users can update their own devices"
   using (user_id = (select auth.uid()))
   with check (
     user_id = (select auth.uid())
-    and (session_id is null or session_id = (select (auth.jwt() ->> 'session_id')::uuid))
+    and (session_id is null or session_id = ((select auth.jwt()) ->> 'session_id')::uuid)
   );
 comment on policy "Users can update their own devices" on app_private.devices is
   'A user updates only their own devices, and can bind a device only to the session of the token they call with (or unbind it).';

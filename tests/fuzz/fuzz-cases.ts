@@ -163,6 +163,72 @@ function encodeJson(value: Json): Buffer {
   return Buffer.from(stringifyWithRaw(value), "utf8");
 }
 
+/** Stands for the caller's token in raw requests; the sender fills in a live one. */
+export const AUTH_PLACEHOLDER = "\u0000TOKEN\u0000";
+
+export const FRAMING_KINDS = [
+  "content-length-not-a-number", "content-length-twice", "content-length-negative", "chunked-and-content-length", "content-length-too-long", "content-length-too-short",
+  "header-without-colon", "folded-header", "http-1.0-no-host", "absolute-uri", "bad-version", "non-ascii-path",
+] as const;
+export type FramingKind = (typeof FRAMING_KINDS)[number];
+
+/** `built` (a valid request) written to a raw socket with its HTTP framing broken as `kind` says. */
+function framingCase(ctx: FuzzContext, built: FuzzCase, kind: FramingKind): FuzzCase {
+  const op = built.op;
+  const body = built.body ?? Buffer.from("{}");
+  const head = (method: string, target: string, version: string, lines: string[]) =>
+    Buffer.from(`${method} ${target} ${version}\r\n${lines.join("\r\n")}\r\n\r\n`, "latin1");
+  const common = [`Host: ${new URL(ctx.origin).host}`, `Authorization: Bearer ${AUTH_PLACEHOLDER}`, `Content-Type: ${JSON_TYPE}`, "Connection: close"];
+  let bytes: Buffer;
+  let halfCloseAfterMs: number | undefined;
+  switch (kind) {
+    case "content-length-not-a-number":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, "Content-Length: abc"]), body]);
+      break;
+    case "content-length-twice":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length}`, `Content-Length: ${body.length + 1}`]), body]);
+      break;
+    case "content-length-negative":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, "Content-Length: -1"]), body]);
+      break;
+    case "chunked-and-content-length":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, "Transfer-Encoding: chunked", `Content-Length: ${body.length}`]), body]);
+      break;
+    case "content-length-too-long":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length + 100}`]), body]);
+      halfCloseAfterMs = 150;
+      break;
+    case "content-length-too-short":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${Math.max(0, body.length - 3)}`]), body]);
+      break;
+    case "header-without-colon":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length}`, "X-Broken header"]), body]);
+      break;
+    case "folded-header":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length}`, "X-Folded: a", "  continued"]), body]);
+      break;
+    case "http-1.0-no-host":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.0", [...common.slice(1), `Content-Length: ${body.length}`]), body]);
+      break;
+    case "absolute-uri":
+      bytes = Buffer.concat([head(op.method, `http://evil.example${built.path}`, "HTTP/1.1", [...common, `Content-Length: ${body.length}`]), body]);
+      break;
+    case "bad-version":
+      bytes = Buffer.concat([head(op.method, built.path, "HTTP/9.9", [...common, `Content-Length: ${body.length}`]), body]);
+      break;
+    case "non-ascii-path":
+      bytes = Buffer.concat([head(op.method, built.path + "\u00ff\u00e9", "HTTP/1.1", [...common, `Content-Length: ${body.length}`]), body]);
+      break;
+  }
+  return {
+    ...built,
+    raw: { bytes: bytes!, halfCloseAfterMs },
+    allowed: [...new Set([...built.allowed, 400, 404, 405, 413])],
+    httpLayerMayReject: true,
+    mayDrop: true,
+  };
+}
+
 /** Builds the case arbitraries for one operation. */
 export function operationCases(ctx: FuzzContext, op: Operation): fc.Arbitrary<FuzzCase> {
   const bodyLimit = ctx.limits.max_body_bytes ?? 1024 * 1024;
@@ -445,7 +511,9 @@ export function operationCases(ctx: FuzzContext, op: Operation): fc.Arbitrary<Fu
       const built = base("path", parts);
       const filled: Record<string, string> = {};
       op.pathParams.forEach((p, i) => (filled[p.name] = values[i].encode ? pct(values[i].value) : values[i].value));
-      const unroutable = values.some((v) => v.label === "unroutable" || v.label === "huge");
+      // An empty or dot segment changes which route the path names (URL normalisation).
+      const movesRoute = Object.values(filled).some((segment) => /^(?:|\.|%2e){1,2}$/i.test(segment) || segment.includes("/"));
+      const unroutable = movesRoute || values.some((v) => v.label === "unroutable" || v.label === "huge");
       const query = built.path.includes("?") ? built.path.slice(built.path.indexOf("?")) : "";
       return {
         ...built,
@@ -466,64 +534,8 @@ export function operationCases(ctx: FuzzContext, op: Operation): fc.Arbitrary<Fu
   });
 
   // ---- HTTP framing (raw socket) -------------------------------------------
-  const framing = fc.tuple(validParts, fc.constantFrom(
-    "content-length-not-a-number", "content-length-twice", "content-length-negative", "chunked-and-content-length", "content-length-too-long", "content-length-too-short",
-    "header-without-colon", "folded-header", "http-1.0-no-host", "absolute-uri", "bad-version", "non-ascii-path",
-  )).map(([parts, kind]): FuzzCase => {
-    const built = base(`framing/${kind}`, parts);
-    const body = built.body ?? Buffer.from("{}");
-    const head = (method: string, target: string, version: string, lines: string[]) =>
-      Buffer.from(`${method} ${target} ${version}\r\n${lines.join("\r\n")}\r\n\r\n`, "latin1");
-    const common = [`Host: ${new URL(ctx.origin).host}`, `Authorization: Bearer ${ctx.token}`, `Content-Type: ${JSON_TYPE}`, "Connection: close"];
-    let bytes: Buffer;
-    let halfCloseAfterMs: number | undefined;
-    switch (kind) {
-      case "content-length-not-a-number":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, "Content-Length: abc"]), body]);
-        break;
-      case "content-length-twice":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length}`, `Content-Length: ${body.length + 1}`]), body]);
-        break;
-      case "content-length-negative":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, "Content-Length: -1"]), body]);
-        break;
-      case "chunked-and-content-length":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, "Transfer-Encoding: chunked", `Content-Length: ${body.length}`]), body]);
-        break;
-      case "content-length-too-long":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length + 100}`]), body]);
-        halfCloseAfterMs = 150;
-        break;
-      case "content-length-too-short":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${Math.max(0, body.length - 3)}`]), body]);
-        break;
-      case "header-without-colon":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length}`, "X-Broken header"]), body]);
-        break;
-      case "folded-header":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.1", [...common, `Content-Length: ${body.length}`, "X-Folded: a", "  continued"]), body]);
-        break;
-      case "http-1.0-no-host":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/1.0", [...common.slice(1), `Content-Length: ${body.length}`]), body]);
-        break;
-      case "absolute-uri":
-        bytes = Buffer.concat([head(op.method, `http://evil.example${built.path}`, "HTTP/1.1", [...common, `Content-Length: ${body.length}`]), body]);
-        break;
-      case "bad-version":
-        bytes = Buffer.concat([head(op.method, built.path, "HTTP/9.9", [...common, `Content-Length: ${body.length}`]), body]);
-        break;
-      case "non-ascii-path":
-        bytes = Buffer.concat([head(op.method, built.path + "\u00ff\u00e9", "HTTP/1.1", [...common, `Content-Length: ${body.length}`]), body]);
-        break;
-    }
-    return {
-      ...built,
-      raw: { bytes: bytes!, halfCloseAfterMs },
-      allowed: [...new Set([...built.allowed, 400, 404, 405, 413])],
-      httpLayerMayReject: true,
-      mayDrop: true,
-    };
-  });
+  const framing = fc.tuple(validParts, fc.constantFrom(...FRAMING_KINDS))
+    .map(([parts, kind]): FuzzCase => framingCase(ctx, base(`framing/${kind}`, parts), kind));
 
   // ---- all at once -------------------------------------------------------------
   const chaos = fc.tuple(
@@ -587,5 +599,6 @@ export function fixedCases(ctx: FuzzContext, op: Operation, seed: number): FuzzC
     for (const contentType of CONTENT_TYPE_VARIANTS) cases.push({ ...base, category: `fixed/content-type:${contentType ?? "none"}`, headers: { "content-type": contentType } });
   }
   for (const requestId of REQUEST_ID_VARIANTS) cases.push({ ...base, category: "fixed/x-request-id", headers: { ...base.headers, "x-request-id": requestId } });
+  for (const kind of FRAMING_KINDS) cases.push(framingCase(ctx, { ...base, category: `fixed/framing:${kind}` }, kind));
   return cases;
 }

@@ -73,13 +73,18 @@ function b64url(value: unknown): string {
 }
 
 async function buildAuthVariants(setup: FuzzSetup, me: FuzzUser, other: FuzzUser): Promise<AuthVariant[]> {
-  const [headerPart, payloadPart, signaturePart] = me.token.split(".");
+  // Variants that a lenient server might accept (lower-case scheme…) use a
+  // session of their own: a DELETE sent with one may sign it out, and must
+  // not sign out the token the rest of the run relies on.
+  const own = await me.newSession();
+  const mine = { ...me, token: own.token, sessionId: own.sessionId };
+  const [headerPart, payloadPart, signaturePart] = mine.token.split(".");
   const otherPayload = other.token.split(".")[1];
   const revoked = await me.newSession();
   await setup.adminSql`delete from auth.sessions where id = ${revoked.sessionId}`;
   const gone = await setup.createUser();
   await setup.adminSql`delete from auth.users where id = ${gone.userId}`;
-  const claims = (overrides: Record<string, unknown>) => supabaseClaims({ userId: me.userId, sessionId: me.sessionId, claims: overrides });
+  const claims = (overrides: Record<string, unknown>) => supabaseClaims({ userId: mine.userId, sessionId: mine.sessionId, claims: overrides });
   const bearer = (token: string) => `Bearer ${token}`;
   return [
     { label: "missing", value: undefined },
@@ -87,12 +92,12 @@ async function buildAuthVariants(setup: FuzzSetup, me: FuzzUser, other: FuzzUser
     { label: "scheme only", value: "Bearer" },
     { label: "scheme and space", value: "Bearer " },
     { label: "basic", value: "Basic dXNlcjpwYXNz" },
-    { label: "no scheme", value: me.token },
-    { label: "double space", value: `Bearer  ${me.token}` },
-    { label: "lower-case scheme", value: `bearer ${me.token}` },
-    { label: "trailing junk", value: `Bearer ${me.token}.x` },
-    { label: "two tokens", value: `Bearer ${me.token}, Bearer ${other.token}` },
-    { label: "truncated signature", value: bearer(me.token.slice(0, -6)) },
+    { label: "no scheme", value: mine.token },
+    { label: "double space", value: `Bearer  ${mine.token}` },
+    { label: "lower-case scheme", value: `bearer ${mine.token}` },
+    { label: "trailing junk", value: `Bearer ${mine.token}.x` },
+    { label: "two tokens", value: `Bearer ${mine.token}, Bearer ${other.token}` },
+    { label: "truncated signature", value: bearer(mine.token.slice(0, -6)) },
     { label: "empty signature", value: bearer(`${headerPart}.${payloadPart}.`) },
     { label: "swapped payload", value: bearer(`${headerPart}.${otherPayload}.${signaturePart}`) },
     { label: "alg none", value: bearer(`${b64url({ alg: "none", typ: "JWT" })}.${payloadPart}.`) },

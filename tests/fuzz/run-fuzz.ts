@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { FuzzContext } from "./fuzz-context.ts";
-import { type FuzzCase, fixedCases, operationCases } from "./fuzz-cases.ts";
+import { AUTH_PLACEHOLDER, type FuzzCase, fixedCases, operationCases } from "./fuzz-cases.ts";
 import { judgeResponse, type Verdict } from "./judge-response.ts";
 import { type Outcome, sendRaw, sendRequest } from "./send-request.ts";
 
@@ -42,7 +42,9 @@ export interface FuzzReport {
   seed: number;
   runs: number;
   operations: string[];
+  /** The first MAX_KEPT_FAILURES failing inputs in full. */
   failures: FuzzFailure[];
+  failureCount: number;
   /** Requests sent with the caller's good token, and how many of those were refused as 401. */
   validAuth: { sent: number; unauthenticated: number };
   byCategory: Record<string, number>;
@@ -50,7 +52,7 @@ export interface FuzzReport {
 }
 
 export function fuzzOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<FuzzOptions, "runs" | "seed"> {
-  const runs = Number(env.FUZZ_RUNS ?? 2000);
+  const runs = Number(env.FUZZ_RUNS ?? 3000);
   const seed = Number(env.FUZZ_SEED ?? 20261122);
   if (!Number.isSafeInteger(runs) || runs < 0) throw new Error(`FUZZ_RUNS must be a non-negative integer, got ${env.FUZZ_RUNS}`);
   if (!Number.isSafeInteger(seed)) throw new Error(`FUZZ_SEED must be an integer, got ${env.FUZZ_SEED}`);
@@ -58,6 +60,8 @@ export function fuzzOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<F
 }
 
 const CHUNK = 200;
+/** Failing inputs kept in full; a bug hit by every request must not exhaust memory on a big run. */
+const MAX_KEPT_FAILURES = 1000;
 
 function preview(bytes: Buffer | undefined, max = 400): string | undefined {
   if (!bytes) return undefined;
@@ -70,8 +74,11 @@ function shortHeaders(headers: Record<string, string | undefined>): Record<strin
 }
 
 async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions): Promise<{ outcome: Outcome; authLabel: string }> {
+  // A DELETE may sign its session out; keep the shared token alive.
+  const ownToken = async () => (fuzzCase.method.toUpperCase() === "DELETE" ? await ctx.throwawayToken() : ctx.token);
   if (fuzzCase.raw) {
-    return { outcome: await sendRaw(ctx.origin, fuzzCase.raw.bytes, options.timeoutMs, fuzzCase.raw.halfCloseAfterMs), authLabel: "own (raw)" };
+    const bytes = Buffer.from(fuzzCase.raw.bytes.toString("latin1").replace(AUTH_PLACEHOLDER, await ownToken()), "latin1");
+    return { outcome: await sendRaw(ctx.origin, bytes, options.timeoutMs, fuzzCase.raw.halfCloseAfterMs), authLabel: "own (raw)" };
   }
   let authorization: string | undefined;
   let authLabel: string;
@@ -80,9 +87,7 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
     authorization = variant.value;
     authLabel = variant.label;
   } else {
-    // A DELETE may sign its session out; keep the shared token alive.
-    const token = fuzzCase.method.toUpperCase() === "DELETE" ? await ctx.throwawayToken() : ctx.token;
-    authorization = `Bearer ${token}`;
+    authorization = `Bearer ${await ownToken()}`;
     authLabel = "own";
   }
   const outcome = await sendRequest({
@@ -106,6 +111,7 @@ export async function runFuzz(ctx: FuzzContext, options: FuzzOptions): Promise<F
     runs: options.runs,
     operations: ctx.operations.map((op) => op.name),
     failures: [],
+    failureCount: 0,
     validAuth: { sent: 0, unauthenticated: 0 },
     byCategory: {},
     summary: "",
@@ -125,7 +131,8 @@ export async function runFuzz(ctx: FuzzContext, options: FuzzOptions): Promise<F
       report.validAuth.sent++;
       if (verdict.status === 401) report.validAuth.unauthenticated++;
     }
-    if (!verdict.ok) {
+    if (!verdict.ok) report.failureCount++;
+    if (!verdict.ok && report.failures.length < MAX_KEPT_FAILURES) {
       report.failures.push({
         operation: fuzzCase.op.name,
         category: fuzzCase.category,
@@ -158,16 +165,16 @@ export async function runFuzz(ctx: FuzzContext, options: FuzzOptions): Promise<F
   for (let done = 0, chunk = 0; done < options.runs; done += CHUNK, chunk++) {
     const numRuns = Math.min(CHUNK, options.runs - done);
     await runAll(fc.sample(generated, { seed: options.seed + chunk, numRuns }));
-    if (options.runs > 5 * CHUNK && chunk % 10 === 9) log(`fuzz: ${done + numRuns}/${options.runs} generated cases, ${report.failures.length} failing, ${Math.round((Date.now() - started) / 1000)} s`);
+    if (options.runs > 5 * CHUNK && chunk % 10 === 9) log(`fuzz: ${done + numRuns}/${options.runs} generated cases, ${report.failureCount} failing, ${Math.round((Date.now() - started) / 1000)} s`);
   }
 
   const { counts } = report;
   report.summary = `fuzz: requests=${report.requests} 2xx=${counts["2xx"]} 4xx=${counts["4xx"]} 5xx=${counts["5xx"]} seed=${options.seed}` +
-    ` runs=${options.runs} operations=${ctx.operations.length} dropped=${counts.dropped} failures=${report.failures.length}`;
+    ` runs=${options.runs} operations=${ctx.operations.length} dropped=${counts.dropped} failures=${report.failureCount}`;
 
   if (options.failuresFile) {
     await mkdir(path.dirname(options.failuresFile), { recursive: true });
-    await writeFile(options.failuresFile, JSON.stringify({ seed: options.seed, runs: options.runs, failures: report.failures }, null, 2));
+    await writeFile(options.failuresFile, JSON.stringify({ seed: options.seed, runs: options.runs, failureCount: report.failureCount, failures: report.failures }, null, 2));
   }
   return report;
 }

@@ -114,6 +114,21 @@ describe("POST /v1/sync/batch: outcomes", () => {
     expect(statuses[unknownCollection.op_id]).toBe("rejected");
     expect(statuses[ok2.op_id]).toBe("applied");
   });
+  it("strings Postgres cannot store and prototype keys are rejected per op, not a failed batch", async () => {
+    const user = await createTestUser();
+    const nul = upsert("tasks", randomUUID(), { title: "a\u0000b" });
+    const surrogate = upsert("tasks", randomUUID(), { notes: "x\uD800y" });
+    const proto = upsert("tasks", randomUUID(), {});
+    const ok = upsert("tasks", randomUUID(), { title: "fine" });
+    const raw = JSON.stringify({ ops: [nul, surrogate, proto, ok] }).replace('"data":{}', '"data":{"__proto__":{"title":"x"}}');
+    const response = await call("/v1/sync/batch", { method: "POST", token: user.token, rawBody: raw, headers: { "content-type": "application/json" } });
+    expect(response.status, response.text).toBe(200);
+    const body = syncBatchResponseSchema.parse(response.body);
+    expect(body.results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "applied"]);
+    expect(body.results[0].error!.details).toEqual([expect.objectContaining({ field: "/ops/0/data/title", code: "invalid_characters" })]);
+    expect(body.results[1].error!.details).toEqual([expect.objectContaining({ field: "/ops/1/data/notes", code: "invalid_characters" })]);
+    expect(body.results[2].error!.details).toEqual([expect.objectContaining({ field: "/ops/2/data/__proto__", code: "unexpected_field" })]);
+  });
 });
 
 describe("POST /v1/sync/batch: exactly once per op_id", () => {
@@ -405,7 +420,8 @@ describe("POST /v1/sync/batch: limits", () => {
 
 describe("record data size", () => {
   // Postgres refuses NUL and unpaired surrogates in jsonb; the collections refuse them too.
-  const storable = (value: unknown) => !/\u0000|[\uD800-\uDFFF]/.test(JSON.stringify(value).replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/g, ""));
+  // JSON.stringify writes exactly those as \u0000 and \udXXX escapes.
+  const storable = (value: unknown) => !/\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(value));
   const dataArb = fc.dictionary(fc.string({ unit: "binary", maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 }).filter(storable);
 
   it("recordDataBytes equals Postgres' octet_length(data::text), which the records_data_size check uses", async () => {

@@ -152,6 +152,34 @@ describe("GET /v1/sync/changes — incremental", () => {
   });
 });
 
+describe("GET /v1/sync/changes — with POST /v1/sync/batch", () => {
+  it("pulls a pushed record exactly as the push returned it, and another device's pull sees the push", async () => {
+    const user = await createTestUser();
+    const other = await user.newSession();
+    const start = await pull(user);
+    const [list, task1] = [randomUUID(), randomUUID()];
+    const pushed = await call("/v1/sync/batch", {
+      method: "POST",
+      token: user.token,
+      body: {
+        device_id: randomUUID(),
+        ops: [
+          { op_id: randomUUID(), collection: "lists", record_id: list, type: "upsert", base_version: null, data: { title: "Groceries" } },
+          { op_id: randomUUID(), collection: "tasks", record_id: task1, type: "upsert", base_version: null, data: { title: "Milk", list_id: list } },
+          { op_id: randomUUID(), collection: "tasks", record_id: task1, type: "delete", base_version: null },
+        ],
+      },
+    });
+    expect(pushed.status, pushed.text).toBe(200);
+    const records = pushed.body.results.map((r: { record: Change }) => r.record);
+    const next = await pull(user, { cursor: start.cursor });
+    // Byte-for-byte the same records (the delete's tombstone is the task's latest state).
+    expect(next.changes).toEqual([records[0], records[2]]);
+    const elsewhere = await call(changesUrl({}), { token: other.token });
+    expect(elsewhere.body.changes).toEqual([records[0]]);
+  });
+});
+
 describe("GET /v1/sync/changes — collections filter", () => {
   it("lists only the named collections and binds the cursor to the filter", async () => {
     const user = await createTestUser();
@@ -247,6 +275,34 @@ describe("GET /v1/sync/changes — retention horizon", () => {
     const resync = await pullAll(user, { limit: 1 });
     expect(resync.changes.map((ch) => ch.id)).toEqual([keep, later]);
     expect((await pull(user, { cursor: resync.cursor })).changes).toEqual([]);
+  });
+
+  it("op results older than the window are purged in bounded batches; exactly-once holds within the window", async () => {
+    const user = await createTestUser();
+    const deviceId = randomUUID();
+    const batch = {
+      device_id: deviceId,
+      ops: [randomUUID(), randomUUID(), randomUUID()].map((id) => ({
+        op_id: randomUUID(), collection: "tasks", record_id: id, type: "upsert", base_version: null, data: { title: "t" },
+      })),
+    };
+    const push = () => call("/v1/sync/batch", { method: "POST", token: user.token, body: batch });
+    expect((await push()).body.results.map((r: { status: string }) => r.status)).toEqual(["applied", "applied", "applied"]);
+    expect((await push()).body.results.map((r: { status: string }) => r.status)).toEqual(["duplicate", "duplicate", "duplicate"]);
+
+    // 40 days later (only this test's op results are that old).
+    await adminSql`update app_private.sync_ops set created_at = now() - interval '40 days' where user_id = ${user.userId}`;
+    const purged: number[] = [];
+    for (;;) {
+      const [run] = await adminSql<{ ops_purged: number }[]>`select * from app_private.purge_sync_retention(p_now => now(), p_batch => 1)`;
+      if (run.ops_purged === 0) break;
+      purged.push(run.ops_purged);
+    }
+    expect(purged).toEqual([1, 1, 1]);
+    const [left] = await adminSql<{ n: number }[]>`select count(*)::int as n from app_private.sync_ops where user_id = ${user.userId}`;
+    expect(left.n).toBe(0);
+    // Past the window an op_id is no longer remembered: a retry that late is a new op (docs/sync.md).
+    expect((await push()).body.results.map((r: { status: string }) => r.status)).toEqual(["applied", "applied", "applied"]);
   });
 
   it("a cursor issued longer ago than the retention window → 410 RESYNC_REQUIRED", async () => {

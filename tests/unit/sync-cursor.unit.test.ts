@@ -3,6 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
+import { loadConfig } from "../../functions/api/lib/config.ts";
 import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor } from "../../functions/api/sync/cursor.ts";
 
 const SECRET = "unit-test-secret-unit-test-secret-0123456789";
@@ -93,5 +94,15 @@ describe("sync cursor codec", () => {
     expect(await collectionsScope(["lists", "tasks", "lists"])).toBe(a);
     expect(await collectionsScope(["lists"])).not.toBe(a);
     expect(a).toMatch(/^[A-Za-z0-9_-]{22}$/);
+  });
+});
+
+describe("TIDESYNC_CURSOR_SECRET", () => {
+  const env = { SUPABASE_DB_URL: "postgres://u@127.0.0.1:5432/db", SUPABASE_JWT_SECRET: "x".repeat(32) };
+
+  it("is required at start-up, with a message that says what to set", () => {
+    expect(() => loadConfig(env)).toThrow(/TIDESYNC_CURSOR_SECRET is required/);
+    expect(() => loadConfig({ ...env, TIDESYNC_CURSOR_SECRET: "too-short" })).toThrow(/at least 32/);
+    expect(loadConfig({ ...env, TIDESYNC_CURSOR_SECRET: SECRET }).cursorSecret).toBe(SECRET);
   });
 });

@@ -114,7 +114,7 @@ export function changesQuerySchemaFor(bounds: ChangesQueryBounds, knownCollectio
       .pipe(z.number().int().min(1).max(bounds.max_pull_limit))
       .optional()
       .transform((value) => value ?? bounds.default_pull_limit)
-      .describe(`changes per page, 1..limits.max_pull_limit (default limits.default_pull_limit)`),
+      .describe(`changes per page, 1..${bounds.max_pull_limit} (limits.max_pull_limit); default ${bounds.default_pull_limit}`),
     collections: z.string()
       .transform((value, ctx) => {
         const names = value.split(",");
@@ -139,7 +139,7 @@ export function changesQuerySchemaFor(bounds: ChangesQueryBounds, knownCollectio
         return distinct;
       })
       .optional()
-      .describe("comma-separated collection names to pull (at most limits.max_collections_per_pull); absent → all"),
+      .describe(`comma-separated collection names to pull, at most ${bounds.max_collections_per_pull} (limits.max_collections_per_pull); absent → all; a cursor works only with the filter it was issued for`),
   });
 }
 

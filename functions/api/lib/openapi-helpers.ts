@@ -3,7 +3,9 @@
 import { z } from "@hono/zod-openapi";
 import { ERROR_CODES, type ErrorCode, errorEnvelopeSchema } from "../../_shared/errors.ts";
 
-export const ErrorEnvelope = errorEnvelopeSchema.openapi("ErrorEnvelope");
+// Components are named with zod's native .meta({ id }): .openapi() needs a patched zod
+// prototype, which Node (a second zod instance) does not share.
+export const ErrorEnvelope = errorEnvelopeSchema.meta({ id: "ErrorEnvelope" });
 
 const DESCRIPTIONS: Record<number, string> = {
   400: "MALFORMED_JSON, VALIDATION_FAILED or INVALID_CURSOR",

@@ -11,7 +11,7 @@ import { readPreferences } from "../notifications/preference-store.ts";
 import { readProfile } from "../profiles/profile-store.ts";
 
 export function registerAuthSessionRoutes(app: App, deps: Deps): void {
-  const sessionResponse = { "application/json": { schema: sessionStartResponseSchema.openapi("SessionStart") } };
+  const sessionResponse = { "application/json": { schema: sessionStartResponseSchema.meta({ id: "SessionStart" }) } };
 
   const startSession = createRoute({
     method: "post",
@@ -23,7 +23,7 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
     security: bearerSecurity,
     middleware: [requireUser(deps, "auth.session"), jsonBody(deps)] as const,
     request: {
-      body: { required: true, content: { "application/json": { schema: sessionStartRequestSchema.openapi("SessionStartRequest") } } },
+      body: { required: true, content: { "application/json": { schema: sessionStartRequestSchema.meta({ id: "SessionStartRequest" }) } } },
     },
     responses: {
       201: { description: "First session start of this installation for this user: device created", content: sessionResponse },

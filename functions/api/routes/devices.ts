@@ -24,7 +24,7 @@ export function registerDevicesRoutes(app: App, deps: Deps): void {
     security: bearerSecurity,
     middleware: [requireUser(deps, "devices")] as const,
     responses: {
-      200: { description: "The caller's devices", content: { "application/json": { schema: deviceListSchema.openapi("DeviceList") } } },
+      200: { description: "The caller's devices", content: { "application/json": { schema: deviceListSchema.meta({ id: "DeviceList" }) } } },
       ...errorResponses(...AUTHENTICATED_ERRORS),
     },
   });

@@ -10,7 +10,7 @@ const getMeta = createRoute({
   path: "/v1/meta",
   summary: "API version, server time, limits and sync collections (no auth)",
   responses: {
-    200: { description: "Facts about this deployment", content: { "application/json": { schema: metaResponseSchema.openapi("Meta") } } },
+    200: { description: "Facts about this deployment", content: { "application/json": { schema: metaResponseSchema.meta({ id: "Meta" }) } } },
     ...errorResponses(),
   },
 });

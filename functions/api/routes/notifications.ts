@@ -16,7 +16,7 @@ const etagHeader = {
 };
 
 export function registerNotificationsRoutes(app: App, deps: Deps): void {
-  const document = { "application/json": { schema: notificationPreferencesSchema.openapi("NotificationPreferences") } };
+  const document = { "application/json": { schema: notificationPreferencesSchema.meta({ id: "NotificationPreferences" }) } };
 
   const getPreferences = createRoute({
     method: "get",
@@ -46,7 +46,7 @@ export function registerNotificationsRoutes(app: App, deps: Deps): void {
       }),
       body: {
         required: true,
-        content: { "application/json": { schema: notificationPreferencesPutSchema.openapi("NotificationPreferencesPut") } },
+        content: { "application/json": { schema: notificationPreferencesPutSchema.meta({ id: "NotificationPreferencesPut" }) } },
       },
     },
     responses: {

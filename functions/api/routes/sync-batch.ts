@@ -38,19 +38,24 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     security: bearerSecurity,
     middleware: [requireUser(deps, "sync.batch"), jsonBody(deps), opCountLimit(deps)] as const,
     request: {
-      body: { required: true, content: { "application/json": { schema: syncBatchRequestSchema.openapi("SyncBatchRequest") } } },
+      body: { required: true, content: { "application/json": { schema: syncBatchRequestSchema.meta({ id: "SyncBatchRequest" }) } } },
     },
     responses: {
       200: {
         description: "One result per op, in request order",
-        content: { "application/json": { schema: syncBatchResponseSchema.openapi("SyncBatchResponse") } },
+        content: { "application/json": { schema: syncBatchResponseSchema.meta({ id: "SyncBatchResponse" }) } },
       },
       ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS),
     },
   });
 
   app.openapi(postSyncBatch, async (c) => {
-    const batch = c.req.valid("json");
+    const validated = c.req.valid("json");
+    // zod's record() rebuilds each data object and silently drops a
+    // "__proto__" key; hand the merge the parsed JSON's own objects instead,
+    // so the collection schema reports such a key like any unknown field.
+    const raw = (await c.req.json()) as { ops: { data?: Record<string, unknown> }[] };
+    const batch = { ...validated, ops: validated.ops.map((op, i) => (op.data === undefined ? op : { ...op, data: raw.ops[i].data })) };
     const { plan, now } = await deps.db.withUser(c.get("user"), (tx) => pushBatch(tx, batch, deps.config.limits));
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
     for (const result of plan.results) counts[result.status] += 1;

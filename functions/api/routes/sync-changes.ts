@@ -30,7 +30,7 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     security: bearerSecurity,
     request: { query: changesQuerySchemaFor(limits, collectionNames()) },
     responses: {
-      200: { description: "One page of changes", content: { "application/json": { schema: changesResponseSchema.openapi("ChangesResponse") } } },
+      200: { description: "One page of changes", content: { "application/json": { schema: changesResponseSchema.meta({ id: "ChangesResponse" }) } } },
       ...errorResponses(...AUTHENTICATED_ERRORS, "VALIDATION_FAILED", "INVALID_CURSOR", "RESYNC_REQUIRED"),
     },
   });

@@ -12,7 +12,7 @@ const getWhoami = createRoute({
   summary: "The caller's verified identity and session (additive to api-v1)",
   security: bearerSecurity,
   responses: {
-    200: { description: "The caller", content: { "application/json": { schema: whoamiResponseSchema.openapi("Whoami") } } },
+    200: { description: "The caller", content: { "application/json": { schema: whoamiResponseSchema.meta({ id: "Whoami" }) } } },
     ...errorResponses(...AUTHENTICATED_ERRORS),
   },
 });

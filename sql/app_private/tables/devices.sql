@@ -73,7 +73,7 @@ create policy "Users can register their own devices"
   as permissive
   for insert
   to authenticated
-  with check (((user_id = ( SELECT auth.uid() AS uid)) AND (session_id = ( SELECT ((auth.jwt() ->> 'session_id'::text))::uuid AS uuid))));
+  with check (((user_id = ( SELECT auth.uid() AS uid)) AND (session_id = ((( SELECT auth.jwt() AS jwt) ->> 'session_id'::text))::uuid)));
 comment on policy "Users can register their own devices" on app_private.devices is 'A user registers a device only for themselves and only bound to the session of the token they call with.';
 
 create policy "Users can update their own devices"
@@ -82,7 +82,7 @@ create policy "Users can update their own devices"
   for update
   to authenticated
   using ((user_id = ( SELECT auth.uid() AS uid)))
-  with check (((user_id = ( SELECT auth.uid() AS uid)) AND ((session_id IS NULL) OR (session_id = ( SELECT ((auth.jwt() ->> 'session_id'::text))::uuid AS uuid)))));
+  with check (((user_id = ( SELECT auth.uid() AS uid)) AND ((session_id IS NULL) OR (session_id = ((( SELECT auth.jwt() AS jwt) ->> 'session_id'::text))::uuid))));
 comment on policy "Users can update their own devices" on app_private.devices is 'A user updates only their own devices, and can bind a device only to the session of the token they call with (or unbind it).';
 
 -- grants (the owner's implicit rights not shown)

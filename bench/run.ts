@@ -1,0 +1,183 @@
+// `npm run bench`: every measurement side by side in one run, on one fresh
+// database and one real Deno function server, then a table (goals met/missed)
+// and bench/results/<YYYY-MM-DD>.json. Not a test: nothing here fails on a
+// missed goal. Sizes: see bench/bench-config.ts (BENCH_SCALE=0.1 for a smoke run).
+import { execFileSync } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { ROOT } from "../scripts/lib/paths.ts";
+import { DENO } from "../scripts/lib/deno.ts";
+import { runCleanups } from "../scripts/lib/shutdown.ts";
+import { benchConfigFromEnv } from "./bench-config.ts";
+import { startBenchStack } from "./bench-stack.ts";
+import { type LatencyResult, measureBatchLatency } from "./batch-latency.ts";
+import { round } from "./measure.ts";
+import { pullFloor, pullThroughApi, seedRecords } from "./pull-throughput.ts";
+import { pushFloor, pushThroughApi, type ThroughputResult } from "./push-throughput.ts";
+import { measureRlsOverhead } from "./rls-overhead.ts";
+import { measureHttpFloor } from "./http-floor.ts";
+import { batchBody, taskRows } from "./push-throughput.ts";
+import { denoDatabaseProbe, fixedRequestCosts, pullBreakdown, pushBreakdown, pushStatementProfile, type Step } from "./time-breakdown.ts";
+import { formatBreakdown, formatCpu, formatTable, type Goal, evaluateGoals } from "./report.ts";
+import { type CpuPerRequest, cpuPerRequest, cpuSnapshot, logLineCount, type MemoryStatus, readMemory, serverTimes, type ServerTimes } from "./server-profile.ts";
+
+const log = (line: string) => console.log(line);
+
+async function main(): Promise<void> {
+  const config = benchConfigFromEnv();
+  const startedAt = new Date();
+  // Other work on the machine skews every figure: the load is recorded with them.
+  const loadAtStart = os.loadavg();
+  log(`bench: load average ${loadAtStart.map((l) => round(l, 2)).join(" ")} on ${os.cpus().length} cores`);
+  const stack = await startBenchStack(log);
+  const pid = stack.server.process.pid;
+  if (pid === undefined) throw new Error("the functions server has no pid");
+  const logFile = stack.server.logFile;
+
+  // Resident memory of the function server after each phase: which load grows it.
+  const memoryTimeline: ({ after: string } & MemoryStatus)[] = [];
+  const remember = async (after: string) => memoryTimeline.push({ after, ...(await readMemory(pid)) });
+
+  // CPU per request of the deno server, the function's Postgres backends and this client, per phase.
+  const cpu: Record<string, CpuPerRequest> = {};
+  const measureCpu = async <T>(phase: string, requestsOf: (result: T) => number, run: () => Promise<T>): Promise<T> => {
+    const before = await cpuSnapshot(pid, await stack.functionBackendPids());
+    const result = await run();
+    cpu[phase] = cpuPerRequest(before, await cpuSnapshot(pid, await stack.functionBackendPids()), requestsOf(result));
+    return result;
+  };
+
+  try {
+    await remember("start");
+    // ---- push ---------------------------------------------------------------
+    const push: Record<string, { api: ThroughputResult; floor: ThroughputResult; ratio: number; server: ServerTimes }> = {};
+    for (const batchSize of [1, 50, 500] as const) {
+      const total = config.pushOps[batchSize];
+      log(`push: batch size ${batchSize}, ${total} ops through the API and through raw SQL…`);
+      const apiUser = await stack.createUser(`push${batchSize}`);
+      const floorUser = await stack.createUser(`floor${batchSize}`);
+      const fromLine = await logLineCount(logFile);
+      // 3 warm-up batches run before the clock starts; they are counted in the CPU figures.
+      const api = await measureCpu(`push, batch ${batchSize}`, (r) => r.batches + 3, () => pushThroughApi(stack, apiUser, batchSize, total, log));
+      const server = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
+      const floor = await pushFloor(stack, floorUser, batchSize, total, log);
+      push[batchSize] = { api, floor, ratio: api.opsPerSecond / floor.opsPerSecond, server };
+      await remember(`push, batch ${batchSize}`);
+      log(`  → API ${round(api.opsPerSecond, 0)} ops/s, floor ${round(floor.opsPerSecond, 0)} ops/s (${round(100 * push[batchSize].ratio)}% of floor); server p50 ${round(server.p50Ms)} ms/batch`);
+    }
+
+    log("breakdown: one 500-op push, layer by layer…");
+    const pushSteps: Step[] = [
+      { step: "client wall time per batch (POST /v1/sync/batch, batch 500, p50)", ms: push[500].api.p50Ms },
+      { step: "server-side handler time per batch (function log, p50)", ms: push[500].server.p50Ms },
+      ...await pushBreakdown(stack, await stack.createUser("breakdown"), await stack.createUser("breakdownfloor"), 500, config.breakdownSamples),
+      ...await pushStatementProfile(stack, await stack.createUser("statements"), 500),
+    ];
+    log("breakdown: what every request pays…");
+    const [emptyHttpFloor] = await measureHttpFloor([{ responseBody: "{}" }], config.breakdownSamples * 4);
+    const fixedSteps: Step[] = [
+      { step: "HTTP floor: bare Deno.serve answering {}", ms: emptyHttpFloor.ms },
+      ...await fixedRequestCosts(stack, await stack.createUser("fixed"), config.breakdownSamples * 4),
+      { step: "POST /v1/sync/batch with 1 op (p50 of the batch-1 run)", ms: push[1].api.p50Ms },
+      { step: "raw-SQL floor: one 1-row upsert (p50)", ms: push[1].floor.p50Ms },
+    ];
+    {
+      // The HTTP floor for the same bytes: a real request body and the real answer to it.
+      const user = await stack.createUser("httpfloor");
+      const requestBody = batchBody(taskRows(500), crypto.randomUUID());
+      const response = await fetch(`${stack.apiUrl}/v1/sync/batch`, { method: "POST", headers: { authorization: `Bearer ${user.token}`, "content-type": "application/json" }, body: requestBody });
+      const [floor] = await measureHttpFloor([{ requestBody, responseBody: await response.text() }], config.breakdownSamples);
+      pushSteps.splice(2, 0, { step: `HTTP floor: bare Deno.serve, same bytes (${Math.round(floor.requestBytes / 1024)} KiB up, ${Math.round(floor.responseBytes / 1024)} KiB down)`, ms: floor.ms });
+    }
+
+    // ---- pull ---------------------------------------------------------------
+    log(`pull: seeding ${config.pullRecords} records for one user…`);
+    const pullUser = await stack.createUser("pull");
+    await seedRecords(stack, pullUser, config.pullRecords);
+    log(`pull: initial sync through the API (limit=${config.pullPageSize}), ${config.pullRepeats} timed walks + 1 warm-up…`);
+    const pullFrom = await logLineCount(logFile);
+    const pullApi = await measureCpu("pull page", (r) => r.pages * (config.pullRepeats + 1), () => pullThroughApi(stack, pullUser, config.pullPageSize, config.pullRepeats));
+    const pullServer = await serverTimes(logFile, "/api/v1/sync/changes", pullFrom);
+    log(`  → API ${round(pullApi.recordsPerSecond, 0)} records/s (${pullApi.pages} pages, ${round(pullApi.bytes / 1e6)} MB)`);
+    log("pull: the same pages as raw SQL (Postgres builds the JSON)…");
+    const pullSql = await pullFloor(stack, pullUser, config.pullPageSize, config.pullRepeats);
+    const pullRatio = pullApi.recordsPerSecond / pullSql.recordsPerSecond;
+    log(`  → floor ${round(pullSql.recordsPerSecond, 0)} records/s; API at ${round(100 * pullRatio)}% of floor`);
+
+    await remember("pull");
+    log("breakdown: one 1000-record pull page, layer by layer…");
+    const pageText = await (await fetch(`${stack.apiUrl}/v1/sync/changes?limit=${config.pullPageSize}`, { headers: { authorization: `Bearer ${pullUser.token}` } })).text();
+    const [pullHttpFloor] = await measureHttpFloor([{ responseBody: pageText }], config.breakdownSamples * 2);
+    const pullSteps: Step[] = [
+      { step: "client wall time per page (GET /v1/sync/changes, incl. JSON.parse, p50)", ms: pullApi.pageP50Ms },
+      { step: "server-side handler time per page (function log, p50)", ms: pullServer.p50Ms },
+      { step: `HTTP floor: bare Deno.serve answering the same ${Math.round(pullHttpFloor.responseBytes / 1024)} KiB`, ms: pullHttpFloor.ms },
+      { step: "raw-SQL floor walk per page (incl. JSON.parse, p50)", ms: pullSql.pageP50Ms },
+      ...await pullBreakdown(stack, pullUser, config.pullPageSize, config.breakdownSamples * 2, config.pullRecords),
+    ];
+    const probe = await denoDatabaseProbe(stack, pullUser, config.pullPageSize, config.breakdownSamples * 2, config.pullRecords);
+    pullSteps.push(
+      { step: "the floor's page query timed from inside Deno (postgres.js on Deno's node:net)", ms: probe.pageMs },
+      { step: "one bare round trip (select 1) from Deno", ms: probe.roundTripMs },
+    );
+
+    // ---- RLS ------------------------------------------------------------------
+    log("rls: the pull query as authenticated (RLS) vs as the owner (bypasses RLS)…");
+    const rls = await measureRlsOverhead(stack, pullUser, config.pullPageSize, config.rlsRepeats);
+    log(`  → ${round(rls.ratio, 2)}× (${round(rls.authenticatedSeconds, 2)} s vs ${round(rls.ownerSeconds, 2)} s for ${rls.pages} pages)`);
+
+    // ---- latency -------------------------------------------------------------
+    const latency: LatencyResult[] = [];
+    const latencyServer: Record<number, ServerTimes> = {};
+    for (const devices of config.latencyDevices) {
+      log(`latency: 50-op batches, ${devices} concurrent device(s), ${config.latencyBatchesPerLevel} batches…`);
+      const fromLine = await logLineCount(logFile);
+      const result = await measureCpu(`50-op batch at ${devices} device(s)`, (r) => r.batches + devices, () => measureBatchLatency(stack, devices, config.latencyBatchesPerLevel, log));
+      latencyServer[devices] = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
+      latency.push(result);
+      await remember(`latency, ${devices} device(s)`);
+      log(`  → p50 ${round(result.p50Ms)} ms, p99 ${round(result.p99Ms)} ms (server p50 ${round(latencyServer[devices].p50Ms)} ms, p99 ${round(latencyServer[devices].p99Ms)} ms)`);
+    }
+
+    const memory = await readMemory(pid);
+    log(`memory: deno peak RSS ${round(memory.peakRssMb)} MB (now ${round(memory.currentRssMb)} MB)`);
+
+    // ---- report ----------------------------------------------------------------
+    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer }, rls, latency, latencyServer, memory, memoryTimeline, cpu };
+    const breakdown = { per_request: fixedSteps, push_500: pushSteps, pull_page: pullSteps };
+    const goals: Goal[] = evaluateGoals(results);
+    console.log("\n" + formatTable(results, goals));
+    console.log("\n" + formatBreakdown(breakdown));
+    console.log("\n" + formatCpu(cpu));
+    console.log("\nfunction server memory after each phase: " + memoryTimeline.map((m) => `${m.after} ${round(m.currentRssMb)} MB (peak ${round(m.peakRssMb)})`).join(", "));
+
+    const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
+    const denoVersion = execFileSync(DENO, ["--version"], { encoding: "utf8" }).split("\n")[0];
+    const date = startedAt.toISOString().slice(0, 10);
+    const file = path.join(ROOT, "bench", "results", `${date}.json`);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, JSON.stringify({
+      started_at: startedAt.toISOString(),
+      finished_at: new Date().toISOString(),
+      load_average: { at_start: loadAtStart, at_end: os.loadavg() },
+      machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, memory_gb: round(os.totalmem() / 2 ** 30), node: process.version, deno: denoVersion, postgres: pgVersion },
+      config,
+      results,
+      breakdown,
+      goals,
+    }, null, 2) + "\n");
+    log(`\nwrote ${path.relative(ROOT, file)}`);
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  async (error) => {
+    console.error(error instanceof Error ? error.stack : error);
+    await runCleanups();
+    process.exit(1);
+  },
+);

@@ -1,0 +1,105 @@
+// The storage adapters: the same contract for memory and file, plus what
+// only the file adapter promises (durable across a restart, atomic writes).
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { FileStorage } from "../storage-file.ts";
+import { MemoryStorage, type PendingOp, type SyncStorage } from "../storage.ts";
+import { FakeServer } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), "tidesync-client-"));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+function op(id: string, title: string): PendingOp {
+  return { op: { op_id: id, collection: "tasks", record_id: "00000000-0000-4000-8000-000000000001", type: "upsert", base_version: null, data: { title } }, sent: false, base_data: null };
+}
+const RECORD = { collection: "tasks", id: "00000000-0000-4000-8000-000000000001", version: 4, deleted: false, data: { title: "x" }, updated_at: "2026-11-22T00:00:00.000Z" };
+const OP_A = "00000000-0000-4000-8000-0000000000a0";
+const OP_B = "00000000-0000-4000-8000-0000000000b0";
+const OP_C = "00000000-0000-4000-8000-0000000000c0";
+
+const adapters: [string, () => Promise<SyncStorage>][] = [
+  ["MemoryStorage", async () => new MemoryStorage()],
+  ["FileStorage", async () => new FileStorage(path.join(await tempDir(), "store.json"))],
+];
+
+describe.each(adapters)("%s", (_name, make) => {
+  it("starts empty", async () => {
+    expect(await (await make()).load()).toEqual({ records: [], outbox: [], cursor: null });
+  });
+
+  it("applies changes: records by key, outbox in order (a replaced op keeps its place), cursor", async () => {
+    const storage = await make();
+    await storage.apply({ putOps: [op(OP_A, "a"), op(OP_B, "b"), op(OP_C, "c")], putRecords: [RECORD], cursor: "c1" });
+    await storage.apply({ putOps: [op(OP_A, "a2")], deleteOps: [OP_B], putRecords: [{ ...RECORD, version: 5 }] });
+    const state = await storage.load();
+    expect(state.outbox.map((p) => [p.op.op_id, p.op.data?.title])).toEqual([[OP_A, "a2"], [OP_C, "c"]]);
+    expect(state.records).toEqual([{ ...RECORD, version: 5 }]);
+    expect(state.cursor).toBe("c1");
+    await storage.apply({ cursor: null });
+    expect((await storage.load()).cursor).toBeNull();
+  });
+
+  it("hands out copies: mutating what load returned changes nothing stored", async () => {
+    const storage = await make();
+    await storage.apply({ putRecords: [RECORD] });
+    const state = await storage.load();
+    (state.records[0].data as Record<string, unknown>).title = "mutated";
+    expect((await storage.load()).records[0].data).toEqual({ title: "x" });
+  });
+});
+
+describe("FileStorage", () => {
+  it("survives a restart: a new instance on the same file sees everything", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    await new FileStorage(file).apply({ putOps: [op(OP_A, "a")], putRecords: [RECORD], cursor: "c9" });
+    expect(await new FileStorage(file).load()).toEqual({ records: [RECORD], outbox: [op(OP_A, "a")], cursor: "c9" });
+  });
+
+  it("writes through a temp file and rename, leaving no temp file behind", async () => {
+    const dir = await tempDir();
+    const storage = new FileStorage(path.join(dir, "store.json"));
+    await Promise.all([storage.apply({ putOps: [op(OP_A, "a")] }), storage.apply({ putOps: [op(OP_B, "b")] })]);
+    expect(await readdir(dir)).toEqual(["store.json"]);
+    expect(JSON.parse(await readFile(path.join(dir, "store.json"), "utf8")).outbox).toHaveLength(2);
+  });
+
+  it("ignores a torn temp file from a crash before its rename", async () => {
+    const dir = await tempDir();
+    const file = path.join(dir, "store.json");
+    await new FileStorage(file).apply({ cursor: "good" });
+    await writeFile(path.join(dir, ".store.json.tmp"), '{"format":1,"records":[{"trunc');
+    expect((await new FileStorage(file).load()).cursor).toBe("good");
+    expect(await readdir(dir)).toEqual(["store.json"]);
+  });
+
+  it("keeps a sent op across an app restart and resends it with the same op_id", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    const server = new FakeServer();
+    server.script = () => {
+      throw new TypeError("offline");
+    };
+    const first = await openClient(server, { storage: new FileStorage(file), backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
+    const id = await first.client.create("tasks", { title: "survives" });
+    await expect(first.client.sync()).rejects.toMatchObject({ code: "NETWORK" });
+    const sentOpId = server.batches()[0].ops[0].op_id;
+
+    server.script = null;
+    const second = await openClient(server, { storage: new FileStorage(file), idPrefix: 2 });
+    expect(second.client.status.pending).toBe(1);
+    expect(second.client.get("tasks", id)?.data).toEqual({ title: "survives" });
+    await second.client.sync();
+    expect(server.batches().at(-1)?.ops[0].op_id).toBe(sentOpId);
+    expect(server.records.get(`tasks/${id}`)?.data).toEqual({ title: "survives" });
+    expect((await new FileStorage(file).load()).outbox).toEqual([]);
+  });
+});

@@ -1,0 +1,59 @@
+// `DATABASE_URL=… npm run db:reset`: starts a stand-in database over: drops
+// and recreates it (same owner), then db:setup (stand-in, migrations, seed).
+// Refuses on a real Supabase database (use `supabase db reset` there, which
+// knows what the platform owns) and on the maintenance databases.
+import postgres from "postgres";
+import { databaseKind, setupDatabase, withDatabase } from "./database.ts";
+
+async function ownerUrl(adminUrl: string): Promise<string> {
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql<{ owner: string }[]>`select pg_get_userbyid(datdba) as owner from pg_database where datname = current_database()`;
+    const u = new URL(adminUrl);
+    if (row.owner === decodeURIComponent(u.username)) return adminUrl;
+    u.username = row.owner;
+    u.password = "";
+    return u.toString();
+  } finally {
+    await sql.end();
+  }
+}
+
+const url = process.env.DATABASE_URL;
+if (!url) {
+  console.error("DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidesync npm run db:reset");
+  process.exit(2);
+}
+const database = decodeURIComponent(new URL(url).pathname.replace(/^\//, ""));
+
+try {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(database) || ["postgres", "template0", "template1"].includes(database)) {
+    throw new Error(`refusing to drop the database ${JSON.stringify(database)}: point DATABASE_URL at a dedicated database`);
+  }
+  const kind = await databaseKind(url);
+  if (kind === "supabase") {
+    throw new Error("this is a real Supabase database; db:reset only starts stand-in databases over. " +
+      "Use `supabase db reset` (local stack) or `supabase db reset --linked` (a project you mean to wipe).");
+  }
+  const maintenance = postgres(withDatabase(url, "postgres"), { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await maintenance<{ owner: string; superuser: boolean }[]>`
+      select pg_get_userbyid(d.datdba) as owner, (select rolsuper from pg_roles where rolname = current_user) as superuser
+      from pg_database d where d.datname = ${database}`;
+    if (!row.superuser) throw new Error("db:reset re-applies the Supabase stand-in, which needs a superuser DATABASE_URL");
+    console.log(`db:reset: dropping and recreating ${database} (owner ${row.owner})`);
+    await maintenance.unsafe(`drop database "${database}" with (force)`);
+    await maintenance.unsafe(`create database "${database}" owner "${row.owner.replaceAll('"', '""')}"`);
+  } finally {
+    await maintenance.end();
+  }
+  // Migrations run as the database owner, as on hosted Supabase (where it is
+  // `postgres`, not a superuser): DATABASE_OWNER_URL, or DATABASE_URL with the
+  // owner's name (password-less: trust/peer authentication, as on this machine).
+  const migrationUrl = process.env.DATABASE_OWNER_URL ?? await ownerUrl(url);
+  await setupDatabase({ adminUrl: url, migrationUrl, seed: true, log: (line) => console.log(`  · ${line}`) });
+  console.log("db:reset done");
+} catch (error) {
+  console.error(`db:reset: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}

@@ -1,0 +1,27 @@
+// `DATABASE_URL=… npm run db:setup`: brings that database to the current
+// schema: the Supabase platform stand-in when it is not a Supabase database
+// (needs a superuser URL then), every migration through `supabase db push`,
+// then the sample seed (skip it with --no-seed). Safe to re-run.
+import { databaseKind, setupDatabase } from "./database.ts";
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = "***";
+  return u.toString();
+}
+
+const url = process.env.DATABASE_URL;
+if (!url) {
+  console.error("DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidesync npm run db:setup");
+  process.exit(2);
+}
+const seed = !process.argv.includes("--no-seed");
+
+try {
+  console.log(`db:setup ${redact(url)} (${await databaseKind(url)})`);
+  const kind = await setupDatabase({ adminUrl: url, seed, log: (line) => console.log(`  · ${line}`) });
+  console.log(`db:setup done (${kind === "supabase" ? "Supabase database" : "plain Postgres with the Supabase stand-in"}${seed ? ", sample seed loaded" : ""})`);
+} catch (error) {
+  console.error(`db:setup failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+}

@@ -1,0 +1,73 @@
+// Starts the edge functions with the real Deno runtime (scripts/serve-functions.ts)
+// and waits until they answer; shared by `npm start` and the test harness.
+import { type ChildProcess, spawn } from "node:child_process";
+import type { Writable } from "node:stream";
+import { DENO, denoEnv, denoServeArgs } from "./deno.ts";
+import { ROOT } from "./paths.ts";
+
+export interface FunctionsProcess {
+  /** http://host:port/functions/v1 */
+  baseUrl: string;
+  /** baseUrl + /api: where the `api` function's /v1/... routes live. */
+  apiUrl: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export interface FunctionsProcessOptions {
+  env: Record<string, string>;
+  port: number;
+  host?: string;
+  /** Where Deno's stdout/stderr go: a stream, or this process' own ("inherit"). */
+  output: Writable | "inherit";
+  readyTimeoutMs?: number;
+  /** Named in errors (e.g. where the log file is). */
+  describe?: string;
+}
+
+export async function startFunctionsProcess(options: FunctionsProcessOptions): Promise<FunctionsProcess> {
+  const host = options.host ?? "127.0.0.1";
+  const child = spawn(DENO, denoServeArgs(), {
+    cwd: ROOT,
+    env: denoEnv({ ...options.env, TIDESYNC_PORT: String(options.port), TIDESYNC_HOST: host }),
+    stdio: ["ignore", options.output === "inherit" ? "inherit" : "pipe", options.output === "inherit" ? "inherit" : "pipe"],
+  });
+  if (options.output !== "inherit") {
+    child.stdout?.pipe(options.output);
+    child.stderr?.pipe(options.output);
+  }
+  let exited: number | null = null;
+  child.on("exit", (code) => (exited = code ?? -1));
+
+  const baseUrl = `http://${host}:${options.port}/functions/v1`;
+  const where = options.describe ? `; ${options.describe}` : "";
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 180_000);
+  for (;;) {
+    if (exited !== null) throw new Error(`the functions server exited with ${exited} before answering${where}`);
+    try {
+      const response = await fetch(`${baseUrl}/api/v1/meta`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`the functions server did not answer within the deadline${where}`);
+    }
+    await new Promise((r) => setTimeout(r, 150));
+  }
+
+  return {
+    baseUrl,
+    apiUrl: `${baseUrl}/api`,
+    process: child,
+    async stop() {
+      if (exited !== null) return;
+      await new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+      });
+    },
+  };
+}

@@ -1,0 +1,154 @@
+// `npm start`: the local stack, without Docker.
+//   * Database: DATABASE_URL when given (brought to the current schema with
+//     setupDatabase), else an embedded Postgres in .data/postgres (port
+//     TIDESYNC_DB_PORT, default 54322) with a database `tidesync` owned by the
+//     non-superuser tidesync_owner (hosted Supabase's `postgres`).
+//   * Stand-in (if not Supabase), migrations via `supabase db push`, sample seed.
+//     `npm start -- --reset` recreates the embedded database first.
+//   * The functions on real Deno at http://127.0.0.1:54321/functions/v1/api/...
+//     (TIDESYNC_PORT), the URL shape of `supabase functions serve`.
+//   * Prints the API URL, the sample users and, for each, an access token in
+//     Supabase's claim shape, bound to its seeded session and signed with a
+//     dev-only key (.data/dev-signing-key.json).
+// Ctrl-C / SIGTERM stops Deno, then the embedded Postgres.
+import path from "node:path";
+import { OWNER_ROLE, provisionDatabase, setupDatabase, withDatabase } from "./db/database.ts";
+import { signEs256, supabaseClaims } from "./lib/access-tokens.ts";
+import { DATA_DIR, devSecrets, devSigningKey } from "./lib/dev-secrets.ts";
+import { startEmbeddedPostgres } from "./lib/embedded-postgres.ts";
+import { type FunctionsProcess, startFunctionsProcess } from "./lib/functions-process.ts";
+import { ROOT } from "./lib/paths.ts";
+import { isShuttingDown, onShutdown, runCleanups } from "./lib/shutdown.ts";
+import { loadSampleUsers } from "./seed/sample-users.ts";
+import postgres from "postgres";
+
+const DEV_DATABASE = "tidesync";
+const DEV_TOKEN_TTL_SECONDS = 24 * 3600;
+
+function port(name: string, fallback: number): number {
+  const raw = process.env[name];
+  const value = raw ? Number(raw) : fallback;
+  if (!Number.isInteger(value) || value < 1 || value > 65535) throw new Error(`${name} must be a TCP port, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = "***";
+  return u.toString();
+}
+
+const log = (line: string) => console.log(`  · ${line}`);
+
+/** The embedded cluster, set up: returns the URL the functions use and the superuser one for the database. */
+async function embeddedDatabase(): Promise<{ functionsDbUrl: string; adminDbUrl: string; description: string }> {
+  const secrets = await devSecrets();
+  const dbPort = port("TIDESYNC_DB_PORT", 54322);
+  log(`starting the embedded Postgres on 127.0.0.1:${dbPort} (data in ${path.relative(ROOT, path.join(DATA_DIR, "postgres"))})`);
+  const cluster = await startEmbeddedPostgres({ dataDir: path.join(DATA_DIR, "postgres"), port: dbPort, password: secrets.postgres_password });
+  onShutdown(async () => {
+    await cluster.stop();
+    console.log("embedded Postgres stopped");
+  });
+  if (cluster.created) log("created a new cluster (first start)");
+
+  const reset = process.argv.includes("--reset");
+  if (reset) log(`--reset: dropping and recreating the database ${DEV_DATABASE}`);
+  await provisionDatabase(cluster.superuserUrl, DEV_DATABASE, { recreate: reset });
+  // The owner role logs in with a password here (scram), as hosted `postgres` does.
+  const sql = postgres(cluster.superuserUrl, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`alter role ${OWNER_ROLE} password '${secrets.owner_password.replaceAll("'", "''")}'`);
+  } finally {
+    await sql.end();
+  }
+  const adminDbUrl = withDatabase(cluster.superuserUrl, DEV_DATABASE);
+  const owner = new URL(adminDbUrl);
+  owner.username = OWNER_ROLE;
+  owner.password = secrets.owner_password;
+  await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: owner.toString(), seed: true, log });
+  return { functionsDbUrl: owner.toString(), adminDbUrl, description: "embedded; data in .data/postgres, log in .data/postgres.log" };
+}
+
+async function main(): Promise<void> {
+  console.log("tidesync local stack (development only)");
+  let db: { functionsDbUrl: string; adminDbUrl: string; description: string };
+  if (process.env.DATABASE_URL) {
+    log(`using DATABASE_URL ${redact(process.env.DATABASE_URL)}`);
+    await setupDatabase({ adminUrl: process.env.DATABASE_URL, seed: true, log });
+    db = { functionsDbUrl: process.env.DATABASE_URL, adminDbUrl: process.env.DATABASE_URL, description: "DATABASE_URL" };
+  } else {
+    db = await embeddedDatabase();
+  }
+
+  const { value: key, created } = await devSigningKey();
+  if (created) log("generated the dev-only signing key .data/dev-signing-key.json");
+  const secrets = await devSecrets();
+
+  const apiPort = port("TIDESYNC_PORT", 54321);
+  log(`starting the functions with Deno on 127.0.0.1:${apiPort}`);
+  let functions: FunctionsProcess | undefined;
+  // However this process ends, Deno must not outlive it.
+  process.on("exit", () => functions?.process.kill("SIGTERM"));
+  onShutdown(async () => {
+    await functions?.stop();
+    if (functions) console.log("functions stopped");
+  });
+  functions = await startFunctionsProcess({
+    env: {
+      SUPABASE_DB_URL: db.functionsDbUrl,
+      SUPABASE_JWKS: JSON.stringify(key.public_jwks),
+      TIDESYNC_CURSOR_SECRET: process.env.TIDESYNC_CURSOR_SECRET ?? secrets.cursor_secret,
+    },
+    port: apiPort,
+    output: "inherit",
+    readyTimeoutMs: 120_000,
+  });
+
+  const sample = await loadSampleUsers();
+  const users = await Promise.all(sample.users.map(async (u) => ({
+    ...u,
+    token: await signEs256(key.private_jwk, supabaseClaims({
+      userId: u.id,
+      sessionId: u.session_id,
+      email: u.email,
+      expiresInSeconds: DEV_TOKEN_TTL_SECONDS,
+      claims: { app_metadata: { provider: "email", providers: ["email"], sample: true } },
+    })),
+  })));
+
+  const api = `${functions.apiUrl}/v1`;
+  const lines = [
+    "",
+    "━━ tidesync is up (development only) ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━",
+    `API        ${api}/meta`,
+    `OpenAPI    ${api}/openapi.json`,
+    `Database   ${redact(db.functionsDbUrl)} (${db.description})`,
+    `           ${process.env.DATABASE_URL ? "start the data over: npm run db:reset" : "start the data over: npm start -- --reset"}`,
+    "",
+    `Sample users (SAMPLE DATA, password "${sample.password}"), with dev-only access tokens (valid ${DEV_TOKEN_TTL_SECONDS / 3600} h,`,
+    "signed by .data/dev-signing-key.json, bound to each user's seeded session; worthless anywhere else):",
+    ...users.flatMap((u) => [`  ${u.display_name.padEnd(16)} ${u.email}  user ${u.id}  session ${u.session_id}`, `    ${u.token}`]),
+    "",
+    "Try:",
+    `  curl ${api}/meta`,
+    `  curl -H "Authorization: Bearer ${users[0]?.token}" ${api}/whoami`,
+    "",
+    "Ctrl-C stops everything.",
+    "",
+  ];
+  console.log(lines.join("\n"));
+
+  // Stay up until a signal (handled by onShutdown) or until Deno dies.
+  await new Promise<void>((resolve) => functions!.process.once("exit", () => resolve()));
+  if (isShuttingDown()) return;
+  console.error("the functions server exited; stopping");
+  await runCleanups();
+  process.exit(1);
+}
+
+main().catch(async (error) => {
+  console.error(error instanceof Error ? error.message : error);
+  await runCleanups();
+  process.exit(1);
+});

@@ -1,0 +1,235 @@
+-- app_private.devices and app_private.revoke_session(): RLS and exact policy
+-- names; what the owner, another user, anon and the service role can do; the
+-- lifecycle the database keeps (session binding, revocation when the session
+-- row goes, push token unique among active devices and released from the old
+-- device); revoke_session only ever deletes the caller's own session; EXECUTE
+-- privileges of every function involved.
+begin;
+select plan(48);
+
+do $$ begin
+  perform tests.create_supabase_user('device_owner');
+  perform tests.create_supabase_user('device_other');
+end $$;
+-- A second session of the owner (another phone), created later so that the
+-- helpers keep authenticating with the first one.
+insert into auth.sessions (id, user_id, aal, created_at, updated_at)
+values ('5e551011-0000-4000-8000-000000000301', tests.get_supabase_uid('device_owner'), 'aal1', now() + interval '1 minute', now());
+create temporary table first_sessions as
+select tests.get_session_id('device_owner') as owner_session, tests.get_session_id('device_other') as other_session;
+
+-- ------------------------------------------------------------ structure
+select tests.rls_enabled('app_private');
+select policies_are('app_private', 'devices', array[
+  'Users can read their own devices',
+  'Users can register their own devices',
+  'Users can update their own devices'
+]);
+select policy_cmd_is('app_private', 'devices', 'Users can read their own devices', 'select', 'read policy: SELECT');
+select policy_cmd_is('app_private', 'devices', 'Users can register their own devices', 'insert', 'register policy: INSERT');
+select policy_cmd_is('app_private', 'devices', 'Users can update their own devices', 'update', 'update policy: UPDATE');
+select policy_roles_are('app_private', 'devices', 'Users can read their own devices', array['authenticated'], 'read policy: authenticated');
+select policy_roles_are('app_private', 'devices', 'Users can register their own devices', array['authenticated'], 'register policy: authenticated');
+select policy_roles_are('app_private', 'devices', 'Users can update their own devices', array['authenticated'], 'update policy: authenticated');
+select table_privs_are('app_private', 'devices', 'anon', array[]::text[], 'anon has no privilege on devices');
+select table_privs_are('app_private', 'devices', 'authenticated', array['SELECT'], 'authenticated: table-level SELECT only (writes are per column)');
+select table_privs_are('app_private', 'devices', 'service_role', array['SELECT'], 'service_role may read devices, not write them');
+select ok(
+  not has_column_privilege('authenticated', 'app_private.devices', 'revoked_at', 'UPDATE')
+  and not has_column_privilege('authenticated', 'app_private.devices', 'push_token_updated_at', 'UPDATE')
+  and not has_column_privilege('authenticated', 'app_private.devices', 'user_id', 'UPDATE')
+  and not has_column_privilege('authenticated', 'app_private.devices', 'id', 'INSERT')
+  and not has_column_privilege('authenticated', 'app_private.devices', 'revoked_at', 'INSERT'),
+  'authenticated cannot write ids, owner, revoked_at or push_token_updated_at'
+);
+
+-- ------------------------------------------------------------- the owner
+select tests.authenticate_as('device_owner');
+select lives_ok(
+  $$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, push_token, push_provider, session_id)
+     values (auth.uid(), 'a0000000-0000-4000-8000-000000000301', 'ios', '1.0', 1,
+             'token-301-shared', 'apns', (auth.jwt() ->> 'session_id')::uuid) $$,
+  'the owner registers a device bound to the session they call with'
+);
+select results_eq(
+  $$ select revoked_at is null, push_token_updated_at is not null from app_private.devices $$,
+  $$ values (true, true) $$,
+  'a registered device is active and its push token time is stamped'
+);
+select throws_ok(
+  $$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, session_id)
+     values (auth.uid(), gen_random_uuid(), 'ios', '1.0', 1, '5e551011-0000-4000-8000-000000000301') $$,
+  '42501', null,
+  'the owner cannot bind a device to a session other than the calling one'
+);
+select throws_ok(
+  format($$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, session_id)
+            values (%L, gen_random_uuid(), 'ios', '1.0', 1, (auth.jwt() ->> 'session_id')::uuid) $$, tests.get_supabase_uid('device_other')),
+  '42501', null,
+  'the owner cannot register a device for another user'
+);
+select throws_ok(
+  $$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, session_id)
+     values (auth.uid(), 'a0000000-0000-4000-8000-000000000301', 'ios', '1.0', 1, (auth.jwt() ->> 'session_id')::uuid) $$,
+  '23505', null,
+  'one device per (user, installation)'
+);
+select throws_ok(
+  $$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, session_id)
+     values (auth.uid(), gen_random_uuid(), 'symbian', '1.0', 1, (auth.jwt() ->> 'session_id')::uuid) $$,
+  '23514', null,
+  'an unknown platform is refused'
+);
+select lives_ok(
+  $$ update app_private.devices set app_version = '1.1', build_number = 2 where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
+  'the owner updates what the device reports'
+);
+select throws_ok(
+  $$ update app_private.devices set revoked_at = null where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
+  '42501', null,
+  'the owner cannot write revoked_at'
+);
+select throws_ok(
+  $$ update app_private.devices set push_token_updated_at = now() where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
+  '42501', null,
+  'the owner cannot write push_token_updated_at'
+);
+select throws_ok(
+  $$ update app_private.devices set session_id = '5e551011-0000-4000-8000-000000000301' where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
+  '42501', null,
+  'the owner cannot rebind a device to a session other than the calling one'
+);
+select throws_ok(
+  $$ delete from app_private.devices where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
+  '42501', null,
+  'devices are not deleted by users (they are signed out)'
+);
+select tests.clear_authentication();
+
+-- --------------------------------------------------------- another user
+select tests.authenticate_as('device_other');
+select is_empty($$ select 1 from app_private.devices where user_id <> auth.uid() $$, 'another user cannot see the owner''s device');
+update app_private.devices set app_version = '6.6.6' where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner');
+-- Shared phone: the other user registers the same push token.
+select lives_ok(
+  $$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, push_token, push_provider, session_id)
+     values (auth.uid(), 'a0000000-0000-4000-8000-000000000301', 'ios', '1.0', 1,
+             'token-301-shared', 'apns', (auth.jwt() ->> 'session_id')::uuid) $$,
+  'another user registers the same push token on the same installation'
+);
+select tests.clear_authentication();
+select results_eq(
+  $$ select app_version, push_token, push_provider, revoked_at is null from app_private.devices where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
+  $$ values ('1.1'::text, null::text, null::text, true) $$,
+  'the owner''s device is untouched by the other user''s update, lost the push token to the new holder, and stays active'
+);
+select results_eq(
+  $$ select user_id from app_private.devices where push_token = 'token-301-shared' $$,
+  array[tests.get_supabase_uid('device_other')],
+  'the push token has exactly one holder'
+);
+insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, session_id)
+values (tests.get_supabase_uid('device_owner'), gen_random_uuid(), 'android', '1.0', 1, '5e551011-0000-4000-8000-000000000301');
+select throws_ok(
+  $$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, session_id)
+     values (tests.get_supabase_uid('device_owner'), gen_random_uuid(), 'web', '1.0', 1, '5e551011-0000-4000-8000-000000000301') $$,
+  '23505', null,
+  'a session is bound to at most one device'
+);
+
+-- ------------------------------------------------------------------ anon
+select tests.authenticate_as_anon();
+select throws_ok($$ select * from app_private.devices $$, '42501', null, 'anon cannot read devices');
+select throws_ok(
+  $$ insert into app_private.devices (user_id, installation_id, platform, app_version, build_number) values (gen_random_uuid(), gen_random_uuid(), 'ios', '1', 1) $$,
+  '42501', null, 'anon cannot register devices'
+);
+select throws_ok($$ select app_private.revoke_session(gen_random_uuid()) $$, '42501', null, 'anon cannot call revoke_session');
+select tests.clear_authentication();
+
+-- ---------------------------------------------------------- service role
+select tests.authenticate_as_service_role();
+select results_eq(
+  $$ select count(*)::int from app_private.devices where installation_id = 'a0000000-0000-4000-8000-000000000301' $$,
+  array[2],
+  'the service role reads every device'
+);
+select throws_ok($$ update app_private.devices set app_version = 'x' $$, '42501', null, 'the service role cannot update devices');
+select throws_ok($$ select app_private.revoke_session(gen_random_uuid()) $$, '42501', null, 'the service role cannot call revoke_session');
+select tests.clear_authentication();
+
+-- -------------------------------------------------------- revoke_session
+select tests.authenticate_as('device_owner');
+select is(app_private.revoke_session(tests.get_session_id('device_other')), false, 'revoke_session of another user''s session: nothing happens (false)');
+select tests.clear_authentication();
+select isnt_empty(
+  $$ select 1 from auth.sessions where id = tests.get_session_id('device_other') $$,
+  'the other user''s session still exists'
+);
+select tests.authenticate_as('device_owner');
+select is(app_private.revoke_session(tests.get_session_id('device_owner')), true, 'revoke_session of the caller''s own session deletes it (true)');
+select tests.clear_authentication();
+select is_empty(
+  $$ select 1 from auth.sessions where id = (select owner_session from first_sessions) $$,
+  'the caller''s session row is gone'
+);
+select isnt_empty(
+  $$ select 1 from auth.sessions where id = '5e551011-0000-4000-8000-000000000301' $$,
+  'the caller''s other session is untouched'
+);
+select results_eq(
+  $$ select session_id, push_token, revoked_at is not null from app_private.devices where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
+  $$ values (null::uuid, null::text, true) $$,
+  'the device of the revoked session is revoked (session unbound, no push token)'
+);
+
+-- Supabase Auth deleting a session (supabase.auth.signOut()) revokes the device the same way.
+delete from auth.sessions where id = (select other_session from first_sessions);
+select results_eq(
+  $$ select session_id, push_token, revoked_at is not null from app_private.devices where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_other') $$,
+  $$ values (null::uuid, null::text, true) $$,
+  'deleting a session row anywhere revokes its device and clears the push token'
+);
+
+-- --------------------------------------------------- function privileges
+select ok(
+  has_function_privilege('authenticated', 'app_private.revoke_session(uuid)', 'execute')
+  and not has_function_privilege('anon', 'app_private.revoke_session(uuid)', 'execute')
+  and not has_function_privilege('service_role', 'app_private.revoke_session(uuid)', 'execute')
+  and not has_function_privilege('public', 'app_private.revoke_session(uuid)', 'execute'),
+  'revoke_session(uuid): EXECUTE for authenticated only'
+);
+select is(
+  (select prosecdef from pg_proc where oid = 'app_private.revoke_session(uuid)'::regprocedure),
+  true,
+  'revoke_session is security definer (authenticated has no right on auth.sessions)'
+);
+select is(
+  (select proconfig from pg_proc where oid = 'app_private.revoke_session(uuid)'::regprocedure),
+  array['search_path=""'],
+  'revoke_session pins an empty search_path'
+);
+select ok(
+  not has_table_privilege('authenticated', 'auth.sessions', 'delete'),
+  'authenticated itself cannot delete auth.sessions rows'
+);
+select ok(
+  not has_function_privilege('anon', 'app_private.maintain_device_state()', 'execute')
+  and not has_function_privilege('authenticated', 'app_private.maintain_device_state()', 'execute')
+  and not has_function_privilege('service_role', 'app_private.maintain_device_state()', 'execute'),
+  'maintain_device_state(): no API role may execute it (trigger only)'
+);
+select ok(
+  not has_function_privilege('anon', 'app_private.release_push_token_elsewhere()', 'execute')
+  and not has_function_privilege('authenticated', 'app_private.release_push_token_elsewhere()', 'execute')
+  and not has_function_privilege('service_role', 'app_private.release_push_token_elsewhere()', 'execute'),
+  'release_push_token_elsewhere(): no API role may execute it (trigger only)'
+);
+select is(
+  (select proconfig from pg_proc where oid = 'app_private.release_push_token_elsewhere()'::regprocedure),
+  array['search_path=""'],
+  'release_push_token_elsewhere (security definer) pins an empty search_path'
+);
+
+select * from finish();
+rollback;

@@ -1,0 +1,188 @@
+// One simulated phone: the real client (TidesyncClient + TidesyncApi, in-memory
+// store) behind a faulty link, driven by a seeded script of local writes,
+// syncs and offline periods. It remembers every value it wrote (each unique)
+// and everything the client told it, for the final "nothing lost" check.
+import { TidesyncApi } from "../../client/api-client.ts";
+import { TidesyncError } from "../../client/api-error.ts";
+import type { WriteDiscardedEvent } from "../../client/events.ts";
+import { MemoryStorage } from "../../client/storage.ts";
+import { type SyncReport, TidesyncClient } from "../../client/sync-client.ts";
+import type { RecordData } from "../../client/storage.ts";
+import { type DeviceLink, type FaultNetwork, VIRTUAL_API_URL } from "./fault-network.ts";
+import { Prng } from "./prng.ts";
+
+/** Fields whose written values are unique per write, so each can be traced to the server. */
+export const TRACKED_FIELDS = ["title", "notes", "position"] as const;
+
+export interface Intention {
+  device: string;
+  collection: string;
+  recordId: string;
+  /** A tracked field, or "*delete". */
+  field: string;
+  value: unknown;
+  /** Order of the write on its device. */
+  seq: number;
+}
+
+export interface SimUser {
+  index: number;
+  userId: string;
+  /** Every record id this user's devices created. */
+  recordIds: Set<string>;
+}
+
+export class SimDevice {
+  readonly name: string;
+  readonly intentions: Intention[] = [];
+  readonly discarded: WriteDiscardedEvent[] = [];
+  readonly rejected: unknown[] = [];
+  readonly syncErrors = new Map<string, number>();
+  writes = 0;
+  conflictsSeen = 0;
+  private seq = 0;
+  private offlineSteps = 0;
+  private running: Promise<unknown> | null = null;
+
+  private constructor(
+    readonly user: SimUser,
+    readonly index: number,
+    readonly client: TidesyncClient,
+    readonly link: DeviceLink,
+    private readonly rng: Prng,
+  ) {
+    this.name = `u${user.index}d${index}`;
+    client.on((event) => {
+      if (event.type === "write_discarded") this.discarded.push(event);
+      if (event.type === "op_rejected") this.rejected.push(event);
+      if (event.type === "conflict") this.conflictsSeen++;
+    });
+  }
+
+  static async create(options: { seed: string; user: SimUser; index: number; token: string; network: FaultNetwork; installationId: string }): Promise<SimDevice> {
+    const name = `u${options.user.index}d${options.index}`;
+    const ids = new Prng(options.seed, `${name}/ids`);
+    const jitter = new Prng(options.seed, `${name}/jitter`);
+    const link = options.network.link(options.user.index, new Prng(options.seed, `${name}/network`));
+    const api = new TidesyncApi({ baseUrl: VIRTUAL_API_URL, getAccessToken: () => options.token, fetch: link.fetch, timeoutMs: 15_000 });
+    await api.startSession({ device: { installation_id: options.installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+    const client = await TidesyncClient.open({
+      api,
+      storage: new MemoryStorage(),
+      installationId: options.installationId,
+      generateId: () => ids.uuid(),
+      random: () => jitter.next(),
+      backoff: { baseMs: 25, maxMs: 1000, maxAttempts: 6 },
+      pullLimit: 25,
+    });
+    return new SimDevice(options.user, options.index, client, link, new Prng(options.seed, `${name}/script`));
+  }
+
+  private value(field: string): string | number {
+    const n = ++this.seq;
+    if (field === "position") return n * 1000 + this.index * 10 + this.user.index / 10;
+    return `u${this.user.index}-d${this.index}-${field[0]}${n}`;
+  }
+
+  private track(collection: string, recordId: string, data: RecordData): void {
+    for (const field of TRACKED_FIELDS) {
+      if (Object.hasOwn(data, field)) this.intentions.push({ device: this.name, collection, recordId, field, value: data[field], seq: this.seq });
+    }
+  }
+
+  private liveLists(): string[] {
+    return this.client.list("lists").map((r) => r.id);
+  }
+
+  private async write(): Promise<void> {
+    const live = [...this.client.list("lists"), ...this.client.list("tasks")];
+    const roll = this.rng.next();
+    if (live.length === 0 || roll < 0.22) {
+      const collection = this.rng.chance(0.3) ? "lists" : "tasks";
+      const data: RecordData = collection === "lists"
+        ? { title: this.value("title"), color: this.rng.chance(0.5) ? "#3a7bd5" : null, position: this.value("position"), archived: false }
+        : {
+          title: this.value("title"),
+          notes: this.rng.chance(0.5) ? this.value("notes") : null,
+          done: false,
+          due_date: this.rng.chance(0.3) ? `2026-12-${String(this.rng.int(10, 28))}` : null,
+          position: this.value("position"),
+          list_id: this.liveLists().length > 0 && this.rng.chance(0.6) ? this.rng.pick(this.liveLists()) : null,
+        };
+      const id = await this.client.create(collection, data);
+      this.user.recordIds.add(id);
+      this.track(collection, id, data);
+      return;
+    }
+    const record = this.rng.pick(live);
+    if (roll < 0.9) {
+      const fields = record.collection === "lists" ? ["title", "position", "archived", "color"] : ["title", "notes", "done", "position", "due_date", "list_id"];
+      const patch: RecordData = {};
+      for (let i = this.rng.int(1, 3); i > 0; i--) {
+        const field = this.rng.pick(fields);
+        if (field === "title" || field === "notes" || field === "position") patch[field] = this.value(field);
+        else if (field === "done" || field === "archived") patch[field] = record.data?.[field] !== true;
+        else if (field === "color") patch.color = this.rng.pick(["#ff0000", "#00ff00", null]);
+        else if (field === "due_date") patch.due_date = this.rng.chance(0.5) ? null : `2027-01-${String(this.rng.int(10, 28))}`;
+        else if (field === "list_id") patch.list_id = this.rng.chance(0.3) || this.liveLists().length === 0 ? null : this.rng.pick(this.liveLists());
+      }
+      await this.client.upsert(record.collection, record.id, patch);
+      this.track(record.collection, record.id, patch);
+      return;
+    }
+    await this.client.delete(record.collection, record.id);
+    this.intentions.push({ device: this.name, collection: record.collection, recordId: record.id, field: "*delete", value: null, seq: ++this.seq });
+  }
+
+  /** Starts a sync in the background (the app keeps writing meanwhile). */
+  private startSync(): Promise<unknown> {
+    this.running ??= this.client.sync().catch((error: unknown) => this.noteSyncError(error)).finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private noteSyncError(error: unknown): void {
+    if (!(error instanceof TidesyncError)) throw error;
+    this.syncErrors.set(error.code, (this.syncErrors.get(error.code) ?? 0) + 1);
+  }
+
+  /** The device's script: `ops` local writes with syncs, pauses and offline periods in between. */
+  async run(ops: number, goOffline: number, network: FaultNetwork, onWrite: () => void): Promise<void> {
+    this.link.faultsEnabled = true;
+    while (this.writes < ops) {
+      if (this.offlineSteps > 0) {
+        if (--this.offlineSteps === 0) this.link.offline = false;
+      } else if (this.rng.chance(goOffline)) {
+        this.link.offline = true;
+        this.offlineSteps = this.rng.int(8, 30);
+        network.faults.offlinePeriods++;
+      }
+      const roll = this.rng.next();
+      if (roll < 0.62) {
+        await this.write();
+        this.writes++;
+        onWrite();
+      } else if (roll < 0.9) {
+        // An app knows when it is offline and rarely tries then.
+        if (!this.link.offline || this.rng.chance(0.1)) {
+          const sync = this.startSync();
+          if (this.rng.chance(0.4)) await sync;
+        }
+      } else {
+        await new Promise((r) => setTimeout(r, this.rng.int(1, 20)));
+      }
+      await new Promise((r) => setTimeout(r, this.rng.int(0, 3)));
+    }
+    this.link.offline = false;
+    await this.running;
+  }
+
+  /** Faults off, online, and one complete sync. */
+  async finalSync(): Promise<SyncReport> {
+    this.link.faultsEnabled = false;
+    this.link.offline = false;
+    await this.running;
+    return await this.client.sync();
+  }
+}

@@ -1,0 +1,102 @@
+// The convergence suite: many simulated devices of several users, each the
+// REAL client against real Deno + Postgres, through a network that drops,
+// loses, duplicates and reorders requests, with offline periods, the function
+// process killed -9 mid-batch and its database connections terminated. At the
+// end every device must hold exactly the server's state, the ledger must show
+// every op processed exactly once with its effect present, no write may be
+// lost silently, and no user may have received another user's data.
+//
+// Size and seed: SEED, USERS, DEVICES (per user), OPS (writes per device);
+// see tests/convergence/config.ts. `npm run test:convergence`.
+import { afterAll, expect, it } from "vitest";
+import { adminSql, createTestUser, stack } from "../support/harness.ts";
+import { ServerChaos } from "../convergence/chaos.ts";
+import { checkConvergence } from "../convergence/checks.ts";
+import { loadConvergenceConfig } from "../convergence/config.ts";
+import { FaultNetwork } from "../convergence/fault-network.ts";
+import { Prng } from "../convergence/prng.ts";
+import { SimDevice, type SimUser } from "../convergence/sim-device.ts";
+
+const config = loadConvergenceConfig();
+let chaos: ServerChaos | null = null;
+
+afterAll(async () => {
+  await chaos?.stop();
+});
+
+it(`converges under faults (seed ${config.seed}, ${config.users} users × ${config.devicesPerUser} devices × ${config.opsPerDevice} writes)`, async () => {
+  const started = Date.now();
+  const network = new FaultNetwork("", config);
+  // Our own server, so killing it does not disturb other test files. A low
+  // batch limit makes the client meet real 413s and split its batches.
+  chaos = await ServerChaos.start(network, adminSql, stack.database, { ...stack.functionsEnv, TIDESYNC_MAX_OPS_PER_BATCH: "16" }, `${stack.database}-convergence`);
+
+  const users: SimUser[] = [];
+  const devices: SimDevice[] = [];
+  const installationIds = new Map<SimDevice, string>();
+  for (let u = 0; u < config.users; u++) {
+    const testUser = await createTestUser();
+    const user: SimUser = { index: u, userId: testUser.userId, recordIds: new Set() };
+    users.push(user);
+    for (let d = 0; d < config.devicesPerUser; d++) {
+      const token = d === 0 ? testUser.token : (await testUser.newSession()).token;
+      const installationId = new Prng(config.seed, `u${u}d${d}/installation`).uuid();
+      const device = await SimDevice.create({ seed: config.seed, user, index: d, token, network, installationId });
+      devices.push(device);
+      installationIds.set(device, installationId);
+    }
+  }
+
+  // Server-side faults at seeded points of the run's progress.
+  const plan = new Prng(config.seed, "chaos");
+  const events = [
+    ...Array.from({ length: config.serverRestarts }, () => ({ at: 0.1 + plan.next() * 0.75, kind: "restart" as const })),
+    ...Array.from({ length: config.dbKills }, () => ({ at: 0.05 + plan.next() * 0.85, kind: "db" as const })),
+  ].sort((a, b) => a.at - b.at);
+  const totalWrites = config.users * config.devicesPerUser * config.opsPerDevice;
+  let written = 0;
+  let dbBackendsKilled = 0;
+  const chaosRun = (async () => {
+    for (const event of events) {
+      while (written / totalWrites < event.at) await new Promise((r) => setTimeout(r, 5));
+      if (event.kind === "restart") await chaos!.restartMidBatch();
+      else dbBackendsKilled += await chaos!.killDatabaseConnections();
+    }
+  })();
+
+  await Promise.all(devices.map((device) => device.run(config.opsPerDevice, config.goOffline, network, () => written++)));
+  await chaosRun;
+  await network.settle();
+
+  // Faults off: sync every device until a whole round pushes nothing.
+  let rounds = 0;
+  for (;;) {
+    rounds++;
+    let acknowledged = 0;
+    for (const device of devices) acknowledged += (await device.finalSync()).acknowledged;
+    if (acknowledged === 0 && devices.every((d) => d.client.pendingOps().length === 0)) break;
+    if (rounds > 10) throw new Error("devices still had ops to push after 10 fault-free rounds");
+  }
+
+  const { failures, totals } = await checkConvergence(adminSql, users, devices, network, installationIds);
+  const faults = Object.values(network.faults).reduce((a, b) => a + b, 0);
+  const syncErrors = new Map<string, number>();
+  for (const device of devices) for (const [code, n] of device.syncErrors) syncErrors.set(code, (syncErrors.get(code) ?? 0) + n);
+  const result = failures.length === 0 ? "PASS" : "FAIL";
+  console.log(
+    `convergence: seed=${config.seed} devices=${devices.length} users=${users.length} ops=${devices.reduce((n, d) => n + d.writes, 0)} ` +
+      `faults=${faults} duplicates_suppressed=${network.duplicatesSuppressed} conflicts=${totals.conflicts} result=${result}`,
+  );
+  console.log(
+    `convergence details: faults=${JSON.stringify(network.faults)} db_backends_killed=${dbBackendsKilled} requests=${network.requests} ` +
+      `ledger_ops=${totals.ledgerOps} applied=${totals.applied} records=${totals.records} discarded_writes_told=${totals.discardedWrites} ` +
+      `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} final_rounds=${rounds} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
+  );
+  expect(failures).toEqual([]);
+  // The run must actually have exercised what it claims to.
+  expect(network.faults.serverRestarts).toBe(config.serverRestarts);
+  expect(network.faults.dbKillRounds).toBe(config.dbKills);
+  expect(network.duplicatesSuppressed).toBeGreaterThan(0);
+  // Only transient failures may have interrupted a sync.
+  expect([...syncErrors.keys()].filter((code) => !["NETWORK", "TIMEOUT", "UNAVAILABLE", "BAD_RESPONSE"].includes(code))).toEqual([]);
+}, 900_000);

@@ -1,0 +1,112 @@
+// The body rules every JSON route shares (api-v1.md): 415 for anything but
+// application/json, 400 MALFORMED_JSON for a body that is not JSON, 413 for a
+// body over the limit — declared (Content-Length) or streamed chunked without
+// one — and 400 VALIDATION_FAILED for unexpected fields. Run against
+// POST /v1/sync/batch, or whichever authenticated JSON route the OpenAPI
+// document lists when that one is absent.
+import { beforeAll, describe, expect, it } from "vitest";
+import { call, createTestUser, expectEnvelope, type TestUser } from "../support/harness.ts";
+
+const PREFERRED = { method: "POST", path: "/v1/sync/batch" };
+
+interface JsonRoute {
+  method: string;
+  path: string;
+}
+
+interface OpenApiOperation {
+  requestBody?: { content?: Record<string, unknown> };
+  security?: unknown[];
+}
+
+/** A route that takes a JSON body and a user token, from the served OpenAPI document. */
+async function findJsonRoute(): Promise<JsonRoute> {
+  const doc = (await call<{ paths: Record<string, Record<string, OpenApiOperation>> }>("/v1/openapi.json")).body;
+  const candidates: JsonRoute[] = [];
+  for (const [rawPath, operations] of Object.entries(doc.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      if (!operation.requestBody?.content?.["application/json"] || !operation.security?.length) continue;
+      const path = rawPath.replace(/^\/api/, "").replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000");
+      candidates.push({ method: method.toUpperCase(), path });
+    }
+  }
+  const preferred = candidates.find((c) => c.method === PREFERRED.method && c.path === PREFERRED.path);
+  const route = preferred ?? candidates.sort((a, b) => a.path.localeCompare(b.path))[0];
+  if (!route) throw new Error("no authenticated JSON-body route is registered yet (expected POST /v1/sync/batch)");
+  return route;
+}
+
+let route: JsonRoute;
+let user: TestUser;
+let maxBodyBytes: number;
+
+beforeAll(async () => {
+  route = await findJsonRoute();
+  user = await createTestUser();
+  maxBodyBytes = (await call("/v1/meta")).body.limits.max_body_bytes;
+});
+
+const send = (rawBody: BodyInit | undefined, headers: Record<string, string>) =>
+  call(route.path, { method: route.method, token: user.token, rawBody, headers });
+
+describe("JSON request bodies", () => {
+  it("a body that is not JSON → 400 MALFORMED_JSON", async () => {
+    const error = expectEnvelope(await send("{\"ops\": [", { "content-type": "application/json" }), 400, "MALFORMED_JSON");
+    expect(error.retryable).toBe(false);
+  });
+
+  it("a body that is not UTF-8 → 400 MALFORMED_JSON", async () => {
+    expectEnvelope(await send(new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]), { "content-type": "application/json" }), 400, "MALFORMED_JSON");
+  });
+
+  it("application/json with charset=utf-8 is accepted as JSON", async () => {
+    expectEnvelope(await send("not json", { "content-type": "application/json; charset=utf-8" }), 400, "MALFORMED_JSON");
+  });
+
+  it.each([
+    ["text/plain", "{}"],
+    ["application/x-www-form-urlencoded", "a=1"],
+    ["multipart/form-data; boundary=x", "--x--"],
+    ["application/jsonp", "{}"],
+  ])("Content-Type %s → 415 UNSUPPORTED_MEDIA_TYPE", async (type, body) => {
+    const error = expectEnvelope(await send(body, { "content-type": type }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    expect(error.retryable).toBe(false);
+  });
+
+  it("no Content-Type at all → 415 UNSUPPORTED_MEDIA_TYPE", async () => {
+    expectEnvelope(await send(new Blob(["{}"]), {}), 415, "UNSUPPORTED_MEDIA_TYPE");
+  });
+
+  it("a declared body over the limit → 413 PAYLOAD_TOO_LARGE", async () => {
+    const body = JSON.stringify({ pad: "x".repeat(maxBodyBytes) });
+    const error = expectEnvelope(await send(body, { "content-type": "application/json" }), 413, "PAYLOAD_TOO_LARGE");
+    expect(error.retryable).toBe(false);
+  });
+
+  it("a chunked body without Content-Length over the limit → 413 PAYLOAD_TOO_LARGE", async () => {
+    const chunk = new Uint8Array(64 * 1024).fill(0x20); // JSON whitespace
+    let sent = 0;
+    const total = maxBodyBytes + 1;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= total) return controller.close();
+        const piece = chunk.subarray(0, Math.min(chunk.byteLength, total - sent));
+        sent += piece.byteLength;
+        controller.enqueue(piece);
+      },
+    });
+    expectEnvelope(await send(stream, { "content-type": "application/json" }), 413, "PAYLOAD_TOO_LARGE");
+  });
+
+  it("a body just under the limit is read (then judged on its content, not its size)", async () => {
+    const body = JSON.stringify({ unexpected_field: "x".repeat(maxBodyBytes - 100) });
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(maxBodyBytes);
+    const error = expectEnvelope(await send(body, { "content-type": "application/json" }), 400, "VALIDATION_FAILED");
+    expect(error.details?.some((d) => d.field === "/unexpected_field" && d.code === "unexpected_field")).toBe(true);
+  });
+
+  it("the body rules come after authentication: no token → 401 even for a malformed body", async () => {
+    const response = await call(route.path, { method: route.method, rawBody: "{", headers: { "content-type": "application/json" } });
+    expectEnvelope(response, 401, "UNAUTHENTICATED");
+  });
+});

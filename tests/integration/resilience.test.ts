@@ -1,0 +1,119 @@
+// What a client sees when the database is gone or too slow (503 UNAVAILABLE,
+// retryable, Retry-After) and when it sends too much (429 RATE_LIMITED with
+// Retry-After and RateLimit-* headers, counted in Postgres so every function
+// instance shares the budget). Each case starts its own functions server
+// with other settings, next to the suite's stack.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { type FunctionsServer, freePort, startFunctionsServer } from "../support/functions-server.ts";
+
+const started: FunctionsServer[] = [];
+async function server(name: string, env: Record<string, string>): Promise<FunctionsServer> {
+  const s = await startFunctionsServer({ ...stack.functionsEnv, ...env }, { name: `${stack.database}-${name}` });
+  started.push(s);
+  return s;
+}
+
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+});
+
+describe("database unavailable → 503", () => {
+  let deadDb: FunctionsServer;
+  let slowDb: FunctionsServer;
+
+  beforeAll(async () => {
+    const closedPort = await freePort();
+    [deadDb, slowDb] = await Promise.all([
+      server("dead-db", {
+        SUPABASE_DB_URL: `postgres://tidesync_owner@127.0.0.1:${closedPort}/nowhere`,
+        TIDESYNC_DB_CONNECT_TIMEOUT_S: "2",
+      }),
+      server("slow-db", { TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "300" }),
+    ]);
+  });
+
+  it("nothing listening at SUPABASE_DB_URL → 503 UNAVAILABLE, retryable, with Retry-After, nothing leaked", async () => {
+    const user = await createTestUser();
+    const response = await call("/v1/whoami", { token: user.token, baseUrl: deadDb.apiUrl });
+    const error = expectEnvelope(response, 503, "UNAVAILABLE");
+    expect(error.retryable).toBe(true);
+    expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(response.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|nowhere/);
+  });
+
+  it("public routes that need no database still answer while it is down", async () => {
+    expect((await call("/v1/meta", { baseUrl: deadDb.apiUrl })).status).toBe(200);
+  });
+
+  it("a statement that exceeds the statement timeout (blocked by a lock) → 503, and the retry succeeds", async () => {
+    const user = await createTestUser();
+    // Hold the user's row: the request's first write (its rate-limit counter,
+    // whose foreign key locks that row) waits until the statement timeout.
+    const blocked = await adminSql.begin(async (tx) => {
+      await tx`select 1 from auth.users where id = ${user.userId} for update`;
+      return await call("/v1/whoami", { token: user.token, baseUrl: slowDb.apiUrl });
+    });
+    const error = expectEnvelope(blocked, 503, "UNAVAILABLE");
+    expect(error.retryable).toBe(true);
+    expect(Number(blocked.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(blocked.text).not.toMatch(/statement timeout|canceling/i);
+
+    const retried = await call("/v1/whoami", { token: user.token, baseUrl: slowDb.apiUrl });
+    expect(retried.status).toBe(200);
+    expect(retried.body.user_id).toBe(user.userId);
+  });
+});
+
+describe("rate limits → 429", () => {
+  const LIMIT = 2;
+  const WINDOW = 86_400; // a day: no window boundary falls inside the test
+  let a: FunctionsServer;
+  let b: FunctionsServer;
+
+  beforeAll(async () => {
+    const env = { TIDESYNC_RATE_LIMITS: JSON.stringify({ "auth.session": { limit: LIMIT, window_seconds: WINDOW } }) };
+    [a, b] = await Promise.all([server("rate-a", env), server("rate-b", env)]);
+  });
+
+  it("counts per user across function instances; the request over the budget → 429 with Retry-After and RateLimit-*", async () => {
+    const user = await createTestUser();
+    const first = await call("/v1/whoami", { token: user.token, baseUrl: a.apiUrl });
+    const second = await call("/v1/whoami", { token: user.token, baseUrl: b.apiUrl });
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(first.headers.get("ratelimit-limit")).toBe(String(LIMIT));
+    expect(first.headers.get("ratelimit-remaining")).toBe("1");
+    expect(second.headers.get("ratelimit-remaining")).toBe("0");
+    expect(first.headers.get("ratelimit-policy")).toBe(`${LIMIT};w=${WINDOW}`);
+
+    const third = await call("/v1/whoami", { token: user.token, baseUrl: a.apiUrl });
+    const error = expectEnvelope(third, 429, "RATE_LIMITED");
+    expect(error.retryable).toBe(true);
+    const retryAfter = Number(third.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(WINDOW);
+    expect(third.headers.get("ratelimit-limit")).toBe(String(LIMIT));
+    expect(third.headers.get("ratelimit-remaining")).toBe("0");
+    expect(Number(third.headers.get("ratelimit-reset"))).toBe(retryAfter);
+  });
+
+  it("another user keeps a budget of their own", async () => {
+    const busy = await createTestUser();
+    const other = await createTestUser();
+    for (let i = 0; i <= LIMIT; i++) await call("/v1/whoami", { token: busy.token, baseUrl: a.apiUrl });
+    expect((await call("/v1/whoami", { token: busy.token, baseUrl: a.apiUrl })).status).toBe(429);
+    expect((await call("/v1/whoami", { token: other.token, baseUrl: a.apiUrl })).status).toBe(200);
+  });
+
+  it("the CORS preflight exposes the rate-limit headers to browsers", async () => {
+    const response = await fetch(`${a.apiUrl}/v1/whoami`, {
+      method: "OPTIONS",
+      headers: { origin: "http://localhost:3000", "access-control-request-method": "GET", "access-control-request-headers": "authorization" },
+    });
+    expect(response.status).toBeLessThan(300);
+    const user = await createTestUser();
+    const get = await fetch(`${a.apiUrl}/v1/whoami`, { headers: { origin: "http://localhost:3000", authorization: `Bearer ${user.token}` } });
+    expect(get.headers.get("access-control-expose-headers")).toMatch(/Retry-After/i);
+    expect(get.headers.get("access-control-expose-headers")).toMatch(/RateLimit-Remaining/i);
+  });
+});
