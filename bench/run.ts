@@ -18,7 +18,7 @@ import { pushFloor, pushThroughApi, type ThroughputResult } from "./push-through
 import { measureRlsOverhead } from "./rls-overhead.ts";
 import { measureHttpFloor } from "./http-floor.ts";
 import { batchBody, taskRows } from "./push-throughput.ts";
-import { denoDatabaseProbe, fixedRequestCosts, pullBreakdown, pushBreakdown, pushStatementProfile, type Step } from "./time-breakdown.ts";
+import { denoDatabaseProbe, fixedRequestCosts, pullBreakdown, pullStatementProfile, pushBreakdown, pushStatementProfile, type Step } from "./time-breakdown.ts";
 import { formatBreakdown, formatCpu, formatTable, type Goal, evaluateGoals } from "./report.ts";
 import { type CpuPerRequest, cpuPerRequest, cpuSnapshot, logLineCount, type MemoryStatus, readMemory, serverTimes, type ServerTimes } from "./server-profile.ts";
 
@@ -120,6 +120,7 @@ async function main(): Promise<void> {
     pullSteps.push(
       { step: "the floor's page query timed from inside Deno (postgres.js on Deno's node:net)", ms: probe.pageMs },
       { step: "one bare round trip (select 1) from Deno", ms: probe.roundTripMs },
+      ...await pullStatementProfile(stack, pullUser, config.pullPageSize, Math.floor(config.pullRecords / 2)),
     );
 
     // ---- RLS ------------------------------------------------------------------

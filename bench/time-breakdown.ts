@@ -142,6 +142,7 @@ interface ExplainOutput {
   Plan: PlanNode;
   Triggers?: { "Trigger Name": string; Relation: string; Time: number; Calls: number }[];
   "Execution Time": number;
+  "Planning Time": number;
 }
 
 function modifyNodes(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
@@ -197,6 +198,7 @@ export async function pushStatementProfile(stack: BenchStack, user: BenchUser, b
   const statementsMs = [...timings.values()].reduce((sum, times) => sum + median(times), 0);
   steps.push({ step: "  rest of the transaction: BEGIN, claims, planBatch, COMMIT (WAL flush)", ms: median(totals) - statementsMs });
   for (const [label, plan] of explained) {
+    steps.push({ step: `  statement ${label.slice(0, 1)} under EXPLAIN ANALYZE: planning (parses the JSON parameters)`, ms: plan["Planning Time"] });
     steps.push({ step: `  statement ${label.slice(0, 1)} under EXPLAIN ANALYZE: execution time in Postgres`, ms: plan["Execution Time"] });
     for (const node of modifyNodes(plan.Plan)) {
       steps.push({ step: `    write ${node["Relation Name"] ?? ""} (incl. index updates)`, ms: node["Actual Total Time"] });
@@ -237,4 +239,60 @@ export async function fixedRequestCosts(stack: BenchStack, user: BenchUser, samp
     { step: "GET /v1/meta (routing, logging; no auth, no database)", ms: await timeMedian(samples, get("/v1/meta")) },
     { step: "GET /v1/whoami (+ JWT check, rate-limit round trip, session-check transaction)", ms: await timeMedian(samples, get("/v1/whoami", user.token)) },
   ];
+}
+
+interface TimedNode {
+  "Node Type": string;
+  "Relation Name"?: string;
+  "CTE Name"?: string;
+  "Subplan Name"?: string;
+  "Actual Total Time": number;
+  "Actual Loops": number;
+  "Actual Rows": number;
+  Plans?: TimedNode[];
+}
+
+function describeNodes(node: TimedNode, depth: number, out: Step[]): void {
+  const name = [node["Node Type"], node["Relation Name"] ?? node["CTE Name"] ?? "", node["Subplan Name"] ? `(${node["Subplan Name"]})` : ""].filter(Boolean).join(" ");
+  out.push({ step: `${"  ".repeat(depth + 2)}${name}: ${node["Actual Rows"]} rows × ${node["Actual Loops"]} loops (inclusive time)`, ms: node["Actual Total Time"] * node["Actual Loops"] });
+  for (const child of node.Plans ?? []) if (depth < 3) describeNodes(child, depth + 1, out);
+}
+
+/**
+ * The pull's statement (readChangesPage) under EXPLAIN ANALYZE as the
+ * function runs it, next to the floor's page query: where Postgres spends a
+ * page's time.
+ */
+export async function pullStatementProfile(stack: BenchStack, user: BenchUser, pageSize: number, afterSeq: number): Promise<Step[]> {
+  const claims = claimsOf(user);
+  const steps: Step[] = [];
+  await stack.ownerSql.begin(async (tx) => {
+    await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
+    let plan: { Plan: TimedNode; "Execution Time": number; "Planning Time": number } | undefined;
+    // readChangesPage runs one tagged-template query: run it under EXPLAIN ANALYZE instead.
+    const explaining = new Proxy(tx, {
+      apply(target, _this, [strings, ...values]: [TemplateStringsArray, ...unknown[]]) {
+        const prefixed = Object.assign([`explain (analyze, format json) ${strings[0]}`, ...strings.slice(1)], { raw: [`explain (analyze, format json) ${strings.raw[0]}`, ...strings.raw.slice(1)] });
+        return (target as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<{ "QUERY PLAN": (typeof plan)[] }[]>)(prefixed, ...values).then((rows) => {
+          plan = rows[0]["QUERY PLAN"][0];
+          return [{ head_seq: null, purged_through_seq: null, fetched: 0, last_page_seq: null, changes: "[]" }];
+        });
+      },
+    });
+    await readChangesPage(explaining as unknown as Tx, { userId: user.userId, afterSeq, tombstoneFloor: null, collections: null, limit: pageSize });
+    if (plan) {
+      steps.push({ step: "  readChangesPage under EXPLAIN ANALYZE (as authenticated): planning", ms: plan["Planning Time"] });
+      steps.push({ step: "  readChangesPage under EXPLAIN ANALYZE (as authenticated): execution", ms: plan["Execution Time"] });
+      describeNodes(plan.Plan, 0, steps);
+    }
+    const [floor] = await tx.unsafe<{ "QUERY PLAN": { "Execution Time": number; "Planning Time": number }[] }[]>(
+      `explain (analyze, format json)
+       select coalesce(json_agg(json_build_object('collection', p.collection, 'id', p.id, 'version', p.version, 'deleted', p.deleted, 'data', p.data,
+                'updated_at', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) order by p.change_seq), '[]'::json)::text
+         from (select * from app_private.records r where r.user_id = $1::uuid and r.change_seq > $2::bigint order by r.change_seq limit $3) p`,
+      [user.userId, afterSeq, pageSize],
+    );
+    steps.push({ step: "  the floor's page query under EXPLAIN ANALYZE: execution", ms: floor["QUERY PLAN"][0]["Execution Time"] });
+  });
+  return steps;
 }

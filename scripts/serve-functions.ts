@@ -6,6 +6,20 @@
 import { createApp } from "../functions/api/app.ts";
 import { loadConfig } from "../functions/api/lib/config.ts";
 
+// The edge runtime replaces a worker that dies of an uncaught error; this one
+// process serves every request, so it logs such an error and keeps serving
+// instead of taking the whole local stack down. (Seen: postgres.js writing, from
+// a timer, to a socket the database has just terminated.)
+globalThis.addEventListener("error", (event) => {
+  event.preventDefault();
+  console.error(JSON.stringify({ level: "error", time: new Date().toISOString(), msg: "uncaught error (kept serving)", error: String(event.error?.stack ?? event.message) }));
+});
+globalThis.addEventListener("unhandledrejection", (event) => {
+  event.preventDefault();
+  const reason = event.reason instanceof Error ? event.reason.stack : String(event.reason);
+  console.error(JSON.stringify({ level: "error", time: new Date().toISOString(), msg: "unhandled rejection (kept serving)", error: reason }));
+});
+
 const env = Deno.env.toObject();
 const port = Number(env.TIDESYNC_PORT ?? env.PORT ?? 54321);
 const hostname = env.TIDESYNC_HOST ?? "127.0.0.1";

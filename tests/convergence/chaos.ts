@@ -3,6 +3,11 @@
 // database connections terminated under it. Only OUR server's connections
 // are terminated (matched by their client ports), so test files running in
 // parallel on the shared stack are not disturbed.
+//
+// It also supervises: a function process that dies on its own (a crash) is
+// recorded as a failure of the run, with the crash from its log, and replaced
+// the way the edge runtime would replace a crashed worker, so the rest of the
+// run still checks convergence.
 import { readdir, readFile, readlink } from "node:fs/promises";
 import type postgres from "postgres";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
@@ -10,9 +15,13 @@ import type { FaultNetwork } from "./fault-network.ts";
 
 export class ServerChaos {
   private generation = 0;
+  private server!: FunctionsServer;
+  private replacing: Promise<void> | null = null;
+  private readonly killedOnPurpose = new Set<FunctionsServer>();
+  private readonly crashedLogs: string[] = [];
+  private stopped = false;
 
-  constructor(
-    private server: FunctionsServer,
+  private constructor(
     private readonly network: FaultNetwork,
     private readonly adminSql: postgres.Sql,
     private readonly database: string,
@@ -21,31 +30,56 @@ export class ServerChaos {
   ) {}
 
   static async start(network: FaultNetwork, adminSql: postgres.Sql, database: string, env: Record<string, string>, name: string): Promise<ServerChaos> {
-    const server = await startFunctionsServer(env, { name: `${name}-0` });
-    network.apiUrl = server.apiUrl;
-    return new ServerChaos(server, network, adminSql, database, env, name);
+    const chaos = new ServerChaos(network, adminSql, database, env, name);
+    await chaos.startNext();
+    return chaos;
   }
 
-  get apiUrl(): string {
-    return this.server.apiUrl;
+  private async startNext(): Promise<void> {
+    const server = await startFunctionsServer(this.env, { name: `${this.name}-${this.generation++}` });
+    server.process.once("exit", () => {
+      if (this.killedOnPurpose.has(server) || this.stopped) return;
+      this.crashedLogs.push(server.logFile);
+      this.replace();
+    });
+    this.server = server;
+    this.network.apiUrl = server.apiUrl;
+  }
+
+  private replace(): Promise<void> {
+    this.replacing ??= this.startNext().finally(() => {
+      this.replacing = null;
+    });
+    return this.replacing;
+  }
+
+  private isAlive(server: FunctionsServer): boolean {
+    return server.process.exitCode === null && server.process.signalCode === null;
   }
 
   /** kill -9 the function process while requests are in flight, then serve from a new process on a new port. */
   async restartMidBatch(): Promise<void> {
+    if (this.replacing) await this.replacing;
     const deadline = Date.now() + 3000;
     while (this.network.inFlight === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
     const old = this.server;
-    const exited = new Promise<void>((resolve) => old.process.once("exit", () => resolve()));
-    old.process.kill("SIGKILL");
-    await exited;
-    this.network.faults.serverRestarts++;
-    this.server = await startFunctionsServer(this.env, { name: `${this.name}-${++this.generation}` });
-    this.network.apiUrl = this.server.apiUrl;
+    if (this.isAlive(old)) {
+      this.killedOnPurpose.add(old);
+      const exited = new Promise<void>((resolve) => old.process.once("exit", () => resolve()));
+      old.process.kill("SIGKILL");
+      await exited;
+      this.network.faults.serverRestarts++;
+      await this.replace();
+    } else {
+      await this.replace();
+    }
   }
 
   /** Terminates every database connection of the current function process; returns how many. */
   async killDatabaseConnections(): Promise<number> {
+    if (this.replacing) await this.replacing;
     const ports = await localTcpPorts(this.server.process.pid);
+    this.network.faults.dbKillRounds++;
     if (ports.length === 0) return 0;
     const killed = await this.adminSql<{ pid: number }[]>`
       select pg_terminate_backend(pid) as killed, pid
@@ -53,11 +87,29 @@ export class ServerChaos {
        where datname = ${this.database}
          and application_name = 'tidesync-api'
          and client_port = any(${ports}::int[])`;
-    this.network.faults.dbKillRounds++;
     return killed.length;
   }
 
+  /** Waits until a server is up (after a crash). */
+  async ready(): Promise<void> {
+    while (this.replacing) await this.replacing;
+  }
+
+  /** Function processes that died without being killed, each with the error its log ends with. */
+  async crashes(): Promise<string[]> {
+    const reports: string[] = [];
+    for (const logFile of this.crashedLogs) {
+      const log = await readFile(logFile, "utf8").catch(() => "");
+      const lines = log.split("\n");
+      const at = lines.findIndex((line) => /^error: Uncaught/.test(line));
+      reports.push(`function process crashed (${logFile}): ${at >= 0 ? lines.slice(at, at + 4).join(" | ") : "no error in its log"}`);
+    }
+    return reports;
+  }
+
   async stop(): Promise<void> {
+    this.stopped = true;
+    await this.ready();
     await this.server.stop();
   }
 }

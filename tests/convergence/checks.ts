@@ -6,7 +6,7 @@ import type postgres from "postgres";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
 import { jsonEqual } from "../../client/rebase.ts";
 import type { FaultNetwork } from "./fault-network.ts";
-import type { SimDevice, SimUser } from "./sim-device.ts";
+import { type SimDevice, type SimUser, TRACKED_FIELDS } from "./sim-device.ts";
 
 interface ServerRow {
   collection: string;
@@ -93,7 +93,7 @@ export async function checkConvergence(sql: postgres.Sql, users: SimUser[], devi
     }
     let unprocessed = 0;
     for (const opId of sentOps.keys()) {
-      if (!ledgerIds.has(opId) && unprocessed++ < MAX_REPORTED) fail(`u${user.index}: op ${opId} was sent and acknowledged away by the client but the server never processed it`);
+      if (!ledgerIds.has(opId) && unprocessed++ < MAX_REPORTED) fail(`u${user.index}: op ${opId} was sent but is not in the ledger: the server never processed it, yet the client dropped it`);
     }
 
     // 3. Every applied op's effect is present, and nothing else: replaying the
@@ -129,13 +129,21 @@ export async function checkConvergence(sql: postgres.Sql, users: SimUser[], devi
     }
 
     // 4. Nothing a device wrote is lost unless a conflict rule discarded it and the device was told.
+    //    Each written value is unique, so it may be applied at most once: a
+    //    client that resent a write under a new op_id would show up here.
     const appliedValues = new Set<string>();
     const appliedDeletes = new Set<string>();
+    let twice = 0;
     for (const row of ledger.filter((r) => r.status === "applied")) {
       const op = sentOps.get(row.op_id);
       if (!op) continue;
       if (op.type === "delete") appliedDeletes.add(`${row.device_id}|${key(op.collection, op.record_id)}`);
-      for (const [field, value] of Object.entries(op.data ?? {})) appliedValues.add(`${key(op.collection, op.record_id)}|${field}|${JSON.stringify(value)}`);
+      for (const field of TRACKED_FIELDS) {
+        if (!op.data || !Object.hasOwn(op.data, field) || op.data[field] === null) continue;
+        const value = `${key(op.collection, op.record_id)}|${field}|${JSON.stringify(op.data[field])}`;
+        if (appliedValues.has(value) && twice++ < MAX_REPORTED) fail(`u${user.index}: ${value} was applied by two different ops`);
+        appliedValues.add(value);
+      }
     }
     const recordsOnServer = new Set(server.keys());
     for (const device of userDevices) {

@@ -56,17 +56,24 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   const totalWrites = config.users * config.devicesPerUser * config.opsPerDevice;
   let written = 0;
   let dbBackendsKilled = 0;
+  let running = true;
   const chaosRun = (async () => {
     for (const event of events) {
-      while (written / totalWrites < event.at) await new Promise((r) => setTimeout(r, 5));
+      while (running && written / totalWrites < event.at) await new Promise((r) => setTimeout(r, 5));
+      if (!running) return;
       if (event.kind === "restart") await chaos!.restartMidBatch();
       else dbBackendsKilled += await chaos!.killDatabaseConnections();
     }
   })();
 
-  await Promise.all(devices.map((device) => device.run(config.opsPerDevice, config.goOffline, network, () => written++)));
-  await chaosRun;
+  try {
+    await Promise.all(devices.map((device) => device.run(config.opsPerDevice, config.goOffline, network, () => written++)));
+  } finally {
+    running = false;
+    await chaosRun;
+  }
   await network.settle();
+  await chaos.ready();
 
   // Faults off: sync every device until a whole round pushes nothing.
   let rounds = 0;
@@ -79,6 +86,7 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   }
 
   const { failures, totals } = await checkConvergence(adminSql, users, devices, network, installationIds);
+  failures.push(...(await chaos.crashes()));
   const faults = Object.values(network.faults).reduce((a, b) => a + b, 0);
   const syncErrors = new Map<string, number>();
   for (const device of devices) for (const [code, n] of device.syncErrors) syncErrors.set(code, (syncErrors.get(code) ?? 0) + n);

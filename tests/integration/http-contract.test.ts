@@ -123,6 +123,14 @@ describe("authentication", () => {
     expectEnvelope(await call(PROTECTED, { token: user.token }), 401, "UNAUTHENTICATED");
   });
 
+  it("a token of a user who was deleted since → 401", async () => {
+    const user = await createTestUser();
+    const { adminSql } = await import("../support/harness.ts");
+    await adminSql`delete from auth.users where id = ${user.userId}`;
+    const error = expectEnvelope(await call(PROTECTED, { token: user.token }), 401, "UNAUTHENTICATED");
+    expect(error.message).toMatch(/signed out/);
+  });
+
   it("a token without session_id → 401", async () => {
     const user = await createTestUser();
     const token = await user.tokenWith({ claims: { session_id: undefined } });

@@ -4,8 +4,9 @@
 // one — and 400 VALIDATION_FAILED for unexpected fields. Run against
 // POST /v1/sync/batch, or whichever authenticated JSON route the OpenAPI
 // document lists when that one is absent.
+import net from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createTestUser, expectEnvelope, type TestUser } from "../support/harness.ts";
+import { call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 
 const PREFERRED = { method: "POST", path: "/v1/sync/batch" };
 
@@ -103,6 +104,35 @@ describe("JSON request bodies", () => {
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(maxBodyBytes);
     const error = expectEnvelope(await send(body, { "content-type": "application/json" }), 400, "VALIDATION_FAILED");
     expect(error.details?.some((d) => d.field === "/unexpected_field" && d.code === "unexpected_field")).toBe(true);
+  });
+
+  it("a body shorter than its Content-Length (the client stops sending) → 400 MALFORMED_JSON", async () => {
+    const url = new URL(`${stack.apiUrl}${route.path}`);
+    const head = [
+      `${route.method} ${url.pathname} HTTP/1.1`,
+      `Host: ${url.host}`,
+      `Authorization: Bearer ${user.token}`,
+      "Content-Type: application/json",
+      "Content-Length: 200",
+      "Connection: close",
+      "",
+      "",
+    ].join("\r\n");
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(url.port), url.hostname, () => {
+        socket.write(head + "{\"ops\": [");
+        socket.end(); // half-close: no more body will come
+      });
+      let received = "";
+      socket.on("data", (d) => (received += d));
+      socket.on("end", () => resolve(received));
+      socket.on("error", reject);
+      socket.setTimeout(15_000, () => reject(new Error("no answer within 15 s")));
+    });
+    const [statusLine] = raw.split("\r\n");
+    expect(statusLine).toMatch(/^HTTP\/1\.1 400 /);
+    const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4).replace(/^[0-9a-f]+\r\n/i, "").replace(/\r\n0\r\n\r\n$/, ""));
+    expect(body.error.code).toBe("MALFORMED_JSON");
   });
 
   it("the body rules come after authentication: no token → 401 even for a malformed body", async () => {

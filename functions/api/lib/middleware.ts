@@ -65,7 +65,14 @@ async function readBodyBytes(c: Context, max: number): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: ReadableStreamReadResult<Uint8Array>;
+    try {
+      chunk = await reader.read();
+    } catch (error) {
+      // The client sent less than it declared, or the connection broke mid-body.
+      throw new ApiError("MALFORMED_JSON", "the request body could not be read completely", { cause: error });
+    }
+    const { done, value } = chunk;
     if (done) break;
     total += value.byteLength;
     if (total > max) {

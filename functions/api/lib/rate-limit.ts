@@ -6,6 +6,8 @@ import { ApiError } from "../../_shared/errors.ts";
 import { type Db, isDatabaseUnavailable, unavailable } from "./db.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
 
+const FOREIGN_KEY_VIOLATION = "23503";
+
 export interface RateLimitState {
   headers: Record<string, string>;
 }
@@ -18,6 +20,11 @@ export async function consumeRateLimit(db: Db, userId: string, operation: string
       from app_private.hit_rate_limit(${userId}::uuid, ${operation}, ${rule.window_seconds})`;
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw unavailable(error);
+    // The counter references auth.users: a validly signed token of a user who
+    // has since been deleted (their sessions with them) is signed out.
+    if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) {
+      throw new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
+    }
     throw error;
   }
   const remaining = Math.max(0, rule.limit - row.hits);
