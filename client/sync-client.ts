@@ -288,7 +288,8 @@ export class TidesyncClient {
       return report;
     } catch (error) {
       this.statusStore.update({
-        state: error instanceof TidesyncNetworkError || (error instanceof TidesyncError && error.retryable) ? "offline" : "error",
+        // Offline only when the server could not be reached; a server that answered with an error is an error.
+        state: error instanceof TidesyncNetworkError ? "offline" : "error",
         lastErrorCode: error instanceof TidesyncError ? error.code : "CLIENT_FAILURE",
       });
       throw error;

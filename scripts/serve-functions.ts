@@ -30,12 +30,15 @@ const functions: Record<string, (request: Request) => Response | Promise<Respons
 
 const PREFIX = "/functions/v1/";
 
-function notFound(): Response {
+function gatewayError(status: 404 | 405, code: "NOT_FOUND" | "METHOD_NOT_ALLOWED", message: string): Response {
+  const requestId = crypto.randomUUID();
   return Response.json(
-    { error: { code: "NOT_FOUND", message: "no such function", retryable: false, request_id: crypto.randomUUID() } },
-    { status: 404, headers: { "Cache-Control": "no-store" } },
+    { error: { code, message, retryable: false, request_id: requestId } },
+    { status, headers: { "Cache-Control": "no-store", "X-Request-Id": requestId } },
   );
 }
+
+const notFound = () => gatewayError(404, "NOT_FOUND", "no such function");
 
 const server = Deno.serve({
   port,
@@ -50,7 +53,14 @@ const server = Deno.serve({
   const handler = functions[name];
   if (!handler) return notFound();
   url.pathname = url.pathname.slice(PREFIX.length - 1);
-  return handler(new Request(url, request));
+  let forwarded: Request;
+  try {
+    forwarded = new Request(url, request);
+  } catch {
+    // The Fetch standard forbids some methods (TRACE, CONNECT, TRACK) in a Request.
+    return gatewayError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+  }
+  return handler(forwarded);
 });
 
 // Graceful stop: finish in-flight requests, then exit.

@@ -34,6 +34,9 @@ describe("sync status", () => {
     };
     await expect(client.sync()).rejects.toThrow();
     expect(client.status).toMatchObject({ state: "offline", lastErrorCode: "NETWORK", pending: 1 });
+    server.script = () => envelope(503, "UNAVAILABLE", { "retry-after": "1" });
+    await expect(client.sync()).rejects.toThrow();
+    expect(client.status).toMatchObject({ state: "error", lastErrorCode: "UNAVAILABLE" });
     server.script = () => envelope(403, "FORBIDDEN");
     await expect(client.sync()).rejects.toThrow();
     expect(client.status).toMatchObject({ state: "error", lastErrorCode: "FORBIDDEN" });

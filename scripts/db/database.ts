@@ -57,11 +57,23 @@ export async function applyStandin(superuserUrl: string, migrationRole: string):
       throw new Error("This database has no Supabase auth schema, and applying the stand-in needs a superuser connection. " +
         "Use a superuser DATABASE_URL, or point at a real Supabase database.");
     }
-    await sql.begin(async (tx) => {
-      await tx`select set_config('tidesync.migration_role', ${migrationRole}, true)`;
-      await tx.unsafe(text);
-      await tx.unsafe(`comment on schema auth is '${STANDIN_MARKER}'`);
-    });
+    // Roles live in cluster-wide catalogs: two databases set up at once can
+    // collide there ("tuple concurrently updated"). The transaction is
+    // idempotent, so it is simply tried again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await sql.begin(async (tx) => {
+          await tx`select set_config('tidesync.migration_role', ${migrationRole}, true)`;
+          await tx.unsafe(text);
+          await tx.unsafe(`comment on schema auth is '${STANDIN_MARKER}'`);
+        });
+        break;
+      } catch (error) {
+        const concurrent = /tuple concurrently (updated|deleted)/.test(String((error as Error).message));
+        if (!concurrent || attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      }
+    }
   } finally {
     await sql.end();
   }

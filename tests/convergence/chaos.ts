@@ -19,6 +19,7 @@ export class ServerChaos {
   private replacing: Promise<void> | null = null;
   private readonly killedOnPurpose = new Set<FunctionsServer>();
   private readonly crashedLogs: string[] = [];
+  private readonly logFiles: string[] = [];
   private stopped = false;
 
   private constructor(
@@ -37,6 +38,7 @@ export class ServerChaos {
 
   private async startNext(): Promise<void> {
     const server = await startFunctionsServer(this.env, { name: `${this.name}-${this.generation++}` });
+    this.logFiles.push(server.logFile);
     server.process.once("exit", () => {
       if (this.killedOnPurpose.has(server) || this.stopped) return;
       this.crashedLogs.push(server.logFile);
@@ -105,6 +107,16 @@ export class ServerChaos {
       reports.push(`function process crashed (${logFile}): ${at >= 0 ? lines.slice(at, at + 4).join(" | ") : "no error in its log"}`);
     }
     return reports;
+  }
+
+  /** Uncaught errors the function processes logged and survived (the local gateway keeps serving). */
+  async survivedUncaughtErrors(): Promise<number> {
+    let count = 0;
+    for (const logFile of this.logFiles) {
+      const log = await readFile(logFile, "utf8").catch(() => "");
+      count += log.split("\n").filter((line) => line.includes('"msg":"uncaught error') || line.includes('"msg":"unhandled rejection')).length;
+    }
+    return count;
   }
 
   async stop(): Promise<void> {

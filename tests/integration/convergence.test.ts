@@ -98,7 +98,7 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   console.log(
     `convergence details: faults=${JSON.stringify(network.faults)} db_backends_killed=${dbBackendsKilled} requests=${network.requests} ` +
       `ledger_ops=${totals.ledgerOps} applied=${totals.applied} records=${totals.records} discarded_writes_told=${totals.discardedWrites} ` +
-      `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} final_rounds=${rounds} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
+      `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} server_uncaught_errors_survived=${await chaos.survivedUncaughtErrors()} final_rounds=${rounds} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
   );
   expect(failures).toEqual([]);
   // The run must actually have exercised what it claims to.
