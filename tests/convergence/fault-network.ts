@@ -64,6 +64,8 @@ export class FaultNetwork {
   /** Deliveries that found no server (restart window) or were cut. */
   deliveryFailures = 0;
   inFlight = 0;
+  /** Non-200 answers by status (413s show the client splitting batches, 503s the killed connections). */
+  readonly errorStatuses: Record<number, number> = {};
   private readonly background = new Set<Promise<unknown>>();
   readonly wire = new Map<number, UserWire>();
 
@@ -106,6 +108,7 @@ export class FaultNetwork {
   }
 
   private observe(userIndex: number, path: string, status: number, text: string): void {
+    if (status >= 300) this.errorStatuses[status] = (this.errorStatuses[status] ?? 0) + 1;
     if (status !== 200) return;
     const wire = this.wireOf(userIndex);
     if (path.startsWith("/v1/sync/batch")) {

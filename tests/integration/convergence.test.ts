@@ -96,7 +96,7 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
       `faults=${faults} duplicates_suppressed=${network.duplicatesSuppressed} conflicts=${totals.conflicts} result=${result}`,
   );
   console.log(
-    `convergence details: faults=${JSON.stringify(network.faults)} db_backends_killed=${dbBackendsKilled} requests=${network.requests} ` +
+    `convergence details: faults=${JSON.stringify(network.faults)} db_backends_killed=${dbBackendsKilled} requests=${network.requests} error_statuses=${JSON.stringify(network.errorStatuses)} ` +
       `ledger_ops=${totals.ledgerOps} applied=${totals.applied} records=${totals.records} discarded_writes_told=${totals.discardedWrites} ` +
       `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} server_uncaught_errors_survived=${await chaos.survivedUncaughtErrors()} final_rounds=${rounds} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
   );

@@ -4,6 +4,7 @@
 // Runs inside deps.db.withUser: as role `authenticated`, RLS decides; the
 // explicit user_id predicates only steer the (user_id, change_seq) index.
 import type { Tx } from "../lib/db.ts";
+import { WIRE_TIME_FORMAT } from "./wire-time.ts";
 
 export interface PageRequest {
   userId: string;
@@ -78,7 +79,7 @@ export async function readChangesPage(tx: Tx, request: PageRequest): Promise<Pag
              'version', page.version,
              'deleted', page.deleted,
              'data', case when page.deleted then null else page.data end,
-             'updated_at', to_char(page.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')
+             'updated_at', to_char(page.updated_at at time zone 'UTC', ${WIRE_TIME_FORMAT}::text)
            ) order by page.change_seq)
          from page),
         '[]'::json

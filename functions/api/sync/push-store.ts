@@ -17,9 +17,8 @@ import type { ServerRecord } from "../../_shared/merge.ts";
 import type { SyncBatchRequest } from "../../_shared/schemas/sync.ts";
 import type { Tx } from "../lib/db.ts";
 import { type BatchPlan, planBatch, recordKey, type StoredOpResult } from "./plan-batch.ts";
+import { wireTimeSql as iso } from "./wire-time.ts";
 
-/** ISO-8601 UTC with microseconds, the form every sync timestamp takes on the wire. */
-const iso = (column: string) => `to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 interface HeadRow {
   last_seq: string;
