@@ -37,7 +37,7 @@ export interface OpRejectedEvent {
 export interface ResyncEvent {
   type: "resync";
   /** Why the client pulls from scratch. */
-  reason: "RESYNC_REQUIRED";
+  reason: "RESYNC_REQUIRED" | "INVALID_CURSOR";
 }
 
 export type SyncEvent = WriteDiscardedEvent | ConflictEvent | OpRejectedEvent | ResyncEvent;

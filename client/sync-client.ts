@@ -74,7 +74,7 @@ export interface SyncReport {
   rejected: number;
   /** Changes received by the pull. */
   pulled: number;
-  /** The pull had to start from scratch (410 RESYNC_REQUIRED). */
+  /** The pull had to start from scratch (410 RESYNC_REQUIRED or 400 INVALID_CURSOR). */
   resynced: boolean;
 }
 
@@ -458,12 +458,18 @@ export class TidesyncClient {
         await this.pullPages(report);
         return;
       } catch (error) {
-        if (!(error instanceof TidesyncApiError && error.code === "RESYNC_REQUIRED") || resynced) throw error;
+        // 410: the cursor is older than the server keeps. 400 INVALID_CURSOR: the
+        // server no longer accepts it (its cursor secret rotated, or the stored
+        // cursor belongs to another account). Either way, pull from scratch.
+        const reason = error instanceof TidesyncApiError && (error.code === "RESYNC_REQUIRED" || error.code === "INVALID_CURSOR")
+          ? error.code
+          : null;
+        if (!reason || resynced) throw error;
         // Local records stay (the full pull corrects them); the outbox is untouched.
         resynced = true;
         report.resynced = true;
         await this.mutex.run(() => this.commit({ cursor: null }));
-        this.emit({ type: "resync", reason: "RESYNC_REQUIRED" });
+        this.emit({ type: "resync", reason });
       }
     }
   }

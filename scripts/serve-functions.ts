@@ -5,20 +5,11 @@
 //   deno run --config functions/api/deno.json --allow-net --allow-env --allow-read scripts/serve-functions.ts
 import { createApp } from "../functions/api/app.ts";
 import { loadConfig } from "../functions/api/lib/config.ts";
+import { keepServingOnUncaughtErrors } from "../functions/api/lib/keep-serving.ts";
 
-// The edge runtime replaces a worker that dies of an uncaught error; this one
-// process serves every request, so it logs such an error and keeps serving
-// instead of taking the whole local stack down. (Seen: postgres.js writing, from
-// a timer, to a socket the database has just terminated.)
-globalThis.addEventListener("error", (event) => {
-  event.preventDefault();
-  console.error(JSON.stringify({ level: "error", time: new Date().toISOString(), msg: "uncaught error (kept serving)", error: String(event.error?.stack ?? event.message) }));
-});
-globalThis.addEventListener("unhandledrejection", (event) => {
-  event.preventDefault();
-  const reason = event.reason instanceof Error ? event.reason.stack : String(event.reason);
-  console.error(JSON.stringify({ level: "error", time: new Date().toISOString(), msg: "unhandled rejection (kept serving)", error: reason }));
-});
+// One process serves every request here, so one uncaught error must not take
+// the whole local stack down (the same guard the deployed entry point uses).
+keepServingOnUncaughtErrors();
 
 const env = Deno.env.toObject();
 const port = Number(env.TIDESYNC_PORT ?? env.PORT ?? 54321);

@@ -49,6 +49,22 @@ describe("410 resync", () => {
     expect(server.requests.filter((r) => r.path === "/v1/sync/changes").at(-1)?.query.has("cursor")).toBe(true);
   });
 
+  it("a cursor the server no longer accepts (400 INVALID_CURSOR) also restarts the pull, once", async () => {
+    const server = new FakeServer();
+    server.write("tasks", A, { type: "upsert", data: { title: "A" } });
+    const { client } = await openClient(server);
+    await client.sync();
+    const events: SyncEvent[] = [];
+    client.on((event) => events.push(event));
+    server.script = (request) =>
+      request.path === "/v1/sync/changes" && request.query.has("cursor") ? envelope(400, "INVALID_CURSOR") : undefined;
+    const report = await client.sync();
+    expect(report.resynced).toBe(true);
+    expect(events).toEqual([{ type: "resync", reason: "INVALID_CURSOR" }]);
+    expect(server.requests.filter((r) => r.path === "/v1/sync/changes").at(-1)?.query.has("cursor")).toBe(false);
+    expect(client.get("tasks", A)?.data).toEqual({ title: "A" });
+  });
+
   it("an interrupted full pull starts over instead of keeping a half-done cursor", async () => {
     const server = new FakeServer();
     for (let i = 0; i < 5; i++) server.write("tasks", `00000000-0000-4000-8000-00000000000${i}`, { type: "upsert", data: { title: `t${i}` } });
