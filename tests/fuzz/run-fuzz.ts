@@ -60,6 +60,7 @@ export function fuzzOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<F
 }
 
 const CHUNK = 200;
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** Failing inputs kept in full; a bug hit by every request must not exhaust memory on a big run. */
 const MAX_KEPT_FAILURES = 1000;
 
@@ -74,8 +75,10 @@ function shortHeaders(headers: Record<string, string | undefined>): Record<strin
 }
 
 async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions): Promise<{ outcome: Outcome; authLabel: string }> {
-  // A DELETE may sign its session out; keep the shared token alive.
-  const ownToken = async () => (fuzzCase.method.toUpperCase() === "DELETE" ? await ctx.throwawayToken() : ctx.token);
+  // A request that may change state gets a session of its own: a DELETE may
+  // sign its session out, and a POST may bind it to a device that a later
+  // DELETE /v1/devices/{id} signs out. Only safe methods share the run's token.
+  const ownToken = async () => (SAFE_METHODS.has(fuzzCase.method.toUpperCase()) ? ctx.token : await ctx.throwawayToken());
   if (fuzzCase.raw) {
     const bytes = Buffer.from(fuzzCase.raw.bytes.toString("latin1").replace(AUTH_PLACEHOLDER, await ownToken()), "latin1");
     return { outcome: await sendRaw(ctx.origin, bytes, options.timeoutMs, fuzzCase.raw.halfCloseAfterMs), authLabel: "own (raw)" };
