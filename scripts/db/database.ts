@@ -21,10 +21,10 @@ export function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
+/** The same URL for another role; the password stays (see provisionDatabase). */
 export function withUser(url: string, user: string): string {
   const u = new URL(url);
   u.username = user;
-  u.password = "";
   return u.toString();
 }
 
@@ -141,6 +141,10 @@ export async function provisionDatabase(superuserUrl: string, database: string, 
         create role ${OWNER_ROLE} login nosuperuser createrole createdb bypassrls;
       exception when duplicate_object or unique_violation then null;
       end $$`);
+    // Where the server wants passwords (a freshly installed cluster, as .ci/run
+    // may make), the owner logs in with the superuser's password: dev/CI only.
+    const password = decodeURIComponent(new URL(superuserUrl).password);
+    if (password) await sql.unsafe(`alter role ${OWNER_ROLE} password '${password.replaceAll("'", "''")}'`);
     const [exists] = await sql`select 1 from pg_database where datname = ${database}`;
     if (exists && options.recreate) await sql.unsafe(`drop database "${database}" with (force)`);
     if (!exists || options.recreate) await sql.unsafe(`create database "${database}" owner ${OWNER_ROLE}`);
