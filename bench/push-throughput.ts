@@ -79,7 +79,7 @@ export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSi
   return { ops, batches: batches.length, seconds, opsPerSecond: ops / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
 }
 
-/** Lets the floor's rows pass records_check_write (versions must come from the user's head). */
+/** Lets the floor's rows pass records_check_head (versions must come from the user's head). */
 export async function reserveSeqs(sql: postgres.Sql, userId: string, upTo: number): Promise<void> {
   await sql`
     insert into app_private.sync_heads as h (user_id, last_seq) values (${userId}, ${upTo})

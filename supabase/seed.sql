@@ -17,7 +17,7 @@ values ('00000000-0000-4000-8000-0000000005b0', '00000000-0000-4000-8000-0000000
 on conflict (id) do nothing;
 
 -- Sample to-do records (fixtures/sample-todo.json). SAMPLE DATA: lists and tasks of the sample users.
--- The head comes first: records_check_write refuses versions the head has not handed out.
+-- The head comes first: records_check_head refuses versions the head has not handed out.
 insert into app_private.sync_heads (user_id, last_seq, live_records, updated_at)
 values ('00000000-0000-4000-8000-00000000a11c', 5, 5, '2026-01-02T08:04:00Z')
 on conflict (user_id) do nothing;

@@ -64,6 +64,7 @@ interface Relation {
   name: string;
   qualified: string;
   relkind: string;
+  unlogged: boolean;
   rls: boolean;
   forceRls: boolean;
   comment: string | null;
@@ -78,7 +79,7 @@ async function relations(sql: Sql, schema: string): Promise<Relation[]> {
   return await sql<Relation[]>`
     select c.oid::int as oid, n.nspname as schema, c.relname as name,
            format('%I.%I', n.nspname, c.relname) as qualified,
-           c.relkind::text as relkind, c.relrowsecurity as rls, c.relforcerowsecurity as "forceRls",
+           c.relkind::text as relkind, c.relpersistence = 'u' as unlogged, c.relrowsecurity as rls, c.relforcerowsecurity as "forceRls",
            obj_description(c.oid, 'pg_class') as comment,
            case when c.relkind = 'p' then pg_get_partkeydef(c.oid) end as partkey,
            case when c.relispartition then pg_get_expr(c.relpartbound, c.oid) end as partbound,
@@ -129,7 +130,7 @@ async function tableDdl(sql: Sql, rel: Relation): Promise<string> {
   if (rel.parent) {
     return `create table ${rel.qualified} partition of ${rel.parent} ${rel.partbound};`;
   }
-  let ddl = `create table ${rel.qualified} (\n${items.join(",\n")}\n)`;
+  let ddl = `create ${rel.unlogged ? "unlogged " : ""}table ${rel.qualified} (\n${items.join(",\n")}\n)`;
   if (rel.partkey) ddl += ` partition by ${rel.partkey}`;
   if (rel.reloptions?.length) ddl += ` with (${rel.reloptions.join(", ")})`;
   return ddl + ";";

@@ -11,6 +11,11 @@ export function denoServeArgs(): string[] {
     "--config", path.join(ROOT, "functions/api/deno.json"),
     "--lock", path.join(ROOT, "functions/api/deno.lock"),
     "--allow-net", "--allow-env", "--allow-read",
+    // Caps V8's young generation at 4 MB per semi-space: the function's
+    // garbage is short-lived request data, and the default lets the nursery
+    // grow to tens of MB. docs/performance.md measured 50-60 MB less peak RSS
+    // with no loss of push/pull throughput.
+    "--v8-flags=--max-semi-space-size=4",
     path.join(ROOT, "scripts/serve-functions.ts"),
   ];
 }

@@ -45,7 +45,7 @@ export async function sampleTodoSql(): Promise<string> {
   const fixture = await loadSampleTodo();
   const lines = [
     "-- Sample to-do records (fixtures/sample-todo.json). SAMPLE DATA: lists and tasks of the sample users.",
-    "-- The head comes first: records_check_write refuses versions the head has not handed out.",
+    "-- The head comes first: records_check_head refuses versions the head has not handed out.",
   ];
   for (const user of fixture.users) {
     const uid = sqlLiteral(user.user_id);

@@ -418,8 +418,8 @@ $function$;
 comment on function app_private.record_notification_preference_change() is 'AFTER INSERT/UPDATE trigger of notification_preferences (security definer): appends the change to notification_preference_audit with the caller''s session and its bound device.';
 revoke execute on function app_private.record_notification_preference_change() from public;
 
--- function app_private.records_check_write()
-CREATE OR REPLACE FUNCTION app_private.records_check_write()
+-- function app_private.records_check_foreign_owner()
+CREATE OR REPLACE FUNCTION app_private.records_check_foreign_owner()
  RETURNS trigger
  LANGUAGE plpgsql
  SET search_path TO ''
@@ -427,19 +427,6 @@ AS $function$
 declare
   head_seq bigint;
 begin
-  if tg_op = 'UPDATE' then
-    if new.user_id <> old.user_id or new.collection <> old.collection or new.id <> old.id then
-      raise exception 'a record keeps its owner, collection and id' using errcode = 'check_violation';
-    end if;
-    if new.version <= old.version then
-      raise exception 'record version must increase (% -> %)', old.version, new.version using errcode = 'check_violation';
-    end if;
-    if new.created_at <> old.created_at then
-      raise exception 'records.created_at cannot change' using errcode = 'check_violation';
-    end if;
-  end if;
-  -- The writer must have allocated this seq from its (locked) head first:
-  -- this is what makes change_seq order equal commit order per user.
   select h.last_seq into head_seq from app_private.sync_heads h where h.user_id = new.user_id;
   if head_seq is null or new.version > head_seq then
     raise exception 'record version % was not allocated from the user''s sync head', new.version using errcode = 'check_violation';
@@ -447,7 +434,54 @@ begin
   return new;
 end;
 $function$;
-comment on function app_private.records_check_write() is 'Trigger: owner, collection and id never change, version strictly increases, created_at is fixed, and every version was first allocated from the user''s sync_heads row.';
+comment on function app_private.records_check_foreign_owner() is 'Trigger (before insert, per row, only for a row whose user_id is not the JWT subject): the row''s version must come from a sync head the caller can see, so a write for another user is refused with check_violation before RLS decides.';
+revoke execute on function app_private.records_check_foreign_owner() from public;
+
+-- function app_private.records_check_head()
+CREATE OR REPLACE FUNCTION app_private.records_check_head()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  bad_version bigint;
+begin
+  -- The writer must have allocated every version from its (locked) head
+  -- first: this is what makes change_seq order equal commit order per user.
+  select w.version into bad_version
+    from written_rows w
+    left join app_private.sync_heads h on h.user_id = w.user_id
+   where h.user_id is null or w.version > h.last_seq
+   limit 1;
+  if found then
+    raise exception 'record version % was not allocated from the user''s sync head', bad_version using errcode = 'check_violation';
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.records_check_head() is 'Trigger (after, per statement, transition table written_rows): every version a statement wrote to app_private.records was first allocated from its user''s sync_heads row (version <= last_seq).';
+revoke execute on function app_private.records_check_head() from public;
+
+-- function app_private.records_check_write()
+CREATE OR REPLACE FUNCTION app_private.records_check_write()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if new.user_id <> old.user_id or new.collection <> old.collection or new.id <> old.id then
+    raise exception 'a record keeps its owner, collection and id' using errcode = 'check_violation';
+  end if;
+  if new.version <= old.version then
+    raise exception 'record version must increase (% -> %)', old.version, new.version using errcode = 'check_violation';
+  end if;
+  if new.created_at <> old.created_at then
+    raise exception 'records.created_at cannot change' using errcode = 'check_violation';
+  end if;
+  return new;
+end;
+$function$;
+comment on function app_private.records_check_write() is 'Trigger (before update, per row): owner, collection and id never change, version strictly increases, created_at is fixed. The head check runs per statement in records_check_head (and per row in records_check_foreign_owner for rows of another user).';
 revoke execute on function app_private.records_check_write() from public;
 
 -- function app_private.release_push_token_elsewhere()

@@ -64,7 +64,7 @@ async function writePlan(tx: Tx, plan: BatchPlan): Promise<void> {
        set last_seq = $1::bigint, live_records = $2::integer, updated_at = now()
      where user_id = (select auth.uid())`, [String(plan.lastSeq), plan.liveRecords]);
   // Statement 3 must commit its new last_seq before the records are written:
-  // records_check_write refuses a version the head has not handed out.
+  // records_check_head refuses a version the head has not handed out.
   await tx.unsafe(`
     with written as (
       insert into app_private.records as r

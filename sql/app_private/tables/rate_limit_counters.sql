@@ -3,7 +3,7 @@
 
 -- table app_private.rate_limit_counters
 
-create table app_private.rate_limit_counters (
+create unlogged table app_private.rate_limit_counters (
   user_id uuid not null,
   operation text not null,
   window_start timestamp with time zone not null,
@@ -15,7 +15,7 @@ create table app_private.rate_limit_counters (
 );
 
 -- comments
-comment on table app_private.rate_limit_counters is 'Requests per user, operation and fixed time window; written by the api function, purged after the window.';
+comment on table app_private.rate_limit_counters is 'Requests per user, operation and fixed time window; written by the api function, purged after the window. UNLOGGED: no WAL per request; counters reset after a database crash, which a rate limit tolerates.';
 comment on column app_private.rate_limit_counters.window_start is 'Start of the fixed window (epoch-aligned multiple of its length).';
 
 -- indexes

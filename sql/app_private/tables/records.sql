@@ -75,4 +75,7 @@ comment on policy "Users can update their own sync records" on app_private.recor
 grant insert, select, update on table app_private.records to authenticated;
 
 -- triggers
-CREATE TRIGGER records_check_write BEFORE INSERT OR UPDATE ON app_private.records FOR EACH ROW EXECUTE FUNCTION app_private.records_check_write();
+CREATE TRIGGER records_check_foreign_owner BEFORE INSERT ON app_private.records FOR EACH ROW WHEN (auth.uid() IS NOT NULL AND new.user_id <> auth.uid()) EXECUTE FUNCTION app_private.records_check_foreign_owner();
+CREATE TRIGGER records_check_head_after_insert AFTER INSERT ON app_private.records REFERENCING NEW TABLE AS written_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.records_check_head();
+CREATE TRIGGER records_check_head_after_update AFTER UPDATE ON app_private.records REFERENCING NEW TABLE AS written_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.records_check_head();
+CREATE TRIGGER records_check_write BEFORE UPDATE ON app_private.records FOR EACH ROW EXECUTE FUNCTION app_private.records_check_write();
