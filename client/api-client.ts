@@ -7,6 +7,8 @@ import { errorEnvelopeSchema } from "../functions/_shared/errors.ts";
 import { type DeviceList, deviceListSchema } from "../functions/_shared/schemas/devices.ts";
 import { type MetaResponse, metaResponseSchema } from "../functions/_shared/schemas/meta.ts";
 import {
+  type NotificationHistoryResponse,
+  notificationHistoryResponseSchema,
   type NotificationPreferences,
   type NotificationPreferencesPut,
   notificationPreferencesSchema,
@@ -134,6 +136,15 @@ export class TidesyncApi {
     const headers = options.ifMatch === undefined ? undefined : { "if-match": ifMatchFor(options.ifMatch) };
     const result = await this.request({ method: "PUT", path: "/v1/users/me/notifications", schema: notificationPreferencesSchema, body: document, headers });
     return { preferences: result.body, etag: result.headers.get("etag") };
+  }
+
+  /** GET /v1/users/me/notifications/history: the caller's changes, newest first; pass `next_before` as `before`. */
+  async getNotificationHistory(params: { limit?: number; before?: number } = {}): Promise<NotificationHistoryResponse> {
+    const query = {
+      limit: params.limit === undefined ? undefined : String(params.limit),
+      before: params.before === undefined ? undefined : String(params.before),
+    };
+    return (await this.request({ method: "GET", path: "/v1/users/me/notifications/history", schema: notificationHistoryResponseSchema, query })).body;
   }
 
   // --------------------------------------------------------------------- sync

@@ -14,6 +14,7 @@ import { notificationPreferencesSchema } from "../../functions/_shared/schemas/n
 import { adminSql, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 import { phone, startSession } from "../support/device-sessions.ts";
 import { signEs256 } from "../support/tokens.ts";
+import { TidesyncApi } from "../../client/api-client.ts";
 
 const PATH = "/v1/users/me/notifications";
 
@@ -278,5 +279,54 @@ describe("the declared categories", () => {
     for (const name of REQUIRED_NOTIFICATION_CATEGORIES) {
       expect(await check({ ...defaults, [name]: { push: false, email: false, in_app: false } })).toBe(false);
     }
+  });
+});
+
+describe("GET /v1/users/me/notifications/history", () => {
+  it("lists the caller's own changes newest first, old → new, in keyset pages", async () => {
+    const user = await createTestUser();
+    const { body: session } = await startSession(user.token, phone());
+    await put(user, document());
+    await put(user, document({ quiet_hours: { enabled: false, start: "22:00", end: "07:00", timezone: "UTC" } }));
+    await put(user, document({ quiet_hours: { enabled: true, start: "23:00", end: "07:00", timezone: "UTC" } }));
+
+    const first = await call(`${PATH}/history?limit=2`, { token: user.token });
+    expect(first.status).toBe(200);
+    expect(first.body.entries.map((e: { new_version: number }) => e.new_version)).toEqual([3, 2]);
+    expect(first.body.entries[0]).toMatchObject({
+      device_id: session.device.id,
+      old_version: 2,
+      old: { quiet_hours: { enabled: false, start: "22:00" } },
+      new: { quiet_hours: { enabled: true, start: "23:00" } },
+    });
+    expect(first.body.has_more).toBe(true);
+
+    const second = await call(`${PATH}/history?limit=2&before=${first.body.next_before}`, { token: user.token });
+    expect(second.body.entries).toHaveLength(1);
+    expect(second.body.entries[0]).toMatchObject({ new_version: 1, old_version: null, old: null, new: { categories: document().categories } });
+    expect(second.body).toMatchObject({ has_more: false, next_before: null });
+
+    // The app-side client reads the same pages, validated by the shared schema.
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: async () => user.token });
+    const viaClient = await api.getNotificationHistory({ limit: 2, before: first.body.next_before });
+    expect(viaClient.entries.map((e) => e.new_version)).toEqual([1]);
+  });
+
+  it("never shows another user's changes, and a fresh user's history is empty", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    await put(alice, document());
+    const response = await call(`${PATH}/history`, { token: bob.token });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ entries: [], has_more: false, next_before: null });
+  });
+
+  it("rejects bad paging parameters with field details, and needs a token", async () => {
+    const user = await createTestUser();
+    for (const query of ["limit=0", "limit=101", "limit=abc", "before=-1", "surprise=1"]) {
+      const error = expectEnvelope(await call(`${PATH}/history?${query}`, { token: user.token }), 400, "VALIDATION_FAILED");
+      expect(error.details?.[0].field).toBe("/" + query.split("=")[0]);
+    }
+    expectEnvelope(await call(`${PATH}/history`), 401, "UNAUTHENTICATED");
   });
 });

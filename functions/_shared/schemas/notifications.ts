@@ -80,3 +80,38 @@ export const notificationPreferencesPutSchema = z.strictObject({
   quiet_hours: quietHoursSchema,
 });
 export type NotificationPreferencesPut = z.infer<typeof notificationPreferencesPutSchema>;
+
+/** A query-string whole number in [min, max]. */
+const wholeNumberParam = (min: number, max: number) =>
+  z.string().regex(/^[0-9]{1,18}$/, "must be a whole number").transform(Number).pipe(z.number().int().min(min).max(max));
+
+export const NOTIFICATION_HISTORY_MAX_LIMIT = 100;
+
+/** GET /v1/users/me/notifications/history: newest first, keyset pages by entry id. */
+export const notificationHistoryQuerySchema = z.strictObject({
+  limit: wholeNumberParam(1, NOTIFICATION_HISTORY_MAX_LIMIT).optional().transform((value) => value ?? 50)
+    .describe(`entries per page, 1..${NOTIFICATION_HISTORY_MAX_LIMIT}; default 50`),
+  before: wholeNumberParam(1, Number.MAX_SAFE_INTEGER).optional()
+    .describe("only entries older than this entry id (the previous page's next_before)"),
+});
+
+/** The document part of an audit entry: what the user chose, without version/updated_at. */
+const auditedDocumentSchema = notificationPreferencesSchema.pick({ categories: true, quiet_hours: true });
+
+export const notificationHistoryEntrySchema = z.object({
+  id: z.number().int().positive(),
+  changed_at: z.string().datetime({ offset: true }),
+  device_id: z.uuid().nullable().describe("the device whose session made the change; null when none was registered"),
+  old_version: z.number().int().nullable().describe("null for the first save (the defaults were in force)"),
+  new_version: z.number().int(),
+  old: auditedDocumentSchema.nullable(),
+  new: auditedDocumentSchema,
+});
+
+export const notificationHistoryResponseSchema = z.object({
+  entries: z.array(notificationHistoryEntrySchema),
+  has_more: z.boolean(),
+  next_before: z.number().int().nullable().describe("pass as `before` for the next (older) page; null on the last page"),
+  server_time: z.string().datetime({ offset: true }),
+});
+export type NotificationHistoryResponse = z.infer<typeof notificationHistoryResponseSchema>;

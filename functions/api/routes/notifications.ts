@@ -3,10 +3,16 @@
 // docs/notification-preferences.md tells the model and the concurrency rules.
 import { createRoute, z } from "@hono/zod-openapi";
 import { parseIfMatch, versionEtag } from "../../_shared/etag.ts";
-import { notificationPreferencesPutSchema, notificationPreferencesSchema } from "../../_shared/schemas/notifications.ts";
+import {
+  notificationHistoryQuerySchema,
+  notificationHistoryResponseSchema,
+  notificationPreferencesPutSchema,
+  notificationPreferencesSchema,
+} from "../../_shared/schemas/notifications.ts";
 import type { App, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+import { readPreferenceHistory } from "../notifications/preference-history-store.ts";
 import { readPreferences, replacePreferences } from "../notifications/preference-store.ts";
 
 const PATH = "/v1/users/me/notifications";
@@ -53,6 +59,28 @@ export function registerNotificationsRoutes(app: App, deps: Deps): void {
       200: { description: "The new document", headers: etagHeader, content: document },
       ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS, "PRECONDITION_FAILED"),
     },
+  });
+
+  const getHistory = createRoute({
+    method: "get",
+    path: `${PATH}/history`,
+    summary: "The caller's notification preference changes, newest first (additive to api-v1)",
+    description: "The append-only audit trail: when, from which device, old → new. Keyset pages: pass `next_before` as `before`.",
+    security: bearerSecurity,
+    middleware: [requireUser(deps, "notifications")] as const,
+    request: { query: notificationHistoryQuerySchema },
+    responses: {
+      200: { description: "One page of changes", content: { "application/json": { schema: notificationHistoryResponseSchema.meta({ id: "NotificationPreferenceHistory" }) } } },
+      ...errorResponses(...AUTHENTICATED_ERRORS, "VALIDATION_FAILED"),
+    },
+  });
+
+  app.openapi(getHistory, async (c) => {
+    const user = c.get("user");
+    const query = c.req.valid("query");
+    const page = await deps.db.withUser(user, (tx) => readPreferenceHistory(tx, user.sub, query));
+    Object.assign(c.get("logFields"), { count: page.entries.length });
+    return c.json({ ...page, server_time: new Date().toISOString() }, 200);
   });
 
   app.openapi(getPreferences, async (c) => {

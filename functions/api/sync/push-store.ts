@@ -58,11 +58,11 @@ async function readBatchState(tx: Tx, opIds: string[], keys: { collection: strin
   return row;
 }
 
-async function writePlan(tx: Tx, plan: BatchPlan): Promise<void> {
+async function writePlan(tx: Tx, plan: BatchPlan, lap: (k: string) => void): Promise<void> {
   await tx.unsafe(`
     update app_private.sync_heads
        set last_seq = $1::bigint, live_records = $2::integer, updated_at = now()
-     where user_id = (select auth.uid())`, [String(plan.lastSeq), plan.liveRecords]);
+     where user_id = (select auth.uid())`, [String(plan.lastSeq), plan.liveRecords]); lap("headUpd");
   // Statement 3 must commit its new last_seq before the records are written:
   // records_check_head refuses a version the head has not handed out.
   await tx.unsafe(`
@@ -86,7 +86,7 @@ async function writePlan(tx: Tx, plan: BatchPlan): Promise<void> {
       returning 1
     )
     select (select count(*) from written) as records, (select count(*) from logged) as ops`,
-    [JSON.stringify(plan.writes), JSON.stringify(plan.ledgerRows)]);
+    [JSON.stringify(plan.writes), JSON.stringify(plan.ledgerRows)]); lap("write");
 }
 
 /** Applies a validated batch for the transaction's user; returns the plan it committed. */
@@ -95,18 +95,19 @@ export async function pushBatch(
   batch: SyncBatchRequest,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
 ): Promise<{ plan: BatchPlan; now: string }> {
-  const head = await lockHead(tx);
+  const P = (globalThis as any).__prof ?? {}; let t = performance.now(); const lap = (k: string) => { const n = performance.now(); P[k] = n - t; t = n; };
+  const head = await lockHead(tx); lap("lockHead");
   const keys = new Map<string, { collection: string; id: string }>();
   for (const op of batch.ops) keys.set(recordKey(op.collection, op.record_id), { collection: op.collection, id: op.record_id });
-  const snapshot = await readBatchState(tx, batch.ops.map((op) => op.op_id), [...keys.values()]);
+  const snapshot = await readBatchState(tx, batch.ops.map((op) => op.op_id), [...keys.values()]); lap("read");
 
   const plan = planBatch(batch.ops, batch.device_id?.toLowerCase() ?? null, {
     lastSeq: Number(head.last_seq),
     liveRecords: head.live_records,
     ledger: new Map(snapshot.ledger.map((row) => [row.op_id.toLowerCase(), row.result])),
     records: new Map(snapshot.records.map((record) => [recordKey(record.collection, record.id), record])),
-  }, limits, head.now);
+  }, limits, head.now); lap("plan");
 
-  if (plan.ledgerRows.length > 0) await writePlan(tx, plan);
+  if (plan.ledgerRows.length > 0) await writePlan(tx, plan, lap);
   return { plan, now: head.now };
 }
