@@ -178,11 +178,13 @@ export async function pushStatementProfile(stack: BenchStack, user: BenchUser, b
       const timed = new Proxy(tx, {
         get(target, property, receiver) {
           if (property !== "unsafe") return Reflect.get(target, property, receiver);
-          return async (query: string, params?: unknown[]) => {
+          // pushBatch pipelines statements 1+2 and 3+4, so a statement's time
+          // here includes waiting for the one sent just before it.
+          return async (query: string, params?: unknown[], options?: { prepare?: boolean }) => {
             const label = labels[index++] ?? `statement ${index}`;
             const explain = explainRound && (label.startsWith("3") || label.startsWith("4"));
             const t0 = now();
-            const rows = await target.unsafe(explain ? `explain (analyze, format json) ${query}` : query, params as never[]);
+            const rows = await target.unsafe(explain ? `explain (analyze, format json) ${query}` : query, params as never[], explain ? undefined : options);
             if (timedRound) timings.set(label, [...(timings.get(label) ?? []), now() - t0]);
             if (explain) explained.set(label, (rows[0] as unknown as { "QUERY PLAN": ExplainOutput[] })["QUERY PLAN"][0]);
             return rows;

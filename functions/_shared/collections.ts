@@ -5,23 +5,13 @@
 // with the same schemas. The sample to-do app's `lists` and `tasks` ship as
 // the example a real app replaces.
 import { z } from "zod";
+import { storableText } from "./storable-text.ts";
 
 /** Field names become keys of records.field_versions; "*" is reserved there. */
 const FIELD_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 /** Same rule as the database's records_collection_format check. */
 const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
 
-// Postgres jsonb refuses \u0000 and unpaired surrogates; refusing them here
-// turns what would be a database error into a field detail.
-const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** A string Postgres can store, at most `max` characters. */
-export function text(max: number, min = 0) {
-  return z.string().min(min).max(max).refine((value) => !UNSTORABLE.test(value), {
-    message: "contains a character that cannot be stored (NUL or an unpaired surrogate)",
-    params: { code: "invalid_characters" },
-  });
-}
 
 /** A patch schema: every field optional, unknown fields rejected. */
 type PatchSchema = z.ZodType<Record<string, unknown>>;
@@ -44,14 +34,14 @@ const position = z.number().describe("sort key within its parent; any finite num
 
 const SAMPLE_TODO_COLLECTIONS: CollectionDefinition[] = [
   collection("lists", "Sample to-do app: a list of tasks.", {
-    title: text(200, 1),
+    title: storableText(200, 1),
     color: z.string().regex(/^#[0-9a-fA-F]{6}$/, "must be a #rrggbb color").nullable(),
     position,
     archived: z.boolean(),
   }),
   collection("tasks", "Sample to-do app: a task, optionally in a list.", {
-    title: text(200, 1),
-    notes: text(10_000).nullable(),
+    title: storableText(200, 1),
+    notes: storableText(10_000).nullable(),
     done: z.boolean(),
     due_date: z.iso.date().nullable().describe("a calendar date, YYYY-MM-DD"),
     position,

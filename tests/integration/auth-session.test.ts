@@ -124,6 +124,8 @@ describe("POST /v1/auth/session", () => {
       [{ device: { ...phone(), locale: "not a locale" } }, "/device/locale", "invalid_locale"],
       [{ device: { ...phone(), push_token: pushToken() } }, "/device/push_provider", "required"],
       [{ device: { ...phone(), push_token: pushToken(), push_provider: "webpush" } }, "/device/push_provider", "invalid_value"],
+      [{ device: { ...phone(), model: "Pixel\u0000 9" } }, "/device/model", "invalid_characters"],
+      [{ device: { ...phone(), app_version: "1.0\uD800" } }, "/device/app_version", "invalid_characters"],
       [{ device: { ...phone(), imei: "123" } }, "/device/imei", "unexpected_field"],
       [{ device: phone(), user_id: user.userId }, "/user_id", "unexpected_field"],
     ];

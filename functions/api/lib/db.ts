@@ -61,10 +61,8 @@ export function createDb(config: Config): Db {
   });
 
   async function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T> {
-    const P = (globalThis as any).__prof ?? {}; let t = performance.now();
     try {
-      const r = await sql.begin(async (tx) => {
-        P.begin = performance.now() - t; t = performance.now();
+      return await sql.begin(async (tx) => {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
         // takes effect for every later statement of this transaction.
@@ -78,11 +76,9 @@ export function createDb(config: Config): Db {
             ) as live,
             set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
             set_config('role', 'authenticated', true)`;
-        P.session = performance.now() - t; t = performance.now();
         if (!state.live) throw new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
-        const w = await work(tx); t = performance.now(); return w;
+        return await work(tx);
       }) as T;
-      P.commit = performance.now() - t; return r;
     } catch (error) {
       if (error instanceof ApiError) throw error;
       if (isDatabaseUnavailable(error)) throw unavailable(error);

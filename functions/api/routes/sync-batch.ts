@@ -50,19 +50,16 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(postSyncBatch, async (c) => {
-    const P = (globalThis as any).__prof ?? {}; P.handlerStart = performance.now();
     const validated = c.req.valid("json");
     // zod's record() rebuilds each data object and silently drops a
     // "__proto__" key; hand the merge the parsed JSON's own objects instead,
     // so the collection schema reports such a key like any unknown field.
     const raw = (await c.req.json()) as { ops: { data?: Record<string, unknown> }[] };
     const batch = { ...validated, ops: validated.ops.map((op, i) => (op.data === undefined ? op : { ...op, data: raw.ops[i].data })) };
-    P.ops = validated.ops.length; let t = performance.now();
     const { plan, now } = await deps.db.withUser(c.get("user"), (tx) => pushBatch(tx, batch, deps.config.limits));
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
     for (const result of plan.results) counts[result.status] += 1;
     Object.assign(c.get("logFields"), { ops: batch.ops.length, ...counts, records_written: plan.writes.length });
-    P.withUser = performance.now() - t;
     return c.json({ results: plan.results, server_time: now }, 200);
   });
 }

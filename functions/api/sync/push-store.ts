@@ -12,6 +12,10 @@
 //   4. write every changed record and every new ledger row in one statement.
 // Ledger rows and record writes commit together or not at all, so a crash or
 // timeout leaves no half-applied batch and a retry with the same op_ids is safe.
+// Statements 1+2 and 3+4 are pipelined: each pair is sent at once and Postgres
+// still runs them one after the other, in order, on the transaction's
+// connection (so 2 still starts, with a fresh snapshot, only once 1 holds the
+// lock); neither statement of a pair needs the other's result.
 import type { Limits } from "../../_shared/limits.ts";
 import type { ServerRecord } from "../../_shared/merge.ts";
 import type { SyncBatchRequest } from "../../_shared/schemas/sync.ts";
@@ -19,6 +23,13 @@ import type { Tx } from "../lib/db.ts";
 import { type BatchPlan, planBatch, recordKey, type StoredOpResult } from "./plan-batch.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
+// postgres.js runs unsafe() text as an unnamed statement by default: Postgres
+// parses and plans it on every call, and postgres.js first spends a round trip
+// describing its parameters. These texts never vary, so they are named prepared
+// statements (parsed once per connection); TIDESYNC_DB_PREPARE=false still
+// turns this off behind a transaction pooler. Statement 2 stays unnamed: named,
+// it measured slower for 50-op batches (docs/performance.md).
+const PREPARED = { prepare: true } as const;
 
 interface HeadRow {
   last_seq: string;
@@ -45,7 +56,9 @@ async function readBatchState(tx: Tx, opIds: string[], keys: { collection: strin
       (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'result', o.result)), '[]'::jsonb)
          from app_private.sync_ops o
         where o.user_id = (select auth.uid())
-          and o.op_id in (select jsonb_array_elements_text($1::text::jsonb)::uuid)) as ledger,
+          -- = any(array): probes the (user_id, op_id) key per op_id; "in (select …)"
+          -- was planned as a hash join over every ledger row of the user.
+          and o.op_id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))) as ledger,
       (select coalesce(jsonb_agg(jsonb_build_object(
                 'collection', r.collection, 'id', r.id, 'version', r.version, 'deleted', r.deleted,
                 'data', r.data, 'field_versions', r.field_versions,
@@ -58,14 +71,15 @@ async function readBatchState(tx: Tx, opIds: string[], keys: { collection: strin
   return row;
 }
 
-async function writePlan(tx: Tx, plan: BatchPlan, lap: (k: string) => void): Promise<void> {
-  await tx.unsafe(`
+async function writePlan(tx: Tx, plan: BatchPlan): Promise<void> {
+  const advanceHead = tx.unsafe(`
     update app_private.sync_heads
        set last_seq = $1::bigint, live_records = $2::integer, updated_at = now()
-     where user_id = (select auth.uid())`, [String(plan.lastSeq), plan.liveRecords]); lap("headUpd");
-  // Statement 3 must commit its new last_seq before the records are written:
-  // records_check_head refuses a version the head has not handed out.
-  await tx.unsafe(`
+     where user_id = (select auth.uid())`, [String(plan.lastSeq), plan.liveRecords], PREPARED);
+  // Statement 3 must complete its new last_seq before the records are written
+  // (records_check_head refuses a version the head has not handed out): it is
+  // sent first, so Postgres finishes it before it starts statement 4.
+  const write = tx.unsafe(`
     with written as (
       insert into app_private.records as r
         (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at, deleted_at)
@@ -86,7 +100,8 @@ async function writePlan(tx: Tx, plan: BatchPlan, lap: (k: string) => void): Pro
       returning 1
     )
     select (select count(*) from written) as records, (select count(*) from logged) as ops`,
-    [JSON.stringify(plan.writes), JSON.stringify(plan.ledgerRows)]); lap("write");
+    [JSON.stringify(plan.writes), JSON.stringify(plan.ledgerRows)], PREPARED);
+  await Promise.all([advanceHead, write]);
 }
 
 /** Applies a validated batch for the transaction's user; returns the plan it committed. */
@@ -95,19 +110,20 @@ export async function pushBatch(
   batch: SyncBatchRequest,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
 ): Promise<{ plan: BatchPlan; now: string }> {
-  const P = (globalThis as any).__prof ?? {}; let t = performance.now(); const lap = (k: string) => { const n = performance.now(); P[k] = n - t; t = n; };
-  const head = await lockHead(tx); lap("lockHead");
   const keys = new Map<string, { collection: string; id: string }>();
   for (const op of batch.ops) keys.set(recordKey(op.collection, op.record_id), { collection: op.collection, id: op.record_id });
-  const snapshot = await readBatchState(tx, batch.ops.map((op) => op.op_id), [...keys.values()]); lap("read");
+  const [head, snapshot] = await Promise.all([
+    lockHead(tx),
+    readBatchState(tx, batch.ops.map((op) => op.op_id), [...keys.values()]),
+  ]);
 
   const plan = planBatch(batch.ops, batch.device_id?.toLowerCase() ?? null, {
     lastSeq: Number(head.last_seq),
     liveRecords: head.live_records,
     ledger: new Map(snapshot.ledger.map((row) => [row.op_id.toLowerCase(), row.result])),
     records: new Map(snapshot.records.map((record) => [recordKey(record.collection, record.id), record])),
-  }, limits, head.now); lap("plan");
+  }, limits, head.now);
 
-  if (plan.ledgerRows.length > 0) await writePlan(tx, plan, lap);
+  if (plan.ledgerRows.length > 0) await writePlan(tx, plan);
   return { plan, now: head.now };
 }

@@ -1,0 +1,14 @@
+// Postgres text and jsonb refuse \u0000 and unpaired UTF-16 surrogates.
+// Refusing them at validation turns what would be a database error (a 500)
+// into a field detail the client can act on.
+import { z } from "zod";
+
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A string Postgres can store, `min`..`max` characters. */
+export function storableText(max: number, min = 0) {
+  return z.string().min(min).max(max).refine((value) => !UNSTORABLE.test(value), {
+    message: "contains a character that cannot be stored (NUL or an unpaired surrogate)",
+    params: { code: "invalid_characters" },
+  });
+}
