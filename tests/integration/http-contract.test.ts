@@ -43,6 +43,20 @@ describe("routing errors", () => {
     expect(response.headers.get("allow")).toBe("GET");
   });
 
+  it("wrong method on an authenticated route → 405 before any auth, and spends no budget", async () => {
+    for (const path of ["/v1/whoami", "/v1/sync/changes"]) {
+      const response = await call(path, { method: "DELETE" });
+      expectEnvelope(response, 405, "METHOD_NOT_ALLOWED");
+      expect(response.headers.get("allow")).toBe("GET");
+    }
+    const user = await createTestUser();
+    expectEnvelope(await call("/v1/whoami", { method: "PUT", token: user.token }), 405, "METHOD_NOT_ALLOWED");
+    const ok = await call("/v1/whoami", { token: user.token });
+    expect(ok.status).toBe(200);
+    const limit = Number(ok.headers.get("ratelimit-limit"));
+    expect(Number(ok.headers.get("ratelimit-remaining"))).toBe(limit - 1);
+  });
+
   it("a path outside /v1 is not found", async () => {
     expectEnvelope(await call("/meta"), 404, "NOT_FOUND");
   });

@@ -28,6 +28,7 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     description: "Follow `cursor` while `has_more` is true. A cursor is bound to the user and to the `collections` filter it was " +
       "issued with. 410 RESYNC_REQUIRED when the cursor is older than the tombstone horizon. See docs/sync.md.",
     security: bearerSecurity,
+    middleware: [requireUser(deps, "sync.pull")] as const,
     request: { query: changesQuerySchemaFor(limits, collectionNames()) },
     responses: {
       200: { description: "One page of changes", content: { "application/json": { schema: changesResponseSchema.meta({ id: "ChangesResponse" }) } } },
@@ -35,7 +36,6 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     },
   });
 
-  app.use("/v1/sync/changes", requireUser(deps, "sync.pull"));
   app.openapi(getChanges, async (c) => {
     const user = c.get("user");
     const query = c.req.valid("query");

@@ -6,19 +6,19 @@ import type { App, Deps } from "../lib/app-env.ts";
 import { requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 
-const getWhoami = createRoute({
-  method: "get",
-  path: "/v1/whoami",
-  summary: "The caller's verified identity and session (additive to api-v1)",
-  security: bearerSecurity,
-  responses: {
-    200: { description: "The caller", content: { "application/json": { schema: whoamiResponseSchema.meta({ id: "Whoami" }) } } },
-    ...errorResponses(...AUTHENTICATED_ERRORS),
-  },
-});
-
 export function registerWhoamiRoutes(app: App, deps: Deps): void {
-  app.use("/v1/whoami", requireUser(deps, "auth.session"));
+  const getWhoami = createRoute({
+    method: "get",
+    path: "/v1/whoami",
+    summary: "The caller's verified identity and session (additive to api-v1)",
+    security: bearerSecurity,
+    middleware: [requireUser(deps, "auth.session")] as const,
+    responses: {
+      200: { description: "The caller", content: { "application/json": { schema: whoamiResponseSchema.meta({ id: "Whoami" }) } } },
+      ...errorResponses(...AUTHENTICATED_ERRORS),
+    },
+  });
+
   app.openapi(getWhoami, async (c) => {
     const user = c.get("user");
     // The transaction checks that the Supabase session still exists.
