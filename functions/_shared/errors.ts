@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   PRECONDITION_FAILED: { status: 412, retryable: false },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false },
+  HEADERS_TOO_LARGE: { status: 431, retryable: false },
   RATE_LIMITED: { status: 429, retryable: true },
   INTERNAL: { status: 500, retryable: true },
   UNAVAILABLE: { status: 503, retryable: true },

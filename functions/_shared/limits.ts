@@ -25,6 +25,14 @@ export const DEFAULT_LIMITS: Limits = {
   retention_days: 30,
 };
 
+/**
+ * Request header bytes (names + values + separators) the function accepts;
+ * more → 431 HEADERS_TOO_LARGE. Below the Deno runtime's own limit (about
+ * 64 KiB for the whole request head, answered with a bare 400), so a large
+ * token gets our envelope. Fixed, not configurable: see docs/errors.md.
+ */
+export const MAX_REQUEST_HEADER_BYTES = 32 * 1024;
+
 /** Environment variable that overrides each limit, e.g. TIDESYNC_MAX_OPS_PER_BATCH. */
 export function limitEnvName(key: keyof Limits): string {
   return `TIDESYNC_${key.toUpperCase()}`;

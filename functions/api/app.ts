@@ -8,7 +8,8 @@ import { validationMessage, zodIssuesToDetails } from "../_shared/validation-det
 import type { App, AppEnv, Deps } from "./lib/app-env.ts";
 import { type Config } from "./lib/config.ts";
 import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
-import { declaredBodyLimit, requestContext } from "./lib/middleware.ts";
+import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
+import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
 import { registerRoutes } from "./routes/index.ts";
 
@@ -58,20 +59,27 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
         throw new ApiError("VALIDATION_FAILED", validationMessage(details), { details });
       }
     },
+    // One rule for trailing slashes on every route: `/v1/whoami/` is `/v1/whoami`.
+    strict: false,
   }).basePath(`/${FUNCTION_NAME}`);
 
   app.use("*", requestContext());
+  app.use("*", headerSizeLimit());
   app.use(
     "*",
     cors({
       origin: "*",
       allowHeaders: ["authorization", "x-client-info", "apikey", "content-type", "if-match", "x-request-id"],
       allowMethods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
-      exposeHeaders: ["ETag", "X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"],
+      exposeHeaders: [
+        "ETag", "X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy",
+        "Deprecation", "Sunset", "Link",
+      ],
       maxAge: 600,
     }),
   );
   app.use("*", declaredBodyLimit(deps));
+  app.use("*", deprecationMiddleware(config.deprecations, `/${FUNCTION_NAME}`));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -81,6 +89,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
   });
 
   registerRoutes(app, deps);
+  markDeprecatedOperations(app, config.deprecations, `/${FUNCTION_NAME}`);
 
   app.get("/v1/openapi.json", (c) => c.json(app.getOpenAPI31Document(OPENAPI_INFO)));
 

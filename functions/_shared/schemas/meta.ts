@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { limitsSchema } from "../limits.ts";
+import { deprecationSchema } from "./deprecation.ts";
 
 export const metaResponseSchema = z.object({
   api_version: z.literal("1"),
   server_time: z.string().datetime({ offset: true }),
   limits: limitsSchema,
   collections: z.array(z.string()).describe("names of the collections a client may sync"),
+  deprecations: z.array(deprecationSchema).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
 });
 export type MetaResponse = z.infer<typeof metaResponseSchema>;

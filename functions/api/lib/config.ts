@@ -3,6 +3,8 @@
 // instead of failing on the first request. Every variable is listed in README.
 import { z } from "zod";
 import { type Limits, loadLimits } from "../../_shared/limits.ts";
+import type { Deprecation } from "../../_shared/schemas/deprecation.ts";
+import { loadDeprecations } from "./deprecations.ts";
 import { DEFAULT_RATE_LIMITS, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
 
 export interface Config {
@@ -28,6 +30,8 @@ export interface Config {
   rateLimits: Record<string, RateLimitRule>;
   /** HMAC key of the sync pull cursors (TIDESYNC_CURSOR_SECRET); rotating it invalidates every cursor. */
   cursorSecret: string;
+  /** Deprecated routes (lib/deprecations.ts; TIDESYNC_DEPRECATIONS adds rows for tests). */
+  deprecations: Deprecation[];
 }
 
 /** Shortest accepted TIDESYNC_CURSOR_SECRET: 32 characters, e.g. `openssl rand -base64 32`. */
@@ -104,5 +108,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     limits: loadLimits(env),
     rateLimits,
     cursorSecret,
+    deprecations: loadDeprecations(env.TIDESYNC_DEPRECATIONS),
   };
 }

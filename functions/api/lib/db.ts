@@ -10,10 +10,47 @@ export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 
 export interface Db {
-  sql: Sql;
-  /** Runs `work` as the caller under RLS; refuses a token whose session was revoked. */
+  /** Runs `work` on the pool as the connection's role, within the client-side bound. */
+  query<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  /** Runs `work` as the caller under RLS; refuses a token whose session is not live. */
   withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/**
+ * How long past the server's statement_timeout the client waits for a unit of
+ * database work before it gives up itself: a frozen or unreachable server
+ * cannot cancel anything, so without this bound a request would hang.
+ */
+export const CLIENT_TIMEOUT_GRACE_MS = 1000;
+
+class ClientTimeout extends Error {
+  readonly code = "CLIENT_TIMEOUT";
+  constructor(ms: number) {
+    super(`no answer from the database within ${ms} ms`);
+  }
+}
+
+/**
+ * The one rule for "this token's session still counts", as Supabase Auth
+ * applies it: the session row exists and has not expired, and its user is
+ * neither banned (`banned_until` in the future) nor soft-deleted (`deleted_at`).
+ */
+export function liveSession(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "session_id">) {
+  return q`exists (
+    select 1
+    from auth.sessions s
+    join auth.users u on u.id = s.user_id
+    where s.id = ${claims.session_id}::uuid
+      and s.user_id = ${claims.sub}::uuid
+      and (s.not_after is null or s.not_after > now())
+      and (u.banned_until is null or u.banned_until <= now())
+      and u.deleted_at is null
+  )`;
+}
+
+export function signedOut(): ApiError {
+  return new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
 }
 
 // SQLSTATEs that mean "the database could not serve this now" rather than "bad request".
@@ -46,7 +83,7 @@ export function unavailable(cause: unknown): ApiError {
 }
 
 export function createDb(config: Config): Db {
-  const sql = postgres(config.dbUrl, {
+  const open = () => postgres(config.dbUrl, {
     max: config.db.poolMax,
     connect_timeout: config.db.connectTimeoutSeconds,
     idle_timeout: 60,
@@ -59,32 +96,48 @@ export function createDb(config: Config): Db {
       idle_in_transaction_session_timeout: config.db.statementTimeoutMs * 2,
     },
   });
+  let pool = open();
+  const boundMs = config.db.statementTimeoutMs + CLIENT_TIMEOUT_GRACE_MS;
 
-  async function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T> {
+  // Every unit of database work races the client-side bound. When the bound
+  // wins, the pool's sockets may be stuck mid-protocol: the pool is replaced
+  // (its connections destroyed), so no later request inherits a poisoned one.
+  async function query<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+    const current = pool;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ClientTimeout(boundMs)), boundMs);
+    });
     try {
-      return await sql.begin(async (tx) => {
+      return await Promise.race([work(current), bound]);
+    } catch (error) {
+      if (error instanceof ClientTimeout && pool === current) {
+        pool = open();
+        current.end({ timeout: 0 }).catch(() => {});
+      }
+      if (error instanceof ApiError) throw error;
+      if (error instanceof ClientTimeout || isDatabaseUnavailable(error)) throw unavailable(error);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T> {
+    return query(async (sql) =>
+      await sql.begin(async (tx) => {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
         // takes effect for every later statement of this transaction.
         const [state] = await tx<{ live: boolean }[]>`
           select
-            exists (
-              select 1 from auth.sessions s
-              where s.id = ${claims.session_id}::uuid
-                and s.user_id = ${claims.sub}::uuid
-                and (s.not_after is null or s.not_after > now())
-            ) as live,
+            ${liveSession(tx, claims)} as live,
             set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
             set_config('role', 'authenticated', true)`;
-        if (!state.live) throw new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
+        if (!state.live) throw signedOut();
         return await work(tx);
-      }) as T;
-    } catch (error) {
-      if (error instanceof ApiError) throw error;
-      if (isDatabaseUnavailable(error)) throw unavailable(error);
-      throw error;
-    }
+      }) as T);
   }
 
-  return { sql, withUser, close: () => sql.end({ timeout: 5 }) };
+  return { query, withUser, close: () => pool.end({ timeout: 5 }) };
 }

@@ -2,6 +2,7 @@
 // line per request, body size and media type, authentication + rate limits.
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
+import { MAX_REQUEST_HEADER_BYTES } from "../../_shared/limits.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 
@@ -34,6 +35,18 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** Rejects oversized request headers (e.g. a huge token) before anything reads them. */
+export function headerSizeLimit(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    let bytes = 0;
+    for (const [name, value] of c.req.raw.headers) bytes += name.length + value.length + 4; // ": " and CRLF
+    if (bytes > MAX_REQUEST_HEADER_BYTES) {
+      throw new ApiError("HEADERS_TOO_LARGE", `the request headers must be at most ${MAX_REQUEST_HEADER_BYTES} bytes in all`);
+    }
+    await next();
+  };
+}
+
 /** Rejects a declared oversize body before anything reads it. */
 export function declaredBodyLimit(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -52,7 +65,7 @@ export function requireUser(deps: Deps, operation: string): MiddlewareHandler<Ap
   return async (c, next) => {
     const user = await deps.verifyToken(c.req.header("authorization"));
     c.set("user", user);
-    const { headers } = await consumeRateLimit(deps.db, user.sub, operation, rule);
+    const { headers } = await consumeRateLimit(deps.db, user, operation, rule);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
   };

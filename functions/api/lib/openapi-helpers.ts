@@ -17,6 +17,7 @@ const DESCRIPTIONS: Record<number, string> = {
   412: "PRECONDITION_FAILED: If-Match is stale",
   413: "PAYLOAD_TOO_LARGE",
   415: "UNSUPPORTED_MEDIA_TYPE: send application/json",
+  431: "HEADERS_TOO_LARGE: the request headers exceed the limit",
   429: "RATE_LIMITED: retry after Retry-After seconds",
   500: "INTERNAL: unexpected; retryable",
   503: "UNAVAILABLE: a dependency timed out; retry after Retry-After seconds",
@@ -24,7 +25,7 @@ const DESCRIPTIONS: Record<number, string> = {
 
 /** Error responses for a route: the statuses of the given codes plus those every route can give. */
 export function errorResponses(...codes: ErrorCode[]) {
-  const statuses = new Set<number>([500, 503, ...codes.map((code) => ERROR_CODES[code].status)]);
+  const statuses = new Set<number>([431, 500, 503, ...codes.map((code) => ERROR_CODES[code].status)]);
   const responses: Record<number, { description: string; content: { "application/json": { schema: typeof ErrorEnvelope } } }> = {};
   for (const status of [...statuses].sort()) {
     responses[status] = { description: DESCRIPTIONS[status], content: { "application/json": { schema: ErrorEnvelope } } };

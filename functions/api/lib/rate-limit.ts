@@ -1,10 +1,13 @@
 // Consumes one unit of the caller's budget for an operation. The counter lives
 // in Postgres so it holds across every function instance; it is written in its
 // own short statement (not the request transaction) so that requests which
-// fail still count.
+// fail still count. Only a live session spends budget: the same statement
+// checks it first, so a signed-out or stolen-and-revoked token gets 401 and
+// can never exhaust its owner's budget.
 import { ApiError } from "../../_shared/errors.ts";
-import { type Db, isDatabaseUnavailable, unavailable } from "./db.ts";
+import { type Db, liveSession, signedOut } from "./db.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
+import type { UserClaims } from "./verify-token.ts";
 
 const FOREIGN_KEY_VIOLATION = "23503";
 
@@ -12,21 +15,32 @@ export interface RateLimitState {
   headers: Record<string, string>;
 }
 
-export async function consumeRateLimit(db: Db, userId: string, operation: string, rule: RateLimitRule): Promise<RateLimitState> {
-  let row: { hits: number; reset_seconds: number } | undefined;
+interface Admission {
+  live: boolean;
+  hit: { hits: number; reset_seconds: number } | null;
+}
+
+export async function consumeRateLimit(db: Db, claims: UserClaims, operation: string, rule: RateLimitRule): Promise<RateLimitState> {
+  let admission: Admission;
   try {
-    [row] = await db.sql<{ hits: number; reset_seconds: number }[]>`
-      select hits, reset_seconds
-      from app_private.hit_rate_limit(${userId}::uuid, ${operation}, ${rule.window_seconds})`;
+    // CASE evaluates the counter's subquery only when the session is live.
+    [admission] = await db.query((sql) =>
+      sql<Admission[]>`
+        select live,
+               case when live then (
+                 select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
+                 from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds}) h
+               ) end as hit
+        from (select ${liveSession(sql, claims)} as live) session`
+    );
   } catch (error) {
-    if (isDatabaseUnavailable(error)) throw unavailable(error);
-    // The counter references auth.users: a validly signed token of a user who
-    // has since been deleted (their sessions with them) is signed out.
-    if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) {
-      throw new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
-    }
+    // The counter references auth.users: a user deleted between the two
+    // checks of this statement is signed out too.
+    if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw signedOut();
     throw error;
   }
+  if (!admission.live || !admission.hit) throw signedOut();
+  const row = admission.hit;
   const remaining = Math.max(0, rule.limit - row.hits);
   const headers = {
     "RateLimit-Limit": String(rule.limit),

@@ -8,7 +8,7 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 const getMeta = createRoute({
   method: "get",
   path: "/v1/meta",
-  summary: "API version, server time, limits and sync collections (no auth)",
+  summary: "API version, server time, limits, sync collections and deprecations (no auth)",
   responses: {
     200: { description: "Facts about this deployment", content: { "application/json": { schema: metaResponseSchema.meta({ id: "Meta" }) } } },
     ...errorResponses(),
@@ -22,5 +22,6 @@ export function registerMetaRoutes(app: App, deps: Deps): void {
       server_time: new Date().toISOString(),
       limits: deps.config.limits,
       collections: collectionNames(),
+      deprecations: deps.config.deprecations,
     }, 200));
 }
