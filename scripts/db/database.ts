@@ -79,9 +79,9 @@ export async function applyStandin(superuserUrl: string, migrationRole: string):
   }
 }
 
-/** Applies pending migrations with the real CLI, as the role in `url`. */
-export async function pushMigrations(url: string): Promise<string> {
-  const result = await runOrThrow(bin("supabase"), ["db", "push", `--remote=${url}`, "--yes", "--workdir", ROOT], {
+/** Applies pending migrations with the real CLI, as the role in `url` (from `workdir`/supabase/migrations). */
+export async function pushMigrations(url: string, workdir = ROOT): Promise<string> {
+  const result = await runOrThrow(bin("supabase"), ["db", "push", `--remote=${url}`, "--yes", "--workdir", workdir], {
     cwd: ROOT,
     env: { ...process.env, SUPABASE_YES: "1", DO_NOT_TRACK: "1", SUPABASE_TELEMETRY_DISABLED: "1" },
     timeoutMs: 180_000,

@@ -1,0 +1,152 @@
+// Faults an outside attack found in the shared request path (issue 11), each
+// pinned by what a user would notice:
+//   - a revoked token cannot spend its owner's rate-limit budget;
+//   - a frozen database (a TCP proxy the test pauses) → 503 UNAVAILABLE with
+//     Retry-After instead of a hanging request, and no poisoned connection after;
+//   - banned and soft-deleted users are signed out;
+//   - oversized request headers → 431 in the envelope;
+//   - a trailing slash is the same route as without it.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
+import { type PausableProxy, startPausableProxy } from "../support/pausable-proxy.ts";
+
+const started: FunctionsServer[] = [];
+async function server(name: string, env: Record<string, string>): Promise<FunctionsServer> {
+  const s = await startFunctionsServer({ ...stack.functionsEnv, ...env }, { name: `${stack.database}-${name}` });
+  started.push(s);
+  return s;
+}
+
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+});
+
+describe("a revoked token cannot lock its owner out", () => {
+  const LIMIT = 3;
+  let limited: FunctionsServer;
+
+  beforeAll(async () => {
+    limited = await server("revoked-budget", {
+      TIDESYNC_RATE_LIMITS: JSON.stringify({ "auth.session": { limit: LIMIT, window_seconds: 86_400 } }),
+    });
+  });
+
+  it("requests with a revoked session only ever get 401, and the owner's live session keeps its whole budget", async () => {
+    const owner = await createTestUser();
+    const stolen = await owner.newSession();
+    await adminSql`delete from auth.sessions where id = ${stolen.sessionId}`;
+
+    for (let i = 0; i < LIMIT * 3; i++) {
+      expectEnvelope(await call("/v1/whoami", { token: stolen.token, baseUrl: limited.apiUrl }), 401, "UNAUTHENTICATED");
+    }
+    const live = await call("/v1/whoami", { token: owner.token, baseUrl: limited.apiUrl });
+    expect(live.status).toBe(200);
+    expect(live.headers.get("ratelimit-remaining")).toBe(String(LIMIT - 1));
+  });
+});
+
+describe("frozen database → 503, then recovery", () => {
+  const STATEMENT_TIMEOUT_MS = 1000;
+  let proxy: PausableProxy;
+  let frozen: FunctionsServer;
+
+  beforeAll(async () => {
+    const db = new URL(stack.ownerDbUrl);
+    proxy = await startPausableProxy({ host: db.hostname, port: Number(db.port || 5432) });
+    db.host = `127.0.0.1:${proxy.port}`;
+    frozen = await server("frozen-db", {
+      SUPABASE_DB_URL: db.toString(),
+      TIDESYNC_DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
+      TIDESYNC_DB_POOL_MAX: "4",
+    });
+  });
+
+  afterAll(async () => {
+    proxy?.resume();
+    await proxy?.close();
+  });
+
+  it("requests on pooled connections answer 503 UNAVAILABLE with Retry-After while the database does not answer; afterwards every request succeeds", async () => {
+    const users = await Promise.all([1, 2, 3, 4].map(() => createTestUser()));
+    // Warm the pool: every connection goes through the proxy.
+    for (const user of users) expect((await call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })).status).toBe(200);
+
+    proxy.pause();
+    let whileFrozen;
+    try {
+      // Without a client-side bound these never answer while the proxy holds the bytes.
+      whileFrozen = await Promise.all(users.map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })));
+    } finally {
+      proxy.resume();
+    }
+    for (const response of whileFrozen) {
+      const error = expectEnvelope(response, 503, "UNAVAILABLE");
+      expect(error.retryable).toBe(true);
+      expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0);
+    }
+
+    // No connection stays poisoned: more requests than the pool has connections, all served.
+    const after = await Promise.all([...users, ...users, ...users].map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })));
+    expect(after.map((r) => r.status)).toEqual(after.map(() => 200));
+  });
+});
+
+describe("banned and soft-deleted users are signed out", () => {
+  it("banned_until in the future → 401 on every authenticated route; a ban that has ended → 200 again", async () => {
+    const user = await createTestUser();
+    await adminSql`update auth.users set banned_until = now() + interval '1 hour' where id = ${user.userId}`;
+    expectEnvelope(await call("/v1/whoami", { token: user.token }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await call("/v1/devices", { token: user.token }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await call("/v1/sync/changes", { token: user.token }), 401, "UNAUTHENTICATED");
+
+    await adminSql`update auth.users set banned_until = now() - interval '1 minute' where id = ${user.userId}`;
+    expect((await call("/v1/whoami", { token: user.token })).status).toBe(200);
+  });
+
+  it("deleted_at set (soft delete) → 401", async () => {
+    const user = await createTestUser();
+    await adminSql`update auth.users set deleted_at = now() where id = ${user.userId}`;
+    expectEnvelope(await call("/v1/whoami", { token: user.token }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await call("/v1/users/me/notifications", { token: user.token }), 401, "UNAUTHENTICATED");
+  });
+});
+
+describe("oversized request headers → 431 in the envelope", () => {
+  it("a 40 KB token → 431 HEADERS_TOO_LARGE with a request id, on authenticated and public routes", async () => {
+    // 40 KB: above our limit, below the Deno runtime's own (about 64 KiB for the whole request head).
+    const huge = "a".repeat(40 * 1024);
+    const half = huge.slice(0, 20 * 1024);
+    const onWhoami = expectEnvelope(await call("/v1/whoami", { headers: { authorization: `Bearer ${half}.${half}.x` } }), 431, "HEADERS_TOO_LARGE");
+    expect(onWhoami.retryable).toBe(false);
+    expectEnvelope(await call("/v1/meta", { headers: { "x-padding": huge } }), 431, "HEADERS_TOO_LARGE");
+  });
+
+  it("ordinary headers are untouched", async () => {
+    const user = await createTestUser();
+    expect((await call("/v1/whoami", { token: user.token, headers: { "x-padding": "a".repeat(4096) } })).status).toBe(200);
+  });
+});
+
+describe("a trailing slash names the same route", () => {
+  it("GET, POST, PUT and DELETE answer the same with and without a trailing slash", async () => {
+    const user = await createTestUser();
+    for (const path of ["/v1/meta", "/v1/whoami", "/v1/devices", "/v1/sync/changes", "/v1/users/me/notifications"]) {
+      const plain = await call(path, { token: user.token });
+      const slashed = await call(`${path}/`, { token: user.token });
+      expect({ path, status: slashed.status }).toEqual({ path, status: plain.status });
+      expect(plain.status).toBe(200);
+    }
+    const batch = { ops: [{ op_id: crypto.randomUUID(), collection: "lists", record_id: crypto.randomUUID(), type: "upsert", base_version: null, data: { title: "slash" } }] };
+    const pushed = await call("/v1/sync/batch/", { method: "POST", token: user.token, body: batch });
+    expect(pushed.status).toBe(200);
+    expect(pushed.body.results[0].status).toBe("applied");
+    expectEnvelope(await call(`/v1/devices/${crypto.randomUUID()}/`, { method: "DELETE", token: user.token }), 404, "NOT_FOUND");
+  });
+
+  it("a wrong method with a trailing slash → 405 with Allow, like without", async () => {
+    const response = await call("/v1/whoami/", { method: "POST", body: {} });
+    expectEnvelope(response, 405, "METHOD_NOT_ALLOWED");
+    expect(response.headers.get("allow")).toBe("GET");
+  });
+});
