@@ -1,0 +1,146 @@
+// `npm run test:migrations`: the migrations are reversible and append-only.
+//   1. every supabase/migrations/<stem>.sql has supabase/rollbacks/<stem>.down.sql, and vice versa;
+//   2. append-only: no migration committed before the baseline was modified,
+//      renamed or deleted (scripts/migrations/append-only-guard.ts);
+//   3. the round trip, on a fresh database prepared like the others (the
+//      stand-in, then every migration through the real CLI as the
+//      non-superuser owner role):
+//      - each down step, newest to oldest, runs as the owner role (and its row
+//        leaves supabase_migrations.schema_migrations, so the CLI agrees);
+//      - at the end nothing of ours remains: the catalog equals the snapshot
+//        taken right after the stand-in alone;
+//      - the CLI then applies the migrations again one at a time, and after
+//        each the catalog equals what rolling back to that point left, and in
+//        the end what the first application made.
+//   --summary=<file>   also write {"passed": n, "failed": n} (used by `npm test`)
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import postgres from "postgres";
+import { applyStandin, dropDatabase, OWNER_ROLE, provisionDatabase, pushMigrations, withDatabase } from "./db/database.ts";
+import { checkAppendOnly, MIGRATIONS_DIR } from "./migrations/append-only-guard.ts";
+import { catalogSnapshot, snapshotDiff } from "./migrations/catalog-snapshot.ts";
+import { ROOT } from "./lib/paths.ts";
+import { checkPostgres, reportProblems } from "./lib/prerequisites.ts";
+import { onShutdown, runCleanups } from "./lib/shutdown.ts";
+import { TEST_ADMIN_URL, temporaryDatabaseName } from "./lib/temp-database.ts";
+
+export const ROLLBACKS_DIR = "supabase/rollbacks";
+const DOWN_SUFFIX = ".down.sql";
+
+let passed = 0;
+let failed = 0;
+
+function report(ok: boolean, name: string, detail?: string): boolean {
+  if (ok) passed++;
+  else failed++;
+  console.log(`${ok ? "ok  " : "FAIL"}  ${name}${detail ? `\n${detail.replace(/^/gm, "        ")}` : ""}`);
+  return ok;
+}
+
+function compare(name: string, expected: string[], actual: string[]): boolean {
+  const { missing, extra } = snapshotDiff(expected, actual);
+  const detail = [...missing.slice(0, 20).map((l) => `- ${l}`), ...extra.slice(0, 20).map((l) => `+ ${l}`)].join("\n");
+  return report(missing.length === 0 && extra.length === 0, name, detail || undefined);
+}
+
+async function stems(dir: string, suffix: string): Promise<string[]> {
+  return (await readdir(path.join(ROOT, dir))).filter((n) => n.endsWith(suffix)).map((n) => n.slice(0, -suffix.length)).sort();
+}
+
+/** A CLI workdir holding only the first `count` migrations (and the project's config). */
+async function workdirWith(base: string, migrations: string[], count: number): Promise<string> {
+  const workdir = path.join(base, `first-${count}`);
+  await mkdir(path.join(workdir, MIGRATIONS_DIR), { recursive: true });
+  await cp(path.join(ROOT, "supabase/config.toml"), path.join(workdir, "supabase/config.toml"));
+  for (const stem of migrations.slice(0, count)) {
+    await cp(path.join(ROOT, MIGRATIONS_DIR, `${stem}.sql`), path.join(workdir, MIGRATIONS_DIR, `${stem}.sql`));
+  }
+  return workdir;
+}
+
+async function roundTrip(migrations: string[]): Promise<void> {
+  const name = temporaryDatabaseName("tidesync_migrations");
+  const drop = onShutdown(() => dropDatabase(TEST_ADMIN_URL, name));
+  const scratch = await mkdtemp(path.join(os.tmpdir(), "tidesync-migrations-"));
+  const ownerUrl = await provisionDatabase(TEST_ADMIN_URL, name, { recreate: true });
+  const adminSql = postgres(withDatabase(TEST_ADMIN_URL, name), { max: 1, onnotice: () => {} });
+  const ownerSql = postgres(ownerUrl, { max: 1, onnotice: () => {} });
+  try {
+    await applyStandin(withDatabase(TEST_ADMIN_URL, name), OWNER_ROLE);
+    const standinOnly = await catalogSnapshot(adminSql);
+    await pushMigrations(ownerUrl);
+    const firstApplication = await catalogSnapshot(adminSql);
+    report(firstApplication.length > standinOnly.length, `the CLI applied ${migrations.length} migrations as ${OWNER_ROLE}`);
+
+    // afterRollback[k]: the catalog when only the first k migrations remain.
+    const afterRollback: string[][] = [];
+    afterRollback[migrations.length] = firstApplication;
+    for (let k = migrations.length - 1; k >= 0; k--) {
+      const stem = migrations[k];
+      const down = await readFile(path.join(ROOT, ROLLBACKS_DIR, `${stem}${DOWN_SUFFIX}`), "utf8");
+      try {
+        await ownerSql.begin(async (tx) => {
+          await tx.unsafe(down);
+          await tx`delete from supabase_migrations.schema_migrations where version = ${stem.split("_")[0]}`;
+        });
+        report(true, `down step ${stem} runs as ${OWNER_ROLE}`);
+      } catch (error) {
+        report(false, `down step ${stem} runs as ${OWNER_ROLE}`, (error as Error).message);
+        return; // later down steps would fail for this one's leftovers
+      }
+      afterRollback[k] = await catalogSnapshot(adminSql);
+    }
+    compare("after every down step nothing of ours remains (catalog = the stand-in alone)", standinOnly, afterRollback[0]);
+
+    for (let k = 1; k <= migrations.length; k++) {
+      await pushMigrations(ownerUrl, await workdirWith(scratch, migrations, k));
+      const applied = await catalogSnapshot(adminSql);
+      const what = k === migrations.length
+        ? "applied again by the CLI, the schema equals the first application"
+        : `re-applied up to ${migrations[k - 1]}, the schema equals the rollback to that point`;
+      compare(what, afterRollback[k], applied);
+    }
+  } finally {
+    await adminSql.end();
+    await ownerSql.end();
+    await rm(scratch, { recursive: true, force: true });
+    await drop();
+  }
+}
+
+async function main(): Promise<number> {
+  const summaryFile = process.argv.slice(2).find((a) => a.startsWith("--summary="))?.slice("--summary=".length);
+
+  const migrations = await stems(MIGRATIONS_DIR, ".sql");
+  const rollbacks = await stems(ROLLBACKS_DIR, DOWN_SUFFIX);
+  const noDown = migrations.filter((s) => !rollbacks.includes(s));
+  const noUp = rollbacks.filter((s) => !migrations.includes(s));
+  report(noDown.length === 0 && noUp.length === 0, `every migration has its ${ROLLBACKS_DIR}/<stem>${DOWN_SUFFIX} and every down step its migration`,
+    [...noDown.map((s) => `no down step for ${MIGRATIONS_DIR}/${s}.sql`), ...noUp.map((s) => `no migration for ${ROLLBACKS_DIR}/${s}${DOWN_SUFFIX}`)].join("\n") || undefined);
+
+  const guard = await checkAppendOnly(ROOT);
+  if (guard.status === "skipped") console.log(`skip  append-only guard: ${guard.reason}`);
+  else report(guard.violations.length === 0, `append-only: no migration changed since the baseline ${guard.baseline.slice(0, 12)}`, guard.violations.join("\n") || undefined);
+
+  if (reportProblems(await checkPostgres(TEST_ADMIN_URL, { needPgtap: false }))) {
+    if (noDown.length === 0) await roundTrip(migrations);
+  } else {
+    failed++;
+  }
+
+  console.log(`migrations: ${passed} passed, ${failed} failed`);
+  if (summaryFile) await writeFile(summaryFile, JSON.stringify({ passed, failed }) + "\n");
+  return failed === 0 ? 0 : 1;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().then(
+    (code) => process.exit(code),
+    async (error) => {
+      console.error(error instanceof Error ? error.stack ?? error.message : error);
+      await runCleanups();
+      process.exit(1);
+    },
+  );
+}
