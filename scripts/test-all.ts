@@ -1,7 +1,9 @@
 // `npm test`: the whole suite, in order, on databases it creates and drops.
 //   0. prerequisites    Postgres (superuser), pgTAP, pg_prove, the pinned npm tools
 //   1. unit             vitest --project unit
-//   2. pgTAP            scripts/test-db.ts (a database of its own)
+//   2. pgTAP            scripts/test-db.ts (a database of its own), then supabase db
+//                       advisors on that database (the suite's helpers stay there)
+//      migrations       scripts/test-migrations.ts: down/up round trip, append-only guard
 //   3. integration      vitest --project integration, on a database this script sets up
 //   4. checks           generate:check; supabase db advisors on the integration database
 //                       (after the tests, so unused_index sees the indexes used);
@@ -15,6 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { DENO, denoCheckArgs, denoEnv } from "./lib/deno.ts";
 import { bin, ROOT } from "./lib/paths.ts";
+import { runAdvisors } from "./lib/advisors.ts";
 import { checkNodeTools, checkPgProve, checkPostgres, reportProblems } from "./lib/prerequisites.ts";
 import { runCleanups } from "./lib/shutdown.ts";
 import { createTempDatabase, TEST_ADMIN_URL } from "./lib/temp-database.ts";
@@ -94,13 +97,8 @@ async function check(command: string, args: string[], env?: NodeJS.ProcessEnv) {
 }
 
 async function advisors(ownerDbUrl: string) {
-  const url = new URL(ownerDbUrl);
-  url.searchParams.set("sslmode", "disable");
-  const { code, output } = await runStreaming(bin("supabase"), [
-    "db", "advisors", `--remote=${url}`, "--type", "all", "--level", "info", "--fail-on", "info",
-  ], { ...process.env, DO_NOT_TRACK: "1", SUPABASE_TELEMETRY_DISABLED: "1" });
-  const findings = [...output.matchAll(/"cache_key":/g)].length;
-  return { ok: code === 0 && findings === 0, passed: 0, failed: 0, note: `${findings} finding(s)` };
+  const { ok, findings } = await runAdvisors(ownerDbUrl);
+  return { ok, passed: 0, failed: 0, note: `${findings} finding(s)` };
 }
 
 async function main(): Promise<number> {
@@ -120,9 +118,30 @@ async function main(): Promise<number> {
 
     await stage("unit (vitest --project unit)", () => vitest("unit", outDir));
 
+    // The pgTAP run also runs the advisors on its database after the suite:
+    // a real project that ran `supabase test db` must stay clean.
+    let pgtapAdvisors: { ok: boolean; findings: number } | undefined;
     await stage("pgTAP (npm run test:db)", async () => {
       const summary = path.join(outDir, "pgtap.json");
-      const { code } = await runStreaming(bin("tsx"), ["scripts/test-db.ts", `--summary=${summary}`]);
+      const { code } = await runStreaming(bin("tsx"), ["scripts/test-db.ts", `--summary=${summary}`, "--advisors"]);
+      const counts = await readFile(summary, "utf8")
+        .then((t) => JSON.parse(t) as { passed: number; failed: number; advisors?: { ok: boolean; findings: number } })
+        .catch(() => undefined);
+      pgtapAdvisors = counts?.advisors;
+      const failed = counts?.failed ?? 0;
+      // Advisor findings alone (a non-zero exit too) are the next stage's failure.
+      const suiteFailed = code !== 0 && pgtapAdvisors?.ok !== false;
+      return { ok: failed === 0 && !suiteFailed, passed: counts?.passed ?? 0, failed: suiteFailed && failed === 0 ? 1 : failed };
+    });
+
+    await stage("check: supabase db advisors on the pgTAP database after its suite (zero findings, every level)", async () =>
+      pgtapAdvisors
+        ? { ok: pgtapAdvisors.ok, passed: 0, failed: 0, note: `${pgtapAdvisors.findings} finding(s)` }
+        : { ok: false, passed: 0, failed: 0, note: "the pgTAP run did not reach the advisors" });
+
+    await stage("migrations: down/up round trip as the owner, append-only guard (npm run test:migrations)", async () => {
+      const summary = path.join(outDir, "migrations.json");
+      const { code } = await runStreaming(bin("tsx"), ["scripts/test-migrations.ts", `--summary=${summary}`]);
       const counts = await readFile(summary, "utf8").then((t) => JSON.parse(t) as { passed: number; failed: number }).catch(() => undefined);
       const failed = counts?.failed ?? 0;
       return { ok: code === 0 && failed === 0, passed: counts?.passed ?? 0, failed: code !== 0 && failed === 0 ? 1 : failed };

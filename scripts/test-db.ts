@@ -9,10 +9,13 @@
 //   npm run test:db                        all files
 //   npm run test:db -- 003-devices         only files whose name contains "003-devices" (+ the helpers)
 //   --summary=<file>                       also write {"passed": n, "failed": n} (used by `npm test`)
+//   --advisors                             after the suite, run `supabase db advisors` on its database
+//                                          (zero findings; result in the summary as "advisors")
 import { spawn } from "node:child_process";
 import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import postgres from "postgres";
+import { runAdvisors } from "./lib/advisors.ts";
 import { ROOT } from "./lib/paths.ts";
 import { checkPgProve, checkPostgres, reportProblems } from "./lib/prerequisites.ts";
 import { runCleanups } from "./lib/shutdown.ts";
@@ -101,8 +104,10 @@ async function main(): Promise<number> {
     const { code, output } = await runPgProve(db.adminDbUrl, files);
     const counts = countTap(output, code);
     console.log(`pgTAP: ${counts.passed} passed, ${counts.failed} failed`);
-    if (summaryFile) await writeFile(summaryFile, JSON.stringify(counts) + "\n");
-    return code === 0 && counts.failed === 0 ? 0 : 1;
+    const advisors = args.includes("--advisors") ? await runAdvisors(db.ownerDbUrl) : undefined;
+    if (advisors) console.log(`advisors on the pgTAP database after its suite: ${advisors.findings} finding(s)`);
+    if (summaryFile) await writeFile(summaryFile, JSON.stringify({ ...counts, advisors }) + "\n");
+    return code === 0 && counts.failed === 0 && advisors?.ok !== false ? 0 : 1;
   } finally {
     await db.drop();
   }

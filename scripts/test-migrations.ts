@@ -124,7 +124,9 @@ async function main(): Promise<number> {
   else report(guard.violations.length === 0, `append-only: no migration changed since the baseline ${guard.baseline.slice(0, 12)}`, guard.violations.join("\n") || undefined);
 
   if (reportProblems(await checkPostgres(TEST_ADMIN_URL, { needPgtap: false }))) {
-    if (noDown.length === 0) await roundTrip(migrations);
+    if (noDown.length === 0) {
+      await roundTrip(migrations).catch((error) => report(false, "the round trip ran to its end", (error as Error).stack ?? String(error)));
+    }
   } else {
     failed++;
   }

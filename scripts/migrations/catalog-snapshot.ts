@@ -16,18 +16,18 @@ export async function catalogSnapshot(sql: postgres.Sql): Promise<string[]> {
         select oid, nspname from pg_catalog.pg_namespace
         where nspname <> all (${LEFT_OUT}) and nspname not like 'pg\\_temp%' and nspname not like 'pg\\_toast%'
       )
-      select 'schema ' || nspname || ' owner=' || pg_catalog.pg_get_userbyid(n.nspowner) || ' acl=' || coalesce(n.nspacl::text, '')
+      select 'schema ' || ns.nspname || ' owner=' || pg_catalog.pg_get_userbyid(n.nspowner) || ' acl=' || coalesce(n.nspacl::text, '')
         || ' comment=' || coalesce(pg_catalog.obj_description(n.oid, 'pg_namespace'), '') as line
       from pg_catalog.pg_namespace n join ns using (oid)
       union all
-      select 'relation ' || c.oid::regclass::text || ' kind=' || c.relkind || ' persistence=' || c.relpersistence
+      select 'relation ' || c.oid::regclass::text || ' kind=' || c.relkind::text || ' persistence=' || c.relpersistence::text
         || ' rls=' || c.relrowsecurity || ' acl=' || coalesce(c.relacl::text, '')
         || ' comment=' || coalesce(pg_catalog.obj_description(c.oid, 'pg_class'), '')
       from pg_catalog.pg_class c join ns on ns.oid = c.relnamespace
       union all
       select 'column ' || c.oid::regclass::text || '.' || a.attname || ' ' || pg_catalog.format_type(a.atttypid, a.atttypmod)
         || ' notnull=' || a.attnotnull || ' default=' || coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), '')
-        || ' identity=' || a.attidentity || ' generated=' || a.attgenerated || ' acl=' || coalesce(a.attacl::text, '')
+        || ' identity=' || a.attidentity::text || ' generated=' || a.attgenerated::text || ' acl=' || coalesce(a.attacl::text, '')
       from pg_catalog.pg_attribute a
       join pg_catalog.pg_class c on c.oid = a.attrelid
       join ns on ns.oid = c.relnamespace
@@ -41,12 +41,12 @@ export async function catalogSnapshot(sql: postgres.Sql): Promise<string[]> {
       from pg_catalog.pg_constraint con join ns on ns.oid = con.connamespace
       union all
       select 'function ' || p.oid::regprocedure::text || ' returns ' || pg_catalog.pg_get_function_result(p.oid)
-        || ' secdef=' || p.prosecdef || ' volatile=' || p.provolatile || ' config=' || coalesce(p.proconfig::text, '')
+        || ' secdef=' || p.prosecdef || ' volatile=' || p.provolatile::text || ' config=' || coalesce(p.proconfig::text, '')
         || ' acl=' || coalesce(p.proacl::text, '') || ' body=' || pg_catalog.md5(coalesce(p.prosrc, ''))
         || ' comment=' || coalesce(pg_catalog.obj_description(p.oid, 'pg_proc'), '')
       from pg_catalog.pg_proc p join ns on ns.oid = p.pronamespace
       union all
-      select 'type ' || t.oid::regtype::text || ' kind=' || t.typtype
+      select 'type ' || t.oid::regtype::text || ' kind=' || t.typtype::text
         || ' labels=' || coalesce((select string_agg(e.enumlabel, ',' order by e.enumsortorder) from pg_catalog.pg_enum e where e.enumtypid = t.oid), '')
       from pg_catalog.pg_type t join ns on ns.oid = t.typnamespace
       union all
@@ -55,13 +55,13 @@ export async function catalogSnapshot(sql: postgres.Sql): Promise<string[]> {
       from pg_catalog.pg_policies p
       where p.schemaname <> all (${LEFT_OUT})
       union all
-      select 'trigger ' || pg_catalog.pg_get_triggerdef(t.oid) || ' enabled=' || t.tgenabled
+      select 'trigger ' || pg_catalog.pg_get_triggerdef(t.oid) || ' enabled=' || t.tgenabled::text
         || ' comment=' || coalesce(pg_catalog.obj_description(t.oid, 'pg_trigger'), '')
       from pg_catalog.pg_trigger t join pg_catalog.pg_class c on c.oid = t.tgrelid join ns on ns.oid = c.relnamespace
       where not t.tgisinternal
       union all
       select 'default privileges for ' || pg_catalog.pg_get_userbyid(d.defaclrole) || ' in ' || coalesce(d.defaclnamespace::regnamespace::text, '*')
-        || ' on ' || d.defaclobjtype || ' ' || d.defaclacl::text
+        || ' on ' || d.defaclobjtype::text || ' ' || d.defaclacl::text
       from pg_catalog.pg_default_acl d
       union all
       select 'extension ' || e.extname || ' in ' || e.extnamespace::regnamespace::text

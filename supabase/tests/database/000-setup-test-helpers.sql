@@ -171,29 +171,35 @@ end
 $$;
 comment on function tests.clear_authentication() is 'Back to the connecting role with no request.jwt.claims, for the rest of the transaction.';
 
--- A pgTAP assertion, so it resolves pgTAP's functions through the caller's
--- search_path (pgTAP itself is not schema-qualified internally).
+-- A pgTAP assertion. Its search_path is pinned like every other function's
+-- (the database advisors flag a mutable one on any project that ran the
+-- suite); pgTAP's own functions call each other unqualified, so the body
+-- points search_path at pgTAP's schema, `extensions` (as `supabase test db`
+-- installs it), for its own duration only: a function with a SET clause
+-- restores the setting when it returns.
 create or replace function tests.rls_enabled(testing_schema text)
 returns setof text
 language plpgsql
 volatile
+set search_path = ''
 as $$
 declare
   missing text[];
 begin
-  select coalesce(array_agg(format('%I.%I', n.nspname, c.relname) order by c.relname), '{}')
+  perform pg_catalog.set_config('search_path', 'extensions', true);
+  select coalesce(pg_catalog.array_agg(pg_catalog.format('%I.%I', n.nspname, c.relname) order by c.relname), '{}')
   into missing
   from pg_catalog.pg_class c
   join pg_catalog.pg_namespace n on n.oid = c.relnamespace
   where n.nspname = testing_schema
     and c.relkind in ('r', 'p')
     and not c.relrowsecurity;
-  return next ok(
-    cardinality(missing) = 0,
-    format('every table in schema %s has row level security enabled', testing_schema)
+  return next extensions.ok(
+    pg_catalog.cardinality(missing) = 0,
+    pg_catalog.format('every table in schema %s has row level security enabled', testing_schema)
   );
-  if cardinality(missing) > 0 then
-    return next diag('without RLS: ' || array_to_string(missing, ', '));
+  if pg_catalog.cardinality(missing) > 0 then
+    return next extensions.diag('without RLS: ' || pg_catalog.array_to_string(missing, ', '));
   end if;
 end
 $$;
