@@ -89,7 +89,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
   });
 
   registerRoutes(app, deps);
-  markDeprecatedOperations(app, config.deprecations, `/${FUNCTION_NAME}`);
+  markDeprecatedOperations(app, config.deprecations);
 
   app.get("/v1/openapi.json", (c) => c.json(app.getOpenAPI31Document(OPENAPI_INFO)));
 

@@ -81,4 +81,13 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...BASE, TIDESYNC_MAX_OPS_PER_BATCH: "3" }).limits.max_ops_per_batch).toBe(3);
     expect(() => loadConfig({ ...BASE, TIDESYNC_MAX_BODY_BYTES: "-5" })).toThrow(/TIDESYNC_MAX_BODY_BYTES/);
   });
+
+  it("declares no deprecation by default; TIDESYNC_DEPRECATIONS adds validated rows", () => {
+    expect(loadConfig(BASE).deprecations).toEqual([]);
+    const row = { route: "GET /v1/whoami", since: "2026-11-01T00:00:00Z", sunset: "2027-06-01T00:00:00Z", link: "https://example.test/guide" };
+    expect(loadConfig({ ...BASE, TIDESYNC_DEPRECATIONS: JSON.stringify([row]) }).deprecations).toEqual([row]);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DEPRECATIONS: "[" })).toThrow(/TIDESYNC_DEPRECATIONS must be a JSON array/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DEPRECATIONS: JSON.stringify([{ ...row, route: "whoami" }]) })).toThrow(/TIDESYNC_DEPRECATIONS is invalid: 0.route/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DEPRECATIONS: JSON.stringify([{ ...row, sunset: "soon" }]) })).toThrow(/0.sunset/);
+  });
 });

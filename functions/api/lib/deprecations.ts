@@ -54,11 +54,11 @@ export function deprecationMiddleware(deprecations: Deprecation[], basePath: str
 }
 
 /** Marks the deprecated operations `deprecated: true`; a row naming no route stops the start. */
-export function markDeprecatedOperations(app: App, deprecations: Deprecation[], basePath: string): void {
+export function markDeprecatedOperations(app: App, deprecations: Deprecation[]): void {
   for (const deprecation of deprecations) {
     const [method, path] = deprecation.route.split(" ");
     const definition = app.openAPIRegistry.definitions.find((d) =>
-      d.type === "route" && d.route.method.toUpperCase() === method && d.route.path === basePath + path
+      d.type === "route" && d.route.method.toUpperCase() === method && d.route.path === path
     );
     if (!definition || definition.type !== "route") throw new Error(`deprecated route ${deprecation.route} does not exist`);
     definition.route.deprecated = true;
