@@ -2,7 +2,7 @@
 //   0. prerequisites    Postgres (superuser), pgTAP, pg_prove, the pinned npm tools
 //   1. unit             vitest --project unit
 //   2. pgTAP            scripts/test-db.ts (a database of its own), then supabase db
-//                       advisors on that database (the suite's helpers stay there)
+//                       advisors --type security on that database (the helpers stay there)
 //      migrations       scripts/test-migrations.ts: down/up round trip, append-only guard
 //   3. integration      vitest --project integration, on a database this script sets up
 //   4. checks           generate:check; supabase db advisors on the integration database
@@ -134,7 +134,7 @@ async function main(): Promise<number> {
       return { ok: failed === 0 && !suiteFailed, passed: counts?.passed ?? 0, failed: suiteFailed && failed === 0 ? 1 : failed };
     });
 
-    await stage("check: supabase db advisors on the pgTAP database after its suite (zero findings, every level)", async () =>
+    await stage("check: supabase db advisors --type security on the pgTAP database after its suite (zero findings)", async () =>
       pgtapAdvisors
         ? { ok: pgtapAdvisors.ok, passed: 0, failed: 0, note: `${pgtapAdvisors.findings} finding(s)` }
         : { ok: false, passed: 0, failed: 0, note: "the pgTAP run did not reach the advisors" });

@@ -9,8 +9,11 @@
 //   npm run test:db                        all files
 //   npm run test:db -- 003-devices         only files whose name contains "003-devices" (+ the helpers)
 //   --summary=<file>                       also write {"passed": n, "failed": n} (used by `npm test`)
-//   --advisors                             after the suite, run `supabase db advisors` on its database
-//                                          (zero findings; result in the summary as "advisors")
+//   --advisors                             after the suite, run `supabase db advisors --type security` on its
+//                                          database (zero findings; result in the summary as "advisors"): what
+//                                          the suite leaves in a real project (the `tests` helpers) must not
+//                                          be flagged. Performance lints (unused_index) measure a workload,
+//                                          which this suite is not; the integration database covers them.
 import { spawn } from "node:child_process";
 import { readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -104,7 +107,7 @@ async function main(): Promise<number> {
     const { code, output } = await runPgProve(db.adminDbUrl, files);
     const counts = countTap(output, code);
     console.log(`pgTAP: ${counts.passed} passed, ${counts.failed} failed`);
-    const advisors = args.includes("--advisors") ? await runAdvisors(db.ownerDbUrl) : undefined;
+    const advisors = args.includes("--advisors") ? await runAdvisors(db.ownerDbUrl, "security") : undefined;
     if (advisors) console.log(`advisors on the pgTAP database after its suite: ${advisors.findings} finding(s)`);
     if (summaryFile) await writeFile(summaryFile, JSON.stringify({ ...counts, advisors }) + "\n");
     return code === 0 && counts.failed === 0 && advisors?.ok !== false ? 0 : 1;

@@ -9,11 +9,12 @@ export interface AdvisorsResult {
   findings: number;
 }
 
-export function runAdvisors(ownerDbUrl: string): Promise<AdvisorsResult> {
+/** `type`: "all", or "security" where usage statistics mean nothing (see scripts/test-db.ts). */
+export function runAdvisors(ownerDbUrl: string, type: "all" | "security" = "all"): Promise<AdvisorsResult> {
   const url = new URL(ownerDbUrl);
   url.searchParams.set("sslmode", "disable");
   return new Promise((resolve) => {
-    const child = spawn(bin("supabase"), ["db", "advisors", `--remote=${url}`, "--type", "all", "--level", "info", "--fail-on", "info"], {
+    const child = spawn(bin("supabase"), ["db", "advisors", `--remote=${url}`, "--type", type, "--level", "info", "--fail-on", "info"], {
       cwd: ROOT,
       env: { ...process.env, DO_NOT_TRACK: "1", SUPABASE_TELEMETRY_DISABLED: "1" },
       stdio: ["ignore", "pipe", "pipe"],

@@ -7,6 +7,7 @@ export const metaResponseSchema = z.object({
   server_time: z.string().datetime({ offset: true }),
   limits: limitsSchema,
   collections: z.array(z.string()).describe("names of the collections a client may sync"),
-  deprecations: z.array(deprecationSchema).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
+  // A default, not required: a client may still talk to a server from before the list existed.
+  deprecations: z.array(deprecationSchema).default([]).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
 });
 export type MetaResponse = z.infer<typeof metaResponseSchema>;
