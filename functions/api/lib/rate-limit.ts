@@ -27,6 +27,9 @@ export async function consumeRateLimit(db: Db, userId: string, operation: string
     }
     throw error;
   }
+  // A connection terminated under the statement can end it without a row (seen when the
+  // database kills backends): that is the database being unavailable, not a bug of the request.
+  if (!row) throw unavailable(new Error("the rate-limit counter answered no row"));
   const remaining = Math.max(0, rule.limit - row.hits);
   const headers = {
     "RateLimit-Limit": String(rule.limit),
