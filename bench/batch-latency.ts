@@ -2,7 +2,6 @@
 // device is its own user (the common case: many users, one active device
 // each), sends its batches back to back, and every request's wall time from
 // the client is recorded.
-import { randomUUID } from "node:crypto";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { now, percentile, pool, progress } from "./measure.ts";
 import { batchBody, postBatch, taskRows } from "./push-throughput.ts";
@@ -22,11 +21,8 @@ export async function measureBatchLatency(stack: BenchStack, devices: number, to
   const perDevice = Math.max(1, Math.ceil(totalBatches / devices));
   const users: BenchUser[] = [];
   for (let i = 0; i < devices; i++) users.push(await stack.createUser(`latency${devices}`));
-  const prepared = users.map(() => {
-    const deviceId = randomUUID();
-    return Array.from({ length: perDevice + 1 }, () => batchBody(taskRows(LATENCY_BATCH_OPS), deviceId));
-  });
-  // Warm-up: every device's first batch (creates its sync head) is not timed.
+  const prepared = users.map((user) => Array.from({ length: perDevice + 1 }, () => batchBody(taskRows(user.listId, LATENCY_BATCH_OPS), user.deviceId)));
+  // Warm-up: every device's first batch (connections, plans) is not timed.
   await pool(devices, devices, async (d) => postBatch(stack.apiUrl, users[d].token, prepared[d][0], LATENCY_BATCH_OPS));
 
   const latencies: number[] = [];

@@ -17,6 +17,8 @@ export interface BenchConfig {
   rlsRepeats: number;
   /** Samples per step of the time breakdowns. */
   breakdownSamples: number;
+  /** The scope-cost pull: the caller's own rows, and the rows of other users' lists added next to them. */
+  scope: { ownRows: number; otherRows: number; otherUsers: number; samples: number };
 }
 
 function intFromEnv(name: string, fallback: number): number {
@@ -44,5 +46,11 @@ export function benchConfigFromEnv(): BenchConfig {
     latencyBatchesPerLevel: scaled("BENCH_LATENCY_BATCHES", 640),
     rlsRepeats: intFromEnv("BENCH_RLS_REPEATS", 3),
     breakdownSamples: intFromEnv("BENCH_BREAKDOWN_SAMPLES", 15),
+    scope: {
+      ownRows: scaled("BENCH_SCOPE_OWN_ROWS", 10_000),
+      otherRows: scaled("BENCH_SCOPE_OTHER_ROWS", 1_000_000),
+      otherUsers: intFromEnv("BENCH_SCOPE_OTHER_USERS", 1000),
+      samples: intFromEnv("BENCH_SCOPE_SAMPLES", 30),
+    },
   };
 }

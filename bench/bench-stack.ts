@@ -13,6 +13,10 @@ export interface BenchUser {
   userId: string;
   sessionId: string;
   token: string;
+  /** The installation registered for the session (a push's device_id must be one of the caller's devices). */
+  deviceId: string;
+  /** The user's personal list (created at signup; its id is the user's id): where the bench's tasks go. */
+  listId: string;
 }
 
 export interface BenchStack {
@@ -65,8 +69,12 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
     await adminSql`
       insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
       values (${sessionId}, ${userId}, 'aal1', now(), now(), 'tidesync bench')`;
+    const deviceId = randomUUID();
+    await adminSql`
+      insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, session_id)
+      values (${userId}, ${deviceId}, 'ios', '1.0.0', 1, ${sessionId})`;
     const token = await signEs256(keys.privateJwk, supabaseClaims({ userId, sessionId, email, expiresInSeconds: 6 * 3600 }));
-    return { userId, sessionId, token };
+    return { userId, sessionId, token, deviceId, listId: userId };
   }
 
   return {

@@ -10,10 +10,12 @@ declare const Deno: { env: { toObject(): Record<string, string> } };
 
 const env = Deno.env.toObject();
 const sql = postgres(env.PROBE_DB_URL, { max: 1, onnotice: () => {} });
-const userId = env.PROBE_USER_ID;
+// The floor's page statement (bench/pull-throughput.ts FLOOR_PAGE_SQL) and where its pages start.
+const pageSql = env.PROBE_SQL;
+const listId = env.PROBE_LIST_ID;
+const afterIds = JSON.parse(env.PROBE_AFTER_IDS) as string[];
 const pageSize = Number(env.PROBE_PAGE_SIZE);
 const samples = Number(env.PROBE_SAMPLES);
-const records = Number(env.PROBE_RECORDS);
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -32,13 +34,6 @@ async function timeMedian(run: (i: number) => Promise<unknown>): Promise<number>
 }
 
 const roundTripMs = await timeMedian(() => sql`select 1`);
-const pageMs = await timeMedian(async (i) => {
-  const afterSeq = Math.floor(((i + 1) * 7919) % Math.max(1, records - pageSize));
-  await sql`
-    select coalesce(json_agg(json_build_object('collection', p.collection, 'id', p.id, 'version', p.version, 'deleted', p.deleted, 'data', p.data,
-             'updated_at', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) order by p.change_seq), '[]'::json)::text as changes
-      from (select * from app_private.records r where r.user_id = ${userId}::uuid and r.change_seq > ${afterSeq}::bigint
-             order by r.change_seq limit ${pageSize}) p`;
-});
+const pageMs = await timeMedian((i) => sql.unsafe(pageSql, [[listId], afterIds[i % afterIds.length], pageSize], { prepare: true }));
 await sql.end();
 console.log(JSON.stringify({ roundTripMs, pageMs }));

@@ -1,7 +1,10 @@
-// Pull throughput: an initial sync of N records through GET /v1/sync/changes
-// (limit=1000, following cursors) against the raw-SQL floor — Postgres building
-// the JSON of the same keyset pages, fetched as the owner with postgres.js.
-// Both sides parse each page's JSON, as a client must.
+// Pull throughput: an initial sync of N tasks through GET /v1/sync/changes
+// (limit=1000, following cursors) against the raw-SQL floor — the cheapest
+// SQL that reads the same rows as the same JSON: keyset pages over
+// public.tasks of the caller's lists joined to their sync state (version,
+// updated_at), Postgres building the JSON, fetched as the owner (no RLS) with
+// postgres.js. Both sides parse each page's JSON, as a client must.
+import type postgres from "postgres";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now, percentile } from "./measure.ts";
 
@@ -17,25 +20,43 @@ export interface PullResult {
   pageP50Ms: number;
 }
 
-/** Writes `count` live task records for the user straight into the tables (with their head). */
-export async function seedRecords(stack: BenchStack, user: BenchUser, count: number): Promise<void> {
-  const sql = stack.ownerSql;
-  await sql.begin(async (tx) => {
-    await tx`insert into app_private.sync_heads (user_id, last_seq, live_records) values (${user.userId}, ${count}, ${count})`;
-    await tx`
-      insert into app_private.records (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at)
-      select ${user.userId}::uuid, 'tasks', gen_random_uuid(), g, g,
-             jsonb_build_object('title', 'Task ' || g, 'notes', 'Bench note for task ' || g || ': buy milk, call Bob.',
-                                'done', g % 3 = 0, 'position', g, 'due_date', case when g % 2 = 0 then '2026-12-01' end, 'list_id', null),
-             jsonb_build_object('title', jsonb_build_object('v', g, 'd', null), 'notes', jsonb_build_object('v', g, 'd', null),
-                                'done', jsonb_build_object('v', g, 'd', null), 'position', jsonb_build_object('v', g, 'd', null),
-                                'due_date', jsonb_build_object('v', g, 'd', null), 'list_id', jsonb_build_object('v', g, 'd', null)),
-             false, now(), now()
-        from generate_series(1, ${count}::integer) g`;
-  });
-  await sql`vacuum analyze app_private.records`;
-  await sql`vacuum analyze app_private.sync_heads`;
+/**
+ * Writes `count` tasks spread over `listIds` in one INSERT … SELECT as the
+ * owner role (no RLS; the sync triggers run, as for any write).
+ */
+export async function seedTasks(sql: postgres.Sql, listIds: string[], count: number): Promise<void> {
+  await sql`
+    with l as (select u.id, u.ord - 1 as n from unnest(${listIds}::uuid[]) with ordinality as u(id, ord))
+    insert into public.tasks (id, list_id, title, notes, done, due_date, position, created_by)
+    select gen_random_uuid(), l.id, 'Task ' || g, 'Bench note for task ' || g || ': buy milk, call Bob.', g % 3 = 0,
+           case when g % 2 = 0 then date '2026-12-01' end, g,
+           l.id -- a personal list's id is its owner's id
+      from generate_series(1, ${count}::integer) g
+      join l on l.n = g % ${listIds.length}::integer`;
 }
+
+/** What autovacuum would do after a bulk load: visibility map and planner statistics. */
+export async function vacuumAnalyze(sql: postgres.Sql): Promise<void> {
+  for (const table of ["public.tasks", "app_private.sync_records", "app_private.sync_changes"]) await sql.unsafe(`vacuum analyze ${table}`);
+}
+
+/**
+ * The floor's page: the caller's tasks after `afterId` by primary key, with
+ * their version, as the JSON objects a pull returns. $1 list ids, $2 after id, $3 limit.
+ */
+export const FLOOR_PAGE_SQL = `
+  select max(p.id::text) as last_id, count(*)::integer as n,
+         coalesce(json_agg(json_build_object(
+           'collection', 'tasks', 'id', p.id, 'version', p.version, 'deleted', false, 'data', p.data,
+           'updated_at', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) order by p.id), '[]'::json)::text as changes
+    from (select t.id, s.version, s.updated_at, to_jsonb(t) - 'id' as data
+            from public.tasks t
+            join app_private.sync_records s on s.collection = 'tasks' and s.id = t.id
+                                           and s.id > $2::uuid -- the planner does not carry t.id's bound over the join
+           where t.list_id = any ($1::uuid[]) and t.id > $2::uuid
+           order by t.id
+           limit $3) p`;
+export const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
 
 type Walk = (pageTimes: number[]) => Promise<{ records: number; pages: number; bytes: number }>;
 
@@ -80,33 +101,20 @@ export async function pullThroughApi(stack: BenchStack, user: BenchUser, pageSiz
 export async function pullFloor(stack: BenchStack, user: BenchUser, pageSize: number, repeats: number): Promise<PullResult> {
   const sql = stack.ownerSql;
   return await timeRepeats(repeats, async (pageTimes) => {
-    let afterSeq = 0;
+    let afterId = ZERO_UUID;
     let records = 0;
     let pages = 0;
     let bytes = 0;
     for (;;) {
       const t0 = now();
-      const [row] = await sql<{ last_seq: string | null; n: number; changes: string }[]>`
-        with page as (
-          select r.collection, r.id, r.version, r.deleted, r.data, r.updated_at, r.change_seq
-            from app_private.records r
-           where r.user_id = ${user.userId}::uuid and r.change_seq > ${afterSeq}::bigint
-           order by r.change_seq
-           limit ${pageSize}
-        )
-        select max(page.change_seq)::text as last_seq, count(*)::integer as n,
-               coalesce(json_agg(json_build_object(
-                 'collection', page.collection, 'id', page.id, 'version', page.version, 'deleted', page.deleted,
-                 'data', page.data,
-                 'updated_at', to_char(page.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) order by page.change_seq), '[]'::json)::text as changes
-          from page`;
+      const [row] = await sql.unsafe<{ last_id: string | null; n: number; changes: string }[]>(FLOOR_PAGE_SQL, [[user.listId], afterId, pageSize], { prepare: true });
       const changes = JSON.parse(row.changes) as unknown[];
       pageTimes.push(now() - t0);
       records += changes.length;
       pages += 1;
       bytes += row.changes.length;
-      if (row.n < pageSize || row.last_seq === null) break;
-      afterSeq = Number(row.last_seq);
+      if (row.n < pageSize || row.last_id === null) break;
+      afterId = row.last_id;
     }
     return { records, pages, bytes };
   });

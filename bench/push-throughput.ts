@@ -1,10 +1,12 @@
-// Push throughput: new records pushed through POST /v1/sync/batch (real Deno,
+// Push throughput: new tasks pushed through POST /v1/sync/batch (real Deno,
 // JWT check, rate limit, RLS, ledger, merge) against the raw-SQL floor — the
-// same rows, one multi-row upsert per batch straight into app_private.records
-// as the owner (no ledger, no merge, no HTTP). One client, one batch in flight,
-// on both sides; request bodies and row arrays are built before the clock runs.
+// same rows written into public.tasks in one multi-row insert per batch, as
+// `authenticated` with the caller's claims (so the table's policies, grants,
+// constraints, foreign keys and sync triggers all run: the cheapest correct
+// write; no ledger, no merge, no HTTP). One client, one batch in flight, on
+// both sides; request bodies and row arrays are built before the clock runs.
 import { randomUUID } from "node:crypto";
-import type postgres from "postgres";
+import postgres from "postgres";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { now, percentile, progress } from "./measure.ts";
 
@@ -19,16 +21,16 @@ export interface ThroughputResult {
 
 export interface TaskRow {
   id: string;
-  data: { title: string; notes: string; done: boolean; position: number; due_date: string | null; list_id: string | null };
+  data: { list_id: string; title: string; notes: string; done: boolean; position: number; due_date: string | null };
 }
 
-/** The bench's record: a sample to-do task, ~150 bytes of data. */
-export function taskRows(count: number, offset = 0): TaskRow[] {
+/** The bench's record: a sample to-do task in `listId`, ~150 bytes of data. */
+export function taskRows(listId: string, count: number, offset = 0): TaskRow[] {
   return Array.from({ length: count }, (_, i) => {
     const n = offset + i;
     return {
       id: randomUUID(),
-      data: { title: `Task ${n}`, notes: `Bench note for task ${n}: buy milk, call Bob.`, done: n % 3 === 0, position: n, due_date: n % 2 === 0 ? "2026-12-01" : null, list_id: null },
+      data: { list_id: listId, title: `Task ${n}`, notes: `Bench note for task ${n}: buy milk, call Bob.`, done: n % 3 === 0, position: n, due_date: n % 2 === 0 ? "2026-12-01" : null },
     };
   });
 }
@@ -61,10 +63,9 @@ function chunk<T>(items: T[], size: number): T[][] {
 }
 
 export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
-  const deviceId = randomUUID();
-  const batches = chunk(taskRows(Math.ceil(totalOps / batchSize) * batchSize), batchSize).map((rows) => ({ body: batchBody(rows, deviceId), ops: rows.length }));
+  const batches = chunk(taskRows(user.listId, Math.ceil(totalOps / batchSize) * batchSize), batchSize).map((rows) => ({ body: batchBody(rows, user.deviceId), ops: rows.length }));
   // Warm-up (JIT, connections, plans): a few batches outside the clock.
-  for (const rows of chunk(taskRows(batchSize * 3), batchSize)) await postBatch(stack.apiUrl, user.token, batchBody(rows, deviceId), rows.length);
+  for (const rows of chunk(taskRows(user.listId, batchSize * 3), batchSize)) await postBatch(stack.apiUrl, user.token, batchBody(rows, user.deviceId), rows.length);
   const tick = progress(log, `push via API, batch ${batchSize}`);
   const times: number[] = [];
   const started = now();
@@ -79,39 +80,43 @@ export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSi
   return { ops, batches: batches.length, seconds, opsPerSecond: ops / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
 }
 
-/** Lets the floor's rows pass records_check_head (versions must come from the user's head). */
-export async function reserveSeqs(sql: postgres.Sql, userId: string, upTo: number): Promise<void> {
-  await sql`
-    insert into app_private.sync_heads as h (user_id, last_seq) values (${userId}, ${upTo})
-    on conflict (user_id) do update set last_seq = greatest(h.last_seq, excluded.last_seq)`;
+export const TASK_COLUMNS = ["id", "list_id", "title", "notes", "done", "due_date", "position"] as const;
+
+/**
+ * A connection that is the user the way PostgREST makes it per request (role
+ * `authenticated`, their claims, their device for the field versions) — set
+ * once for the session, so each write after it is a single statement.
+ */
+export async function connectAs(stack: BenchStack, user: BenchUser): Promise<postgres.Sql> {
+  const sql = postgres(stack.database.ownerDbUrl, { max: 1, onnotice: () => {} });
+  const claims = JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId, aud: "authenticated" });
+  await sql`select set_config('request.jwt.claims', ${claims}, false), set_config('tidesync.device_id', ${user.deviceId}, false), set_config('role', 'authenticated', false)`;
+  return sql;
+}
+
+/** The floor's write: the rows into public.tasks in one statement (policies, constraints and sync triggers run). */
+export function insertTasks(sql: postgres.Sql, rows: TaskRow[]) {
+  return sql`insert into public.tasks ${sql(rows.map((row) => ({ id: row.id, ...row.data })), ...TASK_COLUMNS)}`;
 }
 
 export async function pushFloor(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
-  const sql = stack.ownerSql;
-  let seq = 0;
-  const [head] = await sql<{ last_seq: string }[]>`select coalesce(max(last_seq), 0)::text as last_seq from app_private.sync_heads where user_id = ${user.userId}`;
-  seq = Number(head.last_seq);
-  const total = Math.ceil(totalOps / batchSize) * batchSize;
-  await reserveSeqs(sql, user.userId, seq + total + batchSize * 3);
-  const toRows = (rows: TaskRow[]) => rows.map((row) => {
-    seq += 1;
-    return { user_id: user.userId, collection: "tasks", id: row.id, version: seq, change_seq: seq, data: sql.json(row.data), deleted: false };
-  });
-  const upsert = (rows: ReturnType<typeof toRows>) => sql`
-    insert into app_private.records ${sql(rows, "user_id", "collection", "id", "version", "change_seq", "data", "deleted")}
-    on conflict (user_id, collection, id) do update
-      set version = excluded.version, change_seq = excluded.change_seq, data = excluded.data, deleted = excluded.deleted, updated_at = now()`;
-  for (const rows of chunk(taskRows(batchSize * 3), batchSize)) await upsert(toRows(rows));
-  const batches = chunk(taskRows(total), batchSize).map(toRows);
-  const tick = progress(log, `push raw-SQL floor, batch ${batchSize}`);
-  const times: number[] = [];
-  const started = now();
-  for (const [i, rows] of batches.entries()) {
-    const t0 = now();
-    await upsert(rows);
-    times.push(now() - t0);
-    tick(i + 1, batches.length);
+  const sql = await connectAs(stack, user);
+  try {
+    const total = Math.ceil(totalOps / batchSize) * batchSize;
+    for (const rows of chunk(taskRows(user.listId, batchSize * 3), batchSize)) await insertTasks(sql, rows);
+    const batches = chunk(taskRows(user.listId, total), batchSize);
+    const tick = progress(log, `push raw-SQL floor, batch ${batchSize}`);
+    const times: number[] = [];
+    const started = now();
+    for (const [i, rows] of batches.entries()) {
+      const t0 = now();
+      await insertTasks(sql, rows);
+      times.push(now() - t0);
+      tick(i + 1, batches.length);
+    }
+    const seconds = (now() - started) / 1000;
+    return { ops: total, batches: batches.length, seconds, opsPerSecond: total / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
+  } finally {
+    await sql.end({ timeout: 5 });
   }
-  const seconds = (now() - started) / 1000;
-  return { ops: total, batches: batches.length, seconds, opsPerSecond: total / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
 }

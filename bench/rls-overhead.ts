@@ -1,12 +1,14 @@
-// RLS overhead: the pull's own SQL (readChangesPage from the function) walking
-// the same pages twice per repeat — as `authenticated` with the request's JWT
-// claims, the way the function runs it, and as the owner role, which bypasses
-// RLS. Both run in a transaction with the same statements (claims are set on
-// both sides; only the role switch differs), so the ratio is what the policies
-// cost.
-import { readChangesPage } from "../functions/api/sync/pull-store.ts";
+// RLS overhead: one pull-page statement walking the caller's tasks, run as
+// `authenticated` with the request's JWT claims (the tables' policies add
+// their conditions: tasks of the caller's lists, sync state of visible
+// scopes) and as the owner role, which bypasses RLS. The statement is the
+// raw-SQL pull floor's (FLOOR_PAGE_SQL), with the caller's lists named
+// explicitly, so both sides read the same rows with the same text and only the
+// policies differ. (The function's own statement cannot run as the owner: it
+// asks the policies which scopes the caller sees, and the owner sees them all.)
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now } from "./measure.ts";
+import { FLOOR_PAGE_SQL, ZERO_UUID } from "./pull-throughput.ts";
 
 export interface RlsResult {
   pages: number;
@@ -15,48 +17,50 @@ export interface RlsResult {
   ratio: number;
   /** Postgres' own execution time of one mid-walk page (EXPLAIN ANALYZE), ms. */
   explainMs: { authenticated: number; owner: number };
+  /** Its planning time (EXPLAIN ANALYZE), ms: the policies are planned into the statement. */
+  planningMs: { authenticated: number; owner: number };
 }
 
-async function walk(stack: BenchStack, user: BenchUser, pageSize: number, asAuthenticated: boolean): Promise<number> {
-  const claims = JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId, aud: "authenticated" });
-  let afterSeq = 0;
-  let pages = 0;
+function claimsOf(user: BenchUser): string {
+  return JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId, aud: "authenticated" });
+}
+
+const OWNER_ROLE = "tidesync_owner";
+
+async function walk(stack: BenchStack, user: BenchUser, pageSize: number, asAuthenticated: boolean): Promise<{ pages: number; midId: string }> {
+  let afterId = ZERO_UUID;
+  const lastIds: string[] = [];
   for (;;) {
-    const page = await stack.ownerSql.begin(async (tx) => {
-      await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', ${asAuthenticated ? "authenticated" : "tidesync_owner"}, true)`;
-      return await readChangesPage(tx, { userId: user.userId, afterSeq, tombstoneFloor: null, collections: null, limit: pageSize });
+    const row = await stack.ownerSql.begin(async (tx) => {
+      await tx`select set_config('request.jwt.claims', ${claimsOf(user)}, true), set_config('role', ${asAuthenticated ? "authenticated" : OWNER_ROLE}, true)`;
+      const [page] = await tx.unsafe<{ last_id: string | null; n: number; changes: string }[]>(FLOOR_PAGE_SQL, [[user.listId], afterId, pageSize], { prepare: true });
+      return page;
     });
-    pages += 1;
-    JSON.parse(page.changesJson);
-    if (!page.hasMore || page.lastPageSeq === null) break;
-    afterSeq = page.lastPageSeq;
+    JSON.parse(row.changes);
+    if (row.last_id !== null) lastIds.push(row.last_id);
+    if (row.n < pageSize || row.last_id === null) break;
+    afterId = row.last_id;
   }
-  return pages;
+  return { pages: lastIds.length, midId: lastIds[Math.floor(lastIds.length / 2)] ?? ZERO_UUID };
 }
 
-async function explainMs(stack: BenchStack, user: BenchUser, pageSize: number, afterSeq: number, asAuthenticated: boolean): Promise<number> {
-  const claims = JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId });
+async function explainMs(stack: BenchStack, user: BenchUser, pageSize: number, afterId: string, asAuthenticated: boolean): Promise<{ execution: number; planning: number }> {
   return await stack.ownerSql.begin(async (tx) => {
-    await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', ${asAuthenticated ? "authenticated" : "tidesync_owner"}, true)`;
-    const times: number[] = [];
+    await tx`select set_config('request.jwt.claims', ${claimsOf(user)}, true), set_config('role', ${asAuthenticated ? "authenticated" : OWNER_ROLE}, true)`;
+    const execution: number[] = [];
+    const planning: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const rows = await tx.unsafe<{ "QUERY PLAN": { "Execution Time": number }[] }[]>(
-        `explain (analyze, format json)
-         select json_agg(json_build_object('collection', p.collection, 'id', p.id, 'version', p.version, 'deleted', p.deleted, 'data', p.data) order by p.change_seq)::text
-           from (select r.* from app_private.records r
-                  where r.user_id = $1::uuid and r.change_seq > $2::bigint
-                  order by r.change_seq limit $3) p`,
-        [user.userId, afterSeq, pageSize],
-      );
-      times.push(rows[0]["QUERY PLAN"][0]["Execution Time"]);
+      const rows = await tx.unsafe<{ "QUERY PLAN": { "Execution Time": number; "Planning Time": number }[] }[]>(`explain (analyze, format json) ${FLOOR_PAGE_SQL}`, [[user.listId], afterId, pageSize]);
+      execution.push(rows[0]["QUERY PLAN"][0]["Execution Time"]);
+      planning.push(rows[0]["QUERY PLAN"][0]["Planning Time"]);
     }
-    return median(times);
+    return { execution: median(execution), planning: median(planning) };
   });
 }
 
 export async function measureRlsOverhead(stack: BenchStack, user: BenchUser, pageSize: number, repeats: number): Promise<RlsResult> {
   await walk(stack, user, pageSize, true);
-  await walk(stack, user, pageSize, false);
+  const { midId } = await walk(stack, user, pageSize, false);
   const authenticated: number[] = [];
   const owner: number[] = [];
   let pages = 0;
@@ -64,21 +68,20 @@ export async function measureRlsOverhead(stack: BenchStack, user: BenchUser, pag
     // Alternate the order so caches and background noise favour neither side.
     for (const asAuthenticated of i % 2 === 0 ? [true, false] : [false, true]) {
       const started = now();
-      pages = await walk(stack, user, pageSize, asAuthenticated);
+      pages = (await walk(stack, user, pageSize, asAuthenticated)).pages;
       (asAuthenticated ? authenticated : owner).push((now() - started) / 1000);
     }
   }
   const authenticatedSeconds = median(authenticated);
   const ownerSeconds = median(owner);
-  const midSeq = Math.floor((pages * pageSize) / 2);
+  const authenticatedPlan = await explainMs(stack, user, pageSize, midId, true);
+  const ownerPlan = await explainMs(stack, user, pageSize, midId, false);
   return {
     pages,
     authenticatedSeconds,
     ownerSeconds,
     ratio: authenticatedSeconds / ownerSeconds,
-    explainMs: {
-      authenticated: await explainMs(stack, user, pageSize, midSeq, true),
-      owner: await explainMs(stack, user, pageSize, midSeq, false),
-    },
+    explainMs: { authenticated: authenticatedPlan.execution, owner: ownerPlan.execution },
+    planningMs: { authenticated: authenticatedPlan.planning, owner: ownerPlan.planning },
   };
 }

@@ -9,27 +9,24 @@ import path from "node:path";
 import { ROOT } from "../scripts/lib/paths.ts";
 import { DENO } from "../scripts/lib/deno.ts";
 import { runCleanups } from "../scripts/lib/shutdown.ts";
-import { benchConfigFromEnv } from "./bench-config.ts";
+import { type BenchConfig, benchConfigFromEnv } from "./bench-config.ts";
 import { startBenchStack } from "./bench-stack.ts";
 import { type LatencyResult, measureBatchLatency } from "./batch-latency.ts";
 import { round } from "./measure.ts";
-import { pullFloor, pullThroughApi, seedRecords } from "./pull-throughput.ts";
+import { pullFloor, pullThroughApi, seedTasks, vacuumAnalyze } from "./pull-throughput.ts";
+import { measurePullScopeCost, type ScopeCostResult } from "./pull-scope-cost.ts";
 import { pushFloor, pushThroughApi, type ThroughputResult } from "./push-throughput.ts";
 import { measureRlsOverhead } from "./rls-overhead.ts";
 import { measureHttpFloor } from "./http-floor.ts";
 import { batchBody, taskRows } from "./push-throughput.ts";
 import { denoDatabaseProbe, fixedRequestCosts, pullBreakdown, pullStatementProfile, pushBreakdown, pushStatementProfile, type Step } from "./time-breakdown.ts";
-import { formatBreakdown, formatCpu, formatTable, type Goal, evaluateGoals } from "./report.ts";
+import { formatBreakdown, formatCpu, formatScope, formatTable, type Goal, evaluateGoals } from "./report.ts";
 import { type CpuPerRequest, cpuPerRequest, cpuSnapshot, logLineCount, type MemoryStatus, readMemory, serverTimes, type ServerTimes } from "./server-profile.ts";
 
 const log = (line: string) => console.log(line);
 
-async function main(): Promise<void> {
-  const config = benchConfigFromEnv();
-  const startedAt = new Date();
-  // Other work on the machine skews every figure: the load is recorded with them.
-  const loadAtStart = os.loadavg();
-  log(`bench: load average ${loadAtStart.map((l) => round(l, 2)).join(" ")} on ${os.cpus().length} cores`);
+/** Everything but the scope-cost pull, on one fresh database and one function server. */
+async function mainRun(config: BenchConfig) {
   const stack = await startBenchStack(log);
   const pid = stack.server.process.pid;
   if (pid === undefined) throw new Error("the functions server has no pid");
@@ -80,21 +77,22 @@ async function main(): Promise<void> {
       { step: "HTTP floor: bare Deno.serve answering {}", ms: emptyHttpFloor.ms },
       ...await fixedRequestCosts(stack, await stack.createUser("fixed"), config.breakdownSamples * 4),
       { step: "POST /v1/sync/batch with 1 op (p50 of the batch-1 run)", ms: push[1].api.p50Ms },
-      { step: "raw-SQL floor: one 1-row upsert (p50)", ms: push[1].floor.p50Ms },
+      { step: "raw-SQL floor: one 1-row insert into public.tasks as authenticated (p50)", ms: push[1].floor.p50Ms },
     ];
     {
       // The HTTP floor for the same bytes: a real request body and the real answer to it.
       const user = await stack.createUser("httpfloor");
-      const requestBody = batchBody(taskRows(500), crypto.randomUUID());
+      const requestBody = batchBody(taskRows(user.listId, 500), user.deviceId);
       const response = await fetch(`${stack.apiUrl}/v1/sync/batch`, { method: "POST", headers: { authorization: `Bearer ${user.token}`, "content-type": "application/json" }, body: requestBody });
       const [floor] = await measureHttpFloor([{ requestBody, responseBody: await response.text() }], config.breakdownSamples);
       pushSteps.splice(2, 0, { step: `HTTP floor: bare Deno.serve, same bytes (${Math.round(floor.requestBytes / 1024)} KiB up, ${Math.round(floor.responseBytes / 1024)} KiB down)`, ms: floor.ms });
     }
 
     // ---- pull ---------------------------------------------------------------
-    log(`pull: seeding ${config.pullRecords} records for one user…`);
+    log(`pull: seeding ${config.pullRecords} tasks in one user's list…`);
     const pullUser = await stack.createUser("pull");
-    await seedRecords(stack, pullUser, config.pullRecords);
+    await seedTasks(stack.ownerSql, [pullUser.listId], config.pullRecords);
+    await vacuumAnalyze(stack.ownerSql);
     log(`pull: initial sync through the API (limit=${config.pullPageSize}), ${config.pullRepeats} timed walks + 1 warm-up…`);
     const pullFrom = await logLineCount(logFile);
     const pullApi = await measureCpu("pull page", (r) => r.pages * (config.pullRepeats + 1), () => pullThroughApi(stack, pullUser, config.pullPageSize, config.pullRepeats));
@@ -116,11 +114,13 @@ async function main(): Promise<void> {
       { step: "raw-SQL floor walk per page (incl. JSON.parse, p50)", ms: pullSql.pageP50Ms },
       ...await pullBreakdown(stack, pullUser, config.pullPageSize, config.breakdownSamples * 2, config.pullRecords),
     ];
+    const [{ id: midTaskId }] = await stack.ownerSql<{ id: string }[]>`
+      select id::text from public.tasks where list_id = ${pullUser.listId}::uuid order by id offset ${Math.floor(config.pullRecords / 2)}::integer limit 1`;
     const probe = await denoDatabaseProbe(stack, pullUser, config.pullPageSize, config.breakdownSamples * 2, config.pullRecords);
     pullSteps.push(
       { step: "the floor's page query timed from inside Deno (postgres.js on Deno's node:net)", ms: probe.pageMs },
       { step: "one bare round trip (select 1) from Deno", ms: probe.roundTripMs },
-      ...await pullStatementProfile(stack, pullUser, config.pullPageSize, Math.floor(config.pullRecords / 2)),
+      ...await pullStatementProfile(stack, pullUser, config.pullPageSize, midTaskId),
     );
 
     // ---- RLS ------------------------------------------------------------------
@@ -143,35 +143,59 @@ async function main(): Promise<void> {
 
     const memory = await readMemory(pid);
     log(`memory: deno peak RSS ${round(memory.peakRssMb)} MB (now ${round(memory.currentRssMb)} MB)`);
-
-    // ---- report ----------------------------------------------------------------
+    const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
     const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer }, rls, latency, latencyServer, memory, memoryTimeline, cpu };
     const breakdown = { per_request: fixedSteps, push_500: pushSteps, pull_page: pullSteps };
-    const goals: Goal[] = evaluateGoals(results);
-    console.log("\n" + formatTable(results, goals));
-    console.log("\n" + formatBreakdown(breakdown));
-    console.log("\n" + formatCpu(cpu));
-    console.log("\nfunction server memory after each phase: " + memoryTimeline.map((m) => `${m.after} ${round(m.currentRssMb)} MB (peak ${round(m.peakRssMb)})`).join(", "));
-
-    const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
-    const denoVersion = execFileSync(DENO, ["--version"], { encoding: "utf8" }).split("\n")[0];
-    const date = startedAt.toISOString().slice(0, 10);
-    const file = path.join(ROOT, "bench", "results", `${date}.json`);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, JSON.stringify({
-      started_at: startedAt.toISOString(),
-      finished_at: new Date().toISOString(),
-      load_average: { at_start: loadAtStart, at_end: os.loadavg() },
-      machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, memory_gb: round(os.totalmem() / 2 ** 30), node: process.version, deno: denoVersion, postgres: pgVersion },
-      config,
-      results,
-      breakdown,
-      goals,
-    }, null, 2) + "\n");
-    log(`\nwrote ${path.relative(ROOT, file)}`);
+    return { results, breakdown, pgVersion };
   } finally {
     await stack.stop();
   }
+}
+
+/** The scope-cost pull on its own fresh stack: the other users' rows never touch the measurements above. */
+async function scopeRun(config: BenchConfig): Promise<ScopeCostResult> {
+  const stack = await startBenchStack(log);
+  try {
+    return await measurePullScopeCost(stack, config.scope, log);
+  } finally {
+    await stack.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const config = benchConfigFromEnv();
+  const startedAt = new Date();
+  // Other work on the machine skews every figure: the load is recorded with them.
+  const loadAtStart = os.loadavg();
+  log(`bench: load average ${loadAtStart.map((l) => round(l, 2)).join(" ")} on ${os.cpus().length} cores`);
+  const { results: mainResults, breakdown, pgVersion } = await mainRun(config);
+  const scope = await scopeRun(config);
+  log(`  → pull with ${scope.otherRows} other rows / with none: first page ${round(scope.ratios.firstPageMs, 2)}×, full sync ${round(scope.ratios.fullSyncMs, 2)}×, incremental page ${round(scope.ratios.incrementalPageMs, 2)}×, up to date ${round(scope.ratios.upToDateMs, 2)}×`);
+
+  // ---- report ----------------------------------------------------------------
+  const results = { ...mainResults, scope };
+  const goals: Goal[] = evaluateGoals(results);
+  console.log("\n" + formatTable(results, goals));
+  console.log("\n" + formatScope(scope));
+  console.log("\n" + formatBreakdown(breakdown));
+  console.log("\n" + formatCpu(results.cpu));
+  console.log("\nfunction server memory after each phase: " + results.memoryTimeline.map((m) => `${m.after} ${round(m.currentRssMb)} MB (peak ${round(m.peakRssMb)})`).join(", "));
+
+  const denoVersion = execFileSync(DENO, ["--version"], { encoding: "utf8" }).split("\n")[0];
+  const date = startedAt.toISOString().slice(0, 10);
+  const file = path.join(ROOT, "bench", "results", `${date}.json`);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, JSON.stringify({
+    started_at: startedAt.toISOString(),
+    finished_at: new Date().toISOString(),
+    load_average: { at_start: loadAtStart, at_end: os.loadavg() },
+    machine: { cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, memory_gb: round(os.totalmem() / 2 ** 30), node: process.version, deno: denoVersion, postgres: pgVersion },
+    config,
+    results,
+    breakdown,
+    goals,
+  }, null, 2) + "\n");
+  log(`\nwrote ${path.relative(ROOT, file)}`);
 }
 
 main().then(

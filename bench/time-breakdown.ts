@@ -11,12 +11,14 @@ import { ROOT } from "../scripts/lib/paths.ts";
 import { syncBatchRequestSchema } from "../functions/_shared/schemas/sync.ts";
 import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
 import { readChangesPage } from "../functions/api/sync/pull-store.ts";
-import { planBatch } from "../functions/api/sync/plan-batch.ts";
+import { type BatchState, planBatch, recordKey } from "../functions/api/sync/plan-batch.ts";
+import type { FullKey } from "../functions/api/sync/plan-pull.ts";
 import { pushBatch } from "../functions/api/sync/push-store.ts";
 import type { Tx } from "../functions/api/lib/db.ts";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now } from "./measure.ts";
-import { batchBody, reserveSeqs, taskRows } from "./push-throughput.ts";
+import { FLOOR_PAGE_SQL } from "./pull-throughput.ts";
+import { batchBody, connectAs, insertTasks, taskRows } from "./push-throughput.ts";
 
 export interface Step {
   step: string;
@@ -38,49 +40,53 @@ function claimsOf(user: BenchUser): string {
   return JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId, aud: "authenticated" });
 }
 
+/** What planBatch knows about a batch of new tasks: their list exists and is visible, the task ids are free. */
+function stateWithList(listId: string): BatchState {
+  const at = new Date().toISOString();
+  const list = { collection: "lists", id: listId, version: 1, deleted: false, data: { title: "Personal" }, field_versions: {}, created_at: at, updated_at: at, deleted_at: null };
+  return { liveRecords: 0, ledger: new Map(), records: new Map([[recordKey("lists", listId), list]]), writable: new Set() };
+}
+
 export async function pushBreakdown(stack: BenchStack, user: BenchUser, floorUser: BenchUser, batchOps: number, samples: number): Promise<Step[]> {
-  const deviceId = randomUUID();
-  const bodies = Array.from({ length: samples + 1 }, () => batchBody(taskRows(batchOps), deviceId));
+  const bodies = Array.from({ length: samples + 1 }, () => batchBody(taskRows(user.listId, batchOps), user.deviceId));
   const at = (i: number) => bodies[i + 1];
   const steps: Step[] = [];
 
   steps.push({ step: `JSON.parse of the request body (${Math.round(bodies[0].length / 1024)} KiB)`, ms: await timeMedian(samples, (i) => JSON.parse(at(i))) });
   steps.push({ step: "zod validation of the batch (syncBatchRequestSchema)", ms: await timeMedian(samples, (i) => syncBatchRequestSchema.parse(JSON.parse(at(i)))) - steps[0].ms });
   const parsed = bodies.map((b) => syncBatchRequestSchema.parse(JSON.parse(b)));
-  const plans = parsed.map((batch) => planBatch(batch.ops, deviceId, { lastSeq: 0, liveRecords: 0, ledger: new Map(), records: new Map() }, DEFAULT_LIMITS, new Date().toISOString()));
-  steps.push({
-    step: "planBatch: per-op checks + merge (pure TypeScript)",
-    ms: await timeMedian(samples, (i) => planBatch(parsed[i + 1].ops, deviceId, { lastSeq: 0, liveRecords: 0, ledger: new Map(), records: new Map() }, DEFAULT_LIMITS, new Date().toISOString())),
-  });
-  steps.push({ step: "JSON.stringify of the response", ms: await timeMedian(samples, (i) => JSON.stringify({ results: plans[i + 1].results, server_time: "x" })) });
-  steps.push({
-    step: "JSON.stringify of the write statements' parameters (records + ledger)",
-    ms: await timeMedian(samples, (i) => JSON.stringify(plans[i + 1].writes).length + JSON.stringify(plans[i + 1].ledgerRows).length),
-  });
+  const state = stateWithList(user.listId);
+  const plan = (i: number) => planBatch(parsed[i].ops, user.deviceId, state, DEFAULT_LIMITS, new Date().toISOString());
+  const plans = parsed.map((_, i) => plan(i));
+  const applied = plans[0].ops.filter((p) => p.result.status === "applied").length;
+  if (applied !== batchOps) throw new Error(`planBatch applied ${applied} of ${batchOps} ops: ${JSON.stringify(plans[0].ops[0].result)}`);
+  steps.push({ step: "planBatch: per-op checks, data validation, merge (pure TypeScript)", ms: await timeMedian(samples, (i) => plan(i + 1)) });
+  steps.push({ step: "JSON.stringify of the response", ms: await timeMedian(samples, (i) => JSON.stringify({ results: plans[i + 1].ops.map((p) => p.result), server_time: "x" })) });
+  steps.push({ step: "JSON.stringify of the write parameter (sync_apply groups)", ms: await timeMedian(samples, (i) => JSON.stringify(plans[i + 1].groups).length) });
 
   // The function's SQL, as the function runs it (role authenticated + claims, one transaction).
   const claims = claimsOf(user);
   steps.push({
-    step: "database: pushBatch's 4 statements in a transaction as authenticated (incl. planBatch)",
+    step: "database: pushBatch's statements in a transaction as authenticated (incl. planBatch)",
     ms: await timeMedian(samples, async (i) => {
-      const batch = syncBatchRequestSchema.parse(JSON.parse(i < 0 ? bodies[0] : batchBody(taskRows(batchOps), deviceId)));
+      const batch = syncBatchRequestSchema.parse(JSON.parse(i < 0 ? bodies[0] : batchBody(taskRows(user.listId, batchOps), user.deviceId)));
       await stack.ownerSql.begin(async (tx) => {
         await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
-        await pushBatch(tx, batch, DEFAULT_LIMITS);
+        await pushBatch(tx, batch, user.sessionId, DEFAULT_LIMITS);
       });
     }),
   });
 
-  let seq = 0;
-  await reserveSeqs(stack.ownerSql, floorUser.userId, 10_000_000);
+  const floorSql = await connectAs(stack, floorUser);
+  try {
+    steps.push({
+      step: `raw-SQL floor: one ${batchOps}-row insert into public.tasks as authenticated (no ledger, no merge)`,
+      ms: await timeMedian(samples, () => insertTasks(floorSql, taskRows(floorUser.listId, batchOps))),
+    });
+  } finally {
+    await floorSql.end({ timeout: 5 });
+  }
   const sql = stack.ownerSql;
-  steps.push({
-    step: `raw-SQL floor: one ${batchOps}-row upsert (no ledger, no merge)`,
-    ms: await timeMedian(samples, async () => {
-      const rows = taskRows(batchOps).map((row) => ({ user_id: floorUser.userId, collection: "tasks", id: row.id, version: ++seq, change_seq: seq, data: sql.json(row.data), deleted: false }));
-      await sql`insert into app_private.records ${sql(rows, "user_id", "collection", "id", "version", "change_seq", "data", "deleted")}`;
-    }),
-  });
   steps.push({
     step: "database: the per-request auth round trips (rate-limit counter + session check)",
     ms: await timeMedian(samples, async () => {
@@ -94,34 +100,36 @@ export async function pushBreakdown(stack: BenchStack, user: BenchUser, floorUse
   return steps;
 }
 
+/** Task ids of the caller at `count` evenly spread positions: where sampled pull pages start. */
+async function samplePositions(stack: BenchStack, user: BenchUser, count: number, totalRecords: number, pageSize: number): Promise<string[]> {
+  const step = Math.max(1, Math.floor(Math.max(1, totalRecords - pageSize) / (count + 1)));
+  const rows = await stack.ownerSql<{ id: string }[]>`
+    select id::text from (select t.id, row_number() over (order by t.id) as n from public.tasks t where t.list_id = ${user.listId}::uuid) x
+     where x.n % ${step}::integer = 0 order by x.id limit ${count}::integer`;
+  return rows.map((r) => r.id);
+}
+
 export async function pullBreakdown(stack: BenchStack, user: BenchUser, pageSize: number, samples: number, totalRecords: number): Promise<Step[]> {
   const sql = stack.ownerSql;
   const claims = claimsOf(user);
-  const seqAt = (i: number) => Math.max(0, Math.floor(((i + 1) * 7919) % Math.max(1, totalRecords - pageSize)));
+  const positions = await samplePositions(stack, user, samples + 1, totalRecords, pageSize);
+  const afterId = (i: number) => positions[(i + 1) % positions.length];
   const steps: Step[] = [];
   let sampleText = "";
   steps.push({
-    step: `raw-SQL floor: one keyset page, JSON built by Postgres (${pageSize} records)`,
+    step: `raw-SQL floor: one keyset page of public.tasks + sync state, JSON built by Postgres (${pageSize} records)`,
     ms: await timeMedian(samples, async (i) => {
-      const [row] = await sql<{ changes: string }[]>`
-        select coalesce(json_agg(json_build_object('collection', p.collection, 'id', p.id, 'version', p.version, 'deleted', p.deleted, 'data', p.data,
-                 'updated_at', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) order by p.change_seq), '[]'::json)::text as changes
-          from (select * from app_private.records r where r.user_id = ${user.userId}::uuid and r.change_seq > ${seqAt(i)}::bigint
-                 order by r.change_seq limit ${pageSize}) p`;
+      const [row] = await sql.unsafe<{ changes: string }[]>(FLOOR_PAGE_SQL, [[user.listId], afterId(i), pageSize], { prepare: true });
       sampleText = row.changes;
     }),
   });
   steps.push({ step: `JSON.parse of one page on the client (${Math.round(sampleText.length / 1024)} KiB)`, ms: await timeMedian(samples, () => JSON.parse(sampleText)) });
   steps.push({
-    step: "readChangesPage (the function's statement) as the owner, no transaction",
-    ms: await timeMedian(samples, async (i) => readChangesPage(sql as unknown as Tx, { userId: user.userId, afterSeq: seqAt(i), tombstoneFloor: null, collections: null, limit: pageSize })),
-  });
-  steps.push({
-    step: "readChangesPage in a transaction as authenticated (what the function runs)",
+    step: "readChangesPage (the function's full-sync statement) in a transaction as authenticated",
     ms: await timeMedian(samples, async (i) => {
       await sql.begin(async (tx) => {
         await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
-        await readChangesPage(tx, { userId: user.userId, afterSeq: seqAt(i), tombstoneFloor: null, collections: null, limit: pageSize });
+        await readChangesPage(tx, { mode: "full", upper: null, after: [user.listId, "tasks", afterId(i)] as FullKey }, null, pageSize);
       });
     }),
   });
@@ -140,7 +148,7 @@ interface PlanNode {
 }
 interface ExplainOutput {
   Plan: PlanNode;
-  Triggers?: { "Trigger Name": string; Relation: string; Time: number; Calls: number }[];
+  Triggers?: { "Trigger Name": string; "Constraint Name"?: string; Relation: string; Time: number; Calls: number }[];
   "Execution Time": number;
   "Planning Time": number;
 }
@@ -151,76 +159,118 @@ function modifyNodes(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
   return out;
 }
 
-/**
- * Runs pushBatch once with every statement timed from the client, and its
- * last (write) statement under EXPLAIN ANALYZE — which executes it — so
- * Postgres says how its time splits between the records upsert, the ledger
- * insert and the triggers.
- */
-export async function pushStatementProfile(stack: BenchStack, user: BenchUser, batchOps: number): Promise<Step[]> {
-  const deviceId = randomUUID();
-  const claims = claimsOf(user);
-  const labels = ["1 lock the sync head (insert … on conflict)", "2 read ledger rows + current records", "3 advance the head", "4 write records + ledger rows"];
-  const timings = new Map<string, number[]>();
-  const totals: number[] = [];
-  // Statements 3 and 4 return nothing pushBatch reads, so they can run under EXPLAIN ANALYZE.
-  const explained = new Map<string, ExplainOutput>();
-  const rounds = 7;
-  // Round 0 warms up, the last runs statement 4 under EXPLAIN ANALYZE, the others are timed.
-  for (let round = 0; round < rounds; round++) {
-    const timedRound = round > 0 && round < rounds - 1;
-    const explainRound = round === rounds - 1;
-    const started = now();
-    const batch = syncBatchRequestSchema.parse(JSON.parse(batchBody(taskRows(batchOps), deviceId)));
-    await stack.ownerSql.begin(async (tx) => {
-      await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
-      let index = 0;
-      const timed = new Proxy(tx, {
-        get(target, property, receiver) {
-          if (property !== "unsafe") return Reflect.get(target, property, receiver);
-          // pushBatch pipelines statements 1+2 and 3+4, so a statement's time
-          // here includes waiting for the one sent just before it.
-          return async (query: string, params?: unknown[], options?: { prepare?: boolean }) => {
-            const label = labels[index++] ?? `statement ${index}`;
-            const explain = explainRound && (label.startsWith("3") || label.startsWith("4"));
-            const t0 = now();
-            const rows = await target.unsafe(explain ? `explain (analyze, format json) ${query}` : query, params as never[], explain ? undefined : options);
-            if (timedRound) timings.set(label, [...(timings.get(label) ?? []), now() - t0]);
-            if (explain) explained.set(label, (rows[0] as unknown as { "QUERY PLAN": ExplainOutput[] })["QUERY PLAN"][0]);
-            return rows;
-          };
-        },
-      });
-      await pushBatch(timed, batch, DEFAULT_LIMITS);
-    });
-    if (timedRound) totals.push(now() - started);
-  }
-  const steps: Step[] = [{ step: "  pushBatch transaction, total (BEGIN … COMMIT)", ms: median(totals) }];
-  for (const [label, times] of timings) steps.push({ step: `  pushBatch statement ${label}`, ms: median(times) });
-  const statementsMs = [...timings.values()].reduce((sum, times) => sum + median(times), 0);
-  steps.push({ step: "  rest of the transaction: BEGIN, claims, planBatch, COMMIT (WAL flush)", ms: median(totals) - statementsMs });
-  for (const [label, plan] of explained) {
-    steps.push({ step: `  statement ${label.slice(0, 1)} under EXPLAIN ANALYZE: planning (parses the JSON parameters)`, ms: plan["Planning Time"] });
-    steps.push({ step: `  statement ${label.slice(0, 1)} under EXPLAIN ANALYZE: execution time in Postgres`, ms: plan["Execution Time"] });
-    for (const node of modifyNodes(plan.Plan)) {
-      steps.push({ step: `    write ${node["Relation Name"] ?? ""} (incl. index updates)`, ms: node["Actual Total Time"] });
-    }
-    for (const trigger of plan.Triggers ?? []) {
-      const name = trigger["Trigger Name"].startsWith("RI_ConstraintTrigger") ? "foreign key check" : `trigger ${trigger["Trigger Name"]}`;
-      steps.push({ step: `    ${name} on ${trigger.Relation} (${trigger.Calls} calls)`, ms: trigger.Time });
-    }
+// pushBatch's statements, recognised by their text (functions/api/sync/push-store.ts).
+const PUSH_STATEMENTS: [label: string, matches: (sql: string) => boolean][] = [
+  ["1 lock the named rows (select … for update, per collection)", (q) => q.includes("for update of t")],
+  ["2 read ledger, sync state, rows, usage, device", (q) => q.includes(" as ledger")],
+  ["3 set the device for the field versions", (q) => q.includes("tidesync.device_id")],
+  ["4 write the rows (app_private.sync_apply)", (q) => q.includes("app_private.sync_apply")],
+  ["5 record the ledger rows", (q) => q.includes("insert into app_private.sync_ops")],
+];
+const labelOf = (query: string) => PUSH_STATEMENTS.find(([, matches]) => matches(query))?.[0] ?? "other statement";
+
+/** The insert app_private.sync_apply runs for one insert group (its first statement), for EXPLAIN ANALYZE. */
+function insertGroupSql(table: string, columns: string[]): string {
+  const list = columns.map((c) => `, "${c}"`).join("");
+  return `with w as (insert into ${table} (id${list}) select id${list} from jsonb_populate_recordset(null::${table}, $1)) ` +
+    `select jsonb_agg(x.id) from jsonb_to_recordset($1) as x(id uuid)`;
+}
+
+/** Its read-back of the written rows' state (its second statement). */
+const READ_BACK_SQL = `
+  select coalesce(jsonb_agg(jsonb_build_object('collection', s.collection, 'id', s.id, 'version', s.version,
+           'deleted', s.deleted, 'updated_at', to_char(s.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+           'data', case when s.deleted then null else to_jsonb(t) - 'id' end)), '[]')
+    from app_private.sync_records s left join public.tasks t on t.id = s.id
+   where s.collection = $1 and s.id in (select jsonb_array_elements_text($2)::uuid)`;
+
+function explainSteps(label: string, plan: ExplainOutput): Step[] {
+  const steps: Step[] = [
+    { step: `  ${label} under EXPLAIN ANALYZE: planning`, ms: plan["Planning Time"] },
+    { step: `  ${label} under EXPLAIN ANALYZE: execution`, ms: plan["Execution Time"] },
+  ];
+  for (const node of modifyNodes(plan.Plan)) steps.push({ step: `    write ${node["Relation Name"] ?? ""} (incl. index updates)`, ms: node["Actual Total Time"] });
+  for (const trigger of plan.Triggers ?? []) {
+    const name = trigger["Trigger Name"].startsWith("RI_ConstraintTrigger") ? `foreign key check ${trigger["Constraint Name"] ?? ""}` : `trigger ${trigger["Trigger Name"]}`;
+    steps.push({ step: `    ${name} on ${trigger.Relation} (${trigger.Calls} calls)`, ms: trigger.Time });
   }
   return steps;
 }
 
+/**
+ * Runs pushBatch with every statement timed from the client; in the last
+ * round the write runs as the insert app_private.sync_apply would run (same
+ * statement) under EXPLAIN ANALYZE — which executes it, sync triggers
+ * included — followed by its read-back, and the ledger insert is explained
+ * too, so Postgres says where the write's time goes.
+ */
+export async function pushStatementProfile(stack: BenchStack, user: BenchUser, batchOps: number): Promise<Step[]> {
+  const claims = claimsOf(user);
+  const timings = new Map<string, number[]>();
+  const totals: number[] = [];
+  const explained: Step[] = [];
+  const rounds = 7;
+  // Round 0 warms up, the last runs under EXPLAIN ANALYZE, the others are timed.
+  for (let round = 0; round < rounds; round++) {
+    const timedRound = round > 0 && round < rounds - 1;
+    const explainRound = round === rounds - 1;
+    const started = now();
+    const batch = syncBatchRequestSchema.parse(JSON.parse(batchBody(taskRows(user.listId, batchOps), user.deviceId)));
+    await stack.ownerSql.begin(async (tx) => {
+      await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
+      const explain = async (label: string, query: string, params: unknown[]) => {
+        const [row] = await tx.unsafe<{ "QUERY PLAN": ExplainOutput[] }[]>(`explain (analyze, format json) ${query}`, params as never[]);
+        explained.push(...explainSteps(label, row["QUERY PLAN"][0]));
+      };
+      const timed = new Proxy(tx, {
+        get(target, property, receiver) {
+          if (property !== "unsafe") return Reflect.get(target, property, receiver);
+          // pushBatch pipelines some statements, so a statement's time here
+          // includes waiting for the one sent just before it.
+          return async (query: string, params: unknown[] = [], options?: { prepare?: boolean }) => {
+            const label = labelOf(query);
+            if (explainRound && label.startsWith("4")) {
+              const groups = JSON.parse(params[0] as string) as { collection: string; kind: string; columns: string[]; rows: { id: string }[] }[];
+              for (const group of groups.filter((g) => g.kind === "insert" && g.collection === "tasks")) {
+                // jsonb parameters as values: postgres.js serialises them (a string would become a JSON string).
+                await explain("sync_apply's insert into public.tasks", insertGroupSql("public.tasks", group.columns), [group.rows]);
+                await explain("sync_apply's read-back of the written rows", READ_BACK_SQL, ["tasks", group.rows.map((r) => r.id)]);
+              }
+              return [{ result: { failed: [], records: [] } }];
+            }
+            if (explainRound && label.startsWith("5")) {
+              await explain("the ledger insert", query, params);
+              return [];
+            }
+            if (explainRound && label.startsWith("2")) await explain("the read statement", query, params);
+            const t0 = now();
+            const rows = await target.unsafe(query, params as never[], options);
+            if (timedRound) timings.set(label, [...(timings.get(label) ?? []), now() - t0]);
+            return rows;
+          };
+        },
+      });
+      await pushBatch(timed, batch, user.sessionId, DEFAULT_LIMITS);
+    });
+    if (timedRound) totals.push(now() - started);
+  }
+  const steps: Step[] = [{ step: "  pushBatch transaction, total (BEGIN … COMMIT)", ms: median(totals) }];
+  const ordered = [...timings].sort(([a], [b]) => a.localeCompare(b));
+  for (const [label, times] of ordered) steps.push({ step: `  pushBatch statement ${label}`, ms: median(times) });
+  const statementsMs = ordered.reduce((sum, [, times]) => sum + median(times), 0);
+  steps.push({ step: "  rest of the transaction: BEGIN, claims, planBatch, COMMIT (WAL flush)", ms: median(totals) - statementsMs });
+  return [...steps, ...explained];
+}
+
 /** The floor's page query and a bare round trip timed from inside Deno (bench/deno-db-probe.ts). */
 export async function denoDatabaseProbe(stack: BenchStack, user: BenchUser, pageSize: number, samples: number, records: number): Promise<{ roundTripMs: number; pageMs: number }> {
+  const positions = await samplePositions(stack, user, samples + 1, records, pageSize);
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn(DENO, [
       "run", "--config", path.join(ROOT, "functions/api/deno.json"), "--lock", path.join(ROOT, "functions/api/deno.lock"),
       "--allow-net", "--allow-env", "--allow-read", path.join(ROOT, "bench/deno-db-probe.ts"),
     ], {
-      env: denoEnv({ PROBE_DB_URL: stack.database.ownerDbUrl, PROBE_USER_ID: user.userId, PROBE_PAGE_SIZE: String(pageSize), PROBE_SAMPLES: String(samples), PROBE_RECORDS: String(records) }),
+      env: denoEnv({ PROBE_DB_URL: stack.database.ownerDbUrl, PROBE_SQL: FLOOR_PAGE_SQL, PROBE_LIST_ID: user.listId, PROBE_AFTER_IDS: JSON.stringify(positions), PROBE_PAGE_SIZE: String(pageSize), PROBE_SAMPLES: String(samples) }),
       stdio: ["ignore", "pipe", "inherit"],
     });
     let out = "";
@@ -261,40 +311,37 @@ function describeNodes(node: TimedNode, depth: number, out: Step[]): void {
 }
 
 /**
- * The pull's statement (readChangesPage) under EXPLAIN ANALYZE as the
- * function runs it, next to the floor's page query: where Postgres spends a
- * page's time.
+ * The pull's full-sync statement (readChangesPage) under EXPLAIN ANALYZE as
+ * the function runs it, next to the floor's page query: where Postgres
+ * spends a page's time.
  */
-export async function pullStatementProfile(stack: BenchStack, user: BenchUser, pageSize: number, afterSeq: number): Promise<Step[]> {
+export async function pullStatementProfile(stack: BenchStack, user: BenchUser, pageSize: number, afterId: string): Promise<Step[]> {
   const claims = claimsOf(user);
   const steps: Step[] = [];
   await stack.ownerSql.begin(async (tx) => {
     await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
     let plan: { Plan: TimedNode; "Execution Time": number; "Planning Time": number } | undefined;
-    // readChangesPage runs one tagged-template query: run it under EXPLAIN ANALYZE instead.
+    // readChangesPage runs one statement through tx.unsafe: run it under EXPLAIN ANALYZE instead.
     const explaining = new Proxy(tx, {
-      apply(target, _this, [strings, ...values]: [TemplateStringsArray, ...unknown[]]) {
-        const prefixed = Object.assign([`explain (analyze, format json) ${strings[0]}`, ...strings.slice(1)], { raw: [`explain (analyze, format json) ${strings.raw[0]}`, ...strings.raw.slice(1)] });
-        return (target as unknown as (s: TemplateStringsArray, ...v: unknown[]) => Promise<{ "QUERY PLAN": (typeof plan)[] }[]>)(prefixed, ...values).then((rows) => {
+      get(target, property, receiver) {
+        if (property !== "unsafe") return Reflect.get(target, property, receiver);
+        return async (query: string, params: unknown[]) => {
+          const rows = await target.unsafe<{ "QUERY PLAN": (typeof plan)[] }[]>(`explain (analyze, format json) ${query}`, params as never[]);
           plan = rows[0]["QUERY PLAN"][0];
-          return [{ head_seq: null, purged_through_seq: null, fetched: 0, last_page_seq: null, changes: "[]" }];
-        });
+          return [{ upper: "1", horizon: "0", server_time: "", fetched: 0, last_key: null, changes: "[]" }];
+        };
       },
     });
-    await readChangesPage(explaining as unknown as Tx, { userId: user.userId, afterSeq, tombstoneFloor: null, collections: null, limit: pageSize });
+    await readChangesPage(explaining, { mode: "full", upper: null, after: [user.listId, "tasks", afterId] as FullKey }, null, pageSize);
     if (plan) {
-      steps.push({ step: "  readChangesPage under EXPLAIN ANALYZE (as authenticated): planning", ms: plan["Planning Time"] });
-      steps.push({ step: "  readChangesPage under EXPLAIN ANALYZE (as authenticated): execution", ms: plan["Execution Time"] });
+      steps.push({ step: "  readChangesPage (full sync) under EXPLAIN ANALYZE (as authenticated): planning", ms: plan["Planning Time"] });
+      steps.push({ step: "  readChangesPage (full sync) under EXPLAIN ANALYZE (as authenticated): execution", ms: plan["Execution Time"] });
       describeNodes(plan.Plan, 0, steps);
     }
+    await tx`select set_config('role', 'tidesync_owner', true)`;
     const [floor] = await tx.unsafe<{ "QUERY PLAN": { "Execution Time": number; "Planning Time": number }[] }[]>(
-      `explain (analyze, format json)
-       select coalesce(json_agg(json_build_object('collection', p.collection, 'id', p.id, 'version', p.version, 'deleted', p.deleted, 'data', p.data,
-                'updated_at', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) order by p.change_seq), '[]'::json)::text
-         from (select * from app_private.records r where r.user_id = $1::uuid and r.change_seq > $2::bigint order by r.change_seq limit $3) p`,
-      [user.userId, afterSeq, pageSize],
-    );
-    steps.push({ step: "  the floor's page query under EXPLAIN ANALYZE: execution", ms: floor["QUERY PLAN"][0]["Execution Time"] });
+      `explain (analyze, format json) ${FLOOR_PAGE_SQL}`, [[user.listId], afterId, pageSize] as never[]);
+    steps.push({ step: "  the floor's page query under EXPLAIN ANALYZE (as the owner): execution", ms: floor["QUERY PLAN"][0]["Execution Time"] });
   });
   return steps;
 }

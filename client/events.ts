@@ -1,12 +1,19 @@
 // Events the sync client emits, for the app to show or log. The one an app
 // must not ignore is `write_discarded`: a local write (or part of it) that
-// will never reach the server, and why.
+// will never reach the server, and why. `op_rejected` with error.code
+// FORBIDDEN (e.g. a viewer's edit) or NOT_FOUND (a record or list the user
+// cannot see, or no longer) is how an app learns about a refused write.
 import type { SyncOp, SyncOpError, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import type { ConflictResolution } from "./rebase.ts";
 
 export interface WriteDiscardedEvent {
   type: "write_discarded";
-  reason: "conflict" | "rejected";
+  /**
+   * conflict: another device's change won; rejected: the server refused the op;
+   * deleted: the record was deleted on the server before the op was sent;
+   * access_revoked: the user lost access to the record (e.g. was removed from its list).
+   */
+  reason: "conflict" | "rejected" | "deleted" | "access_revoked";
   collection: string;
   record_id: string;
   /** The op as it was sent. */
@@ -31,7 +38,12 @@ export interface ConflictEvent {
 export interface OpRejectedEvent {
   type: "op_rejected";
   op: SyncOp;
+  /** error.code: VALIDATION_FAILED, PAYLOAD_TOO_LARGE, QUOTA_EXCEEDED, FORBIDDEN or NOT_FOUND. */
   error: SyncOpError;
+  /** The server's current record, which the local row shows again (the op no longer applies on top); absent when the server sent none. */
+  record?: SyncRecord;
+  /** NOT_FOUND without a record: the user cannot see the record, so its local row and its other queued ops were dropped. */
+  dropped: boolean;
 }
 
 export interface ResyncEvent {

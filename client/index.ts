@@ -26,5 +26,5 @@ export type { LocalRecord } from "./local-view.ts";
 export { enqueueOp } from "./outbox.ts";
 export { type ConflictHandler, type ConflictInfo, type ConflictResolution, serverWinsPerField } from "./rebase.ts";
 export type { StatusListener, SyncState, SyncStatus } from "./status.ts";
-export { MemoryStorage, type PendingOp, type RecordData, type StorageChange, type StoredState, type SyncStorage } from "./storage.ts";
+export { MemoryStorage, type PendingOp, type RecordData, type ServerSchema, type StorageChange, type StoredState, type SyncStorage } from "./storage.ts";
 export { type SyncReport, TidesyncClient, type TidesyncClientOptions } from "./sync-client.ts";

@@ -3,10 +3,14 @@
 // a file). The client keeps a copy in memory and hands every change to the
 // adapter as ONE `apply` call that must be atomic: either all of it is durable
 // or none of it is. That is the whole contract; see client/README.md.
+import type { MetaResponse } from "../functions/_shared/schemas/meta.ts";
 import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 
 /** The fields of a record (what `data` holds on the wire). */
 export type RecordData = NonNullable<SyncRecord["data"]>;
+
+/** The server's collections and their fields, as GET /v1/meta last published them. */
+export type ServerSchema = Pick<MetaResponse, "collections" | "collection_schemas">;
 
 /** An op waiting in the outbox, in the order the app wrote it. */
 export interface PendingOp {
@@ -34,10 +38,14 @@ export interface StoredState {
   outbox: PendingOp[];
   /** The pull cursor; null before the first complete pull and after a resync. */
   cursor: string | null;
+  /** What the last GET /v1/meta said about the collections (absent or null until the first one). */
+  schema?: ServerSchema | null;
 }
 
 /** One atomic change to the store. Absent fields mean "unchanged". */
 export interface StorageChange {
+  /** Remove by (collection, id): records the user can no longer see. Applied before `putRecords`. */
+  deleteRecords?: { collection: string; id: string }[];
   /** Insert or replace by (collection, id). */
   putRecords?: SyncRecord[];
   /** Insert or replace by op_id; a replaced op keeps its place in the outbox, a new one goes last. */
@@ -46,6 +54,8 @@ export interface StorageChange {
   deleteOps?: string[];
   /** The new cursor (null clears it). */
   cursor?: string | null;
+  /** The server's collections, replaced whole. */
+  schema?: ServerSchema | null;
 }
 
 export interface SyncStorage {
@@ -68,24 +78,28 @@ export class StateMaps {
   readonly records = new Map<string, SyncRecord>();
   readonly outbox = new Map<string, PendingOp>();
   cursor: string | null = null;
+  schema: ServerSchema | null = null;
 
   static from(state: StoredState): StateMaps {
     const maps = new StateMaps();
     for (const record of state.records) maps.records.set(recordKey(record.collection, record.id), record);
     for (const pending of state.outbox) maps.outbox.set(pending.op.op_id, pending);
     maps.cursor = state.cursor;
+    maps.schema = state.schema ?? null;
     return maps;
   }
 
   apply(change: StorageChange): void {
+    for (const { collection, id } of change.deleteRecords ?? []) this.records.delete(recordKey(collection, id));
     for (const record of change.putRecords ?? []) this.records.set(recordKey(record.collection, record.id), record);
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
     for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
+    if (change.schema !== undefined) this.schema = change.schema;
   }
 
   toState(): StoredState {
-    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor };
+    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema };
   }
 }
 

@@ -10,11 +10,12 @@
 // - Sent ops are resent before any new op is sent, in outbox order.
 // - Every state change (outbox, records, cursor) is one atomic storage.apply,
 //   made under one mutex, so a crash never leaves half of a server answer.
+// - A record the server says this user cannot see (deleted, access revoked,
+//   NOT_FOUND) leaves the device: its row and every queued op for it.
+// - Ids are uuids, kept lower-case (the server compares and returns them so).
 import { z } from "zod";
-import { findCollection } from "../functions/_shared/collections.ts";
 import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
 import type { ChangesResponse, SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../functions/_shared/schemas/sync.ts";
-import { validationMessage, zodIssuesToDetails } from "../functions/_shared/validation-details.ts";
 import type { TidesyncApi } from "./api-client.ts";
 import {
   isRetryable,
@@ -26,13 +27,14 @@ import {
   TidesyncValidationError,
 } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
-import type { SyncEvent, SyncEventListener } from "./events.ts";
+import { CollectionCatalog } from "./collection-catalog.ts";
+import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, serverWinsPerField } from "./rebase.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
-import { type PendingOp, type RecordData, recordKey, type StorageChange, StateMaps, type SyncStorage } from "./storage.ts";
+import { type PendingOp, type RecordData, recordKey, type ServerSchema, type StorageChange, StateMaps, type SyncStorage } from "./storage.ts";
 
 export interface TidesyncClientOptions {
   api: TidesyncApi;
@@ -55,7 +57,12 @@ export interface TidesyncClientOptions {
   pullLimit?: number;
   /** Most push batches in one sync() (the rest waits for the next sync). Default 100. */
   maxBatchesPerSync?: number;
-  /** Check each write against the shared collection schemas before queueing it (default true). */
+  /**
+   * Check each write against the server's collections and field types before
+   * queueing it (default true). They come from GET /v1/meta, fetched by the
+   * first sync of each open client and stored; until a device has seen them
+   * once, writes are queued unchecked (the server validates them anyway).
+   */
   validate?: boolean;
   /** Injectable for tests and for platforms without crypto.randomUUID (e.g. expo-crypto). */
   generateId?: () => string;
@@ -84,6 +91,11 @@ function defaultGenerateId(): string {
   return globalThis.crypto.randomUUID();
 }
 
+/** What an op of a record the user cannot see anymore loses: its fields, or the whole delete (null). */
+function lostFields(op: SyncOp): string[] | null {
+  return op.type === "upsert" ? Object.keys(op.data ?? {}) : null;
+}
+
 export class TidesyncClient {
   private readonly api: TidesyncApi;
   private readonly storage: SyncStorage;
@@ -105,6 +117,10 @@ export class TidesyncClient {
   private isolateLimit = Number.POSITIVE_INFINITY;
   private running: Promise<SyncReport> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** The server's collections (null until a GET /v1/meta was seen on this device). */
+  private catalog: CollectionCatalog | null;
+  /** GET /v1/meta was fetched since this client was opened. */
+  private schemaFetched = false;
 
   private constructor(private readonly options: TidesyncClientOptions, private readonly maps: StateMaps) {
     if (!uuid.safeParse(options.installationId).success) throw new TypeError("installationId must be a uuid");
@@ -121,6 +137,7 @@ export class TidesyncClient {
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? (() => new Date());
     this.statusStore = new StatusStore({ state: "online", pending: maps.outbox.size, lastSyncedAt: null, lastErrorCode: null });
+    this.catalog = maps.schema ? new CollectionCatalog(maps.schema) : null;
   }
 
   /** Loads the device's store and returns a client on it. */
@@ -151,8 +168,9 @@ export class TidesyncClient {
   }
 
   // ------------------------------------------------------------- local reads
-  /** The record as the app sees it (server state + pending local writes), tombstones included. */
+  /** The record as the app sees it (server state + pending local writes), tombstones included. Ids match in any case. */
   get(collection: string, id: string): LocalRecord | undefined {
+    id = id.toLowerCase();
     const ops = pendingFor(this.maps.outbox.values(), collection, id).map((p) => p.op);
     return localView(collection, id, this.maps.records.get(recordKey(collection, id)), ops);
   }
@@ -186,22 +204,39 @@ export class TidesyncClient {
     return [...this.maps.records.values()];
   }
 
+  /** The server's collections and their fields as this device last saw them (GET /v1/meta), or null. */
+  get schema(): ServerSchema | null {
+    return this.catalog?.schema ?? null;
+  }
+
+  /** Fetches GET /v1/meta now and checks later writes against it (sync() does this once per open client). */
+  async refreshSchema(): Promise<ServerSchema> {
+    const meta = await this.withRetry(() => this.api.meta());
+    const schema: ServerSchema = { collections: meta.collections, collection_schemas: meta.collection_schemas };
+    await this.mutex.run(() => this.commit({ schema }));
+    this.catalog = new CollectionCatalog(schema);
+    this.schemaFetched = true;
+    return schema;
+  }
+
   // ------------------------------------------------------------ local writes
   /** Creates a record with a new id and returns the id. */
   async create(collection: string, data: RecordData): Promise<string> {
-    const id = this.generateId();
+    const id = this.newId();
     await this.upsert(collection, id, data);
     return id;
   }
 
   /** Sets the fields in `patch` (others unchanged); creates the record if it does not exist. */
   async upsert(collection: string, id: string, patch: RecordData): Promise<void> {
-    this.checkWrite(collection, id, patch);
-    const data = JSON.parse(JSON.stringify(patch)) as RecordData;
+    id = this.checkId(id);
+    const copy = JSON.parse(JSON.stringify(patch)) as RecordData;
     await this.mutex.run(async () => {
+      const view = this.get(collection, id);
+      const data = this.checkData(collection, copy, !view || view.deleted) ?? copy;
       const server = this.maps.records.get(recordKey(collection, id));
       const pending: PendingOp = {
-        op: { op_id: this.generateId(), collection, record_id: id, type: "upsert", base_version: server?.version ?? null, data },
+        op: { op_id: this.newId(), collection, record_id: id, type: "upsert", base_version: server?.version ?? null, data },
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };
@@ -211,13 +246,14 @@ export class TidesyncClient {
 
   /** Deletes the record (a no-op if it is unknown or already deleted here). */
   async delete(collection: string, id: string): Promise<void> {
-    this.checkWrite(collection, id, null);
+    id = this.checkId(id);
+    this.checkData(collection, null, false);
     await this.mutex.run(async () => {
       const view = this.get(collection, id);
       if (!view || view.deleted) return;
       const server = this.maps.records.get(recordKey(collection, id));
       const pending: PendingOp = {
-        op: { op_id: this.generateId(), collection, record_id: id, type: "delete", base_version: server?.version ?? null },
+        op: { op_id: this.newId(), collection, record_id: id, type: "delete", base_version: server?.version ?? null },
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };
@@ -225,21 +261,23 @@ export class TidesyncClient {
     });
   }
 
-  private checkWrite(collection: string, id: string, patch: RecordData | null): void {
+  /** A new lower-case uuid (generateId may be a platform's, e.g. Swift's upper-case UUID strings). */
+  private newId(): string {
+    return this.generateId().toLowerCase();
+  }
+
+  /** The id as stored and sent: a uuid, lower-cased. */
+  private checkId(id: string): string {
     if (!uuid.safeParse(id).success) {
       throw new TidesyncValidationError("1 field is invalid", [{ field: "/record_id", code: "invalid_format", message: "must be a uuid" }]);
     }
-    if (this.options.validate === false) return;
-    const definition = findCollection(collection);
-    if (!definition) {
-      throw new TidesyncValidationError("1 field is invalid", [{ field: "/collection", code: "unknown_collection", message: `unknown collection ${JSON.stringify(collection)}` }]);
-    }
-    if (patch === null) return;
-    const parsed = definition.patch.safeParse(patch);
-    if (!parsed.success) {
-      const details = zodIssuesToDetails(parsed.error.issues, ["data"]);
-      throw new TidesyncValidationError(validationMessage(details), details);
-    }
+    return id.toLowerCase();
+  }
+
+  /** The data to queue, checked against the server's collections when known (null: a delete). */
+  private checkData(collection: string, data: RecordData | null, creating: boolean): RecordData | null {
+    if (this.options.validate === false || !this.catalog) return data;
+    return this.catalog.check(collection, data, creating);
   }
 
   /** Makes `change` durable, then visible. */
@@ -284,6 +322,8 @@ export class TidesyncClient {
     try {
       await this.push(report);
       await this.pull(report);
+      // Once per open client, after the data (which does not need it): the collections to check later writes against.
+      if (!this.schemaFetched) await this.refreshSchema();
       this.statusStore.update({ state: "online", lastSyncedAt: this.now().toISOString(), lastErrorCode: null });
       return report;
     } catch (error) {
@@ -374,8 +414,31 @@ export class TidesyncClient {
   private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<void> {
     await this.commit({ deleteOps: [pending.op.op_id] });
     report.rejected++;
-    this.emit({ type: "op_rejected", op: pending.op, error });
+    this.emit({ type: "op_rejected", op: pending.op, error, dropped: false });
     this.emit({ type: "write_discarded", reason: "rejected", collection: pending.op.collection, record_id: pending.op.record_id, op: pending.op, fields: null, error });
+  }
+
+  /**
+   * Forgets records this user cannot see: their rows and every op still
+   * queued for them (an op that loses something is reported with `reason`).
+   */
+  private forget(keys: Iterable<string>, outbox: Map<string, PendingOp>, reason: (op: SyncOp) => Omit<WriteDiscardedEvent, "type" | "collection" | "record_id" | "op" | "fields"> | null) {
+    const deleteRecords: { collection: string; id: string }[] = [];
+    const deleteOps: string[] = [];
+    const events: SyncEvent[] = [];
+    const gone = new Set(keys);
+    for (const key of gone) {
+      const record = this.maps.records.get(key);
+      if (record) deleteRecords.push({ collection: record.collection, id: record.id });
+    }
+    for (const { op } of [...outbox.values()]) {
+      if (!gone.has(recordKey(op.collection, op.record_id))) continue;
+      outbox.delete(op.op_id);
+      deleteOps.push(op.op_id);
+      const why = reason(op);
+      if (why) events.push({ type: "write_discarded", ...why, collection: op.collection, record_id: op.record_id, op, fields: lostFields(op) });
+    }
+    return { deleteRecords, deleteOps, events };
   }
 
   private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport): Promise<void> {
@@ -386,9 +449,12 @@ export class TidesyncClient {
     const records = new Map<string, SyncRecord>();
     const removed: string[] = [];
     const events: SyncEvent[] = [];
+    /** Records the server answered for without showing them: the user cannot see them (NOT_FOUND). */
+    const unseen = new Map<string, SyncOpError>();
     const keep = (record: SyncRecord | undefined) => {
       if (!record) return;
       const key = recordKey(record.collection, record.id);
+      unseen.delete(key);
       const current = records.get(key) ?? this.maps.records.get(key);
       if (!current || record.version > current.version) records.set(key, record);
     };
@@ -396,11 +462,12 @@ export class TidesyncClient {
     for (const [i, result] of results.entries()) {
       const pending = outbox.get(result.op_id) ?? batch[i];
       const { op } = pending;
+      const key = recordKey(op.collection, op.record_id);
       outbox.delete(op.op_id);
       removed.push(op.op_id);
       report.acknowledged++;
       if (result.status === "duplicate") report.duplicates++;
-      // A duplicate carries the outcome of the first processing; act on that.
+      // A duplicate carries the outcome of the first processing (and the record as it is now); act on that.
       const outcome = result.status === "duplicate" ? (result.original_status ?? "applied") : result.status;
 
       if (outcome === "applied") {
@@ -411,10 +478,14 @@ export class TidesyncClient {
           const base_data = op.type === "delete" ? null : { ...(later.base_data ?? {}), ...(op.data ?? {}) };
           outbox.set(later.op.op_id, { ...later, base_data });
         }
+      } else if (outcome === "conflict" && !result.record) {
+        // A repeated conflict on a record the user can no longer see: nothing to rebase on.
+        report.conflicts++;
+        unseen.set(key, { code: "NOT_FOUND", message: "the record is no longer visible to you" });
+        events.push({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields: lostFields(op) });
       } else if (outcome === "conflict") {
         report.conflicts++;
-        const server = result.record;
-        if (!server) throw new TidesyncResponseError({ message: "a conflict result without the server's record", status: 200 });
+        const server = result.record!;
         keep(server);
         const resolution = await this.onConflict({ op, server, baseData: pending.base_data });
         const fields = discardedFields(op, server, resolution);
@@ -422,7 +493,7 @@ export class TidesyncClient {
         let rebased: SyncOp | null = null;
         // A later local delete of the record supersedes whatever this op still wanted.
         if (resolution.type !== "discard" && !later.some((p) => p.op.type === "delete")) {
-          const base = { op_id: this.generateId(), collection: op.collection, record_id: op.record_id, base_version: server.version };
+          const base = { op_id: this.newId(), collection: op.collection, record_id: op.record_id, base_version: server.version };
           if (resolution.type === "delete") {
             rebased = { ...base, type: "delete" };
           } else {
@@ -440,14 +511,25 @@ export class TidesyncClient {
       } else {
         report.rejected++;
         const error: SyncOpError = result.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
-        events.push({ type: "op_rejected", op, error });
+        // The local row shows the server's record again (this op no longer applies on top).
+        keep(result.record);
+        const dropped = !result.record && error.code === "NOT_FOUND";
+        if (dropped) unseen.set(key, error);
+        events.push({ type: "op_rejected", op, error, ...(result.record ? { record: result.record } : {}), dropped });
         events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
       }
     }
 
+    const forgotten = this.forget(unseen.keys(), outbox, (op) => ({ reason: "rejected", error: unseen.get(recordKey(op.collection, op.record_id)) }));
+    for (const { collection, id } of forgotten.deleteRecords) records.delete(recordKey(collection, id));
     const putOps = [...outbox.values()].filter((p) => this.maps.outbox.get(p.op.op_id) !== p);
-    await this.commit({ putRecords: [...records.values()], deleteOps: removed, putOps });
-    for (const event of events) this.emit(event);
+    await this.commit({
+      deleteRecords: forgotten.deleteRecords,
+      putRecords: [...records.values()],
+      deleteOps: [...removed, ...forgotten.deleteOps],
+      putOps,
+    });
+    for (const event of [...events, ...forgotten.events]) this.emit(event);
   }
 
   // -------------------------------------------------------------------- pull
@@ -491,9 +573,18 @@ export class TidesyncClient {
 
   private async applyPage(page: ChangesResponse, full: boolean, seen: Set<string>): Promise<void> {
     const records = new Map<string, SyncRecord>();
+    /** Records gone for this user, with why: deleted, or access revoked. */
+    const gone = new Map<string, "deleted" | "access_revoked">();
     for (const change of page.changes) {
       const key = recordKey(change.collection, change.id);
       seen.add(key);
+      if (change.deleted) {
+        // Always applies: a removal may carry the very version this device holds.
+        records.delete(key);
+        gone.set(key, change.reason ?? "deleted");
+        continue;
+      }
+      gone.delete(key);
       const current = records.get(key) ?? this.maps.records.get(key);
       if (!current || change.version > current.version) records.set(key, change);
     }
@@ -503,11 +594,24 @@ export class TidesyncClient {
     if (full && !page.has_more) {
       cursor = page.cursor;
       const scope = this.options.collections ? new Set(this.options.collections) : null;
+      // Not listed by a full pull: deleted, or no longer visible to this user.
       for (const [key, record] of this.maps.records) {
-        if (record.deleted || seen.has(key) || (scope && !scope.has(record.collection))) continue;
-        records.set(key, { ...record, deleted: true, data: null });
+        if (seen.has(key) || (scope && !scope.has(record.collection))) continue;
+        gone.set(key, "deleted");
       }
     }
-    await this.commit({ putRecords: [...records.values()], ...(cursor === undefined ? {} : { cursor }) });
+    const outbox = new Map(this.maps.outbox);
+    const forgotten = this.forget(gone.keys(), outbox, (op) => {
+      const reason = gone.get(recordKey(op.collection, op.record_id))!;
+      // Deleting a record that is deleted loses nothing.
+      return reason === "deleted" && op.type === "delete" ? null : { reason };
+    });
+    await this.commit({
+      deleteRecords: forgotten.deleteRecords,
+      putRecords: [...records.values()],
+      deleteOps: forgotten.deleteOps,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    for (const event of forgotten.events) this.emit(event);
   }
 }

@@ -19,6 +19,7 @@ import { startEmbeddedPostgres } from "./lib/embedded-postgres.ts";
 import { type FunctionsProcess, startFunctionsProcess } from "./lib/functions-process.ts";
 import { ROOT } from "./lib/paths.ts";
 import { isShuttingDown, onShutdown, runCleanups } from "./lib/shutdown.ts";
+import { loadSampleTodo } from "./seed/sample-todo.ts";
 import { loadSampleUsers } from "./seed/sample-users.ts";
 import postgres from "postgres";
 
@@ -118,6 +119,8 @@ async function main(): Promise<void> {
   })));
 
   const api = `${functions.apiUrl}/v1`;
+  // The sample list Alice shares with Bob (fixtures/sample-todo.json).
+  const shared = (await loadSampleTodo()).lists.find((l) => !l.personal && l.members.length > 0);
   const lines = [
     "",
     "━━ tidesync is up (development only) ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━",
@@ -133,6 +136,13 @@ async function main(): Promise<void> {
     "Try:",
     `  curl ${api}/meta`,
     `  curl -H "Authorization: Bearer ${users[0]?.token}" ${api}/whoami`,
+    "",
+    "Watch Bob's device receive Alice's change (Alice shares \"Groceries (sample)\" with Bob as editor):",
+    `  export API=${api} ALICE=${users[0]?.token} BOB=${users[1]?.token}`,
+    `  CURSOR=$(curl -s -H "Authorization: Bearer $BOB" "$API/sync/changes" | node -pe 'JSON.parse(require("fs").readFileSync(0)).cursor')`,
+    `  curl -s -X POST -H "Authorization: Bearer $ALICE" -H "Content-Type: application/json" "$API/sync/batch" \\`,
+    `    -d '{"ops":[{"op_id":"'$(node -pe 'crypto.randomUUID()')'","collection":"tasks","record_id":"'$(node -pe 'crypto.randomUUID()')'","type":"upsert","base_version":null,"data":{"list_id":"${shared?.id}","title":"Apples"}}]}'`,
+    `  curl -s -H "Authorization: Bearer $BOB" "$API/sync/changes?cursor=$CURSOR"    # Bob's next pull lists Alice's new task`,
     "",
     "Ctrl-C stops everything.",
     "",

@@ -3,4 +3,5 @@
 
 -- our triggers on platform tables (their functions live in our schemas)
 
+CREATE TRIGGER on_auth_user_created_create_personal_list AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_personal_list_for_new_user();
 CREATE TRIGGER on_auth_user_created_create_profile AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_profile_for_new_user();

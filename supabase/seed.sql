@@ -16,25 +16,22 @@ insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
 values ('00000000-0000-4000-8000-0000000005b0', '00000000-0000-4000-8000-000000000b0b', 'aal1', '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', 'sample session (tidesync seed)')
 on conflict (id) do nothing;
 
--- Sample to-do records (fixtures/sample-todo.json). SAMPLE DATA: lists and tasks of the sample users.
--- The head comes first: records_check_head refuses versions the head has not handed out.
-insert into app_private.sync_heads (user_id, last_seq, live_records, updated_at)
-values ('00000000-0000-4000-8000-00000000a11c', 5, 5, '2026-01-02T08:04:00Z')
-on conflict (user_id) do nothing;
-insert into app_private.records (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at) values
-  ('00000000-0000-4000-8000-00000000a11c', 'lists', '00000000-0000-4000-8000-0000000a1001', 1, 1, '{"title":"Groceries (sample)","color":"#2e7d32","position":1,"archived":false}'::jsonb, '{"title":{"v":1,"d":null},"color":{"v":1,"d":null},"position":{"v":1,"d":null},"archived":{"v":1,"d":null}}'::jsonb, false, '2026-01-02T08:00:00Z', '2026-01-02T08:00:00Z'),
-  ('00000000-0000-4000-8000-00000000a11c', 'lists', '00000000-0000-4000-8000-0000000a1002', 2, 2, '{"title":"Work (sample)","color":"#1565c0","position":2,"archived":false}'::jsonb, '{"title":{"v":2,"d":null},"color":{"v":2,"d":null},"position":{"v":2,"d":null},"archived":{"v":2,"d":null}}'::jsonb, false, '2026-01-02T08:01:00Z', '2026-01-02T08:01:00Z'),
-  ('00000000-0000-4000-8000-00000000a11c', 'tasks', '00000000-0000-4000-8000-0000000a2001', 3, 3, '{"title":"Oat milk","notes":null,"done":false,"due_date":"2026-01-03","position":1,"list_id":"00000000-0000-4000-8000-0000000a1001"}'::jsonb, '{"title":{"v":3,"d":null},"notes":{"v":3,"d":null},"done":{"v":3,"d":null},"due_date":{"v":3,"d":null},"position":{"v":3,"d":null},"list_id":{"v":3,"d":null}}'::jsonb, false, '2026-01-02T08:02:00Z', '2026-01-02T08:02:00Z'),
-  ('00000000-0000-4000-8000-00000000a11c', 'tasks', '00000000-0000-4000-8000-0000000a2002', 4, 4, '{"title":"Bread","notes":"sourdough if they have it","done":true,"due_date":null,"position":2,"list_id":"00000000-0000-4000-8000-0000000a1001"}'::jsonb, '{"title":{"v":4,"d":null},"notes":{"v":4,"d":null},"done":{"v":4,"d":null},"due_date":{"v":4,"d":null},"position":{"v":4,"d":null},"list_id":{"v":4,"d":null}}'::jsonb, false, '2026-01-02T08:03:00Z', '2026-01-02T08:03:00Z'),
-  ('00000000-0000-4000-8000-00000000a11c', 'tasks', '00000000-0000-4000-8000-0000000a2003', 5, 5, '{"title":"Draft the quarterly report","notes":null,"done":false,"due_date":"2026-01-09","position":1,"list_id":"00000000-0000-4000-8000-0000000a1002"}'::jsonb, '{"title":{"v":5,"d":null},"notes":{"v":5,"d":null},"done":{"v":5,"d":null},"due_date":{"v":5,"d":null},"position":{"v":5,"d":null},"list_id":{"v":5,"d":null}}'::jsonb, false, '2026-01-02T08:04:00Z', '2026-01-02T08:04:00Z')
+-- Sample to-do app (fixtures/sample-todo.json). SAMPLE DATA: lists, members and tasks of the sample users.
+-- The sync triggers record every row; a list's creator becomes its owner.
+insert into public.lists (id, title, color, position, archived, created_by, created_at) values
+  ('00000000-0000-4000-8000-0000000a1001', 'Groceries (sample)', '#2e7d32', '1', 'false', '00000000-0000-4000-8000-00000000a11c', '2026-01-02T08:00:00Z'),
+  ('00000000-0000-4000-8000-0000000a1002', 'Work (sample)', '#1565c0', '2', 'false', '00000000-0000-4000-8000-00000000a11c', '2026-01-02T08:01:00Z'),
+  ('00000000-0000-4000-8000-0000000b1001', 'Weekend (sample)', null, '1', 'false', '00000000-0000-4000-8000-000000000b0b', '2026-01-02T09:00:00Z')
 on conflict do nothing;
-insert into app_private.sync_heads (user_id, last_seq, live_records, updated_at)
-values ('00000000-0000-4000-8000-000000000b0b', 3, 3, '2026-01-02T09:02:00Z')
-on conflict (user_id) do nothing;
-insert into app_private.records (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at) values
-  ('00000000-0000-4000-8000-000000000b0b', 'lists', '00000000-0000-4000-8000-0000000b1001', 1, 1, '{"title":"Weekend (sample)","color":null,"position":1,"archived":false}'::jsonb, '{"title":{"v":1,"d":null},"color":{"v":1,"d":null},"position":{"v":1,"d":null},"archived":{"v":1,"d":null}}'::jsonb, false, '2026-01-02T09:00:00Z', '2026-01-02T09:00:00Z'),
-  ('00000000-0000-4000-8000-000000000b0b', 'tasks', '00000000-0000-4000-8000-0000000b2001', 2, 2, '{"title":"Fix the bike","notes":"rear brake","done":false,"due_date":"2026-01-04","position":1,"list_id":"00000000-0000-4000-8000-0000000b1001"}'::jsonb, '{"title":{"v":2,"d":null},"notes":{"v":2,"d":null},"done":{"v":2,"d":null},"due_date":{"v":2,"d":null},"position":{"v":2,"d":null},"list_id":{"v":2,"d":null}}'::jsonb, false, '2026-01-02T09:01:00Z', '2026-01-02T09:01:00Z'),
-  ('00000000-0000-4000-8000-000000000b0b', 'tasks', '00000000-0000-4000-8000-0000000b2002', 3, 3, '{"title":"Call grandma","notes":null,"done":false,"due_date":null,"position":2,"list_id":null}'::jsonb, '{"title":{"v":3,"d":null},"notes":{"v":3,"d":null},"done":{"v":3,"d":null},"due_date":{"v":3,"d":null},"position":{"v":3,"d":null},"list_id":{"v":3,"d":null}}'::jsonb, false, '2026-01-02T09:02:00Z', '2026-01-02T09:02:00Z')
+insert into public.list_members (list_id, user_id, role) values
+  ('00000000-0000-4000-8000-0000000a1001', '00000000-0000-4000-8000-000000000b0b', 'editor')
+on conflict do nothing;
+insert into public.tasks (id, list_id, title, notes, done, due_date, position, created_by, created_at) values
+  ('00000000-0000-4000-8000-0000000a2001', '00000000-0000-4000-8000-0000000a1001', 'Oat milk', null, 'false', '2026-01-03', '1', '00000000-0000-4000-8000-00000000a11c', '2026-01-02T08:02:00Z'),
+  ('00000000-0000-4000-8000-0000000a2002', '00000000-0000-4000-8000-0000000a1001', 'Bread', 'sourdough if they have it', 'true', null, '2', '00000000-0000-4000-8000-000000000b0b', '2026-01-02T08:03:00Z'),
+  ('00000000-0000-4000-8000-0000000a2003', '00000000-0000-4000-8000-0000000a1002', 'Draft the quarterly report', null, 'false', '2026-01-09', '1', '00000000-0000-4000-8000-00000000a11c', '2026-01-02T08:04:00Z'),
+  ('00000000-0000-4000-8000-0000000b2001', '00000000-0000-4000-8000-0000000b1001', 'Fix the bike', 'rear brake', 'false', '2026-01-04', '1', '00000000-0000-4000-8000-000000000b0b', '2026-01-02T09:01:00Z'),
+  ('00000000-0000-4000-8000-0000000b2002', '00000000-0000-4000-8000-000000000b0b', 'Call grandma', null, 'false', null, '2', '00000000-0000-4000-8000-000000000b0b', '2026-01-02T09:02:00Z')
 on conflict do nothing;
 
 -- Sample devices and notification preferences. SAMPLE DATA: fake devices, fake push tokens.

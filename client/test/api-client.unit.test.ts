@@ -36,7 +36,7 @@ describe("TidesyncApi", () => {
 
   it("sends no Authorization header when there is no session, and none for meta", async () => {
     const server = new FakeServer();
-    server.script = () => json(200, { api_version: "1", server_time: "2026-11-22T00:00:00Z", limits: { max_body_bytes: 1, max_ops_per_batch: 1, max_record_data_bytes: 1, default_pull_limit: 1, max_pull_limit: 1, max_collections_per_pull: 1, max_live_records_per_user: 1, retention_days: 1 }, collections: ["tasks"] });
+    server.script = () => json(200, { api_version: "1", server_time: "2026-11-22T00:00:00Z", limits: { max_body_bytes: 1, max_ops_per_batch: 1, max_record_data_bytes: 1, default_pull_limit: 1, max_pull_limit: 1, max_collections_per_pull: 1, max_live_records_per_user: 1, retention_days: 1 }, collections: ["tasks"], collection_schemas: {} });
     await api(server).meta();
     await expect(api(server, null).whoami()).rejects.toBeInstanceOf(TidesyncResponseError);
     expect(server.requests.map((r) => r.headers.get("authorization"))).toEqual([null, null]);

@@ -1,9 +1,16 @@
 // A scripted stand-in for the API, for the client's UNIT tests only (the
-// convergence suite runs the client against real Deno + Postgres). It keeps
-// one user's records with the shared merge function and an op ledger, and
-// lets each test script deviations (errors, lost answers) per request.
+// convergence suite and tests/integration/client-sharing.test.ts run the
+// client against real Deno + Postgres). It keeps one user's records with the
+// shared merge function and an op ledger, parses batches with the shared
+// request schema (ids lower-cased as the server does), publishes the shared
+// collection schemas on GET /v1/meta, and lets each test script deviations
+// (errors, lost answers, rejections, removals) per request. No permissions and
+// no column validation: tests that need a FORBIDDEN or NOT_FOUND script it.
+import { collectionNames, collectionSchemas } from "../../functions/_shared/collections.ts";
+import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
 import { mergeOp, type ServerRecord } from "../../functions/_shared/merge.ts";
-import type { SyncBatchRequest, SyncOpResult, SyncRecord } from "../../functions/_shared/schemas/sync.ts";
+import type { MetaResponse } from "../../functions/_shared/schemas/meta.ts";
+import { type SyncBatchRequest, syncBatchRequestSchema, type SyncOpResult, type SyncRecord } from "../../functions/_shared/schemas/sync.ts";
 import type { FetchFunction } from "../api-client.ts";
 
 export interface FakeRequest {
@@ -35,6 +42,8 @@ export class FakeServer {
   seq = 0;
   private calls = 0;
   script: Script | null = null;
+  /** What GET /v1/meta answers about the collections (tests may replace it). */
+  schema: Pick<MetaResponse, "collections" | "collection_schemas"> = { collections: collectionNames(), collection_schemas: collectionSchemas() };
 
   /** The fetch to give the client. */
   readonly fetch: FetchFunction = async (input, init) => {
@@ -68,7 +77,10 @@ export class FakeServer {
   }
 
   answer(request: FakeRequest): Response {
-    if (request.path === "/v1/sync/batch" && request.method === "POST") return json(200, this.applyBatch(request.body as SyncBatchRequest));
+    if (request.path === "/v1/meta" && request.method === "GET") {
+      return json(200, { api_version: "1", server_time: new Date().toISOString(), limits: DEFAULT_LIMITS, ...this.schema });
+    }
+    if (request.path === "/v1/sync/batch" && request.method === "POST") return json(200, this.applyBatch(syncBatchRequestSchema.parse(request.body)));
     if (request.path === "/v1/sync/changes" && request.method === "GET") return json(200, this.changes(request.query));
     return envelope(404, "NOT_FOUND");
   }
@@ -77,8 +89,13 @@ export class FakeServer {
     const batchFloor = this.seq;
     const results = batch.ops.map((op): SyncOpResult => {
       const earlier = this.ledger.get(op.op_id);
-      if (earlier) return { ...earlier, status: "duplicate", original_status: earlier.status as "applied" | "conflict" | "rejected" };
       const key = `${op.collection}/${op.record_id}`;
+      if (earlier) {
+        // The original outcome, with the record as it is NOW (like the real ledger).
+        const { record: _then, ...original } = earlier;
+        const now = this.records.get(key);
+        return { ...original, status: "duplicate", original_status: earlier.status as "applied" | "conflict" | "rejected", ...(now ? { record: toWire(now) } : {}) };
+      }
       const current = this.records.get(key) ?? null;
       const merged = mergeOp(current, op, { collection: op.collection, id: op.record_id, deviceId: batch.device_id ?? null, seq: this.seq + 1, now: new Date().toISOString(), batchFloor });
       let result: SyncOpResult;
@@ -121,4 +138,7 @@ export function idSequence(prefix = 0): () => string {
 }
 
 export const INSTALLATION_ID = "11111111-1111-4111-8111-111111111111";
+
+/** The list the tests' tasks belong to (a task needs one once the client knows the schema). */
+export const LIST_ID = "00000000-0000-4000-8000-0000000001d0";
 

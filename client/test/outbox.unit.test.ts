@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { enqueueOp } from "../outbox.ts";
 import type { PendingOp } from "../storage.ts";
-import { FakeServer } from "./fake-server.ts";
+import { FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 const REC = "00000000-0000-4000-8000-00000000aaaa";
@@ -106,7 +106,8 @@ describe("the client's outbox", () => {
   it("refuses a write the collection schema refuses, before queueing it", async () => {
     const server = new FakeServer();
     const { client } = await openClient(server);
-    await expect(client.create("tasks", { title: "" })).rejects.toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/data/title", code: "too_short" }] });
+    await client.refreshSchema();
+    await expect(client.create("tasks", { list_id: LIST_ID, title: "" })).rejects.toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/data/title", code: "too_short" }] });
     await expect(client.create("nope", { title: "x" })).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
     expect(client.status.pending).toBe(0);
   });

@@ -1,15 +1,15 @@
 // 410 RESYNC_REQUIRED: the client drops its cursor, pulls from scratch,
-// forgets records the server no longer has, and keeps its outbox.
+// forgets records the server no longer lists, and keeps its outbox.
 import { describe, expect, it } from "vitest";
 import type { SyncEvent } from "../events.ts";
-import { envelope, FakeServer } from "./fake-server.ts";
+import { envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 const A = "00000000-0000-4000-8000-0000000000a1";
 const B = "00000000-0000-4000-8000-0000000000b2";
 
 describe("410 resync", () => {
-  it("pulls from scratch, marks vanished records deleted and keeps pending writes", async () => {
+  it("pulls from scratch, drops vanished records and keeps pending writes", async () => {
     const server = new FakeServer();
     server.write("tasks", A, { type: "upsert", data: { title: "A" } });
     server.write("tasks", B, { type: "upsert", data: { title: "B" } });
@@ -26,7 +26,7 @@ describe("410 resync", () => {
     server.script = (request) => {
       if (request.path === "/v1/sync/changes" && request.query.has("cursor")) {
         // The app writes during the pull; the resync must not lose it.
-        pendingWrite ??= client.create("tasks", { title: "written during resync" }).then(() => {});
+        pendingWrite ??= client.create("tasks", { list_id: LIST_ID, title: "written during resync" }).then(() => {});
         return envelope(410, "RESYNC_REQUIRED");
       }
       return undefined;
@@ -38,7 +38,8 @@ describe("410 resync", () => {
     const pulls = server.requests.filter((r) => r.path === "/v1/sync/changes");
     expect(pulls.at(-1)?.query.has("cursor")).toBe(false);
     expect(client.get("tasks", A)?.data).toEqual({ title: "A2" });
-    expect(client.get("tasks", B)?.deleted).toBe(true);
+    expect(client.get("tasks", B)).toBeUndefined();
+    expect(client.serverRecords().map((r) => r.id)).not.toContain(B);
     expect(client.list("tasks").map((r) => r.data?.title).sort()).toEqual(["A2", "written during resync"]);
     expect(client.pendingOps().map((p) => p.op.data?.title)).toEqual(["written during resync"]);
 

@@ -2,7 +2,7 @@
 // keeps every op_id, and drops (and reports) an op too large to send alone.
 import { describe, expect, it } from "vitest";
 import type { SyncEvent } from "../events.ts";
-import { envelope, FakeServer } from "./fake-server.ts";
+import { envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 describe("413 splitting", () => {
@@ -31,7 +31,7 @@ describe("413 splitting", () => {
     for (let i = 0; i < 8; i++) await client.create("tasks", { title: `a${i}` });
     await client.sync();
     const before = server.batches().length;
-    for (let i = 0; i < 3; i++) await client.create("tasks", { title: `b${i}` });
+    for (let i = 0; i < 3; i++) await client.create("tasks", { list_id: LIST_ID, title: `b${i}` });
     await client.sync();
     expect(server.batches().slice(before).map((b) => b.ops.length)).toEqual([2, 1]);
   });

@@ -2,7 +2,7 @@
 // last error code; listeners subscribe and unsubscribe.
 import { describe, expect, it } from "vitest";
 import type { SyncStatus } from "../status.ts";
-import { envelope, FakeServer } from "./fake-server.ts";
+import { envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 describe("sync status", () => {
@@ -19,7 +19,7 @@ describe("sync status", () => {
     expect(client.status).toEqual({ state: "online", pending: 0, lastSyncedAt: "2026-11-22T10:00:00.000Z", lastErrorCode: null });
     unsubscribe();
     const count = seen.length;
-    await client.create("tasks", { title: "c" });
+    await client.create("tasks", { list_id: LIST_ID, title: "c" });
     expect(seen).toHaveLength(count);
   });
 

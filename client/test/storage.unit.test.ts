@@ -23,6 +23,7 @@ function op(id: string, title: string): PendingOp {
   return { op: { op_id: id, collection: "tasks", record_id: "00000000-0000-4000-8000-000000000001", type: "upsert", base_version: null, data: { title } }, sent: false, base_data: null };
 }
 const RECORD = { collection: "tasks", id: "00000000-0000-4000-8000-000000000001", version: 4, deleted: false, data: { title: "x" }, updated_at: "2026-11-22T00:00:00.000Z" };
+const SCHEMA = { collections: ["tasks"], collection_schemas: {} };
 const OP_A = "00000000-0000-4000-8000-0000000000a0";
 const OP_B = "00000000-0000-4000-8000-0000000000b0";
 const OP_C = "00000000-0000-4000-8000-0000000000c0";
@@ -34,10 +35,10 @@ const adapters: [string, () => Promise<SyncStorage>][] = [
 
 describe.each(adapters)("%s", (_name, make) => {
   it("starts empty", async () => {
-    expect(await (await make()).load()).toEqual({ records: [], outbox: [], cursor: null });
+    expect(await (await make()).load()).toEqual({ records: [], outbox: [], cursor: null, schema: null });
   });
 
-  it("applies changes: records by key, outbox in order (a replaced op keeps its place), cursor", async () => {
+  it("applies changes: records by key, outbox in order (a replaced op keeps its place), cursor, schema", async () => {
     const storage = await make();
     await storage.apply({ putOps: [op(OP_A, "a"), op(OP_B, "b"), op(OP_C, "c")], putRecords: [RECORD], cursor: "c1" });
     await storage.apply({ putOps: [op(OP_A, "a2")], deleteOps: [OP_B], putRecords: [{ ...RECORD, version: 5 }] });
@@ -47,6 +48,8 @@ describe.each(adapters)("%s", (_name, make) => {
     expect(state.cursor).toBe("c1");
     await storage.apply({ cursor: null });
     expect((await storage.load()).cursor).toBeNull();
+    await storage.apply({ deleteRecords: [{ collection: "tasks", id: RECORD.id }], schema: SCHEMA });
+    expect(await storage.load()).toMatchObject({ records: [], schema: SCHEMA });
   });
 
   it("hands out copies: mutating what load returned changes nothing stored", async () => {
@@ -62,7 +65,7 @@ describe("FileStorage", () => {
   it("survives a restart: a new instance on the same file sees everything", async () => {
     const file = path.join(await tempDir(), "store.json");
     await new FileStorage(file).apply({ putOps: [op(OP_A, "a")], putRecords: [RECORD], cursor: "c9" });
-    expect(await new FileStorage(file).load()).toEqual({ records: [RECORD], outbox: [op(OP_A, "a")], cursor: "c9" });
+    expect(await new FileStorage(file).load()).toEqual({ records: [RECORD], outbox: [op(OP_A, "a")], cursor: "c9", schema: null });
   });
 
   it("writes through a temp file and rename, leaving no temp file behind", async () => {

@@ -1,61 +1,135 @@
-// The sync collections, declared once: each has a zod schema for the PATCH an
-// upsert op carries (every field optional, unknown fields rejected), which is
-// also what a stored record's data satisfies. GET /v1/meta lists the names,
-// POST /v1/sync/batch validates each op's data here, the client pre-checks
-// with the same schemas. The sample to-do app's `lists` and `tasks` ship as
-// the example a real app replaces.
+// The sync collections, as the database declares them: one per table made
+// syncable with app_private.enable_sync() (sync-collections.generated.ts,
+// written by `npm run generate`). From each table's columns this builds the
+// zod schemas of what an upsert may carry — a row to create (insertable
+// columns; required ones must be there) or a patch of an existing row
+// (updatable columns) — and the field list GET /v1/meta publishes. The
+// database's constraints stay the last word (functions/api/sync/db-refusal.ts).
 import { z } from "zod";
 import { storableText } from "./storable-text.ts";
+import type { GeneratedCollection, GeneratedField } from "./sync-collection-types.ts";
+import { SYNC_COLLECTIONS } from "./sync-collections.generated.ts";
 
-/** Field names become keys of records.field_versions; "*" is reserved there. */
-const FIELD_NAME = /^[a-z][a-z0-9_]{0,62}$/;
-/** Same rule as the database's records_collection_format check. */
-const COLLECTION_NAME = /^[a-z][a-z0-9_]{0,62}$/;
+export type { GeneratedCollection, GeneratedField };
 
-
-/** A patch schema: every field optional, unknown fields rejected. */
-type PatchSchema = z.ZodType<Record<string, unknown>>;
+type Patch = Record<string, unknown>;
 
 export interface CollectionDefinition {
   name: string;
-  description: string;
-  patch: PatchSchema;
+  table: string;
+  scopeColumn: string;
+  /** The collection the scope column references (its own name for a scope table). */
+  scopeCollection: string;
+  /** Its own rows are the scopes (e.g. lists). */
+  isScope: boolean;
+  fields: readonly GeneratedField[];
+  /** Validates the data of an upsert that creates the row. */
+  create: z.ZodType<Patch>;
+  /** Validates the data of an upsert that changes an existing row. */
+  update: z.ZodType<Patch>;
+  /** Constraint name → the columns it concerns. */
+  constraints: Readonly<Record<string, string[]>>;
 }
 
-function collection(name: string, description: string, fields: z.ZodRawShape): CollectionDefinition {
-  if (!COLLECTION_NAME.test(name)) throw new Error(`collection name ${name} must match ${COLLECTION_NAME}`);
-  for (const field of Object.keys(fields)) {
-    if (!FIELD_NAME.test(field)) throw new Error(`field ${name}.${field} must match ${FIELD_NAME}`);
+const INT_RANGE: Record<string, [number, number]> = {
+  smallint: [-32768, 32767],
+  integer: [-2147483648, 2147483647],
+  bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+};
+
+/** The JSON value a column accepts (null aside). */
+export function fieldValueSchema(field: GeneratedField): z.ZodType {
+  const type = field.type.replace(/\(.*\)$/, "");
+  if (type in INT_RANGE) {
+    const [min, max] = INT_RANGE[type];
+    return z.number().int().min(min).max(max);
   }
-  return { name, description, patch: z.strictObject(fields).partial() as unknown as PatchSchema };
+  switch (type) {
+    case "uuid":
+      return z.uuid().transform((value) => value.toLowerCase());
+    case "text":
+    case "character varying": {
+      let schema = storableText(field.max_length ?? 1_000_000, field.min_length ?? 0);
+      if (field.pattern) {
+        const pattern = new RegExp(field.pattern);
+        schema = schema.refine((value) => pattern.test(value), { message: `must match ${field.pattern}`, params: { code: "invalid_format" } });
+      }
+      return schema;
+    }
+    case "boolean":
+      return z.boolean();
+    case "date":
+      return z.iso.date();
+    case "timestamp with time zone":
+      return z.iso.datetime({ offset: true });
+    case "double precision":
+    case "real":
+    case "numeric":
+      return z.number();
+    default:
+      // The database decides (and its refusal is reported per op).
+      return z.json();
+  }
 }
 
-const position = z.number().describe("sort key within its parent; any finite number (fractional indexing)");
+const readOnly = z.any().superRefine((_value, ctx) => {
+  ctx.addIssue({ code: "custom", message: "is set by the server", params: { code: "read_only" } });
+});
 
-const SAMPLE_TODO_COLLECTIONS: CollectionDefinition[] = [
-  collection("lists", "Sample to-do app: a list of tasks.", {
-    title: storableText(200, 1),
-    color: z.string().regex(/^#[0-9a-fA-F]{6}$/, "must be a #rrggbb color").nullable(),
-    position,
-    archived: z.boolean(),
-  }),
-  collection("tasks", "Sample to-do app: a task, optionally in a list.", {
-    title: storableText(200, 1),
-    notes: storableText(10_000).nullable(),
-    done: z.boolean(),
-    due_date: z.iso.date().nullable().describe("a calendar date, YYYY-MM-DD"),
-    position,
-    list_id: z.uuid().nullable().describe("id of a record in `lists` (not checked: it may arrive in a later batch)"),
-  }),
-];
+/** The create or update schema of a table's fields (also what the client builds from GET /v1/meta). */
+export function schemaFor(collection: Pick<GeneratedCollection, "fields">, mode: "create" | "update"): z.ZodType<Patch> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const field of collection.fields) {
+    const writable = mode === "create" ? field.insertable : field.updatable;
+    if (!writable) {
+      shape[field.name] = readOnly.optional();
+      continue;
+    }
+    const value = field.nullable ? fieldValueSchema(field).nullable() : fieldValueSchema(field);
+    const required = mode === "create" && !field.nullable && !field.has_default;
+    shape[field.name] = required ? value : value.optional();
+  }
+  return z.strictObject(shape) as unknown as z.ZodType<Patch>;
+}
 
-const REGISTRY: ReadonlyMap<string, CollectionDefinition> = new Map(SAMPLE_TODO_COLLECTIONS.map((c) => [c.name, c]));
+function define(collection: GeneratedCollection): CollectionDefinition {
+  return {
+    name: collection.name,
+    table: collection.table,
+    scopeColumn: collection.scope_column,
+    scopeCollection: collection.scope_collection,
+    isScope: collection.scope_column === "id",
+    fields: collection.fields,
+    create: schemaFor(collection, "create"),
+    update: schemaFor(collection, "update"),
+    constraints: collection.constraints,
+  };
+}
+
+const REGISTRY: ReadonlyMap<string, CollectionDefinition> = new Map(SYNC_COLLECTIONS.map((c) => [c.name, define(c)]));
 
 export function collectionNames(): string[] {
   return [...REGISTRY.keys()];
 }
 
+export function allCollections(): CollectionDefinition[] {
+  return [...REGISTRY.values()];
+}
+
 /** The collection's definition, or undefined for a name the server does not know. */
 export function findCollection(name: string): CollectionDefinition | undefined {
   return REGISTRY.get(name);
+}
+
+/** The collection whose rows are this collection's scopes (itself for a scope table). */
+export function scopeCollection(collection: CollectionDefinition): CollectionDefinition | undefined {
+  return REGISTRY.get(collection.scopeCollection);
+}
+
+/** What GET /v1/meta publishes per collection: its scope column and each field's type and writability. */
+export function collectionSchemas(): Record<string, { scope: string; fields: Record<string, Omit<GeneratedField, "name">> }> {
+  return Object.fromEntries(allCollections().map((c) => [
+    c.name,
+    { scope: c.scopeColumn, fields: Object.fromEntries(c.fields.map(({ name, ...rest }) => [name, rest])) },
+  ]));
 }

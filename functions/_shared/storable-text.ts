@@ -5,6 +5,11 @@ import { z } from "zod";
 
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** `text` with every character Postgres cannot store replaced by U+FFFD (for text we echo, e.g. a client's key name). */
+export function toStorable(text: string): string {
+  return text.replace(new RegExp(UNSTORABLE.source, "g"), "\uFFFD");
+}
+
 /** A string Postgres can store, `min`..`max` characters. */
 export function storableText(max: number, min = 0) {
   return z.string().min(min).max(max).refine((value) => !UNSTORABLE.test(value), {

@@ -3,6 +3,7 @@
 // function (request validation) and the client (local pre-checks).
 import type { z } from "zod";
 import type { FieldDetail } from "./errors.ts";
+import { toStorable } from "./storable-text.ts";
 
 export function jsonPointer(path: readonly PropertyKey[]): string {
   if (path.length === 0) return "";
@@ -81,4 +82,21 @@ export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: 
 
 export function validationMessage(details: readonly FieldDetail[]): string {
   return details.length === 1 ? "1 field is invalid" : `${details.length} fields are invalid`;
+}
+
+/** At most this many details go into an answer (and the ledger); the message still counts them all. */
+export const MAX_FIELD_DETAILS = 20;
+const MAX_POINTER_LENGTH = 256;
+
+/**
+ * Details bounded in count and size, with characters Postgres cannot store
+ * (NUL, unpaired surrogates: they may come from the client's own key names)
+ * replaced, so an answer stays small and the ledger can always keep it.
+ */
+export function boundedDetails(details: readonly FieldDetail[]): FieldDetail[] {
+  return details.slice(0, MAX_FIELD_DETAILS).map((detail) => ({
+    field: toStorable(detail.field).slice(0, MAX_POINTER_LENGTH),
+    code: detail.code,
+    message: toStorable(detail.message).slice(0, MAX_POINTER_LENGTH),
+  }));
 }

@@ -3,6 +3,7 @@
 //   supabase/types/database.ts   supabase gen types typescript
 //   sql/                         reference schema for DBA review
 //   supabase/seed.sql            the sample seed, from fixtures/
+//   functions/_shared/sync-collections.generated.ts   the synced tables, from the database
 // `npm run generate:check` (--check) regenerates into a temporary directory
 // and fails, listing them, when committed files are stale, missing or extra.
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -18,6 +19,7 @@ import { buildSeed } from "../seed/build-seed.ts";
 import { generateDbTypes } from "./db-types.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
+import { readSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
 
 /** Directories owned entirely by the generator: files in them that it no longer produces are stale. */
 const OWNED_DIRS = ["sql"];
@@ -36,6 +38,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
     try {
       const schemas = await ourSchemas(sql);
       files.set("supabase/types/database.ts", await generateDbTypes(db.ownerDbUrl, schemas));
+      files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readSyncCollections(sql)));
       for (const [file, text] of await generateReferenceSchema(sql)) files.set(`sql/${file}`, text);
     } finally {
       await sql.end();

@@ -11,7 +11,7 @@ export const MIGRATIONS_DIR = "supabase/migrations";
 export const BASELINE_FILE = "supabase/migrations-baseline";
 
 export interface GitChanges {
-  /** `git log --diff-filter=MDR --name-status --format= <baseline>..HEAD -- supabase/migrations` */
+  /** `git log --first-parent --diff-filter=MDR --name-status --format= <baseline>..HEAD -- supabase/migrations` (the main line: a side branch's own history is judged by its merge) */
   committed: string;
   /** `git diff HEAD --diff-filter=MDR --name-status -- supabase/migrations` */
   uncommitted: string;
@@ -59,7 +59,7 @@ export async function checkAppendOnly(root: string): Promise<GuardResult> {
   if ((await git(root, ["cat-file", "-e", `${baseline}^{commit}`])).code !== 0) {
     throw new Error(`the baseline commit ${baseline} (${BASELINE_FILE}) is not in this clone's history; fetch the full history`);
   }
-  const committed = await git(root, ["log", "--diff-filter=MDR", "--name-status", "--format=", `${baseline}..HEAD`, "--", MIGRATIONS_DIR]);
+  const committed = await git(root, ["log", "--first-parent", "--diff-filter=MDR", "--name-status", "--format=", `${baseline}..HEAD`, "--", MIGRATIONS_DIR]);
   const uncommitted = await git(root, ["diff", "HEAD", "--diff-filter=MDR", "--name-status", "--", MIGRATIONS_DIR]);
   for (const result of [committed, uncommitted]) if (result.code !== 0) throw new Error(`git failed: ${result.stderr}`);
   return { status: "checked", baseline, violations: appendOnlyViolations({ committed: committed.stdout, uncommitted: uncommitted.stdout }) };

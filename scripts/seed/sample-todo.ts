@@ -1,69 +1,62 @@
-// Seed section: the sample to-do app's records (fixtures/sample-todo.json) for
-// the sample users, as a push would have written them: per user, versions
-// 1..n in fixture order, every field stamped with its record's version (no
-// device), and a sync head whose last_seq and live_records match. Each data
-// object is checked against its collection's schema and the size limit.
+// Seed section: the sample to-do app (fixtures/sample-todo.json) as rows of
+// public.lists, public.list_members and public.tasks. Inserted by the owner
+// role, so the sync triggers record them exactly as for any other write (the
+// list's creator becomes its owner; a personal list exists already: signup
+// created it). Each row's data is checked against its table's columns.
 import { z } from "zod";
 import { findCollection } from "../../functions/_shared/collections.ts";
-import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
-import type { FieldVersions } from "../../functions/_shared/merge.ts";
-import { recordDataBytes } from "../../functions/_shared/record-size.ts";
 import { readFixture, sqlLiteral } from "./seed-sql.ts";
 import { loadSampleUsers } from "./sample-users.ts";
 
+const row = z.object({ id: z.uuid(), created_by: z.uuid(), created_at: z.iso.datetime(), data: z.record(z.string(), z.unknown()) });
+
 export const sampleTodoSchema = z.object({
   _label: z.string().includes("SAMPLE"),
-  users: z.array(z.object({
-    user_id: z.uuid(),
-    records: z.array(z.object({
-      collection: z.string(),
-      id: z.uuid(),
-      at: z.iso.datetime(),
-      data: z.record(z.string(), z.unknown()),
-    })).min(1),
-  })),
+  lists: z.array(z.union([
+    row.extend({ personal: z.undefined().optional(), members: z.array(z.object({ user_id: z.uuid(), role: z.enum(["owner", "editor", "viewer"]) })), tasks: z.array(row) }),
+    z.object({ id: z.uuid(), personal: z.literal(true), members: z.array(z.never()).max(0), tasks: z.array(row) }),
+  ])),
 });
 export type SampleTodo = z.infer<typeof sampleTodoSchema>;
+
+function checkData(collection: string, data: Record<string, unknown>, where: string): void {
+  const parsed = findCollection(collection)!.create.safeParse(data);
+  if (!parsed.success) throw new Error(`sample-todo.json: ${where}: ${parsed.error.message}`);
+}
 
 export async function loadSampleTodo(): Promise<SampleTodo> {
   const fixture = sampleTodoSchema.parse(await readFixture("sample-todo.json"));
   const known = new Set((await loadSampleUsers()).users.map((u) => u.id));
-  for (const user of fixture.users) {
-    if (!known.has(user.user_id)) throw new Error(`sample-todo.json: ${user.user_id} is not a sample user`);
-    for (const record of user.records) {
-      const collection = findCollection(record.collection);
-      if (!collection) throw new Error(`sample-todo.json: unknown collection ${record.collection}`);
-      const parsed = collection.patch.safeParse(record.data);
-      if (!parsed.success) throw new Error(`sample-todo.json: ${record.collection}/${record.id}: ${parsed.error.message}`);
-      if (recordDataBytes(record.data) > DEFAULT_LIMITS.max_record_data_bytes) throw new Error(`sample-todo.json: ${record.id} is too large`);
+  for (const list of fixture.lists) {
+    if (list.personal) {
+      if (!known.has(list.id)) throw new Error(`sample-todo.json: personal list ${list.id} is not a sample user's`);
+    } else {
+      if (!known.has(list.created_by)) throw new Error(`sample-todo.json: ${list.id}: ${list.created_by} is not a sample user`);
+      checkData("lists", list.data, list.id);
+      for (const member of list.members) if (!known.has(member.user_id)) throw new Error(`sample-todo.json: ${member.user_id} is not a sample user`);
     }
+    for (const task of list.tasks) checkData("tasks", { ...task.data, list_id: list.id }, task.id);
   }
   return fixture;
 }
 
+function insert(table: string, rows: Record<string, unknown>[]): string {
+  if (rows.length === 0) return "";
+  const columns = Object.keys(rows[0]);
+  const values = rows.map((r) => `  (${columns.map((c) => r[c] === null ? "null" : sqlLiteral(String(r[c]))).join(", ")})`);
+  return `insert into ${table} (${columns.join(", ")}) values\n${values.join(",\n")}\non conflict do nothing;`;
+}
+
 export async function sampleTodoSql(): Promise<string> {
   const fixture = await loadSampleTodo();
-  const lines = [
-    "-- Sample to-do records (fixtures/sample-todo.json). SAMPLE DATA: lists and tasks of the sample users.",
-    "-- The head comes first: records_check_head refuses versions the head has not handed out.",
-  ];
-  for (const user of fixture.users) {
-    const uid = sqlLiteral(user.user_id);
-    const last = user.records.at(-1)!.at;
-    lines.push(
-      `insert into app_private.sync_heads (user_id, last_seq, live_records, updated_at)`,
-      `values (${uid}, ${user.records.length}, ${user.records.length}, ${sqlLiteral(last)})`,
-      `on conflict (user_id) do nothing;`,
-      `insert into app_private.records (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at) values`,
-    );
-    const rows = user.records.map((record, index) => {
-      const version = index + 1;
-      const stamps: FieldVersions = Object.fromEntries(Object.keys(record.data).map((field) => [field, { v: version, d: null }]));
-      return `  (${uid}, ${sqlLiteral(record.collection)}, ${sqlLiteral(record.id)}, ${version}, ${version}, ` +
-        `${sqlLiteral(JSON.stringify(record.data))}::jsonb, ${sqlLiteral(JSON.stringify(stamps))}::jsonb, false, ` +
-        `${sqlLiteral(record.at)}, ${sqlLiteral(record.at)})`;
-    });
-    lines.push(rows.join(",\n"), `on conflict do nothing;`);
-  }
-  return lines.join("\n");
+  const lists = fixture.lists.flatMap((l) => l.personal ? [] : [{ id: l.id, ...l.data, created_by: l.created_by, created_at: l.created_at }]);
+  const members = fixture.lists.flatMap((l) => l.members.map((m) => ({ list_id: l.id, user_id: m.user_id, role: m.role })));
+  const tasks = fixture.lists.flatMap((l) => l.tasks.map((t) => ({ id: t.id, list_id: l.id, ...t.data, created_by: t.created_by, created_at: t.created_at })));
+  return [
+    "-- Sample to-do app (fixtures/sample-todo.json). SAMPLE DATA: lists, members and tasks of the sample users.",
+    "-- The sync triggers record every row; a list's creator becomes its owner.",
+    insert("public.lists", lists),
+    insert("public.list_members", members),
+    insert("public.tasks", tasks),
+  ].join("\n");
 }

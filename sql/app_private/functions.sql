@@ -3,6 +3,56 @@
 
 -- functions of schema app_private, by name (grants: the owner's implicit rights not shown)
 
+-- function app_private.add_list_creator_as_owner()
+CREATE OR REPLACE FUNCTION app_private.add_list_creator_as_owner()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  insert into public.list_members (list_id, user_id, role)
+  select n.id, n.created_by, 'owner' from new_rows n where n.created_by is not null
+  on conflict (list_id, user_id) do update set role = 'owner';
+  return null;
+end;
+$function$;
+comment on function app_private.add_list_creator_as_owner() is 'Trigger (after insert on lists, per statement): the creator becomes the list''s first owner. SECURITY DEFINER: users cannot insert memberships themselves.';
+revoke execute on function app_private.add_list_creator_as_owner() from public;
+
+-- function app_private.check_list_member_update()
+CREATE OR REPLACE FUNCTION app_private.check_list_member_update()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if new.list_id <> old.list_id or new.user_id <> old.user_id then
+    raise exception 'a membership keeps its list and user; remove it and invite again' using errcode = 'check_violation';
+  end if;
+  return new;
+end;
+$function$;
+comment on function app_private.check_list_member_update() is 'Trigger (before update on list_members): only the role of a membership changes.';
+revoke execute on function app_private.check_list_member_update() from public;
+
+-- function app_private.create_personal_list_for_new_user()
+CREATE OR REPLACE FUNCTION app_private.create_personal_list_for_new_user()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- The personal list's id is the user's id: one per user, known without a lookup.
+  insert into public.lists (id, title, created_by) values (new.id, 'Personal', new.id)
+  on conflict (id) do nothing;
+  return null;
+end;
+$function$;
+comment on function app_private.create_personal_list_for_new_user() is 'Trigger (after insert on auth.users): every user starts with a personal list (id = the user''s id), owned by them.';
+revoke execute on function app_private.create_personal_list_for_new_user() from public;
+
 -- function app_private.create_profile_for_new_user()
 CREATE OR REPLACE FUNCTION app_private.create_profile_for_new_user()
  RETURNS trigger
@@ -25,6 +75,27 @@ $function$;
 comment on function app_private.create_profile_for_new_user() is 'AFTER INSERT trigger of auth.users (security definer, since Supabase Auth''s role cannot write public): creates the new user''s profile with the display name from user metadata (display_name, full_name or name) and the user''s creation time.';
 revoke execute on function app_private.create_profile_for_new_user() from public;
 
+-- function app_private.disable_sync(p_table regclass)
+CREATE OR REPLACE FUNCTION app_private.disable_sync(p_table regclass)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  execute format('drop trigger if exists tidesync_track_inserts on %s', p_table);
+  execute format('drop trigger if exists tidesync_track_updates on %s', p_table);
+  execute format('drop trigger if exists tidesync_track_deletes on %s', p_table);
+  execute format('drop trigger if exists tidesync_track_access_grants on %s', p_table);
+  execute format('drop trigger if exists tidesync_track_access_losses on %s', p_table);
+  delete from app_private.sync_memberships where relation = p_table;
+  delete from app_private.sync_changes where collection = (select t.collection from app_private.sync_tables t where t.relation = p_table);
+  -- cascades to the table's sync_records
+  delete from app_private.sync_tables where relation = p_table;
+end;
+$function$;
+comment on function app_private.disable_sync(p_table regclass) is 'Undoes enable_sync / enable_sync_membership for a table (down migrations): drops its triggers and its bookkeeping.';
+revoke execute on function app_private.disable_sync(p_table regclass) from public;
+
 -- function app_private.display_name_from_user_metadata(meta jsonb)
 CREATE OR REPLACE FUNCTION app_private.display_name_from_user_metadata(meta jsonb)
  RETURNS text
@@ -36,6 +107,92 @@ AS $function$
 $function$;
 comment on function app_private.display_name_from_user_metadata(meta jsonb) is 'The initial display name of a new user: user metadata display_name, full_name (OAuth providers) or name, trimmed to 80 characters; null when none.';
 revoke execute on function app_private.display_name_from_user_metadata(meta jsonb) from public;
+
+-- function app_private.enable_sync(p_table regclass, p_scope_column name)
+CREATE OR REPLACE FUNCTION app_private.enable_sync(p_table regclass, p_scope_column name)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_collection text;
+  v_schema name;
+  v_table name;
+begin
+  select n.nspname, c.relname into v_schema, v_table
+    from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+   where c.oid = p_table and c.relkind = 'r';
+  if v_table is null then
+    raise exception 'enable_sync: % is not a table', p_table using errcode = 'invalid_parameter_value';
+  end if;
+  v_collection := v_table;
+  if not exists (
+    select 1 from pg_catalog.pg_attribute a
+     where a.attrelid = p_table and a.attname = 'id' and a.atttypid = 'uuid'::regtype and not a.attisdropped
+  ) or not exists (
+    select 1 from pg_catalog.pg_constraint k
+     where k.conrelid = p_table and k.contype = 'p'
+       and k.conkey = array[(select a.attnum from pg_catalog.pg_attribute a where a.attrelid = p_table and a.attname = 'id')]
+  ) then
+    raise exception 'enable_sync: % needs a uuid primary key named id', p_table using errcode = 'invalid_parameter_value';
+  end if;
+  if not exists (
+    select 1 from pg_catalog.pg_attribute a
+     where a.attrelid = p_table and a.attname = p_scope_column and a.atttypid = 'uuid'::regtype and a.attnotnull and not a.attisdropped
+  ) then
+    raise exception 'enable_sync: the scope column %.% must be a uuid column that is not null', p_table, p_scope_column
+      using errcode = 'invalid_parameter_value';
+  end if;
+  if not (select c.relrowsecurity from pg_catalog.pg_class c where c.oid = p_table) then
+    raise exception 'enable_sync: enable row level security on % first (its policies decide who syncs what)', p_table
+      using errcode = 'invalid_parameter_value';
+  end if;
+
+  insert into app_private.sync_tables (collection, relation, scope_column) values (v_collection, p_table, p_scope_column);
+
+  execute format('create trigger tidesync_track_inserts after insert on %s referencing new table as new_rows '
+                 'for each statement execute function app_private.track_sync_changes()', p_table);
+  execute format('create trigger tidesync_track_updates after update on %s referencing old table as old_rows new table as new_rows '
+                 'for each statement execute function app_private.track_sync_changes()', p_table);
+  execute format('create trigger tidesync_track_deletes after delete on %s referencing old table as old_rows '
+                 'for each statement execute function app_private.track_sync_changes()', p_table);
+
+  -- Rows that exist already become version-1-of-their-own entries.
+  execute format($sql$
+    with existing as (
+      select (to_jsonb(t) ->> 'id')::uuid as id, to_jsonb(t) - 'id' as data,
+             (to_jsonb(t) ->> %L)::uuid as scope_id, nextval('app_private.sync_seq') as seq
+        from %s t
+    ), recorded as (
+      insert into app_private.sync_records (collection, id, scope_id, version, field_versions)
+      select %L, e.id, e.scope_id, e.seq,
+             (select coalesce(jsonb_object_agg(k, jsonb_build_object('v', e.seq, 'd', null)), '{}'::jsonb) from jsonb_object_keys(e.data) k)
+        from existing e
+    )
+    insert into app_private.sync_changes (scope_id, collection, id, present, seq, txid, since_seq)
+    select e.scope_id, %L, e.id, true, e.seq, pg_current_xact_id(), e.seq from existing e
+  $sql$, p_scope_column, p_table, v_collection, v_collection);
+end;
+$function$;
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers and records existing rows. Run it in a migration, then `npm run generate`.';
+revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
+
+-- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
+CREATE OR REPLACE FUNCTION app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  insert into app_private.sync_memberships (relation, scope_column, user_column) values (p_table, p_scope_column, p_user_column);
+  execute format('create trigger tidesync_track_access_grants after insert on %s referencing new table as new_rows '
+                 'for each statement execute function app_private.track_sync_access()', p_table);
+  execute format('create trigger tidesync_track_access_losses after delete on %s referencing old table as old_rows '
+                 'for each statement execute function app_private.track_sync_access()', p_table);
+end;
+$function$;
+comment on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) is 'Registers a membership table: inserting (scope, user) grants the user access to the scope, deleting it takes it away; both are logged for pulls. A role change (update) is not an access change.';
+revoke execute on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) from public;
 
 -- function app_private.forbid_audit_rewrite()
 CREATE OR REPLACE FUNCTION app_private.forbid_audit_rewrite()
@@ -77,6 +234,37 @@ AS $function$
 $function$;
 comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) is 'Counts one request of a user for an operation in the current fixed window; returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
 revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) from public;
+
+-- function app_private.keep_a_list_owner()
+CREATE OR REPLACE FUNCTION app_private.keep_a_list_owner()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_list uuid;
+begin
+  -- Account deletion (the cascade from auth.users) is no stepping down: a
+  -- list left with no member at all goes with it (nobody could reach it).
+  delete from public.lists l
+   where l.id in (select o.list_id from old_rows o where not exists (select 1 from auth.users u where u.id = o.user_id))
+     and not exists (select 1 from public.list_members m where m.list_id = l.id);
+  select o.list_id into v_list
+    from (select distinct o.list_id from old_rows o
+           where o.role = 'owner' and exists (select 1 from auth.users u where u.id = o.user_id)) o
+   where exists (select 1 from public.lists l where l.id = o.list_id)
+     and not exists (select 1 from public.list_members m where m.list_id = o.list_id and m.role = 'owner')
+   limit 1;
+  if v_list is not null then
+    raise exception 'a list must keep an owner: make another member owner first, or delete the list'
+      using errcode = 'check_violation', constraint = 'list_members_keep_an_owner';
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted (then a list left without members is deleted too). SECURITY DEFINER: it must see every member, not only the caller''s view.';
+revoke execute on function app_private.keep_a_list_owner() from public;
 
 -- function app_private.maintain_device_state()
 CREATE OR REPLACE FUNCTION app_private.maintain_device_state()
@@ -172,6 +360,26 @@ end
 $function$;
 comment on function app_private.maintain_profile_onboarding() is 'BEFORE INSERT/UPDATE trigger of public.profiles: stores completed_steps deduplicated in declared order, sets completed_at when all steps are done (keeping the first completion time) and clears it otherwise, and keeps id/created_at and updated_at server-owned.';
 revoke execute on function app_private.maintain_profile_onboarding() from public;
+
+-- function app_private.my_list_ids(p_min_role text)
+CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
+ RETURNS uuid[]
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select coalesce(array_agg(m.list_id), '{}')
+    from public.list_members m
+   where m.user_id = (select auth.uid())
+     and case p_min_role
+           when 'owner' then m.role = 'owner'
+           when 'editor' then m.role in ('owner', 'editor')
+           else true
+         end
+$function$;
+comment on function app_private.my_list_ids(p_min_role text) is 'The lists the caller is a member of with at least p_min_role (viewer < editor < owner). SECURITY DEFINER so that policies on list_members can use it without recursing into their own RLS; it only ever answers about the caller.';
+revoke execute on function app_private.my_list_ids(p_min_role text) from public;
+grant execute on function app_private.my_list_ids(p_min_role text) to authenticated;
 
 -- function app_private.notification_categories_are_valid(p_categories jsonb)
 CREATE OR REPLACE FUNCTION app_private.notification_categories_are_valid(p_categories jsonb)
@@ -298,14 +506,14 @@ grant execute on function app_private.purge_rate_limit_counters(p_now timestamp 
 
 -- function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer)
 CREATE OR REPLACE FUNCTION app_private.purge_sync_retention(p_now timestamp with time zone DEFAULT now(), p_batch integer DEFAULT 5000, p_retention_days integer DEFAULT 30)
- RETURNS TABLE(ops_purged integer, tombstones_purged integer, rate_limit_counters_purged integer)
+ RETURNS TABLE(ops_purged integer, tombstones_purged integer, changes_purged integer, rate_limit_counters_purged integer)
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO ''
 AS $function$
 declare
   v_cutoff timestamptz;
-  v_users uuid[];
+  v_horizon xid8;
 begin
   if p_now is null or p_batch is null or p_batch < 1 or p_retention_days is null or p_retention_days < 1 then
     raise exception 'purge_sync_retention: p_now is required, p_batch and p_retention_days must be positive'
@@ -313,71 +521,74 @@ begin
   end if;
   v_cutoff := p_now - make_interval(days => p_retention_days);
 
-  -- 1. Lock the heads of the users owning the oldest expired tombstones;
-  --    a head a writer holds right now is skipped (its user waits for a later run).
-  select coalesce(array_agg(h.user_id), '{}') into v_users
-  from (
-    select h.user_id
-    from app_private.sync_heads h
-    where h.user_id in (
-      select r.user_id
-      from app_private.records r
-      where r.deleted and r.deleted_at < v_cutoff
-      order by r.deleted_at
-      limit p_batch
-    )
-    order by h.user_id
-    for update skip locked
-  ) h;
-
-  -- 2. Delete at most p_batch of those users' expired tombstones (still
-  --    tombstones: the row is re-checked) and raise purged_through_seq.
+  -- Change entries of deleted or moved rows, and revocations: a cursor from
+  -- before them may have missed them, so the horizon rises to their txid.
   with doomed as (
-    select r.user_id, r.collection, r.id
-    from app_private.records r
-    where r.deleted and r.deleted_at < v_cutoff and r.user_id = any (v_users)
-    order by r.deleted_at
-    limit p_batch
+    select c.scope_id, c.collection, c.id
+      from app_private.sync_changes c
+     where not c.present and c.changed_at < v_cutoff
+     order by c.changed_at
+     limit p_batch
+       for update skip locked
   ), purged as (
-    delete from app_private.records r
-    using doomed d
-    where r.user_id = d.user_id and r.collection = d.collection and r.id = d.id
-      and r.deleted and r.deleted_at < v_cutoff
-    returning r.user_id, r.change_seq
-  ), raised as (
-    update app_private.sync_heads h
-    set purged_through_seq = greatest(h.purged_through_seq, p.max_seq),
-        updated_at = now()
-    from (select purged.user_id, max(purged.change_seq) as max_seq from purged group by purged.user_id) p
-    where h.user_id = p.user_id
+    delete from app_private.sync_changes c using doomed d
+     where c.scope_id = d.scope_id and c.collection = d.collection and c.id = d.id and not c.present
+    returning c.txid
+  )
+  select count(*)::integer, max(purged.txid) into changes_purged, v_horizon from purged;
+
+  with doomed as (
+    select a.user_id, a.scope_id
+      from app_private.sync_access a
+     where not a.granted and a.changed_at < v_cutoff
+     order by a.changed_at
+     limit p_batch
+       for update skip locked
+  ), purged as (
+    delete from app_private.sync_access a using doomed d
+     where a.user_id = d.user_id and a.scope_id = d.scope_id and not a.granted
+    returning a.txid
+  )
+  select greatest(v_horizon, max(purged.txid)) into v_horizon from purged;
+
+  if v_horizon is not null then
+    update app_private.sync_horizon set purged_txid = greatest(purged_txid, v_horizon);
+  end if;
+
+  -- Tombstones: the version state of rows deleted long ago.
+  with doomed as (
+    select s.collection, s.id
+      from app_private.sync_records s
+     where s.deleted and s.deleted_at < v_cutoff
+     order by s.deleted_at
+     limit p_batch
+       for update skip locked
+  ), purged as (
+    delete from app_private.sync_records s using doomed d
+     where s.collection = d.collection and s.id = d.id and s.deleted
     returning 1
   )
   select count(*)::integer into tombstones_purged from purged;
 
-  -- 3. Op results past the window, oldest first; rows a running batch has
-  --    locked are left for the next run.
   with doomed as (
     select o.user_id, o.op_id
-    from app_private.sync_ops o
-    where o.created_at < v_cutoff
-    order by o.created_at
-    limit p_batch
-    for update skip locked
+      from app_private.sync_ops o
+     where o.created_at < v_cutoff
+     order by o.created_at
+     limit p_batch
+       for update skip locked
   ), purged as (
-    delete from app_private.sync_ops o
-    using doomed d
-    where o.user_id = d.user_id and o.op_id = d.op_id
+    delete from app_private.sync_ops o using doomed d
+     where o.user_id = d.user_id and o.op_id = d.op_id
     returning 1
   )
   select count(*)::integer into ops_purged from purged;
 
-  -- 4. Rate-limit counters of windows long over (their own bounded purge).
   rate_limit_counters_purged := app_private.purge_rate_limit_counters(p_now, p_batch);
-
   return next;
 end;
 $function$;
-comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) is 'Retention job: deletes at most p_batch op results and at most p_batch tombstones older than p_retention_days before p_now, raises sync_heads.purged_through_seq to the highest purged tombstone seq per user (older pull cursors get 410), and purges expired rate-limit counters. Never waits for a writer (SKIP LOCKED). Run by pg_cron where available, else by service_role; tests pass p_now.';
+comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) is 'Retention job: deletes at most p_batch each of ledger rows, tombstones, entries of deleted/moved rows and revocations older than p_retention_days before p_now, raises app_private.sync_horizon (older pull cursors get 410), and purges expired rate-limit counters. Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) to service_role;
 
@@ -418,71 +629,44 @@ $function$;
 comment on function app_private.record_notification_preference_change() is 'AFTER INSERT/UPDATE trigger of notification_preferences (security definer): appends the change to notification_preference_audit with the caller''s session and its bound device.';
 revoke execute on function app_private.record_notification_preference_change() from public;
 
--- function app_private.records_check_foreign_owner()
-CREATE OR REPLACE FUNCTION app_private.records_check_foreign_owner()
- RETURNS trigger
+-- function app_private.redeem_list_invite(p_code text)
+CREATE OR REPLACE FUNCTION app_private.redeem_list_invite(p_code text)
+ RETURNS uuid
  LANGUAGE plpgsql
+ SECURITY DEFINER
  SET search_path TO ''
 AS $function$
 declare
-  head_seq bigint;
+  v_user uuid := auth.uid();
+  v_list uuid;
+  v_role text;
 begin
-  select h.last_seq into head_seq from app_private.sync_heads h where h.user_id = new.user_id;
-  if head_seq is null or new.version > head_seq then
-    raise exception 'record version % was not allocated from the user''s sync head', new.version using errcode = 'check_violation';
+  if v_user is null then
+    raise exception 'sign in to accept an invite' using errcode = 'insufficient_privilege';
   end if;
-  return new;
+  update app_private.list_invites i
+     set used_at = now(), used_by = v_user
+   where i.code_sha256 = sha256(convert_to(coalesce(p_code, ''), 'UTF8'))
+     and i.used_at is null
+     and i.expires_at > now()
+  returning i.list_id, i.role into v_list, v_role;
+  if v_list is null then
+    -- wrong, used and expired codes get the same answer
+    raise exception 'this invite code is not valid (wrong, already used or expired)' using errcode = 'no_data_found';
+  end if;
+  -- A member already in the list keeps the better of the two roles.
+  insert into public.list_members as m (list_id, user_id, role) values (v_list, v_user, v_role)
+  on conflict (list_id, user_id) do update
+    set role = case when 'owner' in (m.role, excluded.role) then 'owner'
+                    when 'editor' in (m.role, excluded.role) then 'editor'
+                    else 'viewer' end
+  where m.role is distinct from excluded.role;
+  return v_list;
 end;
 $function$;
-comment on function app_private.records_check_foreign_owner() is 'Trigger (before insert, per row, only for a row whose user_id is not the JWT subject): the row''s version must come from a sync head the caller can see, so a write for another user is refused with check_violation before RLS decides.';
-revoke execute on function app_private.records_check_foreign_owner() from public;
-
--- function app_private.records_check_head()
-CREATE OR REPLACE FUNCTION app_private.records_check_head()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO ''
-AS $function$
-declare
-  bad_version bigint;
-begin
-  -- The writer must have allocated every version from its (locked) head
-  -- first: this is what makes change_seq order equal commit order per user.
-  select w.version into bad_version
-    from written_rows w
-    left join app_private.sync_heads h on h.user_id = w.user_id
-   where h.user_id is null or w.version > h.last_seq
-   limit 1;
-  if found then
-    raise exception 'record version % was not allocated from the user''s sync head', bad_version using errcode = 'check_violation';
-  end if;
-  return null;
-end;
-$function$;
-comment on function app_private.records_check_head() is 'Trigger (after, per statement, transition table written_rows): every version a statement wrote to app_private.records was first allocated from its user''s sync_heads row (version <= last_seq).';
-revoke execute on function app_private.records_check_head() from public;
-
--- function app_private.records_check_write()
-CREATE OR REPLACE FUNCTION app_private.records_check_write()
- RETURNS trigger
- LANGUAGE plpgsql
- SET search_path TO ''
-AS $function$
-begin
-  if new.user_id <> old.user_id or new.collection <> old.collection or new.id <> old.id then
-    raise exception 'a record keeps its owner, collection and id' using errcode = 'check_violation';
-  end if;
-  if new.version <= old.version then
-    raise exception 'record version must increase (% -> %)', old.version, new.version using errcode = 'check_violation';
-  end if;
-  if new.created_at <> old.created_at then
-    raise exception 'records.created_at cannot change' using errcode = 'check_violation';
-  end if;
-  return new;
-end;
-$function$;
-comment on function app_private.records_check_write() is 'Trigger (before update, per row): owner, collection and id never change, version strictly increases, created_at is fixed. The head check runs per statement in records_check_head (and per row in records_check_foreign_owner for rows of another user).';
-revoke execute on function app_private.records_check_write() from public;
+comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code for the caller (auth.uid()): marks it used and adds the membership. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
+revoke execute on function app_private.redeem_list_invite(p_code text) from public;
+grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 
 -- function app_private.release_push_token_elsewhere()
 CREATE OR REPLACE FUNCTION app_private.release_push_token_elsewhere()
@@ -548,21 +732,293 @@ comment on function app_private.revoke_session(p_session_id uuid) is 'Deletes th
 revoke execute on function app_private.revoke_session(p_session_id uuid) from public;
 grant execute on function app_private.revoke_session(p_session_id uuid) to authenticated;
 
--- function app_private.sync_heads_check_update()
-CREATE OR REPLACE FUNCTION app_private.sync_heads_check_update()
- RETURNS trigger
+-- function app_private.sync_apply(p_writes jsonb)
+CREATE OR REPLACE FUNCTION app_private.sync_apply(p_writes jsonb)
+ RETURNS jsonb
  LANGUAGE plpgsql
  SET search_path TO ''
 AS $function$
+declare
+  v_group jsonb;
+  v_rows jsonb;
+  v_row jsonb;
+  v_kind text;
+  v_collection text;
+  v_table regclass;
+  v_columns text[];
+  v_sql text;
+  v_done jsonb;
+  v_failed jsonb := '[]'::jsonb;
+  v_keys jsonb := '[]'::jsonb;
+  v_records jsonb := '[]'::jsonb;
+  v_part jsonb;
+  v_state text;
+  v_constraint text;
+  v_column text;
+  v_message text;
 begin
-  if new.user_id <> old.user_id then
-    raise exception 'sync_heads.user_id cannot change' using errcode = 'check_violation';
-  end if;
-  if new.last_seq < old.last_seq or new.purged_through_seq < old.purged_through_seq then
-    raise exception 'sync_heads sequences never move backwards' using errcode = 'check_violation';
-  end if;
-  return new;
+  -- p_writes: [{collection, kind: insert|update|delete, columns: [...], rows: [{id, ...}]}], planned by
+  -- functions/api/sync/plan-batch.ts. Runs as the caller: the table's RLS policies, grants and
+  -- constraints decide. A group is written in one statement; when the database refuses it, its rows
+  -- are retried one by one (each in its own subtransaction) so that only the rows it refuses fail.
+  for v_group in select g from jsonb_array_elements(p_writes) g loop
+    v_kind := v_group ->> 'kind';
+    v_collection := v_group ->> 'collection';
+    v_rows := v_group -> 'rows';
+    select t.relation into v_table from app_private.sync_tables t where t.collection = v_collection;
+    if v_table is null then
+      raise exception 'sync_apply: unknown collection %', v_collection using errcode = 'invalid_parameter_value';
+    end if;
+    select coalesce(array_agg(c), '{}') into v_columns from jsonb_array_elements_text(coalesce(v_group -> 'columns', '[]'::jsonb)) c;
+
+    if v_kind = 'insert' then
+      v_sql := format(
+        -- no RETURNING: it would apply the SELECT policies to a row whose access rows an AFTER trigger adds
+        'with w as (insert into %1$s (id%2$s) select id%2$s from jsonb_populate_recordset(null::%1$s, $1)) '
+        'select jsonb_agg(x.id) from jsonb_to_recordset($1) as x(id uuid)',
+        v_table, (select coalesce(string_agg(', ' || quote_ident(c), ''), '') from unnest(v_columns) c));
+    elsif v_kind = 'update' then
+      v_sql := format(
+        'with w as (update %1$s t set %2$s from jsonb_populate_recordset(null::%1$s, $1) v where t.id = v.id returning t.id) '
+        'select coalesce(jsonb_agg(w.id), ''[]'') from w',
+        v_table, (select string_agg(format('%1$I = v.%1$I', c), ', ') from unnest(v_columns) c));
+    elsif v_kind = 'delete' then
+      v_sql := format(
+        'with w as (delete from %1$s t using jsonb_to_recordset($1) as v(id uuid) where t.id = v.id returning t.id) '
+        'select coalesce(jsonb_agg(w.id), ''[]'') from w',
+        v_table);
+    else
+      raise exception 'sync_apply: unknown kind %', v_kind using errcode = 'invalid_parameter_value';
+    end if;
+
+    begin
+      execute v_sql using v_rows into v_done;
+    -- What a row may be refused for; anything else (timeouts, deadlocks, bugs) aborts the batch.
+    exception when integrity_constraint_violation or data_exception or insufficient_privilege or raise_exception then
+      v_done := '[]'::jsonb;
+      for v_row in select r from jsonb_array_elements(v_rows) r loop
+        begin
+          execute v_sql using jsonb_build_array(v_row) into v_part;
+          v_done := v_done || coalesce(v_part, '[]'::jsonb);
+        exception when integrity_constraint_violation or data_exception or insufficient_privilege or raise_exception then
+          get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name,
+                                  v_column = column_name, v_message = message_text;
+          v_failed := v_failed || jsonb_build_object(
+            'collection', v_collection, 'id', v_row ->> 'id', 'kind', v_kind, 'sqlstate', v_state,
+            'constraint', nullif(v_constraint, ''), 'column', nullif(v_column, ''), 'message', left(v_message, 200));
+        end;
+      end loop;
+    end;
+    -- Rows an update or delete left alone: the caller can see them but the
+    -- policies do not let them write (e.g. a viewer).
+    v_failed := v_failed || coalesce((
+      select jsonb_agg(jsonb_build_object('collection', v_collection, 'id', r ->> 'id', 'kind', v_kind, 'sqlstate', 'not_permitted'))
+        from jsonb_array_elements(v_rows) r
+       where not v_done @> jsonb_build_array(r -> 'id')
+         and not exists (select 1 from jsonb_array_elements(v_failed) f
+                          where f ->> 'collection' = v_collection and f ->> 'id' = r ->> 'id')), '[]'::jsonb);
+    v_keys := v_keys || jsonb_build_object('collection', v_collection, 'table', v_table::text, 'ids', v_done);
+  end loop;
+
+  -- The state every written row is in now (as the caller sees it).
+  for v_group in select k from jsonb_array_elements(v_keys) k where jsonb_array_length(k -> 'ids') > 0 loop
+    execute format(
+      'select coalesce(jsonb_agg(jsonb_build_object(''collection'', s.collection, ''id'', s.id, ''version'', s.version, '
+      '''deleted'', s.deleted, ''updated_at'', to_char(s.updated_at at time zone ''UTC'', ''YYYY-MM-DD"T"HH24:MI:SS.US"Z"''), '
+      '''data'', case when s.deleted then null else to_jsonb(t) - ''id'' end)), ''[]'') '
+      'from app_private.sync_records s left join %s t on t.id = s.id '
+      'where s.collection = $1 and s.id in (select jsonb_array_elements_text($2)::uuid)',
+      v_group ->> 'table')
+      using v_group ->> 'collection', v_group -> 'ids' into v_part;
+    v_records := v_records || v_part;
+  end loop;
+
+  return jsonb_build_object('failed', v_failed, 'records', v_records);
 end;
 $function$;
-comment on function app_private.sync_heads_check_update() is 'Trigger: a head keeps its owner, and last_seq / purged_through_seq only grow (seqs are never reused).';
-revoke execute on function app_private.sync_heads_check_update() from public;
+comment on function app_private.sync_apply(p_writes jsonb) is 'The write of POST /v1/sync/batch: inserts, updates and deletes the planned rows of synced tables as the caller (RLS, grants and constraints decide), isolating rows the database refuses (each reported with its SQLSTATE, constraint and column) and rows the policies leave unwritten; returns those failures and the new state of every written row.';
+revoke execute on function app_private.sync_apply(p_writes jsonb) from public;
+grant execute on function app_private.sync_apply(p_writes jsonb) to authenticated;
+
+-- function app_private.track_sync_access()
+CREATE OR REPLACE FUNCTION app_private.track_sync_access()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_scope text;
+  v_user text;
+  v_granted boolean := tg_op = 'INSERT';
+begin
+  select m.scope_column, m.user_column into v_scope, v_user
+    from app_private.sync_memberships m where m.relation = tg_relid;
+  if v_scope is null then
+    return null;
+  end if;
+  -- Transition tables exist only for their own event, hence two statements.
+  if v_granted then
+    insert into app_private.sync_access as a (user_id, scope_id, granted, seq, txid, changed_at)
+    select (to_jsonb(n) ->> v_user)::uuid, (to_jsonb(n) ->> v_scope)::uuid, true,
+           nextval('app_private.sync_seq'), pg_current_xact_id(), now()
+      from new_rows n
+    on conflict (user_id, scope_id) do update
+      set granted = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at;
+  else
+    insert into app_private.sync_access as a (user_id, scope_id, granted, seq, txid, changed_at)
+    select c.user_id, c.scope_id, false, nextval('app_private.sync_seq'), pg_current_xact_id(), now()
+      from (select (to_jsonb(o) ->> v_user)::uuid as user_id, (to_jsonb(o) ->> v_scope)::uuid as scope_id from old_rows o) c
+     -- a user being deleted (the cascade from auth.users) needs no access history
+     where exists (select 1 from auth.users u where u.id = c.user_id)
+    on conflict (user_id, scope_id) do update
+      set granted = false, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at;
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.track_sync_access() is 'Trigger (after insert/delete, per statement) of a membership table: logs that a user gained (insert) or lost (delete) access to a scope, so their next pull delivers or removes the scope''s rows. SECURITY DEFINER: an owner removing a member writes the member''s access entry.';
+revoke execute on function app_private.track_sync_access() from public;
+
+-- function app_private.track_sync_changes()
+CREATE OR REPLACE FUNCTION app_private.track_sync_changes()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_collection text;
+  v_scope text;
+  v_device text := nullif(current_setting('tidesync.device_id', true), '');
+  v_actor uuid := auth.uid();
+  v_txid xid8 := pg_current_xact_id();
+  v_pairs integer;
+  v_rows integer;
+begin
+  select t.collection, t.scope_column into v_collection, v_scope
+    from app_private.sync_tables t where t.relation = tg_relid;
+  if v_collection is null then
+    return null;
+  end if;
+
+  if tg_op = 'INSERT' then
+    with written as (
+      select j.id, j.data, (case when v_scope = 'id' then j.id::text else j.data ->> v_scope end)::uuid as scope_id,
+             nextval('app_private.sync_seq') as seq
+        from (select (to_jsonb(n) ->> 'id')::uuid as id, to_jsonb(n) - 'id' as data from new_rows n) j
+    ), recorded as (
+      insert into app_private.sync_records as s (collection, id, scope_id, version, field_versions, deleted, created_by, created_at, updated_at, deleted_at, txid)
+      select v_collection, w.id, w.scope_id, w.seq,
+             (select coalesce(jsonb_object_agg(k, jsonb_build_object('v', w.seq, 'd', v_device)), '{}'::jsonb) from jsonb_object_keys(w.data) k),
+             false, v_actor, now(), now(), null, v_txid
+        from written w
+      on conflict (collection, id) do update
+        set txid = excluded.txid, scope_id = excluded.scope_id, version = excluded.version, field_versions = excluded.field_versions,
+            deleted = false, deleted_at = null, created_by = excluded.created_by, updated_at = excluded.updated_at
+      returning s.created_by
+    ), counted as (
+      insert into app_private.sync_usage as u (user_id, live_records)
+      select r.created_by, count(*) from recorded r where r.created_by is not null group by r.created_by
+      on conflict (user_id) do update set live_records = u.live_records + excluded.live_records
+    )
+    insert into app_private.sync_changes as c (scope_id, collection, id, present, seq, txid, since_seq, changed_at)
+    select w.scope_id, v_collection, w.id, true, w.seq, v_txid, w.seq, now() from written w
+    -- since_seq stays where the row FIRST entered the scope (a row that left and came back
+    -- was there before a later revocation, and a former member's device may still hold it)
+    on conflict (scope_id, collection, id) do update
+      set present = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at;
+
+  elsif tg_op = 'UPDATE' then
+    select count(*) into v_rows from new_rows;
+    with pairs as (
+      select (to_jsonb(n) ->> 'id')::uuid as id, to_jsonb(n) - 'id' as new_data, to_jsonb(o) - 'id' as old_data
+        from new_rows n join old_rows o on (to_jsonb(o) ->> 'id') = (to_jsonb(n) ->> 'id')
+    ), changed as (
+      select p.id, p.new_data, p.old_data,
+             array(select e.key from jsonb_each(p.new_data) e where p.old_data -> e.key is distinct from e.value order by e.key) as fields
+        from pairs p
+    ), written as (
+      select c.id, c.fields,
+             (case when v_scope = 'id' then c.id::text else c.new_data ->> v_scope end)::uuid as scope_id,
+             (case when v_scope = 'id' then c.id::text else c.old_data ->> v_scope end)::uuid as old_scope_id,
+             nextval('app_private.sync_seq') as seq
+        from changed c
+       where cardinality(c.fields) > 0
+    ), recorded as (
+      update app_private.sync_records s
+         set version = w.seq, scope_id = w.scope_id, updated_at = now(), txid = v_txid,
+             field_versions = s.field_versions
+               || (select jsonb_object_agg(f, jsonb_build_object('v', w.seq, 'd', v_device)) from unnest(w.fields) f)
+        from written w
+       where s.collection = v_collection and s.id = w.id
+    ), departed as (
+      update app_private.sync_changes c
+         set present = false, seq = w.seq, txid = v_txid, changed_at = now()
+        from written w
+       where w.old_scope_id is distinct from w.scope_id
+         and c.scope_id = w.old_scope_id and c.collection = v_collection and c.id = w.id
+    ), arrived as (
+      insert into app_private.sync_changes as c (scope_id, collection, id, present, seq, txid, since_seq, changed_at)
+      select w.scope_id, v_collection, w.id, true, w.seq, v_txid, w.seq, now() from written w
+      on conflict (scope_id, collection, id) do update
+        set present = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at
+    )
+    select count(*) into v_pairs from pairs;
+    if v_pairs <> v_rows then
+      raise exception 'the id of a synced row cannot change (table %)', tg_relid::regclass using errcode = 'check_violation';
+    end if;
+
+  elsif tg_op = 'DELETE' then
+    with written as (
+      select j.id, (case when v_scope = 'id' then j.id::text else j.data ->> v_scope end)::uuid as scope_id,
+             nextval('app_private.sync_seq') as seq
+        from (select (to_jsonb(o) ->> 'id')::uuid as id, to_jsonb(o) - 'id' as data from old_rows o) j
+    ), recorded as (
+      update app_private.sync_records s
+         set deleted = true, version = w.seq, scope_id = w.scope_id, updated_at = now(), deleted_at = now(), txid = v_txid,
+             field_versions = jsonb_build_object('*', jsonb_build_object('v', w.seq, 'd', v_device))
+        from written w
+       where s.collection = v_collection and s.id = w.id and not s.deleted
+      returning s.created_by
+    ), counted as (
+      update app_private.sync_usage u
+         set live_records = greatest(0, u.live_records - r.n)
+        from (select r.created_by, count(*) as n from recorded r where r.created_by is not null group by r.created_by) r
+       where u.user_id = r.created_by
+    )
+    update app_private.sync_changes c
+       set present = false, seq = w.seq, txid = v_txid, changed_at = now()
+      from written w
+     where c.scope_id = w.scope_id and c.collection = v_collection and c.id = w.id;
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions of the changed columns (stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage. SECURITY DEFINER: users never write bookkeeping themselves.';
+revoke execute on function app_private.track_sync_changes() from public;
+
+-- function app_private.visible_scope_ids()
+CREATE OR REPLACE FUNCTION app_private.visible_scope_ids()
+ RETURNS uuid[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+declare
+  v_table regclass;
+  v_ids uuid[] := '{}';
+  v_more uuid[];
+begin
+  -- A scope table is a synced table whose scope is its own id. Read as the
+  -- caller, so the scope table's own RLS policies decide.
+  for v_table in select t.relation from app_private.sync_tables t where t.scope_column = 'id' order by t.collection loop
+    execute format('select coalesce(array_agg(s.id), ''{}'') from %s s', v_table) into v_more;
+    v_ids := v_ids || v_more;
+  end loop;
+  return v_ids;
+end;
+$function$;
+comment on function app_private.visible_scope_ids() is 'The ids of every scope row (e.g. list) the caller can read under the scope tables'' own RLS policies. Used by the sync policies and pulls as an InitPlan: (select app_private.visible_scope_ids()).';
+revoke execute on function app_private.visible_scope_ids() from public;
+grant execute on function app_private.visible_scope_ids() to authenticated;

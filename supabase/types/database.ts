@@ -72,6 +72,43 @@ export type Database = {
         };
         Relationships: [];
       };
+      "list_invites": {
+        Row: {
+          "code_sha256": string;
+          "created_at": string;
+          "created_by": string | null;
+          "expires_at": string;
+          "id": string;
+          "list_id": string;
+          "role": string;
+          "used_at": string | null;
+          "used_by": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "code_sha256": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "expires_at": string;
+          "id"?: string;
+          "list_id": string;
+          "role": string;
+          "used_at"?: string | null;
+          "used_by"?: string | null;
+        };
+        Update: {
+          "code_sha256"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "expires_at"?: string;
+          "id"?: string;
+          "list_id"?: string;
+          "role"?: string;
+          "used_at"?: string | null;
+          "used_by"?: string | null;
+        };
+        Relationships: [];
+      };
       "notification_preference_audit": {
         Row: {
           "changed_at": string;
@@ -169,82 +206,111 @@ export type Database = {
         };
         Relationships: [];
       };
-      "records": {
+      "sync_access": {
         Row: {
-          "change_seq": number;
-          "collection": string;
-          "created_at": string;
-          "data": Json | null;
-          "deleted": boolean;
-          "deleted_at": string | null;
-          "field_versions": NonNullable<Json>;
-          "id": string;
-          "updated_at": string;
+          "changed_at": string;
+          "granted": boolean;
+          "scope_id": string;
+          "seq": number;
+          "txid": unknown;
           "user_id": string;
-          "version": number;
         };
         ComputedFields: never;
         Insert: {
-          "change_seq": number;
-          "collection": string;
-          "created_at"?: string;
-          "data"?: Json | null;
-          "deleted"?: boolean;
-          "deleted_at"?: string | null;
-          "field_versions"?: NonNullable<Json>;
-          "id": string;
-          "updated_at"?: string;
+          "changed_at"?: string;
+          "granted": boolean;
+          "scope_id": string;
+          "seq": number;
+          "txid": unknown;
           "user_id": string;
-          "version": number;
         };
         Update: {
-          "change_seq"?: number;
-          "collection"?: string;
-          "created_at"?: string;
-          "data"?: Json | null;
-          "deleted"?: boolean;
-          "deleted_at"?: string | null;
-          "field_versions"?: NonNullable<Json>;
-          "id"?: string;
-          "updated_at"?: string;
+          "changed_at"?: string;
+          "granted"?: boolean;
+          "scope_id"?: string;
+          "seq"?: number;
+          "txid"?: unknown;
           "user_id"?: string;
-          "version"?: number;
         };
         Relationships: [];
       };
-      "sync_heads": {
+      "sync_changes": {
         Row: {
-          "last_seq": number;
-          "live_records": number;
-          "purged_through_seq": number;
-          "updated_at": string;
-          "user_id": string;
+          "changed_at": string;
+          "collection": string;
+          "id": string;
+          "present": boolean;
+          "scope_id": string;
+          "seq": number;
+          "since_seq": number;
+          "txid": unknown;
         };
         ComputedFields: never;
         Insert: {
-          "last_seq"?: number;
-          "live_records"?: number;
-          "purged_through_seq"?: number;
-          "updated_at"?: string;
-          "user_id": string;
+          "changed_at"?: string;
+          "collection": string;
+          "id": string;
+          "present": boolean;
+          "scope_id": string;
+          "seq": number;
+          "since_seq": number;
+          "txid": unknown;
         };
         Update: {
-          "last_seq"?: number;
-          "live_records"?: number;
-          "purged_through_seq"?: number;
-          "updated_at"?: string;
-          "user_id"?: string;
+          "changed_at"?: string;
+          "collection"?: string;
+          "id"?: string;
+          "present"?: boolean;
+          "scope_id"?: string;
+          "seq"?: number;
+          "since_seq"?: number;
+          "txid"?: unknown;
+        };
+        Relationships: [];
+      };
+      "sync_horizon": {
+        Row: {
+          "purged_txid": unknown;
+          "singleton": boolean;
+        };
+        ComputedFields: never;
+        Insert: {
+          "purged_txid"?: unknown;
+          "singleton"?: boolean;
+        };
+        Update: {
+          "purged_txid"?: unknown;
+          "singleton"?: boolean;
+        };
+        Relationships: [];
+      };
+      "sync_memberships": {
+        Row: {
+          "relation": unknown;
+          "scope_column": unknown;
+          "user_column": unknown;
+        };
+        ComputedFields: never;
+        Insert: {
+          "relation": unknown;
+          "scope_column": unknown;
+          "user_column": unknown;
+        };
+        Update: {
+          "relation"?: unknown;
+          "scope_column"?: unknown;
+          "user_column"?: unknown;
         };
         Relationships: [];
       };
       "sync_ops": {
         Row: {
-          "collection": string;
+          "collection": string | null;
           "created_at": string;
           "device_id": string | null;
+          "error": Json | null;
           "op_id": string;
           "record_id": string;
-          "result": NonNullable<Json>;
           "status": string;
           "type": string;
           "user_id": string;
@@ -252,28 +318,117 @@ export type Database = {
         };
         ComputedFields: never;
         Insert: {
-          "collection": string;
+          "collection"?: string | null;
           "created_at"?: string;
           "device_id"?: string | null;
+          "error"?: Json | null;
           "op_id": string;
           "record_id": string;
-          "result": NonNullable<Json>;
           "status": string;
           "type": string;
           "user_id": string;
           "version"?: number | null;
         };
         Update: {
-          "collection"?: string;
+          "collection"?: string | null;
           "created_at"?: string;
           "device_id"?: string | null;
+          "error"?: Json | null;
           "op_id"?: string;
           "record_id"?: string;
-          "result"?: NonNullable<Json>;
           "status"?: string;
           "type"?: string;
           "user_id"?: string;
           "version"?: number | null;
+        };
+        Relationships: [];
+      };
+      "sync_records": {
+        Row: {
+          "collection": string;
+          "created_at": string;
+          "created_by": string | null;
+          "deleted": boolean;
+          "deleted_at": string | null;
+          "field_versions": NonNullable<Json>;
+          "id": string;
+          "scope_id": string;
+          "txid": unknown;
+          "updated_at": string;
+          "version": number;
+        };
+        ComputedFields: never;
+        Insert: {
+          "collection": string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "deleted"?: boolean;
+          "deleted_at"?: string | null;
+          "field_versions"?: NonNullable<Json>;
+          "id": string;
+          "scope_id": string;
+          "txid"?: unknown;
+          "updated_at"?: string;
+          "version": number;
+        };
+        Update: {
+          "collection"?: string;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "deleted"?: boolean;
+          "deleted_at"?: string | null;
+          "field_versions"?: NonNullable<Json>;
+          "id"?: string;
+          "scope_id"?: string;
+          "txid"?: unknown;
+          "updated_at"?: string;
+          "version"?: number;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "sync_records_collection_fkey";
+            columns: ["collection"];
+            isOneToOne: false;
+            referencedRelation: "sync_tables";
+            referencedColumns: ["collection"];
+          },
+        ];
+      };
+      "sync_tables": {
+        Row: {
+          "collection": string;
+          "created_at": string;
+          "relation": unknown;
+          "scope_column": unknown;
+        };
+        ComputedFields: never;
+        Insert: {
+          "collection": string;
+          "created_at"?: string;
+          "relation": unknown;
+          "scope_column": unknown;
+        };
+        Update: {
+          "collection"?: string;
+          "created_at"?: string;
+          "relation"?: unknown;
+          "scope_column"?: unknown;
+        };
+        Relationships: [];
+      };
+      "sync_usage": {
+        Row: {
+          "live_records": number;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "live_records"?: number;
+          "user_id": string;
+        };
+        Update: {
+          "live_records"?: number;
+          "user_id"?: string;
         };
         Relationships: [];
       };
@@ -282,9 +437,22 @@ export type Database = {
       [_ in never]: never;
     };
     Functions: {
+      "disable_sync": { Args: { "p_table": unknown }; Returns: undefined };
       "display_name_from_user_metadata": {
         Args: { "meta": Json };
         Returns: string;
+      };
+      "enable_sync": {
+        Args: { "p_scope_column": unknown; "p_table": unknown };
+        Returns: undefined;
+      };
+      "enable_sync_membership": {
+        Args: {
+          "p_scope_column": unknown;
+          "p_table": unknown;
+          "p_user_column": unknown;
+        };
+        Returns: undefined;
       };
       "hit_rate_limit": {
         Args: {
@@ -297,6 +465,7 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "my_list_ids": { Args: { "p_min_role"?: string }; Returns: (string)[] };
       "notification_categories_are_valid": {
         Args: { "p_categories": Json };
         Returns: boolean;
@@ -337,16 +506,23 @@ export type Database = {
           "p_retention_days"?: number;
         };
         Returns: {
+          "changes_purged": number;
           "ops_purged": number;
           "rate_limit_counters_purged": number;
           "tombstones_purged": number;
         }[];
       };
+      "redeem_list_invite": { Args: { "p_code": string }; Returns: string };
       "required_notification_categories": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];
       };
       "revoke_session": { Args: { "p_session_id": string }; Returns: boolean };
+      "sync_apply": { Args: { "p_writes": Json }; Returns: Json };
+      "visible_scope_ids": {
+        Args: Record<PropertyKey, never>;
+        Returns: (string)[];
+      };
     };
     Enums: {
       [_ in never]: never;
@@ -357,6 +533,67 @@ export type Database = {
   };
   "public": {
     Tables: {
+      "list_members": {
+        Row: {
+          "created_at": string;
+          "list_id": string;
+          "role": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "list_id": string;
+          "role": string;
+          "user_id": string;
+        };
+        Update: {
+          "created_at"?: string;
+          "list_id"?: string;
+          "role"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "list_members_list_id_fkey";
+            columns: ["list_id"];
+            isOneToOne: false;
+            referencedRelation: "lists";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "lists": {
+        Row: {
+          "archived": boolean;
+          "color": string | null;
+          "created_at": string;
+          "created_by": string | null;
+          "id": string;
+          "position": number;
+          "title": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "archived"?: boolean;
+          "color"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "position"?: number;
+          "title": string;
+        };
+        Update: {
+          "archived"?: boolean;
+          "color"?: string | null;
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "id"?: string;
+          "position"?: number;
+          "title"?: string;
+        };
+        Relationships: [];
+      };
       "profiles": {
         Row: {
           "completed_at": string | null;
@@ -385,12 +622,65 @@ export type Database = {
         };
         Relationships: [];
       };
+      "tasks": {
+        Row: {
+          "created_at": string;
+          "created_by": string | null;
+          "done": boolean;
+          "due_date": string | null;
+          "id": string;
+          "list_id": string;
+          "notes": string | null;
+          "position": number;
+          "title": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "done"?: boolean;
+          "due_date"?: string | null;
+          "id"?: string;
+          "list_id": string;
+          "notes"?: string | null;
+          "position"?: number;
+          "title": string;
+        };
+        Update: {
+          "created_at"?: string;
+          "created_by"?: string | null;
+          "done"?: boolean;
+          "due_date"?: string | null;
+          "id"?: string;
+          "list_id"?: string;
+          "notes"?: string | null;
+          "position"?: number;
+          "title"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "tasks_list_id_fkey";
+            columns: ["list_id"];
+            isOneToOne: false;
+            referencedRelation: "lists";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
     };
     Views: {
       [_ in never]: never;
     };
     Functions: {
-      [_ in never]: never;
+      "accept_list_invite": { Args: { "p_code": string }; Returns: string };
+      "create_list_invite": {
+        Args: {
+          "p_list_id": string;
+          "p_role"?: string;
+          "p_valid_for"?: string;
+        };
+        Returns: string;
+      };
     };
     Enums: {
       [_ in never]: never;

@@ -1,11 +1,16 @@
 // The end-of-run checks of the convergence suite, against what Postgres holds
-// (app_private.records and the app_private.sync_ops ledger), what went over
-// the wire and what each device's client reported. Each returns readable
-// failures instead of throwing, so one run shows every problem at once.
+// (the app's tables read AS EACH USER, through their RLS policies; the sync
+// state in app_private.sync_records; the app_private.sync_ops ledger), what
+// went over the wire and what each device's client reported. Each returns
+// readable failures instead of throwing, so one run shows every problem at once.
 import type postgres from "postgres";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
 import { jsonEqual } from "../../client/rebase.ts";
+import { localView } from "../../client/local-view.ts";
+import type { TestUser } from "../support/harness.ts";
+import { visibleTo, type VisibleRow } from "../support/rls-view.ts";
 import type { FaultNetwork } from "./fault-network.ts";
+import type { MembershipChurn } from "./membership-churn.ts";
 import { type SimDevice, type SimUser, TRACKED_FIELDS } from "./sim-device.ts";
 
 interface ServerRow {
@@ -17,10 +22,11 @@ interface ServerRow {
 }
 
 interface LedgerRow {
+  user_id: string;
   op_id: string;
   status: "applied" | "conflict" | "rejected";
   version: number | null;
-  collection: string;
+  collection: string | null;
   record_id: string;
   type: "upsert" | "delete";
   device_id: string | null;
@@ -35,149 +41,204 @@ export interface CheckTotals {
   discardedWrites: number;
 }
 
+/** Rejections a device meets when it writes where its user was demoted or removed meanwhile. */
+const EXPECTED_REJECTIONS = new Set(["FORBIDDEN", "NOT_FOUND"]);
+
 const key = (collection: string, id: string) => `${collection}/${id}`;
 const MAX_REPORTED = 8;
 
-export async function checkConvergence(sql: postgres.Sql, users: SimUser[], devices: SimDevice[], network: FaultNetwork, installationIds: Map<SimDevice, string>): Promise<{ failures: string[]; totals: CheckTotals }> {
+export async function checkConvergence(
+  sql: postgres.Sql,
+  users: SimUser[],
+  testUsers: Map<SimUser, TestUser>,
+  devices: SimDevice[],
+  network: FaultNetwork,
+  installationIds: Map<SimDevice, string>,
+  churn: MembershipChurn,
+): Promise<{ failures: string[]; totals: CheckTotals }> {
   const failures: string[] = [];
   const fail = (message: string) => {
     if (failures.length < 200) failures.push(message);
   };
   const totals: CheckTotals = { ledgerOps: 0, applied: 0, conflicts: 0, rejected: 0, records: 0, discardedWrites: 0 };
 
+  // Every op any device sent (op_id → op, first-send order), and the whole ledger of the run's users.
+  const sentOps = new Map<string, SyncOp>();
+  const sendOrder = new Map<string, number>();
+  for (const user of users) {
+    const wire = network.wireOf(user.index);
+    for (const [id, text] of wire.ops) {
+      sentOps.set(id, JSON.parse(text) as SyncOp);
+      sendOrder.set(id, wire.order.get(id) ?? 0);
+    }
+  }
+  const ledger = (await sql<LedgerRow[]>`
+    select user_id::text, op_id::text, status, version::float8 as version, collection, record_id::text, type, device_id::text
+      from app_private.sync_ops where user_id = any(${users.map((u) => u.userId)}::uuid[])`).map((r) => ({ ...r, version: r.version === null ? null : Number(r.version) }));
+  // The sync state of every record the run touched or any of its users can see (live or tombstone).
+  const visibleByUser = new Map<SimUser, Map<string, VisibleRow>>();
+  for (const user of users) visibleByUser.set(user, await visibleTo(testUsers.get(user)!));
+  const ids = new Set([...sentOps.values()].map((op) => op.record_id));
+  for (const visible of visibleByUser.values()) for (const row of visible.values()) ids.add(row.id);
+  const server = new Map((await sql<ServerRow[]>`
+    select s.collection, s.id::text, s.version::float8 as version, s.deleted,
+           case when s.deleted then null else coalesce(to_jsonb(l) - 'id', to_jsonb(t) - 'id') end as data
+      from app_private.sync_records s
+      left join public.lists l on s.collection = 'lists' and l.id = s.id
+      left join public.tasks t on s.collection = 'tasks' and t.id = s.id
+     where s.id = any(${[...ids]}::uuid[])`).map((r) => [key(r.collection, r.id), { ...r, version: Number(r.version) }]));
+  totals.ledgerOps = ledger.length;
+  totals.records = [...server.values()].filter((r) => !r.deleted).length;
+  const appliedLedger = ledger.filter((r) => r.status === "applied");
+  for (const row of ledger) {
+    if (row.status === "applied") totals.applied++;
+    if (row.status === "conflict") totals.conflicts++;
+    if (row.status === "rejected") totals.rejected++;
+  }
+
+  // Ops a device's client dropped and told the app about (rejections, conflicts, access lost, deleted meanwhile).
+  const toldOps = new Set(devices.flatMap((d) => d.discarded.map((e) => e.op.op_id)));
+
   for (const user of users) {
     const userDevices = devices.filter((d) => d.user === user);
-    const rows = (await sql<ServerRow[]>`
-      select collection, id::text, version::float8 as version, deleted, data
-        from app_private.records where user_id = ${user.userId}`).map((r) => ({ ...r, version: Number(r.version) }));
-    const ledger = (await sql<LedgerRow[]>`
-      select op_id::text, status, version::float8 as version, collection, record_id::text, type, device_id
-        from app_private.sync_ops where user_id = ${user.userId}`).map((r) => ({ ...r, version: r.version === null ? null : Number(r.version) }));
-    const server = new Map(rows.map((r) => [key(r.collection, r.id), r]));
-    const live = new Map(rows.filter((r) => !r.deleted).map((r) => [key(r.collection, r.id), r]));
-    const wire = network.wireOf(user.index);
-    const sentOps = new Map<string, SyncOp>([...wire.ops].map(([id, text]) => [id, JSON.parse(text) as SyncOp]));
-    totals.ledgerOps += ledger.length;
-    totals.records += rows.length;
+    const visible = visibleByUser.get(user)!;
 
-    // 1. Every device holds exactly the server's live records, and nothing is pending.
+    // 1. Every device holds exactly what RLS lets its user see, field for field, and nothing is pending.
     for (const device of userDevices) {
       const pending = device.client.pendingOps();
       if (pending.length > 0) fail(`${device.name}: ${pending.length} ops still pending after the final syncs`);
       const local = new Map(device.client.serverRecords().filter((r) => !r.deleted).map((r) => [key(r.collection, r.id), r]));
       let differences = 0;
-      for (const [k, row] of live) {
+      for (const [k, row] of visible) {
         const mine = local.get(k);
         if (!mine || mine.version !== row.version || !jsonEqual(mine.data, row.data)) {
           if (differences++ < MAX_REPORTED) fail(`${device.name}: ${k} differs: device ${JSON.stringify(mine ?? null)} vs server v${row.version} ${JSON.stringify(row.data)}`);
         }
       }
       for (const k of local.keys()) {
-        if (!live.has(k) && differences++ < MAX_REPORTED) fail(`${device.name}: holds ${k} live, the server has it ${server.has(k) ? "deleted" : "not at all"}`);
+        if (!visible.has(k) && differences++ < MAX_REPORTED) {
+          const state = server.get(k);
+          const where = state === undefined ? "never had" : state.deleted ? `has deleted (v${state.version})` : `cannot see (v${state.version})`;
+          fail(`${device.name}: holds ${k} v${local.get(k)!.version}, which its user ${where} on the server`);
+        }
       }
-      if (device.rejected.length > 0) fail(`${device.name}: ${device.rejected.length} ops rejected (the script writes only valid data): ${JSON.stringify(device.rejected[0])}`);
+      // Refusals are expected only where the user's role or membership changed under the device
+      // (and for later ops of a record whose earlier op was refused).
+      const refused = new Set<string>();
+      for (const event of device.rejected) {
+        const k = key(event.op.collection, event.op.record_id);
+        if (!EXPECTED_REJECTIONS.has(event.error.code) && !refused.has(k)) {
+          fail(`${device.name}: op rejected with ${event.error.code} (the script writes only valid data): ${JSON.stringify(event)}`);
+        }
+        refused.add(k);
+      }
       totals.discardedWrites += device.discarded.length;
     }
 
     // 2. Exactly once: the ledger holds each op_id that went over the wire once, and nothing else.
+    const wire = network.wireOf(user.index);
+    const mine = ledger.filter((r) => r.user_id === user.userId);
     if (wire.mutatedOps.size > 0) fail(`u${user.index}: ${wire.mutatedOps.size} op_ids were resent with different content, e.g. ${[...wire.mutatedOps][0]}`);
-    const ledgerIds = new Set(ledger.map((r) => r.op_id));
-    if (ledgerIds.size !== ledger.length) fail(`u${user.index}: an op_id appears more than once in the ledger`);
-    for (const row of ledger) {
-      const op = sentOps.get(row.op_id);
+    const ledgerIds = new Set(mine.map((r) => r.op_id));
+    if (ledgerIds.size !== mine.length) fail(`u${user.index}: an op_id appears more than once in the ledger`);
+    for (const row of mine) {
+      const op = wire.ops.has(row.op_id) ? sentOps.get(row.op_id) : undefined;
       if (!op) fail(`u${user.index}: ledger op ${row.op_id} was never sent by this user's devices`);
-      else if (op.collection !== row.collection || op.record_id !== row.record_id || op.type !== row.type) fail(`u${user.index}: ledger op ${row.op_id} does not match what was sent`);
-      if (row.status === "applied") totals.applied++;
-      if (row.status === "conflict") totals.conflicts++;
-      if (row.status === "rejected") totals.rejected++;
+      else if (op.record_id !== row.record_id || op.type !== row.type || (row.collection !== null && op.collection !== row.collection)) {
+        fail(`u${user.index}: ledger op ${row.op_id} does not match what was sent`);
+      }
     }
     let unprocessed = 0;
-    for (const opId of sentOps.keys()) {
-      if (!ledgerIds.has(opId) && unprocessed++ < MAX_REPORTED) fail(`u${user.index}: op ${opId} was sent but is not in the ledger: the server never processed it, yet the client dropped it`);
+    for (const opId of wire.ops.keys()) {
+      if (ledgerIds.has(opId) || toldOps.has(opId)) continue;
+      // A delete dropped because the record was deleted meanwhile loses nothing.
+      const op = sentOps.get(opId)!;
+      if (op.type === "delete" && server.get(key(op.collection, op.record_id))?.deleted !== false) continue;
+      if (unprocessed++ < MAX_REPORTED) fail(`u${user.index}: op ${opId} was sent but is not in the ledger: the server never processed it, yet the client dropped it without telling`);
     }
 
-    // 3. Every applied op's effect is present, and nothing else: replaying the
-    //    ledger's applied ops in version order with what was sent gives each record.
-    const appliedByRecord = new Map<string, LedgerRow[]>();
-    for (const row of ledger.filter((r) => r.status === "applied")) {
-      const k = key(row.collection, row.record_id);
-      appliedByRecord.set(k, [...(appliedByRecord.get(k) ?? []), row]);
-    }
-    for (const [k, row] of server) {
-      const applied = (appliedByRecord.get(k) ?? []).sort((a, b) => (a.version ?? 0) - (b.version ?? 0));
-      if (applied.length === 0) {
-        fail(`u${user.index}: ${k} exists on the server but no applied op made it`);
-        continue;
-      }
-      let deleted = true;
-      let data: Record<string, unknown> | null = null;
-      for (const entry of applied) {
-        const op = sentOps.get(entry.op_id);
-        if (!op) continue;
-        if (op.type === "delete") {
-          deleted = true;
-          data = null;
-        } else {
-          data = { ...(deleted ? {} : data ?? {}), ...(op.data ?? {}) };
-          deleted = false;
-        }
-      }
-      const lastVersion = Math.max(...applied.map((a) => a.version ?? 0));
-      if (row.deleted !== deleted || !jsonEqual(row.data, data) || row.version !== lastVersion) {
-        fail(`u${user.index}: ${k} is v${row.version} ${JSON.stringify(row.data)} but replaying its ${applied.length} applied ops gives v${lastVersion} ${JSON.stringify(data)}`);
-      }
-    }
-
-    // 4. Nothing a device wrote is lost unless a conflict rule discarded it and the device was told.
-    //    Each written value is unique, so it may be applied at most once: a
-    //    client that resent a write under a new op_id would show up here.
-    const appliedValues = new Set<string>();
-    const appliedDeletes = new Set<string>();
-    let twice = 0;
-    for (const row of ledger.filter((r) => r.status === "applied")) {
-      const op = sentOps.get(row.op_id);
-      if (!op) continue;
-      if (op.type === "delete") appliedDeletes.add(`${row.device_id}|${key(op.collection, op.record_id)}`);
-      for (const field of TRACKED_FIELDS) {
-        if (!op.data || !Object.hasOwn(op.data, field)) continue;
-        const value = `${key(op.collection, op.record_id)}|${field}|${JSON.stringify(op.data[field])}`;
-        // null (e.g. notes cleared) is the one value that is not unique.
-        if (op.data[field] !== null && appliedValues.has(value) && twice++ < MAX_REPORTED) fail(`u${user.index}: ${value} was applied by two different ops`);
-        appliedValues.add(value);
-      }
-    }
-    const recordsOnServer = new Set(server.keys());
-    for (const device of userDevices) {
-      const told = new Set<string>();
-      const toldDeletes = new Set<string>();
-      for (const event of device.discarded) {
-        const k = key(event.collection, event.record_id);
-        if (event.op.type === "delete") toldDeletes.add(k);
-        for (const field of event.fields ?? Object.keys(event.op.data ?? {})) told.add(`${k}|${field}|${JSON.stringify(event.op.data?.[field])}`);
-      }
-      let lost = 0;
-      for (const intention of device.intentions) {
-        const k = key(intention.collection, intention.recordId);
-        const superseded = device.intentions.some((later) =>
-          later.seq > intention.seq && later.collection === intention.collection && later.recordId === intention.recordId &&
-          (later.field === intention.field || later.field === "*delete"));
-        let kept: boolean;
-        if (intention.field === "*delete") {
-          kept = appliedDeletes.has(`${installationIds.get(device)}|${k}`) || toldDeletes.has(k) || !recordsOnServer.has(k);
-        } else {
-          const value = `${k}|${intention.field}|${JSON.stringify(intention.value)}`;
-          kept = appliedValues.has(value) || told.has(value) || superseded;
-        }
-        if (!kept && lost++ < MAX_REPORTED) fail(`${device.name}: write ${intention.field}=${JSON.stringify(intention.value)} of ${k} was lost without the device being told`);
-      }
-    }
-
-    // 5. No user ever received another user's data.
+    // 5. Never another user's data: every record this user's devices received belongs to a list the
+    //    user had at some point (their own, or one they were a member of).
+    const theirs = new Set([user.userId, ...user.ownLists, ...churn.everMember.get(user.index)!]);
+    let foreign = 0;
     for (const record of wire.received) {
-      const title = record.data?.title;
-      if (!user.recordIds.has(record.id) || (typeof title === "string" && !title.startsWith(`u${user.index}-`))) {
-        fail(`u${user.index}: received ${key(record.collection, record.id)} (${JSON.stringify(title)}) which is not this user's`);
+      if (record.deleted || record.data === null) continue;
+      const scope = record.collection === "lists" ? record.id : String(record.data.list_id);
+      if (!theirs.has(scope) && foreign++ < MAX_REPORTED) fail(`u${user.index}: received ${key(record.collection, record.id)} of list ${scope}, which was never theirs`);
+    }
+  }
+
+  // 3. Every applied op's effect is present, and nothing else: replaying every user's applied ops of
+  //    a record in version order (ops of one batch in the order they were sent) gives its state.
+  const appliedByRecord = new Map<string, LedgerRow[]>();
+  for (const row of appliedLedger) {
+    const op = sentOps.get(row.op_id);
+    if (!op) continue;
+    const k = key(op.collection, op.record_id);
+    appliedByRecord.set(k, [...(appliedByRecord.get(k) ?? []), row]);
+  }
+  const madeOutsideOps = new Set([...users.map((u) => key("lists", u.userId)), ...churn.lists.map((l) => key("lists", l.id))]);
+  for (const [k, row] of server) {
+    const applied = (appliedByRecord.get(k) ?? []).sort((a, b) => (a.version ?? 0) - (b.version ?? 0) || sendOrder.get(a.op_id)! - sendOrder.get(b.op_id)!);
+    if (applied.length === 0) {
+      if (!madeOutsideOps.has(k)) fail(`${k} exists on the server but no applied op made it`);
+      continue;
+    }
+    // Replayed the way a device shows pending ops; records made outside ops (personal and shared lists) start live.
+    const start = madeOutsideOps.has(k) ? { collection: row.collection, id: row.id, version: 0, deleted: false, data: {}, updated_at: "" } : undefined;
+    const replayed = localView(row.collection, row.id, start, applied.map((entry) => sentOps.get(entry.op_id)!));
+    const deleted = replayed?.deleted ?? true;
+    const data = deleted ? null : replayed!.data;
+    const lastVersion = Math.max(...applied.map((a) => a.version ?? 0));
+    const fieldsDiffer = data !== null && Object.entries(data).some(([field, value]) => !jsonEqual(row.data?.[field], value));
+    if (row.deleted !== deleted || fieldsDiffer || row.version !== lastVersion) {
+      fail(`${k} is v${row.version} ${JSON.stringify(row.data)} but replaying its ${applied.length} applied ops gives v${lastVersion} ${JSON.stringify(data)}`);
+    }
+  }
+
+  // 4. Nothing a device wrote is lost unless the device was told (a conflict rule discarded it, the
+  //    server refused it, or the user lost the record). Each written value is unique, so it may be
+  //    applied at most once: a client that resent a write under a new op_id would show up here.
+  const appliedValues = new Set<string>();
+  const appliedDeletes = new Set<string>();
+  let twice = 0;
+  for (const row of appliedLedger) {
+    const op = sentOps.get(row.op_id);
+    if (!op) continue;
+    if (op.type === "delete") appliedDeletes.add(`${row.device_id}|${key(op.collection, op.record_id)}`);
+    for (const field of TRACKED_FIELDS) {
+      if (!op.data || !Object.hasOwn(op.data, field)) continue;
+      const value = `${key(op.collection, op.record_id)}|${field}|${JSON.stringify(op.data[field])}`;
+      // null (e.g. notes cleared) is the one value that is not unique.
+      if (op.data[field] !== null && appliedValues.has(value) && twice++ < MAX_REPORTED) fail(`${value} was applied by two different ops`);
+      appliedValues.add(value);
+    }
+  }
+  for (const device of devices) {
+    const told = new Set<string>();
+    const toldDeletes = new Set<string>();
+    for (const event of device.discarded) {
+      const k = key(event.collection, event.record_id);
+      if (event.op.type === "delete") toldDeletes.add(k);
+      for (const field of event.fields ?? Object.keys(event.op.data ?? {})) told.add(`${k}|${field}|${JSON.stringify(event.op.data?.[field])}`);
+    }
+    let lost = 0;
+    for (const intention of device.intentions) {
+      const k = key(intention.collection, intention.recordId);
+      const superseded = device.intentions.some((later) =>
+        later.seq > intention.seq && later.collection === intention.collection && later.recordId === intention.recordId &&
+        (later.field === intention.field || later.field === "*delete"));
+      let kept: boolean;
+      if (intention.field === "*delete") {
+        // Or the record left the user's view (moved to a list they cannot see): a device drops a
+        // delete of a row that is gone for it without a word, as nothing the user sees is lost.
+        kept = appliedDeletes.has(`${installationIds.get(device)}|${k}`) || toldDeletes.has(k) || server.get(k)?.deleted !== false ||
+          !visibleByUser.get(device.user)!.has(k);
+      } else {
+        const value = `${k}|${intention.field}|${JSON.stringify(intention.value)}`;
+        kept = appliedValues.has(value) || told.has(value) || superseded;
       }
+      if (!kept && lost++ < MAX_REPORTED) fail(`${device.name}: write ${intention.field}=${JSON.stringify(intention.value)} of ${k} was lost without the device being told`);
     }
   }
   return { failures, totals };

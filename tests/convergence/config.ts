@@ -1,5 +1,5 @@
-// Size and fault mix of a convergence run, from the environment. The defaults
-// fit CI (a few seconds); `SEED=7 USERS=6 DEVICES=5 OPS=180 npm run
+// Size, fault mix and sharing of a convergence run, from the environment. The
+// defaults fit CI (a few seconds); `SEED=7 USERS=6 DEVICES=5 OPS=180 npm run
 // test:convergence` is ten times that.
 
 function intFromEnv(name: string, fallback: number, min: number): number {
@@ -33,6 +33,10 @@ export interface ConvergenceConfig {
   serverRestarts: number;
   /** Rounds of terminating the function's database connections. */
   dbKills: number;
+  /** Shared lists (list k owned by user k, shared with every other user); none with a single user. */
+  sharedLists: number;
+  /** Membership changes during the run (invites, demotions, promotions, removals, re-invites). */
+  membershipChanges: number;
 }
 
 export function loadConvergenceConfig(): ConvergenceConfig {
@@ -53,5 +57,7 @@ export function loadConvergenceConfig(): ConvergenceConfig {
     goOffline: 0.02,
     serverRestarts: intFromEnv("SERVER_RESTARTS", Math.max(1, Math.round(scale / 4)), 0),
     dbKills: intFromEnv("DB_KILLS", Math.max(2, Math.round(scale)), 0),
+    sharedLists: users < 2 ? 0 : intFromEnv("SHARED_LISTS", Math.ceil(users / 2), 0),
+    membershipChanges: users < 2 ? 0 : intFromEnv("MEMBERSHIP_CHANGES", Math.max(8, Math.round(8 * scale)), 0),
   };
 }

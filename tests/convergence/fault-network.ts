@@ -34,6 +34,8 @@ export interface FaultRates {
 export interface UserWire {
   /** op_id → the op's JSON as sent; every attempt of an op must be identical. */
   ops: Map<string, string>;
+  /** op_id → position of its first send among all ops of the run (orders the ops of one batch). */
+  order: Map<string, number>;
   /** op_ids sent with differing content on different attempts (must stay empty). */
   mutatedOps: Set<string>;
   /** Records in answers to this user's devices (batch results and pulls). */
@@ -61,6 +63,7 @@ export class FaultNetwork {
   /** `duplicate` results the server answered (to devices or to injected copies). */
   duplicatesSuppressed = 0;
   requests = 0;
+  private opsSeen = 0;
   /** Deliveries that found no server (restart window) or were cut. */
   deliveryFailures = 0;
   inFlight = 0;
@@ -76,7 +79,7 @@ export class FaultNetwork {
   wireOf(userIndex: number): UserWire {
     let wire = this.wire.get(userIndex);
     if (!wire) {
-      wire = { ops: new Map(), mutatedOps: new Set(), received: [] };
+      wire = { ops: new Map(), order: new Map(), mutatedOps: new Set(), received: [] };
       this.wire.set(userIndex, wire);
     }
     return wire;
@@ -131,6 +134,7 @@ export class FaultNetwork {
       const text = JSON.stringify(op);
       const earlier = wire.ops.get(op.op_id);
       if (earlier !== undefined && earlier !== text) wire.mutatedOps.add(op.op_id);
+      if (earlier === undefined) wire.order.set(op.op_id, this.opsSeen++);
       wire.ops.set(op.op_id, text);
     }
   }

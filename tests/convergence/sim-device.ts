@@ -1,10 +1,15 @@
 // One simulated phone: the real client (TidesyncClient + TidesyncApi, in-memory
 // store) behind a faulty link, driven by a seeded script of local writes,
-// syncs and offline periods. It remembers every value it wrote (each unique)
-// and everything the client told it, for the final "nothing lost" check.
+// syncs and offline periods. It writes wherever its user can see lists: its
+// own lists and the shared ones it is a member of (tasks created, edited on
+// the same and on different fields as other users' devices, moved between
+// lists, deleted), also where it has just been demoted or removed (the
+// server's FORBIDDEN / NOT_FOUND are part of the game). It remembers every
+// value it wrote (each unique) and everything the client told it, for the
+// final "nothing lost" check.
 import { TidesyncApi } from "../../client/api-client.ts";
 import { TidesyncError } from "../../client/api-error.ts";
-import type { WriteDiscardedEvent } from "../../client/events.ts";
+import type { OpRejectedEvent, WriteDiscardedEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { type SyncReport, TidesyncClient } from "../../client/sync-client.ts";
 import type { RecordData } from "../../client/storage.ts";
@@ -28,15 +33,15 @@ export interface Intention {
 export interface SimUser {
   index: number;
   userId: string;
-  /** Every record id this user's devices created. */
-  recordIds: Set<string>;
+  /** Every list id this user's devices created (their own lists; the personal list's id is the user id). */
+  ownLists: Set<string>;
 }
 
 export class SimDevice {
   readonly name: string;
   readonly intentions: Intention[] = [];
   readonly discarded: WriteDiscardedEvent[] = [];
-  readonly rejected: unknown[] = [];
+  readonly rejected: OpRejectedEvent[] = [];
   readonly syncErrors = new Map<string, number>();
   writes = 0;
   conflictsSeen = 0;
@@ -90,32 +95,40 @@ export class SimDevice {
     }
   }
 
-  private liveLists(): string[] {
-    return this.client.list("lists").map((r) => r.id);
+  /** Lists to put tasks in: what this device sees, and the personal list (its id is the user's). */
+  private targetLists(): string[] {
+    const ids = new Set(this.client.list("lists").map((r) => r.id));
+    ids.add(this.user.userId);
+    return [...ids];
   }
 
   private async write(): Promise<void> {
-    const live = [...this.client.list("lists"), ...this.client.list("tasks")];
+    const tasks = this.client.list("tasks");
+    const lists = this.client.list("lists");
     const roll = this.rng.next();
-    if (live.length === 0 || roll < 0.22) {
-      const collection = this.rng.chance(0.3) ? "lists" : "tasks";
-      const data: RecordData = collection === "lists"
-        ? { title: this.value("title"), color: this.rng.chance(0.5) ? "#3a7bd5" : null, position: this.value("position"), archived: false }
-        : {
-          title: this.value("title"),
-          notes: this.rng.chance(0.5) ? this.value("notes") : null,
-          done: false,
-          due_date: this.rng.chance(0.3) ? `2026-12-${String(this.rng.int(10, 28))}` : null,
-          position: this.value("position"),
-          list_id: this.liveLists().length > 0 && this.rng.chance(0.6) ? this.rng.pick(this.liveLists()) : null,
-        };
-      const id = await this.client.create(collection, data);
-      this.user.recordIds.add(id);
-      this.track(collection, id, data);
+    if (tasks.length === 0 || roll < 0.22) {
+      if (this.rng.chance(0.12)) {
+        const data: RecordData = { title: this.value("title"), color: this.rng.chance(0.5) ? "#3a7bd5" : null, position: this.value("position"), archived: false };
+        const id = await this.client.create("lists", data);
+        this.user.ownLists.add(id);
+        this.track("lists", id, data);
+        return;
+      }
+      const data: RecordData = {
+        list_id: this.rng.pick(this.targetLists()),
+        title: this.value("title"),
+        notes: this.rng.chance(0.5) ? this.value("notes") : null,
+        done: false,
+        due_date: this.rng.chance(0.3) ? `2026-12-${String(this.rng.int(10, 28))}` : null,
+        position: this.value("position"),
+      };
+      const id = await this.client.create("tasks", data);
+      this.track("tasks", id, data);
       return;
     }
-    const record = this.rng.pick(live);
-    if (roll < 0.9) {
+    // Mostly tasks (shared ones collide across users), sometimes a list's own fields.
+    const record = lists.length > 0 && this.rng.chance(0.15) ? this.rng.pick(lists) : this.rng.pick(tasks);
+    if (roll < 0.9 || record.collection === "lists") {
       const fields = record.collection === "lists" ? ["title", "position", "archived", "color"] : ["title", "notes", "done", "position", "due_date", "list_id"];
       const patch: RecordData = {};
       for (let i = this.rng.int(1, 3); i > 0; i--) {
@@ -124,7 +137,7 @@ export class SimDevice {
         else if (field === "done" || field === "archived") patch[field] = record.data?.[field] !== true;
         else if (field === "color") patch.color = this.rng.pick(["#ff0000", "#00ff00", null]);
         else if (field === "due_date") patch.due_date = this.rng.chance(0.5) ? null : `2027-01-${String(this.rng.int(10, 28))}`;
-        else if (field === "list_id") patch.list_id = this.rng.chance(0.3) || this.liveLists().length === 0 ? null : this.rng.pick(this.liveLists());
+        else if (field === "list_id") patch.list_id = this.rng.pick(this.targetLists()); // a move
       }
       await this.client.upsert(record.collection, record.id, patch);
       this.track(record.collection, record.id, patch);

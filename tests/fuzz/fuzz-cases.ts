@@ -6,6 +6,7 @@ import type { FuzzContext } from "./fuzz-context.ts";
 import { DeepNesting, headerText, junkQueryValue, junkValue, nastyString, RAW_NUMBER_TEXTS, RawNumber, stringifyWithRaw } from "./junk-values.ts";
 import type { Operation } from "./openapi-operations.ts";
 import { schemaArbitrary } from "./schema-arbitrary.ts";
+import { checkPushAnswer, ODD_NAMES, syncPushBodies } from "./sync-push-cases.ts";
 
 export type AuthChoice = { kind: "own" } | { kind: "variant"; index: number };
 
@@ -28,6 +29,13 @@ export interface FuzzCase {
   httpLayerMayReject?: boolean;
   /** The server may close the connection without answering (broken framing, oversize upload). */
   mayDrop?: boolean;
+  /** Problems with a 2xx answer's parsed body (beyond the status and headers every case checks). */
+  check?: (body: unknown) => string[];
+}
+
+/** POST /v1/sync/batch: the push, whose sync surfaces get cases of their own. */
+function isPush(op: Operation): boolean {
+  return op.method === "POST" && /\/v1\/sync\/batch$/.test(op.template);
 }
 
 type Json = unknown;
@@ -561,8 +569,19 @@ export function operationCases(ctx: FuzzContext, op: Operation): fc.Arbitrary<Fu
 
   const valid = validParts.map((parts) => base("valid", parts));
 
+  // ---- pushes on the sync surfaces (collections and fields from GET /v1/meta) ----
+  const pushes = isPush(op)
+    ? syncPushBodies(ctx.sync).map((push): FuzzCase => {
+      const built = base(`sync/${push.label}`, { body: undefined, path: {}, query: [] });
+      const body = Buffer.from(push.body, "utf8");
+      const tooBig = body.length > bodyLimit || (push.ops?.length ?? 0) > opsLimit;
+      return { ...built, body, allowed: tooBig ? [...built.allowed, 413] : built.allowed, mayDrop: body.length > bodyLimit, check: (answer) => checkPushAnswer(ctx.sync, push.ops, answer) };
+    })
+    : undefined;
+
   const weighted: fc.WeightedArbitrary<FuzzCase>[] = [
     { weight: 2, arbitrary: valid },
+    ...(pushes ? [{ weight: 24, arbitrary: pushes }] : []),
     { weight: op.body ? 8 : 1, arbitrary: bodyMutations ?? bodyTexts },
     { weight: op.body ? 4 : 1, arbitrary: bodyTexts },
     { weight: op.queryParams.length > 0 ? 6 : 1, arbitrary: queryMutations },
@@ -600,5 +619,32 @@ export function fixedCases(ctx: FuzzContext, op: Operation, seed: number): FuzzC
   }
   for (const requestId of REQUEST_ID_VARIANTS) cases.push({ ...base, category: "fixed/x-request-id", headers: { ...base.headers, "x-request-id": requestId } });
   for (const kind of FRAMING_KINDS) cases.push(framingCase(ctx, { ...base, category: `fixed/framing:${kind}` }, kind));
+  if (isPush(op)) cases.push(...fixedPushCases(ctx, base));
   return cases;
+}
+
+/** Pushes every run sends: each odd name as a collection and as a data key, non-finite numbers, borrowed devices and scopes. */
+function fixedPushCases(ctx: FuzzContext, base: FuzzCase): FuzzCase[] {
+  const { sync } = ctx;
+  const [collection] = Object.keys(sync.schemas);
+  const scope = sync.schemas[collection].scope;
+  let n = 0;
+  const opId = () => `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`;
+  const op = (extra: Record<string, unknown>) => ({ op_id: opId(), collection, record_id: sync.records.visible[0].id, type: "upsert", base_version: null, data: { title: "fixed" }, ...extra });
+  const bodies: [string, string][] = [
+    ...ODD_NAMES.map((name): [string, string] => ["collection-name", JSON.stringify({ ops: [op({ collection: name })] })]),
+    ...ODD_NAMES.map((name): [string, string] => ["key-name", JSON.stringify({ ops: [op({ data: { title: "fixed", [name]: 1 } })] })]),
+    ["non-finite-base", `{"ops":[${JSON.stringify(op({})).replace('"base_version":null', '"base_version":1e309')}]}`],
+    ["non-finite-field", `{"ops":[${JSON.stringify(op({ data: { title: "fixed", position: 1 } })).replace('"position":1', '"position":-1e999')}]}`],
+    ["non-finite-device", `{"device_id":1e309,"ops":[${JSON.stringify(op({}))}]}`],
+    ["other-users-device", JSON.stringify({ device_id: sync.devices.other[0], ops: [op({})] })],
+    ["other-users-scope", JSON.stringify({ ops: [op({ record_id: "00000000-0000-4000-8000-0000000000ff", data: { title: "x", [scope]: sync.scopes.other[0] } })] })],
+    ["other-users-record", JSON.stringify({ ops: [op({ record_id: sync.records.other[0].id, base_version: 1 }), op({ record_id: sync.records.other[1].id, type: "delete", data: undefined })] })],
+    ["many-unknown-keys", JSON.stringify({ ops: [op({ data: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}\u0000`, i])) })] })],
+  ];
+  return bodies.map(([label, text]) => {
+    const body = Buffer.from(text, "utf8");
+    const ops = (JSON.parse(text.replace(/-?1e(309|999)/g, "0")) as { ops: { op_id: string }[] }).ops;
+    return { ...base, category: `fixed/sync:${label}`, body, allowed: [...base.allowed, ...(body.length > (ctx.limits.max_body_bytes ?? 1 << 20) ? [413] : [])], check: (answer) => checkPushAnswer(sync, ops, answer) };
+  });
 }

@@ -3,12 +3,14 @@
 // (one good, many subtly bad), and real ids and cursors of the caller and of
 // another user, harvested from the API itself so "another user's id" and
 // "a tampered real cursor" are exercised on whatever routes exist.
+import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import type { JWK } from "jose";
 import type postgres from "postgres";
 import { signEs256, signHs256, supabaseClaims } from "../support/tokens.ts";
 import { listOperations, type OpenApiDocument, type Operation } from "./openapi-operations.ts";
 import { schemaArbitrary, type SchemaHints } from "./schema-arbitrary.ts";
+import { buildSyncSurface, type SyncSurface } from "./sync-push-cases.ts";
 import { sendRequest } from "./send-request.ts";
 
 export interface FuzzUser {
@@ -52,6 +54,8 @@ export interface FuzzContext {
   authVariants: AuthVariant[];
   ids: { own: string[]; other: string[] };
   cursors: { own: string[]; other: string[] };
+  /** Lists, records and devices of the caller and of another user, for pushes on the sync surfaces. */
+  sync: SyncSurface;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -178,6 +182,7 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
   const me = await setup.createUser();
   const other = await setup.createUser();
   const authVariants = await buildAuthVariants(setup, me, other);
+  const sync = await buildSyncSurface(setup.apiUrl, setup.adminSql, me, other, randomUUID);
 
   const own = { ids: new Set<string>(), cursors: new Set<string>() };
   const theirs = { ids: new Set<string>(), cursors: new Set<string>() };
@@ -200,5 +205,6 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
     authVariants,
     ids: { own: [...own.ids], other: [...theirs.ids, other.userId, other.sessionId] },
     cursors: { own: [...own.cursors], other: [...theirs.cursors] },
+    sync,
   };
 }

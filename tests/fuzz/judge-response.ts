@@ -92,6 +92,7 @@ export function judgeResponse(fuzzCase: FuzzCase, outcome: Outcome): Verdict {
   } catch {
     problems.push("the body is not JSON");
   }
+  if (status < 300 && parsed !== undefined && fuzzCase.check) problems.push(...fuzzCase.check(parsed));
   if (status >= 400 && parsed !== undefined) {
     const envelope = errorEnvelopeSchema.safeParse(parsed);
     if (!envelope.success) {

@@ -1,19 +1,24 @@
 // The convergence suite: many simulated devices of several users, each the
 // REAL client against real Deno + Postgres, through a network that drops,
 // loses, duplicates and reorders requests, with offline periods, the function
-// process killed -9 mid-batch and its database connections terminated. At the
-// end every device must hold exactly the server's state, the ledger must show
-// every op processed exactly once with its effect present, no write may be
-// lost silently, and no user may have received another user's data.
+// process killed -9 mid-batch and its database connections terminated. Users
+// share lists, and membership churns while the devices work: members are
+// invited, demoted, promoted, removed (or leave) and invited again. At the end
+// every device must hold exactly what RLS lets its user see on the server,
+// field for field; the ledger must show every op processed exactly once with
+// its effect present; no write may be lost without the device being told; and
+// no user may have received rows of a list that was never theirs.
 //
 // Size and seed: SEED, USERS, DEVICES (per user), OPS (writes per device);
 // see tests/convergence/config.ts. `npm run test:convergence`.
 import { afterAll, expect, it } from "vitest";
-import { adminSql, createTestUser, stack } from "../support/harness.ts";
+import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { untilEveryOpenTransactionEnded } from "../support/rls-view.ts";
 import { ServerChaos } from "../convergence/chaos.ts";
 import { checkConvergence } from "../convergence/checks.ts";
 import { loadConvergenceConfig } from "../convergence/config.ts";
 import { FaultNetwork } from "../convergence/fault-network.ts";
+import { MembershipChurn } from "../convergence/membership-churn.ts";
 import { Prng } from "../convergence/prng.ts";
 import { SimDevice, type SimUser } from "../convergence/sim-device.ts";
 
@@ -32,12 +37,14 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   chaos = await ServerChaos.start(network, adminSql, stack.database, { ...stack.functionsEnv, TIDESYNC_MAX_OPS_PER_BATCH: "16" }, `${stack.database}-convergence`);
 
   const users: SimUser[] = [];
+  const testUsers = new Map<SimUser, TestUser>();
   const devices: SimDevice[] = [];
   const installationIds = new Map<SimDevice, string>();
   for (let u = 0; u < config.users; u++) {
     const testUser = await createTestUser();
-    const user: SimUser = { index: u, userId: testUser.userId, recordIds: new Set() };
+    const user: SimUser = { index: u, userId: testUser.userId, ownLists: new Set() };
     users.push(user);
+    testUsers.set(user, testUser);
     for (let d = 0; d < config.devicesPerUser; d++) {
       const token = d === 0 ? testUser.token : (await testUser.newSession()).token;
       const installationId = new Prng(config.seed, `u${u}d${d}/installation`).uuid();
@@ -47,12 +54,17 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
     }
   }
 
-  // Server-side faults at seeded points of the run's progress.
+  const churn = new MembershipChurn(users, testUsers, new Prng(config.seed, "membership"));
+  await churn.createLists(config.sharedLists);
+
+  // Server-side faults and membership changes at seeded points of the run's progress.
   const plan = new Prng(config.seed, "chaos");
   const events = [
     ...Array.from({ length: config.serverRestarts }, () => ({ at: 0.1 + plan.next() * 0.75, kind: "restart" as const })),
     ...Array.from({ length: config.dbKills }, () => ({ at: 0.05 + plan.next() * 0.85, kind: "db" as const })),
+    ...Array.from({ length: config.membershipChanges }, () => ({ at: 0.05 + plan.next() * 0.9, kind: "membership" as const })),
   ].sort((a, b) => a.at - b.at);
+  let membershipSteps = 0;
   const totalWrites = config.users * config.devicesPerUser * config.opsPerDevice;
   let written = 0;
   let dbBackendsKilled = 0;
@@ -62,6 +74,7 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
       while (running && written / totalWrites < event.at) await new Promise((r) => setTimeout(r, 5));
       if (!running) return;
       if (event.kind === "restart") await chaos!.restartMidBatch();
+      else if (event.kind === "membership") await churn.step(membershipSteps++);
       else dbBackendsKilled += await chaos!.killDatabaseConnections();
     }
   })();
@@ -72,20 +85,27 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
     running = false;
     await chaosRun;
   }
+  // Membership changes the run ended before reach the devices in the final syncs.
+  while (membershipSteps < config.membershipChanges) await churn.step(membershipSteps++);
   await network.settle();
   await chaos.ready();
+  const runSeconds = (Date.now() - started) / 1000;
 
-  // Faults off: sync every device until a whole round pushes nothing.
+  // Faults off: sync every device until a whole round pushes nothing. Each
+  // round starts once every transaction open before it has ended (the pull's
+  // bound is the cluster-wide xmin, which other test files' transactions hold
+  // back too), so its pulls see everything committed before it.
   let rounds = 0;
   for (;;) {
     rounds++;
+    await untilEveryOpenTransactionEnded();
     let acknowledged = 0;
     for (const device of devices) acknowledged += (await device.finalSync()).acknowledged;
     if (acknowledged === 0 && devices.every((d) => d.client.pendingOps().length === 0)) break;
     if (rounds > 10) throw new Error("devices still had ops to push after 10 fault-free rounds");
   }
 
-  const { failures, totals } = await checkConvergence(adminSql, users, devices, network, installationIds);
+  const { failures, totals } = await checkConvergence(adminSql, users, testUsers, devices, network, installationIds, churn);
   failures.push(...(await chaos.crashes()));
   const faults = Object.values(network.faults).reduce((a, b) => a + b, 0);
   const syncErrors = new Map<string, number>();
@@ -93,18 +113,29 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   const result = failures.length === 0 ? "PASS" : "FAIL";
   console.log(
     `convergence: seed=${config.seed} devices=${devices.length} users=${users.length} ops=${devices.reduce((n, d) => n + d.writes, 0)} ` +
-      `faults=${faults} duplicates_suppressed=${network.duplicatesSuppressed} conflicts=${totals.conflicts} result=${result}`,
+      `faults=${faults} duplicates_suppressed=${network.duplicatesSuppressed} conflicts=${totals.conflicts} shared_lists=${churn.lists.length} ` +
+      `membership_changes=${membershipSteps} result=${result}`,
   );
   console.log(
     `convergence details: faults=${JSON.stringify(network.faults)} db_backends_killed=${dbBackendsKilled} requests=${network.requests} error_statuses=${JSON.stringify(network.errorStatuses)} ` +
-      `ledger_ops=${totals.ledgerOps} applied=${totals.applied} records=${totals.records} discarded_writes_told=${totals.discardedWrites} ` +
-      `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} server_uncaught_errors_survived=${await chaos.survivedUncaughtErrors()} final_rounds=${rounds} seconds=${((Date.now() - started) / 1000).toFixed(1)}`,
+      `ledger_ops=${totals.ledgerOps} applied=${totals.applied} rejected=${totals.rejected} records=${totals.records} discarded_writes_told=${totals.discardedWrites} ` +
+      `membership=${JSON.stringify(churn.counts)} ` +
+      `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} server_uncaught_errors_survived=${await chaos.survivedUncaughtErrors()} final_rounds=${rounds} ` +
+      `seconds=${((Date.now() - started) / 1000).toFixed(1)} (devices ${runSeconds.toFixed(1)})`,
   );
   expect(failures).toEqual([]);
   // The run must actually have exercised what it claims to.
   expect(network.faults.serverRestarts).toBe(config.serverRestarts);
   expect(network.faults.dbKillRounds).toBe(config.dbKills);
   expect(network.duplicatesSuppressed).toBeGreaterThan(0);
+  expect(membershipSteps).toBe(config.membershipChanges);
+  if (config.membershipChanges >= 4) {
+    const { added, readded, demoted, promoted, removed, left } = churn.counts;
+    expect({ added: added > 0, readded: readded > 0, demoted: demoted > 0, promoted: promoted > 0, removedOrLeft: removed + left > 0 })
+      .toEqual({ added: true, readded: true, demoted: true, promoted: true, removedOrLeft: true });
+  }
+  // Killed processes and connections are 503s or network errors, never a 500.
+  expect(network.errorStatuses[500] ?? 0).toBe(0);
   // Only transient failures may have interrupted a sync.
   expect([...syncErrors.keys()].filter((code) => !["NETWORK", "TIMEOUT", "UNAVAILABLE", "BAD_RESPONSE"].includes(code))).toEqual([]);
 }, 900_000);

@@ -1,5 +1,7 @@
-// POST /v1/sync/batch through real Deno and Postgres: exactly-once per op_id,
-// per-op outcomes, field-level merge, limits, and isolation between users.
+// POST /v1/sync/batch through real Deno and Postgres on the app's own tables
+// (public.lists, public.tasks): exactly-once per op_id, per-op outcomes,
+// field-level merge between devices, limits, ids of other users, and the
+// hardening of issue 8 (point 9): what an attacker's batch can no longer do.
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,353 +9,361 @@ import { recordDataBytes } from "../../functions/_shared/record-size.ts";
 import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { loadSampleTodo } from "../../scripts/seed/sample-todo.ts";
 import { loadSampleUsers } from "../../scripts/seed/sample-users.ts";
-import { adminSql, type ApiResponse, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
+import { phone, startSession } from "../support/device-sessions.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
+import { adminSql, type ApiResponse, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
+import { pullAll, push, pushOk, remove, settled, upsert } from "../support/shared-lists.ts";
+import { bookkeepingRows, ledger, liveRecords, storedRow, syncState } from "../support/sync-records.ts";
 import { signEs256, supabaseClaims } from "../support/tokens.ts";
 
-interface Op {
-  op_id: string;
-  collection: string;
-  record_id: string;
-  type: "upsert" | "delete";
-  base_version: number | null;
-  data?: Record<string, unknown>;
-  [extra: string]: unknown;
+const WIRE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/** A task in the user's personal list (id = user id). */
+const task = (user: TestUser, data: Record<string, unknown> = {}) => ({ list_id: user.userId, title: "t", ...data });
+
+/** Sends `text` as the body as is (for JSON that JSON.stringify cannot write). */
+async function pushRaw(user: TestUser, text: string): Promise<ApiResponse> {
+  return await call("/v1/sync/batch", { method: "POST", token: user.token, rawBody: text, headers: { "content-type": "application/json" } });
 }
 
-function upsert(collection: string, recordId: string, data: Record<string, unknown>, baseVersion: number | null = null): Op {
-  return { op_id: randomUUID(), collection, record_id: recordId, type: "upsert", base_version: baseVersion, data };
-}
-
-function remove(collection: string, recordId: string, baseVersion: number | null): Op {
-  return { op_id: randomUUID(), collection, record_id: recordId, type: "delete", base_version: baseVersion };
-}
-
-async function push(user: TestUser | string, body: unknown, baseUrl?: string): Promise<ApiResponse> {
-  const token = typeof user === "string" ? user : user.token;
-  return await call("/v1/sync/batch", { method: "POST", token, body, baseUrl });
-}
-
-/** Pushes and asserts a 200 whose body matches the shared response schema. */
-async function pushOk(user: TestUser | string, body: unknown, baseUrl?: string) {
-  const response = await push(user, body, baseUrl);
-  expect(response.status, response.text).toBe(200);
-  return syncBatchResponseSchema.parse(response.body);
-}
-
-async function storedRecord(userId: string, collection: string, id: string) {
-  const [row] = await adminSql<{ version: string; deleted: boolean; data: Record<string, unknown> | null }[]>`
-    select version::text, deleted, data from app_private.records
-    where user_id = ${userId} and collection = ${collection} and id = ${id}`;
-  return row ? { ...row, version: Number(row.version) } : undefined;
-}
-
-async function ledger(userId: string) {
-  return await adminSql<{ op_id: string; status: string; version: string | null; result: Record<string, unknown> }[]>`
-    select op_id::text, status, version::text, result from app_private.sync_ops where user_id = ${userId}`;
+/** A user with `count` sessions, each bound to a registered device (POST /v1/auth/session). */
+async function userWithDevices(count: number) {
+  const user = await createTestUser();
+  const devices: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const token = i === 0 ? user.token : (await user.newSession()).token;
+    const device = phone();
+    await startSession(token, device);
+    devices.push(device.installation_id);
+  }
+  return { user, devices };
 }
 
 describe("POST /v1/sync/batch: outcomes", () => {
-  it("applies ops in order and returns the server state with server-issued versions", async () => {
+  it("applies ops in order (a list, then a task in it) and returns the rows as stored, with server-issued versions", async () => {
     const user = await createTestUser();
     const list = randomUUID();
-    const task = randomUUID();
+    const id = randomUUID();
     const body = await pushOk(user, {
-      device_id: randomUUID(),
       ops: [
         upsert("lists", list, { title: "Groceries", position: 1 }),
-        upsert("tasks", task, { title: "Milk", done: false, list_id: list, due_date: "2026-12-01" }),
+        upsert("tasks", id, { title: "Milk", done: false, list_id: list, due_date: "2026-12-01" }),
       ],
     });
     expect(body.results.map((r) => r.status)).toEqual(["applied", "applied"]);
     const [first, second] = body.results.map((r) => r.record!);
-    expect(first).toMatchObject({ collection: "lists", id: list, deleted: false, data: { title: "Groceries", position: 1 } });
+    expect(first).toMatchObject({ collection: "lists", id: list, deleted: false, data: { title: "Groceries", position: 1, archived: false, color: null, created_by: user.userId } });
+    expect(second).toMatchObject({ collection: "tasks", id, deleted: false, data: { title: "Milk", done: false, list_id: list, due_date: "2026-12-01", notes: null } });
     expect(second.version).toBeGreaterThan(first.version);
-    expect(await storedRecord(user.userId, "tasks", task)).toEqual({
-      version: second.version,
-      deleted: false,
-      data: { title: "Milk", done: false, list_id: list, due_date: "2026-12-01" },
-    });
+    expect(await storedRow("tasks", id)).toEqual(second.data);
+    expect(await syncState("tasks", id)).toMatchObject({ version: second.version, deleted: false, scope_id: list });
   });
 
-  it("chains ops on one record inside a batch: create, update, delete", async () => {
+  it("several ops on one record in a batch: the record is written once, every applied op returns its final state", async () => {
     const user = await createTestUser();
     const id = randomUUID();
-    const body = await pushOk(user, {
-      ops: [upsert("tasks", id, { title: "a" }), upsert("tasks", id, { done: true }, null), remove("tasks", id, null)],
-    });
-    expect(body.results.map((r) => r.status)).toEqual(["applied", "applied", "applied"]);
-    expect(body.results[1].record!.data).toEqual({ title: "a", done: true });
-    expect(body.results[2].record).toMatchObject({ deleted: true, data: null });
-    const versions = body.results.map((r) => r.record!.version);
-    expect([...versions].sort((a, b) => a - b)).toEqual(versions);
-    expect(new Set(versions).size).toBe(3);
-    expect(await storedRecord(user.userId, "tasks", id)).toEqual({ version: versions[2], deleted: true, data: null });
+    const created = await pushOk(user, { ops: [upsert("tasks", id, task(user, { title: "a" })), upsert("tasks", id, { done: true }), upsert("tasks", id, { notes: "n" })] });
+    expect(created.results.map((r) => r.status)).toEqual(["applied", "applied", "applied"]);
+    const final = created.results[2].record!;
+    expect(final.data).toMatchObject({ title: "a", done: true, notes: "n" });
+    expect(created.results.map((r) => r.record)).toEqual([final, final, final]);
+    expect(await syncState("tasks", id)).toMatchObject({ version: final.version, deleted: false });
+
+    const gone = await pushOk(user, { ops: [upsert("tasks", id, { title: "b" }, final.version), remove("tasks", id, final.version)] });
+    expect(gone.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    const tombstone = gone.results[1].record!;
+    expect(tombstone).toMatchObject({ id, deleted: true, data: null });
+    expect(tombstone.version).toBeGreaterThan(final.version);
+    expect(gone.results[0].record).toEqual(tombstone);
+    expect(await storedRow("tasks", id)).toBeUndefined();
+    expect(await syncState("tasks", id)).toMatchObject({ version: tombstone.version, deleted: true });
   });
 
-  it("one invalid op leaves the others applied, with per-op errors and field pointers", async () => {
+  it("one bad op never blocks the batch: per-op errors with field pointers, the others applied", async () => {
     const user = await createTestUser();
-    const ok1 = upsert("tasks", randomUUID(), { title: "fine" });
+    const ok1 = upsert("tasks", randomUUID(), task(user, { title: "fine" }));
     const unknownCollection = upsert("notes", randomUUID(), { title: "x" });
-    const tooLong = upsert("tasks", randomUUID(), { title: "x".repeat(201) });
+    const tooLong = upsert("tasks", randomUUID(), task(user, { title: "x".repeat(201) }));
     const unknownField = upsert("lists", randomUUID(), { title: "ok", owner: "me" });
     const deleteWithData = { ...remove("tasks", randomUUID(), null), data: { title: "x" } };
+    const noList = upsert("tasks", randomUUID(), { title: "where?" });
+    const unseenList = upsert("tasks", randomUUID(), { title: "x", list_id: randomUUID() });
+    const badColor = upsert("lists", randomUUID(), { title: "x", color: "red" });
     const ok2 = upsert("lists", randomUUID(), { title: "also fine" });
-    const body = await pushOk(user, { ops: [ok1, unknownCollection, tooLong, unknownField, deleteWithData, ok2] });
-    expect(body.results.map((r) => r.status)).toEqual(["applied", "rejected", "rejected", "rejected", "rejected", "applied"]);
-    expect(body.results.map((r) => r.op_id)).toEqual([ok1, unknownCollection, tooLong, unknownField, deleteWithData, ok2].map((o) => o.op_id));
-    expect(body.results[1].error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/ops/1/collection", code: "unknown_collection" }] });
-    expect(body.results[2].error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/ops/2/data/title", code: "too_long" }] });
-    expect(body.results[3].error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/ops/3/data/owner", code: "unexpected_field" }] });
-    expect(body.results[4].error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/ops/4/data", code: "unexpected_field" }] });
+    const ops = [ok1, unknownCollection, tooLong, unknownField, deleteWithData, noList, unseenList, badColor, ok2];
+    const body = await pushOk(user, { ops });
+    expect(body.results.map((r) => r.op_id)).toEqual(ops.map((o) => o.op_id));
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([
+      ["applied", undefined], ["rejected", "VALIDATION_FAILED"], ["rejected", "VALIDATION_FAILED"], ["rejected", "VALIDATION_FAILED"],
+      ["rejected", "VALIDATION_FAILED"], ["rejected", "VALIDATION_FAILED"], ["rejected", "NOT_FOUND"], ["rejected", "VALIDATION_FAILED"],
+      ["applied", undefined],
+    ]);
+    const pointers = body.results.map((r) => r.error?.details?.map((d) => [d.field, d.code]));
+    expect(pointers.slice(1, 8)).toEqual([
+      [["/ops/1/collection", "unknown_collection"]],
+      [["/ops/2/data/title", "too_long"]],
+      [["/ops/3/data/owner", "unexpected_field"]],
+      [["/ops/4/data", "unexpected_field"]],
+      [["/ops/5/data/list_id", "required"]],
+      [["/ops/6/data/list_id", "not_found"]],
+      [["/ops/7/data/color", "invalid_format"]],
+    ]);
     expect(body.results[1].record).toBeUndefined();
-    expect(await storedRecord(user.userId, "tasks", ok1.record_id)).toMatchObject({ data: { title: "fine" } });
-    expect(await storedRecord(user.userId, "lists", ok2.record_id)).toMatchObject({ data: { title: "also fine" } });
-    expect(await storedRecord(user.userId, "tasks", tooLong.record_id)).toBeUndefined();
+    expect(await storedRow("tasks", ok1.record_id)).toMatchObject({ title: "fine" });
+    expect(await storedRow("lists", ok2.record_id)).toMatchObject({ title: "also fine" });
+    for (const rejected of [tooLong, noList, unseenList]) expect(await storedRow("tasks", rejected.record_id)).toBeUndefined();
     const statuses = Object.fromEntries((await ledger(user.userId)).map((row) => [row.op_id, row.status]));
     expect(statuses[unknownCollection.op_id]).toBe("rejected");
     expect(statuses[ok2.op_id]).toBe("applied");
   });
-  it("strings Postgres cannot store and prototype keys are rejected per op, not a failed batch", async () => {
+
+  it("strings Postgres cannot store and prototype keys in data are rejected per op, not a failed batch", async () => {
     const user = await createTestUser();
-    const nul = upsert("tasks", randomUUID(), { title: "a\u0000b" });
-    const surrogate = upsert("tasks", randomUUID(), { notes: "x\uD800y" });
+    const nul = upsert("tasks", randomUUID(), task(user, { title: "a\u0000b" }));
+    const surrogate = upsert("tasks", randomUUID(), task(user, { notes: "x\uD800y" }));
     const proto = upsert("tasks", randomUUID(), {});
-    const ok = upsert("tasks", randomUUID(), { title: "fine" });
+    const ok = upsert("tasks", randomUUID(), task(user, { title: "fine" }));
     const raw = JSON.stringify({ ops: [nul, surrogate, proto, ok] }).replace('"data":{}', '"data":{"__proto__":{"title":"x"}}');
-    const response = await call("/v1/sync/batch", { method: "POST", token: user.token, rawBody: raw, headers: { "content-type": "application/json" } });
+    const response = await pushRaw(user, raw);
     expect(response.status, response.text).toBe(200);
     const body = syncBatchResponseSchema.parse(response.body);
     expect(body.results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "applied"]);
     expect(body.results[0].error!.details).toEqual([expect.objectContaining({ field: "/ops/0/data/title", code: "invalid_characters" })]);
     expect(body.results[1].error!.details).toEqual([expect.objectContaining({ field: "/ops/1/data/notes", code: "invalid_characters" })]);
-    expect(body.results[2].error!.details).toEqual([expect.objectContaining({ field: "/ops/2/data/__proto__", code: "unexpected_field" })]);
+    expect(body.results[2].error!.details).toContainEqual(expect.objectContaining({ field: "/ops/2/data/__proto__", code: "unexpected_field" }));
   });
 });
 
 describe("POST /v1/sync/batch: exactly once per op_id", () => {
-  it("a batch replayed many times applies each op once and answers duplicate with the original outcome", async () => {
+  it("a batch replayed many times applies each op once; duplicates carry the original status and error and the CURRENT record", async () => {
     const user = await createTestUser();
     const id = randomUUID();
-    const batch = {
-      device_id: randomUUID(),
-      ops: [upsert("tasks", id, { title: "once" }), upsert("tasks", id, { notes: "n" }), upsert("bogus", randomUUID(), {})],
-    };
+    const batch = { ops: [upsert("tasks", id, task(user, { title: "once" })), upsert("tasks", id, { notes: "n" }), upsert("bogus", randomUUID(), {})] };
     const first = await pushOk(user, batch);
     expect(first.results.map((r) => r.status)).toEqual(["applied", "applied", "rejected"]);
-    // A later write, so that "the original outcome" differs from the current state.
+    // A later write, so that the current record differs from the one the ops produced.
     const later = await pushOk(user, { ops: [upsert("tasks", id, { done: true }, first.results[1].record!.version)] });
+    const current = later.results[0].record!;
+    expect(current.version).toBeGreaterThan(first.results[1].record!.version);
     for (let i = 0; i < 4; i++) {
       const replay = await pushOk(user, batch);
       expect(replay.results.map((r) => r.status)).toEqual(["duplicate", "duplicate", "duplicate"]);
       expect(replay.results.map((r) => r.original_status)).toEqual(["applied", "applied", "rejected"]);
-      expect(replay.results[0].record).toEqual(first.results[0].record);
-      expect(replay.results[1].record).toEqual(first.results[1].record);
+      expect(replay.results[0].record).toEqual(current);
+      expect(replay.results[1].record).toEqual(current);
       expect(replay.results[2].error).toEqual(first.results[2].error);
+      expect(replay.results[2].record).toBeUndefined();
     }
-    const rows = await ledger(user.userId);
-    expect(rows).toHaveLength(4);
-    expect(await storedRecord(user.userId, "tasks", id)).toMatchObject({ version: later.results[0].record!.version, data: { title: "once", notes: "n", done: true } });
+    expect(await ledger(user.userId)).toHaveLength(4);
+    expect(await storedRow("tasks", id)).toMatchObject({ title: "once", notes: "n", done: true });
+    expect((await syncState("tasks", id))!.version).toBe(current.version);
   });
 
   it("the same batch sent twice concurrently applies each op exactly once", async () => {
     const user = await createTestUser();
     for (let round = 0; round < 5; round++) {
-      const ids = [randomUUID(), randomUUID()];
-      const batch = { ops: [upsert("tasks", ids[0], { title: `r${round}` }), upsert("lists", ids[1], { title: "l" }), remove("tasks", ids[0], null)] };
-      const [a, b] = await Promise.all([pushOk(user, batch), pushOk(user, batch)]);
+      const [t, l] = [randomUUID(), randomUUID()];
+      const batch = { ops: [upsert("tasks", t, task(user, { title: `r${round}` })), upsert("lists", l, { title: "l" }), upsert("tasks", t, { done: true })] };
+      const [a, b] = await Promise.all([push(user, batch), push(user, batch)]);
+      for (const response of [a, b]) expect(response.status, response.text).toBe(200);
       for (let i = 0; i < batch.ops.length; i++) {
-        const statuses = [a.results[i].status, b.results[i].status].sort();
+        const statuses = [a.body.results[i].status, b.body.results[i].status].sort();
         expect(statuses).toEqual(["applied", "duplicate"]);
-        expect(a.results[i].record).toEqual(b.results[i].record);
+        expect(a.body.results[i].record).toEqual(b.body.results[i].record);
       }
     }
     const rows = await ledger(user.userId);
     expect(rows).toHaveLength(15);
     expect(rows.every((row) => row.status === "applied")).toBe(true);
-    const [head] = await adminSql<{ last_seq: string; live_records: number }[]>`
-      select last_seq::text, live_records from app_private.sync_heads where user_id = ${user.userId}`;
-    expect(Number(head.last_seq)).toBe(15);
-    expect(head.live_records).toBe(5);
+    expect(await liveRecords(user.userId)).toBe(10);
   });
 
-  it("a failed batch commits nothing: its op_ids stay unprocessed and a retry applies them", async () => {
+  it("a batch that fails mid-way commits nothing: its op_ids stay unprocessed and a retry applies them", async () => {
     const user = await createTestUser();
-    const ok = upsert("tasks", randomUUID(), { title: "kept for the retry" });
-    // Simulates a crash mid-batch: the database refuses the ledger insert.
+    const ok = upsert("tasks", randomUUID(), task(user, { title: "kept for the retry" }));
+    const list = upsert("lists", randomUUID(), { title: "also kept" });
+    // Simulates a crash after the rows were written: the database refuses the ledger insert.
+    const fn = `app_private.test_fail_ledger_${user.userId.replaceAll("-", "")}`;
     await adminSql.unsafe(`
-      create or replace function app_private.test_fail_ledger() returns trigger language plpgsql set search_path = '' as $$
+      create function ${fn}() returns trigger language plpgsql set search_path = '' as $$
       begin
         if new.user_id = '${user.userId}'::uuid then
           raise exception 'simulated crash';
         end if;
         return new;
       end $$;
-      create trigger test_fail_ledger before insert on app_private.sync_ops for each row execute function app_private.test_fail_ledger();`);
+      create trigger test_fail_ledger_${user.userId.replaceAll("-", "")} before insert on app_private.sync_ops for each row execute function ${fn}();`);
     let failed: ApiResponse;
     try {
-      failed = await push(user, { ops: [ok] });
+      failed = await push(user, { ops: [ok, list] });
     } finally {
-      await adminSql.unsafe(`drop trigger test_fail_ledger on app_private.sync_ops; drop function app_private.test_fail_ledger();`);
+      await adminSql.unsafe(`drop trigger test_fail_ledger_${user.userId.replaceAll("-", "")} on app_private.sync_ops; drop function ${fn}();`);
     }
     expect(failed.status).toBe(500);
-    expect(await storedRecord(user.userId, "tasks", ok.record_id)).toBeUndefined();
+    expect(failed.body.error.retryable).toBe(true);
+    expect(await storedRow("tasks", ok.record_id)).toBeUndefined();
+    expect(await storedRow("lists", list.record_id)).toBeUndefined();
+    expect(await bookkeepingRows(ok.record_id)).toEqual({ records: 0, changes: 0 });
     expect(await ledger(user.userId)).toHaveLength(0);
-    const retry = await pushOk(user, { ops: [ok] });
-    expect(retry.results[0].status).toBe("applied");
+    expect(await liveRecords(user.userId)).toBe(0);
+    const retry = await pushOk(user, { ops: [ok, list] });
+    expect(retry.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+  });
+
+  it("another user's op_id is not a duplicate of mine", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const opId = randomUUID();
+    const a = await pushOk(alice, { ops: [{ ...upsert("tasks", randomUUID(), task(alice)), op_id: opId }] });
+    const b = await pushOk(bob, { ops: [{ ...upsert("tasks", randomUUID(), task(bob)), op_id: opId }] });
+    expect([a.results[0].status, b.results[0].status]).toEqual(["applied", "applied"]);
   });
 });
 
-describe("POST /v1/sync/batch: field-level merge", () => {
+describe("POST /v1/sync/batch: field-level merge between devices", () => {
   async function twoDevices() {
-    const user = await createTestUser();
-    const phone = randomUUID();
-    const laptop = randomUUID();
+    const { user, devices: [phoneId, laptopId] } = await userWithDevices(2);
     const id = randomUUID();
-    const created = await pushOk(user, { device_id: phone, ops: [upsert("tasks", id, { title: "t", notes: "n", done: false })] });
-    return { user, phone, laptop, id, base: created.results[0].record!.version };
+    const created = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, task(user, { title: "t", notes: "n", done: false }))] });
+    return { user, phoneId, laptopId, id, base: created.results[0].record!.version };
   }
 
   it("two devices changing different fields both survive", async () => {
-    const { user, phone, laptop, id, base } = await twoDevices();
-    const a = await pushOk(user, { device_id: phone, ops: [upsert("tasks", id, { title: "phone title" }, base)] });
-    const b = await pushOk(user, { device_id: laptop, ops: [upsert("tasks", id, { done: true }, base)] });
-    expect(a.results[0].status).toBe("applied");
-    expect(b.results[0].status).toBe("applied");
-    expect(b.results[0].record!.data).toEqual({ title: "phone title", notes: "n", done: true });
-    expect(await storedRecord(user.userId, "tasks", id)).toMatchObject({ data: { title: "phone title", notes: "n", done: true } });
+    const { user, phoneId, laptopId, id, base } = await twoDevices();
+    const a = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { title: "phone title" }, base)] });
+    const b = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { done: true }, base)] });
+    expect([a.results[0].status, b.results[0].status]).toEqual(["applied", "applied"]);
+    expect(b.results[0].record!.data).toMatchObject({ title: "phone title", notes: "n", done: true });
+    expect(await storedRow("tasks", id)).toMatchObject({ title: "phone title", notes: "n", done: true });
+    const state = await syncState("tasks", id);
+    expect([state!.field_versions.title.d, state!.field_versions.done.d]).toEqual([phoneId, laptopId]);
   });
 
-  it("the same field from another device → the later op gets conflict with the server record, nothing applied", async () => {
-    const { user, phone, laptop, id, base } = await twoDevices();
-    const a = await pushOk(user, { device_id: phone, ops: [upsert("tasks", id, { title: "phone" }, base)] });
-    const b = await pushOk(user, { device_id: laptop, ops: [upsert("tasks", id, { title: "laptop", done: true }, base)] });
+  it("the same field from another device → conflict with the server record, nothing applied; rebased, it applies", async () => {
+    const { user, phoneId, laptopId, id, base } = await twoDevices();
+    const a = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { title: "phone" }, base)] });
+    const b = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { title: "laptop", done: true }, base)] });
     expect(b.results[0].status).toBe("conflict");
     expect(b.results[0].record).toEqual(a.results[0].record);
-    expect(await storedRecord(user.userId, "tasks", id)).toMatchObject({ version: a.results[0].record!.version, data: { title: "phone", done: false } });
-    // Rebased on the returned record, the same change applies.
-    const rebased = await pushOk(user, { device_id: laptop, ops: [upsert("tasks", id, { title: "laptop", done: true }, b.results[0].record!.version)] });
+    expect(await storedRow("tasks", id)).toMatchObject({ title: "phone", done: false });
+    expect((await syncState("tasks", id))!.version).toBe(a.results[0].record!.version);
+    const rebased = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { title: "laptop", done: true }, b.results[0].record!.version)] });
     expect(rebased.results[0].status).toBe("applied");
   });
 
   it("the same device's ops never conflict with its own earlier writes", async () => {
-    const { user, phone, id, base } = await twoDevices();
-    const a = await pushOk(user, { device_id: phone, ops: [upsert("tasks", id, { title: "1" }, base)] });
-    const b = await pushOk(user, { device_id: phone, ops: [upsert("tasks", id, { title: "2" }, base)] });
+    const { user, phoneId, id, base } = await twoDevices();
+    const a = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { title: "1" }, base)] });
+    const b = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { title: "2" }, base)] });
     expect([a.results[0].status, b.results[0].status]).toEqual(["applied", "applied"]);
   });
 
-  it("update after a concurrent delete → conflict with the tombstone", async () => {
-    const { user, phone, laptop, id, base } = await twoDevices();
-    const del = await pushOk(user, { device_id: laptop, ops: [remove("tasks", id, base)] });
+  it("an update after another device's delete → conflict with the tombstone", async () => {
+    const { user, phoneId, laptopId, id, base } = await twoDevices();
+    const del = await pushOk(user, { device_id: laptopId, ops: [remove("tasks", id, base)] });
     expect(del.results[0].status).toBe("applied");
-    const upd = await pushOk(user, { device_id: phone, ops: [upsert("tasks", id, { done: true }, base)] });
-    expect(upd.results[0].status).toBe("conflict");
-    expect(upd.results[0].record).toMatchObject({ id, deleted: true, data: null, version: del.results[0].record!.version });
-    expect(await storedRecord(user.userId, "tasks", id)).toMatchObject({ deleted: true });
+    const upd = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { done: true }, base)] });
+    expect(upd.results[0]).toMatchObject({ status: "conflict", record: { id, deleted: true, data: null, version: del.results[0].record!.version } });
+    expect(await storedRow("tasks", id)).toBeUndefined();
   });
 
-  it("delete after a concurrent update → conflict with the updated record (nothing silently lost)", async () => {
-    const { user, phone, laptop, id, base } = await twoDevices();
-    const upd = await pushOk(user, { device_id: phone, ops: [upsert("tasks", id, { done: true }, base)] });
-    const del = await pushOk(user, { device_id: laptop, ops: [remove("tasks", id, base)] });
+  it("a delete after another device's update → conflict with the updated record (nothing silently lost)", async () => {
+    const { user, phoneId, laptopId, id, base } = await twoDevices();
+    const upd = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { done: true }, base)] });
+    const del = await pushOk(user, { device_id: laptopId, ops: [remove("tasks", id, base)] });
     expect(del.results[0].status).toBe("conflict");
     expect(del.results[0].record).toEqual(upd.results[0].record);
-    expect(await storedRecord(user.userId, "tasks", id)).toMatchObject({ deleted: false, data: { done: true } });
-    const again = await pushOk(user, { device_id: laptop, ops: [remove("tasks", id, upd.results[0].record!.version)] });
+    expect(await storedRow("tasks", id)).toMatchObject({ done: true });
+    const again = await pushOk(user, { device_id: laptopId, ops: [remove("tasks", id, upd.results[0].record!.version)] });
     expect(again.results[0].status).toBe("applied");
   });
 });
 
 describe("POST /v1/sync/batch: server-owned values and the envelope", () => {
-  it("server-owned fields in an op reject the batch; in data they reject the op; versions are the server's", async () => {
+  it("server-owned fields beside an op reject the batch; in data they reject the op", async () => {
     const user = await createTestUser();
-    const withVersion = { ...upsert("tasks", randomUUID(), { title: "x" }), version: 999, updated_at: "2000-01-01T00:00:00Z" };
+    const withVersion = { ...upsert("tasks", randomUUID(), task(user)), version: 999, updated_at: "2000-01-01T00:00:00Z" };
     const error = expectEnvelope(await push(user, { ops: [withVersion] }), 400, "VALIDATION_FAILED");
     expect(error.details!.map((d) => [d.field, d.code])).toEqual(
       expect.arrayContaining([["/ops/0/version", "unexpected_field"], ["/ops/0/updated_at", "unexpected_field"]]),
     );
-    const inData = upsert("tasks", randomUUID(), { title: "x", version: 999, user_id: randomUUID(), updated_at: "2000-01-01T00:00:00Z" });
+    const inData = upsert("tasks", randomUUID(), task(user, { version: 999, created_by: randomUUID(), created_at: "2000-01-01T00:00:00Z" }));
     const body = await pushOk(user, { ops: [inData] });
     expect(body.results[0].status).toBe("rejected");
-    expect(body.results[0].error!.details!.map((d) => d.field).sort()).toEqual(["/ops/0/data/updated_at", "/ops/0/data/user_id", "/ops/0/data/version"]);
-    const fresh = await pushOk(user, { ops: [upsert("tasks", randomUUID(), { title: "x" }, 0)] });
-    expect(fresh.results[0].record!.version).toBe(1);
-    expect(Date.parse(fresh.results[0].record!.updated_at)).toBeGreaterThan(Date.now() - 60_000);
+    expect(body.results[0].error!.details!.map((d) => [d.field, d.code]).sort()).toEqual([
+      ["/ops/0/data/created_at", "read_only"], ["/ops/0/data/created_by", "read_only"], ["/ops/0/data/version", "unexpected_field"],
+    ]);
+    expect(await storedRow("tasks", inData.record_id)).toBeUndefined();
   });
 
   it("a base_version ahead of the server's version rejects the op", async () => {
     const user = await createTestUser();
     const id = randomUUID();
-    await pushOk(user, { ops: [upsert("tasks", id, { title: "x" })] });
-    const body = await pushOk(user, { ops: [upsert("tasks", id, { title: "y" }, 50)] });
+    const created = await pushOk(user, { ops: [upsert("tasks", id, task(user))] });
+    const body = await pushOk(user, { ops: [upsert("tasks", id, { title: "y" }, created.results[0].record!.version + 1)] });
     expect(body.results[0]).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED", details: [{ field: "/ops/0/base_version", code: "ahead_of_server" }] } });
   });
 
   it.each([
-    ["no ops", { ops: [] }, "/ops"],
-    ["a non-uuid op_id", { ops: [{ ...upsert("tasks", randomUUID(), {}), op_id: "op-1" }] }, "/ops/0/op_id"],
-    ["a non-uuid record_id", { ops: [{ ...upsert("tasks", randomUUID(), {}), record_id: "7" }] }, "/ops/0/record_id"],
-    ["an unknown type", { ops: [{ ...upsert("tasks", randomUUID(), {}), type: "patch" }] }, "/ops/0/type"],
-    ["a negative base_version", { ops: [upsert("tasks", randomUUID(), {}, -1)] }, "/ops/0/base_version"],
-    ["a missing base_version", { ops: [{ ...upsert("tasks", randomUUID(), {}), base_version: undefined }] }, "/ops/0/base_version"],
-    ["data that is not an object", { ops: [{ ...upsert("tasks", randomUUID(), {}), data: [1] }] }, "/ops/0/data"],
-    ["an unknown top-level field", { ops: [upsert("tasks", randomUUID(), {})], user_id: randomUUID() }, "/user_id"],
-    ["a non-uuid device_id", { ops: [upsert("tasks", randomUUID(), {})], device_id: "phone" }, "/device_id"],
+    ["no ops", () => ({ ops: [] }), "/ops"],
+    ["a non-uuid op_id", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), op_id: "op-1" }] }), "/ops/0/op_id"],
+    ["a non-uuid record_id", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), record_id: "7" }] }), "/ops/0/record_id"],
+    ["an unknown type", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), type: "patch" }] }), "/ops/0/type"],
+    ["a negative base_version", () => ({ ops: [upsert("tasks", randomUUID(), {}, -1)] }), "/ops/0/base_version"],
+    ["a missing base_version", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), base_version: undefined }] }), "/ops/0/base_version"],
+    ["data that is not an object", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), data: [1] }] }), "/ops/0/data"],
+    ["an unknown top-level field", () => ({ ops: [upsert("tasks", randomUUID(), {})], user_id: randomUUID() }), "/user_id"],
+    ["a non-uuid device_id", () => ({ ops: [upsert("tasks", randomUUID(), {})], device_id: "phone" }), "/device_id"],
   ])("%s → 400 VALIDATION_FAILED for the whole batch", async (_name, body, field) => {
     const user = await createTestUser();
-    const error = expectEnvelope(await push(user, body), 400, "VALIDATION_FAILED");
+    const error = expectEnvelope(await push(user, body()), 400, "VALIDATION_FAILED");
     expect(error.details!.map((d) => d.field)).toContain(field);
     expect(await ledger(user.userId)).toHaveLength(0);
   });
 
   it("the same op_id twice in one batch → 400, nothing applied", async () => {
     const user = await createTestUser();
-    const op = upsert("tasks", randomUUID(), { title: "x" });
+    const op = upsert("tasks", randomUUID(), task(user));
     const error = expectEnvelope(await push(user, { ops: [op, { ...op, record_id: randomUUID() }] }), 400, "VALIDATION_FAILED");
     expect(error.details).toEqual([{ field: "/ops/1/op_id", code: "duplicate", message: "appears twice in this batch" }]);
-    expect(await storedRecord(user.userId, "tasks", op.record_id)).toBeUndefined();
+    expect(await storedRow("tasks", op.record_id)).toBeUndefined();
   });
 
   it("needs a signed-in user, JSON, and POST", async () => {
     expectEnvelope(await call("/v1/sync/batch", { method: "POST", body: { ops: [] } }), 401, "UNAUTHENTICATED");
     const user = await createTestUser();
-    expectEnvelope(await call("/v1/sync/batch", { method: "POST", token: user.token, rawBody: "{", headers: { "content-type": "application/json" } }), 400, "MALFORMED_JSON");
+    expectEnvelope(await pushRaw(user, "{"), 400, "MALFORMED_JSON");
     expectEnvelope(await call("/v1/sync/batch", { method: "POST", token: user.token, rawBody: "a=1", headers: { "content-type": "text/plain" } }), 415, "UNSUPPORTED_MEDIA_TYPE");
+    expectEnvelope(await call("/v1/sync/batch", { token: user.token }), 405, "METHOD_NOT_ALLOWED");
   });
 });
 
-describe("POST /v1/sync/batch: other users", () => {
-  it("another user's record id behaves exactly like an unknown id", async () => {
+describe("POST /v1/sync/batch: ids are global, other users' ids are unknown ids", () => {
+  it("a change, delete or create with another user's id is NOT_FOUND, exactly as for an unknown id, and reveals nothing", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();
     const id = randomUUID();
-    const mine = await pushOk(alice, { ops: [upsert("tasks", id, { title: "alice's secret", notes: "private" })] });
+    const mine = await pushOk(alice, { ops: [upsert("tasks", id, task(alice, { title: "alice's secret", notes: "private" }))] });
     const aliceRecord = mine.results[0].record!;
-    // Bob writes with Alice's id (and even her version as base) and deletes
-    // another of her ids: each acts on Bob's own records, as for unknown ids.
     const unknown = randomUUID();
-    const [onTheirs, onUnknown] = await Promise.all([
-      pushOk(bob, { ops: [upsert("tasks", id, { done: true }, aliceRecord.version)] }),
-      pushOk(await createTestUser(), { ops: [upsert("tasks", unknown, { done: true }, aliceRecord.version)] }),
-    ]);
-    const shape = (r: typeof onTheirs) => ({ ...r.results[0], op_id: "-", record: { ...r.results[0].record!, id: "-", updated_at: "-" } });
-    expect(shape(onTheirs)).toEqual(shape(onUnknown));
-    expect(onTheirs.results[0].record!.data).toEqual({ done: true });
-    expect(JSON.stringify(onTheirs)).not.toContain("alice's secret");
-    const del = await pushOk(bob, { ops: [remove("tasks", id, aliceRecord.version)] });
-    expect(del.results[0]).toMatchObject({ status: "applied", record: { deleted: true } });
-    expect(await storedRecord(alice.userId, "tasks", id)).toEqual({ version: aliceRecord.version, deleted: false, data: { title: "alice's secret", notes: "private" } });
-    expect(await storedRecord(bob.userId, "tasks", id)).toMatchObject({ deleted: true });
-  });
-
-  it("another user's op_id is not a duplicate of mine", async () => {
-    const alice = await createTestUser();
-    const bob = await createTestUser();
-    const op = upsert("tasks", randomUUID(), { title: "same op id" });
-    const a = await pushOk(alice, { ops: [op] });
-    const b = await pushOk(bob, { ops: [op] });
-    expect([a.results[0].status, b.results[0].status]).toEqual(["applied", "applied"]);
+    const ops = [
+      upsert("tasks", id, { done: true }, aliceRecord.version),
+      upsert("tasks", unknown, { done: true }, aliceRecord.version),
+      remove("tasks", id, aliceRecord.version),
+      remove("tasks", unknown, null),
+      upsert("tasks", id, task(bob, { title: "take over" })),
+      upsert("lists", alice.userId, { title: "take over her list" }),
+    ];
+    const body = await pushOk(bob, { ops });
+    expect(body.results.map((r) => [r.status, r.error?.code, r.record])).toEqual(ops.map(() => ["rejected", "NOT_FOUND", undefined]));
+    // Same message, same kind of pointer, whatever the id.
+    const shapes = body.results.map((r) => ({ ...r.error, details: r.error!.details!.map((d) => ({ ...d, field: d.field.replace(/^\/ops\/\d+/, "") })) }));
+    for (const shape of shapes.slice(1, 5)) expect(shape).toEqual(shapes[0]);
+    expect(JSON.stringify(body)).not.toContain("alice's secret");
+    expect(await storedRow("tasks", id)).toEqual(aliceRecord.data);
+    expect((await syncState("tasks", id))!.version).toBe(aliceRecord.version);
+    expect(await storedRow("lists", alice.userId)).toMatchObject({ title: "Personal" });
+    expect(await bookkeepingRows(unknown)).toEqual({ records: 0, changes: 0 });
   });
 });
 
@@ -364,7 +374,7 @@ describe("POST /v1/sync/batch: limits", () => {
       ...stack.functionsEnv,
       TIDESYNC_MAX_OPS_PER_BATCH: "3",
       TIDESYNC_MAX_BODY_BYTES: "4096",
-      TIDESYNC_MAX_RECORD_DATA_BYTES: "300",
+      TIDESYNC_MAX_RECORD_DATA_BYTES: "600",
       TIDESYNC_MAX_LIVE_RECORDS_PER_USER: "2",
     }, { name: "sync-batch-limits" });
   });
@@ -374,47 +384,225 @@ describe("POST /v1/sync/batch: limits", () => {
 
   it("more ops than max_ops_per_batch → 413 PAYLOAD_TOO_LARGE, nothing applied", async () => {
     const user = await createTestUser();
-    const ops = [1, 2, 3, 4].map(() => upsert("tasks", randomUUID(), { title: "x" }));
+    const ops = [1, 2, 3, 4].map(() => upsert("tasks", randomUUID(), task(user)));
     expectEnvelope(await push(user, { ops }, small.apiUrl), 413, "PAYLOAD_TOO_LARGE");
     expect(await ledger(user.userId)).toHaveLength(0);
-    expect((await pushOk(user, { ops: ops.slice(0, 3) }, small.apiUrl)).results).toHaveLength(3);
+    // (the third is over this server's quota of 2 live records: answered, per op)
+    expect((await pushOk(user, { ops: ops.slice(0, 3) }, small.apiUrl)).results.map((r) => r.status)).toEqual(["applied", "applied", "rejected"]);
   });
 
   it("a body over max_body_bytes → 413 PAYLOAD_TOO_LARGE", async () => {
     const user = await createTestUser();
-    const response = await push(user, { ops: [upsert("tasks", randomUUID(), { notes: "x".repeat(5000) })] }, small.apiUrl);
-    expectEnvelope(response, 413, "PAYLOAD_TOO_LARGE");
+    expectEnvelope(await push(user, { ops: [upsert("tasks", randomUUID(), task(user, { notes: "x".repeat(5000) }))] }, small.apiUrl), 413, "PAYLOAD_TOO_LARGE");
+    expect(await ledger(user.userId)).toHaveLength(0);
   });
 
-  it("a record whose data would exceed max_record_data_bytes → that op rejected PAYLOAD_TOO_LARGE", async () => {
+  it("the record size limit comes from the configuration only: over it the op is rejected PAYLOAD_TOO_LARGE, under it applied", async () => {
     const user = await createTestUser();
     const id = randomUUID();
+    const meta = await call("/v1/meta", { baseUrl: small.apiUrl });
+    expect(meta.body.limits.max_record_data_bytes).toBe(600);
     const body = await pushOk(user, {
       ops: [
-        upsert("tasks", id, { title: "t", notes: "x".repeat(200) }),
+        upsert("tasks", id, task(user, { notes: "x".repeat(300) })),
         // Each patch is small; the merged record is what counts.
-        upsert("tasks", id, { title: "y".repeat(150) }),
-        upsert("tasks", randomUUID(), { title: "ok" }),
+        upsert("tasks", id, { notes: "y".repeat(700) }),
+        upsert("tasks", randomUUID(), task(user, { title: "ok" })),
       ],
     }, small.apiUrl);
     expect(body.results.map((r) => r.status)).toEqual(["applied", "rejected", "applied"]);
     expect(body.results[1].error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", details: [{ field: "/ops/1/data", code: "too_large" }] });
-    expect(await storedRecord(user.userId, "tasks", id)).toMatchObject({ data: { title: "t" } });
+    expect(body.results[1].error!.message).toMatch(/at most 600$/);
+    expect(await storedRow("tasks", id)).toMatchObject({ notes: "x".repeat(300) });
+    // The same change on the default server (64 KiB): nothing in the database bounds the size a second time.
+    const stored = body.results[0].record!;
+    const elsewhere = await pushOk(user, { ops: [upsert("tasks", id, { notes: "y".repeat(700) }, stored.version)] });
+    expect(elsewhere.results[0].status).toBe("applied");
+    expect(recordDataBytes(elsewhere.results[0].record!.data!)).toBeGreaterThan(600);
   });
 
   it("more live records than max_live_records_per_user → the op rejected QUOTA_EXCEEDED; a delete frees room", async () => {
     const user = await createTestUser();
+    expect(await liveRecords(user.userId)).toBe(0); // the personal list is the signup's, not the user's write
     const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
-    const first = await pushOk(user, { ops: [upsert("tasks", a, { title: "a" }), upsert("lists", b, { title: "b" }), upsert("tasks", c, { title: "c" })] }, small.apiUrl);
+    const first = await pushOk(user, { ops: [upsert("tasks", a, task(user, { title: "a" })), upsert("lists", b, { title: "b" }), upsert("tasks", c, task(user, { title: "c" }))] }, small.apiUrl);
     expect(first.results.map((r) => r.status)).toEqual(["applied", "applied", "rejected"]);
     expect(first.results[2].error!.code).toBe("QUOTA_EXCEEDED");
+    expect(await storedRow("tasks", c)).toBeUndefined();
     // Updating a live record is not a new one; deleting one makes room.
     const second = await pushOk(user, {
-      ops: [upsert("tasks", a, { done: true }, null), remove("lists", b, first.results[1].record!.version), upsert("tasks", c, { title: "c" })],
+      ops: [upsert("tasks", a, { done: true }, first.results[0].record!.version), remove("lists", b, first.results[1].record!.version), upsert("tasks", c, task(user, { title: "c" }))],
     }, small.apiUrl);
     expect(second.results.map((r) => r.status)).toEqual(["applied", "applied", "applied"]);
-    const [head] = await adminSql<{ live_records: number }[]>`select live_records from app_private.sync_heads where user_id = ${user.userId}`;
-    expect(head.live_records).toBe(2);
+    expect(await liveRecords(user.userId)).toBe(2);
+  });
+});
+
+describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
+  it("a NUL or lone surrogate in an op's collection or in the name of an unknown data key → that op rejected, the rest applied, the replay a duplicate", async () => {
+    const user = await createTestUser();
+    const ops = [
+      upsert("ta\u0000sks", randomUUID(), task(user)),
+      upsert("tasks\uD800", randomUUID(), task(user)),
+      upsert("tasks", randomUUID(), task(user, { "bad\u0000key": 1 })),
+      upsert("tasks", randomUUID(), task(user, { "lone\uDC00": 1 })),
+      upsert("tasks", randomUUID(), task(user, { title: "fine" })),
+    ];
+    const first = await pushOk(user, { ops });
+    expect(first.results.map((r) => [r.status, r.error?.code])).toEqual([
+      ["rejected", "VALIDATION_FAILED"], ["rejected", "VALIDATION_FAILED"], ["rejected", "VALIDATION_FAILED"], ["rejected", "VALIDATION_FAILED"], ["applied", undefined],
+    ]);
+    expect(first.results[0].error!.details).toEqual([expect.objectContaining({ field: "/ops/0/collection", code: "unknown_collection" })]);
+    expect(first.results[1].error!.details).toEqual([expect.objectContaining({ field: "/ops/1/collection", code: "unknown_collection" })]);
+    // The pointer names the key with what cannot be stored replaced (U+FFFD).
+    expect(first.results[2].error!.details).toEqual([expect.objectContaining({ field: "/ops/2/data/bad\uFFFDkey", code: "unexpected_field" })]);
+    expect(first.results[3].error!.details).toEqual([expect.objectContaining({ field: "/ops/3/data/lone\uFFFD", code: "unexpected_field" })]);
+    expect(await storedRow("tasks", ops[4].record_id)).toMatchObject({ title: "fine" });
+    expect((await ledger(user.userId)).map((r) => r.status).sort()).toEqual(["applied", "rejected", "rejected", "rejected", "rejected"]);
+
+    const replay = await pushOk(user, { ops });
+    expect(replay.results.map((r) => [r.status, r.original_status])).toEqual([
+      ["duplicate", "rejected"], ["duplicate", "rejected"], ["duplicate", "rejected"], ["duplicate", "rejected"], ["duplicate", "applied"],
+    ]);
+    expect(replay.results.map((r) => r.error)).toEqual(first.results.map((r) => r.error));
+  });
+
+  it("one op with ~118,000 unknown keys gets a small rejection, in the response, in the ledger and on replay", async () => {
+    const user = await createTestUser();
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    const keys: Record<string, number> = {};
+    for (let i = 0; i < 118_000; i++) {
+      keys[alphabet[i % 62] + alphabet[Math.floor(i / 62) % 62] + alphabet[Math.floor(i / 3844) % 62]] = 0;
+    }
+    const flood = upsert("tasks", randomUUID(), { ...task(user), ...keys });
+    // Long key names: each pointer is cut to a bounded length.
+    const longNames = upsert("tasks", randomUUID(), { ...task(user), ...Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`${i}`.padEnd(1000, "k"), 0])) });
+    const ok = upsert("tasks", randomUUID(), task(user, { title: "still applied" }));
+    const batch = { ops: [flood, longNames, ok] };
+    expect(JSON.stringify(batch).length).toBeLessThan(1024 * 1024);
+
+    const bounded = (result: { error?: { message: string; details?: { field: string; message: string }[] } }) => {
+      expect(result.error!.details!.length).toBeGreaterThan(0);
+      expect(result.error!.details!.length).toBeLessThanOrEqual(20);
+      for (const detail of result.error!.details!) {
+        expect(detail.field.length).toBeLessThanOrEqual(256);
+        expect(detail.message.length).toBeLessThanOrEqual(256);
+      }
+      expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThan(8 * 1024);
+    };
+    const first = await push(user, batch);
+    expect(first.status, first.text.slice(0, 500)).toBe(200);
+    expect(first.text.length).toBeLessThan(32 * 1024);
+    const body = syncBatchResponseSchema.parse(first.body);
+    expect(body.results.map((r) => r.status)).toEqual(["rejected", "rejected", "applied"]);
+    expect(body.results[0].error).toMatchObject({ code: "VALIDATION_FAILED", message: "118000 fields are invalid" });
+    bounded(body.results[0]);
+    bounded(body.results[1]);
+
+    const rows = await ledger(user.userId);
+    const stored = rows.filter((r) => r.status === "rejected");
+    expect(stored).toHaveLength(2);
+    for (const row of stored) expect(row.error_bytes).toBeLessThanOrEqual(8 * 1024);
+
+    const replay = await push(user, batch);
+    expect(replay.status).toBe(200);
+    expect(replay.text.length).toBeLessThan(32 * 1024);
+    const again = syncBatchResponseSchema.parse(replay.body);
+    expect(again.results.map((r) => r.status)).toEqual(["duplicate", "duplicate", "duplicate"]);
+    expect(again.results[0].error).toEqual(body.results[0].error);
+    expect(again.results[1].error).toEqual(body.results[1].error);
+  });
+
+  it("deletes of never-seen ids are rejected NOT_FOUND and leave no tombstone or change entry", async () => {
+    const user = await createTestUser();
+    const ids = [randomUUID(), randomUUID(), randomUUID()];
+    const ok = upsert("tasks", randomUUID(), task(user));
+    const body = await pushOk(user, { ops: [remove("tasks", ids[0], null), remove("lists", ids[1], null), remove("tasks", ids[2], 7), ok] });
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([
+      ["rejected", "NOT_FOUND"], ["rejected", "NOT_FOUND"], ["rejected", "NOT_FOUND"], ["applied", undefined],
+    ]);
+    expect(body.results[0].error!.details).toEqual([expect.objectContaining({ field: "/ops/0/record_id", code: "not_found" })]);
+    for (const id of ids) expect(await bookkeepingRows(id)).toEqual({ records: 0, changes: 0 });
+    expect(await liveRecords(user.userId)).toBe(1);
+  });
+
+  it('"base_version": 1e309 → 400 VALIDATION_FAILED at /ops/0/base_version (not_finite), nothing written', async () => {
+    const user = await createTestUser();
+    const id = randomUUID();
+    const text = `{"ops":[{"op_id":"${randomUUID()}","collection":"tasks","record_id":"${id}","type":"upsert","base_version":1e309,` +
+      `"data":{"title":"x","list_id":"${user.userId}"}}]}`;
+    const error = expectEnvelope(await pushRaw(user, text), 400, "VALIDATION_FAILED");
+    expect(error.details).toEqual([expect.objectContaining({ field: "/ops/0/base_version", code: "not_finite" })]);
+    expect(await storedRow("tasks", id)).toBeUndefined();
+    expect(await ledger(user.userId)).toHaveLength(0);
+  });
+
+  it("device_id must be one of the caller's devices; omitted, the session's device is used", async () => {
+    const { user, devices: [mine] } = await userWithDevices(1);
+    const { devices: [theirs] } = await userWithDevices(1);
+    for (const deviceId of [theirs, randomUUID()]) {
+      const op = upsert("tasks", randomUUID(), task(user));
+      const error = expectEnvelope(await push(user, { device_id: deviceId, ops: [op] }), 400, "VALIDATION_FAILED");
+      expect(error.details).toEqual([expect.objectContaining({ field: "/device_id" })]);
+      expect(await storedRow("tasks", op.record_id)).toBeUndefined();
+    }
+    expect(await ledger(user.userId)).toHaveLength(0);
+
+    const id = randomUUID();
+    const body = await pushOk(user, { ops: [upsert("tasks", id, task(user))] });
+    expect(body.results[0].status).toBe("applied");
+    const state = await syncState("tasks", id);
+    expect(state!.field_versions.title).toEqual({ v: state!.version, d: mine });
+    expect((await ledger(user.userId))[0].device_id).toBe(mine);
+    // Named explicitly, it is the same device.
+    const named = await pushOk(user, { device_id: mine, ops: [upsert("tasks", id, { title: "again" }, state!.version)] });
+    expect(named.results[0].status).toBe("applied");
+    expect((await syncState("tasks", id))!.field_versions.title.d).toBe(mine);
+  });
+
+  it("upper-case uuids are normalised once at the edge: responses and pulls are lower-case, a retry with the upper-case op_id is a duplicate", async () => {
+    const { user, devices: [device] } = await userWithDevices(1);
+    await settled();
+    const start = await pullAll(user);
+    const list = randomUUID();
+    const id = randomUUID();
+    const opId = randomUUID();
+    const batch = {
+      device_id: device.toUpperCase(),
+      ops: [
+        { ...upsert("lists", list.toUpperCase(), { title: "L" }) },
+        { ...upsert("tasks", id.toUpperCase(), { title: "T", list_id: list.toUpperCase() }), op_id: opId.toUpperCase() },
+      ],
+    };
+    const first = await pushOk(user, batch);
+    expect(first.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(first.results[1].op_id).toBe(opId);
+    expect(first.results.map((r) => r.record!.id)).toEqual([list, id]);
+    expect(first.results[1].record!.data).toMatchObject({ list_id: list });
+    await settled();
+    const pulled = await pullAll(user, start.cursor);
+    expect(pulled.changes.map((c) => c.id).sort()).toEqual([list, id].sort());
+    expect(pulled.changes.find((c) => c.id === id)!.data).toMatchObject({ list_id: list });
+
+    const retry = await pushOk(user, batch);
+    expect(retry.results.map((r) => [r.op_id, r.status])).toEqual([[batch.ops[0].op_id, "duplicate"], [opId, "duplicate"]]);
+    const lower = await pushOk(user, { ops: [{ ...batch.ops[1], op_id: opId }] });
+    expect(lower.results[0].status).toBe("duplicate");
+    expect((await ledger(user.userId)).map((r) => r.op_id).sort()).toEqual([batch.ops[0].op_id, opId].sort());
+    expect((await syncState("tasks", id))!.field_versions.title.d).toBe(device);
+  });
+
+  it("server_time of a push and of a pull come from the database clock, in one format", async () => {
+    const user = await createTestUser();
+    const body = await pushOk(user, { ops: [upsert("tasks", randomUUID(), task(user))] });
+    expect(body.server_time).toMatch(WIRE_TIME);
+    // The same transaction's clock stamped the record.
+    expect(body.server_time).toBe(body.results[0].record!.updated_at);
+    const page = await call("/v1/sync/changes", { token: user.token });
+    expect(page.body.server_time).toMatch(WIRE_TIME);
+    expect(page.body.server_time >= body.server_time).toBe(true);
+    const [db] = await adminSql<{ now: string }[]>`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
+    expect(page.body.server_time <= db.now).toBe(true);
   });
 });
 
@@ -424,7 +612,7 @@ describe("record data size", () => {
   const storable = (value: unknown) => !/\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(value));
   const dataArb = fc.dictionary(fc.string({ unit: "binary", maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 }).filter(storable);
 
-  it("recordDataBytes equals Postgres' octet_length(data::text), which the records_data_size check uses", async () => {
+  it("recordDataBytes equals Postgres' octet_length of the jsonb text", async () => {
     await fc.assert(fc.asyncProperty(dataArb, async (data) => {
       const [row] = await adminSql<{ bytes: number }[]>`select octet_length(${JSON.stringify(data)}::text::jsonb::text) as bytes`;
       expect(recordDataBytes(data)).toBe(row.bytes);
@@ -433,23 +621,23 @@ describe("record data size", () => {
 });
 
 describe("sample seed", () => {
-  it("the seeded sample to-do records are consistent with their heads and merge like pushed ones", async () => {
+  it("the seeded sample rows carry sync state and merge like pushed ones", async () => {
     const fixture = await loadSampleTodo();
-    const alice = (await loadSampleUsers()).users[0];
-    const own = fixture.users.find((u) => u.user_id === alice.id)!;
-    const [head] = await adminSql<{ last_seq: string; live_records: number; records: number; max_version: string }[]>`
-      select h.last_seq::text, h.live_records, count(r.*)::int as records, max(r.version)::text as max_version
-      from app_private.sync_heads h join app_private.records r on r.user_id = h.user_id and not r.deleted
-      where h.user_id = ${alice.id} and r.updated_at < '2026-02-01'
-      group by h.user_id, h.last_seq, h.live_records`;
-    expect(head.records).toBe(own.records.length);
-    expect(Number(head.max_version)).toBeLessThanOrEqual(Number(head.last_seq));
-    // A stale op against a seeded record conflicts and changes nothing.
+    const [alice, bob] = (await loadSampleUsers()).users;
+    const work = fixture.lists.find((l) => !l.personal && l.members.length === 0 && l.created_by === alice.id)!;
+    const seeded = work.tasks[0];
+    const state = await syncState("tasks", seeded.id);
+    expect(state).toMatchObject({ deleted: false, scope_id: work.id });
+    // A stale op against a seeded row conflicts and changes nothing.
     const token = await signEs256(stack.keys.privateJwk, supabaseClaims({ userId: alice.id, sessionId: alice.session_id, email: alice.email }));
-    const task = own.records.find((r) => r.collection === "tasks")!;
-    const before = await storedRecord(alice.id, "tasks", task.id);
-    const body = await pushOk(token, { device_id: randomUUID(), ops: [upsert("tasks", task.id, { title: "stale" }, 0)] });
-    expect(body.results[0]).toMatchObject({ status: "conflict", record: { id: task.id, data: task.data } });
-    expect(await storedRecord(alice.id, "tasks", task.id)).toEqual(before);
+    const before = await storedRow("tasks", seeded.id);
+    const body = await pushOk(token, { ops: [upsert("tasks", seeded.id, { title: "stale" }, 0)] });
+    expect(body.results[0]).toMatchObject({ status: "conflict", record: { id: seeded.id, data: before } });
+    expect(await storedRow("tasks", seeded.id)).toEqual(before);
+    // Bob is not a member of Alice's private list: for him the row does not exist.
+    const bobToken = await signEs256(stack.keys.privateJwk, supabaseClaims({ userId: bob.id, sessionId: bob.session_id, email: bob.email }));
+    const bobs = await pushOk(bobToken, { ops: [upsert("tasks", seeded.id, { title: "peek" }, state!.version)] });
+    expect(bobs.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+    expect(bobs.results[0].record).toBeUndefined();
   });
 });

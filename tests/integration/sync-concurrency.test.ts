@@ -1,23 +1,28 @@
-// Commit order vs sequence order (docs/sync.md, "Why no change is missed").
-// Several writers commit in parallel, holding their transactions open for a
-// random while between taking a sequence number and committing, while a
-// reader follows cursors. At the end the reader's view must equal the
-// database: nothing missed, nothing delivered twice.
+// Commit order vs allocation order (docs/sync.md, "Following cursors never
+// misses a change"). Users of ONE shared list write at the same time: the
+// owner and an editor through POST /v1/sync/batch, two more editors straight
+// in SQL as `authenticated` with their claims (what PostgREST does), in
+// transactions that write, sleep, then commit while others commit after them.
+// A member (viewer) follows cursors with a small page size. After the writers
+// are done and the reader caught up, its view must equal what the database
+// lets it see, field for field.
 //
-// The same harness runs against a deliberately NAIVE design (a plain global
-// sequence, a reader that advances past the highest seq it saw) and must
-// catch it missing changes: proof that the test can fail.
-import { randomBytes, randomUUID } from "node:crypto";
+// A deliberately NAIVE reader follows the same writes, paging on `seq` over
+// app_private.sync_changes without the snapshot bound, and must miss changes:
+// proof that the bound is needed and that this test can fail.
+import { randomUUID } from "node:crypto";
 import postgres from "postgres";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
+import { jsonEqual } from "../../client/rebase.ts";
 import { changesResponseSchema, syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, call, createTestUser, stack, type TestUser } from "../support/harness.ts";
-import { allocateSeqs, databaseView, writeRecord } from "../support/sync-records.ts";
+import { untilEveryOpenTransactionEnded, visibleTo } from "../support/rls-view.ts";
+import { pushOk, share, upsert } from "../support/shared-lists.ts";
 
-const ROUNDS = 5;
+const ROUNDS = 4;
 
 /** Own pool: writers hold transactions open, the shared admin pool is small. */
-const writerSql = postgres(stack.adminDbUrl, { max: 12, onnotice: () => {} });
+const writerSql = postgres(stack.adminDbUrl, { max: 10, onnotice: () => {}, connection: { TimeZone: "UTC" } });
 afterAll(async () => {
   await writerSql.end({ timeout: 5 });
 });
@@ -25,323 +30,263 @@ afterAll(async () => {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const randomInt = (max: number) => Math.floor(Math.random() * max);
 
-interface Delivery {
-  key: string;
+interface Row {
   version: number;
-  deleted: boolean;
-  data: unknown;
+  data: Record<string, unknown>;
 }
+/** collection/id → live row. */
+type View = Map<string, Row>;
 
 interface Reader {
-  /** Reads one page after its cursor and moves the cursor. */
-  next(): Promise<{ changes: Delivery[]; hasMore: boolean }>;
+  readonly view: View;
+  /** Reads one page after its cursor, applies it and moves the cursor; true while there is more. */
+  next(): Promise<boolean>;
+  /** Versions delivered that were not newer than what the reader already held. */
+  readonly stale: string[];
 }
 
-interface Outcome {
-  /** Database records the reader's final view lacks or holds in an older state. */
-  missed: string[];
-  /** (key, version) pairs delivered more than once. */
-  duplicates: string[];
-  /** Keys the reader holds that the database does not (e.g. another user's). */
-  foreign: string[];
-  writes: number;
-  pages: number;
+function applyChange(reader: { view: View; stale: string[] }, change: { collection: string; id: string; version: number; deleted: boolean; data: Record<string, unknown> | null }) {
+  const key = `${change.collection}/${change.id}`;
+  const held = reader.view.get(key);
+  if (held && !change.deleted && held.version >= change.version) reader.stale.push(`${key}@${change.version} after @${held.version}`);
+  if (change.deleted) reader.view.delete(key);
+  else reader.view.set(key, { version: change.version, data: change.data! });
 }
 
-/**
- * Runs the writers in parallel while the reader follows its cursor, then
- * drains the reader and compares its view with `truth()`.
- */
-async function race(reader: Reader, writers: (() => Promise<number>)[], truth: () => Promise<Map<string, Omit<Delivery, "key">>>): Promise<Outcome> {
-  const view = new Map<string, Delivery>();
-  const delivered = new Set<string>();
-  const duplicates: string[] = [];
-  let pages = 0;
-  const take = async () => {
-    const page = await reader.next();
-    pages++;
-    for (const change of page.changes) {
-      const pair = `${change.key}@${change.version}`;
-      if (delivered.has(pair)) duplicates.push(pair);
-      delivered.add(pair);
-      const held = view.get(change.key);
-      if (held && held.version >= change.version) duplicates.push(`${pair} after @${held.version}`);
-      view.set(change.key, change);
-    }
-    return page.hasMore;
-  };
-
-  let writing = true;
-  const done = Promise.all(writers.map((w) => w())).finally(() => (writing = false));
-  while (writing) {
-    if (!(await take())) await delay(randomInt(3));
-  }
-  const writes = (await done).reduce((a, b) => a + b, 0);
-  // Every write has committed: following the cursor to the end must catch up.
-  while (await take());
-
-  const db = await truth();
-  const missed: string[] = [];
-  for (const [key, state] of db) {
-    const seen = view.get(key);
-    if (!seen || seen.version !== state.version || seen.deleted !== state.deleted || JSON.stringify(seen.data) !== JSON.stringify(state.data)) {
-      missed.push(`${key}: database @${state.version}${state.deleted ? " (deleted)" : ""}, reader ${seen ? "@" + seen.version : "nothing"}`);
-    }
-  }
-  const foreign = [...view.keys()].filter((key) => !db.has(key));
-  return { missed, duplicates, foreign, writes, pages };
-}
-
-// ------------------------------------------------------------- the real thing
-
-/**
- * Follows GET /v1/sync/changes, a few changes per page, after a first full
- * sync of the (still empty) user, so every later change (tombstones too) is due.
- */
+/** GET /v1/sync/changes with a small page: a full sync first, then incremental pages. */
 async function apiReader(user: TestUser, limit: number): Promise<Reader> {
   let cursor: string | undefined;
   const reader: Reader = {
+    view: new Map(),
+    stale: [],
     async next() {
       const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
       const response = await call(`/v1/sync/changes?${query}`, { token: user.token });
       if (response.status !== 200) throw new Error(`pull failed: ${response.status} ${response.text}`);
       const page = changesResponseSchema.parse(response.body);
+      for (const change of page.changes) applyChange(reader, change);
       cursor = page.cursor;
-      return {
-        hasMore: page.has_more,
-        changes: page.changes.map((c) => ({ key: `${c.collection}/${c.id}`, version: c.version, deleted: c.deleted, data: c.data })),
-      };
+      return page.has_more;
     },
   };
-  expect((await reader.next()).changes).toEqual([]);
+  while (await reader.next());
   return reader;
 }
 
 /**
- * A writer that follows the head-lock protocol in SQL (as the push does) and
- * holds its transaction open a random while after taking its seqs.
+ * The bug the bound exists for: page on the change entries' `seq` and move
+ * past the highest one seen. A transaction that took seq N and commits after
+ * N+1 was read is skipped for good. Reads the list's entries directly in SQL
+ * and resolves each to the row's state at read time, like the real pull.
  */
-function sqlWriter(userId: string, transactions: number, pool: string[]): () => Promise<number> {
+async function naiveReader(listId: string, limit: number, start: View): Promise<Reader> {
+  const [{ max }] = await adminSql<{ max: string }[]>`select coalesce(max(seq), 0)::text as max from app_private.sync_changes where scope_id = ${listId}`;
+  let cursor = Number(max);
+  const reader: Reader = {
+    view: new Map(start),
+    stale: [],
+    async next() {
+      const rows = await writerSql<{ collection: string; id: string; seq: string; version: string | null; data: Record<string, unknown> | null }[]>`
+        select c.collection, c.id, c.seq::text, s.version::text,
+               case when c.present and not s.deleted then coalesce(to_jsonb(t) - 'id', to_jsonb(l) - 'id') end as data
+          from app_private.sync_changes c
+          join app_private.sync_records s on s.collection = c.collection and s.id = c.id
+          left join public.tasks t on c.collection = 'tasks' and t.id = c.id
+          left join public.lists l on c.collection = 'lists' and l.id = c.id
+         where c.scope_id = ${listId} and c.seq > ${cursor}
+         order by c.seq
+         limit ${limit + 1}`;
+      const page = rows.slice(0, limit);
+      for (const row of page) {
+        cursor = Math.max(cursor, Number(row.seq));
+        applyChange(reader, { collection: row.collection, id: row.id, version: Number(row.version), deleted: row.data === null, data: row.data });
+      }
+      return rows.length > limit;
+    },
+  };
+  return reader;
+}
+
+/** Keys whose state in `view` differs from `truth` (missing, stale, or held but gone). */
+function differences(view: View, truth: View): string[] {
+  const out: string[] = [];
+  for (const [key, row] of truth) {
+    const seen = view.get(key);
+    if (!seen || seen.version !== row.version || !jsonEqual(seen.data, row.data)) {
+      out.push(`${key}: database @${row.version}, reader ${seen ? "@" + seen.version : "nothing"}`);
+    }
+  }
+  for (const key of view.keys()) if (!truth.has(key)) out.push(`${key}: reader holds it, the database has no such visible row`);
+  return out;
+}
+
+/** An app writing straight through the Data API: one transaction as `authenticated` (with claims), held open by `hold` before it commits. */
+async function asUserHeld(user: TestUser, work: (tx: postgres.TransactionSql) => Promise<unknown>, hold: () => Promise<unknown>) {
+  await writerSql.begin(async (tx) => {
+    await tx`select set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId })}, true),
+                    set_config('role', 'authenticated', true)`;
+    await work(tx);
+    await hold();
+  });
+}
+
+const DEADLOCKISH = new Set(["40P01", "40001"]);
+
+/** Editor writing in SQL: inserts, updates and deletes of the list's tasks, each transaction held open a random while after its writes. */
+function sqlWriter(user: TestUser, listId: string, transactions: number, pool: string[]): () => Promise<number> {
   return async () => {
-    let writes = 0;
+    let committed = 0;
     for (let t = 0; t < transactions; t++) {
       await delay(randomInt(4));
-      const count = 1 + randomInt(3);
-      await writerSql.begin(async (tx) => {
-        const first = await allocateSeqs(tx, userId, count);
-        await delay(randomInt(8));
-        for (let i = 0; i < count; i++) {
-          // Mostly new records (each a final state the reader must get), some updates and deletes.
-          const id = Math.random() < 0.6 || pool.length === 0 ? randomUUID() : pool[randomInt(pool.length)];
-          if (!pool.includes(id)) pool.push(id);
-          const data = Math.random() < 0.15 ? null : { title: `w${first + i}`, done: Math.random() < 0.5 };
-          await writeRecord(tx, userId, first + i, { collection: "tasks", id, data });
-        }
-      });
-      writes += count;
+      try {
+        await asUserHeld(user, async (tx) => {
+          // New tasks, plus at most one existing one (one row lock: SQL writers never deadlock each other).
+          for (let i = randomInt(3); i >= 0; i--) {
+            const id = randomUUID();
+            pool.push(id);
+            await tx`insert into public.tasks (id, list_id, title, position) values (${id}, ${listId}, ${`sql ${t}.${i}`}, ${Math.random()})`;
+          }
+          if (pool.length > 0 && Math.random() < 0.7) {
+            const id = pool[randomInt(pool.length)];
+            const roll = Math.random();
+            if (roll < 0.15) await tx`delete from public.tasks where id = ${id}`;
+            else if (roll < 0.55) await tx`update public.tasks set title = ${`edited by ${user.email} ${t}`} where id = ${id}`;
+            else await tx`update public.tasks set done = not done, notes = ${`n${t}`} where id = ${id}`;
+          }
+        }, () => delay(randomInt(12)));
+        committed++;
+      } catch (error) {
+        // A deadlock with a concurrent push rolls this transaction back: nothing of it is due.
+        if (!DEADLOCKISH.has((error as { code?: string }).code ?? "")) throw error;
+      }
     }
-    return writes;
+    return committed;
   };
 }
 
-/** A device pushing through POST /v1/sync/batch (its own records: its ops chain without conflicts). */
-function apiWriter(user: TestUser, batches: number): () => Promise<number> {
-  const deviceId = randomUUID();
-  const mine: string[] = [];
+/** A device pushing through POST /v1/sync/batch: creates and field edits of the list's tasks (conflicts allowed). */
+function apiWriter(user: TestUser, listId: string, batches: number, pool: string[]): () => Promise<number> {
+  const versions = new Map<string, number>();
   return async () => {
-    let writes = 0;
+    let applied = 0;
     for (let b = 0; b < batches; b++) {
       await delay(randomInt(4));
-      const ops = Array.from({ length: 1 + randomInt(3) }, () => {
-        const id = Math.random() < 0.6 || mine.length === 0 ? randomUUID() : mine[randomInt(mine.length)];
-        if (!mine.includes(id)) mine.push(id);
-        return Math.random() < 0.15
-          ? { op_id: randomUUID(), collection: "lists", record_id: id, type: "delete", base_version: null }
-          : { op_id: randomUUID(), collection: "lists", record_id: id, type: "upsert", base_version: null, data: { title: `d${b}`, position: Math.random() } };
+      const ops = Array.from({ length: 1 + randomInt(3) }, (_, i) => {
+        if (pool.length === 0 || Math.random() < 0.5) {
+          const id = randomUUID();
+          pool.push(id);
+          return upsert("tasks", id, { list_id: listId, title: `api ${b}.${i}`, position: Math.random() });
+        }
+        const id = pool[randomInt(pool.length)];
+        return upsert("tasks", id, Math.random() < 0.5 ? { title: `api edit ${b}.${i}` } : { position: Math.random() }, versions.get(id) ?? null);
       });
-      const response = await call("/v1/sync/batch", { method: "POST", token: user.token, body: { device_id: deviceId, ops } });
-      if (response.status !== 200) throw new Error(`push failed: ${response.status} ${response.text}`);
-      const { results } = syncBatchResponseSchema.parse(response.body);
-      writes += results.filter((r) => r.status === "applied").length;
+      const body = { ops };
+      for (;;) {
+        const response = await call("/v1/sync/batch", { method: "POST", token: user.token, body });
+        // A deadlock with a SQL writer is a retryable 503: retry the same batch, as a client does.
+        if (response.status === 503) continue;
+        if (response.status !== 200) throw new Error(`push failed: ${response.status} ${response.text}`);
+        for (const result of syncBatchResponseSchema.parse(response.body).results) {
+          if (result.record) versions.set(result.record.id, result.record.version);
+          if (result.status === "applied") applied++;
+        }
+        break;
+      }
     }
-    return writes;
+    return applied;
   };
 }
 
-async function truthOf(userId: string) {
-  return await databaseView(userId);
+interface SharedList {
+  owner: TestUser;
+  editors: TestUser[];
+  reader: TestUser;
+  listId: string;
 }
 
-describe("pull under concurrent writers (head-lock protocol, real API)", () => {
-  it(`a reader following cursors ends equal to the database over ${ROUNDS} rounds`, async () => {
+async function sharedList(): Promise<SharedList> {
+  const [owner, apiEditor, sqlEditorA, sqlEditorB, reader] = await Promise.all(Array.from({ length: 5 }, () => createTestUser()));
+  const listId = randomUUID();
+  await pushOk(owner, { ops: [upsert("lists", listId, { title: "Shared" }), upsert("tasks", randomUUID(), { list_id: listId, title: "first" })] });
+  for (const editor of [apiEditor, sqlEditorA, sqlEditorB]) await share(owner, listId, editor, "editor");
+  await share(owner, listId, reader, "viewer");
+  return { owner, editors: [apiEditor, sqlEditorA, sqlEditorB], reader, listId };
+}
+
+describe("pull under concurrent writers of several users on one shared list", () => {
+  it(`a member following cursors ends equal to what RLS lets them see over ${ROUNDS} rounds; the naive reader misses`, async () => {
+    const naiveMissed: number[] = [];
     let totalWrites = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const user = await createTestUser();
+      const { owner, editors: [apiEditor, sqlEditorA, sqlEditorB], reader: member, listId } = await sharedList();
       const bystander = await createTestUser();
       const pool: string[] = [];
-      const reader = await apiReader(user, 1 + randomInt(4));
-      const outcome = await race(reader, [
-        sqlWriter(user.userId, 12, pool),
-        sqlWriter(user.userId, 12, pool),
-        sqlWriter(user.userId, 12, pool),
-        sqlWriter(user.userId, 12, pool),
-        apiWriter(user, 6),
-        apiWriter(user, 6),
-        // Another user writing at the same time never shows up in this reader's view.
-        sqlWriter(bystander.userId, 8, []),
-      ], () => truthOf(user.userId));
-      expect({ round, missed: outcome.missed, duplicates: outcome.duplicates, foreign: outcome.foreign }).toEqual({ round, missed: [], duplicates: [], foreign: [] });
-      expect(outcome.pages).toBeGreaterThan(1);
-      totalWrites += outcome.writes;
+      await untilEveryOpenTransactionEnded();
+      const real = await apiReader(member, 1 + randomInt(4));
+      const naive = await naiveReader(listId, 1 + randomInt(4), real.view);
+      expect(differences(real.view, await visibleTo(member))).toEqual([]);
+
+      let writing = true;
+      const writers = Promise.all([
+        sqlWriter(sqlEditorA, listId, 14, pool)(),
+        sqlWriter(sqlEditorB, listId, 14, pool)(),
+        sqlWriter(owner, listId, 10, pool)(),
+        apiWriter(owner, listId, 6, pool)(),
+        apiWriter(apiEditor, listId, 6, pool)(),
+        // Someone else's list at the same time: never shows up in the member's view.
+        sqlWriter(bystander, bystander.userId, 8, [])(),
+      ]).finally(() => (writing = false));
+      const follow = async (r: Reader) => {
+        while (writing) if (!(await r.next())) await delay(randomInt(3));
+      };
+      await Promise.all([follow(real), follow(naive)]);
+      totalWrites += (await writers).reduce((a, b) => a + b, 0);
+
+      // Every writer is done: following the cursors to the end must catch up.
+      await untilEveryOpenTransactionEnded();
+      while (await real.next());
+      while (await naive.next());
+      const truth = await visibleTo(member);
+      expect({ round, missed: differences(real.view, truth), stale: real.stale }).toEqual({ round, missed: [], stale: [] });
+      expect(truth.size).toBeGreaterThan(10);
+      naiveMissed.push(differences(naive.view, truth).length);
     }
     expect(totalWrites).toBeGreaterThan(ROUNDS * 50);
-  }, 180_000);
+    expect(naiveMissed.reduce((a, b) => a + b, 0), `the naive reader missed per round: ${naiveMissed.join(", ")}`).toBeGreaterThan(0);
+  }, 120_000);
 
-  it("a writer that took an earlier seq blocks later writers until it commits, so the reader cannot skip it", async () => {
-    const user = await createTestUser();
-    const reader = await apiReader(user, 10);
-    const [early, late] = [randomUUID(), randomUUID()];
+  it("deterministically: an editor's write that commits after a later one is delivered by the cursor, and skipped by the naive reader", async () => {
+    const { editors: [, early, late], reader: member, listId } = await sharedList();
+    await untilEveryOpenTransactionEnded();
+    const real = await apiReader(member, 10);
+    const naive = await naiveReader(listId, 10, real.view);
+    const [earlyId, lateId] = [randomUUID(), randomUUID()];
 
     let releaseEarly!: () => void;
     const earlyMayCommit = new Promise<void>((resolve) => (releaseEarly = resolve));
-    let earlyHasSeq!: () => void;
-    const earlyTookSeq = new Promise<void>((resolve) => (earlyHasSeq = resolve));
-    let latePid = 0;
-
-    const earlyWriter = writerSql.begin(async (tx) => {
-      const seq = await allocateSeqs(tx, user.userId, 1);
-      await writeRecord(tx, user.userId, seq, { collection: "tasks", id: early, data: { title: "early" } });
-      earlyHasSeq();
+    let earlyWrote!: () => void;
+    const earlyHasWritten = new Promise<void>((resolve) => (earlyWrote = resolve));
+    const earlyTx = asUserHeld(early, (tx) => tx`insert into public.tasks (id, list_id, title) values (${earlyId}, ${listId}, 'early')`, async () => {
+      earlyWrote();
       await earlyMayCommit;
-      return seq;
     });
-    await earlyTookSeq;
-    const lateWriter = writerSql.begin(async (tx) => {
-      [{ pid: latePid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
-      const seq = await allocateSeqs(tx, user.userId, 1);
-      await writeRecord(tx, user.userId, seq, { collection: "tasks", id: late, data: { title: "late" } });
-      return seq;
-    });
-    // Wait until the late writer is blocked on the head lock (not a timing guess: Postgres says so).
-    for (;;) {
-      const [row] = await adminSql<{ waiting: boolean }[]>`
-        select coalesce(bool_or(wait_event_type = 'Lock'), false) as waiting from pg_stat_activity where pid = ${latePid}`;
-      if (latePid !== 0 && row.waiting) break;
-      await delay(5);
-    }
-    // Neither is visible: the late writer has no seq yet, the early one has not committed.
-    expect((await reader.next()).changes).toEqual([]);
+    await earlyHasWritten;
+    await asUserHeld(late, (tx) => tx`insert into public.tasks (id, list_id, title) values (${lateId}, ${listId}, 'late')`, async () => {});
+
+    // The late write has committed, the early one (lower seq) has not.
+    expect(await real.next()).toBe(false);
+    expect(real.view.has(`tasks/${lateId}`)).toBe(false); // held back by the bound until the early one ends
+    expect(await naive.next()).toBe(false);
+    expect(naive.view.has(`tasks/${lateId}`)).toBe(true); // the naive cursor moved past the early write's seq
+
     releaseEarly();
-    const [earlySeq, lateSeq] = await Promise.all([earlyWriter, lateWriter]);
-    expect(lateSeq).toBeGreaterThan(earlySeq);
-    expect((await reader.next()).changes.map((c) => c.key)).toEqual([`tasks/${early}`, `tasks/${late}`]);
-  });
-});
-
-// ------------------------------------------------------------ the naive design
-
-/**
- * The bug this suite exists to catch: seqs from one plain sequence, taken
- * without any lock, and a reader that moves its cursor past the highest seq it
- * has seen. A transaction holding seq N that commits after seq N+1 was read is
- * skipped for good. Built in a scratch schema of the test database.
- */
-describe("pull under concurrent writers (NAIVE global sequence: must be caught)", () => {
-  const schema = `naive_sync_${randomBytes(4).toString("hex")}`;
-  const table = `"${schema}".changes`;
-  const sequence = `"${schema}".change_seq`;
-
-  beforeAll(async () => {
-    await adminSql.unsafe(`
-      create schema "${schema}";
-      create sequence ${sequence};
-      create table ${table} (stream text not null, key text not null, seq bigint not null, deleted boolean not null, data jsonb, primary key (stream, key))`);
-  });
-  afterAll(async () => {
-    await adminSql.unsafe(`drop schema if exists "${schema}" cascade`);
-  });
-
-  function naiveReader(stream: string, limit: number): Reader {
-    let cursor = 0;
-    return {
-      async next() {
-        const rows = await adminSql.unsafe<{ key: string; seq: string; deleted: boolean; data: unknown }[]>(
-          `select key, seq, deleted, data from ${table} where stream = $1 and seq > $2 order by seq limit $3`, [stream, cursor, limit + 1]);
-        const page = rows.slice(0, limit);
-        for (const row of page) cursor = Math.max(cursor, Number(row.seq));
-        return { hasMore: rows.length > limit, changes: page.map((r) => ({ key: r.key, version: Number(r.seq), deleted: r.deleted, data: r.data })) };
-      },
-    };
-  }
-
-  function naiveWriter(stream: string, transactions: number, pool: string[]): () => Promise<number> {
-    return async () => {
-      let writes = 0;
-      for (let t = 0; t < transactions; t++) {
-        await delay(randomInt(4));
-        await writerSql.begin(async (tx) => {
-          const [{ seq }] = await tx.unsafe<{ seq: string }[]>(`select nextval('${sequence}') as seq`);
-          await delay(randomInt(8));
-          const key = Math.random() < 0.6 || pool.length === 0 ? randomUUID() : pool[randomInt(pool.length)];
-          if (!pool.includes(key)) pool.push(key);
-          const data = Math.random() < 0.15 ? null : { title: `n${seq}` };
-          await tx.unsafe(
-            `insert into ${table} (stream, key, seq, deleted, data) values ($1, $2, $3, $4, $5)
-             on conflict (stream, key) do update set seq = excluded.seq, deleted = excluded.deleted, data = excluded.data`,
-            [stream, key, seq, data === null, data === null ? null : JSON.stringify(data)]);
-        });
-        writes++;
-      }
-      return writes;
-    };
-  }
-
-  async function naiveTruth(stream: string) {
-    const rows = await adminSql.unsafe<{ key: string; seq: string; deleted: boolean; data: unknown }[]>(
-      `select key, seq, deleted, data from ${table} where stream = $1`, [stream]);
-    return new Map(rows.map((r) => [r.key, { version: Number(r.seq), deleted: r.deleted, data: r.data }]));
-  }
-
-  it(`the same race catches the naive reader missing changes within ${ROUNDS} rounds`, async () => {
-    const missedPerRound: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const stream = randomUUID();
-      const pool: string[] = [];
-      const outcome = await race(
-        naiveReader(stream, 1 + randomInt(4)),
-        Array.from({ length: 6 }, () => naiveWriter(stream, 15, pool)),
-        () => naiveTruth(stream),
-      );
-      missedPerRound.push(outcome.missed.length);
-    }
-    expect(missedPerRound.reduce((a, b) => a + b, 0), `missed per round: ${missedPerRound.join(", ")}`).toBeGreaterThan(0);
-  }, 180_000);
-
-  it("deterministically: seq N commits after seq N+1 was read, and the naive reader never sees it", async () => {
-    const stream = randomUUID();
-    const reader = naiveReader(stream, 10);
-    let releaseEarly!: () => void;
-    const earlyMayCommit = new Promise<void>((resolve) => (releaseEarly = resolve));
-    let earlyHasSeq!: () => void;
-    const earlyTookSeq = new Promise<void>((resolve) => (earlyHasSeq = resolve));
-    const write = (tx: postgres.TransactionSql, key: string, seq: string) =>
-      tx.unsafe(`insert into ${table} (stream, key, seq, deleted, data) values ($1, $2, $3, false, '{}')`, [stream, key, seq]);
-
-    const early = writerSql.begin(async (tx) => {
-      const [{ seq }] = await tx.unsafe<{ seq: string }[]>(`select nextval('${sequence}') as seq`);
-      earlyHasSeq();
-      await earlyMayCommit;
-      await write(tx, "early", seq);
-    });
-    await earlyTookSeq;
-    await writerSql.begin(async (tx) => {
-      const [{ seq }] = await tx.unsafe<{ seq: string }[]>(`select nextval('${sequence}') as seq`);
-      await write(tx, "late", seq);
-    });
-    expect((await reader.next()).changes.map((c) => c.key)).toEqual(["late"]);
-    releaseEarly();
-    await early;
-    expect((await reader.next()).changes).toEqual([]);
-    expect([...(await naiveTruth(stream)).keys()].sort()).toEqual(["early", "late"]);
+    await earlyTx;
+    await untilEveryOpenTransactionEnded();
+    while (await real.next());
+    while (await naive.next());
+    const truth = await visibleTo(member);
+    expect(differences(real.view, truth)).toEqual([]);
+    expect(real.view.get(`tasks/${earlyId}`)?.data).toMatchObject({ title: "early" });
+    expect(differences(naive.view, truth)).toEqual([expect.stringContaining(`tasks/${earlyId}: database @`)]);
   });
 });

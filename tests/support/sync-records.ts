@@ -1,59 +1,95 @@
-// Writes sync records straight into the database the way POST /v1/sync/batch
-// does (the head-lock protocol of docs/sync.md): lock and advance the user's
-// sync_heads row, give each write the next change_seq, commit. Used to set up
-// pull scenarios exactly (backdated tombstones, many users, many rounds).
+// Direct SQL on the synced tables (public.lists, public.tasks) to set up and
+// check sync scenarios: writes as a user the way PostgREST runs them (role
+// `authenticated` + claims: the policies and the sync triggers apply, as for
+// any app write), and reads of what the database holds as the superuser
+// (a row, its sync state, the ledger), for assertions.
 import type postgres from "postgres";
-import { adminSql } from "./harness.ts";
+import { adminSql, type TestUser } from "./harness.ts";
+import { asUser } from "./shared-lists.ts";
 
-export interface RecordWrite {
-  collection: string;
+export type Collection = "lists" | "tasks";
+
+export interface RowWrite {
+  collection: Collection;
   id: string;
-  /** The record's full data, or null to write a tombstone. */
+  /** Columns to set (insert, or update of an existing row), or null to delete the row. */
   data: Record<string, unknown> | null;
-  /** Server time of the write (defaults to now()); backdates tombstones for purge tests. */
-  at?: Date;
 }
 
-/** Head lock + seq allocation: returns the first of `count` fresh seqs of the user. */
-export async function allocateSeqs(tx: postgres.TransactionSql, userId: string, count: number): Promise<number> {
-  const [head] = await tx<{ last_seq: string }[]>`
-    insert into app_private.sync_heads as h (user_id, last_seq)
-    values (${userId}, ${count})
-    on conflict (user_id) do update set last_seq = h.last_seq + ${count}, updated_at = now()
-    returning h.last_seq`;
-  return Number(head.last_seq) - count + 1;
+const table = (collection: Collection) => `public.${collection}`;
+
+async function writeRow(tx: postgres.TransactionSql, write: RowWrite): Promise<void> {
+  if (write.data === null) {
+    await tx`delete from ${tx.unsafe(table(write.collection))} where id = ${write.id}`;
+    return;
+  }
+  // .update(), or .insert() when there is no such row (an upsert would also need the new
+  // list to pass the read policy before the trigger has made its creator a member).
+  const data = write.data as Record<string, postgres.SerializableParameter>;
+  const updated = await tx`update ${tx.unsafe(table(write.collection))} set ${tx(data)} where id = ${write.id} returning id`;
+  if (updated.length === 0) await tx`insert into ${tx.unsafe(table(write.collection))} ${tx({ id: write.id, ...data })}`;
 }
 
-/** Writes a record (insert or replace) with a seq that `allocateSeqs` handed out in this transaction. */
-export async function writeRecord(tx: postgres.TransactionSql, userId: string, seq: number, write: RecordWrite): Promise<void> {
-  const at = write.at ?? new Date();
-  const deleted = write.data === null;
-  await tx`
-    insert into app_private.records as r
-      (user_id, collection, id, version, change_seq, data, deleted, created_at, updated_at, deleted_at)
-    values (${userId}, ${write.collection}, ${write.id}, ${seq}, ${seq},
-            ${deleted ? null : tx.json(write.data as postgres.JSONValue)}, ${deleted}, ${at}, ${at}, ${deleted ? at : null})
-    on conflict (user_id, collection, id) do update
-      set version = excluded.version, change_seq = excluded.change_seq, data = excluded.data,
-          deleted = excluded.deleted, updated_at = excluded.updated_at, deleted_at = excluded.deleted_at`;
+/** One committed transaction of direct writes as `user`; returns the version each row has afterwards. */
+export async function writeRows(user: TestUser, writes: RowWrite[]): Promise<number[]> {
+  await asUser(user, async (tx) => {
+    for (const write of writes) await writeRow(tx, write);
+  });
+  return await Promise.all(writes.map(async (w) => (await syncState(w.collection, w.id))!.version));
 }
 
-/** One committed transaction of writes for a user; returns the seq each write got. */
-export async function writeRecords(userId: string, writes: RecordWrite[]): Promise<number[]> {
-  return await adminSql.begin(async (tx) => {
-    const first = await allocateSeqs(tx, userId, writes.length);
-    const seqs: number[] = [];
-    for (const [index, write] of writes.entries()) {
-      await writeRecord(tx, userId, first + index, write);
-      seqs.push(first + index);
-    }
-    return seqs;
-  }) as number[];
+export interface SyncState {
+  version: number;
+  deleted: boolean;
+  scope_id: string;
+  field_versions: Record<string, { v: number; d: string | null }>;
 }
 
-/** The user's records as the database holds them: id → {version, deleted, data}. */
-export async function databaseView(userId: string): Promise<Map<string, { version: number; deleted: boolean; data: unknown }>> {
-  const rows = await adminSql<{ collection: string; id: string; version: string; deleted: boolean; data: unknown }[]>`
-    select collection, id, version, deleted, data from app_private.records where user_id = ${userId}`;
-  return new Map(rows.map((r) => [`${r.collection}/${r.id}`, { version: Number(r.version), deleted: r.deleted, data: r.data }]));
+/** The sync bookkeeping of a row (app_private.sync_records), read past RLS. */
+export async function syncState(collection: string, id: string): Promise<SyncState | undefined> {
+  const [row] = await adminSql<(SyncState & { version: string })[]>`
+    select version::text, deleted, scope_id::text, field_versions
+      from app_private.sync_records where collection = ${collection} and id = ${id}`;
+  return row ? { ...row, version: Number(row.version) } : undefined;
+}
+
+/** The row of a synced table (its columns except id), read past RLS; undefined when there is none. */
+export async function storedRow(collection: Collection, id: string): Promise<Record<string, unknown> | undefined> {
+  const [row] = await adminSql<{ data: Record<string, unknown> }[]>`
+    select to_jsonb(t) - 'id' as data from ${adminSql.unsafe(table(collection))} t where t.id = ${id}`;
+  return row?.data;
+}
+
+/** How many bookkeeping rows (sync_records, sync_changes) mention the id. */
+export async function bookkeepingRows(id: string): Promise<{ records: number; changes: number }> {
+  const [row] = await adminSql<{ records: number; changes: number }[]>`
+    select (select count(*)::int from app_private.sync_records where id = ${id}) as records,
+           (select count(*)::int from app_private.sync_changes where id = ${id}) as changes`;
+  return row;
+}
+
+export interface LedgerRow {
+  op_id: string;
+  device_id: string | null;
+  collection: string | null;
+  record_id: string;
+  status: string;
+  version: number | null;
+  error: Record<string, unknown> | null;
+  error_bytes: number | null;
+}
+
+/** The user's op ledger (app_private.sync_ops). */
+export async function ledger(userId: string): Promise<LedgerRow[]> {
+  const rows = await adminSql<(LedgerRow & { version: string | null })[]>`
+    select op_id::text, device_id::text, collection, record_id::text, status, version::text, error,
+           octet_length(error::text) as error_bytes
+      from app_private.sync_ops where user_id = ${userId} order by created_at, op_id`;
+  return rows.map((r) => ({ ...r, version: r.version === null ? null : Number(r.version) }));
+}
+
+/** The live records the user created (the quota's count, app_private.sync_usage). */
+export async function liveRecords(userId: string): Promise<number> {
+  const [row] = await adminSql<{ live_records: number }[]>`select live_records from app_private.sync_usage where user_id = ${userId}`;
+  return row?.live_records ?? 0;
 }

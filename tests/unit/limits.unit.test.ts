@@ -1,4 +1,6 @@
 // The limits of api-v1.md: defaults as the contract states, each overridable by its variable.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, limitEnvName, limitsSchema, loadLimits } from "../../functions/_shared/limits.ts";
 
@@ -44,5 +46,14 @@ describe("limits", () => {
     loadLimits({ TIDESYNC_MAX_BODY_BYTES: "5" });
     expect(DEFAULT_LIMITS.max_body_bytes).toBe(1024 * 1024);
     expect(loadLimits({}).max_body_bytes).toBe(1024 * 1024);
+  });
+
+  it("keeps the record size limit in one place: the configuration, not the database schema as well", () => {
+    // Raised or lowered, the limit is the function's alone (an op over it is rejected per op, see
+    // tests/integration/sync-batch.test.ts); a second bound in the schema would turn such an op into a 500.
+    expect(loadLimits({ TIDESYNC_MAX_RECORD_DATA_BYTES: String(1024 * 1024) }).max_record_data_bytes).toBe(1024 * 1024);
+    const dir = path.join(import.meta.dirname, "../../supabase/migrations");
+    const schema = readdirSync(dir).filter((f) => f.endsWith(".sql")).map((f) => readFileSync(path.join(dir, f), "utf8")).join("\n");
+    expect(schema).not.toMatch(/65536|64\s*\*\s*1024|max_record_data_bytes|octet_length\(\s*(new\.)?data\b/i);
   });
 });

@@ -1,67 +1,185 @@
 // planBatch (functions/api/sync/plan-batch.ts): how a batch is decided in
-// memory between the store's one read and its one write.
+// memory between the store's one read (as the caller, under RLS) and its one
+// write: the order of the checks, the chaining of ops on one record, and the
+// write groups app_private.sync_apply receives.
 import { describe, expect, it } from "vitest";
-import { planBatch, type BatchState, type StoredOpResult } from "../../functions/api/sync/plan-batch.ts";
+import { type BatchState, planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
+import type { ServerRecord } from "../../functions/_shared/merge.ts";
 import { plainNumber, recordDataBytes } from "../../functions/_shared/record-size.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
 
 const NOW = "2026-11-22T01:00:00.000000Z";
-const LIMITS = { max_record_data_bytes: 200, max_live_records_per_user: 3 };
+const LIMITS = { max_record_data_bytes: 300, max_live_records_per_user: 3 };
+const DEVICE = "dddddddd-0000-4000-8000-000000000001";
 let counter = 0;
 const uuid = () => `00000000-0000-4000-8000-${String(++counter).padStart(12, "0")}`;
+const LIST = uuid();
 
 function op(partial: Partial<SyncOp> & Pick<SyncOp, "record_id">): SyncOp {
-  return { op_id: uuid(), collection: "tasks", type: "upsert", base_version: null, data: {}, ...partial };
+  return { op_id: uuid(), collection: "tasks", type: "upsert", base_version: null, ...partial };
+}
+const create = (id: string, data: Record<string, unknown> = {}) => op({ record_id: id, data: { list_id: LIST, title: "t", ...data } });
+const del = (id: string, collection = "tasks", base: number | null = null) => op({ record_id: id, collection, type: "delete", base_version: base });
+
+function record(collection: string, id: string, version: number, data: Record<string, unknown> | null, device: string | null = null): ServerRecord {
+  const fields = data === null ? ["*"] : Object.keys(data);
+  return {
+    collection, id, version, deleted: data === null, data,
+    field_versions: Object.fromEntries(fields.map((f) => [f, { v: version, d: device }])),
+    created_at: NOW, updated_at: NOW, deleted_at: data === null ? NOW : null,
+  };
 }
 
-function state(partial: Partial<BatchState> = {}): BatchState {
-  return { lastSeq: 10, liveRecords: 0, ledger: new Map(), records: new Map(), ...partial };
+/** The caller sees (and may write) their list LIST, plus `records`. */
+function state(records: ServerRecord[] = [], partial: Partial<BatchState> = {}): BatchState {
+  const all = [record("lists", LIST, 5, { title: "L" }), ...records];
+  return {
+    liveRecords: 0,
+    ledger: new Map(),
+    records: new Map(all.map((r) => [recordKey(r.collection, r.id), r])),
+    writable: new Set(all.map((r) => recordKey(r.collection, r.id))),
+    ...partial,
+  };
 }
+
+const statuses = (plan: ReturnType<typeof planBatch>) => plan.ops.map((p) => p.result.status);
 
 describe("planBatch", () => {
-  it("allocates consecutive seqs to written ops only; conflicts and rejections take none", () => {
+  it("chains ops on one record and writes it once, in its final state; rejected ops write nothing but are logged", () => {
     const id = uuid();
     const plan = planBatch([
-      op({ record_id: id, data: { title: "a" } }),
+      create(id, { title: "a" }),
       op({ record_id: uuid(), collection: "nope" }),
       op({ record_id: id, data: { done: true } }),
-      op({ record_id: uuid(), data: { title: "x".repeat(300) } }),
-    ], "dev", state(), LIMITS, NOW);
-    expect(plan.results.map((r) => r.status)).toEqual(["applied", "rejected", "applied", "rejected"]);
-    expect(plan.results.map((r) => r.record?.version)).toEqual([11, undefined, 12, undefined]);
-    expect(plan.lastSeq).toBe(12);
-    expect(plan.writes).toHaveLength(1);
-    expect(plan.writes[0]).toMatchObject({ version: 12, data: { title: "a", done: true } });
-    expect(plan.ledgerRows.map((r) => [r.status, r.version])).toEqual([["applied", 11], ["rejected", null], ["applied", 12], ["rejected", null]]);
-    expect(plan.results[3].error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/ops/3/data/title", code: "too_long" }] });
+      create(uuid(), { title: "x".repeat(201) }),
+    ], DEVICE, state(), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "rejected", "applied", "rejected"]);
+    expect(plan.groups).toEqual([{ collection: "tasks", kind: "insert", columns: ["done", "list_id", "title"], rows: [{ id, list_id: LIST, title: "a", done: true }] }]);
+    expect(plan.ops.map((p) => p.writes)).toEqual([recordKey("tasks", id), undefined, recordKey("tasks", id), undefined]);
+    expect(plan.ops.every((p) => p.logged)).toBe(true);
+    expect(plan.ops[3].result.error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ field: "/ops/3/data/title", code: "too_long" }] });
   });
 
-  it("answers a known op_id as duplicate with the original outcome and does not log it again", () => {
-    const original: StoredOpResult = { op_id: "x", status: "rejected", error: { code: "QUOTA_EXCEEDED", message: "full" } };
-    const known = op({ record_id: uuid() });
-    const plan = planBatch([known], "dev", state({ ledger: new Map([[known.op_id, original]]) }), LIMITS, NOW);
-    expect(plan.results).toEqual([{ op_id: known.op_id, status: "duplicate", original_status: "rejected", error: original.error }]);
-    expect(plan.ledgerRows).toEqual([]);
-    expect(plan.lastSeq).toBe(10);
+  it("updates only the columns whose value changes; an unchanged patch writes nothing", () => {
+    const id = uuid();
+    const current = record("tasks", id, 7, { list_id: LIST, title: "same", done: false }, DEVICE);
+    const plan = planBatch([op({ record_id: id, base_version: 7, data: { title: "same", done: true } })], DEVICE, state([current]), LIMITS, NOW);
+    expect(plan.groups).toEqual([{ collection: "tasks", kind: "update", columns: ["done"], rows: [{ id, done: true }] }]);
+    const noop = planBatch([op({ record_id: id, base_version: 7, data: { title: "same" } })], DEVICE, state([current]), LIMITS, NOW);
+    expect(statuses(noop)).toEqual(["applied"]);
+    expect(noop.groups).toEqual([]);
+  });
+
+  it("answers a known op_id as duplicate with the original outcome and the current record, and does not log it again", () => {
+    const id = uuid();
+    const current = record("tasks", id, 9, { list_id: LIST, title: "now" });
+    const known = op({ record_id: id });
+    const error = { code: "QUOTA_EXCEEDED" as const, message: "full" };
+    const plan = planBatch([known], DEVICE, state([current], { ledger: new Map([[known.op_id, { status: "rejected", version: null, error }]]) }), LIMITS, NOW);
+    expect(plan.ops[0].result).toEqual({
+      op_id: known.op_id, status: "duplicate", original_status: "rejected", error,
+      record: { collection: "tasks", id, version: 9, deleted: false, data: current.data, updated_at: NOW },
+    });
+    expect(plan.ops[0].logged).toBe(false);
+    expect(plan.groups).toEqual([]);
+  });
+
+  it("a delete, or a change with a base_version, of a record the caller cannot see is NOT_FOUND; a delete of a never-seen id writes no tombstone", () => {
+    const plan = planBatch([del(uuid()), del(uuid(), "lists"), op({ record_id: uuid(), base_version: 3, data: { title: "x" } })], DEVICE, state(), LIMITS, NOW);
+    expect(plan.ops.map((p) => [p.result.status, p.result.error?.code, p.result.error?.details?.[0].field])).toEqual([
+      ["rejected", "NOT_FOUND", "/ops/0/record_id"], ["rejected", "NOT_FOUND", "/ops/1/record_id"], ["rejected", "NOT_FOUND", "/ops/2/record_id"],
+    ]);
+    expect(plan.groups).toEqual([]);
+    expect(plan.written.size).toBe(0);
+  });
+
+  it("a record created and deleted in the same batch is never written", () => {
+    const id = uuid();
+    const plan = planBatch([create(id), del(id)], DEVICE, state(), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied"]);
+    expect(plan.groups).toEqual([]);
+  });
+
+  it("a visible row the caller may not lock is FORBIDDEN, with the current record; a scope the caller cannot see is NOT_FOUND", () => {
+    const id = uuid();
+    const current = record("tasks", id, 4, { list_id: LIST, title: "read only" });
+    const readOnly = state([current]);
+    readOnly.writable.delete(recordKey("tasks", id));
+    const plan = planBatch([
+      op({ record_id: id, base_version: 4, data: { done: true } }),
+      del(id, "tasks", 4),
+      create(uuid(), { list_id: uuid() }),
+    ], DEVICE, readOnly, LIMITS, NOW);
+    expect(plan.ops.map((p) => [p.result.status, p.result.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["rejected", "FORBIDDEN"], ["rejected", "NOT_FOUND"]]);
+    expect(plan.ops[0].result.record).toMatchObject({ id, version: 4 });
+    expect(plan.ops[2].result.error!.details).toEqual([expect.objectContaining({ field: "/ops/2/data/list_id", code: "not_found" })]);
+    expect(plan.groups).toEqual([]);
+  });
+
+  it("orders the writes: scopes are created before the rows in them and deleted after them", () => {
+    const [list, t, oldTask] = [uuid(), uuid(), uuid()];
+    const current = record("tasks", oldTask, 6, { list_id: LIST, title: "old" });
+    const plan = planBatch([
+      del(LIST, "lists", 5),
+      op({ record_id: list, collection: "lists", data: { title: "new" } }),
+      create(t, { list_id: list }),
+      del(oldTask, "tasks", 6),
+    ], DEVICE, state([current]), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied", "applied", "applied"]);
+    expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "insert tasks", "delete tasks", "delete lists"]);
   });
 
   it("counts live records for the quota: creates add, deletes free, updates are neutral", () => {
     const [a, b, c, d] = [uuid(), uuid(), uuid(), uuid()];
     const plan = planBatch([
-      op({ record_id: a }), op({ record_id: b }), op({ record_id: a, data: { done: true } }),
-      op({ record_id: c }), op({ record_id: d }),
-      op({ record_id: b, type: "delete", data: undefined }), op({ record_id: d }),
-    ], "dev", state({ liveRecords: 1 }), LIMITS, NOW);
-    expect(plan.results.map((r) => r.status)).toEqual(["applied", "applied", "applied", "rejected", "rejected", "applied", "applied"]);
-    expect(plan.results[3].error!.code).toBe("QUOTA_EXCEEDED");
-    expect(plan.liveRecords).toBe(3);
+      create(a), create(b), op({ record_id: a, data: { done: true } }),
+      create(c), create(d),
+      del(b), create(d),
+    ], DEVICE, state([], { liveRecords: 1 }), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied", "applied", "rejected", "rejected", "applied", "applied"]);
+    expect(plan.ops[3].result.error!.code).toBe("QUOTA_EXCEEDED");
   });
 
   it("rejects data over the size limit, measured on the merged record", () => {
     const id = uuid();
-    const plan = planBatch([op({ record_id: id, data: { notes: "n".repeat(150) } }), op({ record_id: id, data: { title: "t".repeat(60) } })], "dev", state(), LIMITS, NOW);
-    expect(plan.results.map((r) => r.status)).toEqual(["applied", "rejected"]);
-    expect(plan.results[1].error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", details: [{ field: "/ops/1/data", code: "too_large" }] });
+    const plan = planBatch([create(id, { notes: "n".repeat(150) }), op({ record_id: id, data: { title: "t".repeat(150) } })], DEVICE, state(), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "rejected"]);
+    expect(plan.ops[1].result.error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", details: [{ field: "/ops/1/data", code: "too_large" }] });
+    expect(plan.groups[0].rows).toEqual([{ id, list_id: LIST, title: "t", notes: "n".repeat(150) }]);
+  });
+
+  it("bounds a rejection's details in count and size, however many keys the op carries", () => {
+    const keys = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`.padEnd(400, "x"), 0]));
+    const plan = planBatch([create(uuid(), keys)], DEVICE, state(), LIMITS, NOW);
+    const error = plan.ops[0].result.error!;
+    expect(error.message).toBe("5000 fields are invalid");
+    expect(error.details).toHaveLength(20);
+    for (const detail of error.details!) expect(detail.field.length).toBeLessThanOrEqual(256);
+  });
+
+  it("a field another device changed after the op's base conflicts; the op's own device never conflicts with itself", () => {
+    const id = uuid();
+    const current = record("tasks", id, 8, { list_id: LIST, title: "theirs" }, "eeeeeeee-0000-4000-8000-000000000002");
+    current.field_versions.title = { v: 8, d: "eeeeeeee-0000-4000-8000-000000000002" };
+    const plan = planBatch([op({ record_id: id, base_version: 6, data: { title: "mine" } })], DEVICE, state([current]), LIMITS, NOW);
+    expect(plan.ops[0].result).toMatchObject({ status: "conflict", record: { id, version: 8, data: { title: "theirs" } } });
+    expect(plan.groups).toEqual([]);
+    const own = planBatch([op({ record_id: id, base_version: 6, data: { title: "mine" } })], "eeeeeeee-0000-4000-8000-000000000002", state([current]), LIMITS, NOW);
+    expect(own.ops[0].result.status).toBe("applied");
+  });
+});
+
+describe("planBatch on a tombstone", () => {
+  it("a change based on a version from before another device's delete conflicts with the tombstone, whatever its data", () => {
+    const id = uuid();
+    const tombstone = record("tasks", id, 12, null, "eeeeeeee-0000-4000-8000-000000000002");
+    // { done: true } alone could not create the row: the conflict is found first, so the client learns of the delete.
+    const plan = planBatch([op({ record_id: id, base_version: 10, data: { done: true } })], DEVICE, state([tombstone]), LIMITS, NOW);
+    expect(plan.ops[0].result).toMatchObject({ status: "conflict", record: { id, version: 12, deleted: true, data: null } });
+    expect(plan.groups).toEqual([]);
+    // Based on the tombstone itself, the same op is judged as a new row's data.
+    const rebased = planBatch([op({ record_id: id, base_version: 12, data: { done: true } })], DEVICE, state([tombstone]), LIMITS, NOW);
+    expect(rebased.ops[0].result).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED" } });
   });
 });
 

@@ -10,14 +10,16 @@ const SECRET = "unit-test-secret-unit-test-secret-0123456789";
 const ALICE = "7b0c1a5e-3d55-4d5e-9a43-0a8f8c7b1d01";
 const BOB = "c2d7e8f9-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 
-const payloadArb: fc.Arbitrary<CursorPayload> = fc.record({
-  v: fc.constant(1 as const),
-  mode: fc.constantFrom("full" as const, "incremental" as const),
-  seq: fc.maxSafeNat(),
-  floor: fc.maxSafeNat(),
-  scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"),
-  iat: fc.integer({ min: 0, max: 4_000_000_000 }),
-});
+const xid8 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map(String);
+const uuid = fc.uuid().map((u) => u.toLowerCase());
+const collection = fc.constantFrom("", "lists", "tasks");
+const common = { v: fc.constant(2 as const), scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"), iat: fc.integer({ min: 0, max: 4_000_000_000 }) };
+const payloadArb: fc.Arbitrary<CursorPayload> = fc.oneof(
+  fc.record({ ...common, mode: fc.constant("full" as const), upper: xid8, after: fc.tuple(uuid, collection, uuid) }),
+  fc.record({ ...common, mode: fc.constant("incremental" as const), after: fc.tuple(xid8, fc.maxSafeNat(), collection, uuid) }),
+);
+const ZERO = "00000000-0000-0000-0000-000000000000";
+const incremental = (txid: string): CursorPayload => ({ v: 2, mode: "incremental", after: [txid, 0, "", ZERO], scope: "*", iat: 1 });
 
 async function rejection(promise: Promise<unknown>): Promise<string | undefined> {
   try {
@@ -39,7 +41,7 @@ describe("sync cursor codec", () => {
   });
 
   it("is opaque: the user id is not in the cursor", async () => {
-    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "incremental", seq: 42, floor: 42, scope: "*", iat: 1 });
+    const cursor = await encodeCursor(SECRET, ALICE, { v: 2, mode: "incremental", after: ["42", 7, "tasks", BOB], scope: "*", iat: 1 });
     const text = Buffer.from(cursor.split(".")[0], "base64url").toString("utf8");
     expect(text).not.toContain(ALICE);
     expect(cursor).not.toContain(ALICE);
@@ -56,7 +58,7 @@ describe("sync cursor codec", () => {
   });
 
   it("rejects every one-character change of the last MAC character (no non-canonical base64 slack)", async () => {
-    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "full", seq: 7, floor: 7, scope: "*", iat: 1 });
+    const cursor = await encodeCursor(SECRET, ALICE, { v: 2, mode: "full", upper: "7", after: [ZERO, "", ZERO], scope: "*", iat: 1 });
     for (const c of BASE64URL) {
       if (c === cursor.at(-1)) continue;
       expect(await rejection(decodeCursor(SECRET, ALICE, cursor.slice(0, -1) + c))).toBe("INVALID_CURSOR");
@@ -64,28 +66,42 @@ describe("sync cursor codec", () => {
   });
 
   it("rejects truncated, extended and re-signed cursors", async () => {
-    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "incremental", seq: 9, floor: 9, scope: "*", iat: 1 });
+    const cursor = await encodeCursor(SECRET, ALICE, incremental("9"));
     for (const bad of [cursor.slice(0, -1), cursor + "A", cursor.slice(1), "", ".", "x".repeat(600), cursor.replace(".", "")]) {
       expect(await rejection(decodeCursor(SECRET, ALICE, bad))).toBe("INVALID_CURSOR");
     }
-    // A payload with a raised seq and the old MAC.
-    const forgedPayload = Buffer.from(JSON.stringify({ v: 1, mode: "incremental", seq: 10, floor: 10, scope: "*", iat: 1 })).toString("base64url");
+    // A payload with a raised position and the old MAC.
+    const forgedPayload = Buffer.from(JSON.stringify(incremental("10"))).toString("base64url");
     expect(await rejection(decodeCursor(SECRET, ALICE, `${forgedPayload}.${cursor.split(".")[1]}`))).toBe("INVALID_CURSOR");
   });
 
   it("rejects another user's cursor and another secret's cursor", async () => {
-    const cursor = await encodeCursor(SECRET, ALICE, { v: 1, mode: "incremental", seq: 9, floor: 9, scope: "*", iat: 1 });
+    const cursor = await encodeCursor(SECRET, ALICE, incremental("9"));
     expect(await rejection(decodeCursor(SECRET, BOB, cursor))).toBe("INVALID_CURSOR");
     expect(await rejection(decodeCursor(SECRET + "x", ALICE, cursor))).toBe("INVALID_CURSOR");
   });
 
-  it("rejects a correctly signed payload that is not a valid cursor", async () => {
+  it("rejects a correctly signed payload that is not a valid cursor (including the old v1 shape)", async () => {
     // Signed with the real key (as a server bug might), but not the schema: still refused.
     const { subtle } = globalThis.crypto;
     const key = await subtle.importKey("raw", new TextEncoder().encode(SECRET), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
-    const payloadText = Buffer.from(JSON.stringify({ v: 2, mode: "full", seq: -1, floor: 0, scope: "*", iat: 1 })).toString("base64url");
-    const mac = Buffer.from(await subtle.sign("HMAC", key, new TextEncoder().encode(`tidesync.sync-cursor.v1\n${ALICE}\n${payloadText}`))).toString("base64url");
-    expect(await rejection(decodeCursor(SECRET, ALICE, `${payloadText}.${mac}`))).toBe("INVALID_CURSOR");
+    const signed = async (payload: unknown) => {
+      const payloadText = Buffer.from(JSON.stringify(payload)).toString("base64url");
+      const mac = Buffer.from(await subtle.sign("HMAC", key, new TextEncoder().encode(`tidesync.sync-cursor.v2\n${ALICE}\n${payloadText}`))).toString("base64url");
+      return `${payloadText}.${mac}`;
+    };
+    // The same framing is accepted for a valid payload, so the refusals below are the schema's.
+    expect(await decodeCursor(SECRET, ALICE, await signed(incremental("5")))).toEqual(incremental("5"));
+    for (const bad of [
+      { v: 1, mode: "incremental", seq: 10, floor: 10, scope: "*", iat: 1 },
+      { ...incremental("5"), after: ["-1", 0, "", ZERO] },
+      { ...incremental("5"), after: ["5", -1, "", ZERO] },
+      { ...incremental("5"), after: ["5", 0, "", "NOT-A-UUID"] },
+      { v: 2, mode: "full", after: [ZERO, "", ZERO], scope: "*", iat: 1 },
+      { ...incremental("5"), extra: true },
+    ]) {
+      expect(await rejection(decodeCursor(SECRET, ALICE, await signed(bad)))).toBe("INVALID_CURSOR");
+    }
   });
 
   it("scopes collections filters independently of order and repetition", async () => {

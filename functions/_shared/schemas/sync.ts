@@ -5,15 +5,19 @@ import { fieldDetailSchema } from "../errors.ts";
 
 const version = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const timestamp = z.string().datetime({ offset: true });
+/** Ids are compared and returned lowercase: normalised once, here, at the edge. */
+const lowerUuid = z.uuid().transform((value) => value.toLowerCase());
 
 /** A record as the server holds it, as listed by GET /v1/sync/changes and returned by a push. */
 export const syncRecordSchema = z.object({
   collection: z.string(),
-  id: z.uuid(),
-  version: version.describe("server-issued: the user's change sequence number of the record's latest write"),
+  id: z.uuid().describe("lowercase"),
+  version: version.describe("server-issued, strictly increasing per record: the sequence number of the record's latest write"),
   deleted: z.boolean(),
-  data: z.record(z.string(), z.unknown()).nullable().describe("the record's fields; null when deleted"),
+  data: z.record(z.string(), z.unknown()).nullable().describe("the row's columns (except id); null when deleted or no longer visible to the caller"),
   updated_at: timestamp,
+  reason: z.enum(["access_revoked"]).optional()
+    .describe("pull only, on a removal: the caller lost access to the record's scope (e.g. was removed from the list)"),
 });
 export type SyncRecord = z.infer<typeof syncRecordSchema>;
 
@@ -24,9 +28,9 @@ export type SyncRecord = z.infer<typeof syncRecordSchema>;
  * that breaks the collection's schema or size, quota) reject only that op.
  */
 export const syncOpSchema = z.strictObject({
-  op_id: z.uuid().describe("client-generated; the same op keeps its op_id across retries (exactly-once per user and op_id)"),
+  op_id: lowerUuid.describe("client-generated; the same op keeps its op_id across retries (exactly-once per user and op_id); compared lowercase"),
   collection: z.string().min(1).max(64),
-  record_id: z.uuid(),
+  record_id: lowerUuid.describe("the row's id (uuid), compared and returned lowercase"),
   type: z.enum(["upsert", "delete"]),
   base_version: version.nullable().describe("the server version the change was based on; null for a record the client created"),
   data: z.record(z.string(), z.unknown()).optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
@@ -34,7 +38,8 @@ export const syncOpSchema = z.strictObject({
 export type SyncOp = z.infer<typeof syncOpSchema>;
 
 export const syncBatchRequestSchema = z.strictObject({
-  device_id: z.uuid().optional().describe("the device's installation_id; ops of the same device never conflict with each other"),
+  device_id: lowerUuid.optional()
+    .describe("the installation_id of one of the caller's registered devices (POST /v1/auth/session); defaults to the device the session is bound to. Ops of the same device never conflict with each other"),
   ops: z.array(syncOpSchema).min(1).describe("at most limits.max_ops_per_batch (413 PAYLOAD_TOO_LARGE beyond)"),
 }).superRefine((batch, ctx) => {
   const seen = new Set<string>();
@@ -50,11 +55,14 @@ export type SyncBatchRequest = z.infer<typeof syncBatchRequestSchema>;
 
 /**
  * Why an op was rejected: VALIDATION_FAILED (unknown collection, data against
- * the collection's schema, data on a delete, base_version ahead of the
- * server), PAYLOAD_TOO_LARGE (the record's data over max_record_data_bytes),
- * QUOTA_EXCEEDED (over max_live_records_per_user).
+ * the table's columns and constraints, data on a delete, base_version ahead
+ * of the server), PAYLOAD_TOO_LARGE (the record's data over
+ * max_record_data_bytes), QUOTA_EXCEEDED (over max_live_records_per_user),
+ * FORBIDDEN (the caller may read the row or scope but not make this change,
+ * e.g. a viewer), NOT_FOUND (no such row or scope the caller can see: an
+ * unknown id and another user's id answer alike).
  */
-export const syncOpErrorCodeSchema = z.enum(["VALIDATION_FAILED", "PAYLOAD_TOO_LARGE", "QUOTA_EXCEEDED"]);
+export const syncOpErrorCodeSchema = z.enum(["VALIDATION_FAILED", "PAYLOAD_TOO_LARGE", "QUOTA_EXCEEDED", "FORBIDDEN", "NOT_FOUND"]);
 export type SyncOpErrorCode = z.infer<typeof syncOpErrorCodeSchema>;
 
 export const syncOpErrorSchema = z.object({
@@ -72,7 +80,8 @@ export const syncOpResultSchema = z.object({
   status: syncOpStatusSchema,
   original_status: z.enum(["applied", "conflict", "rejected"]).optional()
     .describe("duplicate only: the status this op_id got when it was first processed (record/error are from then too)"),
-  record: syncRecordSchema.optional().describe("applied: the new server state; conflict: the current server state to rebase on"),
+  record: syncRecordSchema.optional()
+    .describe("applied: the new server state; conflict: the current server state to rebase on; duplicate and rejected: the current server state when the caller can see the record"),
   error: syncOpErrorSchema.optional().describe("rejected: why"),
 });
 export type SyncOpResult = z.infer<typeof syncOpResultSchema>;

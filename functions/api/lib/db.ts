@@ -92,6 +92,8 @@ export function createDb(config: Config): Db {
     onnotice: () => {},
     connection: {
       application_name: "tidesync-api",
+      // One clock format everywhere: column values of synced rows print in UTC.
+      TimeZone: "UTC",
       statement_timeout: config.db.statementTimeoutMs,
       idle_in_transaction_session_timeout: config.db.statementTimeoutMs * 2,
     },

@@ -3,6 +3,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
 import { MAX_REQUEST_HEADER_BYTES } from "../../_shared/limits.ts";
+import { jsonPointer } from "../../_shared/validation-details.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 
@@ -103,6 +104,28 @@ async function readBodyBytes(c: Context, max: number): Promise<Uint8Array> {
   return bytes;
 }
 
+interface PathNode {
+  key: string;
+  parent: PathNode | null;
+}
+
+/** JSON Pointer of the first number in `value` that is not finite, or null (iterative: nesting depth is the client's). */
+export function nonFiniteNumberAt(value: unknown): string | null {
+  const stack: [unknown, PathNode | null][] = [[value, null]];
+  while (stack.length > 0) {
+    const [item, node] = stack.pop()!;
+    if (typeof item === "number" && !Number.isFinite(item)) {
+      const path: string[] = [];
+      for (let n = node; n; n = n.parent) path.unshift(n.key);
+      return jsonPointer(path).slice(0, 256);
+    }
+    if (typeof item === "object" && item !== null) {
+      for (const [key, child] of Object.entries(item)) stack.push([child, { key, parent: node }]);
+    }
+  }
+  return null;
+}
+
 const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /**
@@ -116,13 +139,26 @@ export function jsonBody(deps: Deps): MiddlewareHandler<AppEnv> {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
     }
     const bytes = await readBodyBytes(c, deps.config.limits.max_body_bytes);
+    let text: string;
     let value: unknown;
     try {
-      value = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+      value = JSON.parse(text);
     } catch {
       throw new ApiError("MALFORMED_JSON", "the request body is not valid JSON");
     }
-    // Hono's validator reads c.req.json(), which answers from this cache.
+    const infinite = nonFiniteNumberAt(value);
+    if (infinite !== null) {
+      // JSON.parse turns 1e309 into Infinity, which would later serialise as null.
+      throw new ApiError("VALIDATION_FAILED", "a number is out of range", {
+        details: [{ field: infinite, code: "not_finite", message: "must be a finite number" }],
+      });
+    }
+    // Hono's validator reads c.req.json(), which answers from this cache. It parses the
+    // cached text: with only a parsed value cached it would JSON.stringify it first (a
+    // stack overflow, hence a 500, on a deeply nested body).
+    // (Hono stores promises in the cache, whatever its type says.)
+    c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
     c.req.bodyCache.json = Promise.resolve(value);
     await next();
   };

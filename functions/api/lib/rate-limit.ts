@@ -5,7 +5,7 @@
 // checks it first, so a signed-out or stolen-and-revoked token gets 401 and
 // can never exhaust its owner's budget.
 import { ApiError } from "../../_shared/errors.ts";
-import { type Db, liveSession, signedOut } from "./db.ts";
+import { type Db, liveSession, signedOut, unavailable } from "./db.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
 import type { UserClaims } from "./verify-token.ts";
 
@@ -39,6 +39,9 @@ export async function consumeRateLimit(db: Db, claims: UserClaims, operation: st
     if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw signedOut();
     throw error;
   }
+  // A connection terminated under the statement can end it without a row (seen when the
+  // database kills backends): that is the database being unavailable, not a bug of the request.
+  if (!admission) throw unavailable(new Error("the rate-limit admission answered no row"));
   if (!admission.live || !admission.hit) throw signedOut();
   const row = admission.hit;
   const remaining = Math.max(0, rule.limit - row.hits);

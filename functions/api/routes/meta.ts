@@ -1,7 +1,7 @@
 // GET /v1/meta: public facts a client needs before it signs in.
 import { createRoute } from "@hono/zod-openapi";
 import { metaResponseSchema } from "../../_shared/schemas/meta.ts";
-import { collectionNames } from "../../_shared/collections.ts";
+import { collectionNames, collectionSchemas } from "../../_shared/collections.ts";
 import type { App, Deps } from "../lib/app-env.ts";
 import { errorResponses } from "../lib/openapi-helpers.ts";
 
@@ -22,6 +22,7 @@ export function registerMetaRoutes(app: App, deps: Deps): void {
       server_time: new Date().toISOString(),
       limits: deps.config.limits,
       collections: collectionNames(),
+      collection_schemas: collectionSchemas(),
       deprecations: deps.config.deprecations,
     }, 200));
 }

@@ -56,10 +56,11 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // so the collection schema reports such a key like any unknown field.
     const raw = (await c.req.json()) as { ops: { data?: Record<string, unknown> }[] };
     const batch = { ...validated, ops: validated.ops.map((op, i) => (op.data === undefined ? op : { ...op, data: raw.ops[i].data })) };
-    const { plan, now } = await deps.db.withUser(c.get("user"), (tx) => pushBatch(tx, batch, deps.config.limits));
+    const user = c.get("user");
+    const { results, now, written } = await deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits));
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
-    for (const result of plan.results) counts[result.status] += 1;
-    Object.assign(c.get("logFields"), { ops: batch.ops.length, ...counts, records_written: plan.writes.length });
-    return c.json({ results: plan.results, server_time: now }, 200);
+    for (const result of results) counts[result.status] += 1;
+    Object.assign(c.get("logFields"), { ops: batch.ops.length, ...counts, records_written: written });
+    return c.json({ results, server_time: now }, 200);
   });
 }

@@ -10,28 +10,38 @@
 import { z } from "zod";
 import { ApiError } from "../../_shared/errors.ts";
 
-const MAC_CONTEXT = "tidesync.sync-cursor.v1";
+const MAC_CONTEXT = "tidesync.sync-cursor.v2";
 /** Longest cursor accepted before any crypto runs; real ones are ~150 chars. */
 export const MAX_CURSOR_LENGTH = 512;
 const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/;
 
-export const cursorPayloadSchema = z.strictObject({
-  v: z.literal(1),
-  /** "full": issued while paging through a full sync; "incremental": after it. */
-  mode: z.enum(["full", "incremental"]),
-  /** Every change of the user with change_seq <= seq has been delivered to the holder. */
-  seq: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  /**
-   * Deletes at or below max(seq, floor) cannot concern the holder. A full
-   * sync sets it to the user's head when it started: a tombstone that old was
-   * already a tombstone then, so the holder never got that record.
-   */
-  floor: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+const xid8 = z.string().regex(/^[0-9]{1,20}$/);
+const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+const collection = z.string().max(63);
+const common = {
+  v: z.literal(2),
   /** Hash of the collections filter the cursor belongs to ("*" = no filter). */
   scope: z.string().min(1).max(64),
   /** Issued at, epoch seconds: a cursor older than the retention window is refused (410). */
   iat: z.number().int().nonnegative(),
-});
+};
+
+export const cursorPayloadSchema = z.discriminatedUnion("mode", [
+  z.strictObject({
+    ...common,
+    /** Paging through a full sync of every visible live row, by (scope, collection, id). */
+    mode: z.literal("full"),
+    /** xmin of the snapshot the full sync started in: afterwards, incremental from there. */
+    upper: xid8,
+    after: z.tuple([uuid, collection, uuid]),
+  }),
+  z.strictObject({
+    ...common,
+    /** Following changes: every entry at or below `after` (txid, seq, collection, id) was delivered. */
+    mode: z.literal("incremental"),
+    after: z.tuple([xid8, z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), collection, uuid]),
+  }),
+]);
 export type CursorPayload = z.infer<typeof cursorPayloadSchema>;
 
 const encoder = new TextEncoder();

@@ -1,51 +1,70 @@
 // Decides every op of a push batch in memory, in request order, from what the
-// store read under the user's head lock: the ledger rows of the batch's op_ids
-// and the current records the ops touch. Pure (no database), so the number of
-// database round trips per batch stays constant whatever the op count.
+// store read as the caller (so under RLS) after locking the rows the caller
+// may change: the ledger rows of the batch's op_ids, the sync state and data
+// of the rows the ops name or point at as their scope, and which of them the
+// caller may write. Pure (no database): the number of round trips per batch
+// stays constant whatever the op count.
 //
 // Per op, in this order: duplicate (ledger) → unknown collection → data on a
-// delete → patch against the collection schema → base_version ahead of the
-// server → field-level merge (conflict) → record data size → live-records
-// quota → applied. Ops on the same record chain: each sees the state the
-// previous one produced.
-import { findCollection } from "../../_shared/collections.ts";
+// delete → visibility (NOT_FOUND: an unknown id and one the caller cannot see
+// answer alike) → columns of the table (create or change) → the scope the
+// data points at must be visible → base_version ahead of the server →
+// field-level merge (conflict) → the caller may write the row (FORBIDDEN) →
+// record data size → live-records quota → applied. Ops on one record chain:
+// each sees the state the previous one produced; the record is written once,
+// in its final state, and the database has the last word (a row it refuses
+// turns that record's applied ops into rejected ones, see push-store.ts).
+import { type CollectionDefinition, findCollection, scopeCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import type { Limits } from "../../_shared/limits.ts";
-import { mergeOp, type ServerRecord } from "../../_shared/merge.ts";
+import { type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import { recordDataBytes } from "../../_shared/record-size.ts";
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../_shared/schemas/sync.ts";
-import { validationMessage, zodIssuesToDetails } from "../../_shared/validation-details.ts";
+import { boundedDetails, validationMessage, zodIssuesToDetails } from "../../_shared/validation-details.ts";
 
-/** A first-time outcome, as stored in the ledger and replayed to duplicates. */
-export type StoredOpResult = Omit<SyncOpResult, "status" | "original_status"> & { status: "applied" | "conflict" | "rejected" };
-
-export interface BatchState {
-  lastSeq: number;
-  liveRecords: number;
-  /** The ledger's stored result per op_id (lower-case) already processed for this user. */
-  ledger: Map<string, StoredOpResult>;
-  /** Current records by recordKey(collection, id). */
-  records: Map<string, ServerRecord>;
+/** A first-time outcome as the ledger keeps it (what exactly-once needs; the record is re-read). */
+export interface LedgerEntry {
+  status: "applied" | "conflict" | "rejected";
+  version: number | null;
+  error: SyncOpError | null;
 }
 
-export interface LedgerRow {
-  op_id: string;
-  device_id: string | null;
+export interface BatchState {
+  /** Live records the caller created (the quota counts them). */
+  liveRecords: number;
+  /** Ledger entries of the batch's op_ids already processed for this user. */
+  ledger: Map<string, LedgerEntry>;
+  /** The records the caller can see (live or tombstone), by recordKey. */
+  records: Map<string, ServerRecord>;
+  /** recordKeys of the rows the caller may change (locked for this batch). */
+  writable: Set<string>;
+}
+
+/** One statement's worth of writes for app_private.sync_apply. */
+export interface WriteGroup {
   collection: string;
-  record_id: string;
-  type: "upsert" | "delete";
-  status: StoredOpResult["status"];
-  result: StoredOpResult;
-  version: number | null;
+  kind: "insert" | "update" | "delete";
+  columns: string[];
+  rows: JsonObject[];
+}
+
+export interface PlannedOp {
+  op: SyncOp;
+  index: number;
+  /** The outcome if the database accepts the record's final state. */
+  result: SyncOpResult;
+  /** recordKey of the record whose write this op's outcome depends on. */
+  writes?: string;
+  /** Written to the ledger (false for a duplicate). */
+  logged: boolean;
 }
 
 export interface BatchPlan {
-  results: SyncOpResult[];
-  /** Final state of every record the batch changes (one row per record). */
-  writes: ServerRecord[];
-  ledgerRows: LedgerRow[];
-  lastSeq: number;
-  liveRecords: number;
+  ops: PlannedOp[];
+  /** Writes in dependency order: scopes are created before their rows and deleted after them. */
+  groups: WriteGroup[];
+  /** recordKeys the plan writes. */
+  written: Set<string>;
 }
 
 export function recordKey(collection: string, id: string): string {
@@ -58,38 +77,37 @@ export function toSyncRecord(record: ServerRecord): SyncRecord {
     id: record.id,
     version: record.version,
     deleted: record.deleted,
-    data: record.data,
+    data: record.deleted ? null : record.data,
     updated_at: record.updated_at,
   };
 }
 
-function rejection(code: SyncOpError["code"], message: string, details: FieldDetail[]): SyncOpError {
-  return { code, message, ...(details.length > 0 ? { details } : {}) };
+function rejection(code: SyncOpError["code"], message: string, details: FieldDetail[] = []): SyncOpError {
+  const bounded = boundedDetails(details);
+  return { code, message, ...(bounded.length > 0 ? { details: bounded } : {}) };
 }
 
-/** Checks an op's content; returns why it must be rejected, or null. */
-function validateOp(op: SyncOp, index: number): SyncOpError | null {
-  const at = (...path: PropertyKey[]) => "/" + ["ops", index, ...path].join("/");
-  const definition = findCollection(op.collection);
-  if (!definition) {
-    return rejection("VALIDATION_FAILED", `unknown collection ${JSON.stringify(op.collection)}`, [
-      { field: at("collection"), code: "unknown_collection", message: "is not a collection of this server (see GET /v1/meta)" },
-    ]);
-  }
-  if (op.type === "delete") {
-    if (op.data !== undefined) {
-      return rejection("VALIDATION_FAILED", "a delete carries no data", [
-        { field: at("data"), code: "unexpected_field", message: "is not accepted on a delete" },
-      ]);
-    }
-    return null;
-  }
-  const parsed = definition.patch.safeParse(op.data ?? {});
-  if (!parsed.success) {
-    const details = zodIssuesToDetails(parsed.error.issues, ["ops", index, "data"]);
-    return rejection("VALIDATION_FAILED", validationMessage(details), details);
-  }
-  return null;
+const at = (index: number, ...path: PropertyKey[]) => "/" + ["ops", index, ...path].join("/");
+
+/** The one answer for a record the caller cannot see, whether it exists or not. */
+export function notFound(index: number, collection: string): SyncOpError {
+  return rejection("NOT_FOUND", `no such record in ${collection}`, [
+    { field: at(index, "record_id"), code: "not_found", message: "is not a record you can see" },
+  ]);
+}
+
+/** Validates the op's data against the table's columns: the parsed (normalised) data, or why not. */
+function validateData(definition: CollectionDefinition, op: SyncOp, index: number, creating: boolean):
+  { data: JsonObject; error?: undefined } | { error: SyncOpError } {
+  const parsed = (creating ? definition.create : definition.update).safeParse(op.data ?? {});
+  if (parsed.success) return { data: parsed.data };
+  const details = zodIssuesToDetails(parsed.error.issues, ["ops", index, "data"]);
+  return { error: rejection("VALIDATION_FAILED", validationMessage(details), details) };
+}
+
+/** Same value as JSON (column values are JSON scalars, or JSON for json columns). */
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 export function planBatch(
@@ -100,80 +118,162 @@ export function planBatch(
   now: string,
 ): BatchPlan {
   const records = new Map(state.records);
-  const written = new Map<string, ServerRecord>();
-  const results: SyncOpResult[] = [];
-  const ledgerRows: LedgerRow[] = [];
-  let lastSeq = state.lastSeq;
+  const initial = state.records;
+  const written = new Set<string>();
+  const planned: PlannedOp[] = [];
   let liveRecords = state.liveRecords;
+  // Provisional versions for writes made earlier in this batch (the real ones
+  // come from the database): above every version read, so they count as own.
+  const floor = Math.max(0, ...[...state.records.values()].map((r) => r.version));
+  let provisional = floor;
 
   ops.forEach((op, index) => {
-    const original = state.ledger.get(op.op_id.toLowerCase());
+    const key = recordKey(op.collection, op.record_id);
+    const original = state.ledger.get(op.op_id);
     if (original) {
-      const { status, ...rest } = original;
-      results.push({ ...rest, op_id: op.op_id, status: "duplicate", original_status: status });
+      const current = records.get(key);
+      planned.push({
+        op,
+        index,
+        logged: false,
+        result: {
+          op_id: op.op_id,
+          status: "duplicate",
+          original_status: original.status,
+          ...(original.error ? { error: original.error } : {}),
+          ...(current ? { record: toSyncRecord(current) } : {}),
+        },
+      });
       return;
     }
+    const finish = (result: SyncOpResult, writes?: string) => planned.push({ op, index, result, writes, logged: true });
+    const reject = (error: SyncOpError, current?: ServerRecord | null) =>
+      finish({ op_id: op.op_id, status: "rejected", error, ...(current ? { record: toSyncRecord(current) } : {}) });
 
-    const finish = (result: StoredOpResult, version: number | null) => {
-      results.push(result);
-      ledgerRows.push({
-        op_id: op.op_id,
-        device_id: deviceId,
-        collection: op.collection,
-        record_id: op.record_id,
-        type: op.type,
-        status: result.status,
-        result,
-        version,
-      });
-    };
-    const reject = (error: SyncOpError) => finish({ op_id: op.op_id, status: "rejected", error }, null);
-
-    const invalid = validateOp(op, index);
-    if (invalid) return reject(invalid);
-
-    const key = recordKey(op.collection, op.record_id);
-    const current = records.get(key) ?? null;
-    if (current && op.base_version !== null && op.base_version > current.version) {
-      return reject(rejection("VALIDATION_FAILED", "base_version is newer than the record's server version", [
-        { field: `/ops/${index}/base_version`, code: "ahead_of_server", message: `at most ${current.version}, the record's server version` },
+    const definition = findCollection(op.collection);
+    if (!definition) {
+      return reject(rejection("VALIDATION_FAILED", "unknown collection", [
+        { field: at(index, "collection"), code: "unknown_collection", message: "is not a collection of this server (see GET /v1/meta)" },
+      ]));
+    }
+    if (op.type === "delete" && op.data !== undefined) {
+      return reject(rejection("VALIDATION_FAILED", "a delete carries no data", [
+        { field: at(index, "data"), code: "unexpected_field", message: "is not accepted on a delete" },
       ]));
     }
 
-    const merged = mergeOp(current, op, {
-      collection: op.collection,
-      id: current?.id ?? op.record_id.toLowerCase(),
-      deviceId,
-      seq: lastSeq + 1,
-      now,
-      batchFloor: state.lastSeq,
-    });
+    const current = records.get(key) ?? null;
+    const live = current !== null && !current.deleted;
+    // A delete, or a change based on a version, of a record the caller cannot see (an unknown id
+    // and another user's answer alike); an upsert with no base_version creates the record.
+    if (current === null && (op.type === "delete" || op.base_version !== null)) return reject(notFound(index, op.collection));
+    // A row that existed when the batch began needs the right to change it
+    // (rows this batch created were never locked, and need none).
+    if (initial.get(key)?.deleted === false && !state.writable.has(key)) {
+      return reject(rejection("FORBIDDEN", op.type === "delete" ? "you may not delete this record" : "you may not change this record"), current);
+    }
+
+    const context = { collection: op.collection, id: op.record_id, deviceId, seq: provisional + 1, now, batchFloor: floor };
+    // An upsert on a record another device deleted since the op's base conflicts with the
+    // tombstone (so the client learns of the delete) before its data is judged as a new row's.
+    if (op.type === "upsert" && current?.deleted && mergeOp(current, { type: "upsert", base_version: op.base_version }, context).outcome === "conflict") {
+      return finish({ op_id: op.op_id, status: "conflict", record: toSyncRecord(current) }, written.has(key) ? key : undefined);
+    }
+
+    let data: JsonObject | undefined;
+    if (op.type === "upsert") {
+      const checked = validateData(definition, op, index, !live);
+      if (checked.error) return reject(checked.error, current);
+      data = checked.data;
+      // The scope a row is created in or moved to must be one the caller can see.
+      const scopeId = definition.isScope ? undefined : data[definition.scopeColumn];
+      const scopes = scopeCollection(definition);
+      if (typeof scopeId === "string" && scopes && !records.get(recordKey(scopes.name, scopeId))?.data) {
+        return reject(rejection("NOT_FOUND", `no such ${scopes.name} record`, [
+          { field: at(index, "data", definition.scopeColumn), code: "not_found", message: `is not a ${scopes.name} record you can see` },
+        ]), current);
+      }
+    }
+    if (current && op.base_version !== null && op.base_version > current.version) {
+      return reject(rejection("VALIDATION_FAILED", "base_version is newer than the record's server version", [
+        { field: at(index, "base_version"), code: "ahead_of_server", message: `at most ${current.version}, the record's server version` },
+      ]), current);
+    }
+
+    const merged = mergeOp(current, { type: op.type, base_version: op.base_version, data }, context);
     if (merged.outcome === "conflict") {
-      return finish({ op_id: op.op_id, status: "conflict", record: toSyncRecord(merged.current) }, null);
+      return finish({ op_id: op.op_id, status: "conflict", record: toSyncRecord(merged.current) }, written.has(key) ? key : undefined);
     }
     const next = merged.next;
-    if (!merged.written) return finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, next.version);
+    if (!merged.written) return finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, written.has(key) ? key : undefined);
 
     if (next.data) {
       const bytes = recordDataBytes(next.data);
       if (bytes > limits.max_record_data_bytes) {
         return reject(rejection("PAYLOAD_TOO_LARGE", `the record's data would be ${bytes} bytes; at most ${limits.max_record_data_bytes}`, [
-          { field: `/ops/${index}/data`, code: "too_large", message: `the record's data must be at most ${limits.max_record_data_bytes} bytes` },
-        ]));
+          { field: at(index, "data"), code: "too_large", message: `the record's data must be at most ${limits.max_record_data_bytes} bytes` },
+        ]), current);
       }
     }
-    const wasLive = current !== null && !current.deleted;
     const isLive = !next.deleted;
-    if (!wasLive && isLive && liveRecords + 1 > limits.max_live_records_per_user) {
-      return reject(rejection("QUOTA_EXCEEDED", `at most ${limits.max_live_records_per_user} live records per user; delete some first`, []));
+    if (!live && isLive && liveRecords + 1 > limits.max_live_records_per_user) {
+      return reject(rejection("QUOTA_EXCEEDED", `at most ${limits.max_live_records_per_user} live records per user; delete some first`), current);
     }
-
-    liveRecords += Number(isLive) - Number(wasLive);
-    lastSeq = next.version;
+    liveRecords += Number(isLive) - Number(live);
+    provisional = next.version;
     records.set(key, next);
-    written.set(key, next);
-    finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, next.version);
+    written.add(key);
+    finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, key);
   });
 
-  return { results, writes: [...written.values()], ledgerRows, lastSeq, liveRecords };
+  // A live record whose final state equals its initial one (e.g. `done` set to the value it
+  // has) is not written and gets no new version: its ops answer with the record as it stands.
+  for (const key of written) {
+    const before = initial.get(key);
+    const after = records.get(key)!;
+    if (!before || before.deleted || after.deleted || changedColumns(before, after).length > 0) continue;
+    written.delete(key);
+    for (const p of planned) {
+      if (p.writes !== key) continue;
+      p.writes = undefined;
+      if (p.result.record) p.result = { ...p.result, record: toSyncRecord(before) };
+    }
+  }
+  return { ops: planned, groups: writeGroups(written, initial, records), written };
+}
+
+function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
+  return Object.keys(after.data ?? {}).filter((c) => !sameValue(after.data![c], before.data?.[c])).sort();
+}
+
+/** What the database must do to take each written record from its initial to its final state. */
+function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>): WriteGroup[] {
+  const groups = new Map<string, WriteGroup>();
+  const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
+    const id = `${kind}:${collection}:${columns.join(",")}`;
+    let group = groups.get(id);
+    if (!group) groups.set(id, group = { collection, kind, columns, rows: [] });
+    group.rows.push(row);
+  };
+  for (const key of written) {
+    const before = initial.get(key);
+    const after = final.get(key)!;
+    const wasLive = before !== undefined && !before.deleted;
+    if (!after.deleted && !wasLive) {
+      // Created (or re-created after a delete): only the columns ops set; the table's defaults fill the rest.
+      const columns = Object.keys(after.data ?? {}).sort();
+      add(after.collection, "insert", columns, { id: after.id, ...after.data });
+    } else if (!after.deleted) {
+      const columns = changedColumns(before!, after);
+      if (columns.length === 0) continue;
+      add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
+    } else if (wasLive) {
+      add(after.collection, "delete", [], { id: after.id });
+    }
+  }
+  // Scope rows are created before the rows placed in them, and deleted after them.
+  const scopeFirst = (g: WriteGroup) => (findCollection(g.collection)?.isScope ? 0 : 1);
+  const order = { insert: 0, update: 1, delete: 2 } as const;
+  return [...groups.values()].sort((a, b) =>
+    order[a.kind] - order[b.kind] || (a.kind === "delete" ? scopeFirst(b) - scopeFirst(a) : scopeFirst(a) - scopeFirst(b)));
 }

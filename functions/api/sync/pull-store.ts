@@ -1,96 +1,198 @@
-// The database side of GET /v1/sync/changes: one statement (so one snapshot)
-// reads the caller's sync head and the next keyset page of their records in
-// change_seq order, and lets Postgres build the `changes` JSON array itself.
-// Runs inside deps.db.withUser: as role `authenticated`, RLS decides; the
-// explicit user_id predicates only steer the (user_id, change_seq) index.
+// The database side of GET /v1/sync/changes: one statement (one snapshot) per
+// page, run as the caller (deps.db.withUser: RLS decides), that lets Postgres
+// build the `changes` JSON array itself. The work is proportional to the
+// caller's scopes (app_private.visible_scope_ids(): what the scope table's
+// policies let them read), never to the whole database: every read walks an
+// index of one visible scope at a time.
+//
+// Full sync: the present rows of every visible scope, by (scope, collection,
+// id). Incremental: entries after the cursor in (txid, seq, collection, id)
+// order, below the xmin of the statement's snapshot (docs/sync.md proves why
+// that bound makes the order commit-safe), from three sources:
+//   changed  — change entries of visible scopes (writes, deletes, moves);
+//   granted  — every present row of a scope the caller was given access to;
+//   revoked  — every row that was in a scope the caller lost access to.
+// Each listed record is resolved to what the caller may see of it NOW: its
+// row through the table's own policies, or a removal (deleted: true, data null).
+import { allCollections } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
-import { WIRE_TIME_FORMAT } from "./wire-time.ts";
+import type { FullKey, IncrementalKey, PageOutcome, PageRequest } from "./plan-pull.ts";
+import { wireTimeSql as iso } from "./wire-time.ts";
 
-export interface PageRequest {
-  userId: string;
-  /** Exclusive lower bound: the cursor's seq (0 without a cursor). */
-  afterSeq: number;
-  /**
-   * Tombstones at or below this seq cannot concern the caller: they are left
-   * out, and their purge does not invalidate the cursor. Null on the first
-   * page of a full sync: no tombstones at all (the client has nothing yet).
-   */
-  tombstoneFloor: number | null;
-  /** Sorted distinct names, or null for every collection. */
-  collections: string[] | null;
-  limit: number;
+const COLLECTIONS = allCollections();
+const PREPARED = { prepare: true } as const;
+
+// One left join per synced table: the row as the caller's policies show it.
+const ROW_JOINS = COLLECTIONS.map((c, i) => `left join ${c.table} t${i} on l.collection = '${c.name}' and t${i}.id = l.id`).join("\n      ");
+const ROW_DATA = `case l.collection ${COLLECTIONS.map((c, i) => `when '${c.name}' then to_jsonb(t${i}) - 'id'`).join(" ")} end`;
+
+/** Resolves `latest` (collection, id, key columns, revoked) into the page's JSON array of changes. */
+function changesJson(order: string, includeRemovals: boolean): string {
+  return `coalesce((
+    select json_agg(e.entry order by ${order})
+      from (
+        select l.*, case
+          when s.deleted is false and r.data is not null then jsonb_build_object(
+            'collection', l.collection, 'id', l.id, 'version', s.version, 'deleted', false, 'data', r.data,
+            'updated_at', ${iso("s.updated_at")})
+          else jsonb_build_object(
+            'collection', l.collection, 'id', l.id, 'version', coalesce(s.version, l.seq), 'deleted', true, 'data', null,
+            'updated_at', ${iso("coalesce(s.updated_at, l.changed_at)")})
+            || case when l.revoked then '{"reason": "access_revoked"}'::jsonb else '{}'::jsonb end
+        end as entry
+        from latest l
+        left join app_private.sync_records s on s.collection = l.collection and s.id = l.id
+        cross join lateral (select ${ROW_DATA} as data from (select 1) one
+      ${ROW_JOINS.replaceAll("\n      ", "\n        ")}) r
+        offset 0 -- build each entry once (not again for the filter below)
+      ) e
+     ${includeRemovals ? "" : "where (e.entry ->> 'deleted')::boolean is false"}
+  ), '[]')::text`;
 }
 
-export interface Page {
+const COMMON_COLUMNS = `
+    (select upper::text from bounds) as upper,
+    (select horizon::text from bounds) as horizon,
+    (select now from bounds) as server_time,
+    (select count(*) from candidates)::integer as fetched`;
+
+// $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null
+const FULL_SQL = `
+  with bounds as materialized (
+    select coalesce($1::text::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper,
+           (select h.purged_txid from app_private.sync_horizon h) as horizon,
+           ${iso("now()")} as now
+  ), scopes as materialized (
+    select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id) where v.scope_id >= $2::uuid
+  ), candidates as (
+    select s.scope_id, c.collection, c.id
+      from scopes s
+     cross join lateral (
+       select c.collection, c.id
+         from app_private.sync_changes c
+        where c.scope_id = s.scope_id and c.present
+          -- the index's own columns: an index condition (from the key on), not a filter over the scope's earlier rows
+          and (c.scope_id, c.collection, c.id) > ($2::uuid, $3::text, $4::uuid)
+          and ($6::text[] is null or c.collection = any ($6::text[]))
+        order by c.collection, c.id
+        limit $5::integer + 1
+     ) c
+     order by s.scope_id, c.collection, c.id
+     limit $5::integer + 1
+  ), page as (
+    select * from candidates order by scope_id, collection, id limit $5::integer
+  ), latest as (
+    select p.scope_id, p.collection, p.id, 0::bigint as seq, now() as changed_at, false as revoked from page p
+  )
+  select ${COMMON_COLUMNS},
+    (select jsonb_build_array(p.scope_id, p.collection, p.id) from page p order by p.scope_id desc, p.collection desc, p.id desc limit 1) as last_key,
+    ${changesJson("e.scope_id, e.collection, e.id", false)} as changes`;
+
+// $1..$4 after (txid, seq, collection, id), $5 limit, $6 collections filter or null
+const INCREMENTAL_SQL = `
+  with bounds as materialized (
+    select pg_snapshot_xmin(pg_current_snapshot()) as upper,
+           (select h.purged_txid from app_private.sync_horizon h) as horizon,
+           ${iso("now()")} as now
+  ), scopes as materialized (
+    select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id)
+  ), access as materialized (
+    select a.scope_id, a.granted, a.txid, a.seq
+      from app_private.sync_access a
+     where a.user_id = (select auth.uid())
+       and (a.txid, a.seq) >= ($1::text::xid8, $2::bigint)
+       and a.txid < (select upper from bounds)
+  ), changed as (
+    select c.txid, c.seq, c.collection, c.id, c.changed_at, false as revoked
+      from scopes s
+     cross join lateral (
+       select c.txid, c.seq, c.collection, c.id, c.changed_at
+         from app_private.sync_changes c
+        where c.scope_id = s.scope_id
+          and (c.txid, c.seq) >= ($1::text::xid8, $2::bigint)
+          -- strictly after the cursor here, not only in candidates: the entry AT the cursor
+          -- would take one of the limit + 1 rows and hide that there is more (has_more)
+          and (c.txid, c.seq, c.collection, c.id) > ($1::text::xid8, $2::bigint, $3::text, $4::uuid)
+          and c.txid < (select upper from bounds)
+          and ($6::text[] is null or c.collection = any ($6::text[]))
+        order by c.txid, c.seq
+        limit $5::integer + 1
+     ) c
+  ), granted as (
+    select a.txid, a.seq, c.collection, c.id, c.changed_at, false as revoked
+      from access a
+     cross join lateral (
+       select c.collection, c.id, c.changed_at
+         from app_private.sync_changes c
+        where c.scope_id = a.scope_id and c.present
+          and ((a.txid, a.seq) > ($1::text::xid8, $2::bigint) or (c.collection, c.id) > ($3::text, $4::uuid))
+          and ($6::text[] is null or c.collection = any ($6::text[]))
+        order by c.collection, c.id
+        limit $5::integer + 1
+     ) c
+     where a.granted and a.scope_id in (select scope_id from scopes)
+  ), revoked as (
+    select a.txid, a.seq, c.collection, c.id, c.changed_at, true as revoked
+      from access a
+     cross join lateral (
+       select c.collection, c.id, c.changed_at
+         from app_private.sync_changes c
+        where c.scope_id = a.scope_id and c.since_seq <= a.seq
+          and ((a.txid, a.seq) > ($1::text::xid8, $2::bigint) or (c.collection, c.id) > ($3::text, $4::uuid))
+          and ($6::text[] is null or c.collection = any ($6::text[]))
+        order by c.collection, c.id
+        limit $5::integer + 1
+     ) c
+     where not a.granted and a.scope_id not in (select scope_id from scopes)
+  ), candidates as (
+    select x.*
+      from (select * from changed union all select * from granted union all select * from revoked) x
+     where (x.txid, x.seq, x.collection, x.id) > ($1::text::xid8, $2::bigint, $3::text, $4::uuid)
+     order by x.txid, x.seq, x.collection, x.id
+     limit $5::integer + 1
+  ), page as (
+    select * from candidates order by txid, seq, collection, id limit $5::integer
+  ), latest as (
+    -- a record listed twice on a page (moved between two visible scopes) once, at its last position
+    select distinct on (p.collection, p.id) p.* from page p order by p.collection, p.id, p.txid desc, p.seq desc
+  )
+  select ${COMMON_COLUMNS},
+    (select jsonb_build_array(p.txid::text, p.seq, p.collection, p.id) from page p
+      order by p.txid desc, p.seq desc, p.collection desc, p.id desc limit 1) as last_key,
+    ${changesJson("e.txid, e.seq, e.collection, e.id", true)} as changes`;
+
+export interface Page extends PageOutcome {
   /** The `changes` array as JSON text, built by Postgres. */
   changesJson: string;
+  /** Entries read for the page (removals included; a full sync skips rows the policies hide). */
   count: number;
-  /** More matching changes exist after this page. */
-  hasMore: boolean;
-  /** change_seq of the page's last change (null for an empty page). */
-  lastPageSeq: number | null;
-  /** The user's sync_heads.last_seq in the same snapshot (0 before their first write). */
-  headSeq: number;
-  /** Tombstones at or below this seq were purged (0 when none). */
-  purgedThroughSeq: number;
+  serverTime: string;
 }
 
 interface PageRow {
-  head_seq: string | null;
-  purged_through_seq: string | null;
+  upper: string;
+  horizon: string;
+  server_time: string;
   fetched: number;
-  last_page_seq: string | null;
+  last_key: FullKey | IncrementalKey | null;
   changes: string;
 }
 
-export async function readChangesPage(tx: Tx, request: PageRequest): Promise<Page> {
-  // Timestamps are formatted here, not by the session's TimeZone, so every
-  // page prints them the same way (UTC, microseconds, as the push answers them).
-  const [row] = await tx<PageRow[]>`
-    with head as (
-      select h.last_seq, h.purged_through_seq
-      from app_private.sync_heads h
-      where h.user_id = ${request.userId}::uuid
-    ), fetched as (
-      select r.collection, r.id, r.version, r.deleted, r.data, r.updated_at, r.change_seq
-      from app_private.records r
-      where r.user_id = ${request.userId}::uuid
-        and r.change_seq > ${request.afterSeq}::bigint
-        and (not r.deleted or r.change_seq > ${request.tombstoneFloor}::bigint)
-        and (${request.collections}::text[] is null or r.collection = any (${request.collections}::text[]))
-        -- a cursor whose floor is below the purge horizon gets 410: skip the scan
-        and (${request.tombstoneFloor}::bigint is null
-             or ${request.tombstoneFloor}::bigint >= coalesce((select head.purged_through_seq from head), 0))
-      order by r.change_seq
-      limit ${request.limit + 1}
-    ), page as (
-      select * from fetched order by fetched.change_seq limit ${request.limit}
-    )
-    select
-      (select head.last_seq from head) as head_seq,
-      (select head.purged_through_seq from head) as purged_through_seq,
-      (select count(*) from fetched)::integer as fetched,
-      (select max(page.change_seq) from page) as last_page_seq,
-      coalesce(
-        (select json_agg(
-           json_build_object(
-             'collection', page.collection,
-             'id', page.id,
-             'version', page.version,
-             'deleted', page.deleted,
-             'data', case when page.deleted then null else page.data end,
-             'updated_at', to_char(page.updated_at at time zone 'UTC', ${WIRE_TIME_FORMAT}::text)
-           ) order by page.change_seq)
-         from page),
-        '[]'::json
-      )::text as changes`;
-  const fetched = row.fetched;
+export async function readChangesPage(tx: Tx, request: PageRequest, collections: string[] | null, limit: number): Promise<Page> {
+  const filter = collections === null ? null : `{${collections.join(",")}}`;
+  const [row] = request.mode === "full"
+    ? await tx.unsafe<PageRow[]>(FULL_SQL, [request.upper, ...request.after, limit, filter], PREPARED)
+    : await tx.unsafe<PageRow[]>(INCREMENTAL_SQL, [...request.after, limit, filter], PREPARED);
+  const lastKey = row.last_key === null ? null : request.mode === "incremental"
+    ? [String(row.last_key[0]), Number(row.last_key[1]), String(row.last_key[2]), String(row.last_key[3])] as IncrementalKey
+    : row.last_key as FullKey;
   return {
     changesJson: row.changes,
-    count: Math.min(fetched, request.limit),
-    hasMore: fetched > request.limit,
-    lastPageSeq: row.last_page_seq === null ? null : Number(row.last_page_seq),
-    headSeq: row.head_seq === null ? 0 : Number(row.head_seq),
-    purgedThroughSeq: row.purged_through_seq === null ? 0 : Number(row.purged_through_seq),
+    count: Math.min(row.fetched, limit),
+    hasMore: row.fetched > limit,
+    upper: row.upper,
+    horizon: row.horizon,
+    lastKey,
+    serverTime: row.server_time,
   };
 }

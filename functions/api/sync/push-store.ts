@@ -1,129 +1,202 @@
 // The SQL of POST /v1/sync/batch. One transaction per batch, run as the
-// caller (deps.db.withUser), with a constant number of statements whatever the
-// op count:
-//   1. lock the user's sync head (insert ... on conflict do update): from here
-//      until commit no other batch of this user can run, which serializes the
-//      user's writers (change_seq order == commit order, see the migration);
-//   2. read, in a NEW statement so its snapshot includes every batch that
-//      committed while we waited for the lock: the ledger rows of the batch's
-//      op_ids and the current records the ops touch;
+// caller (deps.db.withUser: role `authenticated` + the verified claims, so the
+// tables' RLS policies decide), with a constant number of round trips
+// whatever the op count:
+//   0. wait for the user's other pushes to end (a transaction-level advisory lock);
+//   1. lock the rows the ops name that the caller may change
+//      (select … for update: the policies filter what they may not), and, in a
+//      NEW statement pipelined behind it (so its snapshot includes whatever
+//      committed while we waited for the locks), read the ledger rows of the
+//      batch's op_ids, the sync state and data of the named rows and of the
+//      scopes the ops point at, the caller's live-record count and device;
 //   (the ops are decided in memory by planBatch)
-//   3. advance the head (last_seq, live_records);
-//   4. write every changed record and every new ledger row in one statement.
-// Ledger rows and record writes commit together or not at all, so a crash or
-// timeout leaves no half-applied batch and a retry with the same op_ids is safe.
-// Statements 1+2 and 3+4 are pipelined: each pair is sent at once and Postgres
-// still runs them one after the other, in order, on the transaction's
-// connection (so 2 still starts, with a fresh snapshot, only once 1 holds the
-// lock); neither statement of a pair needs the other's result.
+//   2. write every changed row in its final state (app_private.sync_apply,
+//      as the caller: policies, grants and constraints decide; the sync
+//      triggers keep versions, field versions and change entries);
+//   3. record every new ledger row.
+// Everything commits together or not at all: a crash or timeout leaves no
+// half-applied batch, and a retry with the same op_ids is safe.
+import { allCollections, type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
+import { ApiError } from "../../_shared/errors.ts";
 import type { Limits } from "../../_shared/limits.ts";
-import type { ServerRecord } from "../../_shared/merge.ts";
-import type { SyncBatchRequest } from "../../_shared/schemas/sync.ts";
+import type { FieldVersions, JsonObject, ServerRecord } from "../../_shared/merge.ts";
+import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.ts";
 import type { Tx } from "../lib/db.ts";
-import { type BatchPlan, planBatch, recordKey, type StoredOpResult } from "./plan-batch.ts";
+import { refusalError, type Refusal } from "./db-refusal.ts";
+import { type BatchPlan, type LedgerEntry, planBatch, recordKey } from "./plan-batch.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
-// postgres.js runs unsafe() text as an unnamed statement by default: Postgres
-// parses and plans it on every call, and postgres.js first spends a round trip
-// describing its parameters. These texts never vary, so they are named prepared
-// statements (parsed once per connection); TIDESYNC_DB_PREPARE=false still
-// turns this off behind a transaction pooler. Statement 2 stays unnamed: named,
-// it measured slower for 50-op batches (docs/performance.md).
+// These texts never vary: named prepared statements, parsed once per connection
+// (TIDESYNC_DB_PREPARE=false turns this off behind a transaction pooler).
 const PREPARED = { prepare: true } as const;
 
-interface HeadRow {
-  last_seq: string;
+const COLLECTIONS = allCollections();
+
+const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
+  c.name,
+  `select t.id::text as id from ${c.table} t
+    where t.id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))
+    order by t.id for update of t`,
+]));
+
+// $1 op_ids, $2 record keys [{collection, id}], $3 device_id or null, $4 the session id,
+// then one id list per collection (the rows whose data the planner needs).
+const STATE_SQL = `
+  select
+    (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'status', o.status, 'version', o.version, 'error', o.error)), '[]'::jsonb)
+       from app_private.sync_ops o
+      where o.user_id = (select auth.uid())
+        and o.op_id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))) as ledger,
+    (select coalesce(jsonb_agg(jsonb_build_object(
+              'collection', s.collection, 'id', s.id, 'version', s.version, 'deleted', s.deleted,
+              'field_versions', s.field_versions, 'created_at', ${iso("s.created_at")},
+              'updated_at', ${iso("s.updated_at")}, 'deleted_at', ${iso("s.deleted_at")})), '[]'::jsonb)
+       from jsonb_to_recordset($2::text::jsonb) as k(collection text, id uuid)
+       join app_private.sync_records s on s.collection = k.collection and s.id = k.id) as state,
+    jsonb_build_object(${
+  COLLECTIONS.map((c, i) => `
+      '${c.name}', (select coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'data', to_jsonb(t) - 'id')), '[]'::jsonb)
+                      from ${c.table} t where t.id = any (array(select jsonb_array_elements_text($${i + 5}::text::jsonb)::uuid)))`).join(",")
+}) as rows,
+    coalesce((select u.live_records from app_private.sync_usage u where u.user_id = (select auth.uid())), 0) as live_records,
+    (select d.installation_id::text from app_private.devices d
+      where d.user_id = (select auth.uid())
+        and case when $3::uuid is null then d.session_id = $4::uuid else d.installation_id = $3::uuid end) as device_id,
+    ${iso("now()")} as now`;
+
+const USER_LOCK_SQL = `select pg_advisory_xact_lock(hashtextextended('tidesync.push ' || (select auth.uid())::text, 0))`;
+
+const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
+
+const LEDGER_SQL = `
+  insert into app_private.sync_ops (user_id, op_id, device_id, collection, record_id, type, status, version, error)
+  select (select auth.uid()), o.op_id, o.device_id, o.collection, o.record_id, o.type, o.status, o.version, o.error
+    from jsonb_to_recordset($1::text::jsonb)
+      as o(op_id uuid, device_id uuid, collection text, record_id uuid, type text, status text, version bigint, error jsonb)`;
+
+interface StateRow {
+  ledger: ({ op_id: string } & LedgerEntry)[];
+  state: { collection: string; id: string; version: number; deleted: boolean; field_versions: FieldVersions; created_at: string; updated_at: string; deleted_at: string | null }[];
+  rows: Record<string, { id: string; data: JsonObject }[]>;
   live_records: number;
+  device_id: string | null;
   now: string;
 }
 
-async function lockHead(tx: Tx): Promise<HeadRow> {
-  const [head] = await tx.unsafe<HeadRow[]>(`
-    insert into app_private.sync_heads as h (user_id) values ((select auth.uid()))
-    on conflict (user_id) do update set updated_at = excluded.updated_at
-    returning h.last_seq::text as last_seq, h.live_records, ${iso("now()")} as now`);
-  return head;
+interface ApplyResult {
+  failed: Refusal[];
+  records: { collection: string; id: string; version: number; deleted: boolean; data: JsonObject | null; updated_at: string }[];
 }
 
-interface Snapshot {
-  ledger: { op_id: string; result: StoredOpResult }[];
-  records: ServerRecord[];
+/** The rows the planner must know: those the ops name, and the scopes their data points at. */
+function keysToRead(batch: SyncBatchRequest): Map<string, { collection: string; id: string }> {
+  const keys = new Map<string, { collection: string; id: string }>();
+  const add = (collection: string, id: string) => keys.set(recordKey(collection, id), { collection, id: id.toLowerCase() });
+  for (const op of batch.ops) {
+    const definition = findCollection(op.collection);
+    if (!definition) continue;
+    add(op.collection, op.record_id);
+    const scopeId = op.data?.[definition.scopeColumn];
+    if (!definition.isScope && typeof scopeId === "string" && /^[0-9a-f-]{36}$/i.test(scopeId)) add(definition.scopeCollection, scopeId);
+  }
+  return keys;
 }
 
-async function readBatchState(tx: Tx, opIds: string[], keys: { collection: string; id: string }[]): Promise<Snapshot> {
-  const [row] = await tx.unsafe<Snapshot[]>(`
-    select
-      (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'result', o.result)), '[]'::jsonb)
-         from app_private.sync_ops o
-        where o.user_id = (select auth.uid())
-          -- = any(array): probes the (user_id, op_id) key per op_id; "in (select …)"
-          -- was planned as a hash join over every ledger row of the user.
-          and o.op_id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))) as ledger,
-      (select coalesce(jsonb_agg(jsonb_build_object(
-                'collection', r.collection, 'id', r.id, 'version', r.version, 'deleted', r.deleted,
-                'data', r.data, 'field_versions', r.field_versions,
-                'created_at', ${iso("r.created_at")}, 'updated_at', ${iso("r.updated_at")},
-                'deleted_at', ${iso("r.deleted_at")})), '[]'::jsonb)
-         from jsonb_to_recordset($2::text::jsonb) as k(collection text, id uuid)
-         join app_private.records r
-           on r.user_id = (select auth.uid()) and r.collection = k.collection and r.id = k.id) as records`,
-    [JSON.stringify(opIds), JSON.stringify(keys)]);
-  return row;
+function byCollection(keys: Iterable<{ collection: string; id: string }>, only?: (c: CollectionDefinition) => boolean): Map<string, string[]> {
+  const ids = new Map<string, string[]>(COLLECTIONS.filter((c) => !only || only(c)).map((c) => [c.name, []]));
+  for (const key of keys) ids.get(key.collection)?.push(key.id);
+  return ids;
 }
 
-async function writePlan(tx: Tx, plan: BatchPlan): Promise<void> {
-  const advanceHead = tx.unsafe(`
-    update app_private.sync_heads
-       set last_seq = $1::bigint, live_records = $2::integer, updated_at = now()
-     where user_id = (select auth.uid())`, [String(plan.lastSeq), plan.liveRecords], PREPARED);
-  // Statement 3 must complete its new last_seq before the records are written
-  // (records_check_head refuses a version the head has not handed out): it is
-  // sent first, so Postgres finishes it before it starts statement 4.
-  const write = tx.unsafe(`
-    with written as (
-      insert into app_private.records as r
-        (user_id, collection, id, version, change_seq, data, field_versions, deleted, created_at, updated_at, deleted_at)
-      select (select auth.uid()), w.collection, w.id, w.version, w.version, w.data, w.field_versions, w.deleted,
-             w.created_at, w.updated_at, w.deleted_at
-        from jsonb_to_recordset($1::text::jsonb) as w(collection text, id uuid, version bigint, data jsonb, field_versions jsonb,
-                                               deleted boolean, created_at timestamptz, updated_at timestamptz, deleted_at timestamptz)
-      on conflict (user_id, collection, id) do update
-        set version = excluded.version, change_seq = excluded.change_seq, data = excluded.data,
-            field_versions = excluded.field_versions, deleted = excluded.deleted,
-            updated_at = excluded.updated_at, deleted_at = excluded.deleted_at
-      returning 1
-    ), logged as (
-      insert into app_private.sync_ops (user_id, op_id, device_id, collection, record_id, type, status, result, version)
-      select (select auth.uid()), o.op_id, o.device_id, o.collection, o.record_id, o.type, o.status, o.result, o.version
-        from jsonb_to_recordset($2::text::jsonb) as o(op_id uuid, device_id text, collection text, record_id uuid, type text,
-                                               status text, result jsonb, version bigint)
-      returning 1
-    )
-    select (select count(*) from written) as records, (select count(*) from logged) as ops`,
-    [JSON.stringify(plan.writes), JSON.stringify(plan.ledgerRows)], PREPARED);
-  await Promise.all([advanceHead, write]);
+/** The records the caller can see: sync state visible to them, and for a live one its row too. */
+function visibleRecords(row: StateRow): Map<string, ServerRecord> {
+  const data = new Map<string, JsonObject>();
+  for (const [collection, rows] of Object.entries(row.rows)) for (const r of rows) data.set(recordKey(collection, r.id), r.data);
+  const records = new Map<string, ServerRecord>();
+  for (const s of row.state) {
+    const key = recordKey(s.collection, s.id);
+    const rowData = data.get(key);
+    if (!s.deleted && !rowData) continue; // the table's policies hide the row
+    records.set(key, { ...s, version: Number(s.version), data: s.deleted ? null : rowData! });
+  }
+  return records;
 }
 
-/** Applies a validated batch for the transaction's user; returns the plan it committed. */
+/** Applies a validated batch for the transaction's user; returns one result per op. */
 export async function pushBatch(
   tx: Tx,
   batch: SyncBatchRequest,
+  sessionId: string,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
-): Promise<{ plan: BatchPlan; now: string }> {
-  const keys = new Map<string, { collection: string; id: string }>();
-  for (const op of batch.ops) keys.set(recordKey(op.collection, op.record_id), { collection: op.collection, id: op.record_id });
-  const [head, snapshot] = await Promise.all([
-    lockHead(tx),
-    readBatchState(tx, batch.ops.map((op) => op.op_id), [...keys.values()]),
-  ]);
+): Promise<{ results: SyncOpResult[]; now: string; written: number }> {
+  const keys = keysToRead(batch);
+  // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
+  // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
+  const serialized = tx.unsafe(USER_LOCK_SQL, [], PREPARED);
+  const named = byCollection(batch.ops.filter((op) => findCollection(op.collection)).map((op) => ({ collection: op.collection, id: op.record_id })));
+  const locks = [...named].filter(([, ids]) => ids.length > 0)
+    .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [JSON.stringify(ids)], PREPARED)
+      .then((rows) => rows.map((r) => recordKey(collection, r.id))));
+  const toRead = byCollection(keys.values());
+  const statePromise = tx.unsafe<StateRow[]>(STATE_SQL, [
+    JSON.stringify(batch.ops.map((op) => op.op_id)),
+    JSON.stringify([...keys.values()]),
+    batch.device_id ?? null,
+    sessionId,
+    ...COLLECTIONS.map((c) => JSON.stringify(toRead.get(c.name) ?? [])),
+  ], PREPARED);
+  const [, writable, [state]] = await Promise.all([serialized, Promise.all(locks), statePromise]);
 
-  const plan = planBatch(batch.ops, batch.device_id?.toLowerCase() ?? null, {
-    lastSeq: Number(head.last_seq),
-    liveRecords: head.live_records,
-    ledger: new Map(snapshot.ledger.map((row) => [row.op_id.toLowerCase(), row.result])),
-    records: new Map(snapshot.records.map((record) => [recordKey(record.collection, record.id), record])),
-  }, limits, head.now);
+  if (batch.device_id !== undefined && state.device_id === null) {
+    throw new ApiError("VALIDATION_FAILED", "device_id is not one of your devices", {
+      details: [{ field: "/device_id", code: "unknown_device", message: "register this installation with POST /v1/auth/session first" }],
+    });
+  }
+  const plan = planBatch(batch.ops, state.device_id, {
+    liveRecords: state.live_records,
+    ledger: new Map(state.ledger.map(({ op_id, ...entry }) => [op_id.toLowerCase(), { ...entry, version: entry.version === null ? null : Number(entry.version) }])),
+    records: visibleRecords(state),
+    writable: new Set(writable.flat()),
+  }, limits, state.now);
 
-  if (plan.ledgerRows.length > 0) await writePlan(tx, plan);
-  return { plan, now: head.now };
+  const applied = plan.groups.length > 0 ? await applyWrites(tx, plan, state.device_id) : { failed: [], records: [] };
+  const results = settle(plan, applied);
+  const ledgerRows = plan.ops.filter((p) => p.logged).map((p) => {
+    const result = results[p.index];
+    return {
+      op_id: p.op.op_id,
+      device_id: state.device_id,
+      collection: findCollection(p.op.collection) ? p.op.collection : null,
+      record_id: p.op.record_id,
+      type: p.op.type,
+      status: result.status,
+      version: result.status === "rejected" ? null : result.record?.version ?? null,
+      error: result.error ?? null,
+    };
+  });
+  if (ledgerRows.length > 0) await tx.unsafe(LEDGER_SQL, [JSON.stringify(ledgerRows)], PREPARED);
+  return { results, now: state.now, written: plan.written.size - applied.failed.length };
+}
+
+async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Promise<ApplyResult> {
+  // The sync triggers stamp each changed field with this device (merge.ts).
+  const device = tx.unsafe(`select set_config('tidesync.device_id', $1, true)`, [deviceId ?? ""], PREPARED);
+  const write = tx.unsafe<{ result: ApplyResult }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
+  const [, [row]] = await Promise.all([device, write]);
+  return row.result;
+}
+
+/** Final results: written records in their stored state, refused ones rejected with the database's reason. */
+function settle(plan: BatchPlan, applied: ApplyResult): SyncOpResult[] {
+  const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), { ...r, version: Number(r.version) }]));
+  const refused = new Map(applied.failed.map((f) => [recordKey(f.collection, f.id), f]));
+  return plan.ops.map((p) => {
+    if (!p.writes) return p.result;
+    const refusal = refused.get(p.writes);
+    if (refusal && p.result.status === "applied") {
+      return { op_id: p.op.op_id, status: "rejected", error: refusalError(refusal, p.index, findCollection(refusal.collection)) };
+    }
+    const record = stored.get(p.writes);
+    return record ? { ...p.result, record } : p.result;
+  });
 }

@@ -6,30 +6,28 @@
 create table app_private.sync_ops (
   user_id uuid not null,
   op_id uuid not null,
-  device_id text,
-  collection text not null,
+  device_id uuid,
+  collection text,
   record_id uuid not null,
   type text not null,
   status text not null,
-  result jsonb not null,
   version bigint,
+  error jsonb,
   created_at timestamp with time zone default now() not null,
   constraint sync_ops_pkey PRIMARY KEY (user_id, op_id),
   constraint sync_ops_user_id_fkey FOREIGN KEY (user_id) REFERENCES auth.users(id) ON DELETE CASCADE,
-  constraint sync_ops_collection_check CHECK (length(collection) >= 1 AND length(collection) <= 64),
-  constraint sync_ops_device_id_check CHECK (device_id IS NULL OR length(device_id) <= 64),
-  constraint sync_ops_result_object CHECK (jsonb_typeof(result) = 'object'::text),
+  constraint sync_ops_collection_check CHECK (collection ~ '^[a-z][a-z0-9_]{0,62}$'::text),
+  constraint sync_ops_error_bounded CHECK (error IS NULL OR jsonb_typeof(error) = 'object'::text AND octet_length(error::text) <= 8192),
+  constraint sync_ops_error_iff_rejected CHECK ((status = 'rejected'::text) = (error IS NOT NULL)),
   constraint sync_ops_status_check CHECK (status = ANY (ARRAY['applied'::text, 'conflict'::text, 'rejected'::text])),
-  constraint sync_ops_type_check CHECK (type = ANY (ARRAY['upsert'::text, 'delete'::text])),
-  constraint sync_ops_version_iff_applied CHECK ((status = 'applied'::text) = (version IS NOT NULL))
+  constraint sync_ops_type_check CHECK (type = ANY (ARRAY['upsert'::text, 'delete'::text]))
 );
 
 -- comments
-comment on table app_private.sync_ops is 'Ledger of every op a user''s batches processed, unique per (user, op_id): a retried op answers "duplicate" with the stored result instead of running again. Kept for the retention window.';
-comment on column app_private.sync_ops.device_id is 'Installation id the batch named (device_id), if any.';
-comment on column app_private.sync_ops.collection is 'Collection the op named (may be unknown when the op was rejected for it).';
-comment on column app_private.sync_ops.result is 'The per-op result exactly as first returned to the client (op_id, status, record/error).';
-comment on column app_private.sync_ops.version is 'Record version the op resulted in (applied only).';
+comment on table app_private.sync_ops is 'Ledger of every op a user''s batches processed, unique per (user, op_id): a retried op answers "duplicate" with its original status, version and error instead of running again. Kept for the retention window.';
+comment on column app_private.sync_ops.collection is 'Collection the op named, when it was a known one (null for an op rejected for an unknown collection).';
+comment on column app_private.sync_ops.version is 'Row version the op resulted in (applied) or saw (conflict).';
+comment on column app_private.sync_ops.error is 'Why the op was rejected (code, message, at most a few details; bounded).';
 
 -- indexes
 CREATE INDEX sync_ops_created_at_idx ON app_private.sync_ops USING btree (created_at);

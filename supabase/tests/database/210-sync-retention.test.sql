@@ -1,118 +1,151 @@
--- Sync retention (app_private.purge_sync_retention): it removes only op
--- results and tombstones older than the window, at most p_batch of each per
--- call, raises sync_heads.purged_through_seq to the highest purged tombstone
--- seq per user, purges expired rate-limit counters, and only service_role
--- (and pg_cron as the owner) may run it. Times are relative to a fixed p_now.
+-- Sync retention (app_private.purge_sync_retention): it removes only ledger
+-- rows, tombstones, entries of deleted or moved rows and revocations older
+-- than the window, at most p_batch of each per call, never waits for a
+-- writer (SKIP LOCKED), raises sync_horizon.purged_txid to the highest txid
+-- it purged (never lowers it), purges expired rate-limit counters, and only
+-- service_role (and pg_cron as the owner) may run it. Times are relative to
+-- a fixed p_now = 2030-01-01; with the default 30 days the cutoff is 2029-12-02.
 begin;
-select plan(27);
+select plan(32);
 
-select tests.create_supabase_user('retention_alice');
-select tests.create_supabase_user('retention_bob');
+select from tests.create_supabase_user('retention_alice');
+select from tests.create_supabase_user('retention_bob');
 
--- ------------------------------------------------------------ privileges
-select ok(has_function_privilege('service_role', 'app_private.purge_sync_retention(timestamptz, integer, integer)', 'execute'),
-  'service_role may run the purge');
-select ok(not has_function_privilege('authenticated', 'app_private.purge_sync_retention(timestamptz, integer, integer)', 'execute'),
-  'authenticated may not run the purge');
-select ok(not has_function_privilege('anon', 'app_private.purge_sync_retention(timestamptz, integer, integer)', 'execute'),
-  'anon may not run the purge');
-select ok(not has_function_privilege('public', 'app_private.purge_sync_retention(timestamptz, integer, integer)', 'execute'),
-  'PUBLIC has no execute on the purge');
+-- ------------------------------------------------------------ the function
 select is((select prosecdef from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer)'::regprocedure), true,
   'the purge is security definer (it deletes rows no API role may delete)');
 select is((select proconfig from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer)'::regprocedure), array['search_path=""'],
   'the purge pins an empty search_path');
-select has_index('app_private', 'records', 'records_tombstones_deleted_at_idx', 'tombstones are indexed by age for the purge');
+-- Each of the four purges picks its victims with FOR UPDATE SKIP LOCKED (the
+-- end of this file shows it for tombstones, with a second session).
+select is((select array_length(regexp_split_to_array(lower(prosrc), 'for update skip locked'), 1) - 1
+             from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer)'::regprocedure),
+  4, 'every purge step skips rows a writer holds (FOR UPDATE SKIP LOCKED), so the job never waits for a push');
+select has_index('app_private', 'sync_records', 'sync_records_tombstones_idx', 'tombstones are indexed by age');
+select has_index('app_private', 'sync_changes', 'sync_changes_departed_idx', 'entries of deleted or moved rows are indexed by age');
+select has_index('app_private', 'sync_access', 'sync_access_revoked_idx', 'revocations are indexed by age');
+select has_index('app_private', 'sync_ops', 'sync_ops_created_at_idx', 'ledger rows are indexed by age');
 
 -- ------------------------------------------------------------ fixtures
--- p_now = 2030-01-01; the window is 30 days, so the cutoff is 2029-12-02.
-insert into app_private.sync_heads (user_id, last_seq) values
-  (tests.get_supabase_uid('retention_alice'), 10),
-  (tests.get_supabase_uid('retention_bob'), 5);
+-- Only this file's rows are purgeable: the sample data's are set aside.
+delete from app_private.sync_ops;
+delete from app_private.sync_records where deleted;
+delete from app_private.sync_changes where not present;
+delete from app_private.sync_access where not granted;
+delete from app_private.rate_limit_counters;
+update app_private.sync_horizon set purged_txid = '10';
 
-insert into app_private.records (user_id, collection, id, version, change_seq, data, deleted, created_at, updated_at, deleted_at) values
-  -- alice: an old live record (never purged), tombstones of 40, 35 and 10 days, a recent live record
-  (tests.get_supabase_uid('retention_alice'), 'tasks', 'a1000000-0000-4000-8000-000000000001', 1, 1, '{"title": "old but live"}', false, '2029-10-01', '2029-10-01', null),
-  (tests.get_supabase_uid('retention_alice'), 'tasks', 'a1000000-0000-4000-8000-000000000002', 2, 2, null, true, '2029-10-01', '2029-11-22', '2029-11-22'),
-  (tests.get_supabase_uid('retention_alice'), 'tasks', 'a1000000-0000-4000-8000-000000000003', 3, 3, null, true, '2029-10-01', '2029-11-27', '2029-11-27'),
-  (tests.get_supabase_uid('retention_alice'), 'tasks', 'a1000000-0000-4000-8000-000000000004', 4, 4, null, true, '2029-10-01', '2029-12-22', '2029-12-22'),
-  (tests.get_supabase_uid('retention_alice'), 'tasks', 'a1000000-0000-4000-8000-000000000005', 5, 5, '{"title": "recent"}', false, '2029-12-30', '2029-12-30', null),
-  -- bob: tombstones of 50 and 31 days
-  (tests.get_supabase_uid('retention_bob'), 'tasks', 'b1000000-0000-4000-8000-000000000001', 1, 1, null, true, '2029-10-01', '2029-11-12', '2029-11-12'),
-  (tests.get_supabase_uid('retention_bob'), 'lists', 'b1000000-0000-4000-8000-000000000002', 2, 2, null, true, '2029-10-01', '2029-12-01', '2029-12-01');
-
-insert into app_private.sync_ops (user_id, op_id, collection, record_id, type, status, result, version, created_at) values
-  (tests.get_supabase_uid('retention_bob'), 'b2000000-0000-4000-8000-000000000001', 'tasks', 'b1000000-0000-4000-8000-000000000001', 'delete', 'applied', '{"status": "applied"}', 1, '2029-11-17'),
-  (tests.get_supabase_uid('retention_alice'), 'a2000000-0000-4000-8000-000000000001', 'tasks', 'a1000000-0000-4000-8000-000000000002', 'delete', 'applied', '{"status": "applied"}', 2, '2029-11-22'),
-  (tests.get_supabase_uid('retention_alice'), 'a2000000-0000-4000-8000-000000000002', 'tasks', 'a1000000-0000-4000-8000-000000000003', 'upsert', 'rejected', '{"status": "rejected"}', null, '2029-11-29'),
-  (tests.get_supabase_uid('retention_alice'), 'a2000000-0000-4000-8000-000000000003', 'tasks', 'a1000000-0000-4000-8000-000000000005', 'upsert', 'applied', '{"status": "applied"}', 5, '2029-12-27');
-
+insert into app_private.sync_changes (scope_id, collection, id, present, seq, txid, since_seq, changed_at) values
+  (tests.get_supabase_uid('retention_alice'), 'tasks', 'c1000000-0000-4000-8000-000000000001', false, 1, '100', 1, '2029-11-12'),  -- 50 days
+  (tests.get_supabase_uid('retention_alice'), 'tasks', 'c1000000-0000-4000-8000-000000000002', false, 2, '300', 2, '2029-11-22'),  -- 40 days
+  (tests.get_supabase_uid('retention_alice'), 'tasks', 'c1000000-0000-4000-8000-000000000003', false, 3, '400', 3, '2029-12-22'),  -- 10 days
+  (tests.get_supabase_uid('retention_alice'), 'tasks', 'c1000000-0000-4000-8000-000000000004', true, 4, '50', 4, '2029-10-01');   -- present: kept
+insert into app_private.sync_access (user_id, scope_id, granted, seq, txid, changed_at) values
+  (tests.get_supabase_uid('retention_bob'), 'c2000000-0000-4000-8000-000000000001', false, 5, '200', '2029-11-17'),  -- 45 days
+  (tests.get_supabase_uid('retention_bob'), 'c2000000-0000-4000-8000-000000000002', true, 6, '60', '2029-10-01'),    -- a grant: kept
+  (tests.get_supabase_uid('retention_bob'), 'c2000000-0000-4000-8000-000000000003', false, 7, '410', '2029-12-27');  -- 5 days
+insert into app_private.sync_records (collection, id, scope_id, version, deleted, created_at, updated_at, deleted_at) values
+  ('tasks', 'c3000000-0000-4000-8000-000000000001', tests.get_supabase_uid('retention_alice'), 1, true, '2029-10-01', '2029-11-12', '2029-11-12'),
+  ('tasks', 'c3000000-0000-4000-8000-000000000002', tests.get_supabase_uid('retention_alice'), 2, true, '2029-10-01', '2029-11-22', '2029-11-22'),
+  ('tasks', 'c3000000-0000-4000-8000-000000000003', tests.get_supabase_uid('retention_alice'), 3, true, '2029-10-01', '2029-12-22', '2029-12-22'),
+  ('tasks', 'c3000000-0000-4000-8000-000000000004', tests.get_supabase_uid('retention_alice'), 4, false, '2029-10-01', '2029-10-01', null);  -- live: kept
+insert into app_private.sync_ops (user_id, op_id, record_id, collection, type, status, version, error, created_at) values
+  (tests.get_supabase_uid('retention_alice'), 'c4000000-0000-4000-8000-000000000001', 'c3000000-0000-4000-8000-000000000001', 'tasks', 'delete', 'applied', 1, null, '2029-11-17'),
+  (tests.get_supabase_uid('retention_alice'), 'c4000000-0000-4000-8000-000000000002', 'c3000000-0000-4000-8000-000000000002', 'tasks', 'upsert', 'rejected', null, '{"code": "VALIDATION_FAILED"}', '2029-11-22'),
+  (tests.get_supabase_uid('retention_alice'), 'c4000000-0000-4000-8000-000000000003', 'c3000000-0000-4000-8000-000000000004', 'tasks', 'upsert', 'applied', 4, null, '2029-12-27');
 insert into app_private.rate_limit_counters (user_id, operation, window_start, hits) values
   (tests.get_supabase_uid('retention_alice'), 'sync.pull', '2029-12-25', 3),
   (tests.get_supabase_uid('retention_alice'), 'sync.pull', '2029-12-31 23:59', 1);
 
 -- ------------------------------------------------------------ the API roles cannot run it
 select tests.authenticate_as('retention_alice');
-select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 2) $$, '42501', null,
-  'a signed-in user cannot run the purge');
+select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 1) $$, '42501', null, 'a signed-in user cannot run the purge');
 select tests.authenticate_as_anon();
-select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 2) $$, '42501', null,
-  'anon cannot run the purge');
+select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 1) $$, '42501', null, 'anon cannot run the purge');
+select tests.clear_authentication();
+select results_eq($$ select count(*)::int from app_private.sync_changes where id::text like 'c1000000-0000-4000-8000-%' $$, array[4], 'the refused calls purged nothing');
 
 -- ------------------------------------------------------------ bounded batches
 select tests.authenticate_as_service_role();
-select results_eq($$ select ops_purged, tombstones_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 2) $$,
-  $$ values (2, 2, 1) $$,
-  'first run: at most 2 op results and 2 tombstones (the oldest), and the expired counter');
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1) $$,
+  $$ values (1, 1, 1, 1) $$, 'first run (p_batch 1): at most one of each, the oldest');
 select tests.clear_authentication();
-select results_eq($$ select id::text from app_private.records where deleted order by id $$,
-  $$ values ('a1000000-0000-4000-8000-000000000003'), ('a1000000-0000-4000-8000-000000000004'), ('b1000000-0000-4000-8000-000000000002') $$,
-  'the two oldest tombstones (bob 50 days, alice 40 days) are gone');
-select results_eq($$ select op_id::text from app_private.sync_ops order by op_id $$,
-  $$ values ('a2000000-0000-4000-8000-000000000002'), ('a2000000-0000-4000-8000-000000000003') $$,
-  'the two oldest op results (bob 45 days, alice 40 days) are gone');
-select results_eq($$ select user_id, purged_through_seq from app_private.sync_heads where user_id in (tests.get_supabase_uid('retention_alice'), tests.get_supabase_uid('retention_bob')) order by last_seq desc $$,
-  $$ values (tests.get_supabase_uid('retention_alice'), 2::bigint), (tests.get_supabase_uid('retention_bob'), 1::bigint) $$,
-  'purged_through_seq rose to each user''s highest purged tombstone seq');
-select results_eq($$ select window_start from app_private.rate_limit_counters where user_id = tests.get_supabase_uid('retention_alice') $$,
-  $$ values ('2029-12-31 23:59'::timestamptz) $$,
-  'only the expired rate-limit counter was purged');
+select results_eq($$ select id::text from app_private.sync_changes where id::text like 'c1000000-0000-4000-8000-%' order by id $$,
+  $$ values ('c1000000-0000-4000-8000-000000000002'), ('c1000000-0000-4000-8000-000000000003'), ('c1000000-0000-4000-8000-000000000004') $$,
+  'the oldest entry of a deleted row (50 days) is gone');
+select results_eq($$ select scope_id::text from app_private.sync_access where user_id = tests.get_supabase_uid('retention_bob') and scope_id::text like 'c2000000-0000-4000-8000-%' order by scope_id $$,
+  $$ values ('c2000000-0000-4000-8000-000000000002'), ('c2000000-0000-4000-8000-000000000003') $$,
+  'the old revocation (45 days) is gone; the grant stays');
+select is((select purged_txid from app_private.sync_horizon), '200'::xid8,
+  'the horizon rose to the highest purged txid (the revocation''s 200 over the entry''s 100)');
 
 select tests.authenticate_as_service_role();
-select results_eq($$ select ops_purged, tombstones_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 2) $$,
-  $$ values (1, 2, 0) $$,
-  'second run: the rest of the expired rows');
-select results_eq($$ select ops_purged, tombstones_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 2) $$,
-  $$ values (0, 0, 0) $$,
-  'third run: nothing left to purge');
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1) $$,
+  $$ values (1, 1, 1, 0) $$, 'second run: the rest of the expired rows');
 select tests.clear_authentication();
+select is((select purged_txid from app_private.sync_horizon), '300'::xid8, 'the horizon follows (300)');
+select tests.authenticate_as_service_role();
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1) $$,
+  $$ values (0, 0, 0, 0) $$, 'third run: nothing left to purge');
+select tests.clear_authentication();
+select is((select purged_txid from app_private.sync_horizon), '300'::xid8, 'a run that purges nothing leaves the horizon alone');
 
-select results_eq($$ select id::text, deleted from app_private.records where user_id in (tests.get_supabase_uid('retention_alice'), tests.get_supabase_uid('retention_bob')) order by id $$,
-  $$ values ('a1000000-0000-4000-8000-000000000001', false), ('a1000000-0000-4000-8000-000000000004', true), ('a1000000-0000-4000-8000-000000000005', false) $$,
-  'live records (however old) and tombstones inside the window stay');
-select results_eq($$ select op_id::text from app_private.sync_ops where user_id in (tests.get_supabase_uid('retention_alice'), tests.get_supabase_uid('retention_bob')) $$,
-  $$ values ('a2000000-0000-4000-8000-000000000003') $$,
-  'op results inside the window stay');
-select results_eq($$ select purged_through_seq from app_private.sync_heads where user_id = tests.get_supabase_uid('retention_alice') $$,
-  array[3::bigint], 'alice: purged through seq 3 (her tombstone of 35 days)');
-select results_eq($$ select purged_through_seq from app_private.sync_heads where user_id = tests.get_supabase_uid('retention_bob') $$,
-  array[2::bigint], 'bob: purged through seq 2');
-select results_eq($$ select last_seq from app_private.sync_heads where user_id = tests.get_supabase_uid('retention_alice') $$,
-  array[10::bigint], 'the purge never moves last_seq');
+select results_eq($$ select id::text, deleted from app_private.sync_records where id::text like 'c3000000-0000-4000-8000-%' order by id $$,
+  $$ values ('c3000000-0000-4000-8000-000000000003', true), ('c3000000-0000-4000-8000-000000000004', false) $$,
+  'live rows (however old) and tombstones inside the window stay');
+select results_eq($$ select op_id::text from app_private.sync_ops $$, array['c4000000-0000-4000-8000-000000000003'], 'ledger rows inside the window stay');
+select results_eq($$ select id::text, present from app_private.sync_changes where id::text like 'c1000000-0000-4000-8000-%' order by id $$,
+  $$ values ('c1000000-0000-4000-8000-000000000003', false), ('c1000000-0000-4000-8000-000000000004', true) $$,
+  'present entries (however old) and recent entries of deleted rows stay');
+select results_eq($$ select window_start from app_private.rate_limit_counters where user_id = tests.get_supabase_uid('retention_alice') $$,
+  $$ values ('2029-12-31 23:59'::timestamptz) $$, 'only the expired rate-limit counter was purged');
 
--- ------------------------------------------------------------ the window and its arguments
-select results_eq($$ select ops_purged, tombstones_purged from app_private.purge_sync_retention('2030-01-01', 5000, 4) $$,
-  $$ values (1, 1) $$,
-  'a shorter p_retention_days purges younger rows (alice''s 10-day tombstone and 5-day op result)');
-select results_eq($$ select purged_through_seq from app_private.sync_heads where user_id = tests.get_supabase_uid('retention_alice') $$,
-  array[4::bigint], 'purged_through_seq follows');
-select results_eq($$ select ops_purged, tombstones_purged from app_private.purge_sync_retention('2029-01-01') $$,
-  $$ values (0, 0) $$,
-  'an earlier p_now purges nothing');
-select results_eq($$ select purged_through_seq from app_private.sync_heads where user_id = tests.get_supabase_uid('retention_alice') $$,
-  array[4::bigint], 'and purged_through_seq never moves back');
+-- ------------------------------------------------------------ the window, the horizon and the arguments
+select tests.authenticate_as_service_role();
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged from app_private.purge_sync_retention('2030-01-01', 5000, 4) $$,
+  $$ values (1, 1, 1) $$, 'a shorter p_retention_days purges younger rows (the 10- and 5-day ones)');
+select tests.clear_authentication();
+select is((select purged_txid from app_private.sync_horizon), '410'::xid8, 'the horizon rose to the 5-day revocation''s txid');
+update app_private.sync_horizon set purged_txid = '1000';
+insert into app_private.sync_changes (scope_id, collection, id, present, seq, txid, since_seq, changed_at)
+values (tests.get_supabase_uid('retention_alice'), 'tasks', 'c1000000-0000-4000-8000-000000000005', false, 8, '500', 8, '2029-11-01');
+select tests.authenticate_as_service_role();
+select results_eq($$ select changes_purged from app_private.purge_sync_retention('2030-01-01') $$, array[1], 'an entry with a lower txid is purged');
+select tests.clear_authentication();
+select is((select purged_txid from app_private.sync_horizon), '1000'::xid8, 'the horizon never moves back');
+select tests.authenticate_as_service_role();
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged from app_private.purge_sync_retention('2029-01-01') $$,
+  $$ values (0, 0, 0) $$, 'an earlier p_now purges nothing');
 select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 0) $$, '22023', null, 'p_batch must be positive');
+select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 10, 0) $$, '22023', null, 'p_retention_days must be positive');
 select throws_ok($$ select * from app_private.purge_sync_retention(null) $$, '22023', null, 'p_now is required');
+
+
+-- ------------------------------------------------------------ it never waits for a writer
+-- A second session (dblink, over the server's own socket) commits an expired
+-- tombstone and keeps it locked, as a push rewriting that row would. The purge
+-- must skip it and go on; lock_timeout turns a regression into an error, not a hang.
+select tests.clear_authentication();
+create extension dblink with schema extensions;
+select from extensions.dblink_connect('retention_writer', format('host=%s port=%s dbname=%s user=%s',
+  split_part(current_setting('unix_socket_directories'), ',', 1), current_setting('port'), current_database(), current_user));
+select from extensions.dblink_exec('retention_writer', $$
+  insert into app_private.sync_records (collection, id, scope_id, version, deleted, created_at, updated_at, deleted_at)
+  values ('tasks', 'c3000000-0000-4000-8000-0000000000f1', gen_random_uuid(), 1, true, '2029-01-01', '2029-01-01', '2029-01-01') $$);
+select from extensions.dblink_exec('retention_writer', 'begin');
+select from extensions.dblink('retention_writer', $$ select 1 from app_private.sync_records where id = 'c3000000-0000-4000-8000-0000000000f1' for update $$) as locked (one integer);
+insert into app_private.sync_records (collection, id, scope_id, version, deleted, created_at, updated_at, deleted_at)
+values ('tasks', 'c3000000-0000-4000-8000-0000000000f2', gen_random_uuid(), 2, true, '2029-01-01', '2029-01-01', '2029-01-01');
+set local lock_timeout = '10s';
+select tests.authenticate_as_service_role();
+select results_eq($$ select tombstones_purged from app_private.purge_sync_retention('2030-01-01') $$, array[1],
+  'the purge skips the tombstone another transaction holds and purges the free one, without waiting');
+select tests.clear_authentication();
+select results_eq($$ select id::text from app_private.sync_records where id in ('c3000000-0000-4000-8000-0000000000f1', 'c3000000-0000-4000-8000-0000000000f2') $$,
+  array['c3000000-0000-4000-8000-0000000000f1'], 'the locked tombstone is still there for a later run');
+select from extensions.dblink_exec('retention_writer', 'rollback');
+select from extensions.dblink_exec('retention_writer', $$ delete from app_private.sync_records where id = 'c3000000-0000-4000-8000-0000000000f1' $$);
+select from extensions.dblink_disconnect('retention_writer');
 
 select * from finish();
 rollback;

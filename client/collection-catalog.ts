@@ -1,0 +1,54 @@
+// The local pre-check of writes, built from what GET /v1/meta publishes
+// (`collections`, `collection_schemas`): the client knows the server's
+// collections and field types without being rebuilt when a table is made
+// syncable. The zod schemas come from the same builder the server validates
+// with (functions/_shared/collections.ts): `create` when the record is not
+// live on this device, `update` when it is. The server still has the last word.
+import type { z } from "zod";
+import { type GeneratedField, schemaFor } from "../functions/_shared/collections.ts";
+import { validationMessage, zodIssuesToDetails } from "../functions/_shared/validation-details.ts";
+import { TidesyncValidationError } from "./api-error.ts";
+import type { RecordData, ServerSchema } from "./storage.ts";
+
+interface Checks {
+  create: z.ZodType<RecordData>;
+  update: z.ZodType<RecordData>;
+}
+
+export class CollectionCatalog {
+  /** Collection name → its checks (null: the server named it without fields, so only the name is checked). */
+  private readonly checks = new Map<string, Checks | null>();
+
+  constructor(readonly schema: ServerSchema) {
+    const names = new Set([...schema.collections, ...Object.keys(schema.collection_schemas)]);
+    for (const name of names) {
+      const described = schema.collection_schemas[name];
+      if (!described) {
+        this.checks.set(name, null);
+        continue;
+      }
+      const fields: GeneratedField[] = Object.entries(described.fields).map(([field, spec]) => ({ name: field, ...spec }));
+      this.checks.set(name, { create: schemaFor({ fields }, "create"), update: schemaFor({ fields }, "update") });
+    }
+  }
+
+  /**
+   * The data to queue (normalised: uuid fields lower-cased), or a
+   * TidesyncValidationError naming the fields the server would refuse.
+   * `data` null (a delete) checks the collection only.
+   */
+  check(collection: string, data: RecordData | null, creating: boolean): RecordData | null {
+    if (!this.checks.has(collection)) {
+      const known = [...this.checks.keys()].sort().join(", ") || "none";
+      throw new TidesyncValidationError(`unknown collection ${JSON.stringify(collection)} (this server syncs: ${known})`, [
+        { field: "/collection", code: "unknown_collection", message: `is not a collection of this server (GET /v1/meta lists: ${known})` },
+      ]);
+    }
+    const checks = this.checks.get(collection);
+    if (data === null || !checks) return data;
+    const parsed = (creating ? checks.create : checks.update).safeParse(data);
+    if (parsed.success) return parsed.data;
+    const details = zodIssuesToDetails(parsed.error.issues, ["data"]);
+    throw new TidesyncValidationError(validationMessage(details), details);
+  }
+}

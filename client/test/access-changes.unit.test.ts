@@ -1,0 +1,190 @@
+// Shared lists seen from one device: a pull that removes records (deleted, or
+// the user lost access) drops their rows and the ops still queued for them;
+// a push the server refuses with FORBIDDEN or NOT_FOUND reaches the app as an
+// event and puts the local row back to the server's state (or drops it).
+import { describe, expect, it } from "vitest";
+import type { SyncBatchRequest, SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
+import type { SyncEvent } from "../events.ts";
+import { MemoryStorage, type PendingOp } from "../storage.ts";
+import { FakeServer, json, LIST_ID, toWire } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const TASK = "00000000-0000-4000-8000-0000000000d1";
+const OTHER = "00000000-0000-4000-8000-0000000000d2";
+const MINE = "00000000-0000-4000-8000-0000000000d3";
+
+/** A device that holds LIST_ID, two of its tasks and a task of another list, fully synced. */
+async function synced() {
+  const server = new FakeServer();
+  server.write("lists", LIST_ID, { type: "upsert", data: { title: "Groceries" } });
+  server.write("tasks", TASK, { type: "upsert", data: { list_id: LIST_ID, title: "Milk" } });
+  server.write("tasks", OTHER, { type: "upsert", data: { list_id: LIST_ID, title: "Bread" } });
+  server.write("tasks", MINE, { type: "upsert", data: { list_id: "00000000-0000-4000-8000-0000000001d9", title: "Mine" } });
+  const harness = await openClient(server);
+  await harness.client.sync();
+  const events: SyncEvent[] = [];
+  harness.client.on((event) => events.push(event));
+  return { server, ...harness, events };
+}
+
+/** Answers every op of the batch with `result(op)` (what the real server decided; the fake has no permissions). */
+function answerBatch(server: FakeServer, result: (op: SyncBatchRequest["ops"][number]) => Omit<SyncOpResult, "op_id">) {
+  server.script = (request) => {
+    if (request.path !== "/v1/sync/batch") return undefined;
+    const { ops } = request.body as SyncBatchRequest;
+    return json(200, { results: ops.map((op) => ({ op_id: op.op_id, ...result(op) })), server_time: new Date().toISOString() });
+  };
+}
+
+describe("removals in a pull", () => {
+  it("access revoked: drops the list's rows and every op queued for them, even at the version the device holds", async () => {
+    const { server, client, events } = await synced();
+    // Removal entries carry the version the row had: nothing about it changed but the access.
+    const removed = [`lists/${LIST_ID}`, `tasks/${TASK}`, `tasks/${OTHER}`]
+      .map((key) => ({ ...toWire(server.records.get(key)!), deleted: true, data: null, reason: "access_revoked" }));
+    server.script = async (request) => {
+      if (request.path !== "/v1/sync/changes") return undefined;
+      // The app writes while the pull is on the wire.
+      await client.upsert("tasks", TASK, { done: true });
+      await client.delete("tasks", OTHER);
+      await client.upsert("tasks", MINE, { done: true });
+      return json(200, { changes: removed, cursor: "99", has_more: false, server_time: new Date().toISOString() });
+    };
+    await client.sync();
+
+    expect(client.list("lists")).toEqual([]);
+    expect(client.list("tasks").map((r) => r.id)).toEqual([MINE]);
+    expect(client.get("tasks", TASK)).toBeUndefined();
+    expect(client.serverRecords().map((r) => r.id)).toEqual([MINE]);
+    expect(client.pendingOps().map((p) => p.op.record_id)).toEqual([MINE]);
+    // What the app loses is reported: the edit, and the delete that did not happen.
+    expect(events).toEqual([
+      expect.objectContaining({ type: "write_discarded", reason: "access_revoked", record_id: TASK, fields: ["done"] }),
+      expect.objectContaining({ type: "write_discarded", reason: "access_revoked", record_id: OTHER, fields: null }),
+    ]);
+  });
+
+  it("a record deleted on the server: the row and its queued edit go, and the next sync sends nothing for it", async () => {
+    const { server, client, events } = await synced();
+    server.write("tasks", TASK, { type: "delete" });
+    let first = true;
+    server.script = async (request) => {
+      if (request.path === "/v1/sync/changes" && first) {
+        first = false;
+        // The app edits the record while the pull that deletes it is on the wire.
+        await client.upsert("tasks", TASK, { title: "Oat milk" });
+      }
+      return undefined;
+    };
+    await client.sync();
+    expect(client.get("tasks", TASK)).toBeUndefined();
+    expect(client.status.pending).toBe(0);
+    expect(events).toEqual([expect.objectContaining({ type: "write_discarded", reason: "deleted", record_id: TASK, fields: ["title"] })]);
+    const batches = server.batches().length;
+    await client.sync();
+    expect(server.batches()).toHaveLength(batches);
+  });
+});
+
+describe("FORBIDDEN and NOT_FOUND answers to a push", () => {
+  it("FORBIDDEN (a viewer's edit): an op_rejected event, the op leaves the outbox, the row shows the server's record", async () => {
+    const { server, client, events } = await synced();
+    await client.upsert("tasks", TASK, { title: "Viewer edit" });
+    expect(client.get("tasks", TASK)?.data?.title).toBe("Viewer edit");
+    // Meanwhile the owner renamed it: the rejection carries the current record.
+    const current = server.write("tasks", TASK, { type: "upsert", data: { title: "Milk (2 l)" } });
+    answerBatch(server, () => ({ status: "rejected", error: { code: "FORBIDDEN", message: "you may not change this record" }, record: current }));
+    let seenAtEvent: unknown;
+    client.on((event) => {
+      if (event.type === "op_rejected") seenAtEvent = client.get("tasks", TASK);
+    });
+    const report = await client.sync();
+
+    expect(report).toMatchObject({ rejected: 1, applied: 0 });
+    expect(events[0]).toMatchObject({
+      type: "op_rejected",
+      error: { code: "FORBIDDEN" },
+      op: { record_id: TASK, data: { title: "Viewer edit" } },
+      record: { id: TASK, data: { title: "Milk (2 l)" } },
+      dropped: false,
+    });
+    expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: TASK, error: expect.objectContaining({ code: "FORBIDDEN" }) }));
+    // Restored from the push result itself, before any pull.
+    expect(seenAtEvent).toMatchObject({ pending: false, version: current.version, data: { title: "Milk (2 l)" } });
+    expect(client.get("tasks", TASK)).toMatchObject({ pending: false, data: { title: "Milk (2 l)" } });
+    expect(client.status.pending).toBe(0);
+  });
+
+  it("NOT_FOUND without a record (no longer visible): the row and the record's other queued ops are dropped", async () => {
+    const { server, client, events } = await synced();
+    await client.upsert("tasks", TASK, { done: true });
+    let first = true;
+    server.script = async (request) => {
+      if (request.path !== "/v1/sync/batch") return undefined;
+      const { ops } = request.body as SyncBatchRequest;
+      if (first) {
+        first = false;
+        // A second edit of the record while the first is on the wire: it stays queued.
+        await client.upsert("tasks", TASK, { title: "Later edit" });
+      }
+      return json(200, {
+        results: ops.map((op) => ({ op_id: op.op_id, status: "rejected", error: { code: "NOT_FOUND", message: "no such record in tasks" } })),
+        server_time: new Date().toISOString(),
+      });
+    };
+    await client.sync();
+
+    expect(events[0]).toMatchObject({ type: "op_rejected", error: { code: "NOT_FOUND" }, op: { data: { done: true } }, dropped: true });
+    expect(events[0]).not.toHaveProperty("record");
+    expect(client.get("tasks", TASK)).toBeUndefined();
+    expect(client.pendingOps()).toEqual([]);
+    expect(server.batches()).toHaveLength(1); // the later edit was never sent
+    expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: TASK, fields: ["title"], error: expect.objectContaining({ code: "NOT_FOUND" }) }));
+  });
+
+  it("NOT_FOUND for a list the user cannot see, with the task's record: the task is restored, not dropped", async () => {
+    const { server, client, events } = await synced();
+    await client.upsert("tasks", TASK, { list_id: "00000000-0000-4000-8000-0000000001d8" });
+    answerBatch(server, (op) => ({
+      status: "rejected",
+      error: { code: "NOT_FOUND", message: "no such lists record", details: [{ field: "/ops/0/data/list_id", code: "not_found", message: "is not a lists record you can see" }] },
+      record: toWire(server.records.get(`tasks/${op.record_id}`)!),
+    }));
+    await client.sync();
+    expect(events[0]).toMatchObject({ type: "op_rejected", dropped: false, record: { id: TASK } });
+    expect(client.get("tasks", TASK)).toMatchObject({ pending: false, data: { list_id: LIST_ID, title: "Milk" } });
+  });
+});
+
+describe("result shapes", () => {
+  it("several ops of one record answered with the same final record leave that record", async () => {
+    const storage = new MemoryStorage();
+    const op = (n: number, data: Record<string, unknown>): PendingOp => ({
+      op: { op_id: `00000000-0000-4000-8000-00000000e00${n}`, collection: "tasks", record_id: TASK, type: "upsert", base_version: 1, data },
+      sent: true,
+      base_data: { list_id: LIST_ID, title: "Milk" },
+    });
+    // Two ops of one record, both sent before a restart, go out together.
+    await storage.apply({ putOps: [op(1, { done: true }), op(2, { title: "Oat milk" })] });
+    const server = new FakeServer();
+    server.write("tasks", TASK, { type: "upsert", data: { list_id: LIST_ID, title: "Milk" } });
+    const { client } = await openClient(server, { storage });
+    const final = { ...toWire(server.records.get(`tasks/${TASK}`)!), version: 7, data: { list_id: LIST_ID, title: "Oat milk", done: true } };
+    answerBatch(server, () => ({ status: "applied", record: final }));
+    const report = await client.sync();
+    expect(report).toMatchObject({ applied: 2 });
+    expect(server.batches()[0].ops).toHaveLength(2);
+    expect(client.get("tasks", TASK)).toMatchObject({ version: 7, pending: false, data: { title: "Oat milk", done: true } });
+  });
+
+  it("a duplicate of a conflict whose record the user can no longer see drops the write instead of failing every sync", async () => {
+    const { server, client, events } = await synced();
+    await client.upsert("tasks", TASK, { title: "mine" });
+    answerBatch(server, () => ({ status: "duplicate", original_status: "conflict" }));
+    const report = await client.sync();
+    expect(report).toMatchObject({ duplicates: 1, conflicts: 1 });
+    expect(client.get("tasks", TASK)).toBeUndefined();
+    expect(client.status.pending).toBe(0);
+    expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "conflict", record_id: TASK, fields: ["title"] }));
+  });
+});

@@ -1,0 +1,118 @@
+// Ids are lower-cased where the app hands them in (the server compares and
+// returns them lower-case), and writes are checked against the collections
+// and field types GET /v1/meta publishes — not against a list built into the
+// client — stored so a restart offline still checks them.
+import { describe, expect, it } from "vitest";
+import { MemoryStorage } from "../storage.ts";
+import { FakeServer, LIST_ID } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const SWIFT_ID = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F";
+
+describe("ids", () => {
+  it("a Swift-style upper-case id finds its record after a sync, and is sent lower-case", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    await client.upsert("tasks", SWIFT_ID, { list_id: LIST_ID.toUpperCase(), title: "Milk" });
+    expect(client.get("tasks", SWIFT_ID)?.data?.title).toBe("Milk");
+    await client.sync();
+    expect(server.batches()[0].ops[0].record_id).toBe(SWIFT_ID.toLowerCase());
+    expect(client.get("tasks", SWIFT_ID)).toMatchObject({ id: SWIFT_ID.toLowerCase(), pending: false, version: 1, data: { title: "Milk" } });
+    expect(client.get("tasks", SWIFT_ID.toLowerCase())?.version).toBe(1);
+    // Later writes and deletes by the upper-case id reach the same record.
+    await client.upsert("tasks", SWIFT_ID, { done: true, list_id: LIST_ID.toUpperCase() });
+    expect(client.pendingOps()[0].op).toMatchObject({ record_id: SWIFT_ID.toLowerCase(), base_version: 1, data: { done: true, list_id: LIST_ID } });
+    await client.sync();
+    await client.delete("tasks", SWIFT_ID);
+    await client.sync();
+    expect(client.list("tasks")).toEqual([]);
+    expect(server.records.get(`tasks/${SWIFT_ID.toLowerCase()}`)?.deleted).toBe(true);
+  });
+
+  it("ids and op_ids from an upper-case generator are lower-cased (the results match the ops sent)", async () => {
+    const server = new FakeServer();
+    let n = 0;
+    const { client } = await openClient(server, { generateId: () => `ABCDEF00-0000-4000-8000-${String(++n).padStart(12, "0")}` });
+    const id = await client.create("tasks", { list_id: LIST_ID, title: "x" });
+    expect(id).toBe("abcdef00-0000-4000-8000-000000000001");
+    const report = await client.sync();
+    expect(report.applied).toBe(1);
+    expect(server.batches()[0].ops[0].op_id).toBe("abcdef00-0000-4000-8000-000000000002");
+    expect(client.get("tasks", id.toUpperCase())?.pending).toBe(false);
+  });
+});
+
+describe("collections and field types from GET /v1/meta", () => {
+  /** A deployment with one synced table the client was never built with. */
+  function notesServer(): FakeServer {
+    const server = new FakeServer();
+    server.schema = {
+      collections: ["notes"],
+      collection_schemas: {
+        notes: {
+          scope: "id",
+          fields: {
+            body: { type: "text", nullable: false, has_default: false, insertable: true, updatable: true, min_length: 1, max_length: 5 },
+            pinned: { type: "boolean", nullable: false, has_default: true, insertable: true, updatable: true },
+            owner_id: { type: "uuid", nullable: true, has_default: false, insertable: true, updatable: true },
+            created_at: { type: "timestamp with time zone", nullable: false, has_default: true, insertable: false, updatable: false },
+          },
+        },
+      },
+    };
+    return server;
+  }
+
+  it("queues unchecked until the first sync, then checks creates and changes against the server's fields", async () => {
+    const server = notesServer();
+    const { client } = await openClient(server);
+    expect(client.schema).toBeNull();
+    await client.create("tasks", { title: "unchecked" }); // the server will judge it
+    await client.sync();
+    expect(client.schema).toEqual(server.schema);
+    expect(server.requests.filter((r) => r.path === "/v1/meta")).toHaveLength(1);
+
+    await expect(client.create("tasks", { list_id: LIST_ID, title: "x" })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+      message: 'unknown collection "tasks" (this server syncs: notes)',
+      details: [{ field: "/collection", code: "unknown_collection" }],
+    });
+    await expect(client.create("notes", { body: "too long", pinned: "yes" })).rejects.toMatchObject({
+      details: [{ field: "/data/body", code: "too_long" }, { field: "/data/pinned", code: "invalid_type" }],
+    });
+    await expect(client.create("notes", { pinned: true })).rejects.toMatchObject({ details: [{ field: "/data/body", code: "required" }] });
+    await expect(client.create("notes", { body: "hi", created_at: "2026-11-22T00:00:00Z" })).rejects.toMatchObject({
+      details: [{ field: "/data/created_at", code: "read_only" }],
+    });
+    await expect(client.create("notes", { body: "hi", color: "red" })).rejects.toMatchObject({ details: [{ field: "/data/color" }] });
+    await expect(client.delete("nope", LIST_ID)).rejects.toMatchObject({ details: [{ code: "unknown_collection" }] });
+
+    const id = await client.create("notes", { body: "hi", owner_id: SWIFT_ID });
+    expect(client.get("notes", id)?.data).toEqual({ body: "hi", owner_id: SWIFT_ID.toLowerCase() });
+    // A live record takes a change without its required fields (the update schema).
+    await client.upsert("notes", id, { pinned: true });
+    expect(client.pendingOps().at(-1)?.op.data).toEqual({ body: "hi", owner_id: SWIFT_ID.toLowerCase(), pinned: true });
+  });
+
+  it("stores what it learned: a restart offline checks writes without asking the server", async () => {
+    const server = notesServer();
+    const storage = new MemoryStorage();
+    await (await openClient(server, { storage })).client.sync();
+    const offline = new FakeServer();
+    offline.script = () => {
+      throw new TypeError("offline");
+    };
+    const { client } = await openClient(offline, { storage });
+    expect(client.schema?.collections).toEqual(["notes"]);
+    await expect(client.create("tasks", { title: "x" })).rejects.toMatchObject({ details: [{ code: "unknown_collection" }] });
+    expect(offline.requests).toEqual([]);
+  });
+
+  it("validate: false queues anything the server may then judge", async () => {
+    const server = notesServer();
+    const { client } = await openClient(server, { validate: false });
+    await client.refreshSchema();
+    await client.create("tasks", { title: "" });
+    expect(client.status.pending).toBe(1);
+  });
+});

@@ -1,0 +1,31 @@
+// The shape of functions/_shared/sync-collections.generated.ts: a synced table
+// as the database declares it (written by scripts/generate/sync-collections.ts).
+
+export interface GeneratedField {
+  name: string;
+  /** Postgres type name (format_type). */
+  type: string;
+  nullable: boolean;
+  has_default: boolean;
+  /** `authenticated` may set it when creating a row / changing one (column privileges). */
+  insertable: boolean;
+  updatable: boolean;
+  /** From simple checks: char_length(col) >= n / <= n, col ~ 'pattern'. */
+  min_length?: number;
+  max_length?: number;
+  pattern?: string;
+}
+
+export interface GeneratedCollection {
+  name: string;
+  /** Qualified table name, e.g. public.tasks. */
+  table: string;
+  /** The column holding the row's scope id ("id" for a scope table). */
+  scope_column: string;
+  /** The collection the scope column references by foreign key (its own name for a scope table). */
+  scope_collection: string;
+  /** Every column but id, in table order. */
+  fields: GeneratedField[];
+  /** Constraint name → the columns it concerns (maps a database refusal back to fields). */
+  constraints: Record<string, string[]>;
+}

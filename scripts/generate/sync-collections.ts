@@ -1,0 +1,118 @@
+// functions/_shared/sync-collections.generated.ts: every synced table as the
+// database declares it (app_private.sync_tables, the columns, their types,
+// nullability, defaults, what `authenticated` may insert and update, and the
+// simple length and pattern checks), so that push validation, GET /v1/meta and
+// the client come from the table itself. The database's constraints stay the
+// last word: a violation it reports is mapped back to a column by
+// `constraints` (constraint name → columns).
+import type postgres from "postgres";
+import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
+
+interface ColumnRow {
+  collection: string;
+  table_name: string;
+  scope_column: string;
+  scope_collection: string | null;
+  name: string;
+  type: string;
+  nullable: boolean;
+  has_default: boolean;
+  insertable: boolean;
+  updatable: boolean;
+}
+
+interface ConstraintRow {
+  collection: string;
+  name: string;
+  columns: string[];
+  definition: string;
+}
+
+const LENGTH_CHECK = /char_length\((\w+)\) (>=|<=) (\d+)/g;
+const PATTERN_CHECK = /^CHECK \(\((\w+) ~ '((?:[^']|'')*)'::text\)\)$/;
+
+function applyCheck(fields: Map<string, GeneratedField>, definition: string): void {
+  for (const [, column, op, bound] of definition.matchAll(LENGTH_CHECK)) {
+    const field = fields.get(column);
+    if (!field) continue;
+    if (op === ">=") field.min_length = Number(bound);
+    else field.max_length = Number(bound);
+  }
+  const pattern = PATTERN_CHECK.exec(definition);
+  if (pattern && fields.has(pattern[1])) fields.get(pattern[1])!.pattern = pattern[2].replaceAll("''", "'");
+}
+
+export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedCollection[]> {
+  const columns = await sql<ColumnRow[]>`
+    select t.collection,
+           (select format('%I.%I', n.nspname, c.relname) from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace where c.oid = t.relation) as table_name, t.scope_column::text as scope_column,
+           case when t.scope_column = 'id' then t.collection else (
+             select s.collection from pg_catalog.pg_constraint f
+               join app_private.sync_tables s on s.relation = f.confrelid
+              where f.conrelid = t.relation and f.contype = 'f'
+                and f.conkey = array[(select x.attnum from pg_catalog.pg_attribute x where x.attrelid = t.relation and x.attname = t.scope_column)]
+              limit 1) end as scope_collection,
+           a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type, not a.attnotnull as nullable,
+           a.atthasdef as has_default,
+           has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') as insertable,
+           has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') as updatable
+      from app_private.sync_tables t
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
+     where a.attname <> 'id'
+     order by t.collection, a.attnum`;
+  const constraints = await sql<ConstraintRow[]>`
+    select t.collection, k.conname::text as name,
+           array(select a.attname::text from unnest(k.conkey) n join pg_catalog.pg_attribute a on a.attrelid = k.conrelid and a.attnum = n order by a.attname) as columns,
+           pg_get_constraintdef(k.oid) as definition
+      from app_private.sync_tables t
+      join pg_catalog.pg_constraint k on k.conrelid = t.relation
+     order by t.collection, k.conname`;
+  const collections = new Map<string, GeneratedCollection>();
+  const fieldMaps = new Map<string, Map<string, GeneratedField>>();
+  for (const row of columns) {
+    let collection = collections.get(row.collection);
+    if (!collection) {
+      if (!row.scope_collection) {
+        throw new Error(`${row.table_name}.${row.scope_column}: a scope column must reference a synced scope table by foreign key`);
+      }
+      collection = {
+        name: row.collection,
+        table: row.table_name,
+        scope_column: row.scope_column,
+        scope_collection: row.scope_collection,
+        fields: [],
+        constraints: {},
+      };
+      collections.set(row.collection, collection);
+      fieldMaps.set(row.collection, new Map());
+    }
+    const field: GeneratedField = {
+      name: row.name,
+      type: row.type,
+      nullable: row.nullable,
+      has_default: row.has_default,
+      insertable: row.insertable,
+      updatable: row.updatable,
+    };
+    collection.fields.push(field);
+    fieldMaps.get(row.collection)!.set(row.name, field);
+  }
+  for (const row of constraints) {
+    const collection = collections.get(row.collection);
+    if (!collection) continue;
+    collection.constraints[row.name] = row.columns;
+    if (row.definition.startsWith("CHECK")) applyCheck(fieldMaps.get(row.collection)!, row.definition);
+  }
+  return [...collections.values()];
+}
+
+export function syncCollectionsSource(collections: GeneratedCollection[]): string {
+  return [
+    "// GENERATED by `npm run generate` from the database (app_private.sync_tables and the tables' catalog). Do not edit:",
+    "// make a table syncable with app_private.enable_sync() in a migration, then run `npm run generate`.",
+    'import type { GeneratedCollection } from "./sync-collection-types.ts";',
+    "",
+    `export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = ${JSON.stringify(collections, null, 2)};`,
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,82 @@
+-- app_private.sync_apply (the write of POST /v1/sync/batch): it writes as the
+-- caller, so the tables' policies, grants and constraints decide; a group the
+-- database refuses is retried row by row and only the refused rows fail
+-- (with SQLSTATE, constraint, column); rows the policies leave untouched fail
+-- as "not_permitted"; it returns the new state of every written row.
+begin;
+select plan(14);
+
+select from tests.create_supabase_user('apply_owner');
+select from tests.create_supabase_user('apply_viewer');
+select from tests.create_supabase_user('apply_stranger');
+
+select tests.authenticate_as('apply_owner');
+insert into public.lists (id, title) values ('a2000000-0000-4000-8000-000000000001', 'Shared');
+insert into public.tasks (id, list_id, title) values ('a2000000-0000-4000-8000-0000000000a1', 'a2000000-0000-4000-8000-000000000001', 'existing');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role) values ('a2000000-0000-4000-8000-000000000001', tests.get_supabase_uid('apply_viewer'), 'viewer');
+
+-- ------------------------------------------------------------ an owner's batch
+select tests.authenticate_as('apply_owner');
+select from set_config('tests.result', app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "insert", "columns": ["list_id", "title"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000b1", "list_id": "a2000000-0000-4000-8000-000000000001", "title": "fine"},
+    {"id": "a2000000-0000-4000-8000-0000000000b2", "list_id": "a2000000-0000-4000-8000-000000000001", "title": ""},
+    {"id": "a2000000-0000-4000-8000-0000000000b3", "list_id": "a2000000-0000-4000-8000-000000000001", "title": "also fine"}]},
+  {"collection": "tasks", "kind": "update", "columns": ["done"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000a1", "done": true}]}
+]$$)::text, true);
+select is(current_setting('tests.result')::jsonb -> 'failed',
+  '[{"collection": "tasks", "id": "a2000000-0000-4000-8000-0000000000b2", "kind": "insert", "sqlstate": "23514", "constraint": "tasks_title_length", "column": null,
+     "message": "new row for relation \"tasks\" violates check constraint \"tasks_title_length\""}]'::jsonb,
+  'the one row the database refuses fails alone, with its SQLSTATE and constraint');
+select results_eq($$ select title from public.tasks where list_id = 'a2000000-0000-4000-8000-000000000001' order by title $$,
+  array['also fine', 'existing', 'fine'], 'the other rows of the refused group are written');
+select results_eq($$ select r ->> 'id', (r ->> 'version')::bigint = s.version, r -> 'data' ->> 'title', r ->> 'deleted'
+                      from jsonb_array_elements(current_setting('tests.result')::jsonb -> 'records') r
+                      join app_private.sync_records s on s.collection = 'tasks' and s.id = (r ->> 'id')::uuid
+                     order by r ->> 'id' $$,
+  $$ values ('a2000000-0000-4000-8000-0000000000a1', true, 'existing', 'false'),
+            ('a2000000-0000-4000-8000-0000000000b1', true, 'fine', 'false'),
+            ('a2000000-0000-4000-8000-0000000000b3', true, 'also fine', 'false') $$,
+  'it returns the new state (version, data) of every written row');
+select ok(not (current_setting('tests.result')::jsonb -> 'records' -> 0 -> 'data') ? 'id', 'a record''s data does not repeat its id');
+select is((select (current_setting('tests.result')::jsonb -> 'records' -> 0 -> 'data' ->> 'created_by')::uuid), (select auth.uid()),
+  'the database filled in created_by');
+
+select results_eq($$ select app_private.sync_apply('[{"collection": "tasks", "kind": "delete", "rows": [{"id": "a2000000-0000-4000-8000-0000000000b3"}]}]') -> 'records' -> 0 ->> 'deleted' $$,
+  array['true'], 'a delete returns the tombstone');
+select throws_ok($$ select app_private.sync_apply('[{"collection": "nope", "kind": "insert", "rows": []}]') $$, '22023', null, 'an unknown collection is an error');
+select throws_ok($$ select app_private.sync_apply('[{"collection": "tasks", "kind": "upsert", "rows": []}]') $$, '22023', null, 'an unknown kind is an error');
+
+-- ------------------------------------------------------------ a viewer's batch
+select tests.authenticate_as('apply_viewer');
+select is(app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "update", "columns": ["title"], "rows": [{"id": "a2000000-0000-4000-8000-0000000000a1", "title": "viewer edit"}]},
+  {"collection": "tasks", "kind": "delete", "rows": [{"id": "a2000000-0000-4000-8000-0000000000b1"}]}
+]$$) -> 'failed',
+  '[{"collection": "tasks", "id": "a2000000-0000-4000-8000-0000000000a1", "kind": "update", "sqlstate": "not_permitted"},
+    {"collection": "tasks", "id": "a2000000-0000-4000-8000-0000000000b1", "kind": "delete", "sqlstate": "not_permitted"}]'::jsonb,
+  'rows a viewer may read but not write fail as not_permitted');
+select is((app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "insert", "columns": ["list_id", "title"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000c1", "list_id": "a2000000-0000-4000-8000-000000000001", "title": "viewer task"}]}
+]$$) -> 'failed' -> 0 ->> 'sqlstate'), '42501', 'a viewer''s insert is refused by the policy (42501)');
+select is(app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "insert", "columns": ["list_id", "title", "created_by"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000c2", "list_id": "a2000000-0000-4000-8000-000000000001", "title": "x", "created_by": "a2000000-0000-4000-8000-000000000001"}]}
+]$$) -> 'failed' -> 0 ->> 'sqlstate', '42501', 'a column the caller may not write is refused (42501), not written');
+
+-- ------------------------------------------------------------ a stranger's batch
+select tests.authenticate_as('apply_stranger');
+select is(app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "update", "columns": ["title"], "rows": [{"id": "a2000000-0000-4000-8000-0000000000a1", "title": "pwned"}]}
+]$$) -> 'records', '[]'::jsonb, 'a non-member''s update writes nothing');
+select tests.clear_authentication();
+select results_eq($$ select title, done from public.tasks where id = 'a2000000-0000-4000-8000-0000000000a1' $$,
+  $$ values ('existing'::text, true) $$, 'the task holds only the owner''s change');
+select results_eq($$ select count(*)::int from public.tasks where id in ('a2000000-0000-4000-8000-0000000000c1', 'a2000000-0000-4000-8000-0000000000c2') $$,
+  array[0], 'none of the refused inserts happened');
+
+select * from finish();
+rollback;

@@ -1,0 +1,110 @@
+// The real client (client/) on two users' devices against real Deno +
+// Postgres: Alice shares a list with Bob as a viewer (the Data API calls an
+// app makes with supabase-js), Bob's device receives it, his edit comes back
+// FORBIDDEN as an event with his row back at the server's state, and once
+// Alice removes him his next sync drops the list, its tasks and his queued op.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
+import type { SyncEvent } from "../../client/events.ts";
+import { MemoryStorage } from "../../client/storage.ts";
+import { TidesyncClient } from "../../client/sync-client.ts";
+import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { removeMember, share } from "../support/shared-lists.ts";
+
+/** A phone of `user`: session bound to a new installation, the real client on an in-memory store. */
+async function device(user: TestUser) {
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+  const installationId = randomUUID();
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+  const events: SyncEvent[] = [];
+  client.on((event) => events.push(event));
+  return { client, events };
+}
+
+/**
+ * Waits until every transaction that began before now has ended. A pull reads
+ * below the cluster's xmin (docs/sync.md), which other suites running on the
+ * same cluster may hold back for a while: after this, one pull sees every
+ * commit made so far, so the assertions after it are exact.
+ */
+async function settled(): Promise<void> {
+  const [{ xid }] = await adminSql<{ xid: string }[]>`select pg_current_xact_id()::text as xid`;
+  for (;;) {
+    const [{ passed }] = await adminSql<{ passed: boolean }[]>`select pg_snapshot_xmin(pg_current_snapshot()) > ${xid}::xid8 as passed`;
+    if (passed) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const titles = (client: TidesyncClient, collection: string) => client.list(collection).map((r) => r.data?.title).sort();
+
+describe("the client on shared lists", () => {
+  it("share as viewer → Bob's device receives the list; his edit is FORBIDDEN and reverted; removal drops the list from his device", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const aliceDevice = await device(alice);
+    const bobDevice = await device(bob);
+    await settled();
+    await bobDevice.client.sync();
+    expect(titles(bobDevice.client, "lists")).toEqual(["Personal"]);
+
+    // Alice creates a list offline-first; a task id as Swift's UUID().uuidString writes it.
+    const list = await aliceDevice.client.create("lists", { title: "Groceries" });
+    const milk = randomUUID().toUpperCase();
+    await aliceDevice.client.upsert("tasks", milk, { list_id: list, title: "Milk" });
+    const bread = await aliceDevice.client.create("tasks", { list_id: list, title: "Bread" });
+    await aliceDevice.client.sync();
+    expect(aliceDevice.client.get("tasks", milk)).toMatchObject({ id: milk.toLowerCase(), pending: false, data: { title: "Milk" } });
+    expect(aliceDevice.client.schema?.collections).toEqual(expect.arrayContaining(["lists", "tasks"]));
+
+    // supabase-js: rpc('create_list_invite', { p_list_id, p_role: 'viewer' }) by Alice, rpc('accept_list_invite', { p_code }) by Bob.
+    await share(alice, list, bob, "viewer");
+    await settled();
+    await bobDevice.client.sync();
+    expect(titles(bobDevice.client, "lists")).toEqual(["Groceries", "Personal"]);
+    expect(titles(bobDevice.client, "tasks")).toEqual(["Bread", "Milk"]);
+
+    // Bob edits offline; Alice renames the task meanwhile.
+    await bobDevice.client.upsert("tasks", milk, { title: "Viewer edit" });
+    expect(bobDevice.client.get("tasks", milk)).toMatchObject({ pending: true, data: { title: "Viewer edit" } });
+    await aliceDevice.client.upsert("tasks", milk, { title: "Milk (2 l)" });
+    await aliceDevice.client.sync();
+    const report = await bobDevice.client.sync();
+    expect(report).toMatchObject({ rejected: 1, applied: 0 });
+    expect(bobDevice.events).toContainEqual(expect.objectContaining({
+      type: "op_rejected",
+      error: expect.objectContaining({ code: "FORBIDDEN" }),
+      op: expect.objectContaining({ record_id: milk.toLowerCase() }),
+      record: expect.objectContaining({ data: expect.objectContaining({ title: "Milk (2 l)" }) }),
+      dropped: false,
+    }));
+    expect(bobDevice.client.get("tasks", milk)).toMatchObject({ pending: false, data: { title: "Milk (2 l)" } });
+    expect(bobDevice.client.status.pending).toBe(0);
+
+    // Bob queues another edit; Alice removes him: from('list_members').delete().eq('list_id', list).eq('user_id', bob).
+    await bobDevice.client.upsert("tasks", bread, { done: true });
+    await removeMember(alice, list, bob);
+    bobDevice.events.length = 0;
+    await settled();
+    await bobDevice.client.sync();
+    expect(titles(bobDevice.client, "lists")).toEqual(["Personal"]);
+    expect(bobDevice.client.list("tasks")).toEqual([]);
+    expect(bobDevice.client.serverRecords().map((r) => r.id)).toEqual([bob.userId]);
+    expect(bobDevice.client.pendingOps()).toEqual([]);
+    // His queued op was pushed first: NOT_FOUND (he can no longer see the task), reported, dropped.
+    expect(bobDevice.events).toContainEqual(expect.objectContaining({
+      type: "op_rejected", error: expect.objectContaining({ code: "NOT_FOUND" }), op: expect.objectContaining({ record_id: bread }), dropped: true,
+    }));
+    expect(bobDevice.events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: bread }));
+
+    // Nothing of the list comes back; Alice's device still has all of it.
+    await aliceDevice.client.upsert("tasks", bread, { title: "Rye bread" });
+    await aliceDevice.client.sync();
+    await settled();
+    await bobDevice.client.sync();
+    expect(bobDevice.client.list("tasks")).toEqual([]);
+    expect(titles(aliceDevice.client, "tasks")).toEqual(["Milk (2 l)", "Rye bread"]);
+  });
+});

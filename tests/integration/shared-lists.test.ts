@@ -1,0 +1,121 @@
+// Shared lists through the real function: sharing reaches the new member's
+// next pull, roles decide writes, removal and moves reach devices, and a
+// direct write through the Data API merges with an offline edit.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { createTestUser } from "../support/harness.ts";
+import { applyChanges, asUser, pullAll, pushOk, remove, removeMember, share, upsert } from "../support/shared-lists.ts";
+
+describe("shared lists", () => {
+  it("share → the member's next pull (with the cursor they hold) delivers the list; the editor's edit reaches the owner", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const list = randomUUID();
+    const task = randomUUID();
+    const created = await pushOk(alice, { ops: [upsert("lists", list, { title: "Groceries" }), upsert("tasks", task, { list_id: list, title: "Milk" })] });
+    expect(created.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+
+    const bobStart = await pullAll(bob);
+    expect(bobStart.changes.map((c) => c.id)).toEqual([bob.userId]); // only his personal list
+    await share(alice, list, bob, "editor");
+    const bobNext = await pullAll(bob, bobStart.cursor);
+    expect(bobNext.changes.filter((c) => !c.deleted).map((c) => c.id).sort()).toEqual([list, task].sort());
+
+    const aliceStart = await pullAll(alice);
+    const version = bobNext.changes.find((c) => c.id === task)!.version;
+    const edit = await pushOk(bob, { ops: [upsert("tasks", task, { done: true }, version)] });
+    expect(edit.results[0].status, JSON.stringify(edit.results[0])).toBe("applied");
+    const aliceNext = await pullAll(alice, aliceStart.cursor);
+    expect(aliceNext.changes).toEqual([expect.objectContaining({ id: task, deleted: false, data: expect.objectContaining({ title: "Milk", done: true }) })]);
+  });
+
+  it("a viewer's op is rejected FORBIDDEN while the rest of the batch runs; an invisible row is NOT_FOUND", async () => {
+    const alice = await createTestUser();
+    const vic = await createTestUser();
+    const list = randomUUID();
+    const task = randomUUID();
+    const secret = randomUUID();
+    await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), upsert("tasks", task, { list_id: list, title: "t" }),
+      upsert("tasks", secret, { list_id: alice.userId, title: "private" })] });
+    await share(alice, list, vic, "viewer");
+    const own = randomUUID();
+    const body = await pushOk(vic, { ops: [
+      upsert("tasks", task, { title: "viewer edit" }, null),
+      upsert("tasks", randomUUID(), { list_id: list, title: "viewer add" }),
+      upsert("tasks", own, { list_id: vic.userId, title: "mine" }),
+      upsert("tasks", secret, { title: "peek" }, 1),
+      remove("tasks", secret, null),
+      upsert("tasks", secret, { list_id: vic.userId, title: "take over" }),
+      remove("tasks", randomUUID(), null),
+    ] });
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([
+      ["rejected", "FORBIDDEN"], ["rejected", "FORBIDDEN"], ["applied", undefined],
+      ["rejected", "NOT_FOUND"], ["rejected", "NOT_FOUND"], ["rejected", "NOT_FOUND"], ["rejected", "NOT_FOUND"],
+    ]);
+    // another user's id and an unknown id get the same answer
+    expect(body.results[5].error).toEqual({ ...body.results[6].error, details: body.results[5].error!.details });
+    expect(body.results[0].record).toMatchObject({ id: task, data: expect.objectContaining({ title: "t" }) });
+    expect(body.results[3].record).toBeUndefined();
+  });
+
+  it("removal → the removed member's next pull removes every row of the list, and nothing of it ever again", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const list = randomUUID();
+    const tasks = [randomUUID(), randomUUID(), randomUUID()];
+    await pushOk(alice, { ops: [upsert("lists", list, { title: "Trip" }), ...tasks.map((id) => upsert("tasks", id, { list_id: list, title: id }))] });
+    await share(alice, list, bob, "editor");
+    const bobView = await pullAll(bob);
+    const local = applyChanges(new Map(), bobView.changes);
+    expect(local.size).toBe(5);
+    await removeMember(alice, list, bob);
+    await pushOk(alice, { ops: [upsert("tasks", randomUUID(), { list_id: list, title: "after removal" })] });
+    const after = await pullAll(bob, bobView.cursor);
+    expect(after.changes.every((c) => c.deleted && c.data === null)).toBe(true);
+    expect(after.changes.map((c) => c.id).sort()).toEqual([list, ...tasks].sort());
+    expect(after.changes.every((c) => c.reason === "access_revoked")).toBe(true);
+    applyChanges(local, after.changes);
+    expect([...local.keys()]).toEqual([`lists/${bob.userId}`]);
+    // his queued op for the list comes back rejected
+    const queued = await pushOk(bob, { ops: [upsert("tasks", tasks[0], { done: true }, 1)] });
+    expect(queued.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+    await pushOk(alice, { ops: [upsert("tasks", tasks[1], { title: "later" })] });
+    expect((await pullAll(bob, after.cursor)).changes).toEqual([]);
+  });
+
+  it("a task moved to another list reaches exactly the members who can see it now and leaves the others", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const carol = await createTestUser();
+    const home = randomUUID();
+    const work = randomUUID();
+    const task = randomUUID();
+    const created = await pushOk(alice, { ops: [upsert("lists", home, { title: "Home" }), upsert("lists", work, { title: "Work" }), upsert("tasks", task, { list_id: home, title: "t" })] });
+    await share(alice, home, bob, "viewer");
+    await share(alice, work, carol, "viewer");
+    const bobStart = await pullAll(bob);
+    const carolStart = await pullAll(carol);
+    expect(bobStart.changes.some((c) => c.id === task)).toBe(true);
+    expect(carolStart.changes.some((c) => c.id === task)).toBe(false);
+    const moved = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: work }, created.results[2].record!.version)] });
+    expect(moved.results[0].status).toBe("applied");
+    expect((await pullAll(bob, bobStart.cursor)).changes).toEqual([expect.objectContaining({ id: task, deleted: true, data: null })]);
+    expect((await pullAll(carol, carolStart.cursor)).changes).toEqual([expect.objectContaining({ id: task, deleted: false, data: expect.objectContaining({ list_id: work }) })]);
+  });
+
+  it("a direct write as `authenticated` (what PostgREST does) merges field by field with an offline edit", async () => {
+    const alice = await createTestUser();
+    const task = randomUUID();
+    const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: alice.userId, title: "draft" })] });
+    const base = created.results[0].record!.version;
+    await asUser(alice, (tx) => tx`update public.tasks set done = true where id = ${task}`);
+    const offline = await pushOk(alice, { device_id: undefined, ops: [upsert("tasks", task, { title: "final" }, base)] });
+    expect(offline.results[0]).toMatchObject({ status: "applied", record: { data: expect.objectContaining({ title: "final", done: true }) } });
+    const direct = await pullAll(alice);
+    expect(direct.changes.find((c) => c.id === task)!.data).toMatchObject({ title: "final", done: true });
+    // a direct delete reaches devices
+    const before = await pullAll(alice);
+    await asUser(alice, (tx) => tx`delete from public.tasks where id = ${task}`);
+    expect((await pullAll(alice, before.cursor)).changes).toEqual([expect.objectContaining({ id: task, deleted: true })]);
+  });
+});

@@ -1,0 +1,54 @@
+// The collections as the database declares them (sync-collections.generated.ts)
+// become the push's validation: required columns on create, server-owned
+// columns refused, lengths and patterns from the table's checks, ids lowercased.
+import { describe, expect, it } from "vitest";
+import { collectionNames, collectionSchemas, findCollection } from "../../functions/_shared/collections.ts";
+
+const tasks = findCollection("tasks")!;
+const lists = findCollection("lists")!;
+const LIST = "0A0B0C0D-0000-4000-8000-000000000001";
+
+function codes(result: { success: boolean; error?: { issues: { path: PropertyKey[]; code: string; params?: unknown }[] } }) {
+  return (result.error?.issues ?? []).map((i) => `${i.path.join(".")}:${(i.params as { code?: string } | undefined)?.code ?? i.code}`);
+}
+
+describe("collections from the database", () => {
+  it("lists every synced table with its scope", () => {
+    expect(collectionNames().sort()).toEqual(["lists", "tasks"]);
+    expect(tasks).toMatchObject({ table: "public.tasks", scopeColumn: "list_id", scopeCollection: "lists", isScope: false });
+    expect(lists).toMatchObject({ table: "public.lists", scopeColumn: "id", isScope: true });
+  });
+
+  it("a create needs the required columns; a change does not", () => {
+    expect(codes(tasks.create.safeParse({ title: "t" }))).toEqual(["list_id:invalid_type"]);
+    expect(tasks.update.safeParse({ done: true }).success).toBe(true);
+    expect(tasks.create.safeParse({ title: "t", list_id: LIST }).success).toBe(true);
+  });
+
+  it("server-owned columns are read_only, unknown ones unexpected", () => {
+    expect(codes(tasks.update.safeParse({ created_by: LIST }))).toEqual(["created_by:read_only"]);
+    expect(codes(tasks.update.safeParse({ owner: "me" }))).toEqual([":unrecognized_keys"]);
+  });
+
+  it("lengths, patterns, types and nullability come from the table", () => {
+    expect(codes(tasks.update.safeParse({ title: "" }))).toEqual(["title:too_small"]);
+    expect(codes(tasks.update.safeParse({ title: "x".repeat(201) }))).toEqual(["title:too_big"]);
+    expect(codes(tasks.update.safeParse({ title: null }))).toEqual(["title:invalid_type"]);
+    expect(tasks.update.safeParse({ notes: null }).success).toBe(true);
+    expect(codes(lists.update.safeParse({ color: "red" }))).toEqual(["color:invalid_format"]);
+    expect(codes(tasks.update.safeParse({ due_date: "tomorrow" }))).toEqual(["due_date:invalid_format"]);
+    expect(codes(tasks.update.safeParse({ position: Number.POSITIVE_INFINITY }))).toEqual(["position:invalid_type"]);
+    expect(codes(tasks.update.safeParse({ title: "a\u0000b" }))).toEqual(["title:invalid_characters"]);
+  });
+
+  it("uuids are lowercased once, at the edge", () => {
+    const parsed = tasks.update.parse({ list_id: LIST });
+    expect(parsed.list_id).toBe(LIST.toLowerCase());
+  });
+
+  it("GET /v1/meta publishes each field's type and writability", () => {
+    expect(collectionSchemas().tasks.fields.title).toMatchObject({ type: "text", nullable: false, insertable: true, updatable: true, max_length: 200, min_length: 1 });
+    expect(collectionSchemas().tasks.fields.created_by).toMatchObject({ insertable: false, updatable: false });
+    expect(collectionSchemas().lists.scope).toBe("id");
+  });
+});
