@@ -53,8 +53,13 @@ export async function settled(): Promise<void> {
   throw new Error(`a transaction older than ${txid} is still open somewhere in the cluster: pulls cannot pass it`);
 }
 
-/** Follows cursors until has_more is false; returns every change and the last cursor. */
+/**
+ * Follows cursors until has_more is false; returns every change and the last cursor. It first
+ * waits for every transaction open now to end (settled): a pull stops below the oldest open
+ * transaction in the cluster, and test files run in parallel with writers that hold theirs open.
+ */
 export async function pullAll(user: TestUser, cursor?: string, limit = 1000) {
+  await settled();
   const changes: ReturnType<typeof changesResponseSchema.parse>["changes"] = [];
   for (;;) {
     const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
