@@ -8,17 +8,12 @@
 import type postgres from "postgres";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
 
-interface ColumnRow {
+/** One column as the catalog query returns it: the field's own facts plus its table's. */
+interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "nullable" | "has_default" | "insertable" | "updatable"> {
   collection: string;
   table_name: string;
   scope_column: string;
   scope_collection: string | null;
-  name: string;
-  type: string;
-  nullable: boolean;
-  has_default: boolean;
-  insertable: boolean;
-  updatable: boolean;
 }
 
 interface ConstraintRow {
