@@ -213,27 +213,28 @@ $function$;
 comment on function app_private.forbid_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of notification_preference_audit: refuses every rewrite, for every role including the owner; lets through only the cascade that erases a deleted user''s rows.';
 revoke execute on function app_private.forbid_audit_rewrite() from public;
 
--- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
-CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
+-- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
+CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
  RETURNS TABLE(hits integer, reset_seconds integer)
  LANGUAGE sql
  SET search_path TO ''
 AS $function$
-  insert into app_private.rate_limit_counters as c (user_id, operation, window_start, hits)
+  insert into app_private.rate_limit_counters as c (user_id, operation, session_id, window_start, hits)
   values (
     p_user_id,
     p_operation,
+    coalesce(p_session_id, '00000000-0000-0000-0000-000000000000'),
     to_timestamp(floor(extract(epoch from now()) / p_window_seconds) * p_window_seconds),
     1
   )
-  on conflict (user_id, operation, window_start)
+  on conflict (user_id, operation, session_id, window_start)
   do update set hits = c.hits + 1
   returning
     c.hits,
     greatest(1, ceil(extract(epoch from (c.window_start + make_interval(secs => p_window_seconds) - now())))::integer);
 $function$;
-comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) is 'Counts one request of a user for an operation in the current fixed window; returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
-revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) from public;
+comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
+revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
 
 -- function app_private.keep_a_list_owner()
 CREATE OR REPLACE FUNCTION app_private.keep_a_list_owner()
@@ -488,14 +489,14 @@ CREATE OR REPLACE FUNCTION app_private.purge_rate_limit_counters(p_now timestamp
  SET search_path TO ''
 AS $function$
   with doomed as (
-    select user_id, operation, window_start
+    select user_id, operation, session_id, window_start
     from app_private.rate_limit_counters
     where window_start < p_now - interval '1 day'
     limit p_batch
   ), deleted as (
     delete from app_private.rate_limit_counters c
     using doomed d
-    where c.user_id = d.user_id and c.operation = d.operation and c.window_start = d.window_start
+    where c.user_id = d.user_id and c.operation = d.operation and c.session_id = d.session_id and c.window_start = d.window_start
     returning 1
   )
   select count(*)::integer from deleted;

@@ -188,6 +188,7 @@ export type Database = {
         Row: {
           "hits": number;
           "operation": string;
+          "session_id": string;
           "user_id": string;
           "window_start": string;
         };
@@ -195,12 +196,14 @@ export type Database = {
         Insert: {
           "hits"?: number;
           "operation": string;
+          "session_id"?: string;
           "user_id": string;
           "window_start": string;
         };
         Update: {
           "hits"?: number;
           "operation"?: string;
+          "session_id"?: string;
           "user_id"?: string;
           "window_start"?: string;
         };
@@ -457,6 +460,7 @@ export type Database = {
       "hit_rate_limit": {
         Args: {
           "p_operation": string;
+          "p_session_id": string;
           "p_user_id": string;
           "p_window_seconds": number;
         };

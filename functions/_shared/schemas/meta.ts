@@ -20,7 +20,12 @@ export const metaResponseSchema = z.object({
       pattern: z.string().optional(),
     })),
   })).describe("per collection: its scope column and every field (the table's columns but id), as the database declares them"),
-  // A default, not required: a client may still talk to a server from before the list existed.
+  // Defaults, not required: a client may still talk to a server from before these existed.
+  rate_limits: z.record(z.string(), z.object({
+    limit: z.number().int().positive(),
+    window_seconds: z.number().int().positive(),
+    per: z.enum(["user", "session"]).describe("user: one budget for all the user's sessions; session: each signed-in device has its own"),
+  })).default({}).describe("request budgets per operation (sync.pull: GET /v1/sync/changes, sync.batch: POST /v1/sync/batch, …); over one → 429 RATE_LIMITED with Retry-After"),
   deprecations: z.array(deprecationSchema).default([]).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
 });
 export type MetaResponse = z.infer<typeof metaResponseSchema>;

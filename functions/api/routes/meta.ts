@@ -8,7 +8,7 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 const getMeta = createRoute({
   method: "get",
   path: "/v1/meta",
-  summary: "API version, server time, limits, sync collections and deprecations (no auth)",
+  summary: "API version, server time, limits, sync collections, rate limits and deprecations (no auth)",
   responses: {
     200: { description: "Facts about this deployment", content: { "application/json": { schema: metaResponseSchema.meta({ id: "Meta" }) } } },
     ...errorResponses(),
@@ -23,6 +23,7 @@ export function registerMetaRoutes(app: App, deps: Deps): void {
       limits: deps.config.limits,
       collections: collectionNames(),
       collection_schemas: collectionSchemas(),
+      rate_limits: deps.config.rateLimits,
       deprecations: deps.config.deprecations,
     }, 200));
 }
