@@ -25,6 +25,7 @@ export { type BatchBounds, batchBoundsOf, fittingCount, jsonBytes, splitIntoBatc
 export type { ConflictEvent, OpRejectedEvent, ResyncEvent, SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 export type { LocalRecord } from "./local-view.ts";
 export { enqueueOp } from "./outbox.ts";
+export { type PokeChannel, PokeListener, type PokeMessage, type RealtimeClientLike, scopeTopic, userTopic } from "./realtime-pokes.ts";
 export { type ConflictHandler, type ConflictInfo, type ConflictResolution, serverWinsPerField } from "./rebase.ts";
 export type { StatusListener, SyncState, SyncStatus } from "./status.ts";
 export {

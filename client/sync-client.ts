@@ -34,6 +34,7 @@ import { CollectionCatalog } from "./collection-catalog.ts";
 import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
+import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, serverWinsPerField } from "./rebase.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
@@ -131,6 +132,8 @@ export class TidesyncClient {
   private catalog: CollectionCatalog | null;
   /** GET /v1/meta was fetched since this client was opened. */
   private schemaFetched = false;
+  /** Realtime pokes being listened to (listen()), refreshed after each sync. */
+  private pokes: PokeListener | null = null;
 
   /** The outbox by op_id, in order (a Map keeps a replaced key's place): a copy of the stored one. */
   private readonly outbox: Map<string, PendingOp>;
@@ -358,6 +361,52 @@ export class TidesyncClient {
   }
 
   /**
+   * Pulls when the server pokes (Supabase Realtime, private Broadcast topics:
+   * the device's lists and its user's own; client/README.md), debounced, and
+   * polls every `pollIntervalMs` (default 5 minutes) in case a poke is lost.
+   * `realtime` is the app's supabase-js client (signed in: Realtime authorizes
+   * private channels with the user's token). Returns the function that stops
+   * both; `stop()` stops the polling only.
+   */
+  listen(realtime: RealtimeClientLike, options: PokeListenerOptions & { pollIntervalMs?: number }): () => void {
+    this.pokes?.stop();
+    const listener = new PokeListener({
+      realtime,
+      sync: () => this.syncAfterCurrent(),
+      scopeIds: () => this.scopeIds(),
+      setTimeout: (callback, ms) => setTimeout(callback, ms),
+      clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    }, options);
+    this.pokes = listener;
+    void listener.refresh();
+    this.start(options.pollIntervalMs ?? 5 * 60_000);
+    return () => {
+      listener.stop();
+      if (this.pokes === listener) this.pokes = null;
+      this.stop();
+    };
+  }
+
+  /** A sync that starts after the one under way (if any), so it sees everything committed before it was asked for. */
+  private async syncAfterCurrent(): Promise<SyncReport> {
+    if (this.running) await this.running.catch(() => {});
+    return await this.sync();
+  }
+
+  /** The ids of the scope records (lists) this device holds: the topics whose pokes concern it. */
+  private async scopeIds(): Promise<string[]> {
+    const schemas = this.catalog?.schema.collection_schemas ?? {};
+    const ids: string[] = [];
+    for (const [collection, described] of Object.entries(schemas)) {
+      if (described.scope !== "id") continue;
+      await this.list(collection, (page) => {
+        for (const record of page) if (record.version !== null) ids.push(record.id);
+      });
+    }
+    return ids;
+  }
+
+  /**
    * Push every pending op, then pull until up to date. One sync at a time: a
    * call while one runs returns that one. Rejects when the server stays
    * unreachable beyond the retry budget or answers a non-retryable error; the
@@ -381,6 +430,8 @@ export class TidesyncClient {
       // Once per open client, after the data (which does not need it): the collections to check later writes against.
       if (!this.schemaFetched) await this.refreshSchema();
       this.statusStore.update({ state: "online", lastSyncedAt: this.now().toISOString(), lastErrorCode: null });
+      // Lists joined or left change which topics to hear.
+      void this.pokes?.refresh().catch(() => {});
       return report;
     } catch (error) {
       this.statusStore.update({

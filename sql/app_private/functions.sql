@@ -362,6 +362,24 @@ $function$;
 comment on function app_private.maintain_profile_onboarding() is 'BEFORE INSERT/UPDATE trigger of public.profiles: stores completed_steps deduplicated in declared order, sets completed_at when all steps are done (keeping the first completion time) and clears it otherwise, and keeps id/created_at and updated_at server-owned.';
 revoke execute on function app_private.maintain_profile_onboarding() from public;
 
+-- function app_private.may_receive_poke(p_topic text)
+CREATE OR REPLACE FUNCTION app_private.may_receive_poke(p_topic text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select case
+    when p_topic = 'tidesync:user:' || (select auth.uid())::text then true
+    when p_topic ~ '^tidesync:scope:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+      then substr(p_topic, 16)::uuid = any (app_private.visible_scope_ids())
+    else false
+  end;
+$function$;
+comment on function app_private.may_receive_poke(p_topic text) is 'True when the caller may receive the pokes of a Realtime topic: their own tidesync:user:<id>, or tidesync:scope:<id> of a scope (list) the scope table''s policies let them read. Any other topic: false.';
+revoke execute on function app_private.may_receive_poke(p_topic text) from public;
+grant execute on function app_private.may_receive_poke(p_topic text) to authenticated;
+
 -- function app_private.my_list_ids(p_min_role text)
 CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
  RETURNS uuid[]
@@ -732,6 +750,38 @@ $function$;
 comment on function app_private.revoke_session(p_session_id uuid) is 'Deletes the Supabase session p_session_id if it belongs to the caller (auth.uid()); its refresh tokens cascade and its bound device is revoked. Returns true when a session was deleted. Security definer (authenticated cannot write auth.sessions); EXECUTE for authenticated only.';
 revoke execute on function app_private.revoke_session(p_session_id uuid) from public;
 grant execute on function app_private.revoke_session(p_session_id uuid) to authenticated;
+
+-- function app_private.send_sync_pokes()
+CREATE OR REPLACE FUNCTION app_private.send_sync_pokes()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_topics text[];
+  v_topic text;
+  v_sent text := coalesce(current_setting('tidesync.pokes_sent', true), '');
+begin
+  -- (Two queries: each table's transition table has its own columns.)
+  if tg_table_name = 'sync_changes' then
+    select array_agg(distinct 'tidesync:scope:' || n.scope_id::text) into v_topics from new_rows n;
+  else
+    select array_agg(distinct 'tidesync:user:' || n.user_id::text) into v_topics from new_rows n;
+  end if;
+  foreach v_topic in array coalesce(v_topics, '{}')
+  loop
+    -- Once per topic and transaction, however many statements touch it.
+    continue when position(' ' || v_topic || ' ' in v_sent) > 0;
+    perform realtime.send('{}'::jsonb, 'poke', v_topic, true);
+    v_sent := v_sent || ' ' || v_topic || ' ';
+  end loop;
+  perform set_config('tidesync.pokes_sent', v_sent, true);
+  return null;
+end;
+$function$;
+comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction. realtime.send never fails the write (it turns errors into warnings). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
+revoke execute on function app_private.send_sync_pokes() from public;
 
 -- function app_private.sync_apply(p_writes jsonb)
 CREATE OR REPLACE FUNCTION app_private.sync_apply(p_writes jsonb)

@@ -469,6 +469,7 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
       "my_list_ids": { Args: { "p_min_role"?: string }; Returns: (string)[] };
       "notification_categories_are_valid": {
         Args: { "p_categories": Json };
