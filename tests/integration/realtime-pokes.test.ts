@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { adminSql, call, createTestUser } from "../support/harness.ts";
 import { push, pushOk, share, upsert } from "../support/shared-lists.ts";
+import { withFailingLedger } from "../support/sync-records.ts";
 
 const pokes = (topic: string) =>
   adminSql<{ event: string; private: boolean; extension: string; data: Record<string, unknown> }[]>`
@@ -33,20 +34,8 @@ describe("realtime pokes from sync writes", () => {
   it("a batch that rolls back leaves no poke behind", async () => {
     const user = await createTestUser();
     const list = randomUUID();
-    const fn = `app_private.test_fail_ledger_${user.userId.replaceAll("-", "")}`;
-    await adminSql.unsafe(`
-      create function ${fn}() returns trigger language plpgsql set search_path = '' as $$
-      begin
-        if new.user_id = '${user.userId}'::uuid then raise exception 'simulated crash'; end if;
-        return new;
-      end $$;
-      create trigger test_fail_ledger_${user.userId.replaceAll("-", "")} before insert on app_private.sync_ops for each row execute function ${fn}();`);
-    try {
-      const failed = await push(user, { ops: [upsert("lists", list, { title: "never" })] });
-      expect(failed.status).toBe(500);
-    } finally {
-      await adminSql.unsafe(`drop trigger test_fail_ledger_${user.userId.replaceAll("-", "")} on app_private.sync_ops; drop function ${fn}();`);
-    }
+    const failed = await withFailingLedger(user.userId, () => push(user, { ops: [upsert("lists", list, { title: "never" })] }));
+    expect(failed.status).toBe(500);
     expect(await pokes(`tidesync:scope:${list}`)).toEqual([]);
   });
 
