@@ -22,6 +22,9 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
   "notifications": { limit: 120, window_seconds: 60, per: "user" },
   "sync.pull": { limit: 600, window_seconds: 60, per: "session" },
   "sync.batch": { limit: 300, window_seconds: 60, per: "session" },
+  "account.deletion": { limit: 30, window_seconds: 60, per: "user" },
+  // An export reads everything the user has: a few per hour is what a person needs.
+  "account.export": { limit: 3, window_seconds: 3600, per: "user" },
 };
 
 /** The defaults with `overrides` merged in, field by field (an override without `per` keeps the default's). */
