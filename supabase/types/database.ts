@@ -519,7 +519,7 @@ export type Database = {
       "hit_rate_limit": {
         Args: {
           "p_operation": string;
-          "p_session_id": string;
+          "p_session_id"?: string;
           "p_user_id": string;
           "p_window_seconds": number;
         };

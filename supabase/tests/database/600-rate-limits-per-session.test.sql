@@ -4,7 +4,7 @@
 -- the purge still removes expired windows in bounded batches, and no API
 -- role may call the counter function (only the api function's own role).
 begin;
-select plan(12);
+select plan(13);
 
 select from tests.create_supabase_user('rl_alice');
 delete from app_private.rate_limit_counters;
@@ -26,6 +26,8 @@ select is((select hits from app_private.hit_rate_limit(tests.get_supabase_uid('r
   1, 'a per-user budget of the same operation is a third, separate counter');
 select is((select hits from app_private.hit_rate_limit(tests.get_supabase_uid('rl_alice'), 'sync.batch', 3600, null)),
   2, 'and is shared by every call without a session');
+select is((select hits from app_private.hit_rate_limit(tests.get_supabase_uid('rl_alice'), 'sync.batch', 3600)),
+  3, 'the three-argument form (callers from before the session budgets) charges the user''s budget');
 select is((select count(*)::integer from app_private.rate_limit_counters where user_id = tests.get_supabase_uid('rl_alice')),
   3, 'three counters: two sessions and the user''s');
 
