@@ -361,6 +361,33 @@ $function$;
 comment on function app_private.maintain_profile_onboarding() is 'BEFORE INSERT/UPDATE trigger of public.profiles: stores completed_steps deduplicated in declared order, sets completed_at when all steps are done (keeping the first completion time) and clears it otherwise, and keeps id/created_at and updated_at server-owned.';
 revoke execute on function app_private.maintain_profile_onboarding() from public;
 
+-- function app_private.maintain_release()
+CREATE OR REPLACE FUNCTION app_private.maintain_release()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if tg_op = 'UPDATE' then
+    -- Only status and rollout change after publication (column grants say so
+    -- for the service role; this says so for everyone else).
+    if (new.platform, new.channel, new.kind, new.version, new.build_number, new.runtime_version, new.release_notes,
+        new.artifact_path, new.artifact_url, new.artifact_sha256, new.artifact_size, new.artifact_content_type, new.assets)
+       is distinct from
+       (old.platform, old.channel, old.kind, old.version, old.build_number, old.runtime_version, old.release_notes,
+        old.artifact_path, old.artifact_url, old.artifact_sha256, old.artifact_size, old.artifact_content_type, old.assets) then
+      raise exception 'a published release is immutable: publish a new build instead' using errcode = '22023';
+    end if;
+    new.id := old.id;
+    new.created_at := old.created_at;
+  end if;
+  new.updated_at := now();
+  return new;
+end
+$function$;
+comment on function app_private.maintain_release() is 'BEFORE INSERT/UPDATE trigger of app_private.releases: a published release keeps its build and artifact (only status and rollout change); stamps updated_at.';
+revoke execute on function app_private.maintain_release() from public;
+
 -- function app_private.my_list_ids(p_min_role text)
 CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
  RETURNS uuid[]
@@ -591,6 +618,24 @@ $function$;
 comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) is 'Retention job: deletes at most p_batch each of ledger rows, tombstones, entries of deleted/moved rows and revocations older than p_retention_days before p_now, raises app_private.sync_horizon (older pull cursors get 410), and purges expired rate-limit counters. Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) to service_role;
+
+-- function app_private.receivable_release_channels()
+CREATE OR REPLACE FUNCTION app_private.receivable_release_channels()
+ RETURNS text[]
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select coalesce(array_agg(distinct gc.channel order by gc.channel), array[]::text[])
+  from app_private.tester_group_channels gc
+  join app_private.tester_groups g on g.id = gc.group_id
+  where g.everyone
+     or exists (select 1 from app_private.tester_group_members m where m.group_id = g.id and m.user_id = (select auth.uid()))
+$function$;
+comment on function app_private.receivable_release_channels() is 'The release channels the caller may receive: those of their tester groups and of every `everyone` group. The one rule the release read policies apply.';
+revoke execute on function app_private.receivable_release_channels() from public;
+grant execute on function app_private.receivable_release_channels() to anon;
+grant execute on function app_private.receivable_release_channels() to authenticated;
 
 -- function app_private.record_notification_preference_change()
 CREATE OR REPLACE FUNCTION app_private.record_notification_preference_change()

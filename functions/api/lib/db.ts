@@ -14,6 +14,14 @@ export interface Db {
   query<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
   /** Runs `work` as the caller under RLS; refuses a token whose session is not live. */
   withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T>;
+  /** Runs `work` as role anon (a caller without a token) under RLS. */
+  asAnon<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` as the release manager: role service_role with the service
+   * key's claims. Only for a request whose Standard Webhooks signature was
+   * verified (CI publishing releases); its grants are the release tables'.
+   */
+  asReleaseManager<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -141,5 +149,22 @@ export function createDb(config: Config): Db {
       }) as T);
   }
 
-  return { query, withUser, close: () => pool.end({ timeout: 5 }) };
+  // A role without a user session to check: the claims Supabase's keys carry.
+  function withRole<T>(role: "anon" | "service_role", work: (tx: Tx) => Promise<T>): Promise<T> {
+    return query(async (sql) =>
+      await sql.begin(async (tx) => {
+        await tx`
+          select set_config('request.jwt.claims', ${JSON.stringify({ iss: "supabase", role })}, true),
+                 set_config('role', ${role}, true)`;
+        return await work(tx);
+      }) as T);
+  }
+
+  return {
+    query,
+    withUser,
+    asAnon: (work) => withRole("anon", work),
+    asReleaseManager: (work) => withRole("service_role", work),
+    close: () => pool.end({ timeout: 5 }),
+  };
 }

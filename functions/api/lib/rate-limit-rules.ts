@@ -14,6 +14,7 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
   "auth.session": { limit: 60, window_seconds: 60 },
   "devices": { limit: 120, window_seconds: 60 },
   "notifications": { limit: 120, window_seconds: 60 },
+  "releases": { limit: 120, window_seconds: 60 },
   "sync.pull": { limit: 600, window_seconds: 60 },
   "sync.batch": { limit: 300, window_seconds: 60 },
 };

@@ -7,6 +7,8 @@ import { registerSyncBatchRoutes } from "./sync-batch.ts";
 import { registerAuthSessionRoutes } from "./auth-session.ts";
 import { registerDevicesRoutes } from "./devices.ts";
 import { registerNotificationsRoutes } from "./notifications.ts";
+import { registerReleasesRoutes } from "./releases.ts";
+import { registerExpoUpdatesRoutes } from "./expo-updates.ts";
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
@@ -16,4 +18,6 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerAuthSessionRoutes(app, deps);
   registerDevicesRoutes(app, deps);
   registerNotificationsRoutes(app, deps);
+  registerReleasesRoutes(app, deps);
+  registerExpoUpdatesRoutes(app, deps);
 }
