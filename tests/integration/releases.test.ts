@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
 import { releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { phone, startSession, withoutRequestId } from "../support/device-sessions.ts";
@@ -274,6 +275,33 @@ describe("GET /v1/releases/check", () => {
     const user = await createTestUser();
     const bad = await call("/v1/releases/check?platform=symbian&channel=BETA!&build_number=-1", { token: user.token });
     expect(expectEnvelope(bad, 400, "VALIDATION_FAILED").details?.map((d) => d.field).sort()).toEqual(["/build_number", "/channel", "/platform"]);
+  });
+});
+
+describe("GET /v1/meta", () => {
+  it("publishes the test-build settings a team configures CI and Expo apps with", async () => {
+    const meta = await call("/v1/meta");
+    expect(meta.body.releases).toEqual({
+      download_link_ttl_seconds: 3600,
+      webhook_tolerance_seconds: 300,
+      expo_updates_url_path: "/v1/expo-updates/manifest",
+      expo_code_signing: { keyid: "main", alg: "rsa-v1_5-sha256" },
+    });
+  });
+});
+
+describe("the client: checkForUpdate() and sendReleaseFeedback()", () => {
+  it("asks the real server for the caller's update, then sends feedback on it", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 300, { update_policy: { minimum_build_number: 200 } }));
+    const client = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => tester.token });
+    const update = await client.checkForUpdate({ platform: "ios", channel, buildNumber: 150 });
+    expect(update).toMatchObject({ level: "required", release: { id, build_number: 300 } });
+    expect(await client.checkForUpdate({ platform: "ios", channel, buildNumber: 300 })).toEqual({ level: "none", release: null });
+    const feedback = await client.sendReleaseFeedback(id, { body: "Works on my phone", platform: "ios", build_number: 300 });
+    expect(feedback).toMatchObject({ release_id: id, build_number: 300 });
   });
 });
 

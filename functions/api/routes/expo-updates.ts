@@ -17,6 +17,7 @@ import { downloadLinks } from "../releases/download-links.ts";
 import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
 import { sessionDevice, visibleReleases } from "../releases/release-store.ts";
 
+export const EXPO_MANIFEST_PATH = "/v1/expo-updates/manifest";
 /** OTA updates of one runtime version weighed per request (newest first). */
 export const MAX_EXPO_CANDIDATES = 50;
 
@@ -48,7 +49,7 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
 
   const manifest = createRoute({
     method: "get",
-    path: "/v1/expo-updates/manifest",
+    path: EXPO_MANIFEST_PATH,
     summary: "Expo Updates protocol v1: the update for this app (multipart/mixed)",
     description: "Set `updates.url` of an Expo app to this URL and `updates.requestHeaders` to {\"expo-channel-name\": …}. " +
       "Answers multipart/mixed with a `manifest` part (the newest active OTA update of the channel for this platform and " +
