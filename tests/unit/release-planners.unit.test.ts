@@ -112,3 +112,16 @@ describe("planExpoUpdate", () => {
     expect(planExpoUpdate([], undefined)).toEqual({ kind: "noUpdateAvailable" });
   });
 });
+
+describe("Expo code-signing keys", () => {
+  it("signs the same with the PKCS#1 key `expo-updates codesigning:generate` writes as with its PKCS#8 form", async () => {
+    const { generateKeyPairSync, verify } = await import("node:crypto");
+    const { importSigningKey, expoSignature } = await import("../../functions/api/releases/expo-response.ts");
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    for (const pem of [privateKey.export({ type: "pkcs1", format: "pem" }), privateKey.export({ type: "pkcs8", format: "pem" })]) {
+      const header = await expoSignature(await importSigningKey(pem.toString()), "main", "{\"id\":1}");
+      const sig = /sig="([^"]+)"/.exec(header)![1];
+      expect(verify("sha256", Buffer.from("{\"id\":1}"), publicKey, Buffer.from(sig, "base64"))).toBe(true);
+    }
+  });
+});

@@ -25,11 +25,33 @@ export function expoAssetHash(sha256Hex: string): string {
   return base64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
 }
 
+function derLength(length: number): number[] {
+  if (length < 0x80) return [length];
+  const bytes: number[] = [];
+  for (let rest = length; rest > 0; rest >>= 8) bytes.unshift(rest & 0xff);
+  return [0x80 | bytes.length, ...bytes];
+}
+
+/** PKCS#1 RSAPrivateKey → PKCS#8 PrivateKeyInfo (WebCrypto imports only the latter). */
+function pkcs1ToPkcs8(pkcs1: Uint8Array): Uint8Array {
+  // version 0, AlgorithmIdentifier { rsaEncryption, NULL }
+  const header = [0x02, 0x01, 0x00, 0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
+  const octetString = [0x04, ...derLength(pkcs1.length)];
+  const bodyLength = header.length + octetString.length + pkcs1.length;
+  return new Uint8Array([0x30, ...derLength(bodyLength), ...header, ...octetString, ...pkcs1]);
+}
+
+/**
+ * The signing key from PEM: PKCS#8 (`BEGIN PRIVATE KEY`) or PKCS#1
+ * (`BEGIN RSA PRIVATE KEY`, what `npx expo-updates codesigning:generate` writes).
+ */
 export function importSigningKey(privateKeyPem: string): Promise<CryptoKey> {
-  const der = atob(privateKeyPem.replace(/-----(BEGIN|END) PRIVATE KEY-----/g, "").replace(/\s+/g, ""));
+  const pkcs1 = privateKeyPem.includes("BEGIN RSA PRIVATE KEY");
+  const der = atob(privateKeyPem.replace(/-----(BEGIN|END) (RSA )?PRIVATE KEY-----/g, "").replace(/\s+/g, ""));
   const bytes = new Uint8Array(der.length);
   for (let i = 0; i < der.length; i++) bytes[i] = der.charCodeAt(i);
-  return crypto.subtle.importKey("pkcs8", bytes as BufferSource, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
+  const pkcs8 = pkcs1 ? pkcs1ToPkcs8(bytes) : bytes;
+  return crypto.subtle.importKey("pkcs8", pkcs8 as BufferSource, { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
 }
 
 /** `expo-signature` of one part body: sig, keyid and alg as a structured-header dictionary. */

@@ -70,8 +70,8 @@ export function loadReleaseConfig(env: Record<string, string | undefined>): Rele
   let expoSigning: ReleaseConfig["expoSigning"] = null;
   if (env.TIDESYNC_EXPO_SIGNING_KEY) {
     const pem = env.TIDESYNC_EXPO_SIGNING_KEY.replaceAll("\\n", "\n");
-    if (!/-----BEGIN PRIVATE KEY-----[\s\S]+-----END PRIVATE KEY-----/.test(pem)) {
-      throw new Error("TIDESYNC_EXPO_SIGNING_KEY must be an RSA private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)");
+    if (!/-----BEGIN (RSA )?PRIVATE KEY-----[\s\S]+-----END (RSA )?PRIVATE KEY-----/.test(pem)) {
+      throw new Error("TIDESYNC_EXPO_SIGNING_KEY must be an RSA private key in PEM (PKCS#8 BEGIN PRIVATE KEY, or PKCS#1 BEGIN RSA PRIVATE KEY)");
     }
     const keyId = env.TIDESYNC_EXPO_SIGNING_KEY_ID || "main";
     if (!/^[A-Za-z0-9._-]{1,64}$/.test(keyId)) throw new Error("TIDESYNC_EXPO_SIGNING_KEY_ID must be 1-64 of A-Z a-z 0-9 . _ -");
