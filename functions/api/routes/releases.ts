@@ -25,8 +25,8 @@ import { requireReleaseWebhook } from "../lib/webhook-auth.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
 import { changeRelease, insertFeedback, publishRelease, releaseExists, sessionDevice, visibleReleases, visibleUpdatePolicy } from "../releases/release-store.ts";
+import { isUuid } from "../../_shared/uuid.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Newest candidates an update check weighs (paused, rolled back or outside the rollout included). */
 export const MAX_CHECK_CANDIDATES = 100;
 
@@ -126,7 +126,7 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
 
   app.openapi(change, async (c) => {
     const { id } = c.req.valid("param");
-    if (!UUID.test(id)) throw noSuchRelease();
+    if (!isUuid(id)) throw noSuchRelease();
     const outcome = await deps.db.asReleaseManager((tx) => changeRelease(tx, c.get("webhookId")!, id.toLowerCase(), c.req.valid("json")));
     if (!outcome) throw noSuchRelease();
     Object.assign(c.get("logFields"), { release_id: outcome.release.id, replayed: outcome.kind === "replayed" });
@@ -167,7 +167,7 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     const user = c.get("user");
     const { id } = c.req.valid("param");
     const body = c.req.valid("json");
-    if (!UUID.test(id)) throw noSuchRelease();
+    if (!isUuid(id)) throw noSuchRelease();
     const stored = await deps.db.withUser(user, async (tx) => {
       if (!(await releaseExists(tx, id))) return null;
       const device = await sessionDevice(tx, user.session_id);
