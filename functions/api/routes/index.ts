@@ -9,6 +9,7 @@ import { registerDevicesRoutes } from "./devices.ts";
 import { registerNotificationsRoutes } from "./notifications.ts";
 import { registerReleasesRoutes } from "./releases.ts";
 import { registerExpoUpdatesRoutes } from "./expo-updates.ts";
+import { registerAccountDeletionRoutes } from "./account-deletion.ts";
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
@@ -20,4 +21,5 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerNotificationsRoutes(app, deps);
   registerReleasesRoutes(app, deps);
   registerExpoUpdatesRoutes(app, deps);
+  registerAccountDeletionRoutes(app, deps);
 }
