@@ -476,6 +476,21 @@ $function$;
 comment on function app_private.maintain_profile_onboarding() is 'BEFORE INSERT/UPDATE trigger of public.profiles: stores completed_steps deduplicated in declared order, sets completed_at when all steps are done (keeping the first completion time) and clears it otherwise, and keeps id/created_at and updated_at server-owned.';
 revoke execute on function app_private.maintain_profile_onboarding() from public;
 
+-- function app_private.my_account()
+CREATE OR REPLACE FUNCTION app_private.my_account()
+ RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select u.id, u.email::text, u.phone::text, u.created_at, u.email_confirmed_at, u.last_sign_in_at, u.is_anonymous
+    from auth.users u
+   where u.id = (select auth.uid())
+$function$;
+comment on function app_private.my_account() is 'The caller''s account basics from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_account() from public;
+grant execute on function app_private.my_account() to authenticated;
+
 -- function app_private.my_list_ids(p_min_role text)
 CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
  RETURNS uuid[]
@@ -495,6 +510,22 @@ $function$;
 comment on function app_private.my_list_ids(p_min_role text) is 'The lists the caller is a member of with at least p_min_role (viewer < editor < owner). SECURITY DEFINER so that policies on list_members can use it without recursing into their own RLS; it only ever answers about the caller.';
 revoke execute on function app_private.my_list_ids(p_min_role text) from public;
 grant execute on function app_private.my_list_ids(p_min_role text) to authenticated;
+
+-- function app_private.my_sessions()
+CREATE OR REPLACE FUNCTION app_private.my_sessions()
+ RETURNS TABLE(id uuid, created_at timestamp with time zone, updated_at timestamp with time zone, aal text, not_after timestamp with time zone, user_agent text, ip text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select s.id, s.created_at, s.updated_at, s.aal::text, s.not_after, s.user_agent, host(s.ip)
+    from auth.sessions s
+   where s.user_id = (select auth.uid())
+   order by s.created_at, s.id
+$function$;
+comment on function app_private.my_sessions() is 'Metadata of the caller''s live Supabase sessions (no tokens) for the data export. Security definer: authenticated cannot read auth.sessions. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_sessions() from public;
+grant execute on function app_private.my_sessions() to authenticated;
 
 -- function app_private.notification_categories_are_valid(p_categories jsonb)
 CREATE OR REPLACE FUNCTION app_private.notification_categories_are_valid(p_categories jsonb)

@@ -9,11 +9,20 @@ import type { UserClaims } from "./verify-token.ts";
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 
+export interface WorkOptions {
+  /**
+   * Client-side bound of this unit of work, when it may legitimately run longer
+   * than one statement (an export streaming to a slow reader). Each statement
+   * stays under statement_timeout either way.
+   */
+  boundMs?: number;
+}
+
 export interface Db {
   /** Runs `work` on the pool as the connection's role, within the client-side bound. */
-  query<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  query<T>(work: (sql: Sql) => Promise<T>, options?: WorkOptions): Promise<T>;
   /** Runs `work` as the caller under RLS; refuses a token whose session is not live. */
-  withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T>;
+  withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -104,11 +113,12 @@ export function createDb(config: Config): Db {
   // Every unit of database work races the client-side bound. When the bound
   // wins, the pool's sockets may be stuck mid-protocol: the pool is replaced
   // (its connections destroyed), so no later request inherits a poisoned one.
-  async function query<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  async function query<T>(work: (sql: Sql) => Promise<T>, options: WorkOptions = {}): Promise<T> {
     const current = pool;
+    const ms = options.boundMs ?? boundMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ClientTimeout(boundMs)), boundMs);
+      timer = setTimeout(() => reject(new ClientTimeout(ms)), ms);
     });
     try {
       return await Promise.race([work(current), bound]);
@@ -125,7 +135,7 @@ export function createDb(config: Config): Db {
     }
   }
 
-  function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T> {
+  function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T> {
     return query(async (sql) =>
       await sql.begin(async (tx) => {
         // Privileges are checked when the statement starts, as the connection's
@@ -138,7 +148,7 @@ export function createDb(config: Config): Db {
             set_config('role', 'authenticated', true)`;
         if (!state.live) throw signedOut();
         return await work(tx);
-      }) as T);
+      }) as T, options);
   }
 
   return { query, withUser, close: () => pool.end({ timeout: 5 }) };

@@ -8,6 +8,7 @@ import { registerAuthSessionRoutes } from "./auth-session.ts";
 import { registerDevicesRoutes } from "./devices.ts";
 import { registerNotificationsRoutes } from "./notifications.ts";
 import { registerAccountDeletionRoutes } from "./account-deletion.ts";
+import { registerAccountExportRoutes } from "./account-export.ts";
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
@@ -18,4 +19,5 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerDevicesRoutes(app, deps);
   registerNotificationsRoutes(app, deps);
   registerAccountDeletionRoutes(app, deps);
+  registerAccountExportRoutes(app, deps);
 }
