@@ -54,13 +54,12 @@ export function registerAccountExportRoutes(app: App, deps: Deps): void {
     let opened!: () => void;
     const open = new Promise<void>((resolve) => (opened = resolve));
     const finished = deps.db.withUser(user, async (tx) => {
-      opened();
       await writeExport(tx, { userId: user.sub, sessionId: user.session_id }, async (text) => {
         await writer.ready;
         await writer.write(encoder.encode(text));
       });
-    }, { boundMs: EXPORT_TIME_LIMIT_MS });
-    // Until the transaction is open (the session is live) errors answer normally.
+    }, { boundMs: EXPORT_TIME_LIMIT_MS, onLive: opened });
+    // Until the session check has passed, errors answer normally (401, 503).
     await Promise.race([open, finished]);
     const requestId = c.get("requestId");
     finished.then(
