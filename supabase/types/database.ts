@@ -762,7 +762,31 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "my_account": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "created_at": string;
+          "email": string;
+          "email_confirmed_at": string;
+          "id": string;
+          "is_anonymous": boolean;
+          "last_sign_in_at": string;
+          "phone": string;
+        }[];
+      };
       "my_list_ids": { Args: { "p_min_role"?: string }; Returns: (string)[] };
+      "my_sessions": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "aal": string;
+          "created_at": string;
+          "id": string;
+          "ip": string;
+          "not_after": string;
+          "updated_at": string;
+          "user_agent": string;
+        }[];
+      };
       "notification_categories_are_valid": {
         Args: { "p_categories": Json };
         Returns: boolean;

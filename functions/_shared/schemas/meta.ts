@@ -20,7 +20,11 @@ export const metaResponseSchema = z.object({
       pattern: z.string().optional(),
     })),
   })).describe("per collection: its scope column and every field (the table's columns but id), as the database declares them"),
-  // A default, not required: a client may still talk to a server from before the list existed.
+  // Defaults, not required: a client may still talk to a server from before these existed.
+  rate_limits: z.record(z.string(), z.object({
+    limit: z.number().int().positive(),
+    window_seconds: z.number().int().positive(),
+  })).default({}).describe("per operation, the requests a user may make per window (docs/configuration.md names the routes of each)"),
   deprecations: z.array(deprecationSchema).default([]).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
   // Optional: servers from before test-build distribution do not send it.
   releases: z.object({

@@ -10,6 +10,7 @@ import { registerNotificationsRoutes } from "./notifications.ts";
 import { registerReleasesRoutes } from "./releases.ts";
 import { registerExpoUpdatesRoutes } from "./expo-updates.ts";
 import { registerAccountDeletionRoutes } from "./account-deletion.ts";
+import { registerAccountExportRoutes } from "./account-export.ts";
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
@@ -22,4 +23,5 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerReleasesRoutes(app, deps);
   registerExpoUpdatesRoutes(app, deps);
   registerAccountDeletionRoutes(app, deps);
+  registerAccountExportRoutes(app, deps);
 }

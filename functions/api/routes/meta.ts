@@ -26,6 +26,7 @@ export function registerMetaRoutes(app: App, deps: Deps): void {
       limits: deps.config.limits,
       collections: collectionNames(),
       collection_schemas: collectionSchemas(),
+      rate_limits: deps.config.rateLimits,
       deprecations: deps.config.deprecations,
       releases: {
         download_link_ttl_seconds: deps.config.releases.linkTtlSeconds,
