@@ -278,11 +278,103 @@ grant all on storage.buckets, storage.objects to anon, authenticated, service_ro
 
 -- What hosted `postgres` may do in storage: manage buckets and objects (the
 -- dashboard, seeds and migrations do).
+
+-- ------------------------------------------------------------------ realtime
+-- Supabase Realtime's tenant schema as its migrations leave it (supabase/realtime
+-- lib/realtime/tenants/repo/migrations, up to 20260605120000): the role
+-- supabase_realtime_admin owning realtime.messages, the table partitioned by
+-- inserted_at with RLS on and no policy, realtime.topic() and realtime.send().
+-- Only what Broadcast from the database and its authorization use; the
+-- Postgres Changes objects (realtime.subscription, wal2json helpers) are left out.
+do $$
+begin
+  if not exists (select 1 from pg_catalog.pg_roles where rolname = 'supabase_realtime_admin') then
+    begin
+      create role supabase_realtime_admin with noinherit nologin noreplication;
+    exception when duplicate_object or unique_violation then
+      null;
+    end;
+  end if;
+end
+$$;
+
+create schema if not exists realtime;
+grant all privileges on schema realtime to supabase_realtime_admin;
+
+create table if not exists realtime.messages (
+  topic text not null,
+  extension text not null,
+  payload jsonb,
+  event text,
+  private boolean default false,
+  updated_at timestamp without time zone not null default now(),
+  inserted_at timestamp without time zone not null default now(),
+  id uuid not null default gen_random_uuid(),
+  binary_payload bytea,
+  primary key (id, inserted_at)
+) partition by range (inserted_at);
+do $$
+begin
+  alter table realtime.messages add constraint messages_payload_exclusive check (payload is null or binary_payload is null) not valid;
+exception when duplicate_object then
+  null;
+end
+$$;
+create index if not exists messages_inserted_at_topic_index on realtime.messages (inserted_at desc, topic)
+  where extension = 'broadcast' and private is true;
+-- Realtime's janitor creates a partition per day (messages_YYYY_MM_DD) and drops
+-- old ones; nothing runs it here, so one default partition takes every message.
+create table if not exists realtime.messages_default partition of realtime.messages default;
+alter table realtime.messages enable row level security;
+alter table realtime.messages owner to supabase_realtime_admin;
+alter table realtime.messages_default owner to supabase_realtime_admin;
+
+create or replace function realtime.topic() returns text as $$
+select nullif(current_setting('realtime.topic', true), '')::text;
+$$ language sql stable;
+alter function realtime.topic() owner to supabase_realtime_admin;
+
+create or replace function realtime.send(payload jsonb, event text, topic text, private boolean default true) returns void
+as $$
+declare
+  generated_id uuid;
+  final_payload jsonb;
+begin
+  begin
+    generated_id := gen_random_uuid();
+
+    -- Check if payload has an 'id' key, if not, add the generated UUID
+    if payload ? 'id' then
+      final_payload := payload;
+    else
+      final_payload := jsonb_set(payload, '{id}', to_jsonb(generated_id));
+    end if;
+
+    -- Set the topic configuration
+    execute format('SET LOCAL realtime.topic TO %L', topic);
+
+    insert into realtime.messages (id, payload, event, topic, private, extension)
+    values (generated_id, final_payload, event, topic, private, 'broadcast');
+  exception
+    when others then
+      raise warning 'WarnSendingBroadcastMessage: %', sqlerrm;
+  end;
+end;
+$$ language plpgsql;
+
+grant usage on schema realtime to anon, authenticated, service_role;
+grant select, insert, update on realtime.messages to anon, authenticated, service_role;
+grant execute on all functions in schema realtime to anon, authenticated, service_role;
+
 do $$
 declare
   migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
 begin
   execute format('grant usage on schema storage to %I', migration_role);
   execute format('grant all on storage.buckets, storage.objects to %I', migration_role);
+  execute format('grant usage on schema realtime to %I', migration_role);
+  execute format('grant select, insert, update on realtime.messages to %I', migration_role);
+  execute format('grant execute on all functions in schema realtime to %I', migration_role);
+  execute format('grant supabase_realtime_admin to %I', migration_role);
 end
 $$;

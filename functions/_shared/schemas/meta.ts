@@ -24,7 +24,8 @@ export const metaResponseSchema = z.object({
   rate_limits: z.record(z.string(), z.object({
     limit: z.number().int().positive(),
     window_seconds: z.number().int().positive(),
-  })).default({}).describe("per operation, the requests a user may make per window (docs/configuration.md names the routes of each)"),
+    per: z.enum(["user", "session"]).describe("user: one budget for all the user's sessions; session: each signed-in device has its own"),
+  })).default({}).describe("request budgets per operation (sync.pull: GET /v1/sync/changes, sync.batch: POST /v1/sync/batch, …); over one → 429 RATE_LIMITED with Retry-After"),
   deprecations: z.array(deprecationSchema).default([]).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
   // Optional: servers from before test-build distribution do not send it.
   releases: z.object({

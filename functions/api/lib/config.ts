@@ -6,7 +6,7 @@ import { type Limits, loadLimits } from "../../_shared/limits.ts";
 import type { Deprecation } from "../../_shared/schemas/deprecation.ts";
 import { loadReleaseConfig, type ReleaseConfig } from "../releases/release-config.ts";
 import { loadDeprecations } from "./deprecations.ts";
-import { DEFAULT_RATE_LIMITS, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
+import { DEFAULT_RATE_LIMITS, mergeRateLimits, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
 
 export interface Config {
   dbUrl: string;
@@ -83,7 +83,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
     const result = rateLimitRulesSchema.safeParse(parsed);
     if (!result.success) throw new Error(`TIDESYNC_RATE_LIMITS is invalid: ${result.error.issues.map((i) => i.message).join("; ")}`);
-    rateLimits = { ...rateLimits, ...result.data };
+    rateLimits = mergeRateLimits(result.data);
   }
 
   const cursorSecret = env.TIDESYNC_CURSOR_SECRET ?? "";

@@ -11,7 +11,7 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 const getMeta = createRoute({
   method: "get",
   path: "/v1/meta",
-  summary: "API version, server time, limits, sync collections, deprecations and test-build settings (no auth)",
+  summary: "API version, server time, limits, sync collections, rate limits, deprecations and test-build settings (no auth)",
   responses: {
     200: { description: "Facts about this deployment", content: { "application/json": { schema: metaResponseSchema.meta({ id: "Meta" }) } } },
     ...errorResponses(),
