@@ -151,6 +151,13 @@ export class FaultNetwork {
     const path = input.slice(VIRTUAL_API_URL.length);
     if (link.offline) throw new TypeError("fetch failed: the device is offline");
     if (path.startsWith("/v1/sync/batch")) this.recordSentOps(link.userIndex, init.body);
+    if (link.loseBatchAnswers > 0 && path.startsWith("/v1/sync/batch")) {
+      // Scripted (tests/adapters): delivered and processed, the answer lost.
+      link.loseBatchAnswers--;
+      this.faults.lostResponses++;
+      await this.deliver(link.userIndex, path, init);
+      throw new TypeError("fetch failed: connection reset after the request was processed");
+    }
 
     const { rng } = link;
     const roll = link.faultsEnabled ? rng.next() : 1;
@@ -189,6 +196,8 @@ export class FaultNetwork {
 export class DeviceLink {
   offline = false;
   faultsEnabled = false;
+  /** The next this many pushes reach the server and their answers are lost. */
+  loseBatchAnswers = 0;
 
   constructor(private readonly network: FaultNetwork, readonly userIndex: number, readonly rng: Prng) {}
 
