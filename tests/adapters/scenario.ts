@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
+import { type CursorPayload, encodeCursor } from "../../functions/api/sync/cursor.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { jsonEqual } from "../../client/rebase.ts";
 import type { RecordData } from "../../client/storage.ts";
@@ -36,6 +37,8 @@ export interface AdapterDevice {
   remove(collection: string, id: string): Promise<void>;
   /** The live records, by "collection/id". */
   records(): Promise<Map<string, DeviceRecord>>;
+  /** Replaces every pull cursor the adapter stored by `age(cursor)` (to make the server answer 410). */
+  ageCursors(age: (cursor: string) => Promise<string>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,14 @@ async function syncSeeingAll(...phones: Phone[]): Promise<void> {
   for (const p of phones) await p.device.sync();
 }
 
+/** The same cursor as if issued beyond the retention window (docs/sync.md): the server answers 410 RESYNC_REQUIRED. */
+function pastRetention(userId: string) {
+  return async (cursor: string) => {
+    const payload = JSON.parse(Buffer.from(cursor.split(".")[0], "base64url").toString("utf8")) as CursorPayload;
+    return await encodeCursor(stack.functionsEnv.TIDESYNC_CURSOR_SECRET, userId, { ...payload, iat: payload.iat - 400 * 86_400 });
+  };
+}
+
 async function serverRecord(user: TestUser, collection: string, id: string) {
   return (await visibleTo(user)).get(`${collection}/${id}`);
 }
@@ -97,11 +108,13 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     const t = Array.from({ length: 7 }, () => randomUUID());
     const v1 = randomUUID();
     const bobsOwn = randomUUID();
+    const gone = randomUUID();
     await a1.device.write("lists", groceries, { title: "Groceries", color: null, position: 1, archived: false });
     await a1.device.write("lists", viewed, { title: "Read only", color: "#3a7bd5", position: 2, archived: false });
     for (const [i, id] of t.slice(0, 6).entries()) {
       await a1.device.write("tasks", id, { list_id: groceries, title: `task ${i + 1}`, notes: null, done: false, due_date: null, position: i + 1 });
     }
+    await a1.device.write("tasks", gone, { list_id: groceries, title: "deleted while alice-2 was away", notes: null, done: false, due_date: null, position: 9 });
     await a1.device.write("tasks", v1, { list_id: viewed, title: "viewed task", notes: "n", done: false, due_date: "2026-12-24", position: 1 });
     await b1.device.write("tasks", bobsOwn, { list_id: bob.userId, title: "Bob's own", notes: null, done: false, due_date: null, position: 1 });
     await a1.device.sync();
@@ -154,6 +167,19 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     expect((await serverRecord(alice, "tasks", t[3]))?.data.title).toBe("bob keeps it");
     expect(await serverRecord(alice, "tasks", t[4])).toBeUndefined();
     expect(await serverRecord(alice, "tasks", t[5])).toBeUndefined();
+
+    // Away past the retention window: 410, a full sync that drops what the server no longer
+    // lists and keeps (and pushes) the device's unpushed edit.
+    a2.link.offline = true;
+    await a1.device.remove("tasks", gone);
+    await a1.device.sync();
+    await a2.device.write("tasks", t[1], { position: 42 });
+    await a2.device.ageCursors(pastRetention(alice.userId));
+    a2.link.offline = false;
+    await syncSeeingAll(a2);
+    expect(a2.events.some((e) => e.type === "resync" && e.reason === "RESYNC_REQUIRED")).toBe(true);
+    expect((await a2.device.records()).has(`tasks/${gone}`)).toBe(false);
+    expect((await serverRecord(alice, "tasks", t[1]))?.data.position).toBe(42);
 
     // A viewer's edit: FORBIDDEN, surfaced, and the device shows the server's value again.
     await b1.device.write("tasks", v1, { title: "viewer edit" });
