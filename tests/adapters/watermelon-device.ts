@@ -5,7 +5,7 @@ import { appSchema, Database, Model, tableSchema } from "@nozbe/watermelondb";
 import LokiJSAdapterModule from "@nozbe/watermelondb/adapters/lokijs";
 import logger from "@nozbe/watermelondb/utils/common/logger";
 import { setGenerator } from "@nozbe/watermelondb/utils/common/randomId";
-import { CURSOR_KEY, WatermelonTidesync } from "../../client/adapters/watermelondb/index.ts";
+import { WatermelonTidesync } from "../../client/adapters/watermelondb/index.ts";
 import type { RecordData } from "../../client/storage.ts";
 import type { AdapterDevice, DeviceFactory, DeviceRecord } from "./scenario.ts";
 
@@ -116,10 +116,6 @@ export const watermelonDevice: DeviceFactory = async ({ name, api, installationI
         }
       }
       return result;
-    },
-    async ageCursors(age) {
-      const cursor = await database.localStorage.get<string>(CURSOR_KEY);
-      if (cursor) await database.localStorage.set(CURSOR_KEY, await age(cursor));
     },
     async close() {},
   };

@@ -148,8 +148,18 @@ export class FaultNetwork {
   async send(link: DeviceLink, input: string, init: RequestInit): Promise<Response> {
     this.requests++;
     if (!input.startsWith(VIRTUAL_API_URL)) throw new Error(`unexpected URL ${input}`);
-    const path = input.slice(VIRTUAL_API_URL.length);
+    let path = input.slice(VIRTUAL_API_URL.length);
     if (link.offline) throw new TypeError("fetch failed: the device is offline");
+    const age = link.ageNextCursor;
+    if (age && path.startsWith("/v1/sync/changes")) {
+      const url = new URL(input);
+      const cursor = url.searchParams.get("cursor");
+      if (cursor) {
+        link.ageNextCursor = null;
+        url.searchParams.set("cursor", await age(cursor));
+        path = url.pathname.slice(new URL(VIRTUAL_API_URL).pathname.length) + url.search;
+      }
+    }
     if (path.startsWith("/v1/sync/batch")) this.recordSentOps(link.userIndex, init.body);
     if (link.loseBatchAnswers > 0 && path.startsWith("/v1/sync/batch")) {
       // Scripted (tests/adapters): delivered and processed, the answer lost.
@@ -198,6 +208,8 @@ export class DeviceLink {
   faultsEnabled = false;
   /** The next this many pushes reach the server and their answers are lost. */
   loseBatchAnswers = 0;
+  /** Replaces the cursor of the next pull that sends one, as if the device had held it for long (tests/adapters). */
+  ageNextCursor: ((cursor: string) => Promise<string>) | null = null;
 
   constructor(private readonly network: FaultNetwork, readonly userIndex: number, readonly rng: Prng) {}
 

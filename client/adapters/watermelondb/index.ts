@@ -33,8 +33,7 @@ import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
 import { type RetryOptions, retryOptions, withRetry } from "../core/retry.ts";
 import { WritableFields } from "../core/writable-fields.ts";
 
-/** Where the pull cursor is kept in `database.localStorage`. */
-export const CURSOR_KEY = "tidesync.cursor";
+const CURSOR_KEY = "tidesync.cursor";
 const CORRECTIONS_KEY = "tidesync.corrections";
 /** Watermelon's own columns, never sent. */
 const LOCAL_COLUMNS = new Set(["id", "_status", "_changed"]);
