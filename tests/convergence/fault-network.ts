@@ -150,13 +150,14 @@ export class FaultNetwork {
     if (!input.startsWith(VIRTUAL_API_URL)) throw new Error(`unexpected URL ${input}`);
     let path = input.slice(VIRTUAL_API_URL.length);
     if (link.offline) throw new TypeError("fetch failed: the device is offline");
-    const age = link.ageNextCursor;
-    if (age && path.startsWith("/v1/sync/changes")) {
+    if (path.startsWith("/v1/sync/changes") && !new URL(input).searchParams.has("cursor")) link.fullPulls++;
+    if (link.agedCursors && path.startsWith("/v1/sync/changes")) {
       const url = new URL(input);
       const cursor = url.searchParams.get("cursor");
-      if (cursor) {
-        link.ageNextCursor = null;
-        url.searchParams.set("cursor", await age(cursor));
+      const filter = url.searchParams.get("collections") ?? "*";
+      if (cursor && !link.agedCursors.done.has(filter)) {
+        link.agedCursors.done.add(filter);
+        url.searchParams.set("cursor", await link.agedCursors.age(cursor));
         path = url.pathname.slice(new URL(VIRTUAL_API_URL).pathname.length) + url.search;
       }
     }
@@ -208,8 +209,13 @@ export class DeviceLink {
   faultsEnabled = false;
   /** The next this many pushes reach the server and their answers are lost. */
   loseBatchAnswers = 0;
-  /** Replaces the cursor of the next pull that sends one, as if the device had held it for long (tests/adapters). */
-  ageNextCursor: ((cursor: string) => Promise<string>) | null = null;
+  /** Pulls sent without a cursor (each starts a full sync). */
+  fullPulls = 0;
+  /**
+   * While set, the first cursor sent for each `collections` filter is replaced
+   * by `age(cursor)`, as if the device had held it for long (tests/adapters).
+   */
+  agedCursors: { age: (cursor: string) => Promise<string>; done: Set<string> } | null = null;
 
   constructor(private readonly network: FaultNetwork, readonly userIndex: number, readonly rng: Prng) {}
 

@@ -12,13 +12,16 @@
 //   re-sends the same op_ids; every op gets its own answer. Conflicts are
 //   rebased by the server's rules and rejected ops are surfaced as events,
 //   never handed back to RxDB as conflicts (RxDB would push them again, in a
-//   loop, until 429); the documents they touched get the server's state
-//   through the pull stream, like any remote change.
+//   loop, until 429); the documents they touched get the server's state by
+//   the next pull, like any remote change (asked for on the pull stream once
+//   RxDB has recorded the push, else it would skip them as locally changed).
 // - Retry-After is honoured by every later request, also RxDB's own retries.
 // The collection needs `localDocuments: true` and a number field for the
 // server version (default `server_version`).
-import { Subject } from "rxjs";
 import type { ReplicationPullOptions, ReplicationPushOptions, RxCollection, RxReplicationPullStreamItem, RxReplicationWriteToMasterRow, WithDeleted } from "rxdb";
+import { replicateRxCollection, type RxReplicationState } from "rxdb/plugins/replication";
+import { firstValueFrom, Subject } from "rxjs";
+import { filter } from "rxjs/operators";
 import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import type { BackoffOptions } from "../../backoff.ts";
@@ -45,15 +48,23 @@ interface EmptyPageCursor {
   after: string | null;
 }
 
-export const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
+const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
+/** Push answers that overrule local documents, until a pull has handed them to RxDB. */
+const CORRECTIONS_KEY = "tidesync.corrections";
 /** RxDB's own fields of a document, never sent. */
 const RXDB_FIELDS = new Set(["_deleted", "_meta", "_rev", "_attachments"]);
 
 type Doc = WithDeleted<Record<string, unknown>>;
 
 export interface RxdbTidesyncOptions {
+  /** RxDB's replication identifier (its checkpoint and push state are stored under it). */
+  replicationIdentifier: string;
+  /** Default true: pushes local writes as they happen and pulls when asked (reSync) or poked. */
+  live?: boolean;
+  /** ms before RxDB retries a failed pull or push (Retry-After still holds). Default 5000. */
+  retryTime?: number;
   /** The RxDB collection; created with `localDocuments: true`. Its primary key is the record id (a lower-case uuid). */
-  collection: RxCollection;
+  collection: RxCollection<Record<string, unknown>>;
   /** The server's collection name. */
   name: string;
   api: TidesyncApi;
@@ -63,8 +74,8 @@ export interface RxdbTidesyncOptions {
   versionField?: string;
   onEvent?: SyncEventListener;
   /**
-   * Awaited before each push, e.g. `() => listsReplication.awaitInSync()` for
-   * tasks: a task created offline in a new list reaches the server after its list.
+   * Awaited before each push, e.g. `() => lists.awaitInSync()` for tasks: a
+   * task created offline in a new list reaches the server after its list.
    */
   pushAfter?: () => Promise<unknown>;
   batchSize?: number;
@@ -77,12 +88,14 @@ export interface RxdbTidesyncOptions {
 }
 
 export interface RxdbTidesync {
-  pull: ReplicationPullOptions<Record<string, unknown>, TidesyncCheckpoint>;
-  push: ReplicationPushOptions<Record<string, unknown>>;
+  /** RxDB's replication, running with the tidesync pull and push handlers. */
+  state: RxReplicationState<Record<string, unknown>, TidesyncCheckpoint>;
+  /** Resolves once RxDB is in sync and every push answer is in the collection (use instead of state.awaitInSync()). */
+  awaitInSync(): Promise<void>;
 }
 
 /** RxDB local documents of the collection as the adapters' key-value store (values wrapped: local documents are objects). */
-function localStore(collection: RxCollection): KeyValueStore {
+function localStore(collection: RxCollection<Record<string, unknown>>): KeyValueStore {
   return {
     get: async <T>(key: string) => ((await collection.getLocal<{ value: T }>(key))?.get("value") as T | undefined) ?? undefined,
     set: async (key, value) => {
@@ -91,7 +104,7 @@ function localStore(collection: RxCollection): KeyValueStore {
   };
 }
 
-export function tidesyncReplication(options: RxdbTidesyncOptions): RxdbTidesync {
+export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   const { collection, name, api } = options;
   const versionField = options.versionField ?? "server_version";
   const batchSize = options.batchSize ?? 100;
@@ -100,8 +113,6 @@ export function tidesyncReplication(options: RxdbTidesyncOptions): RxdbTidesync 
   const newId = () => (options.generateId ?? (() => globalThis.crypto.randomUUID()))().toLowerCase();
   const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
   let writable: WritableFields | null = null;
-  /** The latest checkpoint handed to RxDB (the pull stream's documents carry it again). */
-  let lastCheckpoint: TidesyncCheckpoint | undefined;
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */
   let fullSyncSeen: Set<string> | null = null;
 
@@ -112,7 +123,7 @@ export function tidesyncReplication(options: RxdbTidesyncOptions): RxdbTidesync 
   const toDoc = async (record: SyncRecord): Promise<Doc> =>
     record.deleted || record.data === null ? await removal(record.id) : { ...record.data, [collection.schema.primaryPath]: record.id, [versionField]: record.version, _deleted: false };
 
-  const pull: RxdbTidesync["pull"] = {
+  const pull: ReplicationPullOptions<Record<string, unknown>, TidesyncCheckpoint> = {
     batchSize,
     stream$: stream.asObservable(),
     async handler(checkpoint: TidesyncCheckpoint | undefined) {
@@ -122,6 +133,7 @@ export function tidesyncReplication(options: RxdbTidesyncOptions): RxdbTidesync 
       const empty = await store.get<EmptyPageCursor>(EMPTY_PAGE_CURSOR_KEY);
       if (empty && empty.after === (checkpoint?.cursor ?? null) && !full) cursor = empty.cursor;
       const docs = new Map<string, Doc>();
+      const corrections = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
       for (;;) {
         const pulled = await pullPage(api, { cursor, collections: [name], limit: batchSize }, retry);
         if (pulled.full) {
@@ -136,7 +148,7 @@ export function tidesyncReplication(options: RxdbTidesyncOptions): RxdbTidesync 
         }
         cursor = pulled.page.cursor;
         if (!pulled.page.has_more) break;
-        if (docs.size >= batchSize) return { documents: [...docs.values()], checkpoint: (lastCheckpoint = { cursor, full }) };
+        if (docs.size >= batchSize) return { documents: [...docs.values()], checkpoint: { cursor, full } };
       }
       if (full) {
         // The full sync is complete: what it did not list is gone for this user (never-pushed documents are still to go up).
@@ -147,16 +159,27 @@ export function tidesyncReplication(options: RxdbTidesyncOptions): RxdbTidesync 
         }
         fullSyncSeen = null;
       }
+      // Push answers that overrule local documents, unless this pull brought something newer.
+      for (const correction of corrections) {
+        const pulled = docs.get(correction.id);
+        const pulledVersion = pulled?.[versionField] as number | undefined;
+        if (pulled && (!correction.record || (pulledVersion !== undefined && pulledVersion > correction.record.version))) continue;
+        docs.set(correction.id, correction.record ? await toDoc(correction.record) : await removal(correction.id));
+      }
+      if (corrections.length > 0) {
+        const now = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+        await store.set(CORRECTIONS_KEY, now.slice(corrections.length));
+      }
       if (docs.size === 0) {
         // RxDB stores no checkpoint for an empty page: keep this cursor ourselves.
         await store.set(EMPTY_PAGE_CURSOR_KEY, { cursor, after: checkpoint?.cursor ?? null } satisfies EmptyPageCursor);
         return { documents: [], checkpoint: checkpoint };
       }
-      return { documents: [...docs.values()], checkpoint: (lastCheckpoint = { cursor, full: false }) };
+      return { documents: [...docs.values()], checkpoint: { cursor, full: false } };
     },
   };
 
-  const push: RxdbTidesync["push"] = {
+  const push: ReplicationPushOptions<Record<string, unknown>> = {
     batchSize,
     async handler(rows: RxReplicationWriteToMasterRow<Record<string, unknown>>[]) {
       await options.pushAfter?.();
@@ -172,23 +195,47 @@ export function tidesyncReplication(options: RxdbTidesyncOptions): RxdbTidesync 
         maxOpsPerBatch: options.maxOpsPerBatch,
         maxBodyBytes: options.maxBodyBytes,
       }, planOps(await unansweredOps(store), changes, newId));
-      if (result.corrections.length > 0) await correct(result.corrections);
+      if (result.corrections.length > 0) {
+        await store.set(CORRECTIONS_KEY, [...((await store.get<Correction[]>(CORRECTIONS_KEY)) ?? []), ...result.corrections]);
+        delivery = deliverCorrections();
+      }
       // Never a conflict for RxDB: every answer was handled above.
       return [];
     },
   };
 
-  /** The server's state of records the push answers overruled, into RxDB as remote changes. */
-  async function correct(corrections: Correction[]): Promise<void> {
-    const documents = await Promise.all(corrections.map((c) => (c.record ? toDoc(c.record) : removal(c.id))));
-    // The stream's documents come with a checkpoint RxDB stores: the position it already has.
-    const empty = await store.get<EmptyPageCursor>(EMPTY_PAGE_CURSOR_KEY);
-    const checkpoint = lastCheckpoint ?? (empty ? { cursor: empty.cursor, full: false } : null);
-    // Nothing pulled yet: the first pull lists these records anyway.
-    stream.next(checkpoint ? { documents, checkpoint } : "RESYNC");
+  const state = replicateRxCollection<Record<string, unknown>, TidesyncCheckpoint>({
+    collection,
+    replicationIdentifier: options.replicationIdentifier,
+    live: options.live ?? true,
+    retryTime: options.retryTime,
+    pull,
+    push,
+  });
+  /** The pull that hands the push's corrections to RxDB, while one is due. */
+  let delivery: Promise<void> | null = null;
+
+  /** Once RxDB has recorded the push (it is idle), a pull brings the corrections. */
+  async function deliverCorrections(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await firstValueFrom(state.active$.pipe(filter((active) => !active)));
+    stream.next("RESYNC");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await state.awaitInSync();
   }
 
-  return { pull, push };
+  return {
+    state,
+    async awaitInSync() {
+      for (;;) {
+        await state.awaitInSync();
+        const due = delivery;
+        if (due === null) return;
+        await due;
+        if (delivery === due) delivery = null;
+      }
+    },
+  };
 }
 
 /** A push row as a change: a create, the fields that differ from the server's state RxDB assumes, or a delete. */
