@@ -42,14 +42,20 @@ export async function vacuumAnalyze(sql: postgres.Sql): Promise<void> {
 
 /**
  * The floor's page: the caller's tasks after `afterId` by primary key, with
- * their version, as the JSON objects a pull returns. $1 list ids, $2 after id, $3 limit.
+ * their version, as the JSON objects a pull returns, built the cheapest way we
+ * know (the same as the function's since issue 12: the entry concatenated as
+ * text, the row's columns named in json_build_object — measured ~2× cheaper
+ * than jsonb_build_object + `to_jsonb(t) - 'id'`).
+ * $1 list ids, $2 after id, $3 limit.
  */
 export const FLOOR_PAGE_SQL = `
   select max(p.id::text) as last_id, count(*)::integer as n,
-         coalesce(json_agg(json_build_object(
-           'collection', 'tasks', 'id', p.id, 'version', p.version, 'deleted', false, 'data', p.data,
-           'updated_at', to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')) order by p.id), '[]'::json)::text as changes
-    from (select t.id, s.version, s.updated_at, to_jsonb(t) - 'id' as data
+         '[' || coalesce(string_agg('{"collection":"tasks","id":"' || p.id || '","version":' || p.version ||
+           ',"deleted":false,"data":' || p.data || ',"updated_at":"' ||
+           to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"}', ',' order by p.id), '') || ']' as changes
+    from (select t.id, s.version, s.updated_at,
+                 json_build_object('list_id', t.list_id, 'title', t.title, 'notes', t.notes, 'done', t.done, 'due_date', t.due_date,
+                                   'position', t.position, 'created_by', t.created_by, 'created_at', t.created_at)::text as data
             from public.tasks t
             join app_private.sync_records s on s.collection = 'tasks' and s.id = t.id
                                            and s.id > $2::uuid -- the planner does not carry t.id's bound over the join

@@ -9,8 +9,13 @@ import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 /** The fields of a record (what `data` holds on the wire). */
 export type RecordData = NonNullable<SyncRecord["data"]>;
 
-/** The server's collections and their fields, as GET /v1/meta last published them. */
-export type ServerSchema = Pick<MetaResponse, "collections" | "collection_schemas">;
+/**
+ * The server's collections and their fields, as GET /v1/meta last published
+ * them, with the batch limits (absent in what clients before them stored).
+ */
+export type ServerSchema = Pick<MetaResponse, "collections" | "collection_schemas"> & {
+  limits?: Pick<MetaResponse["limits"], "max_ops_per_batch" | "max_body_bytes">;
+};
 
 /** An op waiting in the outbox, in the order the app wrote it. */
 export interface PendingOp {

@@ -27,6 +27,7 @@ import {
   TidesyncValidationError,
 } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
+import { fittingCount } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
 import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
@@ -50,7 +51,11 @@ export interface TidesyncClientOptions {
   /** How to rebase a local write the server answered `conflict` for (default serverWinsPerField). */
   onConflict?: ConflictHandler;
   backoff?: Partial<BackoffOptions>;
-  /** Upper bounds of one push (default: the contract's defaults; a 413 makes the client halve its batches). */
+  /**
+   * Upper bounds of one push: at most these and what the server published in the last
+   * GET /v1/meta this device stored (before one: the contract's defaults). A 413 makes
+   * the client halve its batches.
+   */
   maxOpsPerBatch?: number;
   maxBodyBytes?: number;
   /** Pull page size (default: the server's default). */
@@ -212,7 +217,11 @@ export class TidesyncClient {
   /** Fetches GET /v1/meta now and checks later writes against it (sync() does this once per open client). */
   async refreshSchema(): Promise<ServerSchema> {
     const meta = await this.withRetry(() => this.api.meta());
-    const schema: ServerSchema = { collections: meta.collections, collection_schemas: meta.collection_schemas };
+    const schema: ServerSchema = {
+      collections: meta.collections,
+      collection_schemas: meta.collection_schemas,
+      limits: { max_ops_per_batch: meta.limits.max_ops_per_batch, max_body_bytes: meta.limits.max_body_bytes },
+    };
     await this.mutex.run(() => this.commit({ schema }));
     this.catalog = new CollectionCatalog(schema);
     this.schemaFetched = true;
@@ -374,17 +383,13 @@ export class TidesyncClient {
 
   /** A prefix of `ops` within the op count and body size limits (at least one op). */
   private fitting(ops: PendingOp[], limit: number): PendingOp[] {
-    const encoder = new TextEncoder();
-    let bytes = encoder.encode(JSON.stringify({ device_id: this.installationId, ops: [] })).length;
-    const chosen: PendingOp[] = [];
-    for (const pending of ops) {
-      if (chosen.length >= limit) break;
-      const size = encoder.encode(JSON.stringify(pending.op)).length + 1;
-      if (chosen.length > 0 && bytes + size > this.maxBodyBytes) break;
-      bytes += size;
-      chosen.push(pending);
-    }
-    return chosen;
+    const published = this.catalog?.schema.limits;
+    const bounds = {
+      maxOps: Math.min(limit, published?.max_ops_per_batch ?? limit),
+      maxBodyBytes: Math.min(this.maxBodyBytes, published?.max_body_bytes ?? this.maxBodyBytes),
+    };
+    const count = fittingCount(ops.map((p) => p.op), bounds, this.installationId);
+    return ops.slice(0, count);
   }
 
   private async pushBatch(batch: PendingOp[], report: SyncReport): Promise<void> {
@@ -487,7 +492,12 @@ export class TidesyncClient {
         report.conflicts++;
         const server = result.record!;
         keep(server);
-        const resolution = await this.onConflict({ op, server, baseData: pending.base_data });
+        const resolution = await this.onConflict({
+          op,
+          server,
+          baseData: pending.base_data,
+          ...(result.conflicting_fields ? { conflictingFields: result.conflicting_fields } : {}),
+        });
         const fields = discardedFields(op, server, resolution);
         const later = pendingFor(outbox.values(), op.collection, op.record_id);
         let rebased: SyncOp | null = null;
@@ -558,12 +568,14 @@ export class TidesyncClient {
 
   private async pullPages(report: SyncReport): Promise<void> {
     let cursor = this.maps.cursor;
-    // Without a cursor the server lists live records only: what is not listed was deleted.
-    const full = cursor === null;
+    // A full sync lists live records only: what it does not list was deleted or is no longer visible.
+    let full = cursor === null;
     const seen = new Set<string>();
     for (;;) {
       const page = await this.withRetry(() =>
         this.api.syncChanges({ cursor: cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
+      // The server marks the first page of a full sync (reset); a server from before the flag is known by the missing cursor.
+      if (page.reset) full = true;
       await this.mutex.run(() => this.applyPage(page, full, seen));
       report.pulled += page.changes.length;
       if (!page.has_more) return;

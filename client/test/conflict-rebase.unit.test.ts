@@ -56,6 +56,15 @@ describe("default conflict rule", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", fields: null, op: expect.objectContaining({ type: "delete" }) }));
   });
 
+  it("takes the clashing fields from the server's conflicting_fields, and compares with the base only without them", () => {
+    const op = { op_id: R, collection: "tasks", record_id: R, type: "upsert" as const, base_version: 1, data: { title: "local", done: true } };
+    // Another device set the title back to the base value: by value nothing changed, but the server says it clashed.
+    const server = { collection: "tasks", id: R, version: 3, deleted: false, data: { title: "base", done: false }, updated_at: "2026-11-22T00:00:00Z" };
+    const baseData = { title: "base", done: false };
+    expect(serverWinsPerField({ op, server, baseData, conflictingFields: ["title"] })).toEqual({ type: "upsert", data: { done: true } });
+    expect(serverWinsPerField({ op, server, baseData })).toEqual({ type: "upsert", data: { title: "local", done: true } });
+  });
+
   it("does not report a loss when the server already holds the local value", () => {
     const op = { op_id: R, collection: "tasks", record_id: R, type: "upsert" as const, base_version: 1, data: { title: "same" } };
     const server = { collection: "tasks", id: R, version: 2, deleted: false, data: { title: "same" }, updated_at: "2026-11-22T00:00:00Z" };

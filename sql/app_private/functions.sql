@@ -20,6 +20,58 @@ $function$;
 comment on function app_private.add_list_creator_as_owner() is 'Trigger (after insert on lists, per statement): the creator becomes the list''s first owner. SECURITY DEFINER: users cannot insert memberships themselves.';
 revoke execute on function app_private.add_list_creator_as_owner() from public;
 
+-- function app_private.before_account_purge(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.before_account_purge(p_user_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- The hook point of the purge (docs/account-deletion.md): it runs in the
+  -- purge's transaction, per user, before the auth.users row is deleted. An app
+  -- replaces this function (a later migration, `create or replace`) to remove
+  -- what the cascades cannot reach: Storage objects through the Storage API,
+  -- Sign in with Apple token revocation. tidesync itself uses no bucket and
+  -- holds no provider token, so here it only checks that nothing in Storage
+  -- still belongs to the user, which would make the delete fail half-way.
+  if to_regclass('storage.objects') is not null then
+    if exists (select 1 from storage.objects o where o.owner = p_user_id) then
+      raise exception 'the user still owns Storage objects: remove them in app_private.before_account_purge first'
+        using errcode = 'object_in_use';
+    end if;
+  end if;
+end
+$function$;
+comment on function app_private.before_account_purge(p_user_id uuid) is 'Hook of the purge, called per user before the auth.users row is deleted: replace it (create or replace) to remove Storage objects or revoke Sign in with Apple tokens. The shipped version refuses (the user is retried next run) while Storage objects still belong to the user. Not callable by any API role.';
+revoke execute on function app_private.before_account_purge(p_user_id uuid) from public;
+
+-- function app_private.cancel_account_deletion()
+CREATE OR REPLACE FUNCTION app_private.cancel_account_deletion()
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_caller uuid := auth.uid();
+  v_request uuid;
+begin
+  if v_caller is null then
+    raise exception 'cancel_account_deletion needs a signed-in caller' using errcode = '42501';
+  end if;
+  delete from app_private.account_deletion_requests r where r.user_id = v_caller returning r.request_id into v_request;
+  if v_request is null then
+    return false;
+  end if;
+  insert into app_private.account_deletion_audit (request_id, event) values (v_request, 'cancelled');
+  return true;
+end
+$function$;
+comment on function app_private.cancel_account_deletion() is 'DELETE /v1/users/me/deletion: cancels the caller''s pending deletion (true) or does nothing (false). A purge already running for the user holds the request''s row lock, so a cancel waits for it and then finds nothing. EXECUTE for authenticated only.';
+revoke execute on function app_private.cancel_account_deletion() from public;
+grant execute on function app_private.cancel_account_deletion() to authenticated;
+
 -- function app_private.check_list_member_update()
 CREATE OR REPLACE FUNCTION app_private.check_list_member_update()
  RETURNS trigger
@@ -212,6 +264,69 @@ end
 $function$;
 comment on function app_private.forbid_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of notification_preference_audit: refuses every rewrite, for every role including the owner; lets through only the cascade that erases a deleted user''s rows.';
 revoke execute on function app_private.forbid_audit_rewrite() from public;
+
+-- function app_private.forbid_deletion_audit_rewrite()
+CREATE OR REPLACE FUNCTION app_private.forbid_deletion_audit_rewrite()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  raise exception 'account deletion audit rows are append-only (% refused)', tg_op using errcode = '42501';
+end
+$function$;
+comment on function app_private.forbid_deletion_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of account_deletion_audit: the trail is append-only for every role, the owner included.';
+revoke execute on function app_private.forbid_deletion_audit_rewrite() from public;
+
+-- function app_private.hand_over_lists(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_handed integer;
+begin
+  -- Lock the user's lists in one order: two purges whose users share a list
+  -- serialize here, so the second sees the first one's hand-over (and never
+  -- deletes the member it just made owner without handing over again).
+  perform 1 from public.lists l
+   where l.id in (select m.list_id from public.list_members m where m.user_id = p_user_id)
+   order by l.id
+     for update;
+
+  -- Lists where the user is the only owner and someone else is a member pass
+  -- to one other member: the longest-standing editor, else the longest-standing
+  -- viewer; members not themselves leaving come first. Lists with no other
+  -- member go with the account (the keep_a_list_owner trigger).
+  with sole_owned as (
+    select m.list_id
+      from public.list_members m
+     where m.user_id = p_user_id and m.role = 'owner'
+       and not exists (select 1 from public.list_members o
+                        where o.list_id = m.list_id and o.role = 'owner' and o.user_id <> p_user_id)
+  ), successor as (
+    select distinct on (m.list_id) m.list_id, m.user_id
+      from public.list_members m
+      join sole_owned s on s.list_id = m.list_id
+     where m.user_id <> p_user_id
+     order by m.list_id,
+              exists (select 1 from app_private.account_deletion_requests r where r.user_id = m.user_id),
+              m.role = 'editor' desc,
+              m.created_at,
+              m.user_id
+  )
+  update public.list_members m
+     set role = 'owner'
+    from successor s
+   where m.list_id = s.list_id and m.user_id = s.user_id;
+  get diagnostics v_handed = row_count;
+  return v_handed;
+end
+$function$;
+comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge: every list p_user_id is the only owner of and that has other members gets a new owner (the longest-standing editor, else viewer; members with no pending deletion first). Returns how many lists changed hands. Not callable by any API role.';
+revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
 
 -- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
 CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
@@ -696,6 +811,50 @@ $function$;
 comment on function app_private.release_push_token_elsewhere() is 'BEFORE INSERT/UPDATE trigger of app_private.devices (security definer: the other holder may be another user''s device): detaches a newly registered push token from any other active device, in the same transaction.';
 revoke execute on function app_private.release_push_token_elsewhere() from public;
 
+-- function app_private.request_account_deletion(p_grace_days integer)
+CREATE OR REPLACE FUNCTION app_private.request_account_deletion(p_grace_days integer)
+ RETURNS TABLE(requested_at timestamp with time zone, scheduled_for timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_caller uuid := auth.uid();
+  v_session uuid := nullif(auth.jwt() ->> 'session_id', '')::uuid;
+  v_request uuid;
+begin
+  if v_caller is null or v_session is null then
+    raise exception 'request_account_deletion needs a signed-in caller' using errcode = '42501';
+  end if;
+  if p_grace_days is null or p_grace_days < 1 then
+    raise exception 'p_grace_days must be at least 1' using errcode = 'invalid_parameter_value';
+  end if;
+
+  -- A second request keeps the first one's date: asking again never moves it.
+  insert into app_private.account_deletion_requests as r (user_id, scheduled_for)
+  values (v_caller, now() + make_interval(days => p_grace_days))
+  on conflict (user_id) do nothing
+  returning r.request_id into v_request;
+  if v_request is not null then
+    insert into app_private.account_deletion_audit (request_id, event, scheduled_for)
+    select r.request_id, 'requested', r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
+  end if;
+
+  -- Every other session is signed out now (their refresh tokens cascade, their
+  -- devices are revoked and lose their push tokens: 20261122020200_devices.sql).
+  delete from auth.sessions s where s.user_id = v_caller and s.id <> v_session;
+  -- The calling device stays signed in but receives nothing any more.
+  update app_private.devices d set push_token = null, push_provider = null
+   where d.user_id = v_caller and d.push_token is not null;
+
+  return query
+    select r.requested_at, r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
+end
+$function$;
+comment on function app_private.request_account_deletion(p_grace_days integer) is 'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens; returns the request. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
+revoke execute on function app_private.request_account_deletion(p_grace_days integer) from public;
+grant execute on function app_private.request_account_deletion(p_grace_days integer) to authenticated;
+
 -- function app_private.required_notification_categories()
 CREATE OR REPLACE FUNCTION app_private.required_notification_categories()
  RETURNS text[]
@@ -731,6 +890,69 @@ $function$;
 comment on function app_private.revoke_session(p_session_id uuid) is 'Deletes the Supabase session p_session_id if it belongs to the caller (auth.uid()); its refresh tokens cascade and its bound device is revoked. Returns true when a session was deleted. Security definer (authenticated cannot write auth.sessions); EXECUTE for authenticated only.';
 revoke execute on function app_private.revoke_session(p_session_id uuid) from public;
 grant execute on function app_private.revoke_session(p_session_id uuid) to authenticated;
+
+-- function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer)
+CREATE OR REPLACE FUNCTION app_private.run_account_deletions(p_now timestamp with time zone DEFAULT now(), p_batch integer DEFAULT 20)
+ RETURNS TABLE(users_deleted integer, lists_handed_over integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_due record;
+  v_scopes uuid[];
+  v_handed integer;
+begin
+  if p_now is null or p_batch is null or p_batch < 1 then
+    raise exception 'run_account_deletions: p_now is required and p_batch must be positive' using errcode = 'invalid_parameter_value';
+  end if;
+  users_deleted := 0;
+  lists_handed_over := 0;
+
+  -- Due requests, locked: a concurrent run skips them, a concurrent cancel waits.
+  for v_due in
+    select r.user_id, r.request_id
+      from app_private.account_deletion_requests r
+     where r.scheduled_for <= p_now
+     order by r.scheduled_for, r.user_id
+     limit p_batch
+       for update skip locked
+  loop
+    v_scopes := array(select m.list_id from public.list_members m where m.user_id = v_due.user_id);
+    v_handed := app_private.hand_over_lists(v_due.user_id);
+    perform app_private.before_account_purge(v_due.user_id);
+
+    -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
+    -- (GoTrue deletes them itself); those of no session would outlive the user.
+    delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
+    -- The cascades: sessions, refresh tokens, profile, devices, preferences and
+    -- their audit, memberships (a list left without members is deleted),
+    -- invites, sync usage/ops/access, rate-limit counters, this request.
+    -- created_by of lists, tasks and sync state the user wrote becomes null.
+    delete from auth.users u where u.id = v_due.user_id;
+
+    -- Sync bookkeeping of the lists that went with the user (no member left
+    -- and no former member still to be told): nobody can read it any more.
+    delete from app_private.sync_changes c
+     where c.scope_id = any (v_scopes)
+       and not exists (select 1 from public.lists l where l.id = c.scope_id)
+       and not exists (select 1 from app_private.sync_access a where a.scope_id = c.scope_id);
+    delete from app_private.sync_records s
+     where s.scope_id = any (v_scopes) and s.deleted
+       and not exists (select 1 from public.lists l where l.id = s.scope_id)
+       and not exists (select 1 from app_private.sync_access a where a.scope_id = s.scope_id);
+
+    insert into app_private.account_deletion_audit (request_id, event, lists_handed_over)
+    values (v_due.request_id, 'purged', v_handed);
+    users_deleted := users_deleted + 1;
+    lists_handed_over := lists_handed_over + v_handed;
+  end loop;
+  return next;
+end
+$function$;
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, then the auth.users row and its cascades), records each in account_deletion_audit. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
+grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 
 -- function app_private.sync_apply(p_writes jsonb)
 CREATE OR REPLACE FUNCTION app_private.sync_apply(p_writes jsonb)
@@ -1022,3 +1244,21 @@ $function$;
 comment on function app_private.visible_scope_ids() is 'The ids of every scope row (e.g. list) the caller can read under the scope tables'' own RLS policies. Used by the sync policies and pulls as an InitPlan: (select app_private.visible_scope_ids()).';
 revoke execute on function app_private.visible_scope_ids() from public;
 grant execute on function app_private.visible_scope_ids() to authenticated;
+
+-- function app_private.withhold_push_token_during_deletion()
+CREATE OR REPLACE FUNCTION app_private.withhold_push_token_during_deletion()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if new.push_token is not null
+     and exists (select 1 from app_private.account_deletion_requests r where r.user_id = new.user_id) then
+    new.push_token := null;
+    new.push_provider := null;
+  end if;
+  return new;
+end
+$function$;
+comment on function app_private.withhold_push_token_during_deletion() is 'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop). Security invoker: the writer of a device row is its user, who may read their own request.';
+revoke execute on function app_private.withhold_push_token_during_deletion() from public;

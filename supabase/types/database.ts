@@ -8,6 +8,56 @@ export type Json = string | number | boolean | null | {
 export type Database = {
   "app_private": {
     Tables: {
+      "account_deletion_audit": {
+        Row: {
+          "event": string;
+          "id": number;
+          "lists_handed_over": number | null;
+          "occurred_at": string;
+          "request_id": string;
+          "scheduled_for": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "event": string;
+          "id"?: never;
+          "lists_handed_over"?: number | null;
+          "occurred_at"?: string;
+          "request_id": string;
+          "scheduled_for"?: string | null;
+        };
+        Update: {
+          "event"?: string;
+          "id"?: never;
+          "lists_handed_over"?: number | null;
+          "occurred_at"?: string;
+          "request_id"?: string;
+          "scheduled_for"?: string | null;
+        };
+        Relationships: [];
+      };
+      "account_deletion_requests": {
+        Row: {
+          "request_id": string;
+          "requested_at": string;
+          "scheduled_for": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "request_id"?: string;
+          "requested_at"?: string;
+          "scheduled_for": string;
+          "user_id": string;
+        };
+        Update: {
+          "request_id"?: string;
+          "requested_at"?: string;
+          "scheduled_for"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [];
+      };
       "devices": {
         Row: {
           "app_version": string;
@@ -437,6 +487,14 @@ export type Database = {
       [_ in never]: never;
     };
     Functions: {
+      "before_account_purge": {
+        Args: { "p_user_id": string };
+        Returns: undefined;
+      };
+      "cancel_account_deletion": {
+        Args: Record<PropertyKey, never>;
+        Returns: boolean;
+      };
       "disable_sync": { Args: { "p_table": unknown }; Returns: undefined };
       "display_name_from_user_metadata": {
         Args: { "meta": Json };
@@ -454,6 +512,7 @@ export type Database = {
         };
         Returns: undefined;
       };
+      "hand_over_lists": { Args: { "p_user_id": string }; Returns: number };
       "hit_rate_limit": {
         Args: {
           "p_operation": string;
@@ -513,11 +572,25 @@ export type Database = {
         }[];
       };
       "redeem_list_invite": { Args: { "p_code": string }; Returns: string };
+      "request_account_deletion": {
+        Args: { "p_grace_days": number };
+        Returns: {
+          "requested_at": string;
+          "scheduled_for": string;
+        }[];
+      };
       "required_notification_categories": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];
       };
       "revoke_session": { Args: { "p_session_id": string }; Returns: boolean };
+      "run_account_deletions": {
+        Args: { "p_batch"?: number; "p_now"?: string };
+        Returns: {
+          "lists_handed_over": number;
+          "users_deleted": number;
+        }[];
+      };
       "sync_apply": { Args: { "p_writes": Json }; Returns: Json };
       "visible_scope_ids": {
         Args: Record<PropertyKey, never>;

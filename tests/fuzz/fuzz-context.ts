@@ -51,7 +51,11 @@ export interface FuzzContext {
   token: string;
   /** A fresh session of the fuzzing user, for operations that may sign it out. */
   throwawayToken(): Promise<string>;
+  /** A new user's token, for operations on the whole account (deletion signs out every other session). */
+  throwawayUserToken(): Promise<string>;
   authVariants: AuthVariant[];
+  /** The same variants for a user of their own: what account-wide operations are sent with. */
+  accountWideAuthVariants: AuthVariant[];
   ids: { own: string[]; other: string[] };
   cursors: { own: string[]; other: string[] };
   /** Lists, records and devices of the caller and of another user, for pushes on the sync surfaces. */
@@ -74,6 +78,15 @@ function harvest(value: unknown, into: { ids: Set<string>; cursors: Set<string> 
 
 function b64url(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString("base64url");
+}
+
+/**
+ * Acts on the whole account: asking for its deletion signs out every other
+ * session of the user, so such a request never carries the run's user (a
+ * user of its own per case, its own auth variants) and warm-up skips it.
+ */
+export function isAccountWide(op: { method: string; template: string }): boolean {
+  return op.method === "POST" && /\/v1\/users\/me\/deletion$/.test(op.template);
 }
 
 async function buildAuthVariants(setup: FuzzSetup, me: FuzzUser, other: FuzzUser): Promise<AuthVariant[]> {
@@ -132,7 +145,7 @@ async function warmUp(setup: FuzzSetup, ctx: Pick<FuzzContext, "doc" | "operatio
   const session = await user.newSession();
   const ordered = [...ctx.operations].sort((a, b) => rank(a) - rank(b));
   for (const op of ordered) {
-    if (!op.secured || op.method === "DELETE" || op.pathParams.length > 0) continue;
+    if (!op.secured || op.method === "DELETE" || op.pathParams.length > 0 || isAccountWide(op)) continue;
     const bodies = op.body ? fc.sample(schemaArbitrary(ctx.doc, op.body.schema, 0, ctx.hints), { seed: setup.seed, numRuns: 12 }) : [undefined];
     for (const body of bodies) {
       const cursorParam = op.queryParams.find((p) => p.name === "cursor");
@@ -182,6 +195,7 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
   const me = await setup.createUser();
   const other = await setup.createUser();
   const authVariants = await buildAuthVariants(setup, me, other);
+  const accountWideAuthVariants = await buildAuthVariants(setup, await setup.createUser(), other);
   const sync = await buildSyncSurface(setup.apiUrl, setup.adminSql, me, other, randomUUID);
 
   const own = { ids: new Set<string>(), cursors: new Set<string>() };
@@ -202,7 +216,9 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
     hints,
     token: me.token,
     throwawayToken: async () => (await me.newSession()).token,
+    throwawayUserToken: async () => (await setup.createUser()).token,
     authVariants,
+    accountWideAuthVariants,
     ids: { own: [...own.ids], other: [...theirs.ids, other.userId, other.sessionId] },
     cursors: { own: [...own.cursors], other: [...theirs.cursors] },
     sync,

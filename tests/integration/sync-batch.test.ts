@@ -245,6 +245,8 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
     const b = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { title: "laptop", done: true }, base)] });
     expect(b.results[0].status).toBe("conflict");
     expect(b.results[0].record).toEqual(a.results[0].record);
+    // Only the clashing field is named: `done` did not clash (it would have merged alone).
+    expect(b.results[0].conflicting_fields).toEqual(["title"]);
     expect(await storedRow("tasks", id)).toMatchObject({ title: "phone", done: false });
     expect((await syncState("tasks", id))!.version).toBe(a.results[0].record!.version);
     const rebased = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { title: "laptop", done: true }, b.results[0].record!.version)] });
@@ -264,6 +266,7 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
     expect(del.results[0].status).toBe("applied");
     const upd = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { done: true }, base)] });
     expect(upd.results[0]).toMatchObject({ status: "conflict", record: { id, deleted: true, data: null, version: del.results[0].record!.version } });
+    expect(upd.results[0].conflicting_fields).toEqual(["*"]);
     expect(await storedRow("tasks", id)).toBeUndefined();
   });
 
@@ -273,6 +276,7 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
     const del = await pushOk(user, { device_id: laptopId, ops: [remove("tasks", id, base)] });
     expect(del.results[0].status).toBe("conflict");
     expect(del.results[0].record).toEqual(upd.results[0].record);
+    expect(del.results[0].conflicting_fields).toEqual(["done"]);
     expect(await storedRow("tasks", id)).toMatchObject({ done: true });
     const again = await pushOk(user, { device_id: laptopId, ops: [remove("tasks", id, upd.results[0].record!.version)] });
     expect(again.results[0].status).toBe("applied");

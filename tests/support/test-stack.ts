@@ -42,6 +42,8 @@ export function functionsEnvFor(ownerDbUrl: string, keys: SigningKeys, extra: Re
       "notifications": { limit: 100000, window_seconds: 60 },
       "sync.pull": { limit: 100000, window_seconds: 60 },
       "sync.batch": { limit: 100000, window_seconds: 60 },
+      "account.deletion": { limit: 100000, window_seconds: 60 },
+      "account.export": { limit: 100000, window_seconds: 60 },
     }),
     // A fresh secret per run: no cursor outlives its stack.
     TIDESYNC_CURSOR_SECRET: randomBytes(32).toString("base64url"),

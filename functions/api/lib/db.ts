@@ -49,6 +49,27 @@ export function liveSession(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "sessi
   )`;
 }
 
+/** `tx`, refusing to start any further statement once `refused()` holds. */
+function refusingWhen(tx: Tx, refused: () => boolean): Tx {
+  const check = () => {
+    if (refused()) throw signedOut();
+  };
+  return new Proxy(tx, {
+    apply(target, thisArg, args) {
+      check();
+      return Reflect.apply(target, thisArg, args);
+    },
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property !== "unsafe" && property !== "savepoint" && property !== "file") return value;
+      return (...args: unknown[]) => {
+        check();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
 export function signedOut(): ApiError {
   return new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
 }
@@ -131,13 +152,29 @@ export function createDb(config: Config): Db {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
         // takes effect for every later statement of this transaction.
-        const [state] = await tx<{ live: boolean }[]>`
+        const state = tx<{ live: boolean }[]>`
           select
             ${liveSession(tx, claims)} as live,
             set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-            set_config('role', 'authenticated', true)`;
-        if (!state.live) throw signedOut();
-        return await work(tx);
+            set_config('role', 'authenticated', true)`.execute();
+        // The work's first statements travel in the same round trip (pipelined
+        // behind the check, as the caller under RLS). Its answer arrives first:
+        // a signed-out session refuses every later statement, nothing the work
+        // did is kept (the transaction rolls back) and none of it is answered.
+        let refused = false;
+        const outcome = work(refusingWhen(tx, () => refused));
+        outcome.catch(() => {}); // settled below in both cases
+        const [{ live }] = await state.catch(async (error) => {
+          refused = true;
+          await outcome.catch(() => {});
+          throw error;
+        });
+        if (!live) {
+          refused = true;
+          await outcome.catch(() => {});
+          throw signedOut();
+        }
+        return await outcome;
       }) as T);
   }
 

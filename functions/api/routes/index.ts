@@ -7,6 +7,7 @@ import { registerSyncBatchRoutes } from "./sync-batch.ts";
 import { registerAuthSessionRoutes } from "./auth-session.ts";
 import { registerDevicesRoutes } from "./devices.ts";
 import { registerNotificationsRoutes } from "./notifications.ts";
+import { registerAccountDeletionRoutes } from "./account-deletion.ts";
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
@@ -16,4 +17,5 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerAuthSessionRoutes(app, deps);
   registerDevicesRoutes(app, deps);
   registerNotificationsRoutes(app, deps);
+  registerAccountDeletionRoutes(app, deps);
 }
