@@ -128,7 +128,7 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
 
     // Offline spell: a same-field edit (conflict: Bob's came first) and a cross-field one (both survive).
     a2.link.offline = true;
-    await a2.device.write("tasks", t[0], { title: "alice-2 title" });
+    await a2.device.write("tasks", t[0], { title: "alice-2 title", notes: "alice-2 notes on task 1" });
     await a2.device.write("tasks", t[1], { notes: "alice-2 notes" });
     await b1.device.write("tasks", t[0], { title: "bob title" });
     await b1.device.write("tasks", t[1], { done: true });
@@ -136,7 +136,8 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     a2.link.offline = false;
     await syncSeeingAll(a2);
     expect(a2.events.some((e) => e.type === "conflict" && e.op.record_id === t[0])).toBe(true);
-    expect((await serverRecord(alice, "tasks", t[0]))?.data.title).toBe("bob title");
+    // The conflict is rebased: the field that clashed keeps Bob's value, the other one of the same edit goes up.
+    expect((await serverRecord(alice, "tasks", t[0]))?.data).toMatchObject({ title: "bob title", notes: "alice-2 notes on task 1" });
     expect((await serverRecord(alice, "tasks", t[1]))?.data).toMatchObject({ notes: "alice-2 notes", done: true });
 
     // A lost answer: the server applied Alice's edit, her device never heard. Bob edits the same

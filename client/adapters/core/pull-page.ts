@@ -10,7 +10,11 @@ import { type RetryOptions, withRetry } from "./retry.ts";
 
 export interface PulledPage {
   page: ChangesResponse;
-  /** The page belongs to a full sync (no cursor was sent). */
+  /**
+   * The first page of a full sync (`reset`; a server from before the flag:
+   * no cursor was sent): the pages up to has_more false list every record the
+   * caller may see; drop the local ones they do not list.
+   */
   full: boolean;
   /** Why a cursor was given up, when it was. */
   resync: "RESYNC_REQUIRED" | "INVALID_CURSOR" | null;
@@ -27,7 +31,8 @@ export async function pullPage(api: TidesyncApi, params: PullParams, retry: Retr
     withRetry(() => api.syncChanges({ cursor: cursor ?? undefined, collections: params.collections, limit: params.limit }), retry);
   if (params.cursor === null) return { page: await fetchPage(null), full: true, resync: null };
   try {
-    return { page: await fetchPage(params.cursor), full: false, resync: null };
+    const page = await fetchPage(params.cursor);
+    return { page, full: page.reset, resync: null };
   } catch (error) {
     if (!(error instanceof TidesyncApiError) || (error.code !== "RESYNC_REQUIRED" && error.code !== "INVALID_CURSOR")) throw error;
     return { page: await fetchPage(null), full: true, resync: error.code };

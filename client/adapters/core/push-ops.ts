@@ -7,15 +7,15 @@
 //   not clash are sent again on top of the server's record), `rejected` is
 //   surfaced and the record goes back to the server's state (or leaves the
 //   device when the server shows none);
-// - batches respect the op count and body size limits, retries the
-//   backoff and Retry-After.
+// - batches respect the op count and body size limits (client/batching.ts),
+//   retries the backoff and Retry-After.
 // What the local database must show afterwards comes back as `corrections`.
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
-import { DEFAULT_LIMITS } from "../../../functions/_shared/limits.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import { TidesyncApiError, TidesyncResponseError } from "../../api-error.ts";
+import { type BatchBounds, fittingCount } from "../../batching.ts";
 import type { SyncEvent } from "../../events.ts";
-import { discardedFields, jsonEqual } from "../../rebase.ts";
+import { type ConflictHandler, discardedFields, serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "./key-value.ts";
 import { type RetryOptions, withRetry } from "./retry.ts";
 
@@ -28,8 +28,10 @@ export interface PushContext {
   retry: RetryOptions;
   newId: () => string;
   emit: (event: SyncEvent) => void;
-  maxOpsPerBatch?: number;
-  maxBodyBytes?: number;
+  /** Batch limits: what GET /v1/meta published, or lower. */
+  bounds: BatchBounds;
+  /** How a conflict is rebased (default serverWinsPerField: the clashing fields take the server's values). */
+  onConflict?: ConflictHandler;
 }
 
 /** What the local database must hold for a record after the push: the server's record, or nothing (null). */
@@ -53,33 +55,6 @@ export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
   return (await store.get<SyncOp[]>(SENT_KEY)) ?? [];
 }
 
-/** A prefix of `ops` within the op count and body size limits (at least one op). */
-function fitting(ops: readonly SyncOp[], installationId: string, maxOps: number, maxBytes: number): SyncOp[] {
-  const encoder = new TextEncoder();
-  let bytes = encoder.encode(JSON.stringify({ device_id: installationId, ops: [] })).length;
-  const chosen: SyncOp[] = [];
-  for (const op of ops) {
-    if (chosen.length >= maxOps) break;
-    const size = encoder.encode(JSON.stringify(op)).length + 1;
-    if (chosen.length > 0 && bytes + size > maxBytes) break;
-    bytes += size;
-    chosen.push(op);
-  }
-  return chosen;
-}
-
-/**
- * The op that re-applies what did not clash on top of the server's record;
- * null when nothing is left. Without the names of the clashing fields the
- * server's record wins whole.
- */
-function rebase(op: SyncOp, server: SyncRecord, clashing: readonly string[] | undefined, newId: () => string): SyncOp | null {
-  if (op.type === "delete" || server.deleted || clashing === undefined) return null;
-  const kept = Object.fromEntries(Object.entries(op.data ?? {}).filter(([field]) => !clashing.includes(field)));
-  if (Object.keys(kept).length === 0) return null;
-  return { op_id: newId(), collection: op.collection, record_id: op.record_id, type: "upsert", base_version: server.version, data: kept };
-}
-
 /**
  * Sends the unanswered ops, then `newOps`, until every op has its answer.
  * Throws (keeping the unanswered ops stored) when the server stays
@@ -91,11 +66,10 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   if (newOps.length > 0) await store.set(SENT_KEY, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   const corrections = new Map<string, Correction>();
-  let maxOps = context.maxOpsPerBatch ?? DEFAULT_LIMITS.max_ops_per_batch;
-  const maxBytes = context.maxBodyBytes ?? DEFAULT_LIMITS.max_body_bytes;
+  let maxOps = context.bounds.maxOps;
 
   while (queue.length > 0) {
-    const batch = fitting(queue, installationId, maxOps, maxBytes);
+    const batch = queue.slice(0, fittingCount(queue, { ...context.bounds, maxOps }, installationId));
     let results: SyncOpResult[];
     try {
       results = (await withRetry(() => api.syncBatch({ device_id: installationId, ops: batch }), context.retry)).results;
@@ -136,16 +110,21 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       if (outcome === "conflict") {
         result.conflicts++;
         const server = answer.record;
-        const next = server ? rebase(op, server, undefined, context.newId) : null;
-        if (next) rebased.push(next);
         refused.add(key);
         corrections.set(key, { collection: op.collection, id: op.record_id, record: server ?? null });
-        if (server) {
-          const resolution = next ? { type: "upsert" as const, data: next.data ?? {} } : { type: "discard" as const };
-          emit({ type: "conflict", op, server, resolution, rebasedOpId: next?.op_id ?? null });
-          const fields = discardedFields(op, server, resolution);
-          if (fields === null || fields.length > 0) emit({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields, server });
-        }
+        if (!server) continue;
+        const resolution = await (context.onConflict ?? serverWinsPerField)({
+          op,
+          server,
+          baseData: null,
+          ...(answer.conflicting_fields ? { conflictingFields: answer.conflicting_fields } : {}),
+        });
+        const base = { op_id: context.newId(), collection: op.collection, record_id: op.record_id, base_version: server.version };
+        const next: SyncOp | null = resolution.type === "upsert" ? { ...base, type: "upsert", data: resolution.data } : resolution.type === "delete" ? { ...base, type: "delete" } : null;
+        if (next) rebased.push(next);
+        emit({ type: "conflict", op, server, resolution, rebasedOpId: next?.op_id ?? null });
+        const fields = discardedFields(op, server, resolution);
+        if (fields === null || fields.length > 0) emit({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields, server });
         continue;
       }
       result.rejected++;

@@ -36,7 +36,8 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
       const retryAfter = retryAfterOf(error);
       if (retryAfter !== undefined && retryAfter > 0) options.gate.until = Math.max(options.gate.until, options.now() + retryAfter * 1000);
       if (!isRetryable(error) || attempt + 1 >= options.backoff.maxAttempts) throw error;
-      await options.sleep(backoffDelayMs(attempt, options.backoff, options.random));
+      const delay = backoffDelayMs(attempt, options.backoff, options.random, retryAfter);
+      if (delay > 0) await options.sleep(delay);
     }
   }
 }

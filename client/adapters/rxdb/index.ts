@@ -26,14 +26,14 @@ import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import type { BackoffOptions } from "../../backoff.ts";
 import type { SyncEventListener } from "../../events.ts";
-import { jsonEqual } from "../../rebase.ts";
+import { type ConflictHandler, jsonEqual } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
-import { type LocalChange, planOps } from "../core/plan-ops.ts";
+import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
-import { type RetryOptions, retryOptions, withRetry } from "../core/retry.ts";
-import { WritableFields } from "../core/writable-fields.ts";
+import { type RetryOptions, retryOptions } from "../core/retry.ts";
+import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
 
 /** What RxDB stores after each non-empty page. */
 export interface TidesyncCheckpoint {
@@ -73,6 +73,8 @@ export interface RxdbTidesyncOptions {
   /** The number field documents keep their server version in. Default `server_version`. */
   versionField?: string;
   onEvent?: SyncEventListener;
+  /** How a conflict is rebased (default serverWinsPerField: the fields that clashed take the server's values, the rest is sent again). */
+  onConflict?: ConflictHandler;
   /**
    * Awaited before each push, e.g. `() => lists.awaitInSync()` for tasks: a
    * task created offline in a new list reaches the server after its list.
@@ -112,7 +114,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   const retry: RetryOptions = retryOptions(options);
   const newId = () => (options.generateId ?? (() => globalThis.crypto.randomUUID()))().toLowerCase();
   const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
-  let writable: WritableFields | null = null;
+  let meta: ServerMeta | null = null;
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */
   let fullSyncSeen: Set<string> | null = null;
 
@@ -183,8 +185,12 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     batchSize,
     async handler(rows: RxReplicationWriteToMasterRow<Record<string, unknown>>[]) {
       await options.pushAfter?.();
-      writable ??= WritableFields.from(await withRetry(() => api.meta(), retry));
-      const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, writable!));
+      meta ??= await loadServerMeta(api, retry, options);
+      const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, meta!.writable)).filter((change) => {
+        const refused = unsendableId(change, newId());
+        if (refused) options.onEvent?.(refused);
+        return refused === null;
+      });
       const result = await pushOps({
         api,
         installationId: options.installationId,
@@ -192,8 +198,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
         retry,
         newId,
         emit: (event) => options.onEvent?.(event),
-        maxOpsPerBatch: options.maxOpsPerBatch,
-        maxBodyBytes: options.maxBodyBytes,
+        bounds: meta.bounds,
+        onConflict: options.onConflict,
       }, planOps(await unansweredOps(store), changes, newId));
       if (result.corrections.length > 0) {
         await store.set(CORRECTIONS_KEY, [...((await store.get<Correction[]>(CORRECTIONS_KEY)) ?? []), ...result.corrections]);

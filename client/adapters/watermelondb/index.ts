@@ -25,19 +25,19 @@ import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import type { BackoffOptions } from "../../backoff.ts";
 import type { SyncEventListener } from "../../events.ts";
+import type { ConflictHandler } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
-import { type LocalChange, planOps } from "../core/plan-ops.ts";
+import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
-import { type RetryOptions, retryOptions, withRetry } from "../core/retry.ts";
-import { WritableFields } from "../core/writable-fields.ts";
+import { type RetryOptions, retryOptions } from "../core/retry.ts";
+import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
 
 const CURSOR_KEY = "tidesync.cursor";
 const CORRECTIONS_KEY = "tidesync.corrections";
 /** Watermelon's own columns, never sent. */
 const LOCAL_COLUMNS = new Set(["id", "_status", "_changed"]);
-const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface WatermelonSyncOptions {
   database: Database;
@@ -55,6 +55,8 @@ export interface WatermelonSyncOptions {
    */
   columns?: Record<string, Record<string, string>>;
   onEvent?: SyncEventListener;
+  /** How a conflict is rebased (default serverWinsPerField: the fields that clashed take the server's values, the rest is sent again). */
+  onConflict?: ConflictHandler;
   pullLimit?: number;
   maxOpsPerBatch?: number;
   maxBodyBytes?: number;
@@ -87,7 +89,7 @@ export class WatermelonTidesync {
   private readonly retry: RetryOptions;
   private readonly versionColumn: string;
   private readonly newId: () => string;
-  private writable: WritableFields | null = null;
+  private meta: ServerMeta | null = null;
   /** The cursor of the changes Watermelon applied in this synchronize(), saved once they are. */
   private appliedCursor: string | null = null;
   private report!: WatermelonSyncReport;
@@ -110,7 +112,7 @@ export class WatermelonTidesync {
 
   private async run(): Promise<WatermelonSyncReport> {
     this.report = { pulled: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, resynced: false };
-    this.writable ??= WritableFields.from(await withRetry(() => this.options.api.meta(), this.retry));
+    this.meta ??= await loadServerMeta(this.options.api, this.retry, this.options);
     for (let round = 0; round < 3; round++) {
       await this.synchronizeOnce();
       const pending = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
@@ -204,16 +206,16 @@ export class WatermelonTidesync {
       const set = changes[table];
       if (!set) continue;
       for (const raw of [...set.created, ...set.updated]) {
-        if (!this.sendableId(table, raw.id, unsendable)) continue;
+        if (!this.sendableId({ collection: table, id: raw.id, type: "upsert" }, unsendable)) continue;
         const creating = raw._status === "created" || raw[this.versionColumn] == null;
         const fields = creating
           ? Object.keys(raw).filter((f) => !LOCAL_COLUMNS.has(f) && f !== this.versionColumn)
           : String(raw._changed ?? "").split(",").filter((f) => f !== "" && f !== this.versionColumn);
         const data: RecordData = Object.fromEntries(fields.map((f) => [this.fieldOf(table, f), raw[f]]));
-        local.push({ collection: table, id: raw.id, type: "upsert", data: this.writable!.pick(table, data, creating), baseVersion: (raw[this.versionColumn] as number | null) ?? null });
+        local.push({ collection: table, id: raw.id, type: "upsert", data: this.meta!.writable.pick(table, data, creating), baseVersion: (raw[this.versionColumn] as number | null) ?? null });
       }
       for (const id of set.deleted) {
-        if (!this.sendableId(table, id, unsendable)) continue;
+        if (!this.sendableId({ collection: table, id, type: "delete" }, unsendable)) continue;
         const raw = await this.deletedRaw(table, id);
         const baseVersion = (raw?.[this.versionColumn] as number | null | undefined) ?? null;
         // Created and deleted here before it ever reached the server: nothing to tell it.
@@ -229,8 +231,8 @@ export class WatermelonTidesync {
       retry: this.retry,
       newId: this.newId,
       emit: (event) => this.options.onEvent?.(event),
-      maxOpsPerBatch: this.options.maxOpsPerBatch,
-      maxBodyBytes: this.options.maxBodyBytes,
+      bounds: this.meta!.bounds,
+      onConflict: this.options.onConflict,
     }, newOps);
     this.report.applied += result.applied;
     this.report.duplicates += result.duplicates;
@@ -257,16 +259,12 @@ export class WatermelonTidesync {
     return Object.entries(renamed).find(([, local]) => local === column)?.[0] ?? column;
   }
 
-  /** Ids are lower-case uuids on the server: any other id would come back as a second record. */
-  private sendableId(table: string, id: string, unsendable: Record<string, string[]>): boolean {
-    if (LOWER_UUID.test(id)) return true;
-    (unsendable[table] ??= []).push(id);
-    this.options.onEvent?.({
-      type: "op_rejected",
-      op: { op_id: this.newId(), collection: table, record_id: id, type: "upsert", base_version: null },
-      error: { code: "VALIDATION_FAILED", message: "record ids must be lower-case uuids (setGenerator(() => crypto.randomUUID()))", details: [{ field: "/record_id", code: "invalid_format", message: "must be a lower-case uuid" }] },
-      dropped: false,
-    });
+  /** A record under an id the server would not return as is stays unsent (and dirty: Watermelon keeps it for later). */
+  private sendableId(change: Pick<LocalChange, "collection" | "id" | "type">, unsendable: Record<string, string[]>): boolean {
+    const refused = unsendableId(change, this.newId());
+    if (!refused) return true;
+    (unsendable[change.collection] ??= []).push(change.id);
+    this.options.onEvent?.(refused);
     return false;
   }
 
