@@ -16,7 +16,7 @@ import { type CursorPayload, encodeCursor } from "../../functions/api/sync/curso
 import type { SyncEvent } from "../../client/events.ts";
 import { jsonEqual } from "../../client/rebase.ts";
 import type { RecordData } from "../../client/storage.ts";
-import { createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { visibleTo } from "../support/rls-view.ts";
 import { removeMember, settled, share } from "../support/shared-lists.ts";
 import { FaultNetwork, VIRTUAL_API_URL } from "../convergence/fault-network.ts";
@@ -189,6 +189,11 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     await b1.device.sync();
     expect(b1.rejections("FORBIDDEN").length).toBeGreaterThan(0);
     expect((await b1.device.records()).get(`tasks/${v1}`)?.data.title).toBe("viewed task");
+    // Refused once, not pushed again and again (as a rejection handed back to the library as a conflict is).
+    await syncSeeingAll(b1);
+    const [{ refusals }] = await adminSql<{ refusals: number }[]>`
+      select count(*)::int as refusals from app_private.sync_ops where user_id = ${bob.userId} and record_id = ${v1} and status = 'rejected'`;
+    expect(refusals).toBe(1);
 
     // Bob, offline, edits the shared list and adds to it; Alice removes him meanwhile.
     b1.link.offline = true;
