@@ -23,12 +23,10 @@ import { replicateRxCollection, type RxReplicationState } from "rxdb/plugins/rep
 import { firstValueFrom, Subject } from "rxjs";
 import { filter } from "rxjs/operators";
 import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
-import type { TidesyncApi } from "../../api-client.ts";
-import type { BackoffOptions } from "../../backoff.ts";
-import type { SyncEventListener } from "../../events.ts";
-import { type ConflictHandler, jsonEqual } from "../../rebase.ts";
+import { jsonEqual } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
+import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
@@ -56,7 +54,7 @@ const RXDB_FIELDS = new Set(["_deleted", "_meta", "_rev", "_attachments"]);
 
 type Doc = WithDeleted<Record<string, unknown>>;
 
-export interface RxdbTidesyncOptions {
+export interface RxdbTidesyncOptions extends AdapterOptions {
   /** RxDB's replication identifier (its checkpoint and push state are stored under it). */
   replicationIdentifier: string;
   /** Default true: pushes local writes as they happen and pulls when asked (reSync) or poked. */
@@ -67,26 +65,14 @@ export interface RxdbTidesyncOptions {
   collection: RxCollection<Record<string, unknown>>;
   /** The server's collection name. */
   name: string;
-  api: TidesyncApi;
-  /** The installation id registered with POST /v1/auth/session (sent as device_id). */
-  installationId: string;
   /** The number field documents keep their server version in. Default `server_version`. */
   versionField?: string;
-  onEvent?: SyncEventListener;
-  /** How a conflict is rebased (default serverWinsPerField: the fields that clashed take the server's values, the rest is sent again). */
-  onConflict?: ConflictHandler;
   /**
    * Awaited before each push, e.g. `() => lists.awaitInSync()` for tasks: a
    * task created offline in a new list reaches the server after its list.
    */
   pushAfter?: () => Promise<unknown>;
   batchSize?: number;
-  maxOpsPerBatch?: number;
-  maxBodyBytes?: number;
-  backoff?: Partial<BackoffOptions>;
-  random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  generateId?: () => string;
 }
 
 export interface RxdbTidesync {
@@ -112,7 +98,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   const batchSize = options.batchSize ?? 100;
   const store = localStore(collection);
   const retry: RetryOptions = retryOptions(options);
-  const newId = () => (options.generateId ?? (() => globalThis.crypto.randomUUID()))().toLowerCase();
+  const newId = opIds(options);
   const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
   let meta: ServerMeta | null = null;
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */

@@ -22,12 +22,9 @@ import { synchronize } from "@nozbe/watermelondb/sync";
 import type { DirtyRaw } from "@nozbe/watermelondb/RawRecord";
 import type { SyncPullResult, SyncPushArgs, SyncTableChangeSet } from "@nozbe/watermelondb/sync";
 import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
-import type { TidesyncApi } from "../../api-client.ts";
-import type { BackoffOptions } from "../../backoff.ts";
-import type { SyncEventListener } from "../../events.ts";
-import type { ConflictHandler } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
+import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
@@ -39,11 +36,8 @@ const CORRECTIONS_KEY = "tidesync.corrections";
 /** Watermelon's own columns, never sent. */
 const LOCAL_COLUMNS = new Set(["id", "_status", "_changed"]);
 
-export interface WatermelonSyncOptions {
+export interface WatermelonSyncOptions extends AdapterOptions {
   database: Database;
-  api: TidesyncApi;
-  /** The installation id registered with POST /v1/auth/session (sent as device_id). */
-  installationId: string;
   /** Synced tables, named as the server's collections, parents first (ops are sent in this order). */
   tables: readonly string[];
   /** The number column each synced table keeps the record's server version in. Default `server_version`. */
@@ -54,16 +48,7 @@ export interface WatermelonSyncOptions {
    * `created_at`/`updated_at` for its own number timestamps).
    */
   columns?: Record<string, Record<string, string>>;
-  onEvent?: SyncEventListener;
-  /** How a conflict is rebased (default serverWinsPerField: the fields that clashed take the server's values, the rest is sent again). */
-  onConflict?: ConflictHandler;
   pullLimit?: number;
-  maxOpsPerBatch?: number;
-  maxBodyBytes?: number;
-  backoff?: Partial<BackoffOptions>;
-  random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  generateId?: () => string;
 }
 
 export interface WatermelonSyncReport {
@@ -99,7 +84,7 @@ export class WatermelonTidesync {
     this.store = localStore(options.database);
     this.retry = retryOptions(options);
     this.versionColumn = options.versionColumn ?? "server_version";
-    this.newId = () => (options.generateId ?? (() => globalThis.crypto.randomUUID()))().toLowerCase();
+    this.newId = opIds(options);
   }
 
   /** One complete sync: pull, push, and (when answers overrule local records) a second pull that applies them. */
