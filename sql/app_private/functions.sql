@@ -330,27 +330,28 @@ $function$;
 comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge: every list p_user_id is the only owner of and that has other members gets a new owner (the longest-standing editor, else viewer; members with no pending deletion first). Returns how many lists changed hands. Not callable by any API role.';
 revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
 
--- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
-CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
+-- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
+CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
  RETURNS TABLE(hits integer, reset_seconds integer)
  LANGUAGE sql
  SET search_path TO ''
 AS $function$
-  insert into app_private.rate_limit_counters as c (user_id, operation, window_start, hits)
+  insert into app_private.rate_limit_counters as c (user_id, operation, session_id, window_start, hits)
   values (
     p_user_id,
     p_operation,
+    coalesce(p_session_id, '00000000-0000-0000-0000-000000000000'),
     to_timestamp(floor(extract(epoch from now()) / p_window_seconds) * p_window_seconds),
     1
   )
-  on conflict (user_id, operation, window_start)
+  on conflict (user_id, operation, session_id, window_start)
   do update set hits = c.hits + 1
   returning
     c.hits,
     greatest(1, ceil(extract(epoch from (c.window_start + make_interval(secs => p_window_seconds) - now())))::integer);
 $function$;
-comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) is 'Counts one request of a user for an operation in the current fixed window; returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
-revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) from public;
+comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
+revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
 
 -- function app_private.keep_a_list_owner()
 CREATE OR REPLACE FUNCTION app_private.keep_a_list_owner()
@@ -504,6 +505,24 @@ end
 $function$;
 comment on function app_private.maintain_release() is 'BEFORE INSERT/UPDATE trigger of app_private.releases: a published release keeps its build and artifact (only status and rollout change); stamps updated_at.';
 revoke execute on function app_private.maintain_release() from public;
+
+-- function app_private.may_receive_poke(p_topic text)
+CREATE OR REPLACE FUNCTION app_private.may_receive_poke(p_topic text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select case
+    when p_topic = 'tidesync:user:' || (select auth.uid())::text then true
+    when p_topic ~ '^tidesync:scope:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+      then substr(p_topic, 16)::uuid = any (app_private.visible_scope_ids())
+    else false
+  end;
+$function$;
+comment on function app_private.may_receive_poke(p_topic text) is 'True when the caller may receive the pokes of a Realtime topic: their own tidesync:user:<id>, or tidesync:scope:<id> of a scope (list) the scope table''s policies let them read. Any other topic: false.';
+revoke execute on function app_private.may_receive_poke(p_topic text) from public;
+grant execute on function app_private.may_receive_poke(p_topic text) to authenticated;
 
 -- function app_private.my_account()
 CREATE OR REPLACE FUNCTION app_private.my_account()
@@ -663,14 +682,14 @@ CREATE OR REPLACE FUNCTION app_private.purge_rate_limit_counters(p_now timestamp
  SET search_path TO ''
 AS $function$
   with doomed as (
-    select user_id, operation, window_start
+    select user_id, operation, session_id, window_start
     from app_private.rate_limit_counters
     where window_start < p_now - interval '1 day'
     limit p_batch
   ), deleted as (
     delete from app_private.rate_limit_counters c
     using doomed d
-    where c.user_id = d.user_id and c.operation = d.operation and c.window_start = d.window_start
+    where c.user_id = d.user_id and c.operation = d.operation and c.session_id = d.session_id and c.window_start = d.window_start
     returning 1
   )
   select count(*)::integer from deleted;
@@ -1039,6 +1058,38 @@ $function$;
 comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (e.g. the hook refuses) is rolled back alone, logged by request id and retried next run. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
+
+-- function app_private.send_sync_pokes()
+CREATE OR REPLACE FUNCTION app_private.send_sync_pokes()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_topics text[];
+  v_topic text;
+  v_sent text := coalesce(current_setting('tidesync.pokes_sent', true), '');
+begin
+  -- (Two queries: each table's transition table has its own columns.)
+  if tg_table_name = 'sync_changes' then
+    select array_agg(distinct 'tidesync:scope:' || n.scope_id::text) into v_topics from new_rows n;
+  else
+    select array_agg(distinct 'tidesync:user:' || n.user_id::text) into v_topics from new_rows n;
+  end if;
+  foreach v_topic in array coalesce(v_topics, '{}')
+  loop
+    -- Once per topic and transaction, however many statements touch it.
+    continue when position(' ' || v_topic || ' ' in v_sent) > 0;
+    perform realtime.send('{}'::jsonb, 'poke', v_topic, true);
+    v_sent := v_sent || ' ' || v_topic || ' ';
+  end loop;
+  perform set_config('tidesync.pokes_sent', v_sent, true);
+  return null;
+end;
+$function$;
+comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction. realtime.send never fails the write (it turns errors into warnings). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
+revoke execute on function app_private.send_sync_pokes() from public;
 
 -- function app_private.sync_apply(p_writes jsonb)
 CREATE OR REPLACE FUNCTION app_private.sync_apply(p_writes jsonb)

@@ -238,6 +238,7 @@ export type Database = {
         Row: {
           "hits": number;
           "operation": string;
+          "session_id": string;
           "user_id": string;
           "window_start": string;
         };
@@ -245,12 +246,14 @@ export type Database = {
         Insert: {
           "hits"?: number;
           "operation": string;
+          "session_id"?: string;
           "user_id": string;
           "window_start": string;
         };
         Update: {
           "hits"?: number;
           "operation"?: string;
+          "session_id"?: string;
           "user_id"?: string;
           "window_start"?: string;
         };
@@ -754,6 +757,7 @@ export type Database = {
       "hit_rate_limit": {
         Args: {
           "p_operation": string;
+          "p_session_id": string;
           "p_user_id": string;
           "p_window_seconds": number;
         };
@@ -762,6 +766,7 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
       "my_account": {
         Args: Record<PropertyKey, never>;
         Returns: {
