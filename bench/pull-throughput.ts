@@ -22,15 +22,16 @@ export interface PullResult {
 
 /**
  * Writes `count` tasks spread over `listIds` in one INSERT … SELECT as the
- * owner role (no RLS; the sync triggers run, as for any write).
+ * owner role (no RLS; the sync triggers run, as for any write), created by
+ * `createdBy`, or by the owner of each personal list (its id is theirs).
  */
-export async function seedTasks(sql: postgres.Sql, listIds: string[], count: number): Promise<void> {
+export async function seedTasks(sql: postgres.Sql, listIds: string[], count: number, createdBy?: string): Promise<void> {
   await sql`
     with l as (select u.id, u.ord - 1 as n from unnest(${listIds}::uuid[]) with ordinality as u(id, ord))
     insert into public.tasks (id, list_id, title, notes, done, due_date, position, created_by)
     select gen_random_uuid(), l.id, 'Task ' || g, 'Bench note for task ' || g || ': buy milk, call Bob.', g % 3 = 0,
            case when g % 2 = 0 then date '2026-12-01' end, g,
-           l.id -- a personal list's id is its owner's id
+           coalesce(${createdBy ?? null}::uuid, l.id) -- a personal list's id is its owner's id
       from generate_series(1, ${count}::integer) g
       join l on l.n = g % ${listIds.length}::integer`;
 }

@@ -3,7 +3,7 @@
 // and bench/results/<YYYY-MM-DD>.json. Not a test: nothing here fails on a
 // missed goal. Sizes: see bench/bench-config.ts (BENCH_SCALE=0.1 for a smoke run).
 import { execFileSync } from "node:child_process";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "../scripts/lib/paths.ts";
@@ -11,7 +11,11 @@ import { DENO } from "../scripts/lib/deno.ts";
 import { runCleanups } from "../scripts/lib/shutdown.ts";
 import { type BenchConfig, benchConfigFromEnv } from "./bench-config.ts";
 import { startBenchStack } from "./bench-stack.ts";
-import { type LatencyResult, measureBatchLatency } from "./batch-latency.ts";
+import { type LatencyResult, measureBatchLatency, measureFloorLatency } from "./batch-latency.ts";
+import { renderChart } from "./chart.ts";
+import { measurePushLedgerScale } from "./push-ledger-scale.ts";
+import { measureScopesPerUser } from "./scopes-per-user.ts";
+import { measureSustainedLoad } from "./sustained-load.ts";
 import { round } from "./measure.ts";
 import { pullFloor, pullThroughApi, seedTasks, vacuumAnalyze } from "./pull-throughput.ts";
 import { measurePullScopeCost, type ScopeCostResult } from "./pull-scope-cost.ts";
@@ -20,7 +24,7 @@ import { measureRlsOverhead } from "./rls-overhead.ts";
 import { measureHttpFloor } from "./http-floor.ts";
 import { batchBody, taskRows } from "./push-throughput.ts";
 import { denoDatabaseProbe, fixedRequestCosts, pullBreakdown, pullStatementProfile, pushBreakdown, pushStatementProfile, type Step } from "./time-breakdown.ts";
-import { formatBreakdown, formatCpu, formatScope, formatTable, type Goal, evaluateGoals } from "./report.ts";
+import { type BenchResults, evaluateGoals, formatBreakdown, formatCpu, formatLedger, formatScope, formatScopesPerUser, formatSustained, formatTable, latencyKey, withPrevious } from "./report.ts";
 import { type CpuPerRequest, cpuPerRequest, cpuSnapshot, logLineCount, type MemoryStatus, readMemory, serverTimes, type ServerTimes } from "./server-profile.ts";
 
 const log = (line: string) => console.log(line);
@@ -49,7 +53,7 @@ async function mainRun(config: BenchConfig) {
     await remember("start");
     // ---- push ---------------------------------------------------------------
     const push: Record<string, { api: ThroughputResult; floor: ThroughputResult; ratio: number; server: ServerTimes }> = {};
-    for (const batchSize of [1, 50, 500] as const) {
+    for (const batchSize of Object.keys(config.pushOps).map(Number)) {
       const total = config.pushOps[batchSize];
       log(`push: batch size ${batchSize}, ${total} ops through the API and through raw SQL…`);
       const apiUser = await stack.createUser(`push${batchSize}`);
@@ -128,23 +132,34 @@ async function mainRun(config: BenchConfig) {
     const rls = await measureRlsOverhead(stack, pullUser, config.pullPageSize, config.rlsRepeats);
     log(`  → ${round(rls.ratio, 2)}× (${round(rls.authenticatedSeconds, 2)} s vs ${round(rls.ownerSeconds, 2)} s for ${rls.pages} pages)`);
 
-    // ---- latency -------------------------------------------------------------
+    // ---- latency ----------------------------------------------------------------
     const latency: LatencyResult[] = [];
-    const latencyServer: Record<number, ServerTimes> = {};
-    for (const devices of config.latencyDevices) {
-      log(`latency: 50-op batches, ${devices} concurrent device(s), ${config.latencyBatchesPerLevel} batches…`);
+    const latencyServer: Record<string, ServerTimes> = {};
+    const levels = [...config.latencyDevices.map((devices) => ({ devices, sharedList: false })), { devices: 8, sharedList: true }];
+    for (const { devices, sharedList } of levels) {
+      const label = `${devices} device(s)${sharedList ? " of one shared list" : ""}`;
+      log(`latency: 50-op batches, ${label}, ${config.latencyBatchesPerLevel} batches…`);
       const fromLine = await logLineCount(logFile);
-      const result = await measureCpu(`50-op batch at ${devices} device(s)`, (r) => r.batches + devices, () => measureBatchLatency(stack, devices, config.latencyBatchesPerLevel, log));
-      latencyServer[devices] = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
+      const result = await measureCpu(`50-op batch at ${label}`, (r) => r.batches + devices, () => measureBatchLatency(stack, devices, config.latencyBatchesPerLevel, log, sharedList));
+      const server = latencyServer[latencyKey(result)] = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
       latency.push(result);
-      await remember(`latency, ${devices} device(s)`);
-      log(`  → p50 ${round(result.p50Ms)} ms, p99 ${round(result.p99Ms)} ms (server p50 ${round(latencyServer[devices].p50Ms)} ms, p99 ${round(latencyServer[devices].p99Ms)} ms)`);
+      await remember(`latency, ${label}`);
+      log(`  → p50 ${round(result.p50Ms)} ms, p99 ${round(result.p99Ms)} ms (server p50 ${round(server.p50Ms)} ms, p99 ${round(server.p99Ms)} ms)`);
     }
+    log("latency: the raw-SQL floor at 8 connections…");
+    const latencyFloor = await measureFloorLatency(stack, 8, config.latencyBatchesPerLevel);
+    log(`  → p50 ${round(latencyFloor.p50Ms)} ms, p99 ${round(latencyFloor.p99Ms)} ms`);
+
+    // ---- sustained ----------------------------------------------------------------
+    log(`sustained: ${config.sustained.devices} devices pushing and pulling for ${config.sustained.seconds} s…`);
+    const sustained = await measureSustainedLoad(stack, pid, config.sustained, log);
+    await remember("sustained load");
+    log(`  → ${round(sustained.opsPerSecond, 0)} ops/s, push p99 ${round(sustained.pushP99Ms)} ms, pull p99 ${round(sustained.pullP99Ms)} ms, RSS ${round(sustained.rss.startMb)} → ${round(sustained.rss.endMb)} MB`);
 
     const memory = await readMemory(pid);
     log(`memory: deno peak RSS ${round(memory.peakRssMb)} MB (now ${round(memory.currentRssMb)} MB)`);
     const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
-    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer }, rls, latency, latencyServer, memory, memoryTimeline, cpu };
+    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
     const breakdown = { per_request: fixedSteps, push_500: pushSteps, pull_page: pullSteps };
     return { results, breakdown, pgVersion };
   } finally {
@@ -152,14 +167,32 @@ async function mainRun(config: BenchConfig) {
   }
 }
 
-/** The scope-cost pull on its own fresh stack: the other users' rows never touch the measurements above. */
-async function scopeRun(config: BenchConfig): Promise<ScopeCostResult> {
+/**
+ * The database-size and scope axes on their own fresh stack (the other users'
+ * rows never touch the measurements above): the push with a grown ledger, the
+ * pull by scopes per user, then the pull with other users' rows.
+ */
+async function scaleRun(config: BenchConfig) {
   const stack = await startBenchStack(log);
   try {
-    return await measurePullScopeCost(stack, config.scope, log);
+    const ledger = await measurePushLedgerScale(stack, config.ledger, log);
+    log("  → " + formatLedger(ledger));
+    const scopesPerUser = await measureScopesPerUser(stack, config.scopesPerUser, log);
+    const scope = await measurePullScopeCost(stack, config.scope, log);
+    const memory = await readMemory(stack.server.process.pid!);
+    return { ledger, scopesPerUser, scope, memory };
   } finally {
     await stack.stop();
   }
+}
+
+/** The most recent results file before this run's (the same date's counts: it is about to be replaced). */
+async function previousResults(dir: string): Promise<{ file: string; results: BenchResults } | undefined> {
+  const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => /^\d{4}-\d{2}-\d{2}\.json$/.test(f)).sort();
+  const last = files.at(-1);
+  if (!last) return undefined;
+  const parsed = JSON.parse(await readFile(path.join(dir, last), "utf8")) as { started_at?: string; results: BenchResults };
+  return { file: `${last} (${parsed.started_at ?? "?"})`, results: parsed.results };
 }
 
 async function main(): Promise<void> {
@@ -169,22 +202,31 @@ async function main(): Promise<void> {
   const loadAtStart = os.loadavg();
   log(`bench: load average ${loadAtStart.map((l) => round(l, 2)).join(" ")} on ${os.cpus().length} cores`);
   const { results: mainResults, breakdown, pgVersion } = await mainRun(config);
-  const scope = await scopeRun(config);
+  const { ledger, scopesPerUser, scope, memory: scaleMemory } = await scaleRun(config);
   log(`  → pull with ${scope.otherRows} other rows / with none: first page ${round(scope.ratios.firstPageMs, 2)}×, full sync ${round(scope.ratios.fullSyncMs, 2)}×, incremental page ${round(scope.ratios.incrementalPageMs, 2)}×, up to date ${round(scope.ratios.upToDateMs, 2)}×`);
 
   // ---- report ----------------------------------------------------------------
-  const results = { ...mainResults, scope };
-  const goals: Goal[] = evaluateGoals(results);
+  // Peak RSS over the whole bench: both function servers (main run, then the scale run's).
+  const memory = { ...mainResults.memory, peakRssMb: Math.max(mainResults.memory.peakRssMb, scaleMemory.peakRssMb) };
+  const results: BenchResults = { ...mainResults, memory, scope, ledger, scopesPerUser };
+  const resultsDir = path.join(ROOT, "bench", "results");
+  const previous = await previousResults(resultsDir);
+  const goals = withPrevious(evaluateGoals(results), previous?.results);
   console.log("\n" + formatTable(results, goals));
+  if (previous) console.log(`(previous run: bench/results/${previous.file})`);
   console.log("\n" + formatScope(scope));
+  console.log("\n" + formatLedger(ledger));
+  console.log("\n" + formatScopesPerUser(scopesPerUser));
+  console.log("\n" + formatSustained(mainResults.sustained));
   console.log("\n" + formatBreakdown(breakdown));
   console.log("\n" + formatCpu(results.cpu));
-  console.log("\nfunction server memory after each phase: " + results.memoryTimeline.map((m) => `${m.after} ${round(m.currentRssMb)} MB (peak ${round(m.peakRssMb)})`).join(", "));
+  console.log("\nfunction server memory after each phase: " + results.memoryTimeline.map((m) => `${m.after} ${round(m.currentRssMb)} MB (peak ${round(m.peakRssMb)})`).join(", ") +
+    `; the scale run's server: peak ${round(scaleMemory.peakRssMb)} MB`);
 
   const denoVersion = execFileSync(DENO, ["--version"], { encoding: "utf8" }).split("\n")[0];
   const date = startedAt.toISOString().slice(0, 10);
-  const file = path.join(ROOT, "bench", "results", `${date}.json`);
-  await mkdir(path.dirname(file), { recursive: true });
+  const file = path.join(resultsDir, `${date}.json`);
+  await mkdir(resultsDir, { recursive: true });
   await writeFile(file, JSON.stringify({
     started_at: startedAt.toISOString(),
     finished_at: new Date().toISOString(),
@@ -194,8 +236,12 @@ async function main(): Promise<void> {
     results,
     breakdown,
     goals,
+    previous: previous?.file ?? null,
   }, null, 2) + "\n");
-  log(`\nwrote ${path.relative(ROOT, file)}`);
+  const chart = path.join(resultsDir, `${date}.svg`);
+  await writeFile(chart, await renderChart(results, `${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, ${os.cpus().length} cores shared by client, function and database, load ${loadAtStart.map((l) => round(l, 1)).join(" ")}`));
+  log(`\nwrote ${path.relative(ROOT, file)} and ${path.relative(ROOT, chart)}`);
+  log(`bench: ${round((Date.now() - startedAt.getTime()) / 60_000)} minutes`);
 }
 
 main().then(

@@ -13,6 +13,13 @@ import {
   type NotificationPreferencesPut,
   notificationPreferencesSchema,
 } from "../functions/_shared/schemas/notifications.ts";
+import {
+  type Feedback,
+  type FeedbackRequest,
+  feedbackSchema,
+  type UpdateCheckResponse,
+  updateCheckResponseSchema,
+} from "../functions/_shared/schemas/releases.ts";
 import { type SessionStartRequest, type SessionStartResponse, sessionStartResponseSchema } from "../functions/_shared/schemas/session.ts";
 import {
   type ChangesResponse,
@@ -145,6 +152,23 @@ export class TidesyncApi {
       before: params.before === undefined ? undefined : String(params.before),
     };
     return (await this.request({ method: "GET", path: "/v1/users/me/notifications/history", schema: notificationHistoryResponseSchema, query })).body;
+  }
+
+  // ---------------------------------------------------------------- test builds
+  /**
+   * GET /v1/releases/check: the newest build of `channel` for this platform
+   * above `buildNumber` that the signed-in user may install, with a download
+   * link that expires. `level: "required"` means the running build is below
+   * the channel's minimum: block the app until the user updates.
+   */
+  async checkForUpdate(params: { platform: "ios" | "android" | "web"; channel: string; buildNumber: number }): Promise<UpdateCheckResponse> {
+    const query = { platform: params.platform, channel: params.channel, build_number: String(params.buildNumber) };
+    return (await this.request({ method: "GET", path: "/v1/releases/check", schema: updateCheckResponseSchema, query })).body;
+  }
+
+  /** POST /v1/releases/{id}/feedback: a tester's feedback on a build (404 for a release they may not see). */
+  async sendReleaseFeedback(releaseId: string, feedback: FeedbackRequest): Promise<Feedback> {
+    return (await this.request({ method: "POST", path: `/v1/releases/${encodeURIComponent(releaseId)}/feedback`, schema: feedbackSchema, body: feedback })).body;
   }
 
   // --------------------------------------------------------------------- sync

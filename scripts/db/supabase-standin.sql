@@ -214,6 +214,71 @@ begin
 end
 $$;
 
+-- ------------------------------------------------------------------ storage
+-- Supabase Storage's schema as its own migrations (supabase/storage,
+-- migrations/tenant 0001-0005 and later column additions) leave it: the
+-- tables `storage.buckets` and `storage.objects` with the columns we rely on,
+-- owned by supabase_storage_admin, RLS enabled on both with no policy (so
+-- nothing but the service role, which bypasses RLS, reaches an object until a
+-- project adds policies), and ALL granted to the API roles (Storage relies on
+-- RLS, not on grants). The Storage server itself does not run here: the local
+-- artifact store (functions/api/releases/local-artifact-store.ts) serves
+-- signed links instead; docs/supabase-standin.md says where fidelity ends.
+do $$
+begin
+  if not exists (select 1 from pg_catalog.pg_roles where rolname = 'supabase_storage_admin') then
+    begin
+      create role supabase_storage_admin nologin noinherit createrole;
+    exception when duplicate_object or unique_violation then
+      null;
+    end;
+  end if;
+end
+$$;
+
+create schema if not exists storage authorization supabase_storage_admin;
+grant usage on schema storage to anon, authenticated, service_role;
+
+create table if not exists storage.buckets (
+  id text primary key,
+  name text not null,
+  owner uuid,
+  owner_id text,
+  created_at timestamptz default now(),
+  updated_at timestamptz default now(),
+  public boolean default false,
+  avif_autodetection boolean default false,
+  file_size_limit bigint,
+  allowed_mime_types text[]
+);
+create unique index if not exists bname on storage.buckets using btree (name);
+
+create table if not exists storage.objects (
+  id uuid primary key default extensions.gen_random_uuid(),
+  bucket_id text references storage.buckets (id),
+  name text,
+  owner uuid,
+  owner_id text,
+  created_at timestamptz default now(),
+  updated_at timestamptz default now(),
+  last_accessed_at timestamptz default now(),
+  metadata jsonb,
+  user_metadata jsonb,
+  version text,
+  path_tokens text[] generated always as (string_to_array(name, '/')) stored
+);
+create unique index if not exists bucketid_objname on storage.objects using btree (bucket_id, name);
+create index if not exists name_prefix_search on storage.objects using btree (name text_pattern_ops);
+
+alter table storage.buckets enable row level security;
+alter table storage.objects enable row level security;
+alter table storage.buckets owner to supabase_storage_admin;
+alter table storage.objects owner to supabase_storage_admin;
+grant all on storage.buckets, storage.objects to anon, authenticated, service_role;
+
+-- What hosted `postgres` may do in storage: manage buckets and objects (the
+-- dashboard, seeds and migrations do).
+
 -- ------------------------------------------------------------------ realtime
 -- Supabase Realtime's tenant schema as its migrations leave it (supabase/realtime
 -- lib/realtime/tenants/repo/migrations, up to 20260605120000): the role
@@ -305,6 +370,8 @@ do $$
 declare
   migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
 begin
+  execute format('grant usage on schema storage to %I', migration_role);
+  execute format('grant all on storage.buckets, storage.objects to %I', migration_role);
   execute format('grant usage on schema realtime to %I', migration_role);
   execute format('grant select, insert, update on realtime.messages to %I', migration_role);
   execute format('grant execute on all functions in schema realtime to %I', migration_role);

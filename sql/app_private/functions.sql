@@ -35,7 +35,9 @@ begin
   -- Sign in with Apple token revocation. tidesync itself uses no bucket and
   -- holds no provider token, so here it only checks that nothing in Storage
   -- still belongs to the user, which would make the delete fail half-way.
-  if to_regclass('storage.objects') is not null then
+  -- (Readable by the owner on Supabase; where it is not, the foreign key, if
+  -- any, still stops the delete, and the purge skips the account.)
+  if to_regclass('storage.objects') is not null and has_table_privilege('storage.objects', 'select') then
     if exists (select 1 from storage.objects o where o.owner = p_user_id) then
       raise exception 'the user still owns Storage objects: remove them in app_private.before_account_purge first'
         using errcode = 'object_in_use';
@@ -278,23 +280,6 @@ $function$;
 comment on function app_private.forbid_deletion_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of account_deletion_audit: the trail is append-only for every role, the owner included.';
 revoke execute on function app_private.forbid_deletion_audit_rewrite() from public;
 
--- function app_private.forget_pokes_of_deleted_users()
-CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO ''
-AS $function$
-begin
-  delete from realtime.messages m
-   using old_rows o
-   where m.topic in ('tidesync:user:' || o.id::text, 'tidesync:scope:' || o.id::text);
-  return null;
-end;
-$function$;
-comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user (their user topic, their personal list''s topic). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role.';
-revoke execute on function app_private.forget_pokes_of_deleted_users() from public;
-
 -- function app_private.hand_over_lists(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
  RETURNS integer
@@ -346,7 +331,7 @@ comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the 
 revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
 
 -- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
-CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid DEFAULT NULL::uuid)
+CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
  RETURNS TABLE(hits integer, reset_seconds integer)
  LANGUAGE sql
  SET search_path TO ''
@@ -494,6 +479,33 @@ $function$;
 comment on function app_private.maintain_profile_onboarding() is 'BEFORE INSERT/UPDATE trigger of public.profiles: stores completed_steps deduplicated in declared order, sets completed_at when all steps are done (keeping the first completion time) and clears it otherwise, and keeps id/created_at and updated_at server-owned.';
 revoke execute on function app_private.maintain_profile_onboarding() from public;
 
+-- function app_private.maintain_release()
+CREATE OR REPLACE FUNCTION app_private.maintain_release()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if tg_op = 'UPDATE' then
+    -- Only status and rollout change after publication (column grants say so
+    -- for the service role; this says so for everyone else).
+    if (new.platform, new.channel, new.kind, new.version, new.build_number, new.runtime_version, new.release_notes,
+        new.artifact_path, new.artifact_url, new.artifact_sha256, new.artifact_size, new.artifact_content_type, new.assets)
+       is distinct from
+       (old.platform, old.channel, old.kind, old.version, old.build_number, old.runtime_version, old.release_notes,
+        old.artifact_path, old.artifact_url, old.artifact_sha256, old.artifact_size, old.artifact_content_type, old.assets) then
+      raise exception 'a published release is immutable: publish a new build instead' using errcode = '22023';
+    end if;
+    new.id := old.id;
+    new.created_at := old.created_at;
+  end if;
+  new.updated_at := now();
+  return new;
+end
+$function$;
+comment on function app_private.maintain_release() is 'BEFORE INSERT/UPDATE trigger of app_private.releases: a published release keeps its build and artifact (only status and rollout change); stamps updated_at.';
+revoke execute on function app_private.maintain_release() from public;
+
 -- function app_private.may_receive_poke(p_topic text)
 CREATE OR REPLACE FUNCTION app_private.may_receive_poke(p_topic text)
  RETURNS boolean
@@ -511,6 +523,21 @@ $function$;
 comment on function app_private.may_receive_poke(p_topic text) is 'True when the caller may receive the pokes of a Realtime topic: their own tidesync:user:<id>, or tidesync:scope:<id> of a scope (list) the scope table''s policies let them read. Any other topic: false.';
 revoke execute on function app_private.may_receive_poke(p_topic text) from public;
 grant execute on function app_private.may_receive_poke(p_topic text) to authenticated;
+
+-- function app_private.my_account()
+CREATE OR REPLACE FUNCTION app_private.my_account()
+ RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select u.id, u.email::text, u.phone::text, u.created_at, u.email_confirmed_at, u.last_sign_in_at, u.is_anonymous
+    from auth.users u
+   where u.id = (select auth.uid())
+$function$;
+comment on function app_private.my_account() is 'The caller''s account basics from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_account() from public;
+grant execute on function app_private.my_account() to authenticated;
 
 -- function app_private.my_list_ids(p_min_role text)
 CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
@@ -531,6 +558,22 @@ $function$;
 comment on function app_private.my_list_ids(p_min_role text) is 'The lists the caller is a member of with at least p_min_role (viewer < editor < owner). SECURITY DEFINER so that policies on list_members can use it without recursing into their own RLS; it only ever answers about the caller.';
 revoke execute on function app_private.my_list_ids(p_min_role text) from public;
 grant execute on function app_private.my_list_ids(p_min_role text) to authenticated;
+
+-- function app_private.my_sessions()
+CREATE OR REPLACE FUNCTION app_private.my_sessions()
+ RETURNS TABLE(id uuid, created_at timestamp with time zone, updated_at timestamp with time zone, aal text, not_after timestamp with time zone, user_agent text, ip text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select s.id, s.created_at, s.updated_at, s.aal::text, s.not_after, s.user_agent, host(s.ip)
+    from auth.sessions s
+   where s.user_id = (select auth.uid())
+   order by s.created_at, s.id
+$function$;
+comment on function app_private.my_sessions() is 'Metadata of the caller''s live Supabase sessions (no tokens) for the data export. Security definer: authenticated cannot read auth.sessions. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_sessions() from public;
+grant execute on function app_private.my_sessions() to authenticated;
 
 -- function app_private.notification_categories_are_valid(p_categories jsonb)
 CREATE OR REPLACE FUNCTION app_private.notification_categories_are_valid(p_categories jsonb)
@@ -743,6 +786,24 @@ comment on function app_private.purge_sync_retention(p_now timestamp with time z
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) to service_role;
 
+-- function app_private.receivable_release_channels()
+CREATE OR REPLACE FUNCTION app_private.receivable_release_channels()
+ RETURNS text[]
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select coalesce(array_agg(distinct gc.channel order by gc.channel), array[]::text[])
+  from app_private.tester_group_channels gc
+  join app_private.tester_groups g on g.id = gc.group_id
+  where g.everyone
+     or exists (select 1 from app_private.tester_group_members m where m.group_id = g.id and m.user_id = (select auth.uid()))
+$function$;
+comment on function app_private.receivable_release_channels() is 'The release channels the caller may receive: those of their tester groups and of every `everyone` group. The one rule the release read policies apply.';
+revoke execute on function app_private.receivable_release_channels() from public;
+grant execute on function app_private.receivable_release_channels() to anon;
+grant execute on function app_private.receivable_release_channels() to authenticated;
+
 -- function app_private.record_notification_preference_change()
 CREATE OR REPLACE FUNCTION app_private.record_notification_preference_change()
  RETURNS trigger
@@ -954,39 +1015,47 @@ begin
      limit p_batch
        for update skip locked
   loop
-    v_scopes := array(select m.list_id from public.list_members m where m.user_id = v_due.user_id);
-    v_handed := app_private.hand_over_lists(v_due.user_id);
-    perform app_private.before_account_purge(v_due.user_id);
+    -- One account per subtransaction: an account that cannot be deleted yet
+    -- (the hook refuses, e.g. Storage objects left) is skipped and retried on
+    -- the next run; it never holds up the others.
+    begin
+      v_scopes := array(select m.list_id from public.list_members m where m.user_id = v_due.user_id);
+      v_handed := app_private.hand_over_lists(v_due.user_id);
+      perform app_private.before_account_purge(v_due.user_id);
 
-    -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
-    -- (GoTrue deletes them itself); those of no session would outlive the user.
-    delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
-    -- The cascades: sessions, refresh tokens, profile, devices, preferences and
-    -- their audit, memberships (a list left without members is deleted),
-    -- invites, sync usage/ops/access, rate-limit counters, this request.
-    -- created_by of lists, tasks and sync state the user wrote becomes null.
-    delete from auth.users u where u.id = v_due.user_id;
+      -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
+      -- (GoTrue deletes them itself); those of no session would outlive the user.
+      delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
+      -- The cascades: sessions, refresh tokens, profile, devices, preferences and
+      -- their audit, memberships (a list left without members is deleted),
+      -- invites, sync usage/ops/access, rate-limit counters, this request.
+      -- created_by of lists, tasks and sync state the user wrote becomes null.
+      delete from auth.users u where u.id = v_due.user_id;
 
-    -- Sync bookkeeping of the lists that went with the user (no member left
-    -- and no former member still to be told): nobody can read it any more.
-    delete from app_private.sync_changes c
-     where c.scope_id = any (v_scopes)
-       and not exists (select 1 from public.lists l where l.id = c.scope_id)
-       and not exists (select 1 from app_private.sync_access a where a.scope_id = c.scope_id);
-    delete from app_private.sync_records s
-     where s.scope_id = any (v_scopes) and s.deleted
-       and not exists (select 1 from public.lists l where l.id = s.scope_id)
-       and not exists (select 1 from app_private.sync_access a where a.scope_id = s.scope_id);
+      -- Sync bookkeeping of the lists that went with the user (no member left
+      -- and no former member still to be told): nobody can read it any more.
+      delete from app_private.sync_changes c
+       where c.scope_id = any (v_scopes)
+         and not exists (select 1 from public.lists l where l.id = c.scope_id)
+         and not exists (select 1 from app_private.sync_access a where a.scope_id = c.scope_id);
+      delete from app_private.sync_records s
+       where s.scope_id = any (v_scopes) and s.deleted
+         and not exists (select 1 from public.lists l where l.id = s.scope_id)
+         and not exists (select 1 from app_private.sync_access a where a.scope_id = s.scope_id);
 
-    insert into app_private.account_deletion_audit (request_id, event, lists_handed_over)
-    values (v_due.request_id, 'purged', v_handed);
-    users_deleted := users_deleted + 1;
-    lists_handed_over := lists_handed_over + v_handed;
+      insert into app_private.account_deletion_audit (request_id, event, lists_handed_over)
+      values (v_due.request_id, 'purged', v_handed);
+      users_deleted := users_deleted + 1;
+      lists_handed_over := lists_handed_over + v_handed;
+    exception when others then
+      -- The request id only: the log names no user.
+      raise warning 'run_account_deletions: request % not carried out this run (%: %)', v_due.request_id, sqlstate, sqlerrm;
+    end;
   end loop;
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, then the auth.users row and its cascades), records each in account_deletion_audit. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (e.g. the hook refuses) is rolled back alone, logged by request id and retried next run. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 

@@ -259,6 +259,171 @@ export type Database = {
         };
         Relationships: [];
       };
+      "release_feedback": {
+        Row: {
+          "body": string;
+          "build_number": number;
+          "created_at": string;
+          "device_id": string | null;
+          "id": string;
+          "platform": string;
+          "release_id": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "body": string;
+          "build_number": number;
+          "created_at"?: string;
+          "device_id"?: string | null;
+          "id"?: string;
+          "platform": string;
+          "release_id": string;
+          "user_id": string;
+        };
+        Update: {
+          "body"?: string;
+          "build_number"?: number;
+          "created_at"?: string;
+          "device_id"?: string | null;
+          "id"?: string;
+          "platform"?: string;
+          "release_id"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "release_feedback_device_id_fkey";
+            columns: ["device_id"];
+            isOneToOne: false;
+            referencedRelation: "devices";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "release_feedback_release_id_fkey";
+            columns: ["release_id"];
+            isOneToOne: false;
+            referencedRelation: "releases";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "release_update_policies": {
+        Row: {
+          "below_minimum_level": string;
+          "channel": string;
+          "minimum_build_number": number;
+          "platform": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "below_minimum_level"?: string;
+          "channel": string;
+          "minimum_build_number"?: number;
+          "platform": string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "below_minimum_level"?: string;
+          "channel"?: string;
+          "minimum_build_number"?: number;
+          "platform"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [];
+      };
+      "release_webhook_deliveries": {
+        Row: {
+          "received_at": string;
+          "release_id": string;
+          "webhook_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "received_at"?: string;
+          "release_id": string;
+          "webhook_id": string;
+        };
+        Update: {
+          "received_at"?: string;
+          "release_id"?: string;
+          "webhook_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "release_webhook_deliveries_release_id_fkey";
+            columns: ["release_id"];
+            isOneToOne: false;
+            referencedRelation: "releases";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "releases": {
+        Row: {
+          "artifact_content_type": string;
+          "artifact_path": string | null;
+          "artifact_sha256": string;
+          "artifact_size": number;
+          "artifact_url": string | null;
+          "assets": NonNullable<Json>;
+          "build_number": number;
+          "channel": string;
+          "created_at": string;
+          "id": string;
+          "kind": string;
+          "platform": string;
+          "release_notes": string;
+          "rollout_percentage": number;
+          "runtime_version": string | null;
+          "status": string;
+          "updated_at": string;
+          "version": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "artifact_content_type"?: string;
+          "artifact_path"?: string | null;
+          "artifact_sha256": string;
+          "artifact_size": number;
+          "artifact_url"?: string | null;
+          "assets"?: NonNullable<Json>;
+          "build_number": number;
+          "channel": string;
+          "created_at"?: string;
+          "id"?: string;
+          "kind": string;
+          "platform": string;
+          "release_notes"?: string;
+          "rollout_percentage"?: number;
+          "runtime_version"?: string | null;
+          "status"?: string;
+          "updated_at"?: string;
+          "version": string;
+        };
+        Update: {
+          "artifact_content_type"?: string;
+          "artifact_path"?: string | null;
+          "artifact_sha256"?: string;
+          "artifact_size"?: number;
+          "artifact_url"?: string | null;
+          "assets"?: NonNullable<Json>;
+          "build_number"?: number;
+          "channel"?: string;
+          "created_at"?: string;
+          "id"?: string;
+          "kind"?: string;
+          "platform"?: string;
+          "release_notes"?: string;
+          "rollout_percentage"?: number;
+          "runtime_version"?: string | null;
+          "status"?: string;
+          "updated_at"?: string;
+          "version"?: string;
+        };
+        Relationships: [];
+      };
       "sync_access": {
         Row: {
           "changed_at": string;
@@ -485,6 +650,79 @@ export type Database = {
         };
         Relationships: [];
       };
+      "tester_group_channels": {
+        Row: {
+          "channel": string;
+          "group_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "channel": string;
+          "group_id": string;
+        };
+        Update: {
+          "channel"?: string;
+          "group_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "tester_group_channels_group_id_fkey";
+            columns: ["group_id"];
+            isOneToOne: false;
+            referencedRelation: "tester_groups";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "tester_group_members": {
+        Row: {
+          "added_at": string;
+          "group_id": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "added_at"?: string;
+          "group_id": string;
+          "user_id": string;
+        };
+        Update: {
+          "added_at"?: string;
+          "group_id"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "tester_group_members_group_id_fkey";
+            columns: ["group_id"];
+            isOneToOne: false;
+            referencedRelation: "tester_groups";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "tester_groups": {
+        Row: {
+          "created_at": string;
+          "everyone": boolean;
+          "id": string;
+          "name": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "everyone"?: boolean;
+          "id"?: string;
+          "name": string;
+        };
+        Update: {
+          "created_at"?: string;
+          "everyone"?: boolean;
+          "id"?: string;
+          "name"?: string;
+        };
+        Relationships: [];
+      };
     };
     Views: {
       [_ in never]: never;
@@ -529,7 +767,31 @@ export type Database = {
         }[];
       };
       "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
+      "my_account": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "created_at": string;
+          "email": string;
+          "email_confirmed_at": string;
+          "id": string;
+          "is_anonymous": boolean;
+          "last_sign_in_at": string;
+          "phone": string;
+        }[];
+      };
       "my_list_ids": { Args: { "p_min_role"?: string }; Returns: (string)[] };
+      "my_sessions": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "aal": string;
+          "created_at": string;
+          "id": string;
+          "ip": string;
+          "not_after": string;
+          "updated_at": string;
+          "user_agent": string;
+        }[];
+      };
       "notification_categories_are_valid": {
         Args: { "p_categories": Json };
         Returns: boolean;
@@ -575,6 +837,10 @@ export type Database = {
           "rate_limit_counters_purged": number;
           "tombstones_purged": number;
         }[];
+      };
+      "receivable_release_channels": {
+        Args: Record<PropertyKey, never>;
+        Returns: (string)[];
       };
       "redeem_list_invite": { Args: { "p_code": string }; Returns: string };
       "request_account_deletion": {

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import type { JWK } from "jose";
 import type postgres from "postgres";
+import { Webhook } from "standardwebhooks";
 import { signEs256, signHs256, supabaseClaims } from "../support/tokens.ts";
 import { listOperations, type OpenApiDocument, type Operation } from "./openapi-operations.ts";
 import { schemaArbitrary, type SchemaHints } from "./schema-arbitrary.ts";
@@ -29,6 +30,8 @@ export interface FuzzSetup {
   adminSql: postgres.Sql;
   createUser(): Promise<FuzzUser>;
   seed: number;
+  /** The server's TIDESYNC_RELEASES_WEBHOOK_SECRET: signed operations (CI's) are signed with it. */
+  webhookSecret?: string;
 }
 
 export interface AuthVariant {
@@ -60,6 +63,22 @@ export interface FuzzContext {
   cursors: { own: string[]; other: string[] };
   /** Lists, records and devices of the caller and of another user, for pushes on the sync surfaces. */
   sync: SyncSurface;
+  /** Standard Webhooks headers signing `body` as CI would (empty without a secret: those requests are 401). */
+  signWebhook(body: Buffer | undefined): Record<string, string>;
+}
+
+/** Signs with the reference implementation, as the CI step in docs/test-builds.md does. */
+export function webhookSigner(secret: string | undefined): (body: Buffer | undefined) => Record<string, string> {
+  return (body): Record<string, string> => {
+    if (!secret) return {};
+    const id = `msg_${randomUUID()}`;
+    const now = new Date();
+    return {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": new Webhook(secret).sign(id, now, body ?? Buffer.alloc(0)),
+    };
+  };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -155,7 +174,11 @@ async function warmUp(setup: FuzzSetup, ctx: Pick<FuzzContext, "doc" | "operatio
           origin: ctx.origin,
           method: op.method,
           path: op.template + query,
-          headers: { authorization: `Bearer ${session.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+          headers: {
+            authorization: `Bearer ${session.token}`,
+            ...(body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(op.signed ? webhookSigner(setup.webhookSecret)(body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined) : {}),
+          },
           body: body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined,
           timeoutMs: 10_000,
         });
@@ -222,5 +245,6 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
     ids: { own: [...own.ids], other: [...theirs.ids, other.userId, other.sessionId] },
     cursors: { own: [...own.cursors], other: [...theirs.cursors] },
     sync,
+    signWebhook: webhookSigner(setup.webhookSecret),
   };
 }

@@ -102,7 +102,12 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
     origin: ctx.origin,
     method: fuzzCase.method,
     path: fuzzCase.path,
-    headers: { ...fuzzCase.headers, authorization },
+    headers: {
+      ...fuzzCase.headers,
+      authorization,
+      // CI's operations: the good credential is a signature over exactly the bytes sent.
+      ...(fuzzCase.op.signed && fuzzCase.auth.kind === "own" ? ctx.signWebhook(fuzzCase.body) : {}),
+    },
     body: fuzzCase.body,
     chunked: fuzzCase.chunked,
     timeoutMs: options.timeoutMs,

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { type Limits, loadLimits } from "../../_shared/limits.ts";
 import type { Deprecation } from "../../_shared/schemas/deprecation.ts";
+import { loadReleaseConfig, type ReleaseConfig } from "../releases/release-config.ts";
 import { loadDeprecations } from "./deprecations.ts";
 import { DEFAULT_RATE_LIMITS, mergeRateLimits, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
 
@@ -32,6 +33,8 @@ export interface Config {
   cursorSecret: string;
   /** Deprecated routes (lib/deprecations.ts; TIDESYNC_DEPRECATIONS adds rows for tests). */
   deprecations: Deprecation[];
+  /** Test-build distribution: webhook secret, artifact storage, download links, Expo code signing. */
+  releases: ReleaseConfig;
 }
 
 /** Shortest accepted TIDESYNC_CURSOR_SECRET: 32 characters, e.g. `openssl rand -base64 32`. */
@@ -109,5 +112,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimits,
     cursorSecret,
     deprecations: loadDeprecations(env.TIDESYNC_DEPRECATIONS),
+    releases: loadReleaseConfig(env),
   };
 }

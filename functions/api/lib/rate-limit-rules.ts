@@ -22,6 +22,7 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
   "notifications": { limit: 120, window_seconds: 60, per: "user" },
   "sync.pull": { limit: 600, window_seconds: 60, per: "session" },
   "sync.batch": { limit: 300, window_seconds: 60, per: "session" },
+  "releases": { limit: 120, window_seconds: 60, per: "user" },
   "account.deletion": { limit: 30, window_seconds: 60, per: "user" },
   // An export reads everything the user has: a few per hour is what a person needs.
   "account.export": { limit: 3, window_seconds: 3600, per: "user" },

@@ -45,7 +45,19 @@ const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLitera
  * but `data`, which Postgres builds): no JSON value per entry is built, parsed
  * or re-serialised.
  */
-function changesJson(order: string, includeRemovals: boolean): string {
+function changesJson(order: string, mode: "full" | "incremental"): string {
+  // A full sync lists present entries only, whose seq and changed_at ARE the
+  // row's version and updated_at (the sync triggers write both in the same
+  // statement, from the same seq and now()): no lookup of sync_records. An
+  // incremental page also reports removals, with the tombstone's version.
+  const state = mode === "full"
+    ? `select l.seq as version, l.changed_at as updated_at, r.data, r.data is not null as live
+            from (select ${ROW_DATA} as data offset 0) r`
+    : `select s.version, s.updated_at, r.data, (s.deleted is false and r.data is not null) as live
+            from (select 1) one
+            left join app_private.sync_records s on s.collection = l.collection and s.id = l.id
+            -- offset 0: \`data\` is built once per entry, not once per use
+            cross join lateral (select case when s.deleted is false then ${ROW_DATA} end as data offset 0) r`;
   return `(
     select '[' || coalesce(string_agg(e.entry, ',' order by ${order}), '') || ']'
       from (
@@ -60,13 +72,9 @@ function changesJson(order: string, includeRemovals: boolean): string {
         end as entry
         from latest l
         cross join lateral (
-          select s.version, s.updated_at, r.data, (s.deleted is false and r.data is not null) as live
-            from (select 1) one
-            left join app_private.sync_records s on s.collection = l.collection and s.id = l.id
-            -- offset 0: \`data\` is built once per entry, not once per use
-            cross join lateral (select case when s.deleted is false then ${ROW_DATA} end as data offset 0) r
+          ${state}
         ) e
-        ${includeRemovals ? "" : "where e.live"}
+        ${mode === "full" ? "where e.live" : ""}
       ) e
   )`;
 }
@@ -86,10 +94,10 @@ const FULL_SQL = `
   ), scopes as materialized (
     select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id) where v.scope_id >= $2::uuid
   ), candidates as (
-    select s.scope_id, c.collection, c.id
+    select s.scope_id, c.collection, c.id, c.seq, c.changed_at
       from scopes s
      cross join lateral (
-       select c.collection, c.id
+       select c.collection, c.id, c.seq, c.changed_at
          from app_private.sync_changes c
         where c.scope_id = s.scope_id and c.present
           -- (collection, id) after the key in the key's scope, every row in a later scope: with the scope's
@@ -106,11 +114,11 @@ const FULL_SQL = `
   ), page as (
     select * from candidates order by scope_id, collection, id limit $5::integer
   ), latest as (
-    select p.scope_id, p.collection, p.id, 0::bigint as seq, now() as changed_at, false as revoked from page p
+    select p.scope_id, p.collection, p.id, p.seq, p.changed_at, false as revoked from page p
   )
   select ${COMMON_COLUMNS},
     (select jsonb_build_array(p.scope_id, p.collection, p.id) from page p order by p.scope_id desc, p.collection desc, p.id desc limit 1) as last_key,
-    ${changesJson("e.scope_id, e.collection, e.id", false)} as changes`;
+    ${changesJson("e.scope_id, e.collection, e.id", "full")} as changes`;
 
 // $1..$4 after (txid, seq, collection, id), $5 limit, $6 collections filter or null
 const INCREMENTAL_SQL = `
@@ -183,7 +191,7 @@ const INCREMENTAL_SQL = `
   select ${COMMON_COLUMNS},
     (select jsonb_build_array(p.txid::text, p.seq, p.collection, p.id) from page p
       order by p.txid desc, p.seq desc, p.collection desc, p.id desc limit 1) as last_key,
-    ${changesJson("e.txid, e.seq, e.collection, e.id", true)} as changes`;
+    ${changesJson("e.txid, e.seq, e.collection, e.id", "incremental")} as changes`;
 
 export interface Page extends PageOutcome {
   /** The `changes` array as JSON text, built by Postgres. */

@@ -92,6 +92,15 @@ select tests.clear_authentication();
 insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, push_token, push_provider, session_id, last_seen_at)
 values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000031', 'ios', '1.0.0', 1, 'apns-alice', 'apns',
         tests.get_session_id('gone_alice'), now());
+-- A beta tester with feedback on a build (test-build distribution).
+insert into app_private.tester_groups (id, name) values ('a5000000-0000-4000-8000-000000000051', 'Testers of the deletion test');
+insert into app_private.tester_group_channels (group_id, channel) values ('a5000000-0000-4000-8000-000000000051', 'beta-500');
+insert into app_private.tester_group_members (group_id, user_id) values ('a5000000-0000-4000-8000-000000000051', tests.get_supabase_uid('gone_alice'));
+insert into app_private.releases (id, platform, channel, kind, version, build_number, artifact_path, artifact_sha256, artifact_size)
+values ('a5000000-0000-4000-8000-000000000052', 'ios', 'beta-500', 'binary', '1.0.0', 1, 'ios/beta-500/1.ipa', repeat('a', 64), 1);
+insert into app_private.release_feedback (release_id, user_id, device_id, platform, build_number, body)
+select 'a5000000-0000-4000-8000-000000000052', tests.get_supabase_uid('gone_alice'), d.id, 'ios', 1, 'Alice''s feedback'
+  from app_private.devices d where d.user_id = tests.get_supabase_uid('gone_alice');
 insert into app_private.notification_preferences (user_id, categories, quiet_hours_enabled, quiet_hours_start, quiet_hours_end, quiet_hours_timezone)
 select tests.get_supabase_uid('gone_alice'),
        '{"security": {"push": true, "email": false, "in_app": false}, "sync_conflicts": {"push": true, "email": false, "in_app": true},
