@@ -109,7 +109,11 @@ export class SqliteStorage implements SyncStorage {
   async getRecords(refs: readonly RecordRef[]): Promise<SyncRecord[]> {
     await this.init();
     const byCollection = new Map<string, string[]>();
-    for (const { collection, id } of refs) byCollection.set(collection, [...(byCollection.get(collection) ?? []), id]);
+    for (const { collection, id } of refs) {
+      const ids = byCollection.get(collection);
+      if (ids) ids.push(id);
+      else byCollection.set(collection, [id]);
+    }
     const found: SyncRecord[] = [];
     for (const [collection, ids] of byCollection) {
       for (const part of chunks([...new Set(ids)])) {
