@@ -342,6 +342,14 @@ describe("POST /v1/releases/{id}/feedback", () => {
     expectEnvelope(hidden, 404, "NOT_FOUND");
     expect(withoutRequestId(hidden.body)).toEqual(withoutRequestId(unknown.body));
     expect((await adminSql`select count(*)::int as n from app_private.release_feedback where release_id = ${id}`)[0].n).toBe(1);
+
+    // Whoever manages releases reads it, signed like CI; a tester's token is no way to.
+    const read = await signedCall(`/v1/releases/${id}/feedback`, undefined, { method: "GET" });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.feedback).toEqual([expect.objectContaining({ user_id: tester.userId, body: "The login button does nothing", build_number: 200 })]);
+    expectEnvelope(await call(`/v1/releases/${id}/feedback`, { token: tester.token }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await signedCall(`/v1/releases/${randomUUID()}/feedback`, undefined, { method: "GET" }), 404, "NOT_FOUND");
+    expectEnvelope(await signedCall(`/v1/releases/${id}/feedback`, undefined, { method: "GET", headers: { "webhook-signature": "v1,AAAA" } }), 401, "UNAUTHENTICATED");
   });
 
   it("a tester's account deleted by Supabase Auth takes their feedback and memberships with it; the release stays", async () => {
