@@ -6,7 +6,7 @@
 -- The suite's database holds the sample data too (an `everyone` production
 -- channel), so assertions about visibility look at this file's channels only.
 begin;
-select plan(66);
+select plan(67);
 
 do $$ begin
   perform tests.create_supabase_user('release_tester');
@@ -140,6 +140,7 @@ select results_eq(
   'receivable_release_channels(): only the everyone channel'
 );
 select throws_ok($$ select * from app_private.tester_groups $$, '42501', null, 'a non-tester cannot list tester groups');
+select throws_ok($$ select * from app_private.tester_group_channels $$, '42501', null, 'a non-tester cannot list channel grants');
 select throws_ok($$ select * from app_private.release_webhook_deliveries $$, '42501', null, 'a non-tester cannot read webhook deliveries');
 select tests.clear_authentication();
 
