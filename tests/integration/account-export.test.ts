@@ -4,6 +4,7 @@
 // served as an attachment; the route is rate-limited tightly.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
 import { accountExportSchema } from "../../functions/_shared/schemas/account-export.ts";
 import { notificationPreferencesSchema } from "../../functions/_shared/schemas/notifications.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
@@ -96,12 +97,15 @@ describe("GET /v1/users/me/export", () => {
     expect(JSON.stringify(bobs)).not.toContain(alice.email);
   });
 
-  it("a pending deletion is in the export", async () => {
+  it("a pending deletion is in the export (through the shipped client)", async () => {
     const user = await createTestUser();
-    expect((await call("/v1/users/me/deletion", { method: "POST", token: user.token, body: { confirm: "delete my account" } })).status).toBe(202);
-    const doc = accountExportSchema.parse((await exportOf(user.token)).body);
-    expect(doc.account_deletion.status).toBe("scheduled");
-    expect((await call("/v1/users/me/deletion", { method: "DELETE", token: user.token })).status).toBe(204);
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+    const scheduled = await api.requestAccountDeletion();
+    const doc = await api.exportAccount();
+    expect(doc.account_deletion).toEqual({ status: "scheduled", requested_at: scheduled.requested_at, scheduled_for: scheduled.scheduled_for });
+    expect(doc.account.id).toBe(user.userId);
+    await api.cancelAccountDeletion();
+    expect((await api.getAccountDeletion()).status).toBe("none");
   });
 
   it("401 without a token or with a signed-out session, 405 for another method", async () => {
