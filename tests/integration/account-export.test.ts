@@ -91,10 +91,15 @@ describe("GET /v1/users/me/export", () => {
     for (const secret of [bob.userId, bob.email, "Bob Secret", ...bobTasks, "bob-task-in-alices-list", "bob-task-in-his-list", bob.sessionId]) {
       expect(response.text).not.toContain(secret);
     }
-    // …and Bob's export holds his tasks, not Alice's.
-    const bobs = accountExportSchema.parse((await exportOf(bob.token)).body);
+    // …and Bob's export holds his tasks, not Alice's; made an owner of her
+    // list, he still does not get its row (it names her as its creator).
+    await asUser(alice, (tx) => tx`update public.list_members set role = 'owner' where list_id = ${aliceList} and user_id = ${bob.userId}`);
+    const bobsResponse = await exportOf(bob.token);
+    const bobs = accountExportSchema.parse(bobsResponse.body);
     expect(bobs.synced.tasks.map((t) => t.id).sort()).toEqual([...bobTasks].sort());
-    expect(JSON.stringify(bobs)).not.toContain(alice.email);
+    expect(bobs.synced.lists.map((l) => l.id).sort()).toEqual([bob.userId, bobList].sort());
+    expect(bobs.list_memberships.find((m) => m.list_id === aliceList)).toMatchObject({ role: "owner", title: "Alice shares" });
+    for (const secret of [alice.userId, alice.email, "Alice Export", ...aliceTasks]) expect(bobsResponse.text).not.toContain(secret);
   });
 
   it("a pending deletion is in the export (through the shipped client)", async () => {
