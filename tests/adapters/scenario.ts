@@ -35,6 +35,8 @@ export interface AdapterDevice {
   /** Sets the fields (creates the record when it does not exist here). */
   write(collection: string, id: string, data: RecordData): Promise<void>;
   remove(collection: string, id: string): Promise<void>;
+  /** The app restarts: the adapter's objects are made anew over the same local database. */
+  restart(): Promise<void>;
   /** The live records, by "collection/id". */
   records(): Promise<Map<string, DeviceRecord>>;
   close(): Promise<void>;
@@ -140,12 +142,13 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     expect((await serverRecord(alice, "tasks", t[0]))?.data).toMatchObject({ title: "bob title", notes: "alice-2 notes on task 1" });
     expect((await serverRecord(alice, "tasks", t[1]))?.data).toMatchObject({ notes: "alice-2 notes", done: true });
 
-    // A lost answer: the server applied Alice's edit, her device never heard. Bob edits the same
-    // field later; Alice's retry (the same op_id) must not bring her older value back.
+    // A lost answer: the server applied Alice's edit, her device never heard (and the app restarts).
+    // Bob edits the same field later; Alice's retry (the same op_id) must not bring her older value back.
     a1.link.loseBatchAnswers = 100;
     await a1.device.write("tasks", t[2], { title: "alice-1 title" });
     await expect(a1.device.sync()).rejects.toThrow();
     a1.link.loseBatchAnswers = 0;
+    await a1.device.restart();
     await syncSeeingAll(b1);
     expect((await b1.device.records()).get(`tasks/${t[2]}`)?.data.title).toBe("alice-1 title");
     await b1.device.write("tasks", t[2], { title: "bob later title" });
@@ -153,6 +156,10 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     await syncSeeingAll(a1);
     expect((await serverRecord(alice, "tasks", t[2]))?.data.title).toBe("bob later title");
     expect(network.duplicatesSuppressed).toBeGreaterThan(0);
+    // Alice's ops on it: the create and, across the failed sync and the restart, the edit as ONE op (its op_id resent, never a new one).
+    const aliceOps = await adminSql<{ status: string }[]>`
+      select status from app_private.sync_ops where user_id = ${alice.userId} and record_id = ${t[2]} order by created_at`;
+    expect(aliceOps.map((r) => r.status)).toEqual(["applied", "applied"]);
 
     // Delete vs update, both ways, and a plain delete.
     a2.link.offline = true;
