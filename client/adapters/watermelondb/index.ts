@@ -155,12 +155,11 @@ export class WatermelonTidesync {
       cursor = pulled.page.cursor;
       if (!pulled.page.has_more) break;
     }
-    // Push answers that overrule local records, unless the pull brought something newer.
+    // Push answers that overrule local records, unless the pull brought something newer (a removal always is).
     for (const correction of corrections) {
       const key = `${correction.collection}/${correction.id}`;
       const pulled = latest.get(key);
-      if (pulled && correction.record && pulled.version > correction.record.version) continue;
-      if (pulled && !correction.record) continue;
+      if (pulled && (pulled.deleted || !correction.record || pulled.version > correction.record.version)) continue;
       latest.set(key, correction.record ?? { collection: correction.collection, id: correction.id, version: 0, deleted: true, data: null, updated_at: new Date(0).toISOString() });
     }
     const changes: Record<string, SyncTableChangeSet> = {};
