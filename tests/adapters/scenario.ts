@@ -2,11 +2,14 @@
 // adapter bringing a driver (AdapterDevice). Three devices of two users, the
 // real function and Postgres, a network that goes offline and loses answers
 // on cue. The script covers what made hand-written adapters diverge:
-//   offline spells, a same-field edit (conflict) and a cross-field one (merge),
-//   a lost answer whose retry must not overwrite a later edit of another device,
-//   a delete vs an update both ways, a plain delete, a viewer's edit (FORBIDDEN,
-//   reverted), a member removed from a shared list while offline with queued
-//   writes (NOT_FOUND, the list leaves the device).
+//   offline spells, a same-field edit (conflict, rebased) and a cross-field one
+//   (merge), a lost answer and an app restart whose retry must resend the same
+//   op_id (and not overwrite a later edit of another device), a delete vs an
+//   update both ways, a plain delete, a cursor past the retention window (410:
+//   a full sync that drops what it does not list), a viewer's edit (FORBIDDEN,
+//   reverted, refused once), a member removed from a shared list while offline
+//   with queued writes (NOT_FOUND, the list leaves the device), and no pull
+//   without a cursor after the first sync but the 410's.
 // At the end every device must hold exactly what its user may see on the
 // server (read through RLS), field for field and version for version.
 import { randomUUID } from "node:crypto";
