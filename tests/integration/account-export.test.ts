@@ -135,7 +135,7 @@ describe("GET /v1/users/me/export under its default budget", () => {
 
   it("the fourth export within the hour is 429 with Retry-After; another user still has their budget", async () => {
     const meta = await call("/v1/meta", { baseUrl: server.apiUrl });
-    expect(meta.body.rate_limits["account.export"]).toEqual({ limit: 3, window_seconds: 3600 });
+    expect(meta.body.rate_limits["account.export"]).toEqual({ limit: 3, window_seconds: 3600, per: "user" });
     const user = await createTestUser();
     for (let i = 0; i < 3; i++) expect((await exportOf(user.token, server.apiUrl)).status).toBe(200);
     const limited = await exportOf(user.token, server.apiUrl);

@@ -56,6 +56,22 @@ describe("POST /v1/releases (CI, Standard Webhooks)", () => {
     expect(await releaseCount(channel)).toBe(1);
   });
 
+  it("a release deleted in the dashboard takes its delivery records along: CI's retry of that delivery publishes the build again", async () => {
+    const channel = freshChannel();
+    const release = await binaryRelease(channel, 11);
+    const webhookId = `msg_${randomUUID()}`;
+    const first = await signedCall("/v1/releases", release, { webhookId });
+    expect(first.status, first.text).toBe(201);
+    // What the dashboard (or an admin script) does to withdraw a mistaken build for good.
+    await adminSql`delete from app_private.releases where id = ${releaseSchema.parse(first.body).id}`;
+    expect((await adminSql`select count(*)::int as n from app_private.release_webhook_deliveries where webhook_id = ${webhookId}`)[0].n).toBe(0);
+
+    const retried = await signedCall("/v1/releases", release, { webhookId });
+    expect(retried.status, retried.text).toBe(201);
+    expect(releaseSchema.parse(retried.body).id).not.toBe(releaseSchema.parse(first.body).id);
+    expect(await releaseCount(channel)).toBe(1);
+  });
+
   it("401 and nothing written: wrong secret, tampered body, missing headers, stale or future timestamp", async () => {
     const channel = freshChannel();
     const release = await binaryRelease(channel, 10);
@@ -388,6 +404,20 @@ describe("POST /v1/releases/{id}/feedback", () => {
     expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
     // Its delivery id is free again: CI re-running that delivery publishes the build anew.
     expect((await signedCall("/v1/releases", release, { webhookId })).status).toBe(201);
+  });
+
+  it("feedback goes with the tester's account: deleting the user (what the account purge does) leaves none of theirs", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    await startSession(tester.token, phone({ platform: "ios", build_number: 200 }));
+    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "Crashes on launch" } });
+    expect(sent.status, sent.text).toBe(201);
+
+    await adminSql`delete from auth.users where id = ${tester.userId}`;
+    expect((await adminSql`select count(*)::int as n from app_private.release_feedback where release_id = ${id}`)[0].n).toBe(0);
+    expect(await releaseCount(channel)).toBe(1);
   });
 
   it("without a registered device the tester names platform and build", async () => {
