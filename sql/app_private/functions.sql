@@ -280,6 +280,23 @@ $function$;
 comment on function app_private.forbid_deletion_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of account_deletion_audit: the trail is append-only for every role, the owner included.';
 revoke execute on function app_private.forbid_deletion_audit_rewrite() from public;
 
+-- function app_private.forget_pokes_of_deleted_users()
+CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  delete from realtime.messages m
+   using old_rows o
+   where m.topic in ('tidesync:user:' || o.id::text, 'tidesync:scope:' || o.id::text);
+  return null;
+end;
+$function$;
+comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user (their user topic, their personal list''s topic). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role.';
+revoke execute on function app_private.forget_pokes_of_deleted_users() from public;
+
 -- function app_private.hand_over_lists(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
  RETURNS integer
@@ -331,7 +348,7 @@ comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the 
 revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
 
 -- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
-CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
+CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid DEFAULT NULL::uuid)
  RETURNS TABLE(hits integer, reset_seconds integer)
  LANGUAGE sql
  SET search_path TO ''
