@@ -4,7 +4,8 @@
 // reports the time, the bytes, and the function's resident memory: sampled
 // every 20 ms during each export and its peak (VmHWM) after. The export
 // streams from a database cursor, so the memory of the 100,000-row export
-// should stay near the 10-row one; the goal is a peak under 200 MB.
+// should stay near the 10-row one; the goal is a peak under 200 MB. Then it
+// times the account purge of the large account (run_account_deletions).
 // Writes bench/results/export-<YYYY-MM-DD>.json. Not a test: nothing fails here.
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -86,11 +87,21 @@ async function main() {
     log("export: warm-up (10 rows), then 10 rows, then the large account…");
     await timeExport(stack, pid, small, 10);
     const runs = { small: await timeExport(stack, pid, small, 10), large: await timeExport(stack, pid, large, rows) };
+
+    // The other end of the lifecycle: the purge of that account (its personal list and every row in it go with it).
+    log("export: purging the large account (run_account_deletions as the owner role)…");
+    await stack.adminSql`
+      insert into app_private.account_deletion_requests (user_id, requested_at, scheduled_for)
+      values (${large.userId}, now() - interval '8 days', now() - interval '1 day')`;
+    const purgeStart = now();
+    const [purged] = await stack.ownerSql<{ users_deleted: number }[]>`select users_deleted from app_private.run_account_deletions(now(), 1)`;
+    const purge = { rows, usersDeleted: purged.users_deleted, ms: round(now() - purgeStart, 0) };
     const result = {
       date: new Date().toISOString(),
       machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg().map((l) => round(l, 2)) },
       goal: { peakRssMb: PEAK_RSS_GOAL_MB, met: runs.large.peakRssAfterMb < PEAK_RSS_GOAL_MB },
       runs,
+      purge,
     };
     console.log("");
     console.log("| account | time | bytes | rows/s | RSS before | RSS max during | peak RSS (VmHWM) after |");
@@ -99,6 +110,7 @@ async function main() {
       console.log(`| ${label}: ${r.rows} rows | ${r.ms} ms | ${r.bytes} | ${r.rowsPerSecond} | ${r.rssBeforeMb} MB | ${r.rssMaxDuringMb} MB | ${r.peakRssAfterMb} MB |`);
     }
     console.log(`\npeak RSS of the function: ${runs.large.peakRssAfterMb} MB (goal < ${PEAK_RSS_GOAL_MB} MB: ${result.goal.met ? "met" : "MISSED"})`);
+    console.log(`purge of the ${rows}-row account: ${purge.ms} ms (${purge.usersDeleted} account deleted)`);
     const dir = path.join(ROOT, "bench", "results");
     await mkdir(dir, { recursive: true });
     const file = path.join(dir, `export-${result.date.slice(0, 10)}.json`);

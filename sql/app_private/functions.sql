@@ -1040,6 +1040,13 @@ begin
       v_handed := app_private.hand_over_lists(v_due.user_id);
       perform app_private.before_account_purge(v_due.user_id);
 
+      -- Lists with no other member go first, each as one cascade: deleting
+      -- the user first would null created_by on every row of them (through
+      -- the sync triggers) only to delete those rows next (5x slower).
+      delete from public.lists l
+       where l.id = any (v_scopes)
+         and not exists (select 1 from public.list_members o where o.list_id = l.id and o.user_id <> v_due.user_id);
+
       -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
       -- (GoTrue deletes them itself); those of no session would outlive the user.
       delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;

@@ -51,21 +51,27 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
   });
   const collection = (n: string) => database.collections[n] as RxCollection<Record<string, unknown>>;
   const replications = new Map<string, RxdbTidesync>();
-  for (const collectionName of COLLECTIONS) {
-    replications.set(collectionName, replicateTidesync({
-      collection: collection(collectionName),
-      name: collectionName,
-      replicationIdentifier: `tidesync-${collectionName}`,
-      retryTime: 50,
-      api,
-      installationId,
-      onEvent,
-      batchSize: 20,
-      backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
-      // A task created offline in a new list goes up after its list.
-      pushAfter: collectionName === "tasks" ? () => replications.get("lists")!.awaitInSync() : undefined,
-    }));
-  }
+  const start = () => {
+    for (const collectionName of COLLECTIONS) {
+      replications.set(collectionName, replicateTidesync({
+        collection: collection(collectionName),
+        name: collectionName,
+        replicationIdentifier: `tidesync-${collectionName}`,
+        retryTime: 50,
+        api,
+        installationId,
+        onEvent,
+        batchSize: 20,
+        backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
+        // A task created offline in a new list goes up after its list.
+        pushAfter: collectionName === "tasks" ? () => replications.get("lists")!.awaitInSync() : undefined,
+      }));
+    }
+  };
+  const stop = async () => {
+    for (const replication of replications.values()) await replication.state.cancel();
+  };
+  start();
 
   return {
     async sync() {
@@ -102,8 +108,13 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
       }
       return result;
     },
+    async restart() {
+      // New replications on the same database: RxDB resumes from its stored checkpoints, the adapter from its local documents.
+      await stop();
+      start();
+    },
     async close() {
-      for (const replication of replications.values()) await replication.state.cancel();
+      await stop();
       await database.close();
     },
   };

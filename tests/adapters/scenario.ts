@@ -2,11 +2,14 @@
 // adapter bringing a driver (AdapterDevice). Three devices of two users, the
 // real function and Postgres, a network that goes offline and loses answers
 // on cue. The script covers what made hand-written adapters diverge:
-//   offline spells, a same-field edit (conflict) and a cross-field one (merge),
-//   a lost answer whose retry must not overwrite a later edit of another device,
-//   a delete vs an update both ways, a plain delete, a viewer's edit (FORBIDDEN,
-//   reverted), a member removed from a shared list while offline with queued
-//   writes (NOT_FOUND, the list leaves the device).
+//   offline spells, a same-field edit (conflict, rebased) and a cross-field one
+//   (merge), a lost answer and an app restart whose retry must resend the same
+//   op_id (and not overwrite a later edit of another device), a delete vs an
+//   update both ways, a plain delete, a cursor past the retention window (410:
+//   a full sync that drops what it does not list), a viewer's edit (FORBIDDEN,
+//   reverted, refused once), a member removed from a shared list while offline
+//   with queued writes (NOT_FOUND, the list leaves the device), and no pull
+//   without a cursor after the first sync but the 410's.
 // At the end every device must hold exactly what its user may see on the
 // server (read through RLS), field for field and version for version.
 import { randomUUID } from "node:crypto";
@@ -35,6 +38,8 @@ export interface AdapterDevice {
   /** Sets the fields (creates the record when it does not exist here). */
   write(collection: string, id: string, data: RecordData): Promise<void>;
   remove(collection: string, id: string): Promise<void>;
+  /** The app restarts: the adapter's objects are made anew over the same local database. */
+  restart(): Promise<void>;
   /** The live records, by "collection/id". */
   records(): Promise<Map<string, DeviceRecord>>;
   close(): Promise<void>;
@@ -140,12 +145,13 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     expect((await serverRecord(alice, "tasks", t[0]))?.data).toMatchObject({ title: "bob title", notes: "alice-2 notes on task 1" });
     expect((await serverRecord(alice, "tasks", t[1]))?.data).toMatchObject({ notes: "alice-2 notes", done: true });
 
-    // A lost answer: the server applied Alice's edit, her device never heard. Bob edits the same
-    // field later; Alice's retry (the same op_id) must not bring her older value back.
+    // A lost answer: the server applied Alice's edit, her device never heard (and the app restarts).
+    // Bob edits the same field later; Alice's retry (the same op_id) must not bring her older value back.
     a1.link.loseBatchAnswers = 100;
     await a1.device.write("tasks", t[2], { title: "alice-1 title" });
     await expect(a1.device.sync()).rejects.toThrow();
     a1.link.loseBatchAnswers = 0;
+    await a1.device.restart();
     await syncSeeingAll(b1);
     expect((await b1.device.records()).get(`tasks/${t[2]}`)?.data.title).toBe("alice-1 title");
     await b1.device.write("tasks", t[2], { title: "bob later title" });
@@ -153,6 +159,10 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
     await syncSeeingAll(a1);
     expect((await serverRecord(alice, "tasks", t[2]))?.data.title).toBe("bob later title");
     expect(network.duplicatesSuppressed).toBeGreaterThan(0);
+    // Alice's ops on it: the create and, across the failed sync and the restart, the edit as ONE op (its op_id resent, never a new one).
+    const aliceOps = await adminSql<{ status: string }[]>`
+      select status from app_private.sync_ops where user_id = ${alice.userId} and record_id = ${t[2]} order by created_at`;
+    expect(aliceOps.map((r) => r.status)).toEqual(["applied", "applied"]);
 
     // Delete vs update, both ways, and a plain delete.
     a2.link.offline = true;

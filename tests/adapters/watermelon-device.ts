@@ -117,6 +117,9 @@ export const watermelonDevice: DeviceFactory = async ({ name, api, installationI
       }
       return result;
     },
+    async restart() {
+      // Nothing to do: every sync already runs on a new adapter object (see syncer).
+    },
     async close() {},
   };
   return device;

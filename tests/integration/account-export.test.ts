@@ -4,6 +4,7 @@
 // served as an attachment; the route is rate-limited tightly.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
 import { accountExportSchema } from "../../functions/_shared/schemas/account-export.ts";
 import { notificationPreferencesSchema } from "../../functions/_shared/schemas/notifications.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
@@ -90,18 +91,26 @@ describe("GET /v1/users/me/export", () => {
     for (const secret of [bob.userId, bob.email, "Bob Secret", ...bobTasks, "bob-task-in-alices-list", "bob-task-in-his-list", bob.sessionId]) {
       expect(response.text).not.toContain(secret);
     }
-    // …and Bob's export holds his tasks, not Alice's.
-    const bobs = accountExportSchema.parse((await exportOf(bob.token)).body);
+    // …and Bob's export holds his tasks, not Alice's; made an owner of her
+    // list, he still does not get its row (it names her as its creator).
+    await asUser(alice, (tx) => tx`update public.list_members set role = 'owner' where list_id = ${aliceList} and user_id = ${bob.userId}`);
+    const bobsResponse = await exportOf(bob.token);
+    const bobs = accountExportSchema.parse(bobsResponse.body);
     expect(bobs.synced.tasks.map((t) => t.id).sort()).toEqual([...bobTasks].sort());
-    expect(JSON.stringify(bobs)).not.toContain(alice.email);
+    expect(bobs.synced.lists.map((l) => l.id).sort()).toEqual([bob.userId, bobList].sort());
+    expect(bobs.list_memberships.find((m) => m.list_id === aliceList)).toMatchObject({ role: "owner", title: "Alice shares" });
+    for (const secret of [alice.userId, alice.email, "Alice Export", ...aliceTasks]) expect(bobsResponse.text).not.toContain(secret);
   });
 
-  it("a pending deletion is in the export", async () => {
+  it("a pending deletion is in the export (through the shipped client)", async () => {
     const user = await createTestUser();
-    expect((await call("/v1/users/me/deletion", { method: "POST", token: user.token, body: { confirm: "delete my account" } })).status).toBe(202);
-    const doc = accountExportSchema.parse((await exportOf(user.token)).body);
-    expect(doc.account_deletion.status).toBe("scheduled");
-    expect((await call("/v1/users/me/deletion", { method: "DELETE", token: user.token })).status).toBe(204);
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+    const scheduled = await api.requestAccountDeletion();
+    const doc = await api.exportAccount();
+    expect(doc.account_deletion).toEqual({ status: "scheduled", requested_at: scheduled.requested_at, scheduled_for: scheduled.scheduled_for });
+    expect(doc.account.id).toBe(user.userId);
+    await api.cancelAccountDeletion();
+    expect((await api.getAccountDeletion()).status).toBe("none");
   });
 
   it("401 without a token or with a signed-out session, 405 for another method", async () => {
@@ -126,7 +135,7 @@ describe("GET /v1/users/me/export under its default budget", () => {
 
   it("the fourth export within the hour is 429 with Retry-After; another user still has their budget", async () => {
     const meta = await call("/v1/meta", { baseUrl: server.apiUrl });
-    expect(meta.body.rate_limits["account.export"]).toEqual({ limit: 3, window_seconds: 3600 });
+    expect(meta.body.rate_limits["account.export"]).toEqual({ limit: 3, window_seconds: 3600, per: "user" });
     const user = await createTestUser();
     for (let i = 0; i < 3; i++) expect((await exportOf(user.token, server.apiUrl)).status).toBe(200);
     const limited = await exportOf(user.token, server.apiUrl);

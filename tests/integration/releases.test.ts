@@ -5,7 +5,7 @@
 // tester feedback.
 import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
 import { releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
@@ -21,7 +21,13 @@ import {
   signedCall,
   testerGroup,
 } from "../support/releases.ts";
+import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { signEs256, supabaseClaims } from "../support/tokens.ts";
+
+const started: FunctionsServer[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+});
 
 async function checkBody(token: string, query: Parameters<typeof check>[1]) {
   const response = await check(token, query);
@@ -47,6 +53,22 @@ describe("POST /v1/releases (CI, Standard Webhooks)", () => {
     // A new delivery of the same build number is refused, in the envelope.
     const again = await signedCall("/v1/releases", release);
     expect(expectEnvelope(again, 400, "VALIDATION_FAILED").details?.[0]).toMatchObject({ field: "/build_number", code: "already_published" });
+    expect(await releaseCount(channel)).toBe(1);
+  });
+
+  it("a release deleted in the dashboard takes its delivery records along: CI's retry of that delivery publishes the build again", async () => {
+    const channel = freshChannel();
+    const release = await binaryRelease(channel, 11);
+    const webhookId = `msg_${randomUUID()}`;
+    const first = await signedCall("/v1/releases", release, { webhookId });
+    expect(first.status, first.text).toBe(201);
+    // What the dashboard (or an admin script) does to withdraw a mistaken build for good.
+    await adminSql`delete from app_private.releases where id = ${releaseSchema.parse(first.body).id}`;
+    expect((await adminSql`select count(*)::int as n from app_private.release_webhook_deliveries where webhook_id = ${webhookId}`)[0].n).toBe(0);
+
+    const retried = await signedCall("/v1/releases", release, { webhookId });
+    expect(retried.status, retried.text).toBe(201);
+    expect(releaseSchema.parse(retried.body).id).not.toBe(releaseSchema.parse(first.body).id);
     expect(await releaseCount(channel)).toBe(1);
   });
 
@@ -258,6 +280,17 @@ describe("GET /v1/releases/check", () => {
       expect(await response.json()).toMatchObject({ statusCode: "400" });
     }
 
+    // A link of a server configured for 1-second links, used after its second.
+    const shortLived = await startFunctionsServer({ ...stack.functionsEnv, TIDESYNC_DOWNLOAD_LINK_TTL_S: "1" }, { name: `${stack.database}-short-links` });
+    started.push(shortLived);
+    const answer = await call(`/v1/releases/check?platform=ios&channel=${channel}&build_number=100`, { token: tester.token, baseUrl: shortLived.apiUrl });
+    const shortLink = updateCheckResponseSchema.parse(answer.body).release!.download;
+    expect(Date.parse(shortLink.expires_at!) - Date.now()).toBeLessThanOrEqual(1000);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const late = await fetch(shortLink.url);
+    expect(late.status).toBe(400);
+    expect(await late.json()).toMatchObject({ error: "InvalidJWT", message: "jwt expired" });
+
     // The same link with its lifetime over: signed like the store signs, with exp in the past.
     const objectUrl = decodeURIComponent(link.pathname.split("/object/sign/")[1]);
     const past = Math.floor(Date.now() / 1000) - 10;
@@ -325,6 +358,66 @@ describe("POST /v1/releases/{id}/feedback", () => {
     expectEnvelope(hidden, 404, "NOT_FOUND");
     expect(withoutRequestId(hidden.body)).toEqual(withoutRequestId(unknown.body));
     expect((await adminSql`select count(*)::int as n from app_private.release_feedback where release_id = ${id}`)[0].n).toBe(1);
+
+    // Whoever manages releases reads it, signed like CI; a tester's token is no way to.
+    const read = await signedCall(`/v1/releases/${id}/feedback`, undefined, { method: "GET" });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.feedback).toEqual([expect.objectContaining({ user_id: tester.userId, body: "The login button does nothing", build_number: 200 })]);
+    expectEnvelope(await call(`/v1/releases/${id}/feedback`, { token: tester.token }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await signedCall(`/v1/releases/${randomUUID()}/feedback`, undefined, { method: "GET" }), 404, "NOT_FOUND");
+    expectEnvelope(await signedCall(`/v1/releases/${id}/feedback`, undefined, { method: "GET", headers: { "webhook-signature": "v1,AAAA" } }), 401, "UNAUTHENTICATED");
+  });
+
+  it("a tester's account deleted by Supabase Auth takes their feedback and memberships with it; the release stays", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    const group = await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    await startSession(tester.token, phone({ platform: "ios", build_number: 200 }));
+    expect((await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "bye" } })).status).toBe(201);
+
+    await adminSql`delete from auth.users where id = ${tester.userId}`;
+    const [left] = await adminSql`
+      select (select count(*)::int from app_private.release_feedback where release_id = ${id}) as feedback,
+             (select count(*)::int from app_private.tester_group_members where group_id = ${group}) as members,
+             (select count(*)::int from app_private.releases where id = ${id}) as releases`;
+    expect(left).toEqual({ feedback: 0, members: 0, releases: 1 });
+  });
+
+  it("a release the owner deletes (published by mistake) takes its deliveries and feedback with it and is never offered", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const webhookId = `msg_${randomUUID()}`;
+    const release = await binaryRelease(channel, 200);
+    const published = await signedCall("/v1/releases", release, { webhookId });
+    expect(published.status).toBe(201);
+    const { id } = published.body;
+    await signedCall(`/v1/releases/${id}`, { rollout_percentage: 50 }, { method: "PATCH" });
+    await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "oops", platform: "ios", build_number: 1 } });
+
+    await adminSql`delete from app_private.releases where id = ${id}`;
+    const [left] = await adminSql`
+      select (select count(*)::int from app_private.release_webhook_deliveries where release_id = ${id}) as deliveries,
+             (select count(*)::int from app_private.release_feedback where release_id = ${id}) as feedback`;
+    expect(left).toEqual({ deliveries: 0, feedback: 0 });
+    expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
+    // Its delivery id is free again: CI re-running that delivery publishes the build anew.
+    expect((await signedCall("/v1/releases", release, { webhookId })).status).toBe(201);
+  });
+
+  it("feedback goes with the tester's account: deleting the user (what the account purge does) leaves none of theirs", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    await startSession(tester.token, phone({ platform: "ios", build_number: 200 }));
+    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "Crashes on launch" } });
+    expect(sent.status, sent.text).toBe(201);
+
+    await adminSql`delete from auth.users where id = ${tester.userId}`;
+    expect((await adminSql`select count(*)::int as n from app_private.release_feedback where release_id = ${id}`)[0].n).toBe(0);
+    expect(await releaseCount(channel)).toBe(1);
   });
 
   it("without a registered device the tester names platform and build", async () => {

@@ -20,7 +20,7 @@ export function freshChannel(prefix = "beta"): string {
 }
 
 export interface SignedCall {
-  method?: "POST" | "PATCH";
+  method?: "POST" | "PATCH" | "GET";
   /** Defaults to a new id per call. */
   webhookId?: string;
   /** When the request is signed (default now). */
@@ -33,12 +33,13 @@ export interface SignedCall {
 
 /** Sends `body` to `path` signed as CI would, with standardwebhooks' Webhook.sign. */
 export async function signedCall(path: string, body: unknown, options: SignedCall = {}): Promise<ApiResponse> {
-  const payload = JSON.stringify(body);
+  // A GET is signed over its empty body.
+  const payload = options.method === "GET" ? "" : JSON.stringify(body);
   const id = options.webhookId ?? `msg_${randomUUID()}`;
   const timestamp = options.timestamp ?? new Date();
   const signature = new Webhook(options.secret ?? WEBHOOK_SECRET).sign(id, timestamp, payload);
   const headers: Record<string, string> = {
-    "content-type": "application/json",
+    ...(options.method === "GET" ? {} : { "content-type": "application/json" }),
     "webhook-id": id,
     "webhook-timestamp": String(Math.floor(timestamp.getTime() / 1000)),
     "webhook-signature": signature,
@@ -47,7 +48,7 @@ export async function signedCall(path: string, body: unknown, options: SignedCal
     if (value === undefined) delete headers[name];
     else headers[name] = value;
   }
-  return await call(path, { method: options.method ?? "POST", rawBody: payload, headers });
+  return await call(path, { method: options.method ?? "POST", rawBody: options.method === "GET" ? undefined : payload, headers });
 }
 
 export function sha256Of(bytes: Uint8Array): Promise<string> {

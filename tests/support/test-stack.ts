@@ -3,6 +3,7 @@
 // served by real Deno on it. Created by vitest's globalSetup, dropped after
 // (unless `npm test` lent it its own database: see EXTERNAL_DATABASE_ENV).
 import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { dropDatabase, OWNER_ROLE, provisionDatabase, setupDatabase, withDatabase, withUser } from "../../scripts/db/database.ts";
 import { TEST_ADMIN_URL } from "../../scripts/lib/temp-database.ts";
@@ -90,6 +91,8 @@ export async function startTestStack(prefix = "tidesync_it"): Promise<TestStack>
       async stop() {
         await server.stop();
         await dropOwn();
+        // The artifacts the release tests wrote for the local artifact store.
+        await rm(functionsEnv.TIDESYNC_LOCAL_STORAGE_DIR, { recursive: true, force: true });
       },
     };
   } catch (error) {

@@ -147,11 +147,10 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
         }
         fullSyncSeen = null;
       }
-      // Push answers that overrule local documents, unless this pull brought something newer.
+      // Push answers that overrule local documents, unless this pull brought something newer (a removal always is).
       for (const correction of corrections) {
         const pulled = docs.get(correction.id);
-        const pulledVersion = pulled?.[versionField] as number | undefined;
-        if (pulled && (!correction.record || (pulledVersion !== undefined && pulledVersion > correction.record.version))) continue;
+        if (pulled && (pulled._deleted || !correction.record || (pulled[versionField] as number) > correction.record.version)) continue;
         docs.set(correction.id, correction.record ? await toDoc(correction.record) : await removal(correction.id));
       }
       if (corrections.length > 0) {

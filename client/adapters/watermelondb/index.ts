@@ -98,10 +98,10 @@ export class WatermelonTidesync {
   private async run(): Promise<WatermelonSyncReport> {
     this.report = { pulled: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, resynced: false };
     this.meta ??= await loadServerMeta(this.options.api, this.retry, this.options);
+    // The second round pulls the records the push's answers overrule (and whatever changed meanwhile).
     for (let round = 0; round < 3; round++) {
       await this.synchronizeOnce();
-      const pending = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
-      if (pending.length === 0 && (await unansweredOps(this.store)).length === 0) break;
+      if (((await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? []).length === 0) break;
     }
     return this.report;
   }
@@ -130,8 +130,9 @@ export class WatermelonTidesync {
       // Saved only once Watermelon applied the page: a crash before re-pulls it (harmless).
       if (this.appliedCursor !== null) await this.store.set(CURSOR_KEY, this.appliedCursor);
       if (correctionsApplied && corrections.length > 0) {
+        // Applied: the ones this pull carried (a push appends after them).
         const now = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
-        await this.store.set(CORRECTIONS_KEY, now.filter((c) => !corrections.includes(c) && !corrections.some((d) => d.collection === c.collection && d.id === c.id && d.record?.version === c.record?.version)));
+        await this.store.set(CORRECTIONS_KEY, now.slice(corrections.length));
       }
     }
   }
@@ -154,12 +155,11 @@ export class WatermelonTidesync {
       cursor = pulled.page.cursor;
       if (!pulled.page.has_more) break;
     }
-    // Push answers that overrule local records, unless the pull brought something newer.
+    // Push answers that overrule local records, unless the pull brought something newer (a removal always is).
     for (const correction of corrections) {
       const key = `${correction.collection}/${correction.id}`;
       const pulled = latest.get(key);
-      if (pulled && correction.record && pulled.version > correction.record.version) continue;
-      if (pulled && !correction.record) continue;
+      if (pulled && (pulled.deleted || !correction.record || pulled.version > correction.record.version)) continue;
       latest.set(key, correction.record ?? { collection: correction.collection, id: correction.id, version: 0, deleted: true, data: null, updated_at: new Date(0).toISOString() });
     }
     const changes: Record<string, SyncTableChangeSet> = {};

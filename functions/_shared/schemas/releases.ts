@@ -182,3 +182,17 @@ export const feedbackSchema = z.object({
   created_at: timestamp,
 });
 export type Feedback = z.infer<typeof feedbackSchema>;
+
+/** Most feedback items one GET /v1/releases/{id}/feedback returns. */
+export const MAX_FEEDBACK_PAGE = 500;
+
+export const feedbackListQuerySchema = z.object({
+  limit: z.string().regex(/^\d{1,3}$/, { message: "must be a whole number" }).transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_FEEDBACK_PAGE)).optional().describe(`default 100, at most ${MAX_FEEDBACK_PAGE}`),
+});
+
+/** Feedback as the release manager reads it: with who sent it. */
+export const managedFeedbackListSchema = z.object({
+  feedback: z.array(feedbackSchema.extend({ user_id: z.uuid() })).describe("newest first"),
+});
+export type ManagedFeedbackList = z.infer<typeof managedFeedbackListSchema>;

@@ -11,8 +11,9 @@ interface RequestRow {
   scheduled_for: Date;
 }
 
-function toState(row: RequestRow | undefined): DeletionState {
-  if (!row) return { status: "none", requested_at: null, scheduled_for: null };
+type Scheduled = { status: "scheduled"; requested_at: string; scheduled_for: string };
+
+function scheduled(row: RequestRow): Scheduled {
   return { status: "scheduled", requested_at: row.requested_at.toISOString(), scheduled_for: row.scheduled_for.toISOString() };
 }
 
@@ -20,16 +21,16 @@ function toState(row: RequestRow | undefined): DeletionState {
 export async function readDeletion(tx: Tx, userId: string): Promise<DeletionState> {
   const [row] = await tx<RequestRow[]>`
     select requested_at, scheduled_for from app_private.account_deletion_requests where user_id = ${userId}`;
-  return toState(row);
+  return row ? scheduled(row) : { status: "none", requested_at: null, scheduled_for: null };
 }
 
 /**
  * Schedules the caller's deletion `graceDays` from now (a pending request
  * keeps its date), signs out every other session and clears push tokens.
  */
-export async function requestDeletion(tx: Tx, graceDays: number): Promise<{ status: "scheduled"; requested_at: string; scheduled_for: string }> {
+export async function requestDeletion(tx: Tx, graceDays: number): Promise<Scheduled> {
   const [row] = await tx<RequestRow[]>`select requested_at, scheduled_for from app_private.request_account_deletion(${graceDays})`;
-  return { status: "scheduled", requested_at: row.requested_at.toISOString(), scheduled_for: row.scheduled_for.toISOString() };
+  return scheduled(row);
 }
 
 /** Cancels the caller's pending deletion; false when there was none. */

@@ -9,11 +9,10 @@ import type { Tx } from "../lib/db.ts";
 export type OwnedRowsQuery = (tx: Tx, userId: string) => ReturnType<Tx>;
 
 export const OWNED_ROWS: Readonly<Record<string, OwnedRowsQuery>> = {
-  // A list is the caller's when they created it or own it now (owners decide
-  // everything about a list, including lists handed over to them).
-  lists: (tx, userId) =>
-    tx`select to_jsonb(l)::text as json from public.lists l
-        where l.created_by = ${userId} or l.id in (select unnest(app_private.my_list_ids('owner')))`,
+  // A list is the caller's when they created it. A list they only own or use
+  // (another member created it; its row names that member) is listed in
+  // list_memberships with its title and the caller's role instead.
+  lists: (tx, userId) => tx`select to_jsonb(l)::text as json from public.lists l where l.created_by = ${userId}`,
   // A task is the caller's when they created it, in any list they can still see.
   tasks: (tx, userId) => tx`select to_jsonb(t)::text as json from public.tasks t where t.created_by = ${userId}`,
 };

@@ -22,6 +22,12 @@ export interface WorkOptions {
    * signed-out session still gets its 401 before any byte.
    */
   onLive?: () => void;
+  /**
+   * Every statement of the work reads one snapshot (REPEATABLE READ, read
+   * only): a document assembled from many statements (the export) is
+   * consistent with itself.
+   */
+  snapshot?: boolean;
 }
 
 export interface Db {
@@ -172,7 +178,7 @@ export function createDb(config: Config): Db {
 
   function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T> {
     return query(async (sql) =>
-      await sql.begin(async (tx) => {
+      await sql.begin(options?.snapshot ? "isolation level repeatable read read only" : "", async (tx) => {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
         // takes effect for every later statement of this transaction.

@@ -30,8 +30,11 @@ export function requireReleaseWebhook(deps: Deps): MiddlewareHandler<AppEnv> {
     }
     c.set("webhookId", verdict.id);
     c.get("logFields").webhook_id = verdict.id;
-    requireJsonMediaType(c);
-    acceptJsonBody(c, bytes);
+    // A read (GET, and HEAD, which Hono routes as GET) is signed over its empty body and has nothing to parse.
+    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+      requireJsonMediaType(c);
+      acceptJsonBody(c, bytes);
+    }
     await next();
   };
 }

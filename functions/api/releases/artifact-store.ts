@@ -25,11 +25,15 @@ function storageUnavailable(cause: unknown): ApiError {
   return new ApiError("UNAVAILABLE", "artifact storage is unavailable right now; retry shortly", { headers: { "Retry-After": "2" }, cause });
 }
 
-function timedFetch(input: RequestInfo | URL, init?: RequestInit): Promise<Response> {
-  return fetch(input, { ...init, signal: AbortSignal.timeout(STORAGE_TIMEOUT_MS) });
-}
-
-export function createSupabaseArtifactStore(options: { supabaseUrl: string; serviceRoleKey: string; bucket: string }): ArtifactStore {
+export function createSupabaseArtifactStore(options: {
+  supabaseUrl: string;
+  serviceRoleKey: string;
+  bucket: string;
+  /** Per Storage request (default STORAGE_TIMEOUT_MS). */
+  timeoutMs?: number;
+}): ArtifactStore {
+  const timeoutMs = options.timeoutMs ?? STORAGE_TIMEOUT_MS;
+  const timedFetch = (input: RequestInfo | URL, init?: RequestInit) => fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
   const storage = new StorageClient(`${options.supabaseUrl}/storage/v1`, {
     apikey: options.serviceRoleKey,
     Authorization: `Bearer ${options.serviceRoleKey}`,
@@ -41,10 +45,15 @@ export function createSupabaseArtifactStore(options: { supabaseUrl: string; serv
       for (let attempt = 1; attempt <= STORAGE_ATTEMPTS; attempt++) {
         const expiresAt = new Date(Date.now() + expiresInSeconds * 1000);
         const { data, error } = await storage.from(options.bucket).createSignedUrls([...paths], expiresInSeconds);
-        if (!error && data && data.every((entry) => entry.signedUrl)) {
-          return data.map((entry) => ({ url: entry.signedUrl as string, expiresAt }));
+        if (error || !data) {
+          // Storage unreachable, slow or failing: worth one more try.
+          lastError = error;
+          continue;
         }
-        lastError = error ?? new Error(`no signed URL for ${data?.find((entry) => !entry.signedUrl)?.path}`);
+        const missing = data.find((entry) => !entry.signedUrl);
+        // An object CI named but never uploaded: retrying will not make it appear.
+        if (missing) throw storageUnavailable(new Error(`no object ${missing.path} in bucket ${options.bucket}: ${missing.error}`));
+        return data.map((entry) => ({ url: entry.signedUrl as string, expiresAt }));
       }
       throw storageUnavailable(lastError);
     },

@@ -170,7 +170,7 @@ export async function sessionDevice(tx: Tx, sessionId: string) {
   return row ?? null;
 }
 
-/** Whether the caller may see this release at all (RLS); a malformed id is simply unknown. */
+/** Whether the caller may see this release at all (RLS). */
 export async function releaseExists(tx: Tx, releaseId: string): Promise<boolean> {
   const [row] = await tx<{ found: boolean }[]>`select exists (select 1 from app_private.releases where id = ${releaseId}::uuid) as found`;
   return row.found;
@@ -185,4 +185,16 @@ export async function insertFeedback(
     values (${feedback.releaseId}, ${feedback.userId}, ${feedback.deviceId}, ${feedback.platform}, ${feedback.buildNumber}, ${feedback.body})
     returning id, release_id, device_id, platform, build_number, body, created_at`;
   return { ...row, created_at: row.created_at.toISOString() };
+}
+
+/** The newest feedback on a release, as the release manager reads it (every tester's); null for an unknown release. */
+export async function listFeedback(tx: Tx, releaseId: string, limit: number): Promise<(Feedback & { user_id: string })[] | null> {
+  if (!(await releaseExists(tx, releaseId))) return null;
+  const rows = await tx<(Omit<Feedback, "created_at"> & { user_id: string; created_at: Date })[]>`
+    select id, release_id, user_id, device_id, platform, build_number, body, created_at
+    from app_private.release_feedback
+    where release_id = ${releaseId}::uuid
+    order by created_at desc, id
+    limit ${limit}`;
+  return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
 }

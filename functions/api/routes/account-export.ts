@@ -58,7 +58,7 @@ export function registerAccountExportRoutes(app: App, deps: Deps): void {
         await writer.ready;
         await writer.write(encoder.encode(text));
       });
-    }, { boundMs: EXPORT_TIME_LIMIT_MS, onLive: opened });
+    }, { boundMs: EXPORT_TIME_LIMIT_MS, onLive: opened, snapshot: true });
     // Until the session check has passed, errors answer normally (401, 503).
     await Promise.race([open, finished]);
     const requestId = c.get("requestId");

@@ -3,6 +3,7 @@
 //   PATCH /v1/releases/{id}           CI pauses, rolls back or changes the rollout (same)
 //   GET   /v1/releases/check          the app asks: is there a build for me, must I install it?
 //   POST  /v1/releases/{id}/feedback  a tester's feedback on a build they may see
+//   GET   /v1/releases/{id}/feedback  the release manager reads it (signed like CI's requests)
 // A release of a channel the caller may not receive is exactly like no release.
 import { createRoute } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
@@ -11,7 +12,9 @@ import { rolloutBucket } from "../../_shared/releases/rollout.ts";
 import {
   changeReleaseSchema,
   feedbackRequestSchema,
+  feedbackListQuerySchema,
   feedbackSchema,
+  managedFeedbackListSchema,
   publishReleaseSchema,
   releaseIdParamsSchema,
   releaseSchema,
@@ -24,11 +27,12 @@ import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } fro
 import { requireReleaseWebhook } from "../lib/webhook-auth.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
-import { changeRelease, insertFeedback, publishRelease, releaseExists, sessionDevice, visibleReleases, visibleUpdatePolicy } from "../releases/release-store.ts";
+import { changeRelease, insertFeedback, listFeedback, publishRelease, releaseExists, sessionDevice, visibleReleases, visibleUpdatePolicy } from "../releases/release-store.ts";
 import { isUuid } from "../../_shared/uuid.ts";
 
 /** Newest candidates an update check weighs (paused, rolled back or outside the rollout included). */
 export const MAX_CHECK_CANDIDATES = 100;
+const DEFAULT_FEEDBACK_PAGE = 100;
 
 export const webhookSecurity = [{ standardWebhooks: [] }];
 const WEBHOOK_ERRORS = ["UNAUTHENTICATED", ...BODY_ERRORS] as const;
@@ -110,6 +114,31 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
       201: { description: "Stored", content: { "application/json": { schema: feedbackSchema.meta({ id: "Feedback" }) } } },
       ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS, "NOT_FOUND"),
     },
+  });
+
+  const readFeedback = createRoute({
+    method: "get",
+    path: "/v1/releases/{id}/feedback",
+    summary: "Read the feedback on a build (release manager)",
+    description: "Signed like POST /v1/releases (over the empty body). Every tester's feedback on the release, newest first, " +
+      "with who sent it. An unknown release is 404.",
+    security: webhookSecurity,
+    middleware: [requireReleaseWebhook(deps)] as const,
+    request: { params: releaseIdParamsSchema, query: feedbackListQuerySchema },
+    responses: {
+      200: { description: "Newest first", content: { "application/json": { schema: managedFeedbackListSchema.meta({ id: "ManagedFeedbackList" }) } } },
+      ...errorResponses("UNAUTHENTICATED", "VALIDATION_FAILED", "NOT_FOUND"),
+    },
+  });
+
+  app.openapi(readFeedback, async (c) => {
+    const { id } = c.req.valid("param");
+    const { limit } = c.req.valid("query");
+    if (!isUuid(id)) throw noSuchRelease();
+    const feedback = await deps.db.asReleaseManager((tx) => listFeedback(tx, id, limit ?? DEFAULT_FEEDBACK_PAGE));
+    if (!feedback) throw noSuchRelease();
+    Object.assign(c.get("logFields"), { release_id: id, feedback: feedback.length });
+    return c.json({ feedback }, 200);
   });
 
   app.openapi(publish, async (c) => {

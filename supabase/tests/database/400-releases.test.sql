@@ -6,7 +6,7 @@
 -- The suite's database holds the sample data too (an `everyone` production
 -- channel), so assertions about visibility look at this file's channels only.
 begin;
-select plan(59);
+select plan(67);
 
 do $$ begin
   perform tests.create_supabase_user('release_tester');
@@ -139,6 +139,9 @@ select results_eq(
   $$ values (array['prod-400']::text[]) $$,
   'receivable_release_channels(): only the everyone channel'
 );
+select throws_ok($$ select * from app_private.tester_groups $$, '42501', null, 'a non-tester cannot list tester groups');
+select throws_ok($$ select * from app_private.tester_group_channels $$, '42501', null, 'a non-tester cannot list channel grants');
+select throws_ok($$ select * from app_private.release_webhook_deliveries $$, '42501', null, 'a non-tester cannot read webhook deliveries');
 select tests.clear_authentication();
 
 -- Adding the outsider to the beta group opens the channel immediately; removing closes it.
@@ -162,6 +165,10 @@ select results_eq(
 select is_empty($$ select 1 from app_private.release_update_policies where channel = 'beta-400' $$, 'anon sees no beta policy');
 select throws_ok($$ select * from app_private.tester_group_members $$, '42501', null, 'anon cannot read memberships');
 select throws_ok($$ select * from app_private.tester_groups $$, '42501', null, 'anon cannot read groups');
+select throws_ok($$ select * from app_private.tester_group_channels $$, '42501', null, 'anon cannot read channel grants');
+select throws_ok($$ select * from app_private.release_webhook_deliveries $$, '42501', null, 'anon cannot read webhook deliveries');
+select results_eq($$ select minimum_build_number from app_private.release_update_policies where channel = 'prod-400' $$, array[90],
+  'anon reads the update policy of an everyone channel');
 select throws_ok(
   $$ insert into app_private.releases (platform, channel, kind, version, build_number, artifact_url, artifact_sha256, artifact_size)
      values ('ios', 'prod-400', 'binary', '9', 900, 'https://example.com/x.ipa', repeat('c', 64), 1) $$,
@@ -204,6 +211,17 @@ select lives_ok(
 select lives_ok(
   $$ insert into app_private.tester_group_members (group_id, user_id) values ('00000000-0000-4000-8000-000000000401', tests.get_supabase_uid('release_outsider')) $$,
   'the service role adds a tester'
+);
+select lives_ok(
+  $$ insert into app_private.tester_groups (id, name) values ('00000000-0000-4000-8000-000000000403', 'Internal 400');
+     insert into app_private.tester_group_channels (group_id, channel) values ('00000000-0000-4000-8000-000000000403', 'internal-400') $$,
+  'the service role creates a group and grants it a channel'
+);
+select results_eq(
+  $$ select g.name, gc.channel from app_private.tester_groups g join app_private.tester_group_channels gc on gc.group_id = g.id
+     where g.id = '00000000-0000-4000-8000-000000000403' $$,
+  $$ values ('Internal 400'::text, 'internal-400'::text) $$,
+  'the service role reads groups and their channels'
 );
 select tests.clear_authentication();
 
