@@ -1,6 +1,9 @@
 -- What: request budgets can belong to one session (one signed-in device)
 -- instead of to the user across all their sessions: rate_limit_counters gains
--- session_id (part of the key), hit_rate_limit takes the session to charge.
+-- session_id (part of the key), hit_rate_limit takes the session to charge
+-- (p_session_id; its default, null, is the user's shared budget, so callers
+-- of the former three-argument form keep working: an api function instance
+-- deployed before this migration during a rolling deploy, tests, scripts).
 -- Why: a user with a phone, a tablet and a laptop shared one sync budget
 -- (sync.batch 300/min), so syncing devices of one user throttled each other
 -- (issue 13). The function decides per operation which budgets are per session
@@ -20,7 +23,7 @@ alter table app_private.rate_limit_counters add constraint rate_limit_counters_p
   primary key (user_id, operation, session_id, window_start);
 
 drop function app_private.hit_rate_limit(uuid, text, integer);
-create function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
+create function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid default null)
 returns table (hits integer, reset_seconds integer)
 language sql
 volatile

@@ -12,6 +12,12 @@
 -- below on realtime.messages, which Realtime evaluates as the joining user
 -- with realtime.topic() set to the channel's topic. Nobody may send on these
 -- topics but the database (no insert policy for them).
+-- A deleted account leaves no poke naming it: its user topic and the topic of
+-- its personal list (whose id is the user's) are deleted from
+-- realtime.messages with the auth.users row, since the account purge
+-- (20261122050000, docs/account-deletion.md) promises that no column anywhere
+-- holds a deleted user's id, and Realtime would only drop them days later with
+-- its daily partition.
 -- Rollback: supabase/rollbacks/20261122060100_realtime_sync_pokes.down.sql
 
 create function app_private.may_receive_poke(p_topic text)
@@ -81,3 +87,25 @@ create trigger tidesync_poke_access_inserted after insert on app_private.sync_ac
   referencing new table as new_rows for each statement execute function app_private.send_sync_pokes();
 create trigger tidesync_poke_access_updated after update on app_private.sync_access
   referencing new table as new_rows for each statement execute function app_private.send_sync_pokes();
+
+-- Per statement after the delete of auth.users, so after the cascades whose
+-- access changes poked the user's topic.
+create function app_private.forget_pokes_of_deleted_users()
+returns trigger
+language plpgsql
+security definer
+set search_path = ''
+as $$
+begin
+  delete from realtime.messages m
+   using old_rows o
+   where m.topic in ('tidesync:user:' || o.id::text, 'tidesync:scope:' || o.id::text);
+  return null;
+end;
+$$;
+comment on function app_private.forget_pokes_of_deleted_users() is
+  'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user (their user topic, their personal list''s topic). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role.';
+revoke all on function app_private.forget_pokes_of_deleted_users() from public, anon, authenticated, service_role;
+
+create trigger on_auth_users_deleted_forget_pokes after delete on auth.users
+  referencing old table as old_rows for each statement execute function app_private.forget_pokes_of_deleted_users();

@@ -1,5 +1,8 @@
 -- Down step of 20261122060100_realtime_sync_pokes.sql (run by
 -- scripts/test-migrations.ts as the owner role; see docs/versioning.md).
+-- auth.users belongs to Supabase Auth: the owner may create a trigger on it but
+-- not drop one by name; dropping the trigger's function with CASCADE drops it.
+drop function app_private.forget_pokes_of_deleted_users() cascade;
 drop trigger tidesync_poke_access_updated on app_private.sync_access;
 drop trigger tidesync_poke_access_inserted on app_private.sync_access;
 drop trigger tidesync_poke_changes_updated on app_private.sync_changes;
