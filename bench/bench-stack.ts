@@ -50,6 +50,8 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       "notifications": GENEROUS,
       "sync.pull": GENEROUS,
       "sync.batch": GENEROUS,
+      "account.deletion": GENEROUS,
+      "account.export": GENEROUS,
     }),
     // Memory experiments (docs/performance.md), e.g. BENCH_DENO_V8_FLAGS=--max-semi-space-size=2
     ...(process.env.BENCH_DENO_V8_FLAGS ? { DENO_V8_FLAGS: process.env.BENCH_DENO_V8_FLAGS } : {}),

@@ -4,6 +4,12 @@
 // every failure becomes one of the errors of ./api-error.ts.
 import type { z } from "zod";
 import { errorEnvelopeSchema } from "../functions/_shared/errors.ts";
+import {
+  DELETION_CONFIRMATION,
+  deletionScheduledResponseSchema,
+  deletionStateResponseSchema,
+} from "../functions/_shared/schemas/account-deletion.ts";
+import { type AccountExport, accountExportSchema } from "../functions/_shared/schemas/account-export.ts";
 import { type DeviceList, deviceListSchema } from "../functions/_shared/schemas/devices.ts";
 import { type MetaResponse, metaResponseSchema } from "../functions/_shared/schemas/meta.ts";
 import {
@@ -13,6 +19,13 @@ import {
   type NotificationPreferencesPut,
   notificationPreferencesSchema,
 } from "../functions/_shared/schemas/notifications.ts";
+import {
+  type Feedback,
+  type FeedbackRequest,
+  feedbackSchema,
+  type UpdateCheckResponse,
+  updateCheckResponseSchema,
+} from "../functions/_shared/schemas/releases.ts";
 import { type SessionStartRequest, type SessionStartResponse, sessionStartResponseSchema } from "../functions/_shared/schemas/session.ts";
 import {
   type ChangesResponse,
@@ -145,6 +158,53 @@ export class TidesyncApi {
       before: params.before === undefined ? undefined : String(params.before),
     };
     return (await this.request({ method: "GET", path: "/v1/users/me/notifications/history", schema: notificationHistoryResponseSchema, query })).body;
+  }
+
+  // ---------------------------------------------------------------- test builds
+  /**
+   * GET /v1/releases/check: the newest build of `channel` for this platform
+   * above `buildNumber` that the signed-in user may install, with a download
+   * link that expires. `level: "required"` means the running build is below
+   * the channel's minimum: block the app until the user updates.
+   */
+  async checkForUpdate(params: { platform: "ios" | "android" | "web"; channel: string; buildNumber: number }): Promise<UpdateCheckResponse> {
+    const query = { platform: params.platform, channel: params.channel, build_number: String(params.buildNumber) };
+    return (await this.request({ method: "GET", path: "/v1/releases/check", schema: updateCheckResponseSchema, query })).body;
+  }
+
+  /** POST /v1/releases/{id}/feedback: a tester's feedback on a build (404 for a release they may not see). */
+  async sendReleaseFeedback(releaseId: string, feedback: FeedbackRequest): Promise<Feedback> {
+    return (await this.request({ method: "POST", path: `/v1/releases/${encodeURIComponent(releaseId)}/feedback`, schema: feedbackSchema, body: feedback })).body;
+  }
+
+  // ------------------------------------------------------------------ account
+  /**
+   * GET /v1/users/me/export: everything tidesync holds about the user (3 per
+   * hour). Parsed in memory: to save a large account's export to a file, fetch
+   * the URL yourself and stream the body.
+   */
+  async exportAccount(): Promise<AccountExport> {
+    return (await this.request({ method: "GET", path: "/v1/users/me/export", schema: accountExportSchema })).body;
+  }
+
+  /** GET /v1/users/me/deletion: whether the account is scheduled for deletion. */
+  async getAccountDeletion(): Promise<z.infer<typeof deletionStateResponseSchema>> {
+    return (await this.request({ method: "GET", path: "/v1/users/me/deletion", schema: deletionStateResponseSchema })).body;
+  }
+
+  /**
+   * POST /v1/users/me/deletion: call only after the user confirmed in the app's
+   * own words; sends the fixed confirmation the server requires. Every other
+   * session of the user is signed out at once.
+   */
+  async requestAccountDeletion(): Promise<z.infer<typeof deletionScheduledResponseSchema>> {
+    const body = { confirm: DELETION_CONFIRMATION };
+    return (await this.request({ method: "POST", path: "/v1/users/me/deletion", schema: deletionScheduledResponseSchema, body })).body;
+  }
+
+  /** DELETE /v1/users/me/deletion: cancels a scheduled deletion (a no-op when none is). */
+  async cancelAccountDeletion(): Promise<void> {
+    await this.request({ method: "DELETE", path: "/v1/users/me/deletion", schema: null });
   }
 
   // --------------------------------------------------------------------- sync

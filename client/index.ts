@@ -20,11 +20,27 @@ export {
   TidesyncResponseError,
   TidesyncValidationError,
 } from "./api-error.ts";
+export type { Feedback, FeedbackRequest, UpdateCheckResponse } from "../functions/_shared/schemas/releases.ts";
 export { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfter } from "./backoff.ts";
+export { type BatchBounds, batchBoundsOf, fittingCount, jsonBytes, splitIntoBatches } from "./batching.ts";
 export type { ConflictEvent, OpRejectedEvent, ResyncEvent, SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 export type { LocalRecord } from "./local-view.ts";
 export { enqueueOp } from "./outbox.ts";
+export { type PokeChannel, PokeListener, type PokeMessage, type RealtimeClientLike, scopeTopic, userTopic } from "./realtime-pokes.ts";
 export { type ConflictHandler, type ConflictInfo, type ConflictResolution, serverWinsPerField } from "./rebase.ts";
 export type { StatusListener, SyncState, SyncStatus } from "./status.ts";
-export { MemoryStorage, type PendingOp, type RecordData, type ServerSchema, type StorageChange, type StoredState, type SyncStorage } from "./storage.ts";
+export {
+  type DeviceState,
+  MemoryStorage,
+  type PendingOp,
+  type RecordData,
+  type RecordRef,
+  type ServerSchema,
+  StateMaps,
+  type StorageChange,
+  type StoredState,
+  type SyncStorage,
+  WholeStateStorage,
+} from "./storage.ts";
+export { type SqliteDatabase, SqliteStorage, type SqliteStorageOptions, type SqlValue } from "./storage-sqlite.ts";
 export { type SyncReport, TidesyncClient, type TidesyncClientOptions } from "./sync-client.ts";

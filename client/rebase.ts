@@ -20,6 +20,11 @@ export interface ConflictInfo {
   server: SyncRecord;
   /** The server's data the op was based on (null: the record did not exist or was deleted). */
   baseData: RecordData | null;
+  /**
+   * The fields the server says clashed (`conflicting_fields`: another device changed them
+   * since the op's base; "*": the record was deleted). Absent from servers before it.
+   */
+  conflictingFields?: string[];
 }
 
 export type ConflictResolution =
@@ -50,10 +55,11 @@ export function changedOnServer(fields: readonly string[], baseData: RecordData 
 }
 
 /** The default rule: server wins for the fields it changed; the rest of the local edit is kept. */
-export const serverWinsPerField: ConflictHandler = ({ op, server, baseData }) => {
+export const serverWinsPerField: ConflictHandler = ({ op, server, baseData, conflictingFields }) => {
   if (server.deleted || op.type === "delete") return { type: "discard" };
   const patch = op.data ?? {};
-  const changed = new Set(changedOnServer(Object.keys(patch), baseData, server));
+  // The server names the clashing fields; an older server does not, so compare with the base.
+  const changed = new Set(conflictingFields ?? changedOnServer(Object.keys(patch), baseData, server));
   const kept = Object.fromEntries(Object.entries(patch).filter(([field]) => !changed.has(field)));
   return Object.keys(kept).length > 0 ? { type: "upsert", data: kept } : { type: "discard" };
 };

@@ -9,8 +9,13 @@ import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 /** The fields of a record (what `data` holds on the wire). */
 export type RecordData = NonNullable<SyncRecord["data"]>;
 
-/** The server's collections and their fields, as GET /v1/meta last published them. */
-export type ServerSchema = Pick<MetaResponse, "collections" | "collection_schemas">;
+/**
+ * The server's collections and their fields, as GET /v1/meta last published
+ * them, with the batch limits (absent in what clients before them stored).
+ */
+export type ServerSchema = Pick<MetaResponse, "collections" | "collection_schemas"> & {
+  limits?: Pick<MetaResponse["limits"], "max_ops_per_batch" | "max_body_bytes">;
+};
 
 /** An op waiting in the outbox, in the order the app wrote it. */
 export interface PendingOp {
@@ -30,7 +35,13 @@ export interface PendingOp {
   base_data: RecordData | null;
 }
 
-/** Everything a device keeps, as `load` returns it. */
+/** A record's key: its collection and id. */
+export interface RecordRef {
+  collection: string;
+  id: string;
+}
+
+/** Everything a device keeps (what a whole-state store loads and saves). */
 export interface StoredState {
   /** The server's state of every record this device knows (tombstones included). */
   records: SyncRecord[];
@@ -42,10 +53,13 @@ export interface StoredState {
   schema?: ServerSchema | null;
 }
 
+/** The part of the state the client keeps in memory: small whatever the number of records. */
+export type DeviceState = Omit<StoredState, "records">;
+
 /** One atomic change to the store. Absent fields mean "unchanged". */
 export interface StorageChange {
   /** Remove by (collection, id): records the user can no longer see. Applied before `putRecords`. */
-  deleteRecords?: { collection: string; id: string }[];
+  deleteRecords?: RecordRef[];
   /** Insert or replace by (collection, id). */
   putRecords?: SyncRecord[];
   /** Insert or replace by op_id; a replaced op keeps its place in the outbox, a new one goes last. */
@@ -56,11 +70,35 @@ export interface StorageChange {
   cursor?: string | null;
   /** The server's collections, replaced whole. */
   schema?: ServerSchema | null;
+  /**
+   * A full sync (a page with `reset: true`) begins: forget which records were listed.
+   * Applied first. Marks need not survive a restart: an interrupted full sync starts over.
+   */
+  beginReset?: boolean;
+  /** Records a page of the running full sync listed (see `unlistedRecords`). */
+  markListed?: RecordRef[];
 }
 
+/**
+ * The device's durable store, queried rather than loaded whole, so a device
+ * can hold far more records than it could keep in memory (client/storage-sqlite.ts).
+ * Every `apply` is atomic: all of it durable, or none of it.
+ */
 export interface SyncStorage {
-  /** Reads everything the device stored (an empty state the first time). */
-  load(): Promise<StoredState>;
+  /** The outbox (in order), the cursor and the schema: what the client keeps in memory. */
+  loadState(): Promise<DeviceState>;
+  /** The stored records among `refs` (unknown ones left out), in any order. */
+  getRecords(refs: readonly RecordRef[]): Promise<SyncRecord[]>;
+  /**
+   * Up to `limit` stored records ordered by (collection, id), after `after`
+   * (null: from the first); only `collection`'s when it is given.
+   */
+  listRecords(collection: string | null, after: RecordRef | null, limit: number): Promise<SyncRecord[]>;
+  /**
+   * Up to `limit` stored records of `collections` (null: all) that no `markListed` named
+   * since the last `beginReset`: what a completed full sync did not list.
+   */
+  unlistedRecords(collections: readonly string[] | null, limit: number): Promise<RecordRef[]>;
   /** Makes `change` durable, atomically. Resolves only once it is durable. */
   apply(change: StorageChange): Promise<void>;
 }
@@ -69,14 +107,20 @@ export function recordKey(collection: string, id: string): string {
   return `${collection}/${id}`;
 }
 
+/** (collection, id) order, the order listRecords pages in. */
+function compareRefs(a: RecordRef, b: RecordRef): number {
+  return a.collection < b.collection ? -1 : a.collection > b.collection ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
 /**
- * The state as maps: records by key, and the outbox by op_id in insertion
- * order (a Map keeps the position of a replaced key, which is exactly the
- * outbox rule). Shared by the client's in-memory copy and the adapters here.
+ * The whole state as maps: records by key, and the outbox by op_id in
+ * insertion order (a Map keeps the position of a replaced key, which is
+ * exactly the outbox rule), plus the marks of a running full sync.
  */
 export class StateMaps {
   readonly records = new Map<string, SyncRecord>();
   readonly outbox = new Map<string, PendingOp>();
+  readonly listed = new Set<string>();
   cursor: string | null = null;
   schema: ServerSchema | null = null;
 
@@ -90,6 +134,8 @@ export class StateMaps {
   }
 
   apply(change: StorageChange): void {
+    if (change.beginReset) this.listed.clear();
+    for (const { collection, id } of change.markListed ?? []) this.listed.add(recordKey(collection, id));
     for (const { collection, id } of change.deleteRecords ?? []) this.records.delete(recordKey(collection, id));
     for (const record of change.putRecords ?? []) this.records.set(recordKey(record.collection, record.id), record);
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
@@ -101,25 +147,110 @@ export class StateMaps {
   toState(): StoredState {
     return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema };
   }
+
+  deviceState(): DeviceState {
+    return { outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema };
+  }
+
+  getRecords(refs: readonly RecordRef[]): SyncRecord[] {
+    const keys = new Set(refs.map(({ collection, id }) => recordKey(collection, id)));
+    return [...keys].flatMap((key) => this.records.get(key) ?? []);
+  }
+
+  listRecords(collection: string | null, after: RecordRef | null, limit: number): SyncRecord[] {
+    return [...this.records.values()]
+      .filter((r) => (collection === null || r.collection === collection) && (after === null || compareRefs(r, after) > 0))
+      .sort(compareRefs)
+      .slice(0, limit);
+  }
+
+  unlistedRecords(collections: readonly string[] | null, limit: number): RecordRef[] {
+    const scope = collections === null ? null : new Set(collections);
+    const unlisted: RecordRef[] = [];
+    for (const [key, { collection, id }] of this.records) {
+      if (unlisted.length >= limit) break;
+      if ((scope === null || scope.has(collection)) && !this.listed.has(key)) unlisted.push({ collection, id });
+    }
+    return unlisted;
+  }
 }
 
 /** Copies through JSON so neither side can mutate what the other holds, as a real store would. */
-function detached<T>(value: T): T {
+export function detached<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/**
+ * A store that keeps the whole state in memory (StateMaps) and persists it
+ * with `persist`, which is given the change and the state after it. For
+ * small data sets: memory, a JSON file, AsyncStorage (one setItem).
+ */
+export abstract class WholeStateStorage implements SyncStorage {
+  /** Reads the whole stored state (an empty one the first time). */
+  protected abstract read(): Promise<StoredState>;
+  /** Makes the state after `change` durable, atomically. */
+  protected abstract persist(next: StateMaps, change: StorageChange): Promise<void>;
+
+  /** False when `persist` cannot fail (memory): changes then apply in place, without a copy. */
+  protected readonly copyOnWrite: boolean = true;
+  private maps: Promise<StateMaps> | null = null;
+  /** Writes run one after another, in call order. */
+  private queue: Promise<void> = Promise.resolve();
+
+  protected state(): Promise<StateMaps> {
+    this.maps ??= this.read().then((state) => StateMaps.from(detached(state)));
+    return this.maps;
+  }
+
+  /** Everything stored (a copy). */
+  async load(): Promise<StoredState> {
+    return detached((await this.state()).toState());
+  }
+
+  async loadState(): Promise<DeviceState> {
+    return detached((await this.state()).deviceState());
+  }
+
+  async getRecords(refs: readonly RecordRef[]): Promise<SyncRecord[]> {
+    return detached((await this.state()).getRecords(refs));
+  }
+
+  async listRecords(collection: string | null, after: RecordRef | null, limit: number): Promise<SyncRecord[]> {
+    return detached((await this.state()).listRecords(collection, after, limit));
+  }
+
+  async unlistedRecords(collections: readonly string[] | null, limit: number): Promise<RecordRef[]> {
+    return (await this.state()).unlistedRecords(collections, limit);
+  }
+
+  apply(change: StorageChange): Promise<void> {
+    const write = this.queue.then(async () => {
+      const current = await this.state();
+      // Apply to a copy first so a failed write leaves memory and the store agreeing.
+      let next = current;
+      if (this.copyOnWrite) {
+        next = StateMaps.from(detached(current.toState()));
+        for (const key of current.listed) next.listed.add(key);
+      }
+      next.apply(detached(change));
+      await this.persist(next, change);
+      this.maps = Promise.resolve(next);
+    });
+    this.queue = write.catch(() => {});
+    return write;
+  }
 }
 
 /**
  * Keeps everything in memory: for tests, and for apps that do not need the
  * outbox to survive a restart (then pending writes are lost with the process).
  */
-export class MemoryStorage implements SyncStorage {
-  private readonly maps = new StateMaps();
+export class MemoryStorage extends WholeStateStorage {
+  protected override readonly copyOnWrite = false;
 
-  async load(): Promise<StoredState> {
-    return detached(this.maps.toState());
+  protected async read(): Promise<StoredState> {
+    return { records: [], outbox: [], cursor: null, schema: null };
   }
 
-  async apply(change: StorageChange): Promise<void> {
-    this.maps.apply(detached(change));
-  }
+  protected async persist(): Promise<void> {}
 }

@@ -10,6 +10,8 @@
 // - Sent ops are resent before any new op is sent, in outbox order.
 // - Every state change (outbox, records, cursor) is one atomic storage.apply,
 //   made under one mutex, so a crash never leaves half of a server answer.
+// - Only the outbox, the cursor and the schema live in memory; records are
+//   read from the storage when needed (a device may hold 100,000 of them).
 // - A record the server says this user cannot see (deleted, access revoked,
 //   NOT_FOUND) leaves the device: its row and every queued op for it.
 // - Ids are uuids, kept lower-case (the server compares and returns them so).
@@ -27,14 +29,16 @@ import {
   TidesyncValidationError,
 } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
+import { fittingCount } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
 import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
+import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, serverWinsPerField } from "./rebase.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
-import { type PendingOp, type RecordData, recordKey, type ServerSchema, type StorageChange, StateMaps, type SyncStorage } from "./storage.ts";
+import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, type StorageChange, type SyncStorage } from "./storage.ts";
 
 export interface TidesyncClientOptions {
   api: TidesyncApi;
@@ -50,7 +54,11 @@ export interface TidesyncClientOptions {
   /** How to rebase a local write the server answered `conflict` for (default serverWinsPerField). */
   onConflict?: ConflictHandler;
   backoff?: Partial<BackoffOptions>;
-  /** Upper bounds of one push (default: the contract's defaults; a 413 makes the client halve its batches). */
+  /**
+   * Upper bounds of one push: at most these and what the server published in the last
+   * GET /v1/meta this device stored (before one: the contract's defaults). A 413 makes
+   * the client halve its batches.
+   */
   maxOpsPerBatch?: number;
   maxBodyBytes?: number;
   /** Pull page size (default: the server's default). */
@@ -91,6 +99,9 @@ function defaultGenerateId(): string {
   return globalThis.crypto.randomUUID();
 }
 
+/** Records read per storage query (list(), the sweep after a full sync). */
+const PAGE = 500;
+
 /** What an op of a record the user cannot see anymore loses: its fields, or the whole delete (null). */
 function lostFields(op: SyncOp): string[] | null {
   return op.type === "upsert" ? Object.keys(op.data ?? {}) : null;
@@ -121,8 +132,14 @@ export class TidesyncClient {
   private catalog: CollectionCatalog | null;
   /** GET /v1/meta was fetched since this client was opened. */
   private schemaFetched = false;
+  /** Realtime pokes being listened to (listen()), refreshed after each sync. */
+  private pokes: PokeListener | null = null;
 
-  private constructor(private readonly options: TidesyncClientOptions, private readonly maps: StateMaps) {
+  /** The outbox by op_id, in order (a Map keeps a replaced key's place): a copy of the stored one. */
+  private readonly outbox: Map<string, PendingOp>;
+  private cursor: string | null;
+
+  private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
     if (!uuid.safeParse(options.installationId).success) throw new TypeError("installationId must be a uuid");
     this.api = options.api;
     this.storage = options.storage;
@@ -136,13 +153,15 @@ export class TidesyncClient {
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? (() => new Date());
-    this.statusStore = new StatusStore({ state: "online", pending: maps.outbox.size, lastSyncedAt: null, lastErrorCode: null });
-    this.catalog = maps.schema ? new CollectionCatalog(maps.schema) : null;
+    this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
+    this.cursor = state.cursor;
+    this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
+    this.catalog = state.schema ? new CollectionCatalog(state.schema) : null;
   }
 
-  /** Loads the device's store and returns a client on it. */
+  /** Loads the device's outbox, cursor and schema (not its records) and returns a client on it. */
   static async open(options: TidesyncClientOptions): Promise<TidesyncClient> {
-    return new TidesyncClient(options, StateMaps.from(await options.storage.load()));
+    return new TidesyncClient(options, await options.storage.loadState());
   }
 
   // ------------------------------------------------------------ status, events
@@ -169,39 +188,73 @@ export class TidesyncClient {
 
   // ------------------------------------------------------------- local reads
   /** The record as the app sees it (server state + pending local writes), tombstones included. Ids match in any case. */
-  get(collection: string, id: string): LocalRecord | undefined {
+  async get(collection: string, id: string): Promise<LocalRecord | undefined> {
     id = id.toLowerCase();
-    const ops = pendingFor(this.maps.outbox.values(), collection, id).map((p) => p.op);
-    return localView(collection, id, this.maps.records.get(recordKey(collection, id)), ops);
+    const ops = pendingFor(this.outbox.values(), collection, id).map((p) => p.op);
+    const [server] = await this.storage.getRecords([{ collection, id }]);
+    return localView(collection, id, server, ops);
   }
 
-  /** The live records of a collection as the app sees them. */
-  list(collection: string): LocalRecord[] {
+  /**
+   * The live records of a collection as the app sees them, read from the
+   * storage a page at a time (`pageSize`); `each` (when given) receives them
+   * page by page instead of in one array, so a large collection never has to
+   * be in memory at once.
+   */
+  async list(collection: string): Promise<LocalRecord[]>;
+  async list(collection: string, each: (page: LocalRecord[]) => void | Promise<void>, pageSize?: number): Promise<void>;
+  async list(collection: string, each?: (page: LocalRecord[]) => void | Promise<void>, pageSize = PAGE): Promise<LocalRecord[] | void> {
     const ops = new Map<string, SyncOp[]>();
-    for (const { op } of this.maps.outbox.values()) {
+    for (const { op } of this.outbox.values()) {
       if (op.collection !== collection) continue;
       const list = ops.get(op.record_id) ?? [];
       list.push(op);
       ops.set(op.record_id, list);
     }
-    const ids = new Set(ops.keys());
-    for (const record of this.maps.records.values()) if (record.collection === collection) ids.add(record.id);
-    const views: LocalRecord[] = [];
-    for (const id of ids) {
-      const view = localView(collection, id, this.maps.records.get(recordKey(collection, id)), ops.get(id) ?? []);
-      if (view && !view.deleted) views.push(view);
+    const all: LocalRecord[] = [];
+    const emit = async (views: LocalRecord[]) => {
+      const live = views.filter((view) => !view.deleted);
+      if (live.length === 0) return;
+      if (each) await each(live);
+      else all.push(...live);
+    };
+    const unseen = new Set(ops.keys());
+    for (let after: RecordRef | null = null; ;) {
+      const records = await this.storage.listRecords(collection, after, pageSize);
+      if (records.length === 0) break;
+      after = records.at(-1)!;
+      await emit(records.map((record) => {
+        unseen.delete(record.id);
+        return localView(collection, record.id, record, ops.get(record.id) ?? [])!;
+      }));
     }
-    return views;
+    // Created on this device and not yet acknowledged: only in the outbox.
+    await emit([...unseen].map((id) => localView(collection, id, undefined, ops.get(id)!)!));
+    if (!each) return all;
   }
 
   /** Pending ops, oldest first (sent ones included). */
   pendingOps(): PendingOp[] {
-    return [...this.maps.outbox.values()];
+    return [...this.outbox.values()];
   }
 
-  /** The server's state of every record this device knows (tombstones included). */
-  serverRecords(): SyncRecord[] {
-    return [...this.maps.records.values()];
+  /** The server's state of every record this device knows (tombstones included), read whole: for tests and small stores. */
+  async serverRecords(): Promise<SyncRecord[]> {
+    const all: SyncRecord[] = [];
+    for (let after: RecordRef | null = null; ;) {
+      const records = await this.storage.listRecords(null, after, PAGE);
+      if (records.length === 0) return all;
+      all.push(...records);
+      after = records.at(-1)!;
+    }
+  }
+
+  /** The stored records among `refs`, by key. */
+  private async recordsByKey(refs: Iterable<RecordRef>): Promise<Map<string, SyncRecord>> {
+    const unique = new Map<string, RecordRef>();
+    for (const ref of refs) unique.set(recordKey(ref.collection, ref.id), { collection: ref.collection, id: ref.id });
+    const found = unique.size > 0 ? await this.storage.getRecords([...unique.values()]) : [];
+    return new Map(found.map((record) => [recordKey(record.collection, record.id), record]));
   }
 
   /** The server's collections and their fields as this device last saw them (GET /v1/meta), or null. */
@@ -212,7 +265,11 @@ export class TidesyncClient {
   /** Fetches GET /v1/meta now and checks later writes against it (sync() does this once per open client). */
   async refreshSchema(): Promise<ServerSchema> {
     const meta = await this.withRetry(() => this.api.meta());
-    const schema: ServerSchema = { collections: meta.collections, collection_schemas: meta.collection_schemas };
+    const schema: ServerSchema = {
+      collections: meta.collections,
+      collection_schemas: meta.collection_schemas,
+      limits: { max_ops_per_batch: meta.limits.max_ops_per_batch, max_body_bytes: meta.limits.max_body_bytes },
+    };
     await this.mutex.run(() => this.commit({ schema }));
     this.catalog = new CollectionCatalog(schema);
     this.schemaFetched = true;
@@ -232,15 +289,15 @@ export class TidesyncClient {
     id = this.checkId(id);
     const copy = JSON.parse(JSON.stringify(patch)) as RecordData;
     await this.mutex.run(async () => {
-      const view = this.get(collection, id);
+      const [server] = await this.storage.getRecords([{ collection, id }]);
+      const view = localView(collection, id, server, pendingFor(this.outbox.values(), collection, id).map((p) => p.op));
       const data = this.checkData(collection, copy, !view || view.deleted) ?? copy;
-      const server = this.maps.records.get(recordKey(collection, id));
       const pending: PendingOp = {
         op: { op_id: this.newId(), collection, record_id: id, type: "upsert", base_version: server?.version ?? null, data },
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };
-      await this.commit(enqueueOp(this.maps.outbox.values(), pending));
+      await this.commit(enqueueOp(this.outbox.values(), pending));
     });
   }
 
@@ -249,15 +306,15 @@ export class TidesyncClient {
     id = this.checkId(id);
     this.checkData(collection, null, false);
     await this.mutex.run(async () => {
-      const view = this.get(collection, id);
+      const [server] = await this.storage.getRecords([{ collection, id }]);
+      const view = localView(collection, id, server, pendingFor(this.outbox.values(), collection, id).map((p) => p.op));
       if (!view || view.deleted) return;
-      const server = this.maps.records.get(recordKey(collection, id));
       const pending: PendingOp = {
         op: { op_id: this.newId(), collection, record_id: id, type: "delete", base_version: server?.version ?? null },
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };
-      await this.commit(enqueueOp(this.maps.outbox.values(), pending));
+      await this.commit(enqueueOp(this.outbox.values(), pending));
     });
   }
 
@@ -283,8 +340,10 @@ export class TidesyncClient {
   /** Makes `change` durable, then visible. */
   private async commit(change: StorageChange): Promise<void> {
     await this.storage.apply(change);
-    this.maps.apply(change);
-    this.statusStore.update({ pending: this.maps.outbox.size });
+    for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
+    for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
+    if (change.cursor !== undefined) this.cursor = change.cursor;
+    this.statusStore.update({ pending: this.outbox.size });
   }
 
   // ---------------------------------------------------------------- the loop
@@ -299,6 +358,52 @@ export class TidesyncClient {
   stop(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /**
+   * Pulls when the server pokes (Supabase Realtime, private Broadcast topics:
+   * the device's lists and its user's own; client/README.md), debounced, and
+   * polls every `pollIntervalMs` (default 5 minutes) in case a poke is lost.
+   * `realtime` is the app's supabase-js client (signed in: Realtime authorizes
+   * private channels with the user's token). Returns the function that stops
+   * both; `stop()` stops the polling only.
+   */
+  listen(realtime: RealtimeClientLike, options: PokeListenerOptions & { pollIntervalMs?: number }): () => void {
+    this.pokes?.stop();
+    const listener = new PokeListener({
+      realtime,
+      sync: () => this.syncAfterCurrent(),
+      scopeIds: () => this.scopeIds(),
+      setTimeout: (callback, ms) => setTimeout(callback, ms),
+      clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    }, options);
+    this.pokes = listener;
+    void listener.refresh();
+    this.start(options.pollIntervalMs ?? 5 * 60_000);
+    return () => {
+      listener.stop();
+      if (this.pokes === listener) this.pokes = null;
+      this.stop();
+    };
+  }
+
+  /** A sync that starts after the one under way (if any), so it sees everything committed before it was asked for. */
+  private async syncAfterCurrent(): Promise<SyncReport> {
+    if (this.running) await this.running.catch(() => {});
+    return await this.sync();
+  }
+
+  /** The ids of the scope records (lists) this device holds: the topics whose pokes concern it. */
+  private async scopeIds(): Promise<string[]> {
+    const schemas = this.catalog?.schema.collection_schemas ?? {};
+    const ids: string[] = [];
+    for (const [collection, described] of Object.entries(schemas)) {
+      if (described.scope !== "id") continue;
+      await this.list(collection, (page) => {
+        for (const record of page) if (record.version !== null) ids.push(record.id);
+      });
+    }
+    return ids;
   }
 
   /**
@@ -325,6 +430,8 @@ export class TidesyncClient {
       // Once per open client, after the data (which does not need it): the collections to check later writes against.
       if (!this.schemaFetched) await this.refreshSchema();
       this.statusStore.update({ state: "online", lastSyncedAt: this.now().toISOString(), lastErrorCode: null });
+      // Lists joined or left change which topics to hear.
+      void this.pokes?.refresh().catch(() => {});
       return report;
     } catch (error) {
       this.statusStore.update({
@@ -363,7 +470,7 @@ export class TidesyncClient {
 
   /** The next batch: unanswered sent ops first; else new ops, stored as sent before they leave. */
   private async takeBatch(): Promise<PendingOp[]> {
-    const all = [...this.maps.outbox.values()];
+    const all = [...this.outbox.values()];
     const limit = Math.max(1, Math.min(this.batchLimit, this.isolateLimit));
     const sent = all.filter((p) => p.sent);
     if (sent.length > 0) return this.fitting(sent, limit);
@@ -374,17 +481,13 @@ export class TidesyncClient {
 
   /** A prefix of `ops` within the op count and body size limits (at least one op). */
   private fitting(ops: PendingOp[], limit: number): PendingOp[] {
-    const encoder = new TextEncoder();
-    let bytes = encoder.encode(JSON.stringify({ device_id: this.installationId, ops: [] })).length;
-    const chosen: PendingOp[] = [];
-    for (const pending of ops) {
-      if (chosen.length >= limit) break;
-      const size = encoder.encode(JSON.stringify(pending.op)).length + 1;
-      if (chosen.length > 0 && bytes + size > this.maxBodyBytes) break;
-      bytes += size;
-      chosen.push(pending);
-    }
-    return chosen;
+    const published = this.catalog?.schema.limits;
+    const bounds = {
+      maxOps: Math.min(limit, published?.max_ops_per_batch ?? limit),
+      maxBodyBytes: Math.min(this.maxBodyBytes, published?.max_body_bytes ?? this.maxBodyBytes),
+    };
+    const count = fittingCount(ops.map((p) => p.op), bounds, this.installationId);
+    return ops.slice(0, count);
   }
 
   private async pushBatch(batch: PendingOp[], report: SyncReport): Promise<void> {
@@ -422,15 +525,11 @@ export class TidesyncClient {
    * Forgets records this user cannot see: their rows and every op still
    * queued for them (an op that loses something is reported with `reason`).
    */
-  private forget(keys: Iterable<string>, outbox: Map<string, PendingOp>, reason: (op: SyncOp) => Omit<WriteDiscardedEvent, "type" | "collection" | "record_id" | "op" | "fields"> | null) {
-    const deleteRecords: { collection: string; id: string }[] = [];
+  private forget(gone: Map<string, RecordRef>, outbox: Map<string, PendingOp>, reason: (op: SyncOp) => Omit<WriteDiscardedEvent, "type" | "collection" | "record_id" | "op" | "fields"> | null) {
+    // Deleting a record the storage does not hold is a no-op: no need to read it first.
+    const deleteRecords = [...gone.values()];
     const deleteOps: string[] = [];
     const events: SyncEvent[] = [];
-    const gone = new Set(keys);
-    for (const key of gone) {
-      const record = this.maps.records.get(key);
-      if (record) deleteRecords.push({ collection: record.collection, id: record.id });
-    }
     for (const { op } of [...outbox.values()]) {
       if (!gone.has(recordKey(op.collection, op.record_id))) continue;
       outbox.delete(op.op_id);
@@ -445,17 +544,18 @@ export class TidesyncClient {
     if (results.length !== batch.length || results.some((result, i) => result.op_id !== batch[i].op.op_id)) {
       throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
     }
-    const outbox = new Map(this.maps.outbox);
+    const outbox = new Map(this.outbox);
+    const stored = await this.recordsByKey(batch.map((p) => ({ collection: p.op.collection, id: p.op.record_id })));
     const records = new Map<string, SyncRecord>();
     const removed: string[] = [];
     const events: SyncEvent[] = [];
     /** Records the server answered for without showing them: the user cannot see them (NOT_FOUND). */
-    const unseen = new Map<string, SyncOpError>();
+    const unseen = new Map<string, { ref: RecordRef; error: SyncOpError }>();
     const keep = (record: SyncRecord | undefined) => {
       if (!record) return;
       const key = recordKey(record.collection, record.id);
       unseen.delete(key);
-      const current = records.get(key) ?? this.maps.records.get(key);
+      const current = records.get(key) ?? stored.get(key);
       if (!current || record.version > current.version) records.set(key, record);
     };
 
@@ -481,13 +581,18 @@ export class TidesyncClient {
       } else if (outcome === "conflict" && !result.record) {
         // A repeated conflict on a record the user can no longer see: nothing to rebase on.
         report.conflicts++;
-        unseen.set(key, { code: "NOT_FOUND", message: "the record is no longer visible to you" });
+        unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error: { code: "NOT_FOUND", message: "the record is no longer visible to you" } });
         events.push({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields: lostFields(op) });
       } else if (outcome === "conflict") {
         report.conflicts++;
         const server = result.record!;
         keep(server);
-        const resolution = await this.onConflict({ op, server, baseData: pending.base_data });
+        const resolution = await this.onConflict({
+          op,
+          server,
+          baseData: pending.base_data,
+          ...(result.conflicting_fields ? { conflictingFields: result.conflicting_fields } : {}),
+        });
         const fields = discardedFields(op, server, resolution);
         const later = pendingFor(outbox.values(), op.collection, op.record_id);
         let rebased: SyncOp | null = null;
@@ -514,15 +619,16 @@ export class TidesyncClient {
         // The local row shows the server's record again (this op no longer applies on top).
         keep(result.record);
         const dropped = !result.record && error.code === "NOT_FOUND";
-        if (dropped) unseen.set(key, error);
+        if (dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
         events.push({ type: "op_rejected", op, error, ...(result.record ? { record: result.record } : {}), dropped });
         events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
       }
     }
 
-    const forgotten = this.forget(unseen.keys(), outbox, (op) => ({ reason: "rejected", error: unseen.get(recordKey(op.collection, op.record_id)) }));
+    const refs = new Map([...unseen].map(([key, { ref }]) => [key, ref]));
+    const forgotten = this.forget(refs, outbox, (op) => ({ reason: "rejected", error: unseen.get(recordKey(op.collection, op.record_id))?.error }));
     for (const { collection, id } of forgotten.deleteRecords) records.delete(recordKey(collection, id));
-    const putOps = [...outbox.values()].filter((p) => this.maps.outbox.get(p.op.op_id) !== p);
+    const putOps = [...outbox.values()].filter((p) => this.outbox.get(p.op.op_id) !== p);
     await this.commit({
       deleteRecords: forgotten.deleteRecords,
       putRecords: [...records.values()],
@@ -557,61 +663,76 @@ export class TidesyncClient {
   }
 
   private async pullPages(report: SyncReport): Promise<void> {
-    let cursor = this.maps.cursor;
-    // Without a cursor the server lists live records only: what is not listed was deleted.
-    const full = cursor === null;
-    const seen = new Set<string>();
-    for (;;) {
+    let cursor = this.cursor;
+    // A full sync lists every record the user may see and no removals: what it does not list is gone.
+    let full = cursor === null;
+    for (let first = true; ; first = false) {
       const page = await this.withRetry(() =>
         this.api.syncChanges({ cursor: cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
-      await this.mutex.run(() => this.applyPage(page, full, seen));
+      // The server marks the first page of a full sync (reset); a server from before the flag is known by the missing cursor.
+      if (page.reset) full = true;
+      await this.mutex.run(() => this.applyPage(page, full, full && first));
       report.pulled += page.changes.length;
-      if (!page.has_more) return;
       cursor = page.cursor;
+      if (!page.has_more) break;
     }
+    if (full) await this.mutex.run(() => this.finishReset(cursor!));
   }
 
-  private async applyPage(page: ChangesResponse, full: boolean, seen: Set<string>): Promise<void> {
+  /**
+   * Applies one page. Pages of a full sync mark what they list and store no
+   * cursor (an interrupted full sync starts over, reset again); finishReset
+   * then drops what it did not list and stores the cursor.
+   */
+  private async applyPage(page: ChangesResponse, full: boolean, beginReset: boolean): Promise<void> {
+    const stored = await this.recordsByKey(page.changes);
     const records = new Map<string, SyncRecord>();
     /** Records gone for this user, with why: deleted, or access revoked. */
-    const gone = new Map<string, "deleted" | "access_revoked">();
+    const gone = new Map<string, { ref: RecordRef; reason: "deleted" | "access_revoked" }>();
     for (const change of page.changes) {
       const key = recordKey(change.collection, change.id);
-      seen.add(key);
       if (change.deleted) {
         // Always applies: a removal may carry the very version this device holds.
         records.delete(key);
-        gone.set(key, change.reason ?? "deleted");
+        gone.set(key, { ref: { collection: change.collection, id: change.id }, reason: change.reason ?? "deleted" });
         continue;
       }
       gone.delete(key);
-      const current = records.get(key) ?? this.maps.records.get(key);
+      const current = records.get(key) ?? stored.get(key);
       if (!current || change.version > current.version) records.set(key, change);
     }
-    // A full pull stores its cursor only once complete, so an interrupted one
-    // starts over (and still learns which records are gone).
-    let cursor: string | undefined = full ? undefined : page.cursor;
-    if (full && !page.has_more) {
-      cursor = page.cursor;
-      const scope = this.options.collections ? new Set(this.options.collections) : null;
-      // Not listed by a full pull: deleted, or no longer visible to this user.
-      for (const [key, record] of this.maps.records) {
-        if (seen.has(key) || (scope && !scope.has(record.collection))) continue;
-        gone.set(key, "deleted");
-      }
-    }
-    const outbox = new Map(this.maps.outbox);
-    const forgotten = this.forget(gone.keys(), outbox, (op) => {
-      const reason = gone.get(recordKey(op.collection, op.record_id))!;
-      // Deleting a record that is deleted loses nothing.
-      return reason === "deleted" && op.type === "delete" ? null : { reason };
-    });
+    const forgotten = this.forgetGone(gone);
     await this.commit({
+      ...(beginReset ? { beginReset: true } : {}),
+      ...(full ? { markListed: page.changes.map(({ collection, id }) => ({ collection, id })) } : { cursor: page.cursor }),
       deleteRecords: forgotten.deleteRecords,
       putRecords: [...records.values()],
       deleteOps: forgotten.deleteOps,
-      ...(cursor === undefined ? {} : { cursor }),
     });
     for (const event of forgotten.events) this.emit(event);
+  }
+
+  /** After a full sync: drops the records it did not list (a page at a time), then stores its last page's cursor. */
+  private async finishReset(cursor: string): Promise<void> {
+    const collections = this.options.collections ?? null;
+    for (;;) {
+      const unlisted = await this.storage.unlistedRecords(collections, PAGE);
+      if (unlisted.length === 0) break;
+      // Not listed by a full pull: deleted, or no longer visible to this user.
+      const forgotten = this.forgetGone(new Map(unlisted.map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
+      await this.commit({ deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
+      for (const event of forgotten.events) this.emit(event);
+    }
+    await this.commit({ cursor });
+  }
+
+  /** forget() for records a pull says are gone, with the reason each loses its queued ops for. */
+  private forgetGone(gone: Map<string, { ref: RecordRef; reason: "deleted" | "access_revoked" }>) {
+    const outbox = new Map(this.outbox);
+    return this.forget(new Map([...gone].map(([key, { ref }]) => [key, ref])), outbox, (op) => {
+      const reason = gone.get(recordKey(op.collection, op.record_id))!.reason;
+      // Deleting a record that is deleted loses nothing.
+      return reason === "deleted" && op.type === "delete" ? null : { reason };
+    });
   }
 }

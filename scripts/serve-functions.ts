@@ -6,6 +6,7 @@
 import { createApp } from "../functions/api/app.ts";
 import { loadConfig } from "../functions/api/lib/config.ts";
 import { keepServingOnUncaughtErrors } from "../functions/api/lib/keep-serving.ts";
+import { serveSignedObject } from "../functions/api/releases/local-artifact-store.ts";
 
 // One process serves every request here, so one uncaught error must not take
 // the whole local stack down (the same guard the deployed entry point uses).
@@ -14,6 +15,24 @@ keepServingOnUncaughtErrors();
 const env = Deno.env.toObject();
 const port = Number(env.TIDESYNC_PORT ?? env.PORT ?? 54321);
 const hostname = env.TIDESYNC_HOST ?? "127.0.0.1";
+
+// Supabase Storage stand-in for artifact downloads (TIDESYNC_ARTIFACT_STORE=local):
+// the signed links the api function issues point here, at Storage's URL shape
+// /storage/v1/object/sign/<bucket>/<path>?token=…, and are served from
+// TIDESYNC_LOCAL_STORAGE_DIR/<bucket>/<path>.
+const STORAGE_PREFIX = "/storage/v1";
+const localStorage = env.TIDESYNC_ARTIFACT_STORE === "local" && env.TIDESYNC_LOCAL_STORAGE_DIR
+  ? { dir: env.TIDESYNC_LOCAL_STORAGE_DIR.replace(/\/+$/, ""), secret: env.TIDESYNC_LOCAL_STORAGE_SECRET ?? "" }
+  : null;
+if (localStorage && !env.TIDESYNC_LOCAL_STORAGE_URL) env.TIDESYNC_LOCAL_STORAGE_URL = `http://${hostname}:${port}${STORAGE_PREFIX}`;
+
+async function readLocalObject(bucket: string, path: string): Promise<Uint8Array | null> {
+  try {
+    return await Deno.readFile(`${localStorage!.dir}/${bucket}/${path}`);
+  } catch {
+    return null;
+  }
+}
 
 const functions: Record<string, (request: Request) => Response | Promise<Response>> = {
   api: createApp(loadConfig(env)).app.fetch,
@@ -39,6 +58,13 @@ const server = Deno.serve({
   },
 }, (request) => {
   const url = new URL(request.url);
+  if (localStorage && url.pathname.startsWith(`${STORAGE_PREFIX}/`)) {
+    if (request.method !== "GET") return gatewayError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+    return serveSignedObject(url.pathname.slice(STORAGE_PREFIX.length), url.searchParams.get("token"), {
+      secret: localStorage.secret,
+      readObject: readLocalObject,
+    });
+  }
   if (!url.pathname.startsWith(PREFIX)) return notFound();
   const name = url.pathname.slice(PREFIX.length).split("/")[0];
   const handler = functions[name];

@@ -14,13 +14,16 @@
 import path from "node:path";
 import { OWNER_ROLE, provisionDatabase, setupDatabase, withDatabase } from "./db/database.ts";
 import { signEs256, supabaseClaims } from "./lib/access-tokens.ts";
-import { DATA_DIR, devSecrets, devSigningKey } from "./lib/dev-secrets.ts";
+import { mkdir, writeFile } from "node:fs/promises";
+import { DEFAULT_ARTIFACT_BUCKET } from "../functions/api/releases/release-config.ts";
+import { DATA_DIR, devReleaseSecrets, devSecrets, devSigningKey } from "./lib/dev-secrets.ts";
 import { startEmbeddedPostgres } from "./lib/embedded-postgres.ts";
 import { type FunctionsProcess, startFunctionsProcess } from "./lib/functions-process.ts";
 import { ROOT } from "./lib/paths.ts";
 import { isShuttingDown, onShutdown, runCleanups } from "./lib/shutdown.ts";
 import { loadSampleTodo } from "./seed/sample-todo.ts";
 import { loadSampleUsers } from "./seed/sample-users.ts";
+import { sampleArtifacts } from "./seed/sample-releases.ts";
 import postgres from "postgres";
 
 const DEV_DATABASE = "tidesync";
@@ -85,6 +88,14 @@ async function main(): Promise<void> {
   const { value: key, created } = await devSigningKey();
   if (created) log("generated the dev-only signing key .data/dev-signing-key.json");
   const secrets = await devSecrets();
+  const releaseSecrets = await devReleaseSecrets();
+  // Supabase Storage stand-in: the sample builds' artifacts, served by the gateway as signed links.
+  const storageDir = path.join(DATA_DIR, "storage");
+  for (const artifact of await sampleArtifacts()) {
+    const file = path.join(storageDir, DEFAULT_ARTIFACT_BUCKET, artifact.path);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, artifact.bytes);
+  }
 
   const apiPort = port("TIDESYNC_PORT", 54321);
   log(`starting the functions with Deno on 127.0.0.1:${apiPort}`);
@@ -100,6 +111,11 @@ async function main(): Promise<void> {
       SUPABASE_DB_URL: db.functionsDbUrl,
       SUPABASE_JWKS: JSON.stringify(key.public_jwks),
       TIDESYNC_CURSOR_SECRET: process.env.TIDESYNC_CURSOR_SECRET ?? secrets.cursor_secret,
+      TIDESYNC_RELEASES_WEBHOOK_SECRET: releaseSecrets.webhook_secret,
+      TIDESYNC_ARTIFACT_STORE: "local",
+      TIDESYNC_LOCAL_STORAGE_DIR: storageDir,
+      TIDESYNC_LOCAL_STORAGE_SECRET: releaseSecrets.local_storage_secret,
+      TIDESYNC_EXPO_SIGNING_KEY: releaseSecrets.expo_signing_key_pem,
     },
     port: apiPort,
     output: "inherit",
@@ -143,6 +159,12 @@ async function main(): Promise<void> {
     `  curl -s -X POST -H "Authorization: Bearer $ALICE" -H "Content-Type: application/json" "$API/sync/batch" \\`,
     `    -d '{"ops":[{"op_id":"'$(node -pe 'crypto.randomUUID()')'","collection":"tasks","record_id":"'$(node -pe 'crypto.randomUUID()')'","type":"upsert","base_version":null,"data":{"list_id":"${shared?.id}","title":"Apples"}}]}'`,
     `  curl -s -H "Authorization: Bearer $BOB" "$API/sync/changes?cursor=$CURSOR"    # Bob's next pull lists Alice's new task`,
+    "",
+    "Test builds (docs/test-builds.md): Alice is a beta tester; is there a newer iOS beta build than her 140?",
+    `  curl -s -H "Authorization: Bearer $ALICE" "$API/releases/check?platform=ios&channel=beta&build_number=140"`,
+    `  curl -s -H "Authorization: Bearer $BOB" "$API/releases/check?platform=ios&channel=beta&build_number=140"     # Bob is no tester: level none`,
+    `  curl -s -H "Authorization: Bearer $ALICE" "$API/releases/check?platform=ios&channel=production&build_number=120"   # below the minimum: required`,
+    "CI publishes with the dev webhook secret in .data/dev-release-secrets.json (see docs/test-builds.md for the signing step).",
     "",
     "Ctrl-C stops everything.",
     "",

@@ -5,3 +5,14 @@
 
 CREATE TRIGGER on_auth_user_created_create_personal_list AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_personal_list_for_new_user();
 CREATE TRIGGER on_auth_user_created_create_profile AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_profile_for_new_user();
+CREATE TRIGGER on_auth_users_deleted_forget_pokes AFTER DELETE ON auth.users REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.forget_pokes_of_deleted_users();
+
+-- our policies on platform tables
+
+create policy "Members receive the sync pokes of their lists and their own"
+  on realtime.messages
+  as permissive
+  for select
+  to authenticated
+  using (((extension = 'broadcast'::text) AND ( SELECT app_private.may_receive_poke(( SELECT realtime.topic() AS topic)) AS may_receive_poke)));
+comment on policy "Members receive the sync pokes of their lists and their own" on realtime.messages is 'Realtime checks this as the joining user with realtime.topic() = the channel topic: members of a list may join tidesync:scope:<list id>, each user tidesync:user:<own id>. Pokes carry no data; other topics are left to other policies.';

@@ -47,3 +47,24 @@ on conflict do nothing;
 insert into app_private.notification_preferences (user_id, categories, quiet_hours_enabled, quiet_hours_start, quiet_hours_end, quiet_hours_timezone, created_at, updated_at)
 values ('00000000-0000-4000-8000-00000000a11c', '{"security":{"push":true,"email":true,"in_app":true},"sync_conflicts":{"push":true,"email":false,"in_app":true},"reminders":{"push":false,"email":false,"in_app":true},"product_updates":{"push":false,"email":true,"in_app":true}}'::jsonb, true, '22:30', '07:00', 'Europe/London', '2026-01-01T09:20:00Z', '2026-01-01T09:20:00Z')
 on conflict (user_id) do nothing;
+
+-- Sample test-build distribution: a beta group with Alice, releases on beta and production. SAMPLE DATA.
+insert into app_private.tester_groups (id, name, everyone) values ('00000000-0000-4000-8000-0000000007b1', 'Beta testers (sample)', false) on conflict do nothing;
+insert into app_private.tester_group_channels (group_id, channel) values ('00000000-0000-4000-8000-0000000007b1', 'beta') on conflict do nothing;
+insert into app_private.tester_group_members (group_id, user_id) values ('00000000-0000-4000-8000-0000000007b1', '00000000-0000-4000-8000-00000000a11c') on conflict do nothing;
+insert into app_private.tester_groups (id, name, everyone) values ('00000000-0000-4000-8000-0000000007e0', 'Everyone (sample)', true) on conflict do nothing;
+insert into app_private.tester_group_channels (group_id, channel) values ('00000000-0000-4000-8000-0000000007e0', 'production') on conflict do nothing;
+insert into app_private.release_update_policies (platform, channel, minimum_build_number, below_minimum_level) values ('ios', 'production', 130, 'required') on conflict do nothing;
+insert into app_private.release_update_policies (platform, channel, minimum_build_number, below_minimum_level) values ('ios', 'beta', 130, 'required') on conflict do nothing;
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path, artifact_sha256, artifact_size, artifact_content_type, created_at, updated_at)
+values ('00000000-0000-4000-8000-000000007001', 'ios', 'production', 'binary', '1.4.0', 140, null, 'Sample: shared lists.', 'ios/production/140.ipa', 'ff69c4afec8d673a20c2724caf2c79371784b40506cf402de14cead44bca708a', 46, 'application/octet-stream', '2026-01-05T09:00:00Z', '2026-01-05T09:00:00Z')
+on conflict do nothing;
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path, artifact_sha256, artifact_size, artifact_content_type, created_at, updated_at)
+values ('00000000-0000-4000-8000-000000007002', 'ios', 'beta', 'binary', '1.5.0', 150, null, 'Sample beta: offline attachments. Tell us what breaks.', 'ios/beta/150.ipa', '8608775d2847751c6aa8b41662c063d0581dea857a9817c7fd0b3fd2fb38805a', 40, 'application/octet-stream', '2026-01-10T09:00:00Z', '2026-01-10T09:00:00Z')
+on conflict do nothing;
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path, artifact_sha256, artifact_size, artifact_content_type, created_at, updated_at)
+values ('00000000-0000-4000-8000-000000007003', 'android', 'production', 'binary', '1.4.0', 140, null, 'Sample: shared lists.', 'android/production/140.apk', '416ef16898489ad4d9639c0367c9a1266994f6170554d30efb1a10e0da3f603a', 50, 'application/octet-stream', '2026-01-05T09:00:00Z', '2026-01-05T09:00:00Z')
+on conflict do nothing;
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path, artifact_sha256, artifact_size, artifact_content_type, created_at, updated_at)
+values ('00000000-0000-4000-8000-000000007004', 'ios', 'production', 'ota', '1.4.1', 141, '1.4', 'Sample OTA update: a typo fixed.', 'ota/production/1.4/141/bundle.js', '1705840f524da9ede63b4d161418e86c0776e4864748cfc3a72dc2918044aa68', 37, 'application/javascript', '2026-01-06T09:00:00Z', '2026-01-06T09:00:00Z')
+on conflict do nothing;

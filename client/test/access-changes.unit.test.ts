@@ -52,10 +52,10 @@ describe("removals in a pull", () => {
     };
     await client.sync();
 
-    expect(client.list("lists")).toEqual([]);
-    expect(client.list("tasks").map((r) => r.id)).toEqual([MINE]);
-    expect(client.get("tasks", TASK)).toBeUndefined();
-    expect(client.serverRecords().map((r) => r.id)).toEqual([MINE]);
+    expect((await client.list("lists"))).toEqual([]);
+    expect((await client.list("tasks")).map((r) => r.id)).toEqual([MINE]);
+    expect((await client.get("tasks", TASK))).toBeUndefined();
+    expect((await client.serverRecords()).map((r) => r.id)).toEqual([MINE]);
     expect(client.pendingOps().map((p) => p.op.record_id)).toEqual([MINE]);
     // What the app loses is reported: the edit, and the delete that did not happen.
     expect(events).toEqual([
@@ -77,7 +77,7 @@ describe("removals in a pull", () => {
       return undefined;
     };
     await client.sync();
-    expect(client.get("tasks", TASK)).toBeUndefined();
+    expect((await client.get("tasks", TASK))).toBeUndefined();
     expect(client.status.pending).toBe(0);
     expect(events).toEqual([expect.objectContaining({ type: "write_discarded", reason: "deleted", record_id: TASK, fields: ["title"] })]);
     const batches = server.batches().length;
@@ -90,13 +90,14 @@ describe("FORBIDDEN and NOT_FOUND answers to a push", () => {
   it("FORBIDDEN (a viewer's edit): an op_rejected event, the op leaves the outbox, the row shows the server's record", async () => {
     const { server, client, events } = await synced();
     await client.upsert("tasks", TASK, { title: "Viewer edit" });
-    expect(client.get("tasks", TASK)?.data?.title).toBe("Viewer edit");
+    expect((await client.get("tasks", TASK))?.data?.title).toBe("Viewer edit");
     // Meanwhile the owner renamed it: the rejection carries the current record.
     const current = server.write("tasks", TASK, { type: "upsert", data: { title: "Milk (2 l)" } });
     answerBatch(server, () => ({ status: "rejected", error: { code: "FORBIDDEN", message: "you may not change this record" }, record: current }));
-    let seenAtEvent: unknown;
+    // Read when the event fires (the read resolves before the sync's pull answers).
+    let seenAtEvent: Promise<unknown> | undefined;
     client.on((event) => {
-      if (event.type === "op_rejected") seenAtEvent = client.get("tasks", TASK);
+      if (event.type === "op_rejected") seenAtEvent ??= client.get("tasks", TASK);
     });
     const report = await client.sync();
 
@@ -110,8 +111,8 @@ describe("FORBIDDEN and NOT_FOUND answers to a push", () => {
     });
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: TASK, error: expect.objectContaining({ code: "FORBIDDEN" }) }));
     // Restored from the push result itself, before any pull.
-    expect(seenAtEvent).toMatchObject({ pending: false, version: current.version, data: { title: "Milk (2 l)" } });
-    expect(client.get("tasks", TASK)).toMatchObject({ pending: false, data: { title: "Milk (2 l)" } });
+    expect(await seenAtEvent).toMatchObject({ pending: false, version: current.version, data: { title: "Milk (2 l)" } });
+    expect((await client.get("tasks", TASK))).toMatchObject({ pending: false, data: { title: "Milk (2 l)" } });
     expect(client.status.pending).toBe(0);
   });
 
@@ -136,7 +137,7 @@ describe("FORBIDDEN and NOT_FOUND answers to a push", () => {
 
     expect(events[0]).toMatchObject({ type: "op_rejected", error: { code: "NOT_FOUND" }, op: { data: { done: true } }, dropped: true });
     expect(events[0]).not.toHaveProperty("record");
-    expect(client.get("tasks", TASK)).toBeUndefined();
+    expect((await client.get("tasks", TASK))).toBeUndefined();
     expect(client.pendingOps()).toEqual([]);
     expect(server.batches()).toHaveLength(1); // the later edit was never sent
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: TASK, fields: ["title"], error: expect.objectContaining({ code: "NOT_FOUND" }) }));
@@ -152,7 +153,7 @@ describe("FORBIDDEN and NOT_FOUND answers to a push", () => {
     }));
     await client.sync();
     expect(events[0]).toMatchObject({ type: "op_rejected", dropped: false, record: { id: TASK } });
-    expect(client.get("tasks", TASK)).toMatchObject({ pending: false, data: { list_id: LIST_ID, title: "Milk" } });
+    expect((await client.get("tasks", TASK))).toMatchObject({ pending: false, data: { list_id: LIST_ID, title: "Milk" } });
   });
 });
 
@@ -174,7 +175,7 @@ describe("result shapes", () => {
     const report = await client.sync();
     expect(report).toMatchObject({ applied: 2 });
     expect(server.batches()[0].ops).toHaveLength(2);
-    expect(client.get("tasks", TASK)).toMatchObject({ version: 7, pending: false, data: { title: "Oat milk", done: true } });
+    expect((await client.get("tasks", TASK))).toMatchObject({ version: 7, pending: false, data: { title: "Oat milk", done: true } });
   });
 
   it("a duplicate of a conflict whose record the user can no longer see drops the write instead of failing every sync", async () => {
@@ -183,7 +184,7 @@ describe("result shapes", () => {
     answerBatch(server, () => ({ status: "duplicate", original_status: "conflict" }));
     const report = await client.sync();
     expect(report).toMatchObject({ duplicates: 1, conflicts: 1 });
-    expect(client.get("tasks", TASK)).toBeUndefined();
+    expect((await client.get("tasks", TASK))).toBeUndefined();
     expect(client.status.pending).toBe(0);
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "conflict", record_id: TASK, fields: ["title"] }));
   });

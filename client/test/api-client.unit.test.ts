@@ -111,4 +111,27 @@ describe("TidesyncApi", () => {
     server.script = () => envelope(404, "NOT_FOUND");
     await expect(client.deleteDevice("x")).rejects.toMatchObject({ code: "NOT_FOUND", status: 404, retryable: false });
   });
+
+  it("account deletion: the fixed confirmation goes out, 202 and the state come back validated, cancel is 204", async () => {
+    const server = new FakeServer();
+    const scheduled = { status: "scheduled", requested_at: "2026-11-22T00:00:00Z", scheduled_for: "2026-11-29T00:00:00Z", server_time: "2026-11-22T00:00:00Z" };
+    server.script = (request) =>
+      request.method === "DELETE" ? new Response(null, { status: 204 }) : json(request.method === "POST" ? 202 : 200, scheduled);
+    const client = api(server);
+    expect(await client.requestAccountDeletion()).toEqual(scheduled);
+    expect(await client.getAccountDeletion()).toEqual(scheduled);
+    await client.cancelAccountDeletion();
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(
+      ["POST /v1/users/me/deletion", "GET /v1/users/me/deletion", "DELETE /v1/users/me/deletion"],
+    );
+    expect(server.requests[0].body).toEqual({ confirm: "delete my account" });
+    server.script = () => json(202, { status: "scheduled" });
+    await expect(client.requestAccountDeletion()).rejects.toBeInstanceOf(TidesyncResponseError);
+  });
+
+  it("account export: a document that is not a complete export is refused", async () => {
+    const server = new FakeServer();
+    server.script = () => json(200, { export_version: 1, generated_at: "2026-11-22T00:00:00Z" });
+    await expect(api(server).exportAccount()).rejects.toBeInstanceOf(TidesyncResponseError);
+  });
 });

@@ -31,7 +31,7 @@ describe("default conflict rule", () => {
     expect(second.ops).toEqual([{ op_id: expect.any(String), collection: "tasks", record_id: R, type: "upsert", base_version: foreign.version, data: { done: true } }]);
     expect(second.ops[0].op_id).not.toBe(first.ops[0].op_id);
     expect(server.records.get(`tasks/${R}`)?.data).toEqual({ title: "Buy cheese", notes: "2 l", done: true });
-    expect(client.get("tasks", R)).toMatchObject({ pending: false, data: { title: "Buy cheese", notes: "2 l", done: true } });
+    expect((await client.get("tasks", R))).toMatchObject({ pending: false, data: { title: "Buy cheese", notes: "2 l", done: true } });
     expect(events.filter((e) => e.type === "write_discarded")).toEqual([
       expect.objectContaining({ reason: "conflict", record_id: R, fields: ["title"], server: expect.objectContaining({ version: foreign.version }) }),
     ]);
@@ -42,7 +42,7 @@ describe("default conflict rule", () => {
     await client.upsert("tasks", R, { done: true });
     server.write("tasks", R, { type: "delete" });
     await client.sync();
-    expect(client.get("tasks", R)).toBeUndefined(); // the pull's removal dropped the row
+    expect((await client.get("tasks", R))).toBeUndefined(); // the pull's removal dropped the row
     expect(client.status.pending).toBe(0);
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "conflict", fields: ["done"] }));
   });
@@ -52,8 +52,17 @@ describe("default conflict rule", () => {
     await client.delete("tasks", R);
     server.write("tasks", R, { type: "upsert", data: { notes: "3 l" } });
     await client.sync();
-    expect(client.get("tasks", R)).toMatchObject({ deleted: false, data: { title: "Buy milk", notes: "3 l", done: false } });
+    expect((await client.get("tasks", R))).toMatchObject({ deleted: false, data: { title: "Buy milk", notes: "3 l", done: false } });
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", fields: null, op: expect.objectContaining({ type: "delete" }) }));
+  });
+
+  it("takes the clashing fields from the server's conflicting_fields, and compares with the base only without them", () => {
+    const op = { op_id: R, collection: "tasks", record_id: R, type: "upsert" as const, base_version: 1, data: { title: "local", done: true } };
+    // Another device set the title back to the base value: by value nothing changed, but the server says it clashed.
+    const server = { collection: "tasks", id: R, version: 3, deleted: false, data: { title: "base", done: false }, updated_at: "2026-11-22T00:00:00Z" };
+    const baseData = { title: "base", done: false };
+    expect(serverWinsPerField({ op, server, baseData, conflictingFields: ["title"] })).toEqual({ type: "upsert", data: { done: true } });
+    expect(serverWinsPerField({ op, server, baseData })).toEqual({ type: "upsert", data: { title: "local", done: true } });
   });
 
   it("does not report a loss when the server already holds the local value", () => {

@@ -7,7 +7,7 @@
 // (errors, lost answers, rejections, removals) per request. No permissions and
 // no column validation: tests that need a FORBIDDEN or NOT_FOUND script it.
 import { collectionNames, collectionSchemas } from "../../functions/_shared/collections.ts";
-import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
+import { DEFAULT_LIMITS, type Limits } from "../../functions/_shared/limits.ts";
 import { mergeOp, type ServerRecord } from "../../functions/_shared/merge.ts";
 import type { MetaResponse } from "../../functions/_shared/schemas/meta.ts";
 import { type SyncBatchRequest, syncBatchRequestSchema, type SyncOpResult, type SyncRecord } from "../../functions/_shared/schemas/sync.ts";
@@ -42,6 +42,8 @@ export class FakeServer {
   seq = 0;
   private calls = 0;
   script: Script | null = null;
+  /** What GET /v1/meta answers about the limits (tests may replace it). */
+  limits: Limits = DEFAULT_LIMITS;
   /** What GET /v1/meta answers about the collections (tests may replace it). */
   schema: Pick<MetaResponse, "collections" | "collection_schemas"> = { collections: collectionNames(), collection_schemas: collectionSchemas() };
 
@@ -78,7 +80,7 @@ export class FakeServer {
 
   answer(request: FakeRequest): Response {
     if (request.path === "/v1/meta" && request.method === "GET") {
-      return json(200, { api_version: "1", server_time: new Date().toISOString(), limits: DEFAULT_LIMITS, ...this.schema });
+      return json(200, { api_version: "1", server_time: new Date().toISOString(), limits: this.limits, ...this.schema });
     }
     if (request.path === "/v1/sync/batch" && request.method === "POST") return json(200, this.applyBatch(syncBatchRequestSchema.parse(request.body)));
     if (request.path === "/v1/sync/changes" && request.method === "GET") return json(200, this.changes(request.query));
@@ -106,7 +108,7 @@ export class FakeServer {
         }
         result = { op_id: op.op_id, status: "applied", record: toWire(merged.next) };
       } else {
-        result = { op_id: op.op_id, status: "conflict", record: toWire(merged.current) };
+        result = { op_id: op.op_id, status: "conflict", record: toWire(merged.current), conflicting_fields: merged.fields };
       }
       this.ledger.set(op.op_id, result);
       return result;
@@ -115,7 +117,7 @@ export class FakeServer {
   }
 
   /** Cursor = the last seq delivered, as a plain number (the real one is opaque and signed). */
-  changes(query: URLSearchParams): { changes: SyncRecord[]; cursor: string; has_more: boolean; server_time: string } {
+  changes(query: URLSearchParams): { changes: SyncRecord[]; cursor: string; has_more: boolean; reset: boolean; server_time: string } {
     const after = Number(query.get("cursor") ?? "0");
     const limit = Number(query.get("limit") ?? "500");
     const all = [...this.records.values()]
@@ -123,7 +125,7 @@ export class FakeServer {
       .sort((a, b) => a.version - b.version);
     const page = all.slice(0, limit);
     const last = page.at(-1)?.version ?? (query.has("cursor") ? after : this.seq);
-    return { changes: page.map(toWire), cursor: String(page.length < all.length ? last : Math.max(last, query.has("cursor") ? after : this.seq)), has_more: page.length < all.length, server_time: new Date().toISOString() };
+    return { changes: page.map(toWire), cursor: String(page.length < all.length ? last : Math.max(last, query.has("cursor") ? after : this.seq)), has_more: page.length < all.length, reset: !query.has("cursor"), server_time: new Date().toISOString() };
   }
 }
 

@@ -60,7 +60,7 @@ describe("the client's outbox", () => {
     expect(server.batches()[0].ops).toEqual([
       { op_id: expect.any(String), collection: "tasks", record_id: id, type: "upsert", base_version: null, data: { title: "Buy oat milk", done: true } },
     ]);
-    expect(client.get("tasks", id)).toMatchObject({ version: 1, pending: false, data: { title: "Buy oat milk", done: true } });
+    expect((await client.get("tasks", id))).toMatchObject({ version: 1, pending: false, data: { title: "Buy oat milk", done: true } });
   });
 
   it("sends nothing for a record created and deleted while offline", async () => {
@@ -69,7 +69,7 @@ describe("the client's outbox", () => {
     const id = await client.create("tasks", { title: "typo" });
     await client.delete("tasks", id);
     expect(client.status.pending).toBe(0);
-    expect(client.get("tasks", id)).toBeUndefined();
+    expect((await client.get("tasks", id))).toBeUndefined();
     await client.sync();
     expect(server.batches()).toHaveLength(0);
   });
@@ -99,7 +99,7 @@ describe("the client's outbox", () => {
     const sent = server.batches().flatMap((b) => b.ops);
     expect(sent.map((op) => op.data?.title)).toEqual(["first", "second"]);
     expect(new Set(sent.map((op) => op.op_id)).size).toBe(2);
-    expect(client.get("tasks", id)?.data).toEqual({ title: "second" });
+    expect((await client.get("tasks", id))?.data).toEqual({ title: "second" });
     expect(server.records.get(`tasks/${id}`)?.data).toEqual({ title: "second" });
   });
 

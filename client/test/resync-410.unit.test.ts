@@ -15,7 +15,7 @@ describe("410 resync", () => {
     server.write("tasks", B, { type: "upsert", data: { title: "B" } });
     const { client } = await openClient(server);
     await client.sync();
-    expect(client.list("tasks").map((r) => r.data?.title).sort()).toEqual(["A", "B"]);
+    expect((await client.list("tasks")).map((r) => r.data?.title).sort()).toEqual(["A", "B"]);
 
     // While this device was away, B was deleted and its tombstone purged; A changed.
     server.records.delete(`tasks/${B}`);
@@ -37,10 +37,10 @@ describe("410 resync", () => {
     expect(events).toEqual([{ type: "resync", reason: "RESYNC_REQUIRED" }]);
     const pulls = server.requests.filter((r) => r.path === "/v1/sync/changes");
     expect(pulls.at(-1)?.query.has("cursor")).toBe(false);
-    expect(client.get("tasks", A)?.data).toEqual({ title: "A2" });
-    expect(client.get("tasks", B)).toBeUndefined();
-    expect(client.serverRecords().map((r) => r.id)).not.toContain(B);
-    expect(client.list("tasks").map((r) => r.data?.title).sort()).toEqual(["A2", "written during resync"]);
+    expect((await client.get("tasks", A))?.data).toEqual({ title: "A2" });
+    expect((await client.get("tasks", B))).toBeUndefined();
+    expect((await client.serverRecords()).map((r) => r.id)).not.toContain(B);
+    expect((await client.list("tasks")).map((r) => r.data?.title).sort()).toEqual(["A2", "written during resync"]);
     expect(client.pendingOps().map((p) => p.op.data?.title)).toEqual(["written during resync"]);
 
     // And the next sync continues incrementally from the new cursor.
@@ -63,7 +63,7 @@ describe("410 resync", () => {
     expect(report.resynced).toBe(true);
     expect(events).toEqual([{ type: "resync", reason: "INVALID_CURSOR" }]);
     expect(server.requests.filter((r) => r.path === "/v1/sync/changes").at(-1)?.query.has("cursor")).toBe(false);
-    expect(client.get("tasks", A)?.data).toEqual({ title: "A" });
+    expect((await client.get("tasks", A))?.data).toEqual({ title: "A" });
   });
 
   it("an interrupted full pull starts over instead of keeping a half-done cursor", async () => {
@@ -76,6 +76,6 @@ describe("410 resync", () => {
     await client.sync();
     const pulls = server.requests.filter((r) => r.path === "/v1/sync/changes").map((r) => r.query.get("cursor"));
     expect(pulls).toEqual([null, "2", null, "2", "4"]);
-    expect(client.list("tasks")).toHaveLength(5);
+    expect((await client.list("tasks"))).toHaveLength(5);
   });
 });

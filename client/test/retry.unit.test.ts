@@ -82,7 +82,7 @@ describe("the sync loop's retries", () => {
     const batches = server.batches();
     expect(batches.at(-2)).toEqual(first);
     expect(batches.at(-1)?.ops.map((op) => op.data)).toEqual([{ done: true }]);
-    expect(client.get("tasks", first.ops[0].record_id)?.data).toEqual({ title: "a", done: true });
+    expect((await client.get("tasks", first.ops[0].record_id))?.data).toEqual({ title: "a", done: true });
   });
 
   it("does not retry a non-retryable error", async () => {

@@ -51,7 +51,7 @@ describe("413 splitting", () => {
     const report = await client.sync();
     expect(report).toMatchObject({ applied: 2, rejected: 1 });
     expect(client.status.pending).toBe(0);
-    expect(client.get("tasks", big)).toBeUndefined();
+    expect((await client.get("tasks", big))).toBeUndefined();
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: big, fields: null, error: expect.objectContaining({ code: "PAYLOAD_TOO_LARGE" }) }));
     expect(events).toContainEqual(expect.objectContaining({ type: "op_rejected" }));
   });

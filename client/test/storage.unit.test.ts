@@ -5,7 +5,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileStorage } from "../storage-file.ts";
-import { MemoryStorage, type PendingOp, type SyncStorage } from "../storage.ts";
+import { SqliteStorage } from "../storage-sqlite.ts";
+import { MemoryStorage, type PendingOp, type RecordRef, type SyncStorage } from "../storage.ts";
+import { type BetterSqliteDriver, betterSqliteDriver } from "./better-sqlite3-driver.ts";
 import { FakeServer } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
@@ -28,36 +30,86 @@ const OP_A = "00000000-0000-4000-8000-0000000000a0";
 const OP_B = "00000000-0000-4000-8000-0000000000b0";
 const OP_C = "00000000-0000-4000-8000-0000000000c0";
 
+const drivers: BetterSqliteDriver[] = [];
+afterEach(() => {
+  for (const driver of drivers.splice(0)) driver.close();
+});
+
 const adapters: [string, () => Promise<SyncStorage>][] = [
   ["MemoryStorage", async () => new MemoryStorage()],
   ["FileStorage", async () => new FileStorage(path.join(await tempDir(), "store.json"))],
+  ["SqliteStorage (better-sqlite3)", async () => {
+    const driver = betterSqliteDriver(path.join(await tempDir(), "store.db"));
+    drivers.push(driver);
+    return new SqliteStorage(driver);
+  }],
 ];
+
+/** Everything a storage holds, read through the interface the client uses. */
+async function everything(storage: SyncStorage) {
+  const records = [];
+  for (let after: RecordRef | null = null; ;) {
+    const page = await storage.listRecords(null, after, 2);
+    if (page.length === 0) break;
+    records.push(...page);
+    after = page.at(-1)!;
+  }
+  return { ...(await storage.loadState()), records };
+}
+
+const ref = (collection: string, n: number): RecordRef => ({ collection, id: `00000000-0000-4000-8000-00000000000${n}` });
+const rec = (r: RecordRef, version = 1) => ({ ...r, version, deleted: false, data: { title: r.id.slice(-1) }, updated_at: "2026-11-22T00:00:00.000Z" });
 
 describe.each(adapters)("%s", (_name, make) => {
   it("starts empty", async () => {
-    expect(await (await make()).load()).toEqual({ records: [], outbox: [], cursor: null, schema: null });
+    expect(await everything(await make())).toEqual({ records: [], outbox: [], cursor: null, schema: null });
   });
 
   it("applies changes: records by key, outbox in order (a replaced op keeps its place), cursor, schema", async () => {
     const storage = await make();
     await storage.apply({ putOps: [op(OP_A, "a"), op(OP_B, "b"), op(OP_C, "c")], putRecords: [RECORD], cursor: "c1" });
     await storage.apply({ putOps: [op(OP_A, "a2")], deleteOps: [OP_B], putRecords: [{ ...RECORD, version: 5 }] });
-    const state = await storage.load();
+    const state = await everything(storage);
     expect(state.outbox.map((p) => [p.op.op_id, p.op.data?.title])).toEqual([[OP_A, "a2"], [OP_C, "c"]]);
     expect(state.records).toEqual([{ ...RECORD, version: 5 }]);
     expect(state.cursor).toBe("c1");
     await storage.apply({ cursor: null });
-    expect((await storage.load()).cursor).toBeNull();
+    expect((await storage.loadState()).cursor).toBeNull();
     await storage.apply({ deleteRecords: [{ collection: "tasks", id: RECORD.id }], schema: SCHEMA });
-    expect(await storage.load()).toMatchObject({ records: [], schema: SCHEMA });
+    expect(await everything(storage)).toMatchObject({ records: [], schema: SCHEMA });
   });
 
-  it("hands out copies: mutating what load returned changes nothing stored", async () => {
+  it("reads records by key and pages through them in (collection, id) order, per collection or all", async () => {
+    const storage = await make();
+    const refs = [ref("tasks", 3), ref("lists", 2), ref("tasks", 1), ref("lists", 4), ref("tasks", 5)];
+    await storage.apply({ putRecords: refs.map((r) => rec(r)) });
+    const byKey = await storage.getRecords([ref("tasks", 1), ref("lists", 4), ref("tasks", 9), ref("tasks", 1)]);
+    expect(byKey.map((r) => `${r.collection}/${r.id.slice(-1)}`).sort()).toEqual(["lists/4", "tasks/1"]);
+    expect((await storage.listRecords("tasks", null, 2)).map((r) => r.id.slice(-1))).toEqual(["1", "3"]);
+    expect((await storage.listRecords("tasks", ref("tasks", 3), 2)).map((r) => r.id.slice(-1))).toEqual(["5"]);
+    expect((await everything(storage)).records.map((r) => `${r.collection}/${r.id.slice(-1)}`)).toEqual(["lists/2", "lists/4", "tasks/1", "tasks/3", "tasks/5"]);
+  });
+
+  it("tells which records a full sync did not list: marks since beginReset, per collection scope", async () => {
+    const storage = await make();
+    await storage.apply({ putRecords: [rec(ref("tasks", 1)), rec(ref("tasks", 2)), rec(ref("lists", 3))] });
+    // Page 1 of a full sync: lists task 1 and brings a new task 4.
+    await storage.apply({ beginReset: true, putRecords: [rec(ref("tasks", 4))], markListed: [ref("tasks", 1), ref("tasks", 4)] });
+    const unlisted = async (collections: string[] | null) => (await storage.unlistedRecords(collections, 10)).map((r) => `${r.collection}/${r.id.slice(-1)}`).sort();
+    expect(await unlisted(null)).toEqual(["lists/3", "tasks/2"]);
+    expect(await unlisted(["tasks"])).toEqual(["tasks/2"]);
+    expect(await storage.unlistedRecords(null, 1)).toHaveLength(1);
+    // A new full sync forgets the marks of the last one.
+    await storage.apply({ beginReset: true, markListed: [ref("tasks", 2)] });
+    expect(await unlisted(null)).toEqual(["lists/3", "tasks/1", "tasks/4"]);
+  });
+
+  it("hands out copies: mutating what a read returned changes nothing stored", async () => {
     const storage = await make();
     await storage.apply({ putRecords: [RECORD] });
-    const state = await storage.load();
-    (state.records[0].data as Record<string, unknown>).title = "mutated";
-    expect((await storage.load()).records[0].data).toEqual({ title: "x" });
+    const [record] = await storage.getRecords([RECORD]);
+    (record.data as Record<string, unknown>).title = "mutated";
+    expect((await storage.getRecords([RECORD]))[0].data).toEqual({ title: "x" });
   });
 });
 
@@ -99,7 +151,7 @@ describe("FileStorage", () => {
     server.script = null;
     const second = await openClient(server, { storage: new FileStorage(file), idPrefix: 2 });
     expect(second.client.status.pending).toBe(1);
-    expect(second.client.get("tasks", id)?.data).toEqual({ title: "survives" });
+    expect((await second.client.get("tasks", id))?.data).toEqual({ title: "survives" });
     await second.client.sync();
     expect(server.batches().at(-1)?.ops[0].op_id).toBe(sentOpId);
     expect(server.records.get(`tasks/${id}`)?.data).toEqual({ title: "survives" });

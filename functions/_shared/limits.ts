@@ -11,8 +11,11 @@ export const limitsSchema = z.object({
   max_collections_per_pull: z.number().int().positive(),
   max_live_records_per_user: z.number().int().positive(),
   retention_days: z.number().int().positive(),
+  // A default, not required: a client may still talk to a server from before account deletion existed.
+  account_deletion_grace_days: z.number().int().positive().default(7)
+    .describe("days between POST /v1/users/me/deletion and the purge of the account (cancellable until then)"),
 });
-export type Limits = z.infer<typeof limitsSchema>;
+export type Limits = z.output<typeof limitsSchema>;
 
 export const DEFAULT_LIMITS: Limits = {
   max_body_bytes: 1024 * 1024,
@@ -23,6 +26,7 @@ export const DEFAULT_LIMITS: Limits = {
   max_collections_per_pull: 20,
   max_live_records_per_user: 100_000,
   retention_days: 30,
+  account_deletion_grace_days: 7,
 };
 
 /**

@@ -20,7 +20,7 @@ export const OPENAPI_INFO = {
   info: {
     title: "tidesync API",
     version: "1",
-    description: "The trusted backend of offline-first mobile apps: device sessions, sync, notification preferences. " +
+    description: "The trusted backend of offline-first mobile apps: device sessions, sync, notification preferences, test-build distribution. " +
       "Every non-2xx response is the error envelope; see docs/errors.md.",
   },
   servers: [{ url: "{supabase_url}/functions/v1", variables: { supabase_url: { default: "http://127.0.0.1:54321" } } }],
@@ -70,7 +70,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     cors({
       origin: "*",
       allowHeaders: ["authorization", "x-client-info", "apikey", "content-type", "if-match", "x-request-id"],
-      allowMethods: ["GET", "POST", "PUT", "DELETE", "OPTIONS"],
+      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
       exposeHeaders: [
         "ETag", "X-Request-Id", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy",
         "Deprecation", "Sunset", "Link",
@@ -86,6 +86,13 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     scheme: "bearer",
     bearerFormat: "JWT",
     description: "A Supabase Auth access token (supabase.auth.getSession()).",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "standardWebhooks", {
+    type: "apiKey",
+    in: "header",
+    name: "webhook-signature",
+    description: "Standard Webhooks (standardwebhooks.com): webhook-id, webhook-timestamp and webhook-signature " +
+      "(v1,<base64 HMAC-SHA256 of id.timestamp.body>) with the secret TIDESYNC_RELEASES_WEBHOOK_SECRET. For CI; see docs/test-builds.md.",
   });
 
   registerRoutes(app, deps);

@@ -47,6 +47,16 @@ export async function databaseKind(url: string): Promise<DatabaseKind> {
   }
 }
 
+async function hasRealtimeSchema(url: string): Promise<boolean> {
+  const sql = postgres(url, quiet);
+  try {
+    const [row] = await sql<{ messages: string | null }[]>`select to_regclass('realtime.messages')::text as messages`;
+    return row.messages !== null;
+  } finally {
+    await sql.end();
+  }
+}
+
 /** Applies the stand-in (as a superuser) so that `migrationRole` plays hosted `postgres`. */
 export async function applyStandin(superuserUrl: string, migrationRole: string): Promise<void> {
   const text = await readFile(path.join(ROOT, "scripts/db/supabase-standin.sql"), "utf8");
@@ -112,9 +122,13 @@ export async function setupDatabase(options: SetupOptions): Promise<DatabaseKind
   const log = options.log ?? (() => {});
   const migrationUrl = options.migrationUrl ?? options.adminUrl;
   const kind = await databaseKind(options.adminUrl);
+  const role = decodeURIComponent(new URL(migrationUrl).username) || "postgres";
   if (kind === "plain") {
-    const role = decodeURIComponent(new URL(migrationUrl).username) || "postgres";
     log(`no Supabase auth schema found: applying the Supabase platform stand-in (migration role ${role})`);
+    await applyStandin(options.adminUrl, role);
+  } else if (kind === "standin" && !(await hasRealtimeSchema(options.adminUrl))) {
+    // A stand-in from before it had the realtime schema: apply it again (it is idempotent).
+    log(`stand-in without the realtime schema: applying the stand-in again (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
   } else {
     log(kind === "supabase" ? "Supabase database detected: stand-in not needed" : "stand-in already applied");

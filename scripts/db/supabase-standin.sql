@@ -213,3 +213,168 @@ begin
   execute format('grant usage on sequence auth.refresh_tokens_id_seq to %I', migration_role);
 end
 $$;
+
+-- ------------------------------------------------------------------ storage
+-- Supabase Storage's schema as its own migrations (supabase/storage,
+-- migrations/tenant 0001-0005 and later column additions) leave it: the
+-- tables `storage.buckets` and `storage.objects` with the columns we rely on,
+-- owned by supabase_storage_admin, RLS enabled on both with no policy (so
+-- nothing but the service role, which bypasses RLS, reaches an object until a
+-- project adds policies), and ALL granted to the API roles (Storage relies on
+-- RLS, not on grants). The Storage server itself does not run here: the local
+-- artifact store (functions/api/releases/local-artifact-store.ts) serves
+-- signed links instead; docs/supabase-standin.md says where fidelity ends.
+do $$
+begin
+  if not exists (select 1 from pg_catalog.pg_roles where rolname = 'supabase_storage_admin') then
+    begin
+      create role supabase_storage_admin nologin noinherit createrole;
+    exception when duplicate_object or unique_violation then
+      null;
+    end;
+  end if;
+end
+$$;
+
+create schema if not exists storage authorization supabase_storage_admin;
+grant usage on schema storage to anon, authenticated, service_role;
+
+create table if not exists storage.buckets (
+  id text primary key,
+  name text not null,
+  owner uuid,
+  owner_id text,
+  created_at timestamptz default now(),
+  updated_at timestamptz default now(),
+  public boolean default false,
+  avif_autodetection boolean default false,
+  file_size_limit bigint,
+  allowed_mime_types text[]
+);
+create unique index if not exists bname on storage.buckets using btree (name);
+
+create table if not exists storage.objects (
+  id uuid primary key default extensions.gen_random_uuid(),
+  bucket_id text references storage.buckets (id),
+  name text,
+  owner uuid,
+  owner_id text,
+  created_at timestamptz default now(),
+  updated_at timestamptz default now(),
+  last_accessed_at timestamptz default now(),
+  metadata jsonb,
+  user_metadata jsonb,
+  version text,
+  path_tokens text[] generated always as (string_to_array(name, '/')) stored
+);
+create unique index if not exists bucketid_objname on storage.objects using btree (bucket_id, name);
+create index if not exists name_prefix_search on storage.objects using btree (name text_pattern_ops);
+
+alter table storage.buckets enable row level security;
+alter table storage.objects enable row level security;
+alter table storage.buckets owner to supabase_storage_admin;
+alter table storage.objects owner to supabase_storage_admin;
+grant all on storage.buckets, storage.objects to anon, authenticated, service_role;
+
+-- What hosted `postgres` may do in storage: manage buckets and objects (the
+-- dashboard, seeds and migrations do).
+
+-- ------------------------------------------------------------------ realtime
+-- Supabase Realtime's tenant schema as its migrations leave it (supabase/realtime
+-- lib/realtime/tenants/repo/migrations, up to 20260605120000): the role
+-- supabase_realtime_admin owning realtime.messages, the table partitioned by
+-- inserted_at with RLS on and no policy, realtime.topic() and realtime.send().
+-- Only what Broadcast from the database and its authorization use; the
+-- Postgres Changes objects (realtime.subscription, wal2json helpers) are left out.
+do $$
+begin
+  if not exists (select 1 from pg_catalog.pg_roles where rolname = 'supabase_realtime_admin') then
+    begin
+      create role supabase_realtime_admin with noinherit nologin noreplication;
+    exception when duplicate_object or unique_violation then
+      null;
+    end;
+  end if;
+end
+$$;
+
+create schema if not exists realtime;
+grant all privileges on schema realtime to supabase_realtime_admin;
+
+create table if not exists realtime.messages (
+  topic text not null,
+  extension text not null,
+  payload jsonb,
+  event text,
+  private boolean default false,
+  updated_at timestamp without time zone not null default now(),
+  inserted_at timestamp without time zone not null default now(),
+  id uuid not null default gen_random_uuid(),
+  binary_payload bytea,
+  primary key (id, inserted_at)
+) partition by range (inserted_at);
+do $$
+begin
+  alter table realtime.messages add constraint messages_payload_exclusive check (payload is null or binary_payload is null) not valid;
+exception when duplicate_object then
+  null;
+end
+$$;
+create index if not exists messages_inserted_at_topic_index on realtime.messages (inserted_at desc, topic)
+  where extension = 'broadcast' and private is true;
+-- Realtime's janitor creates a partition per day (messages_YYYY_MM_DD) and drops
+-- old ones; nothing runs it here, so one default partition takes every message.
+create table if not exists realtime.messages_default partition of realtime.messages default;
+alter table realtime.messages enable row level security;
+alter table realtime.messages owner to supabase_realtime_admin;
+alter table realtime.messages_default owner to supabase_realtime_admin;
+
+create or replace function realtime.topic() returns text as $$
+select nullif(current_setting('realtime.topic', true), '')::text;
+$$ language sql stable;
+alter function realtime.topic() owner to supabase_realtime_admin;
+
+create or replace function realtime.send(payload jsonb, event text, topic text, private boolean default true) returns void
+as $$
+declare
+  generated_id uuid;
+  final_payload jsonb;
+begin
+  begin
+    generated_id := gen_random_uuid();
+
+    -- Check if payload has an 'id' key, if not, add the generated UUID
+    if payload ? 'id' then
+      final_payload := payload;
+    else
+      final_payload := jsonb_set(payload, '{id}', to_jsonb(generated_id));
+    end if;
+
+    -- Set the topic configuration
+    execute format('SET LOCAL realtime.topic TO %L', topic);
+
+    insert into realtime.messages (id, payload, event, topic, private, extension)
+    values (generated_id, final_payload, event, topic, private, 'broadcast');
+  exception
+    when others then
+      raise warning 'WarnSendingBroadcastMessage: %', sqlerrm;
+  end;
+end;
+$$ language plpgsql;
+
+grant usage on schema realtime to anon, authenticated, service_role;
+grant select, insert, update on realtime.messages to anon, authenticated, service_role;
+grant execute on all functions in schema realtime to anon, authenticated, service_role;
+
+do $$
+declare
+  migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
+begin
+  execute format('grant usage on schema storage to %I', migration_role);
+  execute format('grant all on storage.buckets, storage.objects to %I', migration_role);
+  execute format('grant usage on schema realtime to %I', migration_role);
+  execute format('grant select, insert, update on realtime.messages to %I', migration_role);
+  execute format('grant execute on all functions in schema realtime to %I', migration_role);
+  execute format('grant supabase_realtime_admin to %I', migration_role);
+end
+$$;

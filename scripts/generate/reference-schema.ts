@@ -352,7 +352,23 @@ async function schemaFile(sql: Sql, schema: string): Promise<string> {
   return text;
 }
 
-/** Our triggers on platform tables (e.g. on auth.users), which no per-table file of ours would show. */
+/** Policies on platform tables (e.g. ours on realtime.messages): a fresh database has only the ones our migrations made. */
+async function platformPolicies(sql: Sql, schemas: string[]): Promise<string[]> {
+  const tables = await sql<{ oid: number; qualified: string }[]>`
+    select x.oid, x.qualified from (
+      select distinct c.oid::int as oid, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as qualified, n.nspname, c.relname
+      from pg_catalog.pg_policy p
+      join pg_catalog.pg_class c on c.oid = p.polrelid
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname <> all (${schemas})
+    ) x
+    order by x.nspname collate "C", x.relname collate "C"`;
+  const blocks: string[] = [];
+  for (const t of tables) blocks.push(...await policies(sql, { oid: t.oid, qualified: t.qualified } as Relation));
+  return blocks;
+}
+
+/** Our triggers and policies on platform tables (e.g. on auth.users, realtime.messages), which no per-table file of ours would show. */
 async function platformHooksFile(sql: Sql, schemas: string[]): Promise<string | undefined> {
   const tables = await sql<{ oid: number }[]>`
     select x.oid from (
@@ -365,10 +381,13 @@ async function platformHooksFile(sql: Sql, schemas: string[]): Promise<string | 
       where not t.tgisinternal and n.nspname <> all (${schemas}) and pn.nspname = any (${schemas})
     ) x
     order by x.nspname collate "C", x.relname collate "C"`;
-  if (tables.length === 0) return undefined;
   const lines: string[] = [];
   for (const t of tables) lines.push(...await triggers(sql, t.oid, schemas));
-  return `${HEADER}\n-- our triggers on platform tables (their functions live in our schemas)\n\n${lines.join("\n")}\n`;
+  const policyBlocks = await platformPolicies(sql, schemas);
+  if (lines.length === 0 && policyBlocks.length === 0) return undefined;
+  let text = `${HEADER}\n-- our triggers on platform tables (their functions live in our schemas)\n\n${lines.join("\n")}\n`;
+  if (policyBlocks.length > 0) text += `\n-- our policies on platform tables\n\n${policyBlocks.join("\n\n")}\n`;
+  return text;
 }
 
 /** Every file of sql/, keyed by its path relative to sql/. */
@@ -405,7 +424,7 @@ these files are stale; \`npm run generate\` rewrites them.
 - \`<schema>/views/<view>.sql\`: the same for views
 - \`<schema>/functions.sql\`: every function of the schema with its comment and EXECUTE grants
 - \`<schema>/types.sql\`: enums, domains and composite types
-- \`platform-hooks.sql\`: our triggers on platform tables (e.g. \`auth.users\`), when there are any
+- \`platform-hooks.sql\`: our triggers and policies on platform tables (e.g. \`auth.users\`, \`realtime.messages\`), when there are any
 
 Schemas: ${schemas.map((s) => `\`${s}\``).join(", ")}. Files: ${paths.length + 1}.
 `;

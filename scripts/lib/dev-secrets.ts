@@ -2,7 +2,7 @@
 // .data/ (gitignored) and reused, so a second start keeps working tokens,
 // cursors and database passwords. DEV-ONLY: they protect nothing real and are
 // never valid anywhere but this machine's local stack.
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
@@ -58,5 +58,23 @@ export async function devSecrets(): Promise<DevSecrets> {
     postgres_password: secret(),
     owner_password: secret(),
     cursor_secret: randomBytes(32).toString("base64url"),
+  }))).value;
+}
+
+const releaseSecretsFileSchema = z.object({
+  _label: z.string(),
+  webhook_secret: z.string().startsWith("whsec_"),
+  local_storage_secret: z.string().min(32),
+  expo_signing_key_pem: z.string().includes("BEGIN PRIVATE KEY"),
+});
+export type DevReleaseSecrets = z.infer<typeof releaseSecretsFileSchema>;
+
+/** CI's webhook secret, the local artifact store's link secret and an Expo code-signing key (.data/dev-release-secrets.json). */
+export async function devReleaseSecrets(): Promise<DevReleaseSecrets> {
+  return (await loadOrCreate("dev-release-secrets.json", releaseSecretsFileSchema, async () => ({
+    _label: DEV_LABEL,
+    webhook_secret: `whsec_${randomBytes(32).toString("base64")}`,
+    local_storage_secret: randomBytes(32).toString("base64url"),
+    expo_signing_key_pem: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
   }))).value;
 }

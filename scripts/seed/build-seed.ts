@@ -7,9 +7,10 @@ import { ROOT } from "../lib/paths.ts";
 import { sampleUsersSql } from "./sample-users.ts";
 import { sampleTodoSql } from "./sample-todo.ts";
 import { sampleDevicesAndPreferencesSql } from "./sample-devices-and-preferences.ts";
+import { sampleReleasesSql } from "./sample-releases.ts";
 
 /** Seed sections, in dependency order. Add a section per fixture file. */
-const SECTIONS: (() => Promise<string>)[] = [sampleUsersSql, sampleTodoSql, sampleDevicesAndPreferencesSql];
+const SECTIONS: (() => Promise<string>)[] = [sampleUsersSql, sampleTodoSql, sampleDevicesAndPreferencesSql, sampleReleasesSql];
 
 export const SEED_PATH = path.join(ROOT, "supabase/seed.sql");
 

@@ -20,6 +20,60 @@ $function$;
 comment on function app_private.add_list_creator_as_owner() is 'Trigger (after insert on lists, per statement): the creator becomes the list''s first owner. SECURITY DEFINER: users cannot insert memberships themselves.';
 revoke execute on function app_private.add_list_creator_as_owner() from public;
 
+-- function app_private.before_account_purge(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.before_account_purge(p_user_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- The hook point of the purge (docs/account-deletion.md): it runs in the
+  -- purge's transaction, per user, before the auth.users row is deleted. An app
+  -- replaces this function (a later migration, `create or replace`) to remove
+  -- what the cascades cannot reach: Storage objects through the Storage API,
+  -- Sign in with Apple token revocation. tidesync itself uses no bucket and
+  -- holds no provider token, so here it only checks that nothing in Storage
+  -- still belongs to the user, which would make the delete fail half-way.
+  -- (Readable by the owner on Supabase; where it is not, the foreign key, if
+  -- any, still stops the delete, and the purge skips the account.)
+  if to_regclass('storage.objects') is not null and has_table_privilege('storage.objects', 'select') then
+    if exists (select 1 from storage.objects o where o.owner = p_user_id) then
+      raise exception 'the user still owns Storage objects: remove them in app_private.before_account_purge first'
+        using errcode = 'object_in_use';
+    end if;
+  end if;
+end
+$function$;
+comment on function app_private.before_account_purge(p_user_id uuid) is 'Hook of the purge, called per user before the auth.users row is deleted: replace it (create or replace) to remove Storage objects or revoke Sign in with Apple tokens. The shipped version refuses (the user is retried next run) while Storage objects still belong to the user. Not callable by any API role.';
+revoke execute on function app_private.before_account_purge(p_user_id uuid) from public;
+
+-- function app_private.cancel_account_deletion()
+CREATE OR REPLACE FUNCTION app_private.cancel_account_deletion()
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_caller uuid := auth.uid();
+  v_request uuid;
+begin
+  if v_caller is null then
+    raise exception 'cancel_account_deletion needs a signed-in caller' using errcode = '42501';
+  end if;
+  delete from app_private.account_deletion_requests r where r.user_id = v_caller returning r.request_id into v_request;
+  if v_request is null then
+    return false;
+  end if;
+  insert into app_private.account_deletion_audit (request_id, event) values (v_request, 'cancelled');
+  return true;
+end
+$function$;
+comment on function app_private.cancel_account_deletion() is 'DELETE /v1/users/me/deletion: cancels the caller''s pending deletion (true) or does nothing (false). A purge already running for the user holds the request''s row lock, so a cancel waits for it and then finds nothing. EXECUTE for authenticated only.';
+revoke execute on function app_private.cancel_account_deletion() from public;
+grant execute on function app_private.cancel_account_deletion() to authenticated;
+
 -- function app_private.check_list_member_update()
 CREATE OR REPLACE FUNCTION app_private.check_list_member_update()
  RETURNS trigger
@@ -213,27 +267,108 @@ $function$;
 comment on function app_private.forbid_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of notification_preference_audit: refuses every rewrite, for every role including the owner; lets through only the cascade that erases a deleted user''s rows.';
 revoke execute on function app_private.forbid_audit_rewrite() from public;
 
--- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
-CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer)
+-- function app_private.forbid_deletion_audit_rewrite()
+CREATE OR REPLACE FUNCTION app_private.forbid_deletion_audit_rewrite()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  raise exception 'account deletion audit rows are append-only (% refused)', tg_op using errcode = '42501';
+end
+$function$;
+comment on function app_private.forbid_deletion_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of account_deletion_audit: the trail is append-only for every role, the owner included.';
+revoke execute on function app_private.forbid_deletion_audit_rewrite() from public;
+
+-- function app_private.forget_pokes_of_deleted_users()
+CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  delete from realtime.messages m
+   using old_rows o
+   where m.topic in ('tidesync:user:' || o.id::text, 'tidesync:scope:' || o.id::text);
+  return null;
+end;
+$function$;
+comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user (their user topic, their personal list''s topic). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role.';
+revoke execute on function app_private.forget_pokes_of_deleted_users() from public;
+
+-- function app_private.hand_over_lists(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_handed integer;
+begin
+  -- Lock the user's lists in one order: two purges whose users share a list
+  -- serialize here, so the second sees the first one's hand-over (and never
+  -- deletes the member it just made owner without handing over again).
+  perform 1 from public.lists l
+   where l.id in (select m.list_id from public.list_members m where m.user_id = p_user_id)
+   order by l.id
+     for update;
+
+  -- Lists where the user is the only owner and someone else is a member pass
+  -- to one other member: the longest-standing editor, else the longest-standing
+  -- viewer; members not themselves leaving come first. Lists with no other
+  -- member go with the account (the keep_a_list_owner trigger).
+  with sole_owned as (
+    select m.list_id
+      from public.list_members m
+     where m.user_id = p_user_id and m.role = 'owner'
+       and not exists (select 1 from public.list_members o
+                        where o.list_id = m.list_id and o.role = 'owner' and o.user_id <> p_user_id)
+  ), successor as (
+    select distinct on (m.list_id) m.list_id, m.user_id
+      from public.list_members m
+      join sole_owned s on s.list_id = m.list_id
+     where m.user_id <> p_user_id
+     order by m.list_id,
+              exists (select 1 from app_private.account_deletion_requests r where r.user_id = m.user_id),
+              m.role = 'editor' desc,
+              m.created_at,
+              m.user_id
+  )
+  update public.list_members m
+     set role = 'owner'
+    from successor s
+   where m.list_id = s.list_id and m.user_id = s.user_id;
+  get diagnostics v_handed = row_count;
+  return v_handed;
+end
+$function$;
+comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge: every list p_user_id is the only owner of and that has other members gets a new owner (the longest-standing editor, else viewer; members with no pending deletion first). Returns how many lists changed hands. Not callable by any API role.';
+revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
+
+-- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
+CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid DEFAULT NULL::uuid)
  RETURNS TABLE(hits integer, reset_seconds integer)
  LANGUAGE sql
  SET search_path TO ''
 AS $function$
-  insert into app_private.rate_limit_counters as c (user_id, operation, window_start, hits)
+  insert into app_private.rate_limit_counters as c (user_id, operation, session_id, window_start, hits)
   values (
     p_user_id,
     p_operation,
+    coalesce(p_session_id, '00000000-0000-0000-0000-000000000000'),
     to_timestamp(floor(extract(epoch from now()) / p_window_seconds) * p_window_seconds),
     1
   )
-  on conflict (user_id, operation, window_start)
+  on conflict (user_id, operation, session_id, window_start)
   do update set hits = c.hits + 1
   returning
     c.hits,
     greatest(1, ceil(extract(epoch from (c.window_start + make_interval(secs => p_window_seconds) - now())))::integer);
 $function$;
-comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) is 'Counts one request of a user for an operation in the current fixed window; returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
-revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer) from public;
+comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
+revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
 
 -- function app_private.keep_a_list_owner()
 CREATE OR REPLACE FUNCTION app_private.keep_a_list_owner()
@@ -361,6 +496,66 @@ $function$;
 comment on function app_private.maintain_profile_onboarding() is 'BEFORE INSERT/UPDATE trigger of public.profiles: stores completed_steps deduplicated in declared order, sets completed_at when all steps are done (keeping the first completion time) and clears it otherwise, and keeps id/created_at and updated_at server-owned.';
 revoke execute on function app_private.maintain_profile_onboarding() from public;
 
+-- function app_private.maintain_release()
+CREATE OR REPLACE FUNCTION app_private.maintain_release()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if tg_op = 'UPDATE' then
+    -- Only status and rollout change after publication (column grants say so
+    -- for the service role; this says so for everyone else).
+    if (new.platform, new.channel, new.kind, new.version, new.build_number, new.runtime_version, new.release_notes,
+        new.artifact_path, new.artifact_url, new.artifact_sha256, new.artifact_size, new.artifact_content_type, new.assets)
+       is distinct from
+       (old.platform, old.channel, old.kind, old.version, old.build_number, old.runtime_version, old.release_notes,
+        old.artifact_path, old.artifact_url, old.artifact_sha256, old.artifact_size, old.artifact_content_type, old.assets) then
+      raise exception 'a published release is immutable: publish a new build instead' using errcode = '22023';
+    end if;
+    new.id := old.id;
+    new.created_at := old.created_at;
+  end if;
+  new.updated_at := now();
+  return new;
+end
+$function$;
+comment on function app_private.maintain_release() is 'BEFORE INSERT/UPDATE trigger of app_private.releases: a published release keeps its build and artifact (only status and rollout change); stamps updated_at.';
+revoke execute on function app_private.maintain_release() from public;
+
+-- function app_private.may_receive_poke(p_topic text)
+CREATE OR REPLACE FUNCTION app_private.may_receive_poke(p_topic text)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select case
+    when p_topic = 'tidesync:user:' || (select auth.uid())::text then true
+    when p_topic ~ '^tidesync:scope:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+      then substr(p_topic, 16)::uuid = any (app_private.visible_scope_ids())
+    else false
+  end;
+$function$;
+comment on function app_private.may_receive_poke(p_topic text) is 'True when the caller may receive the pokes of a Realtime topic: their own tidesync:user:<id>, or tidesync:scope:<id> of a scope (list) the scope table''s policies let them read. Any other topic: false.';
+revoke execute on function app_private.may_receive_poke(p_topic text) from public;
+grant execute on function app_private.may_receive_poke(p_topic text) to authenticated;
+
+-- function app_private.my_account()
+CREATE OR REPLACE FUNCTION app_private.my_account()
+ RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select u.id, u.email::text, u.phone::text, u.created_at, u.email_confirmed_at, u.last_sign_in_at, u.is_anonymous
+    from auth.users u
+   where u.id = (select auth.uid())
+$function$;
+comment on function app_private.my_account() is 'The caller''s account basics from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_account() from public;
+grant execute on function app_private.my_account() to authenticated;
+
 -- function app_private.my_list_ids(p_min_role text)
 CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
  RETURNS uuid[]
@@ -380,6 +575,22 @@ $function$;
 comment on function app_private.my_list_ids(p_min_role text) is 'The lists the caller is a member of with at least p_min_role (viewer < editor < owner). SECURITY DEFINER so that policies on list_members can use it without recursing into their own RLS; it only ever answers about the caller.';
 revoke execute on function app_private.my_list_ids(p_min_role text) from public;
 grant execute on function app_private.my_list_ids(p_min_role text) to authenticated;
+
+-- function app_private.my_sessions()
+CREATE OR REPLACE FUNCTION app_private.my_sessions()
+ RETURNS TABLE(id uuid, created_at timestamp with time zone, updated_at timestamp with time zone, aal text, not_after timestamp with time zone, user_agent text, ip text)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select s.id, s.created_at, s.updated_at, s.aal::text, s.not_after, s.user_agent, host(s.ip)
+    from auth.sessions s
+   where s.user_id = (select auth.uid())
+   order by s.created_at, s.id
+$function$;
+comment on function app_private.my_sessions() is 'Metadata of the caller''s live Supabase sessions (no tokens) for the data export. Security definer: authenticated cannot read auth.sessions. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_sessions() from public;
+grant execute on function app_private.my_sessions() to authenticated;
 
 -- function app_private.notification_categories_are_valid(p_categories jsonb)
 CREATE OR REPLACE FUNCTION app_private.notification_categories_are_valid(p_categories jsonb)
@@ -488,14 +699,14 @@ CREATE OR REPLACE FUNCTION app_private.purge_rate_limit_counters(p_now timestamp
  SET search_path TO ''
 AS $function$
   with doomed as (
-    select user_id, operation, window_start
+    select user_id, operation, session_id, window_start
     from app_private.rate_limit_counters
     where window_start < p_now - interval '1 day'
     limit p_batch
   ), deleted as (
     delete from app_private.rate_limit_counters c
     using doomed d
-    where c.user_id = d.user_id and c.operation = d.operation and c.window_start = d.window_start
+    where c.user_id = d.user_id and c.operation = d.operation and c.session_id = d.session_id and c.window_start = d.window_start
     returning 1
   )
   select count(*)::integer from deleted;
@@ -591,6 +802,24 @@ $function$;
 comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) is 'Retention job: deletes at most p_batch each of ledger rows, tombstones, entries of deleted/moved rows and revocations older than p_retention_days before p_now, raises app_private.sync_horizon (older pull cursors get 410), and purges expired rate-limit counters. Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) to service_role;
+
+-- function app_private.receivable_release_channels()
+CREATE OR REPLACE FUNCTION app_private.receivable_release_channels()
+ RETURNS text[]
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select coalesce(array_agg(distinct gc.channel order by gc.channel), array[]::text[])
+  from app_private.tester_group_channels gc
+  join app_private.tester_groups g on g.id = gc.group_id
+  where g.everyone
+     or exists (select 1 from app_private.tester_group_members m where m.group_id = g.id and m.user_id = (select auth.uid()))
+$function$;
+comment on function app_private.receivable_release_channels() is 'The release channels the caller may receive: those of their tester groups and of every `everyone` group. The one rule the release read policies apply.';
+revoke execute on function app_private.receivable_release_channels() from public;
+grant execute on function app_private.receivable_release_channels() to anon;
+grant execute on function app_private.receivable_release_channels() to authenticated;
 
 -- function app_private.record_notification_preference_change()
 CREATE OR REPLACE FUNCTION app_private.record_notification_preference_change()
@@ -696,6 +925,50 @@ $function$;
 comment on function app_private.release_push_token_elsewhere() is 'BEFORE INSERT/UPDATE trigger of app_private.devices (security definer: the other holder may be another user''s device): detaches a newly registered push token from any other active device, in the same transaction.';
 revoke execute on function app_private.release_push_token_elsewhere() from public;
 
+-- function app_private.request_account_deletion(p_grace_days integer)
+CREATE OR REPLACE FUNCTION app_private.request_account_deletion(p_grace_days integer)
+ RETURNS TABLE(requested_at timestamp with time zone, scheduled_for timestamp with time zone)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_caller uuid := auth.uid();
+  v_session uuid := nullif(auth.jwt() ->> 'session_id', '')::uuid;
+  v_request uuid;
+begin
+  if v_caller is null or v_session is null then
+    raise exception 'request_account_deletion needs a signed-in caller' using errcode = '42501';
+  end if;
+  if p_grace_days is null or p_grace_days < 1 then
+    raise exception 'p_grace_days must be at least 1' using errcode = 'invalid_parameter_value';
+  end if;
+
+  -- A second request keeps the first one's date: asking again never moves it.
+  insert into app_private.account_deletion_requests as r (user_id, scheduled_for)
+  values (v_caller, now() + make_interval(days => p_grace_days))
+  on conflict (user_id) do nothing
+  returning r.request_id into v_request;
+  if v_request is not null then
+    insert into app_private.account_deletion_audit (request_id, event, scheduled_for)
+    select r.request_id, 'requested', r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
+  end if;
+
+  -- Every other session is signed out now (their refresh tokens cascade, their
+  -- devices are revoked and lose their push tokens: 20261122020200_devices.sql).
+  delete from auth.sessions s where s.user_id = v_caller and s.id <> v_session;
+  -- The calling device stays signed in but receives nothing any more.
+  update app_private.devices d set push_token = null, push_provider = null
+   where d.user_id = v_caller and d.push_token is not null;
+
+  return query
+    select r.requested_at, r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
+end
+$function$;
+comment on function app_private.request_account_deletion(p_grace_days integer) is 'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens; returns the request. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
+revoke execute on function app_private.request_account_deletion(p_grace_days integer) from public;
+grant execute on function app_private.request_account_deletion(p_grace_days integer) to authenticated;
+
 -- function app_private.required_notification_categories()
 CREATE OR REPLACE FUNCTION app_private.required_notification_categories()
  RETURNS text[]
@@ -731,6 +1004,116 @@ $function$;
 comment on function app_private.revoke_session(p_session_id uuid) is 'Deletes the Supabase session p_session_id if it belongs to the caller (auth.uid()); its refresh tokens cascade and its bound device is revoked. Returns true when a session was deleted. Security definer (authenticated cannot write auth.sessions); EXECUTE for authenticated only.';
 revoke execute on function app_private.revoke_session(p_session_id uuid) from public;
 grant execute on function app_private.revoke_session(p_session_id uuid) to authenticated;
+
+-- function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer)
+CREATE OR REPLACE FUNCTION app_private.run_account_deletions(p_now timestamp with time zone DEFAULT now(), p_batch integer DEFAULT 20)
+ RETURNS TABLE(users_deleted integer, lists_handed_over integer)
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_due record;
+  v_scopes uuid[];
+  v_handed integer;
+begin
+  if p_now is null or p_batch is null or p_batch < 1 then
+    raise exception 'run_account_deletions: p_now is required and p_batch must be positive' using errcode = 'invalid_parameter_value';
+  end if;
+  users_deleted := 0;
+  lists_handed_over := 0;
+
+  -- Due requests, locked: a concurrent run skips them, a concurrent cancel waits.
+  for v_due in
+    select r.user_id, r.request_id
+      from app_private.account_deletion_requests r
+     where r.scheduled_for <= p_now
+     order by r.scheduled_for, r.user_id
+     limit p_batch
+       for update skip locked
+  loop
+    -- One account per subtransaction: an account that cannot be deleted yet
+    -- (the hook refuses, e.g. Storage objects left) is skipped and retried on
+    -- the next run; it never holds up the others.
+    begin
+      v_scopes := array(select m.list_id from public.list_members m where m.user_id = v_due.user_id);
+      v_handed := app_private.hand_over_lists(v_due.user_id);
+      perform app_private.before_account_purge(v_due.user_id);
+
+      -- Lists with no other member go first, each as one cascade: deleting
+      -- the user first would null created_by on every row of them (through
+      -- the sync triggers) only to delete those rows next (5x slower).
+      delete from public.lists l
+       where l.id = any (v_scopes)
+         and not exists (select 1 from public.list_members o where o.list_id = l.id and o.user_id <> v_due.user_id);
+
+      -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
+      -- (GoTrue deletes them itself); those of no session would outlive the user.
+      delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
+      -- The cascades: sessions, refresh tokens, profile, devices, preferences and
+      -- their audit, memberships (a list left without members is deleted),
+      -- invites, sync usage/ops/access, rate-limit counters, this request.
+      -- created_by of lists, tasks and sync state the user wrote becomes null.
+      delete from auth.users u where u.id = v_due.user_id;
+
+      -- Sync bookkeeping of the lists that went with the user (no member left
+      -- and no former member still to be told): nobody can read it any more.
+      delete from app_private.sync_changes c
+       where c.scope_id = any (v_scopes)
+         and not exists (select 1 from public.lists l where l.id = c.scope_id)
+         and not exists (select 1 from app_private.sync_access a where a.scope_id = c.scope_id);
+      delete from app_private.sync_records s
+       where s.scope_id = any (v_scopes) and s.deleted
+         and not exists (select 1 from public.lists l where l.id = s.scope_id)
+         and not exists (select 1 from app_private.sync_access a where a.scope_id = s.scope_id);
+
+      insert into app_private.account_deletion_audit (request_id, event, lists_handed_over)
+      values (v_due.request_id, 'purged', v_handed);
+      users_deleted := users_deleted + 1;
+      lists_handed_over := lists_handed_over + v_handed;
+    exception when others then
+      -- The request id only: the log names no user.
+      raise warning 'run_account_deletions: request % not carried out this run (%: %)', v_due.request_id, sqlstate, sqlerrm;
+    end;
+  end loop;
+  return next;
+end
+$function$;
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (e.g. the hook refuses) is rolled back alone, logged by request id and retried next run. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
+grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
+
+-- function app_private.send_sync_pokes()
+CREATE OR REPLACE FUNCTION app_private.send_sync_pokes()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_topics text[];
+  v_topic text;
+  v_sent text := coalesce(current_setting('tidesync.pokes_sent', true), '');
+begin
+  -- (Two queries: each table's transition table has its own columns.)
+  if tg_table_name = 'sync_changes' then
+    select array_agg(distinct 'tidesync:scope:' || n.scope_id::text) into v_topics from new_rows n;
+  else
+    select array_agg(distinct 'tidesync:user:' || n.user_id::text) into v_topics from new_rows n;
+  end if;
+  foreach v_topic in array coalesce(v_topics, '{}')
+  loop
+    -- Once per topic and transaction, however many statements touch it.
+    continue when position(' ' || v_topic || ' ' in v_sent) > 0;
+    perform realtime.send('{}'::jsonb, 'poke', v_topic, true);
+    v_sent := v_sent || ' ' || v_topic || ' ';
+  end loop;
+  perform set_config('tidesync.pokes_sent', v_sent, true);
+  return null;
+end;
+$function$;
+comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction. realtime.send never fails the write (it turns errors into warnings). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
+revoke execute on function app_private.send_sync_pokes() from public;
 
 -- function app_private.sync_apply(p_writes jsonb)
 CREATE OR REPLACE FUNCTION app_private.sync_apply(p_writes jsonb)
@@ -1022,3 +1405,21 @@ $function$;
 comment on function app_private.visible_scope_ids() is 'The ids of every scope row (e.g. list) the caller can read under the scope tables'' own RLS policies. Used by the sync policies and pulls as an InitPlan: (select app_private.visible_scope_ids()).';
 revoke execute on function app_private.visible_scope_ids() from public;
 grant execute on function app_private.visible_scope_ids() to authenticated;
+
+-- function app_private.withhold_push_token_during_deletion()
+CREATE OR REPLACE FUNCTION app_private.withhold_push_token_during_deletion()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if new.push_token is not null
+     and exists (select 1 from app_private.account_deletion_requests r where r.user_id = new.user_id) then
+    new.push_token := null;
+    new.push_provider := null;
+  end if;
+  return new;
+end
+$function$;
+comment on function app_private.withhold_push_token_during_deletion() is 'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop). Security invoker: the writer of a device row is its user, who may read their own request.';
+revoke execute on function app_private.withhold_push_token_during_deletion() from public;

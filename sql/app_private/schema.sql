@@ -7,5 +7,6 @@ create schema if not exists app_private;
 comment on schema app_private is 'tidesync data reached only through the api edge function (not exposed by the Data API).';
 
 -- grants (the owner's implicit rights not shown)
+grant usage on schema app_private to anon;
 grant usage on schema app_private to authenticated;
 grant usage on schema app_private to service_role;

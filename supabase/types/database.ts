@@ -8,6 +8,56 @@ export type Json = string | number | boolean | null | {
 export type Database = {
   "app_private": {
     Tables: {
+      "account_deletion_audit": {
+        Row: {
+          "event": string;
+          "id": number;
+          "lists_handed_over": number | null;
+          "occurred_at": string;
+          "request_id": string;
+          "scheduled_for": string | null;
+        };
+        ComputedFields: never;
+        Insert: {
+          "event": string;
+          "id"?: never;
+          "lists_handed_over"?: number | null;
+          "occurred_at"?: string;
+          "request_id": string;
+          "scheduled_for"?: string | null;
+        };
+        Update: {
+          "event"?: string;
+          "id"?: never;
+          "lists_handed_over"?: number | null;
+          "occurred_at"?: string;
+          "request_id"?: string;
+          "scheduled_for"?: string | null;
+        };
+        Relationships: [];
+      };
+      "account_deletion_requests": {
+        Row: {
+          "request_id": string;
+          "requested_at": string;
+          "scheduled_for": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "request_id"?: string;
+          "requested_at"?: string;
+          "scheduled_for": string;
+          "user_id": string;
+        };
+        Update: {
+          "request_id"?: string;
+          "requested_at"?: string;
+          "scheduled_for"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [];
+      };
       "devices": {
         Row: {
           "app_version": string;
@@ -188,6 +238,7 @@ export type Database = {
         Row: {
           "hits": number;
           "operation": string;
+          "session_id": string;
           "user_id": string;
           "window_start": string;
         };
@@ -195,14 +246,181 @@ export type Database = {
         Insert: {
           "hits"?: number;
           "operation": string;
+          "session_id"?: string;
           "user_id": string;
           "window_start": string;
         };
         Update: {
           "hits"?: number;
           "operation"?: string;
+          "session_id"?: string;
           "user_id"?: string;
           "window_start"?: string;
+        };
+        Relationships: [];
+      };
+      "release_feedback": {
+        Row: {
+          "body": string;
+          "build_number": number;
+          "created_at": string;
+          "device_id": string | null;
+          "id": string;
+          "platform": string;
+          "release_id": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "body": string;
+          "build_number": number;
+          "created_at"?: string;
+          "device_id"?: string | null;
+          "id"?: string;
+          "platform": string;
+          "release_id": string;
+          "user_id": string;
+        };
+        Update: {
+          "body"?: string;
+          "build_number"?: number;
+          "created_at"?: string;
+          "device_id"?: string | null;
+          "id"?: string;
+          "platform"?: string;
+          "release_id"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "release_feedback_device_id_fkey";
+            columns: ["device_id"];
+            isOneToOne: false;
+            referencedRelation: "devices";
+            referencedColumns: ["id"];
+          },
+          {
+            foreignKeyName: "release_feedback_release_id_fkey";
+            columns: ["release_id"];
+            isOneToOne: false;
+            referencedRelation: "releases";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "release_update_policies": {
+        Row: {
+          "below_minimum_level": string;
+          "channel": string;
+          "minimum_build_number": number;
+          "platform": string;
+          "updated_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "below_minimum_level"?: string;
+          "channel": string;
+          "minimum_build_number"?: number;
+          "platform": string;
+          "updated_at"?: string;
+        };
+        Update: {
+          "below_minimum_level"?: string;
+          "channel"?: string;
+          "minimum_build_number"?: number;
+          "platform"?: string;
+          "updated_at"?: string;
+        };
+        Relationships: [];
+      };
+      "release_webhook_deliveries": {
+        Row: {
+          "received_at": string;
+          "release_id": string;
+          "webhook_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "received_at"?: string;
+          "release_id": string;
+          "webhook_id": string;
+        };
+        Update: {
+          "received_at"?: string;
+          "release_id"?: string;
+          "webhook_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "release_webhook_deliveries_release_id_fkey";
+            columns: ["release_id"];
+            isOneToOne: false;
+            referencedRelation: "releases";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "releases": {
+        Row: {
+          "artifact_content_type": string;
+          "artifact_path": string | null;
+          "artifact_sha256": string;
+          "artifact_size": number;
+          "artifact_url": string | null;
+          "assets": NonNullable<Json>;
+          "build_number": number;
+          "channel": string;
+          "created_at": string;
+          "id": string;
+          "kind": string;
+          "platform": string;
+          "release_notes": string;
+          "rollout_percentage": number;
+          "runtime_version": string | null;
+          "status": string;
+          "updated_at": string;
+          "version": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "artifact_content_type"?: string;
+          "artifact_path"?: string | null;
+          "artifact_sha256": string;
+          "artifact_size": number;
+          "artifact_url"?: string | null;
+          "assets"?: NonNullable<Json>;
+          "build_number": number;
+          "channel": string;
+          "created_at"?: string;
+          "id"?: string;
+          "kind": string;
+          "platform": string;
+          "release_notes"?: string;
+          "rollout_percentage"?: number;
+          "runtime_version"?: string | null;
+          "status"?: string;
+          "updated_at"?: string;
+          "version": string;
+        };
+        Update: {
+          "artifact_content_type"?: string;
+          "artifact_path"?: string | null;
+          "artifact_sha256"?: string;
+          "artifact_size"?: number;
+          "artifact_url"?: string | null;
+          "assets"?: NonNullable<Json>;
+          "build_number"?: number;
+          "channel"?: string;
+          "created_at"?: string;
+          "id"?: string;
+          "kind"?: string;
+          "platform"?: string;
+          "release_notes"?: string;
+          "rollout_percentage"?: number;
+          "runtime_version"?: string | null;
+          "status"?: string;
+          "updated_at"?: string;
+          "version"?: string;
         };
         Relationships: [];
       };
@@ -432,11 +650,92 @@ export type Database = {
         };
         Relationships: [];
       };
+      "tester_group_channels": {
+        Row: {
+          "channel": string;
+          "group_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "channel": string;
+          "group_id": string;
+        };
+        Update: {
+          "channel"?: string;
+          "group_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "tester_group_channels_group_id_fkey";
+            columns: ["group_id"];
+            isOneToOne: false;
+            referencedRelation: "tester_groups";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "tester_group_members": {
+        Row: {
+          "added_at": string;
+          "group_id": string;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "added_at"?: string;
+          "group_id": string;
+          "user_id": string;
+        };
+        Update: {
+          "added_at"?: string;
+          "group_id"?: string;
+          "user_id"?: string;
+        };
+        Relationships: [
+          {
+            foreignKeyName: "tester_group_members_group_id_fkey";
+            columns: ["group_id"];
+            isOneToOne: false;
+            referencedRelation: "tester_groups";
+            referencedColumns: ["id"];
+          },
+        ];
+      };
+      "tester_groups": {
+        Row: {
+          "created_at": string;
+          "everyone": boolean;
+          "id": string;
+          "name": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "created_at"?: string;
+          "everyone"?: boolean;
+          "id"?: string;
+          "name": string;
+        };
+        Update: {
+          "created_at"?: string;
+          "everyone"?: boolean;
+          "id"?: string;
+          "name"?: string;
+        };
+        Relationships: [];
+      };
     };
     Views: {
       [_ in never]: never;
     };
     Functions: {
+      "before_account_purge": {
+        Args: { "p_user_id": string };
+        Returns: undefined;
+      };
+      "cancel_account_deletion": {
+        Args: Record<PropertyKey, never>;
+        Returns: boolean;
+      };
       "disable_sync": { Args: { "p_table": unknown }; Returns: undefined };
       "display_name_from_user_metadata": {
         Args: { "meta": Json };
@@ -454,9 +753,11 @@ export type Database = {
         };
         Returns: undefined;
       };
+      "hand_over_lists": { Args: { "p_user_id": string }; Returns: number };
       "hit_rate_limit": {
         Args: {
           "p_operation": string;
+          "p_session_id"?: string;
           "p_user_id": string;
           "p_window_seconds": number;
         };
@@ -465,7 +766,32 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
+      "my_account": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "created_at": string;
+          "email": string;
+          "email_confirmed_at": string;
+          "id": string;
+          "is_anonymous": boolean;
+          "last_sign_in_at": string;
+          "phone": string;
+        }[];
+      };
       "my_list_ids": { Args: { "p_min_role"?: string }; Returns: (string)[] };
+      "my_sessions": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "aal": string;
+          "created_at": string;
+          "id": string;
+          "ip": string;
+          "not_after": string;
+          "updated_at": string;
+          "user_agent": string;
+        }[];
+      };
       "notification_categories_are_valid": {
         Args: { "p_categories": Json };
         Returns: boolean;
@@ -512,12 +838,30 @@ export type Database = {
           "tombstones_purged": number;
         }[];
       };
+      "receivable_release_channels": {
+        Args: Record<PropertyKey, never>;
+        Returns: (string)[];
+      };
       "redeem_list_invite": { Args: { "p_code": string }; Returns: string };
+      "request_account_deletion": {
+        Args: { "p_grace_days": number };
+        Returns: {
+          "requested_at": string;
+          "scheduled_for": string;
+        }[];
+      };
       "required_notification_categories": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];
       };
       "revoke_session": { Args: { "p_session_id": string }; Returns: boolean };
+      "run_account_deletions": {
+        Args: { "p_batch"?: number; "p_now"?: string };
+        Returns: {
+          "lists_handed_over": number;
+          "users_deleted": number;
+        }[];
+      };
       "sync_apply": { Args: { "p_writes": Json }; Returns: Json };
       "visible_scope_ids": {
         Args: Record<PropertyKey, never>;

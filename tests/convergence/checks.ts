@@ -107,7 +107,7 @@ export async function checkConvergence(
     for (const device of userDevices) {
       const pending = device.client.pendingOps();
       if (pending.length > 0) fail(`${device.name}: ${pending.length} ops still pending after the final syncs`);
-      const local = new Map(device.client.serverRecords().filter((r) => !r.deleted).map((r) => [key(r.collection, r.id), r]));
+      const local = new Map((await device.client.serverRecords()).filter((r) => !r.deleted).map((r) => [key(r.collection, r.id), r]));
       let differences = 0;
       for (const [k, row] of visible) {
         const mine = local.get(k);

@@ -148,9 +148,27 @@ export class FaultNetwork {
   async send(link: DeviceLink, input: string, init: RequestInit): Promise<Response> {
     this.requests++;
     if (!input.startsWith(VIRTUAL_API_URL)) throw new Error(`unexpected URL ${input}`);
-    const path = input.slice(VIRTUAL_API_URL.length);
+    let path = input.slice(VIRTUAL_API_URL.length);
     if (link.offline) throw new TypeError("fetch failed: the device is offline");
+    if (path.startsWith("/v1/sync/changes") && !new URL(input).searchParams.has("cursor")) link.fullPulls++;
+    if (link.agedCursors && path.startsWith("/v1/sync/changes")) {
+      const url = new URL(input);
+      const cursor = url.searchParams.get("cursor");
+      const filter = url.searchParams.get("collections") ?? "*";
+      if (cursor && !link.agedCursors.done.has(filter)) {
+        link.agedCursors.done.add(filter);
+        url.searchParams.set("cursor", await link.agedCursors.age(cursor));
+        path = url.pathname.slice(new URL(VIRTUAL_API_URL).pathname.length) + url.search;
+      }
+    }
     if (path.startsWith("/v1/sync/batch")) this.recordSentOps(link.userIndex, init.body);
+    if (link.loseBatchAnswers > 0 && path.startsWith("/v1/sync/batch")) {
+      // Scripted (tests/adapters): delivered and processed, the answer lost.
+      link.loseBatchAnswers--;
+      this.faults.lostResponses++;
+      await this.deliver(link.userIndex, path, init);
+      throw new TypeError("fetch failed: connection reset after the request was processed");
+    }
 
     const { rng } = link;
     const roll = link.faultsEnabled ? rng.next() : 1;
@@ -189,6 +207,15 @@ export class FaultNetwork {
 export class DeviceLink {
   offline = false;
   faultsEnabled = false;
+  /** The next this many pushes reach the server and their answers are lost. */
+  loseBatchAnswers = 0;
+  /** Pulls sent without a cursor (each starts a full sync). */
+  fullPulls = 0;
+  /**
+   * While set, the first cursor sent for each `collections` filter is replaced
+   * by `age(cursor)`, as if the device had held it for long (tests/adapters).
+   */
+  agedCursors: { age: (cursor: string) => Promise<string>; done: Set<string> } | null = null;
 
   constructor(private readonly network: FaultNetwork, readonly userIndex: number, readonly rng: Prng) {}
 

@@ -96,15 +96,15 @@ export class SimDevice {
   }
 
   /** Lists to put tasks in: what this device sees, and the personal list (its id is the user's). */
-  private targetLists(): string[] {
-    const ids = new Set(this.client.list("lists").map((r) => r.id));
+  private async targetLists(): Promise<string[]> {
+    const ids = new Set((await this.client.list("lists")).map((r) => r.id));
     ids.add(this.user.userId);
     return [...ids];
   }
 
   private async write(): Promise<void> {
-    const tasks = this.client.list("tasks");
-    const lists = this.client.list("lists");
+    const tasks = (await this.client.list("tasks"));
+    const lists = (await this.client.list("lists"));
     const roll = this.rng.next();
     if (tasks.length === 0 || roll < 0.22) {
       if (this.rng.chance(0.12)) {
@@ -115,7 +115,7 @@ export class SimDevice {
         return;
       }
       const data: RecordData = {
-        list_id: this.rng.pick(this.targetLists()),
+        list_id: this.rng.pick(await this.targetLists()),
         title: this.value("title"),
         notes: this.rng.chance(0.5) ? this.value("notes") : null,
         done: false,
@@ -137,7 +137,7 @@ export class SimDevice {
         else if (field === "done" || field === "archived") patch[field] = record.data?.[field] !== true;
         else if (field === "color") patch.color = this.rng.pick(["#ff0000", "#00ff00", null]);
         else if (field === "due_date") patch.due_date = this.rng.chance(0.5) ? null : `2027-01-${String(this.rng.int(10, 28))}`;
-        else if (field === "list_id") patch.list_id = this.rng.pick(this.targetLists()); // a move
+        else if (field === "list_id") patch.list_id = this.rng.pick(await this.targetLists()); // a move
       }
       await this.client.upsert(record.collection, record.id, patch);
       this.track(record.collection, record.id, patch);

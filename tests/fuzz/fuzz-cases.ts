@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import type { FuzzContext } from "./fuzz-context.ts";
 import { DeepNesting, headerText, junkQueryValue, junkValue, nastyString, RAW_NUMBER_TEXTS, RawNumber, stringifyWithRaw } from "./junk-values.ts";
-import type { Operation } from "./openapi-operations.ts";
+import { type Operation, resolveRef } from "./openapi-operations.ts";
 import { schemaArbitrary } from "./schema-arbitrary.ts";
 import { checkPushAnswer, ODD_NAMES, syncPushBodies } from "./sync-push-cases.ts";
 
@@ -144,6 +144,27 @@ function pick<T>(items: T[], n: number): T | undefined {
   return items.length === 0 ? undefined : items[n % items.length];
 }
 
+/**
+ * Valid values of the operation's header parameters (the Expo Updates
+ * headers): every required one and every optional enum, sampled once per
+ * operation and seed, printable ASCII so that any HTTP client sends them.
+ */
+const headerValuesCache = new Map<string, Record<string, string>>();
+function validHeaderValues(ctx: FuzzContext, op: Operation): Record<string, string> {
+  const cached = headerValuesCache.get(op.name);
+  if (cached) return cached;
+  const values: Record<string, string> = {};
+  for (const param of op.headerParams) {
+    const schema = resolveRef(ctx.doc, param.schema);
+    if (!param.required && !schema.enum) continue;
+    const [value] = fc.sample(schemaArbitrary(ctx.doc, param.schema, 0, ctx.hints), { seed: op.name.length, numRuns: 1 });
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    values[param.name] = text.replace(/[^\x21-\x7e]/g, "x") || "x";
+  }
+  headerValuesCache.set(op.name, values);
+  return values;
+}
+
 function documented(op: Operation): number[] {
   return op.statuses.filter((s) => s < 500);
 }
@@ -273,7 +294,7 @@ export function operationCases(ctx: FuzzContext, op: Operation): fc.Arbitrary<Fu
     category,
     method: op.method,
     path: fillPath(op, Object.fromEntries(Object.entries(parts.path).map(([k, v]) => [k, pct(v)]))) + queryString(parts.query),
-    headers: op.body ? { "content-type": JSON_TYPE } : {},
+    headers: { ...validHeaderValues(ctx, op), ...(op.body ? { "content-type": JSON_TYPE } : {}) },
     auth: { kind: "own" },
     body: op.body && parts.body !== undefined ? encodeJson(parts.body) : undefined,
     allowed: documented(op),
@@ -608,7 +629,7 @@ export function fixedCases(ctx: FuzzContext, op: Operation, seed: number): FuzzC
     category: "fixed",
     method: op.method,
     path,
-    headers: op.body ? { "content-type": JSON_TYPE } : {},
+    headers: { ...validHeaderValues(ctx, op), ...(op.body ? { "content-type": JSON_TYPE } : {}) },
     auth: { kind: "own" },
     body,
     allowed: documented(op),

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import type { JWK } from "jose";
 import type postgres from "postgres";
+import { Webhook } from "standardwebhooks";
 import { signEs256, signHs256, supabaseClaims } from "../support/tokens.ts";
 import { listOperations, type OpenApiDocument, type Operation } from "./openapi-operations.ts";
 import { schemaArbitrary, type SchemaHints } from "./schema-arbitrary.ts";
@@ -29,6 +30,8 @@ export interface FuzzSetup {
   adminSql: postgres.Sql;
   createUser(): Promise<FuzzUser>;
   seed: number;
+  /** The server's TIDESYNC_RELEASES_WEBHOOK_SECRET: signed operations (CI's) are signed with it. */
+  webhookSecret?: string;
 }
 
 export interface AuthVariant {
@@ -51,11 +54,31 @@ export interface FuzzContext {
   token: string;
   /** A fresh session of the fuzzing user, for operations that may sign it out. */
   throwawayToken(): Promise<string>;
+  /** A new user's token, for operations on the whole account (deletion signs out every other session). */
+  throwawayUserToken(): Promise<string>;
   authVariants: AuthVariant[];
+  /** The same variants for a user of their own: what account-wide operations are sent with. */
+  accountWideAuthVariants: AuthVariant[];
   ids: { own: string[]; other: string[] };
   cursors: { own: string[]; other: string[] };
   /** Lists, records and devices of the caller and of another user, for pushes on the sync surfaces. */
   sync: SyncSurface;
+  /** Standard Webhooks headers signing `body` as CI would (empty without a secret: those requests are 401). */
+  signWebhook(body: Buffer | undefined): Record<string, string>;
+}
+
+/** Signs with the reference implementation, as the CI step in docs/test-builds.md does. */
+export function webhookSigner(secret: string | undefined): (body: Buffer | undefined) => Record<string, string> {
+  return (body): Record<string, string> => {
+    if (!secret) return {};
+    const id = `msg_${randomUUID()}`;
+    const now = new Date();
+    return {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": new Webhook(secret).sign(id, now, body ?? Buffer.alloc(0)),
+    };
+  };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -74,6 +97,15 @@ function harvest(value: unknown, into: { ids: Set<string>; cursors: Set<string> 
 
 function b64url(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString("base64url");
+}
+
+/**
+ * Acts on the whole account: asking for its deletion signs out every other
+ * session of the user, so such a request never carries the run's user (a
+ * user of its own per case, its own auth variants) and warm-up skips it.
+ */
+export function isAccountWide(op: { method: string; template: string }): boolean {
+  return op.method === "POST" && /\/v1\/users\/me\/deletion$/.test(op.template);
 }
 
 async function buildAuthVariants(setup: FuzzSetup, me: FuzzUser, other: FuzzUser): Promise<AuthVariant[]> {
@@ -132,7 +164,7 @@ async function warmUp(setup: FuzzSetup, ctx: Pick<FuzzContext, "doc" | "operatio
   const session = await user.newSession();
   const ordered = [...ctx.operations].sort((a, b) => rank(a) - rank(b));
   for (const op of ordered) {
-    if (!op.secured || op.method === "DELETE" || op.pathParams.length > 0) continue;
+    if (!op.secured || op.method === "DELETE" || op.pathParams.length > 0 || isAccountWide(op)) continue;
     const bodies = op.body ? fc.sample(schemaArbitrary(ctx.doc, op.body.schema, 0, ctx.hints), { seed: setup.seed, numRuns: 12 }) : [undefined];
     for (const body of bodies) {
       const cursorParam = op.queryParams.find((p) => p.name === "cursor");
@@ -142,7 +174,11 @@ async function warmUp(setup: FuzzSetup, ctx: Pick<FuzzContext, "doc" | "operatio
           origin: ctx.origin,
           method: op.method,
           path: op.template + query,
-          headers: { authorization: `Bearer ${session.token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+          headers: {
+            authorization: `Bearer ${session.token}`,
+            ...(body !== undefined ? { "content-type": "application/json" } : {}),
+            ...(op.signed ? webhookSigner(setup.webhookSecret)(body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined) : {}),
+          },
           body: body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined,
           timeoutMs: 10_000,
         });
@@ -182,6 +218,7 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
   const me = await setup.createUser();
   const other = await setup.createUser();
   const authVariants = await buildAuthVariants(setup, me, other);
+  const accountWideAuthVariants = await buildAuthVariants(setup, await setup.createUser(), other);
   const sync = await buildSyncSurface(setup.apiUrl, setup.adminSql, me, other, randomUUID);
 
   const own = { ids: new Set<string>(), cursors: new Set<string>() };
@@ -202,9 +239,12 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
     hints,
     token: me.token,
     throwawayToken: async () => (await me.newSession()).token,
+    throwawayUserToken: async () => (await setup.createUser()).token,
     authVariants,
+    accountWideAuthVariants,
     ids: { own: [...own.ids], other: [...theirs.ids, other.userId, other.sessionId] },
     cursors: { own: [...own.cursors], other: [...theirs.cursors] },
     sync,
+    signWebhook: webhookSigner(setup.webhookSecret),
   };
 }

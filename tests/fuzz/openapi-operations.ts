@@ -48,8 +48,12 @@ export interface Operation {
   body?: { schema: JsonSchema; required: boolean };
   /** Every documented response status. */
   statuses: number[];
-  /** Needs a bearer token. */
+  /** Needs a bearer token (or, with `signed`, a Standard Webhooks signature). */
   secured: boolean;
+  /** Authenticated by a Standard Webhooks signature (CI's release routes), not a bearer token. */
+  signed: boolean;
+  /** Media types of the 2xx answers, e.g. multipart/mixed for the Expo Updates manifest. */
+  successMediaTypes: string[];
   /** `GET /api/v1/meta`, for messages. */
   name: string;
 }
@@ -88,12 +92,12 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
     const shared = (item.parameters as unknown[] | undefined) ?? [];
     for (const method of METHODS) {
       const raw = item[method] as
-        | { parameters?: unknown[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> }; responses?: Record<string, unknown>; security?: unknown[] }
+        | { parameters?: unknown[]; requestBody?: { required?: boolean; content?: Record<string, { schema?: JsonSchema }> }; responses?: Record<string, { content?: Record<string, unknown> }>; security?: Record<string, unknown>[] }
         | undefined;
       if (!raw) continue;
       const all = [...shared, ...(raw.parameters ?? [])];
       const bodySchema = raw.requestBody?.content?.["application/json"]?.schema;
-      const security = raw.security ?? doc.security ?? [];
+      const security = (raw.security ?? doc.security ?? []) as Record<string, unknown>[];
       operations.push({
         method: method.toUpperCase(),
         template,
@@ -103,6 +107,10 @@ export function listOperations(doc: OpenApiDocument): Operation[] {
         body: bodySchema ? { schema: bodySchema, required: raw.requestBody?.required !== false } : undefined,
         statuses: Object.keys(raw.responses ?? {}).map(Number).filter(Number.isInteger).sort(),
         secured: security.length > 0,
+        signed: security.some((scheme) => "standardWebhooks" in scheme),
+        successMediaTypes: [...new Set(Object.entries(raw.responses ?? {})
+          .filter(([status]) => /^2\d\d$/.test(status))
+          .flatMap(([, response]) => Object.keys(response.content ?? {})))],
         name: `${method.toUpperCase()} ${template}`,
       });
     }

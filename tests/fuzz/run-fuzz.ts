@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { FuzzContext } from "./fuzz-context.ts";
+import { type FuzzContext, isAccountWide } from "./fuzz-context.ts";
 import { AUTH_PLACEHOLDER, type FuzzCase, fixedCases, operationCases } from "./fuzz-cases.ts";
 import { judgeResponse, type Verdict } from "./judge-response.ts";
 import { type Outcome, sendRaw, sendRequest } from "./send-request.ts";
@@ -78,7 +78,12 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
   // A request that may change state gets a session of its own: a DELETE may
   // sign its session out, and a POST may bind it to a device that a later
   // DELETE /v1/devices/{id} signs out. Only safe methods share the run's token.
-  const ownToken = async () => (SAFE_METHODS.has(fuzzCase.method.toUpperCase()) ? ctx.token : await ctx.throwawayToken());
+  const ownToken = async () =>
+    SAFE_METHODS.has(fuzzCase.method.toUpperCase())
+      ? ctx.token
+      : isAccountWide(fuzzCase.op)
+      ? await ctx.throwawayUserToken()
+      : await ctx.throwawayToken();
   if (fuzzCase.raw) {
     const bytes = Buffer.from(fuzzCase.raw.bytes.toString("latin1").replace(AUTH_PLACEHOLDER, await ownToken()), "latin1");
     return { outcome: await sendRaw(ctx.origin, bytes, options.timeoutMs, fuzzCase.raw.halfCloseAfterMs), authLabel: "own (raw)" };
@@ -86,7 +91,7 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
   let authorization: string | undefined;
   let authLabel: string;
   if (fuzzCase.auth.kind === "variant") {
-    const variant = ctx.authVariants[fuzzCase.auth.index];
+    const variant = (isAccountWide(fuzzCase.op) ? ctx.accountWideAuthVariants : ctx.authVariants)[fuzzCase.auth.index];
     authorization = variant.value;
     authLabel = variant.label;
   } else {
@@ -97,7 +102,12 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
     origin: ctx.origin,
     method: fuzzCase.method,
     path: fuzzCase.path,
-    headers: { ...fuzzCase.headers, authorization },
+    headers: {
+      ...fuzzCase.headers,
+      authorization,
+      // CI's operations: the good credential is a signature over exactly the bytes sent.
+      ...(fuzzCase.op.signed && fuzzCase.auth.kind === "own" ? ctx.signWebhook(fuzzCase.body) : {}),
+    },
     body: fuzzCase.body,
     chunked: fuzzCase.chunked,
     timeoutMs: options.timeoutMs,

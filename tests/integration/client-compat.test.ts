@@ -23,6 +23,7 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { createTestUser, stack } from "../support/harness.ts";
+import { settled } from "../support/shared-lists.ts";
 
 const exec = promisify(execFile);
 const releases = JSON.parse(await readFile(path.join(ROOT, "tests/compat/released-clients.json"), "utf8")) as Record<string, string>;
@@ -57,6 +58,16 @@ async function device(client: ClientModule, token: string, installationId: strin
   return { sync: opened, events };
 }
 
+/**
+ * Syncs after every transaction open now has ended: a pull stops below the
+ * cluster's oldest open transaction (docs/sync.md), and other test files write
+ * in parallel, so without this a pull may not yet deliver the other device's write.
+ */
+async function synced(d: { sync: { sync(): Promise<{ applied: number; conflicts: number }> } }) {
+  await settled();
+  return await d.sync.sync();
+}
+
 describe.each(Object.entries(releases))("the client released as %s", (name, sha) => {
   it("syncs two devices of one user against the current server: create, edit, pull, same-field conflict and rebase, delete", async () => {
     const client = await releasedClient(name, sha);
@@ -67,35 +78,35 @@ describe.each(Object.entries(releases))("the client released as %s", (name, sha)
 
     // Create on the phone, pull on the tablet.
     const id = await phone.sync.create("lists", { title: "Groceries", color: "#33aa55", position: 1, archived: false });
-    expect((await phone.sync.sync()).applied).toBe(1);
-    await tablet.sync.sync();
-    expect(tablet.sync.get("lists", id)?.data).toEqual(expect.objectContaining({ title: "Groceries", color: "#33aa55", position: 1, archived: false }));
+    expect((await synced(phone)).applied).toBe(1);
+    await synced(tablet);
+    expect((await tablet.sync.get("lists", id))?.data).toEqual(expect.objectContaining({ title: "Groceries", color: "#33aa55", position: 1, archived: false }));
 
     // Edit on the tablet, pull on the phone.
     await tablet.sync.upsert("lists", id, { color: null, archived: true });
-    expect((await tablet.sync.sync()).applied).toBe(1);
-    await phone.sync.sync();
-    expect(phone.sync.get("lists", id)?.data).toEqual(expect.objectContaining({ title: "Groceries", color: null, position: 1, archived: true }));
+    expect((await synced(tablet)).applied).toBe(1);
+    await synced(phone);
+    expect((await phone.sync.get("lists", id))?.data).toEqual(expect.objectContaining({ title: "Groceries", color: null, position: 1, archived: true }));
 
     // Both rename it; the phone is first. The tablet's title loses (server wins
     // per field, reported), its other field is rebased onto the new version.
     await phone.sync.upsert("lists", id, { title: "Food" });
     await tablet.sync.upsert("lists", id, { title: "Shopping", position: 2 });
-    await phone.sync.sync();
-    const tabletReport = await tablet.sync.sync();
+    await synced(phone);
+    const tabletReport = await synced(tablet);
     expect(tabletReport.conflicts).toBe(1);
     expect(tablet.events.filter((e) => e.type === "write_discarded").map((e) => e.fields)).toEqual([["title"]]);
-    await phone.sync.sync();
+    await synced(phone);
     const expected = { title: "Food", color: null, position: 2, archived: true };
-    expect(tablet.sync.get("lists", id)?.data).toEqual(expect.objectContaining(expected));
-    expect(phone.sync.get("lists", id)?.data).toEqual(expect.objectContaining(expected));
+    expect((await tablet.sync.get("lists", id))?.data).toEqual(expect.objectContaining(expected));
+    expect((await phone.sync.get("lists", id))?.data).toEqual(expect.objectContaining(expected));
     expect([phone.sync.pendingOps().length, tablet.sync.pendingOps().length]).toEqual([0, 0]);
 
     // Delete on the phone; the tablet sees it gone.
     await phone.sync.delete("lists", id);
-    expect((await phone.sync.sync()).applied).toBe(1);
-    await tablet.sync.sync();
-    expect(tablet.sync.get("lists", id)?.data ?? null).toBeNull();
-    expect(tablet.sync.list("lists").map((r) => r.id)).not.toContain(id);
+    expect((await synced(phone)).applied).toBe(1);
+    await synced(tablet);
+    expect((await tablet.sync.get("lists", id))?.data ?? null).toBeNull();
+    expect((await tablet.sync.list("lists")).map((r) => r.id)).not.toContain(id);
   });
 });

@@ -38,7 +38,7 @@ async function settled(): Promise<void> {
   }
 }
 
-const titles = (client: TidesyncClient, collection: string) => client.list(collection).map((r) => r.data?.title).sort();
+const titles = async (client: TidesyncClient, collection: string) => (await client.list(collection)).map((r) => r.data?.title).sort();
 
 describe("the client on shared lists", () => {
   it("share as viewer → Bob's device receives the list; his edit is FORBIDDEN and reverted; removal drops the list from his device", async () => {
@@ -48,7 +48,7 @@ describe("the client on shared lists", () => {
     const bobDevice = await device(bob);
     await settled();
     await bobDevice.client.sync();
-    expect(titles(bobDevice.client, "lists")).toEqual(["Personal"]);
+    expect(await titles(bobDevice.client, "lists")).toEqual(["Personal"]);
 
     // Alice creates a list offline-first; a task id as Swift's UUID().uuidString writes it.
     const list = await aliceDevice.client.create("lists", { title: "Groceries" });
@@ -56,19 +56,19 @@ describe("the client on shared lists", () => {
     await aliceDevice.client.upsert("tasks", milk, { list_id: list, title: "Milk" });
     const bread = await aliceDevice.client.create("tasks", { list_id: list, title: "Bread" });
     await aliceDevice.client.sync();
-    expect(aliceDevice.client.get("tasks", milk)).toMatchObject({ id: milk.toLowerCase(), pending: false, data: { title: "Milk" } });
+    expect((await aliceDevice.client.get("tasks", milk))).toMatchObject({ id: milk.toLowerCase(), pending: false, data: { title: "Milk" } });
     expect(aliceDevice.client.schema?.collections).toEqual(expect.arrayContaining(["lists", "tasks"]));
 
     // supabase-js: rpc('create_list_invite', { p_list_id, p_role: 'viewer' }) by Alice, rpc('accept_list_invite', { p_code }) by Bob.
     await share(alice, list, bob, "viewer");
     await settled();
     await bobDevice.client.sync();
-    expect(titles(bobDevice.client, "lists")).toEqual(["Groceries", "Personal"]);
-    expect(titles(bobDevice.client, "tasks")).toEqual(["Bread", "Milk"]);
+    expect(await titles(bobDevice.client, "lists")).toEqual(["Groceries", "Personal"]);
+    expect(await titles(bobDevice.client, "tasks")).toEqual(["Bread", "Milk"]);
 
     // Bob edits offline; Alice renames the task meanwhile.
     await bobDevice.client.upsert("tasks", milk, { title: "Viewer edit" });
-    expect(bobDevice.client.get("tasks", milk)).toMatchObject({ pending: true, data: { title: "Viewer edit" } });
+    expect((await bobDevice.client.get("tasks", milk))).toMatchObject({ pending: true, data: { title: "Viewer edit" } });
     await aliceDevice.client.upsert("tasks", milk, { title: "Milk (2 l)" });
     await aliceDevice.client.sync();
     const report = await bobDevice.client.sync();
@@ -80,7 +80,7 @@ describe("the client on shared lists", () => {
       record: expect.objectContaining({ data: expect.objectContaining({ title: "Milk (2 l)" }) }),
       dropped: false,
     }));
-    expect(bobDevice.client.get("tasks", milk)).toMatchObject({ pending: false, data: { title: "Milk (2 l)" } });
+    expect((await bobDevice.client.get("tasks", milk))).toMatchObject({ pending: false, data: { title: "Milk (2 l)" } });
     expect(bobDevice.client.status.pending).toBe(0);
 
     // Bob queues another edit; Alice removes him: from('list_members').delete().eq('list_id', list).eq('user_id', bob).
@@ -89,9 +89,9 @@ describe("the client on shared lists", () => {
     bobDevice.events.length = 0;
     await settled();
     await bobDevice.client.sync();
-    expect(titles(bobDevice.client, "lists")).toEqual(["Personal"]);
-    expect(bobDevice.client.list("tasks")).toEqual([]);
-    expect(bobDevice.client.serverRecords().map((r) => r.id)).toEqual([bob.userId]);
+    expect(await titles(bobDevice.client, "lists")).toEqual(["Personal"]);
+    expect((await bobDevice.client.list("tasks"))).toEqual([]);
+    expect((await bobDevice.client.serverRecords()).map((r) => r.id)).toEqual([bob.userId]);
     expect(bobDevice.client.pendingOps()).toEqual([]);
     // His queued op was pushed first: NOT_FOUND (he can no longer see the task), reported, dropped.
     expect(bobDevice.events).toContainEqual(expect.objectContaining({
@@ -104,7 +104,7 @@ describe("the client on shared lists", () => {
     await aliceDevice.client.sync();
     await settled();
     await bobDevice.client.sync();
-    expect(bobDevice.client.list("tasks")).toEqual([]);
-    expect(titles(aliceDevice.client, "tasks")).toEqual(["Milk (2 l)", "Rye bread"]);
+    expect((await bobDevice.client.list("tasks"))).toEqual([]);
+    expect(await titles(aliceDevice.client, "tasks")).toEqual(["Milk (2 l)", "Rye bread"]);
   });
 });

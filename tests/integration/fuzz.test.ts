@@ -16,8 +16,16 @@ const { runs, seed } = fuzzOptionsFromEnv();
 const timeout = 120_000 + runs * 60;
 
 it(`every answer to ${runs} generated inputs (seed ${seed}) is a documented status in the envelope, never 5xx or a leak`, async () => {
-  const ctx = await buildFuzzContext({ apiUrl: stack.apiUrl, keys: stack.keys, adminSql, createUser: createTestUser, seed });
+  const ctx = await buildFuzzContext({
+    apiUrl: stack.apiUrl, keys: stack.keys, adminSql, createUser: createTestUser, seed,
+    webhookSecret: stack.functionsEnv.TIDESYNC_RELEASES_WEBHOOK_SECRET,
+  });
   expect(ctx.operations.map((op) => op.name)).toContain("GET /api/v1/meta");
+  // The test-build routes are among them: CI's (signed) and the apps' (bearer, Expo headers).
+  expect(ctx.operations.map((op) => op.name)).toEqual(expect.arrayContaining([
+    "POST /api/v1/releases", "PATCH /api/v1/releases/{id}", "GET /api/v1/releases/check",
+    "POST /api/v1/releases/{id}/feedback", "GET /api/v1/expo-updates/manifest",
+  ]));
 
   const report = await runFuzz(ctx, {
     runs,

@@ -58,6 +58,38 @@ describe("shared lists", () => {
     expect(body.results[3].record).toBeUndefined();
   });
 
+  it("rejected ops carry the record as it stands on the server, also when the database refuses a chain of ops on it", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const [editable, readOnly, task] = [randomUUID(), randomUUID(), randomUUID()];
+    await pushOk(alice, { ops: [upsert("lists", editable, { title: "Edit" }), upsert("lists", readOnly, { title: "Read" }),
+      upsert("tasks", task, { list_id: editable, title: "t" })] });
+    await share(alice, editable, bob, "editor");
+    await share(alice, readOnly, bob, "viewer");
+    const seen = (await pullAll(bob)).changes.find((c) => c.id === task)!;
+
+    // Bob may see the viewer's list, so the planner lets the move through; the tasks policy's
+    // WITH CHECK refuses it. Every op of that record is rejected, and each says what the record still is.
+    const refused = await pushOk(bob, { ops: [
+      upsert("tasks", task, { title: "renamed" }, seen.version),
+      upsert("tasks", task, { title: "x".repeat(201) }, seen.version),
+      upsert("tasks", task, { list_id: readOnly }, seen.version),
+    ] });
+    expect(refused.results.map((r) => [r.status, r.error?.code])).toEqual([
+      ["rejected", "FORBIDDEN"], ["rejected", "VALIDATION_FAILED"], ["rejected", "FORBIDDEN"],
+    ]);
+    for (const result of refused.results) {
+      expect(result.record).toEqual({ collection: "tasks", id: task, version: seen.version, deleted: false, data: seen.data, updated_at: seen.updated_at });
+    }
+
+    // Not refused: a rejected op after an applied one carries the record as stored (its real version).
+    const chain = await pushOk(bob, { ops: [upsert("tasks", task, { title: "renamed" }, seen.version), upsert("tasks", task, { title: "" }, seen.version)] });
+    expect(chain.results.map((r) => r.status)).toEqual(["applied", "rejected"]);
+    expect(chain.results[1].record).toEqual(chain.results[0].record);
+    const pulled = (await pullAll(bob)).changes.find((c) => c.id === task)!;
+    expect(chain.results[1].record).toEqual(pulled);
+  });
+
   it("removal → the removed member's next pull removes every row of the list, and nothing of it ever again", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();

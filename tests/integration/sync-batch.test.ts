@@ -13,7 +13,7 @@ import { phone, startSession } from "../support/device-sessions.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { adminSql, type ApiResponse, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 import { pullAll, push, pushOk, remove, settled, upsert } from "../support/shared-lists.ts";
-import { bookkeepingRows, ledger, liveRecords, storedRow, syncState } from "../support/sync-records.ts";
+import { bookkeepingRows, ledger, liveRecords, storedRow, syncState, withFailingLedger } from "../support/sync-records.ts";
 import { signEs256, supabaseClaims } from "../support/tokens.ts";
 
 const WIRE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -183,22 +183,7 @@ describe("POST /v1/sync/batch: exactly once per op_id", () => {
     const ok = upsert("tasks", randomUUID(), task(user, { title: "kept for the retry" }));
     const list = upsert("lists", randomUUID(), { title: "also kept" });
     // Simulates a crash after the rows were written: the database refuses the ledger insert.
-    const fn = `app_private.test_fail_ledger_${user.userId.replaceAll("-", "")}`;
-    await adminSql.unsafe(`
-      create function ${fn}() returns trigger language plpgsql set search_path = '' as $$
-      begin
-        if new.user_id = '${user.userId}'::uuid then
-          raise exception 'simulated crash';
-        end if;
-        return new;
-      end $$;
-      create trigger test_fail_ledger_${user.userId.replaceAll("-", "")} before insert on app_private.sync_ops for each row execute function ${fn}();`);
-    let failed: ApiResponse;
-    try {
-      failed = await push(user, { ops: [ok, list] });
-    } finally {
-      await adminSql.unsafe(`drop trigger test_fail_ledger_${user.userId.replaceAll("-", "")} on app_private.sync_ops; drop function ${fn}();`);
-    }
+    const failed: ApiResponse = await withFailingLedger(user.userId, () => push(user, { ops: [ok, list] }));
     expect(failed.status).toBe(500);
     expect(failed.body.error.retryable).toBe(true);
     expect(await storedRow("tasks", ok.record_id)).toBeUndefined();
@@ -245,6 +230,8 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
     const b = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { title: "laptop", done: true }, base)] });
     expect(b.results[0].status).toBe("conflict");
     expect(b.results[0].record).toEqual(a.results[0].record);
+    // Only the clashing field is named: `done` did not clash (it would have merged alone).
+    expect(b.results[0].conflicting_fields).toEqual(["title"]);
     expect(await storedRow("tasks", id)).toMatchObject({ title: "phone", done: false });
     expect((await syncState("tasks", id))!.version).toBe(a.results[0].record!.version);
     const rebased = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { title: "laptop", done: true }, b.results[0].record!.version)] });
@@ -264,6 +251,7 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
     expect(del.results[0].status).toBe("applied");
     const upd = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { done: true }, base)] });
     expect(upd.results[0]).toMatchObject({ status: "conflict", record: { id, deleted: true, data: null, version: del.results[0].record!.version } });
+    expect(upd.results[0].conflicting_fields).toEqual(["*"]);
     expect(await storedRow("tasks", id)).toBeUndefined();
   });
 
@@ -273,6 +261,7 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
     const del = await pushOk(user, { device_id: laptopId, ops: [remove("tasks", id, base)] });
     expect(del.results[0].status).toBe("conflict");
     expect(del.results[0].record).toEqual(upd.results[0].record);
+    expect(del.results[0].conflicting_fields).toEqual(["done"]);
     expect(await storedRow("tasks", id)).toMatchObject({ done: true });
     const again = await pushOk(user, { device_id: laptopId, ops: [remove("tasks", id, upd.results[0].record!.version)] });
     expect(again.results[0].status).toBe("applied");

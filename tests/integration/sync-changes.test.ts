@@ -34,20 +34,24 @@ async function pull(user: TestUser, params: Record<string, string | number | und
   expect(response.status, response.text).toBe(200);
   expect(response.headers.get("content-type")).toMatch(/^application\/json/);
   expect(response.headers.get("cache-control")).toBe("no-store");
+  // The schema defaults `reset` for older servers; this server always sends it.
+  expect(typeof (response.body as { reset?: unknown }).reset).toBe("boolean");
   return changesResponseSchema.parse(response.body);
 }
 
 /** Follows cursors until has_more is false; returns every change, the final cursor and the page count. */
 async function pullAll(user: TestUser, params: { cursor?: string; limit?: number; collections?: string } = {}) {
   const changes: Change[] = [];
+  const resets: boolean[] = [];
   let cursor = params.cursor;
   let pages = 0;
   for (;;) {
     const page = await pull(user, { ...params, cursor });
     pages++;
     changes.push(...page.changes);
+    resets.push(page.reset);
     cursor = page.cursor;
-    if (!page.has_more) return { changes, cursor, pages };
+    if (!page.has_more) return { changes, cursor, pages, resets };
     expect(pages).toBeLessThan(10_000);
   }
 }
@@ -130,6 +134,8 @@ describe("GET /v1/sync/changes — incremental", () => {
     for (const [index, id] of ids.entries()) await write(user, index % 2 ? list(id, `r${index}`) : task(user, id, `r${index}`));
     const walk = await pullAll(user, { limit: 1 });
     const expected = [user.userId, doomed, ...ids];
+    // Only the first page of a full sync says reset; later pages and incremental pulls do not.
+    expect(walk.resets).toEqual([true, ...expected.slice(1).map(() => false)]);
     expect(walk.changes.map((ch) => ch.id).sort()).toEqual([...expected].sort());
     expect(walk.pages).toBe(expected.length);
 
@@ -139,6 +145,7 @@ describe("GET /v1/sync/changes — incremental", () => {
     await write(user, gone("tasks", doomed));
     const after = await pullAll(user, { cursor: walk.cursor, limit: 1 });
     expect(after.changes.map((ch) => [ch.id, ch.deleted])).toEqual([...later.map((id) => [id, false]), [doomed, true]]);
+    expect(after.resets.every((reset) => reset === false)).toBe(true);
     expect(after.pages).toBe(4);
   });
 

@@ -93,3 +93,26 @@ export async function liveRecords(userId: string): Promise<number> {
   const [row] = await adminSql<{ live_records: number }[]>`select live_records from app_private.sync_usage where user_id = ${userId}`;
   return row?.live_records ?? 0;
 }
+
+/**
+ * Runs `work` while the database refuses the user's ledger inserts: a crash
+ * after a push wrote its rows, before it commits (the batch must roll back whole).
+ */
+export async function withFailingLedger<T>(userId: string, work: () => Promise<T>): Promise<T> {
+  const suffix = userId.replaceAll("-", "");
+  const fn = `app_private.test_fail_ledger_${suffix}`;
+  await adminSql.unsafe(`
+    create function ${fn}() returns trigger language plpgsql set search_path = '' as $$
+    begin
+      if new.user_id = '${userId}'::uuid then
+        raise exception 'simulated crash';
+      end if;
+      return new;
+    end $$;
+    create trigger test_fail_ledger_${suffix} before insert on app_private.sync_ops for each row execute function ${fn}();`);
+  try {
+    return await work();
+  } finally {
+    await adminSql.unsafe(`drop trigger test_fail_ledger_${suffix} on app_private.sync_ops; drop function ${fn}();`);
+  }
+}

@@ -2,9 +2,12 @@
 // the real CLI, applied as the non-superuser owner role), and the functions
 // served by real Deno on it. Created by vitest's globalSetup, dropped after
 // (unless `npm test` lent it its own database: see EXTERNAL_DATABASE_ENV).
-import { randomBytes } from "node:crypto";
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { rm } from "node:fs/promises";
+import path from "node:path";
 import { dropDatabase, OWNER_ROLE, provisionDatabase, setupDatabase, withDatabase, withUser } from "../../scripts/db/database.ts";
 import { TEST_ADMIN_URL } from "../../scripts/lib/temp-database.ts";
+import { ROOT } from "../../scripts/lib/paths.ts";
 import { type FunctionsServer, startFunctionsServer } from "./functions-server.ts";
 import { createSigningKeys, type SigningKeys } from "./signing-keys.ts";
 
@@ -40,11 +43,22 @@ export function functionsEnvFor(ownerDbUrl: string, keys: SigningKeys, extra: Re
       "auth.session": { limit: 100000, window_seconds: 60 },
       "devices": { limit: 100000, window_seconds: 60 },
       "notifications": { limit: 100000, window_seconds: 60 },
+      "releases": { limit: 100000, window_seconds: 60 },
       "sync.pull": { limit: 100000, window_seconds: 60 },
       "sync.batch": { limit: 100000, window_seconds: 60 },
+      "account.deletion": { limit: 100000, window_seconds: 60 },
+      "account.export": { limit: 100000, window_seconds: 60 },
     }),
     // A fresh secret per run: no cursor outlives its stack.
     TIDESYNC_CURSOR_SECRET: randomBytes(32).toString("base64url"),
+    // Test-build distribution: CI's webhook secret, the local artifact store
+    // (signed links served by the gateway from a directory of this stack) and
+    // an Expo code-signing key, all fresh per stack.
+    TIDESYNC_RELEASES_WEBHOOK_SECRET: `whsec_${randomBytes(32).toString("base64")}`,
+    TIDESYNC_ARTIFACT_STORE: "local",
+    TIDESYNC_LOCAL_STORAGE_SECRET: randomBytes(32).toString("base64url"),
+    TIDESYNC_LOCAL_STORAGE_DIR: path.join(ROOT, ".cache", "test-storage", randomBytes(4).toString("hex")),
+    TIDESYNC_EXPO_SIGNING_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
     ...extra,
   };
 }
@@ -77,6 +91,8 @@ export async function startTestStack(prefix = "tidesync_it"): Promise<TestStack>
       async stop() {
         await server.stop();
         await dropOwn();
+        // The artifacts the release tests wrote for the local artifact store.
+        await rm(functionsEnv.TIDESYNC_LOCAL_STORAGE_DIR, { recursive: true, force: true });
       },
     };
   } catch (error) {

@@ -68,8 +68,14 @@ describe("loadConfig", () => {
 
   it("merges TIDESYNC_RATE_LIMITS over the defaults and validates it", () => {
     const config = loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 5, window_seconds: 10 } }) });
-    expect(config.rateLimits["sync.batch"]).toEqual({ limit: 5, window_seconds: 10 });
+    // An override without `per` keeps the operation's default (sync budgets are per session).
+    expect(config.rateLimits["sync.batch"]).toEqual({ limit: 5, window_seconds: 10, per: "session" });
     expect(config.rateLimits["sync.pull"]).toEqual(DEFAULT_RATE_LIMITS["sync.pull"]);
+    const shared = loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 9, window_seconds: 60, per: "user" }, "custom.op": { limit: 1, window_seconds: 1 } }) });
+    expect(shared.rateLimits["sync.pull"]).toEqual({ limit: 9, window_seconds: 60, per: "user" });
+    expect(shared.rateLimits["custom.op"]).toEqual({ limit: 1, window_seconds: 1, per: "user" });
+    expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 9, window_seconds: 60, per: "device" } }) }))
+      .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: "nope" })).toThrow(/TIDESYNC_RATE_LIMITS must be JSON/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 0, window_seconds: 10 } }) }))
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);

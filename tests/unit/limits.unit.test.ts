@@ -15,6 +15,7 @@ describe("limits", () => {
       max_collections_per_pull: 20,
       max_live_records_per_user: 100_000,
       retention_days: 30,
+      account_deletion_grace_days: 7,
     });
     expect(limitsSchema.parse(DEFAULT_LIMITS)).toEqual(DEFAULT_LIMITS);
   });
@@ -22,6 +23,7 @@ describe("limits", () => {
   it("names each variable after its limit", () => {
     expect(limitEnvName("max_ops_per_batch")).toBe("TIDESYNC_MAX_OPS_PER_BATCH");
     expect(limitEnvName("retention_days")).toBe("TIDESYNC_RETENTION_DAYS");
+    expect(limitEnvName("account_deletion_grace_days")).toBe("TIDESYNC_ACCOUNT_DELETION_GRACE_DAYS");
   });
 
   it("takes every override from the environment and ignores empty values", () => {

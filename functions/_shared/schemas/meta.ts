@@ -20,7 +20,20 @@ export const metaResponseSchema = z.object({
       pattern: z.string().optional(),
     })),
   })).describe("per collection: its scope column and every field (the table's columns but id), as the database declares them"),
-  // A default, not required: a client may still talk to a server from before the list existed.
+  // Defaults, not required: a client may still talk to a server from before these existed.
+  rate_limits: z.record(z.string(), z.object({
+    limit: z.number().int().positive(),
+    window_seconds: z.number().int().positive(),
+    per: z.enum(["user", "session"]).describe("user: one budget for all the user's sessions; session: each signed-in device has its own"),
+  })).default({}).describe("request budgets per operation (sync.pull: GET /v1/sync/changes, sync.batch: POST /v1/sync/batch, …); over one → 429 RATE_LIMITED with Retry-After"),
   deprecations: z.array(deprecationSchema).default([]).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
+  // Optional: servers from before test-build distribution do not send it.
+  releases: z.object({
+    download_link_ttl_seconds: z.number().int().positive().describe("how long a download link of GET /v1/releases/check works"),
+    webhook_tolerance_seconds: z.number().int().positive().describe("how far a CI request's webhook-timestamp may be from the server's clock"),
+    expo_updates_url_path: z.string().describe("the Expo Updates manifest endpoint, relative to the api function (set updates.url to it)"),
+    expo_code_signing: z.object({ keyid: z.string(), alg: z.literal("rsa-v1_5-sha256") }).nullable()
+      .describe("what to put in an Expo app's updates.codeSigningMetadata; null when the server does not sign"),
+  }).optional().describe("test-build distribution (docs/test-builds.md)"),
 });
 export type MetaResponse = z.infer<typeof metaResponseSchema>;

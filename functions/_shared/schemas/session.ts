@@ -1,6 +1,7 @@
 // POST /v1/auth/session: bind the caller's Supabase session to this device
 // and get the app's start-up state. DELETE /v1/auth/session takes no body.
 import { z } from "zod";
+import { deletionStateSchema } from "./account-deletion.ts";
 import { deviceRegistrationSchema, deviceSchema } from "./devices.ts";
 import { notificationPreferencesSchema } from "./notifications.ts";
 import { onboardingSchema } from "./profile.ts";
@@ -24,6 +25,9 @@ export const sessionStartResponseSchema = z.object({
     onboarding: onboardingSchema,
   }),
   notifications: notificationPreferencesSchema,
+  // Optional: servers from before account deletion existed leave it out.
+  account_deletion: deletionStateSchema.optional()
+    .describe("whether the account is scheduled for deletion: a sign-in during the grace period shows it and offers to cancel"),
   server_time: z.string().datetime({ offset: true }),
 });
 export type SessionStartResponse = z.infer<typeof sessionStartResponseSchema>;

@@ -81,7 +81,9 @@ export const syncOpResultSchema = z.object({
   original_status: z.enum(["applied", "conflict", "rejected"]).optional()
     .describe("duplicate only: the status this op_id got when it was first processed (record/error are from then too)"),
   record: syncRecordSchema.optional()
-    .describe("applied: the new server state; conflict: the current server state to rebase on; duplicate and rejected: the current server state when the caller can see the record"),
+    .describe("applied: the new server state; conflict: the current server state to rebase on; duplicate and rejected: the current server state when the caller can see the record (absent: the caller cannot see it, or it never existed; drop the local copy)"),
+  conflicting_fields: z.array(z.string()).optional()
+    .describe("conflict only: the fields another device changed since base_version that this op also sets (for a delete: every field changed since base_version); [\"*\"] when the record was deleted since base_version"),
   error: syncOpErrorSchema.optional().describe("rejected: why"),
 });
 export type SyncOpResult = z.infer<typeof syncOpResultSchema>;
@@ -161,6 +163,12 @@ export const changesResponseSchema = z.object({
   changes: z.array(changeSchema).describe("in commit order; each record at most once per page, in its latest state"),
   cursor: z.string().describe("opaque; send it as ?cursor= for the next page or the next sync (with the same collections)"),
   has_more: z.boolean().describe("true: pull again now with this cursor; false: up to date as of server_time"),
+  // A default, not required: a client may still talk to a server from before the flag existed.
+  reset: z.boolean().default(false).describe(
+    "true on the first page of a full sync (a pull without a cursor), and only there: the pages of this sync, up to the one " +
+      "with has_more false, list every record the caller can see, and nothing they cannot; drop every local record of the " +
+      "pulled collections that they do not list (pending local writes stay queued)",
+  ),
   server_time: timestamp,
 });
 export type ChangesResponse = z.infer<typeof changesResponseSchema>;

@@ -110,8 +110,12 @@ export async function registerDevice(
   return { device: toDevice(deviceRow, caller.sessionId), created };
 }
 
-/** The caller's devices (RLS), active first, then most recently seen. */
-export async function listDevices(tx: Tx, caller: { userId: string; sessionId: string }): Promise<Device[]> {
+/** The caller's devices (RLS), active first, then most recently seen; `limit` null = all of them (the export). */
+export async function listDevices(
+  tx: Tx,
+  caller: { userId: string; sessionId: string },
+  limit: number | null = MAX_LISTED_DEVICES,
+): Promise<Device[]> {
   const rows = await tx<DeviceRow[]>`
     select
       id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone,
@@ -120,7 +124,7 @@ export async function listDevices(tx: Tx, caller: { userId: string; sessionId: s
     from app_private.devices
     where user_id = ${caller.userId}
     order by revoked_at is not null, last_seen_at desc, id
-    limit ${MAX_LISTED_DEVICES}`;
+    limit ${limit}`;
   return rows.map((row) => toDevice(row, caller.sessionId));
 }
 

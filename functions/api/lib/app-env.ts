@@ -16,6 +16,8 @@ export interface AppEnv {
     requestId: string;
     user: UserClaims;
     deviceInstallationId?: string;
+    /** The verified Standard Webhooks `webhook-id` of a release manager's request. */
+    webhookId?: string;
     /** Extra fields for the one log line of this request (counts, ids; no personal data). */
     logFields: Record<string, unknown>;
   };

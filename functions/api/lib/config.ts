@@ -4,8 +4,9 @@
 import { z } from "zod";
 import { type Limits, loadLimits } from "../../_shared/limits.ts";
 import type { Deprecation } from "../../_shared/schemas/deprecation.ts";
+import { loadReleaseConfig, type ReleaseConfig } from "../releases/release-config.ts";
 import { loadDeprecations } from "./deprecations.ts";
-import { DEFAULT_RATE_LIMITS, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
+import { DEFAULT_RATE_LIMITS, mergeRateLimits, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
 
 export interface Config {
   dbUrl: string;
@@ -32,6 +33,8 @@ export interface Config {
   cursorSecret: string;
   /** Deprecated routes (lib/deprecations.ts; TIDESYNC_DEPRECATIONS adds rows for tests). */
   deprecations: Deprecation[];
+  /** Test-build distribution: webhook secret, artifact storage, download links, Expo code signing. */
+  releases: ReleaseConfig;
 }
 
 /** Shortest accepted TIDESYNC_CURSOR_SECRET: 32 characters, e.g. `openssl rand -base64 32`. */
@@ -80,7 +83,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     }
     const result = rateLimitRulesSchema.safeParse(parsed);
     if (!result.success) throw new Error(`TIDESYNC_RATE_LIMITS is invalid: ${result.error.issues.map((i) => i.message).join("; ")}`);
-    rateLimits = { ...rateLimits, ...result.data };
+    rateLimits = mergeRateLimits(result.data);
   }
 
   const cursorSecret = env.TIDESYNC_CURSOR_SECRET ?? "";
@@ -109,5 +112,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimits,
     cursorSecret,
     deprecations: loadDeprecations(env.TIDESYNC_DEPRECATIONS),
+    releases: loadReleaseConfig(env),
   };
 }

@@ -9,11 +9,40 @@ import type { UserClaims } from "./verify-token.ts";
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 
+export interface WorkOptions {
+  /**
+   * Client-side bound of this unit of work, when it may legitimately run longer
+   * than one statement (an export streaming to a slow reader). Each statement
+   * stays under statement_timeout either way.
+   */
+  boundMs?: number;
+  /**
+   * Called once the session check has passed (withUser), while the work may
+   * still run: a response that streams the work's output starts then, and a
+   * signed-out session still gets its 401 before any byte.
+   */
+  onLive?: () => void;
+  /**
+   * Every statement of the work reads one snapshot (REPEATABLE READ, read
+   * only): a document assembled from many statements (the export) is
+   * consistent with itself.
+   */
+  snapshot?: boolean;
+}
+
 export interface Db {
   /** Runs `work` on the pool as the connection's role, within the client-side bound. */
-  query<T>(work: (sql: Sql) => Promise<T>): Promise<T>;
+  query<T>(work: (sql: Sql) => Promise<T>, options?: WorkOptions): Promise<T>;
   /** Runs `work` as the caller under RLS; refuses a token whose session is not live. */
-  withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T>;
+  withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T>;
+  /** Runs `work` as role anon (a caller without a token) under RLS. */
+  asAnon<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` as the release manager: role service_role with the service
+   * key's claims. Only for a request whose Standard Webhooks signature was
+   * verified (CI publishing releases); its grants are the release tables'.
+   */
+  asReleaseManager<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -125,11 +154,12 @@ export function createDb(config: Config): Db {
   // Every unit of database work races the client-side bound. When the bound
   // wins, the pool's sockets may be stuck mid-protocol: the pool is replaced
   // (its connections destroyed), so no later request inherits a poisoned one.
-  async function query<T>(work: (sql: Sql) => Promise<T>): Promise<T> {
+  async function query<T>(work: (sql: Sql) => Promise<T>, options: WorkOptions = {}): Promise<T> {
     const current = pool;
+    const ms = options.boundMs ?? boundMs;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ClientTimeout(boundMs)), boundMs);
+      timer = setTimeout(() => reject(new ClientTimeout(ms)), ms);
     });
     try {
       return await Promise.race([work(current), bound]);
@@ -146,9 +176,9 @@ export function createDb(config: Config): Db {
     }
   }
 
-  function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>): Promise<T> {
+  function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T> {
     return query(async (sql) =>
-      await sql.begin(async (tx) => {
+      await sql.begin(options?.snapshot ? "isolation level repeatable read read only" : "", async (tx) => {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
         // takes effect for every later statement of this transaction.
@@ -174,9 +204,27 @@ export function createDb(config: Config): Db {
           await outcome.catch(() => {});
           throw signedOut();
         }
+        options?.onLive?.();
         return await outcome;
+      }) as T, options);
+  }
+
+  // A role without a user session to check: the claims Supabase's keys carry.
+  function withRole<T>(role: "anon" | "service_role", work: (tx: Tx) => Promise<T>): Promise<T> {
+    return query(async (sql) =>
+      await sql.begin(async (tx) => {
+        await tx`
+          select set_config('request.jwt.claims', ${JSON.stringify({ iss: "supabase", role })}, true),
+                 set_config('role', ${role}, true)`;
+        return await work(tx);
       }) as T);
   }
 
-  return { query, withUser, close: () => pool.end({ timeout: 5 }) };
+  return {
+    query,
+    withUser,
+    asAnon: (work) => withRole("anon", work),
+    asReleaseManager: (work) => withRole("service_role", work),
+    close: () => pool.end({ timeout: 5 }),
+  };
 }

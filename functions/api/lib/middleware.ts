@@ -18,7 +18,8 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     c.set("logFields", {});
     await next();
     c.res.headers.set("X-Request-Id", requestId);
-    c.res.headers.set("Cache-Control", "no-store");
+    // no-store unless the route chose its own (the Expo Updates protocol prescribes one).
+    if (!c.res.headers.has("Cache-Control")) c.res.headers.set("Cache-Control", "no-store");
     const user = c.get("user");
     const line = {
       level: c.res.status >= 500 ? "error" : c.res.status >= 400 ? "warn" : "info",
@@ -72,7 +73,7 @@ export function requireUser(deps: Deps, operation: string): MiddlewareHandler<Ap
   };
 }
 
-async function readBodyBytes(c: Context, max: number): Promise<Uint8Array> {
+export async function readBodyBytes(c: Context, max: number): Promise<Uint8Array> {
   const body = c.req.raw.body;
   if (!body) return new Uint8Array();
   const reader = body.getReader();
@@ -134,32 +135,49 @@ const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$
  */
 export function jsonBody(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const type = c.req.header("content-type") ?? "";
-    if (!JSON_MEDIA_TYPE.test(type.trim())) {
-      throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
-    }
-    const bytes = await readBodyBytes(c, deps.config.limits.max_body_bytes);
-    let text: string;
-    let value: unknown;
-    try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-      value = JSON.parse(text);
-    } catch {
-      throw new ApiError("MALFORMED_JSON", "the request body is not valid JSON");
-    }
-    const infinite = nonFiniteNumberAt(value);
-    if (infinite !== null) {
-      // JSON.parse turns 1e309 into Infinity, which would later serialise as null.
-      throw new ApiError("VALIDATION_FAILED", "a number is out of range", {
-        details: [{ field: infinite, code: "not_finite", message: "must be a finite number" }],
-      });
-    }
-    // Hono's validator reads c.req.json(), which answers from this cache. It parses the
-    // cached text: with only a parsed value cached it would JSON.stringify it first (a
-    // stack overflow, hence a 500, on a deeply nested body).
-    // (Hono stores promises in the cache, whatever its type says.)
-    c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
-    c.req.bodyCache.json = Promise.resolve(value);
+    requireJsonMediaType(c);
+    acceptJsonBody(c, await readBodyBytes(c, deps.config.limits.max_body_bytes));
     await next();
+  };
+}
+
+export function requireJsonMediaType(c: Context): void {
+  const type = c.req.header("content-type") ?? "";
+  if (!JSON_MEDIA_TYPE.test(type.trim())) {
+    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
+  }
+}
+
+/** Parses the body bytes already read and hands the value to the route's zod validator. */
+export function acceptJsonBody(c: Context, bytes: Uint8Array): void {
+  let text: string;
+  let value: unknown;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError("MALFORMED_JSON", "the request body is not valid JSON");
+  }
+  const infinite = nonFiniteNumberAt(value);
+  if (infinite !== null) {
+    // JSON.parse turns 1e309 into Infinity, which would later serialise as null.
+    throw new ApiError("VALIDATION_FAILED", "a number is out of range", {
+      details: [{ field: infinite, code: "not_finite", message: "must be a finite number" }],
+    });
+  }
+  // Hono's validator reads c.req.json(), which answers from this cache. It parses the
+  // cached text: with only a parsed value cached it would JSON.stringify it first (a
+  // stack overflow, hence a 500, on a deeply nested body).
+  // (Hono stores promises in the cache, whatever its type says.)
+  c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
+  c.req.bodyCache.json = Promise.resolve(value);
+}
+
+/** requireUser when the request carries an Authorization header; a request without one goes on anonymous. */
+export function optionalUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
+  const required = requireUser(deps, operation);
+  return async (c, next) => {
+    if (c.req.header("authorization") === undefined) return await next();
+    return await required(c, next);
   };
 }

@@ -1,19 +1,38 @@
-// Per-user, per-operation request budgets. Fixed windows counted in Postgres
+// Per-operation request budgets. Fixed windows counted in Postgres
 // (app_private.rate_limit_counters), so every function instance shares them.
+// A budget belongs to the user (all their sessions together) or to one
+// session, i.e. one signed-in device: sync is per session, so a user's phone,
+// tablet and laptop each sync within their own budget instead of throttling
+// each other.
 import { z } from "zod";
 
 export const rateLimitRuleSchema = z.strictObject({
   limit: z.number().int().positive(),
   window_seconds: z.number().int().positive().max(86_400),
+  per: z.enum(["user", "session"]).optional()
+    .describe("whose budget: the user's across all their sessions, or each session's (device's) own; default: the operation's default, else user"),
 });
-export type RateLimitRule = z.infer<typeof rateLimitRuleSchema>;
+export type RateLimitRule = Required<z.infer<typeof rateLimitRuleSchema>>;
 export const rateLimitRulesSchema = z.record(z.string().regex(/^[a-z][a-z0-9_.]*$/), rateLimitRuleSchema);
 
 /** Defaults sized for a phone syncing in bursts; override with TIDESYNC_RATE_LIMITS. */
 export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
-  "auth.session": { limit: 60, window_seconds: 60 },
-  "devices": { limit: 120, window_seconds: 60 },
-  "notifications": { limit: 120, window_seconds: 60 },
-  "sync.pull": { limit: 600, window_seconds: 60 },
-  "sync.batch": { limit: 300, window_seconds: 60 },
+  "auth.session": { limit: 60, window_seconds: 60, per: "user" },
+  "devices": { limit: 120, window_seconds: 60, per: "user" },
+  "notifications": { limit: 120, window_seconds: 60, per: "user" },
+  "sync.pull": { limit: 600, window_seconds: 60, per: "session" },
+  "sync.batch": { limit: 300, window_seconds: 60, per: "session" },
+  "releases": { limit: 120, window_seconds: 60, per: "user" },
+  "account.deletion": { limit: 30, window_seconds: 60, per: "user" },
+  // An export reads everything the user has: a few per hour is what a person needs.
+  "account.export": { limit: 3, window_seconds: 3600, per: "user" },
 };
+
+/** The defaults with `overrides` merged in, field by field (an override without `per` keeps the default's). */
+export function mergeRateLimits(overrides: z.infer<typeof rateLimitRulesSchema>): Record<string, RateLimitRule> {
+  const rules = { ...DEFAULT_RATE_LIMITS };
+  for (const [operation, rule] of Object.entries(overrides)) {
+    rules[operation] = { per: DEFAULT_RATE_LIMITS[operation]?.per ?? "user", ...rule } as RateLimitRule;
+  }
+  return rules;
+}

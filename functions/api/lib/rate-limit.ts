@@ -1,4 +1,5 @@
-// Consumes one unit of the caller's budget for an operation. The counter lives
+// Consumes one unit of the caller's budget for an operation (the user's, or
+// the calling session's when the rule is per session). The counter lives
 // in Postgres so it holds across every function instance; it is written in its
 // own short statement (not the request transaction) so that requests which
 // fail still count. Only a live session spends budget: the same statement
@@ -29,7 +30,8 @@ export async function consumeRateLimit(db: Db, claims: UserClaims, operation: st
         select live,
                case when live then (
                  select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
-                 from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds}) h
+                 from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
+                                                 ${rule.per === "session" ? claims.session_id : null}::uuid) h
                ) end as hit
         from (select ${liveSession(sql, claims)} as live) session`
     );

@@ -5,6 +5,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import { ApiError } from "../../_shared/errors.ts";
 import type { Config } from "./config.ts";
+import { isUuid } from "../../_shared/uuid.ts";
 
 export interface UserClaims extends JWTPayload {
   sub: string;
@@ -15,7 +16,6 @@ export interface UserClaims extends JWTPayload {
   is_anonymous?: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ASYMMETRIC = ["ES256", "RS256"];
 const CLOCK_TOLERANCE_SECONDS = 5;
 
@@ -69,8 +69,8 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
     }
     const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
     if (!audiences.includes("authenticated")) throw unauthenticated("the access token has the wrong audience");
-    if (typeof payload.sub !== "string" || !UUID.test(payload.sub)) throw unauthenticated("the access token has no user");
-    if (typeof payload.session_id !== "string" || !UUID.test(payload.session_id)) {
+    if (typeof payload.sub !== "string" || !isUuid(payload.sub)) throw unauthenticated("the access token has no user");
+    if (typeof payload.session_id !== "string" || !isUuid(payload.session_id)) {
       throw unauthenticated("the access token is not bound to a session");
     }
     return payload as UserClaims;

@@ -3,6 +3,7 @@
 // device out. docs/devices-and-sessions.md tells the lifecycle.
 import { createRoute } from "@hono/zod-openapi";
 import { sessionStartRequestSchema, sessionStartResponseSchema } from "../../_shared/schemas/session.ts";
+import { readDeletion } from "../account/deletion-store.ts";
 import { registerDevice, revokeSession } from "../devices/device-store.ts";
 import type { App, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
@@ -54,7 +55,8 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
       const registered = await registerDevice(tx, caller, device);
       const profile = await readProfile(tx, user.sub);
       const notifications = await readPreferences(tx, user.sub);
-      return { ...registered, profile, notifications };
+      const deletion = await readDeletion(tx, user.sub);
+      return { ...registered, profile, notifications, deletion };
     });
     Object.assign(c.get("logFields"), { device_id: state.device.id, device_created: state.created });
     const body = {
@@ -67,6 +69,7 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
       device: state.device,
       user: { id: user.sub, display_name: state.profile.display_name, onboarding: state.profile.onboarding },
       notifications: state.notifications,
+      account_deletion: state.deletion,
       server_time: new Date().toISOString(),
     };
     return state.created ? c.json(body, 201) : c.json(body, 200);

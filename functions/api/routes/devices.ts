@@ -8,8 +8,8 @@ import { listDevices, signOutDevice } from "../devices/device-store.ts";
 import type { App, Deps } from "../lib/app-env.ts";
 import { requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+import { isUuid } from "../../_shared/uuid.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function noSuchDevice(): ApiError {
   return new ApiError("NOT_FOUND", "no such device");
@@ -56,7 +56,7 @@ export function registerDevicesRoutes(app: App, deps: Deps): void {
     const user = c.get("user");
     const { id } = c.req.valid("param");
     // A malformed id names no device: the same 404 as an unknown one.
-    if (!UUID.test(id)) throw noSuchDevice();
+    if (!isUuid(id)) throw noSuchDevice();
     const { found } = await deps.db.withUser(user, (tx) => signOutDevice(tx, id));
     if (!found) throw noSuchDevice();
     Object.assign(c.get("logFields"), { device_id: id });

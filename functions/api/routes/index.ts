@@ -7,6 +7,10 @@ import { registerSyncBatchRoutes } from "./sync-batch.ts";
 import { registerAuthSessionRoutes } from "./auth-session.ts";
 import { registerDevicesRoutes } from "./devices.ts";
 import { registerNotificationsRoutes } from "./notifications.ts";
+import { registerReleasesRoutes } from "./releases.ts";
+import { registerExpoUpdatesRoutes } from "./expo-updates.ts";
+import { registerAccountDeletionRoutes } from "./account-deletion.ts";
+import { registerAccountExportRoutes } from "./account-export.ts";
 
 export function registerRoutes(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
@@ -16,4 +20,8 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerAuthSessionRoutes(app, deps);
   registerDevicesRoutes(app, deps);
   registerNotificationsRoutes(app, deps);
+  registerReleasesRoutes(app, deps);
+  registerExpoUpdatesRoutes(app, deps);
+  registerAccountDeletionRoutes(app, deps);
+  registerAccountExportRoutes(app, deps);
 }

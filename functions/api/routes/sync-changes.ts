@@ -50,8 +50,9 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: page.hasMore, pull_mode: cursor?.mode ?? "start" });
     // The changes array arrives as JSON text from Postgres and is spliced in as is.
+    // A pull without a cursor starts a full sync: its first page tells the client to reset.
     const body = `{"changes":${page.changesJson},"cursor":${JSON.stringify(nextCursor)},"has_more":${page.hasMore},` +
-      `"server_time":${JSON.stringify(page.serverTime)}}`;
+      `"reset":${cursor === null},"server_time":${JSON.stringify(page.serverTime)}}`;
     // Sent as text, not through the typed c.json() (which would re-serialise
     // what Postgres built); its shape is changesResponseSchema, asserted by
     // tests/integration/sync-changes.test.ts, hence the cast for the router's types.

@@ -129,6 +129,8 @@ export function planBatch(
 
   ops.forEach((op, index) => {
     const key = recordKey(op.collection, op.record_id);
+    // A record this batch already wrote has a provisional version: settle() puts the stored one in.
+    const writtenHere = () => (written.has(key) ? key : undefined);
     const original = state.ledger.get(op.op_id);
     if (original) {
       const current = records.get(key);
@@ -136,6 +138,7 @@ export function planBatch(
         op,
         index,
         logged: false,
+        writes: writtenHere(),
         result: {
           op_id: op.op_id,
           status: "duplicate",
@@ -148,7 +151,9 @@ export function planBatch(
     }
     const finish = (result: SyncOpResult, writes?: string) => planned.push({ op, index, result, writes, logged: true });
     const reject = (error: SyncOpError, current?: ServerRecord | null) =>
-      finish({ op_id: op.op_id, status: "rejected", error, ...(current ? { record: toSyncRecord(current) } : {}) });
+      finish({ op_id: op.op_id, status: "rejected", error, ...(current ? { record: toSyncRecord(current) } : {}) }, writtenHere());
+    const conflict = (current: ServerRecord, fields: string[]) =>
+      finish({ op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: fields }, writtenHere());
 
     const definition = findCollection(op.collection);
     if (!definition) {
@@ -156,13 +161,13 @@ export function planBatch(
         { field: at(index, "collection"), code: "unknown_collection", message: "is not a collection of this server (see GET /v1/meta)" },
       ]));
     }
+    const current = records.get(key) ?? null;
     if (op.type === "delete" && op.data !== undefined) {
       return reject(rejection("VALIDATION_FAILED", "a delete carries no data", [
         { field: at(index, "data"), code: "unexpected_field", message: "is not accepted on a delete" },
-      ]));
+      ]), current);
     }
 
-    const current = records.get(key) ?? null;
     const live = current !== null && !current.deleted;
     // A delete, or a change based on a version, of a record the caller cannot see (an unknown id
     // and another user's answer alike); an upsert with no base_version creates the record.
@@ -176,8 +181,9 @@ export function planBatch(
     const context = { collection: op.collection, id: op.record_id, deviceId, seq: provisional + 1, now, batchFloor: floor };
     // An upsert on a record another device deleted since the op's base conflicts with the
     // tombstone (so the client learns of the delete) before its data is judged as a new row's.
-    if (op.type === "upsert" && current?.deleted && mergeOp(current, { type: "upsert", base_version: op.base_version }, context).outcome === "conflict") {
-      return finish({ op_id: op.op_id, status: "conflict", record: toSyncRecord(current) }, written.has(key) ? key : undefined);
+    if (op.type === "upsert" && current?.deleted) {
+      const onTombstone = mergeOp(current, { type: "upsert", base_version: op.base_version }, context);
+      if (onTombstone.outcome === "conflict") return conflict(onTombstone.current, onTombstone.fields);
     }
 
     let data: JsonObject | undefined;
@@ -201,11 +207,9 @@ export function planBatch(
     }
 
     const merged = mergeOp(current, { type: op.type, base_version: op.base_version, data }, context);
-    if (merged.outcome === "conflict") {
-      return finish({ op_id: op.op_id, status: "conflict", record: toSyncRecord(merged.current) }, written.has(key) ? key : undefined);
-    }
+    if (merged.outcome === "conflict") return conflict(merged.current, merged.fields);
     const next = merged.next;
-    if (!merged.written) return finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, written.has(key) ? key : undefined);
+    if (!merged.written) return finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, writtenHere());
 
     if (next.data) {
       const bytes = recordDataBytes(next.data);

@@ -23,7 +23,7 @@ import type { FieldVersions, JsonObject, ServerRecord } from "../../_shared/merg
 import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.ts";
 import type { Tx } from "../lib/db.ts";
 import { refusalError, type Refusal } from "./db-refusal.ts";
-import { type BatchPlan, type LedgerEntry, planBatch, recordKey } from "./plan-batch.ts";
+import { type BatchPlan, type LedgerEntry, planBatch, recordKey, toSyncRecord } from "./plan-batch.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 // These texts never vary: named prepared statements, parsed once per connection
@@ -152,15 +152,16 @@ export async function pushBatch(
       details: [{ field: "/device_id", code: "unknown_device", message: "register this installation with POST /v1/auth/session first" }],
     });
   }
+  const visible = visibleRecords(state);
   const plan = planBatch(batch.ops, state.device_id, {
     liveRecords: state.live_records,
     ledger: new Map(state.ledger.map(({ op_id, ...entry }) => [op_id.toLowerCase(), { ...entry, version: entry.version === null ? null : Number(entry.version) }])),
-    records: visibleRecords(state),
+    records: visible,
     writable: new Set(writable.flat()),
   }, limits, state.now);
 
   const applied = plan.groups.length > 0 ? await applyWrites(tx, plan, state.device_id) : { failed: [], records: [] };
-  const results = settle(plan, applied);
+  const results = settle(plan, applied, visible);
   const ledgerRows = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
     return {
@@ -186,15 +187,23 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
   return row.result;
 }
 
-/** Final results: written records in their stored state, refused ones rejected with the database's reason. */
-function settle(plan: BatchPlan, applied: ApplyResult): SyncOpResult[] {
+/**
+ * Final results: written records in their stored state; the ops of a record the database
+ * refused are rejected with its reason, and every result of that record carries the record
+ * as it still stands (as the caller saw it before the batch; none if they could not see it).
+ */
+function settle(plan: BatchPlan, applied: ApplyResult, before: Map<string, ServerRecord>): SyncOpResult[] {
   const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), { ...r, version: Number(r.version) }]));
   const refused = new Map(applied.failed.map((f) => [recordKey(f.collection, f.id), f]));
   return plan.ops.map((p) => {
     if (!p.writes) return p.result;
     const refusal = refused.get(p.writes);
-    if (refusal && p.result.status === "applied") {
-      return { op_id: p.op.op_id, status: "rejected", error: refusalError(refusal, p.index, findCollection(refusal.collection)) };
+    if (refusal) {
+      const { record: _planned, ...rest } = p.result;
+      const standing = before.get(p.writes);
+      const record = standing ? { record: toSyncRecord(standing) } : {};
+      if (p.result.status !== "applied") return { ...rest, ...record };
+      return { op_id: p.op.op_id, status: "rejected", error: refusalError(refusal, p.index, findCollection(refusal.collection)), ...record };
     }
     const record = stored.get(p.writes);
     return record ? { ...p.result, record } : p.result;

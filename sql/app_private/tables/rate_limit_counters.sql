@@ -8,7 +8,8 @@ create unlogged table app_private.rate_limit_counters (
   operation text not null,
   window_start timestamp with time zone not null,
   hits integer default 1 not null,
-  constraint rate_limit_counters_pkey PRIMARY KEY (user_id, operation, window_start),
+  session_id uuid default '00000000-0000-0000-0000-000000000000'::uuid not null,
+  constraint rate_limit_counters_pkey PRIMARY KEY (user_id, operation, session_id, window_start),
   constraint rate_limit_counters_user_id_fkey FOREIGN KEY (user_id) REFERENCES auth.users(id) ON DELETE CASCADE,
   constraint rate_limit_counters_hits_check CHECK (hits > 0),
   constraint rate_limit_counters_operation_check CHECK (operation ~ '^[a-z][a-z0-9_.]*$'::text AND length(operation) <= 64)
@@ -17,6 +18,7 @@ create unlogged table app_private.rate_limit_counters (
 -- comments
 comment on table app_private.rate_limit_counters is 'Requests per user, operation and fixed time window; written by the api function, purged after the window. UNLOGGED: no WAL per request; counters reset after a database crash, which a rate limit tolerates.';
 comment on column app_private.rate_limit_counters.window_start is 'Start of the fixed window (epoch-aligned multiple of its length).';
+comment on column app_private.rate_limit_counters.session_id is 'The Supabase Auth session (device) a per-session budget belongs to; the nil uuid for a budget shared by all the user''s sessions.';
 
 -- indexes
 CREATE INDEX rate_limit_counters_window_start_idx ON app_private.rate_limit_counters USING btree (window_start);

@@ -37,3 +37,7 @@ comment on policy "Users can read their own access changes" on app_private.sync_
 
 -- grants (the owner's implicit rights not shown)
 grant select on table app_private.sync_access to authenticated;
+
+-- triggers
+CREATE TRIGGER tidesync_poke_access_inserted AFTER INSERT ON app_private.sync_access REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.send_sync_pokes();
+CREATE TRIGGER tidesync_poke_access_updated AFTER UPDATE ON app_private.sync_access REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.send_sync_pokes();

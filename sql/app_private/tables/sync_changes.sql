@@ -42,3 +42,7 @@ comment on policy "Users can read changes in scopes they can see or have just lo
 
 -- grants (the owner's implicit rights not shown)
 grant select on table app_private.sync_changes to authenticated;
+
+-- triggers
+CREATE TRIGGER tidesync_poke_changes_inserted AFTER INSERT ON app_private.sync_changes REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.send_sync_pokes();
+CREATE TRIGGER tidesync_poke_changes_updated AFTER UPDATE ON app_private.sync_changes REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.send_sync_pokes();

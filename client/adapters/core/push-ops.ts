@@ -1,0 +1,143 @@
+// Sending ops with the guarantees docs/sync.md asks of every client, for
+// adapters whose database has no outbox of its own:
+// - the ops are stored (KeyValueStore) BEFORE they leave, and a retry, even
+//   after a restart, sends the same op_ids: the server answers `duplicate`
+//   instead of applying an old edit over a newer one;
+// - every op gets its own answer: `conflict` is rebased (the fields that did
+//   not clash are sent again on top of the server's record), `rejected` is
+//   surfaced and the record goes back to the server's state (or leaves the
+//   device when the server shows none);
+// - batches respect the op count and body size limits (client/batching.ts),
+//   retries the backoff and Retry-After.
+// What the local database must show afterwards comes back as `corrections`.
+import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
+import type { TidesyncApi } from "../../api-client.ts";
+import { TidesyncApiError, TidesyncResponseError } from "../../api-error.ts";
+import { type BatchBounds, fittingCount } from "../../batching.ts";
+import type { SyncEvent } from "../../events.ts";
+import { type ConflictHandler, discardedFields, serverWinsPerField } from "../../rebase.ts";
+import type { KeyValueStore } from "./key-value.ts";
+import { type RetryOptions, withRetry } from "./retry.ts";
+
+const SENT_KEY = "tidesync.sent_ops";
+
+export interface PushContext {
+  api: TidesyncApi;
+  installationId: string;
+  store: KeyValueStore;
+  retry: RetryOptions;
+  newId: () => string;
+  emit: (event: SyncEvent) => void;
+  /** Batch limits: what GET /v1/meta published, or lower. */
+  bounds: BatchBounds;
+  /** How a conflict is rebased (default serverWinsPerField: the clashing fields take the server's values). */
+  onConflict?: ConflictHandler;
+}
+
+/** What the local database must hold for a record after the push: the server's record, or nothing (null). */
+export interface Correction {
+  collection: string;
+  id: string;
+  record: SyncRecord | null;
+}
+
+export interface PushResult {
+  applied: number;
+  duplicates: number;
+  conflicts: number;
+  rejected: number;
+  /** Records whose local state the push's answers overrule (rejected ops, lost conflicts). */
+  corrections: Correction[];
+}
+
+/** The ops sent and not yet answered, oldest first. */
+export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
+  return (await store.get<SyncOp[]>(SENT_KEY)) ?? [];
+}
+
+/**
+ * Sends the unanswered ops, then `newOps`, until every op has its answer.
+ * Throws (keeping the unanswered ops stored) when the server stays
+ * unreachable or refuses the request as a whole.
+ */
+export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): Promise<PushResult> {
+  const { api, installationId, store, emit } = context;
+  let queue = [...(await unansweredOps(store)), ...newOps];
+  if (newOps.length > 0) await store.set(SENT_KEY, queue);
+  const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
+  const corrections = new Map<string, Correction>();
+  let maxOps = context.bounds.maxOps;
+
+  while (queue.length > 0) {
+    const batch = queue.slice(0, fittingCount(queue, { ...context.bounds, maxOps }, installationId));
+    let results: SyncOpResult[];
+    try {
+      results = (await withRetry(() => api.syncBatch({ device_id: installationId, ops: batch }), context.retry)).results;
+    } catch (error) {
+      // A 413 refuses the whole batch and applies nothing: smaller batches, and an op too large even alone is rejected.
+      if (error instanceof TidesyncApiError && error.code === "PAYLOAD_TOO_LARGE") {
+        if (batch.length > 1) {
+          maxOps = Math.floor(batch.length / 2);
+          continue;
+        }
+        results = [{ op_id: batch[0].op_id, status: "rejected", error: { code: "PAYLOAD_TOO_LARGE", message: error.message } }];
+      } else {
+        throw error;
+      }
+    }
+    if (results.length !== batch.length || results.some((r, i) => r.op_id !== batch[i].op_id)) {
+      throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
+    }
+    const answered = new Set(batch.map((op) => op.op_id));
+    const rebased: SyncOp[] = [];
+    const refused = new Set<string>();
+    for (const [i, answer] of results.entries()) {
+      const op = batch[i];
+      const key = `${op.collection}/${op.record_id}`;
+      if (answer.status === "duplicate") result.duplicates++;
+      const outcome = answer.status === "duplicate" ? (answer.original_status ?? "applied") : answer.status;
+      if (answer.status === "duplicate") {
+        // An earlier attempt was processed; the record may have moved on since (another device): show what it is now.
+        corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
+      }
+      if (outcome === "applied") {
+        result.applied++;
+        // A rebased op landed: the record's state is now the answer's.
+        const corrected = corrections.get(key);
+        if (corrected && answer.record) corrections.set(key, { ...corrected, record: answer.record });
+        continue;
+      }
+      if (outcome === "conflict") {
+        result.conflicts++;
+        const server = answer.record;
+        refused.add(key);
+        corrections.set(key, { collection: op.collection, id: op.record_id, record: server ?? null });
+        if (!server) continue;
+        const resolution = await (context.onConflict ?? serverWinsPerField)({
+          op,
+          server,
+          baseData: null,
+          ...(answer.conflicting_fields ? { conflictingFields: answer.conflicting_fields } : {}),
+        });
+        const base = { op_id: context.newId(), collection: op.collection, record_id: op.record_id, base_version: server.version };
+        const next: SyncOp | null = resolution.type === "upsert" ? { ...base, type: "upsert", data: resolution.data } : resolution.type === "delete" ? { ...base, type: "delete" } : null;
+        if (next) rebased.push(next);
+        emit({ type: "conflict", op, server, resolution, rebasedOpId: next?.op_id ?? null });
+        const fields = discardedFields(op, server, resolution);
+        if (fields === null || fields.length > 0) emit({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields, server });
+        continue;
+      }
+      result.rejected++;
+      const error: SyncOpError = answer.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
+      refused.add(key);
+      corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
+      emit({ type: "op_rejected", op, error, ...(answer.record ? { record: answer.record } : {}), dropped: !answer.record });
+      emit({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
+    }
+    // Later ops of a record whose op was refused built on it: they go too (the record returns to the server's state).
+    queue = [...queue.filter((op) => !answered.has(op.op_id) && !refused.has(`${op.collection}/${op.record_id}`)), ...rebased];
+    await store.set(SENT_KEY, queue);
+  }
+  result.corrections = [...corrections.values()];
+  return result;
+}

@@ -1,0 +1,246 @@
+// RxDB ↔ tidesync: the pull and push options of `replicateRxCollection` for
+// one collection (client/README.md shows the setup; docs/sync.md is the
+// protocol), with what the obvious mapping gets wrong done right:
+// - RxDB does not store the checkpoint of an empty page, so a device whose
+//   pulls were all empty would start over with a cursor-less full sync (which
+//   lists no tombstones). The cursor of an empty page is kept here, next to
+//   the RxDB checkpoint it follows, and used while RxDB still holds that one.
+// - After `410 RESYNC_REQUIRED` (or a lost cursor) the full sync removes the
+//   documents it did not list (documents created here and never acknowledged
+//   stay: they are still to be pushed).
+// - Push: a durable outbox of sent ops (RxDB local documents), so a retry
+//   re-sends the same op_ids; every op gets its own answer. Conflicts are
+//   rebased by the server's rules and rejected ops are surfaced as events,
+//   never handed back to RxDB as conflicts (RxDB would push them again, in a
+//   loop, until 429); the documents they touched get the server's state by
+//   the next pull, like any remote change (asked for on the pull stream once
+//   RxDB has recorded the push, else it would skip them as locally changed).
+// - Retry-After is honoured by every later request, also RxDB's own retries.
+// The collection needs `localDocuments: true` and a number field for the
+// server version (default `server_version`).
+import type { ReplicationPullOptions, ReplicationPushOptions, RxCollection, RxReplicationPullStreamItem, RxReplicationWriteToMasterRow, WithDeleted } from "rxdb";
+import { replicateRxCollection, type RxReplicationState } from "rxdb/plugins/replication";
+import { firstValueFrom, Subject } from "rxjs";
+import { filter } from "rxjs/operators";
+import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
+import { jsonEqual } from "../../rebase.ts";
+import type { RecordData } from "../../storage.ts";
+import type { KeyValueStore } from "../core/key-value.ts";
+import { type AdapterOptions, opIds } from "../core/options.ts";
+import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
+import { pullPage } from "../core/pull-page.ts";
+import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type RetryOptions, retryOptions } from "../core/retry.ts";
+import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
+
+/** What RxDB stores after each non-empty page. */
+export interface TidesyncCheckpoint {
+  cursor: string;
+  /** The page belongs to a full sync still in progress. */
+  full: boolean;
+}
+
+/** The cursor of an empty page, and the checkpoint RxDB held when it was read. */
+interface EmptyPageCursor {
+  cursor: string;
+  after: string | null;
+}
+
+const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
+/** Push answers that overrule local documents, until a pull has handed them to RxDB. */
+const CORRECTIONS_KEY = "tidesync.corrections";
+/** RxDB's own fields of a document, never sent. */
+const RXDB_FIELDS = new Set(["_deleted", "_meta", "_rev", "_attachments"]);
+
+type Doc = WithDeleted<Record<string, unknown>>;
+
+export interface RxdbTidesyncOptions extends AdapterOptions {
+  /** RxDB's replication identifier (its checkpoint and push state are stored under it). */
+  replicationIdentifier: string;
+  /** Default true: pushes local writes as they happen and pulls when asked (reSync) or poked. */
+  live?: boolean;
+  /** ms before RxDB retries a failed pull or push (Retry-After still holds). Default 5000. */
+  retryTime?: number;
+  /** The RxDB collection; created with `localDocuments: true`. Its primary key is the record id (a lower-case uuid). */
+  collection: RxCollection<Record<string, unknown>>;
+  /** The server's collection name. */
+  name: string;
+  /** The number field documents keep their server version in. Default `server_version`. */
+  versionField?: string;
+  /**
+   * Awaited before each push, e.g. `() => lists.awaitInSync()` for tasks: a
+   * task created offline in a new list reaches the server after its list.
+   */
+  pushAfter?: () => Promise<unknown>;
+  batchSize?: number;
+}
+
+export interface RxdbTidesync {
+  /** RxDB's replication, running with the tidesync pull and push handlers. */
+  state: RxReplicationState<Record<string, unknown>, TidesyncCheckpoint>;
+  /** Resolves once RxDB is in sync and every push answer is in the collection (use instead of state.awaitInSync()). */
+  awaitInSync(): Promise<void>;
+}
+
+/** RxDB local documents of the collection as the adapters' key-value store (values wrapped: local documents are objects). */
+function localStore(collection: RxCollection<Record<string, unknown>>): KeyValueStore {
+  return {
+    get: async <T>(key: string) => ((await collection.getLocal<{ value: T }>(key))?.get("value") as T | undefined) ?? undefined,
+    set: async (key, value) => {
+      await collection.upsertLocal(key, { value });
+    },
+  };
+}
+
+export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
+  const { collection, name, api } = options;
+  const versionField = options.versionField ?? "server_version";
+  const batchSize = options.batchSize ?? 100;
+  const store = localStore(collection);
+  const retry: RetryOptions = retryOptions(options);
+  const newId = opIds(options);
+  const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
+  let meta: ServerMeta | null = null;
+  /** Records listed so far by the full sync in progress (null: none in progress in this process). */
+  let fullSyncSeen: Set<string> | null = null;
+
+  const removal = async (id: string): Promise<Doc> => {
+    const local = await collection.findOne(id).exec();
+    return { ...((local?.toJSON() as Record<string, unknown> | undefined) ?? {}), [collection.schema.primaryPath]: id, _deleted: true };
+  };
+  const toDoc = async (record: SyncRecord): Promise<Doc> =>
+    record.deleted || record.data === null ? await removal(record.id) : { ...record.data, [collection.schema.primaryPath]: record.id, [versionField]: record.version, _deleted: false };
+
+  const pull: ReplicationPullOptions<Record<string, unknown>, TidesyncCheckpoint> = {
+    batchSize,
+    stream$: stream.asObservable(),
+    async handler(checkpoint: TidesyncCheckpoint | undefined) {
+      // A full sync interrupted by a restart starts over: what it had listed is not known any more.
+      let full = checkpoint?.full === true && fullSyncSeen !== null;
+      let cursor: string | null = full || checkpoint?.full !== true ? (checkpoint?.cursor ?? null) : null;
+      const empty = await store.get<EmptyPageCursor>(EMPTY_PAGE_CURSOR_KEY);
+      if (empty && empty.after === (checkpoint?.cursor ?? null) && !full) cursor = empty.cursor;
+      const docs = new Map<string, Doc>();
+      const corrections = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+      for (;;) {
+        const pulled = await pullPage(api, { cursor, collections: [name], limit: batchSize }, retry);
+        if (pulled.full) {
+          full = true;
+          fullSyncSeen = new Set();
+          docs.clear();
+        }
+        if (pulled.resync) options.onEvent?.({ type: "resync", reason: pulled.resync });
+        for (const change of pulled.page.changes) {
+          fullSyncSeen?.add(change.id);
+          docs.set(change.id, await toDoc(change));
+        }
+        cursor = pulled.page.cursor;
+        if (!pulled.page.has_more) break;
+        if (docs.size >= batchSize) return { documents: [...docs.values()], checkpoint: { cursor, full } };
+      }
+      if (full) {
+        // The full sync is complete: what it did not list is gone for this user (never-pushed documents are still to go up).
+        const seen = fullSyncSeen ?? new Set<string>();
+        for (const doc of await collection.find().exec()) {
+          const id = doc.primary;
+          if (!seen.has(id) && doc.get(versionField) != null && !docs.has(id)) docs.set(id, await removal(id));
+        }
+        fullSyncSeen = null;
+      }
+      // Push answers that overrule local documents, unless this pull brought something newer (a removal always is).
+      for (const correction of corrections) {
+        const pulled = docs.get(correction.id);
+        if (pulled && (pulled._deleted || !correction.record || (pulled[versionField] as number) > correction.record.version)) continue;
+        docs.set(correction.id, correction.record ? await toDoc(correction.record) : await removal(correction.id));
+      }
+      if (corrections.length > 0) {
+        const now = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+        await store.set(CORRECTIONS_KEY, now.slice(corrections.length));
+      }
+      if (docs.size === 0) {
+        // RxDB stores no checkpoint for an empty page: keep this cursor ourselves.
+        await store.set(EMPTY_PAGE_CURSOR_KEY, { cursor, after: checkpoint?.cursor ?? null } satisfies EmptyPageCursor);
+        return { documents: [], checkpoint: checkpoint };
+      }
+      return { documents: [...docs.values()], checkpoint: { cursor, full: false } };
+    },
+  };
+
+  const push: ReplicationPushOptions<Record<string, unknown>> = {
+    batchSize,
+    async handler(rows: RxReplicationWriteToMasterRow<Record<string, unknown>>[]) {
+      await options.pushAfter?.();
+      meta ??= await loadServerMeta(api, retry, options);
+      const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, meta!.writable)).filter((change) => {
+        const refused = unsendableId(change, newId());
+        if (refused) options.onEvent?.(refused);
+        return refused === null;
+      });
+      const result = await pushOps({
+        api,
+        installationId: options.installationId,
+        store,
+        retry,
+        newId,
+        emit: (event) => options.onEvent?.(event),
+        bounds: meta.bounds,
+        onConflict: options.onConflict,
+      }, planOps(await unansweredOps(store), changes, newId));
+      if (result.corrections.length > 0) {
+        await store.set(CORRECTIONS_KEY, [...((await store.get<Correction[]>(CORRECTIONS_KEY)) ?? []), ...result.corrections]);
+        delivery = deliverCorrections();
+      }
+      // Never a conflict for RxDB: every answer was handled above.
+      return [];
+    },
+  };
+
+  const state = replicateRxCollection<Record<string, unknown>, TidesyncCheckpoint>({
+    collection,
+    replicationIdentifier: options.replicationIdentifier,
+    live: options.live ?? true,
+    retryTime: options.retryTime,
+    pull,
+    push,
+  });
+  /** The pull that hands the push's corrections to RxDB, while one is due. */
+  let delivery: Promise<void> | null = null;
+
+  /** Once RxDB has recorded the push (it is idle), a pull brings the corrections. */
+  async function deliverCorrections(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await firstValueFrom(state.active$.pipe(filter((active) => !active)));
+    stream.next("RESYNC");
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await state.awaitInSync();
+  }
+
+  return {
+    state,
+    async awaitInSync() {
+      for (;;) {
+        await state.awaitInSync();
+        const due = delivery;
+        if (due === null) return;
+        await due;
+        if (delivery === due) delivery = null;
+      }
+    },
+  };
+}
+
+/** A push row as a change: a create, the fields that differ from the server's state RxDB assumes, or a delete. */
+function localChange(row: RxReplicationWriteToMasterRow<Record<string, unknown>>, primary: string, versionField: string, name: string, writable: WritableFields): LocalChange[] {
+  const next = row.newDocumentState as Record<string, unknown>;
+  const assumed = row.assumedMasterState as Record<string, unknown> | undefined;
+  const id = String(next[primary]);
+  const baseVersion = (assumed?.[versionField] as number | null | undefined) ?? null;
+  if (next._deleted) return assumed && !assumed._deleted ? [{ collection: name, id, type: "delete", baseVersion }] : [];
+  const creating = !assumed || assumed._deleted === true;
+  const data: RecordData = {};
+  for (const [field, value] of Object.entries(next)) {
+    if (RXDB_FIELDS.has(field) || field === primary || field === versionField) continue;
+    if (creating || !jsonEqual(assumed?.[field], value)) data[field] = value;
+  }
+  return [{ collection: name, id, type: "upsert", data: writable.pick(name, data, creating), baseVersion }];
+}

@@ -1,0 +1,268 @@
+// WatermelonDB ↔ tidesync: `pullChanges` and `pushChanges` for Watermelon's
+// `synchronize()`, with what the obvious mapping gets wrong done right
+// (client/README.md shows the setup; docs/sync.md is the protocol):
+// - Watermelon's push is all-or-nothing and forgets what it sent. Here the
+//   ops go into a durable outbox (Watermelon's local storage) before they
+//   leave, a retry re-sends the same op_ids, and every op gets its own answer:
+//   a conflict is rebased, a rejected op is surfaced (event) and its record
+//   put back to the server's state, a record the user cannot see leaves.
+//   The local database is corrected by a second `synchronize()` whose pull
+//   carries those records, so Watermelon applies them like any remote change.
+// - The base of an edit is the record's server version column as it was when
+//   the edit began: a remote change pulled into a record with unpushed
+//   changes keeps the old version (conflictResolver below), so a same-field
+//   edit of another device meanwhile is a conflict, not silently overwritten.
+// - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
+//   Watermelon's `replacement` strategy, which drops local records the server
+//   no longer lists (unpushed local changes are kept and pushed).
+// The pull cursor is ours (Watermelon's numeric lastPulledAt only says
+// whether the database has synced before).
+import type { Database } from "@nozbe/watermelondb";
+import { synchronize } from "@nozbe/watermelondb/sync";
+import type { DirtyRaw } from "@nozbe/watermelondb/RawRecord";
+import type { SyncPullResult, SyncPushArgs, SyncTableChangeSet } from "@nozbe/watermelondb/sync";
+import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
+import type { RecordData } from "../../storage.ts";
+import type { KeyValueStore } from "../core/key-value.ts";
+import { type AdapterOptions, opIds } from "../core/options.ts";
+import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
+import { pullPage } from "../core/pull-page.ts";
+import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type RetryOptions, retryOptions } from "../core/retry.ts";
+import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
+
+const CURSOR_KEY = "tidesync.cursor";
+const CORRECTIONS_KEY = "tidesync.corrections";
+/** Watermelon's own columns, never sent. */
+const LOCAL_COLUMNS = new Set(["id", "_status", "_changed"]);
+
+export interface WatermelonSyncOptions extends AdapterOptions {
+  database: Database;
+  /** Synced tables, named as the server's collections, parents first (ops are sent in this order). */
+  tables: readonly string[];
+  /** The number column each synced table keeps the record's server version in. Default `server_version`. */
+  versionColumn?: string;
+  /**
+   * Server fields stored under another column name, per table, e.g.
+   * `{ tasks: { created_at: "server_created_at" } }` (Watermelon reserves
+   * `created_at`/`updated_at` for its own number timestamps).
+   */
+  columns?: Record<string, Record<string, string>>;
+  pullLimit?: number;
+}
+
+export interface WatermelonSyncReport {
+  pulled: number;
+  applied: number;
+  duplicates: number;
+  conflicts: number;
+  rejected: number;
+  /** A cursor was given up (410 / INVALID_CURSOR) and a full sync with `replacement` ran. */
+  resynced: boolean;
+}
+
+/** Watermelon's local storage as the adapters' key-value store. */
+function localStore(database: Database): KeyValueStore {
+  return {
+    get: async <T>(key: string) => (await database.localStorage.get(key)) as T | undefined,
+    set: (key, value) => database.localStorage.set(key, value as never),
+  };
+}
+
+export class WatermelonTidesync {
+  private readonly store: KeyValueStore;
+  private readonly retry: RetryOptions;
+  private readonly versionColumn: string;
+  private readonly newId: () => string;
+  private meta: ServerMeta | null = null;
+  /** The cursor of the changes Watermelon applied in this synchronize(), saved once they are. */
+  private appliedCursor: string | null = null;
+  private report!: WatermelonSyncReport;
+  private running: Promise<WatermelonSyncReport> | null = null;
+
+  constructor(private readonly options: WatermelonSyncOptions) {
+    this.store = localStore(options.database);
+    this.retry = retryOptions(options);
+    this.versionColumn = options.versionColumn ?? "server_version";
+    this.newId = opIds(options);
+  }
+
+  /** One complete sync: pull, push, and (when answers overrule local records) a second pull that applies them. */
+  sync(): Promise<WatermelonSyncReport> {
+    this.running ??= this.run().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async run(): Promise<WatermelonSyncReport> {
+    this.report = { pulled: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, resynced: false };
+    this.meta ??= await loadServerMeta(this.options.api, this.retry, this.options);
+    // The second round pulls the records the push's answers overrule (and whatever changed meanwhile).
+    for (let round = 0; round < 3; round++) {
+      await this.synchronizeOnce();
+      if (((await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? []).length === 0) break;
+    }
+    return this.report;
+  }
+
+  private async synchronizeOnce(): Promise<void> {
+    this.appliedCursor = null;
+    const corrections = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+    let correctionsApplied = false;
+    try {
+      await synchronize({
+        database: this.options.database,
+        sendCreatedAsUpdated: true,
+        pullChanges: async ({ lastPulledAt }) => await this.pullChanges(lastPulledAt ?? null, corrections),
+        pushChanges: async (args) => await this.pushChanges(args),
+        onDidPullChanges: async (rest) => {
+          this.appliedCursor = (rest as { cursor?: string }).cursor ?? null;
+          correctionsApplied = true;
+        },
+        conflictResolver: (_table, local, _remote, resolved) => {
+          // An unpushed edit keeps the version it began from (its base_version).
+          if (local._status !== "synced") resolved[this.versionColumn] = local[this.versionColumn];
+          return resolved;
+        },
+      });
+    } finally {
+      // Saved only once Watermelon applied the page: a crash before re-pulls it (harmless).
+      if (this.appliedCursor !== null) await this.store.set(CURSOR_KEY, this.appliedCursor);
+      if (correctionsApplied && corrections.length > 0) {
+        // Applied: the ones this pull carried (a push appends after them).
+        const now = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+        await this.store.set(CORRECTIONS_KEY, now.slice(corrections.length));
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ pull
+  private async pullChanges(lastPulledAt: number | null, corrections: readonly Correction[]): Promise<SyncPullResult & { cursor: string; experimentalStrategy?: "replacement" }> {
+    // A database that never synced (or was reset) starts from scratch, whatever cursor is stored.
+    let cursor = lastPulledAt === null ? null : ((await this.store.get<string>(CURSOR_KEY)) ?? null);
+    const latest = new Map<string, SyncRecord>();
+    let full = false;
+    for (let first = true; ; first = false) {
+      const pulled = await pullPage(this.options.api, { cursor, collections: this.options.tables, limit: this.options.pullLimit }, this.retry);
+      if (first) full = pulled.full;
+      if (pulled.resync) {
+        this.report.resynced = true;
+        this.options.onEvent?.({ type: "resync", reason: pulled.resync });
+      }
+      this.report.pulled += pulled.page.changes.length;
+      for (const change of pulled.page.changes) latest.set(`${change.collection}/${change.id}`, change);
+      cursor = pulled.page.cursor;
+      if (!pulled.page.has_more) break;
+    }
+    // Push answers that overrule local records, unless the pull brought something newer (a removal always is).
+    for (const correction of corrections) {
+      const key = `${correction.collection}/${correction.id}`;
+      const pulled = latest.get(key);
+      if (pulled && (pulled.deleted || !correction.record || pulled.version > correction.record.version)) continue;
+      latest.set(key, correction.record ?? { collection: correction.collection, id: correction.id, version: 0, deleted: true, data: null, updated_at: new Date(0).toISOString() });
+    }
+    const changes: Record<string, SyncTableChangeSet> = {};
+    for (const table of this.options.tables) changes[table] = { created: [], updated: [], deleted: [] };
+    for (const record of latest.values()) {
+      const set = changes[record.collection];
+      if (!set) continue;
+      if (record.deleted || record.data === null) {
+        if (!full) set.deleted.push(record.id);
+      } else {
+        set.updated.push(this.toRaw(record));
+      }
+    }
+    return {
+      changes,
+      // Watermelon wants a growing number; the position that matters is the cursor.
+      timestamp: Math.max(Date.now(), (lastPulledAt ?? 0) + 1),
+      cursor: cursor!,
+      ...(full ? { experimentalStrategy: "replacement" as const } : {}),
+    };
+  }
+
+  // ------------------------------------------------------------------ push
+  private async pushChanges(args: SyncPushArgs): Promise<{ experimentalRejectedIds: Record<string, string[]> }> {
+    const changes = args.changes as Record<string, SyncTableChangeSet>;
+    const local: LocalChange[] = [];
+    const unsendable: Record<string, string[]> = {};
+    for (const table of this.options.tables) {
+      const set = changes[table];
+      if (!set) continue;
+      for (const raw of [...set.created, ...set.updated]) {
+        if (!this.sendableId({ collection: table, id: raw.id, type: "upsert" }, unsendable)) continue;
+        const creating = raw._status === "created" || raw[this.versionColumn] == null;
+        const fields = creating
+          ? Object.keys(raw).filter((f) => !LOCAL_COLUMNS.has(f) && f !== this.versionColumn)
+          : String(raw._changed ?? "").split(",").filter((f) => f !== "" && f !== this.versionColumn);
+        const data: RecordData = Object.fromEntries(fields.map((f) => [this.fieldOf(table, f), raw[f]]));
+        local.push({ collection: table, id: raw.id, type: "upsert", data: this.meta!.writable.pick(table, data, creating), baseVersion: (raw[this.versionColumn] as number | null) ?? null });
+      }
+      for (const id of set.deleted) {
+        if (!this.sendableId({ collection: table, id, type: "delete" }, unsendable)) continue;
+        const raw = await this.deletedRaw(table, id);
+        const baseVersion = (raw?.[this.versionColumn] as number | null | undefined) ?? null;
+        // Created and deleted here before it ever reached the server: nothing to tell it.
+        if (baseVersion === null && raw?._status === "deleted" && !(await this.wasSent(table, id))) continue;
+        local.push({ collection: table, id, type: "delete", baseVersion });
+      }
+    }
+    const newOps = planOps(await unansweredOps(this.store), local, this.newId);
+    const result = await pushOps({
+      api: this.options.api,
+      installationId: this.options.installationId,
+      store: this.store,
+      retry: this.retry,
+      newId: this.newId,
+      emit: (event) => this.options.onEvent?.(event),
+      bounds: this.meta!.bounds,
+      onConflict: this.options.onConflict,
+    }, newOps);
+    this.report.applied += result.applied;
+    this.report.duplicates += result.duplicates;
+    this.report.conflicts += result.conflicts;
+    this.report.rejected += result.rejected;
+    if (result.corrections.length > 0) {
+      const stored = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+      await this.store.set(CORRECTIONS_KEY, [...stored, ...result.corrections]);
+    }
+    return { experimentalRejectedIds: unsendable };
+  }
+
+  /** A server record as Watermelon's raw columns. */
+  private toRaw(record: SyncRecord): DirtyRaw {
+    const renamed = this.options.columns?.[record.collection] ?? {};
+    const raw: DirtyRaw = { id: record.id, [this.versionColumn]: record.version };
+    for (const [field, value] of Object.entries(record.data ?? {})) raw[renamed[field] ?? field] = value;
+    return raw;
+  }
+
+  /** The server field a Watermelon column holds. */
+  private fieldOf(table: string, column: string): string {
+    const renamed = this.options.columns?.[table] ?? {};
+    return Object.entries(renamed).find(([, local]) => local === column)?.[0] ?? column;
+  }
+
+  /** A record under an id the server would not return as is stays unsent (and dirty: Watermelon keeps it for later). */
+  private sendableId(change: Pick<LocalChange, "collection" | "id" | "type">, unsendable: Record<string, string[]>): boolean {
+    const refused = unsendableId(change, this.newId());
+    if (!refused) return true;
+    (unsendable[change.collection] ??= []).push(change.id);
+    this.options.onEvent?.(refused);
+    return false;
+  }
+
+  /** A locally deleted record's raw (Watermelon hands over only its id). */
+  private async deletedRaw(table: string, id: string): Promise<DirtyRaw | null> {
+    const found = (await this.options.database.adapter.find(table, id)) as DirtyRaw | string | null;
+    if (found !== null && typeof found === "object") return found;
+    // Already cached in memory: the adapter answers with the id only.
+    const cache = (this.options.database.get(table) as unknown as { _cache: { get(id: string): { _raw: DirtyRaw } | undefined } })._cache;
+    return cache.get(id)?._raw ?? null;
+  }
+
+  private async wasSent(table: string, id: string): Promise<boolean> {
+    return (await unansweredOps(this.store)).some((op) => op.collection === table && op.record_id === id);
+  }
+}

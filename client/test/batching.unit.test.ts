@@ -1,0 +1,78 @@
+// Byte-aware batching (client/batching.ts): every batch body the cut produces
+// is within max_body_bytes and max_ops_per_batch, in order, nothing lost or
+// repeated; a client that learned the server's limits from GET /v1/meta never
+// sends a body the server must refuse whole (the 9 KB notes × 150 case).
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
+import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
+import { fittingCount, jsonBytes, splitIntoBatches } from "../batching.ts";
+import { FakeServer, idSequence, LIST_ID } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const DEVICE = "00000000-0000-4000-8000-0000000000d1";
+const ids = idSequence(7);
+
+function noteOp(bytes: number, title = "note"): SyncOp {
+  return { op_id: ids(), collection: "tasks", record_id: ids(), type: "upsert", base_version: null, data: { list_id: LIST_ID, title, notes: "é".repeat(bytes / 2) } };
+}
+
+const bodyBytes = (ops: SyncOp[]) => jsonBytes({ device_id: DEVICE, ops });
+
+describe("splitIntoBatches", () => {
+  it("cuts 150 notes of 9 KB into bodies under 1 MiB, in order", () => {
+    const ops = Array.from({ length: 150 }, (_, i) => noteOp(9_000, `n${i}`));
+    const bounds = { maxOps: 500, maxBodyBytes: 1_048_576 };
+    expect(bodyBytes(ops)).toBeGreaterThan(bounds.maxBodyBytes); // cut by count alone: one batch, refused whole
+    const batches = splitIntoBatches(ops, bounds, DEVICE);
+    expect(batches.length).toBe(2);
+    for (const batch of batches) expect(bodyBytes(batch)).toBeLessThanOrEqual(bounds.maxBodyBytes);
+    expect(batches.flat()).toEqual(ops);
+  });
+
+  it("keeps every batch within both limits, exactly as sent (property)", () => {
+    fc.assert(fc.property(
+      fc.array(fc.integer({ min: 0, max: 3_000 }), { minLength: 0, maxLength: 60 }),
+      fc.integer({ min: 1, max: 20 }),
+      fc.integer({ min: 200, max: 20_000 }),
+      (sizes, maxOps, maxBodyBytes) => {
+        const ops = sizes.map((size) => noteOp(size * 2));
+        const batches = splitIntoBatches(ops, { maxOps, maxBodyBytes }, DEVICE);
+        expect(batches.flat()).toEqual(ops);
+        for (const batch of batches) {
+          expect(batch.length).toBeGreaterThan(0);
+          expect(batch.length).toBeLessThanOrEqual(maxOps);
+          // Over the byte limit only as a lone op that is too large by itself.
+          if (batch.length > 1) expect(bodyBytes(batch)).toBeLessThanOrEqual(maxBodyBytes);
+        }
+        // Greedy: the next op would not have fitted.
+        for (let i = 0; i + 1 < batches.length; i++) {
+          const grown = [...batches[i], batches[i + 1][0]];
+          expect(grown.length > maxOps || bodyBytes(grown) > maxBodyBytes).toBe(true);
+        }
+      },
+    ));
+  });
+
+  it("sends an op too large even alone on its own", () => {
+    const ops = [noteOp(100), noteOp(5_000), noteOp(100)];
+    expect(splitIntoBatches(ops, { maxOps: 10, maxBodyBytes: 1_000 }).map((b) => b.length)).toEqual([1, 1, 1]);
+    expect(fittingCount([], { maxOps: 10, maxBodyBytes: 1_000 })).toBe(0);
+  });
+});
+
+describe("the client's batches", () => {
+  it("follow max_body_bytes and max_ops_per_batch from GET /v1/meta: no 413 on a device that knows the limits", async () => {
+    const server = new FakeServer();
+    server.limits = { ...DEFAULT_LIMITS, max_ops_per_batch: 4, max_body_bytes: 40_000 };
+    const { client } = await openClient(server);
+    await client.refreshSchema();
+    for (let i = 0; i < 10; i++) await client.upsert("tasks", ids(), { list_id: LIST_ID, title: `t${i}`, notes: "x".repeat(9_000) });
+    await client.sync();
+    const sizes = server.batches().map((b) => ({ ops: b.ops.length, bytes: jsonBytes(b) }));
+    expect(sizes.every((s) => s.ops <= 4 && s.bytes <= 40_000)).toBe(true);
+    expect(sizes.reduce((n, s) => n + s.ops, 0)).toBe(10);
+    expect(server.records.size).toBe(10);
+  });
+});
+

@@ -1,0 +1,44 @@
+// What GET /v1/releases/check answers, decided from what the caller may see
+// (RLS already removed every release of a channel they may not receive).
+// Pure: the store reads, this decides, the route links.
+import type { UpdateCheckResponse } from "../schemas/releases.ts";
+import { inRollout } from "./rollout.ts";
+
+export interface CheckCandidate {
+  id: string;
+  build_number: number;
+  status: "active" | "paused" | "rolled_back";
+  rollout_percentage: number;
+  /** This device's bucket for this release (rollout.ts). */
+  rollout_bucket: number;
+}
+
+export interface UpdatePolicy {
+  minimum_build_number: number;
+  below_minimum_level: "optional" | "required";
+}
+
+export interface UpdateCheckPlan<T extends CheckCandidate> {
+  level: UpdateCheckResponse["level"];
+  release: T | null;
+}
+
+/**
+ * The newest active release above the caller's build whose rollout includes
+ * the device. Paused and rolled-back releases are skipped (so rolling back the
+ * newest offers the previous one again). With nothing to offer the answer is
+ * `none`, whatever the policy says: a channel the caller may not receive and
+ * a channel with no newer build must look the same.
+ */
+export function planUpdateCheck<T extends CheckCandidate>(
+  candidates: readonly T[],
+  callerBuild: number,
+  policy: UpdatePolicy | null,
+): UpdateCheckPlan<T> {
+  const offered = candidates
+    .filter((r) => r.status === "active" && r.build_number > callerBuild && inRollout(r.rollout_bucket, r.rollout_percentage))
+    .reduce<T | null>((best, r) => (best === null || r.build_number > best.build_number ? r : best), null);
+  if (!offered) return { level: "none", release: null };
+  const belowMinimum = policy !== null && callerBuild < policy.minimum_build_number;
+  return { level: belowMinimum ? policy.below_minimum_level : "optional", release: offered };
+}

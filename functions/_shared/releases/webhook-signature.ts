@@ -1,0 +1,84 @@
+// Standard Webhooks (standardwebhooks.com) signature verification, as CI signs
+// POST/PATCH /v1/releases: `webhook-signature: v1,<base64 HMAC-SHA256>` over
+// `<webhook-id>.<webhook-timestamp>.<body>` with the shared `whsec_…` secret.
+// Plain WebCrypto, so the function (Deno) and the tests (Node) run this file.
+
+/** How far webhook-timestamp may be from the server's clock (either way), in seconds. */
+export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
+const SECRET_PREFIX = "whsec_";
+/** The shortest secret key we accept, in bytes (Standard Webhooks recommends 24-64). */
+export const MIN_WEBHOOK_SECRET_BYTES = 24;
+
+export interface WebhookHeaders {
+  id: string | undefined;
+  timestamp: string | undefined;
+  signature: string | undefined;
+}
+
+export type WebhookVerdict =
+  | { ok: true; id: string; timestamp: number }
+  | { ok: false; reason: "missing_headers" | "bad_timestamp" | "stale_timestamp" | "bad_signature" };
+
+function base64ToBytes(text: string): Uint8Array | null {
+  try {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes;
+  } catch {
+    return null;
+  }
+}
+
+/** The HMAC key of a `whsec_<base64>` secret; throws on a malformed or short one (configuration). */
+export function decodeWebhookSecret(secret: string): Uint8Array {
+  const bytes = base64ToBytes(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret);
+  if (!bytes || bytes.length < MIN_WEBHOOK_SECRET_BYTES) {
+    throw new Error(`the webhook secret must be whsec_ followed by at least ${MIN_WEBHOOK_SECRET_BYTES} base64-encoded random bytes`);
+  }
+  return bytes;
+}
+
+/** Same length and same bytes, in time that depends only on the length. */
+function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  let difference = 0;
+  for (let i = 0; i < a.length; i++) difference |= a[i] ^ b[i];
+  return difference === 0;
+}
+
+const ID_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Checks the three headers against the raw body. The signature header may
+ * carry several space-separated `v1,<sig>` (key rotation); one match is enough.
+ */
+export async function verifyWebhook(
+  key: Uint8Array,
+  headers: WebhookHeaders,
+  body: Uint8Array,
+  nowSeconds: number,
+): Promise<WebhookVerdict> {
+  const { id, timestamp, signature } = headers;
+  if (!id || !timestamp || !signature || !ID_SHAPE.test(id)) return { ok: false, reason: "missing_headers" };
+  if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: "bad_timestamp" };
+  const sent = Number(timestamp);
+  if (Math.abs(nowSeconds - sent) > WEBHOOK_TOLERANCE_SECONDS) return { ok: false, reason: "stale_timestamp" };
+
+  const hmacKey = await crypto.subtle.importKey("raw", key as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  const prefix = new TextEncoder().encode(`${id}.${timestamp}.`);
+  const signed = new Uint8Array(prefix.length + body.length);
+  signed.set(prefix, 0);
+  signed.set(body, prefix.length);
+  const expected = new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, signed as BufferSource));
+
+  let match = false;
+  for (const candidate of signature.split(" ")) {
+    const [version, value] = candidate.split(",", 2);
+    if (version !== "v1" || !value) continue;
+    const bytes = base64ToBytes(value);
+    // Every candidate is compared (no early exit on a match), in constant time.
+    if (bytes && constantTimeEqual(bytes, expected)) match = true;
+  }
+  return match ? { ok: true, id, timestamp: sent } : { ok: false, reason: "bad_signature" };
+}

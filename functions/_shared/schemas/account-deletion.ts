@@ -1,0 +1,29 @@
+// Account deletion as POST/GET/DELETE /v1/users/me/deletion speak it
+// (docs/account-deletion.md): an explicit confirmation in, the state out.
+import { z } from "zod";
+
+/** What the body of POST /v1/users/me/deletion must say, exactly: a tap on the wrong button is not a deletion. */
+export const DELETION_CONFIRMATION = "delete my account";
+
+export const deletionRequestSchema = z.strictObject({
+  confirm: z.literal(DELETION_CONFIRMATION).describe(`must be exactly "${DELETION_CONFIRMATION}"`),
+});
+export type DeletionRequest = z.infer<typeof deletionRequestSchema>;
+
+const timestamp = z.string().datetime({ offset: true });
+
+export const deletionStateSchema = z.object({
+  status: z.enum(["none", "scheduled"]).describe("scheduled: the account is deleted at scheduled_for unless cancelled (DELETE) before"),
+  requested_at: timestamp.nullable(),
+  scheduled_for: timestamp.nullable().describe("when the purge may delete the account (it runs every few minutes after)"),
+});
+export type DeletionState = z.infer<typeof deletionStateSchema>;
+
+export const deletionStateResponseSchema = deletionStateSchema.extend({ server_time: timestamp });
+
+export const deletionScheduledResponseSchema = z.object({
+  status: z.literal("scheduled"),
+  requested_at: timestamp,
+  scheduled_for: timestamp,
+  server_time: timestamp,
+});

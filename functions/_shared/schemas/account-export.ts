@@ -1,0 +1,39 @@
+// GET /v1/users/me/export: one JSON document with everything tidesync holds
+// about the caller (docs/account-export.md tells every section and what "the
+// caller's rows" means per synced table). Versioned: a change that removes
+// or renames a field raises EXPORT_VERSION; added sections keep it.
+import { z } from "zod";
+import { deletionStateSchema } from "./account-deletion.ts";
+import { notificationPreferencesSchema } from "./notifications.ts";
+
+export const EXPORT_VERSION = 1;
+
+const timestamp = z.string().describe("ISO 8601 timestamp");
+const row = z.record(z.string(), z.unknown());
+
+export const accountExportSchema = z.object({
+  export_version: z.literal(EXPORT_VERSION),
+  generated_at: timestamp,
+  account: z.object({
+    id: z.uuid(),
+    email: z.string().nullable(),
+    phone: z.string().nullable(),
+    created_at: timestamp.nullable(),
+    email_confirmed_at: timestamp.nullable(),
+    last_sign_in_at: timestamp.nullable(),
+    is_anonymous: z.boolean(),
+  }).describe("what Supabase Auth holds (no password hash, no tokens)"),
+  profile: row.nullable().describe("public.profiles: display name and onboarding"),
+  devices: z.array(row).describe("the caller's devices (push tokens are not included: has_push_token says whether one is registered)"),
+  sessions: z.array(row).describe("metadata of the live Supabase sessions (no tokens)"),
+  notification_preferences: notificationPreferencesSchema,
+  notification_preference_history: z.array(row).describe("the audit trail of preference changes, oldest first"),
+  list_memberships: z.array(row).describe("the lists the caller belongs to: list id, title, role, joined_at"),
+  list_invites: z.array(row).describe("invites the caller created (never the codes)"),
+  sync_op_results: z.array(row).describe("results of the caller's recent sync operations (kept for retention_days)"),
+  account_deletion: deletionStateSchema,
+  synced: z.record(z.string(), z.array(row))
+    .describe("per synced collection, the rows that are the caller's (docs/account-export.md): each row's columns as stored"),
+  complete: z.literal(true).describe("the last member: a document without it was cut off"),
+});
+export type AccountExport = z.infer<typeof accountExportSchema>;

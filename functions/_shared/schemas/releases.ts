@@ -1,0 +1,198 @@
+// Test-build distribution on the wire: what CI publishes (POST/PATCH
+// /v1/releases), what an app asks (GET /v1/releases/check) and is answered,
+// and tester feedback. docs/test-builds.md tells the model.
+import { z } from "zod";
+import { storableText } from "../storable-text.ts";
+import { PLATFORMS } from "./devices.ts";
+
+export const RELEASE_KINDS = ["binary", "ota"] as const;
+export const RELEASE_STATUSES = ["active", "paused", "rolled_back"] as const;
+export const UPDATE_LEVELS = ["none", "optional", "required"] as const;
+export const BELOW_MINIMUM_LEVELS = ["optional", "required"] as const;
+/** Most assets one OTA update may list besides its launch asset. */
+export const MAX_OTA_ASSETS = 500;
+
+const MAX_BUILD_NUMBER = 2_147_483_647;
+const buildNumber = z.number().int().min(0).max(MAX_BUILD_NUMBER);
+const timestamp = z.string().datetime({ offset: true });
+
+export const channelNameSchema = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, {
+  message: "must be 1-32 characters: lower-case letters, digits, - and _, starting with a letter or digit",
+}).describe("a release channel, e.g. internal, beta, production");
+
+/** Lower-case hex SHA-256; upper-case input is normalised here, once. */
+const sha256Hex = z.string().regex(/^[0-9a-fA-F]{64}$/, { message: "must be the SHA-256 as 64 hex digits" })
+  .transform((value) => value.toLowerCase());
+
+/** An object path inside the artifact bucket: relative, no `.`/`..` segments, no empty segments. */
+export const artifactPathSchema = storableText(1024, 1).refine(
+  (path) => !/(^\/|(^|\/)\.\.?(\/|$)|\/\/|\\)/.test(path),
+  { message: "must be a relative object path without . or .. segments", params: { code: "invalid_path" } },
+);
+
+const httpsUrl = storableText(2048, 1).refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" && !/\s/.test(value);
+  } catch {
+    return false;
+  }
+}, { message: "must be an https URL", params: { code: "invalid_url" } });
+
+const contentType = z.string().regex(/^[A-Za-z0-9!#$&^_.+-]{1,127}\/[A-Za-z0-9!#$&^_.+-]{1,127}$/, { message: "must be a media type, e.g. application/javascript" });
+
+function exactlyOneLocation(value: { path?: string; url?: string }, ctx: z.RefinementCtx): void {
+  if ((value.path === undefined) === (value.url === undefined)) {
+    ctx.addIssue({ code: "custom", path: ["path"], message: "give exactly one of path (in the artifact bucket) or url (https)", params: { code: "one_of" } });
+  }
+}
+
+export const artifactSchema = z.strictObject({
+  path: artifactPathSchema.optional().describe("object path in the private artifact bucket (Supabase Storage)"),
+  url: httpsUrl.optional().describe("an https URL CI provides instead (EAS, TestFlight, Play internal sharing); handed out as is"),
+  sha256: sha256Hex,
+  size: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).describe("bytes"),
+  content_type: contentType.optional().describe("default application/octet-stream (an OTA launch asset: application/javascript)"),
+}).superRefine(exactlyOneLocation);
+export type Artifact = z.infer<typeof artifactSchema>;
+
+export const otaAssetSchema = z.strictObject({
+  path: artifactPathSchema.optional(),
+  url: httpsUrl.optional(),
+  sha256: sha256Hex,
+  content_type: contentType,
+  file_extension: z.string().regex(/^\.[A-Za-z0-9]{1,16}$/, { message: "must look like .png" }).optional(),
+}).superRefine(exactlyOneLocation);
+export type OtaAsset = z.infer<typeof otaAssetSchema>;
+
+export const updatePolicySchema = z.strictObject({
+  minimum_build_number: buildNumber.describe("callers below this build get level `below_minimum_level`"),
+  below_minimum_level: z.enum(BELOW_MINIMUM_LEVELS).optional().describe("default required: the app blocks until updated"),
+});
+
+export const publishReleaseSchema = z.strictObject({
+  platform: z.enum(PLATFORMS),
+  channel: channelNameSchema,
+  kind: z.enum(RELEASE_KINDS).describe("binary: an installable build; ota: an Expo Updates JS update for runtime_version"),
+  version: storableText(64, 1).describe("the version people read, e.g. 2.4.0"),
+  build_number: buildNumber.describe("iOS CFBundleVersion / Android versionCode; higher is newer"),
+  runtime_version: storableText(64, 1).optional().describe("required for ota: the Expo runtime version the update runs on"),
+  release_notes: storableText(4000).optional(),
+  artifact: artifactSchema.describe("for ota: the launch asset (the JS bundle)"),
+  assets: z.array(otaAssetSchema).max(MAX_OTA_ASSETS).optional().describe("ota only: the update's other assets"),
+  status: z.enum(["active", "paused"]).optional().describe("default active"),
+  rollout_percentage: z.number().int().min(0).max(100).optional().describe("default 100"),
+  update_policy: updatePolicySchema.optional().describe("also set this (platform, channel)'s minimum supported build"),
+}).superRefine((release, ctx) => {
+  if (release.kind === "ota" && release.runtime_version === undefined) {
+    ctx.addIssue({ code: "custom", path: ["runtime_version"], message: "is required for an ota release", params: { code: "required" } });
+  }
+  if (release.kind !== "ota" && release.assets !== undefined && release.assets.length > 0) {
+    ctx.addIssue({ code: "custom", path: ["assets"], message: "only an ota release has assets", params: { code: "unexpected_field" } });
+  }
+});
+export type PublishRelease = z.infer<typeof publishReleaseSchema>;
+
+export const changeReleaseSchema = z.strictObject({
+  status: z.enum(RELEASE_STATUSES).optional(),
+  rollout_percentage: z.number().int().min(0).max(100).optional(),
+}).refine((change) => change.status !== undefined || change.rollout_percentage !== undefined, {
+  message: "give status, rollout_percentage or both",
+  params: { code: "required" },
+});
+export type ChangeRelease = z.infer<typeof changeReleaseSchema>;
+
+/** A release as its manager (CI) sees it. */
+export const releaseSchema = z.object({
+  id: z.uuid(),
+  platform: z.enum(PLATFORMS),
+  channel: z.string(),
+  kind: z.enum(RELEASE_KINDS),
+  version: z.string(),
+  build_number: z.number().int(),
+  runtime_version: z.string().nullable(),
+  release_notes: z.string(),
+  artifact: z.object({
+    path: z.string().nullable(),
+    url: z.string().nullable(),
+    sha256: z.string(),
+    size: z.number().int(),
+    content_type: z.string(),
+  }),
+  assets: z.array(z.object({
+    path: z.string().optional(),
+    url: z.string().optional(),
+    sha256: z.string(),
+    content_type: z.string(),
+    file_extension: z.string().optional(),
+  })),
+  status: z.enum(RELEASE_STATUSES),
+  rollout_percentage: z.number().int(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export type Release = z.infer<typeof releaseSchema>;
+
+export const releaseIdParamsSchema = z.object({
+  id: z.string().describe("a release id; an unknown id (or one of a channel the caller may not receive) is 404"),
+});
+
+const queryBuildNumber = z.string().regex(/^\d{1,10}$/, { message: "must be a whole number" })
+  .transform(Number).pipe(buildNumber);
+
+export const updateCheckQuerySchema = z.object({
+  platform: z.enum(PLATFORMS),
+  channel: channelNameSchema,
+  build_number: queryBuildNumber.describe("the build the app runs"),
+});
+export type UpdateCheckQuery = z.infer<typeof updateCheckQuerySchema>;
+
+export const updateCheckResponseSchema = z.object({
+  level: z.enum(UPDATE_LEVELS).describe("none: nothing newer for you; optional: offer it; required: block until updated (below the minimum build)"),
+  release: z.object({
+    id: z.uuid(),
+    version: z.string(),
+    build_number: z.number().int(),
+    release_notes: z.string(),
+    created_at: timestamp,
+    download: z.object({
+      url: z.string().describe("a signed link to this build's artifact (or the https URL CI gave)"),
+      expires_at: timestamp.nullable().describe("when a signed link stops working; null for a URL CI gave"),
+      sha256: z.string().describe("verify the download against it"),
+      size: z.number().int(),
+    }),
+  }).nullable().describe("the newest build for you above build_number; null when level is none"),
+});
+export type UpdateCheckResponse = z.infer<typeof updateCheckResponseSchema>;
+
+export const feedbackRequestSchema = z.strictObject({
+  body: storableText(4000, 1).refine((text) => text.trim().length > 0, { message: "must not be blank", params: { code: "blank" } }),
+  platform: z.enum(PLATFORMS).optional().describe("default: the calling device's"),
+  build_number: buildNumber.optional().describe("the build the tester runs; default: the calling device's"),
+});
+export type FeedbackRequest = z.infer<typeof feedbackRequestSchema>;
+
+export const feedbackSchema = z.object({
+  id: z.uuid(),
+  release_id: z.uuid(),
+  device_id: z.uuid().nullable(),
+  platform: z.enum(PLATFORMS),
+  build_number: z.number().int(),
+  body: z.string(),
+  created_at: timestamp,
+});
+export type Feedback = z.infer<typeof feedbackSchema>;
+
+/** Most feedback items one GET /v1/releases/{id}/feedback returns. */
+export const MAX_FEEDBACK_PAGE = 500;
+
+export const feedbackListQuerySchema = z.object({
+  limit: z.string().regex(/^\d{1,3}$/, { message: "must be a whole number" }).transform(Number)
+    .pipe(z.number().int().min(1).max(MAX_FEEDBACK_PAGE)).optional().describe(`default 100, at most ${MAX_FEEDBACK_PAGE}`),
+});
+
+/** Feedback as the release manager reads it: with who sent it. */
+export const managedFeedbackListSchema = z.object({
+  feedback: z.array(feedbackSchema.extend({ user_id: z.uuid() })).describe("newest first"),
+});
+export type ManagedFeedbackList = z.infer<typeof managedFeedbackListSchema>;

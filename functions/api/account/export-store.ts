@@ -1,0 +1,94 @@
+// Writes the caller's data export (functions/_shared/schemas/account-export.ts)
+// as JSON text, section by section, inside deps.db.withUser: every query runs
+// as the caller under RLS (plus the two narrow doors app_private.my_account()
+// and my_sessions() for what Supabase Auth holds). Lists of unbounded size go
+// through a server-side cursor, a batch at a time, each batch handed to
+// `write` before the next is fetched: memory stays flat whatever the account's
+// size, and a slow reader slows the cursor down instead of filling memory.
+import { EXPORT_VERSION } from "../../_shared/schemas/account-export.ts";
+import { collectionNames } from "../../_shared/collections.ts";
+import { readDeletion } from "./deletion-store.ts";
+import { OWNED_ROWS } from "./export-ownership.ts";
+import { listDevices } from "../devices/device-store.ts";
+import type { Tx } from "../lib/db.ts";
+import { readPreferences } from "../notifications/preference-store.ts";
+
+/** Hands a piece of the document to the reader; resolves when it may take more. */
+export type Write = (text: string) => Promise<void>;
+
+/** Rows fetched per cursor batch (and written as one chunk). */
+export const EXPORT_ROWS_PER_BATCH = 500;
+
+type JsonRows = ReturnType<Tx>;
+
+async function writeRows(write: Write, rows: JsonRows): Promise<void> {
+  await write("[");
+  let first = true;
+  await rows.cursor(EXPORT_ROWS_PER_BATCH, async (batch: object[]) => {
+    await write((first ? "" : ",") + (batch as { json: string }[]).map((row) => row.json).join(","));
+    first = false;
+  });
+  await write("]");
+}
+
+async function oneRow(rows: JsonRows): Promise<string> {
+  const [row] = await rows as unknown as { json: string | null }[];
+  return row?.json ?? "null";
+}
+
+export async function writeExport(tx: Tx, caller: { userId: string; sessionId: string }, write: Write): Promise<void> {
+  const { userId } = caller;
+  const member = (name: string) => write(`,${JSON.stringify(name)}:`);
+
+  await write(`{"export_version":${EXPORT_VERSION},"generated_at":${JSON.stringify(new Date().toISOString())}`);
+  await member("account");
+  await write(await oneRow(tx`select to_jsonb(a)::text as json from app_private.my_account() a`));
+  await member("profile");
+  await write(await oneRow(tx`select to_jsonb(p)::text as json from public.profiles p where p.id = ${userId}`));
+  await member("devices");
+  await write(JSON.stringify(await listDevices(tx, caller, null)));
+  await member("sessions");
+  await write(`[${(await tx<{ json: string }[]>`select to_jsonb(s)::text as json from app_private.my_sessions() s`).map((s) => s.json).join(",")}]`);
+  await member("notification_preferences");
+  await write(JSON.stringify(await readPreferences(tx, userId)));
+  await member("notification_preference_history");
+  await writeRows(write, tx`
+    select json_build_object('id', a.id, 'changed_at', a.changed_at, 'device_id', a.device_id, 'session_id', a.session_id,
+                             'old_version', a.old_version, 'new_version', a.new_version, 'old', a.old_document, 'new', a.new_document)::text as json
+      from app_private.notification_preference_audit a
+     where a.user_id = ${userId}
+     order by a.id`);
+  await member("list_memberships");
+  await writeRows(write, tx`
+    select json_build_object('list_id', m.list_id, 'title', l.title, 'role', m.role, 'joined_at', m.created_at)::text as json
+      from public.list_members m
+      join public.lists l on l.id = m.list_id
+     where m.user_id = ${userId}
+     order by m.created_at, m.list_id`);
+  await member("list_invites");
+  await writeRows(write, tx`
+    select json_build_object('id', i.id, 'list_id', i.list_id, 'role', i.role, 'created_at', i.created_at,
+                             'expires_at', i.expires_at, 'used_at', i.used_at)::text as json
+      from app_private.list_invites i
+     where i.created_by = ${userId}
+     order by i.created_at, i.id`);
+  await member("sync_op_results");
+  await writeRows(write, tx`
+    select json_build_object('op_id', o.op_id, 'device_id', o.device_id, 'collection', o.collection, 'record_id', o.record_id,
+                             'type', o.type, 'status', o.status, 'version', o.version, 'error', o.error, 'created_at', o.created_at)::text as json
+      from app_private.sync_ops o
+     where o.user_id = ${userId}`);
+  await member("account_deletion");
+  await write(JSON.stringify(await readDeletion(tx, userId)));
+  await member("synced");
+  await write("{");
+  let first = true;
+  for (const collection of collectionNames()) {
+    const owned = OWNED_ROWS[collection];
+    if (!owned) throw new Error(`no export ownership rule for the synced collection ${collection} (functions/api/account/export-ownership.ts)`);
+    await write(`${first ? "" : ","}${JSON.stringify(collection)}:`);
+    await writeRows(write, owned(tx, userId));
+    first = false;
+  }
+  await write(`},"complete":true}`);
+}

@@ -1,0 +1,200 @@
+// The database side of test-build distribution. Publishing runs inside
+// deps.db.asReleaseManager (a verified webhook); the update check, the Expo
+// manifest and feedback inside deps.db.withUser / asAnon, where the policies
+// of app_private.releases decide which releases exist for the caller.
+import type { Feedback, OtaAsset, PublishRelease, Release } from "../../_shared/schemas/releases.ts";
+import type { Tx } from "../lib/db.ts";
+
+export interface ReleaseRow {
+  id: string;
+  platform: Release["platform"];
+  channel: string;
+  kind: Release["kind"];
+  version: string;
+  build_number: number;
+  runtime_version: string | null;
+  release_notes: string;
+  artifact_path: string | null;
+  artifact_url: string | null;
+  artifact_sha256: string;
+  artifact_size: string;
+  artifact_content_type: string;
+  assets: OtaAsset[];
+  status: Release["status"];
+  rollout_percentage: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const RELEASE_COLUMNS = `id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path,
+  artifact_url, artifact_sha256, artifact_size::text, artifact_content_type, assets, status, rollout_percentage, created_at, updated_at`;
+
+export function toRelease(row: ReleaseRow): Release {
+  return {
+    id: row.id,
+    platform: row.platform,
+    channel: row.channel,
+    kind: row.kind,
+    version: row.version,
+    build_number: row.build_number,
+    runtime_version: row.runtime_version,
+    release_notes: row.release_notes,
+    artifact: {
+      path: row.artifact_path,
+      url: row.artifact_url,
+      sha256: row.artifact_sha256,
+      size: Number(row.artifact_size),
+      content_type: row.artifact_content_type,
+    },
+    assets: row.assets,
+    status: row.status,
+    rollout_percentage: row.rollout_percentage,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** The release a webhook-id already made or changed, or null for a new delivery. */
+async function deliveredRelease(tx: Tx, webhookId: string): Promise<ReleaseRow | null> {
+  // Serializes concurrent deliveries of the same id (a CI retry racing the
+  // original): the second waits here and then finds the first one's release.
+  await tx`select pg_advisory_xact_lock(hashtextextended(${"tidesync.release_webhook:" + webhookId}, 0))`;
+  const [row] = await tx.unsafe<ReleaseRow[]>(
+    `select ${RELEASE_COLUMNS.split(",").map((c) => `r.${c.trim()}`).join(", ")}
+     from app_private.release_webhook_deliveries d join app_private.releases r on r.id = d.release_id
+     where d.webhook_id = $1`,
+    [webhookId],
+  );
+  return row ?? null;
+}
+
+async function recordDelivery(tx: Tx, webhookId: string, releaseId: string): Promise<void> {
+  await tx`insert into app_private.release_webhook_deliveries (webhook_id, release_id) values (${webhookId}, ${releaseId})`;
+}
+
+export type PublishOutcome = { kind: "created" | "replayed"; release: Release } | { kind: "conflict" };
+
+const UNIQUE_VIOLATION = "23505";
+
+/** Publishes a release once per webhook-id (a retried delivery gets the release it made). */
+export async function publishRelease(tx: Tx, webhookId: string, release: PublishRelease): Promise<PublishOutcome> {
+  const previous = await deliveredRelease(tx, webhookId);
+  if (previous) return { kind: "replayed", release: toRelease(previous) };
+  const artifact = release.artifact;
+  let row: ReleaseRow;
+  try {
+    // In a savepoint: a refused insert leaves the transaction usable.
+    [row] = await tx.savepoint((sp) => sp.unsafe<ReleaseRow[]>(
+      `insert into app_private.releases (platform, channel, kind, version, build_number, runtime_version, release_notes,
+         artifact_path, artifact_url, artifact_sha256, artifact_size, artifact_content_type, assets, status, rollout_percentage)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::jsonb, $14, $15)
+       returning ${RELEASE_COLUMNS}`,
+      [
+        release.platform, release.channel, release.kind, release.version, release.build_number, release.runtime_version ?? null,
+        release.release_notes ?? "", artifact.path ?? null, artifact.url ?? null, artifact.sha256, artifact.size,
+        artifact.content_type ?? (release.kind === "ota" ? "application/javascript" : "application/octet-stream"),
+        JSON.stringify(release.assets ?? []), release.status ?? "active", release.rollout_percentage ?? 100,
+      ],
+    ));
+  } catch (error) {
+    // Another delivery already published this build number on this (platform, channel).
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION) return { kind: "conflict" };
+    throw error;
+  }
+  if (release.update_policy) {
+    await tx`
+      insert into app_private.release_update_policies (platform, channel, minimum_build_number, below_minimum_level)
+      values (${release.platform}, ${release.channel}, ${release.update_policy.minimum_build_number},
+              ${release.update_policy.below_minimum_level ?? "required"})
+      on conflict (channel, platform) do update set
+        minimum_build_number = excluded.minimum_build_number,
+        below_minimum_level = excluded.below_minimum_level,
+        updated_at = now()`;
+  }
+  await recordDelivery(tx, webhookId, row.id);
+  return { kind: "created", release: toRelease(row) };
+}
+
+/** Changes status and/or rollout once per webhook-id; null when there is no such release. */
+export async function changeRelease(
+  tx: Tx,
+  webhookId: string,
+  releaseId: string,
+  change: { status?: Release["status"]; rollout_percentage?: number },
+): Promise<{ kind: "changed" | "replayed"; release: Release } | null> {
+  const previous = await deliveredRelease(tx, webhookId);
+  if (previous) return { kind: "replayed", release: toRelease(previous) };
+  const [row] = await tx.unsafe<ReleaseRow[]>(
+    `update app_private.releases
+     set status = coalesce($2, status), rollout_percentage = coalesce($3, rollout_percentage)
+     where id = $1::uuid
+     returning ${RELEASE_COLUMNS}`,
+    [releaseId, change.status ?? null, change.rollout_percentage ?? null],
+  );
+  if (!row) return null;
+  await recordDelivery(tx, webhookId, row.id);
+  return { kind: "changed", release: toRelease(row) };
+}
+
+/** Every release of (platform, channel, kind) the caller may see (RLS), newest first; at most `limit`. */
+export async function visibleReleases(
+  tx: Tx,
+  filter: { platform: string; channel: string; kind: Release["kind"]; runtimeVersion?: string; aboveBuild?: number },
+  limit: number,
+): Promise<ReleaseRow[]> {
+  return await tx.unsafe<ReleaseRow[]>(
+    `select ${RELEASE_COLUMNS}
+     from app_private.releases
+     where channel = $1 and platform = $2 and kind = $3
+       and ($4::text is null or runtime_version = $4)
+       and build_number > coalesce($5::int, -1)
+     order by build_number desc, created_at desc
+     limit $6`,
+    [filter.channel, filter.platform, filter.kind, filter.runtimeVersion ?? null, filter.aboveBuild ?? null, limit],
+  );
+}
+
+/** The (platform, channel) update policy, if the caller may see the channel and one is set. */
+export async function visibleUpdatePolicy(tx: Tx, platform: string, channel: string) {
+  const [row] = await tx<{ minimum_build_number: number; below_minimum_level: "optional" | "required" }[]>`
+    select minimum_build_number, below_minimum_level
+    from app_private.release_update_policies
+    where channel = ${channel} and platform = ${platform}`;
+  return row ?? null;
+}
+
+/** The calling session's device (RLS: the caller's own), for rollout and feedback. */
+export async function sessionDevice(tx: Tx, sessionId: string) {
+  const [row] = await tx<{ id: string; installation_id: string; platform: Release["platform"]; build_number: number }[]>`
+    select id, installation_id, platform, build_number from app_private.devices where session_id = ${sessionId}::uuid`;
+  return row ?? null;
+}
+
+/** Whether the caller may see this release at all (RLS). */
+export async function releaseExists(tx: Tx, releaseId: string): Promise<boolean> {
+  const [row] = await tx<{ found: boolean }[]>`select exists (select 1 from app_private.releases where id = ${releaseId}::uuid) as found`;
+  return row.found;
+}
+
+export async function insertFeedback(
+  tx: Tx,
+  feedback: { releaseId: string; userId: string; deviceId: string | null; platform: string; buildNumber: number; body: string },
+): Promise<Feedback> {
+  const [row] = await tx<(Omit<Feedback, "created_at"> & { created_at: Date })[]>`
+    insert into app_private.release_feedback (release_id, user_id, device_id, platform, build_number, body)
+    values (${feedback.releaseId}, ${feedback.userId}, ${feedback.deviceId}, ${feedback.platform}, ${feedback.buildNumber}, ${feedback.body})
+    returning id, release_id, device_id, platform, build_number, body, created_at`;
+  return { ...row, created_at: row.created_at.toISOString() };
+}
+
+/** The newest feedback on a release, as the release manager reads it (every tester's); null for an unknown release. */
+export async function listFeedback(tx: Tx, releaseId: string, limit: number): Promise<(Feedback & { user_id: string })[] | null> {
+  if (!(await releaseExists(tx, releaseId))) return null;
+  const rows = await tx<(Omit<Feedback, "created_at"> & { user_id: string; created_at: Date })[]>`
+    select id, release_id, user_id, device_id, platform, build_number, body, created_at
+    from app_private.release_feedback
+    where release_id = ${releaseId}::uuid
+    order by created_at desc, id
+    limit ${limit}`;
+  return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+}

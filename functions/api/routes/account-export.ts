@@ -1,0 +1,85 @@
+// GET /v1/users/me/export: the caller's data as one JSON document, streamed
+// (docs/account-export.md). The session check and the transaction happen
+// before the first byte, so a bad token still gets its 401 envelope; after
+// that the document flows straight from a database cursor to the socket, with
+// backpressure. A failure mid-way cuts the stream: the document then lacks its
+// last member `"complete": true`, and is not valid JSON either.
+import { createRoute } from "@hono/zod-openapi";
+import { accountExportSchema } from "../../_shared/schemas/account-export.ts";
+import { writeExport } from "../account/export-store.ts";
+import type { App, Deps } from "../lib/app-env.ts";
+import { requireUser } from "../lib/middleware.ts";
+import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+
+/** How long one export may take end to end (each statement still obeys statement_timeout). */
+export const EXPORT_TIME_LIMIT_MS = 5 * 60_000;
+/** Chunks queued towards the socket before the cursor waits for the reader. */
+const QUEUED_CHUNKS = 8;
+
+function exportRoute(deps: Deps) {
+  return createRoute({
+  method: "get",
+  path: "/v1/users/me/export",
+  summary: "Download everything tidesync holds about the caller (additive to api-v1)",
+  description: "One JSON document (Content-Disposition: attachment), streamed: account basics, profile and onboarding, devices, " +
+    "session metadata, notification preferences and their history, list memberships and invites, recent sync results, the " +
+    "deletion state, and every synced row that is the caller's (docs/account-export.md defines it per table; rows other members " +
+    "wrote in a shared list are theirs). Versioned by `export_version`; the last member is `complete: true`. Rate-limited " +
+    "tightly (operation `account.export`).",
+  security: bearerSecurity,
+  middleware: [requireUser(deps, "account.export")] as const,
+  responses: {
+    200: {
+      description: "The export",
+      headers: {
+        "Content-Disposition": { description: "attachment; filename=\"tidesync-export-<date>.json\"", schema: { type: "string" as const } },
+      },
+      content: { "application/json": { schema: accountExportSchema.meta({ id: "AccountExport" }) } },
+    },
+    ...errorResponses(...AUTHENTICATED_ERRORS),
+  },
+  });
+}
+
+export function registerAccountExportRoutes(app: App, deps: Deps): void {
+  app.openapi(exportRoute(deps), async (c) => {
+    const user = c.get("user");
+    const encoder = new TextEncoder();
+    const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(
+      undefined,
+      { highWaterMark: QUEUED_CHUNKS },
+      { highWaterMark: QUEUED_CHUNKS },
+    );
+    const writer = writable.getWriter();
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const finished = deps.db.withUser(user, async (tx) => {
+      await writeExport(tx, { userId: user.sub, sessionId: user.session_id }, async (text) => {
+        await writer.ready;
+        await writer.write(encoder.encode(text));
+      });
+    }, { boundMs: EXPORT_TIME_LIMIT_MS, onLive: opened, snapshot: true });
+    // Until the session check has passed, errors answer normally (401, 503).
+    await Promise.race([open, finished]);
+    const requestId = c.get("requestId");
+    finished.then(
+      () => writer.close(),
+      (error) => {
+        console.error(JSON.stringify({
+          level: "error",
+          time: new Date().toISOString(),
+          msg: "export cut off",
+          request_id: requestId,
+          error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+        }));
+        writer.abort(error).catch(() => {});
+      },
+    );
+    const day = new Date().toISOString().slice(0, 10);
+    // A stream, typed as the document it spells out (the OpenAPI schema describes it).
+    return c.body(readable, 200, {
+      "Content-Type": "application/json; charset=utf-8",
+      "Content-Disposition": `attachment; filename="tidesync-export-${day}.json"`,
+    }) as never;
+  });
+}

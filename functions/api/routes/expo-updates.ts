@@ -1,0 +1,115 @@
+// GET /v1/expo-updates/manifest: the Expo Updates protocol v1 server
+// (docs.expo.dev/technical-specs/expo-updates-1) over the OTA releases an app
+// may receive. An app points `updates.url` here (docs/test-builds.md). With a
+// bearer token the caller's tester groups decide (RLS, as for the update
+// check); without one, only `everyone` channels exist.
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError } from "../../_shared/errors.ts";
+import { planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
+import { ROLLOUT_BUCKETS, rolloutBucket } from "../../_shared/releases/rollout.ts";
+import { channelNameSchema } from "../../_shared/schemas/releases.ts";
+import type { App, Deps } from "../lib/app-env.ts";
+import type { Tx } from "../lib/db.ts";
+import { optionalUser } from "../lib/middleware.ts";
+import { AUTHENTICATED_ERRORS, errorResponses } from "../lib/openapi-helpers.ts";
+import { createArtifactStore } from "../releases/artifact-store.ts";
+import { downloadLinks } from "../releases/download-links.ts";
+import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
+import { sessionDevice, visibleReleases } from "../releases/release-store.ts";
+
+export const EXPO_MANIFEST_PATH = "/v1/expo-updates/manifest";
+/** OTA updates of one runtime version weighed per request (newest first). */
+export const MAX_EXPO_CANDIDATES = 50;
+
+const expoHeadersSchema = z.object({
+  "expo-protocol-version": z.enum(["0", "1"]).optional().describe("1 for directives (expo-updates SDK 46+); default 0"),
+  "expo-platform": z.enum(["ios", "android"]),
+  "expo-runtime-version": z.string().min(1).max(64),
+  "expo-channel-name": channelNameSchema,
+  "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs; the same one again is noUpdateAvailable"),
+  "expo-expect-signature": z.string().max(256).optional().describe("sig, keyid=\"…\", alg=\"rsa-v1_5-sha256\": sign each part"),
+  "eas-client-id": z.string().max(64).optional().describe("a stable id of the installation; the rollout key of a request without a token"),
+});
+
+function signatureRequest(header: string, configured: { keyId: string } | null): { keyId: string } {
+  const keyId = /keyid="([^"]*)"/.exec(header)?.[1];
+  const alg = /alg="([^"]*)"/.exec(header)?.[1];
+  const refuse = (code: string, message: string) =>
+    new ApiError("VALIDATION_FAILED", `expo-expect-signature: ${message}`, { details: [{ field: "/headers/expo-expect-signature", code, message }] });
+  if (!configured) throw refuse("signing_not_configured", "code signing is not configured on this server (TIDESYNC_EXPO_SIGNING_KEY)");
+  if (alg !== undefined && alg !== EXPO_SIGNATURE_ALGORITHM) throw refuse("unsupported_algorithm", `only ${EXPO_SIGNATURE_ALGORITHM} is supported`);
+  if (keyId !== undefined && keyId !== configured.keyId) throw refuse("unknown_key", `no signing key with keyid ${JSON.stringify(keyId)}`);
+  return configured;
+}
+
+export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
+  const store = createArtifactStore(deps.config.releases);
+  const signing = deps.config.releases.expoSigning;
+  let signingKey: Promise<CryptoKey> | null = null;
+
+  const manifest = createRoute({
+    method: "get",
+    path: EXPO_MANIFEST_PATH,
+    summary: "Expo Updates protocol v1: the update for this app (multipart/mixed)",
+    description: "Set `updates.url` of an Expo app to this URL and `updates.requestHeaders` to {\"expo-channel-name\": …}. " +
+      "Answers multipart/mixed with a `manifest` part (the newest active OTA update of the channel for this platform and " +
+      "runtime version that the caller may receive and whose rollout includes the installation) or a `directive` part " +
+      "(noUpdateAvailable; rollBackToEmbedded when the newest update was rolled back). Protocol 0 gets 204 instead of a " +
+      "directive. With expo-expect-signature each part carries an expo-signature (rsa-v1_5-sha256). A bearer token is optional.",
+    middleware: [optionalUser(deps, "releases")] as const,
+    request: { headers: expoHeadersSchema },
+    responses: {
+      200: { description: "multipart/mixed: manifest or directive, and extensions", content: { "multipart/mixed": { schema: z.string() } } },
+      204: { description: "Protocol 0: no update (a directive needs protocol 1)" },
+      ...errorResponses(...AUTHENTICATED_ERRORS, "VALIDATION_FAILED"),
+    },
+  });
+
+  app.openapi(manifest, async (c) => {
+    const headers = c.req.valid("header");
+    const protocol = Number(headers["expo-protocol-version"] ?? "0");
+    const expect = headers["expo-expect-signature"];
+    const signWith = expect === undefined ? null : signatureRequest(expect, signing);
+    const user = c.get("user");
+    const filter = { platform: headers["expo-platform"], channel: headers["expo-channel-name"], kind: "ota" as const, runtimeVersion: headers["expo-runtime-version"] };
+    const read = async (tx: Tx) => ({
+      device: user ? await sessionDevice(tx, user.session_id) : null,
+      releases: await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES),
+    });
+    const seen = user ? await deps.db.withUser(user, read) : await deps.db.asAnon(read);
+
+    // Without any stable id, only a release rolled out to 100% is offered.
+    const rolloutKey = seen.device?.installation_id ?? headers["eas-client-id"] ?? user?.sub;
+    const candidates = await Promise.all(seen.releases.map(async (r) => ({
+      ...r,
+      rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
+    })));
+    const plan = planExpoUpdate(candidates, headers["expo-current-update-id"]);
+    Object.assign(c.get("logFields"), { expo_answer: plan.kind, release_id: plan.kind === "manifest" ? plan.release.id : undefined });
+
+    const protocolHeaders = { "expo-protocol-version": String(protocol), "expo-sfv-version": "0", "Cache-Control": "private, max-age=0" };
+    let parts: ExpoPart[];
+    if (plan.kind === "manifest") {
+      const release = plan.release;
+      const links = await downloadLinks(store, deps.config.releases.linkTtlSeconds, [
+        { path: release.artifact_path, url: release.artifact_url },
+        ...release.assets,
+      ]);
+      parts = [{ name: "manifest", json: expoManifest(release, links) }, { name: "extensions", json: { assetRequestHeaders: {} } }];
+    } else {
+      if (protocol === 0) return c.body(null, 204, protocolHeaders);
+      const directive = plan.kind === "rollBackToEmbedded"
+        ? { type: "rollBackToEmbedded", parameters: { commitTime: plan.commitTime.toISOString() } }
+        : { type: "noUpdateAvailable" };
+      parts = [{ name: "directive", json: directive }];
+    }
+    let signer: ((body: string) => Promise<string>) | null = null;
+    if (signWith && signing) {
+      signingKey ??= importSigningKey(signing.privateKeyPem);
+      const key = await signingKey;
+      signer = (body) => expoSignature(key, signWith.keyId, body);
+    }
+    const multipart = await multipartMixed(parts, signer);
+    return c.body(multipart.body, 200, { ...protocolHeaders, "Content-Type": multipart.contentType });
+  });
+}

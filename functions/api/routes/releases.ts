@@ -1,0 +1,219 @@
+// Test-build distribution (docs/test-builds.md):
+//   POST  /v1/releases                CI publishes a build (Standard Webhooks signature)
+//   PATCH /v1/releases/{id}           CI pauses, rolls back or changes the rollout (same)
+//   GET   /v1/releases/check          the app asks: is there a build for me, must I install it?
+//   POST  /v1/releases/{id}/feedback  a tester's feedback on a build they may see
+//   GET   /v1/releases/{id}/feedback  the release manager reads it (signed like CI's requests)
+// A release of a channel the caller may not receive is exactly like no release.
+import { createRoute } from "@hono/zod-openapi";
+import { ApiError } from "../../_shared/errors.ts";
+import { planUpdateCheck } from "../../_shared/releases/plan-update-check.ts";
+import { rolloutBucket } from "../../_shared/releases/rollout.ts";
+import {
+  changeReleaseSchema,
+  feedbackRequestSchema,
+  feedbackListQuerySchema,
+  feedbackSchema,
+  managedFeedbackListSchema,
+  publishReleaseSchema,
+  releaseIdParamsSchema,
+  releaseSchema,
+  updateCheckQuerySchema,
+  updateCheckResponseSchema,
+} from "../../_shared/schemas/releases.ts";
+import type { App, Deps } from "../lib/app-env.ts";
+import { jsonBody, requireUser } from "../lib/middleware.ts";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+import { requireReleaseWebhook } from "../lib/webhook-auth.ts";
+import { createArtifactStore } from "../releases/artifact-store.ts";
+import { downloadLinks } from "../releases/download-links.ts";
+import { changeRelease, insertFeedback, listFeedback, publishRelease, releaseExists, sessionDevice, visibleReleases, visibleUpdatePolicy } from "../releases/release-store.ts";
+import { isUuid } from "../../_shared/uuid.ts";
+
+/** Newest candidates an update check weighs (paused, rolled back or outside the rollout included). */
+export const MAX_CHECK_CANDIDATES = 100;
+const DEFAULT_FEEDBACK_PAGE = 100;
+
+export const webhookSecurity = [{ standardWebhooks: [] }];
+const WEBHOOK_ERRORS = ["UNAUTHENTICATED", ...BODY_ERRORS] as const;
+
+function noSuchRelease(): ApiError {
+  return new ApiError("NOT_FOUND", "no such release");
+}
+
+export function registerReleasesRoutes(app: App, deps: Deps): void {
+  const store = createArtifactStore(deps.config.releases);
+  const releaseContent = { "application/json": { schema: releaseSchema.meta({ id: "Release" }) } };
+
+  const publish = createRoute({
+    method: "post",
+    path: "/v1/releases",
+    summary: "Publish a build (CI)",
+    description: "Signed with Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; secret " +
+      "TIDESYNC_RELEASES_WEBHOOK_SECRET). A retried delivery (same webhook-id) answers 200 with the release it made and " +
+      "writes nothing. A build number already published on this (platform, channel) is 400. See docs/test-builds.md.",
+    security: webhookSecurity,
+    middleware: [requireReleaseWebhook(deps)] as const,
+    request: { body: { required: true, content: { "application/json": { schema: publishReleaseSchema.meta({ id: "PublishRelease" }) } } } },
+    responses: {
+      201: { description: "Published", content: releaseContent },
+      200: { description: "A retried delivery: the release this webhook-id published", content: releaseContent },
+      ...errorResponses(...WEBHOOK_ERRORS),
+    },
+  });
+
+  const change = createRoute({
+    method: "patch",
+    path: "/v1/releases/{id}",
+    summary: "Pause, roll back or change the rollout of a build (CI)",
+    description: "Signed like POST /v1/releases. Only status and rollout_percentage change; a published build and its " +
+      "artifact never do. A retried delivery (same webhook-id) changes nothing again.",
+    security: webhookSecurity,
+    middleware: [requireReleaseWebhook(deps)] as const,
+    request: {
+      params: releaseIdParamsSchema,
+      body: { required: true, content: { "application/json": { schema: changeReleaseSchema.meta({ id: "ChangeRelease" }) } } },
+    },
+    responses: {
+      200: { description: "Changed (or a retried delivery)", content: releaseContent },
+      ...errorResponses(...WEBHOOK_ERRORS, "NOT_FOUND"),
+    },
+  });
+
+  const check = createRoute({
+    method: "get",
+    path: "/v1/releases/check",
+    summary: "Is there a newer build for me?",
+    description: "The newest active build of the platform and channel above build_number that the caller may receive and " +
+      "whose rollout includes the calling device, with a download link that expires. level is required when build_number is " +
+      "below the channel's minimum supported build. A channel the caller may not receive answers exactly like one without a " +
+      "newer build: level none.",
+    security: bearerSecurity,
+    middleware: [requireUser(deps, "releases")] as const,
+    request: { query: updateCheckQuerySchema },
+    responses: {
+      200: { description: "The answer", content: { "application/json": { schema: updateCheckResponseSchema.meta({ id: "UpdateCheck" }) } } },
+      ...errorResponses(...AUTHENTICATED_ERRORS, "VALIDATION_FAILED"),
+    },
+  });
+
+  const feedback = createRoute({
+    method: "post",
+    path: "/v1/releases/{id}/feedback",
+    summary: "Send feedback on a build",
+    description: "A tester's text about a release they may see, stored with their device's platform and build (from the " +
+      "calling session's device unless given). Read by whoever manages releases. An unknown release, or one the caller may " +
+      "not see, is 404.",
+    security: bearerSecurity,
+    middleware: [requireUser(deps, "releases"), jsonBody(deps)] as const,
+    request: {
+      params: releaseIdParamsSchema,
+      body: { required: true, content: { "application/json": { schema: feedbackRequestSchema.meta({ id: "FeedbackRequest" }) } } },
+    },
+    responses: {
+      201: { description: "Stored", content: { "application/json": { schema: feedbackSchema.meta({ id: "Feedback" }) } } },
+      ...errorResponses(...AUTHENTICATED_ERRORS, ...BODY_ERRORS, "NOT_FOUND"),
+    },
+  });
+
+  const readFeedback = createRoute({
+    method: "get",
+    path: "/v1/releases/{id}/feedback",
+    summary: "Read the feedback on a build (release manager)",
+    description: "Signed like POST /v1/releases (over the empty body). Every tester's feedback on the release, newest first, " +
+      "with who sent it. An unknown release is 404.",
+    security: webhookSecurity,
+    middleware: [requireReleaseWebhook(deps)] as const,
+    request: { params: releaseIdParamsSchema, query: feedbackListQuerySchema },
+    responses: {
+      200: { description: "Newest first", content: { "application/json": { schema: managedFeedbackListSchema.meta({ id: "ManagedFeedbackList" }) } } },
+      ...errorResponses("UNAUTHENTICATED", "VALIDATION_FAILED", "NOT_FOUND"),
+    },
+  });
+
+  app.openapi(readFeedback, async (c) => {
+    const { id } = c.req.valid("param");
+    const { limit } = c.req.valid("query");
+    if (!isUuid(id)) throw noSuchRelease();
+    const feedback = await deps.db.asReleaseManager((tx) => listFeedback(tx, id, limit ?? DEFAULT_FEEDBACK_PAGE));
+    if (!feedback) throw noSuchRelease();
+    Object.assign(c.get("logFields"), { release_id: id, feedback: feedback.length });
+    return c.json({ feedback }, 200);
+  });
+
+  app.openapi(publish, async (c) => {
+    const release = c.req.valid("json");
+    const outcome = await deps.db.asReleaseManager((tx) => publishRelease(tx, c.get("webhookId")!, release));
+    if (outcome.kind === "conflict") {
+      throw new ApiError("VALIDATION_FAILED", "this build number is already published on this platform and channel", {
+        details: [{ field: "/build_number", code: "already_published", message: "publish a higher build number" }],
+      });
+    }
+    Object.assign(c.get("logFields"), { release_id: outcome.release.id, replayed: outcome.kind === "replayed" });
+    return outcome.kind === "created" ? c.json(outcome.release, 201) : c.json(outcome.release, 200);
+  });
+
+  app.openapi(change, async (c) => {
+    const { id } = c.req.valid("param");
+    if (!isUuid(id)) throw noSuchRelease();
+    const outcome = await deps.db.asReleaseManager((tx) => changeRelease(tx, c.get("webhookId")!, id.toLowerCase(), c.req.valid("json")));
+    if (!outcome) throw noSuchRelease();
+    Object.assign(c.get("logFields"), { release_id: outcome.release.id, replayed: outcome.kind === "replayed" });
+    return c.json(outcome.release, 200);
+  });
+
+  app.openapi(check, async (c) => {
+    const user = c.get("user");
+    const query = c.req.valid("query");
+    const seen = await deps.db.withUser(user, async (tx) => ({
+      device: await sessionDevice(tx, user.session_id),
+      releases: await visibleReleases(tx, { platform: query.platform, channel: query.channel, kind: "binary", aboveBuild: query.build_number }, MAX_CHECK_CANDIDATES),
+      policy: await visibleUpdatePolicy(tx, query.platform, query.channel),
+    }));
+    // Rollouts are per device; a session that registered none rolls out as its user.
+    const rolloutKey = seen.device?.installation_id ?? user.sub;
+    const candidates = await Promise.all(seen.releases.map(async (r) => ({ ...r, rollout_bucket: await rolloutBucket(r.id, rolloutKey) })));
+    const plan = planUpdateCheck(candidates, query.build_number, seen.policy);
+    Object.assign(c.get("logFields"), { level: plan.level, release_id: plan.release?.id });
+    if (!plan.release) return c.json({ level: plan.level, release: null }, 200);
+    const r = plan.release;
+    const ttl = deps.config.releases.linkTtlSeconds;
+    const [link] = await downloadLinks(store, ttl, [{ path: r.artifact_path, url: r.artifact_url }]);
+    return c.json({
+      level: plan.level,
+      release: {
+        id: r.id,
+        version: r.version,
+        build_number: r.build_number,
+        release_notes: r.release_notes,
+        created_at: r.created_at.toISOString(),
+        download: { url: link.url, expires_at: link.expiresAt?.toISOString() ?? null, sha256: r.artifact_sha256, size: Number(r.artifact_size) },
+      },
+    }, 200);
+  });
+
+  app.openapi(feedback, async (c) => {
+    const user = c.get("user");
+    const { id } = c.req.valid("param");
+    const body = c.req.valid("json");
+    if (!isUuid(id)) throw noSuchRelease();
+    const stored = await deps.db.withUser(user, async (tx) => {
+      if (!(await releaseExists(tx, id))) return null;
+      const device = await sessionDevice(tx, user.session_id);
+      const platform = body.platform ?? device?.platform;
+      const buildNumber = body.build_number ?? device?.build_number;
+      if (platform === undefined || buildNumber === undefined) {
+        throw new ApiError("VALIDATION_FAILED", "this session registered no device: give platform and build_number", {
+          details: [
+            ...(platform === undefined ? [{ field: "/platform", code: "required", message: "is required without a registered device" }] : []),
+            ...(buildNumber === undefined ? [{ field: "/build_number", code: "required", message: "is required without a registered device" }] : []),
+          ],
+        });
+      }
+      return await insertFeedback(tx, { releaseId: id.toLowerCase(), userId: user.sub, deviceId: device?.id ?? null, platform, buildNumber, body: body.body });
+    });
+    if (!stored) throw noSuchRelease();
+    Object.assign(c.get("logFields"), { release_id: stored.release_id, feedback_id: stored.id });
+    return c.json(stored, 201);
+  });
+}

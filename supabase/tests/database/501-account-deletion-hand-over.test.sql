@@ -1,0 +1,70 @@
+-- Ownership hand-over when an owner's account is purged: a list passes to the
+-- longest-standing editor, else the longest-standing viewer (members not
+-- leaving themselves first); a list with another owner keeps its owners; a
+-- list with no other member is deleted with the account.
+begin;
+select plan(8);
+
+select from tests.create_supabase_user('handover_owner');
+select from tests.create_supabase_user('handover_old_editor');
+select from tests.create_supabase_user('handover_new_editor');
+select from tests.create_supabase_user('handover_oldest_viewer');
+select from tests.create_supabase_user('handover_viewer');
+select from tests.create_supabase_user('handover_co_owner');
+select from tests.create_supabase_user('handover_leaving_editor');
+
+select tests.authenticate_as('handover_owner');
+insert into public.lists (id, title) values
+  ('b5000000-0000-4000-8000-000000000001', 'Editors and a viewer'),
+  ('b5000000-0000-4000-8000-000000000002', 'Viewers only'),
+  ('b5000000-0000-4000-8000-000000000003', 'Two owners'),
+  ('b5000000-0000-4000-8000-000000000004', 'Alone'),
+  ('b5000000-0000-4000-8000-000000000005', 'Editor leaving too');
+select tests.clear_authentication();
+
+-- Memberships with distinct ages (within one transaction now() does not move).
+insert into public.list_members (list_id, user_id, role, created_at) values
+  ('b5000000-0000-4000-8000-000000000001', tests.get_supabase_uid('handover_oldest_viewer'), 'viewer', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000001', tests.get_supabase_uid('handover_new_editor'), 'editor', '2026-03-01'),
+  ('b5000000-0000-4000-8000-000000000001', tests.get_supabase_uid('handover_old_editor'), 'editor', '2026-02-01'),
+  ('b5000000-0000-4000-8000-000000000002', tests.get_supabase_uid('handover_viewer'), 'viewer', '2026-03-01'),
+  ('b5000000-0000-4000-8000-000000000002', tests.get_supabase_uid('handover_oldest_viewer'), 'viewer', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000003', tests.get_supabase_uid('handover_co_owner'), 'owner', '2026-03-01'),
+  ('b5000000-0000-4000-8000-000000000003', tests.get_supabase_uid('handover_old_editor'), 'editor', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000005', tests.get_supabase_uid('handover_leaving_editor'), 'editor', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000005', tests.get_supabase_uid('handover_viewer'), 'viewer', '2026-03-01');
+
+-- The oldest editor of the last list is leaving too: the viewer who stays takes it.
+select tests.authenticate_as('handover_leaving_editor');
+select from app_private.request_account_deletion(30);
+select tests.authenticate_as('handover_owner');
+select from app_private.request_account_deletion(7);
+select tests.clear_authentication();
+
+select results_eq($$ select * from app_private.run_account_deletions(now() + interval '8 days') $$,
+  $$ values (1, 3) $$, 'only the due request is purged; three lists change hands');
+
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000001' order by created_at $$,
+  $$ values (tests.get_supabase_uid('handover_oldest_viewer'), 'viewer'),
+            (tests.get_supabase_uid('handover_old_editor'), 'owner'),
+            (tests.get_supabase_uid('handover_new_editor'), 'editor') $$,
+  'the longest-standing editor becomes owner (before an older viewer and a newer editor); the others keep their roles');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000002' order by created_at $$,
+  $$ values (tests.get_supabase_uid('handover_oldest_viewer'), 'owner'), (tests.get_supabase_uid('handover_viewer'), 'viewer') $$,
+  'without editors, the longest-standing viewer becomes owner');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000003' order by created_at $$,
+  $$ values (tests.get_supabase_uid('handover_old_editor'), 'editor'), (tests.get_supabase_uid('handover_co_owner'), 'owner') $$,
+  'a list with another owner keeps its owners; nobody is promoted');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000005' order by created_at $$,
+  $$ values (tests.get_supabase_uid('handover_leaving_editor'), 'editor'), (tests.get_supabase_uid('handover_viewer'), 'owner') $$,
+  'a member who is leaving too is passed over for one who stays');
+select is((select count(*)::int from public.lists where id = 'b5000000-0000-4000-8000-000000000004'), 0,
+  'a list with no other member is deleted with the account');
+select is((select count(*)::int from public.lists where id between 'b5000000-0000-4000-8000-000000000001' and 'b5000000-0000-4000-8000-000000000005'), 4,
+  'the four shared lists survive');
+select is((select count(*)::int from public.list_members where list_id in (
+             select id from public.lists where id between 'b5000000-0000-4000-8000-000000000001' and 'b5000000-0000-4000-8000-000000000005')
+             and role = 'owner'), 4, 'every surviving list has exactly one owner');
+
+select * from finish();
+rollback;

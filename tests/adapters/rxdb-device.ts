@@ -1,0 +1,121 @@
+// The scenario's driver for the RxDB adapter: a real RxDB database (the
+// memory storage, as in Node) with the sample app's collections, the app's
+// writes made through RxDB's own API, replicated live by replicateRxCollection
+// with the adapter's pull and push handlers (tasks push after lists).
+import { addRxPlugin, createRxDatabase, type RxCollection, type RxJsonSchema } from "rxdb";
+import { RxDBLocalDocumentsPlugin } from "rxdb/plugins/local-documents";
+import { getRxStorageMemory } from "rxdb/plugins/storage-memory";
+import type { Subscription } from "rxjs";
+import { replicateTidesync, type RxdbTidesync } from "../../client/adapters/rxdb/index.ts";
+import type { RecordData } from "../../client/storage.ts";
+import type { DeviceFactory, DeviceRecord } from "./scenario.ts";
+
+// The adapter keeps its cursor and sent ops in the collection's local documents.
+addRxPlugin(RxDBLocalDocumentsPlugin);
+
+const VERSION = "server_version";
+const text = { type: "string" } as const;
+const optional = (type: string) => ({ type: [type, "null"] });
+
+function schemaOf(fields: Record<string, object>, required: string[]): RxJsonSchema<Record<string, unknown>> {
+  return {
+    version: 0,
+    primaryKey: "id",
+    type: "object",
+    properties: { id: { type: "string", maxLength: 36 }, ...fields, [VERSION]: optional("number") },
+    required: ["id", ...required],
+  } as RxJsonSchema<Record<string, unknown>>;
+}
+
+const schemas = {
+  lists: schemaOf({ title: text, color: optional("string"), position: { type: "number" }, archived: { type: "boolean" }, created_by: optional("string"), created_at: optional("string") }, ["title"]),
+  tasks: schemaOf({
+    list_id: text,
+    title: text,
+    notes: optional("string"),
+    done: { type: "boolean" },
+    due_date: optional("string"),
+    position: { type: "number" },
+    created_by: optional("string"),
+    created_at: optional("string"),
+  }, ["list_id", "title"]),
+};
+const COLLECTIONS = ["lists", "tasks"] as const;
+const LOCAL = new Set(["id", VERSION, "_deleted", "_meta", "_rev", "_attachments"]);
+
+export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onEvent }) => {
+  const database = await createRxDatabase({ name: `${name}-${crypto.randomUUID()}`, storage: getRxStorageMemory() });
+  await database.addCollections({
+    lists: { schema: schemas.lists, localDocuments: true },
+    tasks: { schema: schemas.tasks, localDocuments: true },
+  });
+  const collection = (n: string) => database.collections[n] as RxCollection<Record<string, unknown>>;
+  const replications = new Map<string, RxdbTidesync>();
+  const start = () => {
+    for (const collectionName of COLLECTIONS) {
+      replications.set(collectionName, replicateTidesync({
+        collection: collection(collectionName),
+        name: collectionName,
+        replicationIdentifier: `tidesync-${collectionName}`,
+        retryTime: 50,
+        api,
+        installationId,
+        onEvent,
+        batchSize: 20,
+        backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
+        // A task created offline in a new list goes up after its list.
+        pushAfter: collectionName === "tasks" ? () => replications.get("lists")!.awaitInSync() : undefined,
+      }));
+    }
+  };
+  const stop = async () => {
+    for (const replication of replications.values()) await replication.state.cancel();
+  };
+  start();
+
+  return {
+    async sync() {
+      // Each replication catches up, or the sync fails with the first error it meets.
+      for (const replication of replications.values()) {
+        let subscription: Subscription | undefined;
+        const failed = new Promise<never>((_, reject) => {
+          subscription = replication.state.error$.subscribe(reject);
+        });
+        try {
+          replication.state.reSync();
+          await Promise.race([replication.awaitInSync(), failed]);
+        } finally {
+          subscription?.unsubscribe();
+        }
+      }
+    },
+    async write(collectionName, id, data) {
+      const existing = await collection(collectionName).findOne(id).exec();
+      if (existing) await existing.incrementalPatch(data);
+      else await collection(collectionName).insert({ id, ...data });
+    },
+    async remove(collectionName, id) {
+      await (await collection(collectionName).findOne(id).exec())?.remove();
+    },
+    async records() {
+      const result = new Map<string, DeviceRecord>();
+      for (const collectionName of COLLECTIONS) {
+        for (const doc of await collection(collectionName).find().exec()) {
+          const json = doc.toJSON() as Record<string, unknown>;
+          const data: RecordData = Object.fromEntries(Object.entries(json).filter(([field]) => !LOCAL.has(field)));
+          result.set(`${collectionName}/${doc.primary}`, { version: json[VERSION] as number, data });
+        }
+      }
+      return result;
+    },
+    async restart() {
+      // New replications on the same database: RxDB resumes from its stored checkpoints, the adapter from its local documents.
+      await stop();
+      start();
+    },
+    async close() {
+      await stop();
+      await database.close();
+    },
+  };
+};

@@ -1,0 +1,148 @@
+// GET /v1/users/me/export through real Deno and Postgres: a user with data in
+// every table gets all of it, and nothing of a second user who writes in the
+// same shared lists; the document is the versioned, schema-described one,
+// served as an attachment; the route is rate-limited tightly.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
+import { accountExportSchema } from "../../functions/_shared/schemas/account-export.ts";
+import { notificationPreferencesSchema } from "../../functions/_shared/schemas/notifications.ts";
+import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { phone, pushToken, startSession } from "../support/device-sessions.ts";
+import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
+import { asUser, pushOk, share, upsert } from "../support/shared-lists.ts";
+
+async function exportOf(token: string, baseUrl?: string) {
+  return await call("/v1/users/me/export", { token, baseUrl });
+}
+
+describe("GET /v1/users/me/export", () => {
+  it("holds everything of the caller in every section, and nothing of another member of the same shared lists", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const alicePhone = await alice.newSession();
+    await adminSql`update public.profiles set display_name = 'Alice Export', completed_steps = '{welcome}' where id = ${alice.userId}`;
+    await adminSql`update public.profiles set display_name = 'Bob Secret' where id = ${bob.userId}`;
+    const device = await startSession(alice.token, phone({ push_token: pushToken(), push_provider: "apns" }));
+    await startSession(bob.token, phone());
+
+    // Notification preferences, changed twice (two history entries).
+    const defaults = notificationPreferencesSchema.parse((await call("/v1/users/me/notifications", { token: alice.token })).body);
+    for (const start of ["21:00", "22:30"]) {
+      const put = await call("/v1/users/me/notifications", {
+        method: "PUT", token: alice.token,
+        body: { categories: defaults.categories, quiet_hours: { ...defaults.quiet_hours, enabled: true, start } },
+      });
+      expect(put.status, put.text).toBe(200);
+    }
+
+    // Alice's list shared with Bob, Bob's list shared with Alice; both write in both.
+    const aliceList = randomUUID();
+    const bobList = randomUUID();
+    const aliceTasks = [randomUUID(), randomUUID()];
+    const bobTasks = [randomUUID(), randomUUID()];
+    const aliceOps = await pushOk(alice, { ops: [upsert("lists", aliceList, { title: "Alice shares" })] });
+    await pushOk(bob, { ops: [upsert("lists", bobList, { title: "Bob shares" })] });
+    await share(alice, aliceList, bob, "editor");
+    await share(bob, bobList, alice, "editor");
+    await pushOk(alice, { ops: [
+      upsert("tasks", aliceTasks[0], { list_id: aliceList, title: "alice-task-in-her-list" }),
+      upsert("tasks", aliceTasks[1], { list_id: bobList, title: "alice-task-in-bobs-list" }),
+    ] });
+    await pushOk(bob, { ops: [
+      upsert("tasks", bobTasks[0], { list_id: aliceList, title: "bob-task-in-alices-list" }),
+      upsert("tasks", bobTasks[1], { list_id: bobList, title: "bob-task-in-his-list" }),
+    ] });
+    const openInvite = await asUser(alice, async (tx) => (await tx`select public.create_list_invite(${aliceList}, 'viewer')`).length);
+    expect(openInvite).toBe(1);
+
+    const response = await exportOf(alice.token);
+    expect(response.status, response.text).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^application\/json/);
+    expect(response.headers.get("content-disposition")).toMatch(/^attachment; filename="tidesync-export-\d{4}-\d{2}-\d{2}\.json"$/);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    const doc = accountExportSchema.parse(response.body);
+
+    expect(doc.export_version).toBe(1);
+    expect(Math.abs(Date.parse(doc.generated_at) - Date.now())).toBeLessThan(10 * 60_000);
+    expect(doc.account).toMatchObject({ id: alice.userId, email: alice.email, is_anonymous: false });
+    expect(doc.profile).toMatchObject({ id: alice.userId, display_name: "Alice Export", completed_steps: ["welcome"] });
+    expect(doc.devices.map((d) => d.id)).toEqual([device.body.device.id]);
+    expect(doc.devices[0]).toMatchObject({ has_push_token: true });
+    expect(response.text).not.toContain("test-apns-"); // the push token itself stays out
+    expect(doc.sessions.map((s) => s.id).sort()).toEqual([alice.sessionId, alicePhone.sessionId].sort());
+    expect(doc.notification_preferences.quiet_hours).toMatchObject({ enabled: true, start: "22:30" });
+    expect(doc.notification_preference_history.map((h) => (h.new as { quiet_hours: { start: string } }).quiet_hours.start)).toEqual(["21:00", "22:30"]);
+    expect(doc.list_memberships.map((m) => [m.list_id, m.role]).sort()).toEqual(
+      [[alice.userId, "owner"], [aliceList, "owner"], [bobList, "editor"]].sort(),
+    );
+    // The invite Bob used (who used it is not hers to export) and the open one.
+    expect(doc.list_invites.map((i) => [i.list_id, i.role, i.used_at === null]).sort()).toEqual(
+      [[aliceList, "editor", false], [aliceList, "viewer", true]].sort(),
+    );
+    expect(doc.sync_op_results.map((o) => o.op_id)).toEqual(expect.arrayContaining(aliceOps.results.map((r) => r.op_id)));
+    expect(doc.account_deletion).toEqual({ status: "none", requested_at: null, scheduled_for: null });
+    expect(doc.synced.lists.map((l) => l.id).sort()).toEqual([alice.userId, aliceList].sort());
+    expect(doc.synced.tasks.map((t) => t.id).sort()).toEqual([...aliceTasks].sort());
+    expect(doc.synced.tasks.find((t) => t.id === aliceTasks[1])).toMatchObject({ title: "alice-task-in-bobs-list", list_id: bobList });
+    expect(doc.complete).toBe(true);
+
+    // Nothing of Bob: not his id, email, name, tasks (even in her list) or his list's rows.
+    for (const secret of [bob.userId, bob.email, "Bob Secret", ...bobTasks, "bob-task-in-alices-list", "bob-task-in-his-list", bob.sessionId]) {
+      expect(response.text).not.toContain(secret);
+    }
+    // …and Bob's export holds his tasks, not Alice's; made an owner of her
+    // list, he still does not get its row (it names her as its creator).
+    await asUser(alice, (tx) => tx`update public.list_members set role = 'owner' where list_id = ${aliceList} and user_id = ${bob.userId}`);
+    const bobsResponse = await exportOf(bob.token);
+    const bobs = accountExportSchema.parse(bobsResponse.body);
+    expect(bobs.synced.tasks.map((t) => t.id).sort()).toEqual([...bobTasks].sort());
+    expect(bobs.synced.lists.map((l) => l.id).sort()).toEqual([bob.userId, bobList].sort());
+    expect(bobs.list_memberships.find((m) => m.list_id === aliceList)).toMatchObject({ role: "owner", title: "Alice shares" });
+    for (const secret of [alice.userId, alice.email, "Alice Export", ...aliceTasks]) expect(bobsResponse.text).not.toContain(secret);
+  });
+
+  it("a pending deletion is in the export (through the shipped client)", async () => {
+    const user = await createTestUser();
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+    const scheduled = await api.requestAccountDeletion();
+    const doc = await api.exportAccount();
+    expect(doc.account_deletion).toEqual({ status: "scheduled", requested_at: scheduled.requested_at, scheduled_for: scheduled.scheduled_for });
+    expect(doc.account.id).toBe(user.userId);
+    await api.cancelAccountDeletion();
+    expect((await api.getAccountDeletion()).status).toBe("none");
+  });
+
+  it("401 without a token or with a signed-out session, 405 for another method", async () => {
+    expectEnvelope(await exportOf(""), 401, "UNAUTHENTICATED");
+    const user = await createTestUser();
+    await adminSql`delete from auth.sessions where id = ${user.sessionId}`;
+    expectEnvelope(await exportOf(user.token), 401, "UNAUTHENTICATED");
+    expectEnvelope(await call("/v1/users/me/export", { method: "POST", body: {} }), 405, "METHOD_NOT_ALLOWED");
+  });
+});
+
+describe("GET /v1/users/me/export under its default budget", () => {
+  let server: FunctionsServer;
+  beforeAll(async () => {
+    // The default rules of the code (3 exports an hour), not the test stack's generous ones.
+    const { TIDESYNC_RATE_LIMITS: _generous, ...env } = stack.functionsEnv;
+    server = await startFunctionsServer(env, { name: "issue9-export-budget" });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it("the fourth export within the hour is 429 with Retry-After; another user still has their budget", async () => {
+    const meta = await call("/v1/meta", { baseUrl: server.apiUrl });
+    expect(meta.body.rate_limits["account.export"]).toEqual({ limit: 3, window_seconds: 3600, per: "user" });
+    const user = await createTestUser();
+    for (let i = 0; i < 3; i++) expect((await exportOf(user.token, server.apiUrl)).status).toBe(200);
+    const limited = await exportOf(user.token, server.apiUrl);
+    expectEnvelope(limited, 429, "RATE_LIMITED");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(limited.headers.get("ratelimit-policy")).toBe("3;w=3600");
+    const other = await createTestUser();
+    expect((await exportOf(other.token, server.apiUrl)).status).toBe(200);
+  });
+});

@@ -1,0 +1,218 @@
+// GET /v1/expo-updates/manifest speaks the Expo Updates protocol v1 the way
+// expo-updates reads it: the multipart/mixed answer is parsed with
+// @expo/multipart-body-parser, and each part's expo-signature is verified
+// against a code-signing certificate made with @expo/code-signing-certificates
+// (what `npx expo-updates codesigning:generate` writes) for the server's key.
+import { createPublicKey, createHash, verify, X509Certificate } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import {
+  convertCertificateToCertificatePEM,
+  convertKeyPairPEMToKeyPair,
+  generateSelfSignedCodeSigningCertificate,
+  validateSelfSignedCertificate,
+} from "@expo/code-signing-certificates";
+import { isMultipartPartWithName, type MultipartPart, parseMultipartMixedResponseAsync } from "@expo/multipart-body-parser";
+import { parseDictionary } from "structured-headers";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { PublishRelease } from "../../functions/_shared/schemas/releases.ts";
+import { call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { freshChannel, publish, putArtifact, setRelease, testerGroup } from "../support/releases.ts";
+
+const MANIFEST_PATH = "/v1/expo-updates/manifest";
+
+/** The certificate an Expo app embeds (app.json updates.codeSigningCertificate) for the server's signing key. */
+function codeSigningCertificate(): X509Certificate {
+  const privateKeyPEM = stack.functionsEnv.TIDESYNC_EXPO_SIGNING_KEY;
+  const publicKeyPEM = createPublicKey(privateKeyPEM).export({ type: "spki", format: "pem" }).toString();
+  const keyPair = convertKeyPairPEMToKeyPair({ privateKeyPEM, publicKeyPEM });
+  const certificate = generateSelfSignedCodeSigningCertificate({
+    keyPair,
+    validityNotBefore: new Date(Date.now() - 60_000),
+    validityNotAfter: new Date(Date.now() + 365 * 24 * 3600_000),
+    commonName: "tidesync test app",
+  });
+  validateSelfSignedCertificate(certificate, keyPair);
+  return new X509Certificate(convertCertificateToCertificatePEM(certificate));
+}
+
+/** What expo-updates checks of a signed part: the rsa-v1_5-sha256 signature over the part body, for keyid main. */
+function signatureIsValid(part: MultipartPart, certificate: X509Certificate): boolean {
+  const header = part.headers.get("expo-signature");
+  if (typeof header !== "string") return false;
+  const dictionary = parseDictionary(header);
+  const field = (name: string) => (dictionary.get(name) as [unknown, unknown] | undefined)?.[0];
+  expect(field("keyid")).toBe("main");
+  expect(field("alg")).toBe("rsa-v1_5-sha256");
+  const signature = Buffer.from(String(field("sig")), "base64");
+  return verify("sha256", Buffer.from(part.body, "utf8"), certificate.publicKey, signature);
+}
+
+interface ExpoRequest {
+  channel: string;
+  runtimeVersion?: string;
+  platform?: "ios" | "android";
+  protocol?: "0" | "1";
+  token?: string;
+  currentUpdateId?: string;
+  expectSignature?: string;
+  clientId?: string;
+}
+
+async function manifestRequest(request: ExpoRequest) {
+  const headers: Record<string, string> = {
+    "expo-protocol-version": request.protocol ?? "1",
+    "expo-platform": request.platform ?? "ios",
+    "expo-runtime-version": request.runtimeVersion ?? "1.0",
+    "expo-channel-name": request.channel,
+    "eas-client-id": request.clientId ?? randomUUID(),
+  };
+  if (request.currentUpdateId) headers["expo-current-update-id"] = request.currentUpdateId;
+  if (request.expectSignature) headers["expo-expect-signature"] = request.expectSignature;
+  const response = await fetch(`${stack.apiUrl}${MANIFEST_PATH}`, {
+    headers: { ...headers, ...(request.token ? { authorization: `Bearer ${request.token}` } : {}) },
+  });
+  const body = Buffer.from(await response.arrayBuffer());
+  const parts = response.status === 200 ? await parseMultipartMixedResponseAsync(response.headers.get("content-type")!, body) : [];
+  const json = (name: string) => {
+    const part = parts.find((p) => isMultipartPartWithName(p, name));
+    return part ? JSON.parse(part.body) : undefined;
+  };
+  return { response, parts, manifest: json("manifest"), directive: json("directive"), extensions: json("extensions") };
+}
+
+async function otaRelease(channel: string, buildNumber: number, overrides: Partial<PublishRelease> = {}): Promise<PublishRelease> {
+  const bundle = await putArtifact(`ota/${channel}/${buildNumber}/bundle.js`, `console.log(${JSON.stringify(`${channel} ${buildNumber} ${randomUUID()}`)});`);
+  const logo = await putArtifact(`ota/${channel}/${buildNumber}/logo.png`, new Uint8Array([137, 80, 78, 71, buildNumber % 256]));
+  return {
+    platform: "ios",
+    channel,
+    kind: "ota",
+    version: `1.0.${buildNumber}`,
+    build_number: buildNumber,
+    runtime_version: "1.0",
+    artifact: { ...bundle, content_type: "application/javascript" },
+    assets: [{ path: logo.path, sha256: logo.sha256, content_type: "image/png", file_extension: ".png" }],
+    ...overrides,
+  };
+}
+
+const base64url = (bytes: Buffer) => bytes.toString("base64url");
+
+describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
+  let channel: string;
+  beforeAll(async () => {
+    channel = freshChannel("prod");
+    await testerGroup([channel], [], { everyone: true });
+  });
+
+  it("answers multipart/mixed with the manifest of the newest update; every asset's hash matches what its URL serves", async () => {
+    const release = await otaRelease(channel, 1);
+    const { id } = await publish(release);
+    const { response, manifest, extensions, directive } = await manifestRequest({ channel });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^multipart\/mixed; boundary=/);
+    expect(response.headers.get("expo-protocol-version")).toBe("1");
+    expect(response.headers.get("expo-sfv-version")).toBe("0");
+    expect(response.headers.get("cache-control")).toBe("private, max-age=0");
+    expect(directive).toBeUndefined();
+    expect(extensions).toEqual({ assetRequestHeaders: {} });
+    expect(manifest).toMatchObject({ id, runtimeVersion: "1.0", metadata: {}, extra: { tidesync: { release_id: id, channel } } });
+    expect(Date.parse(manifest.createdAt)).not.toBeNaN();
+    expect(manifest.launchAsset).toMatchObject({ contentType: "application/javascript", key: release.artifact.sha256 });
+    expect(manifest.assets).toHaveLength(1);
+    expect(manifest.assets[0]).toMatchObject({ contentType: "image/png", fileExtension: ".png" });
+    for (const asset of [manifest.launchAsset, ...manifest.assets]) {
+      const download = await fetch(asset.url);
+      expect(download.status).toBe(200);
+      expect(asset.hash).toBe(base64url(createHash("sha256").update(Buffer.from(await download.arrayBuffer())).digest()));
+      expect(asset.hash).not.toMatch(/[+/=]/);
+    }
+
+    // The app already runs it: noUpdateAvailable.
+    const again = await manifestRequest({ channel, currentUpdateId: id });
+    expect(again.directive).toEqual({ type: "noUpdateAvailable" });
+    expect(again.manifest).toBeUndefined();
+  });
+
+  it("code signing: with expo-expect-signature every part is signed, verifiable with the app's certificate", async () => {
+    const certificate = codeSigningCertificate();
+    const signed = await manifestRequest({ channel, expectSignature: 'sig, keyid="main", alg="rsa-v1_5-sha256"' });
+    expect(signed.response.status).toBe(200);
+    expect(signed.parts.map((p) => p.name).sort()).toEqual(["extensions", "manifest"]);
+    for (const part of signed.parts) expect(signatureIsValid(part, certificate)).toBe(true);
+    // The verification can fail: a changed body does not verify.
+    const manifestPart = signed.parts.find((p) => p.name === "manifest")!;
+    expect(signatureIsValid({ ...manifestPart, body: manifestPart.body.replace("1.0", "2.0") }, certificate)).toBe(false);
+
+    const directive = await manifestRequest({ channel, runtimeVersion: "9.9", expectSignature: "sig" });
+    expect(directive.parts.map((p) => p.name)).toEqual(["directive"]);
+    expect(signatureIsValid(directive.parts[0], certificate)).toBe(true);
+
+    const unsigned = await manifestRequest({ channel });
+    expect(unsigned.parts.every((p) => !p.headers.has("expo-signature"))).toBe(true);
+
+    const unknownKey = await call(MANIFEST_PATH, {
+      headers: { "expo-platform": "ios", "expo-runtime-version": "1.0", "expo-channel-name": channel, "expo-expect-signature": 'sig, keyid="other"' },
+    });
+    expectEnvelope(unknownKey, 400, "VALIDATION_FAILED");
+  });
+
+  it("a wrong runtime version or platform gets no update (noUpdateAvailable; 204 for protocol 0)", async () => {
+    const other = freshChannel("prod");
+    await testerGroup([other], [], { everyone: true });
+    await publish(await otaRelease(other, 1));
+    expect((await manifestRequest({ channel: other, runtimeVersion: "2.0" })).directive).toEqual({ type: "noUpdateAvailable" });
+    expect((await manifestRequest({ channel: other, platform: "android" })).directive).toEqual({ type: "noUpdateAvailable" });
+    const legacy = await manifestRequest({ channel: other, runtimeVersion: "2.0", protocol: "0" });
+    expect(legacy.response.status).toBe(204);
+    expect(legacy.response.headers.get("expo-protocol-version")).toBe("0");
+  });
+
+  it("rolling back the newest update offers the previous; rolling back the last one is rollBackToEmbedded", async () => {
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    const first = await publish(await otaRelease(track, 1));
+    const second = await publish(await otaRelease(track, 2));
+    expect((await manifestRequest({ channel: track })).manifest.id).toBe(second.id);
+
+    await setRelease(second.id, { status: "rolled_back" });
+    expect((await manifestRequest({ channel: track, currentUpdateId: second.id })).manifest.id).toBe(first.id);
+
+    const rolledBack = await setRelease(first.id, { status: "rolled_back" });
+    await setRelease(second.id, { status: "rolled_back" });
+    const answer = await manifestRequest({ channel: track, currentUpdateId: first.id });
+    expect(answer.manifest).toBeUndefined();
+    expect(answer.directive).toMatchObject({ type: "rollBackToEmbedded", parameters: { commitTime: expect.any(String) } });
+    expect(Date.parse(answer.directive.parameters.commitTime)).toBeGreaterThanOrEqual(Date.parse(rolledBack.updated_at) - 1000);
+
+    // A paused update is held back without sending anyone to the embedded bundle.
+    const paused = freshChannel("prod");
+    await testerGroup([paused], [], { everyone: true });
+    await publish(await otaRelease(paused, 1, { status: "paused" }));
+    expect((await manifestRequest({ channel: paused })).directive).toEqual({ type: "noUpdateAvailable" });
+  });
+
+  it("a beta channel: a member with their token gets the update; a non-member and a caller without a token get exactly noUpdateAvailable", async () => {
+    const tester = await createTestUser();
+    const outsider = await createTestUser();
+    const beta = freshChannel("beta");
+    await testerGroup([beta], [tester.userId]);
+    const { id } = await publish(await otaRelease(beta, 1));
+    expect((await manifestRequest({ channel: beta, token: tester.token })).manifest.id).toBe(id);
+    const hidden = await manifestRequest({ channel: beta, token: outsider.token });
+    const anonymous = await manifestRequest({ channel: beta });
+    const nothing = await manifestRequest({ channel: freshChannel("beta"), token: outsider.token });
+    for (const answer of [hidden, anonymous, nothing]) {
+      expect(answer.response.status).toBe(200);
+      expect(answer.parts.map((p) => [p.name, p.body])).toEqual([["directive", JSON.stringify({ type: "noUpdateAvailable" })]]);
+    }
+    expectEnvelope(await call(MANIFEST_PATH, { token: "not-a-token", headers: { "expo-platform": "ios", "expo-runtime-version": "1", "expo-channel-name": beta } }), 401, "UNAUTHENTICATED");
+  });
+
+  it("400 in the envelope without the protocol's headers", async () => {
+    const missing = await call(MANIFEST_PATH, { headers: { "expo-protocol-version": "1" } });
+    const fields = expectEnvelope(missing, 400, "VALIDATION_FAILED").details?.map((d) => d.field) ?? [];
+    expect(fields.join(" ")).toMatch(/expo-platform/);
+    expect(fields.join(" ")).toMatch(/expo-runtime-version/);
+  });
+});

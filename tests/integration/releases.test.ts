@@ -1,0 +1,434 @@
+// Test-build distribution through real Deno and Postgres: CI publishing signed
+// with the reference Standard Webhooks implementation, the update check
+// (tester groups, minimum build, paused / rolled-back builds, deterministic
+// rollouts over 1,000 devices), expiring tamper-evident download links, and
+// tester feedback.
+import { randomUUID } from "node:crypto";
+import { SignJWT } from "jose";
+import { afterAll, describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
+import { releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
+import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { phone, startSession, withoutRequestId } from "../support/device-sessions.ts";
+import {
+  binaryRelease,
+  check,
+  freshChannel,
+  publish,
+  releaseCount,
+  setRelease,
+  sha256Of,
+  signedCall,
+  testerGroup,
+} from "../support/releases.ts";
+import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
+import { signEs256, supabaseClaims } from "../support/tokens.ts";
+
+const started: FunctionsServer[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop()));
+});
+
+async function checkBody(token: string, query: Parameters<typeof check>[1]) {
+  const response = await check(token, query);
+  expect(response.status, response.text).toBe(200);
+  return updateCheckResponseSchema.parse(response.body);
+}
+
+describe("POST /v1/releases (CI, Standard Webhooks)", () => {
+  it("201 with a good signature; a retried delivery (same webhook-id) answers the same release and writes nothing more", async () => {
+    const channel = freshChannel();
+    const release = await binaryRelease(channel, 10);
+    const webhookId = `msg_${randomUUID()}`;
+    const first = await signedCall("/v1/releases", release, { webhookId });
+    expect(first.status, first.text).toBe(201);
+    const published = releaseSchema.parse(first.body);
+    expect(published).toMatchObject({ channel, build_number: 10, status: "active", rollout_percentage: 100, artifact: { path: release.artifact.path } });
+
+    const retried = await signedCall("/v1/releases", release, { webhookId });
+    expect(retried.status, retried.text).toBe(200);
+    expect(retried.body).toEqual(first.body);
+    expect(await releaseCount(channel)).toBe(1);
+
+    // A new delivery of the same build number is refused, in the envelope.
+    const again = await signedCall("/v1/releases", release);
+    expect(expectEnvelope(again, 400, "VALIDATION_FAILED").details?.[0]).toMatchObject({ field: "/build_number", code: "already_published" });
+    expect(await releaseCount(channel)).toBe(1);
+  });
+
+  it("a release deleted in the dashboard takes its delivery records along: CI's retry of that delivery publishes the build again", async () => {
+    const channel = freshChannel();
+    const release = await binaryRelease(channel, 11);
+    const webhookId = `msg_${randomUUID()}`;
+    const first = await signedCall("/v1/releases", release, { webhookId });
+    expect(first.status, first.text).toBe(201);
+    // What the dashboard (or an admin script) does to withdraw a mistaken build for good.
+    await adminSql`delete from app_private.releases where id = ${releaseSchema.parse(first.body).id}`;
+    expect((await adminSql`select count(*)::int as n from app_private.release_webhook_deliveries where webhook_id = ${webhookId}`)[0].n).toBe(0);
+
+    const retried = await signedCall("/v1/releases", release, { webhookId });
+    expect(retried.status, retried.text).toBe(201);
+    expect(releaseSchema.parse(retried.body).id).not.toBe(releaseSchema.parse(first.body).id);
+    expect(await releaseCount(channel)).toBe(1);
+  });
+
+  it("401 and nothing written: wrong secret, tampered body, missing headers, stale or future timestamp", async () => {
+    const channel = freshChannel();
+    const release = await binaryRelease(channel, 10);
+    const otherSecret = `whsec_${Buffer.from(randomUUID() + randomUUID()).toString("base64")}`;
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
+    const refusals = [
+      await signedCall("/v1/releases", release, { secret: otherSecret }),
+      await signedCall("/v1/releases", release, { headers: { "webhook-signature": "v1,AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" } }),
+      await signedCall("/v1/releases", release, { headers: { "webhook-signature": undefined } }),
+      await signedCall("/v1/releases", release, { headers: { "webhook-id": undefined } }),
+      await signedCall("/v1/releases", release, { headers: { "webhook-timestamp": undefined } }),
+      await signedCall("/v1/releases", release, { timestamp: minutesAgo(6) }),
+      await signedCall("/v1/releases", release, { timestamp: minutesAgo(-6) }),
+      await signedCall("/v1/releases", release, { headers: { "webhook-timestamp": "yesterday" } }),
+      // Signed for one id, sent with another (a replay under a fresh id).
+      await signedCall("/v1/releases", release, { headers: { "webhook-id": `msg_${randomUUID()}` } }),
+    ];
+    for (const response of refusals) expectEnvelope(response, 401, "UNAUTHENTICATED");
+
+    // The body changed after signing: the signature covers the exact bytes.
+    const good = await signedCall("/v1/releases", { ...release, build_number: 11 }, { headers: {} });
+    expect(good.status).toBe(201);
+    const tampered = await (async () => {
+      const { Webhook } = await import("standardwebhooks");
+      const id = `msg_${randomUUID()}`;
+      const now = new Date();
+      const signature = new Webhook(stack.functionsEnv.TIDESYNC_RELEASES_WEBHOOK_SECRET).sign(id, now, JSON.stringify({ ...release, build_number: 12 }));
+      return await call("/v1/releases", {
+        method: "POST",
+        rawBody: JSON.stringify({ ...release, build_number: 13, rollout_percentage: 100 }),
+        headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(Math.floor(now.getTime() / 1000)), "webhook-signature": signature },
+      });
+    })();
+    expectEnvelope(tampered, 401, "UNAUTHENTICATED");
+    expect(await releaseCount(channel)).toBe(1);
+  });
+
+  it("a user's bearer token is no way to publish", async () => {
+    const user = await createTestUser();
+    const channel = freshChannel();
+    expectEnvelope(await call("/v1/releases", { method: "POST", token: user.token, body: await binaryRelease(channel, 1) }), 401, "UNAUTHENTICATED");
+    expect(await releaseCount(channel)).toBe(0);
+  });
+
+  it("400 in the envelope for an invalid release (one artifact location, ota needs a runtime version)", async () => {
+    const channel = freshChannel();
+    const release = await binaryRelease(channel, 1);
+    const both = await signedCall("/v1/releases", { ...release, artifact: { ...release.artifact, url: "https://example.com/a.ipa" } });
+    expect(expectEnvelope(both, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toContain("/artifact/path");
+    const ota = await signedCall("/v1/releases", { ...release, kind: "ota" });
+    expect(expectEnvelope(ota, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toContain("/runtime_version");
+    const climbing = await signedCall("/v1/releases", { ...release, artifact: { ...release.artifact, path: "../../etc/passwd" } });
+    expect(expectEnvelope(climbing, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toContain("/artifact/path");
+    expect(await releaseCount(channel)).toBe(0);
+  });
+});
+
+describe("PATCH /v1/releases/{id}", () => {
+  it("changes status and rollout once per webhook-id; unknown ids are 404; unsigned is 401", async () => {
+    const channel = freshChannel();
+    const { id } = await publish(await binaryRelease(channel, 5));
+    const webhookId = `msg_${randomUUID()}`;
+    const paused = await signedCall(`/v1/releases/${id}`, { status: "paused" }, { method: "PATCH", webhookId });
+    expect(paused.status, paused.text).toBe(200);
+    expect(paused.body).toMatchObject({ id, status: "paused" });
+    await setRelease(id, { status: "active", rollout_percentage: 40 });
+    // The first delivery retried late must not undo the later change.
+    const retried = await signedCall(`/v1/releases/${id}`, { status: "paused" }, { method: "PATCH", webhookId });
+    expect(retried.status).toBe(200);
+    const [row] = await adminSql`select status, rollout_percentage from app_private.releases where id = ${id}`;
+    expect(row).toEqual({ status: "active", rollout_percentage: 40 });
+
+    expectEnvelope(await signedCall(`/v1/releases/${randomUUID()}`, { status: "paused" }, { method: "PATCH" }), 404, "NOT_FOUND");
+    expectEnvelope(await signedCall("/v1/releases/not-a-uuid", { status: "paused" }, { method: "PATCH" }), 404, "NOT_FOUND");
+    expectEnvelope(await call(`/v1/releases/${id}`, { method: "PATCH", body: { status: "rolled_back" } }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await signedCall(`/v1/releases/${id}`, { version: "9.9.9" }, { method: "PATCH" }), 400, "VALIDATION_FAILED");
+  });
+});
+
+describe("GET /v1/releases/check", () => {
+  it("a non-member gets exactly the answer of a channel without builds; a member gets the build with a working link", async () => {
+    const tester = await createTestUser();
+    const outsider = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const release = await binaryRelease(channel, 200, { release_notes: "New onboarding" });
+    const { id } = await publish(release);
+
+    const member = await checkBody(tester.token, { channel, build_number: 100 });
+    expect(member).toMatchObject({ level: "optional", release: { id, build_number: 200, release_notes: "New onboarding" } });
+    expect(member.release!.download).toMatchObject({ sha256: release.artifact.sha256, size: release.artifact.size });
+    const expiresIn = Date.parse(member.release!.download.expires_at!) - Date.now();
+    expect(expiresIn).toBeGreaterThan(55 * 60_000);
+    expect(expiresIn).toBeLessThanOrEqual(3600_000);
+    const download = await fetch(member.release!.download.url);
+    expect(download.status).toBe(200);
+    expect(await sha256Of(new Uint8Array(await download.arrayBuffer()))).toBe(release.artifact.sha256);
+
+    const hidden = await check(outsider.token, { channel, build_number: 100 });
+    const empty = await check(outsider.token, { channel: freshChannel(), build_number: 100 });
+    expect(hidden.status).toBe(200);
+    expect(hidden.body).toEqual({ level: "none", release: null });
+    expect({ status: hidden.status, body: hidden.body }).toEqual({ status: empty.status, body: empty.body });
+    // The tester with nothing newer gets the same none too.
+    expect(await checkBody(tester.token, { channel, build_number: 200 })).toEqual({ level: "none", release: null });
+  });
+
+  it("required below the channel's minimum build, optional at or above it; the minimum never leaks to non-members", async () => {
+    const tester = await createTestUser();
+    const outsider = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    await publish(await binaryRelease(channel, 300, { update_policy: { minimum_build_number: 150 } }));
+    expect((await checkBody(tester.token, { channel, build_number: 100 })).level).toBe("required");
+    expect((await checkBody(tester.token, { channel, build_number: 150 })).level).toBe("optional");
+    expect(await checkBody(outsider.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
+    // The other platform of the channel has no policy: optional.
+    await publish(await binaryRelease(channel, 300, { platform: "android" }));
+    expect((await checkBody(tester.token, { channel, build_number: 100, platform: "android" })).level).toBe("optional");
+  });
+
+  it("paused and rolled-back builds are never offered; rolling back the newest offers the previous one again", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const older = await publish(await binaryRelease(channel, 200));
+    const newer = await publish(await binaryRelease(channel, 300));
+    const paused = await publish(await binaryRelease(channel, 400, { status: "paused" }));
+    expect((await checkBody(tester.token, { channel, build_number: 100 })).release?.id).toBe(newer.id);
+
+    await setRelease(newer.id, { status: "rolled_back" });
+    expect((await checkBody(tester.token, { channel, build_number: 100 })).release?.id).toBe(older.id);
+    await setRelease(older.id, { status: "paused" });
+    expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
+    await setRelease(paused.id, { status: "active" });
+    expect((await checkBody(tester.token, { channel, build_number: 100 })).release?.id).toBe(paused.id);
+  });
+
+  it("a percentage rollout over 1,000 devices: within ±5%, the same answer on every check, raising it only adds devices", async () => {
+    const user = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [user.userId]);
+    const { id } = await publish(await binaryRelease(channel, 500, { rollout_percentage: 30 }));
+
+    // 1,000 installations of the app: a session each with its registered device.
+    const devices = Array.from({ length: 1000 }, () => ({ sessionId: randomUUID(), installationId: randomUUID() }));
+    await adminSql`
+      insert into auth.sessions ${adminSql(devices.map((d) => ({ id: d.sessionId, user_id: user.userId, aal: "aal1", created_at: new Date(), updated_at: new Date() })))}`;
+    await adminSql`
+      insert into app_private.devices ${adminSql(devices.map((d) => ({
+        user_id: user.userId, installation_id: d.installationId, platform: "ios", app_version: "1.0", build_number: 100, session_id: d.sessionId,
+      })))}`;
+    const tokens = await Promise.all(devices.map((d) =>
+      signEs256(stack.keys.privateJwk, supabaseClaims({ userId: user.userId, sessionId: d.sessionId, email: user.email }))));
+
+    async function offered(): Promise<Set<number>> {
+      const result = new Set<number>();
+      for (let start = 0; start < tokens.length; start += 8) {
+        const answers = await Promise.all(tokens.slice(start, start + 8).map((token) => checkBody(token, { channel, build_number: 100 })));
+        answers.forEach((answer, i) => {
+          if (answer.release) {
+            expect(answer.release.id).toBe(id);
+            result.add(start + i);
+          }
+        });
+      }
+      return result;
+    }
+
+    const first = await offered();
+    expect(first.size).toBeGreaterThanOrEqual(250);
+    expect(first.size).toBeLessThanOrEqual(350);
+    expect([...(await offered())].sort()).toEqual([...first].sort());
+
+    await setRelease(id, { rollout_percentage: 60 });
+    const raised = await offered();
+    expect(raised.size).toBeGreaterThanOrEqual(550);
+    expect(raised.size).toBeLessThanOrEqual(650);
+    expect([...first].every((device) => raised.has(device))).toBe(true);
+  }, 240_000);
+
+  it("download links are refused once tampered with, for another object, or expired", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const release = await binaryRelease(channel, 200);
+    await publish(release);
+    const other = await binaryRelease(channel, 201, { status: "paused" });
+    await publish(other);
+    const link = new URL((await checkBody(tester.token, { channel, build_number: 100 })).release!.download.url);
+    expect((await fetch(link)).status).toBe(200);
+
+    const token = link.searchParams.get("token")!;
+    const [header, payload, signature] = token.split(".");
+    const flipped = `${signature.slice(0, -2)}${signature.endsWith("AA") ? "BB" : "AA"}`;
+    const tamperedSignature = new URL(link);
+    tamperedSignature.searchParams.set("token", `${header}.${payload}.${flipped}`);
+    const tamperedPayload = new URL(link);
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload, "base64url").toString()), exp: 4102444800 })).toString("base64url");
+    tamperedPayload.searchParams.set("token", `${header}.${forged}.${signature}`);
+    const otherObject = new URL(link);
+    otherObject.pathname = otherObject.pathname.replace(/200\.ipa$/, "201.ipa");
+    for (const refused of [tamperedSignature, tamperedPayload, otherObject]) {
+      const response = await fetch(refused);
+      expect(response.status, refused.toString()).toBe(400);
+      expect(await response.json()).toMatchObject({ statusCode: "400" });
+    }
+
+    // A link of a server configured for 1-second links, used after its second.
+    const shortLived = await startFunctionsServer({ ...stack.functionsEnv, TIDESYNC_DOWNLOAD_LINK_TTL_S: "1" }, { name: `${stack.database}-short-links` });
+    started.push(shortLived);
+    const answer = await call(`/v1/releases/check?platform=ios&channel=${channel}&build_number=100`, { token: tester.token, baseUrl: shortLived.apiUrl });
+    const shortLink = updateCheckResponseSchema.parse(answer.body).release!.download;
+    expect(Date.parse(shortLink.expires_at!) - Date.now()).toBeLessThanOrEqual(1000);
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const late = await fetch(shortLink.url);
+    expect(late.status).toBe(400);
+    expect(await late.json()).toMatchObject({ error: "InvalidJWT", message: "jwt expired" });
+
+    // The same link with its lifetime over: signed like the store signs, with exp in the past.
+    const objectUrl = decodeURIComponent(link.pathname.split("/object/sign/")[1]);
+    const past = Math.floor(Date.now() / 1000) - 10;
+    const expiredToken = await new SignJWT({ url: objectUrl }).setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setIssuedAt(past - 3600).setExpirationTime(past).sign(new TextEncoder().encode(stack.functionsEnv.TIDESYNC_LOCAL_STORAGE_SECRET));
+    const expired = new URL(link);
+    expired.searchParams.set("token", expiredToken);
+    const expiredResponse = await fetch(expired);
+    expect(expiredResponse.status).toBe(400);
+    expect(await expiredResponse.json()).toMatchObject({ error: "InvalidJWT", message: "jwt expired" });
+  });
+
+  it("401 without a token, 400 in the envelope for a bad query", async () => {
+    expectEnvelope(await call("/v1/releases/check?platform=ios&channel=beta&build_number=1"), 401, "UNAUTHENTICATED");
+    const user = await createTestUser();
+    const bad = await call("/v1/releases/check?platform=symbian&channel=BETA!&build_number=-1", { token: user.token });
+    expect(expectEnvelope(bad, 400, "VALIDATION_FAILED").details?.map((d) => d.field).sort()).toEqual(["/build_number", "/channel", "/platform"]);
+  });
+});
+
+describe("GET /v1/meta", () => {
+  it("publishes the test-build settings a team configures CI and Expo apps with", async () => {
+    const meta = await call("/v1/meta");
+    expect(meta.body.releases).toEqual({
+      download_link_ttl_seconds: 3600,
+      webhook_tolerance_seconds: 300,
+      expo_updates_url_path: "/v1/expo-updates/manifest",
+      expo_code_signing: { keyid: "main", alg: "rsa-v1_5-sha256" },
+    });
+  });
+});
+
+describe("the client: checkForUpdate() and sendReleaseFeedback()", () => {
+  it("asks the real server for the caller's update, then sends feedback on it", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 300, { update_policy: { minimum_build_number: 200 } }));
+    const client = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => tester.token });
+    const update = await client.checkForUpdate({ platform: "ios", channel, buildNumber: 150 });
+    expect(update).toMatchObject({ level: "required", release: { id, build_number: 300 } });
+    expect(await client.checkForUpdate({ platform: "ios", channel, buildNumber: 300 })).toEqual({ level: "none", release: null });
+    const feedback = await client.sendReleaseFeedback(id, { body: "Works on my phone", platform: "ios", build_number: 300 });
+    expect(feedback).toMatchObject({ release_id: id, build_number: 300 });
+  });
+});
+
+describe("POST /v1/releases/{id}/feedback", () => {
+  it("a tester's feedback is stored with their device's platform and build; a non-member gets the 404 of an unknown id", async () => {
+    const tester = await createTestUser();
+    const outsider = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    const device = await startSession(tester.token, phone({ platform: "ios", build_number: 200 }));
+
+    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "The login button does nothing" } });
+    expect(sent.status, sent.text).toBe(201);
+    expect(sent.body).toMatchObject({ release_id: id, platform: "ios", build_number: 200, device_id: device.body.device.id });
+    const rows = await adminSql`select user_id, body from app_private.release_feedback where release_id = ${id}`;
+    expect(rows).toEqual([{ user_id: tester.userId, body: "The login button does nothing" }]);
+
+    const hidden = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: outsider.token, body: { body: "found it", platform: "ios", build_number: 1 } });
+    const unknown = await call(`/v1/releases/${randomUUID()}/feedback`, { method: "POST", token: outsider.token, body: { body: "found it", platform: "ios", build_number: 1 } });
+    expectEnvelope(hidden, 404, "NOT_FOUND");
+    expect(withoutRequestId(hidden.body)).toEqual(withoutRequestId(unknown.body));
+    expect((await adminSql`select count(*)::int as n from app_private.release_feedback where release_id = ${id}`)[0].n).toBe(1);
+
+    // Whoever manages releases reads it, signed like CI; a tester's token is no way to.
+    const read = await signedCall(`/v1/releases/${id}/feedback`, undefined, { method: "GET" });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.feedback).toEqual([expect.objectContaining({ user_id: tester.userId, body: "The login button does nothing", build_number: 200 })]);
+    expectEnvelope(await call(`/v1/releases/${id}/feedback`, { token: tester.token }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await signedCall(`/v1/releases/${randomUUID()}/feedback`, undefined, { method: "GET" }), 404, "NOT_FOUND");
+    expectEnvelope(await signedCall(`/v1/releases/${id}/feedback`, undefined, { method: "GET", headers: { "webhook-signature": "v1,AAAA" } }), 401, "UNAUTHENTICATED");
+  });
+
+  it("a tester's account deleted by Supabase Auth takes their feedback and memberships with it; the release stays", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    const group = await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    await startSession(tester.token, phone({ platform: "ios", build_number: 200 }));
+    expect((await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "bye" } })).status).toBe(201);
+
+    await adminSql`delete from auth.users where id = ${tester.userId}`;
+    const [left] = await adminSql`
+      select (select count(*)::int from app_private.release_feedback where release_id = ${id}) as feedback,
+             (select count(*)::int from app_private.tester_group_members where group_id = ${group}) as members,
+             (select count(*)::int from app_private.releases where id = ${id}) as releases`;
+    expect(left).toEqual({ feedback: 0, members: 0, releases: 1 });
+  });
+
+  it("a release the owner deletes (published by mistake) takes its deliveries and feedback with it and is never offered", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const webhookId = `msg_${randomUUID()}`;
+    const release = await binaryRelease(channel, 200);
+    const published = await signedCall("/v1/releases", release, { webhookId });
+    expect(published.status).toBe(201);
+    const { id } = published.body;
+    await signedCall(`/v1/releases/${id}`, { rollout_percentage: 50 }, { method: "PATCH" });
+    await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "oops", platform: "ios", build_number: 1 } });
+
+    await adminSql`delete from app_private.releases where id = ${id}`;
+    const [left] = await adminSql`
+      select (select count(*)::int from app_private.release_webhook_deliveries where release_id = ${id}) as deliveries,
+             (select count(*)::int from app_private.release_feedback where release_id = ${id}) as feedback`;
+    expect(left).toEqual({ deliveries: 0, feedback: 0 });
+    expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
+    // Its delivery id is free again: CI re-running that delivery publishes the build anew.
+    expect((await signedCall("/v1/releases", release, { webhookId })).status).toBe(201);
+  });
+
+  it("feedback goes with the tester's account: deleting the user (what the account purge does) leaves none of theirs", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    await startSession(tester.token, phone({ platform: "ios", build_number: 200 }));
+    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "Crashes on launch" } });
+    expect(sent.status, sent.text).toBe(201);
+
+    await adminSql`delete from auth.users where id = ${tester.userId}`;
+    expect((await adminSql`select count(*)::int as n from app_private.release_feedback where release_id = ${id}`)[0].n).toBe(0);
+    expect(await releaseCount(channel)).toBe(1);
+  });
+
+  it("without a registered device the tester names platform and build", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    const missing = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "hi" } });
+    expect(expectEnvelope(missing, 400, "VALIDATION_FAILED").details?.map((d) => d.field).sort()).toEqual(["/build_number", "/platform"]);
+    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "hi", platform: "android", build_number: 7 } });
+    expect(sent.status).toBe(201);
+    expect(sent.body).toMatchObject({ platform: "android", build_number: 7, device_id: null });
+  });
+});

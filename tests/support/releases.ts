@@ -1,0 +1,113 @@
+// Helpers of the test-build tests: CI requests signed with the reference
+// Standard Webhooks implementation (the `standardwebhooks` npm package), tester
+// groups set up as a release manager would, artifacts put where the local
+// artifact store serves them, and fresh channel names so test files never see
+// each other's releases.
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { Webhook } from "standardwebhooks";
+import type { PublishRelease } from "../../functions/_shared/schemas/releases.ts";
+import { DEFAULT_ARTIFACT_BUCKET } from "../../functions/api/releases/release-config.ts";
+import { adminSql, call, type ApiResponse } from "./harness.ts";
+import { stack } from "./harness.ts";
+
+export const WEBHOOK_SECRET = stack.functionsEnv.TIDESYNC_RELEASES_WEBHOOK_SECRET;
+
+/** A channel name no other test uses. */
+export function freshChannel(prefix = "beta"): string {
+  return `${prefix}-${randomBytes(5).toString("hex")}`;
+}
+
+export interface SignedCall {
+  method?: "POST" | "PATCH" | "GET";
+  /** Defaults to a new id per call. */
+  webhookId?: string;
+  /** When the request is signed (default now). */
+  timestamp?: Date;
+  /** Secret to sign with (default the server's). */
+  secret?: string;
+  /** Replace or drop headers after signing. */
+  headers?: Record<string, string | undefined>;
+}
+
+/** Sends `body` to `path` signed as CI would, with standardwebhooks' Webhook.sign. */
+export async function signedCall(path: string, body: unknown, options: SignedCall = {}): Promise<ApiResponse> {
+  // A GET is signed over its empty body.
+  const payload = options.method === "GET" ? "" : JSON.stringify(body);
+  const id = options.webhookId ?? `msg_${randomUUID()}`;
+  const timestamp = options.timestamp ?? new Date();
+  const signature = new Webhook(options.secret ?? WEBHOOK_SECRET).sign(id, timestamp, payload);
+  const headers: Record<string, string> = {
+    ...(options.method === "GET" ? {} : { "content-type": "application/json" }),
+    "webhook-id": id,
+    "webhook-timestamp": String(Math.floor(timestamp.getTime() / 1000)),
+    "webhook-signature": signature,
+  };
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (value === undefined) delete headers[name];
+    else headers[name] = value;
+  }
+  return await call(path, { method: options.method ?? "POST", rawBody: options.method === "GET" ? undefined : payload, headers });
+}
+
+export function sha256Of(bytes: Uint8Array): Promise<string> {
+  return crypto.subtle.digest("SHA-256", bytes as BufferSource).then((d) => Buffer.from(d).toString("hex"));
+}
+
+/** Writes an artifact where the local artifact store serves it; returns its bucket path, hash and size. */
+export async function putArtifact(objectPath: string, content: string | Uint8Array) {
+  const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;
+  const file = path.join(stack.functionsEnv.TIDESYNC_LOCAL_STORAGE_DIR, DEFAULT_ARTIFACT_BUCKET, objectPath);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, bytes);
+  return { path: objectPath, sha256: await sha256Of(bytes), size: bytes.byteLength };
+}
+
+/** A binary release body for `channel`, its artifact written to the local store. */
+export async function binaryRelease(channel: string, buildNumber: number, overrides: Partial<PublishRelease> = {}): Promise<PublishRelease> {
+  const artifact = await putArtifact(`ios/${channel}/${buildNumber}.ipa`, `ipa ${channel} ${buildNumber} ${randomUUID()}`);
+  return {
+    platform: "ios",
+    channel,
+    kind: "binary",
+    version: `1.${buildNumber}.0`,
+    build_number: buildNumber,
+    release_notes: `Build ${buildNumber}`,
+    artifact,
+    ...overrides,
+  };
+}
+
+/** Publishes (signed) and returns the release; fails the test on anything but 201. */
+export async function publish(release: PublishRelease): Promise<{ id: string }> {
+  const response = await signedCall("/v1/releases", release);
+  if (response.status !== 201) throw new Error(`publish answered ${response.status}: ${response.text}`);
+  return response.body;
+}
+
+export async function setRelease(id: string, change: { status?: string; rollout_percentage?: number }) {
+  const response = await signedCall(`/v1/releases/${id}`, change, { method: "PATCH" });
+  if (response.status !== 200) throw new Error(`PATCH answered ${response.status}: ${response.text}`);
+  return response.body;
+}
+
+/** A tester group granted `channels`, with `members` (user ids), as the release manager sets it up. */
+export async function testerGroup(channels: string[], members: string[], options: { everyone?: boolean } = {}): Promise<string> {
+  const [group] = await adminSql<{ id: string }[]>`
+    insert into app_private.tester_groups (name, everyone) values (${`group ${randomUUID()}`}, ${options.everyone ?? false}) returning id`;
+  for (const channel of channels) await adminSql`insert into app_private.tester_group_channels (group_id, channel) values (${group.id}, ${channel})`;
+  for (const userId of members) await adminSql`insert into app_private.tester_group_members (group_id, user_id) values (${group.id}, ${userId})`;
+  return group.id;
+}
+
+/** What the database holds for a channel (to prove a refused request wrote nothing). */
+export async function releaseCount(channel: string): Promise<number> {
+  const [row] = await adminSql<{ n: number }[]>`select count(*)::int as n from app_private.releases where channel = ${channel}`;
+  return row.n;
+}
+
+export async function check(token: string, query: { platform?: string; channel: string; build_number: number }) {
+  const params = new URLSearchParams({ platform: query.platform ?? "ios", channel: query.channel, build_number: String(query.build_number) });
+  return await call(`/v1/releases/check?${params}`, { token });
+}

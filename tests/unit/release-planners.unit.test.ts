@@ -1,0 +1,127 @@
+// The pure decisions of test-build distribution: Standard Webhooks
+// verification against the reference implementation, deterministic rollouts,
+// the update check and the Expo Updates answer.
+import { randomUUID } from "node:crypto";
+import fc from "fast-check";
+import { Webhook } from "standardwebhooks";
+import { describe, expect, it } from "vitest";
+import { planExpoUpdate } from "../../functions/_shared/releases/plan-expo-update.ts";
+import { planUpdateCheck } from "../../functions/_shared/releases/plan-update-check.ts";
+import { inRollout, rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
+import { decodeWebhookSecret, verifyWebhook, WEBHOOK_TOLERANCE_SECONDS } from "../../functions/_shared/releases/webhook-signature.ts";
+
+const SECRET = `whsec_${Buffer.from("a-test-secret-of-thirty-two-bytes!!").toString("base64")}`;
+const key = decodeWebhookSecret(SECRET);
+const encode = (text: string) => new TextEncoder().encode(text);
+
+function signed(body: string, id = `msg_${randomUUID()}`, at = new Date()) {
+  return { id, timestamp: String(Math.floor(at.getTime() / 1000)), signature: new Webhook(SECRET).sign(id, at, body) };
+}
+
+describe("verifyWebhook (against standardwebhooks' own signatures)", () => {
+  const now = Math.floor(Date.now() / 1000);
+
+  it("accepts what the reference implementation signs, for any body", async () => {
+    await fc.assert(fc.asyncProperty(fc.string(), async (body) => {
+      expect(await verifyWebhook(key, signed(body), encode(body), now)).toMatchObject({ ok: true });
+    }), { numRuns: 50 });
+  });
+
+  it("accepts a list of signatures with one match (key rotation), refuses other versions", async () => {
+    const headers = signed("{}");
+    const rotated = { ...headers, signature: `v1,${Buffer.alloc(32).toString("base64")} ${headers.signature}` };
+    expect((await verifyWebhook(key, rotated, encode("{}"), now)).ok).toBe(true);
+    const v2 = { ...headers, signature: headers.signature.replace(/^v1,/, "v2,") };
+    expect(await verifyWebhook(key, v2, encode("{}"), now)).toEqual({ ok: false, reason: "bad_signature" });
+  });
+
+  it("refuses a changed body, id or timestamp, and a timestamp outside the tolerance", async () => {
+    const headers = signed("{\"a\":1}");
+    expect(await verifyWebhook(key, headers, encode("{\"a\":2}"), now)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook(key, { ...headers, id: "msg_other" }, encode("{\"a\":1}"), now)).toEqual({ ok: false, reason: "bad_signature" });
+    const sent = Number(headers.timestamp);
+    expect((await verifyWebhook(key, headers, encode("{\"a\":1}"), sent + WEBHOOK_TOLERANCE_SECONDS)).ok).toBe(true);
+    expect(await verifyWebhook(key, headers, encode("{\"a\":1}"), sent + WEBHOOK_TOLERANCE_SECONDS + 1)).toEqual({ ok: false, reason: "stale_timestamp" });
+    expect(await verifyWebhook(key, headers, encode("{\"a\":1}"), sent - WEBHOOK_TOLERANCE_SECONDS - 1)).toEqual({ ok: false, reason: "stale_timestamp" });
+    expect(await verifyWebhook(key, { ...headers, signature: undefined }, encode("{\"a\":1}"), now)).toEqual({ ok: false, reason: "missing_headers" });
+  });
+
+  it("refuses a short or malformed secret at start-up", () => {
+    expect(() => decodeWebhookSecret("whsec_c2hvcnQ=")).toThrow(/at least/);
+    expect(() => decodeWebhookSecret("whsec_***")).toThrow();
+  });
+});
+
+describe("rollouts", () => {
+  it("raising the percentage only adds devices, for any device and release", async () => {
+    await fc.assert(fc.asyncProperty(fc.uuid(), fc.uuid(), fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100 }), async (release, device, a, b) => {
+      const bucket = await rolloutBucket(release, device);
+      expect(bucket).toBe(await rolloutBucket(release, device));
+      const [low, high] = a <= b ? [a, b] : [b, a];
+      if (inRollout(bucket, low)) expect(inRollout(bucket, high)).toBe(true);
+      expect(inRollout(bucket, 100)).toBe(true);
+      expect(inRollout(bucket, 0)).toBe(false);
+    }), { numRuns: 200 });
+  });
+});
+
+const candidate = (build: number, overrides: Partial<{ status: "active" | "paused" | "rolled_back"; rollout_percentage: number; rollout_bucket: number }> = {}) => ({
+  id: `00000000-0000-4000-8000-${String(build).padStart(12, "0")}`,
+  build_number: build,
+  status: "active" as const,
+  rollout_percentage: 100,
+  rollout_bucket: 0,
+  created_at: new Date(1_700_000_000_000 + build),
+  updated_at: new Date(1_800_000_000_000 + build),
+  ...overrides,
+});
+
+describe("planUpdateCheck", () => {
+  it("offers the newest active build above the caller's, skipping paused, rolled back and out-of-rollout ones", () => {
+    const plan = planUpdateCheck([
+      candidate(500, { status: "paused" }),
+      candidate(400, { status: "rolled_back" }),
+      candidate(300, { rollout_percentage: 10, rollout_bucket: 5000 }),
+      candidate(200),
+      candidate(100),
+    ], 150, null);
+    expect(plan).toMatchObject({ level: "optional", release: { build_number: 200 } });
+  });
+
+  it("required below the minimum; none (never required) when nothing is offered", () => {
+    const policy = { minimum_build_number: 150, below_minimum_level: "required" as const };
+    expect(planUpdateCheck([candidate(200)], 100, policy).level).toBe("required");
+    expect(planUpdateCheck([candidate(200)], 150, policy).level).toBe("optional");
+    expect(planUpdateCheck([], 100, policy)).toEqual({ level: "none", release: null });
+    expect(planUpdateCheck([candidate(200)], 100, { ...policy, below_minimum_level: "optional" }).level).toBe("optional");
+  });
+});
+
+describe("planExpoUpdate", () => {
+  it("a manifest of the newest active update; noUpdateAvailable when the app already runs it", () => {
+    const updates = [candidate(1), candidate(2)];
+    expect(planExpoUpdate(updates, undefined)).toMatchObject({ kind: "manifest", release: { build_number: 2 } });
+    expect(planExpoUpdate(updates, updates[1].id.toUpperCase())).toEqual({ kind: "noUpdateAvailable" });
+  });
+
+  it("rolling back the newest offers the previous; with none left, rollBackToEmbedded; paused alone is noUpdateAvailable", () => {
+    expect(planExpoUpdate([candidate(1), candidate(2, { status: "rolled_back" })], undefined)).toMatchObject({ kind: "manifest", release: { build_number: 1 } });
+    const rolledBack = candidate(2, { status: "rolled_back" });
+    expect(planExpoUpdate([candidate(1, { status: "paused" }), rolledBack], undefined)).toEqual({ kind: "rollBackToEmbedded", commitTime: rolledBack.updated_at });
+    expect(planExpoUpdate([candidate(1, { status: "paused" })], undefined)).toEqual({ kind: "noUpdateAvailable" });
+    expect(planExpoUpdate([], undefined)).toEqual({ kind: "noUpdateAvailable" });
+  });
+});
+
+describe("Expo code-signing keys", () => {
+  it("signs the same with the PKCS#1 key `expo-updates codesigning:generate` writes as with its PKCS#8 form", async () => {
+    const { generateKeyPairSync, verify } = await import("node:crypto");
+    const { importSigningKey, expoSignature } = await import("../../functions/api/releases/expo-response.ts");
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
+    for (const pem of [privateKey.export({ type: "pkcs1", format: "pem" }), privateKey.export({ type: "pkcs8", format: "pem" })]) {
+      const header = await expoSignature(await importSigningKey(pem.toString()), "main", "{\"id\":1}");
+      const sig = /sig="([^"]+)"/.exec(header)![1];
+      expect(verify("sha256", Buffer.from("{\"id\":1}"), publicKey, Buffer.from(sig, "base64"))).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,89 @@
+// The web deletion page: supabase-js signs the user in (Supabase Auth), then
+// the page calls the same endpoints as the app: GET/POST/DELETE
+// /functions/v1/api/v1/users/me/deletion and GET /v1/meta for the grace period.
+// config.js (served beside this file) sets window.TIDESYNC_CONFIG =
+// { supabaseUrl, supabaseAnonKey }; vendor/supabase.js is supabase-js's UMD build.
+const { supabaseUrl, supabaseAnonKey } = window.TIDESYNC_CONFIG;
+const client = window.supabase.createClient(supabaseUrl, supabaseAnonKey);
+const api = `${supabaseUrl}/functions/v1/api/v1`;
+
+const $ = (id) => document.getElementById(id);
+
+function showError(message) {
+  $("error").textContent = message ?? "";
+}
+
+async function callApi(path, { method = "GET", body } = {}) {
+  const { data } = await client.auth.getSession();
+  const token = data.session?.access_token;
+  if (!token) throw new Error("You are signed out; sign in again.");
+  const response = await fetch(`${api}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  const json = text ? JSON.parse(text) : null;
+  if (!response.ok) throw new Error(json?.error?.message ?? `the server answered ${response.status}`);
+  return json;
+}
+
+function render(state) {
+  const scheduled = state.status === "scheduled";
+  $("state").textContent = scheduled
+    ? `Your account is scheduled for deletion on ${new Date(state.scheduled_for).toUTCString()}.`
+    : "Your account is not scheduled for deletion.";
+  $("state").dataset.status = state.status;
+  $("delete-form").hidden = scheduled;
+  $("cancel-box").hidden = !scheduled;
+}
+
+async function showAccount() {
+  const { data } = await client.auth.getSession();
+  if (!data.session) {
+    $("signed-out").hidden = false;
+    $("signed-in").hidden = true;
+    return;
+  }
+  $("who").textContent = data.session.user?.email ?? data.session.user?.id ?? "";
+  $("signed-out").hidden = true;
+  $("signed-in").hidden = false;
+  const meta = await (await fetch(`${api}/meta`)).json();
+  $("grace").textContent = String(meta.limits.account_deletion_grace_days);
+  render(await callApi("/users/me/deletion"));
+}
+
+$("sign-in-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  showError("");
+  const { error } = await client.auth.signInWithPassword({ email: $("email").value, password: $("password").value });
+  if (error) return showError(error.message);
+  await showAccount().catch((e) => showError(e.message));
+});
+
+$("delete-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  showError("");
+  try {
+    render(await callApi("/users/me/deletion", { method: "POST", body: { confirm: $("confirm").value.trim() } }));
+  } catch (e) {
+    showError(e.message);
+  }
+});
+
+$("cancel").addEventListener("click", async () => {
+  showError("");
+  try {
+    await callApi("/users/me/deletion", { method: "DELETE" });
+    render(await callApi("/users/me/deletion"));
+  } catch (e) {
+    showError(e.message);
+  }
+});
+
+$("sign-out").addEventListener("click", async () => {
+  await client.auth.signOut({ scope: "local" });
+  await showAccount();
+});
+
+showAccount().catch((e) => showError(e.message));
