@@ -132,12 +132,6 @@ export class TidesyncClient {
   private catalog: CollectionCatalog | null;
   /** GET /v1/meta was fetched since this client was opened. */
   private schemaFetched = false;
-  /**
-   * Records a push answer stored that no pull has listed since: a pull lists only
-   * changes below the cluster's snapshot xmin (docs/sync.md), so a full sync
-   * running right after may not list them yet, and its sweep must keep them.
-   */
-  private readonly answeredUnlisted = new Set<string>();
   /** Realtime pokes being listened to (listen()), refreshed after each sync. */
   private pokes: PokeListener | null = null;
 
@@ -635,7 +629,6 @@ export class TidesyncClient {
     const forgotten = this.forget(refs, outbox, (op) => ({ reason: "rejected", error: unseen.get(recordKey(op.collection, op.record_id))?.error }));
     for (const { collection, id } of forgotten.deleteRecords) records.delete(recordKey(collection, id));
     const putOps = [...outbox.values()].filter((p) => this.outbox.get(p.op.op_id) !== p);
-    for (const [key, record] of records) if (!record.deleted) this.answeredUnlisted.add(key);
     await this.commit({
       deleteRecords: forgotten.deleteRecords,
       putRecords: [...records.values()],
@@ -698,7 +691,6 @@ export class TidesyncClient {
     const gone = new Map<string, { ref: RecordRef; reason: "deleted" | "access_revoked" }>();
     for (const change of page.changes) {
       const key = recordKey(change.collection, change.id);
-      this.answeredUnlisted.delete(key);
       if (change.deleted) {
         // Always applies: a removal may carry the very version this device holds.
         records.delete(key);
@@ -726,16 +718,9 @@ export class TidesyncClient {
     for (;;) {
       const unlisted = await this.storage.unlistedRecords(collections, PAGE);
       if (unlisted.length === 0) break;
-      // Kept (and marked, so the sweep moves on): records the server answered this device
-      // for and no pull listed yet, and records with ops still queued or in flight. The
-      // next pull (or the ops' answers) corrects them; dropping them would send later
-      // edits base-less, as creates without the record's other fields.
-      const edited = new Set([...this.outbox.values()].map(({ op }) => recordKey(op.collection, op.record_id)));
-      const keep = unlisted.filter((ref) => this.answeredUnlisted.has(recordKey(ref.collection, ref.id)) || edited.has(recordKey(ref.collection, ref.id)));
-      const gone = unlisted.filter((ref) => !keep.includes(ref));
       // Not listed by a full pull: deleted, or no longer visible to this user.
-      const forgotten = this.forgetGone(new Map(gone.map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
-      await this.commit({ markListed: keep, deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
+      const forgotten = this.forgetGone(new Map(unlisted.map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
+      await this.commit({ deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
       for (const event of forgotten.events) this.emit(event);
     }
     await this.commit({ cursor });
