@@ -574,13 +574,9 @@ export class TidesyncClient {
         report.applied++;
         keep(result.record);
         // Later ops of this record were written on top of this one: their base now includes it.
-        // An unsent one queued with no base (the record was new here) is now based on the version
-        // this op wrote, so a delete by someone else since then is a conflict, not a re-create.
-        const appliedVersion = result.status === "duplicate" ? result.original_version : result.record?.version;
         for (const later of pendingFor(outbox.values(), op.collection, op.record_id)) {
           const base_data = op.type === "delete" ? null : { ...(later.base_data ?? {}), ...(op.data ?? {}) };
-          const rebase = !later.sent && later.op.base_version === null && op.type !== "delete" && appliedVersion !== undefined;
-          outbox.set(later.op.op_id, { ...later, base_data, ...(rebase ? { op: { ...later.op, base_version: appliedVersion } } : {}) });
+          outbox.set(later.op.op_id, { ...later, base_data });
         }
       } else if (outcome === "conflict" && !result.record) {
         // A repeated conflict on a record the user can no longer see: nothing to rebase on.
