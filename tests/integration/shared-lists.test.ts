@@ -3,8 +3,9 @@
 // direct write through the Data API merges with an offline edit.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createTestUser } from "../support/harness.ts";
-import { applyChanges, asUser, pullAll, pushOk, remove, removeMember, share, upsert } from "../support/shared-lists.ts";
+import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
+import { call, createTestUser } from "../support/harness.ts";
+import { applyChanges, asUser, pullAll, pushOk, remove, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
 
 describe("shared lists", () => {
   it("share → the member's next pull (with the cursor they hold) delivers the list; the editor's edit reaches the owner", async () => {
@@ -113,6 +114,48 @@ describe("shared lists", () => {
     expect(queued.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
     await pushOk(alice, { ops: [upsert("tasks", tasks[1], { title: "later" })] });
     expect((await pullAll(bob, after.cursor)).changes).toEqual([]);
+  });
+
+  it("removed and re-added before the device caught up: rows deleted or moved away meanwhile are removed, not kept for ever", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const list = randomUUID();
+    const elsewhere = randomUUID();
+    const [kept, deleted, moved] = [randomUUID(), randomUUID(), randomUUID()];
+    const created = await pushOk(alice, { ops: [
+      upsert("lists", list, { title: "Team" }), upsert("lists", elsewhere, { title: "Alice only" }),
+      ...[kept, deleted, moved].map((id) => upsert("tasks", id, { list_id: list, title: id })),
+    ] });
+    await share(alice, list, bob, "editor");
+    const start = await pullAll(bob);
+    const local = applyChanges(new Map(), start.changes);
+    expect(local.has(`tasks/${deleted}`) && local.has(`tasks/${moved}`)).toBe(true);
+
+    // Alice deletes one task and moves another out; then Bob writes in his own list; then Alice removes him.
+    const version = (id: string) => created.results.find((r) => r.record?.id === id)!.record!.version;
+    await pushOk(alice, { ops: [remove("tasks", deleted, version(deleted)), upsert("tasks", moved, { list_id: elsewhere }, version(moved))] });
+    await pushOk(bob, { ops: [upsert("tasks", randomUUID(), { list_id: bob.userId, title: "mine" })] });
+    await removeMember(alice, list, bob);
+    // Bob's device reads one page: his own write, which comes after Alice's changes (invisible to him now).
+    await settled();
+    const first = await call(`/v1/sync/changes?limit=1&cursor=${encodeURIComponent(start.cursor)}`, { token: bob.token });
+    expect(first.status, first.text).toBe(200);
+    const page = changesResponseSchema.parse(first.body);
+    expect(page.changes.map((c) => c.data?.title)).toEqual(["mine"]);
+    expect(page.has_more).toBe(true);
+    applyChanges(local, page.changes);
+
+    // He is back before his device reads on: the rows that left the list meanwhile must leave his device.
+    await share(alice, list, bob, "viewer");
+    const rest = await pullAll(bob, page.cursor);
+    applyChanges(local, rest.changes);
+    expect(rest.changes).toEqual(expect.arrayContaining([
+      expect.objectContaining({ id: deleted, deleted: true, data: null }),
+      expect.objectContaining({ id: moved, deleted: true, data: null }),
+      expect.objectContaining({ id: kept, deleted: false }),
+    ]));
+    expect([...local.keys()].filter((k) => k.startsWith("tasks/") && !local.get(k)?.title?.toString().startsWith("mine")).sort())
+      .toEqual([`tasks/${kept}`]);
   });
 
   it("a task moved to another list reaches exactly the members who can see it now and leaves the others", async () => {

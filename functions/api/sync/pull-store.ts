@@ -10,7 +10,8 @@
 // order, below the xmin of the statement's snapshot (docs/sync.md proves why
 // that bound makes the order commit-safe), from three sources:
 //   changed  — change entries of visible scopes (writes, deletes, moves);
-//   granted  — every present row of a scope the caller was given access to;
+//   granted  — every row of a scope the caller was given access to (present
+//              ones with their state; those that left it, as removals);
 //   revoked  — every row that was in a scope the caller lost access to.
 // Each listed record is resolved to what the caller may see of it NOW: its
 // row through the table's own policies, or a removal (deleted: true, data null).
@@ -151,12 +152,15 @@ const INCREMENTAL_SQL = `
         limit $5::integer + 1
      ) c
   ), granted as (
+    -- Every entry of the scope, not only its present rows: a device may still hold a row that
+    -- was deleted or moved away while the caller was out of the scope and its cursor passed
+    -- that entry unseen (removed, then re-added before the device read the removal).
     select a.txid, a.seq, c.collection, c.id, c.changed_at, false as revoked
       from access a
      cross join lateral (
        select c.collection, c.id, c.changed_at
          from app_private.sync_changes c
-        where c.scope_id = a.scope_id and c.present
+        where c.scope_id = a.scope_id
           and ((a.txid, a.seq) > ($1::text::xid8, $2::bigint) or (c.collection, c.id) > ($3::text, $4::uuid))
           and ($6::text[] is null or c.collection = any ($6::text[]))
         order by c.collection, c.id
