@@ -574,9 +574,15 @@ export class TidesyncClient {
         report.applied++;
         keep(result.record);
         // Later ops of this record were written on top of this one: their base now includes it.
+        // An unsent upsert queued with no base (the record was new here when it was written) is
+        // now based on the version this op wrote: it is an edit of that record, not a create, so
+        // the loss of the record (deleted, or no longer visible) answers conflict or NOT_FOUND
+        // instead of a create refused for missing fields, and a later local delete is sent.
+        const writtenVersion = result.status === "duplicate" ? result.original_version : result.record?.version;
         for (const later of pendingFor(outbox.values(), op.collection, op.record_id)) {
           const base_data = op.type === "delete" ? null : { ...(later.base_data ?? {}), ...(op.data ?? {}) };
-          outbox.set(later.op.op_id, { ...later, base_data });
+          const rebase = !later.sent && later.op.type === "upsert" && later.op.base_version === null && op.type === "upsert" && writtenVersion !== undefined;
+          outbox.set(later.op.op_id, { ...later, base_data, ...(rebase ? { op: { ...later.op, base_version: writtenVersion } } : {}) });
         }
       } else if (outcome === "conflict" && !result.record) {
         // A repeated conflict on a record the user can no longer see: nothing to rebase on.

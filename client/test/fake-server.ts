@@ -96,7 +96,8 @@ export class FakeServer {
         // The original outcome, with the record as it is NOW (like the real ledger).
         const { record: _then, ...original } = earlier;
         const now = this.records.get(key);
-        return { ...original, status: "duplicate", original_status: earlier.status as "applied" | "conflict" | "rejected", ...(now ? { record: toWire(now) } : {}) };
+        const originalVersion = earlier.status === "applied" && _then ? { original_version: _then.version } : {};
+        return { ...original, status: "duplicate", original_status: earlier.status as "applied" | "conflict" | "rejected", ...originalVersion, ...(now ? { record: toWire(now) } : {}) };
       }
       const current = this.records.get(key) ?? null;
       const merged = mergeOp(current, op, { collection: op.collection, id: op.record_id, deviceId: batch.device_id ?? null, seq: this.seq + 1, now: new Date().toISOString(), batchFloor });

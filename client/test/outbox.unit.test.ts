@@ -103,6 +103,32 @@ describe("the client's outbox", () => {
     expect(server.records.get(`tasks/${id}`)?.data).toEqual({ title: "second" });
   });
 
+  it("sends a delete made after an in-flight create was answered, though an edit queued behind the create was never sent", async () => {
+    const server = new FakeServer();
+    // One batch per sync, so the app can write between the create's answer and the edit's push.
+    const { client } = await openClient(server, { maxBatchesPerSync: 1, backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
+    const id = await client.create("tasks", { list_id: LIST_ID, title: "created" });
+    let answered = 0;
+    server.script = async (request) => {
+      if (request.path !== "/v1/sync/batch" || answered++ > 0) return undefined;
+      // The create reaches the server, its answer is lost, and the app edits meanwhile.
+      server.answer(request);
+      await client.upsert("tasks", id, { title: "edited" });
+      throw new TypeError("connection reset");
+    };
+    await expect(client.sync()).rejects.toThrow();
+    expect(client.pendingOps().map((p) => [p.sent, p.op.base_version])).toEqual([[true, null], [false, null]]);
+
+    await client.sync(); // the create again: duplicate, applied; the edit now builds on what it wrote
+    const created = server.records.get(`tasks/${id}`)!;
+    expect(client.pendingOps().map((p) => [p.sent, p.op.base_version])).toEqual([[false, created.version]]);
+
+    await client.delete("tasks", id);
+    await client.sync();
+    expect(server.records.get(`tasks/${id}`)?.deleted).toBe(true);
+    expect(await client.get("tasks", id)).toBeUndefined();
+  });
+
   it("refuses a write the collection schema refuses, before queueing it", async () => {
     const server = new FakeServer();
     const { client } = await openClient(server);

@@ -5,22 +5,34 @@
 // Alice removes him his next sync drops the list, its tasks and his queued op.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
+import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
-import { TidesyncClient } from "../../client/sync-client.ts";
+import { TidesyncClient, type TidesyncClientOptions } from "../../client/sync-client.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { removeMember, share } from "../support/shared-lists.ts";
 
-/** A phone of `user`: session bound to a new installation, the real client on an in-memory store. */
-async function device(user: TestUser) {
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+/**
+ * A phone of `user`: session bound to a new installation, the real client on an in-memory store.
+ * `network.loseBatchAnswer`: the next push reaches the server, and its answer is lost.
+ */
+async function device(user: TestUser, options: Pick<TidesyncClientOptions, "backoff"> = {}) {
+  const network = { loseBatchAnswer: false, whileLost: async () => {} };
+  const fetch: FetchFunction = async (input, init) => {
+    const response = await globalThis.fetch(input, init);
+    if (!network.loseBatchAnswer || !String(input).endsWith("/v1/sync/batch")) return response;
+    network.loseBatchAnswer = false;
+    await response.arrayBuffer();
+    await network.whileLost();
+    throw new TypeError("connection reset (test: the answer is lost)");
+  };
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token, fetch });
   const installationId = randomUUID();
   await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId, ...options });
   const events: SyncEvent[] = [];
   client.on((event) => events.push(event));
-  return { client, events };
+  return { client, events, network };
 }
 
 /**
@@ -106,5 +118,40 @@ describe("the client on shared lists", () => {
     await bobDevice.client.sync();
     expect((await bobDevice.client.list("tasks"))).toEqual([]);
     expect(await titles(aliceDevice.client, "tasks")).toEqual(["Milk (2 l)", "Rye bread"]);
+  });
+
+  it("an edit queued behind an unanswered create, then the list is taken away: NOT_FOUND and dropped, not a create refused for list_id", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const aliceDevice = await device(alice);
+    const bobDevice = await device(bob, { backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
+    const list = await aliceDevice.client.create("lists", { title: "Team" });
+    await aliceDevice.client.sync();
+    await share(alice, list, bob, "editor");
+    await settled();
+    await bobDevice.client.sync();
+
+    // Bob's create reaches the server; its answer is lost while he edits the task.
+    const task = await bobDevice.client.create("tasks", { list_id: list, title: "Draft" });
+    bobDevice.network.loseBatchAnswer = true;
+    bobDevice.network.whileLost = () => bobDevice.client.upsert("tasks", task, { title: "Final" });
+    await expect(bobDevice.client.sync()).rejects.toThrow();
+    expect(bobDevice.client.pendingOps().map((p) => [p.sent, p.op.base_version])).toEqual([[true, null], [false, null]]);
+
+    // Alice removes him before his device is back.
+    await removeMember(alice, list, bob);
+    await settled();
+    const report = await bobDevice.client.sync();
+    expect(report).toMatchObject({ duplicates: 1, rejected: 1 });
+    expect(bobDevice.events.filter((e) => e.type === "op_rejected")).toEqual([expect.objectContaining({
+      error: expect.objectContaining({ code: "NOT_FOUND" }), op: expect.objectContaining({ record_id: task, data: { title: "Final" } }), dropped: true,
+    })]);
+    expect(bobDevice.events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: task }));
+    expect(await bobDevice.client.get("tasks", task)).toBeUndefined();
+    expect(bobDevice.client.pendingOps()).toEqual([]);
+    // The task Bob created stays in Alice's list as his first push wrote it.
+    await settled();
+    await aliceDevice.client.sync();
+    expect(await aliceDevice.client.get("tasks", task)).toMatchObject({ data: { title: "Draft", list_id: list } });
   });
 });

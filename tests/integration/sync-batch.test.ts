@@ -149,6 +149,8 @@ describe("POST /v1/sync/batch: exactly once per op_id", () => {
       const replay = await pushOk(user, batch);
       expect(replay.results.map((r) => r.status)).toEqual(["duplicate", "duplicate", "duplicate"]);
       expect(replay.results.map((r) => r.original_status)).toEqual(["applied", "applied", "rejected"]);
+      // The version each op wrote then, for the ops a client queued behind it.
+      expect(replay.results.map((r) => r.original_version)).toEqual([first.results[0].record!.version, first.results[1].record!.version, undefined]);
       expect(replay.results[0].record).toEqual(current);
       expect(replay.results[1].record).toEqual(current);
       expect(replay.results[2].error).toEqual(first.results[2].error);

@@ -80,6 +80,8 @@ export const syncOpResultSchema = z.object({
   status: syncOpStatusSchema,
   original_status: z.enum(["applied", "conflict", "rejected"]).optional()
     .describe("duplicate only: the status this op_id got when it was first processed (record/error are from then too)"),
+  original_version: version.optional()
+    .describe("duplicate only: the record version this op_id's first processing wrote (absent when it wrote none); ops the client queued behind it are based on it"),
   record: syncRecordSchema.optional()
     .describe("applied: the new server state; conflict: the current server state to rebase on; duplicate and rejected: the current server state when the caller can see the record (absent: the caller cannot see it, or it never existed; drop the local copy)"),
   conflicting_fields: z.array(z.string()).optional()

@@ -143,6 +143,7 @@ export function planBatch(
           op_id: op.op_id,
           status: "duplicate",
           original_status: original.status,
+          ...(original.version !== null ? { original_version: original.version } : {}),
           ...(original.error ? { error: original.error } : {}),
           ...(current ? { record: toSyncRecord(current) } : {}),
         },
