@@ -34,6 +34,8 @@ export class MembershipChurn {
   /** user index → every list id the user was ever a member of (their own lists aside). */
   readonly everMember = new Map<number, Set<string>>();
   private readonly removedOnce = new Set<string>();
+  /** Every change, in order, with its time (printed with a failing record's history). */
+  readonly log: string[] = [];
 
   constructor(private readonly users: SimUser[], private readonly testUsers: Map<SimUser, TestUser>, private readonly rng: Prng) {
     for (const user of users) this.everMember.set(user.index, new Set());
@@ -57,6 +59,7 @@ export class MembershipChurn {
   private async add(list: SharedList, user: SimUser, role: Role): Promise<void> {
     await share(this.testUsers.get(list.owner)!, list.id, this.testUsers.get(user)!, role);
     list.members.set(user.index, role);
+    this.log.push(`${new Date().toISOString()} u${user.index} added to ${list.id} as ${role}`);
     this.everMember.get(user.index)!.add(list.id);
     const key = `${list.id}/${user.index}`;
     if (this.removedOnce.has(key)) this.counts.readded++;
@@ -67,6 +70,7 @@ export class MembershipChurn {
     await asUser(this.testUsers.get(list.owner)!, (tx) =>
       tx`update public.list_members set role = ${role} where list_id = ${list.id} and user_id = ${user.userId}`);
     list.members.set(user.index, role);
+    this.log.push(`${new Date().toISOString()} u${user.index} made ${role} of ${list.id}`);
     if (role === "viewer") this.counts.demoted++;
     else this.counts.promoted++;
   }
@@ -76,6 +80,7 @@ export class MembershipChurn {
     const leaves = this.rng.chance(0.3);
     await removeMember(this.testUsers.get(leaves ? user : list.owner)!, list.id, this.testUsers.get(user)!);
     list.members.delete(user.index);
+    this.log.push(`${new Date().toISOString()} u${user.index} ${leaves ? "left" : "removed from"} ${list.id}`);
     this.removedOnce.add(`${list.id}/${user.index}`);
     if (leaves) this.counts.left++;
     else this.counts.removed++;
@@ -94,8 +99,8 @@ export class MembershipChurn {
       if (!scripted.members.has(subject.index)) await this.add(scripted, subject, "editor");
       if (n === 0) await this.setRole(scripted, subject, "viewer");
       else if (n === 1) await this.remove(scripted, subject);
-      else if (n === 2) await this.add(scripted, subject, "editor");
-      else await this.setRole(scripted, subject, scripted.members.get(subject.index) === "viewer" ? "editor" : "viewer");
+      else if (n === 2) await this.add(scripted, subject, "viewer");
+      else await this.setRole(scripted, subject, "editor");
       return;
     }
     const list = this.rng.pick(this.lists);

@@ -7,7 +7,7 @@
 // server's FORBIDDEN / NOT_FOUND are part of the game). It remembers every
 // value it wrote (each unique) and everything the client told it, for the
 // final "nothing lost" check.
-import { TidesyncApi } from "../../client/api-client.ts";
+import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import { TidesyncError } from "../../client/api-error.ts";
 import type { OpRejectedEvent, WriteDiscardedEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
@@ -43,6 +43,12 @@ export class SimDevice {
   readonly discarded: WriteDiscardedEvent[] = [];
   readonly rejected: OpRejectedEvent[] = [];
   readonly syncErrors = new Map<string, number>();
+  /**
+   * What happened to each record on this device, in order: server answers
+   * and pages naming it, and local storage writes of it. Printed for the
+   * records a failed check names (tests/convergence/checks.ts).
+   */
+  readonly trace: string[] = [];
   writes = 0;
   conflictsSeen = 0;
   private seq = 0;
@@ -69,18 +75,36 @@ export class SimDevice {
     const ids = new Prng(options.seed, `${name}/ids`);
     const jitter = new Prng(options.seed, `${name}/jitter`);
     const link = options.network.link(options.user.index, new Prng(options.seed, `${name}/network`));
-    const api = new TidesyncApi({ baseUrl: VIRTUAL_API_URL, getAccessToken: () => options.token, fetch: link.fetch, timeoutMs: 15_000 });
+    const trace: string[] = [];
+    const api = new TidesyncApi({ baseUrl: VIRTUAL_API_URL, getAccessToken: () => options.token, fetch: traced(link.fetch, trace), timeoutMs: 15_000 });
     await api.startSession({ device: { installation_id: options.installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+    const storage = new MemoryStorage();
+    const apply = storage.apply.bind(storage);
+    storage.apply = async (change) => {
+      for (const ref of change.deleteRecords ?? []) trace.push(`store: drop ${ref.collection}/${ref.id}`);
+      for (const record of change.putRecords ?? []) trace.push(`store: put ${record.collection}/${record.id} v${record.version}${record.deleted ? " deleted" : ""}`);
+      for (const pending of change.putOps ?? []) trace.push(`store: queue ${pending.op.op_id} ${pending.op.type} ${pending.op.collection}/${pending.op.record_id} base ${pending.op.base_version}${pending.sent ? " sent" : ""}`);
+      if (change.beginReset) trace.push("store: full sync begins");
+      await apply(change);
+    };
     const client = await TidesyncClient.open({
       api,
-      storage: new MemoryStorage(),
+      storage,
       installationId: options.installationId,
       generateId: () => ids.uuid(),
       random: () => jitter.next(),
       backoff: { baseMs: 25, maxMs: 1000, maxAttempts: 6 },
       pullLimit: 25,
     });
-    return new SimDevice(options.user, options.index, client, link, new Prng(options.seed, `${name}/script`));
+    const device = new SimDevice(options.user, options.index, client, link, new Prng(options.seed, `${name}/script`));
+    device.trace.push(...trace.splice(0));
+    trace.push = (...lines) => device.trace.push(...lines);
+    return device;
+  }
+
+  /** The trace lines that name `id`. */
+  historyOf(id: string): string[] {
+    return this.trace.filter((line) => line.includes(id) || line.includes(" pull: "));
   }
 
   private value(field: string): string | number {
@@ -199,3 +223,40 @@ export class SimDevice {
     return await this.client.sync();
   }
 }
+
+/** `fetch`, noting every sync answer (ops' results and pages' records) in `trace`. */
+function traced(fetch: FetchFunction, trace: string[]): FetchFunction {
+  return async (input, init) => {
+    const path = input.slice(VIRTUAL_API_URL.length);
+    let response: Response;
+    try {
+      response = await fetch(input, init);
+    } catch (error) {
+      trace.push(`${path.split("?")[0]}: ${(error as Error).message}`);
+      throw error;
+    }
+    if (!path.startsWith("/v1/sync/")) return response;
+    const body = await response.clone().json().catch(() => null) as
+      | { results?: { op_id: string; status: string; original_status?: string; record?: { collection: string; id: string; version: number; deleted: boolean } }[] }
+      | { changes?: { collection: string; id: string; version: number; deleted: boolean }[]; reset?: boolean; has_more?: boolean }
+      | null;
+    if (body && "results" in body && body.results) {
+      for (const r of body.results) trace.push(`push answer: ${r.op_id} ${r.status}${r.original_status ? `/${r.original_status}` : ""} ${r.record ? `${r.record.collection}/${r.record.id} v${r.record.version}${r.record.deleted ? " deleted" : ""}` : "no record"}`);
+    } else if (body && "changes" in body && body.changes) {
+      const position = (cursor: string | null | undefined) => {
+        try {
+          return cursor ? JSON.stringify(JSON.parse(atob(cursor.split(".")[0].replaceAll("-", "+").replaceAll("_", "/"))).after) : "none";
+        } catch {
+          return "?";
+        }
+      };
+      const page = `pull page${body.reset ? " (reset)" : ""}${new URL(input).searchParams.has("cursor") ? "" : " (no cursor)"}`;
+      trace.push(`${new Date().toISOString()} pull: after ${position(new URL(input).searchParams.get("cursor"))} → ${body.changes.length} changes, has_more ${body.has_more}, next ${position((body as { cursor?: string }).cursor)}`);
+      for (const c of body.changes) trace.push(`${page}: ${c.collection}/${c.id} v${c.version}${c.deleted ? " deleted" : ""}`);
+    } else {
+      trace.push(`${path.split("?")[0]}: ${response.status}`);
+    }
+    return response;
+  };
+}
+
