@@ -18,6 +18,8 @@ export interface AppEnv {
     deviceInstallationId?: string;
     /** The verified Standard Webhooks `webhook-id` of a release manager's request. */
     webhookId?: string;
+    /** The request's JSON body as parsed once by jsonBody (c.req.json() parses the text again on every call). */
+    jsonBody?: unknown;
     /** Extra fields for the one log line of this request (counts, ids; no personal data). */
     logFields: Record<string, unknown>;
   };

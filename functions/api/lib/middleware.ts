@@ -171,6 +171,7 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array): void {
   // (Hono stores promises in the cache, whatever its type says.)
   c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
   c.req.bodyCache.json = Promise.resolve(value);
+  c.set("jsonBody", value);
 }
 
 /** requireUser when the request carries an Authorization header; a request without one goes on anonymous. */

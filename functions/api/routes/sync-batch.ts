@@ -20,7 +20,7 @@ import { pushBatch } from "../sync/push-store.ts";
 /** 413 for too many ops, before the envelope is validated op by op. */
 function opCountLimit(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const body: unknown = await c.req.json();
+    const body = c.get("jsonBody");
     const ops = typeof body === "object" && body !== null ? (body as { ops?: unknown }).ops : undefined;
     const max = deps.config.limits.max_ops_per_batch;
     if (Array.isArray(ops) && ops.length > max) {
@@ -54,7 +54,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // zod's record() rebuilds each data object and silently drops a
     // "__proto__" key; hand the merge the parsed JSON's own objects instead,
     // so the collection schema reports such a key like any unknown field.
-    const raw = (await c.req.json()) as { ops: { data?: Record<string, unknown> }[] };
+    const raw = c.get("jsonBody") as { ops: { data?: Record<string, unknown> }[] };
     const batch = { ...validated, ops: validated.ops.map((op, i) => (op.data === undefined ? op : { ...op, data: raw.ops[i].data })) };
     const user = c.get("user");
     const { results, now, written } = await deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits));
