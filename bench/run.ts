@@ -159,7 +159,7 @@ async function mainRun(config: BenchConfig) {
     const memory = await readMemory(pid);
     log(`memory: deno peak RSS ${round(memory.peakRssMb)} MB (now ${round(memory.currentRssMb)} MB)`);
     const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
-    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
+    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer, httpFloorMs: pullHttpFloor.ms }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
     const breakdown = { per_request: fixedSteps, push_500: pushSteps, pull_page: pullSteps };
     return { results, breakdown, pgVersion };
   } finally {
