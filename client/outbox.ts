@@ -6,7 +6,7 @@
 //                             only ever created locally and never sent)
 //   anything sent           → never touched: the server may have applied it,
 //                             so it is resent as is, with its op_id
-import type { SyncOp } from "../functions/_shared/schemas/sync.ts";
+import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import type { PendingOp, StorageChange } from "./storage.ts";
 
 /** Pending ops of one record, oldest first. */
@@ -40,4 +40,18 @@ export function enqueueOp(outbox: Iterable<PendingOp>, incoming: PendingOp): Pic
   }
   const deletion: SyncOp = { op_id: last.op.op_id, collection: last.op.collection, record_id: last.op.record_id, type: "delete", base_version: last.op.base_version };
   return { putOps: [{ ...last, op: deletion }] };
+}
+
+/**
+ * The base_version of a new op of a record: the server version this device
+ * holds, except over a tombstone that an answer stored while edits of the live
+ * record were still queued. Those edits will conflict with that delete; a new
+ * edit on top of them is the same lineage and takes their base, so it
+ * conflicts too. Based on the tombstone it would be a deliberate re-create
+ * (refused for missing required fields, or resurrecting the record).
+ */
+export function baseVersion(server: SyncRecord | undefined, queued: readonly PendingOp[]): number | null {
+  const last = queued.at(-1);
+  if (server?.deleted && last) return last.op.base_version;
+  return server?.version ?? null;
 }

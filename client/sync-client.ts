@@ -35,7 +35,7 @@ import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
-import { enqueueOp, pendingFor } from "./outbox.ts";
+import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, serverWinsPerField } from "./rebase.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, type StorageChange, type SyncStorage } from "./storage.ts";
@@ -290,10 +290,11 @@ export class TidesyncClient {
     const copy = JSON.parse(JSON.stringify(patch)) as RecordData;
     await this.mutex.run(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
-      const view = localView(collection, id, server, pendingFor(this.outbox.values(), collection, id).map((p) => p.op));
+      const queued = pendingFor(this.outbox.values(), collection, id);
+      const view = localView(collection, id, server, queued.map((p) => p.op));
       const data = this.checkData(collection, copy, !view || view.deleted) ?? copy;
       const pending: PendingOp = {
-        op: { op_id: this.newId(), collection, record_id: id, type: "upsert", base_version: server?.version ?? null, data },
+        op: { op_id: this.newId(), collection, record_id: id, type: "upsert", base_version: baseVersion(server, queued), data },
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };
@@ -307,10 +308,11 @@ export class TidesyncClient {
     this.checkData(collection, null, false);
     await this.mutex.run(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
-      const view = localView(collection, id, server, pendingFor(this.outbox.values(), collection, id).map((p) => p.op));
+      const queued = pendingFor(this.outbox.values(), collection, id);
+      const view = localView(collection, id, server, queued.map((p) => p.op));
       if (!view || view.deleted) return;
       const pending: PendingOp = {
-        op: { op_id: this.newId(), collection, record_id: id, type: "delete", base_version: server?.version ?? null },
+        op: { op_id: this.newId(), collection, record_id: id, type: "delete", base_version: baseVersion(server, queued) },
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };

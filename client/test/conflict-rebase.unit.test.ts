@@ -47,6 +47,25 @@ describe("default conflict rule", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "conflict", fields: ["done"] }));
   });
 
+  it("discards every edit written while earlier edits of a record deleted elsewhere were in flight, never re-creating it", async () => {
+    const { server, client, events } = await synced();
+    server.write("tasks", R, { type: "delete" });
+    await client.upsert("tasks", R, { notes: "first" });
+    // Each batch is on the wire when the app writes again: the second edit is queued behind the
+    // first, the third behind the second, after the first's conflict stored the tombstone.
+    let batches = 0;
+    server.script = async (request) => {
+      if (request.path === "/v1/sync/batch" && ++batches <= 2) await client.upsert("tasks", R, { notes: batches === 1 ? "second" : "third" });
+      return undefined;
+    };
+    await client.sync();
+    expect(server.batches().flatMap((b) => b.ops.map((op) => op.base_version))).toEqual([1, 1, 1]);
+    expect(server.records.get(`tasks/${R}`)?.deleted).toBe(true);
+    expect(await client.get("tasks", R)).toBeUndefined();
+    expect(client.pendingOps()).toEqual([]);
+    expect(events.filter((e) => e.type === "write_discarded").map((e) => e.op.data?.notes)).toEqual(["first", "second", "third"]);
+  });
+
   it("keeps a record another device changed when this one deleted it, and says the delete did not happen", async () => {
     const { server, client, events } = await synced();
     await client.delete("tasks", R);
