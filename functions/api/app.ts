@@ -9,6 +9,7 @@ import type { App, AppEnv, Deps } from "./lib/app-env.ts";
 import { type Config } from "./lib/config.ts";
 import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
 import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
+import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -79,6 +80,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     }),
   );
   app.use("*", declaredBodyLimit(deps));
+  app.use("*", concurrencyLimit(config.db.maxConcurrentRequests));
   app.use("*", deprecationMiddleware(config.deprecations, `/${FUNCTION_NAME}`));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

@@ -16,7 +16,7 @@ describe("loadConfig", () => {
   it("applies the documented defaults", () => {
     const config = loadConfig(BASE);
     expect(config.dbUrl).toBe(BASE.SUPABASE_DB_URL);
-    expect(config.db).toEqual({ poolMax: 10, connectTimeoutSeconds: 5, statementTimeoutMs: 8000, prepare: true });
+    expect(config.db).toEqual({ poolMax: 10, maxConcurrentRequests: 12, connectTimeoutSeconds: 5, statementTimeoutMs: 8000, prepare: true });
     expect(config.auth).toEqual({ jwks: undefined, jwksUrl: undefined, hsSecret: "legacy-secret", issuer: undefined });
     expect(config.limits).toEqual(DEFAULT_LIMITS);
     expect(config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
@@ -34,8 +34,9 @@ describe("loadConfig", () => {
   });
 
   it("reads the database tuning variables and refuses non-positive integers", () => {
-    const config = loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "3", TIDESYNC_DB_CONNECT_TIMEOUT_S: "2", TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "250" });
-    expect(config.db).toMatchObject({ poolMax: 3, connectTimeoutSeconds: 2, statementTimeoutMs: 250 });
+    const config = loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "3", TIDESYNC_CONCURRENT_REQUESTS: "6", TIDESYNC_DB_CONNECT_TIMEOUT_S: "2", TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "250" });
+    expect(config.db).toMatchObject({ poolMax: 3, maxConcurrentRequests: 6, connectTimeoutSeconds: 2, statementTimeoutMs: 250 });
+    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_REQUESTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_REQUESTS must be a positive integer/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a positive integer/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "fast" })).toThrow(/TIDESYNC_DB_STATEMENT_TIMEOUT_MS/);
   });

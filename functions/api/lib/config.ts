@@ -12,6 +12,8 @@ export interface Config {
   dbUrl: string;
   db: {
     poolMax: number;
+    /** Requests worked on at once per process (the rest wait before their body is read). */
+    maxConcurrentRequests: number;
     connectTimeoutSeconds: number;
     statementTimeoutMs: number;
     /** Named prepared statements; off behind a transaction pooler (port 6543). */
@@ -103,6 +105,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     dbUrl,
     db: {
       poolMax: positiveInt(env, "TIDESYNC_DB_POOL_MAX", 10),
+      maxConcurrentRequests: positiveInt(env, "TIDESYNC_CONCURRENT_REQUESTS", 12),
       connectTimeoutSeconds: positiveInt(env, "TIDESYNC_DB_CONNECT_TIMEOUT_S", 5),
       statementTimeoutMs: positiveInt(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
       prepare: env.TIDESYNC_DB_PREPARE ? env.TIDESYNC_DB_PREPARE === "true" : port !== "6543",

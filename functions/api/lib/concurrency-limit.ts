@@ -1,0 +1,26 @@
+// At most `max` requests of one function process are worked on at once; the
+// others wait, in arrival order, before anything reads their body. The
+// database pool is the real bottleneck (TIDESYNC_DB_POOL_MAX connections),
+// so admitting more only holds more parsed bodies, pages and results in
+// memory at once: the process's memory follows `max`, not the number of
+// clients, and the pool's queue is shorter (docs/performance.md measures
+// both). A waiting request costs a socket and hyper's read buffer.
+import type { MiddlewareHandler } from "hono";
+import type { AppEnv } from "./app-env.ts";
+
+export function concurrencyLimit(max: number): MiddlewareHandler<AppEnv> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async (_c, next) => {
+    if (active < max) active++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      await next();
+    } finally {
+      // Hand the slot straight to the next waiter (active stays the same), or free it.
+      const admit = waiting.shift();
+      if (admit) admit();
+      else active--;
+    }
+  };
+}
