@@ -4,7 +4,7 @@
 // whatever the op count:
 //   0. wait for the user's other pushes to end (a transaction-level advisory lock);
 //   1. lock the rows the ops name that the caller may change
-//      (select … for update: the policies filter what they may not), and, in a
+//      (select … for no key update: the policies filter what they may not), and, in a
 //      NEW statement pipelined behind it (so its snapshot includes whatever
 //      committed while we waited for the locks), read the ledger rows of the
 //      batch's op_ids, the sync state and data of the named rows and of the
@@ -32,11 +32,17 @@ const PREPARED = { prepare: true } as const;
 
 const COLLECTIONS = allCollections();
 
+// FOR NO KEY UPDATE: it serialises the writers of a row, yet lets foreign-key
+// checks (FOR KEY SHARE) through: a push adding a task to a list, or an invite
+// to it, never waits for a push that merely edits the list. FOR UPDATE blocked
+// them, and with the row locks of two pushes made three-way deadlocks (40P01,
+// seen in the 10× convergence run). The id never changes; a delete takes its
+// own stronger lock when it runs.
 const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
   `select t.id::text as id from ${c.table} t
     where t.id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))
-    order by t.id for update of t`,
+    order by t.id for no key update of t`,
 ]));
 
 // $1 op_ids, $2 record keys [{collection, id}], $3 device_id or null, $4 the session id,
