@@ -49,6 +49,6 @@ export class CollectionCatalog {
     const parsed = (creating ? checks.create : checks.update).safeParse(data);
     if (parsed.success) return parsed.data;
     const details = zodIssuesToDetails(parsed.error.issues, ["data"]);
-    throw new TidesyncValidationError(validationMessage(details), details);
+    throw new TidesyncValidationError(validationMessage(details.length), details);
   }
 }

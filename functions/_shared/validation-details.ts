@@ -65,12 +65,17 @@ function describe(issue: z.core.$ZodIssue): { code: string; message: string } {
   }
 }
 
-/** One detail per offending field; an unexpected key gets its own pointer. */
-export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): FieldDetail[] {
+/**
+ * One detail per offending field; an unexpected key gets its own pointer. At
+ * most `limit` of them are built: a body with 100,000 unknown keys must not
+ * cost 100,000 detail objects (the message counts them with issueCount).
+ */
+export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = [], limit = Number.POSITIVE_INFINITY): FieldDetail[] {
   const details: FieldDetail[] = [];
   for (const issue of issues) {
+    if (details.length >= limit) break;
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) {
+      for (const key of issue.keys.slice(0, limit - details.length)) {
         details.push({ field: jsonPointer([...prefix, ...issue.path, key]), code: "unexpected_field", message: "is not an accepted field" });
       }
       continue;
@@ -80,8 +85,13 @@ export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: 
   return details;
 }
 
-export function validationMessage(details: readonly FieldDetail[]): string {
-  return details.length === 1 ? "1 field is invalid" : `${details.length} fields are invalid`;
+/** How many details zodIssuesToDetails would give without a limit. */
+export function issueCount(issues: readonly z.core.$ZodIssue[]): number {
+  return issues.reduce((count, issue) => count + (issue.code === "unrecognized_keys" ? issue.keys.length : 1), 0);
+}
+
+export function validationMessage(count: number): string {
+  return count === 1 ? "1 field is invalid" : `${count} fields are invalid`;
 }
 
 /** At most this many details go into an answer (and the ledger); the message still counts them all. */

@@ -4,7 +4,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, errorEnvelope } from "../_shared/errors.ts";
-import { validationMessage, zodIssuesToDetails } from "../_shared/validation-details.ts";
+import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../_shared/validation-details.ts";
 import type { App, AppEnv, Deps } from "./lib/app-env.ts";
 import { type Config } from "./lib/config.ts";
 import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
@@ -56,8 +56,9 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
   const app: App = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        const details = zodIssuesToDetails(result.error.issues);
-        throw new ApiError("VALIDATION_FAILED", validationMessage(details), { details });
+        const { issues } = result.error;
+        const details = boundedDetails(zodIssuesToDetails(issues, [], MAX_FIELD_DETAILS));
+        throw new ApiError("VALIDATION_FAILED", validationMessage(issueCount(issues)), { details });
       }
     },
     // One rule for trailing slashes on every route: `/v1/whoami/` is `/v1/whoami`.

@@ -1,7 +1,7 @@
 // The envelope's field details: JSON Pointers and stable codes a client can branch on.
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { jsonPointer, validationMessage, zodIssuesToDetails } from "../../functions/_shared/validation-details.ts";
+import { issueCount, jsonPointer, validationMessage, zodIssuesToDetails } from "../../functions/_shared/validation-details.ts";
 
 function detailsFor(schema: z.ZodType, input: unknown) {
   const result = schema.safeParse(input);
@@ -79,10 +79,23 @@ describe("zodIssuesToDetails", () => {
 
 describe("validationMessage", () => {
   it("counts the invalid fields", () => {
-    expect(validationMessage([{ field: "/a", code: "required", message: "is required" }])).toBe("1 field is invalid");
-    expect(validationMessage([
-      { field: "/a", code: "required", message: "is required" },
-      { field: "/b", code: "required", message: "is required" },
-    ])).toBe("2 fields are invalid");
+    expect(validationMessage(1)).toBe("1 field is invalid");
+    expect(validationMessage(2)).toBe("2 fields are invalid");
+  });
+});
+
+describe("a flood of unknown keys", () => {
+  it("builds at most `limit` details and still counts every field", () => {
+    const strict = z.strictObject({ title: z.string() });
+    const flood = Object.fromEntries([["title", 1], ...Array.from({ length: 50_000 }, (_, i) => [`k${i}`, 0])]);
+    const parsed = strict.safeParse(flood);
+    expect(parsed.success).toBe(false);
+    const issues = parsed.error!.issues;
+    expect(issueCount(issues)).toBe(50_001);
+    const details = zodIssuesToDetails(issues, ["data"], 20);
+    expect(details).toHaveLength(20);
+    expect(details[0]).toMatchObject({ field: "/data/title" });
+    expect(details[1]).toEqual({ field: "/data/k0", code: "unexpected_field", message: "is not an accepted field" });
+    expect(zodIssuesToDetails(issues, ["data"])).toHaveLength(50_001);
   });
 });

@@ -20,7 +20,7 @@ import type { Limits } from "../../_shared/limits.ts";
 import { type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import { recordDataBytes } from "../../_shared/record-size.ts";
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../_shared/schemas/sync.ts";
-import { boundedDetails, validationMessage, zodIssuesToDetails } from "../../_shared/validation-details.ts";
+import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../../_shared/validation-details.ts";
 
 /** A first-time outcome as the ledger keeps it (what exactly-once needs; the record is re-read). */
 export interface LedgerEntry {
@@ -101,8 +101,9 @@ function validateData(definition: CollectionDefinition, op: SyncOp, index: numbe
   { data: JsonObject; error?: undefined } | { error: SyncOpError } {
   const parsed = (creating ? definition.create : definition.update).safeParse(op.data ?? {});
   if (parsed.success) return { data: parsed.data };
-  const details = zodIssuesToDetails(parsed.error.issues, ["ops", index, "data"]);
-  return { error: rejection("VALIDATION_FAILED", validationMessage(details), details) };
+  const { issues } = parsed.error;
+  const details = zodIssuesToDetails(issues, ["ops", index, "data"], MAX_FIELD_DETAILS);
+  return { error: rejection("VALIDATION_FAILED", validationMessage(issueCount(issues)), details) };
 }
 
 /** Same value as JSON (column values are JSON scalars, or JSON for json columns). */
