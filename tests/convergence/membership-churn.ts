@@ -12,6 +12,23 @@ import type { SimUser } from "./sim-device.ts";
 
 type Role = "owner" | "editor" | "viewer";
 
+/**
+ * Runs a Data API call again when Postgres chose it as a deadlock or
+ * serialization victim, as an app retries a failed supabase-js call: with
+ * the devices' pushes on the same lists, a lock cycle is rare but possible.
+ */
+async function retried<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if ((code !== "40P01" && code !== "40001") || attempt >= 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+    }
+  }
+}
+
 export interface SharedList {
   id: string;
   owner: SimUser;
@@ -57,7 +74,7 @@ export class MembershipChurn {
   }
 
   private async add(list: SharedList, user: SimUser, role: Role): Promise<void> {
-    await share(this.testUsers.get(list.owner)!, list.id, this.testUsers.get(user)!, role);
+    await retried(() => share(this.testUsers.get(list.owner)!, list.id, this.testUsers.get(user)!, role));
     list.members.set(user.index, role);
     this.log.push(`${new Date().toISOString()} u${user.index} added to ${list.id} as ${role}`);
     this.everMember.get(user.index)!.add(list.id);
@@ -67,8 +84,8 @@ export class MembershipChurn {
   }
 
   private async setRole(list: SharedList, user: SimUser, role: Role): Promise<void> {
-    await asUser(this.testUsers.get(list.owner)!, (tx) =>
-      tx`update public.list_members set role = ${role} where list_id = ${list.id} and user_id = ${user.userId}`);
+    await retried(() => asUser(this.testUsers.get(list.owner)!, (tx) =>
+      tx`update public.list_members set role = ${role} where list_id = ${list.id} and user_id = ${user.userId}`));
     list.members.set(user.index, role);
     this.log.push(`${new Date().toISOString()} u${user.index} made ${role} of ${list.id}`);
     if (role === "viewer") this.counts.demoted++;
@@ -78,7 +95,7 @@ export class MembershipChurn {
   private async remove(list: SharedList, user: SimUser): Promise<void> {
     // The owner removes the member, or the member leaves (deletes their own row).
     const leaves = this.rng.chance(0.3);
-    await removeMember(this.testUsers.get(leaves ? user : list.owner)!, list.id, this.testUsers.get(user)!);
+    await retried(() => removeMember(this.testUsers.get(leaves ? user : list.owner)!, list.id, this.testUsers.get(user)!));
     list.members.delete(user.index);
     this.log.push(`${new Date().toISOString()} u${user.index} ${leaves ? "left" : "removed from"} ${list.id}`);
     this.removedOnce.add(`${list.id}/${user.index}`);
