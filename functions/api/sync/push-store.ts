@@ -72,6 +72,13 @@ const STATE_SQL = `
 
 const USER_LOCK_SQL = `select pg_advisory_xact_lock(hashtextextended('tidesync.push ' || (select auth.uid())::text, 0))`;
 
+// Generic plans for the push's statements: a custom plan is made again on
+// every execution with the parameters as constants, and for the push's large
+// jsonb parameters that cost ~15% of a 500-op batch (docs/performance.md).
+// Every statement here looks rows up by key, so the generic plan is the same
+// plan. (Not for the pull: its scope walks do depend on the parameters.)
+const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`;
+
 const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 
 const LEDGER_SQL = `
@@ -138,6 +145,7 @@ export async function pushBatch(
   const keys = keysToRead(batch);
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
+  const generic = tx.unsafe(GENERIC_PLANS_SQL, [], PREPARED);
   const serialized = tx.unsafe(USER_LOCK_SQL, [], PREPARED);
   const named = byCollection(batch.ops.filter((op) => findCollection(op.collection)).map((op) => ({ collection: op.collection, id: op.record_id })));
   const locks = [...named].filter(([, ids]) => ids.length > 0)
@@ -151,7 +159,7 @@ export async function pushBatch(
     sessionId,
     ...COLLECTIONS.map((c) => JSON.stringify(toRead.get(c.name) ?? [])),
   ], PREPARED);
-  const [, writable, [state]] = await Promise.all([serialized, Promise.all(locks), statePromise]);
+  const [, , writable, [state]] = await Promise.all([generic, serialized, Promise.all(locks), statePromise]);
 
   if (batch.device_id !== undefined && state.device_id === null) {
     throw new ApiError("VALIDATION_FAILED", "device_id is not one of your devices", {
