@@ -6,6 +6,7 @@
 // database so the other measurements of the run never see those rows.
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now } from "./measure.ts";
+import { untilOpenTransactionsEnd } from "../tests/support/open-transactions.ts";
 import { seedTasks, vacuumAnalyze } from "./pull-throughput.ts";
 
 export interface ScopePullTimes {
@@ -51,19 +52,6 @@ async function pullAll(stack: BenchStack, user: BenchUser, cursor?: string): Pro
   }
 }
 
-/**
- * Waits until every transaction open now in the cluster has ended: a pull stops below the
- * oldest one (docs/sync.md), so a cursor taken before that may not have passed our own writes.
- */
-async function settled(stack: BenchStack): Promise<void> {
-  const [{ txid }] = await stack.adminSql<{ txid: string }[]>`select pg_current_xact_id()::text as txid`;
-  for (;;) {
-    const [{ passed }] = await stack.adminSql<{ passed: boolean }[]>`select pg_snapshot_xmin(pg_current_snapshot()) > ${txid}::xid8 as passed`;
-    if (passed) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 async function medianMs(samples: number, run: () => Promise<unknown>): Promise<number> {
   for (let i = 0; i < 3; i++) await run();
   const times: number[] = [];
@@ -91,12 +79,12 @@ export async function measurePullScopeCost(
   await seedTasks(sql, [caller.listId], config.ownRows);
   await vacuumAnalyze(sql);
   // Cursors: `before` sits before 1000 changes in the caller's list, `upToDate` after them.
-  await settled(stack);
+  await untilOpenTransactionsEnd(stack.adminSql);
   const initial = await pullAll(stack, caller);
   const changes = Math.min(1000, config.ownRows);
   await sql`update public.tasks set done = not done where id in (select id from public.tasks where list_id = ${caller.listId}::uuid order by id limit ${changes}::integer)`;
   const before = initial.cursor;
-  await settled(stack);
+  await untilOpenTransactionsEnd(stack.adminSql);
   const { cursor: upToDate } = await pullAll(stack, caller, before);
   const fullRows = config.ownRows + 1; // the tasks and the list itself
 

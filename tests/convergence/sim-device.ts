@@ -43,12 +43,6 @@ export class SimDevice {
   readonly discarded: WriteDiscardedEvent[] = [];
   readonly rejected: OpRejectedEvent[] = [];
   readonly syncErrors = new Map<string, number>();
-  /**
-   * What happened to each record on this device, in order: server answers
-   * and pages naming it, and local storage writes of it. Printed for the
-   * records a failed check names (tests/convergence/checks.ts).
-   */
-  readonly trace: string[] = [];
   writes = 0;
   conflictsSeen = 0;
   private seq = 0;
@@ -61,6 +55,12 @@ export class SimDevice {
     readonly client: TidesyncClient,
     readonly link: DeviceLink,
     private readonly rng: Prng,
+    /**
+     * What happened on this device, in order: server answers and pages, and
+     * local storage writes. tests/integration/convergence.test.ts prints the
+     * lines of the records a failed check names.
+     */
+    readonly trace: string[],
   ) {
     this.name = `u${user.index}d${index}`;
     client.on((event) => {
@@ -96,15 +96,7 @@ export class SimDevice {
       backoff: { baseMs: 25, maxMs: 1000, maxAttempts: 6 },
       pullLimit: 25,
     });
-    const device = new SimDevice(options.user, options.index, client, link, new Prng(options.seed, `${name}/script`));
-    device.trace.push(...trace.splice(0));
-    trace.push = (...lines) => device.trace.push(...lines);
-    return device;
-  }
-
-  /** The trace lines that name `id`. */
-  historyOf(id: string): string[] {
-    return this.trace.filter((line) => line.includes(id) || line.includes(" pull: "));
+    return new SimDevice(options.user, options.index, client, link, new Prng(options.seed, `${name}/script`), trace);
   }
 
   private value(field: string): string | number {
@@ -243,9 +235,10 @@ function traced(fetch: FetchFunction, trace: string[]): FetchFunction {
     if (body && "results" in body && body.results) {
       for (const r of body.results) trace.push(`push answer: ${r.op_id} ${r.status}${r.original_status ? `/${r.original_status}` : ""} ${r.record ? `${r.record.collection}/${r.record.id} v${r.record.version}${r.record.deleted ? " deleted" : ""}` : "no record"}`);
     } else if (body && "changes" in body && body.changes) {
+      // A cursor is "<base64url JSON payload>.<mac>" (functions/api/sync/cursor.ts).
       const position = (cursor: string | null | undefined) => {
         try {
-          return cursor ? JSON.stringify(JSON.parse(atob(cursor.split(".")[0].replaceAll("-", "+").replaceAll("_", "/"))).after) : "none";
+          return cursor ? JSON.stringify(JSON.parse(Buffer.from(cursor.split(".")[0], "base64url").toString()).after) : "none";
         } catch {
           return "?";
         }
@@ -259,4 +252,3 @@ function traced(fetch: FetchFunction, trace: string[]): FetchFunction {
     return response;
   };
 }
-

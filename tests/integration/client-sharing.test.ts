@@ -9,8 +9,8 @@ import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient, type TidesyncClientOptions } from "../../client/sync-client.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
-import { removeMember, share } from "../support/shared-lists.ts";
+import { createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { removeMember, settled, share } from "../support/shared-lists.ts";
 
 /**
  * A phone of `user`: session bound to a new installation, the real client on an in-memory store.
@@ -33,21 +33,6 @@ async function device(user: TestUser, options: Pick<TidesyncClientOptions, "back
   const events: SyncEvent[] = [];
   client.on((event) => events.push(event));
   return { client, events, network };
-}
-
-/**
- * Waits until every transaction that began before now has ended. A pull reads
- * below the cluster's xmin (docs/sync.md), which other suites running on the
- * same cluster may hold back for a while: after this, one pull sees every
- * commit made so far, so the assertions after it are exact.
- */
-async function settled(): Promise<void> {
-  const [{ xid }] = await adminSql<{ xid: string }[]>`select pg_current_xact_id()::text as xid`;
-  for (;;) {
-    const [{ passed }] = await adminSql<{ passed: boolean }[]>`select pg_snapshot_xmin(pg_current_snapshot()) > ${xid}::xid8 as passed`;
-    if (passed) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const titles = async (client: TidesyncClient, collection: string) => (await client.list(collection)).map((r) => r.data?.title).sort();

@@ -11,14 +11,14 @@
 //
 // Size and seed: SEED, USERS, DEVICES (per user), OPS (writes per device);
 // see tests/convergence/config.ts. `npm run test:convergence`.
-import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { ROOT } from "../../scripts/lib/paths.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
-import { untilEveryOpenTransactionEnded } from "../support/rls-view.ts";
+import { settled } from "../support/shared-lists.ts";
 import { ServerChaos } from "../convergence/chaos.ts";
 import { checkConvergence } from "../convergence/checks.ts";
+import { writeFailureHistories } from "../convergence/failure-histories.ts";
 import { loadConvergenceConfig } from "../convergence/config.ts";
 import { FaultNetwork } from "../convergence/fault-network.ts";
 import { MembershipChurn } from "../convergence/membership-churn.ts";
@@ -101,7 +101,7 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   let rounds = 0;
   for (;;) {
     rounds++;
-    await untilEveryOpenTransactionEnded();
+    await settled();
     let acknowledged = 0;
     for (const device of devices) acknowledged += (await device.finalSync()).acknowledged;
     if (acknowledged === 0 && devices.every((d) => d.client.pendingOps().length === 0)) break;
@@ -111,25 +111,8 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   const { failures, totals } = await checkConvergence(adminSql, users, testUsers, devices, network, installationIds, churn);
   failures.push(...(await chaos.crashes()));
   if (failures.length > 0) {
-    // Each failing record's history on the device the failure names, for diagnosis.
-    const lines: string[] = [];
-    for (const failure of failures) {
-      const match = /^(u\d+d\d+): .*?(?:[a-z_]+\/|"record_id":")([0-9a-f-]{36})/.exec(failure);
-      const device = match && devices.find((d) => d.name === match[1]);
-      if (!device) continue;
-      const id = match[2];
-      const ledger = await adminSql`select o.created_at, o.user_id, o.device_id, o.op_id, o.type, o.status, o.version, o.error ->> 'code' as code
-                                      from app_private.sync_ops o where o.record_id = ${id} order by o.created_at`;
-      const entries = await adminSql`select c.scope_id, c.present, c.seq, c.txid::text, c.since_seq from app_private.sync_changes c where c.id = ${id}`;
-      const access = await adminSql`select a.scope_id, a.granted, a.seq, a.txid::text from app_private.sync_access a where a.user_id = ${device.user.userId}`;
-      lines.push(`== ${failure}`, ...device.historyOf(id),
-        ...ledger.map((o) => `server ledger: ${JSON.stringify(o)}`),
-        ...entries.map((e) => `server change entry: ${JSON.stringify(e)}`),
-        ...access.map((a) => `server access of the device's user: ${JSON.stringify(a)}`),
-        ...churn.log.filter((line) => line.includes(` u${device.user.index} `)), "");
-    }
     const file = path.join(ROOT, ".cache", "test-logs", `convergence-seed-${config.seed}-trace.txt`);
-    await writeFile(file, lines.join("\n"));
+    await writeFailureHistories(file, failures, devices, churn);
     console.log(`convergence: the failing records' histories are in ${file}`);
   }
   const faults = Object.values(network.faults).reduce((a, b) => a + b, 0);

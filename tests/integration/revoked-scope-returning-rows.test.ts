@@ -4,8 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import { createTestUser } from "../support/harness.ts";
-import { applyChanges, pullAll, pushOk, removeMember, share, upsert } from "../support/shared-lists.ts";
-import { untilEveryOpenTransactionEnded } from "../support/rls-view.ts";
+import { applyChanges, pullAll, pushOk, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
 
 it("a row that moved out of the list and back after the member was removed is removed from their device too", async () => {
   const alice = await createTestUser();
@@ -14,7 +13,7 @@ it("a row that moved out of the list and back after the member was removed is re
   const task = randomUUID();
   const created = await pushOk(alice, { ops: [upsert("lists", list, { title: "Trip" }), upsert("tasks", task, { list_id: list, title: "tickets" })] });
   await share(alice, list, bob, "editor");
-  await untilEveryOpenTransactionEnded();
+  await settled();
   const bobView = await pullAll(bob);
   const local = applyChanges(new Map(), bobView.changes);
   expect(local.has(`tasks/${task}`)).toBe(true);
@@ -23,7 +22,7 @@ it("a row that moved out of the list and back after the member was removed is re
   const away = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: alice.userId }, created.results[1].record!.version)] });
   await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list }, away.results[0].record!.version)] });
 
-  await untilEveryOpenTransactionEnded();
+  await settled();
   applyChanges(local, (await pullAll(bob, bobView.cursor)).changes);
   expect([...local.keys()]).toEqual([`lists/${bob.userId}`]);
 });

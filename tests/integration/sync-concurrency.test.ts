@@ -16,8 +16,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { jsonEqual } from "../../client/rebase.ts";
 import { changesResponseSchema, syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, call, createTestUser, stack, type TestUser } from "../support/harness.ts";
-import { untilEveryOpenTransactionEnded, visibleTo } from "../support/rls-view.ts";
-import { pushOk, share, upsert } from "../support/shared-lists.ts";
+import { visibleTo } from "../support/rls-view.ts";
+import { pushOk, settled, share, upsert } from "../support/shared-lists.ts";
 
 const ROUNDS = 4;
 
@@ -221,7 +221,7 @@ describe("pull under concurrent writers of several users on one shared list", ()
       const { owner, editors: [apiEditor, sqlEditorA, sqlEditorB], reader: member, listId } = await sharedList();
       const bystander = await createTestUser();
       const pool: string[] = [];
-      await untilEveryOpenTransactionEnded();
+      await settled();
       const real = await apiReader(member, 1 + randomInt(4));
       const naive = await naiveReader(listId, 1 + randomInt(4), real.view);
       expect(differences(real.view, await visibleTo(member))).toEqual([]);
@@ -243,7 +243,7 @@ describe("pull under concurrent writers of several users on one shared list", ()
       totalWrites += (await writers).reduce((a, b) => a + b, 0);
 
       // Every writer is done: following the cursors to the end must catch up.
-      await untilEveryOpenTransactionEnded();
+      await settled();
       while (await real.next());
       while (await naive.next());
       const truth = await visibleTo(member);
@@ -257,7 +257,7 @@ describe("pull under concurrent writers of several users on one shared list", ()
 
   it("deterministically: an editor's write that commits after a later one is delivered by the cursor, and skipped by the naive reader", async () => {
     const { editors: [, early, late], reader: member, listId } = await sharedList();
-    await untilEveryOpenTransactionEnded();
+    await settled();
     const real = await apiReader(member, 10);
     const naive = await naiveReader(listId, 10, real.view);
     const [earlyId, lateId] = [randomUUID(), randomUUID()];
@@ -281,7 +281,7 @@ describe("pull under concurrent writers of several users on one shared list", ()
 
     releaseEarly();
     await earlyTx;
-    await untilEveryOpenTransactionEnded();
+    await settled();
     while (await real.next());
     while (await naive.next());
     const truth = await visibleTo(member);

@@ -1,7 +1,7 @@
 // What a user may see of the synced tables, read the way PostgREST reads
 // (role authenticated with their claims, so their RLS policies decide), with
-// each row's sync version; and a wait for the pull's snapshot bound.
-import { adminSql, type TestUser } from "./harness.ts";
+// each row's sync version.
+import type { TestUser } from "./harness.ts";
 import { asUser } from "./shared-lists.ts";
 
 export interface VisibleRow {
@@ -23,19 +23,4 @@ export async function visibleTo(user: TestUser): Promise<Map<string, VisibleRow>
         from public.tasks t join app_private.sync_records s on s.collection = 'tasks' and s.id = t.id`;
   });
   return new Map(rows.map((r) => [`${r.collection}/${r.id}`, { collection: r.collection, id: r.id, version: Number(r.version), data: r.data }]));
-}
-
-/**
- * Waits until every transaction open when called has ended, in the whole
- * cluster: a pull reads below the xmin of its snapshot, which any long
- * transaction holds back (another database's, e.g. a test file running in
- * parallel). After that, one drain of a cursor delivers everything committed.
- */
-export async function untilEveryOpenTransactionEnded(): Promise<void> {
-  const [{ next }] = await adminSql<{ next: string }[]>`select pg_snapshot_xmax(pg_current_snapshot())::text as next`;
-  for (;;) {
-    const [{ passed }] = await adminSql<{ passed: boolean }[]>`select pg_snapshot_xmin(pg_current_snapshot()) >= ${next}::xid8 as passed`;
-    if (passed) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }

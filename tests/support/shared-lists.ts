@@ -6,6 +6,7 @@ import type postgres from "postgres";
 import { expect } from "vitest";
 import { changesResponseSchema, syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, type ApiResponse, call, type TestUser } from "./harness.ts";
+import { untilOpenTransactionsEnd } from "./open-transactions.ts";
 
 export interface Op {
   op_id: string;
@@ -43,14 +44,7 @@ export async function pushOk(user: TestUser | string, body: unknown, baseUrl?: s
  * every write made so far: call it before a pull that must contain a change.
  */
 export async function settled(): Promise<void> {
-  const [{ txid }] = await adminSql<{ txid: string }[]>`select pg_current_xact_id()::text as txid`;
-  // Within the integration tests' 60 s budget; beyond it the failure says why.
-  for (let attempt = 0; attempt < 500; attempt++) {
-    const [{ passed }] = await adminSql<{ passed: boolean }[]>`select pg_snapshot_xmin(pg_current_snapshot()) > ${txid}::xid8 as passed`;
-    if (passed) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`a transaction older than ${txid} is still open somewhere in the cluster: pulls cannot pass it`);
+  await untilOpenTransactionsEnd(adminSql);
 }
 
 /**
