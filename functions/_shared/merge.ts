@@ -4,8 +4,9 @@
 //
 // Every record keeps, per field, the change_seq of the field's last write and
 // the device that wrote it (field_versions). The key "*" stands for "every
-// field not listed" and is set by a delete, so a tombstone (and a record
-// re-created after one) remembers who deleted it and when.
+// field not listed": the database's insert stamps it (one entry, not one per
+// column) and a delete resets to it, so a tombstone remembers who deleted it
+// and when.
 //
 // Rules (base = op.base_version, or 0 for a client-created record):
 //   a write of field f is FOREIGN-NEWER when f's entry (or "*") has v > base and
@@ -83,14 +84,31 @@ export type MergeResult =
   /** `fields`: the fields another device changed since base ("*" = the record's deletion or any field). */
   | { outcome: "conflict"; current: ServerRecord; fields: string[] };
 
-function fieldVersion(record: ServerRecord, field: string): FieldVersion | undefined {
-  return record.field_versions[field] ?? record.field_versions[ALL_FIELDS];
+/** The stamp of a field's last write: its own entry, or the "*" entry that covers it. */
+export function fieldVersion(versions: FieldVersions, field: string): FieldVersion | undefined {
+  return versions[field] ?? versions[ALL_FIELDS];
 }
 
 /** True when `entry` was written after `base` by another (or an unknown) device, not earlier in this batch. */
 export function isForeignNewer(entry: FieldVersion | undefined, base: number, ctx: Pick<WriteContext, "deviceId" | "batchFloor">): boolean {
   if (!entry || entry.v <= base || entry.v > ctx.batchFloor) return false;
   return ctx.deviceId === null || entry.d !== ctx.deviceId;
+}
+
+/**
+ * Every field of a live record written after `base` by another device, by name:
+ * "*" (an insert stamps it for every column) stands for the data's fields it
+ * covers, and for itself only when it covers none (a deletion remembered by a
+ * record re-created here).
+ */
+function foreignNewerFields(current: ServerRecord, base: number, ctx: WriteContext): string[] {
+  const versions = current.field_versions;
+  const fields = Object.keys(versions).filter((field) => field !== ALL_FIELDS && isForeignNewer(versions[field], base, ctx));
+  if (isForeignNewer(versions[ALL_FIELDS], base, ctx)) {
+    const covered = Object.keys(current.data ?? {}).filter((field) => !(field in versions));
+    fields.push(...(covered.length > 0 ? covered : [ALL_FIELDS]));
+  }
+  return fields.sort();
 }
 
 function stamp(fields: string[], ctx: WriteContext): FieldVersions {
@@ -106,9 +124,7 @@ export function mergeOp(current: ServerRecord | null, op: MergeOp, ctx: WriteCon
   if (op.type === "delete") {
     if (current?.deleted) return { outcome: "applied", next: current, written: false };
     if (current) {
-      const fields = Object.keys(current.field_versions)
-        .filter((field) => isForeignNewer(current.field_versions[field], base, ctx))
-        .sort();
+      const fields = foreignNewerFields(current, base, ctx);
       if (fields.length > 0) return { outcome: "conflict", current, fields };
     }
     return {
@@ -141,7 +157,7 @@ export function mergeOp(current: ServerRecord | null, op: MergeOp, ctx: WriteCon
     data = { ...patch };
     versions = { [ALL_FIELDS]: deletion, ...stamp(patched, ctx) };
   } else {
-    const fields = patched.filter((field) => isForeignNewer(fieldVersion(current, field), base, ctx)).sort();
+    const fields = patched.filter((field) => isForeignNewer(fieldVersion(current.field_versions, field), base, ctx)).sort();
     if (fields.length > 0) return { outcome: "conflict", current, fields };
     data = { ...(current.data ?? {}), ...patch };
     versions = { ...current.field_versions, ...stamp(patched, ctx) };

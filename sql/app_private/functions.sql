@@ -1287,13 +1287,13 @@ begin
 
   if tg_op = 'INSERT' then
     with written as (
-      select j.id, j.data, (case when v_scope = 'id' then j.id::text else j.data ->> v_scope end)::uuid as scope_id,
+      select (j.row ->> 'id')::uuid as id, (j.row ->> v_scope)::uuid as scope_id,
              nextval('app_private.sync_seq') as seq
-        from (select (to_jsonb(n) ->> 'id')::uuid as id, to_jsonb(n) - 'id' as data from new_rows n) j
+        from (select to_jsonb(n) as row from new_rows n) j
     ), recorded as (
       insert into app_private.sync_records as s (collection, id, scope_id, version, field_versions, deleted, created_by, created_at, updated_at, deleted_at, txid)
       select v_collection, w.id, w.scope_id, w.seq,
-             (select coalesce(jsonb_object_agg(k, jsonb_build_object('v', w.seq, 'd', v_device)), '{}'::jsonb) from jsonb_object_keys(w.data) k),
+             jsonb_build_object('*', jsonb_build_object('v', w.seq, 'd', v_device)),
              false, v_actor, now(), now(), null, v_txid
         from written w
       on conflict (collection, id) do update
@@ -1354,9 +1354,9 @@ begin
 
   elsif tg_op = 'DELETE' then
     with written as (
-      select j.id, (case when v_scope = 'id' then j.id::text else j.data ->> v_scope end)::uuid as scope_id,
+      select (j.row ->> 'id')::uuid as id, (j.row ->> v_scope)::uuid as scope_id,
              nextval('app_private.sync_seq') as seq
-        from (select (to_jsonb(o) ->> 'id')::uuid as id, to_jsonb(o) - 'id' as data from old_rows o) j
+        from (select to_jsonb(o) as row from old_rows o) j
     ), recorded as (
       update app_private.sync_records s
          set deleted = true, version = w.seq, scope_id = w.scope_id, updated_at = now(), deleted_at = now(), txid = v_txid,
@@ -1378,7 +1378,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions of the changed columns (stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage. SECURITY DEFINER: users never write bookkeeping themselves.';
+comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage. SECURITY DEFINER: users never write bookkeeping themselves.';
 revoke execute on function app_private.track_sync_changes() from public;
 
 -- function app_private.visible_scope_ids()

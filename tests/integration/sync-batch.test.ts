@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDataBytes } from "../../functions/_shared/record-size.ts";
+import { fieldVersion } from "../../functions/_shared/merge.ts";
 import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { loadSampleTodo } from "../../scripts/seed/sample-todo.ts";
 import { loadSampleUsers } from "../../scripts/seed/sample-users.ts";
@@ -223,7 +224,7 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
     expect(b.results[0].record!.data).toMatchObject({ title: "phone title", notes: "n", done: true });
     expect(await storedRow("tasks", id)).toMatchObject({ title: "phone title", notes: "n", done: true });
     const state = await syncState("tasks", id);
-    expect([state!.field_versions.title.d, state!.field_versions.done.d]).toEqual([phoneId, laptopId]);
+    expect([fieldVersion(state!.field_versions, "title")!.d, fieldVersion(state!.field_versions, "done")!.d]).toEqual([phoneId, laptopId]);
   });
 
   it("the same field from another device → conflict with the server record, nothing applied; rebased, it applies", async () => {
@@ -543,12 +544,12 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     const body = await pushOk(user, { ops: [upsert("tasks", id, task(user))] });
     expect(body.results[0].status).toBe("applied");
     const state = await syncState("tasks", id);
-    expect(state!.field_versions.title).toEqual({ v: state!.version, d: mine });
+    expect(fieldVersion(state!.field_versions, "title")).toEqual({ v: state!.version, d: mine });
     expect((await ledger(user.userId))[0].device_id).toBe(mine);
     // Named explicitly, it is the same device.
     const named = await pushOk(user, { device_id: mine, ops: [upsert("tasks", id, { title: "again" }, state!.version)] });
     expect(named.results[0].status).toBe("applied");
-    expect((await syncState("tasks", id))!.field_versions.title.d).toBe(mine);
+    expect(fieldVersion((await syncState("tasks", id))!.field_versions, "title")!.d).toBe(mine);
   });
 
   it("upper-case uuids are normalised once at the edge: responses and pulls are lower-case, a retry with the upper-case op_id is a duplicate", async () => {
@@ -580,7 +581,7 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     const lower = await pushOk(user, { ops: [{ ...batch.ops[1], op_id: opId }] });
     expect(lower.results[0].status).toBe("duplicate");
     expect((await ledger(user.userId)).map((r) => r.op_id).sort()).toEqual([batch.ops[0].op_id, opId].sort());
-    expect((await syncState("tasks", id))!.field_versions.title.d).toBe(device);
+    expect(fieldVersion((await syncState("tasks", id))!.field_versions, "title")!.d).toBe(device);
   });
 
   it("server_time of a push and of a pull come from the database clock, in one format", async () => {

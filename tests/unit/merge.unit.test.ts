@@ -61,6 +61,20 @@ describe("merge rules (docs/sync.md table)", () => {
     expect(merge(changed, del(2), A, 3).outcome).toBe("applied");
   });
 
+  it('a row stamped "*" by the database\'s insert merges as if each column were stamped, and a delete\'s conflict names them', () => {
+    const inserted: ServerRecord = { ...created, field_versions: { [ALL_FIELDS]: { v: 1, d: B } } };
+    const perColumn: ServerRecord = { ...created, field_versions: { title: { v: 1, d: B }, done: { v: 1, d: B } } };
+    for (const record of [inserted, perColumn]) {
+      expect(merge(record, del(0), A, 2)).toEqual({ outcome: "conflict", current: record, fields: ["done", "title"] });
+      expect(merge(record, up({ title: "x" }, 0), A, 2)).toMatchObject({ outcome: "conflict", fields: ["title"] });
+      expect(merge(record, del(1), A, 2).outcome).toBe("applied");
+      expect(merge(record, del(0), B, 2).outcome).toBe("applied");
+    }
+    const edited = applied(merge(inserted, up({ title: "mine" }, 1), A, 2));
+    expect(edited.field_versions).toEqual({ [ALL_FIELDS]: { v: 1, d: B }, title: { v: 2, d: A } });
+    expect(merge(edited, del(0), A, 3)).toEqual({ outcome: "conflict", current: edited, fields: ["done"] });
+  });
+
   it("create twice (base null, record exists): fields the other device set conflict, new fields merge", () => {
     expect(merge(created, up({ title: "again" }, null), B, 2)).toMatchObject({ outcome: "conflict", fields: ["title"] });
     expect(applied(merge(created, up({ notes: "n" }, null), B, 2)).data).toEqual({ title: "t", done: false, notes: "n" });
