@@ -4,7 +4,23 @@
 // rejected with a clear error instead of failing the whole batch in the
 // database. jsonb prints ", " and ": " separators and numbers in plain
 // (non-exponent) notation; strings are escaped exactly as JSON.stringify does.
-const encoder = new TextEncoder();
+
+/**
+ * UTF-8 bytes of a well-formed string (JSON.stringify escapes lone surrogates),
+ * counted without encoding it: a TextEncoder allocation per string was a third
+ * of planning a 500-op batch.
+ */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    if (code < 0x800) bytes += 1;
+    else if (code >= 0xd800 && code <= 0xdbff) i++, bytes += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
+    else bytes += 2;
+  }
+  return bytes;
+}
 
 /** Postgres numeric output of the JSON number text JavaScript produces for `value`. */
 export function plainNumber(value: number): string {
@@ -27,15 +43,19 @@ function measure(value: unknown): number {
     case "number":
       return plainNumber(value).length;
     case "string":
-      return encoder.encode(JSON.stringify(value)).byteLength;
+      return utf8Length(JSON.stringify(value));
     case "object": {
+      // "[" "]" or "{" "}", and ", " between items; "key": value pairs in objects.
+      let bytes = 2;
+      let items = 0;
       if (Array.isArray(value)) {
-        if (value.length === 0) return 2;
-        return 2 + value.reduce((sum: number, item) => sum + measure(item), 0) + 2 * (value.length - 1);
+        for (const item of value) bytes += measure(item), items++;
+      } else {
+        for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+          if (item !== undefined) bytes += measure(key) + 2 + measure(item), items++;
+        }
       }
-      const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-      if (entries.length === 0) return 2;
-      return 2 + entries.reduce((sum, [k, v]) => sum + measure(k) + 2 + measure(v), 0) + 2 * (entries.length - 1);
+      return items === 0 ? bytes : bytes + 2 * (items - 1);
     }
     default:
       throw new TypeError(`not a JSON value: ${typeof value}`);

@@ -188,6 +188,8 @@ describe("recordDataBytes", () => {
     expect(recordDataBytes({})).toBe(2);
     expect(recordDataBytes({ a: 1, b: [true, null] })).toBe('{"a": 1, "b": [true, null]}'.length);
     expect(recordDataBytes({ é: "€" })).toBe(new TextEncoder().encode('{"é": "€"}').byteLength);
+    expect(recordDataBytes({ ß: "😀 x\u{10FFFF}" })).toBe(new TextEncoder().encode('{"ß": "😀 x\u{10FFFF}"}').byteLength);
+    expect(recordDataBytes({ lone: "\uD800" })).toBe('{"lone": "\\ud800"}'.length);
     expect(recordDataBytes({ q: 'say "hi"\n' })).toBe('{"q": "say \\"hi\\"\\n"}'.length);
   });
 
