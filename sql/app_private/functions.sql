@@ -1132,8 +1132,6 @@ declare
   v_sql text;
   v_done jsonb;
   v_failed jsonb := '[]'::jsonb;
-  v_keys jsonb := '[]'::jsonb;
-  v_records jsonb := '[]'::jsonb;
   v_part jsonb;
   v_state text;
   v_constraint text;
@@ -1200,26 +1198,12 @@ begin
        where not v_done @> jsonb_build_array(r -> 'id')
          and not exists (select 1 from jsonb_array_elements(v_failed) f
                           where f ->> 'collection' = v_collection and f ->> 'id' = r ->> 'id')), '[]'::jsonb);
-    v_keys := v_keys || jsonb_build_object('collection', v_collection, 'table', v_table::text, 'ids', v_done);
   end loop;
 
-  -- The state every written row is in now (as the caller sees it).
-  for v_group in select k from jsonb_array_elements(v_keys) k where jsonb_array_length(k -> 'ids') > 0 loop
-    execute format(
-      'select coalesce(jsonb_agg(jsonb_build_object(''collection'', s.collection, ''id'', s.id, ''version'', s.version, '
-      '''deleted'', s.deleted, ''updated_at'', to_char(s.updated_at at time zone ''UTC'', ''YYYY-MM-DD"T"HH24:MI:SS.US"Z"''), '
-      '''data'', case when s.deleted then null else to_jsonb(t) - ''id'' end)), ''[]'') '
-      'from app_private.sync_records s left join %s t on t.id = s.id '
-      'where s.collection = $1 and s.id in (select jsonb_array_elements_text($2)::uuid)',
-      v_group ->> 'table')
-      using v_group ->> 'collection', v_group -> 'ids' into v_part;
-    v_records := v_records || v_part;
-  end loop;
-
-  return jsonb_build_object('failed', v_failed, 'records', v_records);
+  return jsonb_build_object('failed', v_failed);
 end;
 $function$;
-comment on function app_private.sync_apply(p_writes jsonb) is 'The write of POST /v1/sync/batch: inserts, updates and deletes the planned rows of synced tables as the caller (RLS, grants and constraints decide), isolating rows the database refuses (each reported with its SQLSTATE, constraint and column) and rows the policies leave unwritten; returns those failures and the new state of every written row.';
+comment on function app_private.sync_apply(p_writes jsonb) is 'The write of POST /v1/sync/batch: inserts, updates and deletes the planned rows of synced tables as the caller (RLS, grants and constraints decide), isolating rows the database refuses (each reported with its SQLSTATE, constraint and column) and rows the policies leave unwritten; returns those failures as {"failed": [...]}. The push reads the written rows back itself.';
 revoke execute on function app_private.sync_apply(p_writes jsonb) from public;
 grant execute on function app_private.sync_apply(p_writes jsonb) to authenticated;
 

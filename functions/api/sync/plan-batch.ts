@@ -71,6 +71,12 @@ export function recordKey(collection: string, id: string): string {
   return `${collection}/${id.toLowerCase()}`;
 }
 
+/** The collection and id a recordKey names (collection names hold no "/"). */
+export function keyParts(key: string): { collection: string; id: string } {
+  const slash = key.indexOf("/");
+  return { collection: key.slice(0, slash), id: key.slice(slash + 1) };
+}
+
 export function toSyncRecord(record: ServerRecord): SyncRecord {
   return {
     collection: record.collection,

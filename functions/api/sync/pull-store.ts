@@ -18,6 +18,7 @@
 import { allCollections } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
 import type { FullKey, IncrementalKey, PageOutcome, PageRequest } from "./plan-pull.ts";
+import { quoteLiteral, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 const COLLECTIONS = allCollections();
@@ -25,18 +26,9 @@ const PREPARED = { prepare: true } as const;
 
 // A row's `data` as JSON text, read through the table's own policies (null:
 // hidden or gone). One scalar subquery per collection, evaluated only for the
-// rows of that collection (CASE), with the columns named: json_build_object
-// skips the jsonb round trip of `to_jsonb(t) - 'id'` (a third of a page's
-// cost). json_build_object takes at most 100 arguments: a wider table falls
-// back to to_jsonb.
-const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
-const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
-function rowDataSql(collection: (typeof COLLECTIONS)[number]): string {
-  const object = collection.fields.length <= 50
-    ? `json_build_object(${collection.fields.map((f) => `${quoteLiteral(f.name)}, t.${quoteIdent(f.name)}`).join(", ")})::text`
-    : `(to_jsonb(t) - 'id')::text`;
-  return `(select ${object} from ${collection.table} t where t.id = l.id)`;
-}
+// rows of that collection (CASE).
+const rowDataSql = (collection: (typeof COLLECTIONS)[number]) =>
+  `(select ${rowJsonSql(collection, "t")}::text from ${collection.table} t where t.id = l.id)`;
 const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLiteral(c.name)} then ${rowDataSql(c)}`).join(" ")} end`;
 
 /**
