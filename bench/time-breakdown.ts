@@ -318,10 +318,15 @@ export async function pullStatementProfile(stack: BenchStack, user: BenchUser, p
     const explaining = new Proxy(tx, {
       get(target, property, receiver) {
         if (property !== "unsafe") return Reflect.get(target, property, receiver);
-        return async (query: string, params: unknown[]) => {
-          const rows = await target.unsafe<{ "QUERY PLAN": (typeof plan)[] }[]>(`explain (analyze, format json) ${query}`, params as never[]);
-          plan = rows[0]["QUERY PLAN"][0];
-          return [{ upper: "1", horizon: "0", server_time: "", fetched: 0, last_key: null, changes: "[]" }];
+        return (query: string, params: unknown[]) => {
+          const explained = target.unsafe<{ "QUERY PLAN": (typeof plan)[] }[]>(`explain (analyze, format json) ${query}`, params as never[])
+            .then((rows) => void (plan = rows[0]["QUERY PLAN"][0]));
+          // The page statement is read with .raw(): an empty page, as the bytes Postgres would send.
+          const bytes = (text: string) => new TextEncoder().encode(text);
+          const emptyPage = Object.assign([[bytes("1"), bytes("0"), bytes(""), bytes("0"), null, bytes("[]")]], {
+            columns: ["upper", "horizon", "server_time", "fetched", "last_key", "changes"].map((name) => ({ name })),
+          });
+          return Object.assign(explained.then(() => []), { raw: () => explained.then(() => emptyPage) });
         };
       },
     });

@@ -12,6 +12,19 @@ import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor } from
 import { nextPosition, pageRequestFor } from "../sync/plan-pull.ts";
 import { readChangesPage } from "../sync/pull-store.ts";
 
+const utf8 = new TextEncoder();
+
+/** `before` + `middle` + `after` as one UTF-8 byte array. */
+function spliced(before: string, middle: Uint8Array, after: string): Uint8Array<ArrayBuffer> {
+  const head = utf8.encode(before);
+  const tail = utf8.encode(after);
+  const body = new Uint8Array(head.length + middle.length + tail.length);
+  body.set(head);
+  body.set(middle, head.length);
+  body.set(tail, head.length + middle.length);
+  return body;
+}
+
 export function registerSyncChangesRoutes(app: App, deps: Deps): void {
   const { limits, cursorSecret } = deps.config;
   const getChanges = createRoute({
@@ -49,11 +62,12 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...next, scope, iat: nowSeconds } as CursorPayload);
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: page.hasMore, pull_mode: cursor?.mode ?? "start" });
-    // The changes array arrives as JSON text from Postgres and is spliced in as is.
+    // The changes array arrives as JSON text from Postgres and is spliced in as is,
+    // as the bytes Postgres sent (never decoded and re-encoded).
     // A pull without a cursor starts a full sync: its first page tells the client to reset.
-    const body = `{"changes":${page.changesJson},"cursor":${JSON.stringify(nextCursor)},"has_more":${page.hasMore},` +
-      `"reset":${cursor === null},"server_time":${JSON.stringify(page.serverTime)}}`;
-    // Sent as text, not through the typed c.json() (which would re-serialise
+    const body = spliced('{"changes":', page.changes, `,"cursor":${JSON.stringify(nextCursor)},"has_more":${page.hasMore},` +
+      `"reset":${cursor === null},"server_time":${JSON.stringify(page.serverTime)}}`);
+    // Sent as bytes, not through the typed c.json() (which would re-serialise
     // what Postgres built); its shape is changesResponseSchema, asserted by
     // tests/integration/sync-changes.test.ts, hence the cast for the router's types.
     return c.body(body, 200, { "Content-Type": "application/json" }) as never;

@@ -192,20 +192,29 @@ const INCREMENTAL_SQL = `
 const NO_BITMAP_SQL = `select set_config('enable_bitmapscan', 'off', true)`;
 
 export interface Page extends PageOutcome {
-  /** The `changes` array as JSON text, built by Postgres. */
-  changesJson: string;
+  /** The `changes` array as Postgres built it: JSON text, as the UTF-8 bytes it sent. */
+  changes: Uint8Array;
   /** Entries read for the page (removals included; a full sync skips rows the policies hide). */
   count: number;
   serverTime: string;
 }
 
-interface PageRow {
-  upper: string;
-  horizon: string;
-  server_time: string;
-  fetched: number;
-  last_key: FullKey | IncrementalKey | null;
-  changes: string;
+const COLUMNS = ["upper", "horizon", "server_time", "fetched", "last_key", "changes"] as const;
+type RawPageRow = Record<(typeof COLUMNS)[number], Uint8Array | null>;
+const utf8 = new TextDecoder();
+const text = (bytes: Uint8Array | null): string => (bytes === null ? "" : utf8.decode(bytes));
+
+/**
+ * The page's one row with every column as the bytes Postgres sent (postgres.js
+ * `.raw()`): the changes array (~440 KB for 1000 tasks) goes to the response
+ * as it came, never decoded into a string and encoded again, which was most of
+ * a page's garbage (docs/performance.md).
+ */
+function rawPageRow(result: { columns: readonly { name: string }[] } & readonly (readonly (Uint8Array | null)[])[]): RawPageRow {
+  const row = result[0];
+  const named = Object.fromEntries(result.columns.map((column, i) => [column.name, row[i]]));
+  for (const name of COLUMNS) if (!(name in named)) throw new Error(`the page statement returned no ${name} column`);
+  return named as RawPageRow;
 }
 
 export async function readChangesPage(tx: Tx, request: PageRequest, collections: string[] | null, limit: number): Promise<Page> {
@@ -218,19 +227,22 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
   // transaction only, pipelined with the page (no extra round trip).
   const ordered = tx.unsafe(NO_BITMAP_SQL, [], PREPARED);
   const page = request.mode === "full"
-    ? tx.unsafe<PageRow[]>(FULL_SQL, [request.upper, ...request.after, limit, filter], PREPARED)
-    : tx.unsafe<PageRow[]>(INCREMENTAL_SQL, [...request.after, limit, filter], PREPARED);
-  const [, [row]] = await Promise.all([ordered, page]);
-  const lastKey = row.last_key === null ? null : request.mode === "incremental"
-    ? [String(row.last_key[0]), Number(row.last_key[1]), String(row.last_key[2]), String(row.last_key[3])] as IncrementalKey
-    : row.last_key as FullKey;
+    ? tx.unsafe(FULL_SQL, [request.upper, ...request.after, limit, filter], PREPARED).raw()
+    : tx.unsafe(INCREMENTAL_SQL, [...request.after, limit, filter], PREPARED).raw();
+  const [, result] = await Promise.all([ordered, page]);
+  const row = rawPageRow(result);
+  const fetched = Number(text(row.fetched));
+  const key = row.last_key === null ? null : JSON.parse(text(row.last_key)) as unknown[];
+  const lastKey = key === null ? null : request.mode === "incremental"
+    ? [String(key[0]), Number(key[1]), String(key[2]), String(key[3])] as IncrementalKey
+    : key as FullKey;
   return {
-    changesJson: row.changes,
-    count: Math.min(row.fetched, limit),
-    hasMore: row.fetched > limit,
-    upper: row.upper,
-    horizon: row.horizon,
+    changes: row.changes ?? new TextEncoder().encode("[]"),
+    count: Math.min(fetched, limit),
+    hasMore: fetched > limit,
+    upper: text(row.upper),
+    horizon: text(row.horizon),
     lastKey,
-    serverTime: row.server_time,
+    serverTime: text(row.server_time),
   };
 }
