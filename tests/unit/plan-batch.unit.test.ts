@@ -3,7 +3,7 @@
 // write: the order of the checks, the chaining of ops on one record, and the
 // write groups app_private.sync_apply receives.
 import { describe, expect, it } from "vitest";
-import { type BatchState, planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
+import { type BatchState, keyParts, planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
 import type { ServerRecord } from "../../functions/_shared/merge.ts";
 import { plainNumber, recordDataBytes } from "../../functions/_shared/record-size.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
@@ -180,6 +180,14 @@ describe("planBatch on a tombstone", () => {
     // Based on the tombstone itself, the same op is judged as a new row's data.
     const rebased = planBatch([op({ record_id: id, base_version: 12, data: { done: true } })], DEVICE, state([tombstone]), LIMITS, NOW);
     expect(rebased.ops[0].result).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED" } });
+  });
+});
+
+describe("recordKey", () => {
+  it("names a record by collection and lowercase id, and keyParts reads both back (the push reads written rows back by them)", () => {
+    const id = "0A1B2C3D-0000-4000-8000-00000000ABCD";
+    expect(recordKey("tasks", id)).toBe(`tasks/${id.toLowerCase()}`);
+    expect(keyParts(recordKey("list_members", id))).toEqual({ collection: "list_members", id: id.toLowerCase() });
   });
 });
 
