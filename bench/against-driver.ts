@@ -14,7 +14,11 @@ const PUSHES: [batchSize: number, ops: number][] = [[1, 300], [50, 6000], [500, 
 const WARM_UP_BATCHES = 3;
 const PULL_RECORDS = Number(process.env.AGAINST_PULL_RECORDS ?? 50_000);
 
-/** CPU time (ms) a process has used so far, from /proc (10 ms clock ticks). */
+/**
+ * CPU time (ms) a process has used so far, from /proc (10 ms clock ticks). The
+ * same reading as server-profile.ts's, kept here: this file runs inside older
+ * trees, whose server-profile.ts may not have it.
+ */
 async function cpuMs(pid: number): Promise<number> {
   try {
     const fields = (await readFile(`/proc/${pid}/stat`, "utf8")).split(") ")[1].split(" ");

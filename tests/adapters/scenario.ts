@@ -15,10 +15,11 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
-import { type CursorPayload, encodeCursor } from "../../functions/api/sync/cursor.ts";
+import { encodeCursor } from "../../functions/api/sync/cursor.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { jsonEqual } from "../../client/rebase.ts";
 import type { RecordData } from "../../client/storage.ts";
+import { cursorPayload } from "../support/cursor-payload.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { visibleTo } from "../support/rls-view.ts";
 import { removeMember, settled, share } from "../support/shared-lists.ts";
@@ -85,7 +86,7 @@ async function syncSeeingAll(...phones: Phone[]): Promise<void> {
 /** The same cursor as if issued beyond the retention window (docs/sync.md): the server answers 410 RESYNC_REQUIRED. */
 function pastRetention(userId: string) {
   return async (cursor: string) => {
-    const payload = JSON.parse(Buffer.from(cursor.split(".")[0], "base64url").toString("utf8")) as CursorPayload;
+    const payload = cursorPayload(cursor);
     return await encodeCursor(stack.functionsEnv.TIDESYNC_CURSOR_SECRET, userId, { ...payload, iat: payload.iat - 400 * 86_400 });
   };
 }

@@ -6,7 +6,7 @@
 // Every member a list ever had is remembered for the "never another user's
 // data" check.
 import type { TestUser } from "../support/harness.ts";
-import { asUser, removeMember, share } from "../support/shared-lists.ts";
+import { asUser, isLockVictim, removeMember, share } from "../support/shared-lists.ts";
 import type { Prng } from "./prng.ts";
 import type { SimUser } from "./sim-device.ts";
 
@@ -22,8 +22,7 @@ async function retried<T>(call: () => Promise<T>): Promise<T> {
     try {
       return await call();
     } catch (error) {
-      const code = (error as { code?: string }).code;
-      if ((code !== "40P01" && code !== "40001") || attempt >= 5) throw error;
+      if (!isLockVictim(error) || attempt >= 5) throw error;
       await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
     }
   }

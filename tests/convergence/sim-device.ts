@@ -13,6 +13,7 @@ import type { OpRejectedEvent, WriteDiscardedEvent } from "../../client/events.t
 import { MemoryStorage } from "../../client/storage.ts";
 import { type SyncReport, TidesyncClient } from "../../client/sync-client.ts";
 import type { RecordData } from "../../client/storage.ts";
+import { cursorPayload } from "../support/cursor-payload.ts";
 import { type DeviceLink, type FaultNetwork, VIRTUAL_API_URL } from "./fault-network.ts";
 import { Prng } from "./prng.ts";
 
@@ -235,10 +236,9 @@ function traced(fetch: FetchFunction, trace: string[]): FetchFunction {
     if (body && "results" in body && body.results) {
       for (const r of body.results) trace.push(`push answer: ${r.op_id} ${r.status}${r.original_status ? `/${r.original_status}` : ""} ${r.record ? `${r.record.collection}/${r.record.id} v${r.record.version}${r.record.deleted ? " deleted" : ""}` : "no record"}`);
     } else if (body && "changes" in body && body.changes) {
-      // A cursor is "<base64url JSON payload>.<mac>" (functions/api/sync/cursor.ts).
       const position = (cursor: string | null | undefined) => {
         try {
-          return cursor ? JSON.stringify(JSON.parse(Buffer.from(cursor.split(".")[0], "base64url").toString()).after) : "none";
+          return cursor ? JSON.stringify(cursorPayload(cursor).after) : "none";
         } catch {
           return "?";
         }

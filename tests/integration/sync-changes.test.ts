@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { type CursorPayload, encodeCursor } from "../../functions/api/sync/cursor.ts";
+import { cursorPayload } from "../support/cursor-payload.ts";
 import { phone, startSession } from "../support/device-sessions.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 import { pushOk, settled, upsert } from "../support/shared-lists.ts";
@@ -65,7 +66,6 @@ const gone = (collection: "lists" | "tasks", id: string): RowWrite => ({ collect
 const key = (c: { collection: string; id: string }) => `${c.collection}/${c.id}`;
 
 /** The payload of a cursor (base64url JSON before the MAC). */
-const payloadOf = (cursor: string) => JSON.parse(Buffer.from(cursor.split(".")[0], "base64url").toString("utf8")) as CursorPayload;
 const SECRET = stack.functionsEnv.TIDESYNC_CURSOR_SECRET;
 
 describe("GET /v1/sync/changes — full sync", () => {
@@ -237,7 +237,7 @@ describe("GET /v1/sync/changes — isolation and cursor integrity", () => {
       expectEnvelope(await call(changesUrl({ cursor: garbage }), { token: alice.token }), 400, "INVALID_CURSOR");
     }
     // A cursor signed with another secret (another deployment) is refused too.
-    const forged = await encodeCursor("another-deployment-secret-0123456789abcdef", alice.userId, payloadOf(cursor));
+    const forged = await encodeCursor("another-deployment-secret-0123456789abcdef", alice.userId, cursorPayload(cursor));
     expectEnvelope(await call(changesUrl({ cursor: forged }), { token: alice.token }), 400, "INVALID_CURSOR");
   });
 
@@ -280,7 +280,7 @@ describe("GET /v1/sync/changes — retention", () => {
     expect(await syncState("tasks", old)).toBeUndefined();
 
     // A cursor whose position is at the horizon may have missed the purged delete.
-    const base = payloadOf(synced.cursor);
+    const base = cursorPayload(synced.cursor);
     const now = Math.floor(Date.now() / 1000);
     const at = (txid: string): CursorPayload => ({ v: 2, mode: "incremental", after: [txid, 0, "", "00000000-0000-0000-0000-000000000000"], scope: base.scope, iat: now });
     const stale = await encodeCursor(SECRET, user.userId, at(horizon));
@@ -323,9 +323,9 @@ describe("GET /v1/sync/changes — retention", () => {
     const user = await createTestUser();
     const { cursor } = await pull(user);
     const now = Math.floor(Date.now() / 1000);
-    const stale = await encodeCursor(SECRET, user.userId, { ...payloadOf(cursor), iat: now - 31 * 86_400 });
+    const stale = await encodeCursor(SECRET, user.userId, { ...cursorPayload(cursor), iat: now - 31 * 86_400 });
     expectEnvelope(await call(changesUrl({ cursor: stale }), { token: user.token }), 410, "RESYNC_REQUIRED");
-    const fresh = await encodeCursor(SECRET, user.userId, { ...payloadOf(cursor), iat: now - 29 * 86_400 });
+    const fresh = await encodeCursor(SECRET, user.userId, { ...cursorPayload(cursor), iat: now - 29 * 86_400 });
     expect((await call(changesUrl({ cursor: fresh }), { token: user.token })).status).toBe(200);
   });
 });

@@ -17,7 +17,7 @@ import { jsonEqual } from "../../client/rebase.ts";
 import { changesResponseSchema, syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, call, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { visibleTo } from "../support/rls-view.ts";
-import { pushOk, settled, share, upsert } from "../support/shared-lists.ts";
+import { isLockVictim, pushOk, settled, share, upsert } from "../support/shared-lists.ts";
 
 const ROUNDS = 4;
 
@@ -130,8 +130,6 @@ async function asUserHeld(user: TestUser, work: (tx: postgres.TransactionSql) =>
   });
 }
 
-const DEADLOCKISH = new Set(["40P01", "40001"]);
-
 /** Editor writing in SQL: inserts, updates and deletes of the list's tasks, each transaction held open a random while after its writes. */
 function sqlWriter(user: TestUser, listId: string, transactions: number, pool: string[]): () => Promise<number> {
   return async () => {
@@ -157,7 +155,7 @@ function sqlWriter(user: TestUser, listId: string, transactions: number, pool: s
         committed++;
       } catch (error) {
         // A deadlock with a concurrent push rolls this transaction back: nothing of it is due.
-        if (!DEADLOCKISH.has((error as { code?: string }).code ?? "")) throw error;
+        if (!isLockVictim(error)) throw error;
       }
     }
     return committed;

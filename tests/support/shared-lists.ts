@@ -66,6 +66,12 @@ export async function pullAll(user: TestUser, cursor?: string, limit = 1000) {
   }
 }
 
+/** True when Postgres rolled the call back as a deadlock (40P01) or serialization (40001) victim: the caller may retry it. */
+export function isLockVictim(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "40P01" || code === "40001";
+}
+
 /** Runs `work` as the user the way PostgREST does: role authenticated + request.jwt.claims, in one transaction. */
 export async function asUser<T>(user: TestUser, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   return await adminSql.begin(async (tx) => {

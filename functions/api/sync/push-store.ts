@@ -78,8 +78,9 @@ const USER_LOCK_SQL = `select pg_advisory_xact_lock(hashtextextended('tidesync.p
 // Generic plans for the push's statements: a custom plan is made again on
 // every execution with the parameters as constants, and for the push's large
 // jsonb parameters that cost ~15% of a 500-op batch (docs/performance.md).
-// Every statement here looks rows up by key, so the generic plan is the same
-// plan. (Not for the pull: its scope walks do depend on the parameters.)
+// The prepared statements here look rows up by key, so the generic plan is the
+// same plan (the read-back, a join, is planned per call: READ_BACK_SQL). (Not
+// for the pull: its scope walks do depend on the parameters.)
 const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
