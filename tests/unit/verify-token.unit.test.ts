@@ -2,10 +2,10 @@
 // JWKS (inline and fetched), legacy HS256, and every rejection the contract names.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { ApiError } from "../../functions/_shared/errors.ts";
-import { createTokenVerifier } from "../../functions/api/lib/verify-token.ts";
+import { createTokenVerifier, VERIFIED_TOKEN_CACHE } from "../../functions/api/lib/verify-token.ts";
 import { createSigningKeys, type SigningKeys } from "../support/signing-keys.ts";
 import { newIds, signEs256, signHs256, supabaseClaims, type TokenOptions } from "../support/tokens.ts";
 
@@ -136,5 +136,51 @@ describe("verifyToken", () => {
     expect((await rejection(verify(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
     const good = await signEs256(keys.privateJwk, claims({ claims: { iss: "https://abc.supabase.co/auth/v1" } }));
     expect((await verify(`Bearer ${good}`)).iss).toBe("https://abc.supabase.co/auth/v1");
+  });
+});
+
+describe("verifyToken: remembered verifications", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("answers a repeated token from memory, but never past its exp", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const verify = inline();
+    const token = await signEs256(keys.privateJwk, claims({ expiresInSeconds: 30 }));
+    const first = await verify(`Bearer ${token}`);
+    expect(await verify(`Bearer ${token}`)).toBe(first); // the very claims: no second verification
+    vi.advanceTimersByTime(36_000); // past exp + the 5 s clock tolerance
+    expect((await rejection(verify(`Bearer ${token}`))).message).toMatch(/expired/);
+  });
+
+  it("verifies a token that differs from a remembered one in its signature afresh, and refuses it", async () => {
+    const verify = inline();
+    const token = await signEs256(keys.privateJwk, claims());
+    await verify(`Bearer ${token}`);
+    const last = token.at(-2) === "A" ? "B" : "A";
+    const tampered = `${token.slice(0, -2)}${last}${token.at(-1)}`;
+    expect((await rejection(verify(`Bearer ${tampered}`))).code).toBe("UNAUTHENTICATED");
+    expect((await verify(`Bearer ${token}`)).role).toBe("authenticated");
+  });
+
+  it(`stops accepting a token within ${VERIFIED_TOKEN_CACHE.ttlMs / 1000} s of the JWKS refresh that withdrew its key`, async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    let served = { keys: [...keys.publicJwks.keys] as Record<string, unknown>[] };
+    const server = createServer((_req, res) => {
+      res.setHeader("content-type", "application/json");
+      res.end(JSON.stringify(served));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const verify = createTokenVerifier({ jwksUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json` });
+      const token = await signEs256(keys.privateJwk, claims({ expiresInSeconds: 3600 }));
+      expect((await verify(`Bearer ${token}`)).role).toBe("authenticated");
+      served = { keys: [rsaPublic as Record<string, unknown>] }; // the ES256 key is withdrawn
+      vi.advanceTimersByTime(11 * 60_000); // past jose's 10-minute JWKS cache and our TTL
+      expect((await rejection(verify(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

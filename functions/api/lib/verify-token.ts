@@ -3,6 +3,7 @@
 // against the legacy shared secret when one is configured. Nothing in the token
 // is trusted before its signature, `exp`, `aud` and `role` have been checked.
 import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { LRUCache } from "lru-cache";
 import { ApiError } from "../../_shared/errors.ts";
 import type { Config } from "./config.ts";
 import { isUuid } from "../../_shared/uuid.ts";
@@ -19,6 +20,18 @@ export interface UserClaims extends JWTPayload {
 const ASYMMETRIC = ["ES256", "RS256"];
 const CLOCK_TOLERANCE_SECONDS = 5;
 
+/**
+ * Tokens that passed every check, remembered by their exact text: a device
+ * sends the same access token with every request for up to an hour, and
+ * verifying its ES256 signature costs ~0.7 ms of CPU each time
+ * (docs/performance.md). An entry lives at most `ttlMs` and never past the
+ * token's own `exp` (with the clock tolerance), so a key withdrawn from the
+ * JWKS stops counting within a minute (the fetched JWKS itself is cached for
+ * ten). Refusals are never remembered; the session is still checked in the
+ * database on every request.
+ */
+export const VERIFIED_TOKEN_CACHE = { max: 1000, ttlMs: 60_000 } as const;
+
 const unauthenticated = (message: string) => new ApiError("UNAUTHENTICATED", message);
 
 export type TokenVerifier = (authorization: string | undefined) => Promise<UserClaims>;
@@ -30,12 +43,16 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
     ? createRemoteJWKSet(new URL(auth.jwksUrl), { timeoutDuration: 3000, cooldownDuration: 30_000, cacheMaxAge: 600_000 })
     : undefined;
   const secret = auth.hsSecret ? new TextEncoder().encode(auth.hsSecret) : undefined;
+  // Aged by the wall clock, the clock `exp` is read by, read afresh at every lookup.
+  const verified = new LRUCache<string, UserClaims>({ max: VERIFIED_TOKEN_CACHE.max, perf: Date, ttlResolution: 0 });
 
   return async function verifyToken(authorization) {
     const match = /^Bearer ([A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*)$/i.exec(authorization?.trim() ?? "");
     if (!authorization) throw unauthenticated("missing Authorization: Bearer <access token>");
     if (!match) throw unauthenticated("the Authorization header must be 'Bearer <access token>'");
     const token = match[1];
+    const known = verified.get(token);
+    if (known) return known;
 
     let alg: string | undefined;
     try {
@@ -73,6 +90,9 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
     if (typeof payload.session_id !== "string" || !isUuid(payload.session_id)) {
       throw unauthenticated("the access token is not bound to a session");
     }
-    return payload as UserClaims;
+    const claims = Object.freeze(payload) as UserClaims;
+    const ttl = Math.min(VERIFIED_TOKEN_CACHE.ttlMs, ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now());
+    if (ttl > 0) verified.set(token, claims, { ttl });
+    return claims;
   };
 }
