@@ -1,9 +1,10 @@
-// Does a pull cost by the caller's scopes or by the whole database? The same
-// caller with the same own rows pulls through GET /v1/sync/changes, first
-// with nobody else's data in the database, then with `otherRows` tasks in
-// the personal lists of `otherUsers` other users; every measurement is
-// repeated and the ratio (with / without) reported. Runs on its own fresh
-// database so the other measurements of the run never see those rows.
+// Does a pull cost by the caller's scopes or by the whole database? Two fresh
+// stacks (database + function server) hold a caller with the same own rows;
+// one of them also holds `otherRows` tasks in the personal lists of
+// `otherUsers` other users. Every measurement alternates between the two,
+// sample by sample (and which goes first), so both sides see the machine in
+// the same state: the ratio (with / without) is the other rows' cost, not
+// the drift of a shared machine between two phases (docs/performance.md).
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now } from "./measure.ts";
 import { untilOpenTransactionsEnd } from "../tests/support/open-transactions.ts";
@@ -24,7 +25,7 @@ export interface ScopeCostResult {
   ownRows: number;
   otherRows: number;
   otherUsers: number;
-  /** Seconds to add the other users (with their personal lists), their rows (one INSERT … SELECT, sync triggers included), then vacuum analyze. */
+  /** Seconds to add the other users (with their personal lists), their rows (one INSERT … SELECT, sync triggers included), then vacuum analyze and a checkpoint. */
   seedSeconds: { users: number; rows: number; analyze: number };
   none: ScopePullTimes;
   withOthers: ScopePullTimes;
@@ -52,15 +53,51 @@ async function pullAll(stack: BenchStack, user: BenchUser, cursor?: string): Pro
   }
 }
 
-async function medianMs(samples: number, run: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < 3; i++) await run();
-  const times: number[] = [];
+/** One side of the comparison: a caller, their rows, and the cursors its measurements pull from. */
+interface Side {
+  stack: BenchStack;
+  caller: BenchUser;
+  /** Sits before 1000 changes in the caller's list. */
+  before: string;
+  /** Sits after them: nothing new. */
+  upToDate: string;
+}
+
+async function prepareSide(stack: BenchStack, ownRows: number, log: (line: string) => void): Promise<Side> {
+  const sql = stack.ownerSql;
+  const caller = await stack.createUser("scope");
+  log(`scope: ${ownRows} tasks in the caller's list…`);
+  await seedTasks(sql, [caller.listId], ownRows);
+  await vacuumAnalyze(sql);
+  await untilOpenTransactionsEnd(stack.adminSql);
+  const initial = await pullAll(stack, caller);
+  const changes = Math.min(1000, ownRows);
+  await sql`update public.tasks set done = not done where id in (select id from public.tasks where list_id = ${caller.listId}::uuid order by id limit ${changes}::integer)`;
+  await untilOpenTransactionsEnd(stack.adminSql);
+  const { cursor: upToDate } = await pullAll(stack, caller, initial.cursor);
+  return { stack, caller, before: initial.cursor, upToDate };
+}
+
+/** Every measured pull answers the same records on both sides: nothing of the other users leaks in. */
+async function expectSameAnswers(side: Side, ownRows: number): Promise<void> {
+  const { stack, caller } = side;
+  await expectCount("a full sync", ownRows + 1, async () => (await pullAll(stack, caller)).records); // the tasks and the list itself
+  await expectCount("the incremental page", Math.min(1000, ownRows), async () => (await pull(stack, caller, side.before)).changes.length);
+  await expectCount("the up-to-date pull", 0, async () => (await pull(stack, caller, side.upToDate)).changes.length);
+}
+
+/** Medians of `samples` runs of `run` on each side, alternating sides and which goes first, after a warm-up of both. */
+async function alternatingMedians(samples: number, sides: [Side, Side], run: (side: Side) => Promise<unknown>): Promise<[number, number]> {
+  for (let i = 0; i < 3; i++) for (const side of sides) await run(side);
+  const times: [number[], number[]] = [[], []];
   for (let i = 0; i < samples; i++) {
-    const t0 = now();
-    await run();
-    times.push(now() - t0);
+    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+      const t0 = now();
+      await run(sides[k]);
+      times[k].push(now() - t0);
+    }
   }
-  return median(times);
+  return [median(times[0]), median(times[1])];
 }
 
 async function expectCount(what: string, expected: number, run: () => Promise<number>): Promise<void> {
@@ -68,45 +105,19 @@ async function expectCount(what: string, expected: number, run: () => Promise<nu
   if (got !== expected) throw new Error(`scope-cost bench: ${what} returned ${got} records, expected ${expected}`);
 }
 
+/** `none` and `withOthers`: two fresh stacks; the other users' rows are added to `withOthers`. */
 export async function measurePullScopeCost(
-  stack: BenchStack,
+  noneStack: BenchStack,
+  othersStack: BenchStack,
   config: { ownRows: number; otherRows: number; otherUsers: number; samples: number },
   log: (line: string) => void,
 ): Promise<ScopeCostResult> {
-  const sql = stack.ownerSql;
-  const caller = await stack.createUser("scope");
-  log(`scope: ${config.ownRows} tasks in the caller's list…`);
-  await seedTasks(sql, [caller.listId], config.ownRows);
-  await vacuumAnalyze(sql);
-  // Cursors: `before` sits before 1000 changes in the caller's list, `upToDate` after them.
-  await untilOpenTransactionsEnd(stack.adminSql);
-  const initial = await pullAll(stack, caller);
-  const changes = Math.min(1000, config.ownRows);
-  await sql`update public.tasks set done = not done where id in (select id from public.tasks where list_id = ${caller.listId}::uuid order by id limit ${changes}::integer)`;
-  const before = initial.cursor;
-  await untilOpenTransactionsEnd(stack.adminSql);
-  const { cursor: upToDate } = await pullAll(stack, caller, before);
-  const fullRows = config.ownRows + 1; // the tasks and the list itself
-
-  const measure = async (label: string): Promise<ScopePullTimes> => {
-    log(`scope: pulls ${label}…`);
-    // Every measured pull answers the same records in both states: nothing of the other users leaks in.
-    await expectCount("a full sync", fullRows, async () => (await pullAll(stack, caller)).records);
-    await expectCount("the incremental page", changes, async () => (await pull(stack, caller, before)).changes.length);
-    await expectCount("the up-to-date pull", 0, async () => (await pull(stack, caller, upToDate)).changes.length);
-    return {
-      firstPageMs: await medianMs(config.samples, () => pull(stack, caller)),
-      fullSyncMs: await medianMs(Math.max(3, Math.floor(config.samples / 5)), () => pullAll(stack, caller)),
-      incrementalPageMs: await medianMs(config.samples, () => pull(stack, caller, before)),
-      upToDateMs: await medianMs(config.samples, () => pull(stack, caller, upToDate)),
-    };
-  };
-
-  const none = await measure("with no other user's rows");
+  const none = await prepareSide(noneStack, config.ownRows, log);
+  const withOthers = await prepareSide(othersStack, config.ownRows, log);
 
   log(`scope: ${config.otherUsers} other users with their personal lists…`);
   let t0 = now();
-  const others = await stack.adminSql<{ id: string }[]>`
+  const others = await othersStack.adminSql<{ id: string }[]>`
     insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
     select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated', 'bench-other-' || g || '@bench.tidesync.dev',
            '{"provider": "email", "providers": ["email"]}', '{}', now(), now(), false
@@ -118,22 +129,34 @@ export async function measurePullScopeCost(
   // Two statements at once (half the users each): the machine's two cores share the sync triggers' work.
   const half = Math.ceil(others.length / 2);
   const groups = [others.slice(0, half), others.slice(half)].filter((g) => g.length > 0);
-  await Promise.all(groups.map((g) => seedTasks(sql, g.map((o) => o.id), Math.round((config.otherRows * g.length) / others.length))));
+  await Promise.all(groups.map((g) => seedTasks(othersStack.ownerSql, g.map((o) => o.id), Math.round((config.otherRows * g.length) / others.length))));
   const rows = (now() - t0) / 1000;
   t0 = now();
-  await vacuumAnalyze(sql);
+  await vacuumAnalyze(othersStack.ownerSql);
+  // The bulk load's dirty pages written out now, not by the checkpointer while pulls are timed.
+  await othersStack.adminSql`checkpoint`;
   const analyze = (now() - t0) / 1000;
-  log(`  → users ${users.toFixed(1)} s, rows ${rows.toFixed(1)} s, vacuum analyze ${analyze.toFixed(1)} s`);
+  log(`  → users ${users.toFixed(1)} s, rows ${rows.toFixed(1)} s, vacuum analyze + checkpoint ${analyze.toFixed(1)} s`);
 
-  const withOthers = await measure(`with ${config.otherRows} rows of ${config.otherUsers} other users`);
-  const ratio = (key: keyof ScopePullTimes) => withOthers[key] / none[key];
+  const sides: [Side, Side] = [none, withOthers];
+  for (const side of sides) await expectSameAnswers(side, config.ownRows);
+  log(`scope: pulls with no other user's rows and with ${config.otherRows} rows of ${config.otherUsers} other users, alternating…`);
+  const [firstPage, fullSync, incrementalPage, upToDate] = [
+    await alternatingMedians(config.samples, sides, (side) => pull(side.stack, side.caller)),
+    await alternatingMedians(Math.max(3, Math.floor(config.samples / 5)), sides, (side) => pullAll(side.stack, side.caller)),
+    await alternatingMedians(config.samples, sides, (side) => pull(side.stack, side.caller, side.before)),
+    await alternatingMedians(config.samples, sides, (side) => pull(side.stack, side.caller, side.upToDate)),
+  ];
+  const pick = (k: 0 | 1): ScopePullTimes => ({ firstPageMs: firstPage[k], fullSyncMs: fullSync[k], incrementalPageMs: incrementalPage[k], upToDateMs: upToDate[k] });
+  const [noneTimes, withTimes] = [pick(0), pick(1)];
+  const ratio = (key: keyof ScopePullTimes) => withTimes[key] / noneTimes[key];
   return {
     ownRows: config.ownRows,
     otherRows: config.otherRows,
     otherUsers: config.otherUsers,
     seedSeconds: { users, rows, analyze },
-    none,
-    withOthers,
+    none: noneTimes,
+    withOthers: withTimes,
     ratios: { firstPageMs: ratio("firstPageMs"), fullSyncMs: ratio("fullSyncMs"), incrementalPageMs: ratio("incrementalPageMs"), upToDateMs: ratio("upToDateMs") },
   };
 }

@@ -189,8 +189,8 @@ export function formatScope(scope: ScopeCostResult): string {
     ["incremental page of 1000 changes in the caller's list", "incrementalPageMs"],
     ["pull with an up-to-date cursor (nothing new)", "upToDateMs"],
   ];
-  return `pull cost by scope: the same caller and rows, with ${n(scope.otherRows, 0)} tasks of ${n(scope.otherUsers, 0)} other users' lists present vs none ` +
-    `(client wall time, median; the other rows took ${n(scope.seedSeconds.users)} s (users) + ${n(scope.seedSeconds.rows)} s (tasks, sync triggers included) + ${n(scope.seedSeconds.analyze)} s (vacuum analyze) to write)\n` +
+  return `pull cost by scope: a caller with the same rows on two stacks, one with ${n(scope.otherRows, 0)} tasks of ${n(scope.otherUsers, 0)} other users' lists present, one with none, ` +
+    `measured alternately (client wall time, median; the other rows took ${n(scope.seedSeconds.users)} s (users) + ${n(scope.seedSeconds.rows)} s (tasks, sync triggers included) + ${n(scope.seedSeconds.analyze)} s (vacuum analyze, checkpoint) to write)\n` +
     table(["pull", "none (ms)", `${n(scope.otherRows, 0)} other rows (ms)`, "ratio"],
       rows.map(([label, key]) => [label, n(scope.none[key], 2), n(scope.withOthers[key], 2), `${n(scope.ratios[key], 2)}×`]));
 }

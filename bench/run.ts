@@ -169,20 +169,32 @@ async function mainRun(config: BenchConfig) {
 
 /**
  * The database-size and scope axes on their own fresh stack (the other users'
- * rows never touch the measurements above): the push with a grown ledger, the
- * pull by scopes per user, then the pull with other users' rows.
+ * rows never touch the measurements above): the push with a grown ledger and
+ * the pull by scopes per user; then the pull with other users' rows, on two
+ * more fresh stacks measured side by side (bench/pull-scope-cost.ts).
  */
 async function scaleRun(config: BenchConfig) {
   const stack = await startBenchStack(log);
+  let measured;
   try {
     const ledger = await measurePushLedgerScale(stack, config.ledger, log);
     log("  → " + formatLedger(ledger));
     const scopesPerUser = await measureScopesPerUser(stack, config.scopesPerUser, log);
-    const scope = await measurePullScopeCost(stack, config.scope, log);
     const memory = await readMemory(stack.server.process.pid!);
-    return { ledger, scopesPerUser, scope, memory };
+    measured = { ledger, scopesPerUser, memory };
   } finally {
     await stack.stop();
+  }
+  const noneStack = await startBenchStack(log);
+  try {
+    const othersStack = await startBenchStack(log);
+    try {
+      return { ...measured, scope: await measurePullScopeCost(noneStack, othersStack, config.scope, log) };
+    } finally {
+      await othersStack.stop();
+    }
+  } finally {
+    await noneStack.stop();
   }
 }
 
