@@ -803,6 +803,29 @@ comment on function app_private.purge_sync_retention(p_now timestamp with time z
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) to service_role;
 
+-- function app_private.read_visible_scope_ids()
+CREATE OR REPLACE FUNCTION app_private.read_visible_scope_ids()
+ RETURNS uuid[]
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+declare
+  v_table regclass;
+  v_ids uuid[] := '{}';
+  v_more uuid[];
+begin
+  for v_table in select t.relation from app_private.sync_tables t where t.scope_column = 'id' order by t.collection loop
+    execute format('select coalesce(array_agg(s.id), ''{}'') from %s s', v_table) into v_more;
+    v_ids := v_ids || v_more;
+  end loop;
+  return v_ids;
+end;
+$function$;
+comment on function app_private.read_visible_scope_ids() is 'The ids of every scope row the caller can read, read table by table with dynamic SQL (planned on every call): what app_private.visible_scope_ids() falls back to when the static read written into its body names a table that is no longer there.';
+revoke execute on function app_private.read_visible_scope_ids() from public;
+grant execute on function app_private.read_visible_scope_ids() to authenticated;
+
 -- function app_private.receivable_release_channels()
 CREATE OR REPLACE FUNCTION app_private.receivable_release_channels()
  RETURNS text[]
@@ -1372,21 +1395,13 @@ CREATE OR REPLACE FUNCTION app_private.visible_scope_ids()
  STABLE
  SET search_path TO ''
 AS $function$
-declare
-  v_table regclass;
-  v_ids uuid[] := '{}';
-  v_more uuid[];
 begin
-  -- A scope table is a synced table whose scope is its own id. Read as the
-  -- caller, so the scope table's own RLS policies decide.
-  for v_table in select t.relation from app_private.sync_tables t where t.scope_column = 'id' order by t.collection loop
-    execute format('select coalesce(array_agg(s.id), ''{}'') from %s s', v_table) into v_more;
-    v_ids := v_ids || v_more;
-  end loop;
-  return v_ids;
+  return array(select s.id from public.lists s);
+exception when undefined_table then
+  return app_private.read_visible_scope_ids();
 end;
 $function$;
-comment on function app_private.visible_scope_ids() is 'The ids of every scope row (e.g. list) the caller can read under the scope tables'' own RLS policies. Used by the sync policies and pulls as an InitPlan: (select app_private.visible_scope_ids()).';
+comment on function app_private.visible_scope_ids() is 'The ids of every scope row (e.g. list) the caller can read under the scope tables'' own RLS policies. Used by the sync policies and pulls. Its body is written by app_private.write_visible_scope_ids() whenever app_private.sync_tables changes: static SQL, planned once per session.';
 revoke execute on function app_private.visible_scope_ids() from public;
 grant execute on function app_private.visible_scope_ids() to authenticated;
 
@@ -1407,3 +1422,31 @@ end
 $function$;
 comment on function app_private.withhold_push_token_during_deletion() is 'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop). Security invoker: the writer of a device row is its user, who may read their own request.';
 revoke execute on function app_private.withhold_push_token_during_deletion() from public;
+
+-- function app_private.write_visible_scope_ids()
+CREATE OR REPLACE FUNCTION app_private.write_visible_scope_ids()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_reads text;
+begin
+  -- A scope table is a synced table whose scope is its own id.
+  select string_agg(format('select s.id from %s s', t.relation), ' union all ' order by t.collection)
+    into v_reads
+    from app_private.sync_tables t
+   where t.scope_column = 'id';
+  -- CREATE OR REPLACE keeps the function's oid, comment and grants (and so the
+  -- policies that call it). A table renamed since (the text names it) raises
+  -- undefined_table: the dynamic read answers instead.
+  execute format(
+    'create or replace function app_private.visible_scope_ids() returns uuid[] language plpgsql stable security invoker '
+    'set search_path = '''' as %L',
+    format(E'\nbegin\n  return array(%s);\nexception when undefined_table then\n  return app_private.read_visible_scope_ids();\nend;\n',
+           coalesce(v_reads, 'select null::uuid where false')));
+  return null;
+end;
+$function$;
+comment on function app_private.write_visible_scope_ids() is 'Statement trigger of app_private.sync_tables: writes the reads of the scope tables into app_private.visible_scope_ids() as static SQL. Runs as the role that changes the registry (enable_sync/disable_sync in migrations: the owner).';
+revoke execute on function app_private.write_visible_scope_ids() from public;

@@ -838,6 +838,10 @@ export type Database = {
           "tombstones_purged": number;
         }[];
       };
+      "read_visible_scope_ids": {
+        Args: Record<PropertyKey, never>;
+        Returns: (string)[];
+      };
       "receivable_release_channels": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];

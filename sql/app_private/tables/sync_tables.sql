@@ -30,3 +30,6 @@ comment on policy "Signed-in users can read which tables sync" on app_private.sy
 
 -- grants (the owner's implicit rights not shown)
 grant select on table app_private.sync_tables to authenticated;
+
+-- triggers
+CREATE TRIGGER write_visible_scope_ids AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_private.sync_tables FOR EACH STATEMENT EXECUTE FUNCTION app_private.write_visible_scope_ids();
