@@ -12,7 +12,7 @@ import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecati
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
-import { registerRoutes } from "./routes/index.ts";
+import { registerRoutes, registerRoutesWithoutDatabase } from "./routes/index.ts";
 
 export const FUNCTION_NAME = "api";
 
@@ -81,7 +81,6 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     }),
   );
   app.use("*", declaredBodyLimit(deps));
-  app.use("*", concurrencyLimit(config.db.maxConcurrentRequests));
   app.use("*", deprecationMiddleware(config.deprecations, `/${FUNCTION_NAME}`));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
@@ -98,10 +97,15 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
       "(v1,<base64 HMAC-SHA256 of id.timestamp.body>) with the secret TIDESYNC_RELEASES_WEBHOOK_SECRET. For CI; see docs/test-builds.md.",
   });
 
+  // Hono runs handlers in the order they were registered: a request for one of
+  // these routes is answered before it reaches the admission limit, so it
+  // does not wait behind requests that wait for the database (an outage
+  // holds every slot until the statement timeout).
+  registerRoutesWithoutDatabase(app, deps);
+  app.get("/v1/openapi.json", (c) => c.json(app.getOpenAPI31Document(OPENAPI_INFO)));
+  app.use("*", concurrencyLimit(config.db.maxConcurrentRequests));
   registerRoutes(app, deps);
   markDeprecatedOperations(app, config.deprecations);
-
-  app.get("/v1/openapi.json", (c) => c.json(app.getOpenAPI31Document(OPENAPI_INFO)));
 
   const matchers = routeMatchers(app);
 

@@ -3,6 +3,7 @@
 //   - a revoked token cannot spend its owner's rate-limit budget;
 //   - a frozen database (a TCP proxy the test pauses) → 503 UNAVAILABLE with
 //     Retry-After instead of a hanging request, and no poisoned connection after;
+//     the routes that need no database answer meanwhile;
 //   - banned and soft-deleted users are signed out;
 //   - oversized request headers → 431 in the envelope;
 //   - a trailing slash is the same route as without it.
@@ -89,6 +90,48 @@ describe("frozen database → 503, then recovery", () => {
     // No connection stays poisoned: more requests than the pool has connections, all served.
     const after = await Promise.all([...users, ...users, ...users].map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })));
     expect(after.map((r) => r.status)).toEqual(after.map(() => 200));
+  });
+});
+
+describe("frozen database: the routes without a database still answer", () => {
+  let proxy: PausableProxy;
+  let frozen: FunctionsServer;
+
+  beforeAll(async () => {
+    const db = new URL(stack.ownerDbUrl);
+    proxy = await startPausableProxy({ host: db.hostname, port: Number(db.port || 5432) });
+    db.host = `127.0.0.1:${proxy.port}`;
+    frozen = await server("frozen-db-meta", {
+      SUPABASE_DB_URL: db.toString(),
+      TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "1000",
+      TIDESYNC_DB_POOL_MAX: "2",
+      TIDESYNC_CONCURRENT_REQUESTS: "2",
+    });
+  });
+
+  afterAll(async () => {
+    proxy?.resume();
+    await proxy?.close();
+  });
+
+  it("GET /v1/meta and /v1/openapi.json answer while every admission slot waits on the database", async () => {
+    const users = await Promise.all([1, 2].map(() => createTestUser()));
+    for (const user of users) expect((await call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })).status).toBe(200);
+
+    proxy.pause();
+    try {
+      let settled = 0;
+      // Both slots taken by requests that wait for the frozen database (503 after the statement timeout + 1 s).
+      const waiting = users.map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl }).finally(() => settled++));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const meta = await call("/v1/meta", { baseUrl: frozen.apiUrl });
+      const openapi = await call("/v1/openapi.json", { baseUrl: frozen.apiUrl });
+      expect([meta.status, openapi.status]).toEqual([200, 200]);
+      expect(settled, "answered before the requests holding the slots").toBe(0);
+      for (const response of await Promise.all(waiting)) expectEnvelope(response, 503, "UNAVAILABLE");
+    } finally {
+      proxy.resume();
+    }
   });
 });
 

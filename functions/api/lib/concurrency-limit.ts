@@ -4,7 +4,8 @@
 // so admitting more only holds more parsed bodies, pages and results in
 // memory at once while they queue for a connection; with the limit, 64
 // devices measured lower latency and more throughput (docs/performance.md).
-// A waiting request costs a socket and hyper's read buffer.
+// A waiting request costs a socket and hyper's read buffer. The routes that
+// need no database are registered ahead of it (app.ts) and never wait.
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "./app-env.ts";
 

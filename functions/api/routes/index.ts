@@ -12,8 +12,13 @@ import { registerExpoUpdatesRoutes } from "./expo-updates.ts";
 import { registerAccountDeletionRoutes } from "./account-deletion.ts";
 import { registerAccountExportRoutes } from "./account-export.ts";
 
-export function registerRoutes(app: App, deps: Deps): void {
+/** The routes that never touch the database (app.ts registers them ahead of the admission limit). */
+export function registerRoutesWithoutDatabase(app: App, deps: Deps): void {
   registerMetaRoutes(app, deps);
+}
+
+/** Every other route. */
+export function registerRoutes(app: App, deps: Deps): void {
   registerWhoamiRoutes(app, deps);
   registerSyncChangesRoutes(app, deps);
   registerSyncBatchRoutes(app, deps);
