@@ -23,6 +23,25 @@ afterAll(async () => {
   await Promise.all(started.map((s) => s.stop()));
 });
 
+/**
+ * A function server whose database connections go through a TCP proxy the
+ * test can pause (a frozen database), with a 1 s statement timeout.
+ */
+function frozenDatabaseServer(name: string, env: Record<string, string>) {
+  const handle = { proxy: undefined as PausableProxy | undefined, server: undefined as FunctionsServer | undefined };
+  beforeAll(async () => {
+    const db = new URL(stack.ownerDbUrl);
+    handle.proxy = await startPausableProxy({ host: db.hostname, port: Number(db.port || 5432) });
+    db.host = `127.0.0.1:${handle.proxy.port}`;
+    handle.server = await server(name, { SUPABASE_DB_URL: db.toString(), TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "1000", ...env });
+  });
+  afterAll(async () => {
+    handle.proxy?.resume();
+    await handle.proxy?.close();
+  });
+  return { proxy: () => handle.proxy!, apiUrl: () => handle.server!.apiUrl };
+}
+
 describe("a revoked token cannot lock its owner out", () => {
   const LIMIT = 3;
   let limited: FunctionsServer;
@@ -48,38 +67,20 @@ describe("a revoked token cannot lock its owner out", () => {
 });
 
 describe("frozen database → 503, then recovery", () => {
-  const STATEMENT_TIMEOUT_MS = 1000;
-  let proxy: PausableProxy;
-  let frozen: FunctionsServer;
-
-  beforeAll(async () => {
-    const db = new URL(stack.ownerDbUrl);
-    proxy = await startPausableProxy({ host: db.hostname, port: Number(db.port || 5432) });
-    db.host = `127.0.0.1:${proxy.port}`;
-    frozen = await server("frozen-db", {
-      SUPABASE_DB_URL: db.toString(),
-      TIDESYNC_DB_STATEMENT_TIMEOUT_MS: String(STATEMENT_TIMEOUT_MS),
-      TIDESYNC_DB_POOL_MAX: "4",
-    });
-  });
-
-  afterAll(async () => {
-    proxy?.resume();
-    await proxy?.close();
-  });
+  const frozenDb = frozenDatabaseServer("frozen-db", { TIDESYNC_DB_POOL_MAX: "4" });
 
   it("requests on pooled connections answer 503 UNAVAILABLE with Retry-After while the database does not answer; afterwards every request succeeds", async () => {
     const users = await Promise.all([1, 2, 3, 4].map(() => createTestUser()));
     // Warm the pool: every connection goes through the proxy.
-    for (const user of users) expect((await call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })).status).toBe(200);
+    for (const user of users) expect((await call("/v1/whoami", { token: user.token, baseUrl: frozenDb.apiUrl() })).status).toBe(200);
 
-    proxy.pause();
+    frozenDb.proxy().pause();
     let whileFrozen;
     try {
       // Without a client-side bound these never answer while the proxy holds the bytes.
-      whileFrozen = await Promise.all(users.map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })));
+      whileFrozen = await Promise.all(users.map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozenDb.apiUrl() })));
     } finally {
-      proxy.resume();
+      frozenDb.proxy().resume();
     }
     for (const response of whileFrozen) {
       const error = expectEnvelope(response, 503, "UNAVAILABLE");
@@ -88,49 +89,31 @@ describe("frozen database → 503, then recovery", () => {
     }
 
     // No connection stays poisoned: more requests than the pool has connections, all served.
-    const after = await Promise.all([...users, ...users, ...users].map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })));
+    const after = await Promise.all([...users, ...users, ...users].map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozenDb.apiUrl() })));
     expect(after.map((r) => r.status)).toEqual(after.map(() => 200));
   });
 });
 
 describe("frozen database: the routes without a database still answer", () => {
-  let proxy: PausableProxy;
-  let frozen: FunctionsServer;
-
-  beforeAll(async () => {
-    const db = new URL(stack.ownerDbUrl);
-    proxy = await startPausableProxy({ host: db.hostname, port: Number(db.port || 5432) });
-    db.host = `127.0.0.1:${proxy.port}`;
-    frozen = await server("frozen-db-meta", {
-      SUPABASE_DB_URL: db.toString(),
-      TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "1000",
-      TIDESYNC_DB_POOL_MAX: "2",
-      TIDESYNC_CONCURRENT_REQUESTS: "2",
-    });
-  });
-
-  afterAll(async () => {
-    proxy?.resume();
-    await proxy?.close();
-  });
+  const frozenDb = frozenDatabaseServer("frozen-db-meta", { TIDESYNC_DB_POOL_MAX: "2", TIDESYNC_CONCURRENT_REQUESTS: "2" });
 
   it("GET /v1/meta and /v1/openapi.json answer while every admission slot waits on the database", async () => {
     const users = await Promise.all([1, 2].map(() => createTestUser()));
-    for (const user of users) expect((await call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl })).status).toBe(200);
+    for (const user of users) expect((await call("/v1/whoami", { token: user.token, baseUrl: frozenDb.apiUrl() })).status).toBe(200);
 
-    proxy.pause();
+    frozenDb.proxy().pause();
     try {
       let settled = 0;
       // Both slots taken by requests that wait for the frozen database (503 after the statement timeout + 1 s).
-      const waiting = users.map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozen.apiUrl }).finally(() => settled++));
+      const waiting = users.map((user) => call("/v1/whoami", { token: user.token, baseUrl: frozenDb.apiUrl() }).finally(() => settled++));
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const meta = await call("/v1/meta", { baseUrl: frozen.apiUrl });
-      const openapi = await call("/v1/openapi.json", { baseUrl: frozen.apiUrl });
+      const meta = await call("/v1/meta", { baseUrl: frozenDb.apiUrl() });
+      const openapi = await call("/v1/openapi.json", { baseUrl: frozenDb.apiUrl() });
       expect([meta.status, openapi.status]).toEqual([200, 200]);
       expect(settled, "answered before the requests holding the slots").toBe(0);
       for (const response of await Promise.all(waiting)) expectEnvelope(response, 503, "UNAVAILABLE");
     } finally {
-      proxy.resume();
+      frozenDb.proxy().resume();
     }
   });
 });
