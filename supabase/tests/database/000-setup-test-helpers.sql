@@ -14,6 +14,7 @@
 --   tests.authenticate_as_service_role()           role service_role + its claims
 --   tests.clear_authentication()                   back to the connecting (super)user, no claims
 --   tests.rls_enabled(schema)                      pgTAP assertion: every table of schema has RLS
+--   tests.function_callers(function)               which of anon, authenticated, public, service_role may EXECUTE it
 -- Role switches and claims are transaction-local, as PostgREST does them.
 
 begin;
@@ -208,7 +209,20 @@ comment on function tests.rls_enabled(text) is 'pgTAP assertion: every table (an
 -- Every API role may call the helpers, since tests switch between them.
 grant execute on all functions in schema tests to anon, authenticated, service_role;
 
-select plan(9);
+-- Which of PUBLIC and the API roles may call a function, sorted ('{}' for none).
+create or replace function tests.function_callers(p_function regprocedure)
+returns text[]
+language sql
+stable
+set search_path = ''
+as $$
+  select coalesce(pg_catalog.array_agg(r order by r), '{}')
+    from pg_catalog.unnest(array['anon', 'authenticated', 'public', 'service_role']) r
+   where pg_catalog.has_function_privilege(r, p_function, 'execute')
+$$;
+comment on function tests.function_callers(regprocedure) is 'The roles among anon, authenticated, public and service_role that may EXECUTE the function, sorted.';
+
+select plan(10);
 select has_function('tests', 'create_supabase_user', array['text', 'text'], 'tests.create_supabase_user(identifier, email) exists');
 select has_function('tests', 'get_supabase_uid', array['text'], 'tests.get_supabase_uid(identifier) exists');
 select has_function('tests', 'get_session_id', array['text'], 'tests.get_session_id(identifier) exists');
@@ -217,6 +231,7 @@ select has_function('tests', 'authenticate_as_anon', '{}'::text[], 'tests.authen
 select has_function('tests', 'authenticate_as_service_role', '{}'::text[], 'tests.authenticate_as_service_role() exists');
 select has_function('tests', 'clear_authentication', '{}'::text[], 'tests.clear_authentication() exists');
 select has_function('tests', 'rls_enabled', array['text'], 'tests.rls_enabled(schema) exists');
+select has_function('tests', 'function_callers', array['regprocedure'], 'tests.function_callers(function) exists');
 select ok(has_schema_privilege('authenticated', 'tests', 'usage') and has_schema_privilege('anon', 'tests', 'usage'),
   'the API roles can reach the helpers after switching to them');
 select * from finish();

@@ -22,27 +22,22 @@ select throws_ok($$ select app_private.enable_sync('public.list_members', 'list_
 
 -- ------------------------------------------------------------ function privileges
 -- Which of PUBLIC, anon, authenticated and service_role may call each function.
-create function pg_temp.callers(p_function regprocedure) returns text[] language sql stable as $$
-  select coalesce(array_agg(r order by r), '{}')
-    from unnest(array['anon', 'authenticated', 'public', 'service_role']) r
-   where has_function_privilege(r, p_function, 'execute')
-$$;
-select is(pg_temp.callers('app_private.visible_scope_ids()'), array['authenticated'], 'visible_scope_ids: authenticated only');
-select is(pg_temp.callers('app_private.sync_apply(jsonb)'), array['authenticated'], 'sync_apply: authenticated only');
-select is(pg_temp.callers('app_private.my_list_ids(text)'), array['authenticated'], 'my_list_ids: authenticated only');
-select is(pg_temp.callers('app_private.redeem_list_invite(text)'), array['authenticated'], 'redeem_list_invite: authenticated only');
-select is(pg_temp.callers('public.create_list_invite(uuid, text, interval)'), array['authenticated'], 'create_list_invite: authenticated only');
-select is(pg_temp.callers('public.accept_list_invite(text)'), array['authenticated'], 'accept_list_invite: authenticated only');
-select is(pg_temp.callers('app_private.purge_sync_retention(timestamptz, integer, integer)'), array['service_role'], 'purge_sync_retention: service_role only');
-select is(pg_temp.callers('app_private.enable_sync(regclass, name)'), '{}'::text[], 'enable_sync: no API role (migrations only)');
-select is(pg_temp.callers('app_private.enable_sync_membership(regclass, name, name)'), '{}'::text[], 'enable_sync_membership: no API role');
-select is(pg_temp.callers('app_private.disable_sync(regclass)'), '{}'::text[], 'disable_sync: no API role');
-select is(pg_temp.callers('app_private.track_sync_changes()'), '{}'::text[], 'track_sync_changes (trigger): no API role');
-select is(pg_temp.callers('app_private.track_sync_access()'), '{}'::text[], 'track_sync_access (trigger): no API role');
-select is(pg_temp.callers('app_private.add_list_creator_as_owner()'), '{}'::text[], 'add_list_creator_as_owner (trigger): no API role');
-select is(pg_temp.callers('app_private.keep_a_list_owner()'), '{}'::text[], 'keep_a_list_owner (trigger): no API role');
-select is(pg_temp.callers('app_private.check_list_member_update()'), '{}'::text[], 'check_list_member_update (trigger): no API role');
-select is(pg_temp.callers('app_private.create_personal_list_for_new_user()'), '{}'::text[], 'create_personal_list_for_new_user (trigger): no API role');
+select is(tests.function_callers('app_private.visible_scope_ids()'), array['authenticated'], 'visible_scope_ids: authenticated only');
+select is(tests.function_callers('app_private.sync_apply(jsonb)'), array['authenticated'], 'sync_apply: authenticated only');
+select is(tests.function_callers('app_private.my_list_ids(text)'), array['authenticated'], 'my_list_ids: authenticated only');
+select is(tests.function_callers('app_private.redeem_list_invite(text)'), array['authenticated'], 'redeem_list_invite: authenticated only');
+select is(tests.function_callers('public.create_list_invite(uuid, text, interval)'), array['authenticated'], 'create_list_invite: authenticated only');
+select is(tests.function_callers('public.accept_list_invite(text)'), array['authenticated'], 'accept_list_invite: authenticated only');
+select is(tests.function_callers('app_private.purge_sync_retention(timestamptz, integer, integer)'), array['service_role'], 'purge_sync_retention: service_role only');
+select is(tests.function_callers('app_private.enable_sync(regclass, name)'), '{}'::text[], 'enable_sync: no API role (migrations only)');
+select is(tests.function_callers('app_private.enable_sync_membership(regclass, name, name)'), '{}'::text[], 'enable_sync_membership: no API role');
+select is(tests.function_callers('app_private.disable_sync(regclass)'), '{}'::text[], 'disable_sync: no API role');
+select is(tests.function_callers('app_private.track_sync_changes()'), '{}'::text[], 'track_sync_changes (trigger): no API role');
+select is(tests.function_callers('app_private.track_sync_access()'), '{}'::text[], 'track_sync_access (trigger): no API role');
+select is(tests.function_callers('app_private.add_list_creator_as_owner()'), '{}'::text[], 'add_list_creator_as_owner (trigger): no API role');
+select is(tests.function_callers('app_private.keep_a_list_owner()'), '{}'::text[], 'keep_a_list_owner (trigger): no API role');
+select is(tests.function_callers('app_private.check_list_member_update()'), '{}'::text[], 'check_list_member_update (trigger): no API role');
+select is(tests.function_callers('app_private.create_personal_list_for_new_user()'), '{}'::text[], 'create_personal_list_for_new_user (trigger): no API role');
 
 select is_empty($$
   select p.oid::regprocedure::text from pg_proc p

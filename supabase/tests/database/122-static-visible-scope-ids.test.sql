@@ -11,12 +11,8 @@ select plan(10);
 select from tests.create_supabase_user('static_alice');
 select from tests.create_supabase_user('static_bob');
 
-select is((select array_agg(r order by r) from unnest(array['anon', 'authenticated', 'public', 'service_role']) r
-            where has_function_privilege(r, 'app_private.read_visible_scope_ids()', 'execute')),
-  array['authenticated'], 'read_visible_scope_ids: authenticated only');
-select is((select coalesce(array_agg(r order by r), '{}') from unnest(array['anon', 'authenticated', 'public', 'service_role']) r
-            where has_function_privilege(r, 'app_private.write_visible_scope_ids()', 'execute')),
-  '{}'::text[], 'write_visible_scope_ids (trigger): no API role');
+select is(tests.function_callers('app_private.read_visible_scope_ids()'), array['authenticated'], 'read_visible_scope_ids: authenticated only');
+select is(tests.function_callers('app_private.write_visible_scope_ids()'), '{}'::text[], 'write_visible_scope_ids (trigger): no API role');
 select ok((select p.proconfig @> array['search_path=""'] from pg_proc p where p.oid = 'app_private.write_visible_scope_ids()'::regprocedure)
           and (select p.proconfig @> array['search_path=""'] from pg_proc p where p.oid = 'app_private.read_visible_scope_ids()'::regprocedure),
   'both pin an empty search_path');
