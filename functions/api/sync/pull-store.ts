@@ -203,6 +203,7 @@ const COLUMNS = ["upper", "horizon", "server_time", "fetched", "last_key", "chan
 type RawPageRow = Record<(typeof COLUMNS)[number], Uint8Array | null>;
 const utf8 = new TextDecoder();
 const text = (bytes: Uint8Array | null): string => (bytes === null ? "" : utf8.decode(bytes));
+const EMPTY_ARRAY = new TextEncoder().encode("[]");
 
 /**
  * The page's one row with every column as the bytes Postgres sent (postgres.js
@@ -237,7 +238,7 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
     ? [String(key[0]), Number(key[1]), String(key[2]), String(key[3])] as IncrementalKey
     : key as FullKey;
   return {
-    changes: row.changes ?? new TextEncoder().encode("[]"),
+    changes: row.changes ?? EMPTY_ARRAY,
     count: Math.min(fetched, limit),
     hasMore: fetched > limit,
     upper: text(row.upper),

@@ -80,7 +80,8 @@ const USER_LOCK_SQL = `select pg_advisory_xact_lock(hashtextextended('tidesync.p
 // jsonb parameters that cost ~15% of a 500-op batch (docs/performance.md).
 // The prepared statements here look rows up by key, so the generic plan is the
 // same plan (the read-back, a join, is planned per call: READ_BACK_SQL). (Not
-// for the pull: its scope walks do depend on the parameters.)
+// for the pull: a generic plan made while the tables are small looks each row
+// up with a sequential scan and stays cached as they grow, docs/performance.md.)
 const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
