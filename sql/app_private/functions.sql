@@ -135,6 +135,8 @@ CREATE OR REPLACE FUNCTION app_private.disable_sync(p_table regclass)
  LANGUAGE plpgsql
  SET search_path TO ''
 AS $function$
+declare
+  v_collection text := (select t.collection from app_private.sync_tables t where t.relation = p_table);
 begin
   execute format('drop trigger if exists tidesync_track_inserts on %s', p_table);
   execute format('drop trigger if exists tidesync_track_updates on %s', p_table);
@@ -142,8 +144,8 @@ begin
   execute format('drop trigger if exists tidesync_track_access_grants on %s', p_table);
   execute format('drop trigger if exists tidesync_track_access_losses on %s', p_table);
   delete from app_private.sync_memberships where relation = p_table;
-  delete from app_private.sync_changes where collection = (select t.collection from app_private.sync_tables t where t.relation = p_table);
-  -- cascades to the table's sync_records
+  delete from app_private.sync_changes where collection = v_collection;
+  delete from app_private.sync_records where collection = v_collection;
   delete from app_private.sync_tables where relation = p_table;
 end;
 $function$;
@@ -279,6 +281,24 @@ end
 $function$;
 comment on function app_private.forbid_deletion_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of account_deletion_audit: the trail is append-only for every role, the owner included.';
 revoke execute on function app_private.forbid_deletion_audit_rewrite() from public;
+
+-- function app_private.forget_deleted_creators()
+CREATE OR REPLACE FUNCTION app_private.forget_deleted_creators()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  update app_private.sync_records s
+     set created_by = null
+    from old_rows o
+   where s.created_by = o.id;
+  return null;
+end;
+$function$;
+comment on function app_private.forget_deleted_creators() is 'Trigger (after delete on auth.users, per statement): the sync state of rows a deleted user created no longer names them (what a foreign key''s on delete set null did; sync_records has none, so that writes are not checked row by row).';
+revoke execute on function app_private.forget_deleted_creators() from public;
 
 -- function app_private.forget_pokes_of_deleted_users()
 CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()

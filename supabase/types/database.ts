@@ -602,15 +602,7 @@ export type Database = {
           "updated_at"?: string;
           "version"?: number;
         };
-        Relationships: [
-          {
-            foreignKeyName: "sync_records_collection_fkey";
-            columns: ["collection"];
-            isOneToOne: false;
-            referencedRelation: "sync_tables";
-            referencedColumns: ["collection"];
-          },
-        ];
+        Relationships: [];
       };
       "sync_tables": {
         Row: {

@@ -16,8 +16,6 @@ create table app_private.sync_records (
   deleted_at timestamp with time zone,
   txid xid8 default pg_current_xact_id() not null,
   constraint sync_records_pkey PRIMARY KEY (collection, id),
-  constraint sync_records_collection_fkey FOREIGN KEY (collection) REFERENCES app_private.sync_tables(collection) ON DELETE CASCADE,
-  constraint sync_records_created_by_fkey FOREIGN KEY (created_by) REFERENCES auth.users(id) ON DELETE SET NULL,
   constraint sync_records_deleted_at_iff_deleted CHECK (deleted = (deleted_at IS NOT NULL)),
   constraint sync_records_field_versions_object CHECK (jsonb_typeof(field_versions) = 'object'::text),
   constraint sync_records_version_check CHECK (version > 0)
@@ -33,7 +31,7 @@ comment on column app_private.sync_records.txid is 'Transaction that last wrote 
 
 -- indexes
 CREATE INDEX sync_records_created_by_idx ON app_private.sync_records USING btree (created_by);
-comment on index app_private.sync_records_created_by_idx is 'Account deletion: the foreign key to auth.users.';
+comment on index app_private.sync_records_created_by_idx is 'Account deletion: app_private.forget_deleted_creators() finds the rows a deleted user created.';
 CREATE INDEX sync_records_tombstones_idx ON app_private.sync_records USING btree (deleted_at) WHERE deleted;
 comment on index app_private.sync_records_tombstones_idx is 'Retention purge: tombstones by age.';
 
