@@ -18,7 +18,7 @@
 import { allCollections } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
 import type { FullKey, IncrementalKey, PageOutcome, PageRequest } from "./plan-pull.ts";
-import { quoteLiteral, rowJsonSql } from "./row-json.ts";
+import { quoteLiteral, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 const COLLECTIONS = allCollections();
@@ -28,7 +28,7 @@ const PREPARED = { prepare: true } as const;
 // hidden or gone). One scalar subquery per collection, evaluated only for the
 // rows of that collection (CASE).
 const rowDataSql = (collection: (typeof COLLECTIONS)[number]) =>
-  `(select ${rowJsonSql(collection, "t")}::text from ${collection.table} t where t.id = l.id)`;
+  `(select ${rowJsonSql(collection, "t")} from ${collection.table} t where t.id = l.id)`;
 const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLiteral(c.name)} then ${rowDataSql(c)}`).join(" ")} end`;
 
 /**
@@ -56,12 +56,17 @@ function changesJson(order: string, mode: "full" | "incremental"): string {
       from (
         select l.*, case
           when e.live then
-            '{"collection":"' || l.collection || '","id":"' || l.id || '","version":' || e.version ||
-            ',"deleted":false,"data":' || e.data || ',"updated_at":"' || ${iso("e.updated_at")} || '"}'
+            ${recordJsonSql({ collection: "l.collection", id: "l.id", version: "e.version", deleted: "'false'", data: "e.data", updatedAt: "e.updated_at" })}
           else
-            '{"collection":"' || l.collection || '","id":"' || l.id || '","version":' || coalesce(e.version, l.seq) ||
-            ',"deleted":true,"data":null,"updated_at":"' || ${iso("coalesce(e.updated_at, l.changed_at)")} || '"' ||
-            case when l.revoked then ',"reason":"access_revoked"' else '' end || '}'
+            ${recordJsonSql({
+    collection: "l.collection",
+    id: "l.id",
+    version: "coalesce(e.version, l.seq)",
+    deleted: "'true'",
+    data: "'null'",
+    updatedAt: "coalesce(e.updated_at, l.changed_at)",
+    reason: `case when l.revoked then ',"reason":"access_revoked"' else '' end`,
+  })}
         end as entry
         from latest l
         cross join lateral (

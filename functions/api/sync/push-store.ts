@@ -25,7 +25,7 @@ import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.
 import type { Tx } from "../lib/db.ts";
 import { refusalError, type Refusal } from "./db-refusal.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey, toSyncRecord } from "./plan-batch.ts";
-import { quoteLiteral, rowJsonSql } from "./row-json.ts";
+import { quoteLiteral, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 // These texts never vary: named prepared statements, parsed once per connection
@@ -94,10 +94,16 @@ const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 // 500-op push 91 → 209 ms over 40,000 rows); planned per call it stays flat.
 const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
-  `select coalesce(json_agg(json_build_object(
-            'collection', s.collection, 'id', s.id, 'version', s.version, 'deleted', s.deleted,
-            'updated_at', ${iso("s.updated_at")},
-            'data', case when s.deleted or t.id is null then null else ${rowJsonSql(c, "t")} end)), '[]') as records
+  // The JSON array as concatenated text, parsed once in the function (as the
+  // pull's entries: no JSON value per record is built in Postgres).
+  `select '[' || coalesce(string_agg(${recordJsonSql({
+    collection: "s.collection",
+    id: "s.id",
+    version: "s.version",
+    deleted: "s.deleted",
+    data: `case when s.deleted or t.id is null then 'null' else ${rowJsonSql(c, "t")} end`,
+    updatedAt: "s.updated_at",
+  })}, ','), '') || ']' as records
      from app_private.sync_records s left join ${c.table} t on t.id = s.id
     where s.collection = ${quoteLiteral(c.name)} and s.id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))`,
 ]));
@@ -220,9 +226,9 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
   const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
   const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
-    .map(([collection, ids]) => tx.unsafe<{ records: ApplyResult["records"] }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PLANNED_PER_CALL));
+    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PLANNED_PER_CALL));
   const [, [row], ...read] = await Promise.all([device, write, ...readBacks]);
-  return { failed: row.result.failed, records: read.flatMap(([r]) => r.records) };
+  return { failed: row.result.failed, records: read.flatMap(([r]) => JSON.parse(r.records) as ApplyResult["records"]) };
 }
 
 /**
