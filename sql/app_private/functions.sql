@@ -1305,6 +1305,8 @@ declare
   v_txid xid8 := pg_current_xact_id();
   v_pairs integer;
   v_rows integer;
+  v_ids uuid[];
+  v_scopes uuid[];
 begin
   select t.collection, t.scope_column into v_collection, v_scope
     from app_private.sync_tables t where t.relation = tg_relid;
@@ -1313,10 +1315,17 @@ begin
   end if;
 
   if tg_op = 'INSERT' then
+    -- Every synced table has a uuid primary key named id (enable_sync checks it), read as
+    -- such; the scope column's name varies, so it is read by one small dynamic statement
+    -- (never a JSON copy of every row: that was ~12% of a 500-row insert).
+    if v_scope = 'id' then
+      select array_agg(n.id), array_agg(n.id) into v_ids, v_scopes from new_rows n;
+    else
+      execute format('select array_agg(n.id), array_agg(n.%I) from new_rows n', v_scope) into v_ids, v_scopes;
+    end if;
     with written as (
-      select (j.row ->> 'id')::uuid as id, (j.row ->> v_scope)::uuid as scope_id,
-             nextval('app_private.sync_seq') as seq
-        from (select to_jsonb(n) as row from new_rows n) j
+      select w.id, w.scope_id, nextval('app_private.sync_seq') as seq
+        from unnest(v_ids, v_scopes) as w(id, scope_id)
     ), recorded as (
       insert into app_private.sync_records as s (collection, id, scope_id, version, field_versions, deleted, created_by, created_at, updated_at, deleted_at, txid)
       select v_collection, w.id, w.scope_id, w.seq,
@@ -1342,8 +1351,8 @@ begin
   elsif tg_op = 'UPDATE' then
     select count(*) into v_rows from new_rows;
     with pairs as (
-      select (to_jsonb(n) ->> 'id')::uuid as id, to_jsonb(n) - 'id' as new_data, to_jsonb(o) - 'id' as old_data
-        from new_rows n join old_rows o on (to_jsonb(o) ->> 'id') = (to_jsonb(n) ->> 'id')
+      select n.id, to_jsonb(n) - 'id' as new_data, to_jsonb(o) - 'id' as old_data
+        from new_rows n join old_rows o on o.id = n.id
     ), changed as (
       select p.id, p.new_data, p.old_data,
              array(select e.key from jsonb_each(p.new_data) e where p.old_data -> e.key is distinct from e.value order by e.key) as fields
@@ -1380,10 +1389,14 @@ begin
     end if;
 
   elsif tg_op = 'DELETE' then
+    if v_scope = 'id' then
+      select array_agg(o.id), array_agg(o.id) into v_ids, v_scopes from old_rows o;
+    else
+      execute format('select array_agg(o.id), array_agg(o.%I) from old_rows o', v_scope) into v_ids, v_scopes;
+    end if;
     with written as (
-      select (j.row ->> 'id')::uuid as id, (j.row ->> v_scope)::uuid as scope_id,
-             nextval('app_private.sync_seq') as seq
-        from (select to_jsonb(o) as row from old_rows o) j
+      select w.id, w.scope_id, nextval('app_private.sync_seq') as seq
+        from unnest(v_ids, v_scopes) as w(id, scope_id)
     ), recorded as (
       update app_private.sync_records s
          set deleted = true, version = w.seq, scope_id = w.scope_id, updated_at = now(), deleted_at = now(), txid = v_txid,
