@@ -111,21 +111,34 @@ function parseRawResponse(raw: Buffer): Outcome {
     if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
   }
   let body = raw.subarray(end + 4);
-  if (/chunked/i.test(headers["transfer-encoding"] ?? "")) body = dechunk(body);
-  else if (headers["content-length"] !== undefined) body = body.subarray(0, Number(headers["content-length"]));
+  // A body that stops short of its framing was cut off with the connection (as
+  // the http client's "response aborted"), e.g. once the server gave up on a
+  // client that died mid-request: a drop, not a body to judge.
+  const cutOff: Outcome = { kind: "no-response", reason: "response cut off mid-body" };
+  if (/chunked/i.test(headers["transfer-encoding"] ?? "")) {
+    const dechunked = dechunk(body);
+    if (!dechunked.complete) return cutOff;
+    body = dechunked.body;
+  } else if (headers["content-length"] !== undefined) {
+    const length = Number(headers["content-length"]);
+    if (body.length < length) return cutOff;
+    body = body.subarray(0, length);
+  }
   return { kind: "response", status, headers, body };
 }
 
-function dechunk(body: Buffer): Buffer {
+/** The chunks' bytes, and whether the terminating zero-size chunk arrived. */
+function dechunk(body: Buffer): { body: Buffer; complete: boolean } {
   const parts: Buffer[] = [];
   let offset = 0;
   for (;;) {
     const lineEnd = body.indexOf("\r\n", offset);
-    if (lineEnd < 0) break;
+    if (lineEnd < 0) return { body: Buffer.concat(parts), complete: false };
     const size = parseInt(body.subarray(offset, lineEnd).toString("latin1"), 16);
-    if (!Number.isFinite(size) || size === 0) break;
+    if (!Number.isFinite(size)) return { body: Buffer.concat(parts), complete: false };
+    if (size === 0) return { body: Buffer.concat(parts), complete: true };
+    if (lineEnd + 2 + size > body.length) return { body: Buffer.concat(parts), complete: false };
     parts.push(body.subarray(lineEnd + 2, lineEnd + 2 + size));
     offset = lineEnd + 2 + size + 2;
   }
-  return Buffer.concat(parts);
 }
