@@ -1198,8 +1198,7 @@ begin
     if v_kind = 'insert' then
       v_sql := format(
         -- no RETURNING: it would apply the SELECT policies to a row whose access rows an AFTER trigger adds
-        'with w as (insert into %1$s (id%2$s) select id%2$s from jsonb_populate_recordset(null::%1$s, $1)) '
-        'select jsonb_agg(x.id) from jsonb_to_recordset($1) as x(id uuid)',
+        'insert into %1$s (id%2$s) select id%2$s from jsonb_populate_recordset(null::%1$s, $1)',
         v_table, (select coalesce(string_agg(', ' || quote_ident(c), ''), '') from unnest(v_columns) c));
     elsif v_kind = 'update' then
       v_sql := format(
@@ -1216,14 +1215,22 @@ begin
     end if;
 
     begin
-      execute v_sql using v_rows into v_done;
+      if v_kind = 'insert' then
+        execute v_sql using v_rows;
+      else
+        execute v_sql using v_rows into v_done;
+      end if;
     -- What a row may be refused for; anything else (timeouts, deadlocks, bugs) aborts the batch.
     exception when integrity_constraint_violation or data_exception or insufficient_privilege or raise_exception then
       v_done := '[]'::jsonb;
       for v_row in select r from jsonb_array_elements(v_rows) r loop
         begin
-          execute v_sql using jsonb_build_array(v_row) into v_part;
-          v_done := v_done || coalesce(v_part, '[]'::jsonb);
+          if v_kind = 'insert' then
+            execute v_sql using jsonb_build_array(v_row);
+          else
+            execute v_sql using jsonb_build_array(v_row) into v_part;
+            v_done := v_done || coalesce(v_part, '[]'::jsonb);
+          end if;
         exception when integrity_constraint_violation or data_exception or insufficient_privilege or raise_exception then
           get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name,
                                   v_column = column_name, v_message = message_text;
@@ -1234,13 +1241,16 @@ begin
       end loop;
     end;
     -- Rows an update or delete left alone: the caller can see them but the
-    -- policies do not let them write (e.g. a viewer).
-    v_failed := v_failed || coalesce((
-      select jsonb_agg(jsonb_build_object('collection', v_collection, 'id', r ->> 'id', 'kind', v_kind, 'sqlstate', 'not_permitted'))
-        from jsonb_array_elements(v_rows) r
-       where not v_done @> jsonb_build_array(r -> 'id')
-         and not exists (select 1 from jsonb_array_elements(v_failed) f
-                          where f ->> 'collection' = v_collection and f ->> 'id' = r ->> 'id')), '[]'::jsonb);
+    -- policies do not let them write (e.g. a viewer). (An insert the policies
+    -- refuse raises, and was isolated above.) NOT IN over the variables: one
+    -- hashed lookup per row.
+    if v_kind <> 'insert' then
+      v_failed := v_failed || coalesce((
+        select jsonb_agg(jsonb_build_object('collection', v_collection, 'id', r ->> 'id', 'kind', v_kind, 'sqlstate', 'not_permitted'))
+          from jsonb_array_elements(v_rows) r
+         where (r ->> 'id') not in (select jsonb_array_elements_text(v_done))
+           and (r ->> 'id') not in (select f ->> 'id' from jsonb_array_elements(v_failed) f where f ->> 'collection' = v_collection)), '[]'::jsonb);
+    end if;
   end loop;
 
   return jsonb_build_object('failed', v_failed);
