@@ -31,6 +31,7 @@ import { wireTimeSql as iso } from "./wire-time.ts";
 // These texts never vary: named prepared statements, parsed once per connection
 // (TIDESYNC_DB_PREPARE=false turns this off behind a transaction pooler).
 const PREPARED = { prepare: true } as const;
+const PLANNED_PER_CALL = { prepare: false } as const;
 
 const COLLECTIONS = allCollections();
 
@@ -78,26 +79,24 @@ const USER_LOCK_SQL = `select pg_advisory_xact_lock(hashtextextended('tidesync.p
 // every execution with the parameters as constants, and for the push's large
 // jsonb parameters that cost ~15% of a 500-op batch (docs/performance.md).
 // The prepared statements here look rows up by key, so the generic plan is the
-// same plan (the read-back, a join, with index scans pinned: READ_BACK_SQL).
-// (Not for the pull: a generic plan made while the tables are small looks each
-// row up with a sequential scan and stays cached as they grow, docs/performance.md.)
-export const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`;
+// same plan (the read-back, a join, is planned per call: READ_BACK_SQL). (Not
+// for the pull: a generic plan made while the tables are small looks each row
+// up with a sequential scan and stays cached as they grow, docs/performance.md.)
+const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 
-// For the rest of the transaction (after the write: the read-back and the
-// ledger), so that a plan made now looks rows up by index whatever the tables' size.
-export const INDEX_LOOKUPS_SQL = `select set_config('enable_seqscan', 'off', true)`;
-
 // The written rows as they now stand (versions from the sync triggers, columns
 // the table's defaults and triggers filled), as the caller sees them: null data
-// for a row the policies hide. $1: the ids. A named prepared statement with a
-// generic plan (planning it per call was ~0.45 ms, half the read-back of 50
-// rows), planned with sequential scans off (INDEX_LOOKUPS_SQL): a generic plan
-// made while the tables were small looked rows up by seq scan and stayed
-// cached as they grew (a 500-op push 91 → 209 ms over 40,000 rows); looking
-// rows up by primary key is the right plan at every size.
-export const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
+// for a row the policies hide. $1: the ids. Not a named prepared statement: its
+// join's best plan depends on the table's size, and a plan cached while the
+// table was small (a seq scan) made every later push slower as it grew (a
+// 500-op push 91 → 209 ms over 40,000 rows); planned per call it stays flat.
+// Sequential scans off while it is planned does not save a cached plan: on
+// small tables it scans sync_records by collection alone and all of
+// public.tasks' primary key per row (a 500-op push 2× the Postgres CPU in the
+// full bench, docs/performance.md).
+const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
   // The JSON array as concatenated text, parsed once in the function (as the
   // pull's entries: no JSON value per record is built in Postgres).
@@ -230,10 +229,9 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
   const device = tx.unsafe(`select set_config('tidesync.device_id', $1, true)`, [deviceId ?? ""], PREPARED);
   const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
-  const indexLookups = tx.unsafe(INDEX_LOOKUPS_SQL, [], PREPARED);
   const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
-    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PREPARED));
-  const [, [row], , ...read] = await Promise.all([device, write, indexLookups, ...readBacks]);
+    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PLANNED_PER_CALL));
+  const [, [row], ...read] = await Promise.all([device, write, ...readBacks]);
   return { failed: row.result.failed, records: read.flatMap(([r]) => JSON.parse(r.records) as ApplyResult["records"]) };
 }
 
