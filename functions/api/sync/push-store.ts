@@ -41,7 +41,7 @@ const COLLECTIONS = allCollections();
 // them, and with the row locks of two pushes made three-way deadlocks (40P01,
 // seen in the 10× convergence run). The id never changes; a delete takes its
 // own stronger lock when it runs.
-const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
+export const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
   `select t.id::text as id from ${c.table} t
     where t.id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))
@@ -50,18 +50,19 @@ const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
 
 // $1 op_ids, $2 record keys [{collection, id}], $3 device_id or null, $4 the session id,
 // then one id list per collection (the rows whose data the planner needs).
-const STATE_SQL = `
+export const STATE_SQL = `
   select
     (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'status', o.status, 'version', o.version, 'error', o.error)), '[]'::jsonb)
-       from app_private.sync_ops o
-      where o.user_id = (select auth.uid())
-        and o.op_id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))) as ledger,
+       from unnest(array(select jsonb_array_elements_text($1::text::jsonb)::uuid)) as k(op_id)
+      cross join lateral (select o.* from app_private.sync_ops o
+                           where o.user_id = (select auth.uid()) and o.op_id = k.op_id offset 0) o) as ledger,
     (select coalesce(jsonb_agg(jsonb_build_object(
               'collection', s.collection, 'id', s.id, 'version', s.version, 'deleted', s.deleted,
               'field_versions', s.field_versions, 'created_at', ${iso("s.created_at")},
               'updated_at', ${iso("s.updated_at")}, 'deleted_at', ${iso("s.deleted_at")})), '[]'::jsonb)
        from jsonb_to_recordset($2::text::jsonb) as k(collection text, id uuid)
-       join app_private.sync_records s on s.collection = k.collection and s.id = k.id) as state,
+      cross join lateral (select s.* from app_private.sync_records s
+                           where s.collection = k.collection and s.id = k.id offset 0) s) as state,
     jsonb_build_object(${
   COLLECTIONS.map((c, i) => `
       '${c.name}', (select coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'data', to_jsonb(t) - 'id')), '[]'::jsonb)
@@ -78,11 +79,15 @@ const USER_LOCK_SQL = `select pg_advisory_xact_lock(hashtextextended('tidesync.p
 // Generic plans for the push's statements: a custom plan is made again on
 // every execution with the parameters as constants, and for the push's large
 // jsonb parameters that cost ~15% of a 500-op batch (docs/performance.md).
-// The prepared statements here look rows up by key, so the generic plan is the
-// same plan (the read-back, a join, is planned per call: READ_BACK_SQL). (Not
-// for the pull: a generic plan made while the tables are small looks each row
-// up with a sequential scan and stays cached as they grow, docs/performance.md.)
-const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true)`;
+// A generic plan is cached for the connection's life, so it must look rows up
+// by key whatever the tables held when it was made: sequential scans are off
+// for the push's transaction (on a small table the planner scans it instead,
+// and the plan would scan it on every push as it grows), and the reads by a
+// list of keys are one parameterised lookup per key (LATERAL … OFFSET 0: a
+// join the planner may not turn into a hash join over the whole table).
+// tests/integration/push-plans.test.ts checks the plans made on a fresh
+// database. (The read-back, a join, is planned per call: READ_BACK_SQL.)
+export const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`;
 
 const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 
