@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allCollections } from "../../functions/_shared/collections.ts";
 import { GENERIC_PLANS_SQL, LOCK_SQL, STATE_SQL } from "../../functions/api/sync/push-store.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
+import { insertAuthUser } from "../support/auth-users.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
@@ -20,10 +21,7 @@ const taskId = randomUUID();
 beforeAll(async () => {
   database = await createTempDatabase("tidesync_pushplans", { seed: false });
   admin = postgres(database.adminDbUrl, { max: 1, onnotice: () => {} });
-  await admin`
-    insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-    values ('00000000-0000-0000-0000-000000000000', ${userId}, 'authenticated', 'authenticated', ${`pp-${userId.slice(0, 8)}@test.tidesync.dev`},
-            '{}', '{}', now(), now(), false)`;
+  await insertAuthUser(admin, userId);
   await admin`insert into public.tasks (id, list_id, title) values (${taskId}, ${userId}, 'milk')`;
   await admin`analyze`;
 });

@@ -12,6 +12,7 @@ import type { Config } from "../../functions/api/lib/config.ts";
 import { createDb, type Db } from "../../functions/api/lib/db.ts";
 import type { UserClaims } from "../../functions/api/lib/verify-token.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
+import { insertAuthUser } from "../support/auth-users.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
@@ -20,10 +21,7 @@ let db: Db;
 async function signedInUser(): Promise<UserClaims> {
   const userId = randomUUID();
   const sessionId = randomUUID();
-  await admin`
-    insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-    values ('00000000-0000-0000-0000-000000000000', ${userId}, 'authenticated', 'authenticated', ${`wu-${userId.slice(0, 8)}@test.tidesync.dev`},
-            '{}', '{}', now(), now(), false)`;
+  await insertAuthUser(admin, userId);
   await admin`insert into auth.sessions (id, user_id, aal, created_at, updated_at) values (${sessionId}, ${userId}, 'aal1', now(), now())`;
   return { sub: userId, session_id: sessionId, role: "authenticated" };
 }

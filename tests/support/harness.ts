@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, expect, inject } from "vitest";
+import { insertAuthUser } from "./auth-users.ts";
 import { newIds, signEs256, supabaseClaims, type TokenOptions } from "./tokens.ts";
 
 export const stack = inject("stack");
@@ -34,11 +35,7 @@ export async function createSession(userId: string, sessionId: string = randomUU
 /** A user as Supabase Auth would create it (auth.users row + a session). */
 export async function createTestUser(options: { email?: string; isAnonymous?: boolean } = {}): Promise<TestUser> {
   const { userId, sessionId } = newIds();
-  const email = options.email ?? `user-${userId.slice(0, 8)}@test.tidesync.dev`;
-  await adminSql`
-    insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-    values ('00000000-0000-0000-0000-000000000000', ${userId}, 'authenticated', 'authenticated', ${email},
-            ${adminSql.json({ provider: "email", providers: ["email"] })}, ${adminSql.json({})}, now(), now(), ${options.isAnonymous ?? false})`;
+  const email = await insertAuthUser(adminSql, userId, options);
   await createSession(userId, sessionId);
   const tokenWith = (overrides: Partial<TokenOptions> = {}) =>
     signEs256(stack.keys.privateJwk, supabaseClaims({ userId, sessionId, email, ...overrides }));

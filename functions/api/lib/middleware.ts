@@ -178,12 +178,11 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array): void {
   }
   // Hono's validator reads c.req.json(), which would parse the cached text a second
   // time (a 500-op push: ~0.5 ms and a second copy of every object as garbage): it
-  // answers with this value instead. The text stays cached for c.req.text(); with
-  // only a parsed value cached, Hono would JSON.stringify it first (a stack
-  // overflow, hence a 500, on a deeply nested body).
+  // answers with this value instead. Only the text is cached for Hono's other
+  // readers: with a parsed value cached, they would JSON.stringify it first (a
+  // stack overflow, hence a 500, on a deeply nested body).
   // (Hono stores promises in the cache, whatever its type says.)
   c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
-  c.req.bodyCache.json = Promise.resolve(value);
   c.req.json = <T>() => Promise.resolve(value as T);
   c.set("jsonBody", value);
 }

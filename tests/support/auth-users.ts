@@ -1,0 +1,12 @@
+// An auth.users row as Supabase Auth writes one for an email sign-up, on any
+// connection (the shared test stack's or a test's own temporary database).
+import type postgres from "postgres";
+
+export async function insertAuthUser(sql: postgres.Sql, userId: string, options: { email?: string; isAnonymous?: boolean } = {}): Promise<string> {
+  const email = options.email ?? `user-${userId.slice(0, 8)}@test.tidesync.dev`;
+  await sql`
+    insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
+    values ('00000000-0000-0000-0000-000000000000', ${userId}, 'authenticated', 'authenticated', ${email},
+            ${sql.json({ provider: "email", providers: ["email"] })}, ${sql.json({})}, now(), now(), ${options.isAnonymous ?? false})`;
+  return email;
+}
