@@ -114,11 +114,14 @@ interface PathNode {
  * Whether JSON text may hold a number JSON.parse turns into ±Infinity (false:
  * it cannot, and the walk of nonFiniteNumberAt can be skipped). A finite double
  * is below 10^309: overflowing takes a positive exponent of three digits or
- * more, or, with an exponent of at most two digits, at least 309 - 99 = 210
- * digits in a row. Conservative: text inside strings may match too.
+ * more, or, with an exponent of at most two digits, an integer part of at least
+ * 309 - 99 = 210 digits. A number starts the text or follows `:`, `,` or `[`
+ * (and whitespace): requiring that keeps a uuid such as "…-3e45…" (hex) from
+ * matching in almost every sync body. Conservative: text inside strings may
+ * match too.
  */
 export function mayHoldNonFiniteNumber(text: string): boolean {
-  return /[eE]\+?\d{3}|\d{210}/.test(text);
+  return /(?:^|[:,[])\s*-?(?:\d{210}|\d+(?:\.\d+)?[eE]\+?\d{3})/.test(text);
 }
 
 /** JSON Pointer of the first number in `value` that is not finite, or null (iterative: nesting depth is the client's). */
