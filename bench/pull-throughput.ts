@@ -5,6 +5,8 @@
 // updated_at), Postgres building the JSON, fetched as the owner (no RLS) with
 // postgres.js. Both sides parse each page's JSON, as a client must.
 import type postgres from "postgres";
+import { findCollection } from "../functions/_shared/collections.ts";
+import { recordJsonSql, rowJsonSql } from "../functions/api/sync/row-json.ts";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now, percentile } from "./measure.ts";
 
@@ -41,22 +43,22 @@ export async function vacuumAnalyze(sql: postgres.Sql): Promise<void> {
   for (const table of ["public.tasks", "app_private.sync_records", "app_private.sync_changes"]) await sql.unsafe(`vacuum analyze ${table}`);
 }
 
+const TASKS = findCollection("tasks")!;
+
 /**
  * The floor's page: the caller's tasks after `afterId` by primary key, with
  * their version, as the JSON objects a pull returns, built the cheapest way we
- * know (the same as the function's since issue 12: the entry concatenated as
- * text, the row's columns named in json_build_object — measured ~2× cheaper
- * than jsonb_build_object + `to_jsonb(t) - 'id'`).
+ * know: with the function's own expressions (row-json.ts: the entry and the
+ * row's `data` concatenated as text, one piece per column by its type). Before
+ * 2026-11-26 the floor built `data` with json_build_object, about twice the
+ * cost, which flattered the API's share (docs/performance.md).
  * $1 list ids, $2 after id, $3 limit.
  */
 export const FLOOR_PAGE_SQL = `
   select max(p.id::text) as last_id, count(*)::integer as n,
-         '[' || coalesce(string_agg('{"collection":"tasks","id":"' || p.id || '","version":' || p.version ||
-           ',"deleted":false,"data":' || p.data || ',"updated_at":"' ||
-           to_char(p.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '"}', ',' order by p.id), '') || ']' as changes
-    from (select t.id, s.version, s.updated_at,
-                 json_build_object('list_id', t.list_id, 'title', t.title, 'notes', t.notes, 'done', t.done, 'due_date', t.due_date,
-                                   'position', t.position, 'created_by', t.created_by, 'created_at', t.created_at)::text as data
+         '[' || coalesce(string_agg(${recordJsonSql({ collection: "'tasks'", id: "p.id", version: "p.version", deleted: "'false'", data: "p.data", updatedAt: "p.updated_at" })},
+                                    ',' order by p.id), '') || ']' as changes
+    from (select t.id, s.version, s.updated_at, ${rowJsonSql(TASKS, "t")} as data
             from public.tasks t
             join app_private.sync_records s on s.collection = 'tasks' and s.id = t.id
                                            and s.id > $2::uuid -- the planner does not carry t.id's bound over the join

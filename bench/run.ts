@@ -10,7 +10,7 @@ import { ROOT } from "../scripts/lib/paths.ts";
 import { DENO } from "../scripts/lib/deno.ts";
 import { runCleanups } from "../scripts/lib/shutdown.ts";
 import { type BenchConfig, benchConfigFromEnv } from "./bench-config.ts";
-import { startBenchStack } from "./bench-stack.ts";
+import { type BenchStack, startBenchStack } from "./bench-stack.ts";
 import { type LatencyResult, measureBatchLatency, measureFloorLatency } from "./batch-latency.ts";
 import { renderChart } from "./chart.ts";
 import { measurePushLedgerScale } from "./push-ledger-scale.ts";
@@ -168,33 +168,37 @@ async function mainRun(config: BenchConfig) {
 }
 
 /**
- * The database-size and scope axes on their own fresh stack (the other users'
- * rows never touch the measurements above): the push with a grown ledger and
- * the pull by scopes per user; then the pull with other users' rows, on two
- * more fresh stacks measured side by side (bench/pull-scope-cost.ts).
+ * The database-size and scope axes on fresh stacks of their own (the other
+ * users' rows never touch the measurements above): the push with a grown
+ * ledger, side by side on two stacks (bench/push-ledger-scale.ts), and the
+ * pull by scopes per user on the first of them; then the pull with other
+ * users' rows, on two more fresh stacks side by side (bench/pull-scope-cost.ts).
  */
 async function scaleRun(config: BenchConfig) {
-  const stack = await startBenchStack(log);
-  let measured;
-  try {
-    const ledger = await measurePushLedgerScale(stack, config.ledger, log);
+  const measured = await withStacks(async (noneStack, ledgerStack) => {
+    const ledger = await measurePushLedgerScale(noneStack, ledgerStack, config.ledger, log);
     log("  → " + formatLedger(ledger));
-    const scopesPerUser = await measureScopesPerUser(stack, config.scopesPerUser, log);
-    const memory = await readMemory(stack.server.process.pid!);
-    measured = { ledger, scopesPerUser, memory };
-  } finally {
-    await stack.stop();
-  }
-  const noneStack = await startBenchStack(log);
+    const scopesPerUser = await measureScopesPerUser(noneStack, config.scopesPerUser, log);
+    const memories = await Promise.all([noneStack, ledgerStack].map((stack) => readMemory(stack.server.process.pid!)));
+    const memory = memories.reduce((a, b) => (b.peakRssMb > a.peakRssMb ? b : a));
+    return { ledger, scopesPerUser, memory };
+  });
+  const scope = await withStacks((noneStack, othersStack) => measurePullScopeCost(noneStack, othersStack, config.scope, log));
+  return { ...measured, scope };
+}
+
+/** Runs `measure` on two fresh stacks, stopping both whatever happens. */
+async function withStacks<T>(measure: (a: BenchStack, b: BenchStack) => Promise<T>): Promise<T> {
+  const a = await startBenchStack(log);
   try {
-    const othersStack = await startBenchStack(log);
+    const b = await startBenchStack(log);
     try {
-      return { ...measured, scope: await measurePullScopeCost(noneStack, othersStack, config.scope, log) };
+      return await measure(a, b);
     } finally {
-      await othersStack.stop();
+      await b.stop();
     }
   } finally {
-    await noneStack.stop();
+    await a.stop();
   }
 }
 
