@@ -47,24 +47,39 @@ const TASKS = findCollection("tasks")!;
 
 /**
  * The floor's page: the caller's tasks after `afterId` by primary key, with
- * their version, as the JSON objects a pull returns, built the cheapest way we
- * know: with the function's own expressions (row-json.ts: the entry and the
- * row's `data` concatenated as text, one piece per column by its type). Before
- * 2026-11-26 the floor built `data` with json_build_object, about twice the
- * cost, which flattered the API's share (docs/performance.md).
- * $1 list ids, $2 after id, $3 limit.
+ * their version, as the JSON objects a pull returns, one row each, built the
+ * cheapest way we know: with the function's own expressions (row-json.ts: the
+ * entry and the row's `data` concatenated as text, one piece per column by its
+ * type), and one row per entry rather than one aggregated array (which costs
+ * the backend about twice the CPU, docs/performance.md). Before 2026-11-26 the
+ * floor built `data` with json_build_object and aggregated the page: both
+ * flattered the API's share. $1 list ids, $2 after id, $3 limit.
  */
 export const FLOOR_PAGE_SQL = `
-  select max(p.id::text) as last_id, count(*)::integer as n,
-         '[' || coalesce(string_agg(${recordJsonSql({ collection: "'tasks'", id: "p.id", version: "p.version", deleted: "'false'", data: "p.data", updatedAt: "p.updated_at" })},
-                                    ',' order by p.id), '') || ']' as changes
+  select ${recordJsonSql({ collection: "'tasks'", id: "p.id", version: "p.version", deleted: "'false'", data: "p.data", updatedAt: "p.updated_at" })} as entry
     from (select t.id, s.version, s.updated_at, ${rowJsonSql(TASKS, "t")} as data
             from public.tasks t
             join app_private.sync_records s on s.collection = 'tasks' and s.id = t.id
                                            and s.id > $2::uuid -- the planner does not carry t.id's bound over the join
            where t.list_id = any ($1::uuid[]) and t.id > $2::uuid
            order by t.id
-           limit $3) p`;
+           limit $3) p
+   order by p.id`;
+
+export interface FloorPage {
+  /** The page's JSON array, as the client joins it from the rows. */
+  text: string;
+  /** The records, parsed (as a client must). */
+  records: { id: string }[];
+}
+
+/** One floor page, read and parsed as a client would: the rows joined into the array, then JSON.parse. */
+export async function floorPage(sql: postgres.Sql | postgres.TransactionSql, listIds: string[], afterId: string, limit: number): Promise<FloorPage> {
+  const rows = await sql.unsafe<{ entry: string }[]>(FLOOR_PAGE_SQL, [listIds, afterId, limit], { prepare: true });
+  const text = `[${rows.map((row) => row.entry).join(",")}]`;
+  return { text, records: JSON.parse(text) as { id: string }[] };
+}
+
 export const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
 
 type Walk = (pageTimes: number[]) => Promise<{ records: number; pages: number; bytes: number }>;
@@ -108,7 +123,6 @@ export async function pullThroughApi(stack: BenchStack, user: BenchUser, pageSiz
 }
 
 export async function pullFloor(stack: BenchStack, user: BenchUser, pageSize: number, repeats: number): Promise<PullResult> {
-  const sql = stack.ownerSql;
   return await timeRepeats(repeats, async (pageTimes) => {
     let afterId = ZERO_UUID;
     let records = 0;
@@ -116,14 +130,14 @@ export async function pullFloor(stack: BenchStack, user: BenchUser, pageSize: nu
     let bytes = 0;
     for (;;) {
       const t0 = now();
-      const [row] = await sql.unsafe<{ last_id: string | null; n: number; changes: string }[]>(FLOOR_PAGE_SQL, [[user.listId], afterId, pageSize], { prepare: true });
-      const changes = JSON.parse(row.changes) as unknown[];
+      const page = await floorPage(stack.ownerSql, [user.listId], afterId, pageSize);
       pageTimes.push(now() - t0);
-      records += changes.length;
+      records += page.records.length;
       pages += 1;
-      bytes += row.changes.length;
-      if (row.n < pageSize || row.last_id === null) break;
-      afterId = row.last_id;
+      bytes += page.text.length;
+      const last = page.records.at(-1);
+      if (page.records.length < pageSize || !last) break;
+      afterId = last.id;
     }
     return { records, pages, bytes };
   });

@@ -8,7 +8,7 @@
 // asks the policies which scopes the caller sees, and the owner sees them all.)
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now } from "./measure.ts";
-import { FLOOR_PAGE_SQL, ZERO_UUID } from "./pull-throughput.ts";
+import { FLOOR_PAGE_SQL, floorPage, ZERO_UUID } from "./pull-throughput.ts";
 
 export interface RlsResult {
   pages: number;
@@ -31,15 +31,14 @@ async function walk(stack: BenchStack, user: BenchUser, pageSize: number, asAuth
   let afterId = ZERO_UUID;
   const lastIds: string[] = [];
   for (;;) {
-    const row = await stack.ownerSql.begin(async (tx) => {
+    const page = await stack.ownerSql.begin(async (tx) => {
       await tx`select set_config('request.jwt.claims', ${claimsOf(user)}, true), set_config('role', ${asAuthenticated ? "authenticated" : OWNER_ROLE}, true)`;
-      const [page] = await tx.unsafe<{ last_id: string | null; n: number; changes: string }[]>(FLOOR_PAGE_SQL, [[user.listId], afterId, pageSize], { prepare: true });
-      return page;
+      return await floorPage(tx, [user.listId], afterId, pageSize);
     });
-    JSON.parse(row.changes);
-    if (row.last_id !== null) lastIds.push(row.last_id);
-    if (row.n < pageSize || row.last_id === null) break;
-    afterId = row.last_id;
+    const last = page.records.at(-1);
+    if (last) lastIds.push(last.id);
+    if (page.records.length < pageSize || !last) break;
+    afterId = last.id;
   }
   return { pages: lastIds.length, midId: lastIds[Math.floor(lastIds.length / 2)] ?? ZERO_UUID };
 }

@@ -17,7 +17,7 @@ import { pushBatch } from "../functions/api/sync/push-store.ts";
 import type { Tx } from "../functions/api/lib/db.ts";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { median, now } from "./measure.ts";
-import { FLOOR_PAGE_SQL } from "./pull-throughput.ts";
+import { FLOOR_PAGE_SQL, floorPage } from "./pull-throughput.ts";
 import { batchBody, connectAs, insertTasks, taskRows } from "./push-throughput.ts";
 
 export interface Step {
@@ -119,8 +119,7 @@ export async function pullBreakdown(stack: BenchStack, user: BenchUser, pageSize
   steps.push({
     step: `raw-SQL floor: one keyset page of public.tasks + sync state, JSON built by Postgres (${pageSize} records)`,
     ms: await timeMedian(samples, async (i) => {
-      const [row] = await sql.unsafe<{ changes: string }[]>(FLOOR_PAGE_SQL, [[user.listId], afterId(i), pageSize], { prepare: true });
-      sampleText = row.changes;
+      sampleText = (await floorPage(sql, [user.listId], afterId(i), pageSize)).text;
     }),
   });
   steps.push({ step: `JSON.parse of one page on the client (${Math.round(sampleText.length / 1024)} KiB)`, ms: await timeMedian(samples, () => JSON.parse(sampleText)) });
@@ -323,8 +322,8 @@ export async function pullStatementProfile(stack: BenchStack, user: BenchUser, p
             .then((rows) => void (plan = rows[0]["QUERY PLAN"][0]));
           // The page statement is read with .raw(): an empty page, as the bytes Postgres would send.
           const bytes = (text: string) => new TextEncoder().encode(text);
-          const emptyPage = Object.assign([[bytes("1"), bytes("0"), bytes(""), bytes("0"), null, bytes("[]")]], {
-            columns: ["upper", "horizon", "server_time", "fetched", "last_key", "changes"].map((name) => ({ name })),
+          const emptyPage = Object.assign([[bytes("1"), bytes("0"), bytes(""), bytes("0"), null, null]], {
+            columns: ["upper", "horizon", "server_time", "fetched", "last_key", "entry"].map((name) => ({ name })),
           });
           return Object.assign(explained.then(() => []), { raw: () => explained.then(() => emptyPage) });
         };

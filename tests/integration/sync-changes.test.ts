@@ -86,6 +86,19 @@ describe("GET /v1/sync/changes — full sync", () => {
     expect(page.changes.every((ch) => !ch.deleted)).toBe(true);
   });
 
+  it("lists a page's entries in key order: by scope (a list is its own), then collection, then id", async () => {
+    const user = await createTestUser();
+    const other = randomUUID();
+    const tasks = Array.from({ length: 12 }, (_, i) => ({ id: randomUUID(), list: i % 2 ? other : user.userId }));
+    await write(user, list(other, "second"));
+    await write(user, ...tasks.map((t) => ({ collection: "tasks" as const, id: t.id, data: { list_id: t.list, title: t.id } })));
+    const page = await pull(user);
+    const scopeOf = (ch: { collection: string; id: string; data: Record<string, unknown> | null }) => (ch.collection === "lists" ? ch.id : String(ch.data!.list_id));
+    const keys = page.changes.map((ch) => [scopeOf(ch), ch.collection, ch.id].join(" "));
+    expect(keys).toHaveLength(tasks.length + 2);
+    expect(keys).toEqual([...keys].sort());
+  });
+
   it("answers a user who never synced with their personal list and a usable cursor", async () => {
     const user = await createTestUser();
     const first = await pull(user);

@@ -13,15 +13,22 @@ import { nextPosition, pageRequestFor } from "../sync/plan-pull.ts";
 import { readChangesPage } from "../sync/pull-store.ts";
 
 const utf8 = new TextEncoder();
+const COMMA = 0x2c;
 
-/** `before` + `middle` + `after` as one UTF-8 byte array. */
-function spliced(before: string, middle: Uint8Array, after: string): Uint8Array<ArrayBuffer> {
-  const head = utf8.encode(before);
-  const tail = utf8.encode(after);
-  const body = new Uint8Array(head.length + middle.length + tail.length);
+/** `before` + `[` + the entries joined by commas + `]` + `after`, as one UTF-8 byte array. */
+function arrayBody(before: string, entries: Uint8Array[], after: string): Uint8Array<ArrayBuffer> {
+  const head = utf8.encode(`${before}[`);
+  const tail = utf8.encode(`]${after}`);
+  const size = entries.reduce((sum, entry) => sum + entry.length, head.length + tail.length + Math.max(entries.length - 1, 0));
+  const body = new Uint8Array(size);
   body.set(head);
-  body.set(middle, head.length);
-  body.set(tail, head.length + middle.length);
+  let offset = head.length;
+  entries.forEach((entry, i) => {
+    if (i > 0) body[offset++] = COMMA;
+    body.set(entry, offset);
+    offset += entry.length;
+  });
+  body.set(tail, offset);
   return body;
 }
 
@@ -62,10 +69,10 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...next, scope, iat: nowSeconds } as CursorPayload);
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: page.hasMore, pull_mode: cursor?.mode ?? "start" });
-    // The changes array arrives as JSON text from Postgres and is spliced in as is,
+    // Each entry arrives as JSON text from Postgres and is copied in as is,
     // as the bytes Postgres sent (never decoded and re-encoded).
     // A pull without a cursor starts a full sync: its first page tells the client to reset.
-    const body = spliced('{"changes":', page.changes, `,"cursor":${JSON.stringify(nextCursor)},"has_more":${page.hasMore},` +
+    const body = arrayBody('{"changes":', page.entries, `,"cursor":${JSON.stringify(nextCursor)},"has_more":${page.hasMore},` +
       `"reset":${cursor === null},"server_time":${JSON.stringify(page.serverTime)}}`);
     // Sent as bytes, not through the typed c.json() (which would re-serialise
     // what Postgres built); its shape is changesResponseSchema, asserted by

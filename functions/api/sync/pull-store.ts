@@ -32,13 +32,20 @@ const rowDataSql = (collection: (typeof COLLECTIONS)[number]) =>
 const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLiteral(c.name)} then ${rowDataSql(c)}`).join(" ")} end`;
 
 /**
- * Resolves `latest` (collection, id, key columns, revoked) into the page's JSON
- * array of changes, as text. Each entry is concatenated text (collection
- * names match ^[a-z][a-z0-9_]*$ and ids are uuids, so nothing needs escaping
- * but `data`, which Postgres builds): no JSON value per entry is built, parsed
- * or re-serialised.
+ * Resolves `latest` (collection, id, key columns, revoked) into the page's
+ * entries, one row each in `order`, as JSON text. Each entry is concatenated
+ * text (collection names match ^[a-z][a-z0-9_]*$ and ids are uuids, so
+ * nothing needs escaping but `data`, which Postgres builds): no JSON value per
+ * entry is built, parsed or re-serialised. Rows, not one aggregated array: a
+ * ~440 KB value is copied five or six times on its way out of the backend
+ * (string_agg's doubling buffer, the brackets' concatenations, the result
+ * tuple, the output function, the protocol message), each copy into freshly
+ * mapped memory; 1000 rows of ~440 bytes cost the backend about half as much
+ * CPU per page (docs/performance.md). The rows are ordered before their
+ * entries are built (narrow keys, not wide text) and the nested loop keeps
+ * that order.
  */
-function changesJson(order: string, mode: "full" | "incremental"): string {
+function entriesSql(order: string, mode: "full" | "incremental"): string {
   // A full sync lists present entries only, whose seq and changed_at ARE the
   // row's version and updated_at (the sync triggers write both in the same
   // statement, from the same seq and now()): no lookup of sync_records. An
@@ -51,10 +58,8 @@ function changesJson(order: string, mode: "full" | "incremental"): string {
             left join app_private.sync_records s on s.collection = l.collection and s.id = l.id
             -- offset 0: \`data\` is built once per entry, not once per use
             cross join lateral (select case when s.deleted is false then ${ROW_DATA} end as data offset 0) r`;
-  return `(
-    select '[' || coalesce(string_agg(e.entry, ',' order by ${order}), '') || ']'
-      from (
-        select l.*, case
+  return `
+    select case
           when e.live then
             ${recordJsonSql({ collection: "l.collection", id: "l.id", version: "e.version", deleted: "'false'", data: "e.data", updatedAt: "e.updated_at" })}
           else
@@ -68,20 +73,30 @@ function changesJson(order: string, mode: "full" | "incremental"): string {
     reason: `case when l.revoked then ',"reason":"access_revoked"' else '' end`,
   })}
         end as entry
-        from latest l
-        cross join lateral (
-          ${state}
-        ) e
-        ${mode === "full" ? "where e.live" : ""}
+      from (select * from latest order by ${order}) l
+      cross join lateral (
+        ${state}
       ) e
-  )`;
+      ${mode === "full" ? "where e.live" : ""}`;
 }
 
-const COMMON_COLUMNS = `
+/**
+ * The page's rows: first one row of what the page is (the snapshot's upper
+ * bound, the purge horizon, the time, how many candidates were read, the last
+ * listed key; `entry` null), then one row per entry. UNION ALL runs its
+ * branches in order, and the plan is never parallel (NO_PARALLEL_SQL):
+ * nothing reorders them, and no sort of the wide rows is needed.
+ */
+const pageRowsSql = (lastKey: string, entries: string) => `
+  select
     (select upper::text from bounds) as upper,
     (select horizon::text from bounds) as horizon,
     (select now from bounds) as server_time,
-    (select count(*) from candidates)::integer as fetched`;
+    (select count(*) from candidates)::integer as fetched,
+    (${lastKey}) as last_key,
+    null::text as entry
+  union all
+  select null, null, null, null, null, entry from (${entries}) entries`;
 
 // $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null
 const FULL_SQL = `
@@ -114,9 +129,10 @@ const FULL_SQL = `
   ), latest as (
     select p.scope_id, p.collection, p.id, p.seq, p.changed_at, false as revoked from page p
   )
-  select ${COMMON_COLUMNS},
-    (select jsonb_build_array(p.scope_id, p.collection, p.id) from page p order by p.scope_id desc, p.collection desc, p.id desc limit 1) as last_key,
-    ${changesJson("e.scope_id, e.collection, e.id", "full")} as changes`;
+  ${pageRowsSql(
+  "select jsonb_build_array(p.scope_id, p.collection, p.id) from page p order by p.scope_id desc, p.collection desc, p.id desc limit 1",
+  entriesSql("scope_id, collection, id", "full"),
+)}`;
 
 // $1..$4 after (txid, seq, collection, id), $5 limit, $6 collections filter or null
 const INCREMENTAL_SQL = `
@@ -189,66 +205,76 @@ const INCREMENTAL_SQL = `
     -- a record listed twice on a page (moved between two visible scopes) once, at its last position
     select distinct on (p.collection, p.id) p.* from page p order by p.collection, p.id, p.txid desc, p.seq desc
   )
-  select ${COMMON_COLUMNS},
-    (select jsonb_build_array(p.txid::text, p.seq, p.collection, p.id) from page p
-      order by p.txid desc, p.seq desc, p.collection desc, p.id desc limit 1) as last_key,
-    ${changesJson("e.txid, e.seq, e.collection, e.id", "incremental")} as changes`;
+  ${pageRowsSql(
+  "select jsonb_build_array(p.txid::text, p.seq, p.collection, p.id) from page p order by p.txid desc, p.seq desc, p.collection desc, p.id desc limit 1",
+  entriesSql("txid, seq, collection, id", "incremental"),
+)}`;
 
-const NO_BITMAP_SQL = `select set_config('enable_bitmapscan', 'off', true)`;
+// Every read walks one scope's index in key order and stops at the page.
+// The planner estimates a scope's rows by the AVERAGE scope, so once other
+// users' small lists fill the table it prefers a bitmap scan + sort, which
+// reads every entry of the caller's (big) scope after the key on every page
+// (3.6× slower with 1,000,000 other rows, docs/performance.md): bitmap scans
+// off. And no parallel plan, so the page's rows come in the order pageRowsSql
+// writes them. For this transaction only, pipelined with the page (no extra
+// round trip).
+const PAGE_SETTINGS_SQL = `select set_config('enable_bitmapscan', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`;
 
 export interface Page extends PageOutcome {
-  /** The `changes` array as Postgres built it: JSON text, as the UTF-8 bytes it sent. */
-  changes: Uint8Array;
+  /** The page's entries, each a JSON object as the UTF-8 bytes Postgres sent, in page order. */
+  entries: Uint8Array[];
   /** Entries read for the page (removals included; a full sync skips rows the policies hide). */
   count: number;
   serverTime: string;
 }
 
-const COLUMNS = ["upper", "horizon", "server_time", "fetched", "last_key", "changes"] as const;
-type RawPageRow = Record<(typeof COLUMNS)[number], Uint8Array | null>;
+const META_COLUMNS = ["upper", "horizon", "server_time", "fetched", "last_key"] as const;
+const COLUMNS = [...META_COLUMNS, "entry"] as const;
+type RawRow = readonly (Uint8Array | null)[];
 const utf8 = new TextDecoder();
 const text = (bytes: Uint8Array | null): string => (bytes === null ? "" : utf8.decode(bytes));
-const EMPTY_ARRAY = new TextEncoder().encode("[]");
 
 /**
- * The page's one row with every column as the bytes Postgres sent (postgres.js
- * `.raw()`): the changes array (~440 KB for 1000 tasks) goes to the response
- * as it came, never decoded into a string and encoded again (deno CPU per page
- * ~11.4 → ~10.1 ms, docs/performance.md).
+ * The page's rows as the bytes Postgres sent (postgres.js `.raw()`): the
+ * entries go to the response as they came, never decoded into strings and
+ * encoded again. The row without an entry is the page's own.
  */
-function rawPageRow(result: { columns: readonly { name: string }[] } & readonly (readonly (Uint8Array | null)[])[]): RawPageRow {
-  const row = result[0];
-  const named = Object.fromEntries(result.columns.map((column, i) => [column.name, row[i]]));
-  for (const name of COLUMNS) if (!(name in named)) throw new Error(`the page statement returned no ${name} column`);
-  return named as RawPageRow;
+function pageRows(result: { columns: readonly { name: string }[] } & readonly RawRow[]): { meta: Record<(typeof META_COLUMNS)[number], Uint8Array | null>; entries: Uint8Array[] } {
+  const names = result.columns.map((column) => column.name);
+  if (names.join() !== COLUMNS.join()) throw new Error(`the page statement returned columns ${names.join()}`);
+  const entry = COLUMNS.indexOf("entry");
+  let metaRow: RawRow | undefined;
+  const entries: Uint8Array[] = [];
+  for (const row of result) {
+    const bytes = row[entry];
+    if (bytes === null) metaRow = row;
+    else entries.push(bytes);
+  }
+  if (!metaRow) throw new Error("the page statement returned no page row");
+  const meta = Object.fromEntries(META_COLUMNS.map((name, i) => [name, metaRow[i]])) as Record<(typeof META_COLUMNS)[number], Uint8Array | null>;
+  return { meta, entries };
 }
 
 export async function readChangesPage(tx: Tx, request: PageRequest, collections: string[] | null, limit: number): Promise<Page> {
   const filter = collections === null ? null : `{${collections.join(",")}}`;
-  // Every read walks one scope's index in key order and stops at the page.
-  // The planner estimates a scope's rows by the AVERAGE scope, so once other
-  // users' small lists fill the table it prefers a bitmap scan + sort, which
-  // reads every entry of the caller's (big) scope after the key on every page
-  // (3.6× slower with 1,000,000 other rows, docs/performance.md). Off for this
-  // transaction only, pipelined with the page (no extra round trip).
-  const ordered = tx.unsafe(NO_BITMAP_SQL, [], PREPARED);
+  const settings = tx.unsafe(PAGE_SETTINGS_SQL, [], PREPARED);
   const page = request.mode === "full"
     ? tx.unsafe(FULL_SQL, [request.upper, ...request.after, limit, filter], PREPARED).raw()
     : tx.unsafe(INCREMENTAL_SQL, [...request.after, limit, filter], PREPARED).raw();
-  const [, result] = await Promise.all([ordered, page]);
-  const row = rawPageRow(result);
-  const fetched = Number(text(row.fetched));
-  const key = row.last_key === null ? null : JSON.parse(text(row.last_key)) as unknown[];
+  const [, result] = await Promise.all([settings, page]);
+  const { meta, entries } = pageRows(result);
+  const fetched = Number(text(meta.fetched));
+  const key = meta.last_key === null ? null : JSON.parse(text(meta.last_key)) as unknown[];
   const lastKey = key === null ? null : request.mode === "incremental"
     ? [String(key[0]), Number(key[1]), String(key[2]), String(key[3])] as IncrementalKey
     : key as FullKey;
   return {
-    changes: row.changes ?? EMPTY_ARRAY,
+    entries,
     count: Math.min(fetched, limit),
     hasMore: fetched > limit,
-    upper: text(row.upper),
-    horizon: text(row.horizon),
+    upper: text(meta.upper),
+    horizon: text(meta.horizon),
     lastKey,
-    serverTime: text(row.server_time),
+    serverTime: text(meta.server_time),
   };
 }
