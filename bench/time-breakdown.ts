@@ -164,7 +164,7 @@ const PUSH_STATEMENTS: [label: string, matches: (sql: string) => boolean][] = [
   ["2 read ledger, sync state, rows, usage, device", (q) => q.includes(" as ledger")],
   ["3 set the device for the field versions", (q) => q.includes("tidesync.device_id")],
   ["4 write the rows (app_private.sync_apply)", (q) => q.includes("app_private.sync_apply")],
-  ["5 read the written rows back", (q) => q.includes(" as records")],
+  ["5 read the written rows back", (q) => q.includes(" as records\n")],
   ["6 record the ledger rows", (q) => q.includes("insert into app_private.sync_ops")],
 ];
 const labelOf = (query: string) => PUSH_STATEMENTS.find(([, matches]) => matches(query))?.[0] ?? "other statement";
@@ -323,7 +323,7 @@ export async function pullStatementProfile(stack: BenchStack, user: BenchUser, p
           // The page statement is read with .raw(): an empty page, as the bytes Postgres would send.
           const bytes = (text: string) => new TextEncoder().encode(text);
           const emptyPage = Object.assign([[bytes("1"), bytes("0"), bytes(""), bytes("0"), null, null]], {
-            columns: ["upper", "horizon", "server_time", "fetched", "last_key", "entry"].map((name) => ({ name })),
+            columns: ["upper", "horizon", "server_time", "fetched", "last_key", "entries"].map((name) => ({ name })),
           });
           return Object.assign(explained.then(() => []), { raw: () => explained.then(() => emptyPage) });
         };

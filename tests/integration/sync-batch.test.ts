@@ -60,6 +60,16 @@ describe("POST /v1/sync/batch: outcomes", () => {
     expect(await syncState("tasks", id)).toMatchObject({ version: second.version, deleted: false, scope_id: list });
   });
 
+  it("a batch of many records returns each one as stored, the same record a pull lists", async () => {
+    const user = await createTestUser();
+    // More records than the read-back joins into one row (50).
+    const ids = Array.from({ length: 130 }, () => randomUUID());
+    const body = await pushOk(user, { ops: ids.map((id, i) => upsert("tasks", id, task(user, { title: `task ${i}`, position: i }))) });
+    expect(body.results.map((r) => [r.status, r.record?.id, r.record?.data?.title])).toEqual(ids.map((id, i) => ["applied", id, `task ${i}`]));
+    const pulled = new Map((await pullAll(user)).changes.map((ch) => [ch.id, ch]));
+    for (const result of body.results) expect(result.record).toEqual(pulled.get(result.record!.id));
+  });
+
   it("several ops on one record in a batch: the record is written once, every applied op returns its final state", async () => {
     const user = await createTestUser();
     const id = randomUUID();

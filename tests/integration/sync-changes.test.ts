@@ -89,7 +89,8 @@ describe("GET /v1/sync/changes — full sync", () => {
   it("lists a page's entries in key order: by scope (a list is its own), then collection, then id", async () => {
     const user = await createTestUser();
     const other = randomUUID();
-    const tasks = Array.from({ length: 12 }, (_, i) => ({ id: randomUUID(), list: i % 2 ? other : user.userId }));
+    // More entries than the page statement puts in one row (50): the order holds across its rows too.
+    const tasks = Array.from({ length: 120 }, (_, i) => ({ id: randomUUID(), list: i % 2 ? other : user.userId }));
     await write(user, list(other, "second"));
     await write(user, ...tasks.map((t) => ({ collection: "tasks" as const, id: t.id, data: { list_id: t.list, title: t.id } })));
     const page = await pull(user);

@@ -18,7 +18,7 @@
 import { allCollections } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
 import type { FullKey, IncrementalKey, PageOutcome, PageRequest } from "./plan-pull.ts";
-import { quoteLiteral, recordJsonSql, rowJsonSql } from "./row-json.ts";
+import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 const COLLECTIONS = allCollections();
@@ -33,17 +33,14 @@ const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLitera
 
 /**
  * Resolves `latest` (collection, id, key columns, revoked) into the page's
- * entries, one row each in `order`, as JSON text. Each entry is concatenated
- * text (collection names match ^[a-z][a-z0-9_]*$ and ids are uuids, so
- * nothing needs escaping but `data`, which Postgres builds): no JSON value per
- * entry is built, parsed or re-serialised. Rows, not one aggregated array: a
- * ~440 KB value is copied five or six times on its way out of the backend
- * (string_agg's doubling buffer, the brackets' concatenations, the result
- * tuple, the output function, the protocol message), each copy into freshly
- * mapped memory; 1000 rows of ~440 bytes cost the backend about half as much
- * CPU per page (docs/performance.md). The rows are ordered before their
- * entries are built (narrow keys, not wide text) and the nested loop keeps
- * that order.
+ * entries as JSON text, in `order`, RECORDS_PER_ROW of them per row (joined
+ * by commas, row-json.ts). Each entry is concatenated text (collection names
+ * match ^[a-z][a-z0-9_]*$ and ids are uuids, so nothing needs escaping but
+ * `data`, which Postgres builds): no JSON value per entry is built, parsed or
+ * re-serialised. The keys are numbered and sorted while narrow, the nested
+ * loop keeps that order, and each row is aggregated from its presorted input,
+ * the way Postgres documents for an aggregate without ORDER BY (no join at
+ * that level): no sort of the wide entries.
  */
 function entriesSql(order: string, mode: "full" | "incremental"): string {
   // A full sync lists present entries only, whose seq and changed_at ARE the
@@ -59,11 +56,13 @@ function entriesSql(order: string, mode: "full" | "incremental"): string {
             -- offset 0: \`data\` is built once per entry, not once per use
             cross join lateral (select case when s.deleted is false then ${ROW_DATA} end as data offset 0) r`;
   return `
-    select case
-          when e.live then
-            ${recordJsonSql({ collection: "l.collection", id: "l.id", version: "e.version", deleted: "'false'", data: "e.data", updatedAt: "e.updated_at" })}
-          else
-            ${recordJsonSql({
+    select string_agg(x.entry, ',') as entries
+      from (
+        select l.chunk, case
+            when e.live then
+              ${recordJsonSql({ collection: "l.collection", id: "l.id", version: "e.version", deleted: "'false'", data: "e.data", updatedAt: "e.updated_at" })}
+            else
+              ${recordJsonSql({
     collection: "l.collection",
     id: "l.id",
     version: "coalesce(e.version, l.seq)",
@@ -72,20 +71,25 @@ function entriesSql(order: string, mode: "full" | "incremental"): string {
     updatedAt: "coalesce(e.updated_at, l.changed_at)",
     reason: `case when l.revoked then ',"reason":"access_revoked"' else '' end`,
   })}
-        end as entry
-      from (select * from latest order by ${order}) l
-      cross join lateral (
-        ${state}
-      ) e
-      ${mode === "full" ? "where e.live" : ""}`;
+          end as entry
+          from (select n.*, (n.rn - 1) / ${RECORDS_PER_ROW} as chunk
+                  from (select latest.*, row_number() over (order by ${order}) as rn from latest) n
+                 order by chunk, n.rn) l
+          cross join lateral (
+            ${state}
+          ) e
+          ${mode === "full" ? "where e.live" : ""}
+         order by l.chunk, l.rn
+      ) x
+     group by x.chunk
+     order by x.chunk`;
 }
 
 /**
  * The page's rows: first one row of what the page is (the snapshot's upper
  * bound, the purge horizon, the time, how many candidates were read, the last
- * listed key; `entry` null), then one row per entry. UNION ALL runs its
- * branches in order, and the plan is never parallel (NO_PARALLEL_SQL):
- * nothing reorders them, and no sort of the wide rows is needed.
+ * listed key; `entries` null), then the entries, in order. UNION ALL runs its
+ * branches in order, and the plan is never parallel (PAGE_SETTINGS_SQL).
  */
 const pageRowsSql = (lastKey: string, entries: string) => `
   select
@@ -94,9 +98,9 @@ const pageRowsSql = (lastKey: string, entries: string) => `
     (select now from bounds) as server_time,
     (select count(*) from candidates)::integer as fetched,
     (${lastKey}) as last_key,
-    null::text as entry
+    null::text as entries
   union all
-  select null, null, null, null, null, entry from (${entries}) entries`;
+  (select null, null, null, null, null, entries from (${entries}) entries)`;
 
 // $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null
 const FULL_SQL = `
@@ -221,7 +225,7 @@ const INCREMENTAL_SQL = `
 const PAGE_SETTINGS_SQL = `select set_config('enable_bitmapscan', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`;
 
 export interface Page extends PageOutcome {
-  /** The page's entries, each a JSON object as the UTF-8 bytes Postgres sent, in page order. */
+  /** The page's entries, in page order: runs of JSON objects joined by commas, as the UTF-8 bytes Postgres sent. */
   entries: Uint8Array[];
   /** Entries read for the page (removals included; a full sync skips rows the policies hide). */
   count: number;
@@ -229,7 +233,7 @@ export interface Page extends PageOutcome {
 }
 
 const META_COLUMNS = ["upper", "horizon", "server_time", "fetched", "last_key"] as const;
-const COLUMNS = [...META_COLUMNS, "entry"] as const;
+const COLUMNS = [...META_COLUMNS, "entries"] as const;
 type RawRow = readonly (Uint8Array | null)[];
 const utf8 = new TextDecoder();
 const text = (bytes: Uint8Array | null): string => (bytes === null ? "" : utf8.decode(bytes));
@@ -237,12 +241,12 @@ const text = (bytes: Uint8Array | null): string => (bytes === null ? "" : utf8.d
 /**
  * The page's rows as the bytes Postgres sent (postgres.js `.raw()`): the
  * entries go to the response as they came, never decoded into strings and
- * encoded again. The row without an entry is the page's own.
+ * encoded again. The row without entries is the page's own.
  */
 function pageRows(result: { columns: readonly { name: string }[] } & readonly RawRow[]): { meta: Record<(typeof META_COLUMNS)[number], Uint8Array | null>; entries: Uint8Array[] } {
   const names = result.columns.map((column) => column.name);
   if (names.join() !== COLUMNS.join()) throw new Error(`the page statement returned columns ${names.join()}`);
-  const entry = COLUMNS.indexOf("entry");
+  const entry = COLUMNS.indexOf("entries");
   let metaRow: RawRow | undefined;
   const entries: Uint8Array[] = [];
   for (const row of result) {

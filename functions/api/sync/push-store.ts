@@ -25,7 +25,7 @@ import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.
 import type { Tx } from "../lib/db.ts";
 import { refusalError, type Refusal } from "./db-refusal.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey, toSyncRecord } from "./plan-batch.ts";
-import { quoteLiteral, recordJsonSql, rowJsonSql } from "./row-json.ts";
+import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 // These texts never vary: named prepared statements, parsed once per connection
@@ -103,18 +103,22 @@ const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 // full bench, docs/performance.md).
 const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
-  // The JSON array as concatenated text, parsed once in the function (as the
-  // pull's entries: no JSON value per record is built in Postgres).
-  `select '[' || coalesce(string_agg(${recordJsonSql({
+  // The records' JSON as concatenated text (as the pull's entries: no JSON
+  // value per record is built in Postgres), RECORDS_PER_ROW to a row joined
+  // by commas (row-json.ts), parsed once in the function. In no particular order.
+  `select string_agg(r.record, ',') as records
+     from (select ${recordJsonSql({
     collection: "s.collection",
     id: "s.id",
     version: "s.version",
     deleted: "s.deleted",
     data: `case when s.deleted or t.id is null then 'null' else ${rowJsonSql(c, "t")} end`,
     updatedAt: "s.updated_at",
-  })}, ','), '') || ']' as records
-     from app_private.sync_records s left join ${c.table} t on t.id = s.id
-    where s.collection = ${quoteLiteral(c.name)} and s.id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))`,
+  })} as record,
+                  (row_number() over () - 1) / ${RECORDS_PER_ROW} as chunk
+             from app_private.sync_records s left join ${c.table} t on t.id = s.id
+            where s.collection = ${quoteLiteral(c.name)} and s.id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))) r
+    group by r.chunk`,
 ]));
 
 const LEDGER_SQL = `
@@ -237,7 +241,8 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
   const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
     .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PLANNED_PER_CALL));
   const [, [row], ...read] = await Promise.all([device, write, ...readBacks]);
-  return { failed: row.result.failed, records: read.flatMap(([r]) => JSON.parse(r.records) as ApplyResult["records"]) };
+  const records = `[${read.flatMap((rows) => rows.map((r) => r.records)).join(",")}]`;
+  return { failed: row.result.failed, records: JSON.parse(records) as ApplyResult["records"] };
 }
 
 /**

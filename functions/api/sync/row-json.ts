@@ -14,6 +14,18 @@ import type { CollectionDefinition } from "../../_shared/collections.ts";
 import type { GeneratedField } from "../../_shared/sync-collection-types.ts";
 import { wireTimeSql } from "./wire-time.ts";
 
+/**
+ * How many records' JSON a statement joins (by commas) into one result row:
+ * the pull's pages and the push's read-back. Not one aggregated value for all
+ * of them: a ~440 KB value is copied five or six times on its way out of the
+ * backend (the aggregate's doubling buffer, the result tuple, the output
+ * function, the protocol message), each time into freshly mapped memory,
+ * about half of a pull page statement's CPU. Not one row each either: that
+ * costs postgres.js and the garbage collector ~5 µs per row in the function.
+ * (docs/performance.md)
+ */
+export const RECORDS_PER_ROW = 50;
+
 export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 export const quoteLiteral = (text: string) => `'${text.replaceAll("'", "''")}'`;
 
