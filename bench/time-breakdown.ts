@@ -164,7 +164,7 @@ const PUSH_STATEMENTS: [label: string, matches: (sql: string) => boolean][] = [
   ["2 read ledger, sync state, rows, usage, device", (q) => q.includes(" as ledger")],
   ["3 set the device for the field versions", (q) => q.includes("tidesync.device_id")],
   ["4 write the rows (app_private.sync_apply)", (q) => q.includes("app_private.sync_apply")],
-  ["5 read the written rows back", (q) => q.includes(" as records\n")],
+  ["5 read the written rows back", (q) => q.includes("|| ']' as records")],
   ["6 record the ledger rows", (q) => q.includes("insert into app_private.sync_ops")],
 ];
 const labelOf = (query: string) => PUSH_STATEMENTS.find(([, matches]) => matches(query))?.[0] ?? "other statement";

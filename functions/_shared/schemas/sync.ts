@@ -5,8 +5,12 @@ import { fieldDetailSchema } from "../errors.ts";
 
 const version = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const timestamp = z.string().datetime({ offset: true });
-/** Ids are compared and returned lowercase: normalised once, here, at the edge. */
-const lowerUuid = z.uuid().transform((value) => value.toLowerCase());
+/**
+ * Ids are compared and returned lowercase: normalised once, here, at the edge
+ * (a check that rewrites the value, not a transform: no pipe and no second
+ * parse per id; a 500-op push validates 1,000 of them).
+ */
+const lowerUuid = z.uuid().toLowerCase();
 
 /** A record as the server holds it, as listed by GET /v1/sync/changes and returned by a push. */
 export const syncRecordSchema = z.object({

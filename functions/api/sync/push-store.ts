@@ -104,9 +104,10 @@ const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
   // The records' JSON as concatenated text (as the pull's entries: no JSON
-  // value per record is built in Postgres), RECORDS_PER_ROW to a row joined
-  // by commas (row-json.ts), parsed once in the function. In no particular order.
-  `select string_agg(r.record, ',') as records
+  // value per record is built in Postgres), a JSON array of RECORDS_PER_ROW of
+  // them per row (row-json.ts), each parsed once in the function. In no
+  // particular order.
+  `select '[' || string_agg(r.record, ',') || ']' as records
      from (select ${recordJsonSql({
     collection: "s.collection",
     id: "s.id",
@@ -241,8 +242,8 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
   const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
     .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PLANNED_PER_CALL));
   const [, [row], ...read] = await Promise.all([device, write, ...readBacks]);
-  const records = `[${read.flatMap((rows) => rows.map((r) => r.records)).join(",")}]`;
-  return { failed: row.result.failed, records: JSON.parse(records) as ApplyResult["records"] };
+  const records = read.flatMap((rows) => rows.flatMap((r) => JSON.parse(r.records) as ApplyResult["records"]));
+  return { failed: row.result.failed, records };
 }
 
 /**
