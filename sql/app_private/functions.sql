@@ -579,18 +579,21 @@ grant execute on function app_private.my_account() to authenticated;
 -- function app_private.my_list_ids(p_min_role text)
 CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
  RETURNS uuid[]
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select coalesce(array_agg(m.list_id), '{}')
-    from public.list_members m
-   where m.user_id = (select auth.uid())
-     and case p_min_role
-           when 'owner' then m.role = 'owner'
-           when 'editor' then m.role in ('owner', 'editor')
-           else true
-         end
+begin
+  return (
+    select coalesce(array_agg(m.list_id), '{}')
+      from public.list_members m
+     where m.user_id = (select auth.uid())
+       and case p_min_role
+             when 'owner' then m.role = 'owner'
+             when 'editor' then m.role in ('owner', 'editor')
+             else true
+           end);
+end;
 $function$;
 comment on function app_private.my_list_ids(p_min_role text) is 'The lists the caller is a member of with at least p_min_role (viewer < editor < owner). SECURITY DEFINER so that policies on list_members can use it without recursing into their own RLS; it only ever answers about the caller.';
 revoke execute on function app_private.my_list_ids(p_min_role text) from public;
