@@ -1,4 +1,4 @@
-// The push's lock and read statements run with generic plans, cached for a
+// The push's lock, read and read-back statements run with generic plans, cached for a
 // connection's life (push-store.ts GENERIC_PLANS_SQL). What a user would
 // notice if such a plan were made while the tables were small: every later
 // push slower as the tables grow, because the plan scans a whole table (or a
@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allCollections } from "../../functions/_shared/collections.ts";
-import { GENERIC_PLANS_SQL, LOCK_SQL, STATE_SQL } from "../../functions/api/sync/push-store.ts";
+import { GENERIC_PLANS_SQL, LOCK_SQL, READ_BACK_SQL, STATE_SQL } from "../../functions/api/sync/push-store.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
 import { insertAuthUser } from "../support/auth-users.ts";
 
@@ -76,7 +76,10 @@ const notByKey = (scans: Scan[]) => scans.filter((s) => !(s.node.startsWith("Ind
 async function pushStatementScans(pinned: boolean): Promise<Scan[]> {
   const ids = JSON.stringify([taskId]);
   const scans = [];
-  for (const collection of allCollections()) scans.push(...await scansOf(LOCK_SQL.get(collection.name)!, [ids], pinned));
+  for (const collection of allCollections()) {
+    scans.push(...await scansOf(LOCK_SQL.get(collection.name)!, [ids], pinned));
+    scans.push(...await scansOf(READ_BACK_SQL.get(collection.name)!, [ids], pinned));
+  }
   const perCollection = allCollections().map(() => ids);
   scans.push(...await scansOf(STATE_SQL, [ids, JSON.stringify([{ collection: "tasks", id: taskId }]), "null", randomUUID(), ...perCollection], pinned));
   return scans;
@@ -85,6 +88,7 @@ async function pushStatementScans(pinned: boolean): Promise<Scan[]> {
 describe("the push's cached plans", () => {
   it("look every row up by its key, even when made on a nearly empty database", async () => {
     const scans = await pushStatementScans(true);
+    expect(scans.length).toBeGreaterThan(10);
     expect(scans.map((s) => s.relation)).toEqual(expect.arrayContaining(["tasks", "lists", "sync_ops", "sync_records", "sync_usage", "devices"]));
     expect(notByKey(scans)).toEqual([]);
   });

@@ -31,7 +31,6 @@ import { wireTimeSql as iso } from "./wire-time.ts";
 // These texts never vary: named prepared statements, parsed once per connection
 // (TIDESYNC_DB_PREPARE=false turns this off behind a transaction pooler).
 const PREPARED = { prepare: true } as const;
-const PLANNED_PER_CALL = { prepare: false } as const;
 
 const COLLECTIONS = allCollections();
 
@@ -86,22 +85,22 @@ const USER_LOCK_SQL = `select pg_advisory_xact_lock(hashtextextended('tidesync.p
 // list of keys are one parameterised lookup per key (LATERAL … OFFSET 0: a
 // join the planner may not turn into a hash join over the whole table).
 // tests/integration/push-plans.test.ts checks the plans made on a fresh
-// database. (The read-back, a join, is planned per call: READ_BACK_SQL.)
+// database.
 export const GENERIC_PLANS_SQL = `select set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`;
 
 const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 
 // The written rows as they now stand (versions from the sync triggers, columns
 // the table's defaults and triggers filled), as the caller sees them: null data
-// for a row the policies hide. $1: the ids. Not a named prepared statement: its
-// join's best plan depends on the table's size, and a plan cached while the
-// table was small (a seq scan) made every later push slower as it grew (a
-// 500-op push 91 → 209 ms over 40,000 rows); planned per call it stays flat.
-// Sequential scans off while it is planned does not save a cached plan: on
-// small tables it scans sync_records by collection alone and all of
-// public.tasks' primary key per row (a 500-op push 2× the Postgres CPU in the
-// full bench, docs/performance.md).
-const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
+// for a row the policies hide. $1: the ids. A named prepared statement, its
+// generic plan made under GENERIC_PLANS_SQL like the reads above: one
+// parameterised lookup per id in sync_records and in the table (LATERAL …
+// OFFSET 0), whatever the tables held when it was made. (Written as a join,
+// its cached plan scanned sync_records by collection alone and all of the
+// table's primary key per row once made on small tables, and planning it per
+// call instead cost ~1.5 ms of a 1-op push: docs/performance.md.)
+// tests/integration/push-plans.test.ts checks its plan.
+export const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
   // The records' JSON as concatenated text (as the pull's entries: no JSON
   // value per record is built in Postgres), a JSON array of RECORDS_PER_ROW of
@@ -117,8 +116,10 @@ const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
     updatedAt: "s.updated_at",
   })} as record,
                   (row_number() over () - 1) / ${RECORDS_PER_ROW} as chunk
-             from app_private.sync_records s left join ${c.table} t on t.id = s.id
-            where s.collection = ${quoteLiteral(c.name)} and s.id = any (array(select jsonb_array_elements_text($1::text::jsonb)::uuid))) r
+             from unnest(array(select jsonb_array_elements_text($1::text::jsonb)::uuid)) as k(id)
+            cross join lateral (select s.* from app_private.sync_records s
+                                 where s.collection = ${quoteLiteral(c.name)} and s.id = k.id offset 0) s
+             left join lateral (select t.* from ${c.table} t where t.id = s.id offset 0) t on true) r
     group by r.chunk`,
 ]));
 
@@ -240,7 +241,7 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
   const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
   const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
-    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PLANNED_PER_CALL));
+    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [JSON.stringify(ids)], PREPARED));
   const [, [row], ...read] = await Promise.all([device, write, ...readBacks]);
   const records = read.flatMap((rows) => rows.flatMap((r) => JSON.parse(r.records) as ApplyResult["records"]));
   return { failed: row.result.failed, records };
