@@ -69,7 +69,11 @@ export function evaluateGoals(r: BenchResults): Goal[] {
     name: `pull (initial sync of ${r.pull.api.records.toLocaleString("en-US")} records, ${r.pull.api.pages} pages), share of its floor`, target: "≥ 85%", measured: pct(r.pull.ratio), met: r.pull.ratio >= 0.85,
     evidence: `${round(r.pull.api.recordsPerSecond, 0)} vs ${round(r.pull.floor.recordsPerSecond, 0)} records/s` +
       (reachable === undefined ? "" : `; floor page ${round(floorPageMs)} ms + HTTP floor ${round(r.pull.httpFloorMs!)} ms for its bytes = at most ${pct(reachable)}`),
-    ...(reachable !== undefined && reachable < 0.85 ? { outOfReach: `the floor's page plus the bare HTTP transfer of its bytes alone reach only ${pct(reachable)}` } : {}),
+    // Only a bound the API itself stays under is evidence: an API share above it
+    // means the HTTP floor measured high in this run (the machine's noise).
+    ...(reachable !== undefined && reachable < 0.85 && r.pull.ratio <= reachable
+      ? { outOfReach: `the floor's page plus the bare HTTP transfer of its bytes alone reach only ${pct(reachable)}` }
+      : {}),
   });
   // A latency target below the raw-SQL floor's own p99 at the same concurrency cannot be met by anything on top of it.
   const floorP99 = r.latencyFloor?.devices === 8 ? r.latencyFloor.p99Ms : undefined;
