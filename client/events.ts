@@ -10,7 +10,8 @@ export interface WriteDiscardedEvent {
   type: "write_discarded";
   /**
    * conflict: another device's change won; rejected: the server refused the op;
-   * deleted: the record was deleted on the server before the op was sent;
+   * deleted: the record was deleted on the server, or moved where this user
+   * cannot see it, before the op was sent (a pull's removal does not say which);
    * access_revoked: the user lost access to the record (e.g. was removed from its list).
    */
   reason: "conflict" | "rejected" | "deleted" | "access_revoked";

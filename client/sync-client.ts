@@ -737,10 +737,11 @@ export class TidesyncClient {
   /** forget() for records a pull says are gone, with the reason each loses its queued ops for. */
   private forgetGone(gone: Map<string, { ref: RecordRef; reason: "deleted" | "access_revoked" }>) {
     const outbox = new Map(this.outbox);
-    return this.forget(new Map([...gone].map(([key, { ref }]) => [key, ref])), outbox, (op) => {
-      const reason = gone.get(recordKey(op.collection, op.record_id))!.reason;
-      // Deleting a record that is deleted loses nothing.
-      return reason === "deleted" && op.type === "delete" ? null : { reason };
-    });
+    // Every dropped op is reported, a delete too: a removal does not say whether
+    // the row was deleted or moved to a list this user cannot see, and a moved
+    // row may come back into view, undeleted (seen in the convergence suite).
+    return this.forget(new Map([...gone].map(([key, { ref }]) => [key, ref])), outbox, (op) => ({
+      reason: gone.get(recordKey(op.collection, op.record_id))!.reason,
+    }));
   }
 }

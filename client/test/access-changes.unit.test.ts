@@ -86,6 +86,25 @@ describe("removals in a pull", () => {
   });
 });
 
+describe("a queued delete of a record a pull removes", () => {
+  it("is dropped and reported: the removal may be a move out of view, and a moved record can come back", async () => {
+    const { server, client, events } = await synced();
+    server.write("tasks", TASK, { type: "delete" });
+    let first = true;
+    server.script = async (request) => {
+      if (request.path === "/v1/sync/changes" && first) {
+        first = false;
+        await client.delete("tasks", TASK);
+      }
+      return undefined;
+    };
+    await client.sync();
+    expect(await client.get("tasks", TASK)).toBeUndefined();
+    expect(client.status.pending).toBe(0);
+    expect(events).toEqual([expect.objectContaining({ type: "write_discarded", reason: "deleted", record_id: TASK, fields: null, op: expect.objectContaining({ type: "delete" }) })]);
+  });
+});
+
 describe("FORBIDDEN and NOT_FOUND answers to a push", () => {
   it("FORBIDDEN (a viewer's edit): an op_rejected event, the op leaves the outbox, the row shows the server's record", async () => {
     const { server, client, events } = await synced();

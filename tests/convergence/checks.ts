@@ -230,8 +230,9 @@ export async function checkConvergence(
         (later.field === intention.field || later.field === "*delete"));
       let kept: boolean;
       if (intention.field === "*delete") {
-        // Or the record left the user's view (moved to a list they cannot see): a device drops a
-        // delete of a row that is gone for it without a word, as nothing the user sees is lost.
+        // Or the record left the user's view for good (moved to a list they cannot see): nothing
+        // the user sees is lost. (A device that drops a queued delete on a pull's removal reports
+        // it, since a moved record may come back: seed 23 of the 10x run once caught it silent.)
         kept = appliedDeletes.has(`${installationIds.get(device)}|${k}`) || toldDeletes.has(k) || server.get(k)?.deleted !== false ||
           !visibleByUser.get(device.user)!.has(k);
       } else {
