@@ -1,6 +1,7 @@
 // The database side of GET /v1/sync/changes: one statement (one snapshot) per
 // page, run as the caller (deps.db.withUser: RLS decides), that lets Postgres
-// build the `changes` JSON array itself. The work is proportional to the
+// build the entries of the `changes` JSON array itself (the function only
+// joins them with commas). The work is proportional to the
 // caller's scopes (app_private.visible_scope_ids(): what the scope table's
 // policies let them read), never to the whole database: every read walks an
 // index of one visible scope at a time.
