@@ -6,7 +6,7 @@
 // the same state: the ratio (with / without) is the other rows' cost, not
 // the drift of a shared machine between two phases (docs/performance.md).
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
-import { median, now } from "./measure.ts";
+import { alternatingMedians, now } from "./measure.ts";
 import { untilOpenTransactionsEnd } from "../tests/support/open-transactions.ts";
 import { seedTasks, vacuumAnalyze } from "./pull-throughput.ts";
 
@@ -86,19 +86,6 @@ async function expectSameAnswers(side: Side, ownRows: number): Promise<void> {
   await expectCount("the up-to-date pull", 0, async () => (await pull(stack, caller, side.upToDate)).changes.length);
 }
 
-/** Medians of `samples` runs of `run` on each side, alternating sides and which goes first, after a warm-up of both. */
-async function alternatingMedians(samples: number, sides: [Side, Side], run: (side: Side) => Promise<unknown>): Promise<[number, number]> {
-  for (let i = 0; i < 3; i++) for (const side of sides) await run(side);
-  const times: [number[], number[]] = [[], []];
-  for (let i = 0; i < samples; i++) {
-    for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
-      const t0 = now();
-      await run(sides[k]);
-      times[k].push(now() - t0);
-    }
-  }
-  return [median(times[0]), median(times[1])];
-}
 
 async function expectCount(what: string, expected: number, run: () => Promise<number>): Promise<void> {
   const got = await run();

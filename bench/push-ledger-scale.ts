@@ -9,8 +9,8 @@
 // (measured one phase after the other, the ratio ranged 0.83×–1.29× on the
 // same code, docs/performance.md). Every batch reads the ledger for its
 // op_ids (duplicate detection) and writes one row per op.
-import type { BenchStack, BenchUser } from "./bench-stack.ts";
-import { median, now } from "./measure.ts";
+import type { BenchStack } from "./bench-stack.ts";
+import { ALTERNATING_WARM_UP, alternatingMedians, now } from "./measure.ts";
 import { batchBody, postBatch, taskRows } from "./push-throughput.ts";
 import { untilOpenTransactionsEnd } from "../tests/support/open-transactions.ts";
 
@@ -26,7 +26,6 @@ export interface LedgerScaleResult {
 }
 
 const BATCH_OPS = 50;
-const WARM_UP = 3;
 
 export async function measurePushLedgerScale(
   noneStack: BenchStack,
@@ -34,11 +33,10 @@ export async function measurePushLedgerScale(
   config: { rows: number; samples: number },
   log: (line: string) => void,
 ): Promise<LedgerScaleResult> {
-  const sides: [BenchStack, BenchStack] = [noneStack, ledgerStack];
-  const callers = await Promise.all(sides.map((stack) => stack.createUser("ledger"))) as [BenchUser, BenchUser];
+  const sides = await Promise.all([noneStack, ledgerStack].map(async (stack) => ({ stack, caller: await stack.createUser("ledger") })));
   log(`ledger: ${config.rows} ledger rows of the caller on one of two stacks…`);
   const t0 = now();
-  const user = callers[1];
+  const user = sides[1].caller;
   await ledgerStack.ownerSql`
     insert into app_private.sync_ops (user_id, op_id, device_id, collection, record_id, type, status, version)
     select ${user.userId}::uuid, gen_random_uuid(), ${user.deviceId}::uuid, 'tasks', gen_random_uuid(), 'upsert', 'applied', g
@@ -49,18 +47,11 @@ export async function measurePushLedgerScale(
   await untilOpenTransactionsEnd(ledgerStack.adminSql);
   const seedSeconds = (now() - t0) / 1000;
   log(`  → ${seedSeconds.toFixed(1)} s; ${config.samples} batches of ${BATCH_OPS} ops on each side, alternating…`);
-  /** Client wall time of one new 50-op batch of side k (its body built before the clock runs). */
-  const push = async (k: 0 | 1) => {
-    const body = batchBody(taskRows(callers[k].listId, BATCH_OPS), callers[k].deviceId);
-    const started = now();
-    await postBatch(sides[k].apiUrl, callers[k].token, body, BATCH_OPS);
-    return now() - started;
-  };
-  for (let i = 0; i < WARM_UP; i++) for (const k of [0, 1] as const) await push(k);
-  const times: [number[], number[]] = [[], []];
-  for (let i = 0; i < config.samples; i++) {
-    for (const k of i % 2 === 0 ? [0, 1] as const : [1, 0] as const) times[k].push(await push(k));
-  }
-  const [noneMs, withLedgerMs] = [median(times[0]), median(times[1])];
+  // Every batch new (a resent one would be a duplicate), its body built before the clock runs.
+  const bodies = sides.map(({ caller }) =>
+    Array.from({ length: config.samples + ALTERNATING_WARM_UP }, () => batchBody(taskRows(caller.listId, BATCH_OPS), caller.deviceId))
+  );
+  const [noneMs, withLedgerMs] = await alternatingMedians(config.samples, [0, 1] as [number, number], (k) =>
+    postBatch(sides[k].stack.apiUrl, sides[k].caller.token, bodies[k].pop()!, BATCH_OPS));
   return { ledgerRows: config.rows, batchOps: BATCH_OPS, noneMs, withLedgerMs, ratio: withLedgerMs / noneMs, seedSeconds };
 }
