@@ -74,14 +74,14 @@ async function scansOf(text: string, args: string[], pinned: boolean): Promise<S
 const notByKey = (scans: Scan[]) => scans.filter((s) => !(s.node.startsWith("Index") && KEY_CONDITION[s.relation]?.test(s.indexCond)));
 
 async function pushStatementScans(pinned: boolean): Promise<Scan[]> {
-  const ids = JSON.stringify([taskId]);
+  const ids = `{${taskId}}`; // the statements take typed arrays
   const scans = [];
   for (const collection of allCollections()) {
     scans.push(...await scansOf(LOCK_SQL.get(collection.name)!, [ids], pinned));
     scans.push(...await scansOf(READ_BACK_SQL.get(collection.name)!, [ids], pinned));
   }
   const perCollection = allCollections().map(() => ids);
-  scans.push(...await scansOf(STATE_SQL, [ids, JSON.stringify([{ collection: "tasks", id: taskId }]), "null", randomUUID(), ...perCollection], pinned));
+  scans.push(...await scansOf(STATE_SQL, [ids, "{tasks}", ids, "null", randomUUID(), ...perCollection], pinned));
   return scans;
 }
 

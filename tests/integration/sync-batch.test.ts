@@ -143,6 +143,18 @@ describe("POST /v1/sync/batch: outcomes", () => {
     expect(body.results[1].error!.details).toEqual([expect.objectContaining({ field: "/ops/1/data/notes", code: "invalid_characters" })]);
     expect(body.results[2].error!.details).toContainEqual(expect.objectContaining({ field: "/ops/2/data/__proto__", code: "unexpected_field" }));
   });
+
+  it("a scope id of 36 hex digits and dashes that is no uuid is that op's rejection, not a failed batch", async () => {
+    const user = await createTestUser();
+    const odd = ["-".repeat(36), "0".repeat(35) + "-", "a".repeat(36)];
+    const bad = odd.map((listId) => upsert("tasks", randomUUID(), task(user, { list_id: listId })));
+    const ok = upsert("tasks", randomUUID(), task(user, { title: "fine" }));
+    const body = await pushOk(user, { ops: [...bad, ok] });
+    expect(body.results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "applied"]);
+    for (const [i, result] of body.results.slice(0, 3).entries()) {
+      expect(result.error!.details).toEqual([expect.objectContaining({ field: `/ops/${i}/data/list_id`, code: "invalid_format" })]);
+    }
+  });
 });
 
 describe("POST /v1/sync/batch: exactly once per op_id", () => {
