@@ -46,7 +46,8 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
   }
   switch (type) {
     case "uuid":
-      return z.uuid().transform((value) => value.toLowerCase());
+      // Lowercased by a check, not a transform: no pipe and no second parse per value.
+      return z.uuid().toLowerCase();
     case "text":
     case "character varying": {
       let schema = storableText(field.max_length ?? 1_000_000, field.min_length ?? 0);

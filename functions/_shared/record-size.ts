@@ -35,6 +35,16 @@ export function plainNumber(value: number): string {
   return sign + digits.slice(0, point) + "." + digits.slice(point);
 }
 
+/** A character JSON.stringify escapes (quote, backslash, control) or that takes more than one UTF-8 byte. */
+const NOT_PLAIN = /["\\\u0000-\u001f\u0080-\uffff]/;
+
+/** Bytes of a string's JSON form: its length plus the quotes, unless it holds such a character. */
+function stringBytes(text: string): number {
+  return NOT_PLAIN.test(text) ? utf8Length(JSON.stringify(text)) : text.length + 2;
+}
+
+// Walks the value in place (no Object.entries pairs, no JSON text per plain
+// string): it runs for every written record of a push.
 function measure(value: unknown): number {
   if (value === null || value === undefined) return 4;
   switch (typeof value) {
@@ -43,7 +53,7 @@ function measure(value: unknown): number {
     case "number":
       return plainNumber(value).length;
     case "string":
-      return utf8Length(JSON.stringify(value));
+      return stringBytes(value);
     case "object": {
       // "[" "]" or "{" "}", and ", " between items; "key": value pairs in objects.
       let bytes = 2;
@@ -51,8 +61,10 @@ function measure(value: unknown): number {
       if (Array.isArray(value)) {
         for (const item of value) bytes += measure(item), items++;
       } else {
-        for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-          if (item !== undefined) bytes += measure(key) + 2 + measure(item), items++;
+        const object = value as Record<string, unknown>;
+        for (const key in object) {
+          const item = object[key];
+          if (Object.hasOwn(object, key) && item !== undefined) bytes += stringBytes(key) + 2 + measure(item), items++;
         }
       }
       return items === 0 ? bytes : bytes + 2 * (items - 1);

@@ -12,6 +12,17 @@ const timestamp = z.string().datetime({ offset: true });
  */
 const lowerUuid = z.uuid().toLowerCase();
 
+const isJsonObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+/**
+ * An op's data: a JSON object taken as it is, its fields checked later
+ * against the collection's columns. Not z.record(), which rebuilds the object
+ * key by key (a 500-op push held every data object twice) and drops a
+ * "__proto__" key that the collection's schema must see and reject.
+ */
+const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, { message: "must be an object", params: { code: "invalid_type" } })
+  .meta({ type: "object", additionalProperties: {} });
+
 /** A record as the server holds it, as listed by GET /v1/sync/changes and returned by a push. */
 export const syncRecordSchema = z.object({
   collection: z.string(),
@@ -37,7 +48,7 @@ export const syncOpSchema = z.strictObject({
   record_id: lowerUuid.describe("the row's id (uuid), compared and returned lowercase"),
   type: z.enum(["upsert", "delete"]),
   base_version: version.nullable().describe("the server version the change was based on; null for a record the client created"),
-  data: z.record(z.string(), z.unknown()).optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
+  data: jsonObject.optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
 });
 export type SyncOp = z.infer<typeof syncOpSchema>;
 

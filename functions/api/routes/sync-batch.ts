@@ -14,7 +14,7 @@ import { ApiError } from "../../_shared/errors.ts";
 import { syncBatchRequestSchema, syncBatchResponseSchema } from "../../_shared/schemas/sync.ts";
 import type { App, AppEnv, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
-import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
+import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
 import { pushBatch } from "../sync/push-store.ts";
 
 /** 413 for too many ops, before the envelope is validated op by op. */
@@ -38,7 +38,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     security: bearerSecurity,
     middleware: [requireUser(deps, "sync.batch"), jsonBody(deps), opCountLimit(deps)] as const,
     request: {
-      body: { required: true, content: { "application/json": { schema: syncBatchRequestSchema.meta({ id: "SyncBatchRequest" }) } } },
+      body: { required: true, content: { "application/json": { schema: parsedSynchronously(syncBatchRequestSchema.meta({ id: "SyncBatchRequest" })) } } },
     },
     responses: {
       200: {
@@ -50,12 +50,9 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(postSyncBatch, async (c) => {
-    const validated = c.req.valid("json");
-    // zod's record() rebuilds each data object and silently drops a
-    // "__proto__" key; hand the merge the parsed JSON's own objects instead,
-    // so the collection schema reports such a key like any unknown field.
-    const raw = c.get("jsonBody") as { ops: { data?: Record<string, unknown> }[] };
-    const batch = { ...validated, ops: validated.ops.map((op, i) => (op.data === undefined ? op : { ...op, data: raw.ops[i].data })) };
+    // Each op's data is the parsed JSON's own object (schemas/sync.ts), so
+    // the collection's schema reports a "__proto__" key like any unknown field.
+    const batch = c.req.valid("json");
     const user = c.get("user");
     const { results, now, written } = await deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits));
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };

@@ -24,6 +24,7 @@ import type { Limits } from "../../_shared/limits.ts";
 import type { FieldVersions, JsonObject, ServerRecord } from "../../_shared/merge.ts";
 import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.ts";
 import type { Tx } from "../lib/db.ts";
+import { pgArray } from "../lib/pg-array.ts";
 import { refusalError, type Refusal } from "./db-refusal.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey, toSyncRecord } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
@@ -145,10 +146,13 @@ interface LedgerRow {
   error: SyncOpResult["error"] | null;
 }
 
-/** LEDGER_SQL's parameters: the rows' columns as arrays (postgres.js serialises them as Postgres arrays). */
-function ledgerParameters(rows: LedgerRow[], deviceId: string | null): unknown[] {
-  const column = <K extends keyof LedgerRow>(key: K) => rows.map((r) => r[key]);
-  return [column("op_id"), deviceId, column("collection"), column("record_id"), column("type"), column("status"), column("version"), column("error")];
+/** LEDGER_SQL's parameters: the rows' columns as array literals. */
+function ledgerParameters(rows: LedgerRow[], deviceId: string | null): (string | null)[] {
+  const column = (value: (row: LedgerRow) => string | number | null) => pgArray(rows.map(value));
+  return [
+    column((r) => r.op_id), deviceId, column((r) => r.collection), column((r) => r.record_id), column((r) => r.type),
+    column((r) => r.status), column((r) => r.version), column((r) => (r.error === null ? null : JSON.stringify(r.error))),
+  ];
 }
 
 interface StateRow {
@@ -213,16 +217,16 @@ export async function pushBatch(
   const serialized = tx.unsafe(USER_LOCK_SQL, [], PREPARED);
   const named = byCollection(batch.ops.filter((op) => findCollection(op.collection)).map((op) => ({ collection: op.collection, id: op.record_id })));
   const locks = [...named].filter(([, ids]) => ids.length > 0)
-    .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [ids], PREPARED)
+    .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [pgArray(ids)], PREPARED)
       .then((rows) => rows.map((r) => recordKey(collection, r.id))));
   const toRead = byCollection(keys.values());
   const statePromise = tx.unsafe<StateRow[]>(STATE_SQL, [
-    batch.ops.map((op) => op.op_id),
-    [...keys.values()].map((k) => k.collection),
-    [...keys.values()].map((k) => k.id),
+    pgArray(batch.ops.map((op) => op.op_id)),
+    pgArray([...keys.values()].map((k) => k.collection)),
+    pgArray([...keys.values()].map((k) => k.id)),
     batch.device_id ?? null,
     sessionId,
-    ...COLLECTIONS.map((c) => toRead.get(c.name) ?? []),
+    ...COLLECTIONS.map((c) => pgArray(toRead.get(c.name) ?? [])),
   ], PREPARED);
   const [, , writable, [state]] = await Promise.all([generic, serialized, Promise.all(locks), statePromise]);
 
@@ -253,7 +257,7 @@ export async function pushBatch(
       error: result.error ?? null,
     };
   });
-  if (ledgerRows.length > 0) await tx.unsafe(LEDGER_SQL, ledgerParameters(ledgerRows, state.device_id) as never[], PREPARED);
+  if (ledgerRows.length > 0) await tx.unsafe(LEDGER_SQL, ledgerParameters(ledgerRows, state.device_id), PREPARED);
   return { results, now: state.now, written: plan.written.size - applied.failed.length };
 }
 
@@ -263,7 +267,7 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
   const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
   const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
-    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [ids], PREPARED));
+    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [pgArray(ids)], PREPARED));
   const [, [row], ...read] = await Promise.all([device, write, ...readBacks]);
   const records = read.flatMap((rows) => rows.flatMap((r) => JSON.parse(r.records) as ApplyResult["records"]));
   return { failed: row.result.failed, records };
@@ -275,7 +279,7 @@ async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Pr
  * as it still stands (as the caller saw it before the batch; none if they could not see it).
  */
 function settle(plan: BatchPlan, applied: ApplyResult, before: Map<string, ServerRecord>): SyncOpResult[] {
-  const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), { ...r, version: Number(r.version) }]));
+  const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), r]));
   const refused = new Map(applied.failed.map((f) => [recordKey(f.collection, f.id), f]));
   return plan.ops.map((p) => {
     if (!p.writes) return p.result;
