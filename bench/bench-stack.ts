@@ -53,7 +53,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       "account.deletion": GENEROUS,
       "account.export": GENEROUS,
     }),
-    // Memory experiments (docs/performance.md), e.g. BENCH_DENO_V8_FLAGS=--max-semi-space-size=2
+    // Memory experiments (docs/performance.md), e.g. BENCH_DENO_V8_FLAGS=--max-semi-space-size=4
     ...(process.env.BENCH_DENO_V8_FLAGS ? { DENO_V8_FLAGS: process.env.BENCH_DENO_V8_FLAGS } : {}),
   }, { name: database.name });
   const stopServer = onShutdown(() => server.stop());
