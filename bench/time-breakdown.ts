@@ -164,11 +164,10 @@ function modifyNodes(node: PlanNode, out: PlanNode[] = []): PlanNode[] {
 // pushBatch's statements, recognised by their text (functions/api/sync/push-store.ts).
 const PUSH_STATEMENTS: [label: string, matches: (sql: string) => boolean][] = [
   ["1 lock the named rows (select … for no key update, per collection)", (q) => q.includes("update of t")],
-  ["2 read ledger, sync state, rows, usage, device", (q) => q.includes(" as ledger")],
-  ["3 set the device for the field versions", (q) => q.includes("tidesync.device_id")],
-  ["4 write the rows (app_private.sync_apply)", (q) => q.includes("app_private.sync_apply")],
-  ["5 read the written rows back", (q) => q.includes("|| ']' as records")],
-  ["6 record the ledger rows", (q) => q.includes("insert into app_private.sync_ops")],
+  ["2 read ledger, sync state, rows, usage, device (and set the device)", (q) => q.includes(" as ledger")],
+  ["3 write the rows (app_private.sync_apply)", (q) => q.includes("app_private.sync_apply")],
+  ["4 read the written rows back", (q) => q.includes("|| ']' as records")],
+  ["5 record the ledger rows", (q) => q.includes("insert into app_private.sync_ops")],
 ];
 const labelOf = (query: string) => PUSH_STATEMENTS.find(([, matches]) => matches(query))?.[0] ?? "other statement";
 
@@ -226,7 +225,7 @@ export async function pushStatementProfile(stack: BenchStack, user: BenchUser, b
           if (property !== "unsafe") return Reflect.get(target, property, receiver);
           return async (query: string, params: unknown[] = [], options?: { prepare?: boolean }) => {
             const label = labelOf(query);
-            if (explainRound && label.startsWith("4")) {
+            if (explainRound && label.startsWith("3")) {
               const groups = JSON.parse(params[0] as string) as { collection: string; kind: string; columns: string[]; rows: { id: string }[] }[];
               for (const group of groups.filter((g) => g.kind === "insert" && g.collection === "tasks")) {
                 // jsonb parameters as values: postgres.js serialises them (a string would become a JSON string).
@@ -234,8 +233,8 @@ export async function pushStatementProfile(stack: BenchStack, user: BenchUser, b
               }
               return [{ result: { failed: [] } }];
             }
-            if (explainRound && label.startsWith("5")) await explain("the read-back of the written rows", query, params);
-            if (explainRound && label.startsWith("6")) {
+            if (explainRound && label.startsWith("4")) await explain("the read-back of the written rows", query, params);
+            if (explainRound && label.startsWith("5")) {
               await explain("the ledger insert", query, params);
               return [];
             }

@@ -8,7 +8,8 @@
 //      NEW statement pipelined behind it (so its snapshot includes whatever
 //      committed while we waited for the locks), read the ledger rows of the
 //      batch's op_ids, the sync state and data of the named rows and of the
-//      scopes the ops point at, the caller's live-record count and device;
+//      scopes the ops point at, the caller's live-record count and device (which the
+//      same statement sets for the sync triggers);
 //   (the ops are decided in memory by planBatch)
 //   2. write every changed row in its final state (app_private.sync_apply,
 //      as the caller: policies, grants and constraints decide; the sync
@@ -51,7 +52,10 @@ export const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
 
 // $1 op_ids, $2 and $3 the record keys (collections, ids), $4 device_id or null, $5 the
 // session id, then one id list per collection (the rows whose data the planner needs).
-// Ids and keys come as typed arrays, never as JSON text: see LEDGER_SQL.
+// Ids and keys come as typed arrays, never as JSON text: see LEDGER_SQL. It also sets
+// the transaction's device (tidesync.device_id), with which the sync triggers stamp
+// each changed field (merge.ts): none when the batch names a device that is not the
+// caller's, and then nothing is written.
 export const STATE_SQL = `
   select
     (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'status', o.status, 'version', o.version, 'error', o.error)), '[]'::jsonb)
@@ -71,9 +75,10 @@ export const STATE_SQL = `
                       from ${c.table} t where t.id = any ($${i + 6}::uuid[]))`).join(",")
 }) as rows,
     coalesce((select u.live_records from app_private.sync_usage u where u.user_id = (select auth.uid())), 0) as live_records,
-    (select d.installation_id::text from app_private.devices d
-      where d.user_id = (select auth.uid())
-        and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end) as device_id,
+    nullif(set_config('tidesync.device_id', coalesce((
+      select d.installation_id::text from app_private.devices d
+       where d.user_id = (select auth.uid())
+         and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end), ''), true), '') as device_id,
     ${iso("now()")} as now`;
 
 // Generic plans for the push's statements: a custom plan is made again on
@@ -246,7 +251,7 @@ export async function pushBatch(
     writable: new Set(writable.flat()),
   }, limits, state.now);
 
-  const applied = plan.groups.length > 0 ? await applyWrites(tx, plan, state.device_id) : { failed: [], records: [] };
+  const applied = plan.groups.length > 0 ? await applyWrites(tx, plan) : { failed: [], records: [] };
   const results = settle(plan, applied, visible);
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
@@ -264,14 +269,12 @@ export async function pushBatch(
   return { results, now: state.now, written: plan.written.size - applied.failed.length };
 }
 
-async function applyWrites(tx: Tx, plan: BatchPlan, deviceId: string | null): Promise<ApplyResult> {
-  // The sync triggers stamp each changed field with this device (merge.ts).
-  const device = tx.unsafe(`select set_config('tidesync.device_id', $1, true)`, [deviceId ?? ""], PREPARED);
+async function applyWrites(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
   const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
   const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
     .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [pgArray(ids)], PREPARED));
-  const [, [row], ...read] = await Promise.all([device, write, ...readBacks]);
+  const [[row], ...read] = await Promise.all([write, ...readBacks]);
   const records = read.flatMap((rows) => rows.flatMap((r) => JSON.parse(r.records) as ApplyResult["records"]));
   return { failed: row.result.failed, records };
 }
