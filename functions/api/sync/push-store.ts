@@ -20,10 +20,10 @@
 // half-applied batch, and a retry with the same op_ids is safe.
 import { allCollections, type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
 import { ApiError } from "../../_shared/errors.ts";
-import { isUuid } from "../../_shared/uuid.ts";
 import type { Limits } from "../../_shared/limits.ts";
 import type { FieldVersions, JsonObject, ServerRecord } from "../../_shared/merge.ts";
 import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.ts";
+import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
 import { refusalError, type Refusal } from "./db-refusal.ts";
