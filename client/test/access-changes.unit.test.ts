@@ -67,15 +67,8 @@ describe("removals in a pull", () => {
   it("a record deleted on the server: the row and its queued edit go, and the next sync sends nothing for it", async () => {
     const { server, client, events } = await synced();
     server.write("tasks", TASK, { type: "delete" });
-    let first = true;
-    server.script = async (request) => {
-      if (request.path === "/v1/sync/changes" && first) {
-        first = false;
-        // The app edits the record while the pull that deletes it is on the wire.
-        await client.upsert("tasks", TASK, { title: "Oat milk" });
-      }
-      return undefined;
-    };
+    // The app edits the record while the pull that deletes it is on the wire.
+    server.duringFirst("/v1/sync/changes", () => client.upsert("tasks", TASK, { title: "Oat milk" }));
     await client.sync();
     expect((await client.get("tasks", TASK))).toBeUndefined();
     expect(client.status.pending).toBe(0);
@@ -90,14 +83,7 @@ describe("a queued delete of a record a pull removes", () => {
   it("is dropped and reported: the removal may be a move out of view, and a moved record can come back", async () => {
     const { server, client, events } = await synced();
     server.write("tasks", TASK, { type: "delete" });
-    let first = true;
-    server.script = async (request) => {
-      if (request.path === "/v1/sync/changes" && first) {
-        first = false;
-        await client.delete("tasks", TASK);
-      }
-      return undefined;
-    };
+    server.duringFirst("/v1/sync/changes", () => client.delete("tasks", TASK));
     await client.sync();
     expect(await client.get("tasks", TASK)).toBeUndefined();
     expect(client.status.pending).toBe(0);

@@ -112,15 +112,8 @@ describe("default conflict rule", () => {
 
   it("never makes a device's own queued edits conflict with each other", async () => {
     const { server, client, events } = await synced();
-    let first = true;
-    server.script = async (request) => {
-      if (request.path === "/v1/sync/batch" && first) {
-        first = false;
-        // A second local edit of the same field while the first is in flight.
-        await client.upsert("tasks", R, { title: "second" });
-      }
-      return undefined;
-    };
+    // A second local edit of the same field while the first is in flight.
+    server.duringFirst("/v1/sync/batch", () => client.upsert("tasks", R, { title: "second" }));
     await client.upsert("tasks", R, { title: "first" });
     // Another device changes a different field meanwhile.
     server.write("tasks", R, { type: "upsert", data: { notes: "other" } });

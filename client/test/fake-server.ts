@@ -63,6 +63,18 @@ export class FakeServer {
     return this.answer(request);
   };
 
+  /** Runs `act` (the app doing something) while the first request to `path` is on the wire; every request is then answered normally. */
+  duringFirst(path: string, act: () => Promise<unknown>): void {
+    let acted = false;
+    this.script = async (request) => {
+      if (request.path === path && !acted) {
+        acted = true;
+        await act();
+      }
+      return undefined;
+    };
+  }
+
   /** Bodies of every batch request so far. */
   batches(): SyncBatchRequest[] {
     return this.requests.filter((r) => r.path === "/v1/sync/batch").map((r) => r.body as SyncBatchRequest);
