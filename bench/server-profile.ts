@@ -2,7 +2,7 @@
 // the deno process) and, from its one-JSON-line-per-request log, how long it
 // spent on each request — the gap to the client's wall time is HTTP, the
 // runtime's networking and the client.
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { percentile } from "./measure.ts";
 
 export interface MemoryStatus {
@@ -52,21 +52,37 @@ export async function logLineCount(logFile: string): Promise<number> {
 /** CPU time used so far by the deno server, by each of the function's Postgres backends, and by this (client) process. */
 export interface CpuSnapshot {
   denoMs: number;
+  /** Of denoMs: V8's worker threads (concurrent and parallel garbage collection, background compilation). */
+  v8WorkersMs: number;
   backendMs: Map<number, number>;
   clientMs: number;
 }
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
+/** utime + stime of a `/proc/.../stat` line, in ms. */
+function statCpuMs(stat: string): number {
+  // Fields after the command name (which may contain spaces): utime is the 14th field, stime the 15th.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
 async function processCpuMs(pid: number): Promise<number | undefined> {
   try {
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may contain spaces): utime is the 14th field, stime the 15th.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+    return statCpuMs(await readFile(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return undefined; // the backend ended
   }
+}
+
+/** CPU of the process's threads V8 names "V8 DefaultWorker" (its platform's worker pool). */
+async function v8WorkerThreadsMs(pid: number): Promise<number> {
+  let ms = 0;
+  for (const thread of await readdir(`/proc/${pid}/task`).catch(() => [])) {
+    const stat = await readFile(`/proc/${pid}/task/${thread}/stat`, "utf8").catch(() => "");
+    if (stat.slice(stat.indexOf("(") + 1).startsWith("V8 ")) ms += statCpuMs(stat);
+  }
+  return ms;
 }
 
 /** `backendPids`: the function's connections (pg_stat_activity, application_name tidesync-api). */
@@ -77,12 +93,14 @@ export async function cpuSnapshot(denoPid: number, backendPids: number[]): Promi
     const ms = await processCpuMs(pid);
     if (ms !== undefined) backendMs.set(pid, ms);
   }
-  return { denoMs: (await processCpuMs(denoPid)) ?? 0, backendMs, clientMs: (usage.user + usage.system) / 1000 };
+  return { denoMs: (await processCpuMs(denoPid)) ?? 0, v8WorkersMs: await v8WorkerThreadsMs(denoPid), backendMs, clientMs: (usage.user + usage.system) / 1000 };
 }
 
 export interface CpuPerRequest {
   requests: number;
   denoMs: number;
+  /** Of denoMs: V8's worker threads, mostly garbage collection (docs/performance.md). */
+  v8WorkersMs: number;
   postgresMs: number;
   clientMs: number;
 }
@@ -94,6 +112,7 @@ export function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests:
   return {
     requests,
     denoMs: (after.denoMs - before.denoMs) / requests,
+    v8WorkersMs: (after.v8WorkersMs - before.v8WorkersMs) / requests,
     postgresMs: postgres / requests,
     clientMs: (after.clientMs - before.clientMs) / requests,
   };
