@@ -77,9 +77,12 @@ async function mainRun(config: BenchConfig) {
     ];
     log("breakdown: what every request pays…");
     const [emptyHttpFloor] = await measureHttpFloor([{ responseBody: "{}" }], config.breakdownSamples * 4);
+    const fixed = await fixedRequestCosts(stack, await stack.createUser("fixed"), config.breakdownSamples * 4);
+    // What any authenticated request adds to bare HTTP (routing, logging, token, rate limit, session check).
+    const authenticatedRequestMs = Math.max(0, fixed.whoamiMs - emptyHttpFloor.ms);
     const fixedSteps: Step[] = [
       { step: "HTTP floor: bare Deno.serve answering {}", ms: emptyHttpFloor.ms },
-      ...await fixedRequestCosts(stack, await stack.createUser("fixed"), config.breakdownSamples * 4),
+      ...fixed.steps,
       { step: "POST /v1/sync/batch with 1 op (p50 of the batch-1 run)", ms: push[1].api.p50Ms },
       { step: "raw-SQL floor: one 1-row insert into public.tasks as authenticated (p50)", ms: push[1].floor.p50Ms },
     ];
@@ -159,7 +162,7 @@ async function mainRun(config: BenchConfig) {
     const memory = await readMemory(pid);
     log(`memory: deno peak RSS ${round(memory.peakRssMb)} MB (now ${round(memory.currentRssMb)} MB)`);
     const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
-    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer, httpFloorMs: pullHttpFloor.ms }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
+    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer, httpFloorMs: pullHttpFloor.ms, authenticatedRequestMs }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
     const breakdown = { per_request: fixedSteps, push_500: pushSteps, pull_page: pullSteps };
     return { results, breakdown, pgVersion };
   } finally {

@@ -278,17 +278,26 @@ export async function denoDatabaseProbe(stack: BenchStack, user: BenchUser, page
   return JSON.parse(output.trim().split("\n").pop() ?? "{}") as { roundTripMs: number; pageMs: number };
 }
 
-/** Median wall time of routes that do (almost) nothing: what every request pays before its own work. */
-export async function fixedRequestCosts(stack: BenchStack, user: BenchUser, samples: number): Promise<Step[]> {
+/**
+ * Median wall time of routes that do (almost) nothing: what every request
+ * pays before its own work. `whoamiMs` is the cheapest authenticated request
+ * the API has (what every pull and push pays too: token, rate limit, session).
+ */
+export async function fixedRequestCosts(stack: BenchStack, user: BenchUser, samples: number): Promise<{ steps: Step[]; whoamiMs: number }> {
   const get = (path: string, token?: string) => async () => {
     const response = await fetch(`${stack.apiUrl}${path}`, token ? { headers: { authorization: `Bearer ${token}` } } : {});
     await response.text();
     if (response.status !== 200) throw new Error(`GET ${path} answered ${response.status}`);
   };
-  return [
-    { step: "GET /v1/meta (routing, logging; no auth, no database)", ms: await timeMedian(samples, get("/v1/meta")) },
-    { step: "GET /v1/whoami (+ JWT check, rate-limit round trip, session-check transaction)", ms: await timeMedian(samples, get("/v1/whoami", user.token)) },
-  ];
+  const metaMs = await timeMedian(samples, get("/v1/meta"));
+  const whoamiMs = await timeMedian(samples, get("/v1/whoami", user.token));
+  return {
+    whoamiMs,
+    steps: [
+      { step: "GET /v1/meta (routing, logging; no auth, no database)", ms: metaMs },
+      { step: "GET /v1/whoami (+ JWT check, rate-limit round trip, session-check transaction)", ms: whoamiMs },
+    ],
+  };
 }
 
 interface TimedNode {
