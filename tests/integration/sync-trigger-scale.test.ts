@@ -1,0 +1,119 @@
+// The sync triggers' work per statement must not grow with what the
+// transaction or the bookkeeping already holds. What a user would notice
+// otherwise: a bulk import into a fresh project (one INSERT of many users into
+// auth.users, whose per-row triggers insert each user's personal list and
+// membership: thousands of statements in one transaction) that is quadratic —
+// 8,000 users took 54 s; deleting 4,000 users in one statement 12 s
+// (migration 20261126000500). Measured here by what Postgres counts (rows
+// read, bytes remembered, how often a plan node ran), never by time.
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
+
+let database: TempDatabase;
+let admin: postgres.Sql;
+const notices: string[] = [];
+
+beforeAll(async () => {
+  // A fresh project: the bookkeeping is empty when the triggers' plans are made.
+  database = await createTempDatabase("tidesync_triggerscale", { seed: false });
+  admin = postgres(database.adminDbUrl, { max: 1, onnotice: (notice) => notices.push(notice.message) });
+});
+
+afterAll(async () => {
+  await admin?.end({ timeout: 5 });
+  await database?.drop();
+});
+
+/** Inserts `count` users in one statement, as a bulk import does. */
+async function importUsers(tx: postgres.TransactionSql, count: number, label: string): Promise<void> {
+  await tx.unsafe(`
+    insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
+    select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
+           '${label}-' || g || '@import.tidesync.dev', '{"provider":"email","providers":["email"]}', '{}', now(), now(), false
+      from generate_series(1, ${count}) g`);
+}
+
+/** Rows this transaction has read so far from the sync bookkeeping (sequential and index scans). */
+async function bookkeepingRowsRead(tx: postgres.TransactionSql): Promise<number> {
+  const [{ rows }] = await tx<{ rows: number }[]>`
+    select coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)::integer as rows
+      from pg_stat_xact_user_tables
+     where schemaname = 'app_private' and relname in ('sync_records', 'sync_changes')`;
+  return rows;
+}
+
+describe("sync triggers in bulk statements", () => {
+  it("read the bookkeeping by key: one more user costs the same after 400 as after none", async () => {
+    await admin.begin(async (tx) => {
+      // The plans every later statement of the session reuses, made now, on the empty bookkeeping.
+      await tx`select set_config('plan_cache_mode', 'force_generic_plan', true)`;
+      await importUsers(tx, 400, "bulk");
+      const before = await bookkeepingRowsRead(tx);
+      await importUsers(tx, 1, "one-more");
+      const read = (await bookkeepingRowsRead(tx)) - before;
+      // One user: a personal list (its bookkeeping row and change entry) and a
+      // membership; a handful of key lookups, not the 400 lists' rows.
+      expect(read).toBeLessThan(20);
+      throw new Error("rollback"); // nothing to keep
+    }).catch((error) => {
+      if (!/rollback/.test(String(error))) throw error;
+    });
+  });
+
+  it("remember a bounded list of poked topics per transaction, and still poke every topic", async () => {
+    await admin.begin(async (tx) => {
+      const [{ before }] = await tx<{ before: number }[]>`select count(*)::integer as before from realtime.messages`;
+      // 600 users: 600 personal lists (a scope topic each) and 600 memberships (a user topic each).
+      await importUsers(tx, 600, "pokes");
+      const [{ topics, remembered }] = await tx<{ topics: number; remembered: number }[]>`
+        select (select count(distinct m.topic) from realtime.messages m
+                 where m.topic like 'tidesync:%' and m.topic in (
+                   select 'tidesync:scope:' || u.id from auth.users u where u.email like 'pokes-%'
+                   union all
+                   select 'tidesync:user:' || u.id from auth.users u where u.email like 'pokes-%'))::integer as topics,
+               length(coalesce(current_setting('tidesync.pokes_sent', true), ''))::integer as remembered`;
+      expect(topics).toBe(1200);
+      const [{ sent }] = await tx<{ sent: number }[]>`select count(*)::integer - ${before}::integer as sent from realtime.messages`;
+      expect(sent).toBe(1200); // each topic once: the statements of this import touch each topic once
+      // ~300 topic names at most (16 KiB), not the 1200 of this transaction (~64 KiB).
+      expect(remembered).toBeLessThanOrEqual(16_384 + 60);
+      throw new Error("rollback"); // nothing to keep
+    }).catch((error) => {
+      if (!/rollback/.test(String(error))) throw error;
+    });
+  });
+
+  it("forget the pokes of many deleted users in one pass, not once per deleted user", async () => {
+    await admin.begin(async (tx) => {
+      await importUsers(tx, 50, "leaving");
+      await tx.unsafe(`load 'auto_explain'`);
+      await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = on; set local auto_explain.log_format = json;
+                       set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
+      notices.length = 0;
+      await tx.unsafe(`delete from auth.users where email like 'leaving-%'`);
+      const plan = notices.map((text) => JSON.parse(text.slice(text.indexOf("{"))) as { "Query Text": string; Plan: PlanNode })
+        .find((explained) => explained["Query Text"].includes("delete from realtime.messages"));
+      expect(plan, "the clean-up statement of forget_pokes_of_deleted_users ran").toBeDefined();
+      const [{ left }] = await tx<{ left: number }[]>`
+        select count(*)::integer as left from realtime.messages m where m.topic like 'tidesync:%' and m.topic not in (
+          select 'tidesync:scope:' || l.id from public.lists l union all select 'tidesync:user:' || u.id from auth.users u)`;
+      expect(left).toBe(0); // every poke naming a deleted user is gone
+      // No part of the plan runs once per message or per deleted user: the
+      // 50 users' 100 topics are one set, and each message is looked up in it.
+      expect(maxLoops(plan!.Plan)).toBe(1);
+      throw new Error("rollback"); // nothing to keep
+    }).catch((error) => {
+      if (!/rollback/.test(String(error))) throw error;
+    });
+  });
+});
+
+interface PlanNode {
+  "Actual Loops"?: number;
+  Plans?: PlanNode[];
+}
+
+function maxLoops(node: PlanNode): number {
+  return Math.max(node["Actual Loops"] ?? 1, ...(node.Plans ?? []).map(maxLoops));
+}
