@@ -1,0 +1,52 @@
+// `npm run bench:bulk`: a bulk import of users into a fresh project (one
+// INSERT into auth.users, as importing an existing user base does; each new
+// user's profile, personal list and membership come from per-row triggers, so
+// the sync triggers run once per statement, thousands of times in one
+// transaction), then a bulk delete of them (one DELETE). Per user, at two
+// sizes side by side, each on a fresh database: a ratio near 1× is linear, 4×
+// (for 4× the users) quadratic, which both were before migration
+// 20261126000500 (docs/performance.md, "2026-11-26 (late morning)").
+import { startBenchStack } from "./bench-stack.ts";
+import { now, round } from "./measure.ts";
+
+const SIZES = (process.env.BENCH_BULK_USERS ?? "2000,8000").split(",").map(Number);
+if (SIZES.length !== 2 || SIZES.some((n) => !Number.isSafeInteger(n) || n <= 0)) {
+  console.error("BENCH_BULK_USERS must be two positive integers, e.g. 2000,8000");
+  process.exit(2);
+}
+
+interface BulkResult {
+  users: number;
+  importMsPerUser: number;
+  deleteMsPerUser: number;
+}
+
+async function measure(users: number): Promise<BulkResult> {
+  const stack = await startBenchStack(() => {});
+  try {
+    const started = now();
+    await stack.adminSql.unsafe(`
+      insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
+      select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
+             'bulk-' || g || '@bench.tidesync.dev', '{"provider":"email","providers":["email"]}', '{}', now(), now(), false
+        from generate_series(1, ${users}) g`);
+    const imported = now();
+    await stack.adminSql.unsafe(`delete from auth.users where email like 'bulk-%@bench.tidesync.dev'`);
+    const deleted = now();
+    return { users, importMsPerUser: (imported - started) / users, deleteMsPerUser: (deleted - imported) / users };
+  } finally {
+    await stack.stop();
+  }
+}
+
+const [small, large] = [await measure(SIZES[0]), await measure(SIZES[1])];
+const row = (label: string, key: "importMsPerUser" | "deleteMsPerUser") =>
+  `| ${label} | ${round(small[key], 3)} | ${round(large[key], 3)} | ${round(large[key] / small[key], 2)}× |`;
+console.log([
+  `bulk users in one statement, each size on a fresh database (ms per user; linear: ~1×, quadratic: ~${round(large.users / small.users, 1)}×)`,
+  `| statement | ${small.users.toLocaleString("en-US")} users | ${large.users.toLocaleString("en-US")} users | ratio |`,
+  "|---|---|---|---|",
+  row("INSERT into auth.users (import)", "importMsPerUser"),
+  row("DELETE from auth.users", "deleteMsPerUser"),
+].join("\n"));
+process.exit(0);
