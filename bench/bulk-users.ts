@@ -6,6 +6,7 @@
 // sizes side by side, each on a fresh database: a ratio near 1× is linear, 4×
 // (for 4× the users) quadratic, which both were before migration
 // 20261126000500 (docs/performance.md, "2026-11-26 (late morning)").
+import { insertAuthUsers } from "../tests/support/auth-users.ts";
 import { startBenchStack } from "./bench-stack.ts";
 import { now, round } from "./measure.ts";
 
@@ -25,13 +26,9 @@ async function measure(users: number): Promise<BulkResult> {
   const stack = await startBenchStack(() => {});
   try {
     const started = now();
-    await stack.adminSql.unsafe(`
-      insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-      select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
-             'bulk-' || g || '@bench.tidesync.dev', '{"provider":"email","providers":["email"]}', '{}', now(), now(), false
-        from generate_series(1, ${users}) g`);
+    await insertAuthUsers(stack.adminSql, users, "bulk");
     const imported = now();
-    await stack.adminSql.unsafe(`delete from auth.users where email like 'bulk-%@bench.tidesync.dev'`);
+    await stack.adminSql.unsafe(`delete from auth.users where email like 'bulk-%'`);
     const deleted = now();
     return { users, importMsPerUser: (imported - started) / users, deleteMsPerUser: (deleted - imported) / users };
   } finally {

@@ -9,6 +9,7 @@
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
+import { insertAuthUsers } from "../support/auth-users.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
@@ -25,13 +26,15 @@ afterAll(async () => {
   await database?.drop();
 });
 
-/** Inserts `count` users in one statement, as a bulk import does. */
-async function importUsers(tx: postgres.TransactionSql, count: number, label: string): Promise<void> {
-  await tx.unsafe(`
-    insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-    select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
-           '${label}-' || g || '@import.tidesync.dev', '{"provider":"email","providers":["email"]}', '{}', now(), now(), false
-      from generate_series(1, ${count}) g`);
+/** Runs `work` in a transaction that is rolled back (nothing to keep); its assertions still fail the test. */
+async function inRolledBackTransaction(work: (tx: postgres.TransactionSql) => Promise<void>): Promise<void> {
+  const ROLLBACK = "roll back";
+  await admin.begin(async (tx) => {
+    await work(tx);
+    throw new Error(ROLLBACK);
+  }).catch((error) => {
+    if ((error as Error).message !== ROLLBACK) throw error;
+  });
 }
 
 /** Rows this transaction has read so far from the sync bookkeeping (sequential and index scans). */
@@ -45,27 +48,24 @@ async function bookkeepingRowsRead(tx: postgres.TransactionSql): Promise<number>
 
 describe("sync triggers in bulk statements", () => {
   it("read the bookkeeping by key: one more user costs the same after 400 as after none", async () => {
-    await admin.begin(async (tx) => {
+    await inRolledBackTransaction(async (tx) => {
       // The plans every later statement of the session reuses, made now, on the empty bookkeeping.
       await tx`select set_config('plan_cache_mode', 'force_generic_plan', true)`;
-      await importUsers(tx, 400, "bulk");
+      await insertAuthUsers(tx, 400, "bulk");
       const before = await bookkeepingRowsRead(tx);
-      await importUsers(tx, 1, "one-more");
+      await insertAuthUsers(tx, 1, "one-more");
       const read = (await bookkeepingRowsRead(tx)) - before;
       // One user: a personal list (its bookkeeping row and change entry) and a
       // membership; a handful of key lookups, not the 400 lists' rows.
       expect(read).toBeLessThan(20);
-      throw new Error("rollback"); // nothing to keep
-    }).catch((error) => {
-      if (!/rollback/.test(String(error))) throw error;
     });
   });
 
   it("remember a bounded list of poked topics per transaction, and still poke every topic", async () => {
-    await admin.begin(async (tx) => {
+    await inRolledBackTransaction(async (tx) => {
       const [{ before }] = await tx<{ before: number }[]>`select count(*)::integer as before from realtime.messages`;
       // 600 users: 600 personal lists (a scope topic each) and 600 memberships (a user topic each).
-      await importUsers(tx, 600, "pokes");
+      await insertAuthUsers(tx, 600, "pokes");
       const [{ topics, remembered }] = await tx<{ topics: number; remembered: number }[]>`
         select (select count(distinct m.topic) from realtime.messages m
                  where m.topic like 'tidesync:%' and m.topic in (
@@ -78,15 +78,12 @@ describe("sync triggers in bulk statements", () => {
       expect(sent).toBe(1200); // each topic once: the statements of this import touch each topic once
       // ~300 topic names at most (16 KiB), not the 1200 of this transaction (~64 KiB).
       expect(remembered).toBeLessThanOrEqual(16_384 + 60);
-      throw new Error("rollback"); // nothing to keep
-    }).catch((error) => {
-      if (!/rollback/.test(String(error))) throw error;
     });
   });
 
   it("forget the pokes of many deleted users in one pass, not once per deleted user", async () => {
-    await admin.begin(async (tx) => {
-      await importUsers(tx, 50, "leaving");
+    await inRolledBackTransaction(async (tx) => {
+      await insertAuthUsers(tx, 50, "leaving");
       await tx.unsafe(`load 'auto_explain'`);
       await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = on; set local auto_explain.log_format = json;
                        set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
@@ -102,9 +99,6 @@ describe("sync triggers in bulk statements", () => {
       // No part of the plan runs once per message or per deleted user: the
       // 50 users' 100 topics are one set, and each message is looked up in it.
       expect(maxLoops(plan!.Plan)).toBe(1);
-      throw new Error("rollback"); // nothing to keep
-    }).catch((error) => {
-      if (!/rollback/.test(String(error))) throw error;
     });
   });
 });

@@ -10,3 +10,15 @@ export async function insertAuthUser(sql: postgres.Sql, userId: string, options:
             ${sql.json({ provider: "email", providers: ["email"] })}, ${sql.json({})}, now(), now(), ${options.isAnonymous ?? false})`;
   return email;
 }
+
+/**
+ * `count` such rows in ONE statement, emailed `<prefix>-<n>@…`: what importing
+ * an existing user base does (each row's triggers run inside that statement).
+ */
+export async function insertAuthUsers(sql: postgres.ISql, count: number, emailPrefix: string): Promise<void> {
+  await sql.unsafe(`
+    insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
+    select '00000000-0000-0000-0000-000000000000', gen_random_uuid(), 'authenticated', 'authenticated',
+           $1 || '-' || g || '@import.tidesync.dev', '{"provider":"email","providers":["email"]}', '{}', now(), now(), false
+      from generate_series(1, $2::integer) g`, [emailPrefix, count]);
+}
