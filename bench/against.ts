@@ -7,9 +7,10 @@
 // `git archive` of the commit in a temporary directory, sharing this tree's
 // node_modules and Deno cache; it is removed afterwards.
 import { execFileSync, spawn } from "node:child_process";
-import { copyFile, mkdtemp, rm, symlink } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { DENO_DIR } from "../scripts/lib/deno.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
 import { median, round } from "./measure.ts";
 
@@ -32,7 +33,9 @@ async function checkout(): Promise<string> {
   execFileSync("sh", ["-c", `git archive ${sha} | tar -x -C "${dir}"`], { cwd: ROOT });
   await symlink(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"));
   execFileSync("mkdir", ["-p", path.join(dir, ".cache")]);
-  await symlink(path.join(ROOT, ".cache", "deno"), path.join(dir, ".cache", "deno"));
+  // This tree's cache may not exist yet (a fresh clone): a dangling link would stop the older deno.
+  await mkdir(DENO_DIR, { recursive: true });
+  await symlink(DENO_DIR, path.join(dir, ".cache", "deno"));
   await copyFile(path.join(ROOT, "bench/against-driver.ts"), path.join(dir, "bench/against-driver.ts"));
   return dir;
 }
