@@ -1322,6 +1322,7 @@ CREATE OR REPLACE FUNCTION app_private.track_sync_changes()
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO ''
+ SET jit TO 'off'
 AS $function$
 declare
   v_collection text;
