@@ -1384,19 +1384,20 @@ begin
       return null; -- no row (e.g. the update half of an INSERT … ON CONFLICT that only inserted)
     end if;
     with pairs as (
-      select n.id, to_jsonb(n) - 'id' as new_data, to_jsonb(o) - 'id' as old_data
-        from new_rows n join old_rows o on o.id = n.id
-    ), changed as (
-      select p.id, p.new_data, p.old_data,
-             array(select e.key from jsonb_each(p.new_data) e where p.old_data -> e.key is distinct from e.value order by e.key) as fields
-        from pairs p
+      -- Each row becomes jsonb once (offset 0: not once per use below) and its
+      -- changed columns are listed once, in no particular order (they become
+      -- keys of field_versions).
+      select d.id, d.new_data ->> v_scope as new_scope, d.old_data ->> v_scope as old_scope,
+             array(select e.key from jsonb_each(d.new_data) e where d.old_data -> e.key is distinct from e.value) as fields
+        from (select n.id, to_jsonb(n) - 'id' as new_data, to_jsonb(o) - 'id' as old_data
+                from new_rows n join old_rows o on o.id = n.id offset 0) d
     ), written as (
-      select c.id, c.fields,
-             (case when v_scope = 'id' then c.id::text else c.new_data ->> v_scope end)::uuid as scope_id,
-             (case when v_scope = 'id' then c.id::text else c.old_data ->> v_scope end)::uuid as old_scope_id,
+      select p.id, p.fields,
+             (case when v_scope = 'id' then p.id::text else p.new_scope end)::uuid as scope_id,
+             (case when v_scope = 'id' then p.id::text else p.old_scope end)::uuid as old_scope_id,
              nextval('app_private.sync_seq') as seq
-        from changed c
-       where cardinality(c.fields) > 0
+        from pairs p
+       where cardinality(p.fields) > 0
     ), recorded as (
       update app_private.sync_records s
          set version = w.seq, scope_id = w.scope_id, updated_at = now(), txid = v_txid,
@@ -1404,6 +1405,14 @@ begin
                || (select jsonb_object_agg(f, jsonb_build_object('v', w.seq, 'd', v_device)) from unnest(w.fields) f)
         from written w
        where s.collection = v_collection and s.id = w.id
+    ), stayed as (
+      -- A row that stays in its scope: its entry there is updated in place.
+      update app_private.sync_changes c
+         set present = true, seq = w.seq, txid = v_txid, changed_at = now()
+        from written w
+       where w.old_scope_id is not distinct from w.scope_id
+         and c.scope_id = w.scope_id and c.collection = v_collection and c.id = w.id
+      returning c.id
     ), departed as (
       update app_private.sync_changes c
          set present = false, seq = w.seq, txid = v_txid, changed_at = now()
@@ -1411,8 +1420,11 @@ begin
        where w.old_scope_id is distinct from w.scope_id
          and c.scope_id = w.old_scope_id and c.collection = v_collection and c.id = w.id
     ), arrived as (
+      -- A row that moved arrives in its new scope; so does any row whose entry
+      -- was not found above (never the case while the triggers keep them).
       insert into app_private.sync_changes as c (scope_id, collection, id, present, seq, txid, since_seq, changed_at)
       select w.scope_id, v_collection, w.id, true, w.seq, v_txid, w.seq, now() from written w
+       where w.id not in (select stayed.id from stayed)
       on conflict (scope_id, collection, id) do update
         set present = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at
     )

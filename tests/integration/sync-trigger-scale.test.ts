@@ -124,11 +124,51 @@ describe("sync triggers in bulk statements", () => {
       expect(plans.filter((explained) => explained.JIT !== undefined).map((explained) => explained["Query Text"].slice(0, 80))).toEqual([]);
     });
   });
+
+  it("compare an edited row's columns once, and update its change entry in place", async () => {
+    await inRolledBackTransaction(async (tx) => {
+      await insertAuthUsers(tx, 1, "edits");
+      await tx`
+        insert into public.tasks (list_id, title)
+        select u.id, 'Task ' || g from auth.users u, generate_series(1, 200) g where u.email like 'edits-%'`;
+      await tx.unsafe(`load 'auto_explain'`);
+      await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = on; set local auto_explain.log_format = json;
+                       set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
+      notices.length = 0;
+      await tx`update public.tasks t set done = true from auth.users u where u.email like 'edits-%' and t.list_id = u.id`;
+      const plan = notices.map((text) => JSON.parse(text.slice(text.indexOf("{"))) as { "Query Text": string; Plan: PlanNode })
+        .find((explained) => explained["Query Text"].includes("with pairs as"));
+      expect(plan, "the update branch of track_sync_changes ran").toBeDefined();
+      const nodes = allNodes(plan!.Plan);
+      // 200 rows, each compared column by column once (it was twice: the list was inlined in two places)
+      const comparisons = nodes.filter((node) => node["Function Name"] === "jsonb_each").reduce((sum, node) => sum + (node["Actual Loops"] ?? 0), 0);
+      expect(comparisons).toBe(200);
+      // none moved: every change entry is updated in place, none goes through INSERT … ON CONFLICT
+      const upserted = nodes.filter((node) => node["Node Type"] === "ModifyTable" && node.Operation === "Insert")
+        .reduce((sum, node) => sum + (node["Conflicting Tuples"] ?? 0) + (node["Tuples Inserted"] ?? 0), 0);
+      expect(upserted).toBe(0);
+      const [{ entries }] = await tx<{ entries: number }[]>`
+        select count(*)::integer as entries from app_private.sync_changes c join public.tasks t on t.id = c.id
+         where c.collection = 'tasks' and c.present and c.scope_id = t.list_id and c.seq = (
+           select s.version from app_private.sync_records s where s.collection = 'tasks' and s.id = t.id)
+           and t.list_id in (select u.id from auth.users u where u.email like 'edits-%')`;
+      expect(entries).toBe(200); // each entry now carries the edit's version
+    });
+  });
 });
 
 interface PlanNode {
   "Actual Loops"?: number;
+  "Node Type"?: string;
+  "Function Name"?: string;
+  Operation?: string;
+  "Conflicting Tuples"?: number;
+  "Tuples Inserted"?: number;
   Plans?: PlanNode[];
+}
+
+function allNodes(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(allNodes)];
 }
 
 function maxLoops(node: PlanNode): number {
