@@ -114,6 +114,9 @@ function validateData(definition: CollectionDefinition, op: SyncOp, index: numbe
 
 /** Same value as JSON (column values are JSON scalars, or JSON for json columns). */
 function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  // Two scalars that are not identical differ; only objects and arrays (json columns) are compared as text.
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
@@ -240,10 +243,16 @@ export function planBatch(
 
   // A live record whose final state equals its initial one (e.g. `done` set to the value it
   // has) is not written and gets no new version: its ops answer with the record as it stands.
+  const updatedColumns = new Map<string, string[]>();
   for (const key of written) {
     const before = initial.get(key);
     const after = records.get(key)!;
-    if (!before || before.deleted || after.deleted || changedColumns(before, after).length > 0) continue;
+    if (!before || before.deleted || after.deleted) continue;
+    const columns = changedColumns(before, after);
+    if (columns.length > 0) {
+      updatedColumns.set(key, columns);
+      continue;
+    }
     written.delete(key);
     for (const p of planned) {
       if (p.writes !== key) continue;
@@ -251,15 +260,19 @@ export function planBatch(
       if (p.result.record) p.result = { ...p.result, record: toSyncRecord(before) };
     }
   }
-  return { ops: planned, groups: writeGroups(written, initial, records), written };
+  return { ops: planned, groups: writeGroups(written, initial, records, updatedColumns), written };
 }
 
 function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
   return Object.keys(after.data ?? {}).filter((c) => !sameValue(after.data![c], before.data?.[c])).sort();
 }
 
-/** What the database must do to take each written record from its initial to its final state. */
-function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>): WriteGroup[] {
+/**
+ * What the database must do to take each written record from its initial to
+ * its final state. `updatedColumns`: the changed columns of each record that
+ * was live before and after.
+ */
+function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>, updatedColumns: Map<string, string[]>): WriteGroup[] {
   const groups = new Map<string, WriteGroup>();
   const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
     const id = `${kind}:${collection}:${columns.join(",")}`;
@@ -276,8 +289,7 @@ function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, f
       const columns = Object.keys(after.data ?? {}).sort();
       add(after.collection, "insert", columns, { id: after.id, ...after.data });
     } else if (!after.deleted) {
-      const columns = changedColumns(before!, after);
-      if (columns.length === 0) continue;
+      const columns = updatedColumns.get(key)!;
       add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive) {
       add(after.collection, "delete", [], { id: after.id });
