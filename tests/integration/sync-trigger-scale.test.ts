@@ -46,6 +46,37 @@ async function bookkeepingRowsRead(tx: postgres.TransactionSql): Promise<number>
   return rows;
 }
 
+interface Explained {
+  "Query Text": string;
+  Plan: PlanNode;
+  JIT?: unknown;
+}
+
+/**
+ * Every statement `run` executes, nested ones (the triggers') included, as
+ * auto_explain's JSON plans: with actual row and loop counts when `analyze`.
+ */
+async function explainEach(tx: postgres.TransactionSql, analyze: boolean, run: () => Promise<unknown>): Promise<Explained[]> {
+  await tx.unsafe(`load 'auto_explain'`);
+  await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = ${analyze}; set local auto_explain.log_format = json;
+                   set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
+  notices.length = 0;
+  await run();
+  return notices.map((text) => JSON.parse(text.slice(text.indexOf("{"))) as Explained);
+}
+
+/** A new user (emailed `<prefix>-1@…`) with `count` tasks in their personal list. */
+async function userWithTasks(tx: postgres.TransactionSql, prefix: string, count: number): Promise<void> {
+  await insertAuthUsers(tx, 1, prefix);
+  await tx`
+    insert into public.tasks (list_id, title)
+    select u.id, 'Task ' || g from auth.users u, generate_series(1, ${count}::integer) g where u.email like ${prefix + "-%"}`;
+}
+
+/** One UPDATE of every task of that user's list. */
+const markTheirTasksDone = (tx: postgres.TransactionSql, prefix: string) =>
+  tx`update public.tasks t set done = true from auth.users u where u.email like ${prefix + "-%"} and t.list_id = u.id`;
+
 describe("sync triggers in bulk statements", () => {
   it("read the bookkeeping by key: one more user costs the same after 400 as after none", async () => {
     await inRolledBackTransaction(async (tx) => {
@@ -84,13 +115,8 @@ describe("sync triggers in bulk statements", () => {
   it("forget the pokes of many deleted users in one pass, not once per deleted user", async () => {
     await inRolledBackTransaction(async (tx) => {
       await insertAuthUsers(tx, 50, "leaving");
-      await tx.unsafe(`load 'auto_explain'`);
-      await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = on; set local auto_explain.log_format = json;
-                       set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
-      notices.length = 0;
-      await tx.unsafe(`delete from auth.users where email like 'leaving-%'`);
-      const plan = notices.map((text) => JSON.parse(text.slice(text.indexOf("{"))) as { "Query Text": string; Plan: PlanNode })
-        .find((explained) => explained["Query Text"].includes("delete from realtime.messages"));
+      const plans = await explainEach(tx, true, () => tx.unsafe(`delete from auth.users where email like 'leaving-%'`));
+      const plan = plans.find((explained) => explained["Query Text"].includes("delete from realtime.messages"));
       expect(plan, "the clean-up statement of forget_pokes_of_deleted_users ran").toBeDefined();
       const [{ left }] = await tx<{ left: number }[]>`
         select count(*)::integer as left from realtime.messages m where m.topic like 'tidesync:%' and m.topic not in (
@@ -109,16 +135,8 @@ describe("sync triggers in bulk statements", () => {
     const [{ available }] = await admin<{ available: boolean }[]>`select pg_jit_available() as available`;
     expect(available, "this test needs a Postgres that can JIT (built with LLVM, as Supabase's and Debian's are)").toBe(true);
     await inRolledBackTransaction(async (tx) => {
-      await insertAuthUsers(tx, 1, "jit");
-      await tx`
-        insert into public.tasks (list_id, title)
-        select u.id, 'Task ' || g from auth.users u, generate_series(1, 4000) g where u.email like 'jit-%'`;
-      await tx.unsafe(`load 'auto_explain'`);
-      await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_format = json;
-                       set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
-      notices.length = 0;
-      await tx`update public.tasks t set done = true from auth.users u where u.email like 'jit-%' and t.list_id = u.id`;
-      const plans = notices.map((text) => JSON.parse(text.slice(text.indexOf("{"))) as { "Query Text": string; JIT?: unknown });
+      await userWithTasks(tx, "jit", 4000);
+      const plans = await explainEach(tx, false, () => markTheirTasksDone(tx, "jit"));
       const trigger = plans.filter((explained) => explained["Query Text"].includes("with pairs as"));
       expect(trigger, "the update branch of track_sync_changes ran").toHaveLength(1);
       expect(plans.filter((explained) => explained.JIT !== undefined).map((explained) => explained["Query Text"].slice(0, 80))).toEqual([]);
@@ -127,17 +145,9 @@ describe("sync triggers in bulk statements", () => {
 
   it("compare an edited row's columns once, and update its change entry in place", async () => {
     await inRolledBackTransaction(async (tx) => {
-      await insertAuthUsers(tx, 1, "edits");
-      await tx`
-        insert into public.tasks (list_id, title)
-        select u.id, 'Task ' || g from auth.users u, generate_series(1, 200) g where u.email like 'edits-%'`;
-      await tx.unsafe(`load 'auto_explain'`);
-      await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = on; set local auto_explain.log_format = json;
-                       set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
-      notices.length = 0;
-      await tx`update public.tasks t set done = true from auth.users u where u.email like 'edits-%' and t.list_id = u.id`;
-      const plan = notices.map((text) => JSON.parse(text.slice(text.indexOf("{"))) as { "Query Text": string; Plan: PlanNode })
-        .find((explained) => explained["Query Text"].includes("with pairs as"));
+      await userWithTasks(tx, "edits", 200);
+      const plans = await explainEach(tx, true, () => markTheirTasksDone(tx, "edits"));
+      const plan = plans.find((explained) => explained["Query Text"].includes("with pairs as"));
       expect(plan, "the update branch of track_sync_changes ran").toBeDefined();
       const nodes = allNodes(plan!.Plan);
       // 200 rows, each compared column by column once (it was twice: the list was inlined in two places)
