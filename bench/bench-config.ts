@@ -5,9 +5,14 @@
 /** The batch sizes of the push axis; 1, 50 and 500 are always measured (the goals and breakdowns use them). */
 export const GOAL_BATCH_SIZES = [1, 50, 500] as const;
 
+/** The batch size of the edits measurement (a long offline queue flushed at the batch limit's scale). */
+export const EDIT_BATCH_SIZE = 500;
+
 export interface BenchConfig {
   /** The push axis: ops pushed per batch size (rounded up to whole batches), API and floor each. */
   pushOps: Record<number, number>;
+  /** Edits of existing tasks pushed in EDIT_BATCH_SIZE-op batches, API and floor each. */
+  pushEditOps: number;
   /** Records of the initial-sync pull (GET /v1/sync/changes, limit=1000). */
   pullRecords: number;
   pullPageSize: number;
@@ -57,6 +62,7 @@ export function benchConfigFromEnv(): BenchConfig {
       [...new Set([...GOAL_BATCH_SIZES, ...listFromEnv("BENCH_PUSH_BATCH_SIZES", [1, 10, 50, 200, 500])])].sort((a, b) => a - b)
         .map((size) => [size, scaled(`BENCH_PUSH_OPS_${size}`, DEFAULT_PUSH_OPS[size] ?? size * 40)]),
     ),
+    pushEditOps: scaled("BENCH_PUSH_EDIT_OPS", 6000),
     pullRecords: scaled("BENCH_PULL_RECORDS", 100_000),
     pullPageSize: intFromEnv("BENCH_PULL_PAGE_SIZE", 1000),
     pullRepeats: intFromEnv("BENCH_PULL_REPEATS", 2),

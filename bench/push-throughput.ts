@@ -5,8 +5,11 @@
 // constraints, foreign keys and sync triggers all run: the cheapest correct
 // write; no ledger, no merge, no HTTP). One client, one batch in flight, on
 // both sides; request bodies and row arrays are built before the clock runs.
+// The same for edits of existing tasks (each based on the version the device
+// holds) against one UPDATE per batch.
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
+import { pgArray } from "../functions/api/lib/pg-array.ts";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { now, percentile, progress } from "./measure.ts";
 
@@ -62,22 +65,35 @@ function chunk<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
-  const batches = chunk(taskRows(user.listId, Math.ceil(totalOps / batchSize) * batchSize), batchSize).map((rows) => ({ body: batchBody(rows, user.deviceId), ops: rows.length }));
-  // Warm-up (JIT, connections, plans): a few batches outside the clock.
-  for (const rows of chunk(taskRows(user.listId, batchSize * 3), batchSize)) await postBatch(stack.apiUrl, user.token, batchBody(rows, user.deviceId), rows.length);
-  const tick = progress(log, `push via API, batch ${batchSize}`);
+/** How many batches run before the clock starts (JIT, connections, plans); the CPU figures count them. */
+export const WARM_UP_BATCHES = 3;
+
+/**
+ * Runs `warmUp`, then times `timed` one after the other (one batch in
+ * flight): ops/s over the whole run and the median batch.
+ */
+async function timeBatches<T>(label: string, log: (line: string) => void, warmUp: T[], timed: T[], opsOf: (batch: T) => number, send: (batch: T) => Promise<unknown>): Promise<ThroughputResult> {
+  for (const batch of warmUp) await send(batch);
+  const tick = progress(log, label);
   const times: number[] = [];
   const started = now();
-  for (const [i, batch] of batches.entries()) {
+  for (const [i, batch] of timed.entries()) {
     const t0 = now();
-    await postBatch(stack.apiUrl, user.token, batch.body, batch.ops);
+    await send(batch);
     times.push(now() - t0);
-    tick(i + 1, batches.length);
+    tick(i + 1, timed.length);
   }
   const seconds = (now() - started) / 1000;
-  const ops = batches.reduce((sum, b) => sum + b.ops, 0);
-  return { ops, batches: batches.length, seconds, opsPerSecond: ops / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
+  const ops = timed.reduce((sum, batch) => sum + opsOf(batch), 0);
+  return { ops, batches: timed.length, seconds, opsPerSecond: ops / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
+}
+
+type Body = { body: string; ops: number };
+
+export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
+  const bodies = (count: number) => chunk(taskRows(user.listId, count), batchSize).map((rows): Body => ({ body: batchBody(rows, user.deviceId), ops: rows.length }));
+  const batches = bodies(Math.ceil(totalOps / batchSize) * batchSize);
+  return await timeBatches(`push via API, batch ${batchSize}`, log, bodies(batchSize * WARM_UP_BATCHES), batches, (b) => b.ops, (b) => postBatch(stack.apiUrl, user.token, b.body, b.ops));
 }
 
 export const TASK_COLUMNS = ["id", "list_id", "title", "notes", "done", "due_date", "position"] as const;
@@ -102,20 +118,77 @@ export function insertTasks(sql: postgres.Sql, rows: TaskRow[]) {
 export async function pushFloor(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
   const sql = await connectAs(stack, user);
   try {
-    const total = Math.ceil(totalOps / batchSize) * batchSize;
-    for (const rows of chunk(taskRows(user.listId, batchSize * 3), batchSize)) await insertTasks(sql, rows);
-    const batches = chunk(taskRows(user.listId, total), batchSize);
-    const tick = progress(log, `push raw-SQL floor, batch ${batchSize}`);
-    const times: number[] = [];
-    const started = now();
-    for (const [i, rows] of batches.entries()) {
-      const t0 = now();
-      await insertTasks(sql, rows);
-      times.push(now() - t0);
-      tick(i + 1, batches.length);
-    }
-    const seconds = (now() - started) / 1000;
-    return { ops: total, batches: batches.length, seconds, opsPerSecond: total / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
+    const warmUp = chunk(taskRows(user.listId, batchSize * WARM_UP_BATCHES), batchSize);
+    const batches = chunk(taskRows(user.listId, Math.ceil(totalOps / batchSize) * batchSize), batchSize);
+    return await timeBatches(`push raw-SQL floor, batch ${batchSize}`, log, warmUp, batches, (rows) => rows.length, (rows) => insertTasks(sql, rows));
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+// ---- edits of existing records: what flushing an offline queue mostly sends ----
+
+/** A task as a device holds it: the version its edits are based on. */
+export interface HeldTask {
+  id: string;
+  version: number;
+}
+
+/**
+ * `count` new tasks in the user's list, written the floor's way (as the user,
+ * 500 rows per insert), with the versions the sync triggers gave them.
+ */
+export async function seedHeldTasks(stack: BenchStack, user: BenchUser, count: number): Promise<HeldTask[]> {
+  const sql = await connectAs(stack, user);
+  try {
+    for (const rows of chunk(taskRows(user.listId, count), 500)) await insertTasks(sql, rows);
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+  const held = await stack.ownerSql<{ id: string; version: string }[]>`
+    select s.id::text as id, s.version::text as version
+      from app_private.sync_records s join public.tasks t on t.id = s.id
+     where s.collection = 'tasks' and t.list_id = ${user.listId}::uuid`;
+  return held.map((task) => ({ id: task.id, version: Number(task.version) }));
+}
+
+/** The edit every bench edit makes: a new title, and done. */
+const editOf = (task: HeldTask) => ({ title: `Task ${task.id.slice(0, 8)} (edited)`, done: true });
+
+/** A batch of edits, each based on the version the device holds. */
+export function editBatchBody(tasks: HeldTask[], deviceId: string): string {
+  return JSON.stringify({
+    device_id: deviceId,
+    ops: tasks.map((task) => ({ op_id: randomUUID(), collection: "tasks", record_id: task.id, type: "upsert", base_version: task.version, data: editOf(task) })),
+  });
+}
+
+/** The tasks to seed for edits of `totalOps` tasks (each once) in `batchSize`-op batches, warm-up included. */
+export const heldTasksFor = (batchSize: number, totalOps: number) => (Math.ceil(totalOps / batchSize) + WARM_UP_BATCHES) * batchSize;
+
+/** Edits of the user's `held` tasks (seedHeldTasks, heldTasksFor), each once, through POST /v1/sync/batch. */
+export async function pushEditsThroughApi(stack: BenchStack, user: BenchUser, held: HeldTask[], batchSize: number, log: (line: string) => void): Promise<ThroughputResult> {
+  const batches = chunk(held, batchSize).map((tasks): Body => ({ body: editBatchBody(tasks, user.deviceId), ops: tasks.length }));
+  return await timeBatches(`push edits via API, batch ${batchSize}`, log, batches.slice(0, WARM_UP_BATCHES), batches.slice(WARM_UP_BATCHES), (b) => b.ops,
+    (b) => postBatch(stack.apiUrl, user.token, b.body, b.ops));
+}
+
+/**
+ * The edits' floor: the same edits as one UPDATE per batch, as the user (the
+ * table's policies, constraints and sync triggers run; no ledger, no merge,
+ * no read of the rows first, no HTTP).
+ */
+export async function pushEditsFloor(stack: BenchStack, user: BenchUser, held: HeldTask[], batchSize: number, log: (line: string) => void): Promise<ThroughputResult> {
+  const sql = await connectAs(stack, user);
+  try {
+    // Typed arrays as the push's own statements send them (pg-array.ts).
+    const update = (tasks: HeldTask[]) => sql`
+      update public.tasks t set title = e.title, done = e.done
+        from unnest(${pgArray(tasks.map((task) => task.id))}::uuid[], ${pgArray(tasks.map((task) => editOf(task).title))}::text[],
+                    ${pgArray(tasks.map((task) => String(editOf(task).done)))}::boolean[]) as e(id, title, done)
+       where t.id = e.id`;
+    const batches = chunk(held, batchSize);
+    return await timeBatches(`push edits raw-SQL floor, batch ${batchSize}`, log, batches.slice(0, WARM_UP_BATCHES), batches.slice(WARM_UP_BATCHES), (tasks) => tasks.length, update);
   } finally {
     await sql.end({ timeout: 5 });
   }

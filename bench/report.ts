@@ -14,6 +14,8 @@ import type { Step } from "./time-breakdown.ts";
 
 export interface BenchResults {
   push: Record<string, { api: ThroughputResult; floor: ThroughputResult; ratio: number; server: ServerTimes }>;
+  /** Edits of existing tasks (absent in results written before 2026-11-26 midday). */
+  pushEdits?: { api: ThroughputResult; floor: ThroughputResult; ratio: number; server: ServerTimes };
   /**
    * httpFloorMs: a bare Deno.serve answering one page's bytes (what any HTTP API adds to the floor at least);
    * authenticatedRequestMs: GET /v1/whoami over a bare answer (what any authenticated request of this API adds).
@@ -142,6 +144,10 @@ export function formatTable(r: BenchResults, goals: Goal[]): string {
   const measurements: string[][] = [];
   for (const [size, p] of Object.entries(r.push)) {
     measurements.push([`push ops/s, batch ${size} (${p.api.ops} ops)`, n(p.api.opsPerSecond), n(p.floor.opsPerSecond), `${n(100 * p.ratio, 1)}%`, `${n(p.server.p50Ms, 2)} ms/batch`]);
+  }
+  if (r.pushEdits) {
+    const e = r.pushEdits;
+    measurements.push([`push ops/s, edits of existing tasks, batch ${e.api.ops / e.api.batches} (${e.api.ops} ops)`, n(e.api.opsPerSecond), n(e.floor.opsPerSecond), `${n(100 * e.ratio, 1)}%`, `${n(e.server.p50Ms, 2)} ms/batch`]);
   }
   measurements.push([`pull records/s, initial sync of ${n(r.pull.api.records)} (${n(r.pull.api.pages)} pages)`, n(r.pull.api.recordsPerSecond), n(r.pull.floor.recordsPerSecond), `${n(100 * r.pull.ratio, 1)}%`, `${n(r.pull.server.p50Ms, 2)} ms/page`]);
   for (const l of r.latency) {

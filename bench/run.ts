@@ -9,7 +9,7 @@ import path from "node:path";
 import { ROOT } from "../scripts/lib/paths.ts";
 import { DENO } from "../scripts/lib/deno.ts";
 import { runCleanups } from "../scripts/lib/shutdown.ts";
-import { type BenchConfig, benchConfigFromEnv } from "./bench-config.ts";
+import { type BenchConfig, benchConfigFromEnv, EDIT_BATCH_SIZE } from "./bench-config.ts";
 import { type BenchStack, startBenchStack } from "./bench-stack.ts";
 import { type LatencyResult, measureBatchLatency, measureFloorLatency } from "./batch-latency.ts";
 import { renderChart } from "./chart.ts";
@@ -19,7 +19,7 @@ import { measureSustainedLoad } from "./sustained-load.ts";
 import { round } from "./measure.ts";
 import { pullFloor, pullThroughApi, seedTasks, vacuumAnalyze } from "./pull-throughput.ts";
 import { measurePullScopeCost, type ScopeCostResult } from "./pull-scope-cost.ts";
-import { pushFloor, pushThroughApi, type ThroughputResult } from "./push-throughput.ts";
+import { heldTasksFor, pushEditsFloor, pushEditsThroughApi, pushFloor, pushThroughApi, seedHeldTasks, type ThroughputResult, WARM_UP_BATCHES } from "./push-throughput.ts";
 import { measureRlsOverhead } from "./rls-overhead.ts";
 import { measureHttpFloor } from "./http-floor.ts";
 import { batchBody, taskRows } from "./push-throughput.ts";
@@ -59,13 +59,33 @@ async function mainRun(config: BenchConfig) {
       const apiUser = await stack.createUser(`push${batchSize}`);
       const floorUser = await stack.createUser(`floor${batchSize}`);
       const fromLine = await logLineCount(logFile);
-      // 3 warm-up batches run before the clock starts; they are counted in the CPU figures.
-      const api = await measureCpu(`push, batch ${batchSize}`, (r) => r.batches + 3, () => pushThroughApi(stack, apiUser, batchSize, total, log));
+      // The warm-up batches run before the clock starts; they are counted in the CPU figures.
+      const api = await measureCpu(`push, batch ${batchSize}`, (r) => r.batches + WARM_UP_BATCHES, () => pushThroughApi(stack, apiUser, batchSize, total, log));
       const server = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
       const floor = await pushFloor(stack, floorUser, batchSize, total, log);
       push[batchSize] = { api, floor, ratio: api.opsPerSecond / floor.opsPerSecond, server };
       await remember(`push, batch ${batchSize}`);
       log(`  → API ${round(api.opsPerSecond, 0)} ops/s, floor ${round(floor.opsPerSecond, 0)} ops/s (${round(100 * push[batchSize].ratio)}% of floor); server p50 ${round(server.p50Ms)} ms/batch`);
+    }
+
+    log(`push: ${config.pushEditOps} edits of existing tasks in ${EDIT_BATCH_SIZE}-op batches, through the API and through raw SQL…`);
+    let pushEdits: { api: ThroughputResult; floor: ThroughputResult; ratio: number; server: ServerTimes };
+    {
+      const seeded = async (label: string) => {
+        const user = await stack.createUser(label);
+        return { user, held: await seedHeldTasks(stack, user, heldTasksFor(EDIT_BATCH_SIZE, config.pushEditOps)) };
+      };
+      const editor = await seeded("edits");
+      const editorFloor = await seeded("editsfloor");
+      await vacuumAnalyze(stack.ownerSql); // what autovacuum does after a bulk load: both sides edit rows that settled
+      const fromLine = await logLineCount(logFile);
+      const api = await measureCpu(`push edits, batch ${EDIT_BATCH_SIZE}`, (r) => r.batches + WARM_UP_BATCHES,
+        () => pushEditsThroughApi(stack, editor.user, editor.held, EDIT_BATCH_SIZE, log));
+      const server = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
+      const floor = await pushEditsFloor(stack, editorFloor.user, editorFloor.held, EDIT_BATCH_SIZE, log);
+      pushEdits = { api, floor, ratio: api.opsPerSecond / floor.opsPerSecond, server };
+      await remember(`push edits, batch ${EDIT_BATCH_SIZE}`);
+      log(`  → API ${round(api.opsPerSecond, 0)} ops/s, floor ${round(floor.opsPerSecond, 0)} ops/s (${round(100 * pushEdits.ratio)}% of floor)`);
     }
 
     log("breakdown: one 500-op push, layer by layer…");
@@ -162,7 +182,7 @@ async function mainRun(config: BenchConfig) {
     const memory = await readMemory(pid);
     log(`memory: deno peak RSS ${round(memory.peakRssMb)} MB (now ${round(memory.currentRssMb)} MB)`);
     const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
-    const results = { push, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer, httpFloorMs: pullHttpFloor.ms, authenticatedRequestMs }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
+    const results = { push, pushEdits, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer, httpFloorMs: pullHttpFloor.ms, authenticatedRequestMs }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
     const breakdown = { per_request: fixedSteps, push_500: pushSteps, pull_page: pullSteps };
     return { results, breakdown, pgVersion };
   } finally {
