@@ -44,18 +44,24 @@ const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLitera
  * that level): no sort of the wide entries.
  */
 function entriesSql(order: string, mode: "full" | "incremental"): string {
-  // A full sync lists present entries only, whose seq and changed_at ARE the
-  // row's version and updated_at (the sync triggers write both in the same
-  // statement, from the same seq and now()): no lookup of sync_records. An
-  // incremental page also reports removals, with the tombstone's version.
-  const state = mode === "full"
-    ? `select l.seq as version, l.changed_at as updated_at, r.data, r.data is not null as live
-            from (select ${ROW_DATA} as data offset 0) r`
-    : `select s.version, s.updated_at, r.data, (s.deleted is false and r.data is not null) as live
+  // A present entry's seq and changed_at ARE the row's version and updated_at
+  // (the sync triggers write both in the same statement, from the same seq
+  // and now()): no lookup of sync_records. A full sync lists present entries
+  // only. An incremental page lists them too (entry_is_row: a present entry
+  // at its own position), and also entries listed at a grant's position and
+  // removals (an entry no longer present, or of a scope the caller lost),
+  // which are looked up, removals with the tombstone's version.
+  const present = `select l.seq as version, l.changed_at as updated_at, r.data, r.data is not null as live
+            from (select ${ROW_DATA} as data offset 0) r`;
+  const state = mode === "full" ? present : `${present}
+           where l.entry_is_row
+          union all
+          select s.version, s.updated_at, r.data, (s.deleted is false and r.data is not null) as live
             from (select 1) one
             left join app_private.sync_records s on s.collection = l.collection and s.id = l.id
             -- offset 0: \`data\` is built once per entry, not once per use
-            cross join lateral (select case when s.deleted is false then ${ROW_DATA} end as data offset 0) r`;
+            cross join lateral (select case when s.deleted is false then ${ROW_DATA} end as data offset 0) r
+           where not l.entry_is_row`;
   return `
     select string_agg(x.entry, ',') as entries
       from (
@@ -154,10 +160,10 @@ const INCREMENTAL_SQL = `
        and (a.txid, a.seq) >= ($1::text::xid8, $2::bigint)
        and a.txid < (select upper from bounds)
   ), changed as (
-    select c.txid, c.seq, c.collection, c.id, c.changed_at, false as revoked
+    select c.txid, c.seq, c.collection, c.id, c.changed_at, c.present as entry_is_row, false as revoked
       from scopes s
      cross join lateral (
-       select c.txid, c.seq, c.collection, c.id, c.changed_at
+       select c.txid, c.seq, c.collection, c.id, c.changed_at, c.present
          from app_private.sync_changes c
         where c.scope_id = s.scope_id
           and (c.txid, c.seq) >= ($1::text::xid8, $2::bigint)
@@ -173,7 +179,8 @@ const INCREMENTAL_SQL = `
     -- Every entry of the scope, not only its present rows: a device may still hold a row that
     -- was deleted or moved away while the caller was out of the scope and its cursor passed
     -- that entry unseen (removed, then re-added before the device read the removal).
-    select a.txid, a.seq, c.collection, c.id, c.changed_at, false as revoked
+    -- at the grant's position (a.txid, a.seq), not the entry's own: not entry_is_row
+    select a.txid, a.seq, c.collection, c.id, c.changed_at, false as entry_is_row, false as revoked
       from access a
      cross join lateral (
        select c.collection, c.id, c.changed_at
@@ -186,7 +193,7 @@ const INCREMENTAL_SQL = `
      ) c
      where a.granted and a.scope_id in (select scope_id from scopes)
   ), revoked as (
-    select a.txid, a.seq, c.collection, c.id, c.changed_at, true as revoked
+    select a.txid, a.seq, c.collection, c.id, c.changed_at, false as entry_is_row, true as revoked
       from access a
      cross join lateral (
        select c.collection, c.id, c.changed_at

@@ -1,0 +1,67 @@
+// What an incremental pull page reads to resolve its entries. A change entry
+// that is present in a scope the caller sees carries the row's version and
+// time (the sync triggers write both from the same seq and now()), so only
+// the other entries (removals, rows listed at a grant's position) look up
+// app_private.sync_records. What a user would notice otherwise: every
+// incremental page paying a second primary-key lookup per entry, which grows
+// with the size of the whole database (the scope-cost bench). Counted by what
+// Postgres counts, never by time; the entries themselves are asserted too.
+import { randomUUID } from "node:crypto";
+import postgres from "postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type IncrementalKey, ZERO_UUID } from "../../functions/api/sync/plan-pull.ts";
+import { readChangesPage } from "../../functions/api/sync/pull-store.ts";
+import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
+import { insertAuthUser } from "../support/auth-users.ts";
+
+let database: TempDatabase;
+let admin: postgres.Sql;
+const userId = randomUUID();
+
+beforeAll(async () => {
+  database = await createTempDatabase("tidesync_pullreads", { seed: false });
+  admin = postgres(database.adminDbUrl, { max: 1, onnotice: () => {} });
+  await insertAuthUser(admin, userId); // their personal list's id is their id
+  await admin`insert into public.tasks (list_id, title) select ${userId}, 'Task ' || g from generate_series(1, 300) g`;
+  await admin`update public.tasks set done = true where title in ('Task 1', 'Task 2', 'Task 3')`;
+  await admin`delete from public.tasks where title in ('Task 4', 'Task 5')`;
+  await admin`analyze`;
+});
+
+afterAll(async () => {
+  await admin?.end({ timeout: 5 });
+  await database?.drop();
+});
+
+describe("an incremental pull page", () => {
+  it("looks up the sync bookkeeping only for its removals, and lists every entry as it stands", async () => {
+    await admin.begin(async (tx) => {
+      const bookkeepingRowsRead = async () => (await tx<{ reads: number }[]>`
+        select coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)::integer as reads
+          from pg_stat_xact_user_tables where schemaname = 'app_private' and relname = 'sync_records'`)[0].reads;
+      const before = await bookkeepingRowsRead();
+      await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${JSON.stringify({ sub: userId, role: "authenticated" })}, true)`;
+      const from: IncrementalKey = ["0", 0, "", ZERO_UUID];
+      const page = await readChangesPage(tx, { mode: "incremental", after: from }, null, 1000);
+      await tx`reset role`;
+      // 2 removals looked up; not the 298 live tasks and the list too (301 before)
+      expect(await bookkeepingRowsRead() - before).toBe(2);
+
+      const entries = JSON.parse(`[${page.entries.map((chunk) => new TextDecoder().decode(chunk)).join(",")}]`) as
+        { collection: string; id: string; version: number; deleted: boolean; data: { title: string; done: boolean } | null; updated_at: string }[];
+      expect(entries).toHaveLength(301); // 300 tasks (2 of them deleted) and their list
+      const stored = await tx<{ collection: string; id: string; version: string; deleted: boolean; updated_at: string }[]>`
+        select collection, id::text as id, version::text as version, deleted,
+               to_char(updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as updated_at
+          from app_private.sync_records`;
+      const byKey = new Map(stored.map((s) => [`${s.collection}/${s.id}`, s]));
+      for (const entry of entries) {
+        const s = byKey.get(`${entry.collection}/${entry.id}`)!;
+        // version and time as the bookkeeping has them, for live rows and removals alike
+        expect([entry.version, entry.deleted, entry.updated_at]).toEqual([Number(s.version), s.deleted, s.updated_at]);
+      }
+      expect(entries.filter((e) => e.deleted).map((e) => e.data)).toEqual([null, null]);
+      expect(entries.filter((e) => e.collection === "tasks" && e.data?.done).length).toBe(3);
+    });
+  });
+});
