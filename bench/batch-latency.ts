@@ -2,11 +2,16 @@
 // device is its own user (the common case: many users, one active device
 // each) — or, with `sharedList`, a member (editor) of one list they all push
 // into — sends its batches back to back, and every request's wall time from
-// the client is recorded. The floor: the same concurrency of raw-SQL 50-row
-// inserts, each device its own connection as `authenticated`.
+// the client is recorded. Two floors: the same concurrency of raw-SQL 50-row
+// inserts, each device its own connection as `authenticated`; and the same
+// pushes over HTTP to the thinnest API that still writes the rows
+// (thin-api-server.ts).
+import path from "node:path";
+import { ROOT } from "../scripts/lib/paths.ts";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
+import { startBenchServer } from "./http-floor.ts";
 import { now, percentile, pool, progress } from "./measure.ts";
-import { batchBody, connectAs, insertTasks, postBatch, taskRows } from "./push-throughput.ts";
+import { batchBody, connectAs, insertTasks, postBatch, sessionClaims, taskRows, WARM_UP_BATCHES } from "./push-throughput.ts";
 
 export interface LatencyResult {
   devices: number;
@@ -46,25 +51,62 @@ function summarize(devices: number, sharedList: boolean, latencies: number[], se
   };
 }
 
-export async function measureBatchLatency(stack: BenchStack, devices: number, totalBatches: number, log: (line: string) => void, sharedList = false): Promise<LatencyResult> {
-  const perDevice = Math.max(1, Math.ceil(totalBatches / devices));
-  const { users, listOf } = await latencyUsers(stack, devices, sharedList);
-  const prepared = users.map((user) => Array.from({ length: perDevice + 1 }, () => batchBody(taskRows(listOf(user), LATENCY_BATCH_OPS), user.deviceId)));
-  // Warm-up: every device's first batch (connections, plans) is not timed.
-  await pool(devices, devices, async (d) => postBatch(stack.apiUrl, users[d].token, prepared[d][0], LATENCY_BATCH_OPS));
-
+/**
+ * Every device runs `send` for its batches back to back: the first
+ * WARM_UP_BATCHES untimed (connections, plans, a fresh server's JIT), then
+ * perDevice timed ones.
+ */
+async function timeDevices(devices: number, perDevice: number, send: (device: number, batch: number) => Promise<void>, tick?: (done: number, total: number) => void) {
+  await pool(devices, devices, async (d) => {
+    for (let i = 0; i < WARM_UP_BATCHES; i++) await send(d, i);
+  });
   const latencies: number[] = [];
-  const tick = progress(log, `50-op batches at ${devices} device(s)${sharedList ? " of one list" : ""}`);
   const started = now();
   await pool(devices, devices, async (d) => {
-    for (let i = 1; i <= perDevice; i++) {
+    for (let i = WARM_UP_BATCHES; i < WARM_UP_BATCHES + perDevice; i++) {
       const t0 = now();
-      await postBatch(stack.apiUrl, users[d].token, prepared[d][i], LATENCY_BATCH_OPS);
+      await send(d, i);
       latencies.push(now() - t0);
-      tick(latencies.length, perDevice * devices);
+      tick?.(latencies.length, perDevice * devices);
     }
   });
-  return summarize(devices, sharedList, latencies, (now() - started) / 1000);
+  return { latencies, seconds: (now() - started) / 1000 };
+}
+
+/** `devices` users' prepared 50-op push bodies, the warm-up's first. */
+async function preparedPushes(stack: BenchStack, devices: number, totalBatches: number, sharedList: boolean) {
+  const perDevice = Math.max(1, Math.ceil(totalBatches / devices));
+  const { users, listOf } = await latencyUsers(stack, devices, sharedList);
+  const bodies = users.map((user) => Array.from({ length: WARM_UP_BATCHES + perDevice }, () => batchBody(taskRows(listOf(user), LATENCY_BATCH_OPS), user.deviceId)));
+  return { perDevice, users, bodies };
+}
+
+export async function measureBatchLatency(stack: BenchStack, devices: number, totalBatches: number, log: (line: string) => void, sharedList = false): Promise<LatencyResult> {
+  const { perDevice, users, bodies } = await preparedPushes(stack, devices, totalBatches, sharedList);
+  const tick = progress(log, `50-op batches at ${devices} device(s)${sharedList ? " of one list" : ""}`);
+  const { latencies, seconds } = await timeDevices(devices, perDevice, (d, i) => postBatch(stack.apiUrl, users[d].token, bodies[d][i], LATENCY_BATCH_OPS), tick);
+  return summarize(devices, sharedList, latencies, seconds);
+}
+
+/**
+ * The least any HTTP API can take for the same pushes on this machine: the same
+ * client, bodies and concurrency against bench/thin-api-server.ts, which only
+ * parses each body, writes its rows with the raw-SQL floor's INSERT as the
+ * caller and answers the written rows.
+ */
+export async function measureThinApiLatency(stack: BenchStack, devices: number, totalBatches: number, sharedList = false): Promise<LatencyResult> {
+  const { perDevice, users, bodies } = await preparedPushes(stack, devices, totalBatches, sharedList);
+  const claims = users.map((user) => ({ claims: sessionClaims(user), deviceId: user.deviceId }));
+  const server = await startBenchServer(
+    ["run", "--config", path.join(ROOT, "functions/api/deno.json"), "--lock", path.join(ROOT, "functions/api/deno.lock"), "--allow-net", "--allow-env", path.join(ROOT, "bench/thin-api-server.ts")],
+    { DATABASE_URL: stack.database.ownerDbUrl, CLAIMS: JSON.stringify(claims) },
+  );
+  try {
+    const { latencies, seconds } = await timeDevices(devices, perDevice, (d, i) => postBatch(server.url, String(d), bodies[d][i], LATENCY_BATCH_OPS));
+    return summarize(devices, sharedList, latencies, seconds);
+  } finally {
+    server.stop();
+  }
 }
 
 /** The floor of the same concurrency: each device its own connection as `authenticated`, 50-row inserts back to back. */
@@ -74,18 +116,9 @@ export async function measureFloorLatency(stack: BenchStack, devices: number, to
   for (let i = 0; i < devices; i++) users.push(await stack.createUser(`latencyfloor${devices}`));
   const connections = await Promise.all(users.map((user) => connectAs(stack, user)));
   try {
-    const prepared = users.map((user) => Array.from({ length: perDevice + 1 }, () => taskRows(user.listId, LATENCY_BATCH_OPS)));
-    await pool(devices, devices, async (d) => void await insertTasks(connections[d], prepared[d][0]));
-    const latencies: number[] = [];
-    const started = now();
-    await pool(devices, devices, async (d) => {
-      for (let i = 1; i <= perDevice; i++) {
-        const t0 = now();
-        await insertTasks(connections[d], prepared[d][i]);
-        latencies.push(now() - t0);
-      }
-    });
-    return summarize(devices, false, latencies, (now() - started) / 1000);
+    const prepared = users.map((user) => Array.from({ length: WARM_UP_BATCHES + perDevice }, () => taskRows(user.listId, LATENCY_BATCH_OPS)));
+    const { latencies, seconds } = await timeDevices(devices, perDevice, async (d, i) => void await insertTasks(connections[d], prepared[d][i]));
+    return summarize(devices, false, latencies, seconds);
   } finally {
     await Promise.all(connections.map((c) => c.end({ timeout: 5 })));
   }

@@ -12,6 +12,7 @@ export interface ChartInput {
   push: Record<string, { api: ThroughputResult; floor: ThroughputResult }>;
   latency: LatencyResult[];
   latencyFloor?: LatencyResult;
+  thinApiLatency?: LatencyResult[];
   sustained?: SustainedResult;
 }
 
@@ -47,6 +48,9 @@ export async function renderChart(input: ChartInput, subtitle: string): Promise<
   }
   if (input.latencyFloor) {
     latencyRows.push({ devices: input.latencyFloor.devices, series: "raw-SQL floor p99", value: input.latencyFloor.p99Ms });
+  }
+  for (const thin of input.thinApiLatency ?? []) {
+    latencyRows.push({ devices: thin.devices, series: `thinnest HTTP API p99${thin.sharedList ? ", one shared list" : ""}`, value: thin.p99Ms });
   }
   const throughputRows: Row[] = Object.entries(input.push).flatMap(([size, p]) => [
     { batch: Number(size), series: "API", value: p.api.opsPerSecond },

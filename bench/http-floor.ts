@@ -25,6 +25,18 @@ export interface HttpFloor {
   ms: number;
 }
 
+/** A Deno server started for a measurement: `args` run a script that prints "ready" once it listens on $PORT. */
+export async function startBenchServer(args: string[], env: Record<string, string>, source?: string): Promise<{ url: string; stop: () => void }> {
+  const port = await freePort();
+  const child = spawn(DENO, args, { env: denoEnv({ ...env, PORT: String(port) }), stdio: ["pipe", "pipe", "inherit"] });
+  child.stdin.end(source ?? "");
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
+    child.on("exit", (code) => reject(new Error(`the bench server (deno ${args.join(" ")}) exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, stop: () => child.kill("SIGTERM") };
+}
+
 /** Median wall time of one request carrying `requestBody` and answered with `responseBody`. */
 export async function measureHttpFloor(cases: { requestBody?: string; responseBody: string }[], samples: number): Promise<HttpFloor[]> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "tidesync-http-floor-"));
@@ -33,19 +45,10 @@ export async function measureHttpFloor(cases: { requestBody?: string; responseBo
     for (const c of cases) {
       const bodyFile = path.join(dir, "body.json");
       await writeFile(bodyFile, c.responseBody);
-      const port = await freePort();
-      const child = spawn(DENO, ["run", `--allow-read=${bodyFile}`, "--allow-env", "--allow-net", "-"], {
-        env: denoEnv({ BODY_FILE: bodyFile, PORT: String(port) }),
-        stdio: ["pipe", "pipe", "inherit"],
-      });
-      child.stdin.end(SERVER);
-      await new Promise<void>((resolve, reject) => {
-        child.stdout.on("data", (chunk: Buffer) => chunk.toString().includes("ready") && resolve());
-        child.on("exit", (code) => reject(new Error(`the HTTP floor server exited with ${code}`)));
-      });
+      const server = await startBenchServer(["run", `--allow-read=${bodyFile}`, "--allow-env", "--allow-net", "-"], { BODY_FILE: bodyFile }, SERVER);
       try {
         const once = async () => {
-          const response = await fetch(`http://127.0.0.1:${port}/`, c.requestBody
+          const response = await fetch(`${server.url}/`, c.requestBody
             ? { method: "POST", body: c.requestBody, headers: { "content-type": "application/json" } }
             : {});
           await response.text();
@@ -59,7 +62,7 @@ export async function measureHttpFloor(cases: { requestBody?: string; responseBo
         }
         results.push({ requestBytes: c.requestBody?.length ?? 0, responseBytes: c.responseBody.length, ms: median(times) });
       } finally {
-        child.kill("SIGTERM");
+        server.stop();
       }
     }
   } finally {

@@ -103,9 +103,14 @@ export const TASK_COLUMNS = ["id", "list_id", "title", "notes", "done", "due_dat
  * `authenticated`, their claims, their device for the field versions) — set
  * once for the session, so each write after it is a single statement.
  */
+/** The claims a user's requests carry, as the raw-SQL floors set them. */
+export function sessionClaims(user: BenchUser) {
+  return { sub: user.userId, role: "authenticated", session_id: user.sessionId, aud: "authenticated" };
+}
+
 export async function connectAs(stack: BenchStack, user: BenchUser): Promise<postgres.Sql> {
   const sql = postgres(stack.database.ownerDbUrl, { max: 1, onnotice: () => {} });
-  const claims = JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId, aud: "authenticated" });
+  const claims = JSON.stringify(sessionClaims(user));
   await sql`select set_config('request.jwt.claims', ${claims}, false), set_config('tidesync.device_id', ${user.deviceId}, false), set_config('role', 'authenticated', false)`;
   return sql;
 }

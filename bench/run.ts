@@ -11,7 +11,7 @@ import { DENO } from "../scripts/lib/deno.ts";
 import { runCleanups } from "../scripts/lib/shutdown.ts";
 import { type BenchConfig, benchConfigFromEnv, EDIT_BATCH_SIZE } from "./bench-config.ts";
 import { type BenchStack, startBenchStack } from "./bench-stack.ts";
-import { type LatencyResult, measureBatchLatency, measureFloorLatency } from "./batch-latency.ts";
+import { type LatencyResult, measureBatchLatency, measureFloorLatency, measureThinApiLatency } from "./batch-latency.ts";
 import { renderChart } from "./chart.ts";
 import { measurePushLedgerScale } from "./push-ledger-scale.ts";
 import { measureScopesPerUser } from "./scopes-per-user.ts";
@@ -163,7 +163,7 @@ async function mainRun(config: BenchConfig) {
       const label = `${devices} device(s)${sharedList ? " of one shared list" : ""}`;
       log(`latency: 50-op batches, ${label}, ${config.latencyBatchesPerLevel} batches…`);
       const fromLine = await logLineCount(logFile);
-      const result = await measureCpu(`50-op batch at ${label}`, (r) => r.batches + devices, () => measureBatchLatency(stack, devices, config.latencyBatchesPerLevel, log, sharedList));
+      const result = await measureCpu(`50-op batch at ${label}`, (r) => r.batches + devices * WARM_UP_BATCHES, () => measureBatchLatency(stack, devices, config.latencyBatchesPerLevel, log, sharedList));
       const server = latencyServer[latencyKey(result)] = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
       latency.push(result);
       await remember(`latency, ${label}`);
@@ -172,6 +172,13 @@ async function mainRun(config: BenchConfig) {
     log("latency: the raw-SQL floor at 8 connections…");
     const latencyFloor = await measureFloorLatency(stack, 8, config.latencyBatchesPerLevel);
     log(`  → p50 ${round(latencyFloor.p50Ms)} ms, p99 ${round(latencyFloor.p99Ms)} ms`);
+    const thinApiLatency: LatencyResult[] = [];
+    for (const sharedList of [false, true]) {
+      log(`latency: the thinnest HTTP API at 8 devices${sharedList ? " of one shared list" : ""}…`);
+      const thin = await measureThinApiLatency(stack, 8, config.latencyBatchesPerLevel, sharedList);
+      thinApiLatency.push(thin);
+      log(`  → p50 ${round(thin.p50Ms)} ms, p99 ${round(thin.p99Ms)} ms`);
+    }
 
     // ---- sustained ----------------------------------------------------------------
     log(`sustained: ${config.sustained.devices} devices pushing and pulling for ${config.sustained.seconds} s…`);
@@ -182,7 +189,7 @@ async function mainRun(config: BenchConfig) {
     const memory = await readMemory(pid);
     log(`memory: deno peak RSS ${round(memory.peakRssMb)} MB (now ${round(memory.currentRssMb)} MB)`);
     const pgVersion = (await stack.ownerSql<{ v: string }[]>`select current_setting('server_version') as v`)[0].v;
-    const results = { push, pushEdits, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer, httpFloorMs: pullHttpFloor.ms, authenticatedRequestMs }, rls, latency, latencyServer, latencyFloor, sustained, memory, memoryTimeline, cpu };
+    const results = { push, pushEdits, pull: { api: pullApi, floor: pullSql, ratio: pullRatio, server: pullServer, httpFloorMs: pullHttpFloor.ms, authenticatedRequestMs }, rls, latency, latencyServer, latencyFloor, thinApiLatency, sustained, memory, memoryTimeline, cpu };
     const breakdown = { per_request: fixedSteps, push_500: pushSteps, pull_page: pullSteps };
     return { results, breakdown, pgVersion };
   } finally {

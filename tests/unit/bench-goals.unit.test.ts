@@ -1,5 +1,6 @@
-// How `npm run bench` judges the pull goal (bench/report.ts): MISSED, or out
-// of reach only when this run's own measurements bound the share below 85%.
+// How `npm run bench` judges the pull and latency goals (bench/report.ts):
+// MISSED, or out of reach only when this run's own measurements show that
+// nothing built on this machine could meet them.
 import { describe, expect, it } from "vitest";
 import { type BenchResults, evaluateGoals } from "../../bench/report.ts";
 
@@ -58,5 +59,42 @@ describe("the pull goal of npm run bench", () => {
     const goal = pullGoal(run({ floorPageMs: 7.5, share: 0.86, httpFloorMs: 1.2, authenticatedRequestMs: 0.9 }));
     expect(goal.met).toBe(true);
     expect(goal.outOfReach).toBeUndefined();
+  });
+});
+
+/** 8-device latencies at p99: the API's, the raw-SQL floor's, and the thinnest HTTP API's (own lists, then one shared list). */
+function latencyRun(p99: { api: number; floor: number; thin: [number, number] }): BenchResults {
+  const at = (sharedList: boolean, p99Ms: number) => ({ devices: 8, sharedList, batches: 480, p50Ms: p99Ms / 2, p99Ms, maxMs: p99Ms, opsPerSecond: 1 });
+  return {
+    ...run({ floorPageMs: 7.5, share: 0.9 }),
+    latency: [at(false, p99.api), at(true, p99.api)],
+    latencyFloor: at(false, p99.floor),
+    thinApiLatency: [at(false, p99.thin[0]), at(true, p99.thin[1])],
+  } as BenchResults;
+}
+
+const latencyGoals = (results: BenchResults) => evaluateGoals(results).filter((g) => g.name.startsWith("p99 of 50-op batches"));
+
+describe("the latency goals of npm run bench", () => {
+  it("are out of reach when the thinnest HTTP API writing the same rows misses them, each against its own variant", () => {
+    const [own, shared] = latencyGoals(latencyRun({ api: 90, floor: 32, thin: [47, 55] }));
+    expect(own.met).toBe(false);
+    expect(own.outOfReach).toBe("the thinnest HTTP API writing the same rows (parse, one INSERT, answer) has a p99 of 47 ms at 8 devices");
+    expect(own.evidence).toBe("raw-SQL floor at 8 connections: p50 16 / p99 32 ms; thinnest HTTP API: p50 23.5 / p99 47 ms");
+    // 55 ms is under the shared list's 60 ms: missed, not out of reach.
+    expect(shared.met).toBe(false);
+    expect(shared.outOfReach).toBeUndefined();
+    expect(shared.evidence).toBe("raw-SQL floor at 8 connections: p50 16 / p99 32 ms; thinnest HTTP API: p50 27.5 / p99 55 ms");
+  });
+
+  it("name the raw-SQL floor when it alone misses the target", () => {
+    const [own] = latencyGoals(latencyRun({ api: 90, floor: 45, thin: [60, 70] }));
+    expect(own.outOfReach).toBe("the raw-SQL floor's own p99 at 8 connections is 45 ms");
+  });
+
+  it("are met at the target whatever the floors", () => {
+    const [own, shared] = latencyGoals(latencyRun({ api: 39, floor: 45, thin: [60, 70] }));
+    expect(own.met).toBe(true);
+    expect(shared.met).toBe(true);
   });
 });
