@@ -50,30 +50,38 @@ export const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
     order by t.id for no key update of t`,
 ]));
 
+// A named record's sync state as JSON text (the shape of StateRow["state"]).
+const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::text || '","version":' || s.version::text ||
+              ',"deleted":' || s.deleted::text || ',"field_versions":' || s.field_versions::text ||
+              ',"created_at":"' || ${iso("s.created_at")} || '","updated_at":"' || ${iso("s.updated_at")} ||
+              '","deleted_at":' || coalesce('"' || ${iso("s.deleted_at")} || '"', 'null') || '}'`;
+
 // $1 op_ids, $2 and $3 the record keys (collections, ids), $4 device_id or null, $5 the
 // session id, then one id list per collection (the rows whose data the planner needs).
 // Ids and keys come as typed arrays, never as JSON text: see LEDGER_SQL. It also sets
 // the transaction's device (tidesync.device_id), with which the sync triggers stamp
 // each changed field (merge.ts): none when the batch names a device that is not the
 // caller's, and then nothing is written.
+// The named records' state and rows come as JSON text concatenated the way the
+// read-back and the pull print them (row-json.ts), each parsed once in the
+// function: building them as jsonb values (jsonb_build_object, to_jsonb,
+// jsonb_agg) and printing those took the backend 2.4× the CPU for a batch of
+// 500 edits (docs/performance.md, "2026-11-26 (afternoon)").
 export const STATE_SQL = `
   select
     (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'status', o.status, 'version', o.version, 'error', o.error)), '[]'::jsonb)
        from unnest($1::uuid[]) as k(op_id)
       cross join lateral (select o.* from app_private.sync_ops o
                            where o.user_id = (select auth.uid()) and o.op_id = k.op_id offset 0) o) as ledger,
-    (select coalesce(jsonb_agg(jsonb_build_object(
-              'collection', s.collection, 'id', s.id, 'version', s.version, 'deleted', s.deleted,
-              'field_versions', s.field_versions, 'created_at', ${iso("s.created_at")},
-              'updated_at', ${iso("s.updated_at")}, 'deleted_at', ${iso("s.deleted_at")})), '[]'::jsonb)
+    (select '[' || coalesce(string_agg(${STATE_JSON}, ','), '') || ']'
        from unnest($2::text[], $3::uuid[]) as k(collection, id)
       cross join lateral (select s.* from app_private.sync_records s
                            where s.collection = k.collection and s.id = k.id offset 0) s) as state,
-    jsonb_build_object(${
+    '{' || ${
   COLLECTIONS.map((c, i) => `
-      '${c.name}', (select coalesce(jsonb_agg(jsonb_build_object('id', t.id, 'data', to_jsonb(t) - 'id')), '[]'::jsonb)
-                      from ${c.table} t where t.id = any ($${i + 6}::uuid[]))`).join(",")
-}) as rows,
+      ${quoteLiteral(`${JSON.stringify(c.name)}:[`)} || coalesce((select string_agg('{"id":"' || t.id::text || '","data":' || ${rowJsonSql(c, "t")} || '}', ',')
+                                         from ${c.table} t where t.id = any ($${i + 6}::uuid[])), '') || ']'`).join(" || ',' ||")
+} || '}' as rows,
     coalesce((select u.live_records from app_private.sync_usage u where u.user_id = (select auth.uid())), 0) as live_records,
     nullif(set_config('tidesync.device_id', coalesce((
       select d.installation_id::text from app_private.devices d
@@ -173,6 +181,9 @@ interface StateRow {
   now: string;
 }
 
+/** STATE_SQL's row as it arrives: the state and rows still JSON text. */
+type StateRowText = Omit<StateRow, "state" | "rows"> & { state: string; rows: string };
+
 interface ApplyResult {
   failed: Refusal[];
   records: { collection: string; id: string; version: number; deleted: boolean; data: JsonObject | null; updated_at: string }[];
@@ -228,7 +239,7 @@ export async function pushBatch(
     .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [pgArray(ids)], PREPARED)
       .then((rows) => rows.map((r) => recordKey(collection, r.id))));
   const toRead = byCollection(keys.values());
-  const statePromise = tx.unsafe<StateRow[]>(STATE_SQL, [
+  const statePromise = tx.unsafe<StateRowText[]>(STATE_SQL, [
     pgArray(batch.ops.map((op) => op.op_id)),
     pgArray([...keys.values()].map((k) => k.collection)),
     pgArray([...keys.values()].map((k) => k.id)),
@@ -236,7 +247,8 @@ export async function pushBatch(
     sessionId,
     ...COLLECTIONS.map((c) => pgArray(toRead.get(c.name) ?? [])),
   ], PREPARED);
-  const [, writable, [state]] = await Promise.all([setUp, Promise.all(locks), statePromise]);
+  const [, writable, [stateText]] = await Promise.all([setUp, Promise.all(locks), statePromise]);
+  const state: StateRow = { ...stateText, state: JSON.parse(stateText.state), rows: JSON.parse(stateText.rows) };
 
   if (batch.device_id !== undefined && state.device_id === null) {
     throw new ApiError("VALIDATION_FAILED", "device_id is not one of your devices", {
