@@ -11,7 +11,7 @@ import { ROOT } from "../scripts/lib/paths.ts";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { startBenchServer } from "./http-floor.ts";
 import { now, percentile, pool, progress } from "./measure.ts";
-import { batchBody, connectAs, insertTasks, postBatch, sessionClaims, taskRows, WARM_UP_BATCHES } from "./push-throughput.ts";
+import { batchBody, connectAs, insertTasks, postBatch, sessionClaims, TASK_COLUMNS, taskRows, WARM_UP_BATCHES } from "./push-throughput.ts";
 
 export interface LatencyResult {
   devices: number;
@@ -99,7 +99,7 @@ export async function measureThinApiLatency(stack: BenchStack, devices: number, 
   const claims = users.map((user) => ({ claims: sessionClaims(user), deviceId: user.deviceId }));
   const server = await startBenchServer(
     ["run", "--config", path.join(ROOT, "functions/api/deno.json"), "--lock", path.join(ROOT, "functions/api/deno.lock"), "--allow-net", "--allow-env", path.join(ROOT, "bench/thin-api-server.ts")],
-    { DATABASE_URL: stack.database.ownerDbUrl, CLAIMS: JSON.stringify(claims) },
+    { DATABASE_URL: stack.database.ownerDbUrl, CLAIMS: JSON.stringify(claims), COLUMNS: JSON.stringify(TASK_COLUMNS) },
   );
   try {
     const { latencies, seconds } = await timeDevices(devices, perDevice, (d, i) => postBatch(server.url, String(d), bodies[d][i], LATENCY_BATCH_OPS));

@@ -98,16 +98,16 @@ export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSi
 
 export const TASK_COLUMNS = ["id", "list_id", "title", "notes", "done", "due_date", "position"] as const;
 
-/**
- * A connection that is the user the way PostgREST makes it per request (role
- * `authenticated`, their claims, their device for the field versions) — set
- * once for the session, so each write after it is a single statement.
- */
 /** The claims a user's requests carry, as the raw-SQL floors set them. */
 export function sessionClaims(user: BenchUser) {
   return { sub: user.userId, role: "authenticated", session_id: user.sessionId, aud: "authenticated" };
 }
 
+/**
+ * A connection that is the user the way PostgREST makes it per request (role
+ * `authenticated`, their claims, their device for the field versions) — set
+ * once for the session, so each write after it is a single statement.
+ */
 export async function connectAs(stack: BenchStack, user: BenchUser): Promise<postgres.Sql> {
   const sql = postgres(stack.database.ownerDbUrl, { max: 1, onnotice: () => {} });
   const claims = JSON.stringify(sessionClaims(user));
