@@ -859,6 +859,10 @@ export type Database = {
         }[];
       };
       "sync_apply": { Args: { "p_writes": Json }; Returns: Json };
+      "sync_update_sql": {
+        Args: { "p_columns": (string)[]; "p_table": unknown };
+        Returns: string;
+      };
       "visible_scope_ids": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];

@@ -70,6 +70,23 @@ describe("planBatch", () => {
     expect(noop.groups).toEqual([]);
   });
 
+  it("sends the edits of a table as one update group, each row with only the columns it changes", () => {
+    const [a, b, c] = [uuid(), uuid(), uuid()];
+    const current = [a, b, c].map((id) => record("tasks", id, 7, { list_id: LIST, title: "old", done: false, notes: null }, DEVICE));
+    const plan = planBatch([
+      op({ record_id: a, base_version: 7, data: { title: "new" } }),
+      op({ record_id: b, base_version: 7, data: { done: true } }),
+      op({ record_id: c, base_version: 7, data: { title: "old", notes: "n", done: true } }),
+    ], DEVICE, state(current), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied", "applied"]);
+    expect(plan.groups).toEqual([{
+      collection: "tasks",
+      kind: "update",
+      columns: ["done", "notes", "title"],
+      rows: [{ id: a, title: "new" }, { id: b, done: true }, { id: c, notes: "n", done: true }],
+    }]);
+  });
+
   it("answers a known op_id as duplicate with the original outcome and the current record, and does not log it again", () => {
     const id = uuid();
     const current = record("tasks", id, 9, { list_id: LIST, title: "now" });

@@ -40,7 +40,12 @@ export interface BatchState {
   writable: Set<string>;
 }
 
-/** One statement's worth of writes for app_private.sync_apply. */
+/**
+ * One statement's worth of writes for app_private.sync_apply. An insert
+ * group's rows all carry its columns; an update group (one per table) holds
+ * every edited row of the table, each carrying only the columns it changes,
+ * and its columns are all of those.
+ */
 export interface WriteGroup {
   collection: string;
   kind: "insert" | "update" | "delete";
@@ -273,12 +278,14 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
  * was live before and after.
  */
 function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>, updatedColumns: Map<string, string[]>): WriteGroup[] {
-  const groups = new Map<string, WriteGroup>();
+  // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
+  const groups = new Map<string, { group: WriteGroup; columns: Set<string> }>();
   const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
-    const id = `${kind}:${collection}:${columns.join(",")}`;
-    let group = groups.get(id);
-    if (!group) groups.set(id, group = { collection, kind, columns, rows: [] });
-    group.rows.push(row);
+    const id = kind === "insert" ? `${kind}:${collection}:${columns.join(",")}` : `${kind}:${collection}`;
+    let entry = groups.get(id);
+    if (!entry) groups.set(id, entry = { group: { collection, kind, columns: [], rows: [] }, columns: new Set() });
+    entry.group.rows.push(row);
+    for (const column of columns) entry.columns.add(column);
   };
   for (const key of written) {
     const before = initial.get(key);
@@ -298,6 +305,6 @@ function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, f
   // Scope rows are created before the rows placed in them, and deleted after them.
   const scopeFirst = (g: WriteGroup) => (findCollection(g.collection)?.isScope ? 0 : 1);
   const order = { insert: 0, update: 1, delete: 2 } as const;
-  return [...groups.values()].sort((a, b) =>
+  return [...groups.values()].map(({ group, columns }) => ({ ...group, columns: [...columns].sort() })).sort((a, b) =>
     order[a.kind] - order[b.kind] || (a.kind === "delete" ? scopeFirst(b) - scopeFirst(a) : scopeFirst(a) - scopeFirst(b)));
 }

@@ -4,7 +4,7 @@
 -- (with SQLSTATE, constraint, column); rows the policies leave untouched fail
 -- as "not_permitted"; it answers with those failures only.
 begin;
-select plan(15);
+select plan(23);
 
 select from tests.create_supabase_user('apply_owner');
 select from tests.create_supabase_user('apply_viewer');
@@ -48,6 +48,61 @@ select results_eq($$ select deleted from app_private.sync_records where collecti
   array[true], 'and leaves a tombstone');
 select throws_ok($$ select app_private.sync_apply('[{"collection": "nope", "kind": "insert", "rows": []}]') $$, '22023', null, 'an unknown collection is an error');
 select throws_ok($$ select app_private.sync_apply('[{"collection": "tasks", "kind": "upsert", "rows": []}]') $$, '22023', null, 'an unknown kind is an error');
+
+-- ------------------------------------------------------------ an update group whose rows change different columns
+insert into public.tasks (id, list_id, title, notes) values
+  ('a2000000-0000-4000-8000-0000000000d1', 'a2000000-0000-4000-8000-000000000001', 'd1', 'keep'),
+  ('a2000000-0000-4000-8000-0000000000d2', 'a2000000-0000-4000-8000-000000000001', 'd2', 'keep'),
+  ('a2000000-0000-4000-8000-0000000000d3', 'a2000000-0000-4000-8000-000000000001', 'd3', 'keep');
+select is(app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "update", "columns": ["done", "notes", "title"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000d1", "title": "d1 edited"},
+    {"id": "a2000000-0000-4000-8000-0000000000d2", "done": true},
+    {"id": "a2000000-0000-4000-8000-0000000000d3", "notes": null, "done": true}]}
+]$$), '{"failed": []}'::jsonb, 'an update group of rows that each change other columns fails nothing');
+select results_eq($$ select title, notes, done from public.tasks where id::text like 'a2000000-0000-4000-8000-0000000000d%' order by id $$,
+  $$ values ('d1 edited'::text, 'keep'::text, false), ('d2', 'keep', true), ('d3', null, true) $$,
+  'each row gets only the columns it carries (a null included); the others keep their values');
+select results_eq($$ select (select array_agg(k order by k) from jsonb_object_keys(s.field_versions) k) from app_private.sync_records s
+                     where s.collection = 'tasks' and s.id::text like 'a2000000-0000-4000-8000-0000000000d%' order by s.id $$,
+  $$ values (array['*', 'title']), (array['*', 'done']), (array['*', 'done', 'notes']) $$,
+  'a new field version only for the columns each row changed');
+
+-- A trigger on UPDATE OF title fires exactly for the rows that change the title, as a direct write's would.
+select tests.clear_authentication();
+create function pg_temp.note_title_update() returns trigger language plpgsql as $f$
+begin
+  perform set_config('tests.title_updates', current_setting('tests.title_updates', true) || new.title || ';', true);
+  return new;
+end $f$;
+create trigger tests_title_updates before update of title on public.tasks for each row execute function pg_temp.note_title_update();
+select tests.authenticate_as('apply_owner');
+select set_config('tests.title_updates', '', true);
+select is(app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "update", "columns": ["done", "title"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000d1", "title": "d1 again"},
+    {"id": "a2000000-0000-4000-8000-0000000000d2", "done": false},
+    {"id": "a2000000-0000-4000-8000-0000000000d3", "title": "d3 again", "done": false}]}
+]$$), '{"failed": []}'::jsonb, 'with an UPDATE OF trigger on the table the group is still written');
+select is(current_setting('tests.title_updates'), 'd1 again;d3 again;', 'the UPDATE OF title trigger fired for the rows that change the title only');
+select results_eq($$ select title, done from public.tasks where id::text like 'a2000000-0000-4000-8000-0000000000d%' order by id $$,
+  $$ values ('d1 again'::text, false), ('d2', false), ('d3 again', false) $$, 'every row has its change');
+select tests.clear_authentication();
+drop trigger tests_title_updates on public.tasks;
+
+-- A row retried alone names only its own columns: the one it may not write fails it alone.
+select tests.authenticate_as('apply_owner');
+select from set_config('tests.result', app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "update", "columns": ["created_by", "title"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000d1", "created_by": "a2000000-0000-4000-8000-000000000001"},
+    {"id": "a2000000-0000-4000-8000-0000000000d2", "title": "d2 edited"}]}
+]$$)::text, true);
+select is((select jsonb_agg(jsonb_build_array(f ->> 'id', f ->> 'sqlstate')) from jsonb_array_elements(current_setting('tests.result')::jsonb -> 'failed') f),
+  '[["a2000000-0000-4000-8000-0000000000d1", "42501"]]'::jsonb,
+  'a row changing a column the caller may not update fails alone (42501)');
+select results_eq($$ select title from public.tasks where id = 'a2000000-0000-4000-8000-0000000000d2' $$,
+  array['d2 edited'], 'the other row of its group, retried with only its own column, is written');
+select tests.clear_authentication();
 
 -- ------------------------------------------------------------ a viewer's batch
 select tests.authenticate_as('apply_viewer');
