@@ -7,7 +7,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { ROOT } from "../scripts/lib/paths.ts";
-import { DENO } from "../scripts/lib/deno.ts";
+import { DENO, denoEnv, denoInstallArgs } from "../scripts/lib/deno.ts";
 import { runCleanups } from "../scripts/lib/shutdown.ts";
 import { type BenchConfig, benchConfigFromEnv, EDIT_BATCH_SIZE } from "./bench-config.ts";
 import { type BenchStack, startBenchStack } from "./bench-stack.ts";
@@ -247,6 +247,9 @@ async function main(): Promise<void> {
   // Other work on the machine skews every figure: the load is recorded with them.
   const loadAtStart = os.loadavg();
   log(`bench: load average ${loadAtStart.map((l) => round(l, 2)).join(" ")} on ${os.cpus().length} cores`);
+  // The measured server must not download and transpile its dependencies itself
+  // (a machine's first run): that memory would stay in its RSS (scripts/lib/deno.ts).
+  execFileSync(DENO, denoInstallArgs(), { cwd: ROOT, env: denoEnv({}), stdio: ["ignore", "ignore", "inherit"] });
   const { results: mainResults, breakdown, pgVersion } = await mainRun(config);
   const { ledger, scopesPerUser, scope, memory: scaleMemory } = await scaleRun(config);
   log(`  → pull with ${scope.otherRows} other rows / with none: first page ${round(scope.ratios.firstPageMs, 2)}×, full sync ${round(scope.ratios.fullSyncMs, 2)}×, incremental page ${round(scope.ratios.incrementalPageMs, 2)}×, up to date ${round(scope.ratios.upToDateMs, 2)}×`);
