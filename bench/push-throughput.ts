@@ -4,9 +4,10 @@
 // `authenticated` with the caller's claims (so the table's policies, grants,
 // constraints, foreign keys and sync triggers all run: the cheapest correct
 // write; no ledger, no merge, no HTTP). One client, one batch in flight, on
-// both sides; request bodies and row arrays are built before the clock runs.
-// The same for edits of existing tasks (each based on the version the device
-// holds) against one UPDATE per batch.
+// both sides, the two sides' batches in alternating blocks (timeSideBySide);
+// request bodies and row arrays are built before the clock runs. The same for
+// edits of existing tasks (each based on the version the device holds)
+// against one UPDATE per batch.
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { pgArray } from "../functions/api/lib/pg-array.ts";
@@ -68,32 +69,102 @@ function chunk<T>(items: T[], size: number): T[][] {
 /** How many batches run before the clock starts (JIT, connections, plans); the CPU figures count them. */
 export const WARM_UP_BATCHES = 3;
 
-/**
- * Runs `warmUp`, then times `timed` one after the other (one batch in
- * flight): ops/s over the whole run and the median batch.
- */
-async function timeBatches<T>(label: string, log: (line: string) => void, warmUp: T[], timed: T[], opsOf: (batch: T) => number, send: (batch: T) => Promise<unknown>): Promise<ThroughputResult> {
-  for (const batch of warmUp) await send(batch);
-  const tick = progress(log, label);
+/** One side of a throughput measurement: its batches (warm-up, then timed) and how one is sent. */
+export interface BatchSide<T> {
+  label: string;
+  warmUp: T[];
+  timed: T[];
+  opsOf: (batch: T) => number;
+  send: (batch: T) => Promise<unknown>;
+}
+
+/** Ops/s over the batches' own times (one batch in flight) and the median batch. */
+function throughput<T>(side: BatchSide<T>, times: number[]): ThroughputResult {
+  const seconds = times.reduce((sum, ms) => sum + ms, 0) / 1000;
+  const ops = side.timed.reduce((sum, batch) => sum + side.opsOf(batch), 0);
+  return { ops, batches: times.length, seconds, opsPerSecond: ops / seconds, p50Ms: percentile([...times].sort((a, b) => a - b), 50) };
+}
+
+/** Sends `batches` one after the other (one in flight) and returns each one's time. */
+async function timeEach<T>(side: BatchSide<T>, batches: T[], tick: () => void): Promise<number[]> {
   const times: number[] = [];
-  const started = now();
-  for (const [i, batch] of timed.entries()) {
+  for (const batch of batches) {
     const t0 = now();
-    await send(batch);
+    await side.send(batch);
     times.push(now() - t0);
-    tick(i + 1, timed.length);
+    tick();
   }
-  const seconds = (now() - started) / 1000;
-  const ops = timed.reduce((sum, batch) => sum + opsOf(batch), 0);
-  return { ops, batches: timed.length, seconds, opsPerSecond: ops / seconds, p50Ms: percentile(times.sort((a, b) => a - b), 50) };
+  return times;
+}
+
+/** Runs the side's warm-up, then times its batches (one in flight). */
+async function timeBatches<T>(log: (line: string) => void, side: BatchSide<T>): Promise<ThroughputResult> {
+  for (const batch of side.warmUp) await side.send(batch);
+  const tick = progress(log, side.label);
+  let done = 0;
+  return throughput(side, await timeEach(side, side.timed, () => tick(++done, side.timed.length)));
+}
+
+/** Wraps a window of the API's work that its CPU figures count (bench/run.ts). */
+export type AroundApi = (run: () => Promise<unknown>) => Promise<void>;
+
+/** How many blocks each side's timed batches run in, side by side (timeSideBySide). */
+export const SIDE_BY_SIDE_BLOCKS = 4;
+
+/**
+ * The API and its floor side by side: both warm up, then each side's timed
+ * batches run in SIDE_BY_SIDE_BLOCKS blocks, alternating A B B A A B B A, so
+ * that the machine drifting during the phase (a checkpoint, autovacuum, a
+ * neighbour) weighs on both sides alike. Run one after the other, the two
+ * sides' shares moved from 29% to 48% between runs of the same code
+ * (docs/performance.md). `aroundApi` wraps the API's warm-up and each of its
+ * blocks (the CPU figures count only those).
+ */
+export async function timeSideBySide<A, B>(
+  log: (line: string) => void,
+  api: BatchSide<A>,
+  floor: BatchSide<B>,
+  aroundApi: AroundApi,
+): Promise<{ api: ThroughputResult; floor: ThroughputResult }> {
+  await aroundApi(async () => {
+    for (const batch of api.warmUp) await api.send(batch);
+  });
+  for (const batch of floor.warmUp) await floor.send(batch);
+  const block = <T>(side: BatchSide<T>, k: number) => {
+    const size = Math.ceil(side.timed.length / SIDE_BY_SIDE_BLOCKS);
+    return side.timed.slice(k * size, (k + 1) * size);
+  };
+  const tick = progress(log, `${api.label} | ${floor.label}`);
+  const total = api.timed.length + floor.timed.length;
+  let done = 0;
+  const apiTimes: number[] = [];
+  const floorTimes: number[] = [];
+  for (let k = 0; k < SIDE_BY_SIDE_BLOCKS; k++) {
+    const runApi = () => aroundApi(async () => apiTimes.push(...await timeEach(api, block(api, k), () => tick(++done, total))));
+    const runFloor = async () => floorTimes.push(...await timeEach(floor, block(floor, k), () => tick(++done, total)));
+    // A B, B A, A B, B A: first the API, then the floor, then the floor again, …
+    for (const run of k % 2 === 0 ? [runApi, runFloor] : [runFloor, runApi]) await run();
+  }
+  return { api: throughput(api, apiTimes), floor: throughput(floor, floorTimes) };
 }
 
 type Body = { body: string; ops: number };
 
-export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
+/** New tasks pushed through POST /v1/sync/batch, `batchSize` per request. */
+function apiPushSide(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number): BatchSide<Body> {
   const bodies = (count: number) => chunk(taskRows(user.listId, count), batchSize).map((rows): Body => ({ body: batchBody(rows, user.deviceId), ops: rows.length }));
-  const batches = bodies(Math.ceil(totalOps / batchSize) * batchSize);
-  return await timeBatches(`push via API, batch ${batchSize}`, log, bodies(batchSize * WARM_UP_BATCHES), batches, (b) => b.ops, (b) => postBatch(stack.apiUrl, user.token, b.body, b.ops));
+  return {
+    label: `push via API, batch ${batchSize}`,
+    warmUp: bodies(batchSize * WARM_UP_BATCHES),
+    timed: bodies(Math.ceil(totalOps / batchSize) * batchSize),
+    opsOf: (b) => b.ops,
+    send: (b) => postBatch(stack.apiUrl, user.token, b.body, b.ops),
+  };
+}
+
+/** The API alone (bench/against-driver.ts, which every tree since issue 5 can run). */
+export async function pushThroughApi(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
+  return await timeBatches(log, apiPushSide(stack, user, batchSize, totalOps));
 }
 
 export const TASK_COLUMNS = ["id", "list_id", "title", "notes", "done", "due_date", "position"] as const;
@@ -120,12 +191,25 @@ export function insertTasks(sql: postgres.Sql, rows: TaskRow[]) {
   return sql`insert into public.tasks ${sql(rows.map((row) => ({ id: row.id, ...row.data })), ...TASK_COLUMNS)}`;
 }
 
-export async function pushFloor(stack: BenchStack, user: BenchUser, batchSize: number, totalOps: number, log: (line: string) => void): Promise<ThroughputResult> {
-  const sql = await connectAs(stack, user);
+/** New tasks pushed through the API (`apiUser`) and written the floor's way (`floorUser`), side by side (timeSideBySide). */
+export async function pushSideBySide(
+  stack: BenchStack,
+  users: { api: BenchUser; floor: BenchUser },
+  batchSize: number,
+  totalOps: number,
+  log: (line: string) => void,
+  aroundApi: AroundApi,
+): Promise<{ api: ThroughputResult; floor: ThroughputResult }> {
+  const sql = await connectAs(stack, users.floor);
   try {
-    const warmUp = chunk(taskRows(user.listId, batchSize * WARM_UP_BATCHES), batchSize);
-    const batches = chunk(taskRows(user.listId, Math.ceil(totalOps / batchSize) * batchSize), batchSize);
-    return await timeBatches(`push raw-SQL floor, batch ${batchSize}`, log, warmUp, batches, (rows) => rows.length, (rows) => insertTasks(sql, rows));
+    const floor: BatchSide<TaskRow[]> = {
+      label: `push raw-SQL floor, batch ${batchSize}`,
+      warmUp: chunk(taskRows(users.floor.listId, batchSize * WARM_UP_BATCHES), batchSize),
+      timed: chunk(taskRows(users.floor.listId, Math.ceil(totalOps / batchSize) * batchSize), batchSize),
+      opsOf: (rows) => rows.length,
+      send: (rows) => insertTasks(sql, rows),
+    };
+    return await timeSideBySide(log, apiPushSide(stack, users.api, batchSize, totalOps), floor, aroundApi);
   } finally {
     await sql.end({ timeout: 5 });
   }
@@ -171,32 +255,46 @@ export function editBatchBody(tasks: HeldTask[], deviceId: string): string {
 /** The tasks to seed for edits of `totalOps` tasks (each once) in `batchSize`-op batches, warm-up included. */
 export const heldTasksFor = (batchSize: number, totalOps: number) => (Math.ceil(totalOps / batchSize) + WARM_UP_BATCHES) * batchSize;
 
-/** Edits of the user's `held` tasks (seedHeldTasks, heldTasksFor), each once, through POST /v1/sync/batch. */
-export async function pushEditsThroughApi(stack: BenchStack, user: BenchUser, held: HeldTask[], batchSize: number, log: (line: string) => void): Promise<ThroughputResult> {
-  const batches = chunk(held, batchSize).map((tasks): Body => ({ body: editBatchBody(tasks, user.deviceId), ops: tasks.length }));
-  return await timeBatches(`push edits via API, batch ${batchSize}`, log, batches.slice(0, WARM_UP_BATCHES), batches.slice(WARM_UP_BATCHES), (b) => b.ops,
-    (b) => postBatch(stack.apiUrl, user.token, b.body, b.ops));
-}
-
 /**
- * The edits' floor: the same edits as one UPDATE per batch, as the user (the
- * table's policies, constraints and sync triggers run; no ledger, no merge,
- * no read of the rows first, no HTTP).
+ * Edits of held tasks (seedHeldTasks, heldTasksFor), each once: through POST
+ * /v1/sync/batch (`api`), and as the edits' floor (`floor`): the same edits
+ * as one UPDATE per batch, as the user (the table's policies, constraints and
+ * sync triggers run; no ledger, no merge, no read of the rows first, no
+ * HTTP). Side by side (timeSideBySide).
  */
-export async function pushEditsFloor(stack: BenchStack, user: BenchUser, held: HeldTask[], batchSize: number, log: (line: string) => void): Promise<ThroughputResult> {
-  const sql = await connectAs(stack, user);
+export async function pushEditsSideBySide(
+  stack: BenchStack,
+  api: { user: BenchUser; held: HeldTask[] },
+  floor: { user: BenchUser; held: HeldTask[] },
+  batchSize: number,
+  log: (line: string) => void,
+  aroundApi: AroundApi,
+): Promise<{ api: ThroughputResult; floor: ThroughputResult }> {
+  const bodies = chunk(api.held, batchSize).map((tasks): Body => ({ body: editBatchBody(tasks, api.user.deviceId), ops: tasks.length }));
+  const sql = await connectAs(stack, floor.user);
   try {
     // Typed arrays as the push's own statements send them (pg-array.ts), built
     // before the clock runs, as the API side's request bodies are.
-    const batches = chunk(held, batchSize).map((tasks) => {
+    const updates = chunk(floor.held, batchSize).map((tasks) => {
       const edits = tasks.map(editOf);
       return { ops: tasks.length, ids: pgArray(tasks.map((task) => task.id)), titles: pgArray(edits.map((e) => e.title)), dones: pgArray(edits.map((e) => String(e.done))) };
     });
-    const update = (batch: (typeof batches)[number]) => sql`
-      update public.tasks t set title = e.title, done = e.done
-        from unnest(${batch.ids}::uuid[], ${batch.titles}::text[], ${batch.dones}::boolean[]) as e(id, title, done)
-       where t.id = e.id`;
-    return await timeBatches(`push edits raw-SQL floor, batch ${batchSize}`, log, batches.slice(0, WARM_UP_BATCHES), batches.slice(WARM_UP_BATCHES), (batch) => batch.ops, update);
+    return await timeSideBySide(log, {
+      label: `push edits via API, batch ${batchSize}`,
+      warmUp: bodies.slice(0, WARM_UP_BATCHES),
+      timed: bodies.slice(WARM_UP_BATCHES),
+      opsOf: (b) => b.ops,
+      send: (b) => postBatch(stack.apiUrl, api.user.token, b.body, b.ops),
+    }, {
+      label: `push edits raw-SQL floor, batch ${batchSize}`,
+      warmUp: updates.slice(0, WARM_UP_BATCHES),
+      timed: updates.slice(WARM_UP_BATCHES),
+      opsOf: (batch) => batch.ops,
+      send: (batch) => sql`
+        update public.tasks t set title = e.title, done = e.done
+          from unnest(${batch.ids}::uuid[], ${batch.titles}::text[], ${batch.dones}::boolean[]) as e(id, title, done)
+         where t.id = e.id`,
+    }, aroundApi);
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -19,13 +19,13 @@ import { measureSustainedLoad } from "./sustained-load.ts";
 import { round } from "./measure.ts";
 import { pullFloor, pullThroughApi, seedTasks, vacuumAnalyze } from "./pull-throughput.ts";
 import { measurePullScopeCost, type ScopeCostResult } from "./pull-scope-cost.ts";
-import { heldTasksFor, pushEditsFloor, pushEditsThroughApi, pushFloor, pushThroughApi, seedHeldTasks, type ThroughputResult, WARM_UP_BATCHES } from "./push-throughput.ts";
+import { type AroundApi, heldTasksFor, pushEditsSideBySide, pushSideBySide, seedHeldTasks, type ThroughputResult, WARM_UP_BATCHES } from "./push-throughput.ts";
 import { measureRlsOverhead } from "./rls-overhead.ts";
 import { measureHttpFloor } from "./http-floor.ts";
 import { batchBody, taskRows } from "./push-throughput.ts";
 import { denoDatabaseProbe, fixedRequestCosts, pullBreakdown, pullStatementProfile, pushBreakdown, pushStatementProfile, type Step } from "./time-breakdown.ts";
 import { type BenchResults, evaluateGoals, formatBreakdown, formatCpu, formatLedger, formatScope, formatScopesPerUser, formatSustained, formatTable, latencyKey, withPrevious } from "./report.ts";
-import { type CpuPerRequest, cpuPerRequest, cpuSnapshot, logLineCount, type MemoryStatus, readMemory, serverTimes, type ServerTimes } from "./server-profile.ts";
+import { type CpuPerRequest, cpuSnapshot, cpuTally, logLineCount, type MemoryStatus, readMemory, serverTimes, type ServerTimes } from "./server-profile.ts";
 
 const log = (line: string) => console.log(line);
 
@@ -42,12 +42,24 @@ async function mainRun(config: BenchConfig) {
 
   // CPU per request of the deno server, the function's Postgres backends and this client, per phase.
   const cpu: Record<string, CpuPerRequest> = {};
-  const measureCpu = async <T>(phase: string, requestsOf: (result: T) => number, run: () => Promise<T>): Promise<T> => {
-    const before = await cpuSnapshot(pid, await stack.functionBackendPids());
-    const result = await run();
-    cpu[phase] = cpuPerRequest(before, await cpuSnapshot(pid, await stack.functionBackendPids()), requestsOf(result));
+  // `run` calls `around` for each window of the phase that counts (a side-by-side
+  // measurement counts the API's blocks, not its floor's between them).
+  const measureCpuOf = async <T>(phase: string, requestsOf: (result: T) => number, run: (around: AroundApi) => Promise<T>): Promise<T> => {
+    const tally = cpuTally();
+    const result = await run(async (window) => {
+      const before = await cpuSnapshot(pid, await stack.functionBackendPids());
+      await window();
+      tally.add(before, await cpuSnapshot(pid, await stack.functionBackendPids()));
+    });
+    cpu[phase] = tally.perRequest(requestsOf(result));
     return result;
   };
+  const measureCpu = <T>(phase: string, requestsOf: (result: T) => number, run: () => Promise<T>): Promise<T> =>
+    measureCpuOf(phase, requestsOf, async (around) => {
+      let result: T | undefined;
+      await around(async () => (result = await run()));
+      return result as T;
+    });
 
   try {
     await remember("start");
@@ -60,9 +72,9 @@ async function mainRun(config: BenchConfig) {
       const floorUser = await stack.createUser(`floor${batchSize}`);
       const fromLine = await logLineCount(logFile);
       // The warm-up batches run before the clock starts; they are counted in the CPU figures.
-      const api = await measureCpu(`push, batch ${batchSize}`, (r) => r.batches + WARM_UP_BATCHES, () => pushThroughApi(stack, apiUser, batchSize, total, log));
+      const { api, floor } = await measureCpuOf(`push, batch ${batchSize}`, (r) => r.api.batches + WARM_UP_BATCHES,
+        (around: AroundApi) => pushSideBySide(stack, { api: apiUser, floor: floorUser }, batchSize, total, log, around));
       const server = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
-      const floor = await pushFloor(stack, floorUser, batchSize, total, log);
       push[batchSize] = { api, floor, ratio: api.opsPerSecond / floor.opsPerSecond, server };
       await remember(`push, batch ${batchSize}`);
       log(`  → API ${round(api.opsPerSecond, 0)} ops/s, floor ${round(floor.opsPerSecond, 0)} ops/s (${round(100 * push[batchSize].ratio)}% of floor); server p50 ${round(server.p50Ms)} ms/batch`);
@@ -79,10 +91,9 @@ async function mainRun(config: BenchConfig) {
       const editorFloor = await seeded("editsfloor");
       await vacuumAnalyze(stack.ownerSql); // what autovacuum does after a bulk load: both sides edit rows that settled
       const fromLine = await logLineCount(logFile);
-      const api = await measureCpu(`push edits, batch ${EDIT_BATCH_SIZE}`, (r) => r.batches + WARM_UP_BATCHES,
-        () => pushEditsThroughApi(stack, editor.user, editor.held, EDIT_BATCH_SIZE, log));
+      const { api, floor } = await measureCpuOf(`push edits, batch ${EDIT_BATCH_SIZE}`, (r) => r.api.batches + WARM_UP_BATCHES,
+        (around: AroundApi) => pushEditsSideBySide(stack, editor, editorFloor, EDIT_BATCH_SIZE, log, around));
       const server = await serverTimes(logFile, "/api/v1/sync/batch", fromLine);
-      const floor = await pushEditsFloor(stack, editorFloor.user, editorFloor.held, EDIT_BATCH_SIZE, log);
       pushEdits = { api, floor, ratio: api.opsPerSecond / floor.opsPerSecond, server };
       await remember(`push edits, batch ${EDIT_BATCH_SIZE}`);
       log(`  → API ${round(api.opsPerSecond, 0)} ops/s, floor ${round(floor.opsPerSecond, 0)} ops/s (${round(100 * pushEdits.ratio)}% of floor)`);

@@ -117,3 +117,23 @@ export function cpuPerRequest(before: CpuSnapshot, after: CpuSnapshot, requests:
     clientMs: (after.clientMs - before.clientMs) / requests,
   };
 }
+
+/** CPU summed over several windows of one phase (each a pair of snapshots), per request at the end. */
+export function cpuTally() {
+  const total = { denoMs: 0, v8WorkersMs: 0, postgresMs: 0, clientMs: 0 };
+  return {
+    add(before: CpuSnapshot, after: CpuSnapshot): void {
+      const window = cpuPerRequest(before, after, 1);
+      for (const key of Object.keys(total) as (keyof typeof total)[]) total[key] += window[key];
+    },
+    perRequest(requests: number): CpuPerRequest {
+      return {
+        requests,
+        denoMs: total.denoMs / requests,
+        v8WorkersMs: total.v8WorkersMs / requests,
+        postgresMs: total.postgresMs / requests,
+        clientMs: total.clientMs / requests,
+      };
+    },
+  };
+}
