@@ -8,6 +8,7 @@
 // (thin-api-server.ts).
 import path from "node:path";
 import { ROOT } from "../scripts/lib/paths.ts";
+import { FUNCTION_CONFIG_ARGS } from "../scripts/lib/deno.ts";
 import type { BenchStack, BenchUser } from "./bench-stack.ts";
 import { startBenchServer } from "./http-floor.ts";
 import { now, percentile, pool, progress } from "./measure.ts";
@@ -98,7 +99,7 @@ export async function measureThinApiLatency(stack: BenchStack, devices: number, 
   const { perDevice, users, bodies } = await preparedPushes(stack, devices, totalBatches, sharedList);
   const claims = users.map((user) => ({ claims: sessionClaims(user), deviceId: user.deviceId }));
   const server = await startBenchServer(
-    ["run", "--config", path.join(ROOT, "functions/api/deno.json"), "--lock", path.join(ROOT, "functions/api/deno.lock"), "--allow-net", "--allow-env", path.join(ROOT, "bench/thin-api-server.ts")],
+    ["run", ...FUNCTION_CONFIG_ARGS, "--allow-net", "--allow-env", path.join(ROOT, "bench/thin-api-server.ts")],
     { DATABASE_URL: stack.database.ownerDbUrl, CLAIMS: JSON.stringify(claims), COLUMNS: JSON.stringify(TASK_COLUMNS) },
   );
   try {

@@ -1,8 +1,9 @@
 // The HTTP floor: what moving the same bytes costs with no application at all —
 // a bare Deno.serve that reads the request body and answers a fixed body of
-// the size the real route answers, called with Node's fetch, as the bench's
-// client calls the API (from a process of its own: CLIENT below). The gap between a route's client wall time and its server-side handler time
-// is compared with this.
+// the size the real route answers, called with Node's fetch as the bench's
+// client calls the API (from a process of its own: CLIENT below). The gap
+// between a route's client wall time and its server-side handler time is
+// compared with this.
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { DENO, denoEnv } from "../scripts/lib/deno.ts";
+import { DENO, denoEnv, FUNCTION_CONFIG_ARGS } from "../scripts/lib/deno.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
 import { syncBatchRequestSchema } from "../functions/_shared/schemas/sync.ts";
 import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
@@ -265,7 +265,7 @@ export async function denoDatabaseProbe(stack: BenchStack, user: BenchUser, page
   const positions = await samplePositions(stack, user, samples + 1, records, pageSize);
   const output = await new Promise<string>((resolve, reject) => {
     const child = spawn(DENO, [
-      "run", "--config", path.join(ROOT, "functions/api/deno.json"), "--lock", path.join(ROOT, "functions/api/deno.lock"),
+      "run", ...FUNCTION_CONFIG_ARGS,
       "--allow-net", "--allow-env", "--allow-read", path.join(ROOT, "bench/deno-db-probe.ts"),
     ], {
       env: denoEnv({ PROBE_DB_URL: stack.database.ownerDbUrl, PROBE_SQL: FLOOR_PAGE_SQL, PROBE_LIST_ID: user.listId, PROBE_AFTER_IDS: JSON.stringify(positions), PROBE_PAGE_SIZE: String(pageSize), PROBE_SAMPLES: String(samples) }),

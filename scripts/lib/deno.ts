@@ -5,11 +5,16 @@ import { bin, ROOT } from "./paths.ts";
 export const DENO = bin("deno");
 export const DENO_DIR = process.env.DENO_DIR ?? path.join(ROOT, ".cache", "deno");
 
+/** The function's import map and lock: every Deno command on its code resolves packages the same way. */
+export const FUNCTION_CONFIG_ARGS = [
+  "--config", path.join(ROOT, "functions/api/deno.json"),
+  "--lock", path.join(ROOT, "functions/api/deno.lock"),
+];
+
 export function denoServeArgs(): string[] {
   return [
     "run",
-    "--config", path.join(ROOT, "functions/api/deno.json"),
-    "--lock", path.join(ROOT, "functions/api/deno.lock"),
+    ...FUNCTION_CONFIG_ARGS,
     "--allow-net", "--allow-env", "--allow-read",
     // Keeps V8's heap near what the function really holds: the young
     // generation capped at 2 MB per semi-space (its garbage is short-lived
@@ -35,8 +40,7 @@ export function denoServeArgs(): string[] {
 export function denoInstallArgs(): string[] {
   return [
     "install",
-    "--config", path.join(ROOT, "functions/api/deno.json"),
-    "--lock", path.join(ROOT, "functions/api/deno.lock"),
+    ...FUNCTION_CONFIG_ARGS,
     "--entrypoint", path.join(ROOT, "scripts/serve-functions.ts"),
   ];
 }
@@ -49,8 +53,7 @@ export function denoEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 export function denoCheckArgs(): string[] {
   return [
     "check",
-    "--config", path.join(ROOT, "functions/api/deno.json"),
-    "--lock", path.join(ROOT, "functions/api/deno.lock"),
+    ...FUNCTION_CONFIG_ARGS,
     path.join(ROOT, "functions/api/index.ts"),
     path.join(ROOT, "scripts/serve-functions.ts"),
   ];
