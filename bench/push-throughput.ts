@@ -106,7 +106,7 @@ async function timeBatches<T>(log: (line: string) => void, side: BatchSide<T>): 
 }
 
 /** Wraps a window of the API's work that its CPU figures count (bench/run.ts). */
-export type AroundApi = (run: () => Promise<unknown>) => Promise<void>;
+export type AroundApi = <R>(run: () => Promise<R>) => Promise<R>;
 
 /** How many blocks each side's timed batches run in, side by side (timeSideBySide). */
 export const SIDE_BY_SIDE_BLOCKS = 4;

@@ -48,18 +48,15 @@ async function mainRun(config: BenchConfig) {
     const tally = cpuTally();
     const result = await run(async (window) => {
       const before = await cpuSnapshot(pid, await stack.functionBackendPids());
-      await window();
+      const value = await window();
       tally.add(before, await cpuSnapshot(pid, await stack.functionBackendPids()));
+      return value;
     });
     cpu[phase] = tally.perRequest(requestsOf(result));
     return result;
   };
   const measureCpu = <T>(phase: string, requestsOf: (result: T) => number, run: () => Promise<T>): Promise<T> =>
-    measureCpuOf(phase, requestsOf, async (around) => {
-      let result: T | undefined;
-      await around(async () => (result = await run()));
-      return result as T;
-    });
+    measureCpuOf(phase, requestsOf, (around) => around(run));
 
   try {
     await remember("start");

@@ -17,10 +17,13 @@ function sides(apiBatches: number, floorBatches: number) {
     opsOf: () => 50,
     send: async (batch) => void sent.push({ side: name, batch, inApiWindow }),
   });
-  const around = async (run: () => Promise<unknown>) => {
+  const around = async <R>(run: () => Promise<R>): Promise<R> => {
     inApiWindow = true;
-    await run();
-    inApiWindow = false;
+    try {
+      return await run();
+    } finally {
+      inApiWindow = false;
+    }
   };
   return { api: side("api", apiBatches), floor: side("floor", floorBatches), around, sent };
 }

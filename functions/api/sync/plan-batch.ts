@@ -279,13 +279,13 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
  */
 function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>, updatedColumns: Map<string, string[]>): WriteGroup[] {
   // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
-  const groups = new Map<string, { group: WriteGroup; columns: Set<string> }>();
+  const groups = new Map<string, Omit<WriteGroup, "columns"> & { columns: Set<string> }>();
   const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
     const id = kind === "insert" ? `${kind}:${collection}:${columns.join(",")}` : `${kind}:${collection}`;
-    let entry = groups.get(id);
-    if (!entry) groups.set(id, entry = { group: { collection, kind, columns: [], rows: [] }, columns: new Set() });
-    entry.group.rows.push(row);
-    for (const column of columns) entry.columns.add(column);
+    let group = groups.get(id);
+    if (!group) groups.set(id, group = { collection, kind, columns: new Set(), rows: [] });
+    group.rows.push(row);
+    for (const column of columns) group.columns.add(column);
   };
   for (const key of written) {
     const before = initial.get(key);
@@ -305,6 +305,6 @@ function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, f
   // Scope rows are created before the rows placed in them, and deleted after them.
   const scopeFirst = (g: WriteGroup) => (findCollection(g.collection)?.isScope ? 0 : 1);
   const order = { insert: 0, update: 1, delete: 2 } as const;
-  return [...groups.values()].map(({ group, columns }) => ({ ...group, columns: [...columns].sort() })).sort((a, b) =>
+  return [...groups.values()].map((group): WriteGroup => ({ ...group, columns: [...group.columns].sort() })).sort((a, b) =>
     order[a.kind] - order[b.kind] || (a.kind === "delete" ? scopeFirst(b) - scopeFirst(a) : scopeFirst(a) - scopeFirst(b)));
 }
