@@ -29,6 +29,7 @@ import {
   TidesyncValidationError,
 } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
+import { BatchSize } from "./batch-refusal.ts";
 import { fittingCount } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
 import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
@@ -122,10 +123,8 @@ export class TidesyncClient {
   private readonly mutex = new Mutex();
   private readonly statusStore: StatusStore;
   private readonly listeners = new Set<SyncEventListener>();
-  /** Shrinks for good after a 413: the server's limits are lower than assumed. */
-  private batchLimit: number;
-  /** Halves after a 400 on a whole batch to isolate the op the server cannot parse; reset by any answered batch. */
-  private isolateLimit = Number.POSITIVE_INFINITY;
+  /** The op count of the next batch, lowered by whole-batch refusals an op is at fault for. */
+  private readonly batchSize: BatchSize;
   private running: Promise<SyncReport> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   /** The server's collections (null until a GET /v1/meta was seen on this device). */
@@ -148,7 +147,7 @@ export class TidesyncClient {
     this.backoff = { ...DEFAULT_BACKOFF, ...(options.backoff ?? {}) };
     this.maxOpsPerBatch = options.maxOpsPerBatch ?? DEFAULT_LIMITS.max_ops_per_batch;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_LIMITS.max_body_bytes;
-    this.batchLimit = this.maxOpsPerBatch;
+    this.batchSize = new BatchSize(this.maxOpsPerBatch);
     this.generateId = options.generateId ?? defaultGenerateId;
     this.random = options.random ?? Math.random;
     this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
@@ -473,7 +472,7 @@ export class TidesyncClient {
   /** The next batch: unanswered sent ops first; else new ops, stored as sent before they leave. */
   private async takeBatch(): Promise<PendingOp[]> {
     const all = [...this.outbox.values()];
-    const limit = Math.max(1, Math.min(this.batchLimit, this.isolateLimit));
+    const limit = this.batchSize.limit;
     const sent = all.filter((p) => p.sent);
     if (sent.length > 0) return this.fitting(sent, limit);
     const chosen = this.fitting(all, limit).map((p) => ({ ...p, sent: true }));
@@ -498,24 +497,17 @@ export class TidesyncClient {
     try {
       results = (await this.withRetry(() => this.api.syncBatch(request))).results;
     } catch (error) {
-      // Nothing of a refused batch was applied (it commits atomically or not at all).
-      if (error instanceof TidesyncApiError && (error.code === "PAYLOAD_TOO_LARGE" || error.code === "VALIDATION_FAILED")) {
-        if (batch.length > 1) {
-          const half = Math.floor(batch.length / 2);
-          if (error.code === "PAYLOAD_TOO_LARGE") this.batchLimit = half;
-          else this.isolateLimit = half;
-          return;
-        }
-        await this.mutex.run(() => this.rejectLocally(batch[0], { code: error.code as SyncOpError["code"], message: error.message, details: error.details }, report));
-        return;
-      }
-      throw error;
+      // Nothing of a refused batch was applied; one no op is at fault for (an unregistered device) keeps them all.
+      const next = this.batchSize.refused(error, batch.length);
+      if (!next) throw error;
+      if (next.type === "reject") await this.mutex.run(() => this.rejectLocally(batch[0], next.error, report));
+      return;
     }
-    this.isolateLimit = Number.POSITIVE_INFINITY;
+    this.batchSize.answered();
     await this.mutex.run(() => this.applyResults(batch, results, report));
   }
 
-  /** An op the server refuses whole even alone (413 / 400 on a one-op batch): drop it and tell the app. */
+  /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
   private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<void> {
     await this.commit({ deleteOps: [pending.op.op_id] });
     report.rejected++;

@@ -1,12 +1,18 @@
 // The pure parts the WatermelonDB and RxDB adapters share (client/adapters/core):
 // which ops a retried push sends (the unanswered ones, never again as new
-// ops), ids the server would not return as they are, and Retry-After holding
-// back every later request of the adapter, also the library's own retries.
+// ops), ids the server would not return as they are, Retry-After holding
+// back every later request of the adapter, also the library's own retries,
+// and which whole-batch refusals may drop an op (client/batch-refusal.ts).
 import { describe, expect, it } from "vitest";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
+import type { KeyValueStore } from "../adapters/core/key-value.ts";
+import { TidesyncApi } from "../api-client.ts";
 import { TidesyncApiError } from "../api-error.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
+import { type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
 import { retryOptions, withRetry } from "../adapters/core/retry.ts";
+import type { SyncEvent } from "../events.ts";
+import { BASE_URL, envelope, FakeServer, INSTALLATION_ID } from "./fake-server.ts";
 
 const ID = "5b1f4c1e-8a83-4f5e-9d7e-0d3c2b1a0f9e";
 let n = 0;
@@ -80,5 +86,61 @@ describe("withRetry", () => {
       return Promise.reject(new TidesyncApiError({ code: "FORBIDDEN", message: "no", status: 403, retryable: false }));
     }, options)).rejects.toMatchObject({ code: "FORBIDDEN" });
     expect(calls).toBe(1);
+  });
+});
+
+describe("pushOps: a whole batch refused", () => {
+  function pushContext(server: FakeServer, events: SyncEvent[]): PushContext {
+    const stored = new Map<string, unknown>();
+    const store: KeyValueStore = {
+      get: async <T>(key: string) => structuredClone(stored.get(key)) as T | undefined,
+      set: async (key, value) => {
+        stored.set(key, structuredClone(value));
+      },
+    };
+    return {
+      api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
+      installationId: INSTALLATION_ID,
+      store,
+      retry: retryOptions({ sleep: async () => {} }),
+      newId,
+      emit: (event) => events.push(event),
+      bounds: { maxOps: 500, maxBodyBytes: 1_000_000 },
+    };
+  }
+  const task = (title: string): SyncOp => ({ op_id: newId(), collection: "tasks", record_id: newId(), type: "upsert", base_version: null, data: { title } });
+
+  it("by an unregistered installation: throws, keeps every op, and sends the same ones next time", async () => {
+    const server = new FakeServer();
+    server.script = (request) => request.path === "/v1/sync/batch"
+      ? envelope(400, "VALIDATION_FAILED", {}, { details: [{ field: "/device_id", code: "unknown_device", message: "register this installation with POST /v1/auth/session first" }] })
+      : undefined;
+    const events: SyncEvent[] = [];
+    const context = pushContext(server, events);
+    const ops = [task("a"), task("b"), task("c")];
+    await expect(pushOps(context, ops)).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    expect(await unansweredOps(context.store)).toEqual(ops);
+    expect(server.batches()).toHaveLength(1);
+    server.script = null;
+    expect(await pushOps(context, [])).toMatchObject({ applied: 3, rejected: 0 });
+    expect(server.batches()[1].ops).toEqual(ops);
+    expect(events).toEqual([]);
+  });
+
+  it("naming an op: halves until that op is alone, rejects only it", async () => {
+    const server = new FakeServer();
+    server.script = (request) => {
+      if (request.path !== "/v1/sync/batch") return undefined;
+      const index = (request.body as { ops: SyncOp[] }).ops.findIndex((op) => op.data?.title === "broken");
+      return index < 0 ? undefined : envelope(400, "VALIDATION_FAILED", {}, { details: [{ field: `/ops/${index}/op_id`, code: "invalid_format", message: "must be a uuid" }] });
+    };
+    const events: SyncEvent[] = [];
+    const context = pushContext(server, events);
+    const broken = task("broken");
+    const result = await pushOps(context, [task("a"), task("b"), broken, task("c"), task("d")]);
+    expect(result).toMatchObject({ applied: 4, rejected: 1, corrections: [{ collection: "tasks", id: broken.record_id, record: null }] });
+    expect(events).toContainEqual(expect.objectContaining({ type: "op_rejected", op: broken, error: expect.objectContaining({ code: "VALIDATION_FAILED" }) }));
+    expect(await unansweredOps(context.store)).toEqual([]);
+    expect(server.records.size).toBe(4);
   });
 });

@@ -12,7 +12,8 @@
 // What the local database must show afterwards comes back as `corrections`.
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
-import { TidesyncApiError, TidesyncResponseError } from "../../api-error.ts";
+import { TidesyncResponseError } from "../../api-error.ts";
+import { BatchSize } from "../../batch-refusal.ts";
 import { type BatchBounds, fittingCount } from "../../batching.ts";
 import type { SyncEvent } from "../../events.ts";
 import { type ConflictHandler, discardedFields, serverWinsPerField } from "../../rebase.ts";
@@ -66,24 +67,21 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   if (newOps.length > 0) await store.set(SENT_KEY, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   const corrections = new Map<string, Correction>();
-  let maxOps = context.bounds.maxOps;
+  const size = new BatchSize(context.bounds.maxOps);
 
   while (queue.length > 0) {
-    const batch = queue.slice(0, fittingCount(queue, { ...context.bounds, maxOps }, installationId));
+    const batch = queue.slice(0, fittingCount(queue, { ...context.bounds, maxOps: size.limit }, installationId));
     let results: SyncOpResult[];
     try {
       results = (await withRetry(() => api.syncBatch({ device_id: installationId, ops: batch }), context.retry)).results;
+      size.answered();
     } catch (error) {
-      // A 413 refuses the whole batch and applies nothing: smaller batches, and an op too large even alone is rejected.
-      if (error instanceof TidesyncApiError && error.code === "PAYLOAD_TOO_LARGE") {
-        if (batch.length > 1) {
-          maxOps = Math.floor(batch.length / 2);
-          continue;
-        }
-        results = [{ op_id: batch[0].op_id, status: "rejected", error: { code: "PAYLOAD_TOO_LARGE", message: error.message } }];
-      } else {
-        throw error;
-      }
+      // A refused batch applied nothing: smaller batches, and an op refused even alone (too large, or named
+      // by a 400) is rejected; a refusal no op is at fault for (an unregistered device) keeps them all.
+      const next = size.refused(error, batch.length);
+      if (!next) throw error;
+      if (next.type === "retry") continue;
+      results = [{ op_id: batch[0].op_id, status: "rejected", error: next.error }];
     }
     if (results.length !== batch.length || results.some((r, i) => r.op_id !== batch[i].op_id)) {
       throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
