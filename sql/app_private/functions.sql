@@ -371,6 +371,21 @@ $function$;
 comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge: every list p_user_id is the only owner of and that has other members gets a new owner (the longest-standing editor, else viewer; members with no pending deletion first). Returns how many lists changed hands. Not callable by any API role.';
 revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
 
+-- function app_private.hand_over_lists_of_deleted_user()
+CREATE OR REPLACE FUNCTION app_private.hand_over_lists_of_deleted_user()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  perform app_private.hand_over_lists(old.id);
+  return old;
+end;
+$function$;
+comment on function app_private.hand_over_lists_of_deleted_user() is 'Trigger (before delete on auth.users, per row): the lists the user is the only owner of pass to another member (app_private.hand_over_lists), however the user is deleted. Not callable by any API role.';
+revoke execute on function app_private.hand_over_lists_of_deleted_user() from public;
+
 -- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
 CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid DEFAULT NULL::uuid)
  RETURNS TABLE(hits integer, reset_seconds integer)
@@ -404,6 +419,16 @@ AS $function$
 declare
   v_list uuid;
 begin
+  -- Owner changes of one list in turn (see the migration's header).
+  perform 1 from public.lists l
+   where l.id in (select o.list_id from old_rows o where o.role = 'owner')
+   order by l.id
+     for no key update;
+  if current_setting('transaction_isolation') <> 'read committed' then
+    perform 1 from public.list_members m
+     where m.list_id in (select o.list_id from old_rows o where o.role = 'owner') and m.role = 'owner'
+       for share;
+  end if;
   -- Account deletion (the cascade from auth.users) is no stepping down: a
   -- list left with no member at all goes with it (nobody could reach it).
   delete from public.lists l
@@ -422,7 +447,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted (then a list left without members is deleted too). SECURITY DEFINER: it must see every member, not only the caller''s view.';
+comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted (then a list left without members is deleted too). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
 revoke execute on function app_private.keep_a_list_owner() from public;
 
 -- function app_private.maintain_device_state()
@@ -928,9 +953,12 @@ begin
    where i.code_sha256 = sha256(convert_to(coalesce(p_code, ''), 'UTF8'))
      and i.used_at is null
      and i.expires_at > now()
+     -- the owner who created it still is one (a removed owner's codes do not let them back in)
+     and exists (select 1 from public.list_members m
+                  where m.list_id = i.list_id and m.user_id = i.created_by and m.role = 'owner')
   returning i.list_id, i.role into v_list, v_role;
   if v_list is null then
-    -- wrong, used and expired codes get the same answer
+    -- wrong, used and expired codes, and those of a former owner, get the same answer
     raise exception 'this invite code is not valid (wrong, already used or expired)' using errcode = 'no_data_found';
   end if;
   -- A member already in the list keeps the better of the two roles.
@@ -943,7 +971,7 @@ begin
   return v_list;
 end;
 $function$;
-comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code for the caller (auth.uid()): marks it used and adds the membership. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
+comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code for the caller (auth.uid()) while its creator is still an owner of the list: marks it used and adds the membership. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 

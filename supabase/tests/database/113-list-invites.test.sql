@@ -1,9 +1,10 @@
 -- Sharing by invite code: app_private.list_invites (RLS, exact policy
 -- names, grants: the code's hash is never readable), public.create_list_invite
 -- (owners only) and public.accept_list_invite (joins with the invite's role;
--- wrong, used and expired codes fail alike), and what anon may call.
+-- wrong, used and expired codes, and codes whose creator is no longer an
+-- owner, fail alike), and what anon may call.
 begin;
-select plan(37);
+select plan(41);
 
 select from tests.create_supabase_user('invites_owner');
 select from tests.create_supabase_user('invites_editor');
@@ -114,6 +115,30 @@ select tests.authenticate_as('invites_owner');
 select results_eq($$ select count(*)::int from app_private.list_invites where used_at is not null $$, array[3], 'the owner sees which invites were used');
 select results_eq($$ with d as (delete from app_private.list_invites where used_at is null returning 1) select count(*)::int from d $$,
   array[1], 'the owner withdraws a pending invite (the expired one)');
+
+-- An invite counts only while its creator is an owner of the list: once
+-- demoted or removed, the codes they created fail like wrong ones (a removed
+-- owner cannot let themselves back in).
+select tests.authenticate_as('invites_editor'); -- an owner since the owner invite above
+select from set_config('tests.stale_owner_code', public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'owner'), true);
+select from set_config('tests.stale_viewer_code', public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'viewer'), true);
+select tests.authenticate_as('invites_owner');
+update public.list_members set role = 'editor' where list_id = 'f1000000-0000-4000-8000-000000000001' and user_id = tests.get_supabase_uid('invites_editor');
+select tests.authenticate_as('invites_stranger');
+select throws_ok(format('select public.accept_list_invite(%L)', current_setting('tests.stale_viewer_code')),
+  'P0002', 'this invite code is not valid (wrong, already used or expired)', 'a code whose creator was since demoted fails like a wrong one');
+select tests.authenticate_as('invites_owner');
+delete from public.list_members where list_id = 'f1000000-0000-4000-8000-000000000001' and user_id = tests.get_supabase_uid('invites_editor');
+select tests.authenticate_as('invites_editor');
+select throws_ok(format('select public.accept_list_invite(%L)', current_setting('tests.stale_owner_code')),
+  'P0002', 'this invite code is not valid (wrong, already used or expired)', 'a removed owner cannot rejoin with a code they created before');
+select tests.clear_authentication();
+select is_empty(format('select 1 from public.list_members where list_id = %L and user_id = %L', 'f1000000-0000-4000-8000-000000000001', tests.get_supabase_uid('invites_editor')),
+  'the removed owner stays out');
+select tests.authenticate_as('invites_owner');
+select from set_config('tests.fresh_code', public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'viewer'), true);
+select tests.authenticate_as('invites_stranger');
+select lives_ok(format('select public.accept_list_invite(%L)', current_setting('tests.fresh_code')), 'a code of an owner still in place works');
 
 -- ------------------------------------------------------------ anon
 select tests.authenticate_as_anon();

@@ -1,9 +1,10 @@
 -- Ownership hand-over when an owner's account is purged: a list passes to the
 -- longest-standing editor, else the longest-standing viewer (members not
 -- leaving themselves first); a list with another owner keeps its owners; a
--- list with no other member is deleted with the account.
+-- list with no other member is deleted with the account. The same when the
+-- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(8);
+select plan(9);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -65,6 +66,19 @@ select is((select count(*)::int from public.lists where id between 'b5000000-000
 select is((select count(*)::int from public.list_members where list_id in (
              select id from public.lists where id between 'b5000000-0000-4000-8000-000000000001' and 'b5000000-0000-4000-8000-000000000005')
              and role = 'owner'), 4, 'every surviving list has exactly one owner');
+
+-- An account deleted straight from auth.users (the dashboard, or
+-- supabase.auth.admin.deleteUser(), which skip the purge) hands its lists over too.
+select from tests.create_supabase_user('handover_direct_owner');
+select tests.authenticate_as('handover_direct_owner');
+insert into public.lists (id, title) values ('b5000000-0000-4000-8000-000000000006', 'Owner deleted by an operator');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role) values
+  ('b5000000-0000-4000-8000-000000000006', tests.get_supabase_uid('handover_viewer'), 'viewer');
+delete from auth.users where id = tests.get_supabase_uid('handover_direct_owner');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000006' $$,
+  $$ values (tests.get_supabase_uid('handover_viewer'), 'owner') $$,
+  'a user deleted directly from auth.users hands their list to the member who stays');
 
 select * from finish();
 rollback;

@@ -1,0 +1,118 @@
+// "A list always keeps an owner" under concurrency: two owners of one list who
+// step down, or demote each other, at the same moment through the Data API
+// (role authenticated with their claims, as PostgREST does). Each alone is
+// allowed, since the other is still an owner; together they would leave the
+// list without one. The second must wait for the first and then be refused
+// (READ COMMITTED, PostgREST's), or fail as a serialization error (REPEATABLE
+// READ): never both commit.
+import { randomUUID } from "node:crypto";
+import postgres from "postgres";
+import { afterAll, describe, expect, it } from "vitest";
+import { adminSql, stack, type TestUser, createTestUser } from "../support/harness.ts";
+import { pushOk, share, upsert } from "../support/shared-lists.ts";
+
+/** Own pool: one session holds its transaction open while the other runs. */
+const sessions = postgres(stack.adminDbUrl, { max: 4, onnotice: () => {} });
+afterAll(async () => {
+  await sessions.end({ timeout: 5 });
+});
+
+type Isolation = "read committed" | "repeatable read";
+
+/**
+ * `user` runs `statement` in a transaction of its own and keeps it open until
+ * `commit` is called; `pid` is its backend (to see it wait for a lock), `ran`
+ * settles once the statement has run.
+ */
+function openSession(user: TestUser, isolation: Isolation, statement: (tx: postgres.TransactionSql) => Promise<unknown>) {
+  let commit!: () => void;
+  const release = new Promise<void>((resolve) => (commit = resolve));
+  let started!: (pid: number) => void;
+  const pid = new Promise<number>((resolve) => (started = resolve));
+  let finished!: () => void;
+  const ran = new Promise<void>((resolve) => (finished = resolve));
+  const done = sessions.begin(`isolation level ${isolation}`, async (tx) => {
+    const [row] = await tx<{ pid: number }[]>`
+      select pg_backend_pid() as pid,
+             set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId })}, true),
+             set_config('role', 'authenticated', true)`;
+    started(row.pid);
+    await statement(tx);
+    finished();
+    await release;
+  });
+  done.catch(() => {}); // asserted by the test
+  return { done, commit, pid, ran };
+}
+
+async function waitingForLock(pid: number): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [row] = await adminSql<{ waiting: boolean }[]>`select coalesce(wait_event_type = 'Lock', false) as waiting from pg_stat_activity where pid = ${pid}`;
+    if (row?.waiting) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`backend ${pid} never waited for a lock`);
+}
+
+async function twoOwners(): Promise<{ alice: TestUser; bob: TestUser; list: string }> {
+  const alice = await createTestUser();
+  const bob = await createTestUser();
+  const list = randomUUID();
+  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" })] });
+  await share(alice, list, bob, "owner");
+  return { alice, bob, list };
+}
+
+async function owners(list: string): Promise<string[]> {
+  const rows = await adminSql<{ user_id: string }[]>`select user_id::text from public.list_members where list_id = ${list} and role = 'owner' order by user_id`;
+  return rows.map((r) => r.user_id);
+}
+
+const leave = (user: TestUser, list: string) => (tx: postgres.TransactionSql) =>
+  tx`delete from public.list_members where list_id = ${list} and user_id = ${user.userId}`;
+const demote = (user: TestUser, list: string) => (tx: postgres.TransactionSql) =>
+  tx`update public.list_members set role = 'viewer' where list_id = ${list} and user_id = ${user.userId}`;
+
+type Owners = Awaited<ReturnType<typeof twoOwners>>;
+type Change = (o: Owners) => (tx: postgres.TransactionSql) => Promise<unknown>;
+
+/**
+ * Alice's change runs and stays uncommitted; Bob's must then wait for a lock
+ * (without the fix it went through at once: both committed). Both sessions
+ * are released whatever happens; Alice's commits.
+ */
+async function race(isolation: Isolation, first: Change, second: Change) {
+  const o = await twoOwners();
+  const a = openSession(o.alice, isolation, first(o));
+  let b: ReturnType<typeof openSession> | undefined;
+  try {
+    await a.ran;
+    b = openSession(o.bob, isolation, second(o));
+    await waitingForLock(await b.pid);
+  } finally {
+    b?.commit();
+    a.commit();
+  }
+  await a.done;
+  return { o, b: b! };
+}
+
+describe("a list keeps an owner when its owners step down at the same moment", () => {
+  const cases: [string, Change, Change][] = [
+    ["both owners leave", (o) => leave(o.alice, o.list), (o) => leave(o.bob, o.list)],
+    ["each owner demotes the other", (o) => demote(o.bob, o.list), (o) => demote(o.alice, o.list)],
+  ];
+  for (const [name, first, second] of cases) {
+    it(`${name} (read committed): the second waits for the first, then is refused`, async () => {
+      const { o, b } = await race("read committed", first, second);
+      await expect(b.done).rejects.toMatchObject({ code: "23514", constraint_name: "list_members_keep_an_owner" });
+      expect(await owners(o.list)).toHaveLength(1);
+    });
+
+    it(`${name} (repeatable read): the second fails as a serialization error`, async () => {
+      const { o, b } = await race("repeatable read", first, second);
+      await expect(b.done).rejects.toMatchObject({ code: "40001" });
+      expect(await owners(o.list)).toHaveLength(1);
+    });
+  }
+});
