@@ -20,15 +20,13 @@ import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
 import type { ChangesResponse, SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "./api-client.ts";
 import {
-  isRetryable,
-  retryAfterOf,
   TidesyncApiError,
   TidesyncError,
   TidesyncNetworkError,
   TidesyncResponseError,
   TidesyncValidationError,
 } from "./api-error.ts";
-import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
+import type { BackoffOptions } from "./backoff.ts";
 import { BatchSize } from "./batch-refusal.ts";
 import { fittingCount } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
@@ -38,6 +36,7 @@ import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, serverWinsPerField } from "./rebase.ts";
+import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, type StorageChange, type SyncStorage } from "./storage.ts";
 
@@ -77,6 +76,7 @@ export interface TidesyncClientOptions {
   generateId?: () => string;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** The clock of lastSyncedAt and of the Retry-After gate. */
   now?: () => Date;
 }
 
@@ -113,12 +113,11 @@ export class TidesyncClient {
   private readonly storage: SyncStorage;
   private readonly installationId: string;
   private readonly onConflict: ConflictHandler;
-  private readonly backoff: BackoffOptions;
+  /** Backoff, and the Retry-After gate that also holds back the next sync() (client/retry.ts). */
+  private readonly retry: RetryOptions;
   private readonly maxBodyBytes: number;
   private readonly maxOpsPerBatch: number;
   private readonly generateId: () => string;
-  private readonly random: () => number;
-  private readonly sleep: (ms: number) => Promise<void>;
   private readonly now: () => Date;
   private readonly mutex = new Mutex();
   private readonly statusStore: StatusStore;
@@ -144,14 +143,12 @@ export class TidesyncClient {
     this.storage = options.storage;
     this.installationId = options.installationId;
     this.onConflict = options.onConflict ?? serverWinsPerField;
-    this.backoff = { ...DEFAULT_BACKOFF, ...(options.backoff ?? {}) };
     this.maxOpsPerBatch = options.maxOpsPerBatch ?? DEFAULT_LIMITS.max_ops_per_batch;
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_LIMITS.max_body_bytes;
     this.batchSize = new BatchSize(this.maxOpsPerBatch);
     this.generateId = options.generateId ?? defaultGenerateId;
-    this.random = options.random ?? Math.random;
-    this.sleep = options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms)));
     this.now = options.now ?? (() => new Date());
+    this.retry = retryOptions({ backoff: options.backoff, random: options.random, sleep: options.sleep, now: () => this.now().getTime() });
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
     this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
@@ -409,7 +406,8 @@ export class TidesyncClient {
 
   /**
    * Push every pending op, then pull until up to date. One sync at a time: a
-   * call while one runs returns that one. Rejects when the server stays
+   * call while one runs returns that one; it first waits out a Retry-After an
+   * earlier sync was given. Rejects when the server stays
    * unreachable beyond the retry budget or answers a non-retryable error; the
    * outbox is kept and the next sync() continues where this one stopped.
    */
@@ -444,19 +442,13 @@ export class TidesyncClient {
     }
   }
 
-  /** Calls `call`, retrying retryable failures with backoff (Retry-After honoured). */
+  /** Calls `call`, retrying retryable failures with backoff, never sooner than the last Retry-After (also one a past sync got). */
   private async withRetry<T>(call: () => Promise<T>): Promise<T> {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const result = await call();
-        this.statusStore.update({ state: "syncing" });
-        return result;
-      } catch (error) {
-        if (!isRetryable(error) || attempt + 1 >= this.backoff.maxAttempts) throw error;
-        this.statusStore.update({ state: error instanceof TidesyncNetworkError ? "offline" : "syncing", lastErrorCode: (error as TidesyncError).code });
-        await this.sleep(backoffDelayMs(attempt, this.backoff, this.random, retryAfterOf(error)));
-      }
-    }
+    const result = await withRetry(call, this.retry, (error) => {
+      this.statusStore.update({ state: error instanceof TidesyncNetworkError ? "offline" : "syncing", lastErrorCode: (error as TidesyncError).code });
+    });
+    this.statusStore.update({ state: "syncing" });
+    return result;
   }
 
   // -------------------------------------------------------------------- push

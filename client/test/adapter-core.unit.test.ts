@@ -10,8 +10,8 @@ import { TidesyncApi } from "../api-client.ts";
 import { TidesyncApiError } from "../api-error.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
 import { type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
-import { retryOptions, withRetry } from "../adapters/core/retry.ts";
 import type { SyncEvent } from "../events.ts";
+import { retryOptions, withRetry } from "../retry.ts";
 import { BASE_URL, envelope, FakeServer, INSTALLATION_ID } from "./fake-server.ts";
 
 const ID = "5b1f4c1e-8a83-4f5e-9d7e-0d3c2b1a0f9e";

@@ -1,5 +1,7 @@
 // Opens a client on a FakeServer for unit tests: in-memory store unless one
-// is given, deterministic ids, and sleeps recorded instead of waited.
+// is given, deterministic ids, and sleeps recorded instead of waited (the
+// client's clock moves by them, as it would when they are really waited: the
+// Retry-After gate measures time with it).
 import { TidesyncApi } from "../api-client.ts";
 import { MemoryStorage, type SyncStorage } from "../storage.ts";
 import { TidesyncClient, type TidesyncClientOptions } from "../sync-client.ts";
@@ -15,6 +17,7 @@ export interface TestClient {
 export async function openClient(server: FakeServer, overrides: Partial<TidesyncClientOptions> & { storage?: SyncStorage; idPrefix?: number } = {}): Promise<TestClient> {
   const storage = overrides.storage ?? new MemoryStorage();
   const sleeps: number[] = [];
+  let clock = Date.now();
   const client = await TidesyncClient.open({
     api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
     storage,
@@ -23,7 +26,9 @@ export async function openClient(server: FakeServer, overrides: Partial<Tidesync
     random: () => 0.5,
     sleep: async (ms) => {
       sleeps.push(ms);
+      clock += ms;
     },
+    now: () => new Date(clock),
     backoff: { baseMs: 100, maxMs: 10_000, maxAttempts: 5 },
     ...overrides,
   });

@@ -95,6 +95,42 @@ describe("the sync loop's retries", () => {
     expect(client.status).toMatchObject({ state: "error", lastErrorCode: "UNAUTHENTICATED", pending: 1 });
   });
 
+  // The last attempt of a sync gets Retry-After: 120; the next sync (start()'s timer, a poke, the app)
+  // comes 30 s later. With the client's clock moved by its sleeps, and with the real clock (which a
+  // fake sleep does not move).
+  for (const injectedClock of [true, false]) {
+    it(`holds every later request back until the last Retry-After has passed, also in the next sync (${injectedClock ? "injected" : "real"} clock)`, async () => {
+      let clock = Date.parse("2026-11-22T10:00:00Z");
+      const sentAt: number[] = [];
+      const server = new FakeServer();
+      server.script = () => {
+        sentAt.push(clock);
+        return envelope(429, "RATE_LIMITED", { "retry-after": "120" });
+      };
+      const { client } = await openClient(server, {
+        backoff: { maxAttempts: 3 },
+        random: () => 0,
+        sleep: async (ms) => {
+          clock += ms;
+        },
+        now: injectedClock ? () => new Date(clock) : () => new Date(),
+      });
+      await client.create("tasks", { title: "a" });
+      await expect(client.sync()).rejects.toMatchObject({ code: "RATE_LIMITED" });
+      expect(sentAt).toHaveLength(3);
+      clock += 30_000;
+      server.script = () => {
+        sentAt.push(clock);
+        return undefined;
+      };
+      await client.sync();
+      expect(server.records.size).toBe(1);
+      // Each request at least 120 s after the 429 before it; none early, none twice as late.
+      const gaps = sentAt.slice(1, 4).map((at, i) => at - sentAt[i]);
+      expect(gaps.every((gap) => gap >= 120_000 && gap < 240_000), String(gaps)).toBe(true);
+    });
+  }
+
   it("retries a 429 after Retry-After", async () => {
     const server = new FakeServer();
     const { client, sleeps } = await openClient(server);

@@ -6,7 +6,7 @@
 import type { ChangesResponse } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import { TidesyncApiError } from "../../api-error.ts";
-import { type RetryOptions, withRetry } from "./retry.ts";
+import { type RetryOptions, withRetry } from "../../retry.ts";
 
 export interface PulledPage {
   page: ChangesResponse;

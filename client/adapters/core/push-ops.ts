@@ -18,7 +18,7 @@ import { type BatchBounds, fittingCount } from "../../batching.ts";
 import type { SyncEvent } from "../../events.ts";
 import { type ConflictHandler, discardedFields, serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "./key-value.ts";
-import { type RetryOptions, withRetry } from "./retry.ts";
+import { type RetryOptions, withRetry } from "../../retry.ts";
 
 const SENT_KEY = "tidesync.sent_ops";
 

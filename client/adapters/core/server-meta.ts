@@ -7,7 +7,7 @@ import type { MetaResponse } from "../../../functions/_shared/schemas/meta.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import { type BatchBounds, batchBoundsOf } from "../../batching.ts";
 import type { RecordData } from "../../storage.ts";
-import { type RetryOptions, withRetry } from "./retry.ts";
+import { type RetryOptions, withRetry } from "../../retry.ts";
 
 export interface ServerMeta {
   writable: WritableFields;

@@ -28,7 +28,7 @@ import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
-import { type RetryOptions, retryOptions } from "../core/retry.ts";
+import { type RetryOptions, retryOptions } from "../../retry.ts";
 import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
 
 const CURSOR_KEY = "tidesync.cursor";

@@ -1,11 +1,12 @@
 // Retrying one request the way every tidesync client must: retryable
 // failures (network, 429, 5xx) with exponential backoff and full jitter, never
 // sooner than the server's Retry-After; anything else, or the last attempt's
-// failure, goes to the caller. The Retry-After also holds for whatever the
-// library calls next (RxDB retries a failed handler on its own timer): the
-// gate keeps every request of the adapter back until it has passed.
-import { isRetryable, retryAfterOf } from "../../api-error.ts";
-import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "../../backoff.ts";
+// failure, goes to the caller. The Retry-After also holds for whatever is
+// called next — the next sync() of TidesyncClient (its timer, a poke, the app),
+// RxDB retrying a failed handler on its own timer: the gate keeps every request
+// of one client or adapter back until it has passed.
+import { isRetryable, retryAfterOf } from "./api-error.ts";
+import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
 
 export interface RetryOptions {
   backoff: BackoffOptions;
@@ -26,9 +27,12 @@ export function retryOptions(options: { backoff?: Partial<BackoffOptions>; rando
   };
 }
 
-export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions): Promise<T> {
+/** `call`, retried; `onRetry` hears each failure that is retried (before the wait). */
+export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions, onRetry?: (error: unknown) => void): Promise<T> {
+  let backoff = 0;
   for (let attempt = 0; ; attempt++) {
-    const wait = options.gate.until - options.now();
+    // One wait per attempt: the backoff already covers this call's own Retry-After.
+    const wait = Math.max(backoff, options.gate.until - options.now());
     if (wait > 0) await options.sleep(wait);
     try {
       return await call();
@@ -36,8 +40,8 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
       const retryAfter = retryAfterOf(error);
       if (retryAfter !== undefined && retryAfter > 0) options.gate.until = Math.max(options.gate.until, options.now() + retryAfter * 1000);
       if (!isRetryable(error) || attempt + 1 >= options.backoff.maxAttempts) throw error;
-      const delay = backoffDelayMs(attempt, options.backoff, options.random, retryAfter);
-      if (delay > 0) await options.sleep(delay);
+      onRetry?.(error);
+      backoff = backoffDelayMs(attempt, options.backoff, options.random, retryAfter);
     }
   }
 }
