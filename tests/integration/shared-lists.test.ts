@@ -4,7 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
-import { call, createTestUser } from "../support/harness.ts";
+import { adminSql, call, createTestUser } from "../support/harness.ts";
 import { applyChanges, asUser, pullAll, pushOk, remove, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
 
 describe("shared lists", () => {
@@ -91,6 +91,27 @@ describe("shared lists", () => {
     expect(chain.results[1].record).toEqual(pulled);
   });
 
+  it("a task deleted and re-created where the database refuses the new row: the delete stands, the re-create is rejected with the tombstone", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const [editable, readOnly, task] = [randomUUID(), randomUUID(), randomUUID()];
+    await pushOk(alice, { ops: [upsert("lists", editable, { title: "Edit" }), upsert("lists", readOnly, { title: "Read" }),
+      upsert("tasks", task, { list_id: editable, title: "t" })] });
+    await share(alice, editable, bob, "editor");
+    await share(alice, readOnly, bob, "viewer");
+    const start = await pullAll(bob);
+    const seen = start.changes.find((c) => c.id === task)!;
+
+    // The planner lets the new row into a list Bob can see; the tasks policy refuses it there.
+    const body = await pushOk(bob, { ops: [remove("tasks", task, seen.version), upsert("tasks", task, { list_id: readOnly, title: "t" })] });
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["applied", undefined], ["rejected", "FORBIDDEN"]]);
+    expect(body.results[0].record).toMatchObject({ id: task, deleted: true, data: null });
+    expect(body.results[0].record!.version).toBeGreaterThan(seen.version);
+    expect(body.results[1].record).toEqual(body.results[0].record);
+    expect(await adminSql`select 1 from public.tasks where id = ${task}`).toHaveLength(0);
+    expect((await pullAll(bob, start.cursor)).changes).toEqual([expect.objectContaining({ id: task, deleted: true, version: body.results[0].record!.version })]);
+  });
+
   it("removal → the removed member's next pull removes every row of the list, and nothing of it ever again", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();
@@ -114,6 +135,42 @@ describe("shared lists", () => {
     expect(queued.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
     await pushOk(alice, { ops: [upsert("tasks", tasks[1], { title: "later" })] });
     expect((await pullAll(bob, after.cursor)).changes).toEqual([]);
+  });
+
+  it("a shared list deleted and re-created in one batch is deleted (its tasks and members go, the member's next pull removes it) and created anew", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const [list, oldTask, newTask] = [randomUUID(), randomUUID(), randomUUID()];
+    const created = await pushOk(alice, { ops: [upsert("lists", list, { title: "Trip", color: "#aabbcc", position: 3 }), upsert("tasks", oldTask, { list_id: list, title: "old" })] });
+    await share(alice, list, bob, "editor");
+    const bobView = await pullAll(bob);
+    const local = applyChanges(new Map(), bobView.changes);
+    expect(local.has(`tasks/${oldTask}`)).toBe(true);
+    const aliceView = await pullAll(alice);
+
+    const body = await pushOk(alice, { ops: [
+      remove("lists", list, created.results[0].record!.version),
+      upsert("lists", list, { title: "Brand new" }),
+      upsert("tasks", newTask, { list_id: list, title: "in the new list" }),
+    ] });
+    expect(body.results.map((r) => r.status)).toEqual(["applied", "applied", "applied"]);
+    expect(body.results[1].record!.data).toMatchObject({ title: "Brand new", color: null, position: 0 });
+    expect(body.results[0].record).toEqual(body.results[1].record);
+    const members = await adminSql<{ user_id: string; role: string }[]>`select user_id::text, role from public.list_members where list_id = ${list}`;
+    expect(members).toEqual([{ user_id: alice.userId, role: "owner" }]);
+    expect((await adminSql`select id from public.tasks where list_id = ${list}`).map((r) => r.id)).toEqual([newTask]);
+
+    // Bob lost the list with the old row: his next pull removes all of it and shows nothing of the new one.
+    const after = await pullAll(bob, bobView.cursor);
+    expect(after.changes.map((c) => [c.id, c.deleted]).sort()).toEqual([[list, true], [oldTask, true]].sort());
+    applyChanges(local, after.changes);
+    expect([...local.keys()]).toEqual([`lists/${bob.userId}`]);
+    const queued = await pushOk(bob, { ops: [upsert("lists", list, { title: "bob's edit" }, bobView.changes.find((c) => c.id === list)!.version)] });
+    expect(queued.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+    // Alice's other device: the new list and its task, the old task removed.
+    const aliceNext = await pullAll(alice, aliceView.cursor);
+    expect(aliceNext.changes.map((c) => [c.id, c.deleted]).sort()).toEqual([[list, false], [oldTask, true], [newTask, false]].sort());
+    expect(aliceNext.changes.find((c) => c.id === list)).toEqual(body.results[1].record);
   });
 
   it("removed and re-added before the device caught up: rows deleted or moved away meanwhile are removed, not kept for ever", async () => {

@@ -90,6 +90,41 @@ describe("POST /v1/sync/batch: outcomes", () => {
     expect(await syncState("tasks", id)).toMatchObject({ version: tombstone.version, deleted: true });
   });
 
+  it("a task deleted and re-created in one batch is what two batches make: a new row from the patch, the table's defaults for the rest", async () => {
+    // One device: its re-create does not conflict with its own delete, in one batch or two.
+    const { user, devices: [device_id] } = await userWithDevices(1);
+    const [together, apart] = [randomUUID(), randomUUID()];
+    const old = task(user, { title: "old", notes: "secret notes", done: true, position: 5 });
+    const created = await pushOk(user, { device_id, ops: [upsert("tasks", together, old), upsert("tasks", apart, old)] });
+    const [oldTogether, oldApart] = created.results.map((r) => r.record!);
+    const before = await pullAll(user);
+
+    await pushOk(user, { device_id, ops: [remove("tasks", apart, oldApart.version)] });
+    const twoBatches = await pushOk(user, { device_id, ops: [upsert("tasks", apart, task(user, { title: "fresh" }))] });
+    expect(twoBatches.results[0].status).toBe("applied");
+    const oneBatch = await pushOk(user, { device_id, ops: [remove("tasks", together, oldTogether.version), upsert("tasks", together, task(user, { title: "fresh" }))] });
+    expect(oneBatch.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+
+    const row = (await storedRow("tasks", together))!;
+    expect(row).toMatchObject({ title: "fresh", notes: null, done: false, position: 0 });
+    const withoutTimes = ({ created_at: _c, ...rest }: Record<string, unknown>) => rest;
+    expect(withoutTimes(row)).toEqual(withoutTimes((await storedRow("tasks", apart))!));
+    expect(withoutTimes(oneBatch.results[1].record!.data!)).toEqual(withoutTimes(twoBatches.results[0].record!.data!));
+    // Every op of the record answers with it as stored; the ledger keeps the version it now has.
+    const stored = oneBatch.results[1].record!;
+    expect(stored.data).toEqual(row);
+    expect(stored.data!.created_at).not.toBe(oldTogether.data!.created_at);
+    expect(oneBatch.results[0].record).toEqual(stored);
+    // Stamped as an insert (every column by the re-creating write), as in two batches.
+    const state = (await syncState("tasks", together))!;
+    expect(state).toMatchObject({ version: stored.version, deleted: false });
+    expect(Object.keys(state.field_versions).sort()).toEqual(Object.keys((await syncState("tasks", apart))!.field_versions).sort());
+    expect((await ledger(user.userId)).filter((r) => r.record_id === together && r.version === stored.version).map((r) => r.status)).toEqual(["applied", "applied"]);
+    // Another device gets the new row, not the old one's columns.
+    const next = await pullAll(user, before.cursor);
+    expect(next.changes.find((c) => c.id === together)).toEqual(stored);
+  });
+
   it("one bad op never blocks the batch: per-op errors with field pointers, the others applied", async () => {
     const user = await createTestUser();
     const ok1 = upsert("tasks", randomUUID(), task(user, { title: "fine" }));

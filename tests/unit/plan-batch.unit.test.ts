@@ -146,6 +146,40 @@ describe("planBatch", () => {
     expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "insert tasks", "delete tasks", "delete lists"]);
   });
 
+  it("a row deleted and re-created is deleted, then inserted from the patch, with the writes after it in a later phase", () => {
+    const [moved, added, other] = [uuid(), uuid(), uuid()];
+    const current = record("tasks", moved, 6, { list_id: LIST, title: "moved", notes: "n" });
+    const elsewhere = record("lists", other, 4, { title: "O" });
+    const plan = planBatch([
+      op({ record_id: moved, base_version: 6, data: { list_id: other } }),
+      del(LIST, "lists", 5),
+      op({ record_id: LIST, collection: "lists", data: { title: "L" } }),
+      create(added),
+    ], DEVICE, state([current, elsewhere]), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied", "applied", "applied"]);
+    // The task leaves the list before the list's delete (whose cascade would take it); the new
+    // list (same data as the old: still deleted and inserted) exists before the task added to it.
+    expect(plan.groups.map((g) => `${g.kind} ${g.collection} ${g.rows.map((r) => r.id).join(",")}`)).toEqual([
+      `update tasks ${moved}`, `delete lists ${LIST}`, `insert lists ${LIST}`, `insert tasks ${added}`,
+    ]);
+    expect(plan.groups[2]).toMatchObject({ columns: ["title"], rows: [{ id: LIST, title: "L" }] });
+    expect(plan.ops.map((p) => p.phase)).toEqual([0, 0, 1, 1]);
+    expect(plan.phasesOf).toEqual(new Map([[recordKey("lists", LIST), [{ phase: 0, kind: "delete" }, { phase: 1, kind: "insert" }]]]));
+  });
+
+  it("a row re-created twice, or deleted again, needs no more phases than the database's row does", () => {
+    const id = uuid();
+    const current = record("tasks", id, 6, { list_id: LIST, title: "t", done: true });
+    const twice = planBatch([del(id, "tasks", 6), create(id, { title: "a" }), del(id), create(id, { title: "b" })], DEVICE, state([current]), LIMITS, NOW);
+    expect(twice.groups).toEqual([
+      { collection: "tasks", kind: "delete", columns: [], rows: [{ id }] },
+      { collection: "tasks", kind: "insert", columns: ["list_id", "title"], rows: [{ id, list_id: LIST, title: "b" }] },
+    ]);
+    const gone = planBatch([del(id, "tasks", 6), create(id, { title: "a" }), del(id)], DEVICE, state([current]), LIMITS, NOW);
+    expect(gone.groups).toEqual([{ collection: "tasks", kind: "delete", columns: [], rows: [{ id }] }]);
+    expect(gone.phasesOf.size).toBe(0);
+  });
+
   it("counts live records for the quota: creates add, deletes free, updates are neutral", () => {
     const [a, b, c, d] = [uuid(), uuid(), uuid(), uuid()];
     const plan = planBatch([

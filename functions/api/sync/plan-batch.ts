@@ -14,6 +14,9 @@
 // each sees the state the previous one produced; the record is written once,
 // in its final state, and the database has the last word (a row it refuses
 // turns that record's applied ops into rejected ones, see push-store.ts).
+// One exception to "once": a row deleted and then re-created by the batch is
+// deleted, and then inserted from the patch, exactly as two batches would do
+// it: the writes up to the re-creation form one phase, run before the rest.
 import { type CollectionDefinition, findCollection, scopeCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import type { Limits } from "../../_shared/limits.ts";
@@ -62,13 +65,29 @@ export interface PlannedOp {
   writes?: string;
   /** Written to the ledger (false for a duplicate). */
   logged: boolean;
+  /** The phase whose writes this op's outcome depends on (see BatchPlan.phasesOf). */
+  phase: number;
 }
 
 export interface BatchPlan {
   ops: PlannedOp[];
-  /** Writes in dependency order: scopes are created before their rows and deleted after them. */
+  /**
+   * Writes phase by phase, in dependency order within a phase: scopes are created before their
+   * rows and deleted after them.
+   */
   groups: WriteGroup[];
   /** recordKeys the plan writes. */
+  written: Set<string>;
+  /**
+   * The records written in more than one phase (deleted, then re-created): each phase's write of
+   * the record, in order, so that a refusal of one of them rejects only the ops from that phase on.
+   */
+  phasesOf: Map<string, { phase: number; kind: WriteGroup["kind"] }[]>;
+}
+
+/** The writes of a run of ops, from the rows as the database holds them when the run begins. */
+interface Phase {
+  start: Map<string, ServerRecord>;
   written: Set<string>;
 }
 
@@ -141,6 +160,8 @@ export function planBatch(
   // come from the database): above every version read, so they count as own.
   const floor = Math.max(0, ...[...state.records.values()].map((r) => r.version));
   let provisional = floor;
+  const phases: Phase[] = [];
+  let phase: Phase = { start: initial, written: new Set() };
 
   ops.forEach((op, index) => {
     const key = recordKey(op.collection, op.record_id);
@@ -153,6 +174,7 @@ export function planBatch(
         op,
         index,
         logged: false,
+        phase: phases.length,
         writes: writtenHere(),
         result: {
           op_id: op.op_id,
@@ -165,7 +187,7 @@ export function planBatch(
       });
       return;
     }
-    const finish = (result: SyncOpResult, writes?: string) => planned.push({ op, index, result, writes, logged: true });
+    const finish = (result: SyncOpResult, writes?: string) => planned.push({ op, index, result, writes, logged: true, phase: phases.length });
     const reject = (error: SyncOpError, current?: ServerRecord | null) =>
       finish({ op_id: op.op_id, status: "rejected", error, ...(current ? { record: toSyncRecord(current) } : {}) }, writtenHere());
     const conflict = (current: ServerRecord, fields: string[]) =>
@@ -239,25 +261,40 @@ export function planBatch(
     if (!live && isLive && liveRecords + 1 > limits.max_live_records_per_user) {
       return reject(rejection("QUOTA_EXCEEDED", `at most ${limits.max_live_records_per_user} live records per user; delete some first`), current);
     }
+    // A row re-created after this phase deleted it: the delete runs first, in its own phase, so
+    // that its cascades run and the new row gets the table's defaults, not the old row's columns.
+    if (isLive && current?.deleted && phase.start.get(key)?.deleted === false) {
+      phases.push(phase);
+      phase = { start: new Map(records), written: new Set() };
+    }
     liveRecords += Number(isLive) - Number(live);
     provisional = next.version;
     records.set(key, next);
     written.add(key);
+    phase.written.add(key);
     finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, key);
   });
 
+  phases.push(phase);
+  const groups: WriteGroup[] = [];
+  const phasesOf = new Map<string, { phase: number; kind: WriteGroup["kind"] }[]>();
+  phases.forEach((p, i) => {
+    for (const group of writeGroups(p.written, p.start, phases[i + 1]?.start ?? records)) {
+      groups.push(group);
+      if (phases.length > 1) for (const row of group.rows) {
+        const key = recordKey(group.collection, row.id as string);
+        phasesOf.set(key, [...phasesOf.get(key) ?? [], { phase: i, kind: group.kind }]);
+      }
+    }
+  });
+  for (const [key, steps] of phasesOf) if (steps.length < 2) phasesOf.delete(key);
+
   // A live record whose final state equals its initial one (e.g. `done` set to the value it
   // has) is not written and gets no new version: its ops answer with the record as it stands.
-  const updatedColumns = new Map<string, string[]>();
+  const rowsWritten = new Set(groups.flatMap((g) => g.rows.map((row) => recordKey(g.collection, row.id as string))));
   for (const key of written) {
     const before = initial.get(key);
-    const after = records.get(key)!;
-    if (!before || before.deleted || after.deleted) continue;
-    const columns = changedColumns(before, after);
-    if (columns.length > 0) {
-      updatedColumns.set(key, columns);
-      continue;
-    }
+    if (!before || before.deleted || records.get(key)!.deleted || rowsWritten.has(key)) continue;
     written.delete(key);
     for (const p of planned) {
       if (p.writes !== key) continue;
@@ -265,7 +302,7 @@ export function planBatch(
       if (p.result.record) p.result = { ...p.result, record: toSyncRecord(before) };
     }
   }
-  return { ops: planned, groups: writeGroups(written, initial, records, updatedColumns), written };
+  return { ops: planned, groups, written, phasesOf };
 }
 
 function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
@@ -273,11 +310,11 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
 }
 
 /**
- * What the database must do to take each written record from its initial to
- * its final state. `updatedColumns`: the changed columns of each record that
- * was live before and after.
+ * What the database must do to take each written record from its state at
+ * the start of a phase to its state at the end (a live record left as it was
+ * needs nothing).
  */
-function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>, updatedColumns: Map<string, string[]>): WriteGroup[] {
+function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>): WriteGroup[] {
   // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
   const groups = new Map<string, Omit<WriteGroup, "columns"> & { columns: Set<string> }>();
   const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
@@ -296,8 +333,8 @@ function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, f
       const columns = Object.keys(after.data ?? {}).sort();
       add(after.collection, "insert", columns, { id: after.id, ...after.data });
     } else if (!after.deleted) {
-      const columns = updatedColumns.get(key)!;
-      add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
+      const columns = changedColumns(before!, after);
+      if (columns.length > 0) add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive) {
       add(after.collection, "delete", [], { id: after.id });
     }

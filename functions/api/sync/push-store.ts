@@ -278,7 +278,7 @@ export async function pushBatch(
     };
   });
   if (ledgerRows.length > 0) await tx.unsafe(LEDGER_SQL, ledgerParameters(ledgerRows, state.device_id), PREPARED);
-  return { results, now: state.now, written: plan.written.size - applied.failed.length };
+  return { results, now: state.now, written: plan.written.size - firstRefusals(applied.failed).size };
 }
 
 async function applyWrites(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
@@ -291,21 +291,36 @@ async function applyWrites(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
   return { failed: row.result.failed, records };
 }
 
+/** Each refused record's first refusal: a record written in several phases fails again in the later ones. */
+function firstRefusals(failed: Refusal[]): Map<string, Refusal> {
+  const refused = new Map<string, Refusal>();
+  for (const f of failed) {
+    const key = recordKey(f.collection, f.id);
+    if (!refused.has(key)) refused.set(key, f);
+  }
+  return refused;
+}
+
 /**
  * Final results: written records in their stored state; the ops of a record the database
  * refused are rejected with its reason, and every result of that record carries the record
  * as it still stands (as the caller saw it before the batch; none if they could not see it).
+ * A record written in several phases (deleted, then re-created) stands as the phases before
+ * the refused one left it: their ops stay applied.
  */
 function settle(plan: BatchPlan, applied: ApplyResult, before: Map<string, ServerRecord>): SyncOpResult[] {
   const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), r]));
-  const refused = new Map(applied.failed.map((f) => [recordKey(f.collection, f.id), f]));
+  const refused = firstRefusals(applied.failed);
   return plan.ops.map((p) => {
     if (!p.writes) return p.result;
     const refusal = refused.get(p.writes);
-    if (refusal) {
+    const steps = plan.phasesOf.get(p.writes);
+    const refusedFrom = refusal && steps ? steps.find((s) => s.kind === refusal.kind)?.phase ?? 0 : 0;
+    if (refusal && p.phase >= refusedFrom) {
       const { record: _planned, ...rest } = p.result;
-      const standing = before.get(p.writes);
-      const record = standing ? { record: toSyncRecord(standing) } : {};
+      const seen = before.get(p.writes);
+      const standing = (steps && stored.get(p.writes)) || (seen && toSyncRecord(seen));
+      const record = standing ? { record: standing } : {};
       if (p.result.status !== "applied") return { ...rest, ...record };
       return { op_id: p.op.op_id, status: "rejected", error: refusalError(refusal, p.index, findCollection(refusal.collection)), ...record };
     }
