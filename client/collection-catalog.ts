@@ -4,8 +4,10 @@
 // syncable. The zod schemas come from the same builder the server validates
 // with (functions/_shared/collections.ts): `create` when the record is not
 // live on this device, `update` when it is. The server still has the last word.
+// The same schemas normalise what they accept (uuid fields lower-cased), also
+// for data queued unchecked (`normalise`).
 import type { z } from "zod";
-import { type GeneratedField, schemaFor } from "../functions/_shared/collections.ts";
+import { fieldValueSchema, type GeneratedField, schemaFor } from "../functions/_shared/collections.ts";
 import { validationMessage, zodIssuesToDetails } from "../functions/_shared/validation-details.ts";
 import { TidesyncValidationError } from "./api-error.ts";
 import type { RecordData, ServerSchema } from "./storage.ts";
@@ -13,6 +15,8 @@ import type { RecordData, ServerSchema } from "./storage.ts";
 interface Checks {
   create: z.ZodType<RecordData>;
   update: z.ZodType<RecordData>;
+  /** Each field's value schema: what `normalise` parses a value with. */
+  fields: Map<string, z.ZodType>;
 }
 
 export class CollectionCatalog {
@@ -28,7 +32,11 @@ export class CollectionCatalog {
         continue;
       }
       const fields: GeneratedField[] = Object.entries(described.fields).map(([field, spec]) => ({ name: field, ...spec }));
-      this.checks.set(name, { create: schemaFor({ fields }, "create"), update: schemaFor({ fields }, "update") });
+      this.checks.set(name, {
+        create: schemaFor({ fields }, "create"),
+        update: schemaFor({ fields }, "update"),
+        fields: new Map(fields.map((field) => [field.name, fieldValueSchema(field)])),
+      });
     }
   }
 
@@ -50,5 +58,20 @@ export class CollectionCatalog {
     if (parsed.success) return parsed.data;
     const details = zodIssuesToDetails(parsed.error.issues, ["data"]);
     throw new TidesyncValidationError(validationMessage(details.length), details);
+  }
+
+  /**
+   * `data` as the server will store it, checking nothing: each value its
+   * field's schema accepts in the form that schema gives it (a uuid field
+   * lower-cased; text, even text that looks like a uuid, as it is); any other
+   * value or field unchanged, for the server to judge.
+   */
+  normalise(collection: string, data: RecordData): RecordData {
+    const fields = this.checks.get(collection)?.fields;
+    if (!fields) return data;
+    return Object.fromEntries(Object.entries(data).map(([name, value]) => {
+      const parsed = fields.get(name)?.safeParse(value);
+      return [name, parsed?.success ? parsed.data : value];
+    }));
   }
 }

@@ -68,8 +68,10 @@ export interface TidesyncClientOptions {
   /**
    * Check each write against the server's collections and field types before
    * queueing it (default true). They come from GET /v1/meta, fetched by the
-   * first sync of each open client and stored; until a device has seen them
-   * once, writes are queued unchecked (the server validates them anyway).
+   * first sync of each open client (before its push while the device has never
+   * seen them) and stored; until a device has seen them once, writes are queued
+   * unchecked (the server validates them anyway). false skips the checks; uuid
+   * fields are lower-cased either way once the fields are known.
    */
   validate?: boolean;
   /** Injectable for tests and for platforms without crypto.randomUUID (e.g. expo-crypto). */
@@ -266,10 +268,28 @@ export class TidesyncClient {
       collection_schemas: meta.collection_schemas,
       limits: { max_ops_per_batch: meta.limits.max_ops_per_batch, max_body_bytes: meta.limits.max_body_bytes },
     };
-    await this.mutex.run(() => this.commit({ schema }));
-    this.catalog = new CollectionCatalog(schema);
+    await this.mutex.run(async () => {
+      const catalog = new CollectionCatalog(schema);
+      await this.commit({ schema, putOps: this.normalisedQueue(catalog) });
+      this.catalog = catalog;
+    });
     this.schemaFetched = true;
     return schema;
+  }
+
+  /**
+   * The unsent upserts whose data `catalog` normalises (uuid fields written
+   * before the device knew which fields are uuids), normalised. Sent ops stay
+   * as they left: they are resent unchanged, and the server normalises them.
+   */
+  private normalisedQueue(catalog: CollectionCatalog): PendingOp[] {
+    const changed: PendingOp[] = [];
+    for (const pending of this.outbox.values()) {
+      if (pending.sent || !pending.op.data) continue;
+      const data = catalog.normalise(pending.op.collection, pending.op.data);
+      if (JSON.stringify(data) !== JSON.stringify(pending.op.data)) changed.push({ ...pending, op: { ...pending.op, data } });
+    }
+    return changed;
   }
 
   // ------------------------------------------------------------ local writes
@@ -329,9 +349,10 @@ export class TidesyncClient {
     return id.toLowerCase();
   }
 
-  /** The data to queue, checked against the server's collections when known (null: a delete). */
+  /** The data to queue (null: a delete): checked against the server's collections when known, or with validate: false only normalised. */
   private checkData(collection: string, data: RecordData | null, creating: boolean): RecordData | null {
-    if (this.options.validate === false || !this.catalog) return data;
+    if (!this.catalog) return data;
+    if (this.options.validate === false) return data && this.catalog.normalise(collection, data);
     return this.catalog.check(collection, data, creating);
   }
 
@@ -424,6 +445,9 @@ export class TidesyncClient {
     const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false };
     this.statusStore.update({ state: "syncing" });
     try {
+      // A device that never saw the collections learns them first, so the writes it queued meanwhile
+      // leave normalised (uuid fields lower-cased) in batches within the published limits.
+      if (!this.catalog) await this.refreshSchema();
       await this.push(report);
       await this.pull(report);
       // Once per open client, after the data (which does not need it): the collections to check later writes against.

@@ -4,7 +4,7 @@
 // client — stored so a restart offline still checks them.
 import { describe, expect, it } from "vitest";
 import { MemoryStorage } from "../storage.ts";
-import { FakeServer, LIST_ID } from "./fake-server.ts";
+import { envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 const SWIFT_ID = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F";
@@ -39,6 +39,50 @@ describe("ids", () => {
     expect(report.applied).toBe(1);
     expect(server.batches()[0].ops[0].op_id).toBe("abcdef00-0000-4000-8000-000000000002");
     expect((await client.get("tasks", id.toUpperCase()))?.pending).toBe(false);
+  });
+});
+
+describe("uuid fields of the data", () => {
+  const tasksWithList = async (client: Awaited<ReturnType<typeof openClient>>["client"]) =>
+    (await client.list("tasks")).filter((task) => task.data?.list_id === LIST_ID).map((task) => task.data?.title);
+
+  it("written before the device knew the catalog: kept as written until it arrives, then lower-cased in the queue before they are sent", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    // Pushes fail (here: an installation not registered yet); GET /v1/meta needs no session and answers.
+    server.script = (request) => (request.path === "/v1/sync/batch" ? envelope(400, "VALIDATION_FAILED", {}, { details: [{ field: "/device_id", code: "unknown_device", message: "m" }] }) : undefined);
+    const { client } = await openClient(server, { storage });
+    const id = await client.create("tasks", { list_id: LIST_ID.toUpperCase(), title: SWIFT_ID });
+    // No catalog yet: nothing says list_id is a uuid and title is not.
+    expect((await client.get("tasks", id))?.data).toEqual({ list_id: LIST_ID.toUpperCase(), title: SWIFT_ID });
+
+    await expect(client.sync()).rejects.toMatchObject({ code: "VALIDATION_FAILED" });
+    // A text field that merely looks like a uuid keeps its case.
+    expect(client.pendingOps().map((p) => p.op.data)).toEqual([{ list_id: LIST_ID, title: SWIFT_ID }]);
+    expect(await tasksWithList(client)).toEqual([SWIFT_ID]);
+    expect(server.batches()[0].ops[0].data).toEqual({ list_id: LIST_ID, title: SWIFT_ID });
+    // Stored so, with the catalog: a restart finds the same.
+    const reopened = (await openClient(server, { storage })).client;
+    expect(reopened.pendingOps().map((p) => p.op.data)).toEqual([{ list_id: LIST_ID, title: SWIFT_ID }]);
+  });
+
+  it("an op already sent is left as it left (resent unchanged; the server lower-cases it)", async () => {
+    const storage = new MemoryStorage();
+    const op = { op_id: "00000000-0000-4000-8000-0000000000a1", collection: "tasks", record_id: SWIFT_ID.toLowerCase(), type: "upsert" as const, base_version: null, data: { list_id: LIST_ID.toUpperCase(), title: "x" } };
+    await storage.apply({ putOps: [{ op, sent: true, base_data: null }] });
+    const { client } = await openClient(new FakeServer(), { storage });
+    await client.refreshSchema();
+    expect(client.pendingOps()).toEqual([{ op, sent: true, base_data: null }]);
+  });
+
+  it("written with validate: false once the catalog is known: lower-cased, nothing else checked or changed", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server, { validate: false });
+    await client.refreshSchema();
+    const id = await client.create("tasks", { list_id: LIST_ID.toUpperCase(), title: SWIFT_ID, color: "RED" });
+    expect((await client.get("tasks", id))?.data).toEqual({ list_id: LIST_ID, title: SWIFT_ID, color: "RED" });
+    await client.upsert("tasks", id, { list_id: "not a uuid" });
+    expect(client.pendingOps()[0].op.data).toMatchObject({ list_id: "not a uuid" });
   });
 });
 

@@ -70,7 +70,12 @@ describe("410 resync", () => {
     const server = new FakeServer();
     for (let i = 0; i < 5; i++) server.write("tasks", `00000000-0000-4000-8000-00000000000${i}`, { type: "upsert", data: { title: `t${i}` } });
     const { client } = await openClient(server, { pullLimit: 2, backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
-    server.script = (request, call) => (request.path === "/v1/sync/changes" && request.query.has("cursor") && call === 1 ? envelope(500, "INTERNAL") : undefined);
+    let failed = false;
+    server.script = (request) => {
+      if (request.path !== "/v1/sync/changes" || !request.query.has("cursor") || failed) return undefined;
+      failed = true;
+      return envelope(500, "INTERNAL");
+    };
     await expect(client.sync()).rejects.toMatchObject({ code: "INTERNAL" });
     server.script = null;
     await client.sync();

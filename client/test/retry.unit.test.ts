@@ -67,6 +67,7 @@ describe("the sync loop's retries", () => {
     const server = new FakeServer();
     const { client, sleeps } = await openClient(server);
     await client.create("tasks", { title: "a" });
+    await client.refreshSchema();
     server.script = () => {
       throw new TypeError("network down");
     };
@@ -135,7 +136,7 @@ describe("the sync loop's retries", () => {
     const server = new FakeServer();
     const { client, sleeps } = await openClient(server);
     await client.create("tasks", { title: "a" });
-    server.script = (_request, call) => (call === 0 ? envelope(429, "RATE_LIMITED", { "retry-after": "7" }) : undefined);
+    server.script = (request) => (request.path === "/v1/sync/batch" && server.batches().length === 1 ? envelope(429, "RATE_LIMITED", { "retry-after": "7" }) : undefined);
     await client.sync();
     expect(sleeps).toEqual([7000]);
     expect(server.batches()).toHaveLength(2);

@@ -140,8 +140,10 @@ describe("FileStorage", () => {
   it("keeps a sent op across an app restart and resends it with the same op_id", async () => {
     const file = path.join(await tempDir(), "store.json");
     const server = new FakeServer();
-    server.script = () => {
-      throw new TypeError("offline");
+    // The connection drops during the push (after the first sync learned the collections).
+    server.script = (request) => {
+      if (request.path === "/v1/sync/batch") throw new TypeError("offline");
+      return undefined;
     };
     const first = await openClient(server, { storage: new FileStorage(file), backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
     const id = await first.client.create("tasks", { title: "survives" });
