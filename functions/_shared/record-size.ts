@@ -78,3 +78,6 @@ function measure(value: unknown): number {
 export function recordDataBytes(data: Record<string, unknown>): number {
   return measure(data);
 }
+
+/** Bytes of `octet_length(value::text)` for any JSON object stored as jsonb (e.g. an op's error in the ledger). */
+export const jsonbTextBytes: (value: object) => number = measure;

@@ -99,14 +99,15 @@ export const MAX_FIELD_DETAILS = 20;
 const MAX_POINTER_LENGTH = 256;
 
 /**
- * Details bounded in count and size, with characters Postgres cannot store
- * (NUL, unpaired surrogates: they may come from the client's own key names)
- * replaced, so an answer stays small and the ledger can always keep it.
+ * Details bounded in count and length (UTF-16 units), with characters Postgres
+ * cannot store (NUL, unpaired surrogates: they may come from the client's own
+ * key names, or from a cut through an emoji) replaced, so an answer stays
+ * small. The ledger's bound is in bytes: see rejection() in plan-batch.ts.
  */
 export function boundedDetails(details: readonly FieldDetail[]): FieldDetail[] {
   return details.slice(0, MAX_FIELD_DETAILS).map((detail) => ({
-    field: toStorable(detail.field).slice(0, MAX_POINTER_LENGTH),
+    field: toStorable(detail.field.slice(0, MAX_POINTER_LENGTH)),
     code: detail.code,
-    message: toStorable(detail.message).slice(0, MAX_POINTER_LENGTH),
+    message: toStorable(detail.message.slice(0, MAX_POINTER_LENGTH)),
   }));
 }

@@ -4,6 +4,7 @@
 //   sql/                         reference schema for DBA review
 //   supabase/seed.sql            the sample seed, from fixtures/
 //   functions/_shared/sync-collections.generated.ts   the synced tables, from the database
+//   functions/_shared/sync-ledger.generated.ts        the op ledger's bound on a stored error, from its check
 // `npm run generate:check` (--check) regenerates into a temporary directory
 // and fails, listing them, when committed files are stale, missing or extra.
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -20,6 +21,7 @@ import { generateDbTypes } from "./db-types.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
 import { readSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
+import { readOpErrorBound, syncLedgerSource } from "./sync-ledger.ts";
 
 /** Directories owned entirely by the generator: files in them that it no longer produces are stale. */
 const OWNED_DIRS = ["sql"];
@@ -39,6 +41,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
       const schemas = await ourSchemas(sql);
       files.set("supabase/types/database.ts", await generateDbTypes(db.ownerDbUrl, schemas));
       files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readSyncCollections(sql)));
+      files.set("functions/_shared/sync-ledger.generated.ts", syncLedgerSource(await readOpErrorBound(sql)));
       for (const [file, text] of await generateReferenceSchema(sql)) files.set(`sql/${file}`, text);
     } finally {
       await sql.end();

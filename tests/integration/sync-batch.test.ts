@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recordDataBytes } from "../../functions/_shared/record-size.ts";
 import { fieldVersion } from "../../functions/_shared/merge.ts";
 import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
+import { MAX_OP_ERROR_BYTES } from "../../functions/_shared/sync-ledger.generated.ts";
 import { loadSampleTodo } from "../../scripts/seed/sample-todo.ts";
 import { loadSampleUsers } from "../../scripts/seed/sample-users.ts";
 import { phone, startSession } from "../support/device-sessions.ts";
@@ -551,7 +552,7 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     const rows = await ledger(user.userId);
     const stored = rows.filter((r) => r.status === "rejected");
     expect(stored).toHaveLength(2);
-    for (const row of stored) expect(row.error_bytes).toBeLessThanOrEqual(8 * 1024);
+    for (const row of stored) expect(row.error_bytes).toBeLessThanOrEqual(MAX_OP_ERROR_BYTES);
 
     const replay = await push(user, batch);
     expect(replay.status).toBe(200);
@@ -560,6 +561,38 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     expect(again.results.map((r) => r.status)).toEqual(["duplicate", "duplicate", "duplicate"]);
     expect(again.results[0].error).toEqual(body.results[0].error);
     expect(again.results[1].error).toEqual(body.results[1].error);
+  });
+
+  it("an op whose unknown keys are long multi-byte or escaped names is rejected with the details the ledger's byte bound holds, not a 500", async () => {
+    const user = await createTestUser();
+    // 20 keys of 300 characters: each pointer is cut to 256 UTF-16 units, which in the ledger's
+    // JSON text are up to 3 bytes (€), 2 (", an emoji's half), or 6 (\u0001) each.
+    const keys = (prefix: string, unit: string) => Object.fromEntries(Array.from({ length: 20 }, (_, i) => [prefix + unit.repeat(300) + i, 0]));
+    const names = [["", "€"], ["", '"'], ["", "\u{1F600}"], ["x", "\u{1F600}"], ["", "\u0001"]];
+    const ops = names.map(([prefix, unit]) => upsert("tasks", randomUUID(), { ...task(user), ...keys(prefix, unit) }));
+    const ok = upsert("tasks", randomUUID(), task(user, { title: "still applied" }));
+    const batch = { ops: [...ops, ok] };
+
+    const first = await push(user, batch);
+    expect(first.status, first.text.slice(0, 500)).toBe(200);
+    const body = syncBatchResponseSchema.parse(first.body);
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([...ops.map(() => ["rejected", "VALIDATION_FAILED"]), ["applied", undefined]]);
+    for (const [i, result] of body.results.slice(0, ops.length).entries()) {
+      expect(result.error!.message).toBe("20 fields are invalid");
+      expect(result.error!.details!.length).toBeGreaterThan(0);
+      for (const detail of result.error!.details!) {
+        expect(detail).toMatchObject({ code: "unexpected_field", field: expect.stringMatching(new RegExp(`^/ops/${i}/data/`)) });
+        expect(detail.field).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/); // no emoji cut in half
+      }
+    }
+    expect(await storedRow("tasks", ok.record_id)).toMatchObject({ title: "still applied" });
+    const stored = (await ledger(user.userId)).filter((r) => r.status === "rejected");
+    expect(stored).toHaveLength(ops.length);
+    for (const row of stored) expect(row.error_bytes).toBeLessThanOrEqual(MAX_OP_ERROR_BYTES);
+
+    const replay = syncBatchResponseSchema.parse((await push(user, batch)).body);
+    expect(replay.results.map((r) => r.status)).toEqual(batch.ops.map(() => "duplicate"));
+    expect(replay.results.map((r) => r.error)).toEqual(body.results.map((r) => r.error));
   });
 
   it("deletes of never-seen ids are rejected NOT_FOUND and leave no tombstone or change entry", async () => {

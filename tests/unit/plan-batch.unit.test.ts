@@ -3,10 +3,13 @@
 // write: the order of the checks, the chaining of ops on one record, and the
 // write groups app_private.sync_apply receives.
 import { describe, expect, it } from "vitest";
-import { type BatchState, keyParts, planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
+import { type BatchState, keyParts, planBatch, recordKey, rejection } from "../../functions/api/sync/plan-batch.ts";
 import type { ServerRecord } from "../../functions/_shared/merge.ts";
-import { plainNumber, recordDataBytes } from "../../functions/_shared/record-size.ts";
+import { jsonbTextBytes, plainNumber, recordDataBytes } from "../../functions/_shared/record-size.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
+import { toStorable } from "../../functions/_shared/storable-text.ts";
+import { MAX_OP_ERROR_BYTES } from "../../functions/_shared/sync-ledger.generated.ts";
+import { validationMessage } from "../../functions/_shared/validation-details.ts";
 
 const NOW = "2026-11-22T01:00:00.000000Z";
 const LIMITS = { max_record_data_bytes: 300, max_live_records_per_user: 3 };
@@ -206,6 +209,26 @@ describe("planBatch", () => {
     expect(error.message).toBe("5000 fields are invalid");
     expect(error.details).toHaveLength(20);
     for (const detail of error.details!) expect(detail.field.length).toBeLessThanOrEqual(256);
+  });
+
+  it("keeps a rejection within the ledger's bound in bytes, whatever characters the key names hold", () => {
+    for (const unit of ["€", '"', "\\", "\u{1F600}", "x\u{1F600}", "\u0001"]) {
+      const keys = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [unit.repeat(300) + i, 0]));
+      const error = planBatch([create(uuid(), keys)], DEVICE, state(), LIMITS, NOW).ops[0].result.error!;
+      expect(error.message).toBe("20 fields are invalid");
+      expect(error.details!.length).toBeGreaterThan(0);
+      expect(jsonbTextBytes(error)).toBeLessThanOrEqual(MAX_OP_ERROR_BYTES);
+      // Cut to 256 UTF-16 units, never through an emoji (a lone surrogate, which jsonb refuses).
+      for (const detail of error.details!) expect(toStorable(detail.field)).toBe(detail.field);
+    }
+  });
+
+  it("the ledger's bound holds at least one detail of the longest pointer and message in the costliest characters", () => {
+    // Escaped as \u0001, a character is 6 bytes of JSON text: a lower bound in the database's
+    // check would leave rejections without any detail.
+    const costly = "\u0001".repeat(1000);
+    const error = rejection("VALIDATION_FAILED", validationMessage(1_000_000), [{ field: costly, code: "unexpected_field", message: costly }]);
+    expect(error.details).toHaveLength(1);
   });
 
   it("a field another device changed after the op's base conflicts; the op's own device never conflicts with itself", () => {

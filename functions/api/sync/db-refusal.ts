@@ -5,7 +5,7 @@
 import type { CollectionDefinition } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import type { SyncOpError } from "../../_shared/schemas/sync.ts";
-import { notFound } from "./plan-batch.ts";
+import { notFound, rejection } from "./plan-batch.ts";
 
 export interface Refusal {
   collection: string;
@@ -34,21 +34,21 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
   switch (refusal.sqlstate) {
     case "not_permitted":
     case "42501": // a policy's WITH CHECK refused the row
-      return { code: "FORBIDDEN", message: refusal.kind === "delete" ? "you may not delete this record" : "you may not make this change to this record" };
+      return rejection("FORBIDDEN", refusal.kind === "delete" ? "you may not delete this record" : "you may not make this change to this record");
     case "23505":
       if (refusal.constraint === `${collection?.table.split(".").pop()}_pkey`) {
         // The id belongs to a row the caller cannot see: answered like an unknown id.
         return notFound(index, refusal.collection);
       }
-      return { code: "VALIDATION_FAILED", message: `the value must be unique${rule}`, details: details("taken", "is already taken") };
+      return rejection("VALIDATION_FAILED", `the value must be unique${rule}`, details("taken", "is already taken"));
     case "23503":
-      return { code: "NOT_FOUND", message: `refers to a record that does not exist${rule}`, details: details("not_found", "is not a record you can see") };
+      return rejection("NOT_FOUND", `refers to a record that does not exist${rule}`, details("not_found", "is not a record you can see"));
     case "23502":
-      return { code: "VALIDATION_FAILED", message: "a required field is missing", details: details("required", "is required") };
+      return rejection("VALIDATION_FAILED", "a required field is missing", details("required", "is required"));
     case "23514":
-      return { code: "VALIDATION_FAILED", message: `the record breaks a rule of the table${rule}`, details: details("check_failed", `breaks the rule ${refusal.constraint ?? "of the table"}`) };
+      return rejection("VALIDATION_FAILED", `the record breaks a rule of the table${rule}`, details("check_failed", `breaks the rule ${refusal.constraint ?? "of the table"}`));
     default:
       // 22xxx (a value the column type refuses), other 23xxx, P0001 (a trigger refused the row)
-      return { code: "VALIDATION_FAILED", message: "the database refused this record", details: details("invalid_value", "is not accepted by the database") };
+      return rejection("VALIDATION_FAILED", "the database refused this record", details("invalid_value", "is not accepted by the database"));
   }
 }

@@ -21,8 +21,9 @@ import { type CollectionDefinition, findCollection, scopeCollection } from "../.
 import type { FieldDetail } from "../../_shared/errors.ts";
 import type { Limits } from "../../_shared/limits.ts";
 import { type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
-import { recordDataBytes } from "../../_shared/record-size.ts";
+import { jsonbTextBytes, recordDataBytes } from "../../_shared/record-size.ts";
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../_shared/schemas/sync.ts";
+import { MAX_OP_ERROR_BYTES } from "../../_shared/sync-ledger.generated.ts";
 import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../../_shared/validation-details.ts";
 
 /** A first-time outcome as the ledger keeps it (what exactly-once needs; the record is re-read). */
@@ -112,9 +113,17 @@ export function toSyncRecord(record: ServerRecord): SyncRecord {
   };
 }
 
-function rejection(code: SyncOpError["code"], message: string, details: FieldDetail[] = []): SyncOpError {
-  const bounded = boundedDetails(details);
-  return { code, message, ...(bounded.length > 0 ? { details: bounded } : {}) };
+/**
+ * An op's error, as the answer and the ledger carry it: its details bounded in count and length,
+ * and no more of them than fit the ledger's bound on a stored error, which counts the bytes of its
+ * JSON text (a multi-byte or escaped character is more than one byte): over it, the ledger insert,
+ * and so the whole batch, would fail.
+ */
+export function rejection(code: SyncOpError["code"], message: string, details: FieldDetail[] = []): SyncOpError {
+  const error: SyncOpError = { code, message };
+  const kept = boundedDetails(details);
+  while (kept.length > 0 && jsonbTextBytes({ ...error, details: kept }) > MAX_OP_ERROR_BYTES) kept.pop();
+  return kept.length > 0 ? { ...error, details: kept } : error;
 }
 
 const at = (index: number, ...path: PropertyKey[]) => "/" + ["ops", index, ...path].join("/");
