@@ -256,6 +256,37 @@ describe("POST /v1/sync/batch: exactly once per op_id", () => {
     expect(retry.results.map((r) => r.status)).toEqual(["applied", "applied"]);
   });
 
+  it("an op_id already used for another record is rejected op_id_reused, neither applied nor logged; for the same record it is still a duplicate", async () => {
+    const user = await createTestUser();
+    const [a, b] = [randomUUID(), randomUUID()];
+    const first = upsert("tasks", a, task(user, { title: "a" }));
+    const applied = await pushOk(user, { ops: [first] });
+    const other = (await pushOk(user, { ops: [upsert("tasks", b, task(user, { title: "b" }))] })).results[0].record!;
+
+    // The client's bug: first's op_id (in upper case) on an edit of b, then on a record of another collection with a's id.
+    const reused = { ...upsert("tasks", b, { title: "changed" }, other.version), op_id: first.op_id.toUpperCase() };
+    const elsewhere = { ...upsert("lists", a, { title: "x" }), op_id: first.op_id };
+    for (const [op, record] of [[reused, other], [elsewhere, undefined]] as const) {
+      const body = await pushOk(user, { ops: [upsert("tasks", randomUUID(), task(user)), op] });
+      expect(body.results[0].status).toBe("applied");
+      expect(body.results[1]).toEqual({
+        op_id: first.op_id,
+        status: "rejected",
+        error: { code: "VALIDATION_FAILED", message: expect.any(String), details: [{ field: "/ops/1/op_id", code: "op_id_reused", message: expect.stringMatching(/another record/) }] },
+        ...(record ? { record } : {}),
+      });
+    }
+    expect(await storedRow("tasks", b)).toMatchObject({ title: "b" });
+    expect(await storedRow("lists", a)).toBeUndefined();
+    const rows = await ledger(user.userId);
+    expect(rows.filter((r) => r.op_id === first.op_id)).toEqual([expect.objectContaining({ collection: "tasks", record_id: a, status: "applied" })]);
+    expect(rows).toHaveLength(4);
+
+    // The same record (its id in upper case too) is the op itself, sent again.
+    const retry = await pushOk(user, { ops: [{ ...first, op_id: first.op_id.toUpperCase(), record_id: a.toUpperCase() }] });
+    expect(retry.results[0]).toMatchObject({ op_id: first.op_id, status: "duplicate", original_status: "applied", original_version: applied.results[0].record!.version });
+  });
+
   it("another user's op_id is not a duplicate of mine", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();

@@ -95,12 +95,35 @@ describe("planBatch", () => {
     const current = record("tasks", id, 9, { list_id: LIST, title: "now" });
     const known = op({ record_id: id });
     const error = { code: "QUOTA_EXCEEDED" as const, message: "full" };
-    const plan = planBatch([known], DEVICE, state([current], { ledger: new Map([[known.op_id, { status: "rejected", version: null, error }]]) }), LIMITS, NOW);
+    const plan = planBatch([known], DEVICE, state([current], { ledger: new Map([[known.op_id, { collection: "tasks", record_id: id, status: "rejected", version: null, error }]]) }), LIMITS, NOW);
     expect(plan.ops[0].result).toEqual({
       op_id: known.op_id, status: "duplicate", original_status: "rejected", error,
       record: { collection: "tasks", id, version: 9, deleted: false, data: current.data, updated_at: NOW },
     });
     expect(plan.ops[0].logged).toBe(false);
+    expect(plan.groups).toEqual([]);
+  });
+
+  it("rejects an op_id the ledger holds for another record (op_id_reused), without logging it; an unknown collection is stored as null", () => {
+    const [id, other] = [uuid(), uuid()];
+    const current = record("tasks", id, 9, { list_id: LIST, title: "now" });
+    const known = op({ record_id: other });
+    const unknown = op({ record_id: id, collection: "nope" });
+    const ledger = new Map([
+      [known.op_id, { collection: "tasks", record_id: other, status: "applied" as const, version: 7, error: null }],
+      [unknown.op_id, { collection: null, record_id: id.toUpperCase(), status: "rejected" as const, version: null, error: { code: "VALIDATION_FAILED" as const, message: "unknown collection" } }],
+    ]);
+    const plan = planBatch([
+      { ...known, record_id: id, base_version: 9, data: { title: "x" } },
+      { ...known, collection: "lists", data: { title: "x" } },
+      unknown,
+      { ...unknown, collection: "tasks", data: { title: "x" } },
+    ], DEVICE, state([current], { ledger }), LIMITS, NOW);
+    expect(plan.ops.map((p) => [p.result.status, p.result.error?.details?.[0]?.code])).toEqual([
+      ["rejected", "op_id_reused"], ["rejected", "op_id_reused"], ["duplicate", undefined], ["rejected", "op_id_reused"],
+    ]);
+    expect(plan.ops[0].result).toMatchObject({ record: { id, version: 9 }, error: { details: [{ field: "/ops/0/op_id" }] } });
+    expect(plan.ops.every((p) => !p.logged)).toBe(true);
     expect(plan.groups).toEqual([]);
   });
 

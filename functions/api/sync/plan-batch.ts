@@ -5,7 +5,8 @@
 // caller may write. Pure (no database): the number of round trips per batch
 // stays constant whatever the op count.
 //
-// Per op, in this order: duplicate (ledger) → unknown collection → data on a
+// Per op, in this order: duplicate (ledger; an op_id it holds for another
+// record is rejected, op_id_reused) → unknown collection → data on a
 // delete → visibility (NOT_FOUND: an unknown id and one the caller cannot see
 // answer alike) → columns of the table (create or change) → the scope the
 // data points at must be visible → base_version ahead of the server →
@@ -28,6 +29,9 @@ import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIs
 
 /** A first-time outcome as the ledger keeps it (what exactly-once needs; the record is re-read). */
 export interface LedgerEntry {
+  /** The record the op was for (null: a collection this server does not have). */
+  collection: string | null;
+  record_id: string;
   status: "applied" | "conflict" | "rejected";
   version: number | null;
   error: SyncOpError | null;
@@ -136,6 +140,12 @@ export function notFound(index: number, collection: string): SyncOpError {
 }
 
 /** Validates the op's data against the table's columns: the parsed (normalised) data, or why not. */
+/** The ledger's op was for this op's record (ids compared in any case; an unknown collection is stored as null). */
+function sameRecord(entry: LedgerEntry, op: SyncOp): boolean {
+  const collection = findCollection(op.collection) ? op.collection : null;
+  return entry.collection === collection && entry.record_id.toLowerCase() === op.record_id.toLowerCase();
+}
+
 function validateData(definition: CollectionDefinition, op: SyncOp, index: number, creating: boolean):
   { data: JsonObject; error?: undefined } | { error: SyncOpError } {
   const parsed = (creating ? definition.create : definition.update).safeParse(op.data ?? {});
@@ -177,6 +187,27 @@ export function planBatch(
     // A record this batch already wrote has a provisional version: settle() puts the stored one in.
     const writtenHere = () => (written.has(key) ? key : undefined);
     const original = state.ledger.get(op.op_id);
+    if (original && !sameRecord(original, op)) {
+      // A client bug: this op_id was another record's op. Neither applied nor logged (the ledger
+      // keeps the first), and not a duplicate: that would answer with the other record's outcome.
+      const current = records.get(key);
+      planned.push({
+        op,
+        index,
+        logged: false,
+        phase: phases.length,
+        writes: writtenHere(),
+        result: {
+          op_id: op.op_id,
+          status: "rejected",
+          error: rejection("VALIDATION_FAILED", "op_id was already used for another record", [
+            { field: at(index, "op_id"), code: "op_id_reused", message: "was already used for another record; give each op its own op_id" },
+          ]),
+          ...(current ? { record: toSyncRecord(current) } : {}),
+        },
+      });
+      return;
+    }
     if (original) {
       const current = records.get(key);
       planned.push({

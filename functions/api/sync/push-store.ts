@@ -69,7 +69,8 @@ const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::tex
 // 500 edits (docs/performance.md, "2026-11-26 (afternoon)").
 export const STATE_SQL = `
   select
-    (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'status', o.status, 'version', o.version, 'error', o.error)), '[]'::jsonb)
+    (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'collection', o.collection, 'record_id', o.record_id,
+                                                  'status', o.status, 'version', o.version, 'error', o.error)), '[]'::jsonb)
        from unnest($1::uuid[]) as k(op_id)
       cross join lateral (select o.* from app_private.sync_ops o
                            where o.user_id = (select auth.uid()) and o.op_id = k.op_id offset 0) o) as ledger,
