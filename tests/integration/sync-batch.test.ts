@@ -650,6 +650,25 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     expect(await ledger(user.userId)).toHaveLength(0);
   });
 
+  it("a non-finite number in one op's data (1e309, -1e400) rejects that op (not_finite), the rest of the batch applies, nothing is stored as null", async () => {
+    const user = await createTestUser();
+    const [good, bad, nested] = [randomUUID(), randomUUID(), randomUUID()];
+    const op = (id: string, data: string) =>
+      `{"op_id":"${randomUUID()}","collection":"tasks","record_id":"${id}","type":"upsert","base_version":null,"data":${data}}`;
+    const text = `{"ops":[${op(good, `{"title":"fine","list_id":"${user.userId}"}`)},` +
+      `${op(bad, `{"title":"x","list_id":"${user.userId}","position":1e309}`)},` +
+      `${op(nested, `{"title":"y","list_id":"${user.userId}","position":-1e400}`)}]}`;
+    const response = await pushRaw(user, text);
+    expect(response.status).toBe(200);
+    const results = syncBatchResponseSchema.parse(response.body).results;
+    expect(results.map((r) => r.status)).toEqual(["applied", "rejected", "rejected"]);
+    expect(results[1].error).toMatchObject({ code: "VALIDATION_FAILED", details: [expect.objectContaining({ field: "/ops/1/data/position", code: "not_finite" })] });
+    expect(results[2].error!.details).toEqual([expect.objectContaining({ field: "/ops/2/data/position", code: "not_finite" })]);
+    expect(await storedRow("tasks", good)).toBeDefined();
+    expect(await storedRow("tasks", bad)).toBeUndefined();
+    expect(await storedRow("tasks", nested)).toBeUndefined();
+  });
+
   it("device_id must be one of the caller's devices; omitted, the session's device is used", async () => {
     const { user, devices: [mine] } = await userWithDevices(1);
     const { devices: [theirs] } = await userWithDevices(1);

@@ -5,7 +5,7 @@
 // JSON.parse yields a non-finite number, the pre-check says it may.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { mayHoldNonFiniteNumber, nonFiniteNumberAt } from "../../functions/api/lib/middleware.ts";
+import { mayHoldNonFiniteNumber, nonFiniteNumberAt } from "../../functions/_shared/non-finite-numbers.ts";
 
 const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(..."0123456789"), minLength: min, maxLength: max });
 

@@ -3,7 +3,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
 import { MAX_REQUEST_HEADER_BYTES } from "../../_shared/limits.ts";
-import { jsonPointer } from "../../_shared/validation-details.ts";
+import { mayHoldNonFiniteNumber, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 
@@ -105,52 +105,23 @@ export async function readBodyBytes(c: Context, max: number): Promise<Uint8Array
   return bytes;
 }
 
-interface PathNode {
-  key: string;
-  parent: PathNode | null;
-}
+const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
 
 /**
- * Whether JSON text may hold a number JSON.parse turns into ±Infinity (false:
- * it cannot, and the walk of nonFiniteNumberAt can be skipped). A finite double
- * is below 10^309: overflowing takes a positive exponent of three digits or
- * more, or, with an exponent of at most two digits, an integer part of at least
- * 309 - 99 = 210 digits. A number starts the text or follows `:`, `,` or `[`
- * (and whitespace): requiring that keeps a uuid such as "…-3e45…" (hex) from
- * matching in almost every sync body. Conservative: text inside strings may
- * match too.
+ * The part of a parsed body whose non-finite numbers refuse the whole
+ * request: all of it, unless a route answers some items on their own (the
+ * sync push, op by op) and passes the body without those items' content.
  */
-export function mayHoldNonFiniteNumber(text: string): boolean {
-  return /(?:^|[:,[])\s*-?(?:\d{210}|\d+(?:\.\d+)?[eE]\+?\d{3})/.test(text);
-}
-
-/** JSON Pointer of the first number in `value` that is not finite, or null (iterative: nesting depth is the client's). */
-export function nonFiniteNumberAt(value: unknown): string | null {
-  const stack: [unknown, PathNode | null][] = [[value, null]];
-  while (stack.length > 0) {
-    const [item, node] = stack.pop()!;
-    if (typeof item === "number" && !Number.isFinite(item)) {
-      const path: string[] = [];
-      for (let n = node; n; n = n.parent) path.unshift(n.key);
-      return jsonPointer(path).slice(0, 256);
-    }
-    if (typeof item === "object" && item !== null) {
-      for (const [key, child] of Object.entries(item)) stack.push([child, { key, parent: node }]);
-    }
-  }
-  return null;
-}
-
-const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+export type WholeRequestPart = (value: unknown) => unknown;
 
 /**
  * Reads a JSON body within the size limit (also for chunked bodies that
  * declare no length), then hands the parsed value to the route's zod validator.
  */
-export function jsonBody(deps: Deps): MiddlewareHandler<AppEnv> {
+export function jsonBody(deps: Deps, wholeRequestPart?: WholeRequestPart): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     requireJsonMediaType(c);
-    acceptJsonBody(c, await readBodyBytes(c, deps.config.limits.max_body_bytes));
+    acceptJsonBody(c, await readBodyBytes(c, deps.config.limits.max_body_bytes), wholeRequestPart);
     await next();
   };
 }
@@ -163,7 +134,7 @@ export function requireJsonMediaType(c: Context): void {
 }
 
 /** Parses the body bytes already read and hands the value to the route's zod validator. */
-export function acceptJsonBody(c: Context, bytes: Uint8Array): void {
+export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: WholeRequestPart = (value) => value): void {
   let text: string;
   let value: unknown;
   try {
@@ -172,7 +143,7 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array): void {
   } catch {
     throw new ApiError("MALFORMED_JSON", "the request body is not valid JSON");
   }
-  const infinite = mayHoldNonFiniteNumber(text) ? nonFiniteNumberAt(value) : null;
+  const infinite = mayHoldNonFiniteNumber(text) ? nonFiniteNumberAt(wholeRequestPart(value)) : null;
   if (infinite !== null) {
     // JSON.parse turns 1e309 into Infinity, which would later serialise as null.
     throw new ApiError("VALIDATION_FAILED", "a number is out of range", {

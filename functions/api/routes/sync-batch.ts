@@ -5,9 +5,10 @@
 // over the limits; 400 VALIDATION_FAILED when the envelope's structure is
 // wrong (not an object, unknown keys, no ops, an op_id/record_id that is not a
 // uuid, an op_id twice in the batch, an unknown op type, a bad base_version,
-// data that is not an object): without a well-formed op_id an op cannot be
-// answered or made idempotent, so such a batch is a client bug, not data.
-// Everything about an op's content is answered per op (`rejected`).
+// data that is not an object, a non-finite number outside an op's data):
+// without a well-formed op_id an op cannot be answered or made idempotent, so
+// such a batch is a client bug, not data. Everything about an op's content is
+// answered per op (`rejected`), a non-finite number in its data included.
 import { createRoute } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
@@ -16,6 +17,17 @@ import type { App, AppEnv, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
 import { pushBatch } from "../sync/push-store.ts";
+
+/** The batch without its ops' data: a non-finite number there is that op's rejection (planBatch), not the batch's 400. */
+function withoutOpData(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || !Array.isArray((body as { ops?: unknown }).ops)) return body;
+  const ops = (body as { ops: unknown[] }).ops.map((op) => {
+    if (typeof op !== "object" || op === null || Array.isArray(op)) return op;
+    const { data: _data, ...rest } = op as Record<string, unknown>;
+    return rest;
+  });
+  return { ...body, ops };
+}
 
 /** 413 for too many ops, before the envelope is validated op by op. */
 function opCountLimit(deps: Deps): MiddlewareHandler<AppEnv> {
@@ -36,7 +48,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     path: "/v1/sync/batch",
     summary: "Push a batch of ops: one result per op (applied, duplicate, conflict, rejected), atomically, exactly once per op_id",
     security: bearerSecurity,
-    middleware: [requireUser(deps, "sync.batch"), jsonBody(deps), opCountLimit(deps)] as const,
+    middleware: [requireUser(deps, "sync.batch"), jsonBody(deps, withoutOpData), opCountLimit(deps)] as const,
     request: {
       body: { required: true, content: { "application/json": { schema: parsedSynchronously(syncBatchRequestSchema.meta({ id: "SyncBatchRequest" })) } } },
     },

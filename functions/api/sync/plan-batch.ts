@@ -22,6 +22,7 @@ import { type CollectionDefinition, findCollection, scopeCollection } from "../.
 import type { FieldDetail } from "../../_shared/errors.ts";
 import type { Limits } from "../../_shared/limits.ts";
 import { type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
+import { nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import { jsonbTextBytes, recordDataBytes } from "../../_shared/record-size.ts";
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../_shared/schemas/sync.ts";
 import { MAX_OP_ERROR_BYTES } from "../../_shared/sync-ledger.generated.ts";
@@ -148,6 +149,14 @@ function sameRecord(entry: LedgerEntry, op: SyncOp): boolean {
 
 function validateData(definition: CollectionDefinition, op: SyncOp, index: number, creating: boolean):
   { data: JsonObject; error?: undefined } | { error: SyncOpError } {
+  // JSON.parse made `1e309` Infinity, which would be stored as null (the
+  // batch's own non-finite numbers are a 400 before this: routes/sync-batch.ts).
+  const infinite = nonFiniteNumberAt(op.data ?? null);
+  if (infinite !== null) {
+    return { error: rejection("VALIDATION_FAILED", "a number is out of range", [
+      { field: at(index, "data") + infinite, code: "not_finite", message: "must be a finite number" },
+    ]) };
+  }
   const parsed = (creating ? definition.create : definition.update).safeParse(op.data ?? {});
   if (parsed.success) return { data: parsed.data };
   const { issues } = parsed.error;
