@@ -7,6 +7,18 @@ import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, call, createTestUser } from "../support/harness.ts";
 import { applyChanges, asUser, pullAll, pushOk, remove, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
 
+/** Alice's two lists, Bob editor of one ("Edit", holding a task) and viewer of the other ("Read"). */
+async function editorAndViewerOfAlice() {
+  const alice = await createTestUser();
+  const bob = await createTestUser();
+  const [editable, readOnly, task] = [randomUUID(), randomUUID(), randomUUID()];
+  await pushOk(alice, { ops: [upsert("lists", editable, { title: "Edit" }), upsert("lists", readOnly, { title: "Read" }),
+    upsert("tasks", task, { list_id: editable, title: "t" })] });
+  await share(alice, editable, bob, "editor");
+  await share(alice, readOnly, bob, "viewer");
+  return { alice, bob, editable, readOnly, task };
+}
+
 describe("shared lists", () => {
   it("share → the member's next pull (with the cursor they hold) delivers the list; the editor's edit reaches the owner", async () => {
     const alice = await createTestUser();
@@ -60,13 +72,7 @@ describe("shared lists", () => {
   });
 
   it("rejected ops carry the record as it stands on the server, also when the database refuses a chain of ops on it", async () => {
-    const alice = await createTestUser();
-    const bob = await createTestUser();
-    const [editable, readOnly, task] = [randomUUID(), randomUUID(), randomUUID()];
-    await pushOk(alice, { ops: [upsert("lists", editable, { title: "Edit" }), upsert("lists", readOnly, { title: "Read" }),
-      upsert("tasks", task, { list_id: editable, title: "t" })] });
-    await share(alice, editable, bob, "editor");
-    await share(alice, readOnly, bob, "viewer");
+    const { bob, editable, readOnly, task } = await editorAndViewerOfAlice();
     const seen = (await pullAll(bob)).changes.find((c) => c.id === task)!;
 
     // Bob may see the viewer's list, so the planner lets the move through; the tasks policy's
@@ -92,13 +98,7 @@ describe("shared lists", () => {
   });
 
   it("a task deleted and re-created where the database refuses the new row: the delete stands, the re-create is rejected with the tombstone", async () => {
-    const alice = await createTestUser();
-    const bob = await createTestUser();
-    const [editable, readOnly, task] = [randomUUID(), randomUUID(), randomUUID()];
-    await pushOk(alice, { ops: [upsert("lists", editable, { title: "Edit" }), upsert("lists", readOnly, { title: "Read" }),
-      upsert("tasks", task, { list_id: editable, title: "t" })] });
-    await share(alice, editable, bob, "editor");
-    await share(alice, readOnly, bob, "viewer");
+    const { bob, editable, readOnly, task } = await editorAndViewerOfAlice();
     const start = await pullAll(bob);
     const seen = start.changes.find((c) => c.id === task)!;
 

@@ -196,44 +196,30 @@ export function planBatch(
     // A record this batch already wrote has a provisional version: settle() puts the stored one in.
     const writtenHere = () => (written.has(key) ? key : undefined);
     const original = state.ledger.get(op.op_id);
-    if (original && !sameRecord(original, op)) {
-      // A client bug: this op_id was another record's op. Neither applied nor logged (the ledger
-      // keeps the first), and not a duplicate: that would answer with the other record's outcome.
-      const current = records.get(key);
-      planned.push({
-        op,
-        index,
-        logged: false,
-        phase: phases.length,
-        writes: writtenHere(),
-        result: {
-          op_id: op.op_id,
-          status: "rejected",
-          error: rejection("VALIDATION_FAILED", "op_id was already used for another record", [
-            { field: at(index, "op_id"), code: "op_id_reused", message: "was already used for another record; give each op its own op_id" },
-          ]),
-          ...(current ? { record: toSyncRecord(current) } : {}),
-        },
-      });
-      return;
-    }
     if (original) {
+      // The ledger already holds this op_id: answered, never applied or logged again.
       const current = records.get(key);
-      planned.push({
-        op,
-        index,
-        logged: false,
-        phase: phases.length,
-        writes: writtenHere(),
-        result: {
+      const record = current ? { record: toSyncRecord(current) } : {};
+      const result: SyncOpResult = sameRecord(original, op)
+        ? {
           op_id: op.op_id,
           status: "duplicate",
           original_status: original.status,
           ...(original.version !== null ? { original_version: original.version } : {}),
           ...(original.error ? { error: original.error } : {}),
-          ...(current ? { record: toSyncRecord(current) } : {}),
-        },
-      });
+          ...record,
+        }
+        // A client bug: this op_id was another record's op. Not a duplicate: that would
+        // answer with the other record's outcome (the ledger keeps the first).
+        : {
+          op_id: op.op_id,
+          status: "rejected",
+          error: rejection("VALIDATION_FAILED", "op_id was already used for another record", [
+            { field: at(index, "op_id"), code: "op_id_reused", message: "was already used for another record; give each op its own op_id" },
+          ]),
+          ...record,
+        };
+      planned.push({ op, index, logged: false, phase: phases.length, writes: writtenHere(), result });
       return;
     }
     const finish = (result: SyncOpResult, writes?: string) => planned.push({ op, index, result, writes, logged: true, phase: phases.length });
