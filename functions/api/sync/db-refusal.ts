@@ -1,11 +1,14 @@
 // When the database refuses a record's final state (app_private.sync_apply
-// reports the row with its SQLSTATE, constraint and column), this says why in
-// the op's own terms: which field, which rule. Pure; the table's constraint
-// names map back to its columns through the generated collection description.
-import type { CollectionDefinition } from "../../_shared/collections.ts";
+// reports the row with its SQLSTATE, constraint and column), this answers the
+// ops of that record: judged against the rows as the caller sees them after
+// the write, and when the refusal stands, why in the op's own terms (which
+// field, which rule). Pure; the table's constraint names map back to its
+// columns through the generated collection description.
+import { type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
-import type { SyncOpError } from "../../_shared/schemas/sync.ts";
-import { notFound, rejection } from "./plan-batch.ts";
+import { mergeOp, type ServerRecord } from "../../_shared/merge.ts";
+import type { SyncOpError, SyncOpResult } from "../../_shared/schemas/sync.ts";
+import { notFound, type PlannedOp, rejection, toSyncRecord } from "./plan-batch.ts";
 
 export interface Refusal {
   collection: string;
@@ -16,6 +19,42 @@ export interface Refusal {
   constraint?: string | null;
   column?: string | null;
   message?: string;
+}
+
+/** The rows as they stand after the batch's write (a later statement than the planner's read). */
+export interface AfterRefusal {
+  /** By recordKey: the refused records and the scopes their ops point at, as the caller sees them now. */
+  records: Map<string, ServerRecord>;
+  /** The batch's device and server time (for a merge against a record found there). */
+  deviceId: string | null;
+  now: string;
+}
+
+function isPrimaryKey(refusal: Refusal, collection: CollectionDefinition | undefined): boolean {
+  return refusal.sqlstate === "23505" && refusal.constraint === `${collection?.table.split(".").pop()}_pkey`;
+}
+
+/**
+ * The answer to an op of a record the database refused (an op from the refused phase on). The
+ * planner judged it from the rows as they stood when the batch read them; another transaction
+ * may have committed since, so it is judged again against what the caller sees now, as a batch
+ * sent after the write would be. Every answer carries the record as it stands now (none if the
+ * caller cannot see it).
+ */
+export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusal): SyncOpResult {
+  const { op, index } = p;
+  const collection = findCollection(op.collection);
+  const current = after.records.get(p.writes!);
+  const record = current ? { record: toSyncRecord(current) } : {};
+  const { record: _planned, ...planned } = p.result;
+  if (planned.status !== "applied") return { ...planned, ...record };
+  // The id was free when the batch read it and someone created the row since: if the caller can
+  // see it, this is a create of an existing record (create twice), merged on base 0.
+  if (refusal.kind === "insert" && isPrimaryKey(refusal, collection) && current && !current.deleted) {
+    const merged = mergeOp(current, op, { collection: op.collection, id: current.id, deviceId: after.deviceId, seq: current.version + 1, now: after.now, batchFloor: Infinity });
+    if (merged.outcome === "conflict") return { op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: merged.fields };
+  }
+  return { op_id: op.op_id, status: "rejected", error: refusalError(refusal, index, collection), ...record };
 }
 
 function fieldsOf(refusal: Refusal, collection: CollectionDefinition | undefined): string[] {
@@ -36,7 +75,7 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
     case "42501": // a policy's WITH CHECK refused the row
       return rejection("FORBIDDEN", refusal.kind === "delete" ? "you may not delete this record" : "you may not make this change to this record");
     case "23505":
-      if (refusal.constraint === `${collection?.table.split(".").pop()}_pkey`) {
+      if (isPrimaryKey(refusal, collection)) {
         // The id belongs to a row the caller cannot see: answered like an unknown id.
         return notFound(index, refusal.collection);
       }

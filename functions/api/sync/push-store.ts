@@ -15,6 +15,8 @@
 //      as the caller: policies, grants and constraints decide; the sync
 //      triggers keep versions, field versions and change entries), and, pipelined
 //      behind it, read the written rows back as they now stand;
+//      only when the database refused a row: read the refused records and the scopes
+//      their ops point at again (step 1's read, a later snapshot) to answer their ops;
 //   3. record every new ledger row.
 // Everything commits together or not at all: a crash or timeout leaves no
 // half-applied batch, and a retry with the same op_ids is safe.
@@ -26,8 +28,8 @@ import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.
 import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
-import { refusalError, type Refusal } from "./db-refusal.ts";
-import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey, toSyncRecord } from "./plan-batch.ts";
+import { type AfterRefusal, type Refusal, refusedResult } from "./db-refusal.ts";
+import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
@@ -191,10 +193,10 @@ interface ApplyResult {
 }
 
 /** The rows the planner must know: those the ops name, and the scopes their data points at. */
-function keysToRead(batch: SyncBatchRequest): Map<string, { collection: string; id: string }> {
+function keysToRead(ops: SyncBatchRequest["ops"]): Map<string, { collection: string; id: string }> {
   const keys = new Map<string, { collection: string; id: string }>();
   const add = (collection: string, id: string) => keys.set(recordKey(collection, id), { collection, id: id.toLowerCase() });
-  for (const op of batch.ops) {
+  for (const op of ops) {
     const definition = findCollection(op.collection);
     if (!definition) continue;
     add(op.collection, op.record_id);
@@ -208,6 +210,27 @@ function byCollection(keys: Iterable<{ collection: string; id: string }>, only?:
   const ids = new Map<string, string[]>(COLLECTIONS.filter((c) => !only || only(c)).map((c) => [c.name, []]));
   for (const key of keys) ids.get(key.collection)?.push(key.id);
   return ids;
+}
+
+/**
+ * STATE_SQL for these op_ids and records (the batch's device and session: it sets the
+ * transaction's device again, the same), not yet sent: postgres.js sends a query when it is
+ * first awaited, and the push sends this one after the locks and the set-up (see above).
+ */
+function stateQuery(tx: Tx, opIds: string[], keys: Map<string, { collection: string; id: string }>, deviceId: string | null, sessionId: string) {
+  const toRead = byCollection(keys.values());
+  return tx.unsafe<StateRowText[]>(STATE_SQL, [
+    pgArray(opIds),
+    pgArray([...keys.values()].map((k) => k.collection)),
+    pgArray([...keys.values()].map((k) => k.id)),
+    deviceId,
+    sessionId,
+    ...COLLECTIONS.map((c) => pgArray(toRead.get(c.name) ?? [])),
+  ], PREPARED);
+}
+
+function parseState([text]: StateRowText[]): StateRow {
+  return { ...text, state: JSON.parse(text.state), rows: JSON.parse(text.rows) };
 }
 
 /** The records the caller can see: sync state visible to them, and for a live one its row too. */
@@ -231,7 +254,6 @@ export async function pushBatch(
   sessionId: string,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
 ): Promise<{ results: SyncOpResult[]; now: string; written: number }> {
-  const keys = keysToRead(batch);
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED);
@@ -239,17 +261,9 @@ export async function pushBatch(
   const locks = [...named].filter(([, ids]) => ids.length > 0)
     .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [pgArray(ids)], PREPARED)
       .then((rows) => rows.map((r) => recordKey(collection, r.id))));
-  const toRead = byCollection(keys.values());
-  const statePromise = tx.unsafe<StateRowText[]>(STATE_SQL, [
-    pgArray(batch.ops.map((op) => op.op_id)),
-    pgArray([...keys.values()].map((k) => k.collection)),
-    pgArray([...keys.values()].map((k) => k.id)),
-    batch.device_id ?? null,
-    sessionId,
-    ...COLLECTIONS.map((c) => pgArray(toRead.get(c.name) ?? [])),
-  ], PREPARED);
-  const [, writable, [stateText]] = await Promise.all([setUp, Promise.all(locks), statePromise]);
-  const state: StateRow = { ...stateText, state: JSON.parse(stateText.state), rows: JSON.parse(stateText.rows) };
+  const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(batch.ops), batch.device_id ?? null, sessionId);
+  const [, writable, stateText] = await Promise.all([setUp, Promise.all(locks), statePromise]);
+  const state = parseState(stateText);
 
   if (batch.device_id !== undefined && state.device_id === null) {
     throw new ApiError("VALIDATION_FAILED", "device_id is not one of your devices", {
@@ -265,7 +279,12 @@ export async function pushBatch(
   }, limits, state.now);
 
   const applied = plan.groups.length > 0 ? await applyWrites(tx, plan) : { failed: [], records: [] };
-  const results = settle(plan, applied, visible);
+  const refused = firstRefusals(applied.failed);
+  // Only when the database refused a record: its ops are answered from the rows as they stand
+  // after the write (a round trip more), not from the planner's picture, which may be stale.
+  const after = refused.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
+    tx, [], keysToRead(plan.ops.filter((p) => p.writes && refused.has(p.writes)).map((p) => p.op)), batch.device_id ?? null, sessionId)));
+  const results = settle(plan, applied, refused, { records: after, deviceId: state.device_id, now: state.now });
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
     return {
@@ -279,7 +298,7 @@ export async function pushBatch(
     };
   });
   if (ledgerRows.length > 0) await tx.unsafe(LEDGER_SQL, ledgerParameters(ledgerRows, state.device_id), PREPARED);
-  return { results, now: state.now, written: plan.written.size - firstRefusals(applied.failed).size };
+  return { results, now: state.now, written: plan.written.size - refused.size };
 }
 
 async function applyWrites(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
@@ -304,27 +323,18 @@ function firstRefusals(failed: Refusal[]): Map<string, Refusal> {
 
 /**
  * Final results: written records in their stored state; the ops of a record the database
- * refused are rejected with its reason, and every result of that record carries the record
- * as it still stands (as the caller saw it before the batch; none if they could not see it).
- * A record written in several phases (deleted, then re-created) stands as the phases before
- * the refused one left it: their ops stay applied.
+ * refused are answered from the rows as they stand after the write (refusedResult). A record
+ * written in several phases (deleted, then re-created) stands as the phases before the refused
+ * one left it: their ops stay applied.
  */
-function settle(plan: BatchPlan, applied: ApplyResult, before: Map<string, ServerRecord>): SyncOpResult[] {
+function settle(plan: BatchPlan, applied: ApplyResult, refused: Map<string, Refusal>, after: AfterRefusal): SyncOpResult[] {
   const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), r]));
-  const refused = firstRefusals(applied.failed);
   return plan.ops.map((p) => {
     if (!p.writes) return p.result;
     const refusal = refused.get(p.writes);
     const steps = plan.phasesOf.get(p.writes);
     const refusedFrom = refusal && steps ? steps.find((s) => s.kind === refusal.kind)?.phase ?? 0 : 0;
-    if (refusal && p.phase >= refusedFrom) {
-      const { record: _planned, ...rest } = p.result;
-      const seen = before.get(p.writes);
-      const standing = (steps && stored.get(p.writes)) || (seen && toSyncRecord(seen));
-      const record = standing ? { record: standing } : {};
-      if (p.result.status !== "applied") return { ...rest, ...record };
-      return { op_id: p.op.op_id, status: "rejected", error: refusalError(refusal, p.index, findCollection(refusal.collection)), ...record };
-    }
+    if (refusal && p.phase >= refusedFrom) return refusedResult(p, refusal, after);
     const record = stored.get(p.writes);
     return record ? { ...p.result, record } : p.result;
   });

@@ -1,0 +1,85 @@
+// The answers of POST /v1/sync/batch when the database refuses a row that the
+// planner let through, because its picture of the rows was stale: another
+// user's transaction (through the Data API, as PostgREST runs it) committed
+// while the push was waiting for it. Each refused op is answered as the same
+// op sent right afterwards is, and never reveals what the caller cannot see.
+import { randomUUID } from "node:crypto";
+import type postgres from "postgres";
+import { describe, expect, it } from "vitest";
+import type { SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
+import { asUser, pushOk, share, upsert } from "../support/shared-lists.ts";
+
+/** Waits until some backend waits for a lock that `pid` holds. */
+async function blockedBy(pid: number): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    const [row] = await adminSql<{ blocked: boolean }[]>`
+      select exists (select 1 from pg_stat_activity a where ${pid}::int = any (pg_blocking_pids(a.pid))) as blocked`;
+    if (row.blocked) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`no backend ever waited for ${pid}`);
+}
+
+/**
+ * `user` runs `statements` in a transaction of their own (the Data API's way), then `push` starts;
+ * the transaction commits once the push waits for it. Returns what the push answered.
+ */
+async function racing<T>(user: TestUser, statements: (tx: postgres.TransactionSql) => Promise<unknown>, push: () => Promise<T>): Promise<T> {
+  let commit!: () => void;
+  const released = new Promise<void>((resolve) => (commit = resolve));
+  let ran!: (pid: number) => void;
+  const pid = new Promise<number>((resolve) => (ran = resolve));
+  const transaction = asUser(user, async (tx) => {
+    const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    await statements(tx);
+    ran(row.pid);
+    await released;
+  });
+  transaction.catch(() => {}); // awaited below
+  const pushed = push();
+  try {
+    await blockedBy(await pid);
+  } finally {
+    commit();
+    await transaction;
+  }
+  return await pushed;
+}
+
+/** A result without its op_id (to compare the answers of two ops). */
+const answer = ({ op_id: _id, ...rest }: SyncOpResult) => rest;
+
+/** Alice's list, Bob an editor of it. */
+async function sharedList() {
+  const alice = await createTestUser();
+  const bob = await createTestUser();
+  const list = randomUUID();
+  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" })] });
+  await share(alice, list, bob, "editor");
+  return { alice, bob, list };
+}
+
+describe("POST /v1/sync/batch: a row the database refuses after the planner's picture went stale", () => {
+  it("two members create the same new id at once: the later one gets conflict with the record, as the same create sent afterwards does", async () => {
+    const { alice, bob, list } = await sharedList();
+    const id = randomUUID();
+    const raced = await racing(alice, (tx) => tx`insert into public.tasks (id, list_id, title) values (${id}, ${list}, 'alice')`,
+      () => pushOk(bob, { ops: [upsert("tasks", id, { list_id: list, title: "bob" })] }));
+    const afterwards = await pushOk(bob, { ops: [upsert("tasks", id, { list_id: list, title: "bob" })] });
+    expect(afterwards.results[0]).toMatchObject({ status: "conflict", conflicting_fields: ["list_id", "title"], record: { id, data: { title: "alice" } } });
+    expect(answer(raced.results[0])).toEqual(answer(afterwards.results[0]));
+  });
+
+  it("the same race on a row the caller cannot see: NOT_FOUND without a record, as an unknown id", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const id = randomUUID();
+    const raced = await racing(alice, (tx) => tx`insert into public.tasks (id, list_id, title) values (${id}, ${alice.userId}, 'alice')`,
+      () => pushOk(bob, { ops: [upsert("tasks", id, { list_id: bob.userId, title: "bob" })] }));
+    expect(raced.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+    expect(raced.results[0].record).toBeUndefined();
+    const afterwards = await pushOk(bob, { ops: [upsert("tasks", id, { list_id: bob.userId, title: "bob" })] });
+    expect(answer(raced.results[0])).toEqual(answer(afterwards.results[0]));
+  });
+});
