@@ -6,53 +6,11 @@
 // (READ COMMITTED, PostgREST's), or fail as a serialization error (REPEATABLE
 // READ): never both commit.
 import { randomUUID } from "node:crypto";
-import postgres from "postgres";
-import { afterAll, describe, expect, it } from "vitest";
-import { adminSql, stack, type TestUser, createTestUser } from "../support/harness.ts";
+import type postgres from "postgres";
+import { describe, expect, it } from "vitest";
+import { adminSql, type TestUser, createTestUser } from "../support/harness.ts";
+import { type HeldTransaction, holdTransaction, type Isolation, waitersOf } from "../support/held-transactions.ts";
 import { pushOk, share, upsert } from "../support/shared-lists.ts";
-
-/** Own pool: one session holds its transaction open while the other runs. */
-const sessions = postgres(stack.adminDbUrl, { max: 4, onnotice: () => {} });
-afterAll(async () => {
-  await sessions.end({ timeout: 5 });
-});
-
-type Isolation = "read committed" | "repeatable read";
-
-/**
- * `user` runs `statement` in a transaction of its own and keeps it open until
- * `commit` is called; `pid` is its backend (to see it wait for a lock), `ran`
- * settles once the statement has run.
- */
-function openSession(user: TestUser, isolation: Isolation, statement: (tx: postgres.TransactionSql) => Promise<unknown>) {
-  let commit!: () => void;
-  const release = new Promise<void>((resolve) => (commit = resolve));
-  let started!: (pid: number) => void;
-  const pid = new Promise<number>((resolve) => (started = resolve));
-  let finished!: () => void;
-  const ran = new Promise<void>((resolve) => (finished = resolve));
-  const done = sessions.begin(`isolation level ${isolation}`, async (tx) => {
-    const [row] = await tx<{ pid: number }[]>`
-      select pg_backend_pid() as pid,
-             set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId })}, true),
-             set_config('role', 'authenticated', true)`;
-    started(row.pid);
-    await statement(tx);
-    finished();
-    await release;
-  });
-  done.catch(() => {}); // asserted by the test
-  return { done, commit, pid, ran };
-}
-
-async function waitingForLock(pid: number): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    const [row] = await adminSql<{ waiting: boolean }[]>`select coalesce(wait_event_type = 'Lock', false) as waiting from pg_stat_activity where pid = ${pid}`;
-    if (row?.waiting) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`backend ${pid} never waited for a lock`);
-}
 
 async function twoOwners(): Promise<{ alice: TestUser; bob: TestUser; list: string }> {
   const alice = await createTestUser();
@@ -83,12 +41,12 @@ type Change = (o: Owners) => (tx: postgres.TransactionSql) => Promise<unknown>;
  */
 async function race(isolation: Isolation, first: Change, second: Change) {
   const o = await twoOwners();
-  const a = openSession(o.alice, isolation, first(o));
-  let b: ReturnType<typeof openSession> | undefined;
+  const a = holdTransaction(first(o), { as: o.alice, isolation });
+  let b: HeldTransaction | undefined;
   try {
     await a.ran;
-    b = openSession(o.bob, isolation, second(o));
-    await waitingForLock(await b.pid);
+    b = holdTransaction(second(o), { as: o.bob, isolation });
+    await waitersOf(await a.pid);
   } finally {
     b?.commit();
     a.commit();

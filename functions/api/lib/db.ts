@@ -103,6 +103,22 @@ export function signedOut(): ApiError {
   return new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
 }
 
+const FOREIGN_KEY_VIOLATION = "23503";
+
+/**
+ * What a failed statement of the caller stands for. A write that references the
+ * caller's session or user (devices.session_id, every user_id) waits for a
+ * sign-out or account deletion that commits after the session check, then
+ * fails its foreign key: that is this session signed out (401), not a bug.
+ * The session is checked again to tell it from any other foreign-key failure,
+ * which stays what it was.
+ */
+export async function signedOutIfGone(sql: Sql, claims: Pick<UserClaims, "sub" | "session_id">, error: unknown): Promise<unknown> {
+  if ((error as { code?: unknown } | null)?.code !== FOREIGN_KEY_VIOLATION) return error;
+  const [{ live }] = await sql<{ live: boolean }[]>`select ${liveSession(sql, claims)} as live`;
+  return live ? error : signedOut();
+}
+
 // SQLSTATEs that mean "the database could not serve this now" rather than "bad request".
 const UNAVAILABLE_SQLSTATES = new Set(["57014", "57P01", "57P02", "57P03", "53300", "53400", "40001", "40P01", "55P03"]);
 const UNAVAILABLE_CLIENT_CODES = new Set([
@@ -206,6 +222,8 @@ export function createDb(config: Config): Db {
         }
         options?.onLive?.();
         return await outcome;
+      }).catch(async (error) => {
+        throw await signedOutIfGone(sql, claims, error);
       }) as T, options);
   }
 

@@ -6,11 +6,9 @@
 // checks it first, so a signed-out or stolen-and-revoked token gets 401 and
 // can never exhaust its owner's budget.
 import { ApiError } from "../../_shared/errors.ts";
-import { type Db, liveSession, signedOut, unavailable } from "./db.ts";
+import { type Db, liveSession, signedOut, signedOutIfGone, unavailable } from "./db.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
 import type { UserClaims } from "./verify-token.ts";
-
-const FOREIGN_KEY_VIOLATION = "23503";
 
 export interface RateLimitState {
   headers: Record<string, string>;
@@ -22,25 +20,22 @@ interface Admission {
 }
 
 export async function consumeRateLimit(db: Db, claims: UserClaims, operation: string, rule: RateLimitRule): Promise<RateLimitState> {
-  let admission: Admission;
-  try {
-    // CASE evaluates the counter's subquery only when the session is live.
-    [admission] = await db.query((sql) =>
-      sql<Admission[]>`
-        select live,
-               case when live then (
-                 select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
-                 from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
-                                                 ${rule.per === "session" ? claims.session_id : null}::uuid) h
-               ) end as hit
-        from (select ${liveSession(sql, claims)} as live) session`
-    );
-  } catch (error) {
-    // The counter references auth.users: a user deleted between the two
-    // checks of this statement is signed out too.
-    if ((error as { code?: unknown }).code === FOREIGN_KEY_VIOLATION) throw signedOut();
-    throw error;
-  }
+  // CASE evaluates the counter's subquery only when the session is live. The
+  // counter references auth.users: a user deleted between the two checks of
+  // this statement is signed out too.
+  const [admission] = await db.query((sql) =>
+    sql<Admission[]>`
+      select live,
+             case when live then (
+               select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
+               from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
+                                               ${rule.per === "session" ? claims.session_id : null}::uuid) h
+             ) end as hit
+      from (select ${liveSession(sql, claims)} as live) session`
+      .catch(async (error) => {
+        throw await signedOutIfGone(sql, claims, error);
+      })
+  );
   // A connection terminated under the statement can end it without a row (seen when the
   // database kills backends): that is the database being unavailable, not a bug of the request.
   if (!admission) throw unavailable(new Error("the rate-limit admission answered no row"));

@@ -1,0 +1,75 @@
+// Race tests without luck: one side's transaction is held open at a chosen
+// point while the other side runs, and the test sees the other side wait for
+// it (pg_blocking_pids) before it lets the first commit.
+import postgres from "postgres";
+import { afterAll } from "vitest";
+import { adminSql, stack } from "./harness.ts";
+
+/** Own pool: a held transaction keeps its connection while the test's other statements run. */
+const holders = postgres(stack.adminDbUrl, { max: 4, onnotice: () => {} });
+afterAll(async () => {
+  await holders.end({ timeout: 5 });
+});
+
+export type Isolation = "read committed" | "repeatable read";
+
+export interface HeldTransaction {
+  /** The transaction's backend, to see who waits for it. */
+  pid: Promise<number>;
+  /** Settles once `statement` has run (the transaction is still open). */
+  ran: Promise<void>;
+  /** Settles when the transaction has committed, or rejects with its error. */
+  done: Promise<void>;
+  commit(): void;
+}
+
+/**
+ * Runs `statement` in a transaction of its own and keeps it open until
+ * `commit()`: as `as` (role authenticated with their claims, as PostgREST and
+ * the api function run a user's work) when given, else as the superuser.
+ */
+export function holdTransaction(
+  statement: (tx: postgres.TransactionSql) => Promise<unknown>,
+  options: { as?: { userId: string; sessionId: string }; isolation?: Isolation } = {},
+): HeldTransaction {
+  let commit!: () => void;
+  const release = new Promise<void>((resolve) => (commit = resolve));
+  let started!: (pid: number) => void;
+  const pid = new Promise<number>((resolve) => (started = resolve));
+  let finished!: () => void;
+  const ran = new Promise<void>((resolve) => (finished = resolve));
+  const user = options.as;
+  const done = holders.begin(`isolation level ${options.isolation ?? "read committed"}`, async (tx) => {
+    const [row] = user
+      ? await tx<{ pid: number }[]>`
+          select pg_backend_pid() as pid,
+                 set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId })}, true),
+                 set_config('role', 'authenticated', true)`
+      : await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+    started(row.pid);
+    await statement(tx);
+    finished();
+    await release;
+  }).then(() => {});
+  done.catch(() => {}); // asserted by the test
+  return { done, commit, pid, ran };
+}
+
+/**
+ * Resolves once `count` backends wait for the transaction of backend `pid`,
+ * directly or behind one another (other test files' backends never do).
+ */
+export async function waitersOf(pid: number, count = 1): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [row] = await adminSql<{ waiting: number }[]>`
+      with recursive waiting (pid) as (
+        select a.pid from pg_stat_activity a where ${pid}::int = any (pg_blocking_pids(a.pid))
+        union
+        select a.pid from pg_stat_activity a join waiting w on w.pid = any (pg_blocking_pids(a.pid))
+      )
+      select count(*)::int as waiting from waiting`;
+    if (row.waiting >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`fewer than ${count} backends ever waited for backend ${pid}`);
+}
