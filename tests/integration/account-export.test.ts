@@ -1,7 +1,7 @@
 // GET /v1/users/me/export through real Deno and Postgres: a user with data in
 // every table gets all of it, and nothing of a second user who writes in the
-// same shared lists; the document is the versioned, schema-described one,
-// served as an attachment; the route is rate-limited tightly.
+// same shared lists or tests the same build; the document is the versioned,
+// schema-described one, served as an attachment; the route is rate-limited tightly.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
@@ -11,6 +11,7 @@ import { adminSql, call, createTestUser, expectEnvelope, stack } from "../suppor
 import { phone, pushToken, startSession } from "../support/device-sessions.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { asUser, pushOk, share, upsert } from "../support/shared-lists.ts";
+import { binaryRelease, freshChannel, publish, testerGroup } from "../support/releases.ts";
 
 async function exportOf(token: string, baseUrl?: string) {
   return await call("/v1/users/me/export", { token, baseUrl });
@@ -100,6 +101,33 @@ describe("GET /v1/users/me/export", () => {
     expect(bobs.synced.lists.map((l) => l.id).sort()).toEqual([bob.userId, bobList].sort());
     expect(bobs.list_memberships.find((m) => m.list_id === aliceList)).toMatchObject({ role: "owner", title: "Alice shares" });
     for (const secret of [alice.userId, alice.email, "Alice Export", ...aliceTasks]) expect(bobsResponse.text).not.toContain(secret);
+  });
+
+  it("holds the caller's tester-group memberships and release feedback, and nothing of another tester of the same build", async () => {
+    const tester = await createTestUser();
+    const other = await createTestUser();
+    const channel = freshChannel();
+    const group = await testerGroup([channel], [tester.userId, other.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    const device = await startSession(tester.token, phone({ platform: "android", build_number: 199 }));
+    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: "MY-FEEDBACK-TEXT-123" } });
+    expect(sent.status, sent.text).toBe(201);
+    const theirs = await call(`/v1/releases/${id}/feedback`, {
+      method: "POST", token: other.token, body: { body: "THEIR-FEEDBACK-456", platform: "ios", build_number: 200 },
+    });
+    expect(theirs.status, theirs.text).toBe(201);
+
+    const response = await exportOf(tester.token);
+    expect(response.status, response.text).toBe(200);
+    const doc = accountExportSchema.parse(response.body);
+    expect(doc.tester_group_memberships).toEqual([{ group_id: group, added_at: expect.any(String) }]);
+    expect(doc.release_feedback).toEqual([{
+      id: sent.body.id, release_id: id, device_id: device.body.device.id, platform: "android", build_number: 199,
+      body: "MY-FEEDBACK-TEXT-123", created_at: expect.any(String),
+    }]);
+    expect(Date.parse(doc.release_feedback[0].created_at as string)).toBe(Date.parse(sent.body.created_at));
+    expect(doc.complete).toBe(true);
+    for (const secret of ["THEIR-FEEDBACK-456", theirs.body.id, other.userId]) expect(response.text).not.toContain(secret);
   });
 
   it("a pending deletion is in the export (through the shipped client)", async () => {

@@ -31,6 +31,9 @@ export const accountExportSchema = z.object({
   list_memberships: z.array(row).describe("the lists the caller belongs to: list id, title, role, joined_at"),
   list_invites: z.array(row).describe("invites the caller created (never the codes)"),
   sync_op_results: z.array(row).describe("results of the caller's recent sync operations (kept for retention_days)"),
+  tester_group_memberships: z.array(row)
+    .describe("the tester groups the caller is in: group_id, added_at (a group's name and channels are the release manager's settings)"),
+  release_feedback: z.array(row).describe("feedback the caller sent on test builds, oldest first: release, device, platform, build, text"),
   account_deletion: deletionStateSchema,
   synced: z.record(z.string(), z.array(row))
     .describe("per synced collection, the rows that are the caller's (docs/account-export.md): each row's columns as stored"),

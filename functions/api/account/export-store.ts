@@ -78,6 +78,19 @@ export async function writeExport(tx: Tx, caller: { userId: string; sessionId: s
                              'type', o.type, 'status', o.status, 'version', o.version, 'error', o.error, 'created_at', o.created_at)::text as json
       from app_private.sync_ops o
      where o.user_id = ${userId}`);
+  await member("tester_group_memberships");
+  await writeRows(write, tx`
+    select json_build_object('group_id', m.group_id, 'added_at', m.added_at)::text as json
+      from app_private.tester_group_members m
+     where m.user_id = ${userId}
+     order by m.added_at, m.group_id`);
+  await member("release_feedback");
+  await writeRows(write, tx`
+    select json_build_object('id', f.id, 'release_id', f.release_id, 'device_id', f.device_id, 'platform', f.platform,
+                             'build_number', f.build_number, 'body', f.body, 'created_at', f.created_at)::text as json
+      from app_private.release_feedback f
+     where f.user_id = ${userId}
+     order by f.created_at, f.id`);
   await member("account_deletion");
   await write(JSON.stringify(await readDeletion(tx, userId)));
   await member("synced");
