@@ -1,8 +1,9 @@
 // The answers of POST /v1/sync/batch when the database refuses a row that the
-// planner let through, because its picture of the rows was stale: another
-// user's transaction (through the Data API, as PostgREST runs it) committed
-// while the push was waiting for it. Each refused op is answered as the same
-// op sent right afterwards is, and never reveals what the caller cannot see.
+// planner let through, because its picture of the rows was stale (another
+// user's transaction, through the Data API as PostgREST runs it, committed
+// while the push was waiting for it) or rested on another write of the batch.
+// Each refused op is answered as the same op sent right afterwards is, and no
+// answer reveals what the caller cannot see.
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
@@ -81,5 +82,24 @@ describe("POST /v1/sync/batch: a row the database refuses after the planner's pi
     expect(raced.results[0].record).toBeUndefined();
     const afterwards = await pushOk(bob, { ops: [upsert("tasks", id, { list_id: bob.userId, title: "bob" })] });
     expect(answer(raced.results[0])).toEqual(answer(afterwards.results[0]));
+  });
+});
+
+describe("POST /v1/sync/batch: a row the database refuses where the planner relied on the batch's own write", () => {
+  it("a list created with an id someone else's list has, then a task in it: the task is NOT_FOUND as in a list that does not exist", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const [hidden, alsoHidden] = [randomUUID(), randomUUID()];
+    await pushOk(alice, { ops: [upsert("lists", hidden, { title: "Alice's" }), upsert("lists", alsoHidden, { title: "Alice's too" })] });
+
+    const inHidden = await pushOk(bob, { ops: [upsert("lists", hidden, { title: "mine" }), upsert("tasks", randomUUID(), { list_id: hidden, title: "t" })] });
+    expect(inHidden.results.map((r) => [r.status, r.error?.code])).toEqual([["rejected", "NOT_FOUND"], ["rejected", "NOT_FOUND"]]);
+    expect(inHidden.results.map((r) => r.record)).toEqual([undefined, undefined]);
+    // The same answers as a list id nobody has: nothing tells Bob that Alice's list exists.
+    const inUnknown = await pushOk(bob, { ops: [upsert("lists", alsoHidden, { title: "mine" }), upsert("tasks", randomUUID(), { list_id: randomUUID(), title: "t" })] });
+    expect(inHidden.results.map(answer)).toEqual(inUnknown.results.map(answer));
+    const alone = await pushOk(bob, { ops: [upsert("tasks", randomUUID(), { list_id: hidden, title: "t" })] });
+    expect(alone.results[0].error).toEqual({ ...inHidden.results[1].error, details: [{ ...inHidden.results[1].error!.details![0], field: "/ops/0/data/list_id" }] });
+    expect(await adminSql`select 1 from public.tasks where list_id = ${hidden}`).toHaveLength(0);
   });
 });

@@ -8,7 +8,7 @@ import { type CollectionDefinition, findCollection } from "../../_shared/collect
 import type { FieldDetail } from "../../_shared/errors.ts";
 import { mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import type { SyncOpError, SyncOpResult } from "../../_shared/schemas/sync.ts";
-import { notFound, type PlannedOp, rejection, toSyncRecord } from "./plan-batch.ts";
+import { notFound, type PlannedOp, recordKey, rejection, scopeNotFound, toSyncRecord } from "./plan-batch.ts";
 
 export interface Refusal {
   collection: string;
@@ -48,13 +48,22 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
   const record = current ? { record: toSyncRecord(current) } : {};
   const { record: _planned, ...planned } = p.result;
   if (planned.status !== "applied") return { ...planned, ...record };
+  const reject = (error: SyncOpError): SyncOpResult => ({ op_id: op.op_id, status: "rejected", error, ...record });
+  // The scope the op puts the row in is not one the caller can see now: they lost it meanwhile,
+  // or only this batch's own refused create made it look like theirs (an id someone else's
+  // list has). Answered as for an unknown scope, as the planner answers it.
+  const scoped = op.type === "upsert" && collection && !collection.isScope ? collection : undefined;
+  const scopeId = scoped && op.data?.[scoped.scopeColumn];
+  if (scoped && typeof scopeId === "string" && !after.records.get(recordKey(scoped.scopeCollection, scopeId))?.data) {
+    return reject(scopeNotFound(index, scoped));
+  }
   // The id was free when the batch read it and someone created the row since: if the caller can
   // see it, this is a create of an existing record (create twice), merged on base 0.
   if (refusal.kind === "insert" && isPrimaryKey(refusal, collection) && current && !current.deleted) {
     const merged = mergeOp(current, op, { collection: op.collection, id: current.id, deviceId: after.deviceId, seq: current.version + 1, now: after.now, batchFloor: Infinity });
     if (merged.outcome === "conflict") return { op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: merged.fields };
   }
-  return { op_id: op.op_id, status: "rejected", error: refusalError(refusal, index, collection), ...record };
+  return reject(refusalError(refusal, index, collection));
 }
 
 function fieldsOf(refusal: Refusal, collection: CollectionDefinition | undefined): string[] {

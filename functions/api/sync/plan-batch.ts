@@ -140,6 +140,14 @@ export function notFound(index: number, collection: string): SyncOpError {
   ]);
 }
 
+/** The one answer for a scope the op puts its row in that the caller cannot see, whether it exists or not. */
+export function scopeNotFound(index: number, definition: CollectionDefinition): SyncOpError {
+  const scopes = definition.scopeCollection;
+  return rejection("NOT_FOUND", `no such ${scopes} record`, [
+    { field: at(index, "data", definition.scopeColumn), code: "not_found", message: `is not a ${scopes} record you can see` },
+  ]);
+}
+
 /** Validates the op's data against the table's columns: the parsed (normalised) data, or why not. */
 /** The ledger's op was for this op's record (ids compared in any case; an unknown collection is stored as null). */
 function sameRecord(entry: LedgerEntry, op: SyncOp): boolean {
@@ -268,9 +276,7 @@ export function planBatch(
       const scopeId = definition.isScope ? undefined : data[definition.scopeColumn];
       const scopes = scopeCollection(definition);
       if (typeof scopeId === "string" && scopes && !records.get(recordKey(scopes.name, scopeId))?.data) {
-        return reject(rejection("NOT_FOUND", `no such ${scopes.name} record`, [
-          { field: at(index, "data", definition.scopeColumn), code: "not_found", message: `is not a ${scopes.name} record you can see` },
-        ]), current);
+        return reject(scopeNotFound(index, definition), current);
       }
     }
     if (current && op.base_version !== null && op.base_version > current.version) {
