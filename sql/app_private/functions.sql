@@ -450,6 +450,18 @@ $function$;
 comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted (then a list left without members is deleted too). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
 revoke execute on function app_private.keep_a_list_owner() from public;
 
+-- function app_private.lock_user_devices(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.lock_user_devices(p_user_id uuid)
+ RETURNS void
+ LANGUAGE sql
+ SET search_path TO ''
+AS $function$
+  select pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('tidesync.user_devices:' || p_user_id::text, 0));
+$function$;
+comment on function app_private.lock_user_devices(p_user_id uuid) is 'Waits for, then holds until the transaction ends, the lock that puts the device writes of user p_user_id in turn (session starts run one at a time per user). EXECUTE for authenticated (the api function) only.';
+revoke execute on function app_private.lock_user_devices(p_user_id uuid) from public;
+grant execute on function app_private.lock_user_devices(p_user_id uuid) to authenticated;
+
 -- function app_private.maintain_device_state()
 CREATE OR REPLACE FUNCTION app_private.maintain_device_state()
  RETURNS trigger

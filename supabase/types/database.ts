@@ -758,6 +758,10 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "lock_user_devices": {
+        Args: { "p_user_id": string };
+        Returns: undefined;
+      };
       "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
       "my_account": {
         Args: Record<PropertyKey, never>;

@@ -60,6 +60,12 @@ export async function registerDevice(
   caller: { userId: string; sessionId: string },
   device: DeviceRegistration,
 ): Promise<{ device: Device; created: boolean }> {
+  // One user's registrations run in turn (20261126001300), so the unbind
+  // below sees a concurrent start's device of this session instead of
+  // failing on devices_session_id_key after it. First: no device row is
+  // locked while waiting.
+  await tx`select app_private.lock_user_devices(${caller.userId})`;
+
   // A session runs on one install. The same session on another installation
   // id (iOS keeps the keychain across a reinstall) moves the binding: the old
   // device loses its session, so the trigger revokes it and drops its token.

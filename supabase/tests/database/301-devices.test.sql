@@ -3,9 +3,10 @@
 -- lifecycle the database keeps (session binding, revocation when the session
 -- row goes, push token unique among active devices and released from the old
 -- device); revoke_session only ever deletes the caller's own session; EXECUTE
--- privileges of every function involved.
+-- privileges of every function involved (lock_user_devices: its waiting is
+-- tested in tests/integration/device-session-races.test.ts).
 begin;
-select plan(48);
+select plan(49);
 
 do $$ begin
   perform tests.create_supabase_user('device_owner');
@@ -212,6 +213,13 @@ select is(
 select ok(
   not has_table_privilege('authenticated', 'auth.sessions', 'delete'),
   'authenticated itself cannot delete auth.sessions rows'
+);
+select ok(
+  has_function_privilege('authenticated', 'app_private.lock_user_devices(uuid)', 'execute')
+  and not has_function_privilege('anon', 'app_private.lock_user_devices(uuid)', 'execute')
+  and not has_function_privilege('service_role', 'app_private.lock_user_devices(uuid)', 'execute')
+  and not has_function_privilege('public', 'app_private.lock_user_devices(uuid)', 'execute'),
+  'lock_user_devices(uuid): EXECUTE for authenticated only (session start takes it)'
 );
 select ok(
   not has_function_privilege('anon', 'app_private.maintain_device_state()', 'execute')
