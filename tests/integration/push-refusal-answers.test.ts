@@ -9,7 +9,7 @@ import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import type { SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
-import { asUser, pushOk, share, upsert } from "../support/shared-lists.ts";
+import { asUser, pullAll, pushOk, share, upsert } from "../support/shared-lists.ts";
 
 /** Waits until some backend waits for a lock that `pid` holds. */
 async function blockedBy(pid: number): Promise<void> {
@@ -82,6 +82,52 @@ describe("POST /v1/sync/batch: a row the database refuses after the planner's pi
     expect(raced.results[0].record).toBeUndefined();
     const afterwards = await pushOk(bob, { ops: [upsert("tasks", id, { list_id: bob.userId, title: "bob" })] });
     expect(answer(raced.results[0])).toEqual(answer(afterwards.results[0]));
+  });
+});
+
+describe("POST /v1/sync/batch: a member removed while their batch runs", () => {
+  /** Alice's list shared with Bob (editor), a task in it, and Bob's device's pull. */
+  async function bobsView() {
+    const { alice, bob, list } = await sharedList();
+    const task = randomUUID();
+    const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "t" })] });
+    return { alice, bob, list, task, version: created.results[0].record!.version, start: await pullAll(bob) };
+  }
+  const removeBob = (bob: TestUser, list: string) => (tx: postgres.TransactionSql) =>
+    tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`;
+
+  it("a create and an edit in the list, the list locked meanwhile: both NOT_FOUND without a record, as right afterwards; nothing of the batch stays in the list", async () => {
+    const { alice, bob, list, task, version, start } = await bobsView();
+    const created = randomUUID();
+    const ops = () => [upsert("tasks", created, { list_id: list, title: "bob's" }), upsert("tasks", task, { title: "bob's edit" }, version)];
+    const raced = await racing(alice, async (tx) => {
+      await tx`select 1 from public.lists where id = ${list} for update`;
+      await removeBob(bob, list)(tx);
+    }, () => pushOk(bob, { ops: ops() }));
+    expect(raced.results.map((r) => [r.status, r.error?.code, r.record])).toEqual([["rejected", "NOT_FOUND", undefined], ["rejected", "NOT_FOUND", undefined]]);
+    const afterwards = await pushOk(bob, { ops: ops() });
+    expect(raced.results.map(answer)).toEqual(afterwards.results.map(answer));
+    // The task he created is not in a list he no longer belongs to, and his next pull agrees.
+    expect(await adminSql`select id::text, title from public.tasks where list_id = ${list}`).toEqual([{ id: task, title: "t" }]);
+    expect((await pullAll(bob, start.cursor)).changes.map((c) => [c.id, c.deleted, c.reason]).sort())
+      .toEqual([[list, true, "access_revoked"], [task, true, "access_revoked"]].sort());
+  });
+
+  it("the batch waits on another list, then its create and edit in the lost list are refused: NOT_FOUND without a record, as right afterwards", async () => {
+    const { alice, bob, list, task, version } = await bobsView();
+    const other = randomUUID();
+    await pushOk(alice, { ops: [upsert("lists", other, { title: "Other" })] });
+    await share(alice, other, bob, "editor");
+    // Each task create its own statement (other columns): the one in `other` waits for Alice's lock.
+    const ops = () => [upsert("tasks", randomUUID(), { list_id: list, title: "bob's", notes: "n" }), upsert("tasks", task, { title: "bob's edit" }, version)];
+    const raced = await racing(alice, async (tx) => {
+      await tx`select 1 from public.lists where id = ${other} for update`;
+      await removeBob(bob, list)(tx);
+    }, () => pushOk(bob, { ops: [upsert("tasks", randomUUID(), { list_id: other, title: "elsewhere" }), ...ops()] }));
+    expect(raced.results[0]).toMatchObject({ status: "applied", record: { data: { list_id: other, title: "elsewhere" } } });
+    expect(raced.results.slice(1).map((r) => [r.status, r.error?.code, r.record])).toEqual([["rejected", "NOT_FOUND", undefined], ["rejected", "NOT_FOUND", undefined]]);
+    const afterwards = await pushOk(bob, { ops: [upsert("tasks", randomUUID(), { list_id: other, title: "elsewhere" }), ...ops()] });
+    expect(raced.results.slice(1).map(answer)).toEqual(afterwards.results.slice(1).map(answer));
   });
 });
 

@@ -16,7 +16,7 @@ import { syncBatchRequestSchema, syncBatchResponseSchema } from "../../_shared/s
 import type { App, AppEnv, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
-import { pushBatch } from "../sync/push-store.ts";
+import { pushBatch, StaleBatch } from "../sync/push-store.ts";
 
 /** The batch without its ops' data: a non-finite number there is that op's rejection (planBatch), not the batch's 400. */
 function withoutOpData(body: unknown): unknown {
@@ -66,10 +66,18 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // the collection's schema reports a "__proto__" key like any unknown field.
     const batch = c.req.valid("json");
     const user = c.get("user");
-    const { results, now, written } = await deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits));
+    const push = () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits));
+    // Planned again once, in a new transaction, when the rows changed while it was written
+    // (push-store.ts); a second time, the StaleBatch is the answer (503, retryable).
+    let replanned = false;
+    const { results, now, written } = await push().catch((error) => {
+      if (!(error instanceof StaleBatch)) throw error;
+      replanned = true;
+      return push();
+    });
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
     for (const result of results) counts[result.status] += 1;
-    Object.assign(c.get("logFields"), { ops: batch.ops.length, ...counts, records_written: written });
+    Object.assign(c.get("logFields"), { ops: batch.ops.length, ...counts, records_written: written, ...(replanned ? { replanned } : {}) });
     return c.json({ results, server_time: now }, 200);
   });
 }

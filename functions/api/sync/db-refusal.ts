@@ -47,8 +47,11 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
   const current = after.records.get(p.writes!);
   const record = current ? { record: toSyncRecord(current) } : {};
   const { record: _planned, ...planned } = p.result;
-  if (planned.status !== "applied") return { ...planned, ...record };
+  if (planned.status !== "applied" && planned.status !== "conflict") return { ...planned, ...record };
   const reject = (error: SyncOpError): SyncOpResult => ({ op_id: op.op_id, status: "rejected", error, ...record });
+  // A record the batch found and the caller cannot see now (they lost access to its scope
+  // meanwhile): answered as an unknown id, without the record as it was.
+  if (!current && (refusal.kind !== "insert" || op.type === "delete" || op.base_version !== null)) return reject(notFound(index, op.collection));
   // The scope the op puts the row in is not one the caller can see now: they lost it meanwhile,
   // or only this batch's own refused create made it look like theirs (an id someone else's
   // list has). Answered as for an unknown scope, as the planner answers it.
@@ -57,6 +60,7 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
   if (scoped && typeof scopeId === "string" && !after.records.get(recordKey(scoped.scopeCollection, scopeId))?.data) {
     return reject(scopeNotFound(index, scoped));
   }
+  if (planned.status === "conflict" && current) return { ...planned, record: toSyncRecord(current) };
   // The id was free when the batch read it and someone created the row since: if the caller can
   // see it, this is a create of an existing record (create twice), merged on base 0.
   if (refusal.kind === "insert" && isPrimaryKey(refusal, collection) && current && !current.deleted) {

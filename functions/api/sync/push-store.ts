@@ -247,7 +247,17 @@ function visibleRecords(row: StateRow): Map<string, ServerRecord> {
   return records;
 }
 
-/** Applies a validated batch for the transaction's user; returns one result per op. */
+/** Thrown (the transaction rolls back) when the batch's write shows its plan rested on rows that changed meanwhile. */
+export class StaleBatch extends ApiError {
+  constructor() {
+    super("UNAVAILABLE", "the records changed while this batch was written; retry it", { headers: { "Retry-After": "1" } });
+  }
+}
+
+/**
+ * Applies a validated batch for the transaction's user; returns one result per op. Throws
+ * StaleBatch when the transaction must be rolled back and the batch pushed again.
+ */
 export async function pushBatch(
   tx: Tx,
   batch: SyncBatchRequest,
@@ -280,6 +290,11 @@ export async function pushBatch(
 
   const applied = plan.groups.length > 0 ? await applyWrites(tx, plan) : { failed: [], records: [] };
   const refused = firstRefusals(applied.failed);
+  // A row written here that the caller cannot see once written: they lost access to its scope
+  // while the batch ran (removed from the list by a transaction that committed while the write
+  // waited for a lock, its policies having let the row in before). Kept, it would stay in a list
+  // they left, never listed to them: the batch rests on a stale picture, and is planned again.
+  if (applied.records.some((r) => !r.deleted && r.data === null && !refused.has(recordKey(r.collection, r.id)))) throw new StaleBatch();
   // Only when the database refused a record: its ops are answered from the rows as they stand
   // after the write (a round trip more), not from the planner's picture, which may be stale.
   const after = refused.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
