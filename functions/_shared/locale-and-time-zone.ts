@@ -1,12 +1,15 @@
 // Validity of IANA time zone names and BCP 47 language tags, decided by the
 // runtime's Intl (ICU) data, so the api function and the client agree. The
 // database checks only the shape (its tz data and aliases differ).
+import { IANA_TIME_ZONE_NAMES } from "./time-zone-names.generated.ts";
 
 const TIME_ZONE_SHAPE = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+const SPELLED_NAMES = new Set(IANA_TIME_ZONE_NAMES);
 
 /**
- * An IANA zone name Intl knows, spelled with its canonical case
- * ("Europe/Paris", not "europe/paris"); no UTC offsets ("+01:00").
+ * A zone or link name of the IANA tz database spelled exactly as there
+ * ("Europe/Paris", "Asia/Kolkata", "Japan"; not "europe/paris" or "JAPAN")
+ * that Intl knows; no UTC offsets ("+01:00").
  */
 export function isIanaTimeZone(value: string): boolean {
   if (value.length > 64 || !TIME_ZONE_SHAPE.test(value)) return false;
@@ -16,9 +19,11 @@ export function isIanaTimeZone(value: string): boolean {
   } catch {
     return false;
   }
-  // Intl matches case-insensitively; accept only the canonical spelling, but
-  // keep aliases ("Asia/Calcutta") that resolve to another name.
-  return resolved === value || resolved.toLowerCase() !== value.toLowerCase();
+  // Intl matches names case-insensitively and answers an alias with ICU's
+  // canonical name ("Japan" → "Asia/Tokyo"), so the spelling of an alias comes
+  // from the tz database's list; ICU's own canonical name is spelled right too
+  // (also one newer than the list).
+  return resolved === value || SPELLED_NAMES.has(value);
 }
 
 const LANGUAGE_TAG_SHAPE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;

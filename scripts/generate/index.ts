@@ -5,6 +5,7 @@
 //   supabase/seed.sql            the sample seed, from fixtures/
 //   functions/_shared/sync-collections.generated.ts   the synced tables, from the database
 //   functions/_shared/sync-ledger.generated.ts        the op ledger's bound on a stored error, from its check
+//   functions/_shared/time-zone-names.generated.ts    the IANA tz database's names as spelled there
 // `npm run generate:check` (--check) regenerates into a temporary directory
 // and fails, listing them, when committed files are stale, missing or extra.
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
@@ -22,6 +23,7 @@ import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
 import { readSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
 import { readOpErrorBound, syncLedgerSource } from "./sync-ledger.ts";
+import { readTimeZoneNames, timeZoneNamesSource } from "./time-zone-names.ts";
 
 /** Directories owned entirely by the generator: files in them that it no longer produces are stale. */
 const OWNED_DIRS = ["sql"];
@@ -31,6 +33,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
   const files = new Map<string, string>();
   files.set("docs/openapi.json", await generateOpenApi());
   files.set("supabase/seed.sql", await buildSeed());
+  files.set("functions/_shared/time-zone-names.generated.ts", timeZoneNamesSource(await readTimeZoneNames()));
 
   const started = Date.now();
   const db = await createTempDatabase("tidesync_gen", { seed: false });

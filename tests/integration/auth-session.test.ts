@@ -8,6 +8,7 @@ import { ONBOARDING_STEPS } from "../../functions/_shared/onboarding-steps.ts";
 import { withDefaultCategories } from "../../functions/_shared/notification-categories.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { addRefreshToken, deviceRow, phone, pushToken, sessionState, startSession } from "../support/device-sessions.ts";
+import { ACCEPTED_TIME_ZONES, REFUSED_TIME_ZONES } from "../support/time-zones.ts";
 import { freePort, type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { signEs256 } from "../support/tokens.ts";
 
@@ -135,6 +136,21 @@ describe("POST /v1/auth/session", () => {
     }
     const [{ count }] = await adminSql<{ count: number }[]>`select count(*)::int as count from app_private.devices where user_id = ${user.userId}`;
     expect(count).toBe(0);
+  });
+
+  it("a device's time zone is taken only spelled as in the tz database (aliases too) and stored as sent; another case is unknown_timezone", async () => {
+    const user = await createTestUser();
+    for (const timezone of REFUSED_TIME_ZONES) {
+      const refused = await call("/v1/auth/session", { method: "POST", token: user.token, body: { device: phone({ timezone }) } });
+      const error = expectEnvelope(refused, 400, "VALIDATION_FAILED");
+      expect(error.details, timezone).toEqual([expect.objectContaining({ field: "/device/timezone", code: "unknown_timezone" })]);
+    }
+    expect((await adminSql`select count(*)::int as n from app_private.devices where user_id = ${user.userId}`)[0].n).toBe(0);
+    for (const timezone of ACCEPTED_TIME_ZONES) {
+      const { body } = await startSession(user.token, phone({ timezone }));
+      const [row] = await adminSql<{ timezone: string }[]>`select timezone from app_private.devices where id = ${body.device.id}`;
+      expect(row.timezone, timezone).toBe(timezone);
+    }
   });
 
   it("400 MALFORMED_JSON, 415 and 413 for bodies that are not a small JSON document", async () => {

@@ -15,6 +15,7 @@ import { adminSql, call, createTestUser, expectEnvelope, stack, type TestUser } 
 import { phone, startSession } from "../support/device-sessions.ts";
 import { signEs256 } from "../support/tokens.ts";
 import { TidesyncApi } from "../../client/api-client.ts";
+import { ACCEPTED_TIME_ZONES, REFUSED_TIME_ZONES } from "../support/time-zones.ts";
 
 const PATH = "/v1/users/me/notifications";
 
@@ -187,6 +188,23 @@ describe("PUT /v1/users/me/notifications", () => {
     }
     expect((await call(PATH, { token: user.token })).body.version).toBe(0);
     expect(await auditRows(user.userId)).toEqual([]);
+  });
+
+  it("a time zone is taken only spelled as in the tz database (aliases too) and stored as sent; another case is unknown_timezone", async () => {
+    const user = await createTestUser();
+    for (const timezone of REFUSED_TIME_ZONES) {
+      const error = expectEnvelope(await put(user, document({ quiet_hours: { ...document().quiet_hours, timezone } })), 400, "VALIDATION_FAILED");
+      expect(error.details, timezone).toEqual([expect.objectContaining({ field: "/quiet_hours/timezone", code: "unknown_timezone" })]);
+    }
+    expect(await auditRows(user.userId)).toEqual([]);
+    for (const timezone of ACCEPTED_TIME_ZONES) {
+      const saved = await put(user, document({ quiet_hours: { ...document().quiet_hours, timezone } }));
+      expect(saved.status, `${timezone}: ${saved.text}`).toBe(200);
+      expect(saved.body.quiet_hours.timezone).toBe(timezone);
+      const [row] = await adminSql<{ quiet_hours_timezone: string }[]>`
+        select quiet_hours_timezone from app_private.notification_preferences where user_id = ${user.userId}`;
+      expect(row.quiet_hours_timezone).toBe(timezone);
+    }
   });
 
   it("a required category (security) switched off on every channel → 400 with its field; one channel on is enough", async () => {

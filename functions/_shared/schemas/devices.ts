@@ -1,7 +1,8 @@
 // Devices (app installations) as POST /v1/auth/session registers them and
 // GET /v1/devices lists them. See docs/devices-and-sessions.md.
 import { z } from "zod";
-import { isIanaTimeZone, isLanguageTag } from "../locale-and-time-zone.ts";
+import { isLanguageTag } from "../locale-and-time-zone.ts";
+import { timeZoneSchema } from "./notifications.ts";
 import { storableText } from "../storable-text.ts";
 
 export const PLATFORMS = ["ios", "android", "web"] as const;
@@ -18,7 +19,7 @@ export const deviceRegistrationSchema = z.strictObject({
   os_version: storableText(64, 1).optional(),
   model: storableText(128, 1).optional(),
   locale: z.string().refine(isLanguageTag, { message: "must be a BCP 47 language tag, e.g. en-GB", params: { code: "invalid_locale" } }).optional(),
-  timezone: z.string().refine(isIanaTimeZone, { message: "must be an IANA time zone name, e.g. Europe/Paris", params: { code: "unknown_timezone" } }).optional(),
+  timezone: timeZoneSchema.optional(),
   push_token: storableText(1024, 1).nullable().optional()
     .describe("left out: keep the registered token; null: remove it; a string: register it (and detach it from any other device)"),
   push_provider: z.enum(PUSH_PROVIDERS).nullable().optional().describe("required with a push_token"),

@@ -24,8 +24,9 @@ const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 export const clockTimeSchema = z.string().regex(HH_MM, "must be a 24-hour time HH:MM, e.g. 22:00");
 
+/** The one time zone rule of quiet hours and devices (functions/_shared/locale-and-time-zone.ts). */
 export const timeZoneSchema = z.string().refine(isIanaTimeZone, {
-  message: "must be an IANA time zone name, e.g. Europe/Paris",
+  message: "must be an IANA time zone name spelled as in the tz database (case matters), e.g. Europe/Paris",
   params: { code: "unknown_timezone" },
 });
 
