@@ -1033,6 +1033,9 @@ begin
   if p_grace_days is null or p_grace_days < 1 then
     raise exception 'p_grace_days must be at least 1' using errcode = 'invalid_parameter_value';
   end if;
+  -- In turn with the caller's device writes: the clearing below sees a token
+  -- a session start stored meanwhile, or that start sees this request.
+  perform app_private.lock_user_devices(v_caller);
 
   -- A second request keeps the first one's date: asking again never moves it.
   insert into app_private.account_deletion_requests as r (user_id, scheduled_for)
@@ -1055,7 +1058,7 @@ begin
     select r.requested_at, r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
 end
 $function$;
-comment on function app_private.request_account_deletion(p_grace_days integer) is 'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens; returns the request. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
+comment on function app_private.request_account_deletion(p_grace_days integer) is 'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens, in turn with the caller''s device writes (lock_user_devices); returns the request. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
 revoke execute on function app_private.request_account_deletion(p_grace_days integer) from public;
 grant execute on function app_private.request_account_deletion(p_grace_days integer) to authenticated;
 
@@ -1577,15 +1580,18 @@ CREATE OR REPLACE FUNCTION app_private.withhold_push_token_during_deletion()
  SET search_path TO ''
 AS $function$
 begin
-  if new.push_token is not null
-     and exists (select 1 from app_private.account_deletion_requests r where r.user_id = new.user_id) then
-    new.push_token := null;
-    new.push_provider := null;
+  if new.push_token is not null and new.session_id is not null then
+    -- In turn with request_account_deletion (see the migration's header).
+    perform app_private.lock_user_devices(new.user_id);
+    if exists (select 1 from app_private.account_deletion_requests r where r.user_id = new.user_id) then
+      new.push_token := null;
+      new.push_provider := null;
+    end if;
   end if;
   return new;
 end
 $function$;
-comment on function app_private.withhold_push_token_during_deletion() is 'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop). Security invoker: the writer of a device row is its user, who may read their own request.';
+comment on function app_private.withhold_push_token_during_deletion() is 'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop). In turn with request_account_deletion (lock_user_devices), so neither misses the other. Security invoker: the writer of a device row is its user, who may read their own request.';
 revoke execute on function app_private.withhold_push_token_during_deletion() from public;
 
 -- function app_private.write_visible_scope_ids()

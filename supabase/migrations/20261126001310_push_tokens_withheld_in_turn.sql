@@ -1,0 +1,82 @@
+-- What: app_private.request_account_deletion() and the trigger
+-- devices_05_withhold_push_token_during_deletion take the user's device lock
+-- (app_private.lock_user_devices, 20261126001300) before they clear or check.
+-- Why: a session start storing a push token and a deletion request of the
+-- same user at the same moment left the token stored while the deletion was
+-- pending: the trigger's exists(request) could not see the uncommitted
+-- request, and the request's clearing update could not see the uncommitted
+-- device. In turn, whichever comes second waits for the first to commit, and
+-- its check or update, a new statement under READ COMMITTED, sees what the
+-- first committed. The trigger takes the lock only to store a token on an
+-- active device (a revocation clears it anyway), so a sign-out never waits;
+-- session start took the lock first already, so no device row is locked while
+-- anyone waits for it.
+-- tests/integration/device-session-races.test.ts (both orders).
+-- Rollback: supabase/rollbacks/20261126001310_push_tokens_withheld_in_turn.down.sql
+
+create or replace function app_private.withhold_push_token_during_deletion()
+returns trigger
+language plpgsql
+security invoker
+set search_path = ''
+as $$
+begin
+  if new.push_token is not null and new.session_id is not null then
+    -- In turn with request_account_deletion (see the migration's header).
+    perform app_private.lock_user_devices(new.user_id);
+    if exists (select 1 from app_private.account_deletion_requests r where r.user_id = new.user_id) then
+      new.push_token := null;
+      new.push_provider := null;
+    end if;
+  end if;
+  return new;
+end
+$$;
+comment on function app_private.withhold_push_token_during_deletion() is
+  'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop). In turn with request_account_deletion (lock_user_devices), so neither misses the other. Security invoker: the writer of a device row is its user, who may read their own request.';
+
+create or replace function app_private.request_account_deletion(p_grace_days integer)
+returns table (requested_at timestamptz, scheduled_for timestamptz)
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+declare
+  v_caller uuid := auth.uid();
+  v_session uuid := nullif(auth.jwt() ->> 'session_id', '')::uuid;
+  v_request uuid;
+begin
+  if v_caller is null or v_session is null then
+    raise exception 'request_account_deletion needs a signed-in caller' using errcode = '42501';
+  end if;
+  if p_grace_days is null or p_grace_days < 1 then
+    raise exception 'p_grace_days must be at least 1' using errcode = 'invalid_parameter_value';
+  end if;
+  -- In turn with the caller's device writes: the clearing below sees a token
+  -- a session start stored meanwhile, or that start sees this request.
+  perform app_private.lock_user_devices(v_caller);
+
+  -- A second request keeps the first one's date: asking again never moves it.
+  insert into app_private.account_deletion_requests as r (user_id, scheduled_for)
+  values (v_caller, now() + make_interval(days => p_grace_days))
+  on conflict (user_id) do nothing
+  returning r.request_id into v_request;
+  if v_request is not null then
+    insert into app_private.account_deletion_audit (request_id, event, scheduled_for)
+    select r.request_id, 'requested', r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
+  end if;
+
+  -- Every other session is signed out now (their refresh tokens cascade, their
+  -- devices are revoked and lose their push tokens: 20261122020200_devices.sql).
+  delete from auth.sessions s where s.user_id = v_caller and s.id <> v_session;
+  -- The calling device stays signed in but receives nothing any more.
+  update app_private.devices d set push_token = null, push_provider = null
+   where d.user_id = v_caller and d.push_token is not null;
+
+  return query
+    select r.requested_at, r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
+end
+$$;
+comment on function app_private.request_account_deletion(integer) is
+  'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens, in turn with the caller''s device writes (lock_user_devices); returns the request. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
