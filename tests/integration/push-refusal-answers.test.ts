@@ -9,22 +9,23 @@ import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import type { SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
-import { asUser, pullAll, pushOk, share, upsert } from "../support/shared-lists.ts";
+import { asUser, pullAll, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
 
-/** Waits until some backend waits for a lock that `pid` holds. */
-async function blockedBy(pid: number): Promise<void> {
-  for (let i = 0; i < 1000; i++) {
+/** Waits until some backend waits for a lock that `pid` holds, or `over()`. */
+async function blockedBy(pid: number, over: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !over(); i++) {
     const [row] = await adminSql<{ blocked: boolean }[]>`
       select exists (select 1 from pg_stat_activity a where ${pid}::int = any (pg_blocking_pids(a.pid))) as blocked`;
     if (row.blocked) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error(`no backend ever waited for ${pid}`);
+  if (!over()) throw new Error(`no backend ever waited for ${pid}`);
 }
 
 /**
  * `user` runs `statements` in a transaction of their own (the Data API's way), then `push` starts;
- * the transaction commits once the push waits for it. Returns what the push answered.
+ * the transaction commits once the push waits for it (or has answered without waiting). Returns
+ * what the push answered.
  */
 async function racing<T>(user: TestUser, statements: (tx: postgres.TransactionSql) => Promise<unknown>, push: () => Promise<T>): Promise<T> {
   let commit!: () => void;
@@ -38,9 +39,11 @@ async function racing<T>(user: TestUser, statements: (tx: postgres.TransactionSq
     await released;
   });
   transaction.catch(() => {}); // awaited below
-  const pushed = push();
+  const holder = await pid;
+  let answered = false;
+  const pushed = push().finally(() => (answered = true));
   try {
-    await blockedBy(await pid);
+    await blockedBy(holder, () => answered);
   } finally {
     commit();
     await transaction;
@@ -147,5 +150,24 @@ describe("POST /v1/sync/batch: a row the database refuses where the planner reli
     const alone = await pushOk(bob, { ops: [upsert("tasks", randomUUID(), { list_id: hidden, title: "t" })] });
     expect(alone.results[0].error).toEqual({ ...inHidden.results[1].error, details: [{ ...inHidden.results[1].error!.details![0], field: "/ops/0/data/list_id" }] });
     expect(await adminSql`select 1 from public.tasks where list_id = ${hidden}`).toHaveLength(0);
+  });
+
+  it("a list deleted and re-created, then ops on a task the delete took with it: answered as on the tombstone, as right afterwards", async () => {
+    const alice = await createTestUser();
+    const [list, edited, deleted] = [randomUUID(), randomUUID(), randomUUID()];
+    const created = await pushOk(alice, { ops: [upsert("lists", list, { title: "L" }),
+      upsert("tasks", edited, { list_id: list, title: "t" }), upsert("tasks", deleted, { list_id: list, title: "t" })] });
+    const [listVersion, editedVersion, deletedVersion] = created.results.map((r) => r.record!.version);
+    const start = await pullAll(alice);
+    const later = () => [upsert("tasks", edited, { title: "edit" }, editedVersion), remove("tasks", deleted, deletedVersion)];
+    const body = await pushOk(alice, { ops: [remove("lists", list, listVersion), upsert("lists", list, { title: "L again" }), ...later()] });
+    expect(body.results.map((r) => [r.status, r.error?.code, r.record?.deleted])).toEqual([
+      ["applied", undefined, false], ["applied", undefined, false], ["conflict", undefined, true], ["applied", undefined, true]]);
+    expect(body.results[2].conflicting_fields).toEqual(["*"]);
+    const afterwards = await pushOk(alice, { ops: [upsert("lists", randomUUID(), { title: "other" }), upsert("lists", randomUUID(), { title: "other" }), ...later()] });
+    expect(body.results.slice(2).map(answer)).toEqual(afterwards.results.slice(2).map(answer));
+    // Each answer carries the record the next pull lists.
+    const pulled = new Map((await pullAll(alice, start.cursor)).changes.map((c) => [c.id, c]));
+    for (const result of body.results.slice(2)) expect(result.record).toEqual(pulled.get(result.record!.id));
   });
 });

@@ -6,7 +6,7 @@
 // columns through the generated collection description.
 import { type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
-import { mergeOp, type ServerRecord } from "../../_shared/merge.ts";
+import { ALL_FIELDS, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import type { SyncOpError, SyncOpResult } from "../../_shared/schemas/sync.ts";
 import { notFound, type PlannedOp, recordKey, rejection, scopeNotFound, toSyncRecord } from "./plan-batch.ts";
 
@@ -59,6 +59,14 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
   const scopeId = scoped && op.data?.[scoped.scopeColumn];
   if (scoped && typeof scopeId === "string" && !after.records.get(recordKey(scoped.scopeCollection, scopeId))?.data) {
     return reject(scopeNotFound(index, scoped));
+  }
+  // A record the batch meant to change or delete and that is deleted now: by another writer, or
+  // by the batch's own cascade (its list deleted, then re-created, before this write ran).
+  // Answered as for a record deleted since the op's base.
+  if (current?.deleted && refusal.kind !== "insert") {
+    return op.type === "delete"
+      ? { op_id: op.op_id, status: "applied", record: toSyncRecord(current) }
+      : { op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: [ALL_FIELDS] };
   }
   if (planned.status === "conflict" && current) return { ...planned, record: toSyncRecord(current) };
   // The id was free when the batch read it and someone created the row since: if the caller can
