@@ -1,0 +1,90 @@
+// refusedResult (functions/api/sync/db-refusal.ts): the answer to an op of a
+// record the database refused, judged against the rows as the caller sees them
+// after the write. Where the planner has an answer for the same op against
+// those rows, it is the planner's (planBatch): one rule, not two.
+import { describe, expect, it } from "vitest";
+import type { ServerRecord } from "../../functions/_shared/merge.ts";
+import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
+import { type Refusal, refusedResult } from "../../functions/api/sync/db-refusal.ts";
+import { type PlannedOp, planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
+
+const NOW = "2026-11-26T01:00:00.000000Z";
+const LIMITS = { max_record_data_bytes: 10_000, max_live_records_per_user: 100 };
+const DEVICE = "dddddddd-0000-4000-8000-000000000001";
+let counter = 0;
+const uuid = () => `00000000-0000-4000-8000-${String(++counter).padStart(12, "0")}`;
+
+function record(collection: string, id: string, version: number, data: Record<string, unknown> | null): ServerRecord {
+  return {
+    collection, id, version, deleted: data === null, data, field_versions: { "*": { v: version, d: null } },
+    created_at: NOW, updated_at: NOW, deleted_at: data === null ? NOW : null,
+  };
+}
+const byKey = (...records: ServerRecord[]) => new Map(records.map((r) => [recordKey(r.collection, r.id), r]));
+
+/** `op` as the planner planned it against `seen` (all writable), the op's answer if the database takes it. */
+function planned(op: SyncOp, ...seen: ServerRecord[]): PlannedOp {
+  const rows = byKey(...seen);
+  return planBatch([op], DEVICE, { liveRecords: 0, ledger: new Map(), records: rows, writable: new Set(rows.keys()) }, LIMITS, NOW).ops[0];
+}
+
+/** What the planner answers for `op` against `now` (the same op sent after the write). */
+function replanned(op: SyncOp, ...now: ServerRecord[]) {
+  return planned(op, ...now).result;
+}
+
+const refusal = (kind: Refusal["kind"], sqlstate: string, id: string, constraint?: string): Refusal => ({ collection: "tasks", id, kind, sqlstate, constraint });
+const after = (...now: ServerRecord[]) => ({ records: byKey(...now), deviceId: DEVICE, now: NOW });
+
+describe("refusedResult", () => {
+  const list = record("lists", uuid(), 3, { title: "L" });
+  const edit = (id: string, data: Record<string, unknown>, base: number | null = 5): SyncOp =>
+    ({ op_id: uuid(), collection: "tasks", record_id: id, type: "upsert", base_version: base, data });
+
+  it("a record the caller no longer sees: NOT_FOUND without it, as the planner answers an unknown id", () => {
+    const task = record("tasks", uuid(), 5, { list_id: list.id, title: "t" });
+    const op = edit(task.id, { title: "x" });
+    const answer = refusedResult(planned(op, list, task), refusal("update", "not_permitted", task.id), after());
+    expect(answer).toEqual(replanned(op));
+    expect(answer).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+    expect(answer.record).toBeUndefined();
+  });
+
+  it("a create in a scope the caller no longer sees: NOT_FOUND on the scope field, as the planner answers it", () => {
+    const op = edit(uuid(), { list_id: list.id, title: "t" }, null);
+    const answer = refusedResult(planned(op, list), refusal("insert", "42501", op.record_id), after());
+    expect(answer).toEqual(replanned(op));
+    expect(answer.error?.details).toEqual([expect.objectContaining({ field: "/ops/0/data/list_id" })]);
+  });
+
+  it("a create whose id someone took meanwhile: conflict with the record when visible, as create twice; NOT_FOUND when not", () => {
+    const op = edit(uuid(), { list_id: list.id, title: "mine" }, null);
+    const theirs = record("tasks", op.record_id, 9, { list_id: list.id, title: "theirs", done: false });
+    const pkey = refusal("insert", "23505", op.record_id, "tasks_pkey");
+    const answer = refusedResult(planned(op, list), pkey, after(list, theirs));
+    expect(answer).toEqual(replanned(op, list, theirs));
+    expect(answer).toMatchObject({ status: "conflict", conflicting_fields: ["list_id", "title"] });
+    expect(refusedResult(planned(op, list), pkey, after(list))).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+  });
+
+  it("a record deleted meanwhile (a cascade of the batch's own list delete): conflict [*] for a change, applied for a delete, with the tombstone", () => {
+    const task = record("tasks", uuid(), 5, { list_id: list.id, title: "t" });
+    const tombstone = record("tasks", task.id, 11, null);
+    const change = refusedResult(planned(edit(task.id, { title: "x" }), list, task), refusal("update", "not_permitted", task.id), after(list, tombstone));
+    expect(change).toMatchObject({ status: "conflict", conflicting_fields: ["*"], record: { id: task.id, version: 11, deleted: true } });
+    const remove: SyncOp = { op_id: uuid(), collection: "tasks", record_id: task.id, type: "delete", base_version: 5 };
+    expect(refusedResult(planned(remove, list, task), refusal("delete", "not_permitted", task.id), after(list, tombstone)))
+      .toMatchObject({ status: "applied", record: { version: 11, deleted: true } });
+  });
+
+  it("otherwise the database's reason, with the record as it stands now; an op the planner rejected keeps its answer", () => {
+    const task = record("tasks", uuid(), 5, { list_id: list.id, title: "t" });
+    const moved = record("tasks", task.id, 8, { list_id: list.id, title: "changed meanwhile" });
+    const answer = refusedResult(planned(edit(task.id, { title: "x" }), list, task), refusal("update", "not_permitted", task.id), after(list, moved));
+    expect(answer).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" }, record: { version: 8, data: { title: "changed meanwhile" } } });
+    const invalid = planned(edit(task.id, { title: "" }), list, task);
+    expect(invalid.result.status).toBe("rejected");
+    expect(refusedResult({ ...invalid, writes: recordKey("tasks", task.id) }, refusal("update", "not_permitted", task.id), after(list, moved)))
+      .toEqual({ ...invalid.result, record: expect.objectContaining({ version: 8 }) });
+  });
+});
