@@ -6,6 +6,7 @@ import { HTTPException } from "hono/http-exception";
 import { ApiError, errorEnvelope } from "../_shared/errors.ts";
 import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../_shared/validation-details.ts";
 import type { App, AppEnv, Deps } from "./lib/app-env.ts";
+import { BASE_PATH } from "./lib/base-path.ts";
 import { type Config } from "./lib/config.ts";
 import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
 import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
@@ -13,8 +14,6 @@ import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
 import { registerRoutes, registerRoutesWithoutDatabase } from "./routes/index.ts";
-
-export const FUNCTION_NAME = "api";
 
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
@@ -63,7 +62,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     },
     // One rule for trailing slashes on every route: `/v1/whoami/` is `/v1/whoami`.
     strict: false,
-  }).basePath(`/${FUNCTION_NAME}`);
+  }).basePath(BASE_PATH);
 
   app.use("*", requestContext());
   app.use("*", headerSizeLimit());
@@ -81,7 +80,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     }),
   );
   app.use("*", declaredBodyLimit(deps));
-  app.use("*", deprecationMiddleware(config.deprecations, `/${FUNCTION_NAME}`));
+  app.use("*", deprecationMiddleware(config.deprecations, BASE_PATH));
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -94,7 +93,9 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     in: "header",
     name: "webhook-signature",
     description: "Standard Webhooks (standardwebhooks.com): webhook-id, webhook-timestamp and webhook-signature " +
-      "(v1,<base64 HMAC-SHA256 of id.timestamp.body>) with the secret TIDESYNC_RELEASES_WEBHOOK_SECRET. For CI; see docs/test-builds.md.",
+      "(v1,<base64 HMAC-SHA256 of id.timestamp.payload>) with the secret TIDESYNC_RELEASES_WEBHOOK_SECRET, where the payload " +
+      "is the request: \"<METHOD> <path from /v1/ with its query>\\n<body>\" (POST /v1/releases also takes the body alone). " +
+      "For CI; see docs/test-builds.md.",
   });
 
   // Hono runs handlers in the order they were registered: a request for one of

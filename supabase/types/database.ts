@@ -360,6 +360,25 @@ export type Database = {
           },
         ];
       };
+      "release_webhook_reads": {
+        Row: {
+          "received_at": string;
+          "signed_at": string;
+          "webhook_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "received_at"?: string;
+          "signed_at": string;
+          "webhook_id": string;
+        };
+        Update: {
+          "received_at"?: string;
+          "signed_at"?: string;
+          "webhook_id"?: string;
+        };
+        Relationships: [];
+      };
       "releases": {
         Row: {
           "artifact_content_type": string;

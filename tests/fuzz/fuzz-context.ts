@@ -8,6 +8,7 @@ import fc from "fast-check";
 import type { JWK } from "jose";
 import type postgres from "postgres";
 import { Webhook } from "standardwebhooks";
+import { requestLine } from "../../functions/_shared/releases/webhook-signature.ts";
 import { signEs256, signHs256, supabaseClaims } from "../support/tokens.ts";
 import { listOperations, type OpenApiDocument, type Operation } from "./openapi-operations.ts";
 import { schemaArbitrary, type SchemaHints } from "./schema-arbitrary.ts";
@@ -63,20 +64,28 @@ export interface FuzzContext {
   cursors: { own: string[]; other: string[] };
   /** Lists, records and devices of the caller and of another user, for pushes on the sync surfaces. */
   sync: SyncSurface;
-  /** Standard Webhooks headers signing `body` as CI would (empty without a secret: those requests are 401). */
-  signWebhook(body: Buffer | undefined): Record<string, string>;
+  /** Standard Webhooks headers signing the request as CI would (empty without a secret: those requests are 401). */
+  signWebhook: WebhookSigner;
 }
 
-/** Signs with the reference implementation, as the CI step in docs/test-builds.md does. */
-export function webhookSigner(secret: string | undefined): (body: Buffer | undefined) => Record<string, string> {
-  return (body): Record<string, string> => {
+/** Headers signing `method`, `path` (as sent, with the host's prefix) and `body`. */
+export type WebhookSigner = (method: string, path: string, body: Buffer | undefined) => Record<string, string>;
+
+/**
+ * Signs with the reference implementation, as the CI step in docs/test-builds.md
+ * does: the request line (its path from /v1/ on, `base` being what precedes it) and the body.
+ */
+export function webhookSigner(secret: string | undefined, base: string): WebhookSigner {
+  return (method, path, body): Record<string, string> => {
     if (!secret) return {};
     const id = `msg_${randomUUID()}`;
     const now = new Date();
+    const target = path.startsWith(base) ? path.slice(base.length) : path;
+    const payload = Buffer.concat([Buffer.from(requestLine(method, target)), body ?? Buffer.alloc(0)]);
     return {
       "webhook-id": id,
       "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
-      "webhook-signature": new Webhook(secret).sign(id, now, body ?? Buffer.alloc(0)),
+      "webhook-signature": new Webhook(secret).sign(id, now, payload),
     };
   };
 }
@@ -159,7 +168,7 @@ async function buildAuthVariants(setup: FuzzSetup, me: FuzzUser, other: FuzzUser
 }
 
 /** Sends a few schema-valid requests as `user` so its objects, ids and cursors exist. */
-async function warmUp(setup: FuzzSetup, ctx: Pick<FuzzContext, "doc" | "operations" | "origin" | "hints">, user: FuzzUser, into: { ids: Set<string>; cursors: Set<string> }) {
+async function warmUp(setup: FuzzSetup, ctx: Pick<FuzzContext, "doc" | "operations" | "origin" | "hints" | "prefix">, user: FuzzUser, into: { ids: Set<string>; cursors: Set<string> }) {
   // Bodies go through a session of their own: a valid DELETE may sign it out.
   const session = await user.newSession();
   const ordered = [...ctx.operations].sort((a, b) => rank(a) - rank(b));
@@ -177,7 +186,7 @@ async function warmUp(setup: FuzzSetup, ctx: Pick<FuzzContext, "doc" | "operatio
           headers: {
             authorization: `Bearer ${session.token}`,
             ...(body !== undefined ? { "content-type": "application/json" } : {}),
-            ...(op.signed ? webhookSigner(setup.webhookSecret)(body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined) : {}),
+            ...(op.signed ? webhookSigner(setup.webhookSecret, `${ctx.prefix}/api`)(op.method, op.template + query, body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined) : {}),
           },
           body: body !== undefined ? Buffer.from(JSON.stringify(body)) : undefined,
           timeoutMs: 10_000,
@@ -224,7 +233,7 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
   const own = { ids: new Set<string>(), cursors: new Set<string>() };
   const theirs = { ids: new Set<string>(), cursors: new Set<string>() };
   const hints: SchemaHints = { knownValues: { collection: meta.collections } };
-  const partial = { doc, operations, origin, hints };
+  const partial = { doc, operations, origin, hints, prefix };
   await warmUp(setup, partial, other, theirs);
   await warmUp(setup, partial, me, own);
   for (const id of own.ids) theirs.ids.delete(id);
@@ -245,6 +254,6 @@ export async function buildFuzzContext(setup: FuzzSetup): Promise<FuzzContext> {
     ids: { own: [...own.ids], other: [...theirs.ids, other.userId, other.sessionId] },
     cursors: { own: [...own.cursors], other: [...theirs.cursors] },
     sync,
-    signWebhook: webhookSigner(setup.webhookSecret),
+    signWebhook: webhookSigner(setup.webhookSecret, `${prefix}/api`),
   };
 }

@@ -106,7 +106,7 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
       ...fuzzCase.headers,
       authorization,
       // CI's operations: the good credential is a signature over exactly the bytes sent.
-      ...(fuzzCase.op.signed && fuzzCase.auth.kind === "own" ? ctx.signWebhook(fuzzCase.body) : {}),
+      ...(fuzzCase.op.signed && fuzzCase.auth.kind === "own" ? ctx.signWebhook(fuzzCase.method, fuzzCase.path, fuzzCase.body) : {}),
     },
     body: fuzzCase.body,
     chunked: fuzzCase.chunked,

@@ -151,6 +151,74 @@ describe("PATCH /v1/releases/{id}", () => {
   });
 });
 
+describe("a CI signature is good for the request it was made for, once", () => {
+  async function releaseWithFeedback(text: string) {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 200));
+    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: text, platform: "ios", build_number: 200 } });
+    expect(sent.status, sent.text).toBe(201);
+    return id;
+  }
+
+  it("a read's headers are refused on another release or query, and when sent again", async () => {
+    const a = await releaseWithFeedback("feedback on A");
+    const b = await releaseWithFeedback("SECRET-FEEDBACK-ON-B");
+    const captured = { method: "GET" as const, webhookId: `msg_${randomUUID()}`, timestamp: new Date() };
+    const read = await signedCall(`/v1/releases/${a}/feedback`, undefined, captured);
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.feedback.map((f: { body: string }) => f.body)).toEqual(["feedback on A"]);
+
+    // The same headers (signed for A's feedback): on B, on A with another query, and on A again.
+    const signedForA = { ...captured, signs: { method: "GET", target: `/v1/releases/${a}/feedback` } };
+    const refusals = [
+      await signedCall(`/v1/releases/${b}/feedback?limit=500`, undefined, signedForA),
+      await signedCall(`/v1/releases/${b}/feedback`, undefined, signedForA),
+      await signedCall(`/v1/releases/${a}/feedback?limit=500`, undefined, signedForA),
+      await signedCall(`/v1/releases/${a}/feedback`, undefined, captured),
+      // Signed over the empty body alone, as reads were before: good for any release, so refused.
+      await signedCall(`/v1/releases/${b}/feedback`, undefined, { method: "GET", signs: "body" }),
+    ];
+    for (const response of refusals) {
+      expectEnvelope(response, 401, "UNAUTHENTICATED");
+      expect(response.text).not.toContain("SECRET-FEEDBACK-ON-B");
+    }
+    expect(refusals[3].body.error.message).toMatch(/webhook-id was already used/);
+
+    // Signed for B's feedback with its query, with a new id: read.
+    const readB = await signedCall(`/v1/releases/${b}/feedback?limit=500`, undefined, { method: "GET" });
+    expect(readB.status, readB.text).toBe(200);
+    expect(readB.body.feedback.map((f: { body: string }) => f.body)).toEqual(["SECRET-FEEDBACK-ON-B"]);
+  });
+
+  it("a PATCH signed for one release changes no other; signed over its body alone it changes none", async () => {
+    const channel = freshChannel();
+    const a = (await publish(await binaryRelease(channel, 1))).id;
+    const b = (await publish(await binaryRelease(channel, 2))).id;
+    const rollBack = { status: "rolled_back" };
+    const forA = await signedCall(`/v1/releases/${b}`, rollBack, { method: "PATCH", signs: { method: "PATCH", target: `/v1/releases/${a}` } });
+    expectEnvelope(forA, 401, "UNAUTHENTICATED");
+    expectEnvelope(await signedCall(`/v1/releases/${b}`, rollBack, { method: "PATCH", signs: "body" }), 401, "UNAUTHENTICATED");
+    const [row] = await adminSql`select status from app_private.releases where id = ${b}`;
+    expect(row.status).toBe("active");
+    expect(await setRelease(b, rollBack)).toMatchObject({ id: b, status: "rolled_back" });
+    expect((await adminSql`select status from app_private.releases where id = ${a}`)[0].status).toBe("active");
+  });
+
+  it("POST /v1/releases takes a signature over the request, and one over its body alone (CI clients signing as before)", async () => {
+    const channel = freshChannel();
+    const bound = await signedCall("/v1/releases", await binaryRelease(channel, 1));
+    expect(bound.status, bound.text).toBe(201);
+    const bodyAlone = await signedCall("/v1/releases", await binaryRelease(channel, 2), { signs: "body" });
+    expect(bodyAlone.status, bodyAlone.text).toBe(201);
+    // …but not one made for another request.
+    const other = await signedCall("/v1/releases", await binaryRelease(channel, 3), { signs: { method: "PATCH", target: "/v1/releases" } });
+    expectEnvelope(other, 401, "UNAUTHENTICATED");
+    expect(await releaseCount(channel)).toBe(2);
+  });
+});
+
 describe("GET /v1/releases/check", () => {
   it("a non-member gets exactly the answer of a channel without builds; a member gets the build with a working link", async () => {
     const tester = await createTestUser();

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Webhook } from "standardwebhooks";
+import { requestLine } from "../../functions/_shared/releases/webhook-signature.ts";
 import type { PublishRelease } from "../../functions/_shared/schemas/releases.ts";
 import { DEFAULT_ARTIFACT_BUCKET } from "../../functions/api/releases/release-config.ts";
 import { adminSql, call, type ApiResponse } from "./harness.ts";
@@ -29,17 +30,27 @@ export interface SignedCall {
   secret?: string;
   /** Replace or drop headers after signing. */
   headers?: Record<string, string | undefined>;
+  /**
+   * What is signed: this request (default: requestLine(method, path) and the
+   * body, as docs/test-builds.md tells CI), the body alone (CI clients of
+   * POST /v1/releases from before requests were bound in), or another
+   * request's method and target (a signature made for something else).
+   */
+  signs?: "body" | { method: string; target: string };
 }
 
-/** Sends `body` to `path` signed as CI would, with standardwebhooks' Webhook.sign. */
+/** Sends `body` to `path` (from /v1/, with its query) signed as CI would, with standardwebhooks' Webhook.sign. */
 export async function signedCall(path: string, body: unknown, options: SignedCall = {}): Promise<ApiResponse> {
-  // A GET is signed over its empty body.
-  const payload = options.method === "GET" ? "" : JSON.stringify(body);
+  const method = options.method ?? "POST";
+  // A GET has no body.
+  const rawBody = method === "GET" ? "" : JSON.stringify(body);
+  const signs = options.signs ?? { method, target: path };
+  const payload = signs === "body" ? rawBody : requestLine(signs.method, signs.target) + rawBody;
   const id = options.webhookId ?? `msg_${randomUUID()}`;
   const timestamp = options.timestamp ?? new Date();
   const signature = new Webhook(options.secret ?? WEBHOOK_SECRET).sign(id, timestamp, payload);
   const headers: Record<string, string> = {
-    ...(options.method === "GET" ? {} : { "content-type": "application/json" }),
+    ...(method === "GET" ? {} : { "content-type": "application/json" }),
     "webhook-id": id,
     "webhook-timestamp": String(Math.floor(timestamp.getTime() / 1000)),
     "webhook-signature": signature,
@@ -48,7 +59,7 @@ export async function signedCall(path: string, body: unknown, options: SignedCal
     if (value === undefined) delete headers[name];
     else headers[name] = value;
   }
-  return await call(path, { method: options.method ?? "POST", rawBody: options.method === "GET" ? undefined : payload, headers });
+  return await call(path, { method, rawBody: method === "GET" ? undefined : rawBody, headers });
 }
 
 export function sha256Of(bytes: Uint8Array): Promise<string> {

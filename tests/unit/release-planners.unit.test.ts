@@ -8,7 +8,13 @@ import { describe, expect, it } from "vitest";
 import { planExpoUpdate } from "../../functions/_shared/releases/plan-expo-update.ts";
 import { planUpdateCheck } from "../../functions/_shared/releases/plan-update-check.ts";
 import { inRollout, rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
-import { decodeWebhookSecret, verifyWebhook, WEBHOOK_TOLERANCE_SECONDS } from "../../functions/_shared/releases/webhook-signature.ts";
+import {
+  decodeWebhookSecret,
+  requestLine,
+  requestPayload,
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_SECONDS,
+} from "../../functions/_shared/releases/webhook-signature.ts";
 
 const SECRET = `whsec_${Buffer.from("a-test-secret-of-thirty-two-bytes!!").toString("base64")}`;
 const key = decodeWebhookSecret(SECRET);
@@ -23,27 +29,43 @@ describe("verifyWebhook (against standardwebhooks' own signatures)", () => {
 
   it("accepts what the reference implementation signs, for any body", async () => {
     await fc.assert(fc.asyncProperty(fc.string(), async (body) => {
-      expect(await verifyWebhook(key, signed(body), encode(body), now)).toMatchObject({ ok: true });
+      expect(await verifyWebhook(key, signed(body), [encode(body)], now)).toMatchObject({ ok: true });
     }), { numRuns: 50 });
   });
 
   it("accepts a list of signatures with one match (key rotation), refuses other versions", async () => {
     const headers = signed("{}");
     const rotated = { ...headers, signature: `v1,${Buffer.alloc(32).toString("base64")} ${headers.signature}` };
-    expect((await verifyWebhook(key, rotated, encode("{}"), now)).ok).toBe(true);
+    expect((await verifyWebhook(key, rotated, [encode("{}")], now)).ok).toBe(true);
     const v2 = { ...headers, signature: headers.signature.replace(/^v1,/, "v2,") };
-    expect(await verifyWebhook(key, v2, encode("{}"), now)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook(key, v2, [encode("{}")], now)).toEqual({ ok: false, reason: "bad_signature" });
   });
 
   it("refuses a changed body, id or timestamp, and a timestamp outside the tolerance", async () => {
     const headers = signed("{\"a\":1}");
-    expect(await verifyWebhook(key, headers, encode("{\"a\":2}"), now)).toEqual({ ok: false, reason: "bad_signature" });
-    expect(await verifyWebhook(key, { ...headers, id: "msg_other" }, encode("{\"a\":1}"), now)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook(key, headers, [encode("{\"a\":2}")], now)).toEqual({ ok: false, reason: "bad_signature" });
+    expect(await verifyWebhook(key, { ...headers, id: "msg_other" }, [encode("{\"a\":1}")], now)).toEqual({ ok: false, reason: "bad_signature" });
     const sent = Number(headers.timestamp);
-    expect((await verifyWebhook(key, headers, encode("{\"a\":1}"), sent + WEBHOOK_TOLERANCE_SECONDS)).ok).toBe(true);
-    expect(await verifyWebhook(key, headers, encode("{\"a\":1}"), sent + WEBHOOK_TOLERANCE_SECONDS + 1)).toEqual({ ok: false, reason: "stale_timestamp" });
-    expect(await verifyWebhook(key, headers, encode("{\"a\":1}"), sent - WEBHOOK_TOLERANCE_SECONDS - 1)).toEqual({ ok: false, reason: "stale_timestamp" });
-    expect(await verifyWebhook(key, { ...headers, signature: undefined }, encode("{\"a\":1}"), now)).toEqual({ ok: false, reason: "missing_headers" });
+    expect((await verifyWebhook(key, headers, [encode("{\"a\":1}")], sent + WEBHOOK_TOLERANCE_SECONDS)).ok).toBe(true);
+    expect(await verifyWebhook(key, headers, [encode("{\"a\":1}")], sent + WEBHOOK_TOLERANCE_SECONDS + 1)).toEqual({ ok: false, reason: "stale_timestamp" });
+    expect(await verifyWebhook(key, headers, [encode("{\"a\":1}")], sent - WEBHOOK_TOLERANCE_SECONDS - 1)).toEqual({ ok: false, reason: "stale_timestamp" });
+    expect(await verifyWebhook(key, { ...headers, signature: undefined }, [encode("{\"a\":1}")], now)).toEqual({ ok: false, reason: "missing_headers" });
+  });
+
+  it("a request is signed over \"<METHOD> <target>\\n<body>\": one signature is good for that request only", async () => {
+    const target = "/v1/releases/0a0b0c0d-0000-4000-8000-000000000001/feedback?limit=10";
+    // What docs/test-builds.md tells CI to sign, spelled out, with the reference implementation.
+    const headers = signed(`GET ${target}\n`);
+    expect(requestLine("GET", target)).toBe(`GET ${target}\n`);
+    expect((await verifyWebhook(key, headers, [requestPayload("GET", target, new Uint8Array())], now)).ok).toBe(true);
+    for (const [method, other] of [["GET", target.replace("0001/", "0002/")], ["GET", target.replace("10", "500")], ["HEAD", target], ["PATCH", target]]) {
+      expect(await verifyWebhook(key, headers, [requestPayload(method, other, new Uint8Array())], now), `${method} ${other}`).toEqual({ ok: false, reason: "bad_signature" });
+    }
+    // Over the body alone (POST /v1/releases also takes it), it is never good for a request, nor the reverse.
+    expect(await verifyWebhook(key, headers, [new Uint8Array()], now)).toEqual({ ok: false, reason: "bad_signature" });
+    const patch = signed(`PATCH /v1/releases/x\n{"status":"paused"}`);
+    expect((await verifyWebhook(key, patch, [requestPayload("PATCH", "/v1/releases/x", encode('{"status":"paused"}'))], now)).ok).toBe(true);
+    expect(await verifyWebhook(key, patch, [encode('{"status":"paused"}')], now)).toEqual({ ok: false, reason: "bad_signature" });
   });
 
   it("refuses a short or malformed secret at start-up", () => {

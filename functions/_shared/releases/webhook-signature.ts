@@ -1,7 +1,10 @@
 // Standard Webhooks (standardwebhooks.com) signature verification, as CI signs
-// POST/PATCH /v1/releases: `webhook-signature: v1,<base64 HMAC-SHA256>` over
-// `<webhook-id>.<webhook-timestamp>.<body>` with the shared `whsec_…` secret.
-// Plain WebCrypto, so the function (Deno) and the tests (Node) run this file.
+// its requests: `webhook-signature: v1,<base64 HMAC-SHA256>` over
+// `<webhook-id>.<webhook-timestamp>.<payload>` with the shared `whsec_…`
+// secret. The payload is the request itself, `<METHOD> <target>\n<body>`
+// (requestLine), so a signature is good for that request only: another
+// release, method or query needs another one (docs/test-builds.md). Plain
+// WebCrypto, so the function (Deno) and the tests (Node) run this file.
 
 /** How far webhook-timestamp may be from the server's clock (either way), in seconds. */
 export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
@@ -50,13 +53,26 @@ function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 const ID_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 /**
- * Checks the three headers against the raw body. The signature header may
- * carry several space-separated `v1,<sig>` (key rotation); one match is enough.
+ * What precedes the body in the signed payload: the method and the target,
+ * i.e. the path from `/v1/` on (without the `/functions/v1/api` prefix) and
+ * the query string exactly as sent: `GET /v1/releases/<id>/feedback?limit=100\n`.
+ * No JSON body starts like this, so a signature over a body alone (what POST
+ * /v1/releases also takes) is never one over a request, nor the reverse.
+ */
+export function requestLine(method: string, target: string): string {
+  return `${method} ${target}\n`;
+}
+
+/**
+ * Checks the three headers against the payloads the request may have been
+ * signed over (its requestLine and raw body; for POST /v1/releases also the
+ * body alone). The signature header may carry several space-separated
+ * `v1,<sig>` (key rotation); one match is enough.
  */
 export async function verifyWebhook(
   key: Uint8Array,
   headers: WebhookHeaders,
-  body: Uint8Array,
+  payloads: readonly Uint8Array[],
   nowSeconds: number,
 ): Promise<WebhookVerdict> {
   const { id, timestamp, signature } = headers;
@@ -67,10 +83,12 @@ export async function verifyWebhook(
 
   const hmacKey = await crypto.subtle.importKey("raw", key as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const prefix = new TextEncoder().encode(`${id}.${timestamp}.`);
-  const signed = new Uint8Array(prefix.length + body.length);
-  signed.set(prefix, 0);
-  signed.set(body, prefix.length);
-  const expected = new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, signed as BufferSource));
+  const expected = await Promise.all(payloads.map(async (payload) => {
+    const signed = new Uint8Array(prefix.length + payload.length);
+    signed.set(prefix, 0);
+    signed.set(payload, prefix.length);
+    return new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, signed as BufferSource));
+  }));
 
   let match = false;
   for (const candidate of signature.split(" ")) {
@@ -78,7 +96,16 @@ export async function verifyWebhook(
     if (version !== "v1" || !value) continue;
     const bytes = base64ToBytes(value);
     // Every candidate is compared (no early exit on a match), in constant time.
-    if (bytes && constantTimeEqual(bytes, expected)) match = true;
+    for (const mac of expected) if (bytes && constantTimeEqual(bytes, mac)) match = true;
   }
   return match ? { ok: true, id, timestamp: sent } : { ok: false, reason: "bad_signature" };
+}
+
+/** The payload of a request: its requestLine, then the body bytes. */
+export function requestPayload(method: string, target: string, body: Uint8Array): Uint8Array {
+  const line = new TextEncoder().encode(requestLine(method, target));
+  const payload = new Uint8Array(line.length + body.length);
+  payload.set(line, 0);
+  payload.set(body, line.length);
+  return payload;
 }

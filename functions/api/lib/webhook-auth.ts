@@ -1,37 +1,64 @@
 // Authentication of the release manager's requests (CI): a Standard Webhooks
-// signature over the exact body bytes, checked before anything else reads the
-// body. A bad, missing or stale signature is 401 and nothing is written.
+// signature over the request it was made for — method, target (path and
+// query) and the exact body bytes — checked before anything else reads the
+// body, so a signature captured on one release or query is worth nothing on
+// another. A read's webhook-id is taken once (a write's is recorded by its
+// delivery). A bad, missing, stale or replayed signature is 401 and nothing
+// is written or read.
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
-import { verifyWebhook, WEBHOOK_TOLERANCE_SECONDS, type WebhookVerdict } from "../../_shared/releases/webhook-signature.ts";
+import { requestPayload, verifyWebhook, WEBHOOK_TOLERANCE_SECONDS, type WebhookVerdict } from "../../_shared/releases/webhook-signature.ts";
+import { claimWebhookRead } from "../releases/release-store.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
+import { BASE_PATH } from "./base-path.ts";
 import { acceptJsonBody, readBodyBytes, requireJsonMediaType } from "./middleware.ts";
 
-const REFUSALS: Record<Exclude<WebhookVerdict, { ok: true }>["reason"], string> = {
+type Refusal = Exclude<WebhookVerdict, { ok: true }>["reason"] | "replayed";
+
+const REFUSALS: Record<Refusal, string> = {
   missing_headers: "send webhook-id, webhook-timestamp and webhook-signature (Standard Webhooks)",
   bad_timestamp: "webhook-timestamp must be the Unix time in seconds",
   stale_timestamp: `webhook-timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS} seconds from the server's clock; sign the request when sending it`,
-  bad_signature: "webhook-signature does not match the body with the configured secret",
+  bad_signature: "webhook-signature does not match this request (\"<METHOD> <path and query from /v1/>\\n<body>\", docs/test-builds.md) " +
+    "with the configured secret",
+  replayed: "this webhook-id was already used for a read: sign every read with a new webhook-id",
 };
 
-export function requireReleaseWebhook(deps: Deps): MiddlewareHandler<AppEnv> {
+export interface ReleaseWebhookOptions {
+  /**
+   * Also take a signature over the body alone, as CI clients sign POST
+   * /v1/releases since before the request was bound in (its target is fixed,
+   * and its webhook-id makes a replay answer what it published).
+   */
+  bodyAlone?: boolean;
+}
+
+function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], reason: Refusal): never {
+  c.get("logFields").webhook_refusal = reason;
+  throw new ApiError("UNAUTHENTICATED", REFUSALS[reason]);
+}
+
+export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions = {}): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const bytes = await readBodyBytes(c, deps.config.limits.max_body_bytes);
     const key = deps.config.releases.webhookKey;
     if (!key) throw new ApiError("UNAUTHENTICATED", "release publishing is not configured on this server (TIDESYNC_RELEASES_WEBHOOK_SECRET)");
+    const url = new URL(c.req.url);
+    const target = url.pathname.slice(BASE_PATH.length) + url.search;
+    const payloads = [requestPayload(c.req.method, target, bytes), ...(options.bodyAlone ? [bytes] : [])];
     const verdict = await verifyWebhook(key, {
       id: c.req.header("webhook-id"),
       timestamp: c.req.header("webhook-timestamp"),
       signature: c.req.header("webhook-signature"),
-    }, bytes, Math.floor(Date.now() / 1000));
-    if (!verdict.ok) {
-      c.get("logFields").webhook_refusal = verdict.reason;
-      throw new ApiError("UNAUTHENTICATED", REFUSALS[verdict.reason]);
-    }
+    }, payloads, Math.floor(Date.now() / 1000));
+    if (!verdict.ok) refuse(c, verdict.reason);
     c.set("webhookId", verdict.id);
     c.get("logFields").webhook_id = verdict.id;
-    // A read (GET, and HEAD, which Hono routes as GET) is signed over its empty body and has nothing to parse.
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") {
+    // A read (GET, and HEAD, which Hono routes as GET) has no body to parse and changes nothing that would record its id.
+    if (c.req.method === "GET" || c.req.method === "HEAD") {
+      const first = await deps.db.asReleaseManager((tx) => claimWebhookRead(tx, verdict.id, verdict.timestamp));
+      if (!first) refuse(c, "replayed");
+    } else {
       requireJsonMediaType(c);
       acceptJsonBody(c, bytes);
     }

@@ -3,6 +3,7 @@
 // manifest and feedback inside deps.db.withUser / asAnon, where the policies
 // of app_private.releases decide which releases exist for the caller.
 import type { Feedback, OtaAsset, PublishRelease, Release } from "../../_shared/schemas/releases.ts";
+import { WEBHOOK_TOLERANCE_SECONDS } from "../../_shared/releases/webhook-signature.ts";
 import type { Tx } from "../lib/db.ts";
 
 export interface ReleaseRow {
@@ -70,6 +71,21 @@ async function deliveredRelease(tx: Tx, webhookId: string): Promise<ReleaseRow |
 
 async function recordDelivery(tx: Tx, webhookId: string, releaseId: string): Promise<void> {
   await tx`insert into app_private.release_webhook_deliveries (webhook_id, release_id) values (${webhookId}, ${releaseId})`;
+}
+
+/**
+ * Records the webhook-id of a signed read; false when it was taken before (a
+ * replay). Ids signed more than twice the tolerance ago can never pass the
+ * timestamp check again (a margin for the two clocks): they are forgotten.
+ */
+export async function claimWebhookRead(tx: Tx, webhookId: string, signedAtSeconds: number): Promise<boolean> {
+  await tx`delete from app_private.release_webhook_reads
+           where signed_at < now() - make_interval(secs => ${2 * WEBHOOK_TOLERANCE_SECONDS})`;
+  const claimed = await tx`
+    insert into app_private.release_webhook_reads (webhook_id, signed_at) values (${webhookId}, to_timestamp(${signedAtSeconds}))
+    on conflict (webhook_id) do nothing
+    returning webhook_id`;
+  return claimed.length === 1;
 }
 
 export type PublishOutcome = { kind: "created" | "replayed"; release: Release } | { kind: "conflict" };

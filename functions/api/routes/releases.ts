@@ -50,10 +50,11 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     path: "/v1/releases",
     summary: "Publish a build (CI)",
     description: "Signed with Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; secret " +
-      "TIDESYNC_RELEASES_WEBHOOK_SECRET). A retried delivery (same webhook-id) answers 200 with the release it made and " +
+      "TIDESYNC_RELEASES_WEBHOOK_SECRET) over \"POST /v1/releases\\n<body>\", or over the body alone as CI clients signed it " +
+      "before requests were bound in. A retried delivery (same webhook-id) answers 200 with the release it made and " +
       "writes nothing. A build number already published on this (platform, channel) is 400. See docs/test-builds.md.",
     security: webhookSecurity,
-    middleware: [requireReleaseWebhook(deps)] as const,
+    middleware: [requireReleaseWebhook(deps, { bodyAlone: true })] as const,
     request: { body: { required: true, content: { "application/json": { schema: publishReleaseSchema.meta({ id: "PublishRelease" }) } } } },
     responses: {
       201: { description: "Published", content: releaseContent },
@@ -66,8 +67,9 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     method: "patch",
     path: "/v1/releases/{id}",
     summary: "Pause, roll back or change the rollout of a build (CI)",
-    description: "Signed like POST /v1/releases. Only status and rollout_percentage change; a published build and its " +
-      "artifact never do. A retried delivery (same webhook-id) changes nothing again.",
+    description: "Signed over \"PATCH /v1/releases/{id}\\n<body>\" (Standard Webhooks, as POST /v1/releases): good for this " +
+      "release only. Only status and rollout_percentage change; a published build and its artifact never do. A retried " +
+      "delivery (same webhook-id) changes nothing again.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps)] as const,
     request: {
@@ -120,8 +122,9 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     method: "get",
     path: "/v1/releases/{id}/feedback",
     summary: "Read the feedback on a build (release manager)",
-    description: "Signed like POST /v1/releases (over the empty body). Every tester's feedback on the release, newest first, " +
-      "with who sent it. An unknown release is 404.",
+    description: "Signed over \"GET /v1/releases/{id}/feedback?<query>\\n\" (Standard Webhooks, as POST /v1/releases; the " +
+      "query exactly as sent), with a new webhook-id each time: a signature is good for this release and query, once. " +
+      "Every tester's feedback on the release, newest first, with who sent it. An unknown release is 404.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps)] as const,
     request: { params: releaseIdParamsSchema, query: feedbackListQuerySchema },
