@@ -1,6 +1,6 @@
 // `npm run bench:against -- <commit> [--rounds=N]`: the same measurements
 // (bench/against-driver.ts: pushes of 1, 50 and 500 ops, an initial-sync pull)
-// through this tree's function and through <commit>'s, alternating, each on a
+// through this tree's function and through <commit>'s, alternating (A B, B A, …), each on a
 // fresh database of its own schema, so a regression against an older design
 // shows side by side in one run (issue 8: "no measurement slower than before
 // this issue" is `npm run bench:against -- b6b7bc4`). The older tree is a
@@ -56,11 +56,18 @@ function drive(tree: string): Promise<Run> {
 const older = await checkout();
 try {
   const runs: { before: Run[]; now: Run[] } = { before: [], now: [] };
+  // A B, B A, A B, …: the machine drifting over a run weighs on both trees alike. Always
+  // second, one tree measured 0.82-0.94x on pushes that ran level, A B B A, right after
+  // (docs/performance.md, "2026-11-26 (late evening)").
+  const sides = [
+    { label: sha, tree: older, results: runs.before },
+    { label: "this tree", tree: ROOT, results: runs.now },
+  ];
   for (let i = 0; i < rounds; i++) {
-    console.log(`round ${i + 1} of ${rounds}: ${sha}…`);
-    runs.before.push(await drive(older));
-    console.log(`round ${i + 1} of ${rounds}: this tree…`);
-    runs.now.push(await drive(ROOT));
+    for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
+      console.log(`round ${i + 1} of ${rounds}: ${side.label}…`);
+      side.results.push(await drive(side.tree));
+    }
   }
   const rows: string[][] = [];
   const faster: Record<string, boolean> = { opsPerSecond: true, recordsPerSecond: true };
