@@ -1371,6 +1371,8 @@ declare
   v_scope text;
   v_user text;
   v_granted boolean := tg_op = 'INSERT';
+  v_scope_table regclass;
+  v_scope_key name;
 begin
   select m.scope_column, m.user_column into v_scope, v_user
     from app_private.sync_memberships m where m.relation = tg_relid;
@@ -1386,6 +1388,21 @@ begin
     on conflict (user_id, scope_id) do update
       set granted = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at;
   else
+    -- Rows entering a lost scope in a transaction still running (a push or an insert whose
+    -- policy check passed before this loss committed) must get sequence numbers before the
+    -- loss's, or the pull would never list them to the member as removed: the scope row is
+    -- locked FOR UPDATE (found through the membership's foreign key), which such a write's
+    -- own foreign-key check (FOR KEY SHARE) conflicts with. So the loss waits for writes
+    -- already checked, and later ones wait for the loss.
+    select c.confrelid::regclass, k.attname into v_scope_table, v_scope_key
+      from pg_catalog.pg_constraint c
+      join pg_catalog.pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
+      join pg_catalog.pg_attribute k on k.attrelid = c.confrelid and k.attnum = c.confkey[1]
+     where c.conrelid = tg_relid and c.contype = 'f' and cardinality(c.conkey) = 1 and a.attname = v_scope;
+    if v_scope_table is not null then
+      execute format('select 1 from %s s where s.%I = any ($1) order by s.%I for update', v_scope_table, v_scope_key, v_scope_key)
+        using (select array_agg(distinct (to_jsonb(o) ->> v_scope)::uuid) from old_rows o);
+    end if;
     insert into app_private.sync_access as a (user_id, scope_id, granted, seq, txid, changed_at)
     select c.user_id, c.scope_id, false, nextval('app_private.sync_seq'), pg_current_xact_id(), now()
       from (select (to_jsonb(o) ->> v_user)::uuid as user_id, (to_jsonb(o) ->> v_scope)::uuid as scope_id from old_rows o) c
@@ -1397,7 +1414,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_access() is 'Trigger (after insert/delete, per statement) of a membership table: logs that a user gained (insert) or lost (delete) access to a scope, so their next pull delivers or removes the scope''s rows. SECURITY DEFINER: an owner removing a member writes the member''s access entry.';
+comment on function app_private.track_sync_access() is 'Trigger (after insert/delete, per statement) of a membership table: logs that a user gained (insert) or lost (delete) access to a scope, so their next pull delivers or removes the scope''s rows; a loss first locks the scope rows (FOR UPDATE), so that rows entering the scope in transactions still running are numbered before it. SECURITY DEFINER: an owner removing a member writes the member''s access entry.';
 revoke execute on function app_private.track_sync_access() from public;
 
 -- function app_private.track_sync_changes()
