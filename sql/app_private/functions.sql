@@ -377,6 +377,7 @@ CREATE OR REPLACE FUNCTION app_private.hand_over_lists_of_deleted_user()
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO ''
+ SET enable_seqscan TO 'off'
 AS $function$
 begin
   perform app_private.hand_over_lists(old.id);
