@@ -47,11 +47,13 @@ export async function databaseKind(url: string): Promise<DatabaseKind> {
   }
 }
 
-async function hasRealtimeSchema(url: string): Promise<boolean> {
+/** Whether a stand-in has everything later versions of it added (realtime, auth.identities). */
+async function standinIsCurrent(url: string): Promise<boolean> {
   const sql = postgres(url, quiet);
   try {
-    const [row] = await sql<{ messages: string | null }[]>`select to_regclass('realtime.messages')::text as messages`;
-    return row.messages !== null;
+    const [row] = await sql<{ messages: string | null; identities: string | null }[]>`
+      select to_regclass('realtime.messages')::text as messages, to_regclass('auth.identities')::text as identities`;
+    return row.messages !== null && row.identities !== null;
   } finally {
     await sql.end();
   }
@@ -126,9 +128,9 @@ export async function setupDatabase(options: SetupOptions): Promise<DatabaseKind
   if (kind === "plain") {
     log(`no Supabase auth schema found: applying the Supabase platform stand-in (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
-  } else if (kind === "standin" && !(await hasRealtimeSchema(options.adminUrl))) {
-    // A stand-in from before it had the realtime schema: apply it again (it is idempotent).
-    log(`stand-in without the realtime schema: applying the stand-in again (migration role ${role})`);
+  } else if (kind === "standin" && !(await standinIsCurrent(options.adminUrl))) {
+    // A stand-in from before it had the realtime schema or auth.identities: apply it again (it is idempotent).
+    log(`stand-in from an earlier version: applying the stand-in again (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
   } else {
     log(kind === "supabase" ? "Supabase database detected: stand-in not needed" : "stand-in already applied");

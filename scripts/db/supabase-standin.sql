@@ -145,9 +145,27 @@ create table if not exists auth.refresh_tokens (
 );
 create index if not exists refresh_tokens_session_id_revoked_idx on auth.refresh_tokens (session_id, revoked);
 
+-- A user's sign-in identities (GoTrue migrations up to 20231117164230): one row
+-- per provider account linked to the user, cascade-deleted with the user.
+create table if not exists auth.identities (
+  provider_id text not null,
+  user_id uuid not null references auth.users (id) on delete cascade,
+  identity_data jsonb not null,
+  provider text not null,
+  last_sign_in_at timestamptz,
+  created_at timestamptz,
+  updated_at timestamptz,
+  email text generated always as (lower(identity_data ->> 'email')) stored,
+  id uuid primary key default gen_random_uuid(),
+  constraint identities_provider_id_provider_unique unique (provider_id, provider)
+);
+create index if not exists identities_user_id_idx on auth.identities (user_id);
+create index if not exists identities_email_idx on auth.identities (email text_pattern_ops);
+
 alter table auth.users owner to supabase_auth_admin;
 alter table auth.sessions owner to supabase_auth_admin;
 alter table auth.refresh_tokens owner to supabase_auth_admin;
+alter table auth.identities owner to supabase_auth_admin;
 alter type auth.aal_level owner to supabase_auth_admin;
 
 -- Supabase Auth's helper functions (supabase/auth migrations), unchanged in meaning.
@@ -209,7 +227,7 @@ declare
   migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
 begin
   execute format('grant usage on schema auth to %I', migration_role);
-  execute format('grant select, insert, update, delete, references, trigger on auth.users, auth.sessions, auth.refresh_tokens to %I', migration_role);
+  execute format('grant select, insert, update, delete, references, trigger on auth.users, auth.sessions, auth.refresh_tokens, auth.identities to %I', migration_role);
   execute format('grant usage on sequence auth.refresh_tokens_id_seq to %I', migration_role);
 end
 $$;

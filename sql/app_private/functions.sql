@@ -605,18 +605,35 @@ grant execute on function app_private.may_receive_poke(p_topic text) to authenti
 
 -- function app_private.my_account()
 CREATE OR REPLACE FUNCTION app_private.my_account()
- RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean)
+ RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean, user_metadata jsonb)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select u.id, u.email::text, u.phone::text, u.created_at, u.email_confirmed_at, u.last_sign_in_at, u.is_anonymous
+  select u.id, u.email::text, u.phone::text, u.created_at, u.email_confirmed_at, u.last_sign_in_at, u.is_anonymous,
+         u.raw_user_meta_data
     from auth.users u
    where u.id = (select auth.uid())
 $function$;
-comment on function app_private.my_account() is 'The caller''s account basics from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+comment on function app_private.my_account() is 'The caller''s account from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous, user_metadata = raw_user_meta_data) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_account() from public;
 grant execute on function app_private.my_account() to authenticated;
+
+-- function app_private.my_identities()
+CREATE OR REPLACE FUNCTION app_private.my_identities()
+ RETURNS TABLE(id uuid, provider text, provider_id text, identity_data jsonb, created_at timestamp with time zone, updated_at timestamp with time zone, last_sign_in_at timestamp with time zone)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select i.id, i.provider, i.provider_id, i.identity_data, i.created_at, i.updated_at, i.last_sign_in_at
+    from auth.identities i
+   where i.user_id = (select auth.uid())
+   order by i.created_at, i.id
+$function$;
+comment on function app_private.my_identities() is 'The caller''s sign-in identities from auth.identities (provider, the provider''s user id, identity_data, times; the table holds no tokens) for the data export. Security definer: authenticated cannot read auth.identities. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_identities() from public;
+grant execute on function app_private.my_identities() to authenticated;
 
 -- function app_private.my_list_ids(p_min_role text)
 CREATE OR REPLACE FUNCTION app_private.my_list_ids(p_min_role text DEFAULT 'viewer'::text)
@@ -656,6 +673,29 @@ $function$;
 comment on function app_private.my_sessions() is 'Metadata of the caller''s live Supabase sessions (no tokens) for the data export. Security definer: authenticated cannot read auth.sessions. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_sessions() from public;
 grant execute on function app_private.my_sessions() to authenticated;
+
+-- function app_private.my_storage_objects()
+CREATE OR REPLACE FUNCTION app_private.my_storage_objects()
+ RETURNS TABLE(id uuid, bucket_id text, name text, size bigint, mime_type text, created_at timestamp with time zone, updated_at timestamp with time zone, last_accessed_at timestamp with time zone)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  if to_regclass('storage.objects') is null then
+    return;
+  end if;
+  return query
+    select o.id, o.bucket_id, o.name, (o.metadata ->> 'size')::bigint, o.metadata ->> 'mimetype', o.created_at,
+           o.updated_at, o.last_accessed_at
+      from storage.objects o
+     where o.owner = (select auth.uid()) or o.owner_id = (select auth.uid())::text
+     order by o.created_at, o.id;
+end
+$function$;
+comment on function app_private.my_storage_objects() is 'Metadata of the Storage objects the caller owns (storage.objects.owner or owner_id): bucket, name, size, mime type, times; never the content. For the data export. Security definer: RLS on storage.objects decides per app. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_storage_objects() from public;
+grant execute on function app_private.my_storage_objects() to authenticated;
 
 -- function app_private.notification_categories_are_valid(p_categories jsonb)
 CREATE OR REPLACE FUNCTION app_private.notification_categories_are_valid(p_categories jsonb)

@@ -792,6 +792,19 @@ export type Database = {
           "is_anonymous": boolean;
           "last_sign_in_at": string;
           "phone": string;
+          "user_metadata": Json;
+        }[];
+      };
+      "my_identities": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "created_at": string;
+          "id": string;
+          "identity_data": Json;
+          "last_sign_in_at": string;
+          "provider": string;
+          "provider_id": string;
+          "updated_at": string;
         }[];
       };
       "my_list_ids": { Args: { "p_min_role"?: string }; Returns: (string)[] };
@@ -805,6 +818,19 @@ export type Database = {
           "not_after": string;
           "updated_at": string;
           "user_agent": string;
+        }[];
+      };
+      "my_storage_objects": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "bucket_id": string;
+          "created_at": string;
+          "id": string;
+          "last_accessed_at": string;
+          "mime_type": string;
+          "name": string;
+          "size": number;
+          "updated_at": string;
         }[];
       };
       "notification_categories_are_valid": {

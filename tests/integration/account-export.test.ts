@@ -130,6 +130,44 @@ describe("GET /v1/users/me/export", () => {
     for (const secret of ["THEIR-FEEDBACK-456", theirs.body.id, other.userId]) expect(response.text).not.toContain(secret);
   });
 
+  it("holds the caller's user metadata, sign-in identities and owned Storage objects (metadata only), and nothing of another user's", async () => {
+    const carol = await createTestUser();
+    const dave = await createTestUser();
+    const bucket = `export-${randomUUID()}`;
+    // What Supabase Auth and Storage write: updateUser({ data }), a linked GitHub account, an upload.
+    await adminSql`update auth.users set raw_user_meta_data = raw_user_meta_data || '{"nickname": "CAROL-NICK-1"}' where id = ${carol.userId}`;
+    await adminSql`update auth.users set raw_user_meta_data = raw_user_meta_data || '{"nickname": "DAVE-NICK-2"}' where id = ${dave.userId}`;
+    await adminSql`insert into auth.identities (provider_id, user_id, identity_data, provider, created_at, updated_at, last_sign_in_at) values
+      ('CAROL-GH-1', ${carol.userId}, '{"sub": "CAROL-GH-1", "user_name": "carol"}', 'github', now(), now(), now()),
+      ('DAVE-GH-2', ${dave.userId}, '{"sub": "DAVE-GH-2"}', 'github', now(), now(), now())`;
+    await adminSql`insert into storage.buckets (id, name) values (${bucket}, ${bucket})`;
+    try {
+      await adminSql`insert into storage.objects (bucket_id, name, owner, owner_id, metadata) values
+        (${bucket}, 'carol/avatar.png', ${carol.userId}, ${carol.userId}, '{"size": 2048, "mimetype": "image/png"}'),
+        (${bucket}, 'dave/DAVE-FILE.png', ${dave.userId}, ${dave.userId}, '{"size": 1, "mimetype": "image/png"}')`;
+
+      const response = await exportOf(carol.token);
+      expect(response.status, response.text).toBe(200);
+      const doc = accountExportSchema.parse(response.body);
+      expect(doc.export_version).toBe(1);
+      expect(doc.account.user_metadata).toMatchObject({ nickname: "CAROL-NICK-1" });
+      expect(doc.identities).toEqual([{
+        id: expect.any(String), provider: "github", provider_id: "CAROL-GH-1", identity_data: { sub: "CAROL-GH-1", user_name: "carol" },
+        created_at: expect.any(String), updated_at: expect.any(String), last_sign_in_at: expect.any(String),
+      }]);
+      expect(doc.storage_objects).toEqual([{
+        id: expect.any(String), bucket_id: bucket, name: "carol/avatar.png", size: 2048, mime_type: "image/png",
+        created_at: expect.any(String), updated_at: expect.any(String), last_accessed_at: expect.any(String),
+      }]);
+      expect(doc.complete).toBe(true);
+      for (const secret of ["DAVE-NICK-2", "DAVE-GH-2", "DAVE-FILE", dave.userId]) expect(response.text).not.toContain(secret);
+    } finally {
+      // Owned objects would keep the purge from deleting these users (docs/account-deletion.md).
+      await adminSql`delete from storage.objects where bucket_id = ${bucket}`;
+      await adminSql`delete from storage.buckets where id = ${bucket}`;
+    }
+  });
+
   it("a pending deletion is in the export (through the shipped client)", async () => {
     const user = await createTestUser();
     const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });

@@ -22,10 +22,16 @@ export const accountExportSchema = z.object({
     email_confirmed_at: timestamp.nullable(),
     last_sign_in_at: timestamp.nullable(),
     is_anonymous: z.boolean(),
+    user_metadata: z.record(z.string(), z.unknown()).nullable()
+      .describe("what the app stored with supabase.auth.updateUser({ data }) (auth.users.raw_user_meta_data)"),
   }).describe("what Supabase Auth holds (no password hash, no tokens)"),
   profile: row.nullable().describe("public.profiles: display name and onboarding"),
   devices: z.array(row).describe("the caller's devices (push tokens are not included: has_push_token says whether one is registered)"),
   sessions: z.array(row).describe("metadata of the live Supabase sessions (no tokens)"),
+  identities: z.array(row)
+    .describe("the caller's sign-in identities, oldest first: provider, provider_id, identity_data, created/updated/last sign-in (no tokens)"),
+  storage_objects: z.array(row)
+    .describe("metadata of the Storage objects the caller owns, oldest first: bucket, name, size, mime type, times (not the content)"),
   notification_preferences: notificationPreferencesSchema,
   notification_preference_history: z.array(row).describe("the audit trail of preference changes, oldest first"),
   list_memberships: z.array(row).describe("the lists the caller belongs to: list id, title, role, joined_at"),

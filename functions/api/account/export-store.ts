@@ -1,7 +1,8 @@
 // Writes the caller's data export (functions/_shared/schemas/account-export.ts)
 // as JSON text, section by section, inside deps.db.withUser: every query runs
-// as the caller under RLS (plus the two narrow doors app_private.my_account()
-// and my_sessions() for what Supabase Auth holds). Lists of unbounded size go
+// as the caller under RLS (plus the narrow doors app_private.my_account(),
+// my_sessions(), my_identities() and my_storage_objects() for what Supabase
+// Auth and Storage hold). Lists of unbounded size go
 // through a server-side cursor, a batch at a time, each batch handed to
 // `write` before the next is fetched: memory stays flat whatever the account's
 // size, and a slow reader slows the cursor down instead of filling memory.
@@ -49,6 +50,10 @@ export async function writeExport(tx: Tx, caller: { userId: string; sessionId: s
   await write(JSON.stringify(await listDevices(tx, caller, null)));
   await member("sessions");
   await write(`[${(await tx<{ json: string }[]>`select to_jsonb(s)::text as json from app_private.my_sessions() s`).map((s) => s.json).join(",")}]`);
+  await member("identities");
+  await writeRows(write, tx`select to_jsonb(i)::text as json from app_private.my_identities() i`);
+  await member("storage_objects");
+  await writeRows(write, tx`select to_jsonb(o)::text as json from app_private.my_storage_objects() o`);
   await member("notification_preferences");
   await write(JSON.stringify(await readPreferences(tx, userId)));
   await member("notification_preference_history");

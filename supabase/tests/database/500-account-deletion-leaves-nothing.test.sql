@@ -109,6 +109,10 @@ select tests.get_supabase_uid('gone_alice'),
 insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_at, updated_at, session_id) values
   ('00000000-0000-0000-0000-000000000000', 'alice-refresh-1', tests.get_supabase_uid('gone_alice')::text, false, now(), now(), tests.get_session_id('gone_alice')),
   ('00000000-0000-0000-0000-000000000000', 'alice-refresh-orphan', tests.get_supabase_uid('gone_alice')::text, true, now(), now(), null);
+-- Her email identity, as Supabase Auth links one (provider_id = the user's id).
+insert into auth.identities (provider_id, user_id, identity_data, provider, created_at) values
+  (tests.get_supabase_uid('gone_alice')::text, tests.get_supabase_uid('gone_alice'),
+   jsonb_build_object('sub', tests.get_supabase_uid('gone_alice')::text), 'email', now());
 insert into app_private.sync_ops (user_id, op_id, record_id, collection, type, status, version)
 values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000041', 'a5000000-0000-4000-8000-000000000011', 'tasks', 'upsert', 'applied', 1);
 select from app_private.hit_rate_limit(tests.get_supabase_uid('gone_alice'), 'sync.pull', 60);
