@@ -5,21 +5,13 @@
 // list without one. The second must wait for the first and then be refused
 // (READ COMMITTED, PostgREST's), or fail as a serialization error (REPEATABLE
 // READ): never both commit.
-import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { adminSql, type TestUser, createTestUser } from "../support/harness.ts";
+import { adminSql, type TestUser } from "../support/harness.ts";
 import { type HeldTransaction, holdTransaction, type Isolation, waitersOf } from "../support/held-transactions.ts";
-import { pushOk, share, upsert } from "../support/shared-lists.ts";
+import { sharedList } from "../support/shared-lists.ts";
 
-async function twoOwners(): Promise<{ alice: TestUser; bob: TestUser; list: string }> {
-  const alice = await createTestUser();
-  const bob = await createTestUser();
-  const list = randomUUID();
-  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" })] });
-  await share(alice, list, bob, "owner");
-  return { alice, bob, list };
-}
+const twoOwners = () => sharedList("owner");
 
 async function owners(list: string): Promise<string[]> {
   const rows = await adminSql<{ user_id: string }[]>`select user_id::text from public.list_members where list_id = ${list} and role = 'owner' order by user_id`;

@@ -9,7 +9,7 @@ import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import type { SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
-import { asUser, pullAll, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
+import { asUser, pullAll, pushOk, remove, share, sharedList, upsert } from "../support/shared-lists.ts";
 
 /** Waits until some backend waits for a lock that `pid` holds, or `over()`. */
 async function blockedBy(pid: number, over: () => boolean): Promise<void> {
@@ -54,19 +54,9 @@ async function racing<T>(user: TestUser, statements: (tx: postgres.TransactionSq
 /** A result without its op_id (to compare the answers of two ops). */
 const answer = ({ op_id: _id, ...rest }: SyncOpResult) => rest;
 
-/** Alice's list, Bob an editor of it. */
-async function sharedList() {
-  const alice = await createTestUser();
-  const bob = await createTestUser();
-  const list = randomUUID();
-  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" })] });
-  await share(alice, list, bob, "editor");
-  return { alice, bob, list };
-}
-
 describe("POST /v1/sync/batch: a row the database refuses after the planner's picture went stale", () => {
   it("two members create the same new id at once: the later one gets conflict with the record, as the same create sent afterwards does", async () => {
-    const { alice, bob, list } = await sharedList();
+    const { alice, bob, list } = await sharedList("editor");
     const id = randomUUID();
     const raced = await racing(alice, (tx) => tx`insert into public.tasks (id, list_id, title) values (${id}, ${list}, 'alice')`,
       () => pushOk(bob, { ops: [upsert("tasks", id, { list_id: list, title: "bob" })] }));
@@ -91,7 +81,7 @@ describe("POST /v1/sync/batch: a row the database refuses after the planner's pi
 describe("POST /v1/sync/batch: a member removed while their batch runs", () => {
   /** Alice's list shared with Bob (editor), a task in it, and Bob's device's pull. */
   async function bobsView() {
-    const { alice, bob, list } = await sharedList();
+    const { alice, bob, list } = await sharedList("editor");
     const task = randomUUID();
     const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "t" })] });
     return { alice, bob, list, task, version: created.results[0].record!.version, start: await pullAll(bob) };

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { expect } from "vitest";
 import { changesResponseSchema, syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
-import { adminSql, type ApiResponse, call, type TestUser } from "./harness.ts";
+import { adminSql, type ApiResponse, call, createTestUser, type TestUser } from "./harness.ts";
 import { untilOpenTransactionsEnd } from "./open-transactions.ts";
 
 export interface Op {
@@ -85,6 +85,16 @@ export async function asUser<T>(user: TestUser, work: (tx: postgres.TransactionS
 export async function share(owner: TestUser, listId: string, member: TestUser, role: "owner" | "editor" | "viewer"): Promise<void> {
   const code = await asUser(owner, async (tx) => (await tx<{ code: string }[]>`select public.create_list_invite(${listId}, ${role}) as code`)[0].code);
   await asUser(member, (tx) => tx`select public.accept_list_invite(${code})`);
+}
+
+/** Alice's new list "Shared", shared with Bob in `role` (the setting of the race tests). */
+export async function sharedList(role: "owner" | "editor" | "viewer"): Promise<{ alice: TestUser; bob: TestUser; list: string }> {
+  const alice = await createTestUser();
+  const bob = await createTestUser();
+  const list = randomUUID();
+  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" })] });
+  await share(alice, list, bob, role);
+  return { alice, bob, list };
 }
 
 /** from('list_members').delete() by `by` (an owner removing a member, or the member leaving). */
