@@ -47,13 +47,14 @@ export async function databaseKind(url: string): Promise<DatabaseKind> {
   }
 }
 
-/** Whether a stand-in has everything later versions of it added (realtime, auth.identities). */
+/** Whether a stand-in has everything later versions of it added (realtime, auth.identities, auth.mfa_factors). */
 async function standinIsCurrent(url: string): Promise<boolean> {
   const sql = postgres(url, quiet);
   try {
-    const [row] = await sql<{ messages: string | null; identities: string | null }[]>`
-      select to_regclass('realtime.messages')::text as messages, to_regclass('auth.identities')::text as identities`;
-    return row.messages !== null && row.identities !== null;
+    const [row] = await sql<{ messages: string | null; identities: string | null; factors: string | null }[]>`
+      select to_regclass('realtime.messages')::text as messages, to_regclass('auth.identities')::text as identities,
+             to_regclass('auth.mfa_factors')::text as factors`;
+    return row.messages !== null && row.identities !== null && row.factors !== null;
   } finally {
     await sql.end();
   }
@@ -129,7 +130,7 @@ export async function setupDatabase(options: SetupOptions): Promise<DatabaseKind
     log(`no Supabase auth schema found: applying the Supabase platform stand-in (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
   } else if (kind === "standin" && !(await standinIsCurrent(options.adminUrl))) {
-    // A stand-in from before it had the realtime schema or auth.identities: apply it again (it is idempotent).
+    // A stand-in from before it had the realtime schema, auth.identities or auth.mfa_factors: apply it again (it is idempotent).
     log(`stand-in from an earlier version: applying the stand-in again (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
   } else {

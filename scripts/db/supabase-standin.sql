@@ -11,8 +11,9 @@
 --     Our migrations must therefore revoke and grant explicitly, and the tests
 --     prove that RLS, not a missing grant, is what protects data;
 --   * the `extensions` schema with pgcrypto and uuid-ossp;
---   * `auth.users`, `auth.sessions` and `auth.refresh_tokens` (the columns we
---     rely on), owned by supabase_auth_admin, with Supabase's cascades;
+--   * `auth.users`, `auth.sessions`, `auth.refresh_tokens`, `auth.identities`
+--     (the columns we rely on) and `auth.mfa_factors` (as GoTrue defines it),
+--     owned by supabase_auth_admin, with Supabase's cascades;
 --   * auth.uid(), auth.role(), auth.email(), auth.jwt() with Supabase's
 --     semantics: claims from `request.jwt.claims`, falling back to the legacy
 --     `request.jwt.claim.*` settings.
@@ -162,10 +163,58 @@ create table if not exists auth.identities (
 create index if not exists identities_user_id_idx on auth.identities (user_id);
 create index if not exists identities_email_idx on auth.identities (email text_pattern_ops);
 
+-- A user's MFA factors (GoTrue migrations 20221003041349 add_mfa_schema up to
+-- 20250925093508 add_last_webauthn_challenge_data): the factor types and
+-- statuses, the table with every column those migrations give it (the TOTP
+-- secret, the phone, WebAuthn's credential included), its indexes, RLS enabled
+-- with no policy (20240612123726), cascade-deleted with the user. Challenges
+-- and AMR claims (auth.mfa_challenges, auth.mfa_amr_claims) are not stood in for.
+do $$
+begin
+  create type auth.factor_type as enum ('totp', 'webauthn', 'phone');
+exception when duplicate_object then
+  null;
+end
+$$;
+do $$
+begin
+  create type auth.factor_status as enum ('unverified', 'verified');
+exception when duplicate_object then
+  null;
+end
+$$;
+create table if not exists auth.mfa_factors (
+  id uuid not null,
+  user_id uuid not null,
+  friendly_name text null,
+  factor_type auth.factor_type not null,
+  status auth.factor_status not null,
+  created_at timestamptz not null,
+  updated_at timestamptz not null,
+  secret text null,
+  phone text null default null,
+  last_challenged_at timestamptz unique default null,
+  web_authn_credential jsonb null,
+  web_authn_aaguid uuid null,
+  last_webauthn_challenge_data jsonb,
+  constraint mfa_factors_pkey primary key (id),
+  constraint mfa_factors_user_id_fkey foreign key (user_id) references auth.users (id) on delete cascade
+);
+comment on table auth.mfa_factors is 'auth: stores metadata about factors';
+comment on column auth.mfa_factors.last_webauthn_challenge_data is 'Stores the latest WebAuthn challenge data including attestation/assertion for customer verification';
+create unique index if not exists mfa_factors_user_friendly_name_unique on auth.mfa_factors (friendly_name, user_id) where trim(friendly_name) <> '';
+create index if not exists factor_id_created_at_idx on auth.mfa_factors (user_id, created_at);
+create index if not exists mfa_factors_user_id_idx on auth.mfa_factors (user_id);
+create unique index if not exists unique_phone_factor_per_user on auth.mfa_factors (user_id, phone);
+alter table auth.mfa_factors enable row level security;
+
 alter table auth.users owner to supabase_auth_admin;
 alter table auth.sessions owner to supabase_auth_admin;
 alter table auth.refresh_tokens owner to supabase_auth_admin;
 alter table auth.identities owner to supabase_auth_admin;
+alter table auth.mfa_factors owner to supabase_auth_admin;
+alter type auth.factor_type owner to supabase_auth_admin;
+alter type auth.factor_status owner to supabase_auth_admin;
 alter type auth.aal_level owner to supabase_auth_admin;
 
 -- Supabase Auth's helper functions (supabase/auth migrations), unchanged in meaning.
@@ -227,7 +276,7 @@ declare
   migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
 begin
   execute format('grant usage on schema auth to %I', migration_role);
-  execute format('grant select, insert, update, delete, references, trigger on auth.users, auth.sessions, auth.refresh_tokens, auth.identities to %I', migration_role);
+  execute format('grant select, insert, update, delete, references, trigger on auth.users, auth.sessions, auth.refresh_tokens, auth.identities, auth.mfa_factors to %I', migration_role);
   execute format('grant usage on sequence auth.refresh_tokens_id_seq to %I', migration_role);
 end
 $$;

@@ -603,19 +603,35 @@ comment on function app_private.may_receive_poke(p_topic text) is 'True when the
 revoke execute on function app_private.may_receive_poke(p_topic text) from public;
 grant execute on function app_private.may_receive_poke(p_topic text) to authenticated;
 
+-- function app_private.my_accepted_list_invites()
+CREATE OR REPLACE FUNCTION app_private.my_accepted_list_invites()
+ RETURNS TABLE(id uuid, list_id uuid, role text, used_at timestamp with time zone)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select i.id, i.list_id, i.role, i.used_at
+    from app_private.list_invites i
+   where i.used_by = (select auth.uid())
+   order by i.used_at, i.id
+$function$;
+comment on function app_private.my_accepted_list_invites() is 'The invites the caller used (list, role, when): list_invites.used_by = the caller; never the code''s hash nor who created it. For the data export. Security definer: only owners read list_invites. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_accepted_list_invites() from public;
+grant execute on function app_private.my_accepted_list_invites() to authenticated;
+
 -- function app_private.my_account()
 CREATE OR REPLACE FUNCTION app_private.my_account()
- RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean, user_metadata jsonb)
+ RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean, user_metadata jsonb, app_metadata jsonb)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
   select u.id, u.email::text, u.phone::text, u.created_at, u.email_confirmed_at, u.last_sign_in_at, u.is_anonymous,
-         u.raw_user_meta_data
+         u.raw_user_meta_data, u.raw_app_meta_data
     from auth.users u
    where u.id = (select auth.uid())
 $function$;
-comment on function app_private.my_account() is 'The caller''s account from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous, user_metadata = raw_user_meta_data) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+comment on function app_private.my_account() is 'The caller''s account from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous, user_metadata = raw_user_meta_data, app_metadata = raw_app_meta_data) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_account() from public;
 grant execute on function app_private.my_account() to authenticated;
 
@@ -658,6 +674,38 @@ comment on function app_private.my_list_ids(p_min_role text) is 'The lists the c
 revoke execute on function app_private.my_list_ids(p_min_role text) from public;
 grant execute on function app_private.my_list_ids(p_min_role text) to authenticated;
 
+-- function app_private.my_list_invites()
+CREATE OR REPLACE FUNCTION app_private.my_list_invites()
+ RETURNS TABLE(id uuid, list_id uuid, role text, created_at timestamp with time zone, expires_at timestamp with time zone, used_at timestamp with time zone)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select i.id, i.list_id, i.role, i.created_at, i.expires_at, i.used_at
+    from app_private.list_invites i
+   where i.created_by = (select auth.uid())
+   order by i.created_at, i.id
+$function$;
+comment on function app_private.my_list_invites() is 'The invites the caller created (list, role, created, expires, used), whether or not the caller still owns the list; never the code''s hash nor who used one. For the data export. Security definer: the select policy of list_invites shows only the invites of lists the caller owns now. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_list_invites() from public;
+grant execute on function app_private.my_list_invites() to authenticated;
+
+-- function app_private.my_mfa_factors()
+CREATE OR REPLACE FUNCTION app_private.my_mfa_factors()
+ RETURNS TABLE(id uuid, friendly_name text, factor_type text, status text, created_at timestamp with time zone, updated_at timestamp with time zone)
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select f.id, f.friendly_name, f.factor_type::text, f.status::text, f.created_at, f.updated_at
+    from auth.mfa_factors f
+   where f.user_id = (select auth.uid())
+   order by f.created_at, f.id
+$function$;
+comment on function app_private.my_mfa_factors() is 'Metadata of the caller''s MFA factors from auth.mfa_factors (id, friendly_name, factor_type, status, created_at, updated_at); never the secret, the phone, nor WebAuthn credential or challenge data. For the data export. Security definer: authenticated cannot read auth.mfa_factors. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_mfa_factors() from public;
+grant execute on function app_private.my_mfa_factors() to authenticated;
+
 -- function app_private.my_sessions()
 CREATE OR REPLACE FUNCTION app_private.my_sessions()
  RETURNS TABLE(id uuid, created_at timestamp with time zone, updated_at timestamp with time zone, aal text, not_after timestamp with time zone, user_agent text, ip text)
@@ -676,7 +724,7 @@ grant execute on function app_private.my_sessions() to authenticated;
 
 -- function app_private.my_storage_objects()
 CREATE OR REPLACE FUNCTION app_private.my_storage_objects()
- RETURNS TABLE(id uuid, bucket_id text, name text, size bigint, mime_type text, created_at timestamp with time zone, updated_at timestamp with time zone, last_accessed_at timestamp with time zone)
+ RETURNS TABLE(id uuid, bucket_id text, name text, size bigint, mime_type text, created_at timestamp with time zone, updated_at timestamp with time zone, last_accessed_at timestamp with time zone, user_metadata jsonb)
  LANGUAGE plpgsql
  STABLE SECURITY DEFINER
  SET search_path TO ''
@@ -687,13 +735,13 @@ begin
   end if;
   return query
     select o.id, o.bucket_id, o.name, (o.metadata ->> 'size')::bigint, o.metadata ->> 'mimetype', o.created_at,
-           o.updated_at, o.last_accessed_at
+           o.updated_at, o.last_accessed_at, o.user_metadata
       from storage.objects o
      where o.owner = (select auth.uid()) or o.owner_id = (select auth.uid())::text
      order by o.created_at, o.id;
 end
 $function$;
-comment on function app_private.my_storage_objects() is 'Metadata of the Storage objects the caller owns (storage.objects.owner or owner_id): bucket, name, size, mime type, times; never the content. For the data export. Security definer: RLS on storage.objects decides per app. EXECUTE for authenticated only.';
+comment on function app_private.my_storage_objects() is 'Metadata of the Storage objects the caller owns (storage.objects.owner or owner_id): bucket, name, size, mime type, times, the object''s user_metadata; never the content. For the data export. Security definer: RLS on storage.objects decides per app. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_storage_objects() from public;
 grant execute on function app_private.my_storage_objects() to authenticated;
 

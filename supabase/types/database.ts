@@ -782,9 +782,19 @@ export type Database = {
         Returns: undefined;
       };
       "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
+      "my_accepted_list_invites": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "id": string;
+          "list_id": string;
+          "role": string;
+          "used_at": string;
+        }[];
+      };
       "my_account": {
         Args: Record<PropertyKey, never>;
         Returns: {
+          "app_metadata": Json;
           "created_at": string;
           "email": string;
           "email_confirmed_at": string;
@@ -808,6 +818,28 @@ export type Database = {
         }[];
       };
       "my_list_ids": { Args: { "p_min_role"?: string }; Returns: (string)[] };
+      "my_list_invites": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "created_at": string;
+          "expires_at": string;
+          "id": string;
+          "list_id": string;
+          "role": string;
+          "used_at": string;
+        }[];
+      };
+      "my_mfa_factors": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "created_at": string;
+          "factor_type": string;
+          "friendly_name": string;
+          "id": string;
+          "status": string;
+          "updated_at": string;
+        }[];
+      };
       "my_sessions": {
         Args: Record<PropertyKey, never>;
         Returns: {
@@ -831,6 +863,7 @@ export type Database = {
           "name": string;
           "size": number;
           "updated_at": string;
+          "user_metadata": Json;
         }[];
       };
       "notification_categories_are_valid": {

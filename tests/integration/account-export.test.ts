@@ -157,12 +157,80 @@ describe("GET /v1/users/me/export", () => {
       }]);
       expect(doc.storage_objects).toEqual([{
         id: expect.any(String), bucket_id: bucket, name: "carol/avatar.png", size: 2048, mime_type: "image/png",
-        created_at: expect.any(String), updated_at: expect.any(String), last_accessed_at: expect.any(String),
+        created_at: expect.any(String), updated_at: expect.any(String), last_accessed_at: expect.any(String), user_metadata: null,
       }]);
       expect(doc.complete).toBe(true);
       for (const secret of ["DAVE-NICK-2", "DAVE-GH-2", "DAVE-FILE", dave.userId]) expect(response.text).not.toContain(secret);
     } finally {
       // Owned objects would keep the purge from deleting these users (docs/account-deletion.md).
+      await adminSql`delete from storage.objects where bucket_id = ${bucket}`;
+      await adminSql`delete from storage.buckets where id = ${bucket}`;
+    }
+  });
+
+  it("holds the caller's app metadata, MFA factors (never a secret), each Storage object's user_metadata, the invites they used and those they created on a list they no longer own", async () => {
+    const erin = await createTestUser();
+    const grace = await createTestUser();
+    const frank = await createTestUser();
+    const bucket = `export-${randomUUID()}`;
+    // What an admin sets (auth.admin.updateUserById({ app_metadata })), what
+    // Supabase Auth keeps of enrolled factors, and an upload with its own metadata.
+    await adminSql`update auth.users set raw_app_meta_data = raw_app_meta_data || '{"plan": "ERIN-PLAN-1"}' where id = ${erin.userId}`;
+    await adminSql`update auth.users set raw_app_meta_data = raw_app_meta_data || '{"plan": "FRANK-PLAN-2"}' where id = ${frank.userId}`;
+    const [totp, sms] = [randomUUID(), randomUUID()];
+    await adminSql`insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret, phone) values
+      (${totp}, ${erin.userId}, 'ERIN-AUTHENTICATOR', 'totp', 'verified', now() - interval '1 hour', now(), 'ERIN-TOTP-SECRET-1', null),
+      (${sms}, ${erin.userId}, 'ERIN-SMS', 'phone', 'unverified', now(), now(), null, '+15550001234'),
+      (${randomUUID()}, ${frank.userId}, 'FRANK-AUTHENTICATOR', 'totp', 'verified', now(), now(), 'FRANK-TOTP-SECRET-2', null)`;
+    await adminSql`insert into storage.buckets (id, name) values (${bucket}, ${bucket})`;
+    try {
+      await adminSql`insert into storage.objects (bucket_id, name, owner_id, metadata, user_metadata) values
+        (${bucket}, 'erin/notes.txt', ${erin.userId}, '{"size": 5, "mimetype": "text/plain"}', '{"caption": "ERIN-CAPTION"}'),
+        (${bucket}, 'frank/notes.txt', ${frank.userId}, '{"size": 5, "mimetype": "text/plain"}', '{"caption": "FRANK-CAPTION"}')`;
+
+      // Erin's list: Grace joins it as an owner through Erin's invite, invites
+      // Frank (who uses it) and leaves one open; then Erin demotes her.
+      const list = randomUUID();
+      await pushOk(erin, { ops: [upsert("lists", list, { title: "Erin shares" })] });
+      await share(erin, list, grace, "owner");
+      await share(grace, list, frank, "viewer");
+      await asUser(grace, (tx) => tx`select public.create_list_invite(${list}, 'editor')`);
+      await asUser(erin, (tx) => tx`update public.list_members set role = 'editor' where list_id = ${list} and user_id = ${grace.userId}`);
+
+      const erins = await exportOf(erin.token);
+      expect(erins.status, erins.text).toBe(200);
+      const doc = accountExportSchema.parse(erins.body);
+      expect(doc.export_version).toBe(1);
+      expect(doc.account.app_metadata).toEqual({ provider: "email", providers: ["email"], plan: "ERIN-PLAN-1" });
+      expect(doc.mfa_factors).toEqual([
+        { id: totp, friendly_name: "ERIN-AUTHENTICATOR", factor_type: "totp", status: "verified", created_at: expect.any(String), updated_at: expect.any(String) },
+        { id: sms, friendly_name: "ERIN-SMS", factor_type: "phone", status: "unverified", created_at: expect.any(String), updated_at: expect.any(String) },
+      ]);
+      expect(doc.storage_objects).toEqual([{
+        id: expect.any(String), bucket_id: bucket, name: "erin/notes.txt", size: 5, mime_type: "text/plain",
+        created_at: expect.any(String), updated_at: expect.any(String), last_accessed_at: expect.any(String),
+        user_metadata: { caption: "ERIN-CAPTION" },
+      }]);
+      expect(doc.list_invites.map((i) => [i.list_id, i.role, i.used_at === null])).toEqual([[list, "owner", false]]);
+      expect(doc.accepted_list_invites).toEqual([]);
+      expect(doc.complete).toBe(true);
+      // No secret of hers (the TOTP secret, the factor's phone), nothing of the others'.
+      for (const secret of ["ERIN-TOTP-SECRET-1", "+15550001234", "FRANK-PLAN-2", "FRANK-AUTHENTICATOR", "FRANK-TOTP-SECRET-2",
+        "FRANK-CAPTION", grace.userId, frank.userId]) {
+        expect(erins.text).not.toContain(secret);
+      }
+
+      // Grace, no longer an owner: the invites she created are still hers, and the one she used.
+      const graces = accountExportSchema.parse((await exportOf(grace.token)).body);
+      expect(graces.list_invites.map((i) => [i.list_id, i.role, i.used_at === null])).toEqual([[list, "viewer", false], [list, "editor", true]]);
+      expect(graces.accepted_list_invites).toEqual([{ id: expect.any(String), list_id: list, role: "owner", used_at: expect.any(String) }]);
+      expect(graces.mfa_factors).toEqual([]);
+      const franks = await exportOf(frank.token);
+      const franksDoc = accountExportSchema.parse(franks.body);
+      expect(franksDoc.accepted_list_invites.map((i) => [i.list_id, i.role])).toEqual([[list, "viewer"]]);
+      // Who created the invite he used is Grace's, not his.
+      for (const other of [grace.userId, erin.userId]) expect(franks.text).not.toContain(other);
+    } finally {
       await adminSql`delete from storage.objects where bucket_id = ${bucket}`;
       await adminSql`delete from storage.buckets where id = ${bucket}`;
     }

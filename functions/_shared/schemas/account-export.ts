@@ -24,18 +24,23 @@ export const accountExportSchema = z.object({
     is_anonymous: z.boolean(),
     user_metadata: z.record(z.string(), z.unknown()).nullable()
       .describe("what the app stored with supabase.auth.updateUser({ data }) (auth.users.raw_user_meta_data)"),
+    app_metadata: z.record(z.string(), z.unknown()).nullable()
+      .describe("what Supabase Auth and the app's admins keep about the account: provider, providers, claims an admin set (auth.users.raw_app_meta_data)"),
   }).describe("what Supabase Auth holds (no password hash, no tokens)"),
   profile: row.nullable().describe("public.profiles: display name and onboarding"),
   devices: z.array(row).describe("the caller's devices (push tokens are not included: has_push_token says whether one is registered)"),
   sessions: z.array(row).describe("metadata of the live Supabase sessions (no tokens)"),
   identities: z.array(row)
     .describe("the caller's sign-in identities, oldest first: provider, provider_id, identity_data, created/updated/last sign-in (no tokens)"),
+  mfa_factors: z.array(row)
+    .describe("the caller's MFA factors, oldest first: id, friendly_name, factor_type, status, created/updated (never the secret)"),
   storage_objects: z.array(row)
-    .describe("metadata of the Storage objects the caller owns, oldest first: bucket, name, size, mime type, times (not the content)"),
+    .describe("metadata of the Storage objects the caller owns, oldest first: bucket, name, size, mime type, times, the object's user_metadata (not the content)"),
   notification_preferences: notificationPreferencesSchema,
   notification_preference_history: z.array(row).describe("the audit trail of preference changes, oldest first"),
   list_memberships: z.array(row).describe("the lists the caller belongs to: list id, title, role, joined_at"),
-  list_invites: z.array(row).describe("invites the caller created (never the codes)"),
+  list_invites: z.array(row).describe("invites the caller created, also to lists they no longer own: list, role, created, expires, used (never the codes, nor who used them)"),
+  accepted_list_invites: z.array(row).describe("invites the caller used to join a list, oldest first: id, list_id, role, used_at (not who created them)"),
   sync_op_results: z.array(row).describe("results of the caller's recent sync operations (kept for retention_days)"),
   tester_group_memberships: z.array(row)
     .describe("the tester groups the caller is in: group_id, added_at (a group's name and channels are the release manager's settings)"),

@@ -1,8 +1,10 @@
 // Writes the caller's data export (functions/_shared/schemas/account-export.ts)
 // as JSON text, section by section, inside deps.db.withUser: every query runs
 // as the caller under RLS (plus the narrow doors app_private.my_account(),
-// my_sessions(), my_identities() and my_storage_objects() for what Supabase
-// Auth and Storage hold). Lists of unbounded size go
+// my_sessions(), my_identities(), my_mfa_factors() and my_storage_objects()
+// for what Supabase Auth and Storage hold, and my_list_invites() /
+// my_accepted_list_invites() for invites the caller's RLS no longer shows).
+// Lists of unbounded size go
 // through a server-side cursor, a batch at a time, each batch handed to
 // `write` before the next is fetched: memory stays flat whatever the account's
 // size, and a slow reader slows the cursor down instead of filling memory.
@@ -52,6 +54,8 @@ export async function writeExport(tx: Tx, caller: { userId: string; sessionId: s
   await write(`[${(await tx<{ json: string }[]>`select to_jsonb(s)::text as json from app_private.my_sessions() s`).map((s) => s.json).join(",")}]`);
   await member("identities");
   await writeRows(write, tx`select to_jsonb(i)::text as json from app_private.my_identities() i`);
+  await member("mfa_factors");
+  await writeRows(write, tx`select to_jsonb(f)::text as json from app_private.my_mfa_factors() f`);
   await member("storage_objects");
   await writeRows(write, tx`select to_jsonb(o)::text as json from app_private.my_storage_objects() o`);
   await member("notification_preferences");
@@ -71,12 +75,9 @@ export async function writeExport(tx: Tx, caller: { userId: string; sessionId: s
      where m.user_id = ${userId}
      order by m.created_at, m.list_id`);
   await member("list_invites");
-  await writeRows(write, tx`
-    select json_build_object('id', i.id, 'list_id', i.list_id, 'role', i.role, 'created_at', i.created_at,
-                             'expires_at', i.expires_at, 'used_at', i.used_at)::text as json
-      from app_private.list_invites i
-     where i.created_by = ${userId}
-     order by i.created_at, i.id`);
+  await writeRows(write, tx`select to_jsonb(i)::text as json from app_private.my_list_invites() i`);
+  await member("accepted_list_invites");
+  await writeRows(write, tx`select to_jsonb(i)::text as json from app_private.my_accepted_list_invites() i`);
   await member("sync_op_results");
   await writeRows(write, tx`
     select json_build_object('op_id', o.op_id, 'device_id', o.device_id, 'collection', o.collection, 'record_id', o.record_id,

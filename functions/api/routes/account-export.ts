@@ -21,8 +21,9 @@ function exportRoute(deps: Deps) {
   method: "get",
   path: "/v1/users/me/export",
   summary: "Download everything tidesync holds about the caller (additive to api-v1)",
-  description: "One JSON document (Content-Disposition: attachment), streamed: account basics and user metadata, profile and onboarding, devices, " +
-    "session metadata, sign-in identities, the metadata of the caller's Storage objects, notification preferences and their history, list memberships and invites, recent sync results, " +
+  description: "One JSON document (Content-Disposition: attachment), streamed: account basics, user and app metadata, profile and onboarding, devices, " +
+    "session metadata, sign-in identities, MFA factors (no secrets), the metadata of the caller's Storage objects, notification preferences and their history, " +
+    "list memberships, invites created and used, recent sync results, " +
     "tester-group memberships and release feedback, the deletion state, and every synced row that is the caller's (docs/account-export.md defines it per table; rows other members " +
     "wrote in a shared list are theirs). Versioned by `export_version`; the last member is `complete: true`. Rate-limited " +
     "tightly (operation `account.export`).",

@@ -8,11 +8,11 @@
 --   * Supabase's default privileges on public: a table or function the
 --     migration role creates there is granted to anon and authenticated, so
 --     only RLS (or an explicit revoke) protects it;
---   * auth.users / auth.sessions / auth.refresh_tokens with Supabase's cascades;
+--   * auth.users / auth.sessions / auth.refresh_tokens / auth.mfa_factors with Supabase's cascades;
 --   * the test helpers switch role and claims as PostgREST would.
 -- On a real Supabase database (`supabase test db`) the same file holds.
 begin;
-select plan(40);
+select plan(43);
 
 -- ── auth.*() with no claims at all ───────────────────────────────────────────
 select from set_config('request.jwt.claims', '', true);
@@ -83,6 +83,11 @@ select is(array(select c from unnest(array['id', 'email', 'phone', 'raw_app_meta
                                   where table_schema = 'auth' and table_name = 'users' and column_name = c)),
   '{}'::text[], 'auth.users has the Supabase Auth columns we rely on');
 select fk_ok('auth', 'sessions', 'user_id', 'auth', 'users', 'id', 'auth.sessions.user_id references auth.users');
+select is(array(select c from unnest(array['id', 'user_id', 'friendly_name', 'factor_type', 'status', 'created_at', 'updated_at']) c
+                where not exists (select 1 from information_schema.columns
+                                  where table_schema = 'auth' and table_name = 'mfa_factors' and column_name = c)),
+  '{}'::text[], 'auth.mfa_factors has the Supabase Auth columns we rely on');
+select fk_ok('auth', 'mfa_factors', 'user_id', 'auth', 'users', 'id', 'auth.mfa_factors.user_id references auth.users');
 
 select from tests.create_supabase_user('cascade_user');
 insert into auth.refresh_tokens (token, user_id, revoked, created_at, updated_at, session_id)
@@ -92,9 +97,13 @@ select is_empty($$ select 1 from auth.refresh_tokens where token = 'sample-refre
   'deleting a session deletes its refresh tokens (on delete cascade)');
 select from set_config('tests.cascade_uid', tests.get_supabase_uid('cascade_user')::text, true);
 insert into auth.sessions (id, user_id, aal, created_at) values (gen_random_uuid(), tests.get_supabase_uid('cascade_user'), 'aal1', now());
+insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at)
+values (gen_random_uuid(), tests.get_supabase_uid('cascade_user'), 'cascade', 'totp', 'verified', now(), now());
 delete from auth.users where id = tests.get_supabase_uid('cascade_user');
 select is_empty($$ select 1 from auth.sessions where user_id = current_setting('tests.cascade_uid')::uuid $$,
   'deleting a user deletes its sessions (on delete cascade)');
+select is_empty($$ select 1 from auth.mfa_factors where user_id = current_setting('tests.cascade_uid')::uuid $$,
+  'deleting a user deletes its MFA factors (on delete cascade)');
 
 -- ── Supabase default privileges on public, for the migration role ───────────
 -- Create as the migration role (the owner of app_private: tidesync_owner here,

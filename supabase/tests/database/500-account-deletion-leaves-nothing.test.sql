@@ -113,6 +113,9 @@ insert into auth.refresh_tokens (instance_id, token, user_id, revoked, created_a
 insert into auth.identities (provider_id, user_id, identity_data, provider, created_at) values
   (tests.get_supabase_uid('gone_alice')::text, tests.get_supabase_uid('gone_alice'),
    jsonb_build_object('sub', tests.get_supabase_uid('gone_alice')::text), 'email', now());
+-- Her TOTP factor, as Supabase Auth enrolls one.
+insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret) values
+  (gen_random_uuid(), tests.get_supabase_uid('gone_alice'), 'Alice''s phone', 'totp', 'verified', now(), now(), 'alice-totp-secret');
 insert into app_private.sync_ops (user_id, op_id, record_id, collection, type, status, version)
 values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000041', 'a5000000-0000-4000-8000-000000000011', 'tasks', 'upsert', 'applied', 1);
 select from app_private.hit_rate_limit(tests.get_supabase_uid('gone_alice'), 'sync.pull', 60);
