@@ -1076,6 +1076,28 @@ comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an i
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 
+-- function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  -- Runs inside the purge (security definer, as the owner): readable by the
+  -- owner on Supabase; where it is not (or there is no storage schema), there
+  -- is nothing this can check, as before.
+  if to_regclass('storage.objects') is not null and has_table_privilege('storage.objects', 'select') then
+    if exists (select 1 from storage.objects o where o.owner = p_user_id or o.owner_id = p_user_id::text) then
+      raise exception 'the user still owns Storage objects: remove them (through the Storage API) before the purge'
+        using errcode = 'object_in_use';
+    end if;
+  end if;
+end
+$function$;
+comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by run_account_deletions after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried next run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
+revoke execute on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) from public;
+
 -- function app_private.release_push_token_elsewhere()
 CREATE OR REPLACE FUNCTION app_private.release_push_token_elsewhere()
  RETURNS trigger
@@ -1221,6 +1243,9 @@ begin
       v_scopes := array(select m.list_id from public.list_members m where m.user_id = v_due.user_id);
       v_handed := app_private.hand_over_lists(v_due.user_id);
       perform app_private.before_account_purge(v_due.user_id);
+      -- Storage objects still naming the user (owner or owner_id) once the
+      -- hook has run refuse the purge: the account is kept, retried next run.
+      perform app_private.refuse_purge_while_storage_objects_remain(v_due.user_id);
 
       -- Lists with no other member go first, each as one cascade: deleting
       -- the user first would null created_by on every row of them (through
@@ -1261,7 +1286,7 @@ begin
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (e.g. the hook refuses) is rolled back alone, logged by request id and retried next run. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 

@@ -921,6 +921,10 @@ export type Database = {
         Returns: (string)[];
       };
       "redeem_list_invite": { Args: { "p_code": string }; Returns: string };
+      "refuse_purge_while_storage_objects_remain": {
+        Args: { "p_user_id": string };
+        Returns: undefined;
+      };
       "request_account_deletion": {
         Args: { "p_grace_days": number };
         Returns: {

@@ -1,35 +1,73 @@
--- Storage objects never make the purge fail half-way: while a user still owns
--- objects in storage.objects (Supabase Storage's table, from the stand-in),
--- the hook refuses, that account alone is rolled back and retried on the next
--- run, and the other due accounts are deleted.
+-- Storage objects never make the purge fail half-way, nor let it leave them
+-- behind: while a user still owns objects in storage.objects (Supabase
+-- Storage's table, from the stand-in) by `owner` (deprecated) or `owner_id`
+-- (what Storage sets on upload), the purge refuses, that account alone is
+-- rolled back and retried on the next run, and the other due accounts are
+-- deleted; also when an app has replaced the before_account_purge hook (the
+-- check is the purge's own, migration 20261126001810).
 begin;
-select plan(5);
+select plan(10);
 
 -- The stand-in's storage schema (Supabase Storage's tables; the migration role,
--- like hosted `postgres`, may read storage.objects): one bucket, one object.
+-- like hosted `postgres`, may read storage.objects): one bucket, two objects.
 insert into storage.buckets (id, name) values ('avatars-504', 'avatars-504');
 
 select from tests.create_supabase_user('storage_keeper');
+select from tests.create_supabase_user('storage_owner_id_keeper');
 select from tests.create_supabase_user('storage_free');
 insert into storage.objects (bucket_id, name, owner) values ('avatars-504', 'storage_keeper/face.png', tests.get_supabase_uid('storage_keeper'));
+-- What current Storage writes on upload: owner_id (text, the JWT's sub), no owner.
+insert into storage.objects (bucket_id, name, owner_id)
+values ('avatars-504', 'storage_owner_id_keeper/face.png', tests.get_supabase_uid('storage_owner_id_keeper')::text);
+
+-- Their ids, to ask about them once they may be gone.
+select from set_config('tests.keeper', tests.get_supabase_uid('storage_keeper')::text, true);
+select from set_config('tests.owner_id_keeper', tests.get_supabase_uid('storage_owner_id_keeper')::text, true);
 
 select tests.authenticate_as('storage_keeper');
+select from app_private.request_account_deletion(7);
+select tests.authenticate_as('storage_owner_id_keeper');
 select from app_private.request_account_deletion(7);
 select tests.authenticate_as('storage_free');
 select from app_private.request_account_deletion(7);
 select tests.clear_authentication();
 
 select results_eq($$ select users_deleted from app_private.run_account_deletions(now() + interval '8 days') $$, $$ values (1) $$,
-  'the purge deletes the account without Storage objects and skips the other');
-select is((select count(*)::int from auth.users where id = tests.get_supabase_uid('storage_keeper')), 1,
-  'the account that still owns Storage objects is kept, whole');
-select is((select count(*)::int from app_private.account_deletion_requests where user_id = tests.get_supabase_uid('storage_keeper')), 1,
-  'its request stays, to be retried');
+  'the purge deletes the account without Storage objects and skips the others');
+select is((select count(*)::int from auth.users where id = current_setting('tests.keeper')::uuid), 1,
+  'the account that still owns Storage objects (owner) is kept, whole');
+select is((select count(*)::int from auth.users where id = current_setting('tests.owner_id_keeper')::uuid), 1,
+  'the account that still owns Storage objects by owner_id only is kept too');
+select is((select count(*)::int from app_private.account_deletion_requests
+            where user_id in (current_setting('tests.keeper')::uuid, current_setting('tests.owner_id_keeper')::uuid)), 2,
+  'their requests stay, to be retried');
+select is((select count(*)::int from storage.objects o where o.bucket_id = 'avatars-504'
+              and not exists (select 1 from auth.users u where u.id = o.owner or u.id::text = o.owner_id)), 0,
+  'no object outlived its owner''s account');
 
 delete from storage.objects where bucket_id = 'avatars-504';  -- what the app's Storage API clean-up does
-select results_eq($$ select users_deleted from app_private.run_account_deletions(now() + interval '8 days') $$, $$ values (1) $$,
-  'once its objects are removed, the next run deletes it');
-select is((select count(*)::int from auth.users where raw_user_meta_data ->> 'test_identifier' = 'storage_keeper'), 0, 'the account is gone');
+select results_eq($$ select users_deleted from app_private.run_account_deletions(now() + interval '8 days') $$, $$ values (2) $$,
+  'once their objects are removed, the next run deletes them');
+select is((select count(*)::int from auth.users where raw_user_meta_data ->> 'test_identifier' in ('storage_keeper', 'storage_owner_id_keeper')), 0,
+  'the accounts are gone');
+
+-- An app replaces the hook with its own (docs/account-deletion.md; here one
+-- that revokes nothing and checks nothing): the purge still checks Storage.
+create or replace function app_private.before_account_purge(p_user_id uuid)
+returns void language plpgsql volatile security definer set search_path = '' as $$ begin null; end $$;
+select from tests.create_supabase_user('storage_custom_hook');
+insert into storage.objects (bucket_id, name, owner_id)
+values ('avatars-504', 'storage_custom_hook/face.png', tests.get_supabase_uid('storage_custom_hook')::text);
+select tests.authenticate_as('storage_custom_hook');
+select from app_private.request_account_deletion(7);
+select tests.clear_authentication();
+select results_eq($$ select users_deleted from app_private.run_account_deletions(now() + interval '8 days') $$, $$ values (0) $$,
+  'with an app''s own hook in place, an account whose objects remain is still not deleted');
+
+select is(tests.function_callers('app_private.refuse_purge_while_storage_objects_remain(uuid)'), '{}'::text[],
+  'no API role may call the purge''s Storage check');
+select is((select proconfig from pg_catalog.pg_proc where oid = 'app_private.refuse_purge_while_storage_objects_remain(uuid)'::regprocedure),
+  array['search_path=""'], 'the Storage check has an empty search_path');
 
 select * from finish();
 rollback;
