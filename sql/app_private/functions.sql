@@ -451,6 +451,39 @@ $function$;
 comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted (then a list left without members is deleted too). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
 revoke execute on function app_private.keep_a_list_owner() from public;
 
+-- function app_private.lock_device_registration(p_user_id uuid, p_push_token text)
+CREATE OR REPLACE FUNCTION app_private.lock_device_registration(p_user_id uuid, p_push_token text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_key bigint;
+begin
+  perform app_private.lock_user_devices(p_user_id);
+  if p_push_token is null then
+    -- Keeping or clearing a token detaches nothing: no token lock is needed.
+    return;
+  end if;
+  -- The token it stores and those its devices hold (the ones it may replace
+  -- or, moving a session, clear), in one order for everyone. Read under the
+  -- user's lock (RLS: the caller's own devices); only this user's starts
+  -- store a token on them, and a release elsewhere only clears one.
+  for v_key in
+    select distinct app_private.push_token_lock_key(t.push_token)
+    from (select p_push_token as push_token
+          union all
+          select d.push_token from app_private.devices d where d.user_id = p_user_id and d.push_token is not null) t
+    order by 1
+  loop
+    perform pg_catalog.pg_advisory_xact_lock(v_key);
+  end loop;
+end
+$function$;
+comment on function app_private.lock_device_registration(p_user_id uuid, p_push_token text) is 'Taken first by a session start of user p_user_id storing push token p_push_token (null: keeps or clears it): the user''s device lock (lock_user_devices), then the locks of p_push_token and of every token the user''s devices hold, in key order, so no device row is locked while a token lock is awaited (no deadlock between users registering one token). Held until the transaction ends. EXECUTE for authenticated (the api function) only.';
+revoke execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text) from public;
+grant execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text) to authenticated;
+
 -- function app_private.lock_user_devices(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.lock_user_devices(p_user_id uuid)
  RETURNS void
@@ -956,6 +989,19 @@ comment on function app_private.purge_sync_retention(p_now timestamp with time z
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer) to service_role;
 
+-- function app_private.push_token_lock_key(p_push_token text)
+CREATE OR REPLACE FUNCTION app_private.push_token_lock_key(p_push_token text)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select pg_catalog.hashtextextended('tidesync.push_token:' || p_push_token, 0);
+$function$;
+comment on function app_private.push_token_lock_key(p_push_token text) is 'The advisory lock key of push token p_push_token: registrations of one token run in turn (lock_device_registration, release_push_token_elsewhere). EXECUTE for authenticated (lock_device_registration runs as the caller).';
+revoke execute on function app_private.push_token_lock_key(p_push_token text) from public;
+grant execute on function app_private.push_token_lock_key(p_push_token text) to authenticated;
+
 -- function app_private.read_visible_scope_ids()
 CREATE OR REPLACE FUNCTION app_private.read_visible_scope_ids()
  RETURNS uuid[]
@@ -1110,8 +1156,10 @@ begin
     return new;
   end if;
   -- Serializes concurrent registrations of the same token, so the second one
-  -- waits, then detaches the first instead of failing on the unique index.
-  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('tidesync.push_token:' || new.push_token, 0));
+  -- waits, then detaches the first instead of failing on the unique index. A
+  -- session start holds it already (lock_device_registration, taken before
+  -- any device row): then this is no wait.
+  perform pg_catalog.pg_advisory_xact_lock(app_private.push_token_lock_key(new.push_token));
   -- The row itself is matched by (user_id, installation_id), not id: an
   -- upsert's BEFORE INSERT carries a fresh id while the row it will update
   -- already exists, and that row must not be modified behind its back.

@@ -777,6 +777,10 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "lock_device_registration": {
+        Args: { "p_push_token": string; "p_user_id": string };
+        Returns: undefined;
+      };
       "lock_user_devices": {
         Args: { "p_user_id": string };
         Returns: undefined;
@@ -911,6 +915,10 @@ export type Database = {
           "rate_limit_counters_purged": number;
           "tombstones_purged": number;
         }[];
+      };
+      "push_token_lock_key": {
+        Args: { "p_push_token": string };
+        Returns: number;
       };
       "read_visible_scope_ids": {
         Args: Record<PropertyKey, never>;

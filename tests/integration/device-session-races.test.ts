@@ -1,11 +1,12 @@
 // Session start (POST /v1/auth/session) racing what changes the same user's
 // devices: a sign-out of its session, other starts with the same session, an
-// account deletion request. One side's transaction is held open while the
-// other runs (tests/support/held-transactions.ts), so each interleaving
-// happens every time rather than now and then.
+// account deletion request; and another user's start with the same push
+// token. One side's transaction is held open while the other runs
+// (tests/support/held-transactions.ts), so each interleaving happens every
+// time rather than now and then.
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { adminSql, call, createTestUser, expectEnvelope, type TestUser } from "../support/harness.ts";
+import { adminSql, type ApiResponse, call, createTestUser, expectEnvelope, type TestUser } from "../support/harness.ts";
 import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
 import { deviceRow, phone, pushToken } from "../support/device-sessions.ts";
 
@@ -113,5 +114,89 @@ describe("a session start with a push token racing an account deletion request",
     expect(started.status, started.text).toBe(201);
     expect(requested?.status, requested?.text).toBe(202);
     expect(await storedPushTokens(user)).toBe(0);
+  });
+});
+
+describe("two users registering the same push token at once (a shared phone)", () => {
+  /** The active devices holding `token`, by user. */
+  async function holdersOf(token: string): Promise<string[]> {
+    const rows = await adminSql<{ user_id: string }[]>`
+      select user_id from app_private.devices where push_token = ${token} and revoked_at is null`;
+    return rows.map((row) => row.user_id);
+  }
+
+  it("end as one after the other would, not in a deadlock: both answered, the later one holds the token", async () => {
+    const first = await createTestUser();
+    const second = await createTestUser();
+    const token = pushToken();
+    // The second user's device holds the token already (they signed in on the phone first).
+    const secondPhone = phone({ push_token: token, push_provider: "apns" });
+    const registered = await call("/v1/auth/session", { method: "POST", token: second.token, body: { device: secondPhone } });
+    expect(registered.status, registered.text).toBe(201);
+    // A third registration of the token is in flight: it holds the token's
+    // lock (the one devices_20_release_push_token takes), so both starts
+    // below queue for it: the first user's, then the second user's, which
+    // re-registers its device.
+    const inFlight = holdTransaction((tx) => tx`select pg_advisory_xact_lock(hashtextextended(${`tidesync.push_token:${token}`}, 0))`);
+    await inFlight.ran;
+    const starts: Promise<ApiResponse>[] = [];
+    try {
+      starts.push(call("/v1/auth/session", { method: "POST", token: first.token, body: { device: phone({ push_token: token, push_provider: "apns" }) } }));
+      await waitersOf(await inFlight.pid, 1);
+      starts.push(call("/v1/auth/session", { method: "POST", token: second.token, body: { device: secondPhone } }));
+      await Promise.race([waitersOf(await inFlight.pid, 2), ...starts]);
+    } finally {
+      inFlight.commit();
+    }
+    await inFlight.done;
+    const [firstStart, secondStart] = await Promise.all(starts);
+    expect([firstStart.status, secondStart.status], `${firstStart.text}\n${secondStart.text}`).toEqual([201, 200]);
+    // The first user's start detached it from the second user's device, then
+    // the second user's start took it back: one owner, the later one.
+    expect(firstStart.body.device.has_push_token).toBe(true);
+    expect(secondStart.body.device.has_push_token).toBe(true);
+    expect(await holdersOf(token)).toEqual([second.userId]);
+  });
+
+  it("two users exchanging their tokens at once: both answered, each holds the other's token", async () => {
+    const [first, second] = [await createTestUser(), await createTestUser()];
+    const [firstToken, secondToken] = [pushToken(), pushToken()];
+    const firstPhone = phone({ push_token: firstToken, push_provider: "apns" });
+    const secondPhone = phone({ push_token: secondToken, push_provider: "apns" });
+    for (const [user, device] of [[first, firstPhone], [second, secondPhone]] as const) {
+      const registered = await call("/v1/auth/session", { method: "POST", token: user.token, body: { device } });
+      expect(registered.status, registered.text).toBe(201);
+    }
+    // Registrations of both tokens in flight: each start below queues for them.
+    const inFlight = holdTransaction((tx) => tx`
+      select pg_advisory_xact_lock(hashtextextended('tidesync.push_token:' || t, 0)) from unnest(${[firstToken, secondToken]}::text[]) t`);
+    await inFlight.ran;
+    const starts: Promise<ApiResponse>[] = [];
+    try {
+      starts.push(call("/v1/auth/session", { method: "POST", token: first.token, body: { device: { ...firstPhone, push_token: secondToken } } }));
+      await waitersOf(await inFlight.pid, 1);
+      starts.push(call("/v1/auth/session", { method: "POST", token: second.token, body: { device: { ...secondPhone, push_token: firstToken } } }));
+      await Promise.race([waitersOf(await inFlight.pid, 2), ...starts]);
+    } finally {
+      inFlight.commit();
+    }
+    await inFlight.done;
+    const answers = await Promise.all(starts);
+    expect(answers.map((a) => a.status), answers.map((a) => a.text).join("\n")).toEqual([200, 200]);
+    expect(await holdersOf(secondToken)).toEqual([first.userId]);
+    expect(await holdersOf(firstToken)).toEqual([second.userId]);
+  });
+
+  it("many starts of two users with one token at once: none fails, exactly one device holds it", async () => {
+    const first = await createTestUser();
+    const second = await createTestUser();
+    const token = pushToken();
+    const devices = [first, second].map(() => phone({ push_token: token, push_provider: "apns" }));
+    for (let round = 0; round < 10; round++) {
+      const starts = await Promise.all([first, second, first, second].map((user, i) =>
+        call("/v1/auth/session", { method: "POST", token: user.token, body: { device: devices[i % 2] } })));
+      for (const start of starts) expect([200, 201], start.text).toContain(start.status);
+      expect(await holdersOf(token)).toHaveLength(1);
+    }
   });
 });

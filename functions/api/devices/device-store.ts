@@ -62,9 +62,11 @@ export async function registerDevice(
 ): Promise<{ device: Device; created: boolean }> {
   // One user's registrations run in turn (20261126001300), so the unbind
   // below sees a concurrent start's device of this session instead of
-  // failing on devices_session_id_key after it. First: no device row is
-  // locked while waiting.
-  await tx`select app_private.lock_user_devices(${caller.userId})`;
+  // failing on devices_session_id_key after it; and a start storing a push
+  // token holds the locks of that token and of the user's tokens
+  // (20261126001900), so two users registering one token run in turn instead
+  // of deadlocking. First: no device row is locked while waiting.
+  await tx`select app_private.lock_device_registration(${caller.userId}, ${device.push_token ?? null})`;
 
   // A session runs on one install. The same session on another installation
   // id (iOS keeps the keychain across a reinstall) moves the binding: the old

@@ -3,10 +3,11 @@
 -- lifecycle the database keeps (session binding, revocation when the session
 -- row goes, push token unique among active devices and released from the old
 -- device); revoke_session only ever deletes the caller's own session; EXECUTE
--- privileges of every function involved (lock_user_devices: its waiting is
--- tested in tests/integration/device-session-races.test.ts).
+-- privileges of every function involved (lock_user_devices and
+-- lock_device_registration: their waiting is tested in
+-- tests/integration/device-session-races.test.ts).
 begin;
-select plan(49);
+select plan(53);
 
 do $$ begin
   perform tests.create_supabase_user('device_owner');
@@ -119,6 +120,13 @@ select lives_ok(
   'another user registers the same push token on the same installation'
 );
 select tests.clear_authentication();
+select ok(
+  exists (select 1 from pg_locks l
+           where l.locktype = 'advisory' and l.pid = pg_backend_pid() and l.objsubid = 1
+             and l.classid = ((app_private.push_token_lock_key('token-301-shared') >> 32) & 4294967295)::oid
+             and l.objid = (app_private.push_token_lock_key('token-301-shared') & 4294967295)::oid),
+  'registering a token takes the lock push_token_lock_key names (the one lock_device_registration takes first)'
+);
 select results_eq(
   $$ select app_version, push_token, push_provider, revoked_at is null from app_private.devices where installation_id = 'a0000000-0000-4000-8000-000000000301' and user_id = tests.get_supabase_uid('device_owner') $$,
   $$ values ('1.1'::text, null::text, null::text, true) $$,
@@ -220,6 +228,26 @@ select ok(
   and not has_function_privilege('service_role', 'app_private.lock_user_devices(uuid)', 'execute')
   and not has_function_privilege('public', 'app_private.lock_user_devices(uuid)', 'execute'),
   'lock_user_devices(uuid): EXECUTE for authenticated only (session start takes it)'
+);
+select ok(
+  has_function_privilege('authenticated', 'app_private.lock_device_registration(uuid, text)', 'execute')
+  and not has_function_privilege('anon', 'app_private.lock_device_registration(uuid, text)', 'execute')
+  and not has_function_privilege('service_role', 'app_private.lock_device_registration(uuid, text)', 'execute')
+  and not has_function_privilege('public', 'app_private.lock_device_registration(uuid, text)', 'execute'),
+  'lock_device_registration(uuid, text): EXECUTE for authenticated only (session start takes it first)'
+);
+select ok(
+  has_function_privilege('authenticated', 'app_private.push_token_lock_key(text)', 'execute')
+  and not has_function_privilege('anon', 'app_private.push_token_lock_key(text)', 'execute')
+  and not has_function_privilege('service_role', 'app_private.push_token_lock_key(text)', 'execute')
+  and not has_function_privilege('public', 'app_private.push_token_lock_key(text)', 'execute'),
+  'push_token_lock_key(text): EXECUTE for authenticated only (lock_device_registration runs as the caller)'
+);
+select is(
+  (select array_agg(array_to_string(proconfig, ',') order by oid) from pg_proc
+    where oid in ('app_private.lock_device_registration(uuid, text)'::regprocedure, 'app_private.push_token_lock_key(text)'::regprocedure)),
+  array['search_path=""', 'search_path=""'],
+  'lock_device_registration and push_token_lock_key pin an empty search_path'
 );
 select ok(
   not has_function_privilege('anon', 'app_private.maintain_device_state()', 'execute')
