@@ -36,12 +36,16 @@ function toApiError(error: unknown): ApiError | undefined {
 }
 
 // Route patterns, for telling "wrong method" (405) from "no such route" (404).
+// They are matched against c.req.path, the path the router saw: with
+// `strict: false` Hono has already taken one trailing slash off it, so the
+// patterns end where the route does (an optional slash more here would make
+// `/v1/meta//` a 405 on a path that no method is routed on).
 function routeMatchers(app: App): { method: string; regex: RegExp }[] {
   return app.routes
     .filter((r) => r.method !== "ALL")
     .map((r) => ({
       method: r.method,
-      regex: new RegExp("^" + r.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_]+/g, "[^/]+") + "/?$"),
+      regex: new RegExp("^" + r.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/\\?:[A-Za-z_]+/g, "[^/]+") + "$"),
     }));
 }
 

@@ -6,7 +6,7 @@
 //     the routes that need no database answer meanwhile;
 //   - banned and soft-deleted users are signed out;
 //   - oversized request headers → 431 in the envelope;
-//   - a trailing slash is the same route as without it.
+//   - a trailing slash is the same route as without it (two are no route).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
@@ -174,5 +174,16 @@ describe("a trailing slash names the same route", () => {
     const response = await call("/v1/whoami/", { method: "POST", body: {} });
     expectEnvelope(response, 405, "METHOD_NOT_ALLOWED");
     expect(response.headers.get("allow")).toBe("GET");
+  });
+
+  it("two trailing slashes are no route: 404 for every method, never a 405 that allows the method just used", async () => {
+    const user = await createTestUser();
+    for (const path of ["/v1/meta//", "/v1/whoami//", "/v1/devices//", "/v1/sync/changes//", "/v1/users/me/notifications///"]) {
+      const response = await call(path, { token: user.token });
+      expect({ path, status: response.status, allow: response.headers.get("allow") }).toEqual({ path, status: 404, allow: null });
+      expectEnvelope(response, 404, "NOT_FOUND");
+    }
+    expectEnvelope(await call("/v1/sync/batch//", { method: "POST", token: user.token, body: { ops: [] } }), 404, "NOT_FOUND");
+    expectEnvelope(await call("/v1/whoami//", { method: "POST", body: {} }), 404, "NOT_FOUND");
   });
 });
