@@ -118,6 +118,21 @@ describe("authentication", () => {
     expect(error.message).toMatch(/expired/);
   });
 
+  it("a validly signed token whose exp is no plausible expiry (past what a Date holds, past year 9999, fractional) → 401, never a 500", async () => {
+    const user = await createTestUser();
+    const inAnHour = Math.floor(Date.now() / 1000) + 3600;
+    for (const exp of [8_640_000_000_001, 1e20, 253_402_300_800, inAnHour + 0.5]) {
+      const token = await user.tokenWith({ claims: { exp } });
+      const error = expectEnvelope(await call(PROTECTED, { token }), 401, "UNAUTHENTICATED");
+      expect(error.message, `exp=${exp}`).toMatch(/exp/);
+      // The session route answers expires_at too; the token is refused before its body is looked at.
+      expectEnvelope(await call("/v1/auth/session", { method: "POST", token, body: {} }), 401, "UNAUTHENTICATED");
+    }
+    // The last second of year 9999 is still an expiry a Date holds and the answer shows.
+    const latest = await call(PROTECTED, { token: await user.tokenWith({ claims: { exp: 253_402_300_799 } }) });
+    expect({ status: latest.status, expires_at: latest.body.expires_at }).toEqual({ status: 200, expires_at: "9999-12-31T23:59:59.000Z" });
+  });
+
   it("wrong audience → 401", async () => {
     const user = await createTestUser();
     const token = await user.tokenWith({ claims: { aud: "someone-else" } });

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { ApiError } from "../../functions/_shared/errors.ts";
-import { createTokenVerifier, VERIFIED_TOKEN_CACHE } from "../../functions/api/lib/verify-token.ts";
+import { createTokenVerifier, MAX_TOKEN_EXP_SECONDS, VERIFIED_TOKEN_CACHE } from "../../functions/api/lib/verify-token.ts";
 import { createSigningKeys, type SigningKeys } from "../support/signing-keys.ts";
 import { newIds, signEs256, signHs256, supabaseClaims, type TokenOptions } from "../support/tokens.ts";
 
@@ -109,6 +109,17 @@ describe("verifyToken", () => {
   it("refuses a token without exp", async () => {
     const token = await signEs256(keys.privateJwk, claims({ claims: { exp: undefined } }));
     expect((await rejection(inline()(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
+  });
+
+  it("refuses an exp that is no plausible expiry (fractional, past MAX_TOKEN_EXP_SECONDS, past what a Date holds); takes the bound itself", async () => {
+    const inAnHour = Math.floor(Date.now() / 1000) + 3600;
+    for (const exp of [inAnHour + 0.5, MAX_TOKEN_EXP_SECONDS + 1, 8_640_000_000_001, 1e20]) {
+      const token = await signEs256(keys.privateJwk, claims({ claims: { exp } }));
+      const error = await rejection(inline()(`Bearer ${token}`));
+      expect({ exp, code: error.code, message: error.message }).toEqual({ exp, code: "UNAUTHENTICATED", message: expect.stringMatching(/exp/) });
+    }
+    const latest = await inline()(`Bearer ${await signEs256(keys.privateJwk, claims({ claims: { exp: MAX_TOKEN_EXP_SECONDS } }))}`);
+    expect(new Date(latest.exp! * 1000).toISOString()).toBe("9999-12-31T23:59:59.000Z");
   });
 
   it("refuses the wrong audience", async () => {

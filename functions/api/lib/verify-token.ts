@@ -21,6 +21,15 @@ const ASYMMETRIC = ["ES256", "RS256"];
 const CLOCK_TOLERANCE_SECONDS = 5;
 
 /**
+ * The latest `exp` a token may carry: 9999-12-31T23:59:59Z, in seconds. A
+ * later one (or a fractional one) is no expiry Supabase Auth issues, and a JS
+ * Date cannot hold every such value (8640000000001 is past its range), so the
+ * routes that answer the session's `expires_at` would fail on it: such a token
+ * is refused (401) like any other malformed one (docs/errors.md).
+ */
+export const MAX_TOKEN_EXP_SECONDS = 253_402_300_799;
+
+/**
  * Tokens that passed every check, remembered by their exact text: a device
  * sends the same access token with every request for up to an hour, and
  * verifying its ES256 signature costs ~0.7 ms of CPU each time
@@ -81,6 +90,10 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
       throw unauthenticated("the access token is invalid");
     }
 
+    // jose has checked that exp is a number in the future; a whole number of seconds no later than the bound is ours.
+    if (!Number.isSafeInteger(payload.exp) || payload.exp! > MAX_TOKEN_EXP_SECONDS) {
+      throw unauthenticated("the access token's exp is not a plausible expiry time");
+    }
     if (payload.role !== "authenticated") {
       throw new ApiError("FORBIDDEN", "this operation needs a signed-in user session");
     }
