@@ -62,6 +62,10 @@ begin
   if v_caller is null then
     raise exception 'cancel_account_deletion needs a signed-in caller' using errcode = '42501';
   end if;
+  -- In turn with the caller's device writes: a session start after this
+  -- cancel sees no request and stores its push token; one before it has
+  -- answered the deletion it withheld the token for.
+  perform app_private.lock_user_devices(v_caller);
   delete from app_private.account_deletion_requests r where r.user_id = v_caller returning r.request_id into v_request;
   if v_request is null then
     return false;
@@ -70,7 +74,7 @@ begin
   return true;
 end
 $function$;
-comment on function app_private.cancel_account_deletion() is 'DELETE /v1/users/me/deletion: cancels the caller''s pending deletion (true) or does nothing (false). A purge already running for the user holds the request''s row lock, so a cancel waits for it and then finds nothing. EXECUTE for authenticated only.';
+comment on function app_private.cancel_account_deletion() is 'DELETE /v1/users/me/deletion: cancels the caller''s pending deletion (true) or does nothing (false), in turn with the caller''s device writes (lock_user_devices, taken first), so a push token registered meanwhile is neither dropped nor answered inconsistently. A purge already running for the user holds the request''s row lock, so a cancel waits for it and then finds nothing. EXECUTE for authenticated only.';
 revoke execute on function app_private.cancel_account_deletion() from public;
 grant execute on function app_private.cancel_account_deletion() to authenticated;
 

@@ -200,3 +200,61 @@ describe("two users registering the same push token at once (a shared phone)", (
     }
   });
 });
+
+describe("a session start with a push token racing a cancel of the account deletion", () => {
+  /** A user whose account deletion is pending (POST /v1/users/me/deletion). */
+  async function userLeaving(): Promise<TestUser> {
+    const user = await createTestUser();
+    const requested = await call("/v1/users/me/deletion", { method: "POST", token: user.token, body: CONFIRM });
+    expect(requested.status, requested.text).toBe(202);
+    return user;
+  }
+
+  it("the cancel first: the start waits for it, then stores the token and shows no deletion", async () => {
+    const user = await userLeaving();
+    // The cancel DELETE /v1/users/me/deletion makes, in, not committed.
+    const cancel = holdTransaction((tx) => tx`select app_private.cancel_account_deletion()`, { as: user });
+    await cancel.ran;
+    const start = call("/v1/auth/session", { method: "POST", token: user.token, body: { device: phone({ push_token: pushToken(), push_provider: "apns" }) } });
+    try {
+      await Promise.race([waitersOf(await cancel.pid), start]);
+    } finally {
+      cancel.commit();
+    }
+    await cancel.done;
+    const response = await start;
+    expect(response.status, response.text).toBe(201);
+    expect(response.body.account_deletion.status).toBe("none");
+    expect(response.body.device.has_push_token).toBe(true);
+    expect(await storedPushTokens(user)).toBe(1);
+  });
+
+  it("the start first: the cancel waits for it; the start withholds the token and says the deletion it withheld it for", async () => {
+    const user = await userLeaving();
+    // Holds the start after its insert (binding the session waits for this
+    // lock): it found the deletion pending, its answer not read yet.
+    const hold = holdTransaction((tx) => tx`select 1 from auth.sessions where id = ${user.sessionId} for update`);
+    await hold.ran;
+    const start = call("/v1/auth/session", { method: "POST", token: user.token, body: { device: phone({ push_token: pushToken(), push_provider: "apns" }) } });
+    let cancel: Promise<ApiResponse> | undefined;
+    try {
+      await waitersOf(await hold.pid);
+      cancel = call("/v1/users/me/deletion", { method: "DELETE", token: user.token });
+      await Promise.race([waitersOf(await hold.pid, 2), cancel]);
+    } finally {
+      hold.commit();
+    }
+    const [started, cancelled] = await Promise.all([start, cancel]);
+    expect(started.status, started.text).toBe(201);
+    expect(cancelled?.status, cancelled?.text).toBe(204);
+    // As one after the other: the start saw the deletion pending, so it stored
+    // no token and answers that deletion; the app registers it at its next start.
+    expect(started.body.device.has_push_token).toBe(false);
+    expect(started.body.account_deletion.status).toBe("scheduled");
+    const [{ requests }] = await adminSql<{ requests: number }[]>`select count(*)::int as requests from app_private.account_deletion_requests where user_id = ${user.userId}`;
+    expect(requests).toBe(0);
+    const again = await call("/v1/auth/session", { method: "POST", token: user.token, body: { device: { ...phone(), installation_id: started.body.device.installation_id, push_token: pushToken(), push_provider: "apns" } } });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.device.has_push_token).toBe(true);
+  });
+});

@@ -2,7 +2,7 @@
 -- audit trail's shape (no personal data) and append-only rule, the purge's
 -- idempotence and locking, and what a request does to the other sessions.
 begin;
-select plan(31);
+select plan(32);
 
 select from tests.create_supabase_user('deletion_alice');
 select from tests.create_supabase_user('deletion_bob');
@@ -34,6 +34,11 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
 select is((select array_length(regexp_split_to_array(lower(prosrc), 'for update skip locked'), 1) - 1 from pg_proc
             where oid = 'app_private.run_account_deletions(timestamptz, integer)'::regprocedure), 1,
   'the purge takes due requests with FOR UPDATE SKIP LOCKED (two runs never take the same one)');
+select ok((select prosrc ~ 'perform app_private\.lock_user_devices\(v_caller\);\s+delete from app_private\.account_deletion_requests' from pg_proc
+            where oid = 'app_private.cancel_account_deletion()'::regprocedure)
+      and (select prosrc ~ 'perform app_private\.lock_user_devices\(v_caller\);\s+.*insert into app_private\.account_deletion_requests' from pg_proc
+            where oid = 'app_private.request_account_deletion(integer)'::regprocedure),
+  'request and cancel take the caller''s device lock before they write the request (in turn with session starts; tests/integration/device-session-races.test.ts)');
 
 -- ------------------------------------------------------------ tables
 select policies_are('app_private', 'account_deletion_requests', array['Users can read their own deletion request']);
