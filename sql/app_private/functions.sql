@@ -147,13 +147,22 @@ begin
   execute format('drop trigger if exists tidesync_track_deletes on %s', p_table);
   execute format('drop trigger if exists tidesync_track_access_grants on %s', p_table);
   execute format('drop trigger if exists tidesync_track_access_losses on %s', p_table);
+  -- The table's live rows leave their creators' usage (the triggers are gone:
+  -- no write of the table changes the counts from here on).
+  update app_private.sync_usage u
+     set live_records = greatest(0, u.live_records - r.n)
+    from (select s.created_by, count(*) as n
+            from app_private.sync_records s
+           where s.collection = v_collection and not s.deleted and s.created_by is not null
+           group by s.created_by) r
+   where u.user_id = r.created_by;
   delete from app_private.sync_memberships where relation = p_table;
   delete from app_private.sync_changes where collection = v_collection;
   delete from app_private.sync_records where collection = v_collection;
   delete from app_private.sync_tables where relation = p_table;
 end;
 $function$;
-comment on function app_private.disable_sync(p_table regclass) is 'Undoes enable_sync / enable_sync_membership for a table (down migrations): drops its triggers and its bookkeeping.';
+comment on function app_private.disable_sync(p_table regclass) is 'Undoes enable_sync / enable_sync_membership for a table (down migrations): drops its triggers and its bookkeeping, and takes its live rows out of their creators'' usage (sync_usage).';
 revoke execute on function app_private.disable_sync(p_table regclass) from public;
 
 -- function app_private.display_name_from_user_metadata(meta jsonb)
@@ -178,6 +187,7 @@ declare
   v_collection text;
   v_schema name;
   v_table name;
+  v_creator text;
 begin
   select n.nspname, c.relname into v_schema, v_table
     from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
@@ -217,24 +227,37 @@ begin
   execute format('create trigger tidesync_track_deletes after delete on %s referencing old table as old_rows '
                  'for each statement execute function app_private.track_sync_changes()', p_table);
 
-  -- Rows that exist already become version-1-of-their-own entries.
+  -- Rows that exist already become version-1-of-their-own entries. Their
+  -- creator is who the table's created_by column (uuid) names, if it has one
+  -- and that user exists (the trigger stamps the writer of an insert); each
+  -- counts in that creator's usage, as an insert would have.
+  v_creator := case when exists (
+      select 1 from pg_catalog.pg_attribute a
+       where a.attrelid = p_table and a.attname = 'created_by' and a.atttypid = 'uuid'::regtype and not a.attisdropped)
+    then 't.created_by' else 'null::uuid' end;
   execute format($sql$
     with existing as (
       select (to_jsonb(t) ->> 'id')::uuid as id, to_jsonb(t) - 'id' as data,
-             (to_jsonb(t) ->> %L)::uuid as scope_id, nextval('app_private.sync_seq') as seq
+             (to_jsonb(t) ->> %L)::uuid as scope_id, %s as created_by, nextval('app_private.sync_seq') as seq
         from %s t
     ), recorded as (
-      insert into app_private.sync_records (collection, id, scope_id, version, field_versions)
+      insert into app_private.sync_records (collection, id, scope_id, version, field_versions, created_by)
       select %L, e.id, e.scope_id, e.seq,
-             (select coalesce(jsonb_object_agg(k, jsonb_build_object('v', e.seq, 'd', null)), '{}'::jsonb) from jsonb_object_keys(e.data) k)
+             (select coalesce(jsonb_object_agg(k, jsonb_build_object('v', e.seq, 'd', null)), '{}'::jsonb) from jsonb_object_keys(e.data) k),
+             (select u.id from auth.users u where u.id = e.created_by)
         from existing e
+      returning created_by
+    ), counted as (
+      insert into app_private.sync_usage as u (user_id, live_records)
+      select r.created_by, count(*) from recorded r where r.created_by is not null group by r.created_by
+      on conflict (user_id) do update set live_records = u.live_records + excluded.live_records
     )
     insert into app_private.sync_changes (scope_id, collection, id, present, seq, txid, since_seq)
     select e.scope_id, %L, e.id, true, e.seq, pg_current_xact_id(), e.seq from existing e
-  $sql$, p_scope_column, p_table, v_collection, v_collection);
+  $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers and records existing rows. Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers and records existing rows (their creator: the table''s created_by column, when it has one; counted in that user''s usage). Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
