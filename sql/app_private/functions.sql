@@ -141,6 +141,7 @@ CREATE OR REPLACE FUNCTION app_private.disable_sync(p_table regclass)
 AS $function$
 declare
   v_collection text := (select t.collection from app_private.sync_tables t where t.relation = p_table);
+  v_index regclass;
 begin
   execute format('drop trigger if exists tidesync_track_inserts on %s', p_table);
   execute format('drop trigger if exists tidesync_track_updates on %s', p_table);
@@ -156,13 +157,21 @@ begin
            where s.collection = v_collection and not s.deleted and s.created_by is not null
            group by s.created_by) r
    where u.user_id = r.created_by;
+  -- The scope column's index, if enable_sync made it (its comment says so).
+  for v_index in
+    select i.indexrelid::regclass from pg_catalog.pg_index i
+     where i.indrelid = p_table
+       and pg_catalog.obj_description(i.indexrelid, 'pg_class') like 'Created by app_private.enable_sync%'
+  loop
+    execute format('drop index %s', v_index);
+  end loop;
   delete from app_private.sync_memberships where relation = p_table;
   delete from app_private.sync_changes where collection = v_collection;
   delete from app_private.sync_records where collection = v_collection;
   delete from app_private.sync_tables where relation = p_table;
 end;
 $function$;
-comment on function app_private.disable_sync(p_table regclass) is 'Undoes enable_sync / enable_sync_membership for a table (down migrations): drops its triggers and its bookkeeping, and takes its live rows out of their creators'' usage (sync_usage).';
+comment on function app_private.disable_sync(p_table regclass) is 'Undoes enable_sync / enable_sync_membership for a table (down migrations): drops its triggers and its bookkeeping, takes its live rows out of their creators'' usage (sync_usage) and drops the scope column''s index if enable_sync created it.';
 revoke execute on function app_private.disable_sync(p_table regclass) from public;
 
 -- function app_private.display_name_from_user_metadata(meta jsonb)
@@ -188,6 +197,8 @@ declare
   v_schema name;
   v_table name;
   v_creator text;
+  v_scope_attnum smallint;
+  v_index regclass;
 begin
   select n.nspname, c.relname into v_schema, v_table
     from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
@@ -227,6 +238,19 @@ begin
   execute format('create trigger tidesync_track_deletes after delete on %s referencing old table as old_rows '
                  'for each statement execute function app_private.track_sync_changes()', p_table);
 
+  -- The scope column is indexed unless an index (not partial) starts with it:
+  -- the policies filter on it, and the scope's delete cascades through it.
+  v_scope_attnum := (select a.attnum from pg_catalog.pg_attribute a where a.attrelid = p_table and a.attname = p_scope_column);
+  if not exists (select 1 from pg_catalog.pg_index i
+                  where i.indrelid = p_table and i.indkey[0] = v_scope_attnum and i.indpred is null) then
+    execute format('create index on %s (%I)', p_table, p_scope_column);
+    select i.indexrelid::regclass into v_index from pg_catalog.pg_index i
+     where i.indrelid = p_table and i.indkey[0] = v_scope_attnum and i.indpred is null;
+    execute format('comment on index %s is %L', v_index,
+                   format('Created by app_private.enable_sync: the scope column %I of a synced table (its policies filter on it, the scope''s delete '
+                          'cascades through it). app_private.disable_sync drops it.', p_scope_column));
+  end if;
+
   -- Rows that exist already become version-1-of-their-own entries. Their
   -- creator is who the table's created_by column (uuid) names, if it has one
   -- and that user exists (the trigger stamps the writer of an insert); each
@@ -257,7 +281,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers and records existing rows (their creator: the table''s created_by column, when it has one; counted in that user''s usage). Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers, indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one; counted in that user''s usage). Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
