@@ -162,10 +162,11 @@ export class TidesyncApi {
 
   // ---------------------------------------------------------------- test builds
   /**
-   * GET /v1/releases/check: the newest build of `channel` for this platform
-   * above `buildNumber` that the signed-in user may install, with a download
-   * link that expires. `level: "required"` means the running build is below
-   * the channel's minimum: block the app until the user updates.
+   * GET /v1/releases/check: `update`, the newest build of `channel` for this
+   * platform above `buildNumber` that the signed-in user may install, with a
+   * download link that expires (null: none). `level: "required"` means the
+   * running build is below the channel's minimum (`min_supported_build`): block
+   * the app until the user updates. (`release` is `update`'s deprecated name.)
    */
   async checkForUpdate(params: { platform: "ios" | "android" | "web"; channel: string; buildNumber: number }): Promise<UpdateCheckResponse> {
     const query = { platform: params.platform, channel: params.channel, build_number: String(params.buildNumber) };

@@ -35,6 +35,16 @@ async function checkBody(token: string, query: Parameters<typeof check>[1]) {
   return updateCheckResponseSchema.parse(response.body);
 }
 
+/** server_time's one wire format (functions/api/sync/wire-time.ts): the database's clock, UTC, microseconds. */
+const WIRE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+/** The answer with nothing to offer: api-v1.md's fields, and `release` (update's deprecated name). */
+const nothing = (minSupportedBuild: number | null = null) =>
+  ({ update: null, level: "none", min_supported_build: minSupportedBuild, server_time: expect.stringMatching(WIRE_TIME), release: null });
+
+/** An answer without its server_time (to compare two answers). */
+const timeless = ({ server_time: _time, ...rest }: Record<string, unknown>) => rest;
+
 describe("POST /v1/releases (CI, Standard Webhooks)", () => {
   it("201 with a good signature; a retried delivery (same webhook-id) answers the same release and writes nothing more", async () => {
     const channel = freshChannel();
@@ -229,22 +239,23 @@ describe("GET /v1/releases/check", () => {
     const { id } = await publish(release);
 
     const member = await checkBody(tester.token, { channel, build_number: 100 });
-    expect(member).toMatchObject({ level: "optional", release: { id, build_number: 200, release_notes: "New onboarding" } });
-    expect(member.release!.download).toMatchObject({ sha256: release.artifact.sha256, size: release.artifact.size });
-    const expiresIn = Date.parse(member.release!.download.expires_at!) - Date.now();
+    expect(member).toMatchObject({ level: "optional", update: { id, build_number: 200, release_notes: "New onboarding" }, min_supported_build: null });
+    expect(member.release).toEqual(member.update);
+    expect(member.update!.download).toMatchObject({ sha256: release.artifact.sha256, size: release.artifact.size });
+    const expiresIn = Date.parse(member.update!.download.expires_at!) - Date.now();
     expect(expiresIn).toBeGreaterThan(55 * 60_000);
     expect(expiresIn).toBeLessThanOrEqual(3600_000);
-    const download = await fetch(member.release!.download.url);
+    const download = await fetch(member.update!.download.url);
     expect(download.status).toBe(200);
     expect(await sha256Of(new Uint8Array(await download.arrayBuffer()))).toBe(release.artifact.sha256);
 
     const hidden = await check(outsider.token, { channel, build_number: 100 });
     const empty = await check(outsider.token, { channel: freshChannel(), build_number: 100 });
     expect(hidden.status).toBe(200);
-    expect(hidden.body).toEqual({ level: "none", release: null });
-    expect({ status: hidden.status, body: hidden.body }).toEqual({ status: empty.status, body: empty.body });
+    expect(hidden.body).toEqual(nothing());
+    expect({ status: hidden.status, body: timeless(hidden.body) }).toEqual({ status: empty.status, body: timeless(empty.body) });
     // The tester with nothing newer gets the same none too.
-    expect(await checkBody(tester.token, { channel, build_number: 200 })).toEqual({ level: "none", release: null });
+    expect(await checkBody(tester.token, { channel, build_number: 200 })).toEqual(nothing());
   });
 
   it("required below the channel's minimum build, optional at or above it; the minimum never leaks to non-members", async () => {
@@ -255,10 +266,44 @@ describe("GET /v1/releases/check", () => {
     await publish(await binaryRelease(channel, 300, { update_policy: { minimum_build_number: 150 } }));
     expect((await checkBody(tester.token, { channel, build_number: 100 })).level).toBe("required");
     expect((await checkBody(tester.token, { channel, build_number: 150 })).level).toBe("optional");
-    expect(await checkBody(outsider.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
+    // The outsider learns no minimum: RLS hides the channel's policy as it hides its builds.
+    expect(await checkBody(outsider.token, { channel, build_number: 100 })).toEqual(nothing());
     // The other platform of the channel has no policy: optional.
     await publish(await binaryRelease(channel, 300, { platform: "android" }));
     expect((await checkBody(tester.token, { channel, build_number: 100, platform: "android" })).level).toBe("optional");
+  });
+
+  it("answers the fields api-v1.md fixes — update, level, min_supported_build, server_time — and release, update's deprecated name", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const { id } = await publish(await binaryRelease(channel, 300, { update_policy: { minimum_build_number: 150 } }));
+    await publish(await binaryRelease(channel, 300, { platform: "android" }));
+    const [before] = await adminSql<{ now: string }[]>`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
+
+    // A required minimum: below it, the build is required and the answer names the minimum.
+    const below = await check(tester.token, { channel, build_number: 100 });
+    expect(below.status, below.text).toBe(200);
+    expect(Object.keys(below.body).sort()).toEqual(["level", "min_supported_build", "release", "server_time", "update"]);
+    expect(below.body).toMatchObject({ update: { id, build_number: 300 }, level: "required", min_supported_build: 150 });
+    expect(below.body.release).toEqual(below.body.update);
+    // server_time: the database's clock in the one wire format, as a push's and a pull's.
+    const [after] = await adminSql<{ now: string }[]>`select to_char(now() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as now`;
+    expect(below.body.server_time).toMatch(WIRE_TIME);
+    expect(below.body.server_time >= before.now && below.body.server_time <= after.now).toBe(true);
+    // At or above the minimum: optional, the same minimum; nothing newer: none, the minimum still said.
+    expect(await checkBody(tester.token, { channel, build_number: 150 })).toMatchObject({ update: { id }, level: "optional", min_supported_build: 150 });
+    expect(await checkBody(tester.token, { channel, build_number: 300 })).toEqual(nothing(150));
+    // No minimum on the channel's other platform: min_supported_build is null.
+    const android = await check(tester.token, { channel, build_number: 100, platform: "android" });
+    expect(Object.keys(android.body).sort()).toEqual(["level", "min_supported_build", "release", "server_time", "update"]);
+    expect(android.body).toMatchObject({ update: { build_number: 300 }, level: "optional", min_supported_build: null });
+    expect(android.body.release).toEqual(android.body.update);
+    // The OpenAPI document says release is deprecated.
+    const openapi = await call("/v1/openapi.json");
+    const schema = openapi.body.components.schemas.UpdateCheck;
+    expect(schema.required.sort()).toEqual(["level", "min_supported_build", "release", "server_time", "update"]);
+    expect(schema.properties.release.deprecated).toBe(true);
   });
 
   it("paused and rolled-back builds are never offered; rolling back the newest offers the previous one again", async () => {
@@ -268,14 +313,14 @@ describe("GET /v1/releases/check", () => {
     const older = await publish(await binaryRelease(channel, 200));
     const newer = await publish(await binaryRelease(channel, 300));
     const paused = await publish(await binaryRelease(channel, 400, { status: "paused" }));
-    expect((await checkBody(tester.token, { channel, build_number: 100 })).release?.id).toBe(newer.id);
+    expect((await checkBody(tester.token, { channel, build_number: 100 })).update?.id).toBe(newer.id);
 
     await setRelease(newer.id, { status: "rolled_back" });
-    expect((await checkBody(tester.token, { channel, build_number: 100 })).release?.id).toBe(older.id);
+    expect((await checkBody(tester.token, { channel, build_number: 100 })).update?.id).toBe(older.id);
     await setRelease(older.id, { status: "paused" });
-    expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
+    expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual(nothing());
     await setRelease(paused.id, { status: "active" });
-    expect((await checkBody(tester.token, { channel, build_number: 100 })).release?.id).toBe(paused.id);
+    expect((await checkBody(tester.token, { channel, build_number: 100 })).update?.id).toBe(paused.id);
   });
 
   it("a percentage rollout over 1,000 devices: within ±5%, the same answer on every check, raising it only adds devices", async () => {
@@ -300,8 +345,8 @@ describe("GET /v1/releases/check", () => {
       for (let start = 0; start < tokens.length; start += 8) {
         const answers = await Promise.all(tokens.slice(start, start + 8).map((token) => checkBody(token, { channel, build_number: 100 })));
         answers.forEach((answer, i) => {
-          if (answer.release) {
-            expect(answer.release.id).toBe(id);
+          if (answer.update) {
+            expect(answer.update.id).toBe(id);
             result.add(start + i);
           }
         });
@@ -329,7 +374,7 @@ describe("GET /v1/releases/check", () => {
     await publish(release);
     const other = await binaryRelease(channel, 201, { status: "paused" });
     await publish(other);
-    const link = new URL((await checkBody(tester.token, { channel, build_number: 100 })).release!.download.url);
+    const link = new URL((await checkBody(tester.token, { channel, build_number: 100 })).update!.download.url);
     expect((await fetch(link)).status).toBe(200);
 
     const token = link.searchParams.get("token")!;
@@ -352,7 +397,7 @@ describe("GET /v1/releases/check", () => {
     const shortLived = await startFunctionsServer({ ...stack.functionsEnv, TIDESYNC_DOWNLOAD_LINK_TTL_S: "1" }, { name: `${stack.database}-short-links` });
     started.push(shortLived);
     const answer = await call(`/v1/releases/check?platform=ios&channel=${channel}&build_number=100`, { token: tester.token, baseUrl: shortLived.apiUrl });
-    const shortLink = updateCheckResponseSchema.parse(answer.body).release!.download;
+    const shortLink = updateCheckResponseSchema.parse(answer.body).update!.download;
     expect(Date.parse(shortLink.expires_at!) - Date.now()).toBeLessThanOrEqual(1000);
     await new Promise((resolve) => setTimeout(resolve, 2100));
     const late = await fetch(shortLink.url);
@@ -399,8 +444,8 @@ describe("the client: checkForUpdate() and sendReleaseFeedback()", () => {
     const { id } = await publish(await binaryRelease(channel, 300, { update_policy: { minimum_build_number: 200 } }));
     const client = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => tester.token });
     const update = await client.checkForUpdate({ platform: "ios", channel, buildNumber: 150 });
-    expect(update).toMatchObject({ level: "required", release: { id, build_number: 300 } });
-    expect(await client.checkForUpdate({ platform: "ios", channel, buildNumber: 300 })).toEqual({ level: "none", release: null });
+    expect(update).toMatchObject({ level: "required", update: { id, build_number: 300 }, min_supported_build: 200 });
+    expect(await client.checkForUpdate({ platform: "ios", channel, buildNumber: 300 })).toEqual(nothing(200));
     const feedback = await client.sendReleaseFeedback(id, { body: "Works on my phone", platform: "ios", build_number: 300 });
     expect(feedback).toMatchObject({ release_id: id, build_number: 300 });
   });
@@ -469,7 +514,7 @@ describe("POST /v1/releases/{id}/feedback", () => {
       select (select count(*)::int from app_private.release_webhook_deliveries where release_id = ${id}) as deliveries,
              (select count(*)::int from app_private.release_feedback where release_id = ${id}) as feedback`;
     expect(left).toEqual({ deliveries: 0, feedback: 0 });
-    expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual({ level: "none", release: null });
+    expect(await checkBody(tester.token, { channel, build_number: 100 })).toEqual(nothing());
     // Its delivery id is free again: CI re-running that delivery publishes the build anew.
     expect((await signedCall("/v1/releases", release, { webhookId })).status).toBe(201);
   });

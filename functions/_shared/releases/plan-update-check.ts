@@ -27,8 +27,10 @@ export interface UpdateCheckPlan<T extends CheckCandidate> {
  * The newest active release above the caller's build whose rollout includes
  * the device. Paused and rolled-back releases are skipped (so rolling back the
  * newest offers the previous one again). With nothing to offer the answer is
- * `none`, whatever the policy says: a channel the caller may not receive and
- * a channel with no newer build must look the same.
+ * `none`, whatever the policy says (there is nothing to install). The answer's
+ * min_supported_build is the policy as the caller sees it: RLS hides the
+ * policy of a channel they may not receive, so such a channel looks like one
+ * without builds or policy.
  */
 export function planUpdateCheck<T extends CheckCandidate>(
   candidates: readonly T[],

@@ -147,21 +147,34 @@ export const updateCheckQuerySchema = z.object({
 });
 export type UpdateCheckQuery = z.infer<typeof updateCheckQuerySchema>;
 
+/** The build an update check offers: what to show and where to download it. */
+const offeredBuildSchema = z.object({
+  id: z.uuid(),
+  version: z.string(),
+  build_number: z.number().int(),
+  release_notes: z.string(),
+  created_at: timestamp,
+  download: z.object({
+    url: z.string().describe("a signed link to this build's artifact (or the https URL CI gave)"),
+    expires_at: timestamp.nullable().describe("when a signed link stops working; null for a URL CI gave"),
+    sha256: z.string().describe("verify the download against it"),
+    size: z.number().int(),
+  }),
+});
+
+// api-v1.md fixes { update, level, min_supported_build, server_time }; `release`
+// is the name `update` had before, kept (deprecated) for clients built then.
 export const updateCheckResponseSchema = z.object({
+  update: offeredBuildSchema.nullable().describe("the newest build for you above build_number; null when level is none"),
   level: z.enum(UPDATE_LEVELS).describe("none: nothing newer for you; optional: offer it; required: block until updated (below the minimum build)"),
-  release: z.object({
-    id: z.uuid(),
-    version: z.string(),
-    build_number: z.number().int(),
-    release_notes: z.string(),
-    created_at: timestamp,
-    download: z.object({
-      url: z.string().describe("a signed link to this build's artifact (or the https URL CI gave)"),
-      expires_at: timestamp.nullable().describe("when a signed link stops working; null for a URL CI gave"),
-      sha256: z.string().describe("verify the download against it"),
-      size: z.number().int(),
-    }),
-  }).nullable().describe("the newest build for you above build_number; null when level is none"),
+  min_supported_build: z.number().int().nullable().describe(
+    "the channel's minimum supported build (its update policy: a build below it gets level required, or optional where " +
+      "the policy says so, whenever a newer build is offered); null when the channel has none, or is not one you may receive",
+  ),
+  server_time: timestamp.describe("the database's clock, ISO 8601 in UTC with microseconds, as the server_time of a push or a pull"),
+  release: offeredBuildSchema.nullable().meta({ deprecated: true }).describe(
+    "deprecated: the same object as update (its name before api-v1.md's); read update. Still sent to clients built before",
+  ),
 });
 export type UpdateCheckResponse = z.infer<typeof updateCheckResponseSchema>;
 

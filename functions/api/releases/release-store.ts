@@ -3,7 +3,9 @@
 // manifest and feedback inside deps.db.withUser / asAnon, where the policies
 // of app_private.releases decide which releases exist for the caller.
 import type { Feedback, OtaAsset, PublishRelease, Release } from "../../_shared/schemas/releases.ts";
+import type { UpdatePolicy } from "../../_shared/releases/plan-update-check.ts";
 import { WEBHOOK_TOLERANCE_SECONDS } from "../../_shared/releases/webhook-signature.ts";
+import { WIRE_TIME_FORMAT } from "../sync/wire-time.ts";
 import type { Tx } from "../lib/db.ts";
 
 export interface ReleaseRow {
@@ -170,13 +172,20 @@ export async function visibleReleases(
   );
 }
 
-/** The (platform, channel) update policy, if the caller may see the channel and one is set. */
-export async function visibleUpdatePolicy(tx: Tx, platform: string, channel: string) {
-  const [row] = await tx<{ minimum_build_number: number; below_minimum_level: "optional" | "required" }[]>`
-    select minimum_build_number, below_minimum_level
-    from app_private.release_update_policies
-    where channel = ${channel} and platform = ${platform}`;
-  return row ?? null;
+/**
+ * The (platform, channel) update policy, if the caller may see the channel and one is set, and the
+ * database's time for the answer's server_time, in the one wire format (sync/wire-time.ts): one
+ * statement, so server_time costs the check no round trip.
+ */
+export async function visibleUpdatePolicy(tx: Tx, platform: string, channel: string): Promise<{ policy: UpdatePolicy | null; serverTime: string }> {
+  const [row] = await tx<{ minimum_build_number: number | null; below_minimum_level: UpdatePolicy["below_minimum_level"] | null; server_time: string }[]>`
+    select p.minimum_build_number, p.below_minimum_level, to_char(now() at time zone 'UTC', ${WIRE_TIME_FORMAT}) as server_time
+      from (select) as the_time
+      left join app_private.release_update_policies p on p.channel = ${channel} and p.platform = ${platform}`;
+  const policy = row.minimum_build_number === null || row.below_minimum_level === null
+    ? null
+    : { minimum_build_number: row.minimum_build_number, below_minimum_level: row.below_minimum_level };
+  return { policy, serverTime: row.server_time };
 }
 
 /** The calling session's device (RLS: the caller's own), for rollout and feedback. */

@@ -19,6 +19,7 @@ import {
   releaseIdParamsSchema,
   releaseSchema,
   updateCheckQuerySchema,
+  type UpdateCheckResponse,
   updateCheckResponseSchema,
 } from "../../_shared/schemas/releases.ts";
 import type { App, Deps } from "../lib/app-env.ts";
@@ -87,9 +88,10 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     path: "/v1/releases/check",
     summary: "Is there a newer build for me?",
     description: "The newest active build of the platform and channel above build_number that the caller may receive and " +
-      "whose rollout includes the calling device, with a download link that expires. level is required when build_number is " +
-      "below the channel's minimum supported build. A channel the caller may not receive answers exactly like one without a " +
-      "newer build: level none.",
+      "whose rollout includes the calling device (update), with a download link that expires. level is required when " +
+      "build_number is below the channel's minimum supported build (min_supported_build) and a newer build is offered. A " +
+      "channel the caller may not receive answers exactly like one without builds or policy: update null, level none, " +
+      "min_supported_build null. release is update under its former name (deprecated).",
     security: bearerSecurity,
     middleware: [requireUser(deps, "releases")] as const,
     request: { query: updateCheckQuerySchema },
@@ -171,28 +173,37 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     const seen = await deps.db.withUser(user, async (tx) => ({
       device: await sessionDevice(tx, user.session_id),
       releases: await visibleReleases(tx, { platform: query.platform, channel: query.channel, kind: "binary", aboveBuild: query.build_number }, MAX_CHECK_CANDIDATES),
-      policy: await visibleUpdatePolicy(tx, query.platform, query.channel),
+      policyAndTime: await visibleUpdatePolicy(tx, query.platform, query.channel),
     }));
     // Rollouts are per device; a session that registered none rolls out as its user.
     const rolloutKey = seen.device?.installation_id ?? user.sub;
     const candidates = await Promise.all(seen.releases.map(async (r) => ({ ...r, rollout_bucket: await rolloutBucket(r.id, rolloutKey) })));
-    const plan = planUpdateCheck(candidates, query.build_number, seen.policy);
+    const { policy, serverTime } = seen.policyAndTime;
+    const plan = planUpdateCheck(candidates, query.build_number, policy);
     Object.assign(c.get("logFields"), { level: plan.level, release_id: plan.release?.id });
-    if (!plan.release) return c.json({ level: plan.level, release: null }, 200);
     const r = plan.release;
-    const ttl = deps.config.releases.linkTtlSeconds;
-    const [link] = await downloadLinks(store, ttl, [{ path: r.artifact_path, url: r.artifact_url }]);
-    return c.json({
-      level: plan.level,
-      release: {
+    let update: UpdateCheckResponse["update"] = null;
+    if (r) {
+      const ttl = deps.config.releases.linkTtlSeconds;
+      const [link] = await downloadLinks(store, ttl, [{ path: r.artifact_path, url: r.artifact_url }]);
+      update = {
         id: r.id,
         version: r.version,
         build_number: r.build_number,
         release_notes: r.release_notes,
         created_at: r.created_at.toISOString(),
         download: { url: link.url, expires_at: link.expiresAt?.toISOString() ?? null, sha256: r.artifact_sha256, size: Number(r.artifact_size) },
-      },
-    }, 200);
+      };
+    }
+    // `release` is `update` under its former name (deprecated; updateCheckResponseSchema).
+    const answer: UpdateCheckResponse = {
+      update,
+      level: plan.level,
+      min_supported_build: policy?.minimum_build_number ?? null,
+      server_time: serverTime,
+      release: update,
+    };
+    return c.json(answer, 200);
   });
 
   app.openapi(feedback, async (c) => {
