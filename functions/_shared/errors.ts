@@ -12,6 +12,9 @@ export const ERROR_CODES = {
   NOT_FOUND: { status: 404, retryable: false },
   METHOD_NOT_ALLOWED: { status: 405, retryable: false },
   RESYNC_REQUIRED: { status: 410, retryable: false },
+  // The body did not arrive within the server's deadline (TIDESYNC_BODY_READ_TIMEOUT_MS): a slow
+  // link may do better next time, so the same request may be sent again.
+  REQUEST_TIMEOUT: { status: 408, retryable: true },
   PRECONDITION_FAILED: { status: 412, retryable: false },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false },

@@ -18,6 +18,7 @@ describe("loadConfig", () => {
     expect(config.dbUrl).toBe(BASE.SUPABASE_DB_URL);
     expect(config.db).toEqual({ poolMax: 10, maxConcurrentRequests: 12, connectTimeoutSeconds: 5, statementTimeoutMs: 8000, prepare: true });
     expect(config.auth).toEqual({ jwks: undefined, jwksUrl: undefined, hsSecret: "legacy-secret", issuer: undefined });
+    expect(config.http).toEqual({ bodyReadTimeoutMs: 20_000 });
     expect(config.limits).toEqual(DEFAULT_LIMITS);
     expect(config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
   });
@@ -39,6 +40,11 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_REQUESTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_REQUESTS must be a positive integer/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a positive integer/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "fast" })).toThrow(/TIDESYNC_DB_STATEMENT_TIMEOUT_MS/);
+  });
+
+  it("reads the body read deadline (TIDESYNC_BODY_READ_TIMEOUT_MS) and refuses a non-positive one", () => {
+    expect(loadConfig({ ...BASE, TIDESYNC_BODY_READ_TIMEOUT_MS: "1500" }).http.bodyReadTimeoutMs).toBe(1500);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_BODY_READ_TIMEOUT_MS: "0" })).toThrow(/TIDESYNC_BODY_READ_TIMEOUT_MS must be a positive integer/);
   });
 
   it("needs at least one way to verify tokens", () => {

@@ -29,6 +29,13 @@ export interface Config {
     /** Expected `iss`; unchecked when unset (local CLI stacks rewrite hosts). */
     issuer?: string;
   };
+  http: {
+    /**
+     * How long a request's body may take to arrive once the route starts
+     * reading it (TIDESYNC_BODY_READ_TIMEOUT_MS); later → 408 REQUEST_TIMEOUT.
+     */
+    bodyReadTimeoutMs: number;
+  };
   limits: Limits;
   rateLimits: Record<string, RateLimitRule>;
   /** HMAC key of the sync pull cursors (TIDESYNC_CURSOR_SECRET); rotating it invalidates every cursor. */
@@ -111,6 +118,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       prepare: env.TIDESYNC_DB_PREPARE ? env.TIDESYNC_DB_PREPARE === "true" : port !== "6543",
     },
     auth: { jwks, jwksUrl, hsSecret, issuer: env.TIDESYNC_JWT_ISSUER || undefined },
+    // 20 s: 1 MiB at ~52 KB/s, and an answer before the client's own 30 s request timeout (client/api-client.ts).
+    http: { bodyReadTimeoutMs: positiveInt(env, "TIDESYNC_BODY_READ_TIMEOUT_MS", 20_000) },
     limits: loadLimits(env),
     rateLimits,
     cursorSecret,

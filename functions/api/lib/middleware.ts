@@ -5,6 +5,7 @@ import { ApiError } from "../../_shared/errors.ts";
 import { MAX_REQUEST_HEADER_BYTES } from "../../_shared/limits.ts";
 import { mayHoldNonFiniteNumber, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
+import type { Config } from "./config.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{8,128}$/;
@@ -73,28 +74,56 @@ export function requireUser(deps: Deps, operation: string): MiddlewareHandler<Ap
   };
 }
 
-export async function readBodyBytes(c: Context, max: number): Promise<Uint8Array> {
+/**
+ * Reads the whole request body: at most `limits.max_body_bytes` (413, also
+ * for a chunked body that declares no length) within
+ * `http.bodyReadTimeoutMs` from the start of the read (408
+ * REQUEST_TIMEOUT): a client that sends its body a byte at a time gets an
+ * answer, and its request ends, at the deadline.
+ */
+export async function readBodyBytes(c: Context, config: Pick<Config, "limits" | "http">): Promise<Uint8Array> {
   const body = c.req.raw.body;
   if (!body) return new Uint8Array();
+  const max = config.limits.max_body_bytes;
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    let chunk: ReadableStreamReadResult<Uint8Array>;
-    try {
-      chunk = await reader.read();
-    } catch (error) {
-      // The client sent less than it declared, or the connection broke mid-body.
-      throw new ApiError("MALFORMED_JSON", "the request body could not be read completely", { cause: error });
+  // One timer per body: at the deadline the stream is cancelled, which ends
+  // the pending read (done) without a race per chunk.
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    reader.cancel().catch(() => {});
+  }, config.http.bodyReadTimeoutMs);
+  try {
+    for (;;) {
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        if (timedOut) break;
+        // The client sent less than it declared, or the connection broke mid-body.
+        throw new ApiError("MALFORMED_JSON", "the request body could not be read completely", { cause: error });
+      }
+      const { done, value } = chunk;
+      if (done) break;
+      total += value.byteLength;
+      if (total > max) {
+        await reader.cancel();
+        throw new ApiError("PAYLOAD_TOO_LARGE", `the request body must be at most ${max} bytes`);
+      }
+      chunks.push(value);
     }
-    const { done, value } = chunk;
-    if (done) break;
-    total += value.byteLength;
-    if (total > max) {
-      await reader.cancel();
-      throw new ApiError("PAYLOAD_TOO_LARGE", `the request body must be at most ${max} bytes`);
-    }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
+  }
+  if (timedOut) {
+    c.get("logFields").body_bytes_received = total;
+    // Connection: close: the connection is mid-body, so the client must not
+    // send another request on it (and should stop sending this one).
+    throw new ApiError("REQUEST_TIMEOUT", `the request body did not arrive within ${config.http.bodyReadTimeoutMs} ms; send it again`, {
+      headers: { Connection: "close" },
+    });
   }
   const bytes = new Uint8Array(total);
   let offset = 0;
@@ -116,12 +145,13 @@ export type WholeRequestPart = (value: unknown) => unknown;
 
 /**
  * Reads a JSON body within the size limit (also for chunked bodies that
- * declare no length), then hands the parsed value to the route's zod validator.
+ * declare no length) and the read deadline, then hands the parsed value to
+ * the route's zod validator.
  */
 export function jsonBody(deps: Deps, wholeRequestPart?: WholeRequestPart): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     requireJsonMediaType(c);
-    acceptJsonBody(c, await readBodyBytes(c, deps.config.limits.max_body_bytes), wholeRequestPart);
+    acceptJsonBody(c, await readBodyBytes(c, deps.config), wholeRequestPart);
     await next();
   };
 }

@@ -13,6 +13,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: "FORBIDDEN: the token is not a signed-in user's",
   404: "NOT_FOUND: no such object (also for other users' objects)",
   405: "METHOD_NOT_ALLOWED",
+  408: "REQUEST_TIMEOUT: the body did not arrive within the server's deadline; retryable",
   410: "RESYNC_REQUIRED: pull from scratch",
   412: "PRECONDITION_FAILED: If-Match is stale",
   413: "PAYLOAD_TOO_LARGE",
@@ -36,7 +37,7 @@ export function errorResponses(...codes: ErrorCode[]) {
 /** The errors of an authenticated route, before its own. */
 export const AUTHENTICATED_ERRORS: ErrorCode[] = ["UNAUTHENTICATED", "FORBIDDEN", "RATE_LIMITED"];
 /** The errors of a route that takes a JSON body. */
-export const BODY_ERRORS: ErrorCode[] = ["MALFORMED_JSON", "VALIDATION_FAILED", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"];
+export const BODY_ERRORS: ErrorCode[] = ["MALFORMED_JSON", "VALIDATION_FAILED", "REQUEST_TIMEOUT", "PAYLOAD_TOO_LARGE", "UNSUPPORTED_MEDIA_TYPE"];
 
 export const bearerSecurity = [{ bearerAuth: [] }];
 

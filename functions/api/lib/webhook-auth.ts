@@ -40,7 +40,7 @@ function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], reason: Refusal): n
 
 export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions = {}): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const bytes = await readBodyBytes(c, deps.config.limits.max_body_bytes);
+    const bytes = await readBodyBytes(c, deps.config);
     const key = deps.config.releases.webhookKey;
     if (!key) throw new ApiError("UNAUTHENTICATED", "release publishing is not configured on this server (TIDESYNC_RELEASES_WEBHOOK_SECRET)");
     const url = new URL(c.req.url);

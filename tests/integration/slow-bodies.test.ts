@@ -1,0 +1,77 @@
+// Request bodies that arrive slowly, over real sockets (a client on a bad link,
+// or someone holding connections open a byte at a time): the function answers
+// them 408 REQUEST_TIMEOUT in the envelope once the body read deadline
+// (TIDESYNC_BODY_READ_TIMEOUT_MS, short here) has passed.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
+import { type RawAnswer, type SlowRequest, slowRequest } from "../support/slow-request.ts";
+
+const DEADLINE_MS = 3000;
+
+let server: FunctionsServer;
+let attacker: TestUser;
+const opened: SlowRequest[] = [];
+
+beforeAll(async () => {
+  server = await startFunctionsServer(
+    { ...stack.functionsEnv, TIDESYNC_BODY_READ_TIMEOUT_MS: String(DEADLINE_MS) },
+    { name: `${stack.database}-slow-bodies` },
+  );
+  attacker = await createTestUser();
+});
+
+afterAll(async () => {
+  for (const request of opened) request.destroy();
+  await server?.stop();
+});
+
+function slow(path: string, headers: Record<string, string>, dripMs = 250): SlowRequest {
+  const request = slowRequest({ apiUrl: server.apiUrl, path, headers, dripMs });
+  opened.push(request);
+  return request;
+}
+
+/** Standard Webhooks headers of the right shape and a fresh timestamp, signed with nothing: what anyone can send. */
+function unsignedWebhookHeaders(): Record<string, string> {
+  return {
+    "webhook-id": `msg_${randomUUID()}`,
+    "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+    "webhook-signature": `v1,${Buffer.alloc(32).toString("base64")}`,
+  };
+}
+
+/** The answer, or a failure naming what did not answer within `ms`. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function expectRawEnvelope(answer: RawAnswer, status: number, code: string) {
+  expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status, code });
+  expect(answer.headers["content-type"]).toMatch(/^application\/json/);
+  expect(answer.headers["x-request-id"]).toBeTruthy();
+  expect(answer.body.error.request_id).toBe(answer.headers["x-request-id"]);
+  return answer.body.error as { code: string; message: string; retryable: boolean };
+}
+
+describe("a body that does not arrive within the deadline", () => {
+  it("→ 408 REQUEST_TIMEOUT (retryable) in the envelope at the deadline, on a user's route and on CI's", async () => {
+    const onBatch = slow("/v1/sync/batch", { authorization: `Bearer ${attacker.token}` });
+    const onRelease = slow("/v1/releases", unsignedWebhookHeaders());
+    for (const answer of await within(Promise.all([onBatch.answer, onRelease.answer]), DEADLINE_MS + 5000, "the slow bodies")) {
+      const error = expectRawEnvelope(answer, 408, "REQUEST_TIMEOUT");
+      expect(error.retryable).toBe(true);
+      expect(answer.elapsedMs).toBeGreaterThanOrEqual(DEADLINE_MS - 50);
+      expect(answer.elapsedMs).toBeLessThan(DEADLINE_MS + 2500);
+    }
+    // The function goes on serving.
+    expect((await call("/v1/whoami", { token: attacker.token, baseUrl: server.apiUrl })).status).toBe(200);
+  });
+});
