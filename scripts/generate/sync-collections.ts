@@ -47,12 +47,22 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
               where f.conrelid = t.relation and f.contype = 'f'
                 and f.conkey = array[(select x.attnum from pg_catalog.pg_attribute x where x.attrelid = t.relation and x.attname = t.scope_column)]
               limit 1) end as scope_collection,
-           a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type, not a.attnotnull as nullable,
-           a.atthasdef as has_default,
+           a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type, not (a.attnotnull or dom.not_null) as nullable,
+           a.atthasdef or dom.has_default as has_default,
            has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') as insertable,
            has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') as updatable
       from app_private.sync_tables t
       join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
+      -- A domain column (a domain over a domain followed to the end): the domain's NOT NULL
+      -- refuses null as the column's own does, and the domain's default fills an insert that
+      -- leaves the column out.
+     cross join lateral (
+       with recursive d(type_id) as (
+         select a.atttypid
+         union all
+         select ty.typbasetype from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd')
+       select coalesce(bool_or(ty.typnotnull), false) as not_null, coalesce(bool_or(ty.typdefaultbin is not null), false) as has_default
+         from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd') dom
      where a.attname <> 'id'
      order by t.collection, a.attnum`;
   const constraints = await sql<ConstraintRow[]>`

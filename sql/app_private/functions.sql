@@ -1459,7 +1459,8 @@ begin
   -- constraints decide. An insert group's rows all carry its columns; an update group's rows each
   -- carry the columns they change (the group's columns are all of them). A group is written in one
   -- statement; when the database refuses it, its rows are retried one by one (each in its own
-  -- subtransaction) so that only the rows it refuses fail.
+  -- subtransaction) so that only the rows it refuses fail. Only the named columns are read from
+  -- the rows (sync_record_columns).
   for v_group in select g from jsonb_array_elements(p_writes) g loop
     v_kind := v_group ->> 'kind';
     v_collection := v_group ->> 'collection';
@@ -1491,10 +1492,7 @@ begin
       v_rows := v_statement -> 'rows';
       v_columns := array(select jsonb_array_elements_text(coalesce(v_statement -> 'columns', '[]'::jsonb)));
       if v_kind = 'insert' then
-        v_sql := format(
-          -- no RETURNING: it would apply the SELECT policies to a row whose access rows an AFTER trigger adds
-          'insert into %1$s (id%2$s) select id%2$s from jsonb_populate_recordset(null::%1$s, $1)',
-          v_table, (select coalesce(string_agg(', ' || quote_ident(c), ''), '') from unnest(v_columns) c));
+        v_sql := app_private.sync_insert_sql(v_table, v_columns);
       elsif v_kind = 'update' then
         v_sql := app_private.sync_update_sql(v_table, v_columns);
       else
@@ -1555,21 +1553,83 @@ comment on function app_private.sync_apply(p_writes jsonb) is 'The write of POST
 revoke execute on function app_private.sync_apply(p_writes jsonb) from public;
 grant execute on function app_private.sync_apply(p_writes jsonb) to authenticated;
 
--- function app_private.sync_update_sql(p_table regclass, p_columns text[])
-CREATE OR REPLACE FUNCTION app_private.sync_update_sql(p_table regclass, p_columns text[])
+-- function app_private.sync_base_type(p_type oid, p_typmod integer)
+CREATE OR REPLACE FUNCTION app_private.sync_base_type(p_type oid, p_typmod integer)
  RETURNS text
  LANGUAGE sql
  STABLE
  SET search_path TO ''
 AS $function$
-  select format(
+  with recursive d(type_id, type_mod, depth) as (
+    select p_type, p_typmod, 0
+    union all
+    select b.typbasetype, b.typtypmod, d.depth + 1
+      from d join pg_catalog.pg_type b on b.oid = d.type_id and b.typtype = 'd')
+  select pg_catalog.format_type(d.type_id, d.type_mod) from d order by d.depth desc limit 1;
+$function$;
+comment on function app_private.sync_base_type(p_type oid, p_typmod integer) is 'The type (with its modifier) a domain stands on, a domain over a domain followed to the end; for app_private.sync_record_columns. Text only.';
+revoke execute on function app_private.sync_base_type(p_type oid, p_typmod integer) from public;
+grant execute on function app_private.sync_base_type(p_type oid, p_typmod integer) to authenticated;
+
+-- function app_private.sync_insert_sql(p_table regclass, p_columns text[])
+CREATE OR REPLACE FUNCTION app_private.sync_insert_sql(p_table regclass, p_columns text[])
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  return format(
+    'insert into %1$s (id%2$s) select v.id%3$s from jsonb_to_recordset($1) as v(%4$s)',
+    p_table,
+    (select coalesce(string_agg(', ' || quote_ident(c), '' order by o), '') from unnest(p_columns) with ordinality x(c, o)),
+    (select coalesce(string_agg(', v.' || quote_ident(c), '' order by o), '') from unnest(p_columns) with ordinality x(c, o)),
+    app_private.sync_record_columns(p_table, p_columns));
+end;
+$function$;
+comment on function app_private.sync_insert_sql(p_table regclass, p_columns text[]) is 'Text of the INSERT app_private.sync_apply runs for rows that all carry the named columns: only those columns (the table''s defaults fill the others), values read with sync_record_columns. Builds text only.';
+revoke execute on function app_private.sync_insert_sql(p_table regclass, p_columns text[]) from public;
+grant execute on function app_private.sync_insert_sql(p_table regclass, p_columns text[]) to authenticated;
+
+-- function app_private.sync_record_columns(p_table regclass, p_columns text[])
+CREATE OR REPLACE FUNCTION app_private.sync_record_columns(p_table regclass, p_columns text[])
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  return (
+    select 'id uuid' || coalesce(string_agg(format(', %I %s', a.attname,
+             case when ty.typtype = 'd' then app_private.sync_base_type(a.atttypid, a.atttypmod)
+                  else pg_catalog.format_type(a.atttypid, a.atttypmod) end), '' order by u.ord), '')
+      from unnest(p_columns) with ordinality as u(name, ord)
+      join pg_catalog.pg_attribute a on a.attrelid = p_table and a.attname = u.name and a.attnum > 0 and not a.attisdropped
+      join pg_catalog.pg_type ty on ty.oid = a.atttypid);
+end;
+$function$;
+comment on function app_private.sync_record_columns(p_table regclass, p_columns text[]) is 'Column definition list (id uuid, then each named column with its type, a domain as its base type) with which app_private.sync_apply reads the rows it writes: only the named columns, and no domain check on a column a row leaves out. Builds text only.';
+revoke execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) from public;
+grant execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) to authenticated;
+
+-- function app_private.sync_update_sql(p_table regclass, p_columns text[])
+CREATE OR REPLACE FUNCTION app_private.sync_update_sql(p_table regclass, p_columns text[])
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  return format(
     'with w as (update %1$s t set %2$s from jsonb_array_elements($1) e(doc) '
-    'cross join lateral jsonb_populate_record(null::%1$s, e.doc) v where t.id = v.id returning t.id) '
+    'cross join lateral jsonb_to_record(e.doc) as v(%3$s) where t.id = v.id returning t.id) '
     'select coalesce(jsonb_agg(w.id), ''[]'') from w',
     p_table,
-    (select string_agg(format('%1$I = case when e.doc ? %1$L then v.%1$I else t.%1$I end', c), ', ' order by c) from unnest(p_columns) c));
+    (select string_agg(format('%1$I = case when e.doc ? %1$L then v.%1$I else t.%1$I end', c), ', ' order by c) from unnest(p_columns) c),
+    app_private.sync_record_columns(p_table, p_columns));
+end;
 $function$;
-comment on function app_private.sync_update_sql(p_table regclass, p_columns text[]) is 'Text of the UPDATE app_private.sync_apply runs for rows that each carry the columns they change: each column is set to the row''s value where the row carries it, else to its own value. Builds text only.';
+comment on function app_private.sync_update_sql(p_table regclass, p_columns text[]) is 'Text of the UPDATE app_private.sync_apply runs for rows that each carry the columns they change: each column is set to the row''s value where the row carries it, else to its own value; values read with sync_record_columns (the named columns only). Builds text only.';
 revoke execute on function app_private.sync_update_sql(p_table regclass, p_columns text[]) from public;
 grant execute on function app_private.sync_update_sql(p_table regclass, p_columns text[]) to authenticated;
 

@@ -953,6 +953,18 @@ export type Database = {
         }[];
       };
       "sync_apply": { Args: { "p_writes": Json }; Returns: Json };
+      "sync_base_type": {
+        Args: { "p_type": unknown; "p_typmod": number };
+        Returns: string;
+      };
+      "sync_insert_sql": {
+        Args: { "p_columns": (string)[]; "p_table": unknown };
+        Returns: string;
+      };
+      "sync_record_columns": {
+        Args: { "p_columns": (string)[]; "p_table": unknown };
+        Returns: string;
+      };
       "sync_update_sql": {
         Args: { "p_columns": (string)[]; "p_table": unknown };
         Returns: string;
