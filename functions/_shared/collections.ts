@@ -6,6 +6,7 @@
 // (updatable columns) — and the field list GET /v1/meta publishes. The
 // database's constraints stay the last word (functions/api/sync/db-refusal.ts).
 import { z } from "zod";
+import { jsonValueSchema } from "./json-value.ts";
 import { storableText } from "./storable-text.ts";
 import type { GeneratedCollection, GeneratedField } from "./sync-collection-types.ts";
 import { SYNC_COLLECTIONS } from "./sync-collections.generated.ts";
@@ -68,8 +69,9 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
     case "numeric":
       return z.number();
     default:
-      // The database decides (and its refusal is reported per op).
-      return z.json();
+      // json, jsonb, and types with no schema here: the database parses the value (its
+      // refusal is reported per op); what it could not even receive is refused here.
+      return jsonValueSchema();
   }
 }
 

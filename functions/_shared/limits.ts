@@ -37,6 +37,17 @@ export const DEFAULT_LIMITS: Limits = {
  */
 export const MAX_REQUEST_HEADER_BYTES = 32 * 1024;
 
+/**
+ * How deep a value in a synced record's data may nest arrays and objects (a
+ * json or jsonb column's document, an array column's dimensions): a string,
+ * number, boolean or null is 0 deep, `[]` and `{}` are 1, `[[1]]` 2. Deeper is
+ * that op's rejection (`too_deep`). Checked by an iterative walk
+ * (json-value.ts): zod's recursive z.json() ran out of stack on a 3,000-deep
+ * value of a 6 KB body, a 500 for the whole batch. Fixed, not configurable,
+ * published nowhere else: docs/sync.md ("Limits and their errors").
+ */
+export const MAX_JSON_DEPTH = 64;
+
 /** Environment variable that overrides each limit, e.g. TIDESYNC_MAX_OPS_PER_BATCH. */
 export function limitEnvName(key: keyof Limits): string {
   return `TIDESYNC_${key.toUpperCase()}`;

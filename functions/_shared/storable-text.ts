@@ -5,6 +5,14 @@ import { z } from "zod";
 
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** What a field detail says of a string (or a JSON object key) holding such a character. */
+export const UNSTORABLE_MESSAGE = "contains a character that cannot be stored (NUL or an unpaired surrogate)";
+
+/** Whether Postgres can store `text` (as text, or as a string or key in json/jsonb). */
+export function isStorable(text: string): boolean {
+  return !UNSTORABLE.test(text);
+}
+
 /** `text` with every character Postgres cannot store replaced by U+FFFD (for text we echo, e.g. a client's key name). */
 export function toStorable(text: string): string {
   return text.replace(new RegExp(UNSTORABLE.source, "g"), "\uFFFD");
@@ -12,8 +20,8 @@ export function toStorable(text: string): string {
 
 /** A string Postgres can store, `min`..`max` characters. */
 export function storableText(max: number, min = 0) {
-  return z.string().min(min).max(max).refine((value) => !UNSTORABLE.test(value), {
-    message: "contains a character that cannot be stored (NUL or an unpaired surrogate)",
+  return z.string().min(min).max(max).refine(isStorable, {
+    message: UNSTORABLE_MESSAGE,
     params: { code: "invalid_characters" },
   });
 }

@@ -5,16 +5,21 @@ import { bin, ROOT } from "./paths.ts";
 export const DENO = bin("deno");
 export const DENO_DIR = process.env.DENO_DIR ?? path.join(ROOT, ".cache", "deno");
 
-/** The function's import map and lock: every Deno command on its code resolves packages the same way. */
-export const FUNCTION_CONFIG_ARGS = [
-  "--config", path.join(ROOT, "functions/api/deno.json"),
-  "--lock", path.join(ROOT, "functions/api/deno.lock"),
-];
+/**
+ * The function's import map and lock: every Deno command on its code resolves packages the same
+ * way. `config`: another deno.json with the same packages (a test's, mapping one module elsewhere:
+ * tests/support/probe-stack.ts).
+ */
+export function functionConfigArgs(config = path.join(ROOT, "functions/api/deno.json")): string[] {
+  return ["--config", config, "--lock", path.join(ROOT, "functions/api/deno.lock")];
+}
 
-export function denoServeArgs(): string[] {
+export const FUNCTION_CONFIG_ARGS = functionConfigArgs();
+
+export function denoServeArgs(config?: string): string[] {
   return [
     "run",
-    ...FUNCTION_CONFIG_ARGS,
+    ...functionConfigArgs(config),
     "--allow-net", "--allow-env", "--allow-read",
     // Keeps V8's heap near what the function really holds: the young
     // generation capped at 2 MB per semi-space (its garbage is short-lived

@@ -23,11 +23,13 @@ export interface FunctionsProcessOptions {
   readyTimeoutMs?: number;
   /** Named in errors (e.g. where the log file is). */
   describe?: string;
+  /** Another deno.json than the function's own (see functionConfigArgs). */
+  denoConfig?: string;
 }
 
 export async function startFunctionsProcess(options: FunctionsProcessOptions): Promise<FunctionsProcess> {
   const host = options.host ?? "127.0.0.1";
-  const child = spawn(DENO, denoServeArgs(), {
+  const child = spawn(DENO, denoServeArgs(options.denoConfig), {
     cwd: ROOT,
     env: denoEnv({ ...options.env, TIDESYNC_PORT: String(options.port), TIDESYNC_HOST: host }),
     stdio: ["ignore", options.output === "inherit" ? "inherit" : "pipe", options.output === "inherit" ? "inherit" : "pipe"],

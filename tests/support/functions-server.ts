@@ -24,7 +24,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startFunctionsServer(env: Record<string, string>, options: { name?: string; readyTimeoutMs?: number } = {}): Promise<FunctionsServer> {
+export async function startFunctionsServer(
+  env: Record<string, string>,
+  options: { name?: string; readyTimeoutMs?: number; denoConfig?: string } = {},
+): Promise<FunctionsServer> {
   const port = await freePort();
   const logDir = path.join(ROOT, ".cache", "test-logs");
   await mkdir(logDir, { recursive: true });
@@ -34,6 +37,7 @@ export async function startFunctionsServer(env: Record<string, string>, options:
     port,
     output: createWriteStream(logFile),
     readyTimeoutMs: options.readyTimeoutMs,
+    denoConfig: options.denoConfig,
     describe: `see ${logFile}`,
   });
   return { ...server, logFile };

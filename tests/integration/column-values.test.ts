@@ -1,0 +1,99 @@
+// Values of column types the sample app does not have (jsonb, arrays, enums,
+// numeric, bigint), pushed through the real function (POST /v1/sync/batch) to
+// a synced table of a stack of its own (tests/support/probe-stack.ts). What a
+// user would notice: a value that the database cannot take failing the whole
+// batch (a retryable 500 that fails again on every retry) instead of that op,
+// or a value stored as something other than what was sent.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_JSON_DEPTH } from "../../functions/_shared/limits.ts";
+import { type ApiResponse, call } from "../support/harness.ts";
+import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
+import { upsert } from "../support/shared-lists.ts";
+
+const COLUMNS = ["doc", "tags", "counts", "priority", "amount", "big", "ratio", "label"];
+
+let probe: ProbeStack;
+
+beforeAll(async () => {
+  probe = await startProbeStack("colvalues", [
+    `create type public.item_priority as enum ('low', 'normal', 'high')`,
+    `create table public.items (
+       id uuid primary key,
+       list_id uuid not null references public.lists (id) on delete cascade,
+       doc jsonb, tags text[], counts integer[], priority public.item_priority,
+       amount numeric, big bigint, ratio double precision, label text)`,
+    ...syncedLikeTasks("items", COLUMNS),
+  ]);
+});
+
+afterAll(async () => {
+  await probe?.stop();
+});
+
+/** POST /v1/sync/batch on the probe server, the body sent as this text. */
+async function pushText(user: ProbeUser, text: string): Promise<ApiResponse> {
+  return await call("/v1/sync/batch", { method: "POST", token: user.token, rawBody: text, headers: { "content-type": "application/json" }, baseUrl: probe.apiUrl });
+}
+
+async function pushOps(user: ProbeUser, ops: unknown[]): Promise<ApiResponse> {
+  return await call("/v1/sync/batch", { method: "POST", token: user.token, body: { ops }, baseUrl: probe.apiUrl });
+}
+
+/** An item in the user's personal list. */
+const item = (user: ProbeUser, data: Record<string, unknown>) => upsert("items", randomUUID(), { list_id: user.userId, ...data });
+
+/** The stored row's columns as Postgres prints them. */
+async function stored(id: string): Promise<Record<string, string | null> | undefined> {
+  const [row] = await probe.admin.unsafe(`select doc::text, tags::text, counts::text, priority::text, amount::text, big::text, ratio::text from public.items where id = $1`, [id]);
+  return row as Record<string, string | null> | undefined;
+}
+
+describe("json/jsonb, array and enum values the database cannot store", () => {
+  it("a NUL or an unpaired surrogate in a jsonb string or key, a text[] element or an enum value rejects that op (invalid_characters, at its pointer); the rest of the batch applies", async () => {
+    const user = await probe.newUser();
+    const ok = item(user, { doc: { note: "fine" }, tags: ["a"], priority: "low" });
+    const bad = [
+      item(user, { doc: { a: ["x\u0000y"] } }),
+      item(user, { doc: { "k\uD800": 1 } }),
+      item(user, { doc: { b: "\uDC00" } }),
+      item(user, { tags: ["ok", "nul\u0000"] }),
+      item(user, { priority: "low\u0000" }),
+    ];
+    const response = await pushOps(user, [ok, ...bad]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as { status: string; error?: { code: string; details: { field: string; code: string }[] } }[];
+    expect(results[0].status).toBe("applied");
+    expect(results.slice(1).map((r) => [r.status, r.error?.code, r.error?.details.map((d) => [d.field, d.code])])).toEqual([
+      ["rejected", "VALIDATION_FAILED", [["/ops/1/data/doc/a/0", "invalid_characters"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/2/data/doc/k\uFFFD", "invalid_characters"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/3/data/doc/b", "invalid_characters"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/4/data/tags/1", "invalid_characters"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/5/data/priority", "invalid_characters"]]],
+    ]);
+    expect(await stored(ok.record_id)).toMatchObject({ doc: '{"note": "fine"}', tags: "{a}", priority: "low" });
+    for (const op of bad) expect(await stored(op.record_id)).toBeUndefined();
+  });
+
+  it(`a jsonb value nested deeper than ${MAX_JSON_DEPTH} (3,000 deep, a 6 KB body) rejects that op (too_deep); ${MAX_JSON_DEPTH} deep is stored as sent`, async () => {
+    const user = await probe.newUser();
+    const deep = randomUUID();
+    const limit = randomUUID();
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
+    const op = (id: string, doc: string) =>
+      `{"op_id":"${randomUUID()}","collection":"items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}","doc":${doc}}}`;
+    const text = `{"ops":[${op(deep, nested(3000))},${op(limit, nested(MAX_JSON_DEPTH))}]}`;
+    expect(text.length).toBeLessThan(7 * 1024);
+    const response = await pushText(user, text);
+    expect(response.status, response.text).toBe(200);
+    const [tooDeep, atLimit] = response.body.results;
+    expect(tooDeep).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED" } });
+    expect(tooDeep.error.details).toEqual([
+      expect.objectContaining({ field: "/ops/0/data/doc" + "/0".repeat(MAX_JSON_DEPTH), code: "too_deep" }),
+    ]);
+    expect(atLimit.status).toBe("applied");
+    expect(JSON.stringify(atLimit.record.data.doc)).toBe(nested(MAX_JSON_DEPTH));
+    expect((await stored(limit))!.doc!.replaceAll(" ", "")).toBe(nested(MAX_JSON_DEPTH));
+    expect(await stored(deep)).toBeUndefined();
+  });
+});

@@ -1,0 +1,88 @@
+// The push's validation of column types the sample app does not have (json,
+// jsonb, arrays, enums, numeric, bigint), built by fieldValueSchema/schemaFor
+// from a table's generated fields, as the server and the client build it
+// (client/collection-catalog.ts: from GET /v1/meta). What a user would notice:
+// an op's value refused with a detail they can act on, instead of a 500 for
+// the whole batch, a crash of the client's local check, or a value stored as
+// something other than what was sent. Through the real function:
+// tests/integration/column-values.test.ts.
+import { describe, expect, it } from "vitest";
+import { CollectionCatalog } from "../../client/collection-catalog.ts";
+import { fieldValueSchema, schemaFor } from "../../functions/_shared/collections.ts";
+import { jsonValueProblems } from "../../functions/_shared/json-value.ts";
+import { MAX_JSON_DEPTH } from "../../functions/_shared/limits.ts";
+import type { GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
+import { zodIssuesToDetails } from "../../functions/_shared/validation-details.ts";
+
+const field = (name: string, type: string, extra: Partial<GeneratedField> = {}): GeneratedField => ({
+  name, type, nullable: true, has_default: false, insertable: true, updatable: true, ...extra,
+});
+
+const ITEMS: GeneratedField[] = [
+  field("doc", "jsonb"),
+  field("raw", "json"),
+  field("span", "interval"),
+];
+
+/** The op's details as the push answers them ([pointer, code]), or [] when the data is accepted. */
+function details(fields: GeneratedField[], data: Record<string, unknown>, mode: "create" | "update" = "update"): [string, string][] {
+  const parsed = schemaFor({ fields }, mode).safeParse(data);
+  return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues, ["ops", 0, "data"]).map((d) => [d.field, d.code]);
+}
+
+/** An array nested `depth` deep around `inner`. */
+function nest(depth: number, inner: unknown = null): unknown {
+  let value: unknown = inner;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+describe("json and jsonb values (and types with no schema of their own)", () => {
+  it("a NUL or an unpaired surrogate in a string or an object key is invalid_characters at its pointer, at any depth", () => {
+    expect(details(ITEMS, { doc: { a: ["x\u0000y"] } })).toEqual([["/ops/0/data/doc/a/0", "invalid_characters"]]);
+    expect(details(ITEMS, { doc: { "k\uD800": 1 } })).toEqual([["/ops/0/data/doc/k\uD800", "invalid_characters"]]);
+    expect(details(ITEMS, { raw: "\uDC00" })).toEqual([["/ops/0/data/raw", "invalid_characters"]]);
+    expect(details(ITEMS, { span: "1 day\u0000" })).toEqual([["/ops/0/data/span", "invalid_characters"]]);
+    expect(details(ITEMS, { doc: nest(10, { deep: "\u0000" }) })).toEqual([["/ops/0/data/doc" + "/0".repeat(10) + "/deep", "invalid_characters"]]);
+    // A pair is one character: stored fine.
+    expect(details(ITEMS, { doc: { "🦀": "🦀", s: "\uD83E\uDD80" } })).toEqual([]);
+  });
+
+  it("reports problems in document order, several per value", () => {
+    expect(details(ITEMS, { doc: { a: "\u0000", "b\u0000": 1, c: [1, "\uD800"] } })).toEqual([
+      ["/ops/0/data/doc/a", "invalid_characters"],
+      ["/ops/0/data/doc/b\u0000", "invalid_characters"],
+      ["/ops/0/data/doc/c/1", "invalid_characters"],
+    ]);
+  });
+
+  it(`nests at most ${MAX_JSON_DEPTH} deep: deeper is too_deep at the first container past the limit, found without recursion (3,000 and 100,000 deep)`, () => {
+    expect(details(ITEMS, { doc: nest(MAX_JSON_DEPTH) })).toEqual([]);
+    expect(details(ITEMS, { doc: nest(MAX_JSON_DEPTH, {}) })).toEqual([["/ops/0/data/doc" + "/0".repeat(MAX_JSON_DEPTH), "too_deep"]]);
+    expect(details(ITEMS, { doc: nest(MAX_JSON_DEPTH + 1) })).toEqual([["/ops/0/data/doc" + "/0".repeat(MAX_JSON_DEPTH), "too_deep"]]);
+    for (const depth of [3000, 100_000]) {
+      const deep = JSON.parse("[".repeat(depth) + "]".repeat(depth));
+      expect(details(ITEMS, { doc: deep })).toEqual([["/ops/0/data/doc" + "/0".repeat(MAX_JSON_DEPTH), "too_deep"]]);
+      const object = JSON.parse('{"a":'.repeat(depth) + "1" + "}".repeat(depth));
+      expect(details(ITEMS, { raw: object })).toEqual([["/ops/0/data/raw" + "/a".repeat(MAX_JSON_DEPTH), "too_deep"]]);
+    }
+  });
+
+  it("the client's local check (the same schemas, from GET /v1/meta) refuses the same values, and does not run out of stack", () => {
+    const catalog = new CollectionCatalog({ collections: ["items"], collection_schemas: { items: { scope: "list_id", fields: Object.fromEntries(ITEMS.map(({ name, ...spec }) => [name, spec])) } } });
+    const deep = JSON.parse("[".repeat(3000) + "]".repeat(3000));
+    expect(() => catalog.check("items", { doc: deep }, false)).toThrow(expect.objectContaining({ details: [expect.objectContaining({ field: "/data/doc" + "/0".repeat(MAX_JSON_DEPTH), code: "too_deep" })] }));
+    expect(() => catalog.check("items", { doc: { k: "\u0000" } }, false)).toThrow(expect.objectContaining({ details: [expect.objectContaining({ field: "/data/doc/k", code: "invalid_characters" })] }));
+    expect(catalog.check("items", { doc: { k: [1, "two", null, true] } }, false)).toEqual({ doc: { k: [1, "two", null, true] } });
+  });
+
+  it("takes any other JSON as it is; a required json column left out of a create is required; what JSON cannot carry is refused", () => {
+    const doc = { a: [1, 2.5, "x", null, true, { b: {} }], "": "" };
+    expect(fieldValueSchema(field("doc", "jsonb")).parse(doc)).toBe(doc);
+    expect(details([field("doc", "jsonb", { nullable: false })], {}, "create")).toEqual([["/ops/0/data/doc", "required"]]);
+    expect(details(ITEMS, { doc: { n: Number.NaN } })).toEqual([["/ops/0/data/doc/n", "not_finite"]]);
+    expect(details(ITEMS, { doc: { d: new Date(0) } })).toEqual([["/ops/0/data/doc/d", "invalid_type"]]);
+    // An undefined property is what JSON.stringify leaves out: not a problem.
+    expect(jsonValueProblems({ a: undefined, b: [undefined] }).map((p) => [p.path, p.code])).toEqual([[["b", 0], "invalid_type"]]);
+  });
+});
