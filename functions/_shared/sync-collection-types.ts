@@ -28,4 +28,11 @@ export interface GeneratedCollection {
   fields: GeneratedField[];
   /** Constraint name → the columns it concerns (maps a database refusal back to fields). */
   constraints: Record<string, string[]>;
+  /**
+   * The column naming each row's creator: `created_by` when the table has one
+   * of type uuid, else null. A data export holds the rows it names the caller
+   * in; without one, the rows whose sync state names the caller as creator
+   * (functions/api/account/export-ownership.ts).
+   */
+  owner_column: string | null;
 }

@@ -74,7 +74,8 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       "lists_title_length": [
         "title"
       ]
-    }
+    },
+    "owner_column": "created_by"
   },
   {
     "name": "tasks",
@@ -166,6 +167,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       "tasks_title_length": [
         "title"
       ]
-    }
+    },
+    "owner_column": "created_by"
   }
 ];

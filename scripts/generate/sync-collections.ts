@@ -7,6 +7,7 @@
 // `constraints` (constraint name → columns).
 import type postgres from "postgres";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
+import { readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
 interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "nullable" | "has_default" | "insertable" | "updatable"> {
@@ -87,6 +88,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
         scope_collection: row.scope_collection,
         fields: [],
         constraints: {},
+        owner_column: null,
       };
       collections.set(row.collection, collection);
       fieldMaps.set(row.collection, new Map());
@@ -108,6 +110,8 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
     collection.constraints[row.name] = row.columns;
     if (row.definition.startsWith("CHECK")) applyCheck(fieldMaps.get(row.collection)!, row.definition);
   }
+  const owners = await readOwnerColumns(sql);
+  for (const collection of collections.values()) collection.owner_column = owners.get(collection.name) ?? null;
   return [...collections.values()];
 }
 

@@ -9,9 +9,8 @@
 // `write` before the next is fetched: memory stays flat whatever the account's
 // size, and a slow reader slows the cursor down instead of filling memory.
 import { EXPORT_VERSION } from "../../_shared/schemas/account-export.ts";
-import { collectionNames } from "../../_shared/collections.ts";
 import { readDeletion } from "./deletion-store.ts";
-import { OWNED_ROWS } from "./export-ownership.ts";
+import type { OwnedRowsRule } from "./export-ownership.ts";
 import { listDevices } from "../devices/device-store.ts";
 import type { Tx } from "../lib/db.ts";
 import { readPreferences } from "../notifications/preference-store.ts";
@@ -39,7 +38,16 @@ async function oneRow(rows: JsonRows): Promise<string> {
   return row?.json ?? "null";
 }
 
-export async function writeExport(tx: Tx, caller: { userId: string; sessionId: string }, write: Write): Promise<void> {
+/**
+ * `rules`: what is the caller's in each synced collection (exportRules(), taken
+ * by the route before the first byte, so that no collection fails mid-stream).
+ */
+export async function writeExport(
+  tx: Tx,
+  caller: { userId: string; sessionId: string },
+  write: Write,
+  rules: readonly OwnedRowsRule[],
+): Promise<void> {
   const { userId } = caller;
   const member = (name: string) => write(`,${JSON.stringify(name)}:`);
 
@@ -102,11 +110,9 @@ export async function writeExport(tx: Tx, caller: { userId: string; sessionId: s
   await member("synced");
   await write("{");
   let first = true;
-  for (const collection of collectionNames()) {
-    const owned = OWNED_ROWS[collection];
-    if (!owned) throw new Error(`no export ownership rule for the synced collection ${collection} (functions/api/account/export-ownership.ts)`);
-    await write(`${first ? "" : ","}${JSON.stringify(collection)}:`);
-    await writeRows(write, owned(tx, userId));
+  for (const rule of rules) {
+    await write(`${first ? "" : ","}${JSON.stringify(rule.collection)}:`);
+    await writeRows(write, rule.query(tx, userId));
     first = false;
   }
   await write(`},"complete":true}`);

@@ -3,9 +3,12 @@
 // before the first byte, so a bad token still gets its 401 envelope; after
 // that the document flows straight from a database cursor to the socket, with
 // backpressure. A failure mid-way cuts the stream: the document then lacks its
-// last member `"complete": true`, and is not valid JSON either.
+// last member `"complete": true`, and is not valid JSON either. So what can be
+// known before, is: each synced collection's rule (exportRules) is taken first,
+// and a collection without one answers 500 with its envelope.
 import { createRoute } from "@hono/zod-openapi";
 import { accountExportSchema } from "../../_shared/schemas/account-export.ts";
+import { exportRules } from "../account/export-ownership.ts";
 import { writeExport } from "../account/export-store.ts";
 import type { App, Deps } from "../lib/app-env.ts";
 import { requireUser } from "../lib/middleware.ts";
@@ -45,6 +48,7 @@ function exportRoute(deps: Deps) {
 export function registerAccountExportRoutes(app: App, deps: Deps): void {
   app.openapi(exportRoute(deps), async (c) => {
     const user = c.get("user");
+    const rules = exportRules();
     const encoder = new TextEncoder();
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(
       undefined,
@@ -58,7 +62,7 @@ export function registerAccountExportRoutes(app: App, deps: Deps): void {
       await writeExport(tx, { userId: user.sub, sessionId: user.session_id }, async (text) => {
         await writer.ready;
         await writer.write(encoder.encode(text));
-      });
+      }, rules);
     }, { boundMs: EXPORT_TIME_LIMIT_MS, onLive: opened, snapshot: true });
     // Until the session check has passed, errors answer normally (401, 503).
     await Promise.race([open, finished]);

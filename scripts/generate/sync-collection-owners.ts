@@ -1,0 +1,17 @@
+// What `npm run generate` records of each synced table beyond its columns:
+// the column naming each row's creator (GeneratedCollection.owner_column), so
+// that a data export knows which rows are the caller's without a rule written
+// per table (functions/api/account/export-ownership.ts). The rule is the one
+// app_private.enable_sync applies to the rows a table holds when it is made
+// syncable (migration 20261126002300): a uuid column named created_by.
+import type postgres from "postgres";
+
+/** Collection → its owner column, for the synced tables that have one. */
+export async function readOwnerColumns(sql: postgres.Sql): Promise<Map<string, string>> {
+  const rows = await sql<{ collection: string; column: string }[]>`
+    select t.collection, a.attname::text as column
+      from app_private.sync_tables t
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
+     where a.attname = 'created_by' and a.atttypid = 'uuid'::regtype`;
+  return new Map(rows.map((r) => [r.collection, r.column]));
+}
