@@ -1,0 +1,48 @@
+// `npm run generate` refuses a synced table that `authenticated` may insert
+// rows into but whose id it may not choose (scripts/generate/sync-collection-checks.ts):
+// the push creates a row with the id the device chose, so every sync create
+// would be answered FORBIDDEN while supabase-js inserts (id from its default)
+// work. The message names the table and the grant to add. Each table is made
+// in a transaction rolled back afterwards, and read as the generator reads it.
+import type postgres from "postgres";
+import { describe, expect, it } from "vitest";
+import { readSyncCollections } from "../../scripts/generate/sync-collections.ts";
+import { adminSql } from "../support/harness.ts";
+
+/** What the generator reads after `grants` on a new synced table public.idgrant_notes (all rolled back). */
+async function generateWith(grants: string[]): Promise<string[]> {
+  const rollback = new Error("rolled back on purpose");
+  let names: string[] = [];
+  await adminSql.begin(async (tx) => {
+    await tx.unsafe(`create table public.idgrant_notes (id uuid primary key default gen_random_uuid(),
+                       list_id uuid not null references public.lists (id) on delete cascade, body text not null)`);
+    await tx.unsafe(`alter table public.idgrant_notes enable row level security`);
+    await tx.unsafe(`revoke all on public.idgrant_notes from public, anon, authenticated, service_role`);
+    for (const grant of grants) await tx.unsafe(grant);
+    await tx.unsafe(`select app_private.enable_sync('public.idgrant_notes', 'list_id')`);
+    names = (await readSyncCollections(tx as unknown as postgres.Sql)).map((c) => c.name);
+    throw rollback;
+  }).catch((error) => {
+    if (error !== rollback) throw error;
+  });
+  return names;
+}
+
+describe("npm run generate and a synced table's insert grant on id", () => {
+  it("refuses a table authenticated may insert into without choosing the id, naming the table and the grant to add", async () => {
+    await expect(generateWith([
+      `grant select, delete on public.idgrant_notes to authenticated`,
+      `grant insert (list_id, body), update (list_id, body) on public.idgrant_notes to authenticated`,
+    ])).rejects.toThrow(
+      /public\.idgrant_notes: authenticated may insert rows but not choose their id.*refused FORBIDDEN.*grant insert \(id, …\) on public\.idgrant_notes to authenticated/s,
+    );
+  });
+
+  it("takes it with insert (id, …), and a table authenticated cannot insert into at all (rows only the server writes)", async () => {
+    expect(await generateWith([
+      `grant select, delete on public.idgrant_notes to authenticated`,
+      `grant insert (id, list_id, body), update (list_id, body) on public.idgrant_notes to authenticated`,
+    ])).toContain("idgrant_notes");
+    expect(await generateWith([`grant select on public.idgrant_notes to authenticated`])).toContain("idgrant_notes");
+  });
+});
