@@ -38,9 +38,41 @@ const INT_RANGE: Record<string, [number, number]> = {
   bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 
+/** Postgres' bound on an array's dimensions (MAXDIM). */
+const MAX_ARRAY_DIMENSIONS = 6;
+
+/**
+ * A type name without its modifiers, wherever format_type puts them: numeric(10,2) → numeric,
+ * timestamp(3) with time zone → timestamp with time zone, character varying(40)[] → character varying[].
+ */
+function withoutModifiers(type: string): string {
+  return type.replace(/\(\d+(?:,\s*\d+)?\)/g, "");
+}
+
+/**
+ * An array column's value as to_json prints it: a JSON array of its elements (each may be null),
+ * or, multidimensional, of such arrays. How many dimensions is read from the value's first items,
+ * so that a wrong item is reported as itself ("/tags/1 must be string"), not as a mismatch of every
+ * shape; that a multidimensional array is rectangular, the database checks (its refusal is the op's).
+ */
+function arraySchema(element: z.ZodType): z.ZodType {
+  const byDimensions: z.ZodType[] = [z.array(element.nullable())];
+  while (byDimensions.length < MAX_ARRAY_DIMENSIONS) byDimensions.push(z.array(byDimensions[byDimensions.length - 1]));
+  return z.unknown().transform((value, ctx) => {
+    let dimensions = 1;
+    for (let item = value; Array.isArray(item) && Array.isArray(item[0]) && dimensions < MAX_ARRAY_DIMENSIONS; item = item[0]) dimensions++;
+    const parsed = byDimensions[dimensions - 1].safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0] & object);
+    return z.NEVER;
+  });
+}
+
 /** The JSON value a column accepts (null aside). */
 export function fieldValueSchema(field: GeneratedField): z.ZodType {
-  const type = field.type.replace(/\(.*\)$/, "");
+  const type = withoutModifiers(field.type);
+  // An array (text[], integer[], …): its elements as a column of the element type.
+  if (type.endsWith("[]")) return arraySchema(fieldValueSchema({ ...field, type: type.slice(0, -2) }));
   if (type in INT_RANGE) {
     const [min, max] = INT_RANGE[type];
     return z.number().int().min(min).max(max);

@@ -97,3 +97,34 @@ describe("json/jsonb, array and enum values the database cannot store", () => {
     expect(await stored(deep)).toBeUndefined();
   });
 });
+
+describe("array columns", () => {
+  it("an element of another type rejects that op at its index (an object or a number in text[], a string in integer[]) instead of being stored as text; elements of the type, nulls and multidimensional arrays are stored as sent", async () => {
+    const user = await probe.newUser();
+    const good = item(user, { tags: ["a", null, 'q"uote'], counts: [[1, 2], [3, null]] });
+    const bad = [item(user, { tags: [{ a: 1 }] }), item(user, { tags: ["a", 1, true] }), item(user, { counts: ["1"] })];
+    const response = await pushOps(user, [...bad, good]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as { status: string; error?: { details: { field: string; code: string }[] }; record?: { data: Record<string, unknown> } }[];
+    expect(results.map((r) => [r.status, r.error?.details.map((d) => [d.field, d.code])])).toEqual([
+      ["rejected", [["/ops/0/data/tags/0", "invalid_type"]]],
+      ["rejected", [["/ops/1/data/tags/1", "invalid_type"], ["/ops/1/data/tags/2", "invalid_type"]]],
+      ["rejected", [["/ops/2/data/counts/0", "invalid_type"]]],
+      ["applied", undefined],
+    ]);
+    expect(results[3].record!.data).toMatchObject({ tags: ["a", null, 'q"uote'], counts: [[1, 2], [3, null]] });
+    expect(await stored(good.record_id)).toMatchObject({ tags: '{a,NULL,"q\\"uote"}', counts: "{{1,2},{3,NULL}}" });
+    for (const op of bad) expect(await stored(op.record_id)).toBeUndefined();
+  });
+
+  it("a multidimensional array that is not rectangular is the database's refusal of that op, not of the batch", async () => {
+    const user = await probe.newUser();
+    const ragged = item(user, { counts: [[1, 2], [3]] });
+    const fine = item(user, { counts: [5] });
+    const response = await pushOps(user, [ragged, fine]);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.results.map((r: { status: string; error?: { code: string } }) => [r.status, r.error?.code])).toEqual([["rejected", "VALIDATION_FAILED"], ["applied", undefined]]);
+    expect(await stored(ragged.record_id)).toBeUndefined();
+    expect(await stored(fine.record_id)).toMatchObject({ counts: "{5}" });
+  });
+});

@@ -86,3 +86,45 @@ describe("json and jsonb values (and types with no schema of their own)", () => 
     expect(jsonValueProblems({ a: undefined, b: [undefined] }).map((p) => [p.path, p.code])).toEqual([[["b", 0], "invalid_type"]]);
   });
 });
+
+describe("array columns: each element as a column of the element type", () => {
+  const ARRAYS = [
+    field("tags", "text[]"),
+    field("counts", "integer[]"),
+    field("ids", "uuid[]"),
+    field("codes", "character varying(8)[]"),
+    field("docs", "jsonb[]"),
+    field("required_tags", "text[]", { nullable: false }),
+  ];
+  const UPPER = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F";
+
+  it("an element not of the element type is refused at its index: an object or a number in text[], a string or a fraction in integer[]", () => {
+    expect(details(ARRAYS, { tags: [{ a: 1 }] })).toEqual([["/ops/0/data/tags/0", "invalid_type"]]);
+    expect(details(ARRAYS, { tags: ["a", 1, true] })).toEqual([["/ops/0/data/tags/1", "invalid_type"], ["/ops/0/data/tags/2", "invalid_type"]]);
+    expect(details(ARRAYS, { counts: ["1", 1.5, 2 ** 31] })).toEqual([
+      ["/ops/0/data/counts/0", "invalid_type"],
+      ["/ops/0/data/counts/1", "invalid_type"],
+      ["/ops/0/data/counts/2", "too_large"],
+    ]);
+    expect(details(ARRAYS, { ids: ["not a uuid"] })).toEqual([["/ops/0/data/ids/0", "invalid_format"]]);
+    expect(details(ARRAYS, { tags: "a", counts: { 0: 1 } })).toEqual([["/ops/0/data/tags", "invalid_type"], ["/ops/0/data/counts", "invalid_type"]]);
+    expect(details(ARRAYS, { required_tags: null })).toEqual([["/ops/0/data/required_tags", "invalid_type"]]);
+    expect(details(ARRAYS, { tags: ["a"] }, "create")).toEqual([["/ops/0/data/required_tags", "required"]]);
+  });
+
+  it("takes elements of the element type and nulls, empty and multidimensional arrays; elements are normalised as their column would be (uuids lower-cased)", () => {
+    const schema = schemaFor({ fields: ARRAYS }, "update");
+    expect(schema.parse({ tags: ["a", null, ""], counts: [], codes: ["x"], docs: [{ a: [1] }, null, "s"] }))
+      .toEqual({ tags: ["a", null, ""], counts: [], codes: ["x"], docs: [{ a: [1] }, null, "s"] });
+    expect(schema.parse({ counts: [[1, 2], [3, null]], ids: [UPPER, null] })).toEqual({ counts: [[1, 2], [3, null]], ids: [UPPER.toLowerCase(), null] });
+    expect(schema.parse({ tags: [[["a"]]] })).toEqual({ tags: [[["a"]]] });
+  });
+
+  it("a multidimensional array holds arrays throughout, and elements only at its innermost level", () => {
+    expect(details(ARRAYS, { counts: [[1], 2] })).toEqual([["/ops/0/data/counts/1", "invalid_type"]]);
+    expect(details(ARRAYS, { counts: [[1, [2]]] })).toEqual([["/ops/0/data/counts/0/1", "invalid_type"]]);
+    // Postgres has at most 6 dimensions: a 7th level is no element of integer[].
+    expect(details(ARRAYS, { counts: nest(7, 1) })).toEqual([["/ops/0/data/counts" + "/0".repeat(6), "invalid_type"]]);
+    expect(details(ARRAYS, { counts: JSON.parse("[".repeat(3000) + "]".repeat(3000)) })).toEqual([["/ops/0/data/counts" + "/0".repeat(6), "invalid_type"]]);
+  });
+});
