@@ -16,6 +16,7 @@ import {
   freshChannel,
   publish,
   releaseCount,
+  releaseWithFeedback,
   setRelease,
   sha256Of,
   signedCall,
@@ -162,16 +163,6 @@ describe("PATCH /v1/releases/{id}", () => {
 });
 
 describe("a CI signature is good for the request it was made for, once", () => {
-  async function releaseWithFeedback(text: string) {
-    const tester = await createTestUser();
-    const channel = freshChannel();
-    await testerGroup([channel], [tester.userId]);
-    const { id } = await publish(await binaryRelease(channel, 200));
-    const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: text, platform: "ios", build_number: 200 } });
-    expect(sent.status, sent.text).toBe(201);
-    return id;
-  }
-
   it("a read's headers are refused on another release or query, and when sent again", async () => {
     const a = await releaseWithFeedback("feedback on A");
     const b = await releaseWithFeedback("SECRET-FEEDBACK-ON-B");

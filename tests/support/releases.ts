@@ -10,7 +10,7 @@ import { Webhook } from "standardwebhooks";
 import { requestLine } from "../../functions/_shared/releases/webhook-signature.ts";
 import type { PublishRelease } from "../../functions/_shared/schemas/releases.ts";
 import { DEFAULT_ARTIFACT_BUCKET } from "../../functions/api/releases/release-config.ts";
-import { adminSql, call, type ApiResponse } from "./harness.ts";
+import { adminSql, call, createTestUser, type ApiResponse } from "./harness.ts";
 import { stack } from "./harness.ts";
 
 export const WEBHOOK_SECRET = stack.functionsEnv.TIDESYNC_RELEASES_WEBHOOK_SECRET;
@@ -21,7 +21,7 @@ export function freshChannel(prefix = "beta"): string {
 }
 
 export interface SignedCall {
-  method?: "POST" | "PATCH" | "GET";
+  method?: "POST" | "PATCH" | "GET" | "HEAD";
   /** Defaults to a new id per call. */
   webhookId?: string;
   /** When the request is signed (default now). */
@@ -37,20 +37,23 @@ export interface SignedCall {
    * request's method and target (a signature made for something else).
    */
   signs?: "body" | { method: string; target: string };
+  /** Another functions server (default the suite's). */
+  baseUrl?: string;
 }
 
 /** Sends `body` to `path` (from /v1/, with its query) signed as CI would, with standardwebhooks' Webhook.sign. */
 export async function signedCall(path: string, body: unknown, options: SignedCall = {}): Promise<ApiResponse> {
   const method = options.method ?? "POST";
-  // A GET has no body.
-  const rawBody = method === "GET" ? "" : JSON.stringify(body);
+  // A read (GET, HEAD) has no body.
+  const read = method === "GET" || method === "HEAD";
+  const rawBody = read ? "" : JSON.stringify(body);
   const signs = options.signs ?? { method, target: path };
   const payload = signs === "body" ? rawBody : requestLine(signs.method, signs.target) + rawBody;
   const id = options.webhookId ?? `msg_${randomUUID()}`;
   const timestamp = options.timestamp ?? new Date();
   const signature = new Webhook(options.secret ?? WEBHOOK_SECRET).sign(id, timestamp, payload);
   const headers: Record<string, string> = {
-    ...(method === "GET" ? {} : { "content-type": "application/json" }),
+    ...(read ? {} : { "content-type": "application/json" }),
     "webhook-id": id,
     "webhook-timestamp": String(Math.floor(timestamp.getTime() / 1000)),
     "webhook-signature": signature,
@@ -59,7 +62,7 @@ export async function signedCall(path: string, body: unknown, options: SignedCal
     if (value === undefined) delete headers[name];
     else headers[name] = value;
   }
-  return await call(path, { method, rawBody: method === "GET" ? undefined : rawBody, headers });
+  return await call(path, { method, rawBody: read ? undefined : rawBody, headers, baseUrl: options.baseUrl });
 }
 
 export function sha256Of(bytes: Uint8Array): Promise<string> {
@@ -101,6 +104,17 @@ export async function setRelease(id: string, change: { status?: string; rollout_
   const response = await signedCall(`/v1/releases/${id}`, change, { method: "PATCH" });
   if (response.status !== 200) throw new Error(`PATCH answered ${response.status}: ${response.text}`);
   return response.body;
+}
+
+/** A release on a fresh channel with one tester's feedback `text` (what the release manager reads); its id. */
+export async function releaseWithFeedback(text: string): Promise<string> {
+  const tester = await createTestUser();
+  const channel = freshChannel();
+  await testerGroup([channel], [tester.userId]);
+  const { id } = await publish(await binaryRelease(channel, 200));
+  const sent = await call(`/v1/releases/${id}/feedback`, { method: "POST", token: tester.token, body: { body: text, platform: "ios", build_number: 200 } });
+  if (sent.status !== 201) throw new Error(`feedback answered ${sent.status}: ${sent.text}`);
+  return id;
 }
 
 /** A tester group granted `channels`, with `members` (user ids), as the release manager sets it up. */

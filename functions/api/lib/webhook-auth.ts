@@ -2,13 +2,15 @@
 // signature over the request it was made for — method, target (path and
 // query) and the exact body bytes — checked before anything else reads the
 // body, so a signature captured on one release or query is worth nothing on
-// another. A read's webhook-id is taken once (a write's is recorded by its
-// delivery). A bad, missing, stale or replayed signature is 401 and nothing
-// is written or read.
+// another. A read's webhook-id is taken once, by the read that answers (a
+// write's is recorded by its delivery): a read refused after the signature
+// check (400, 404) or that failed (503) disclosed nothing and leaves it, so CI
+// may send the same headers again. A bad, missing, stale or replayed signature
+// is 401 and nothing is written or read.
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
 import { requestPayload, verifyWebhook, WEBHOOK_TOLERANCE_SECONDS, type WebhookVerdict } from "../../_shared/releases/webhook-signature.ts";
-import { claimWebhookRead } from "../releases/release-store.ts";
+import { claimWebhookRead, webhookReadTaken } from "../releases/release-store.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import { BASE_PATH } from "./base-path.ts";
 import { acceptJsonBody, readBodyBytes, requireJsonMediaType } from "./middleware.ts";
@@ -21,7 +23,7 @@ const REFUSALS: Record<Refusal, string> = {
   stale_timestamp: `webhook-timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS} seconds from the server's clock; sign the request when sending it`,
   bad_signature: "webhook-signature does not match this request (\"<METHOD> <path and query from /v1/>\\n<body>\", docs/test-builds.md) " +
     "with the configured secret",
-  replayed: "this webhook-id was already used for a read: sign every read with a new webhook-id",
+  replayed: "this webhook-id was already used for a read that was answered: sign every read with a new webhook-id",
 };
 
 export interface ReleaseWebhookOptions {
@@ -54,14 +56,24 @@ export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions
     if (!verdict.ok) refuse(c, verdict.reason);
     c.set("webhookId", verdict.id);
     c.get("logFields").webhook_id = verdict.id;
-    // A read (GET, and HEAD, which Hono routes as GET) has no body to parse and changes nothing that would record its id.
+    // A read (GET, and HEAD: Hono answers it with the GET route's status and
+    // headers, without the body) has no body to parse and changes nothing that
+    // would record its id: the read that answers takes it.
     if (c.req.method === "GET" || c.req.method === "HEAD") {
-      const first = await deps.db.asReleaseManager((tx) => claimWebhookRead(tx, verdict.id, verdict.timestamp));
-      if (!first) refuse(c, "replayed");
-    } else {
-      requireJsonMediaType(c);
-      acceptJsonBody(c, bytes);
+      // A spent id is refused before anything is read.
+      if (await deps.db.asReleaseManager((tx) => webhookReadTaken(tx, verdict.id))) refuse(c, "replayed");
+      await next();
+      // Refused (4xx) or failed (5xx): nothing was disclosed, the id stays
+      // unused. Answered: the id is taken before the answer leaves, and
+      // only once (unique), so of the same headers sent at once only one
+      // answer goes out; the others get this 401 instead of what they read.
+      if (c.res.ok && !(await deps.db.asReleaseManager((tx) => claimWebhookRead(tx, verdict.id, verdict.timestamp)))) {
+        refuse(c, "replayed");
+      }
+      return;
     }
+    requireJsonMediaType(c);
+    acceptJsonBody(c, bytes);
     await next();
   };
 }

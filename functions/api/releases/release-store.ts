@@ -75,10 +75,19 @@ async function recordDelivery(tx: Tx, webhookId: string, releaseId: string): Pro
   await tx`insert into app_private.release_webhook_deliveries (webhook_id, release_id) values (${webhookId}, ${releaseId})`;
 }
 
+/** Whether a signed read with this webhook-id was answered before (a replay). */
+export async function webhookReadTaken(tx: Tx, webhookId: string): Promise<boolean> {
+  const [row] = await tx<{ taken: boolean }[]>`
+    select exists (select 1 from app_private.release_webhook_reads where webhook_id = ${webhookId}) as taken`;
+  return row.taken;
+}
+
 /**
- * Records the webhook-id of a signed read; false when it was taken before (a
- * replay). Ids signed more than twice the tolerance ago can never pass the
- * timestamp check again (a margin for the two clocks): they are forgotten.
+ * Records the webhook-id of a signed read that answered; false when another
+ * took it before (a replay, or the same headers sent at once: the first to
+ * commit wins, the others wait here for it). Ids signed more than twice the
+ * tolerance ago can never pass the timestamp check again (a margin for the
+ * two clocks): they are forgotten.
  */
 export async function claimWebhookRead(tx: Tx, webhookId: string, signedAtSeconds: number): Promise<boolean> {
   await tx`delete from app_private.release_webhook_reads

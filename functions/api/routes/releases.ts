@@ -125,7 +125,9 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     path: "/v1/releases/{id}/feedback",
     summary: "Read the feedback on a build (release manager)",
     description: "Signed over \"GET /v1/releases/{id}/feedback?<query>\\n\" (Standard Webhooks, as POST /v1/releases; the " +
-      "query exactly as sent), with a new webhook-id each time: a signature is good for this release and query, once. " +
+      "query exactly as sent), with a new webhook-id for each read: a signature is good for this release and query, and the " +
+      "read that answers spends its webhook-id (a read refused with 400 or 404, or failed with 503, leaves it: the same " +
+      "headers may be sent again). HEAD answers the same without the body, signed over \"HEAD …\". " +
       "Every tester's feedback on the release, newest first, with who sent it. An unknown release is 404.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps)] as const,

@@ -12,7 +12,7 @@ create table app_private.release_webhook_reads (
 );
 
 -- comments
-comment on table app_private.release_webhook_reads is 'The webhook-id of each signed read of the release manager (GET /v1/releases/{id}/feedback), taken once: a second request with it is a replay. Kept only while its webhook-timestamp could still pass.';
+comment on table app_private.release_webhook_reads is 'The webhook-id of each signed read of the release manager (GET or HEAD /v1/releases/{id}/feedback) that answered, taken once: a later request with it is a replay (401). A read refused after the signature check (400, 404) or failed (503) records nothing, so CI may send it again. Kept only while its webhook-timestamp could still pass.';
 comment on column app_private.release_webhook_reads.signed_at is 'The request''s webhook-timestamp: once it is older than the tolerance (twice, for the clocks), the id is forgotten.';
 
 -- indexes
@@ -45,7 +45,7 @@ create policy "Release managers can record read ids"
   for insert
   to service_role
   with check (true);
-comment on policy "Release managers can record read ids" on app_private.release_webhook_reads is 'Each signed read records its webhook-id, once.';
+comment on policy "Release managers can record read ids" on app_private.release_webhook_reads is 'Each signed read that answered records its webhook-id, once.';
 
 -- grants (the owner's implicit rights not shown)
 grant delete, insert, select on table app_private.release_webhook_reads to service_role;
