@@ -73,9 +73,13 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
   const type = withoutModifiers(field.type);
   // An array (text[], integer[], …): its elements as a column of the element type.
   if (type.endsWith("[]")) return arraySchema(fieldValueSchema({ ...field, type: type.slice(0, -2) }));
+  // An enum (or an array's enum element, or a domain over one): one of its labels.
+  if (field.enum_values) return z.enum(field.enum_values);
   if (type in INT_RANGE) {
     const [min, max] = INT_RANGE[type];
-    return z.number().int().min(min).max(max);
+    // The range first, and nothing more once it fails: .int() has a bound of its own (±(2^53 - 1)),
+    // and a value past both (9007199254740994 in a bigint) got two details for one fault.
+    return z.number().min(min, { abort: true }).max(max, { abort: true }).int();
   }
   switch (type) {
     case "uuid":

@@ -14,6 +14,11 @@ export interface GeneratedField {
   min_length?: number;
   max_length?: number;
   pattern?: string;
+  /**
+   * An enum column's labels, in the enum's order (pg_enum): the values it accepts (for an array
+   * of an enum, each element's; through a domain, its base enum's).
+   */
+  enum_values?: string[];
 }
 
 export interface GeneratedCollection {

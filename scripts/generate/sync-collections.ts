@@ -16,6 +16,8 @@ interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "nullable" | 
   table_name: string;
   scope_column: string;
   scope_collection: string | null;
+  /** The labels of the column's enum (through a domain, of an array's element), or null. */
+  enum_values: string[] | null;
 }
 
 interface ConstraintRow {
@@ -50,6 +52,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
               where f.conrelid = t.relation and f.contype = 'f'
                 and f.conkey = array[(select x.attnum from pg_catalog.pg_attribute x where x.attrelid = t.relation and x.attname = t.scope_column)]
               limit 1) end as scope_collection,
+           en.labels as enum_values,
            a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type, not (a.attnotnull or dom.not_null) as nullable,
            a.atthasdef or dom.has_default as has_default,
            has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') as insertable,
@@ -66,6 +69,17 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
          select ty.typbasetype from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd')
        select coalesce(bool_or(ty.typnotnull), false) as not_null, coalesce(bool_or(ty.typdefaultbin is not null), false) as has_default
          from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd') dom
+      -- An enum column: its labels, in order (GET /v1/meta publishes them, the push accepts only
+      -- them). Through domains, and for an array column its element type's.
+     cross join lateral (
+       with recursive d(type_id) as (
+         select a.atttypid
+         union all
+         select case when ty.typtype = 'd' then ty.typbasetype else ty.typelem end
+           from d join pg_catalog.pg_type ty on ty.oid = d.type_id
+          where ty.typtype = 'd' or (ty.typcategory = 'A' and ty.typelem <> 0))
+       select array_agg(e.enumlabel::text order by e.enumsortorder) as labels
+         from d join pg_catalog.pg_enum e on e.enumtypid = d.type_id) en
      where a.attname <> 'id'
      order by t.collection, a.attnum`;
   const constraints = await sql<ConstraintRow[]>`
@@ -103,6 +117,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
       insertable: row.insertable,
       updatable: row.updatable,
     };
+    if (row.enum_values) field.enum_values = row.enum_values;
     collection.fields.push(field);
     fieldMaps.get(row.collection)!.set(row.name, field);
   }

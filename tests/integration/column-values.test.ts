@@ -11,7 +11,7 @@ import { type ApiResponse, call } from "../support/harness.ts";
 import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
 import { upsert } from "../support/shared-lists.ts";
 
-const COLUMNS = ["doc", "tags", "counts", "priority", "amount", "big", "ratio", "label"];
+const COLUMNS = ["doc", "tags", "counts", "priority", "priorities", "amount", "big", "ratio", "label"];
 
 let probe: ProbeStack;
 
@@ -21,7 +21,7 @@ beforeAll(async () => {
     `create table public.items (
        id uuid primary key,
        list_id uuid not null references public.lists (id) on delete cascade,
-       doc jsonb, tags text[], counts integer[], priority public.item_priority,
+       doc jsonb, tags text[], counts integer[], priority public.item_priority, priorities public.item_priority[],
        amount numeric, big bigint, ratio double precision, label text)`,
     ...syncedLikeTasks("items", COLUMNS),
   ]);
@@ -69,7 +69,8 @@ describe("json/jsonb, array and enum values the database cannot store", () => {
       ["rejected", "VALIDATION_FAILED", [["/ops/2/data/doc/k\uFFFD", "invalid_characters"]]],
       ["rejected", "VALIDATION_FAILED", [["/ops/3/data/doc/b", "invalid_characters"]]],
       ["rejected", "VALIDATION_FAILED", [["/ops/4/data/tags/1", "invalid_characters"]]],
-      ["rejected", "VALIDATION_FAILED", [["/ops/5/data/priority", "invalid_characters"]]],
+      // Not one of the enum's labels (enum_values) either, which is what its detail says.
+      ["rejected", "VALIDATION_FAILED", [["/ops/5/data/priority", "invalid_value"]]],
     ]);
     expect(await stored(ok.record_id)).toMatchObject({ doc: '{"note": "fine"}', tags: "{a}", priority: "low" });
     for (const op of bad) expect(await stored(op.record_id)).toBeUndefined();
@@ -126,5 +127,42 @@ describe("array columns", () => {
     expect(response.body.results.map((r: { status: string; error?: { code: string } }) => [r.status, r.error?.code])).toEqual([["rejected", "VALIDATION_FAILED"], ["applied", undefined]]);
     expect(await stored(ragged.record_id)).toBeUndefined();
     expect(await stored(fine.record_id)).toMatchObject({ counts: "{5}" });
+  });
+});
+
+describe("enum columns", () => {
+  it("GET /v1/meta publishes an enum column's values (enum_values, in the enum's order, also for an array of it), read by npm run generate from pg_enum", async () => {
+    const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
+    expect(meta.status).toBe(200);
+    expect(meta.body.collection_schemas.items.fields.priority).toMatchObject({ type: "item_priority", enum_values: ["low", "normal", "high"] });
+    expect(meta.body.collection_schemas.items.fields.priorities).toMatchObject({ type: "item_priority[]", enum_values: ["low", "normal", "high"] });
+    expect(meta.body.collection_schemas.items.fields.label).not.toHaveProperty("enum_values");
+    expect(probe.collections.find((c) => c.name === "items")!.fields.find((f) => f.name === "priority")!.enum_values).toEqual(["low", "normal", "high"]);
+  });
+
+  it("a value that is not one of them rejects that op with invalid_value on the field, naming the values; one of them is stored", async () => {
+    const user = await probe.newUser();
+    const ops = [item(user, { priority: "urgent" }), item(user, { priorities: ["low", "HIGH"] }), item(user, { priority: "high", priorities: ["normal", null] })];
+    const response = await pushOps(user, ops);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as { status: string; error?: { details: { field: string; code: string; message: string }[] } }[];
+    expect(results.map((r) => [r.status, r.error?.details])).toEqual([
+      ["rejected", [{ field: "/ops/0/data/priority", code: "invalid_value", message: 'must be one of "low", "normal", "high"' }]],
+      ["rejected", [{ field: "/ops/1/data/priorities/1", code: "invalid_value", message: 'must be one of "low", "normal", "high"' }]],
+      ["applied", undefined],
+    ]);
+    expect(await stored(ops[2].record_id)).toMatchObject({ priority: "high" });
+  });
+});
+
+describe("bigint columns", () => {
+  it("a value past ±(2^53 - 1) gets one detail, not the same one twice", async () => {
+    const user = await probe.newUser();
+    const response = await pushOps(user, [item(user, { big: 2 ** 53 + 2 }), item(user, { big: -(2 ** 53 + 2) })]);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.results.map((r: { error: { details: unknown[] } }) => r.error.details)).toEqual([
+      [{ field: "/ops/0/data/big", code: "too_large", message: "at most 9007199254740991" }],
+      [{ field: "/ops/1/data/big", code: "too_small", message: "at least -9007199254740991" }],
+    ]);
   });
 });

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { CollectionCatalog } from "../../client/collection-catalog.ts";
 import { fieldValueSchema, schemaFor } from "../../functions/_shared/collections.ts";
+import { metaResponseSchema } from "../../functions/_shared/schemas/meta.ts";
 import { jsonValueProblems } from "../../functions/_shared/json-value.ts";
 import { MAX_JSON_DEPTH } from "../../functions/_shared/limits.ts";
 import type { GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
@@ -126,5 +127,48 @@ describe("array columns: each element as a column of the element type", () => {
     // Postgres has at most 6 dimensions: a 7th level is no element of integer[].
     expect(details(ARRAYS, { counts: nest(7, 1) })).toEqual([["/ops/0/data/counts" + "/0".repeat(6), "invalid_type"]]);
     expect(details(ARRAYS, { counts: JSON.parse("[".repeat(3000) + "]".repeat(3000)) })).toEqual([["/ops/0/data/counts" + "/0".repeat(6), "invalid_type"]]);
+  });
+});
+
+describe("enum columns: one of the enum's labels (enum_values, from pg_enum)", () => {
+  const LEVELS = ["low", "normal", "high"];
+  const ENUMS = [field("priority", "item_priority", { enum_values: LEVELS }), field("priorities", "item_priority[]", { enum_values: LEVELS })];
+
+  it("a value that is not a label is invalid_value, naming the labels; in an array, at the element", () => {
+    expect(details(ENUMS, { priority: "urgent" })).toEqual([["/ops/0/data/priority", "invalid_value"]]);
+    expect(details(ENUMS, { priority: "LOW", priorities: ["low", "x"] })).toEqual([["/ops/0/data/priority", "invalid_value"], ["/ops/0/data/priorities/1", "invalid_value"]]);
+    expect(details(ENUMS, { priority: 1 })).toEqual([["/ops/0/data/priority", "invalid_value"]]);
+    const parsed = schemaFor({ fields: ENUMS }, "update").safeParse({ priority: "urgent" });
+    expect(zodIssuesToDetails(parsed.error!.issues)[0].message).toBe('must be one of "low", "normal", "high"');
+    expect(schemaFor({ fields: ENUMS }, "update").parse({ priority: "high", priorities: ["low", null] })).toEqual({ priority: "high", priorities: ["low", null] });
+  });
+
+  it("the client checks the same labels, as GET /v1/meta publishes them (they survive the client's parse of the answer)", () => {
+    const meta = metaResponseSchema.parse({
+      api_version: "1", server_time: "2026-11-26T00:00:00Z",
+      limits: { max_body_bytes: 1, max_ops_per_batch: 1, max_record_data_bytes: 1, default_pull_limit: 1, max_pull_limit: 1, max_collections_per_pull: 1, max_live_records_per_user: 1, retention_days: 1 },
+      collections: ["items"],
+      collection_schemas: { items: { scope: "list_id", fields: Object.fromEntries(ENUMS.map(({ name, ...spec }) => [name, spec])) } },
+    });
+    expect(meta.collection_schemas.items.fields.priority.enum_values).toEqual(LEVELS);
+    const catalog = new CollectionCatalog(meta);
+    expect(() => catalog.check("items", { priority: "urgent" }, false)).toThrow(expect.objectContaining({ details: [expect.objectContaining({ field: "/data/priority", code: "invalid_value" })] }));
+    expect(catalog.check("items", { priority: "low" }, false)).toEqual({ priority: "low" });
+  });
+});
+
+describe("integer columns: one detail per fault", () => {
+  const INTS = [field("big", "bigint"), field("count", "integer"), field("small", "smallint")];
+
+  it("a value past the column's range and past ±(2^53 - 1) gets the column's bound once; a fraction is invalid_type", () => {
+    const messages = (data: Record<string, unknown>) => {
+      const parsed = schemaFor({ fields: INTS }, "update").safeParse(data);
+      return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues).map((d) => [d.field, d.code, d.message]);
+    };
+    expect(messages({ big: 2 ** 53 + 2 })).toEqual([["/big", "too_large", "at most 9007199254740991"]]);
+    expect(messages({ big: -(2 ** 53 + 2) })).toEqual([["/big", "too_small", "at least -9007199254740991"]]);
+    expect(messages({ count: 2 ** 53 + 2 })).toEqual([["/count", "too_large", "at most 2147483647"]]);
+    expect(messages({ small: -(2 ** 60) })).toEqual([["/small", "too_small", "at least -32768"]]);
+    expect(messages({ count: 1.5, big: 2 ** 53 - 1, small: 32767 })).toEqual([["/count", "invalid_type", "must be int"]]);
   });
 });

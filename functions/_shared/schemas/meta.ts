@@ -18,6 +18,8 @@ export const metaResponseSchema = z.object({
       min_length: z.number().int().optional(),
       max_length: z.number().int().optional(),
       pattern: z.string().optional(),
+      enum_values: z.array(z.string()).optional()
+        .describe("an enum column (or an array of one): the values it accepts, in the enum's order"),
     })),
   })).describe("per collection: its scope column and every field (the table's columns but id), as the database declares them"),
   // Defaults, not required: a client may still talk to a server from before these existed.
