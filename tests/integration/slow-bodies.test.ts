@@ -1,7 +1,9 @@
 // Request bodies that arrive slowly, over real sockets (a client on a bad link,
 // or someone holding connections open a byte at a time): the function answers
 // them 408 REQUEST_TIMEOUT in the envelope once the body read deadline
-// (TIDESYNC_BODY_READ_TIMEOUT_MS, short here) has passed.
+// (TIDESYNC_BODY_READ_TIMEOUT_MS, short here) has passed, and while they
+// arrive they hold no admission slot (TIDESYNC_CONCURRENT_REQUESTS, 12 here),
+// so other users' requests are answered at once.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, createTestUser, stack, type TestUser } from "../support/harness.ts";
@@ -73,5 +75,26 @@ describe("a body that does not arrive within the deadline", () => {
     }
     // The function goes on serving.
     expect((await call("/v1/whoami", { token: attacker.token, baseUrl: server.apiUrl })).status).toBe(200);
+  });
+});
+
+describe("slow bodies hold no admission slot", () => {
+  it("with more slow bodies than slots pending (a user's token on /v1/sync/batch, unsigned CI headers on /v1/releases), another user's whoami answers at once", async () => {
+    const other = await createTestUser();
+    const pending = [
+      ...Array.from({ length: 8 }, () => slow("/v1/sync/batch", { authorization: `Bearer ${attacker.token}` })),
+      ...Array.from({ length: 8 }, () => slow("/v1/releases", unsignedWebhookHeaders())),
+    ];
+    // Long enough for every one of them to be past its checks and reading its body.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = performance.now();
+    const whoami = await within(call("/v1/whoami", { token: other.token, baseUrl: server.apiUrl }), 1500, "another user's whoami");
+    expect(whoami.status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(1500);
+    expect(pending.filter((request) => request.settled()).length, "slow bodies answered before the whoami").toBe(0);
+    // They still get their answer at the deadline.
+    for (const answer of await within(Promise.all(pending.map((request) => request.answer)), DEADLINE_MS + 5000, "the slow bodies")) {
+      expectRawEnvelope(answer, 408, "REQUEST_TIMEOUT");
+    }
   });
 });

@@ -1,6 +1,7 @@
 // The function's admission limit (functions/api/lib/concurrency-limit.ts): at
 // most `max` requests are worked on at once, the rest wait in arrival order,
-// and a slot comes back whether the request succeeded or failed.
+// a slot comes back whether the request succeeded or failed, and a request
+// holds none while its body is arriving.
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import type { AppEnv } from "../../functions/api/lib/app-env.ts";
@@ -67,5 +68,58 @@ describe("concurrencyLimit", () => {
     expect(app.started).toEqual([1, 2, 3]);
     await app.open(3);
     expect((await third).status).toBe(200);
+  });
+
+  it("a request whose body is arriving holds no slot: the next one is admitted meanwhile, and it comes back ahead of those not yet admitted", async () => {
+    const app = new Hono<AppEnv>();
+    const started: string[] = [];
+    const bodies = new Map<string, { arrive: () => void; fail: () => void }>();
+    const gates = new Map<string, () => void>();
+    app.use("*", concurrencyLimit(1));
+    app.get("/work/:name", async (c) => {
+      const name = c.req.param("name");
+      if (c.req.query("body") === "1") {
+        // The body's read: without the slot.
+        await c.get("admission")!.without(() => new Promise<void>((resolve, reject) => bodies.set(name, { arrive: resolve, fail: () => reject(new Error("late")) })));
+      }
+      started.push(name);
+      await new Promise<void>((resolve) => gates.set(name, resolve));
+      return c.text(name);
+    });
+    app.onError((_error, c) => c.text("failed", 408));
+    const open = async (name: string) => {
+      while (!gates.has(name)) await new Promise((r) => setTimeout(r, 1));
+      gates.get(name)!();
+    };
+
+    const slow = app.request("/work/slow?body=1");
+    const late = app.request("/work/late?body=1");
+    await tick();
+    // Both read their bodies at once with one slot; neither holds it.
+    expect([...bodies.keys()]).toEqual(["slow", "late"]);
+    const ready = app.request("/work/ready");
+    await tick();
+    expect(started).toEqual(["ready"]);
+    const queued = app.request("/work/queued");
+    bodies.get("slow")!.arrive();
+    await tick();
+    expect(started, "the slot is busy: both wait").toEqual(["ready"]);
+    await open("ready");
+    await tick();
+    expect(started, "the one back from its body goes first").toEqual(["ready", "slow"]);
+    // A read that fails (the deadline) gives back no slot it does not hold.
+    bodies.get("late")!.fail();
+    expect((await late).status).toBe(408);
+    await open("slow");
+    await tick();
+    expect(started).toEqual(["ready", "slow", "queued"]);
+    await open("queued");
+    expect(await Promise.all([slow, ready, queued].map(async (r) => await (await r).text()))).toEqual(["slow", "ready", "queued"]);
+    // One slot, and it is free: a new request starts at once.
+    const after = app.request("/work/after");
+    await tick();
+    expect(started.at(-1)).toBe("after");
+    await open("after");
+    expect((await after).status).toBe(200);
   });
 });

@@ -1,6 +1,7 @@
 // What every route handler can reach: the verified caller, the request id,
 // the shared dependencies, and fields to add to the request's log line.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AdmissionSlot } from "./concurrency-limit.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import type { TokenVerifier, UserClaims } from "./verify-token.ts";
@@ -20,6 +21,8 @@ export interface AppEnv {
     webhookId?: string;
     /** The request's JSON body as parsed once by jsonBody (c.req.json() parses the text again on every call). */
     jsonBody?: unknown;
+    /** The request's admission slot (routes behind the limit only), given back while its body arrives. */
+    admission?: AdmissionSlot;
     /** Extra fields for the one log line of this request (counts, ids; no personal data). */
     logFields: Record<string, unknown>;
   };

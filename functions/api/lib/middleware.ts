@@ -79,11 +79,18 @@ export function requireUser(deps: Deps, operation: string): MiddlewareHandler<Ap
  * for a chunked body that declares no length) within
  * `http.bodyReadTimeoutMs` from the start of the read (408
  * REQUEST_TIMEOUT): a client that sends its body a byte at a time gets an
- * answer, and its request ends, at the deadline.
+ * answer, and its request ends, at the deadline. A request behind the
+ * admission limit holds no slot meanwhile (concurrency-limit.ts): a body still
+ * arriving never keeps a ready request waiting.
  */
 export async function readBodyBytes(c: Context, config: Pick<Config, "limits" | "http">): Promise<Uint8Array> {
   const body = c.req.raw.body;
   if (!body) return new Uint8Array();
+  const admission = c.get("admission");
+  return admission ? await admission.without(() => readWithin(c, body, config)) : await readWithin(c, body, config);
+}
+
+async function readWithin(c: Context, body: ReadableStream<Uint8Array>, config: Pick<Config, "limits" | "http">): Promise<Uint8Array> {
   const max = config.limits.max_body_bytes;
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
