@@ -1,6 +1,10 @@
 // The bounds of api-v1.md ("Limits"). Defaults here; each can be changed by an
 // environment variable of the function, and all are published by GET /v1/meta.
+// One is the database's: the live-records quota binds the Data API as much as
+// the push, so it lives in app_private.max_live_records_per_user() (generated
+// into MAX_LIVE_RECORDS_PER_USER) and no variable can make it differ.
 import { z } from "zod";
+import { MAX_LIVE_RECORDS_PER_USER } from "./sync-quota.generated.ts";
 
 export const limitsSchema = z.object({
   max_body_bytes: z.number().int().positive(),
@@ -24,7 +28,7 @@ export const DEFAULT_LIMITS: Limits = {
   default_pull_limit: 500,
   max_pull_limit: 1000,
   max_collections_per_pull: 20,
-  max_live_records_per_user: 100_000,
+  max_live_records_per_user: MAX_LIVE_RECORDS_PER_USER,
   retention_days: 30,
   account_deletion_grace_days: 7,
 };
@@ -66,6 +70,15 @@ export function loadLimits(env: Record<string, string | undefined>): Limits {
   }
   if (limits.default_pull_limit > limits.max_pull_limit) {
     throw new Error("TIDESYNC_DEFAULT_PULL_LIMIT must not exceed TIDESYNC_MAX_PULL_LIMIT");
+  }
+  if (limits.max_live_records_per_user !== MAX_LIVE_RECORDS_PER_USER) {
+    // The database enforces the quota for every write as `authenticated`; a function with another number
+    // would publish and plan one the Data API does not have.
+    throw new Error(
+      `TIDESYNC_MAX_LIVE_RECORDS_PER_USER can no longer change the quota: the database holds it ` +
+        `(app_private.max_live_records_per_user() = ${MAX_LIVE_RECORDS_PER_USER}, for the Data API as for pushes). ` +
+        "Unset the variable; to change the quota, replace that function in a migration and run npm run generate (docs/configuration.md)",
+    );
   }
   return limits;
 }

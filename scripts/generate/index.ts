@@ -5,6 +5,7 @@
 //   supabase/seed.sql            the sample seed, from fixtures/
 //   functions/_shared/sync-collections.generated.ts   the synced tables, from the database
 //   functions/_shared/sync-ledger.generated.ts        the op ledger's bound on a stored error, from its check
+//   functions/_shared/sync-quota.generated.ts         the live-records quota, from app_private.max_live_records_per_user()
 //   functions/_shared/time-zone-names.generated.ts    the IANA tz database's names as spelled there
 // `npm run generate:check` (--check) regenerates into a temporary directory
 // and fails, listing them, when committed files are stale, missing or extra.
@@ -23,6 +24,7 @@ import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
 import { readSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
 import { readOpErrorBound, syncLedgerSource } from "./sync-ledger.ts";
+import { readLiveRecordsQuota, syncQuotaSource } from "./sync-quota.ts";
 import { readTimeZoneNames, timeZoneNamesSource } from "./time-zone-names.ts";
 
 /** Directories owned entirely by the generator: files in them that it no longer produces are stale. */
@@ -45,6 +47,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
       files.set("supabase/types/database.ts", await generateDbTypes(db.ownerDbUrl, schemas));
       files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readSyncCollections(sql)));
       files.set("functions/_shared/sync-ledger.generated.ts", syncLedgerSource(await readOpErrorBound(sql)));
+      files.set("functions/_shared/sync-quota.generated.ts", syncQuotaSource(await readLiveRecordsQuota(sql)));
       for (const [file, text] of await generateReferenceSchema(sql)) files.set(`sql/${file}`, text);
     } finally {
       await sql.end();

@@ -669,6 +669,18 @@ $function$;
 comment on function app_private.maintain_release() is 'BEFORE INSERT/UPDATE trigger of app_private.releases: a published release keeps its build and artifact (only status and rollout change); stamps updated_at.';
 revoke execute on function app_private.maintain_release() from public;
 
+-- function app_private.max_live_records_per_user()
+CREATE OR REPLACE FUNCTION app_private.max_live_records_per_user()
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select 100000
+$function$;
+comment on function app_private.max_live_records_per_user() is 'The live-records quota: rows of synced tables one user may have created and not deleted (app_private.sync_usage). Enforced for writes as authenticated by sync_usage_10_live_records_quota; npm run generate copies it into MAX_LIVE_RECORDS_PER_USER. Change it by replacing this function in a migration, then npm run generate.';
+revoke execute on function app_private.max_live_records_per_user() from public;
+
 -- function app_private.may_receive_poke(p_topic text)
 CREATE OR REPLACE FUNCTION app_private.may_receive_poke(p_topic text)
  RETURNS boolean
@@ -1172,6 +1184,34 @@ $function$;
 comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code for the caller (auth.uid()) while its creator is still an owner of the list: marks it used and adds the membership. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
+
+-- function app_private.refuse_live_records_over_quota()
+CREATE OR REPLACE FUNCTION app_private.refuse_live_records_over_quota()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_max integer;
+begin
+  if tg_op = 'UPDATE' and new.live_records <= old.live_records then
+    return new; -- a delete (or nothing new): always allowed
+  end if;
+  v_max := app_private.max_live_records_per_user();
+  -- current_setting('role') is the role the transaction set (SET ROLE / set_config, as PostgREST and the api
+  -- function do), also inside the security definer sync trigger that writes this table.
+  if new.live_records > v_max and current_setting('role') = 'authenticated' then
+    raise exception 'at most % live records per user; delete some first', v_max
+      using errcode = 'check_violation', constraint = 'max_live_records_per_user',
+            schema = 'app_private', table = 'sync_usage',
+            detail = format('This write would bring the rows you created in synced tables to %s (rows others created in your lists do not count).', new.live_records),
+            hint = 'Delete records you created before adding new ones; changing existing records is not limited.';
+  end if;
+  return new;
+end;
+$function$;
+comment on function app_private.refuse_live_records_over_quota() is 'Trigger of app_private.sync_usage: refuses (23514, constraint max_live_records_per_user) a write as authenticated that takes a user''s live records above app_private.max_live_records_per_user(). The owner and service_role are exempt (bulk imports); a decrease is always allowed.';
+revoke execute on function app_private.refuse_live_records_over_quota() from public;
 
 -- function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)

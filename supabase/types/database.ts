@@ -785,6 +785,10 @@ export type Database = {
         Args: { "p_user_id": string };
         Returns: undefined;
       };
+      "max_live_records_per_user": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
       "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
       "my_accepted_list_invites": {
         Args: Record<PropertyKey, never>;

@@ -9,12 +9,13 @@ import { recordDataBytes } from "../../functions/_shared/record-size.ts";
 import { fieldVersion } from "../../functions/_shared/merge.ts";
 import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { MAX_OP_ERROR_BYTES } from "../../functions/_shared/sync-ledger.generated.ts";
+import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 import { loadSampleTodo } from "../../scripts/seed/sample-todo.ts";
 import { loadSampleUsers } from "../../scripts/seed/sample-users.ts";
 import { phone, startSession } from "../support/device-sessions.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { adminSql, type ApiResponse, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
-import { pullAll, push, pushOk, remove, settled, upsert } from "../support/shared-lists.ts";
+import { asUser, pullAll, push, pushOk, remove, settled, upsert } from "../support/shared-lists.ts";
 import { bookkeepingRows, ledger, liveRecords, storedRow, syncState, withFailingLedger } from "../support/sync-records.ts";
 import { signEs256, supabaseClaims } from "../support/tokens.ts";
 
@@ -456,7 +457,6 @@ describe("POST /v1/sync/batch: limits", () => {
       TIDESYNC_MAX_OPS_PER_BATCH: "3",
       TIDESYNC_MAX_BODY_BYTES: "4096",
       TIDESYNC_MAX_RECORD_DATA_BYTES: "600",
-      TIDESYNC_MAX_LIVE_RECORDS_PER_USER: "2",
     }, { name: "sync-batch-limits" });
   });
   afterAll(async () => {
@@ -468,8 +468,7 @@ describe("POST /v1/sync/batch: limits", () => {
     const ops = [1, 2, 3, 4].map(() => upsert("tasks", randomUUID(), task(user)));
     expectEnvelope(await push(user, { ops }, small.apiUrl), 413, "PAYLOAD_TOO_LARGE");
     expect(await ledger(user.userId)).toHaveLength(0);
-    // (the third is over this server's quota of 2 live records: answered, per op)
-    expect((await pushOk(user, { ops: ops.slice(0, 3) }, small.apiUrl)).results.map((r) => r.status)).toEqual(["applied", "applied", "rejected"]);
+    expect((await pushOk(user, { ops: ops.slice(0, 3) }, small.apiUrl)).results.map((r) => r.status)).toEqual(["applied", "applied", "applied"]);
   });
 
   it("a body over max_body_bytes → 413 PAYLOAD_TOO_LARGE", async () => {
@@ -505,17 +504,46 @@ describe("POST /v1/sync/batch: limits", () => {
   it("more live records than max_live_records_per_user → the op rejected QUOTA_EXCEEDED; a delete frees room", async () => {
     const user = await createTestUser();
     expect(await liveRecords(user.userId)).toBe(0); // the personal list is the signup's, not the user's write
+    // The quota is the database's (app_private.max_live_records_per_user(), 100,000; no variable changes it):
+    // the user's count is set two below it (by the owner, exempt) rather than by writing 99,998 rows.
+    const meta = await call("/v1/meta");
+    const max = meta.body.limits.max_live_records_per_user as number;
+    expect(max).toBe(MAX_LIVE_RECORDS_PER_USER);
+    await adminSql`insert into app_private.sync_usage (user_id, live_records) values (${user.userId}, ${max - 2})
+                   on conflict (user_id) do update set live_records = excluded.live_records`;
     const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
-    const first = await pushOk(user, { ops: [upsert("tasks", a, task(user, { title: "a" })), upsert("lists", b, { title: "b" }), upsert("tasks", c, task(user, { title: "c" }))] }, small.apiUrl);
+    const first = await pushOk(user, { ops: [upsert("tasks", a, task(user, { title: "a" })), upsert("tasks", b, task(user, { title: "b" })), upsert("tasks", c, task(user, { title: "c" }))] });
     expect(first.results.map((r) => r.status)).toEqual(["applied", "applied", "rejected"]);
-    expect(first.results[2].error!.code).toBe("QUOTA_EXCEEDED");
+    expect(first.results[2].error).toEqual({ code: "QUOTA_EXCEEDED", message: `at most ${max} live records per user; delete some first` });
     expect(await storedRow("tasks", c)).toBeUndefined();
-    // Updating a live record is not a new one; deleting one makes room.
+    expect(await liveRecords(user.userId)).toBe(max);
+    // Updating a live record is not a new one; deleting one makes room (for the next batch: the
+    // database counts each statement, and a batch writes its creates before its deletes).
     const second = await pushOk(user, {
-      ops: [upsert("tasks", a, { done: true }, first.results[0].record!.version), remove("lists", b, first.results[1].record!.version), upsert("tasks", c, task(user, { title: "c" }))],
-    }, small.apiUrl);
-    expect(second.results.map((r) => r.status)).toEqual(["applied", "applied", "applied"]);
-    expect(await liveRecords(user.userId)).toBe(2);
+      ops: [upsert("tasks", a, { done: true }, first.results[0].record!.version), remove("tasks", b, first.results[1].record!.version)],
+    });
+    expect(second.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await liveRecords(user.userId)).toBe(max - 1);
+    const third = await pushOk(user, { ops: [upsert("tasks", c, task(user, { title: "c" }))] });
+    expect(third.results.map((r) => r.status)).toEqual(["applied"]);
+    expect(await liveRecords(user.userId)).toBe(max);
+  });
+
+  it("the Data API is held to the same quota: an insert as authenticated past it fails 23514, and the push still answers per op", async () => {
+    const user = await createTestUser();
+    const max = MAX_LIVE_RECORDS_PER_USER;
+    await adminSql`insert into app_private.sync_usage (user_id, live_records) values (${user.userId}, ${max - 2})
+                   on conflict (user_id) do update set live_records = excluded.live_records`;
+    // What supabase-js does (PostgREST: role authenticated + the request's claims): three rows, one too many.
+    const refused = await asUser(user, (tx) => tx`insert into public.tasks (list_id, title) select ${user.userId}::uuid, 't' || g from generate_series(1, 3) g`)
+      .then(() => null, (error: { code?: string; constraint_name?: string; message?: string }) => error);
+    expect(refused).toMatchObject({ code: "23514", constraint_name: "max_live_records_per_user", message: `at most ${max} live records per user; delete some first` });
+    expect(await liveRecords(user.userId)).toBe(max - 2);
+    await asUser(user, (tx) => tx`insert into public.tasks (list_id, title) select ${user.userId}::uuid, 't' || g from generate_series(1, 2) g`);
+    expect(await liveRecords(user.userId)).toBe(max);
+    // The push of a new record then answers that op, not the batch.
+    const pushed = await pushOk(user, { ops: [upsert("tasks", randomUUID(), task(user, { title: "over" }))] });
+    expect(pushed.results[0]).toMatchObject({ status: "rejected", error: { code: "QUOTA_EXCEEDED" } });
   });
 });
 

@@ -3,6 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS, limitEnvName, limitsSchema, loadLimits } from "../../functions/_shared/limits.ts";
+import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 
 describe("limits", () => {
   it("defaults to the contract's values", () => {
@@ -28,7 +29,9 @@ describe("limits", () => {
 
   it("takes every override from the environment and ignores empty values", () => {
     const env: Record<string, string> = {};
-    for (const key of Object.keys(DEFAULT_LIMITS) as (keyof typeof DEFAULT_LIMITS)[]) env[limitEnvName(key)] = "7";
+    for (const key of Object.keys(DEFAULT_LIMITS) as (keyof typeof DEFAULT_LIMITS)[]) {
+      if (key !== "max_live_records_per_user") env[limitEnvName(key)] = "7"; // the database's (below)
+    }
     env.TIDESYNC_MAX_PULL_LIMIT = "9";
     const limits = loadLimits(env);
     expect(limits.max_body_bytes).toBe(7);
@@ -48,6 +51,20 @@ describe("limits", () => {
     loadLimits({ TIDESYNC_MAX_BODY_BYTES: "5" });
     expect(DEFAULT_LIMITS.max_body_bytes).toBe(1024 * 1024);
     expect(loadLimits({}).max_body_bytes).toBe(1024 * 1024);
+  });
+
+  it("keeps the live-records quota in one place: the database's, which no variable can change", () => {
+    // app_private.max_live_records_per_user(), copied by npm run generate; the database refuses a write as
+    // authenticated over it (pgTAP 127), so a function with another number would publish and plan a quota
+    // the Data API does not have.
+    expect(DEFAULT_LIMITS.max_live_records_per_user).toBe(MAX_LIVE_RECORDS_PER_USER);
+    expect(loadLimits({ TIDESYNC_MAX_LIVE_RECORDS_PER_USER: String(MAX_LIVE_RECORDS_PER_USER) }).max_live_records_per_user).toBe(MAX_LIVE_RECORDS_PER_USER);
+    for (const other of ["2", String(MAX_LIVE_RECORDS_PER_USER + 1)]) {
+      expect(() => loadLimits({ TIDESYNC_MAX_LIVE_RECORDS_PER_USER: other })).toThrow(/TIDESYNC_MAX_LIVE_RECORDS_PER_USER can no longer change the quota: the database holds it \(app_private\.max_live_records_per_user\(\) = 100000/);
+    }
+    const dir = path.join(import.meta.dirname, "../../functions");
+    const sources = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts") && !f.endsWith(".generated.ts"));
+    expect(sources.filter((f) => /100_?000\b/.test(readFileSync(path.join(dir, f), "utf8")))).toEqual([]);
   });
 
   it("keeps the record size limit in one place: the configuration, not the database schema as well", () => {

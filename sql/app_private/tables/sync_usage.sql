@@ -28,3 +28,7 @@ comment on policy "Users can read their own usage" on app_private.sync_usage is 
 
 -- grants (the owner's implicit rights not shown)
 grant select on table app_private.sync_usage to authenticated;
+
+-- triggers
+CREATE TRIGGER sync_usage_10_live_records_quota BEFORE INSERT OR UPDATE OF live_records ON app_private.sync_usage FOR EACH ROW EXECUTE FUNCTION app_private.refuse_live_records_over_quota();
+comment on trigger sync_usage_10_live_records_quota on app_private.sync_usage is 'The live-records quota for writes as authenticated (Data API and pushes alike): app_private.max_live_records_per_user().';
