@@ -3,7 +3,8 @@
 // them 408 REQUEST_TIMEOUT in the envelope once the body read deadline
 // (TIDESYNC_BODY_READ_TIMEOUT_MS, short here) has passed, and while they
 // arrive they hold no admission slot (TIDESYNC_CONCURRENT_REQUESTS, 12 here),
-// so other users' requests are answered at once.
+// so other users' requests are answered at once. CI's routes, which need no
+// token, refuse what their webhook headers decide before reading any body.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, createTestUser, stack, type TestUser } from "../support/harness.ts";
@@ -95,6 +96,30 @@ describe("slow bodies hold no admission slot", () => {
     // They still get their answer at the deadline.
     for (const answer of await within(Promise.all(pending.map((request) => request.answer)), DEADLINE_MS + 5000, "the slow bodies")) {
       expectRawEnvelope(answer, 408, "REQUEST_TIMEOUT");
+    }
+  });
+});
+
+describe("CI's routes refuse what their webhook headers decide before reading the body", () => {
+  it("no webhook headers, malformed ones, a timestamp outside the tolerance or no signature that could match → 401 at once, with the body still owed", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const cases: [string, Record<string, string>][] = [
+      ["no webhook headers", {}],
+      ["no webhook-signature", { "webhook-id": `msg_${randomUUID()}`, "webhook-timestamp": String(now) }],
+      ["a webhook-timestamp that is no number", { ...unsignedWebhookHeaders(), "webhook-timestamp": "soon" }],
+      ["a webhook-timestamp 10 minutes old", { ...unsignedWebhookHeaders(), "webhook-timestamp": String(now - 600) }],
+      ["a webhook-timestamp 10 minutes ahead", { ...unsignedWebhookHeaders(), "webhook-timestamp": String(now + 600) }],
+      ["no v1 signature", { ...unsignedWebhookHeaders(), "webhook-signature": "v2,abc" }],
+    ];
+    for (const path of ["/v1/releases", `/v1/releases/${randomUUID()}`]) {
+      // Sent with the head: "{" of a declared 1,000,000 bytes, and nothing more.
+      const requests = cases.map(([label, headers]) => ({ label, request: slowRequest({ apiUrl: server.apiUrl, method: path === "/v1/releases" ? "POST" : "PATCH", path, headers, dripMs: 0 }) }));
+      opened.push(...requests.map(({ request }) => request));
+      for (const { label, request } of requests) {
+        const answer = await within(request.answer, 1500, `${path}, ${label}`);
+        expectRawEnvelope(answer, 401, "UNAUTHENTICATED");
+        expect(answer.elapsedMs, label).toBeLessThan(1500);
+      }
     }
   });
 });

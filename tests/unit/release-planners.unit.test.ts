@@ -9,6 +9,7 @@ import { planExpoUpdate } from "../../functions/_shared/releases/plan-expo-updat
 import { planUpdateCheck } from "../../functions/_shared/releases/plan-update-check.ts";
 import { inRollout, rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
 import {
+  checkWebhookHeaders,
   decodeWebhookSecret,
   requestLine,
   requestPayload,
@@ -50,6 +51,31 @@ describe("verifyWebhook (against standardwebhooks' own signatures)", () => {
     expect(await verifyWebhook(key, headers, [encode("{\"a\":1}")], sent + WEBHOOK_TOLERANCE_SECONDS + 1)).toEqual({ ok: false, reason: "stale_timestamp" });
     expect(await verifyWebhook(key, headers, [encode("{\"a\":1}")], sent - WEBHOOK_TOLERANCE_SECONDS - 1)).toEqual({ ok: false, reason: "stale_timestamp" });
     expect(await verifyWebhook(key, { ...headers, signature: undefined }, [encode("{\"a\":1}")], now)).toEqual({ ok: false, reason: "missing_headers" });
+  });
+
+  it("checkWebhookHeaders (before the body is read) refuses what the headers decide, as verifyWebhook does, and passes whatever may still match", async () => {
+    const good = signed("{}");
+    const sent = Number(good.timestamp);
+    const refusals: [string, typeof good, string][] = [
+      ["no id", { ...good, id: "" }, "missing_headers"],
+      ["an id with a space", { ...good, id: "msg 1" }, "missing_headers"],
+      ["no signature", { ...good, signature: "" }, "missing_headers"],
+      ["a timestamp in milliseconds", { ...good, timestamp: `${good.timestamp}000` }, "bad_timestamp"],
+      ["a timestamp that is no number", { ...good, timestamp: "soon" }, "bad_timestamp"],
+      ["a stale timestamp", { ...good, timestamp: String(sent - WEBHOOK_TOLERANCE_SECONDS - 1) }, "stale_timestamp"],
+      ["only another version", { ...good, signature: good.signature.replace(/^v1,/, "v2,") }, "bad_signature"],
+      ["a v1 signature of the wrong length", { ...good, signature: `v1,${Buffer.alloc(20).toString("base64")}` }, "bad_signature"],
+    ];
+    for (const [label, headers, reason] of refusals) {
+      expect({ label, verdict: checkWebhookHeaders(headers, now) }).toEqual({ label, verdict: { ok: false, reason } });
+      expect({ label, verdict: await verifyWebhook(key, headers, [encode("{}")], now) }).toEqual({ label, verdict: { ok: false, reason } });
+    }
+    // Unpadded base64, a version list, a trailing field after the value: verifyWebhook reads each, so the early check lets them through.
+    const value = good.signature.slice("v1,".length);
+    for (const signature of [good.signature, `v1,${value.replace(/=+$/, "")}`, `v2,abc ${good.signature}`, `${good.signature},x`]) {
+      expect({ signature, verdict: checkWebhookHeaders({ ...good, signature }, now) }).toEqual({ signature, verdict: { ok: true } });
+      expect((await verifyWebhook(key, { ...good, signature }, [encode("{}")], now)).ok, signature).toBe(true);
+    }
   });
 
   it("a request is signed over \"<METHOD> <target>\\n<body>\": one signature is good for that request only", async () => {

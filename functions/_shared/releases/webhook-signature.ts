@@ -22,6 +22,9 @@ export type WebhookVerdict =
   | { ok: true; id: string; timestamp: number }
   | { ok: false; reason: "missing_headers" | "bad_timestamp" | "stale_timestamp" | "bad_signature" };
 
+/** What the headers alone decide, before the payload is known. */
+export type WebhookHeadersVerdict = { ok: true } | Exclude<WebhookVerdict, { ok: true }>;
+
 function base64ToBytes(text: string): Uint8Array | null {
   try {
     const binary = atob(text);
@@ -51,6 +54,30 @@ function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 const ID_SHAPE = /^[\x21-\x7e]{1,255}$/;
+/** Bytes of an HMAC-SHA256. */
+const MAC_BYTES = 32;
+
+/** A `v1,<base64>` candidate of the signature header that decodes to a MAC's length: the only kind that can match (verifyWebhook's reading). */
+function mayMatch(candidate: string): boolean {
+  const [version, value] = candidate.split(",", 2);
+  return version === "v1" && !!value && base64ToBytes(value)?.length === MAC_BYTES;
+}
+
+/**
+ * The refusals the headers decide on their own: the three headers present,
+ * the id and timestamp well-formed, the timestamp within the tolerance, and
+ * at least one signature of the shape that can match. The function checks
+ * this before it reads the body (a request refused here costs no body read);
+ * verifyWebhook checks it again with the same clock reading and the same answer.
+ */
+export function checkWebhookHeaders(headers: WebhookHeaders, nowSeconds: number): WebhookHeadersVerdict {
+  const { id, timestamp, signature } = headers;
+  if (!id || !timestamp || !signature || !ID_SHAPE.test(id)) return { ok: false, reason: "missing_headers" };
+  if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: "bad_timestamp" };
+  if (Math.abs(nowSeconds - Number(timestamp)) > WEBHOOK_TOLERANCE_SECONDS) return { ok: false, reason: "stale_timestamp" };
+  if (!signature.split(" ").some(mayMatch)) return { ok: false, reason: "bad_signature" };
+  return { ok: true };
+}
 
 /**
  * What precedes the body in the signed payload: the method and the target,
@@ -75,11 +102,10 @@ export async function verifyWebhook(
   payloads: readonly Uint8Array[],
   nowSeconds: number,
 ): Promise<WebhookVerdict> {
-  const { id, timestamp, signature } = headers;
-  if (!id || !timestamp || !signature || !ID_SHAPE.test(id)) return { ok: false, reason: "missing_headers" };
-  if (!/^\d{1,12}$/.test(timestamp)) return { ok: false, reason: "bad_timestamp" };
+  const refused = checkWebhookHeaders(headers, nowSeconds);
+  if (!refused.ok) return refused;
+  const id = headers.id!, timestamp = headers.timestamp!, signature = headers.signature!;
   const sent = Number(timestamp);
-  if (Math.abs(nowSeconds - sent) > WEBHOOK_TOLERANCE_SECONDS) return { ok: false, reason: "stale_timestamp" };
 
   const hmacKey = await crypto.subtle.importKey("raw", key as BufferSource, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const prefix = new TextEncoder().encode(`${id}.${timestamp}.`);

@@ -2,14 +2,22 @@
 // signature over the request it was made for — method, target (path and
 // query) and the exact body bytes — checked before anything else reads the
 // body, so a signature captured on one release or query is worth nothing on
-// another. A read's webhook-id is taken once, by the read that answers (a
+// another; headers that cannot be CI's are refused before the body is read.
+// A read's webhook-id is taken once, by the read that answers (a
 // write's is recorded by its delivery): a read refused after the signature
 // check (400, 404) or that failed (503) disclosed nothing and leaves it, so CI
 // may send the same headers again. A bad, missing, stale or replayed signature
 // is 401 and nothing is written or read.
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
-import { requestPayload, verifyWebhook, WEBHOOK_TOLERANCE_SECONDS, type WebhookVerdict } from "../../_shared/releases/webhook-signature.ts";
+import {
+  checkWebhookHeaders,
+  requestPayload,
+  verifyWebhook,
+  WEBHOOK_TOLERANCE_SECONDS,
+  type WebhookHeaders,
+  type WebhookVerdict,
+} from "../../_shared/releases/webhook-signature.ts";
 import { claimWebhookRead, webhookReadTaken } from "../releases/release-store.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import { BASE_PATH } from "./base-path.ts";
@@ -42,17 +50,26 @@ function refuse(c: Parameters<MiddlewareHandler<AppEnv>>[0], reason: Refusal): n
 
 export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions = {}): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const bytes = await readBodyBytes(c, deps.config);
     const key = deps.config.releases.webhookKey;
     if (!key) throw new ApiError("UNAUTHENTICATED", "release publishing is not configured on this server (TIDESYNC_RELEASES_WEBHOOK_SECRET)");
-    const url = new URL(c.req.url);
-    const target = url.pathname.slice(BASE_PATH.length) + url.search;
-    const payloads = [requestPayload(c.req.method, target, bytes), ...(options.bodyAlone ? [bytes] : [])];
-    const verdict = await verifyWebhook(key, {
+    const headers: WebhookHeaders = {
       id: c.req.header("webhook-id"),
       timestamp: c.req.header("webhook-timestamp"),
       signature: c.req.header("webhook-signature"),
-    }, payloads, Math.floor(Date.now() / 1000));
+    };
+    // One clock reading, taken when the request came in, for both checks.
+    const now = Math.floor(Date.now() / 1000);
+    // What the headers decide on their own (missing, malformed, stale) is
+    // refused before any of the body is read: these routes need no token, so
+    // anyone can start a request on them, and only a request that may be CI's
+    // is worth reading a body for.
+    const sent = checkWebhookHeaders(headers, now);
+    if (!sent.ok) refuse(c, sent.reason);
+    const bytes = await readBodyBytes(c, deps.config);
+    const url = new URL(c.req.url);
+    const target = url.pathname.slice(BASE_PATH.length) + url.search;
+    const payloads = [requestPayload(c.req.method, target, bytes), ...(options.bodyAlone ? [bytes] : [])];
+    const verdict = await verifyWebhook(key, headers, payloads, now);
     if (!verdict.ok) refuse(c, verdict.reason);
     c.set("webhookId", verdict.id);
     c.get("logFields").webhook_id = verdict.id;
