@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import type { SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
+import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { asUser, pullAll, pushOk, remove, share, sharedList, upsert } from "../support/shared-lists.ts";
 
@@ -159,5 +160,27 @@ describe("POST /v1/sync/batch: a row the database refuses where the planner reli
     // Each answer carries the record the next pull lists.
     const pulled = new Map((await pullAll(alice, start.cursor)).changes.map((c) => [c.id, c]));
     for (const result of body.results.slice(2)) expect(result.record).toEqual(pulled.get(result.record!.id));
+  });
+});
+
+describe("POST /v1/sync/batch: the database's live-records quota, reached while the push waited", () => {
+  it("the user's own Data API insert takes the last free record while their push of a create waits: that op QUOTA_EXCEEDED, as sent afterwards", async () => {
+    const user = await createTestUser();
+    // One record below the quota (set by the owner, exempt), so the push plans its create as applied.
+    await adminSql`insert into app_private.sync_usage (user_id, live_records) values (${user.userId}, ${MAX_LIVE_RECORDS_PER_USER - 1})
+                   on conflict (user_id) do update set live_records = excluded.live_records`;
+    const id = randomUUID();
+    const [list] = await adminSql<{ version: number }[]>`select version::int from app_private.sync_records where collection = 'lists' and id = ${user.userId}`;
+    const raced = await racing(user, (tx) => tx`insert into public.tasks (list_id, title) values (${user.userId}, 'from supabase-js')`,
+      () => pushOk(user, { ops: [upsert("tasks", id, { list_id: user.userId, title: "from the device" }), upsert("lists", user.userId, { title: "Renamed" }, list.version)] }));
+    expect(raced.results[0]).toEqual({ op_id: raced.results[0].op_id, status: "rejected", error: { code: "QUOTA_EXCEEDED", message: `at most ${MAX_LIVE_RECORDS_PER_USER} live records per user; delete some first` } });
+    // The rest of the batch is written: one op over the quota never holds back the others.
+    expect(raced.results[1]).toMatchObject({ status: "applied", record: { data: { title: "Renamed" } } });
+    const [usage] = await adminSql<{ live_records: number }[]>`select live_records from app_private.sync_usage where user_id = ${user.userId}`;
+    expect(usage.live_records).toBe(MAX_LIVE_RECORDS_PER_USER);
+    const [stored] = await adminSql`select count(*)::int as n from public.tasks where id = ${id}`;
+    expect(stored.n).toBe(0);
+    const afterwards = await pushOk(user, { ops: [upsert("tasks", id, { list_id: user.userId, title: "from the device" })] });
+    expect(answer(raced.results[0])).toEqual(answer(afterwards.results[0]));
   });
 });

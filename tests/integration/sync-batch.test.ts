@@ -529,6 +529,23 @@ describe("POST /v1/sync/batch: limits", () => {
     expect(await liveRecords(user.userId)).toBe(max);
   });
 
+  it("at the quota, a create in the same batch as a delete is QUOTA_EXCEEDED (the database writes creates first); the next batch has room", async () => {
+    const user = await createTestUser();
+    const max = MAX_LIVE_RECORDS_PER_USER;
+    const b = randomUUID();
+    const created = await pushOk(user, { ops: [upsert("tasks", b, task(user, { title: "b" }))] });
+    await adminSql`update app_private.sync_usage set live_records = ${max} where user_id = ${user.userId}`;
+    const c = randomUUID();
+    const both = await pushOk(user, { ops: [remove("tasks", b, created.results[0].record!.version), upsert("tasks", c, task(user, { title: "c" }))] });
+    // The planner counts in op order; the database refuses the insert, which runs before the delete:
+    // answered as the planner answers a create over the quota, never VALIDATION_FAILED or the batch.
+    expect(both.results.map((r) => r.status)).toEqual(["applied", "rejected"]);
+    expect(both.results[1].error).toEqual({ code: "QUOTA_EXCEEDED", message: `at most ${max} live records per user; delete some first` });
+    expect(await storedRow("tasks", c)).toBeUndefined();
+    expect(await liveRecords(user.userId)).toBe(max - 1);
+    expect((await pushOk(user, { ops: [upsert("tasks", c, task(user, { title: "c" }))] })).results[0].status).toBe("applied");
+  });
+
   it("the Data API is held to the same quota: an insert as authenticated past it fails 23514, and the push still answers per op", async () => {
     const user = await createTestUser();
     const max = MAX_LIVE_RECORDS_PER_USER;

@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { ServerRecord } from "../../functions/_shared/merge.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
-import { type Refusal, refusedResult } from "../../functions/api/sync/db-refusal.ts";
+import { LIVE_RECORDS_QUOTA_CONSTRAINT, type Refusal, refusedResult } from "../../functions/api/sync/db-refusal.ts";
+import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 import { type PlannedOp, planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
 
 const NOW = "2026-11-26T01:00:00.000000Z";
@@ -86,5 +87,20 @@ describe("refusedResult", () => {
     expect(invalid.result.status).toBe("rejected");
     expect(refusedResult({ ...invalid, writes: recordKey("tasks", task.id) }, refusal("update", "not_permitted", task.id), after(list, moved)))
       .toEqual({ ...invalid.result, record: expect.objectContaining({ version: 8 }) });
+  });
+
+  it("a create the database refuses over the live-records quota (a race, a trigger's rows): QUOTA_EXCEEDED, as the planner answers it", () => {
+    const op = edit(uuid(), { list_id: list.id, title: "one too many" }, null);
+    const quota = refusal("insert", "23514", op.record_id, LIVE_RECORDS_QUOTA_CONSTRAINT);
+    const answer = refusedResult(planned(op, list), quota, after(list));
+    // The same create sent after the write: the planner with the user at the quota.
+    const limits = { ...LIMITS, max_live_records_per_user: MAX_LIVE_RECORDS_PER_USER };
+    const rows = byKey(list);
+    const afterwards = planBatch([op], DEVICE, { liveRecords: MAX_LIVE_RECORDS_PER_USER, ledger: new Map(), records: rows, writable: new Set(rows.keys()) }, limits, NOW);
+    expect(answer).toEqual(afterwards.ops[0].result);
+    expect(answer).toEqual({ op_id: op.op_id, status: "rejected", error: { code: "QUOTA_EXCEEDED", message: `at most ${MAX_LIVE_RECORDS_PER_USER} live records per user; delete some first` } });
+    // Another check of the table (23514 under its own name) is still a rule of the record.
+    expect(refusedResult(planned(op, list), refusal("insert", "23514", op.record_id, "tasks_title_length"), after(list)).error)
+      .toMatchObject({ code: "VALIDATION_FAILED" });
   });
 });

@@ -8,7 +8,14 @@ import { type CollectionDefinition, findCollection } from "../../_shared/collect
 import type { FieldDetail } from "../../_shared/errors.ts";
 import { ALL_FIELDS, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import type { SyncOpError, SyncOpResult } from "../../_shared/schemas/sync.ts";
-import { notFound, type PlannedOp, recordKey, rejection, scopeNotFound, toSyncRecord } from "./plan-batch.ts";
+import { MAX_LIVE_RECORDS_PER_USER } from "../../_shared/sync-quota.generated.ts";
+import { notFound, type PlannedOp, quotaExceeded, recordKey, rejection, scopeNotFound, toSyncRecord } from "./plan-batch.ts";
+
+/**
+ * The constraint name of the database's live-records quota (the trigger on app_private.sync_usage,
+ * migration 20261126002100): its 23514 is the quota, not a rule of the record's table.
+ */
+export const LIVE_RECORDS_QUOTA_CONSTRAINT = "max_live_records_per_user";
 
 export interface Refusal {
   collection: string;
@@ -106,6 +113,10 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
     case "23502":
       return rejection("VALIDATION_FAILED", "a required field is missing", details("required", "is required"));
     case "23514":
+      // The database's quota, reached by what the planner could not count: a write of the user's that
+      // committed while the push waited, or rows the table's own triggers add in the user's name (a
+      // list's owner membership), or a delete in the same batch, which runs after its creates.
+      if (refusal.constraint === LIVE_RECORDS_QUOTA_CONSTRAINT) return quotaExceeded(MAX_LIVE_RECORDS_PER_USER);
       return rejection("VALIDATION_FAILED", `the record breaks a rule of the table${rule}`, details("check_failed", `breaks the rule ${refusal.constraint ?? "of the table"}`));
     default:
       // 22xxx (a value the column type refuses), other 23xxx, P0001 (a trigger refused the row)

@@ -119,6 +119,14 @@ export function toSyncRecord(record: ServerRecord): SyncRecord {
 }
 
 /**
+ * A create over the live-records quota: the planner's answer, and the database's when its own
+ * check refuses the row (db-refusal.ts), in the words of the database's error.
+ */
+export function quotaExceeded(max: number): SyncOpError {
+  return rejection("QUOTA_EXCEEDED", `at most ${max} live records per user; delete some first`);
+}
+
+/**
  * An op's error, as the answer and the ledger carry it: its details bounded in count and length,
  * and no more of them than fit the ledger's bound on a stored error, which counts the bytes of its
  * JSON text (a multi-byte or escaped character is more than one byte): over it, the ledger insert,
@@ -300,7 +308,7 @@ export function planBatch(
     }
     const isLive = !next.deleted;
     if (!live && isLive && liveRecords + 1 > limits.max_live_records_per_user) {
-      return reject(rejection("QUOTA_EXCEEDED", `at most ${limits.max_live_records_per_user} live records per user; delete some first`), current);
+      return reject(quotaExceeded(limits.max_live_records_per_user), current);
     }
     // A row re-created after this phase deleted it: the delete runs first, in its own phase, so
     // that its cascades run and the new row gets the table's defaults, not the old row's columns.
