@@ -54,9 +54,10 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
               limit 1) end as scope_collection,
            en.labels as enum_values,
            a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type, not (a.attnotnull or dom.not_null) as nullable,
-           a.atthasdef or dom.has_default as has_default,
-           has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') as insertable,
-           has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') as updatable
+           a.atthasdef or a.attidentity <> '' or dom.has_default as has_default,
+           -- A generated or identity-always column takes no value, whatever it is granted.
+           has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') and a.attgenerated = '' and a.attidentity <> 'a' as insertable,
+           has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') and a.attgenerated = '' and a.attidentity <> 'a' as updatable
       from app_private.sync_tables t
       join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
       -- A domain column (a domain over a domain followed to the end): the domain's NOT NULL
@@ -82,13 +83,28 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
          from d join pg_catalog.pg_enum e on e.enumtypid = d.type_id) en
      where a.attname <> 'id'
      order by t.collection, a.attnum`;
+  // The table's constraints, then its domains' (a domain's CHECK refuses a value of every column
+  // of that domain, or of a domain over it; its definition is not the table's own check).
   const constraints = await sql<ConstraintRow[]>`
-    select t.collection, k.conname::text as name,
-           array(select a.attname::text from unnest(k.conkey) n join pg_catalog.pg_attribute a on a.attrelid = k.conrelid and a.attnum = n order by a.attname) as columns,
-           pg_get_constraintdef(k.oid) as definition
-      from app_private.sync_tables t
-      join pg_catalog.pg_constraint k on k.conrelid = t.relation
-     order by t.collection, k.conname`;
+    select x.collection, x.name, x.columns, x.definition from (
+      select t.collection, k.conname::text as name,
+             array(select a.attname::text from unnest(k.conkey) n join pg_catalog.pg_attribute a on a.attrelid = k.conrelid and a.attnum = n order by a.attname) as columns,
+             pg_get_constraintdef(k.oid) as definition, 0 as domain
+        from app_private.sync_tables t
+        join pg_catalog.pg_constraint k on k.conrelid = t.relation
+      union all
+      select t.collection, k.conname::text, array_agg(distinct a.attname order by a.attname)::text[], '', 1
+        from app_private.sync_tables t
+        join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
+       cross join lateral (
+         with recursive d(type_id) as (
+           select a.atttypid
+           union all
+           select ty.typbasetype from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd')
+         select d.type_id from d) d
+        join pg_catalog.pg_constraint k on k.contypid = d.type_id
+       group by t.collection, k.conname) x
+     order by x.collection, x.name collate "C", x.domain`;
   const collections = new Map<string, GeneratedCollection>();
   const fieldMaps = new Map<string, Map<string, GeneratedField>>();
   for (const row of columns) {
@@ -124,7 +140,8 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
   for (const row of constraints) {
     const collection = collections.get(row.collection);
     if (!collection) continue;
-    collection.constraints[row.name] = row.columns;
+    const known = collection.constraints[row.name]; // a domain's constraint named as one of the table's
+    collection.constraints[row.name] = known ? [...new Set([...known, ...row.columns])].sort() : row.columns;
     if (row.definition.startsWith("CHECK")) applyCheck(fieldMaps.get(row.collection)!, row.definition);
   }
   const owners = await readOwnerColumns(sql);

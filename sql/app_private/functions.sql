@@ -1499,8 +1499,8 @@ begin
   -- constraints decide. An insert group's rows all carry its columns; an update group's rows each
   -- carry the columns they change (the group's columns are all of them). A group is written in one
   -- statement; when the database refuses it, its rows are retried one by one (each in its own
-  -- subtransaction) so that only the rows it refuses fail. Only the named columns are read from
-  -- the rows (sync_record_columns).
+  -- subtransaction) so that only the rows it refuses fail, each with its SQLSTATE, constraint
+  -- and column. Only the named columns are read from the rows (sync_record_columns).
   for v_group in select g from jsonb_array_elements(p_writes) g loop
     v_kind := v_group ->> 'kind';
     v_collection := v_group ->> 'collection';
@@ -1548,8 +1548,14 @@ begin
         else
           execute v_sql using v_rows into v_done;
         end if;
-      -- What a row may be refused for; anything else (timeouts, deadlocks, bugs) aborts the batch.
-      exception when integrity_constraint_violation or data_exception or insufficient_privilege or raise_exception then
+      -- Any error of the statement but those that end the transaction (app_private.sync_error_aborts:
+      -- serialization failures, deadlocks, lock timeouts, shutdowns, out of memory, …): its rows
+      -- are retried one by one.
+      exception when others then
+        get stacked diagnostics v_state = returned_sqlstate;
+        if app_private.sync_error_aborts(v_state) then
+          raise;
+        end if;
         v_done := '[]'::jsonb;
         for v_row in select r from jsonb_array_elements(v_rows) r loop
           begin
@@ -1563,9 +1569,19 @@ begin
                 using jsonb_build_array(v_row) into v_part;
               v_done := v_done || coalesce(v_part, '[]'::jsonb);
             end if;
-          exception when integrity_constraint_violation or data_exception or insufficient_privilege or raise_exception then
+          -- A row is refused for whatever error it alone raises (a check, a type, a trigger, a
+          -- generated column, …), never the batch; an error that ends the transaction ends it.
+          exception when others then
             get stacked diagnostics v_state = returned_sqlstate, v_constraint = constraint_name,
                                     v_column = column_name, v_message = message_text;
+            if app_private.sync_error_aborts(v_state) then
+              raise;
+            end if;
+            -- Postgres names no column for a value its type or domain refuses: found here, on
+            -- this refused row only.
+            if coalesce(v_column, '') = '' then
+              v_column := app_private.sync_refused_column(v_table, v_row, v_state, v_constraint);
+            end if;
             v_failed := v_failed || jsonb_build_object(
               'collection', v_collection, 'id', v_row ->> 'id', 'kind', v_kind, 'sqlstate', v_state,
               'constraint', nullif(v_constraint, ''), 'column', nullif(v_column, ''), 'message', left(v_message, 200));
@@ -1611,6 +1627,29 @@ comment on function app_private.sync_base_type(p_type oid, p_typmod integer) is 
 revoke execute on function app_private.sync_base_type(p_type oid, p_typmod integer) from public;
 grant execute on function app_private.sync_base_type(p_type oid, p_typmod integer) to authenticated;
 
+-- function app_private.sync_error_aborts(p_sqlstate text)
+CREATE OR REPLACE FUNCTION app_private.sync_error_aborts(p_sqlstate text)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE
+ SET search_path TO ''
+AS $function$
+  select left(p_sqlstate, 2) in (
+           '08', -- connection exception
+           '0B', '25', '2D', '3B', -- transaction state (a read-only transaction: 25006)
+           '40', -- transaction rollback: serialization failure 40001, deadlock 40P01
+           '53', -- insufficient resources: disk full, out of memory, too many connections
+           '57', -- operator intervention: cancel, statement timeout, shutdown
+           '58', -- system error (I/O)
+           '72', -- snapshot too old
+           'F0', -- configuration file error
+           'XX') -- internal error, data or index corrupted
+      or p_sqlstate = '55P03'; -- lock timeout
+$function$;
+comment on function app_private.sync_error_aborts(p_sqlstate text) is 'Whether an error (SQLSTATE) must end app_private.sync_apply''s transaction instead of refusing the one row that raised it: transaction rollbacks (serialization, deadlock), lock timeouts, resources, shutdowns, internal errors.';
+revoke execute on function app_private.sync_error_aborts(p_sqlstate text) from public;
+grant execute on function app_private.sync_error_aborts(p_sqlstate text) to authenticated;
+
 -- function app_private.sync_insert_sql(p_table regclass, p_columns text[])
 CREATE OR REPLACE FUNCTION app_private.sync_insert_sql(p_table regclass, p_columns text[])
  RETURNS text
@@ -1651,6 +1690,58 @@ $function$;
 comment on function app_private.sync_record_columns(p_table regclass, p_columns text[]) is 'Column definition list (id uuid, then each named column with its type, a domain as its base type) with which app_private.sync_apply reads the rows it writes: only the named columns, and no domain check on a column a row leaves out. Builds text only.';
 revoke execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) from public;
 grant execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) to authenticated;
+
+-- function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text)
+CREATE OR REPLACE FUNCTION app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+declare
+  v_column text;
+  v_type text;
+  v_state text;
+  v_first text;
+begin
+  if p_sqlstate = '428C9' then
+    return (select a.attname::text from jsonb_object_keys(p_row) k
+              join pg_catalog.pg_attribute a on a.attrelid = p_table and a.attname = k and a.attnum > 0 and not a.attisdropped
+             where a.attgenerated <> '' or a.attidentity = 'a'
+             order by a.attnum limit 1);
+  end if;
+  if not (left(p_sqlstate, 2) = '22'
+          or (p_sqlstate in ('23502', '23514')
+              and not exists (select 1 from pg_catalog.pg_constraint c where c.conrelid = p_table and c.conname = p_constraint))) then
+    return null;
+  end if;
+  for v_column, v_type in
+    select a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod) from jsonb_object_keys(p_row) k
+      join pg_catalog.pg_attribute a on a.attrelid = p_table and a.attname = k and a.attnum > 0 and not a.attisdropped
+     where k <> 'id'
+     order by a.attnum
+  loop
+    begin
+      execute format('select v.%1$I::%2$s from jsonb_to_record($1) as v(%3$s)', v_column, v_type,
+                     app_private.sync_record_columns(p_table, array[v_column]))
+        using p_row;
+    exception when others then
+      get stacked diagnostics v_state = returned_sqlstate;
+      if app_private.sync_error_aborts(v_state) then
+        raise;
+      end if;
+      if v_state = p_sqlstate then
+        return v_column;
+      end if;
+      v_first := coalesce(v_first, v_column);
+    end;
+  end loop;
+  return v_first;
+end;
+$function$;
+comment on function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text) is 'The column of a row app_private.sync_apply could not write, where Postgres named none: the generated or identity-always column it writes (428C9), or the first named column whose value its type or domain refuses (22xxx, a domain''s NOT NULL or CHECK). Null when no column alone explains the refusal. Refused rows only.';
+revoke execute on function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text) from public;
+grant execute on function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text) to authenticated;
 
 -- function app_private.sync_update_sql(p_table regclass, p_columns text[])
 CREATE OR REPLACE FUNCTION app_private.sync_update_sql(p_table regclass, p_columns text[])

@@ -961,12 +961,22 @@ export type Database = {
         Args: { "p_type": unknown; "p_typmod": number };
         Returns: string;
       };
+      "sync_error_aborts": { Args: { "p_sqlstate": string }; Returns: boolean };
       "sync_insert_sql": {
         Args: { "p_columns": (string)[]; "p_table": unknown };
         Returns: string;
       };
       "sync_record_columns": {
         Args: { "p_columns": (string)[]; "p_table": unknown };
+        Returns: string;
+      };
+      "sync_refused_column": {
+        Args: {
+          "p_constraint": string;
+          "p_row": Json;
+          "p_sqlstate": string;
+          "p_table": unknown;
+        };
         Returns: string;
       };
       "sync_update_sql": {

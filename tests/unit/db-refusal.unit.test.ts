@@ -5,7 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { ServerRecord } from "../../functions/_shared/merge.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
-import { LIVE_RECORDS_QUOTA_CONSTRAINT, type Refusal, refusedResult } from "../../functions/api/sync/db-refusal.ts";
+import type { CollectionDefinition } from "../../functions/_shared/collections.ts";
+import { LIVE_RECORDS_QUOTA_CONSTRAINT, type Refusal, refusalError, refusedResult } from "../../functions/api/sync/db-refusal.ts";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 import { type PlannedOp, planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
 
@@ -102,5 +103,49 @@ describe("refusedResult", () => {
     // Another check of the table (23514 under its own name) is still a rule of the record.
     expect(refusedResult(planned(op, list), refusal("insert", "23514", op.record_id, "tasks_title_length"), after(list)).error)
       .toMatchObject({ code: "VALIDATION_FAILED" });
+  });
+});
+
+describe("refusalError: the database's reason in the op's own terms", () => {
+  // A synced table with column kinds the sample app lacks, as the generator describes it: a
+  // domain's CHECK (email_address_check) maps to the columns of that domain.
+  const probe = {
+    name: "probe", table: "public.probe", scopeColumn: "list_id", scopeCollection: "lists", isScope: false, fields: [],
+    constraints: { probe_pkey: ["id"], probe_note_length: ["note"], email_address_check: ["email"] },
+  } as unknown as CollectionDefinition;
+  const refused = (sqlstate: string, column?: string, constraint?: string): Refusal =>
+    ({ collection: "probe", id: uuid(), kind: "update", sqlstate, column, constraint });
+
+  it("a value its column's type refuses is answered on that column (sync_apply names it)", () => {
+    expect(refusalError(refused("22003", "amount"), 1, probe)).toMatchObject({
+      code: "VALIDATION_FAILED", details: [{ field: "/ops/1/data/amount", code: "invalid_value" }],
+    });
+    expect(refusalError(refused("22007", "at"), 2, probe).details).toEqual([expect.objectContaining({ field: "/ops/2/data/at", code: "invalid_format" })]);
+    for (const [sqlstate, column] of [["22008", "day"], ["22P02", "mood"], ["22P02", "tags"], ["22023", "x"]]) {
+      expect(refusalError(refused(sqlstate, column), 0, probe).details, sqlstate).toEqual([expect.objectContaining({ field: `/ops/0/data/${column}`, code: "invalid_value" })]);
+    }
+    expect(refusalError(refused("22001", "code"), 0, probe).details).toEqual([expect.objectContaining({ field: "/ops/0/data/code", code: "too_long" })]);
+  });
+
+  it("a domain's CHECK or NOT NULL: on its column, also by the constraint's name alone", () => {
+    expect(refusalError(refused("23514", "email", "email_address_check"), 1, probe).details)
+      .toEqual([expect.objectContaining({ field: "/ops/1/data/email", code: "check_failed" })]);
+    expect(refusalError(refused("23514", undefined, "email_address_check"), 1, probe).details)
+      .toEqual([expect.objectContaining({ field: "/ops/1/data/email", code: "check_failed" })]);
+    expect(refusalError(refused("23502", "label"), 3, probe).details).toEqual([expect.objectContaining({ field: "/ops/3/data/label", code: "required" })]);
+  });
+
+  it("a generated or identity-always column written (428C9): read_only on it, as the schema answers", () => {
+    expect(refusalError(refused("428C9", "doubled"), 4, probe)).toMatchObject({
+      code: "VALIDATION_FAILED", details: [{ field: "/ops/4/data/doubled", code: "read_only", message: "is set by the server" }],
+    });
+  });
+
+  it("any other error the row alone raised (a trigger's own SQLSTATE): VALIDATION_FAILED on the data, never a 500", () => {
+    for (const sqlstate of ["AB123", "P0001", "22012", "0A000"]) {
+      expect(refusalError(refused(sqlstate), 5, probe), sqlstate).toMatchObject({
+        code: "VALIDATION_FAILED", details: [{ field: "/ops/5/data", code: "invalid_value" }],
+      });
+    }
   });
 });

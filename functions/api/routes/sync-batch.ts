@@ -70,14 +70,18 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // Planned again once, in a new transaction, when the rows changed while it was written
     // (push-store.ts); a second time, the StaleBatch is the answer (503, retryable).
     let replanned = false;
-    const { results, now, written } = await push().catch((error) => {
+    const { results, now, written, refusals } = await push().catch((error) => {
       if (!(error instanceof StaleBatch)) throw error;
       replanned = true;
       return push();
     });
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
     for (const result of results) counts[result.status] += 1;
-    Object.assign(c.get("logFields"), { ops: batch.ops.length, ...counts, records_written: written, ...(replanned ? { replanned } : {}) });
+    Object.assign(c.get("logFields"), {
+      ops: batch.ops.length, ...counts, records_written: written, ...(replanned ? { replanned } : {}),
+      // The records the database refused, by SQLSTATE (sync_apply refuses a row for any error of its own).
+      ...(refusals.length > 0 ? { db_refusals: [...new Set(refusals)].sort() } : {}),
+    });
     return c.json({ results, server_time: now }, 200);
   });
 }

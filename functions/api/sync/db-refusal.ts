@@ -2,8 +2,8 @@
 // reports the row with its SQLSTATE, constraint and column), this answers the
 // ops of that record: judged against the rows as the caller sees them after
 // the write, and when the refusal stands, why in the op's own terms (which
-// field, which rule). Pure; the table's constraint names map back to its
-// columns through the generated collection description.
+// field, which rule). Pure; the table's constraint names (and its domains')
+// map back to its columns through the generated collection description.
 import { type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import { ALL_FIELDS, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
@@ -118,8 +118,29 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
       // list's owner membership), or a delete in the same batch, which runs after its creates.
       if (refusal.constraint === LIVE_RECORDS_QUOTA_CONSTRAINT) return quotaExceeded(MAX_LIVE_RECORDS_PER_USER);
       return rejection("VALIDATION_FAILED", `the record breaks a rule of the table${rule}`, details("check_failed", `breaks the rule ${refusal.constraint ?? "of the table"}`));
-    default:
-      // 22xxx (a value the column type refuses), other 23xxx, P0001 (a trigger refused the row)
+    case "428C9":
+      // A generated or identity-always column (the collection description marks them read-only;
+      // this answers a description older than the table).
+      return rejection("VALIDATION_FAILED", "a field is set by the server", details("read_only", "is set by the server"));
+    case "22001":
+      return rejection("VALIDATION_FAILED", "a value is too long for its column", details("too_long", "is longer than the column holds"));
+    default: {
+      // 22xxx: a value the column's type or domain refuses (sync_apply names the column; without
+      // one, a trigger's own error, answered as below).
+      const value = VALUE_REFUSALS[refusal.sqlstate] ?? (refusal.sqlstate.startsWith("22") ? VALUE_REFUSALS["22"] : undefined);
+      if (value && fieldsOf(refusal, collection).length > 0) return rejection("VALIDATION_FAILED", "a value is not one its column can hold", details(value[0], value[1]));
+      // Other 23xxx, P0001 (a trigger refused the row), and any other error the row alone raised
+      // (sync_apply refuses the row for it, never the batch, unless it ends the transaction).
       return rejection("VALIDATION_FAILED", "the database refused this record", details("invalid_value", "is not accepted by the database"));
+    }
   }
 }
+
+/** A value its column's type refuses (SQLSTATE, or its class "22"): the detail's code and message. */
+const VALUE_REFUSALS: Record<string, [code: string, message: string]> = {
+  "22003": ["invalid_value", "is out of the range of the column's type"],
+  "22007": ["invalid_format", "is not a date or time the column's type reads"],
+  "22008": ["invalid_value", "is out of the range of dates and times the column holds"],
+  "22P02": ["invalid_value", "is not a value of the column's type"],
+  "22": ["invalid_value", "is not a value the column can hold"],
+};

@@ -263,7 +263,7 @@ export async function pushBatch(
   batch: SyncBatchRequest,
   sessionId: string,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
-): Promise<{ results: SyncOpResult[]; now: string; written: number }> {
+): Promise<{ results: SyncOpResult[]; now: string; written: number; refusals: string[] }> {
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED);
@@ -313,7 +313,9 @@ export async function pushBatch(
     };
   });
   if (ledgerRows.length > 0) await tx.unsafe(LEDGER_SQL, ledgerParameters(ledgerRows, state.device_id), PREPARED);
-  return { results, now: state.now, written: plan.written.size - refused.size };
+  // The SQLSTATE of each refused record, for the log line: a refusal the push did not foresee (a
+  // trigger's own error, a type it has no schema for) is an op's answer, not a 500, and shows there.
+  return { results, now: state.now, written: plan.written.size - refused.size, refusals: [...refused.values()].map((r) => r.sqlstate) };
 }
 
 async function applyWrites(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {

@@ -1,0 +1,130 @@
+// A synced table with column kinds the sample app does not have, pushed to
+// through the real function (POST /v1/sync/batch, GET /v1/meta) on a stack of
+// its own (tests/support/probe-stack.ts): what a developer who follows
+// docs/security-model.md ("Making a new table syncable") and their users would
+// notice. The table decides: what SQL as `authenticated` accepts, the push
+// applies; what the database refuses is that op's `rejected` with the field
+// it concerns, never a 500 for the batch.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiResponse, call } from "../support/harness.ts";
+import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
+import { upsert } from "../support/shared-lists.ts";
+
+// Every column granted, the generated and identity-always ones too (as a developer might).
+const COLUMNS = ["label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq"];
+
+let probe: ProbeStack;
+
+beforeAll(async () => {
+  probe = await startProbeStack("colkinds", [
+    `create domain public.kinds_nonblank as text not null check (value <> '')`,
+    `create domain public.kinds_email as text constraint kinds_email_check check (value ~ '^[^@]+@[^@]+$')`,
+    `create type public.kinds_mood as enum ('happy', 'sad')`,
+    `create table public.kinds (
+       id uuid primary key,
+       list_id uuid not null references public.lists (id) on delete cascade,
+       label public.kinds_nonblank default 'unnamed',
+       note text, amount numeric(10, 2), day date, ratio real, mood public.kinds_mood, tags text[], at timestamp,
+       email public.kinds_email,
+       doubled integer generated always as (char_length(note) * 2) stored,
+       seq bigint generated always as identity)`,
+    // A trigger whose lookup finds nothing for some rows: `select … into strict` raises no_data_found (P0002).
+    `create function public.kinds_look_up() returns trigger language plpgsql set search_path = '' as $f$
+     declare
+       found_id uuid;
+     begin
+       if new.note = 'look up a missing row' then
+         select l.id into strict found_id from public.lists l where false;
+       end if;
+       return new;
+     end $f$`,
+    `create trigger kinds_look_up before insert or update on public.kinds for each row execute function public.kinds_look_up()`,
+    ...syncedLikeTasks("kinds", COLUMNS),
+  ]);
+});
+
+afterAll(async () => {
+  await probe?.stop();
+});
+
+async function pushOps(user: ProbeUser, ops: unknown[]): Promise<ApiResponse> {
+  return await call("/v1/sync/batch", { method: "POST", token: user.token, body: { ops }, baseUrl: probe.apiUrl });
+}
+
+/** A new row in the user's personal list. */
+const create = (user: ProbeUser, data: Record<string, unknown>) => upsert("kinds", randomUUID(), { list_id: user.userId, ...data });
+
+interface Result {
+  status: string;
+  record?: { version: number; data: Record<string, unknown> };
+  error?: { code: string; details?: { field: string; code: string }[] };
+}
+
+describe("a synced table's own column kinds, through the real function", () => {
+  it("a NOT NULL domain column with a default: a create without it and an update that does not touch it apply; /v1/meta says it is not nullable", async () => {
+    const user = await probe.newUser();
+    const row = create(user, { note: "first" });
+    const created = await pushOps(user, [row]);
+    expect(created.status, created.text).toBe(200);
+    expect(created.body.results[0]).toMatchObject({ status: "applied", record: { data: { label: "unnamed", note: "first" } } });
+    const version = created.body.results[0].record.version as number;
+
+    const edited = await pushOps(user, [upsert("kinds", row.record_id, { note: "edited" }, version)]);
+    expect(edited.body.results[0]).toMatchObject({ status: "applied", record: { data: { label: "unnamed", note: "edited" } } });
+
+    const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
+    expect(meta.body.collection_schemas.kinds.fields.label).toMatchObject({ nullable: false, has_default: true });
+  });
+
+  it("a generated or identity-always column, granted or not, is published read-only; writing it rejects that op (read_only), not the batch", async () => {
+    const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
+    for (const name of ["doubled", "seq"]) {
+      expect(meta.body.collection_schemas.kinds.fields[name], name).toMatchObject({ insertable: false, updatable: false });
+    }
+    const user = await probe.newUser();
+    const response = await pushOps(user, [create(user, { note: "abc", doubled: 1 }), create(user, { seq: 5 }), create(user, { note: "abc" })]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as Result[];
+    expect(results.map((r) => [r.status, r.error?.details?.map((d) => [d.field, d.code])])).toEqual([
+      ["rejected", [["/ops/0/data/doubled", "read_only"]]],
+      ["rejected", [["/ops/1/data/seq", "read_only"]]],
+      ["applied", undefined],
+    ]);
+    expect(results[2].record!.data).toMatchObject({ doubled: 6 });
+  });
+
+  it("a value its column's type or domain refuses rejects that op on its field; the rest of the batch applies", async () => {
+    const user = await probe.newUser();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ amount: 123456789.12 }, "amount"], // numeric(10,2) overflow
+      [{ day: "0000-01-01" }, "day"], // no year 0
+      [{ ratio: 1e39 }, "ratio"], // real overflow
+      [{ ratio: 1e-50 }, "ratio"], // real underflow
+      [{ mood: "grumpy" }, "mood"], // not in the enum
+      [{ tags: "abc" }, "tags"], // not an array
+      [{ at: "not a time" }, "at"],
+      [{ email: "no at sign" }, "email"], // the domain's CHECK
+      [{ label: null }, "label"], // the domain's NOT NULL
+      [{ label: "" }, "label"], // the domain's CHECK
+    ];
+    const fine = create(user, { amount: 12.5, day: "2026-11-26", ratio: 1.5, mood: "sad", tags: ["a"], at: "2026-11-26T10:00:00", email: "me@example.com" });
+    const response = await pushOps(user, [...cases.map(([data]) => create(user, data)), fine]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as Result[];
+    cases.forEach(([data, column], i) => {
+      expect(results[i], JSON.stringify(data)).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED" } });
+      expect(results[i].error!.details!.map((d) => d.field), JSON.stringify(data)).toEqual([expect.stringMatching(new RegExp(`^/ops/${i}/data/${column}(/|$)`))]);
+    });
+    expect(results[cases.length]).toMatchObject({ status: "applied", record: { data: { mood: "sad", email: "me@example.com" } } });
+  });
+
+  it("an error of the table's own trigger (no_data_found) rejects that op, not the batch (was a 500)", async () => {
+    const user = await probe.newUser();
+    const response = await pushOps(user, [create(user, { note: "look up a missing row" }), create(user, { note: "fine" })]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as Result[];
+    expect(results[0]).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED", details: [{ field: "/ops/0/data" }] } });
+    expect(results[1].status).toBe("applied");
+  });
+});
