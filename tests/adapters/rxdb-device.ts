@@ -43,7 +43,7 @@ const schemas = {
 const COLLECTIONS = ["lists", "tasks"] as const;
 const LOCAL = new Set(["id", VERSION, "_deleted", "_meta", "_rev", "_attachments"]);
 
-export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onEvent }) => {
+export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit }) => {
   const database = await createRxDatabase({ name: `${name}-${crypto.randomUUID()}`, storage: getRxStorageMemory() });
   await database.addCollections({
     lists: { schema: schemas.lists, localDocuments: true },
@@ -61,7 +61,7 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
         api,
         installationId,
         onEvent,
-        batchSize: 20,
+        batchSize: pullLimit ?? 20,
         backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
         // A task created offline in a new list goes up after its list.
         pushAfter: collectionName === "tasks" ? () => replications.get("lists")!.awaitInSync() : undefined,

@@ -12,6 +12,7 @@
 //   without a cursor after the first sync but the 410's.
 // At the end every device must hold exactly what its user may see on the
 // server (read through RLS), field for field and version for version.
+// runMidPullResyncScenario: a cursor given up on a later page of one pull.
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
@@ -22,7 +23,7 @@ import type { RecordData } from "../../client/storage.ts";
 import { cursorPayload } from "../support/cursor-payload.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { visibleTo } from "../support/rls-view.ts";
-import { removeMember, settled, share } from "../support/shared-lists.ts";
+import { asUser, pushOk, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
 import { FaultNetwork, VIRTUAL_API_URL } from "../convergence/fault-network.ts";
 import { Prng } from "../convergence/prng.ts";
 
@@ -52,6 +53,8 @@ export interface DeviceSetup {
   installationId: string;
   /** Where the adapter reports events (conflicts, rejections, resyncs). */
   onEvent: (event: SyncEvent) => void;
+  /** Changes per pulled page (the adapter's own default when absent). */
+  pullLimit?: number;
 }
 
 export type DeviceFactory = (setup: DeviceSetup) => Promise<AdapterDevice>;
@@ -68,12 +71,12 @@ class Phone {
   }
 }
 
-async function phone(network: FaultNetwork, userIndex: number, name: string, user: TestUser, token: string, factory: DeviceFactory): Promise<Phone> {
+async function phone(network: FaultNetwork, userIndex: number, name: string, user: TestUser, token: string, factory: DeviceFactory, pullLimit?: number): Promise<Phone> {
   const result = new Phone(name, user, network.link(userIndex, new Prng("adapters", name)));
   const api = new TidesyncApi({ baseUrl: VIRTUAL_API_URL, getAccessToken: () => token, fetch: result.link.fetch, timeoutMs: 15_000 });
   const installationId = randomUUID();
   await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  result.device = await factory({ name, api, installationId, onEvent: (event) => result.events.push(event) });
+  result.device = await factory({ name, api, installationId, onEvent: (event) => result.events.push(event), pullLimit });
   return result;
 }
 
@@ -89,6 +92,27 @@ function pastRetention(userId: string) {
     const payload = cursorPayload(cursor);
     return await encodeCursor(stack.functionsEnv.TIDESYNC_CURSOR_SECRET, userId, { ...payload, iat: payload.iat - 400 * 86_400 });
   };
+}
+
+/** The same cursor with its MAC altered (as after the cursor secret rotated): the server answers 400 INVALID_CURSOR. */
+async function tampered(cursor: string): Promise<string> {
+  const [payload, mac] = cursor.split(".");
+  return `${payload}.${mac[0] === "A" ? "B" : "A"}${mac.slice(1)}`;
+}
+
+/** Where a device differs from what its user may see on the server (field for field, version for version). */
+async function differencesFromServer(p: Phone): Promise<string[]> {
+  const visible = await visibleTo(p.user);
+  const local = await p.device.records();
+  const differences: string[] = [];
+  for (const [key, row] of visible) {
+    const mine = local.get(key);
+    if (!mine || mine.version !== row.version || !jsonEqual(pick(mine.data, Object.keys(row.data)), row.data)) {
+      differences.push(`${key}: device ${JSON.stringify(mine ?? null)} vs server v${row.version} ${JSON.stringify(row.data)}`);
+    }
+  }
+  for (const key of local.keys()) if (!visible.has(key)) differences.push(`${key}: on the device, not visible to its user on the server`);
+  return differences;
 }
 
 async function serverRecord(user: TestUser, collection: string, id: string) {
@@ -219,24 +243,52 @@ export async function runAdapterScenario(factory: DeviceFactory): Promise<void> 
 
     // Faults off: everyone syncs until nothing moves, then compare with the server.
     for (let round = 0; round < 2; round++) await syncSeeingAll(...phones);
-    for (const p of phones) {
-      const visible = await visibleTo(p.user);
-      const local = await p.device.records();
-      const differences: string[] = [];
-      for (const [key, row] of visible) {
-        const mine = local.get(key);
-        if (!mine || mine.version !== row.version || !jsonEqual(pick(mine.data, Object.keys(row.data)), row.data)) {
-          differences.push(`${key}: device ${JSON.stringify(mine ?? null)} vs server v${row.version} ${JSON.stringify(row.data)}`);
-        }
-      }
-      for (const key of local.keys()) if (!visible.has(key)) differences.push(`${key}: on the device, not visible to its user on the server`);
-      expect(differences, p.name).toEqual([]);
-    }
+    for (const p of phones) expect(await differencesFromServer(p), p.name).toEqual([]);
     const fullPulls = phones.map((p) => p.link.fullPulls - fullPullsBefore.get(p)!);
     expect({ alice1: fullPulls[0], alice2Resynced: fullPulls[1] > 0, bob1: fullPulls[2] }, "pulls without a cursor after setup").toEqual({ alice1: 0, alice2Resynced: true, bob1: 0 });
     for (const user of [0, 1]) expect([...network.wireOf(user).mutatedOps], "op_ids resent with other content").toEqual([]);
   } finally {
     for (const p of phones) await p.device.close();
+  }
+}
+
+/**
+ * A pull whose cursor is given up on a page after its first: 410 RESYNC_REQUIRED (the retention
+ * job purged between the device's pages, or the cursor aged past the window meanwhile) and 400
+ * INVALID_CURSOR (the cursor secret rotated). The adapter starts a full sync in the middle of the
+ * pull, and that full sync must still drop what it does not list (it lists no removals): a task
+ * deleted while the device was away must leave it, not stay on it for ever.
+ */
+export async function runMidPullResyncScenario(factory: DeviceFactory): Promise<void> {
+  const pageSize = 2;
+  const network = new FaultNetwork(stack.apiUrl, NO_FAULTS);
+  const alice = await createTestUser();
+  const p = await phone(network, 0, "alice-paged", alice, alice.token, factory, pageSize);
+  try {
+    const list = randomUUID();
+    const deleted = [randomUUID(), randomUUID()];
+    const edited = Array.from({ length: 4 }, () => randomUUID());
+    await pushOk(alice, { ops: [upsert("lists", list, { title: "Paged" }), ...[...deleted, ...edited].map((id, i) => upsert("tasks", id, { list_id: list, title: `task ${i + 1}` }))] });
+    await syncSeeingAll(p);
+    for (const id of deleted) expect((await p.device.records()).has(`tasks/${id}`)).toBe(true);
+
+    const rounds = [["RESYNC_REQUIRED", pastRetention(alice.userId)], ["INVALID_CURSOR", tampered]] as const;
+    for (const [round, [reason, age]] of rounds.entries()) {
+      // Away: more changes than a page holds (so the pull has a second page), then a delete.
+      await asUser(alice, (tx) => tx`update public.tasks set done = not done where id = any(${edited})`);
+      await asUser(alice, (tx) => tx`delete from public.tasks where id = ${deleted[round]}`);
+      // The cursor of the pull's second page is the one refused: its first page went through.
+      const aged = { age, done: new Set<string>(), after: 1 };
+      p.link.agedCursors = aged;
+      await syncSeeingAll(p);
+      p.link.agedCursors = null;
+      expect([...aged.done].filter((filter) => filter.split(",").includes("tasks")), "a second page of tasks was asked for with a refused cursor").toHaveLength(1);
+      expect(p.events.filter((e) => e.type === "resync").map((e) => e.type === "resync" && e.reason)).toContain(reason);
+      expect((await p.device.records()).has(`tasks/${deleted[round]}`), `${reason}: the task deleted while the device was away`).toBe(false);
+      expect(await differencesFromServer(p), reason).toEqual([]);
+    }
+  } finally {
+    await p.device.close();
   }
 }
 

@@ -59,7 +59,7 @@ class Task extends Model {
 
 const LOCAL = new Set(["id", "_status", "_changed", VERSION]);
 
-export const watermelonDevice: DeviceFactory = async ({ name, api, installationId, onEvent }) => {
+export const watermelonDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit }) => {
   const adapter = new LokiJSAdapter({ schema, useWebWorker: false, useIncrementalIndexedDB: true, dbName: name });
   const database = new Database({ adapter, modelClasses: [List, Task] });
   // A new adapter object for every sync, as after an app restart: what it needs (cursor, sent ops) is in the database.
@@ -70,6 +70,7 @@ export const watermelonDevice: DeviceFactory = async ({ name, api, installationI
     tables: ["lists", "tasks"],
     columns: { lists: { created_at: "server_created_at" }, tasks: { created_at: "server_created_at" } },
     onEvent,
+    pullLimit,
     backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
   });
 

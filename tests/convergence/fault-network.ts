@@ -155,10 +155,16 @@ export class FaultNetwork {
       const url = new URL(input);
       const cursor = url.searchParams.get("cursor");
       const filter = url.searchParams.get("collections") ?? "*";
-      if (cursor && !link.agedCursors.done.has(filter)) {
-        link.agedCursors.done.add(filter);
-        url.searchParams.set("cursor", await link.agedCursors.age(cursor));
-        path = url.pathname.slice(new URL(VIRTUAL_API_URL).pathname.length) + url.search;
+      const aged = link.agedCursors;
+      if (cursor && !aged.done.has(filter)) {
+        const passed = (aged.passed ??= new Map());
+        const through = passed.get(filter) ?? 0;
+        if (through < (aged.after ?? 0)) passed.set(filter, through + 1);
+        else {
+          aged.done.add(filter);
+          url.searchParams.set("cursor", await aged.age(cursor));
+          path = url.pathname.slice(new URL(VIRTUAL_API_URL).pathname.length) + url.search;
+        }
       }
     }
     if (path.startsWith("/v1/sync/batch")) this.recordSentOps(link.userIndex, init.body);
@@ -213,9 +219,11 @@ export class DeviceLink {
   fullPulls = 0;
   /**
    * While set, the first cursor sent for each `collections` filter is replaced
-   * by `age(cursor)`, as if the device had held it for long (tests/adapters).
+   * by `age(cursor)`, as if the device had held it for long (tests/adapters);
+   * with `after: n`, the first one after n cursors of that filter went through
+   * (`passed` counts them): n = 1 ages the cursor of a pull's second page.
    */
-  agedCursors: { age: (cursor: string) => Promise<string>; done: Set<string> } | null = null;
+  agedCursors: { age: (cursor: string) => Promise<string>; done: Set<string>; after?: number; passed?: Map<string, number> } | null = null;
 
   constructor(private readonly network: FaultNetwork, readonly userIndex: number, readonly rng: Prng) {}
 

@@ -143,9 +143,16 @@ export class WatermelonTidesync {
     let cursor = lastPulledAt === null ? null : ((await this.store.get<string>(CURSOR_KEY)) ?? null);
     const latest = new Map<string, SyncRecord>();
     let full = false;
-    for (let first = true; ; first = false) {
+    for (;;) {
       const pulled = await pullPage(this.options.api, { cursor, collections: this.options.tables, limit: this.options.pullLimit }, this.retry);
-      if (first) full = pulled.full;
+      // A full sync may start on any page of this pull: the first, or a later one whose cursor was
+      // refused (410 / INVALID_CURSOR: purged, aged or rotated between pages). What it lists
+      // replaces what the pages before it brought, and it is applied with `replacement` (it lists
+      // no removals), else a delete the device missed stays on it for ever.
+      if (pulled.full) {
+        full = true;
+        latest.clear();
+      }
       if (pulled.resync) {
         this.report.resynced = true;
         this.options.onEvent?.({ type: "resync", reason: pulled.resync });
