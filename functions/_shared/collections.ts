@@ -30,6 +30,8 @@ export interface CollectionDefinition {
   update: z.ZodType<Patch>;
   /** Constraint name → the columns it concerns. */
   constraints: Readonly<Record<string, string[]>>;
+  /** The fields whose numbers are stored as sent (storesExactNumbers). */
+  exactNumberFields: ReadonlySet<string>;
 }
 
 const INT_RANGE: Record<string, [number, number]> = {
@@ -111,6 +113,21 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
   }
 }
 
+/** Types that hold no number (fieldValueSchema refuses one as the wrong type). */
+const NUMBERLESS_TYPES = new Set(["uuid", "text", "character varying", "boolean", "date", "timestamp with time zone"]);
+/** Types that keep a double: a number with more digits than a double holds is what the column makes of it (as for SQL). */
+const DOUBLE_TYPES = new Set(["double precision", "real"]);
+
+/**
+ * Whether a number in this field's value (an integer, numeric, json or jsonb column, an array of
+ * them) is stored as the digits the push writes: then one that JSON.parse did not read exactly
+ * must be refused (`not_exact`, inexact-numbers.ts), or it would be stored as another number.
+ */
+export function storesExactNumbers(field: GeneratedField): boolean {
+  const type = withoutModifiers(field.type).replace(/\[\]$/, "");
+  return !field.enum_values && !NUMBERLESS_TYPES.has(type) && !DOUBLE_TYPES.has(type);
+}
+
 const readOnly = z.any().superRefine((_value, ctx) => {
   ctx.addIssue({ code: "custom", message: "is set by the server", params: { code: "read_only" } });
 });
@@ -142,6 +159,7 @@ function define(collection: GeneratedCollection): CollectionDefinition {
     create: schemaFor(collection, "create"),
     update: schemaFor(collection, "update"),
     constraints: collection.constraints,
+    exactNumberFields: new Set(collection.fields.filter(storesExactNumbers).map((f) => f.name)),
   };
 }
 

@@ -166,3 +166,48 @@ describe("bigint columns", () => {
     ]);
   });
 });
+
+describe("numbers a double cannot hold", () => {
+  /** One op's JSON text, its data given as JSON text (for numbers JSON.stringify cannot write). */
+  const opText = (user: ProbeUser, id: string, data: string) =>
+    `{"op_id":"${randomUUID()}","collection":"items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}",${data}}}`;
+
+  it("in a jsonb document, a numeric, bigint or integer[] column: that op is rejected (not_exact, at the number), not stored as another number; the rest of the batch applies", async () => {
+    const user = await probe.newUser();
+    const ids = Array.from({ length: 7 }, () => randomUUID());
+    const text = `{"ops":[${[
+      opText(user, ids[0], `"doc":{"order_id":12345678901234567,"exact":1.000000000000000000001,"fine":0.1}`),
+      opText(user, ids[1], `"amount":123456789012345678901234567890.123456789`),
+      opText(user, ids[2], `"big":9007199254740993`),
+      opText(user, ids[3], `"counts":[1,2.0000000000000000001]`),
+      opText(user, ids[4], `"doc":{"two_to_the_60":1152921504606846976}`),
+      opText(user, ids[5], `"doc":{"n":[0.1,1.50,12345678901234568,-0,1e21]},"amount":0.1,"big":9007199254740991`),
+      opText(user, ids[6], `"label":12345678901234567`),
+    ].join(",")}]}`;
+    const response = await pushText(user, text);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as { status: string; error?: { code: string; details: { field: string; code: string; message: string }[] } }[];
+    expect(results.map((r) => [r.status, r.error?.code, r.error?.details.map((d) => [d.field, d.code])])).toEqual([
+      ["rejected", "VALIDATION_FAILED", [["/ops/0/data/doc/order_id", "not_exact"], ["/ops/0/data/doc/exact", "not_exact"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/1/data/amount", "not_exact"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/2/data/big", "not_exact"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/3/data/counts/1", "not_exact"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/4/data/doc/two_to_the_60", "not_exact"]]],
+      ["applied", undefined, undefined],
+      // A text column says what it wants (a string), not how the number would be read.
+      ["rejected", "VALIDATION_FAILED", [["/ops/6/data/label", "invalid_type"]]],
+    ]);
+    expect(results[0].error!.details[0].message).toMatch(/would be stored as 12345678901234568/);
+    for (const id of [...ids.slice(0, 5), ids[6]]) expect(await stored(id)).toBeUndefined();
+    expect(await stored(ids[5])).toMatchObject({ doc: '{"n": [0.1, 1.5, 12345678901234568, 0, 1000000000000000000000]}', amount: "0.1", big: "9007199254740991" });
+  });
+
+  it("in a double precision column a number keeps what a double holds, as the column would in SQL: not refused", async () => {
+    const user = await probe.newUser();
+    const id = randomUUID();
+    const response = await pushText(user, `{"ops":[${opText(user, id, `"ratio":0.10000000000000001`)}]}`);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.results[0]).toMatchObject({ status: "applied", record: { data: { ratio: 0.1 } } });
+    expect(await stored(id)).toMatchObject({ ratio: "0.1" });
+  });
+});

@@ -21,6 +21,8 @@ export interface AppEnv {
     webhookId?: string;
     /** The request's JSON body as parsed once by jsonBody (c.req.json() parses the text again on every call). */
     jsonBody?: unknown;
+    /** That body's long number literals (long-number-literals.ts: none, almost always), found once by jsonBody. */
+    longNumberLiterals?: string[];
     /** The request's admission slot (routes behind the limit only), given back while its body arrives. */
     admission?: AdmissionSlot;
     /** Extra fields for the one log line of this request (counts, ids; no personal data). */

@@ -3,7 +3,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
 import { MAX_REQUEST_HEADER_BYTES } from "../../_shared/limits.ts";
-import { mayHoldNonFiniteNumber, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
+import { longNumberLiterals } from "../../_shared/long-number-literals.ts";
+import { isNonFiniteNumberLiteral, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
@@ -180,7 +181,10 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: 
   } catch {
     throw new ApiError("MALFORMED_JSON", "the request body is not valid JSON");
   }
-  const infinite = mayHoldNonFiniteNumber(text) ? nonFiniteNumberAt(wholeRequestPart(value)) : null;
+  // One scan for long number literals serves every rule about numbers (long-number-literals.ts):
+  // none in almost every body, and then no walk at all.
+  const literals = longNumberLiterals(text);
+  const infinite = literals.some(isNonFiniteNumberLiteral) ? nonFiniteNumberAt(wholeRequestPart(value)) : null;
   if (infinite !== null) {
     // JSON.parse turns 1e309 into Infinity, which would later serialise as null.
     throw new ApiError("VALIDATION_FAILED", "a number is out of range", {
@@ -196,6 +200,7 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: 
   c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
   c.req.json = <T>() => Promise.resolve(value as T);
   c.set("jsonBody", value);
+  c.set("longNumberLiterals", literals);
 }
 
 /** requireUser when the request carries an Authorization header; a request without one goes on anonymous. */

@@ -16,6 +16,7 @@ import { syncBatchRequestSchema, syncBatchResponseSchema } from "../../_shared/s
 import type { App, AppEnv, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
+import { inexactNumbersOfOps } from "../sync/inexact-op-numbers.ts";
 import { pushBatch, StaleBatch } from "../sync/push-store.ts";
 
 /** The batch without its ops' data: a non-finite number there is that op's rejection (planBatch), not the batch's 400. */
@@ -66,7 +67,9 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // the collection's schema reports a "__proto__" key like any unknown field.
     const batch = c.req.valid("json");
     const user = c.get("user");
-    const push = () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits));
+    // The parsed body holds doubles: which of its ops' numbers were read as others, its text says.
+    const inexactNumbers = inexactNumbersOfOps(await c.req.text(), c.get("longNumberLiterals"));
+    const push = () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers));
     // Planned again once, in a new transaction, when the rows changed while it was written
     // (push-store.ts); a second time, the StaleBatch is the answer (503, retryable).
     let replanned = false;

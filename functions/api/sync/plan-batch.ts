@@ -20,6 +20,7 @@
 // it: the writes up to the re-creation form one phase, run before the rest.
 import { type CollectionDefinition, findCollection, scopeCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
+import { type InexactNumber, inexactNumberAt, inexactNumberMessage } from "../../_shared/inexact-numbers.ts";
 import type { Limits } from "../../_shared/limits.ts";
 import { type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import { nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
@@ -163,7 +164,7 @@ function sameRecord(entry: LedgerEntry, op: SyncOp): boolean {
   return entry.collection === collection && entry.record_id.toLowerCase() === op.record_id.toLowerCase();
 }
 
-function validateData(definition: CollectionDefinition, op: SyncOp, index: number, creating: boolean):
+function validateData(definition: CollectionDefinition, op: SyncOp, index: number, creating: boolean, inexact: readonly InexactNumber[]):
   { data: JsonObject; error?: undefined } | { error: SyncOpError } {
   // JSON.parse made `1e309` Infinity, which would be stored as null (the
   // batch's own non-finite numbers are a 400 before this: routes/sync-batch.ts).
@@ -172,6 +173,15 @@ function validateData(definition: CollectionDefinition, op: SyncOp, index: numbe
     return { error: rejection("VALIDATION_FAILED", "a number is out of range", [
       { field: at(index, "data") + infinite, code: "not_finite", message: "must be a finite number" },
     ]) };
+  }
+  // JSON.parse read 12345678901234567 as 12345678901234568: in a column that stores the digits
+  // it is sent (not a double precision one), that other number would be stored.
+  const altered = inexact.flatMap((found) => {
+    const pointer = definition.exactNumberFields.has(String(found.path[0])) ? inexactNumberAt(op.data, found) : null;
+    return pointer === null ? [] : [{ field: at(index, "data") + pointer, code: "not_exact", message: inexactNumberMessage(found.literal) }];
+  });
+  if (altered.length > 0) {
+    return { error: rejection("VALIDATION_FAILED", "a number cannot be stored exactly as sent", altered) };
   }
   const parsed = (creating ? definition.create : definition.update).safeParse(op.data ?? {});
   if (parsed.success) return { data: parsed.data };
@@ -194,6 +204,8 @@ export function planBatch(
   state: BatchState,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
   now: string,
+  /** Per op index, the numbers of its data JSON.parse did not read exactly (inexact-op-numbers.ts). */
+  inexactNumbers: ReadonlyMap<number, readonly InexactNumber[]> = new Map(),
 ): BatchPlan {
   const records = new Map(state.records);
   const initial = state.records;
@@ -277,7 +289,7 @@ export function planBatch(
 
     let data: JsonObject | undefined;
     if (op.type === "upsert") {
-      const checked = validateData(definition, op, index, !live);
+      const checked = validateData(definition, op, index, !live, inexactNumbers.get(index) ?? []);
       if (checked.error) return reject(checked.error, current);
       data = checked.data;
       // The scope a row is created in or moved to must be one the caller can see.

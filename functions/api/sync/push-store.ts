@@ -22,6 +22,7 @@
 // half-applied batch, and a retry with the same op_ids is safe.
 import { allCollections, type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
 import { ApiError } from "../../_shared/errors.ts";
+import type { InexactNumber } from "../../_shared/inexact-numbers.ts";
 import type { Limits } from "../../_shared/limits.ts";
 import type { FieldVersions, JsonObject, ServerRecord } from "../../_shared/merge.ts";
 import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.ts";
@@ -263,6 +264,8 @@ export async function pushBatch(
   batch: SyncBatchRequest,
   sessionId: string,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
+  /** Per op index, the numbers of its data JSON.parse did not read exactly (inexact-op-numbers.ts). */
+  inexactNumbers: ReadonlyMap<number, readonly InexactNumber[]> = new Map(),
 ): Promise<{ results: SyncOpResult[]; now: string; written: number; refusals: string[] }> {
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
@@ -286,7 +289,7 @@ export async function pushBatch(
     ledger: new Map(state.ledger.map(({ op_id, ...entry }) => [op_id.toLowerCase(), { ...entry, version: entry.version === null ? null : Number(entry.version) }])),
     records: visible,
     writable: new Set(writable.flat()),
-  }, limits, state.now);
+  }, limits, state.now, inexactNumbers);
 
   const applied = plan.groups.length > 0 ? await applyWrites(tx, plan) : { failed: [], records: [] };
   const refused = firstRefusals(applied.failed);
