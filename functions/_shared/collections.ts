@@ -142,7 +142,8 @@ export function schemaFor(collection: Pick<GeneratedCollection, "fields">, mode:
       continue;
     }
     const value = field.nullable ? fieldValueSchema(field).nullable() : fieldValueSchema(field);
-    const required = mode === "create" && !field.nullable && !field.has_default;
+    // A column a BEFORE INSERT trigger may fill is left to the database (23502 answers `required`).
+    const required = mode === "create" && !field.nullable && !field.has_default && !field.filled_by_trigger;
     shape[field.name] = required ? value : value.optional();
   }
   return z.strictObject(shape) as unknown as z.ZodType<Patch>;

@@ -7,6 +7,12 @@ export interface GeneratedField {
   type: string;
   nullable: boolean;
   has_default: boolean;
+  /**
+   * Set (true) on a NOT NULL column without a default, other than the scope column, of a table
+   * that has a BEFORE INSERT row trigger: the trigger may fill it, so a create may leave it out;
+   * if it stays null the database refuses the row (`required` on the field).
+   */
+  filled_by_trigger?: boolean;
   /** `authenticated` may set it when creating a row / changing one (column privileges). */
   insertable: boolean;
   updatable: boolean;

@@ -18,6 +18,8 @@ interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "nullable" | 
   scope_collection: string | null;
   /** The labels of the column's enum (through a domain, of an array's element), or null. */
   enum_values: string[] | null;
+  /** The table has a BEFORE INSERT row trigger (which may fill a column a create leaves out). */
+  insert_trigger: boolean;
 }
 
 interface ConstraintRow {
@@ -57,7 +59,10 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
            a.atthasdef or a.attidentity <> '' or dom.has_default as has_default,
            -- A generated or identity-always column takes no value, whatever it is granted.
            has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') and a.attgenerated = '' and a.attidentity <> 'a' as insertable,
-           has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') and a.attgenerated = '' and a.attidentity <> 'a' as updatable
+           has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') and a.attgenerated = '' and a.attidentity <> 'a' as updatable,
+           exists (select 1 from pg_catalog.pg_trigger tg
+                    where tg.tgrelid = t.relation and not tg.tgisinternal and tg.tgenabled <> 'D'
+                      and tg.tgtype & 7 = 7) as insert_trigger -- TRIGGER_TYPE_ROW | BEFORE | INSERT
       from app_private.sync_tables t
       join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
       -- A domain column (a domain over a domain followed to the end): the domain's NOT NULL
@@ -133,6 +138,10 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
       insertable: row.insertable,
       updatable: row.updatable,
     };
+    // A NOT NULL column without a default that a BEFORE INSERT row trigger of the table may fill:
+    // a create may leave it out, and the database says if it stays null (23502: `required` on it).
+    // Not the scope column: the push decides who sees a row before it writes it.
+    if (row.insert_trigger && !row.nullable && !row.has_default && row.name !== row.scope_column) field.filled_by_trigger = true;
     if (row.enum_values) field.enum_values = row.enum_values;
     collection.fields.push(field);
     fieldMaps.get(row.collection)!.set(row.name, field);

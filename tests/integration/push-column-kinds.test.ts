@@ -12,7 +12,7 @@ import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } fro
 import { upsert } from "../support/shared-lists.ts";
 
 // Every column granted, the generated and identity-always ones too (as a developer might).
-const COLUMNS = ["label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq"];
+const COLUMNS = ["label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq", "code"];
 
 let probe: ProbeStack;
 
@@ -28,14 +28,19 @@ beforeAll(async () => {
        note text, amount numeric(10, 2), day date, ratio real, mood public.kinds_mood, tags text[], at timestamp,
        email public.kinds_email,
        doubled integer generated always as (char_length(note) * 2) stored,
-       seq bigint generated always as identity)`,
-    // A trigger whose lookup finds nothing for some rows: `select … into strict` raises no_data_found (P0002).
+       seq bigint generated always as identity,
+       code text not null)`,
+    // A trigger whose lookup finds nothing for some rows: `select … into strict` raises no_data_found (P0002);
+    // it fills code, NOT NULL without a default, unless the note asks it not to.
     `create function public.kinds_look_up() returns trigger language plpgsql set search_path = '' as $f$
      declare
        found_id uuid;
      begin
        if new.note = 'look up a missing row' then
          select l.id into strict found_id from public.lists l where false;
+       end if;
+       if new.code is null and new.note is distinct from 'leave code null' then
+         new.code := 'K-' || left(new.id::text, 4);
        end if;
        return new;
      end $f$`,
@@ -126,5 +131,18 @@ describe("a synced table's own column kinds, through the real function", () => {
     const results = response.body.results as Result[];
     expect(results[0]).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED", details: [{ field: "/ops/0/data" }] } });
     expect(results[1].status).toBe("applied");
+  });
+
+  it("a NOT NULL column a BEFORE INSERT trigger fills: a create may leave it out; left null, that op is rejected required on it", async () => {
+    const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
+    expect(meta.body.collection_schemas.kinds.fields.code).toMatchObject({ nullable: false, has_default: false, filled_by_trigger: true });
+    const user = await probe.newUser();
+    const filled = create(user, { note: "no code" });
+    const response = await pushOps(user, [filled, create(user, { note: "leave code null" }), create(user, { code: "mine" })]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as Result[];
+    expect(results[0]).toMatchObject({ status: "applied", record: { data: { code: `K-${filled.record_id.slice(0, 4)}` } } });
+    expect(results[1]).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED", details: [{ field: "/ops/1/data/code", code: "required" }] } });
+    expect(results[2]).toMatchObject({ status: "applied", record: { data: { code: "mine" } } });
   });
 });

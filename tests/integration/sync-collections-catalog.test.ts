@@ -76,4 +76,26 @@ describe("sync collections as the generator reads them", () => {
     expect(probe.constraints.catalog_note_length).toEqual(["note"]);
     expect(field(probe, "note").max_length).toBe(10);
   });
+
+  it("a table with a BEFORE INSERT row trigger: its NOT NULL columns without a default (not the scope column) may be filled by it", async () => {
+    const probe = await generatedAfter("catalog_filled", [
+      `create table public.catalog_filled (id uuid primary key, list_id uuid not null references public.lists (id),
+         code text not null, title text not null default 'untitled', note text)`,
+      `create function public.catalog_fill() returns trigger language plpgsql set search_path = '' as $f$
+       begin new.code := coalesce(new.code, 'filled'); return new; end $f$`,
+      `create trigger catalog_fill before insert on public.catalog_filled for each row execute function public.catalog_fill()`,
+    ]);
+    expect(field(probe, "code")).toMatchObject({ nullable: false, has_default: false, filled_by_trigger: true });
+    expect(field(probe, "list_id").filled_by_trigger, "the scope column stays required").toBeUndefined();
+    expect(field(probe, "title").filled_by_trigger, "a default fills it anyway").toBeUndefined();
+    expect(field(probe, "note").filled_by_trigger).toBeUndefined();
+
+    const without = await generatedAfter("catalog_unfilled", [
+      `create table public.catalog_unfilled (id uuid primary key, list_id uuid not null references public.lists (id), code text not null)`,
+      `create function public.catalog_after() returns trigger language plpgsql set search_path = '' as $f$ begin return null; end $f$`,
+      `create trigger catalog_after after insert on public.catalog_unfilled for each row execute function public.catalog_after()`,
+      `create trigger catalog_before_update before update on public.catalog_unfilled for each row execute function public.catalog_after()`,
+    ]);
+    expect(field(without, "code").filled_by_trigger, "no BEFORE INSERT row trigger: required").toBeUndefined();
+  });
 });

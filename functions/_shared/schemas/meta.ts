@@ -13,6 +13,8 @@ export const metaResponseSchema = z.object({
       type: z.string().describe("Postgres type of the column"),
       nullable: z.boolean(),
       has_default: z.boolean().describe("the database fills it when a create leaves it out"),
+      filled_by_trigger: z.boolean().optional()
+        .describe("a NOT NULL column without a default that a BEFORE INSERT trigger of the table may fill: a create may leave it out; if it stays null the op is rejected (required)"),
       insertable: z.boolean().describe("a create may set it"),
       updatable: z.boolean().describe("a change may set it"),
       min_length: z.number().int().optional(),
