@@ -32,6 +32,8 @@ export interface CollectionDefinition {
   constraints: Readonly<Record<string, string[]>>;
   /** The fields whose numbers are stored as sent (storesExactNumbers). */
   exactNumberFields: ReadonlySet<string>;
+  /** A column may print a number a double cannot hold (printsLongNumbers): its rows' JSON is parsed keeping them. */
+  mayHoldInexactNumbers: boolean;
 }
 
 const INT_RANGE: Record<string, [number, number]> = {
@@ -128,6 +130,16 @@ export function storesExactNumbers(field: GeneratedField): boolean {
   return !field.enum_values && !NUMBERLESS_TYPES.has(type) && !DOUBLE_TYPES.has(type);
 }
 
+/**
+ * Whether Postgres may print this field's value with a number a double cannot hold: a bigint past
+ * 2^53, a numeric, a number in a json document (not a smallint or integer: they fit; not a double
+ * precision or real: printed as the shortest text of its double).
+ */
+export function printsLongNumbers(field: GeneratedField): boolean {
+  const type = withoutModifiers(field.type).replace(/\[\]$/, "");
+  return storesExactNumbers(field) && type !== "smallint" && type !== "integer";
+}
+
 const readOnly = z.any().superRefine((_value, ctx) => {
   ctx.addIssue({ code: "custom", message: "is set by the server", params: { code: "read_only" } });
 });
@@ -161,6 +173,7 @@ function define(collection: GeneratedCollection): CollectionDefinition {
     update: schemaFor(collection, "update"),
     constraints: collection.constraints,
     exactNumberFields: new Set(collection.fields.filter(storesExactNumbers).map((f) => f.name)),
+    mayHoldInexactNumbers: collection.fields.some(printsLongNumbers),
   };
 }
 

@@ -35,6 +35,12 @@ export function plainNumber(value: number): string {
   return sign + digits.slice(0, point) + "." + digits.slice(point);
 }
 
+/**
+ * A number kept as Postgres printed it (JSON.rawJSON: functions/api/sync/lossless-json.ts, where
+ * a double cannot hold it): it measures as that text. (JSON.isRawJSON: Deno 2, not every runtime.)
+ */
+const isRawJson = (JSON as unknown as { isRawJSON?: (value: unknown) => boolean }).isRawJSON ?? (() => false);
+
 /** A character JSON.stringify escapes (quote, backslash, control) or that takes more than one UTF-8 byte. */
 const NOT_PLAIN = /["\\\u0000-\u001f\u0080-\uffff]/;
 
@@ -55,6 +61,7 @@ function measure(value: unknown): number {
     case "string":
       return stringBytes(value);
     case "object": {
+      if (isRawJson(value)) return (value as { rawJSON: string }).rawJSON.length;
       // "[" "]" or "{" "}", and ", " between items; "key": value pairs in objects.
       let bytes = 2;
       let items = 0;

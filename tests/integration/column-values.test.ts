@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_JSON_DEPTH } from "../../functions/_shared/limits.ts";
 import { type ApiResponse, call } from "../support/harness.ts";
 import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
-import { upsert } from "../support/shared-lists.ts";
+import { settled, upsert } from "../support/shared-lists.ts";
 
 const COLUMNS = ["doc", "tags", "counts", "priority", "priorities", "amount", "big", "ratio", "label"];
 
@@ -209,5 +209,61 @@ describe("numbers a double cannot hold", () => {
     expect(response.status, response.text).toBe(200);
     expect(response.body.results[0]).toMatchObject({ status: "applied", record: { data: { ratio: 0.1 } } });
     expect(await stored(id)).toMatchObject({ ratio: "0.1" });
+  });
+});
+
+describe("numbers a double cannot hold, written by SQL", () => {
+  /** The JSON text of the record `id` in a pull's or push's answer, Postgres' separators (", ", ": ") written as JSON.stringify writes them. */
+  function recordText(text: string, id: string): string {
+    const start = text.lastIndexOf("{", text.indexOf(`"id":"${id}"`));
+    let depth = 0;
+    for (let i = start; i < text.length; i++) {
+      if (text[i] === "{") depth++;
+      if (text[i] === "}" && --depth === 0) return text.slice(start, i + 1).replaceAll(", ", ",").replaceAll('": ', '":');
+    }
+    throw new Error(`no record ${id}`);
+  }
+
+  async function pulledText(user: ProbeUser, id: string): Promise<string> {
+    await settled();
+    const response = await call("/v1/sync/changes?collections=items", { token: user.token, baseUrl: probe.apiUrl });
+    expect(response.status, response.text).toBe(200);
+    return recordText(response.text, id);
+  }
+
+  it("a push answers with them as a pull lists them: applied (the rows read back), conflict and rejected (the rows the batch read)", async () => {
+    const user = await probe.newUser();
+    const id = randomUUID();
+    await probe.admin.unsafe(
+      `insert into public.items (id, list_id, big, amount, doc) values ($1, $2, 9007199254740993, 123456789012345678901234567890.123456789,
+         '{"n": 123456789012345678901234567890.123456789, "k": 12345678901234567, "f": 0.1}')`,
+      [id, user.userId],
+    );
+    const before = await pulledText(user, id);
+    expect(before).toContain('"big":9007199254740993');
+    expect(before).toContain('"amount":123456789012345678901234567890.123456789');
+    const version = Number(/"version":(\d+)/.exec(before)![1]);
+
+    // applied: the answer is the record read back after the write.
+    const applied = await pushOps(user, [upsert("items", id, { label: "touched" }, version)]);
+    expect(applied.status, applied.text).toBe(200);
+    expect(applied.body.results[0].status).toBe("applied");
+    const afterPush = await pulledText(user, id);
+    expect(recordText(applied.text, id)).toBe(afterPush);
+    expect(afterPush).toContain('"doc":{"f":0.1,"k":12345678901234567,"n":123456789012345678901234567890.123456789}');
+
+    // conflict: another writer (SQL) changed big since the op's base; the answer is the record as the batch read it.
+    await probe.admin.unsafe(`update public.items set big = 9007199254740995 where id = $1`, [id]);
+    const conflict = await pushOps(user, [upsert("items", id, { big: 5 }, version)]);
+    expect(conflict.body.results[0]).toMatchObject({ status: "conflict", conflicting_fields: ["big"] });
+    const current = await pulledText(user, id);
+    expect(current).toContain('"big":9007199254740995');
+    expect(recordText(conflict.text, id)).toBe(current);
+
+    // rejected: the record as it stands, with the op's own inexact number refused.
+    const currentVersion = Number(/"version":(\d+)/.exec(current)![1]);
+    const rejected = await pushText(user, `{"ops":[{"op_id":"${randomUUID()}","collection":"items","record_id":"${id}","type":"upsert","base_version":${currentVersion},"data":{"amount":0.10000000000000001}}]}`);
+    expect(rejected.body.results[0]).toMatchObject({ status: "rejected", error: { details: [{ field: "/ops/0/data/amount", code: "not_exact" }] } });
+    expect(recordText(rejected.text, id)).toBe(current);
   });
 });

@@ -30,6 +30,7 @@ import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
 import { type AfterRefusal, type Refusal, refusedResult } from "./db-refusal.ts";
+import { parseRowsJson } from "./lossless-json.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
@@ -39,6 +40,11 @@ import { wireTimeSql as iso } from "./wire-time.ts";
 const PREPARED = { prepare: true } as const;
 
 const COLLECTIONS = allCollections();
+
+// The collections whose rows Postgres may print with a number a double cannot hold: their JSON is
+// parsed keeping such numbers' text, so that the push answers with what a pull lists
+// (lossless-json.ts). None in the sample app: their rows are parsed as before, at no cost.
+const KEEPS_LONG_NUMBERS = new Set(COLLECTIONS.filter((c) => c.mayHoldInexactNumbers).map((c) => c.name));
 
 // FOR NO KEY UPDATE: it serialises the writers of a row, yet lets foreign-key
 // checks (FOR KEY SHARE) through: a push adding a task to a list, or an invite
@@ -231,7 +237,7 @@ function stateQuery(tx: Tx, opIds: string[], keys: Map<string, { collection: str
 }
 
 function parseState([text]: StateRowText[]): StateRow {
-  return { ...text, state: JSON.parse(text.state), rows: JSON.parse(text.rows) };
+  return { ...text, state: JSON.parse(text.state), rows: KEEPS_LONG_NUMBERS.size > 0 ? parseRowsJson(text.rows) : JSON.parse(text.rows) };
 }
 
 /** The records the caller can see: sync state visible to them, and for a live one its row too. */
@@ -324,10 +330,12 @@ export async function pushBatch(
 async function applyWrites(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
   const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
-  const readBacks = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0)
-    .map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [pgArray(ids)], PREPARED));
+  const toRead = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0);
+  const readBacks = toRead.map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [pgArray(ids)], PREPARED));
   const [[row], ...read] = await Promise.all([write, ...readBacks]);
-  const records = read.flatMap((rows) => rows.flatMap((r) => JSON.parse(r.records) as ApplyResult["records"]));
+  const records = read.flatMap((rows, i) =>
+    rows.flatMap((r): ApplyResult["records"] => (KEEPS_LONG_NUMBERS.has(toRead[i][0]) ? parseRowsJson(r.records) : JSON.parse(r.records)))
+  );
   return { failed: row.result.failed, records };
 }
 
