@@ -71,6 +71,9 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       "lists_pkey": [
         "id"
       ],
+      "lists_position_finite": [
+        "position"
+      ],
       "lists_title_length": [
         "title"
       ]
@@ -155,6 +158,9 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       "tasks_created_by_fkey": [
         "created_by"
       ],
+      "tasks_due_date_range": [
+        "due_date"
+      ],
       "tasks_list_id_fkey": [
         "list_id"
       ],
@@ -163,6 +169,9 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       ],
       "tasks_pkey": [
         "id"
+      ],
+      "tasks_position_finite": [
+        "position"
       ],
       "tasks_title_length": [
         "title"

@@ -14,6 +14,7 @@ create table public.lists (
   constraint lists_pkey PRIMARY KEY (id),
   constraint lists_created_by_fkey FOREIGN KEY (created_by) REFERENCES auth.users(id) ON DELETE SET NULL,
   constraint lists_color_format CHECK (color ~ '^#[0-9a-fA-F]{6}$'::text),
+  constraint lists_position_finite CHECK ("position" <> ALL (ARRAY['NaN'::double precision, 'Infinity'::double precision, '-Infinity'::double precision])),
   constraint lists_title_length CHECK (char_length(title) >= 1 AND char_length(title) <= 200)
 );
 
@@ -22,6 +23,7 @@ comment on table public.lists is 'Sample to-do app: a list of tasks, shared with
 comment on column public.lists.color is 'A #rrggbb color, or null.';
 comment on column public.lists."position" is 'Sort key among the user''s lists (fractional indexing).';
 comment on column public.lists.created_by is 'The user who created the list (set by the database; becomes its first owner).';
+comment on constraint lists_position_finite on public.lists is 'A finite number: JSON has no NaN or Infinity, so a pull would list them as strings in a number field (GET /v1/meta: number).';
 
 -- indexes
 CREATE INDEX lists_created_by_idx ON public.lists USING btree (created_by);

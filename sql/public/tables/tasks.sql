@@ -16,7 +16,9 @@ create table public.tasks (
   constraint tasks_pkey PRIMARY KEY (id),
   constraint tasks_created_by_fkey FOREIGN KEY (created_by) REFERENCES auth.users(id) ON DELETE SET NULL,
   constraint tasks_list_id_fkey FOREIGN KEY (list_id) REFERENCES lists(id) ON DELETE CASCADE,
+  constraint tasks_due_date_range CHECK (due_date >= '0001-01-01'::date AND due_date <= '9999-12-31'::date),
   constraint tasks_notes_length CHECK (char_length(notes) <= 10000),
+  constraint tasks_position_finite CHECK ("position" <> ALL (ARRAY['NaN'::double precision, 'Infinity'::double precision, '-Infinity'::double precision])),
   constraint tasks_title_length CHECK (char_length(title) >= 1 AND char_length(title) <= 200)
 );
 
@@ -25,6 +27,8 @@ comment on table public.tasks is 'Sample to-do app: a task in a list; readable b
 comment on column public.tasks.list_id is 'The list (scope) the task belongs to; moving a task changes who sees it.';
 comment on column public.tasks."position" is 'Sort key within its list (fractional indexing).';
 comment on column public.tasks.created_by is 'The user who created the task (set by the database).';
+comment on constraint tasks_due_date_range on public.tasks is 'A date of the years 0001 to 9999 AD, what the wire''s YYYY-MM-DD writes: no infinity, -infinity, BC dates or five-digit years.';
+comment on constraint tasks_position_finite on public.tasks is 'A finite number: JSON has no NaN or Infinity, so a pull would list them as strings in a number field (GET /v1/meta: number).';
 
 -- indexes
 CREATE INDEX tasks_created_by_idx ON public.tasks USING btree (created_by);
