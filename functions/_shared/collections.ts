@@ -72,6 +72,23 @@ function arraySchema(element: z.ZodType): z.ZodType {
   });
 }
 
+// Dates and instants the wire carries both ways: years 0001-9999, in UTC for an instant.
+// Postgres stores a wider range, but prints an instant past it as "10000-01-01T…" or
+// "…BC", which no client parses back (9999-12-31T23:59:59-14:00 is in year 10000 UTC).
+const OUT_OF_WIRE_RANGE = { message: "must fall within the years 0001-9999 (UTC)", params: { code: "out_of_range" } };
+const FIRST_WIRE_MS = Date.parse("0001-01-01T00:00:00Z");
+const LAST_WIRE_MS = Date.UTC(10000, 0, 1) - 1;
+
+/** Whether Postgres stores this ISO-8601 instant (offset and all) as one of the years 0001-9999 in UTC. */
+function isWireInstant(value: string): boolean {
+  const ms = Date.parse(value); // to the millisecond: later digits are truncated
+  if (!(ms >= FIRST_WIRE_MS && ms <= LAST_WIRE_MS)) return false;
+  if (ms < LAST_WIRE_MS) return true;
+  // 9999-12-31T23:59:59.999…Z: Postgres rounds to the microsecond, and .9999995 carries into year 10000.
+  const fraction = /\.(\d+)/.exec(value)?.[1] ?? "";
+  return !(fraction.startsWith("999999") && fraction.charAt(6) >= "5");
+}
+
 /** The JSON value a column accepts (null aside). */
 export function fieldValueSchema(field: GeneratedField): z.ZodType {
   const type = withoutModifiers(field.type);
@@ -101,9 +118,9 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
     case "boolean":
       return z.boolean();
     case "date":
-      return z.iso.date();
+      return z.iso.date({ abort: true }).refine((value) => !value.startsWith("0000"), OUT_OF_WIRE_RANGE);
     case "timestamp with time zone":
-      return z.iso.datetime({ offset: true });
+      return z.iso.datetime({ offset: true, abort: true }).refine(isWireInstant, OUT_OF_WIRE_RANGE);
     case "double precision":
     case "real":
     case "numeric":

@@ -5,9 +5,9 @@
 // /v1/meta publishes as number and date: no client reads them as such, nor
 // pushes the record back (its check, built from /v1/meta, refuses them). The
 // sample app's tables refuse them (migration 20261126002500), and
-// docs/security-model.md asks the same checks of an app's own tables: a
-// timestamp column needs one even against the push, which takes an offset
-// that carries the instant past year 9999.
+// docs/security-model.md asks the same checks of an app's own tables (the
+// push itself refuses an instant outside the years 0001-9999 UTC, which an
+// offset can carry there; writes through the Data API need the check).
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { TidesyncValidationError } from "../../client/api-error.ts";
@@ -108,7 +108,7 @@ describe("an app's timestamp column (docs/security-model.md: give it a range che
     return await call("/v1/sync/batch", { method: "POST", token: user.token, body: { ops }, baseUrl: probe.apiUrl });
   }
 
-  it("a push of an instant past 9999-12-31 or before 0001-01-01 UTC (an offset carries it there) is that op's check_failed on the field; without the check it is stored and pulled as a value the published schema refuses", async () => {
+  it("a push of an instant past 9999-12-31 or before 0001-01-01 UTC (an offset carries it there) is that op's out_of_range, checked or not; through the Data API the check refuses it, and without it the row is pulled as a value the published schema refuses", async () => {
     const user = await probe.newUser();
     const event = (data: Record<string, unknown>) => upsert("events", randomUUID(), { list_id: user.userId, ...data });
     const ops = [
@@ -122,16 +122,23 @@ describe("an app's timestamp column (docs/security-model.md: give it a range che
     const results = response.body.results as { status: string; error?: { code: string; details: { field: string; code: string }[] } }[];
     expect(results.map((r) => [r.status, r.error?.code, r.error?.details.map((d) => [d.field, d.code])])).toEqual([
       ["applied", undefined, undefined],
-      ["rejected", "VALIDATION_FAILED", [["/ops/1/data/starts_at", "check_failed"]]],
-      ["rejected", "VALIDATION_FAILED", [["/ops/2/data/starts_at", "check_failed"]]],
-      ["applied", undefined, undefined],
+      ["rejected", "VALIDATION_FAILED", [["/ops/1/data/starts_at", "out_of_range"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/2/data/starts_at", "out_of_range"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/3/data/ends_at", "out_of_range"]]],
     ]);
 
-    // The unchecked column: what the pull lists, the client cannot send back.
+    // supabase-js: from('events').insert(…), run as the user. The checked column refuses it…
+    const asProbeUser = (statement: string) => probe.admin.begin(async (tx) => {
+      await tx`select set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated" })}, true), set_config('role', 'authenticated', true)`;
+      return await tx.unsafe(statement, [randomUUID(), user.userId]);
+    }).then(() => null, (e: { code?: string; constraint_name?: string }) => `${e.code} ${e.constraint_name}`);
+    expect(await asProbeUser(`insert into public.events (id, list_id, starts_at) values ($1, $2, '9999-12-31T23:59:59-14:00')`)).toBe("23514 events_starts_at_range");
+    // …the unchecked one stores it, and what the pull lists, the client cannot send back.
+    expect(await asProbeUser(`insert into public.events (id, list_id, ends_at) values ($1, $2, '9999-12-31T23:59:59-14:00')`)).toBeNull();
     const check = await clientCheck(probe.apiUrl);
     const pulled = await call(`/v1/sync/changes?collections=events`, { token: user.token, baseUrl: probe.apiUrl });
     expect(pulled.status, pulled.text).toBe(200);
-    const unchecked = (pulled.body.changes as { id: string; data: Record<string, unknown> }[]).find((c) => c.id === ops[3].record_id)!;
+    const unchecked = (pulled.body.changes as { id: string; data: Record<string, unknown> }[]).find((c) => c.data?.ends_at)!;
     expect(unchecked.data.ends_at).toBe("10000-01-01T13:59:59+00:00");
     let refused: unknown = null;
     try {

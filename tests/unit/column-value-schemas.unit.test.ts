@@ -172,3 +172,29 @@ describe("integer columns: one detail per fault", () => {
     expect(messages({ count: 1.5, big: 2 ** 53 - 1, small: 32767 })).toEqual([["/count", "invalid_type", "must be int"]]);
   });
 });
+
+describe("dates and instants the wire carries back", () => {
+  const TIMES = [field("due", "date"), field("at", "timestamp with time zone")];
+
+  it("refuses an instant Postgres would store past 9999 or before 0001 in UTC, which a pull prints as no client reads", () => {
+    // 9999-12-31T23:59:59-14:00 is 10000-01-01T13:59:59Z: stored, then pulled as "10000-01-01T13:59:59+00:00".
+    expect(details(TIMES, { at: "9999-12-31T23:59:59-14:00" })).toEqual([["/ops/0/data/at", "out_of_range"]]);
+    expect(details(TIMES, { at: "0001-01-01T00:00:00+01:00" })).toEqual([["/ops/0/data/at", "out_of_range"]]);
+    // Rounded to the microsecond, .9999995 carries into year 10000.
+    expect(details(TIMES, { at: "9999-12-31T23:59:59.9999995Z" })).toEqual([["/ops/0/data/at", "out_of_range"]]);
+    // What is not an ISO-8601 instant at all gets that one detail, not a second one for its range.
+    expect(details(TIMES, { at: "10000-01-01T13:59:59+00:00" })).toEqual([["/ops/0/data/at", "invalid_format"]]);
+  });
+
+  it("accepts the first and last instants of the range, with any offset that keeps them inside", () => {
+    for (const at of ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00-01:00", "9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59.9999994Z", "9999-12-31T22:59:59-01:00"]) {
+      expect(details(TIMES, { at }), at).toEqual([]);
+    }
+  });
+
+  it("refuses the year 0000 in a date, which Postgres does not read", () => {
+    expect(details(TIMES, { due: "0000-01-01" })).toEqual([["/ops/0/data/due", "out_of_range"]]);
+    expect(details(TIMES, { due: "0001-01-01" })).toEqual([]);
+    expect(details(TIMES, { due: "9999-12-31" })).toEqual([]);
+  });
+});
