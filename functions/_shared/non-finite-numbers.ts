@@ -2,7 +2,6 @@
 // write them as null, so a request that holds one is refused where it is
 // (the body's envelope: 400; one sync op's data: that op, rejected) instead
 // of being stored as something else.
-import { longNumberLiterals } from "./long-number-literals.ts";
 import { jsonPointer } from "./validation-details.ts";
 
 interface PathNode {
@@ -10,22 +9,15 @@ interface PathNode {
   parent: PathNode | null;
 }
 
-/** Whether JSON.parse reads this number literal as ±Infinity (beyond every finite double: 1e309). */
+/**
+ * Whether JSON.parse reads this number literal as ±Infinity (beyond every finite double: 1e309).
+ * A finite double is below 10^309: overflowing takes a positive exponent of three digits or
+ * more, or, with an exponent of at most two digits, an integer part of at least 309 - 99 = 210
+ * digits; both are long literals (long-number-literals.ts), so a body whose long literals are
+ * all finite skips the walk of nonFiniteNumberAt.
+ */
 export function isNonFiniteNumberLiteral(literal: string): boolean {
   return !Number.isFinite(Number(literal));
-}
-
-/**
- * Whether JSON text may hold a number JSON.parse turns into ±Infinity (false:
- * it cannot, and the walk of nonFiniteNumberAt can be skipped). A finite double
- * is below 10^309: overflowing takes a positive exponent of three digits or
- * more, or, with an exponent of at most two digits, an integer part of at least
- * 309 - 99 = 210 digits; both are long literals (long-number-literals.ts, one
- * scan shared with the inexact numbers' rule), each then read to be sure.
- * Conservative: text inside strings may say yes too.
- */
-export function mayHoldNonFiniteNumber(text: string): boolean {
-  return longNumberLiterals(text).some(isNonFiniteNumberLiteral);
 }
 
 /** JSON Pointer of the first number in `value` that is not finite, or null (iterative: nesting depth is the client's). */
