@@ -294,7 +294,7 @@ export async function fixedRequestCosts(stack: BenchStack, user: BenchUser, samp
   return {
     whoamiMs,
     steps: [
-      { step: "GET /v1/meta (routing, logging; no auth, no database)", ms: metaMs },
+      { step: "GET /v1/meta (routing, logging, one trivial statement for the database's clock; no auth)", ms: metaMs },
       { step: "GET /v1/whoami (+ JWT check, rate-limit round trip, session-check transaction)", ms: whoamiMs },
     ],
   };

@@ -13,7 +13,7 @@ import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecati
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
-import { registerRoutes, registerRoutesWithoutDatabase } from "./routes/index.ts";
+import { registerRoutes } from "./routes/index.ts";
 
 export const OPENAPI_INFO = {
   openapi: "3.1.0",
@@ -102,11 +102,11 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
       "For CI; see docs/test-builds.md.",
   });
 
-  // Hono runs handlers in the order they were registered: a request for one of
-  // these routes is answered before it reaches the admission limit, so it
+  // Hono runs handlers in the order they were registered: a request for the
+  // OpenAPI document is answered before it reaches the admission limit, so it
   // does not wait behind requests that wait for the database (an outage
-  // holds every slot until the statement timeout).
-  registerRoutesWithoutDatabase(app, deps);
+  // holds every slot until the statement timeout). Every other route, GET
+  // /v1/meta included (its server_time is the database's clock), is behind it.
   app.get("/v1/openapi.json", (c) => c.json(app.getOpenAPI31Document(OPENAPI_INFO)));
   app.use("*", concurrencyLimit(config.db.maxConcurrentRequests));
   registerRoutes(app, deps);

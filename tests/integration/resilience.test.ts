@@ -42,8 +42,14 @@ describe("database unavailable → 503", () => {
     expect(response.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|nowhere/);
   });
 
-  it("public routes that need no database still answer while it is down", async () => {
-    expect((await call("/v1/meta", { baseUrl: deadDb.apiUrl })).status).toBe(200);
+  it("the OpenAPI document, which needs no database, still answers while it is down; GET /v1/meta (the database's clock) is 503 UNAVAILABLE", async () => {
+    expect((await call("/v1/openapi.json", { baseUrl: deadDb.apiUrl })).status).toBe(200);
+    // Its server_time is the database's now(): no other clock stands in for it (docs/errors.md, "server_time").
+    const meta = await call("/v1/meta", { baseUrl: deadDb.apiUrl });
+    const error = expectEnvelope(meta, 503, "UNAVAILABLE");
+    expect(error.retryable).toBe(true);
+    expect(Number(meta.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(meta.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|nowhere/);
   });
 
   it("a statement that exceeds the statement timeout (blocked by a lock) → 503, and the retry succeeds", async () => {

@@ -1,6 +1,7 @@
 // Account deletion as POST/GET/DELETE /v1/users/me/deletion speak it
 // (docs/account-deletion.md): an explicit confirmation in, the state out.
 import { z } from "zod";
+import { serverTimeSchema } from "./server-time.ts";
 
 /** What the body of POST /v1/users/me/deletion must say, exactly: a tap on the wrong button is not a deletion. */
 export const DELETION_CONFIRMATION = "delete my account";
@@ -19,11 +20,11 @@ export const deletionStateSchema = z.object({
 });
 export type DeletionState = z.infer<typeof deletionStateSchema>;
 
-export const deletionStateResponseSchema = deletionStateSchema.extend({ server_time: timestamp });
+export const deletionStateResponseSchema = deletionStateSchema.extend({ server_time: serverTimeSchema });
 
 export const deletionScheduledResponseSchema = z.object({
   status: z.literal("scheduled"),
   requested_at: timestamp,
   scheduled_for: timestamp,
-  server_time: timestamp,
+  server_time: serverTimeSchema,
 });

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { limitsSchema } from "../limits.ts";
 import { deprecationSchema } from "./deprecation.ts";
+import { serverTimeSchema } from "./server-time.ts";
 
 export const metaResponseSchema = z.object({
   api_version: z.literal("1"),
-  server_time: z.string().datetime({ offset: true }),
+  server_time: serverTimeSchema,
   limits: limitsSchema,
   collections: z.array(z.string()).describe("names of the collections a client may sync"),
   collection_schemas: z.record(z.string(), z.object({

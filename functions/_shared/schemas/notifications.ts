@@ -3,6 +3,7 @@
 // declaration); see docs/notification-preferences.md.
 import { z } from "zod";
 import { isIanaTimeZone } from "../locale-and-time-zone.ts";
+import { serverTimeSchema } from "./server-time.ts";
 import {
   NOTIFICATION_CATEGORIES,
   NOTIFICATION_CATEGORY_NAMES,
@@ -113,6 +114,6 @@ export const notificationHistoryResponseSchema = z.object({
   entries: z.array(notificationHistoryEntrySchema),
   has_more: z.boolean(),
   next_before: z.number().int().nullable().describe("pass as `before` for the next (older) page; null on the last page"),
-  server_time: z.string().datetime({ offset: true }),
+  server_time: serverTimeSchema,
 });
 export type NotificationHistoryResponse = z.infer<typeof notificationHistoryResponseSchema>;

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { storableText } from "../storable-text.ts";
 import { PLATFORMS } from "./devices.ts";
+import { serverTimeSchema } from "./server-time.ts";
 
 export const RELEASE_KINDS = ["binary", "ota"] as const;
 export const RELEASE_STATUSES = ["active", "paused", "rolled_back"] as const;
@@ -171,7 +172,7 @@ export const updateCheckResponseSchema = z.object({
     "the channel's minimum supported build (its update policy: a build below it gets level required, or optional where " +
       "the policy says so, whenever a newer build is offered); null when the channel has none, or is not one you may receive",
   ),
-  server_time: timestamp.describe("the database's clock, ISO 8601 in UTC with microseconds, as the server_time of a push or a pull"),
+  server_time: serverTimeSchema,
   release: offeredBuildSchema.nullable().meta({ deprecated: true }).describe(
     "deprecated: the same object as update (its name before api-v1.md's); read update. Still sent to clients built before",
   ),

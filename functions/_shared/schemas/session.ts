@@ -5,6 +5,7 @@ import { deletionStateSchema } from "./account-deletion.ts";
 import { deviceRegistrationSchema, deviceSchema } from "./devices.ts";
 import { notificationPreferencesSchema } from "./notifications.ts";
 import { onboardingSchema } from "./profile.ts";
+import { serverTimeSchema } from "./server-time.ts";
 
 export const sessionStartRequestSchema = z.strictObject({
   device: deviceRegistrationSchema,
@@ -28,6 +29,6 @@ export const sessionStartResponseSchema = z.object({
   // Optional: servers from before account deletion existed leave it out.
   account_deletion: deletionStateSchema.optional()
     .describe("whether the account is scheduled for deletion: a sign-in during the grace period shows it and offers to cancel"),
-  server_time: z.string().datetime({ offset: true }),
+  server_time: serverTimeSchema,
 });
 export type SessionStartResponse = z.infer<typeof sessionStartResponseSchema>;

@@ -2,6 +2,7 @@
 // /v1/sync/changes), shared by the function, the client and the tests.
 import { z } from "zod";
 import { fieldDetailSchema } from "../errors.ts";
+import { serverTimeSchema } from "./server-time.ts";
 
 const version = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const timestamp = z.string().datetime({ offset: true });
@@ -107,7 +108,7 @@ export type SyncOpResult = z.infer<typeof syncOpResultSchema>;
 
 export const syncBatchResponseSchema = z.object({
   results: z.array(syncOpResultSchema).describe("one per op, in request order"),
-  server_time: timestamp,
+  server_time: serverTimeSchema,
 });
 export type SyncBatchResponse = z.infer<typeof syncBatchResponseSchema>;
 
@@ -186,6 +187,6 @@ export const changesResponseSchema = z.object({
       "with has_more false, list every record the caller can see, and nothing they cannot; drop every local record of the " +
       "pulled collections that they do not list (pending local writes stay queued)",
   ),
-  server_time: timestamp,
+  server_time: serverTimeSchema,
 });
 export type ChangesResponse = z.infer<typeof changesResponseSchema>;

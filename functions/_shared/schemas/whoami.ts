@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { serverTimeSchema } from "./server-time.ts";
 
 export const whoamiResponseSchema = z.object({
   user_id: z.uuid(),
@@ -6,6 +7,6 @@ export const whoamiResponseSchema = z.object({
   aal: z.string(),
   is_anonymous: z.boolean(),
   expires_at: z.string().datetime({ offset: true }).describe("when the access token expires"),
-  server_time: z.string().datetime({ offset: true }),
+  server_time: serverTimeSchema,
 });
 export type WhoamiResponse = z.infer<typeof whoamiResponseSchema>;

@@ -5,6 +5,7 @@
 // auth.uid() (they sign out the other sessions and write the audit trail).
 import type { DeletionState } from "../../_shared/schemas/account-deletion.ts";
 import type { Tx } from "../lib/db.ts";
+import { wireNow } from "../sync/wire-time.ts";
 
 interface RequestRow {
   requested_at: Date;
@@ -27,10 +28,13 @@ export async function readDeletion(tx: Tx, userId: string): Promise<DeletionStat
 /**
  * Schedules the caller's deletion `graceDays` from now (a pending request
  * keeps its date), signs out every other session and clears push tokens.
+ * `serverTime`: the transaction's now() (a new request's requested_at), in the wire format.
  */
-export async function requestDeletion(tx: Tx, graceDays: number): Promise<Scheduled> {
-  const [row] = await tx<RequestRow[]>`select requested_at, scheduled_for from app_private.request_account_deletion(${graceDays})`;
-  return scheduled(row);
+export async function requestDeletion(tx: Tx, graceDays: number): Promise<{ state: Scheduled; serverTime: string }> {
+  const [row] = await tx<(RequestRow & { server_time: string })[]>`
+    select requested_at, scheduled_for, ${wireNow(tx)} as server_time
+    from app_private.request_account_deletion(${graceDays})`;
+  return { state: scheduled(row), serverTime: row.server_time };
 }
 
 /** Cancels the caller's pending deletion; false when there was none. */

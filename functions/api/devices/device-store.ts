@@ -6,6 +6,7 @@
 // session (docs/devices-and-sessions.md).
 import type { Device, DeviceRegistration } from "../../_shared/schemas/devices.ts";
 import type { Tx } from "../lib/db.ts";
+import { wireNow } from "../sync/wire-time.ts";
 
 interface DeviceRow {
   id: string;
@@ -53,13 +54,14 @@ function toDevice(row: DeviceRow, currentSessionId: string): Device {
 /**
  * Registers (or refreshes) the caller's device for `installationId` and binds
  * the caller's session to it. `created` is true when this (user,
- * installation) had no device before (→ 201).
+ * installation) had no device before (→ 201). `serverTime`: the transaction's
+ * now() (the device's new last_seen_at) in the wire format, the session start's server_time.
  */
 export async function registerDevice(
   tx: Tx,
   caller: { userId: string; sessionId: string },
   device: DeviceRegistration,
-): Promise<{ device: Device; created: boolean }> {
+): Promise<{ device: Device; created: boolean; serverTime: string }> {
   // One user's registrations run in turn (20261126001300), so the unbind
   // below sees a concurrent start's device of this session instead of
   // failing on devices_session_id_key after it; and a start storing a push
@@ -86,7 +88,7 @@ export async function registerDevice(
 
   // push_token left out = keep the registered one; null = remove it.
   const keepToken = device.push_token === undefined;
-  const [row] = await tx<(DeviceRow & { created: boolean })[]>`
+  const [row] = await tx<(DeviceRow & { created: boolean; server_time: string })[]>`
     insert into app_private.devices as d (
       user_id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone,
       push_token, push_provider, session_id, last_seen_at)
@@ -110,12 +112,13 @@ export async function registerDevice(
       d.id, d.installation_id, d.platform, d.app_version, d.build_number, d.os_version, d.model, d.locale, d.timezone,
       d.push_provider, d.push_token is not null as has_push_token, d.push_token_updated_at, d.last_seen_at,
       d.created_at, d.revoked_at, d.session_id,
-      (d.xmax = 0) as created`;
+      (d.xmax = 0) as created,
+      ${wireNow(tx)} as server_time`;
   // An install runs one session: the one it ran before is signed out, so no
   // refresh token lives on that nobody can see or revoke from GET /v1/devices.
   if (previous?.session_id && previous.session_id !== caller.sessionId) await revokeSession(tx, previous.session_id);
-  const { created, ...deviceRow } = row;
-  return { device: toDevice(deviceRow, caller.sessionId), created };
+  const { created, server_time: serverTime, ...deviceRow } = row;
+  return { device: toDevice(deviceRow, caller.sessionId), created, serverTime };
 }
 
 /** The caller's devices (RLS), active first, then most recently seen; `limit` null = all of them (the export). */

@@ -16,6 +16,11 @@ export interface AppEnv {
   Variables: {
     requestId: string;
     user: UserClaims;
+    /**
+     * The database's now() at the request's admission statement (rate limit + session check, requireUser),
+     * in the wire format: the answer's server_time when no statement of the route answers one.
+     */
+    serverTime: string;
     deviceInstallationId?: string;
     /** The verified Standard Webhooks `webhook-id` of a release manager's request. */
     webhookId?: string;

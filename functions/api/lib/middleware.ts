@@ -62,14 +62,18 @@ export function declaredBodyLimit(deps: Deps): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** Verifies the caller's token and spends one unit of their budget for `operation`. */
+/**
+ * Verifies the caller's token and spends one unit of their budget for
+ * `operation`; the same statement reads the database's clock (c.var.serverTime).
+ */
 export function requireUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
   const rule = deps.config.rateLimits[operation];
   if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
   return async (c, next) => {
     const user = await deps.verifyToken(c.req.header("authorization"));
     c.set("user", user);
-    const { headers } = await consumeRateLimit(deps.db, user, operation, rule);
+    const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
+    c.set("serverTime", serverTime);
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
     await next();
   };

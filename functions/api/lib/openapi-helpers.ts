@@ -41,8 +41,6 @@ export const BODY_ERRORS: ErrorCode[] = ["MALFORMED_JSON", "VALIDATION_FAILED", 
 
 export const bearerSecurity = [{ bearerAuth: [] }];
 
-export const serverTime = z.string().datetime({ offset: true }).describe("the server's clock when the response was built");
-
 export { z };
 
 /**

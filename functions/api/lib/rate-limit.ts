@@ -4,19 +4,24 @@
 // own short statement (not the request transaction) so that requests which
 // fail still count. Only a live session spends budget: the same statement
 // checks it first, so a signed-out or stolen-and-revoked token gets 401 and
-// can never exhaust its owner's budget.
+// can never exhaust its owner's budget. It also reads the database's clock:
+// the request's server_time where no statement of its own answers one.
 import { ApiError } from "../../_shared/errors.ts";
 import { type Db, liveSession, signedOut, signedOutIfGone, unavailable } from "./db.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
+import { wireNow } from "../sync/wire-time.ts";
 import type { UserClaims } from "./verify-token.ts";
 
 export interface RateLimitState {
   headers: Record<string, string>;
+  /** The database's now() at this statement, in the wire format (sync/wire-time.ts). */
+  serverTime: string;
 }
 
 interface Admission {
   live: boolean;
   hit: { hits: number; reset_seconds: number } | null;
+  server_time: string;
 }
 
 export async function consumeRateLimit(db: Db, claims: UserClaims, operation: string, rule: RateLimitRule): Promise<RateLimitState> {
@@ -30,7 +35,8 @@ export async function consumeRateLimit(db: Db, claims: UserClaims, operation: st
                select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
                from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
                                                ${rule.per === "session" ? claims.session_id : null}::uuid) h
-             ) end as hit
+             ) end as hit,
+             ${wireNow(sql)} as server_time
       from (select ${liveSession(sql, claims)} as live) session`
       .catch(async (error) => {
         throw await signedOutIfGone(sql, claims, error);
@@ -53,5 +59,5 @@ export async function consumeRateLimit(db: Db, claims: UserClaims, operation: st
       headers: { ...headers, "Retry-After": String(row.reset_seconds) },
     });
   }
-  return { headers };
+  return { headers, serverTime: admission.server_time };
 }

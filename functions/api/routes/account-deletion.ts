@@ -70,15 +70,17 @@ export function registerAccountDeletionRoutes(app: App, deps: Deps): void {
   app.openapi(requestRoute, async (c) => {
     const user = c.get("user");
     c.req.valid("json");
-    const state = await deps.db.withUser(user, (tx) => requestDeletion(tx, graceDays));
+    // server_time: the database's now() of the transaction that scheduled it.
+    const { state, serverTime } = await deps.db.withUser(user, (tx) => requestDeletion(tx, graceDays));
     Object.assign(c.get("logFields"), { deletion: "scheduled" });
-    return c.json({ ...state, server_time: new Date().toISOString() }, 202);
+    return c.json({ ...state, server_time: serverTime }, 202);
   });
 
   app.openapi(stateRoute, async (c) => {
     const user = c.get("user");
     const state = await deps.db.withUser(user, (tx) => readDeletion(tx, user.sub));
-    return c.json({ ...state, server_time: new Date().toISOString() }, 200);
+    // server_time: the database's clock, read by the admission statement (requireUser).
+    return c.json({ ...state, server_time: c.get("serverTime") }, 200);
   });
 
   app.openapi(cancelRoute, async (c) => {

@@ -70,7 +70,8 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
       user: { id: user.sub, display_name: state.profile.display_name, onboarding: state.profile.onboarding },
       notifications: state.notifications,
       account_deletion: state.deletion,
-      server_time: new Date().toISOString(),
+      // The database's now() of the transaction that bound the session (the device's last_seen_at).
+      server_time: state.serverTime,
     };
     return state.created ? c.json(body, 201) : c.json(body, 200);
   });

@@ -12,13 +12,12 @@ import { registerExpoUpdatesRoutes } from "./expo-updates.ts";
 import { registerAccountDeletionRoutes } from "./account-deletion.ts";
 import { registerAccountExportRoutes } from "./account-export.ts";
 
-/** The routes that never touch the database (app.ts registers them ahead of the admission limit). */
-export function registerRoutesWithoutDatabase(app: App, deps: Deps): void {
-  registerMetaRoutes(app, deps);
-}
-
-/** Every other route. */
+/**
+ * Every route but GET /v1/openapi.json, the one that needs no database (app.ts registers it
+ * ahead of the admission limit). GET /v1/meta reads the database's clock for its server_time.
+ */
 export function registerRoutes(app: App, deps: Deps): void {
+  registerMetaRoutes(app, deps);
   registerWhoamiRoutes(app, deps);
   registerSyncChangesRoutes(app, deps);
   registerSyncBatchRoutes(app, deps);

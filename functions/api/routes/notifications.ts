@@ -80,7 +80,7 @@ export function registerNotificationsRoutes(app: App, deps: Deps): void {
     const query = c.req.valid("query");
     const page = await deps.db.withUser(user, (tx) => readPreferenceHistory(tx, user.sub, query));
     Object.assign(c.get("logFields"), { count: page.entries.length });
-    return c.json({ ...page, server_time: new Date().toISOString() }, 200);
+    return c.json({ ...page, server_time: c.get("serverTime") }, 200);
   });
 
   app.openapi(getPreferences, async (c) => {

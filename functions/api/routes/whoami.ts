@@ -29,7 +29,8 @@ export function registerWhoamiRoutes(app: App, deps: Deps): void {
       aal: user.aal ?? "aal1",
       is_anonymous: user.is_anonymous === true,
       expires_at: new Date((user.exp ?? 0) * 1000).toISOString(),
-      server_time: new Date().toISOString(),
+      // The database's clock, read by the admission statement (requireUser).
+      server_time: c.get("serverTime"),
     }, 200);
   });
 }
