@@ -535,6 +535,60 @@ comment on function app_private.lock_device_registration(p_user_id uuid, p_push_
 revoke execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text) from public;
 grant execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text) to authenticated;
 
+-- function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid)
+CREATE OR REPLACE FUNCTION app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  -- The user's device lock, then the push token locks (20261126001900).
+  perform app_private.lock_device_registration(p_user_id, p_push_token);
+  -- Then the user's and the sessions' rows, before any device row.
+  perform app_private.lock_registration_sessions(p_installation_id);
+end
+$function$;
+comment on function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid) is 'Taken first by a session start of user p_user_id on installation p_installation_id storing push token p_push_token (null: keeps or clears it): lock_device_registration(p_user_id, p_push_token) (the user''s device lock, then the token locks in key order), then lock_registration_sessions(p_installation_id) (the user''s row, the caller''s session, the session the installation ran before), so no device row is locked while any of these is awaited: no deadlock with a sign-out or between users registering one token. Held until the transaction ends. EXECUTE for authenticated (the api function) only.';
+revoke execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid) from public;
+grant execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid) to authenticated;
+
+-- function app_private.lock_registration_sessions(p_installation_id uuid)
+CREATE OR REPLACE FUNCTION app_private.lock_registration_sessions(p_installation_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_caller uuid := auth.uid();
+  v_session uuid := nullif(auth.jwt() ->> 'session_id', '')::uuid;
+begin
+  if v_caller is null or v_session is null then
+    raise exception 'lock_registration_sessions needs a signed-in caller' using errcode = '42501';
+  end if;
+  -- What the device's user_id references: a user deletion (its row, then its
+  -- sessions, then their devices) waits for the start or the start for it.
+  perform from auth.users u where u.id = v_caller for key share;
+  -- What the device's session_id will reference: a sign-out of the caller's
+  -- own session waits for the start, or the start for it (then binding fails
+  -- its foreign key: 401).
+  perform from auth.sessions s where s.id = v_session and s.user_id = v_caller for key share;
+  -- The session this installation ran before, which the start signs out: a
+  -- sign-out of it waits for the start, or the start for it (then the start
+  -- finds the device revoked and has nothing to sign out). Read under the
+  -- user's device lock: only a sign-out changes it meanwhile (to null).
+  perform from auth.sessions s
+   where s.user_id = v_caller
+     and s.id <> v_session
+     and s.id = (select d.session_id from app_private.devices d
+                  where d.user_id = v_caller and d.installation_id = p_installation_id)
+     for key share;
+end
+$function$;
+comment on function app_private.lock_registration_sessions(p_installation_id uuid) is 'Taken by a session start (lock_device_registration(uuid, text, uuid)) before it locks any device row: FOR KEY SHARE of the caller''s auth.users row, session row, and the other session of the caller that the caller''s device on p_installation_id runs (the one the start signs out), so a start and a sign-out lock session rows before device rows, in one order. Held until the transaction ends. Security definer (authenticated has no right on auth.users or auth.sessions); locks only the caller''s rows and returns nothing; EXECUTE for authenticated only.';
+revoke execute on function app_private.lock_registration_sessions(p_installation_id uuid) from public;
+grant execute on function app_private.lock_registration_sessions(p_installation_id uuid) to authenticated;
+
 -- function app_private.lock_user_devices(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.lock_user_devices(p_user_id uuid)
  RETURNS void

@@ -777,8 +777,21 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
-      "lock_device_registration": {
-        Args: { "p_push_token": string; "p_user_id": string };
+      "lock_device_registration":
+        | {
+          Args: { "p_push_token": string; "p_user_id": string };
+          Returns: undefined;
+        }
+        | {
+          Args: {
+            "p_installation_id": string;
+            "p_push_token": string;
+            "p_user_id": string;
+          };
+          Returns: undefined;
+        };
+      "lock_registration_sessions": {
+        Args: { "p_installation_id": string };
         Returns: undefined;
       };
       "lock_user_devices": {

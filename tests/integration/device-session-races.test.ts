@@ -54,9 +54,9 @@ describe("a session start racing a sign-out of its session", () => {
 describe("session starts of one session on several installations at once", () => {
   it("end as one after the other would: each 201, the last holds the session, the others are revoked", async () => {
     const user = await createTestUser();
-    // Holds the first start after its insert: binding the session (FOR KEY
-    // SHARE of the session row) waits for this lock. The other starts then
-    // run while its device is uncommitted.
+    // Holds the first start at the FOR KEY SHARE of its session's row (taken
+    // before any device row since 20261126002600, after its insert before),
+    // the user's device lock held: the other starts queue behind it.
     const hold = holdTransaction((tx) => tx`select 1 from auth.sessions where id = ${user.sessionId} for update`);
     await hold.ran;
     const starts = [1, 2, 3, 4].map(() => call("/v1/auth/session", { method: "POST", token: user.token, body: { device: phone() } }));
@@ -97,8 +97,9 @@ describe("a session start with a push token racing an account deletion request",
 
   it("the start first: the request waits for it, then clears the token", async () => {
     const user = await createTestUser();
-    // Holds the start after its insert (binding the session waits for this
-    // lock), its device and token not committed yet.
+    // Holds the start at the FOR KEY SHARE of its session's row (taken
+    // before any device row since 20261126002600), the user's device lock
+    // held, its device and token not written yet.
     const hold = holdTransaction((tx) => tx`select 1 from auth.sessions where id = ${user.sessionId} for update`);
     await hold.ran;
     const start = call("/v1/auth/session", { method: "POST", token: user.token, body: { device: phone({ push_token: pushToken(), push_provider: "apns" }) } });
@@ -231,8 +232,9 @@ describe("a session start with a push token racing a cancel of the account delet
 
   it("the start first: the cancel waits for it; the start withholds the token and says the deletion it withheld it for", async () => {
     const user = await userLeaving();
-    // Holds the start after its insert (binding the session waits for this
-    // lock): it found the deletion pending, its answer not read yet.
+    // Holds the start at the FOR KEY SHARE of its session's row (taken
+    // before any device row since 20261126002600), the user's device lock
+    // held: the deletion is still pending when it goes on.
     const hold = holdTransaction((tx) => tx`select 1 from auth.sessions where id = ${user.sessionId} for update`);
     await hold.ran;
     const start = call("/v1/auth/session", { method: "POST", token: user.token, body: { device: phone({ push_token: pushToken(), push_provider: "apns" }) } });

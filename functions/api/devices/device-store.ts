@@ -64,11 +64,15 @@ export async function registerDevice(
 ): Promise<{ device: Device; created: boolean; serverTime: string }> {
   // One user's registrations run in turn (20261126001300), so the unbind
   // below sees a concurrent start's device of this session instead of
-  // failing on devices_session_id_key after it; and a start storing a push
+  // failing on devices_session_id_key after it; a start storing a push
   // token holds the locks of that token and of the user's tokens
   // (20261126001900), so two users registering one token run in turn instead
-  // of deadlocking. First: no device row is locked while waiting.
-  await tx`select app_private.lock_device_registration(${caller.userId}, ${device.push_token ?? null})`;
+  // of deadlocking; and it holds the user's row, its own session's and the
+  // one this installation ran before (20261126002600), which a sign-out locks
+  // before the device's row, so a sign-out at the same moment waits for it or
+  // it for the sign-out, never both. First: no device row is locked while
+  // waiting (docs/devices-and-sessions.md, "Lock order").
+  await tx`select app_private.lock_device_registration(${caller.userId}, ${device.push_token ?? null}, ${device.installation_id}::uuid)`;
 
   // A session runs on one install. The same session on another installation
   // id (iOS keeps the keychain across a reinstall) moves the binding: the old

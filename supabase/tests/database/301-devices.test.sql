@@ -3,11 +3,12 @@
 -- lifecycle the database keeps (session binding, revocation when the session
 -- row goes, push token unique among active devices and released from the old
 -- device); revoke_session only ever deletes the caller's own session; EXECUTE
--- privileges of every function involved (lock_user_devices and
--- lock_device_registration: their waiting is tested in
--- tests/integration/device-session-races.test.ts).
+-- privileges of every function involved (lock_user_devices,
+-- lock_device_registration and lock_registration_sessions: their waiting is
+-- tested in tests/integration/device-session-races.test.ts and
+-- sign-out-races.test.ts).
 begin;
-select plan(53);
+select plan(56);
 
 do $$ begin
   perform tests.create_supabase_user('device_owner');
@@ -248,6 +249,26 @@ select is(
     where oid in ('app_private.lock_device_registration(uuid, text)'::regprocedure, 'app_private.push_token_lock_key(text)'::regprocedure)),
   array['search_path=""', 'search_path=""'],
   'lock_device_registration and push_token_lock_key pin an empty search_path'
+);
+select ok(
+  has_function_privilege('authenticated', 'app_private.lock_device_registration(uuid, text, uuid)', 'execute')
+  and not has_function_privilege('anon', 'app_private.lock_device_registration(uuid, text, uuid)', 'execute')
+  and not has_function_privilege('service_role', 'app_private.lock_device_registration(uuid, text, uuid)', 'execute')
+  and not has_function_privilege('public', 'app_private.lock_device_registration(uuid, text, uuid)', 'execute'),
+  'lock_device_registration(uuid, text, uuid): EXECUTE for authenticated only (session start takes it first)'
+);
+select ok(
+  has_function_privilege('authenticated', 'app_private.lock_registration_sessions(uuid)', 'execute')
+  and not has_function_privilege('anon', 'app_private.lock_registration_sessions(uuid)', 'execute')
+  and not has_function_privilege('service_role', 'app_private.lock_registration_sessions(uuid)', 'execute')
+  and not has_function_privilege('public', 'app_private.lock_registration_sessions(uuid)', 'execute'),
+  'lock_registration_sessions(uuid): EXECUTE for authenticated only (lock_device_registration runs as the caller)'
+);
+select is(
+  (select array_agg(prosecdef::text || ' ' || array_to_string(proconfig, ',') order by proname) from pg_proc
+    where oid in ('app_private.lock_device_registration(uuid, text, uuid)'::regprocedure, 'app_private.lock_registration_sessions(uuid)'::regprocedure)),
+  array['false search_path=""', 'true search_path=""'],
+  'lock_device_registration(uuid, text, uuid) is security invoker, lock_registration_sessions security definer (authenticated has no right on auth.users or auth.sessions); both pin an empty search_path'
 );
 select ok(
   not has_function_privilege('anon', 'app_private.maintain_device_state()', 'execute')
