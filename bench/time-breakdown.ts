@@ -337,8 +337,8 @@ export async function pullStatementProfile(stack: BenchStack, user: BenchUser, p
             .then((rows) => void (plan = rows[0]["QUERY PLAN"][0]));
           // The page statement is read with .raw(): an empty page, as the bytes Postgres would send.
           const bytes = (text: string) => new TextEncoder().encode(text);
-          const emptyPage = Object.assign([[bytes("1"), bytes("0"), bytes(""), bytes("0"), null, null]], {
-            columns: ["upper", "horizon", "server_time", "fetched", "last_key", "entries"].map((name) => ({ name })),
+          const emptyPage = Object.assign([[bytes("1"), bytes("1:1:"), bytes("0"), bytes(""), bytes("0"), null, bytes("f"), null]], {
+            columns: ["upper", "snapshot", "horizon", "server_time", "fetched", "last_key", "last_caught_up", "entries"].map((name) => ({ name })),
           });
           return Object.assign(explained.then(() => []), { raw: () => explained.then(() => emptyPage) });
         };

@@ -1,19 +1,24 @@
 // The cursor decisions of GET /v1/sync/changes (functions/api/sync/plan-pull.ts),
 // as properties: a position never moves backwards, 410 RESYNC_REQUIRED comes
 // exactly when the position is at or below the purge horizon or the cursor is
-// older than the retention window, and a full sync hands over to incremental
-// pulls at the snapshot bound `upper` it started with.
+// older than the retention window, a full sync catches up on the keys it passed
+// in rounds and hands over to incremental pulls at the snapshot bound `upper`
+// it started with; and, against a model of what a page reads, the pages of a
+// full sync list every row the last page's snapshot shows while rows move,
+// appear and scopes are granted between pages.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
 import type { CursorPayload } from "../../functions/api/sync/cursor.ts";
 import {
   type FullKey,
+  type FullRequest,
   type IncrementalKey,
   nextPosition,
   type PageOutcome,
   type PageRequest,
   pageRequestFor,
+  type Position,
   ZERO_UUID,
 } from "../../functions/api/sync/plan-pull.ts";
 
@@ -26,8 +31,8 @@ const fullKey: fc.Arbitrary<FullKey> = fc.tuple(uuid, collection, uuid);
 const incrementalKey: fc.Arbitrary<IncrementalKey> = fc.tuple(txid.map(String), fc.nat({ max: 1_000_000 }), collection, uuid);
 
 /** Total order of positions: a full sync (by its key) comes before every incremental position. */
-type Position = { mode: "full"; after: FullKey } | { mode: "incremental"; after: IncrementalKey };
-function compare(a: Position, b: Position): number {
+type Place = { mode: "full"; after: FullKey } | { mode: "incremental"; after: IncrementalKey };
+function compare(a: Place, b: Place): number {
   if (a.mode !== b.mode) return a.mode === "full" ? -1 : 1;
   if (a.mode === "full") {
     const [x, y] = [a.after.join("\u0000"), (b.after as FullKey).join("\u0000")];
@@ -54,18 +59,51 @@ const incrementalCase = fc.record({ after: incrementalKey, hasMore: fc.boolean()
     const page: Omit<PageOutcome, "horizon"> = {
       hasMore,
       upper: String(upperValue),
+      snapshot: `${upperValue}:${upperValue}:`,
       lastKey: hasMore ? laterIncremental(after, bump, upperValue) : null,
+      lastCaughtUp: false,
     };
     return { request, page };
   });
 
-const fullCase = fc.record({ after: fullKey, later: fullKey, hasMore: fc.boolean(), upper: txid, first: fc.boolean() })
-  .map(({ after, later, hasMore, upper, first }) => {
-    const request: PageRequest = { mode: "full", upper: first ? null : String(upper), after: first ? [ZERO_UUID, "", ZERO_UUID] : after };
-    const last: FullKey = compare({ mode: "full", after: later }, { mode: "full", after: request.after }) > 0 ? later : [request.after[0], request.after[1], "ffffffff-ffff-ffff-ffff-ffffffffffff"];
-    const page: Omit<PageOutcome, "horizon"> = { hasMore, upper: String(upper), lastKey: hasMore ? last : null };
-    return { request, page };
-  });
+const snapshot = fc.tuple(txid, fc.nat({ max: 5 })).map(([xmin, width]) => `${xmin}:${xmin + BigInt(width)}:${width > 1 ? String(xmin + 1n) : ""}`);
+const LAST_UUID = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+
+/**
+ * A full sync's page: the first (no upper, nothing passed), or a later one with a `since` and maybe a catch-up
+ * under way; its last entry is a key ahead of `after`, a passed key after the catch-up's (caught up), or none.
+ */
+const fullCase = fc.record({
+  after: fullKey,
+  later: fullKey,
+  caught: fullKey,
+  hasMore: fc.boolean(),
+  upper: txid,
+  first: fc.boolean(),
+  since: snapshot,
+  catchUp: fc.option(fc.record({ after: fullKey, next: snapshot }), { nil: null }),
+  last: fc.constantFrom("ahead", "caught up", "none"),
+}).map(({ after, later, caught, hasMore, upper, first, since, catchUp, last }) => {
+  const request: FullRequest = first
+    ? { mode: "full", upper: null, after: [ZERO_UUID, "", ZERO_UUID] }
+    : { mode: "full", upper: String(upper), after, since, catchUp: catchUp && compare(full(catchUp.after), full(after)) < 0 ? catchUp : null };
+  const ahead: FullKey = compare(full(later), full(request.after)) > 0 ? later : [request.after[0], request.after[1], LAST_UUID];
+  const from = request.catchUp?.after ?? [ZERO_UUID, "", ZERO_UUID];
+  const caughtUp: FullKey | null = !first && compare(full(caught), full(from)) > 0 && compare(full(caught), full(request.after)) <= 0 ? caught : null;
+  const lastKey = hasMore ? (last === "caught up" && caughtUp ? caughtUp : ahead) : last === "ahead" ? ahead : last === "caught up" ? caughtUp : null;
+  const page: Omit<PageOutcome, "horizon"> = {
+    hasMore,
+    upper: String(upper),
+    snapshot: `${upper + 3n}:${upper + 3n}:`,
+    lastKey,
+    lastCaughtUp: lastKey !== null && lastKey === caughtUp,
+  };
+  return { request, page };
+});
+
+function full(after: FullKey): Place {
+  return { mode: "full", after };
+}
 
 function code(run: () => unknown): string | null {
   try {
@@ -79,27 +117,49 @@ function code(run: () => unknown): string | null {
 describe("nextPosition", () => {
   it("never moves a position backwards (no purge)", () => {
     fc.assert(fc.property(fc.oneof(incrementalCase, fullCase), ({ request, page }) => {
-      const next = nextPosition(request, { ...page, horizon: "0" });
-      expect(compare(next, request)).toBeGreaterThanOrEqual(0);
-      // More to read means the position advanced past what the page delivered.
-      if (page.hasMore) expect(compare(next, request)).toBeGreaterThan(0);
+      const { position } = nextPosition(request, { ...page, horizon: "0" });
+      expect(compare(position, request)).toBeGreaterThanOrEqual(0);
+      // More to read at a key ahead means the position advanced past what the page delivered.
+      if (page.hasMore && !page.lastCaughtUp) expect(compare(position, request)).toBeGreaterThan(0);
     }), { numRuns: 2000 });
   });
 
-  it("a full sync continues under its own `upper` while it has more, then switches to incremental at exactly that bound", () => {
+  it("an incremental page: has_more is the page's", () => {
+    fc.assert(fc.property(incrementalCase, ({ request, page }) => {
+      expect(nextPosition(request, { ...page, horizon: "0" }).hasMore).toBe(page.hasMore);
+    }), { numRuns: 500 });
+  });
+
+  it("a full sync goes on under its own `upper`; each round's first page catches up as of the previous page's snapshot", () => {
     fc.assert(fc.property(fullCase, ({ request, page }) => {
-      const next = nextPosition(request, { ...page, horizon: "0" });
-      if (page.hasMore) expect(next).toEqual({ mode: "full", upper: page.upper, after: page.lastKey });
-      else expect(next).toEqual({ mode: "incremental", after: [page.upper, 0, "", ZERO_UUID] });
-    }), { numRuns: 1000 });
+      const { position, hasMore } = nextPosition(request, { ...page, horizon: "0" });
+      const roundStart = request.catchUp?.next ?? page.snapshot;
+      if (page.hasMore && page.lastCaughtUp) {
+        // a catch-up that filled the page goes on after its last key, under the same since
+        expect(position).toEqual({ mode: "full", upper: page.upper, after: request.after, since: request.since, catch_up: { after: page.lastKey, next: roundStart } });
+        expect(hasMore).toBe(true);
+      } else if (page.hasMore) {
+        // passed the catch-up: on after the last key, everything before it caught up as of the round's start
+        expect(position).toEqual({ mode: "full", upper: page.upper, after: page.lastKey, since: roundStart });
+        expect(hasMore).toBe(true);
+      } else if (request.catchUp) {
+        // read everything, but keys up to catch_up.after only as of an older snapshot: one more round
+        expect(position).toEqual({ mode: "full", upper: page.upper, after: page.lastKey !== null && !page.lastCaughtUp ? page.lastKey : request.after, since: request.catchUp.next });
+        expect(hasMore).toBe(true);
+      } else {
+        // a round's first page that read everything: done, incremental from exactly `upper`
+        expect(position).toEqual({ mode: "incremental", after: [page.upper, 0, "", ZERO_UUID] });
+        expect(hasMore).toBe(false);
+      }
+    }), { numRuns: 3000 });
   });
 
   it("an incremental pull that is done moves to the reader's bound, or stays where it is when already there", () => {
     fc.assert(fc.property(incrementalCase, ({ request, page }) => {
       fc.pre(!page.hasMore && request.mode === "incremental");
-      const next = nextPosition(request, { ...page, horizon: "0" });
+      const { position } = nextPosition(request, { ...page, horizon: "0" });
       const after = (request as { after: IncrementalKey }).after;
-      expect(next).toEqual(BigInt(after[0]) >= BigInt(page.upper)
+      expect(position).toEqual(BigInt(after[0]) >= BigInt(page.upper)
         ? { mode: "incremental", after }
         : { mode: "incremental", after: [page.upper, 0, "", ZERO_UUID] });
     }), { numRuns: 1000 });
@@ -115,14 +175,185 @@ describe("nextPosition", () => {
   });
 });
 
+/**
+ * A model of the database a full sync pages through: rows at keys (scope, id), each with the txid
+ * of its last write; scopes the caller was granted (with the txid of that grant) or not. Time is a
+ * txid counter; a page's snapshot sees every txid below the counter (no transaction in progress),
+ * written "t:t:" as pull-store.ts reads it. What a page reads follows pull-store.ts's FULL_SQL: the
+ * present rows of visible scopes ahead of `after`, and the passed ones in (catch-up after, after]
+ * that a transaction `since` did not see wrote, or whose scope such a transaction granted.
+ */
+class ModelDatabase {
+  next = 10n;
+  /** key "scope/id" → txid of the row's last write (the row is there) */
+  rows = new Map<string, bigint>();
+  /** scope → txid of the caller's latest access change, and whether it granted */
+  access = new Map<string, { txid: bigint; granted: boolean }>();
+
+  static key(scope: number, id: number): string {
+    return `${scope.toString().padStart(3, "0")}/${id.toString().padStart(3, "0")}`;
+  }
+
+  snapshotText(): string {
+    return `${this.next}:${this.next}:`;
+  }
+
+  /** The rows a snapshot taken now shows the caller (live rows of scopes they may see). */
+  visibleRows(): string[] {
+    return [...this.rows.keys()].filter((k) => this.access.get(k.split("/")[0])?.granted).sort();
+  }
+
+  write(key: string): void {
+    this.rows.set(key, this.next++);
+  }
+
+  remove(key: string): void {
+    this.rows.delete(key);
+    this.next++;
+  }
+
+  setAccess(scope: string, granted: boolean): void {
+    this.access.set(scope, { txid: this.next++, granted });
+  }
+
+  /** One page of a full sync, as FULL_SQL reads it. */
+  page(request: FullRequest, limit: number): { outcome: PageOutcome; listed: string[] } {
+    const upper = request.upper ?? String(this.next);
+    const since = BigInt((request.since ?? this.snapshotText()).split(":")[0]);
+    const toKey = (k: string): string => k;
+    const after = request.upper === null ? "" : fromFullKey(request.after);
+    const caughtAfter = request.catchUp ? fromFullKey(request.catchUp.after) : "";
+    const candidates = this.visibleRows().filter((k) => {
+      if (k > after) return true;
+      if (k <= caughtAfter) return false;
+      const scope = this.access.get(k.split("/")[0])!;
+      return this.rows.get(k)! >= since || scope.txid >= since;
+    }).map(toKey);
+    const page = candidates.slice(0, limit);
+    const lastKey = page.at(-1) ?? null;
+    return {
+      listed: page,
+      outcome: {
+        hasMore: candidates.length > limit,
+        upper,
+        snapshot: this.snapshotText(),
+        horizon: "0",
+        lastKey: lastKey === null ? null : toFullKey(lastKey),
+        lastCaughtUp: lastKey !== null && lastKey <= after,
+      },
+    };
+  }
+}
+
+/** Model keys "sss/iii" as full keys (scope uuid, collection, id uuid) that sort the same way. */
+function toFullKey(key: string): FullKey {
+  const [scope, id] = key.split("/");
+  return [`00000000-0000-0000-0000-000000000${scope}`, "tasks", `00000000-0000-0000-0000-000000000${id}`];
+}
+function fromFullKey(key: FullKey): string {
+  return `${key[0].slice(-3)}/${key[2].slice(-3)}`;
+}
+
+const SCOPES = 6;
+const IDS = 8;
+const change = fc.oneof(
+  fc.record({ type: fc.constant("move" as const), id: fc.nat({ max: IDS - 1 }), from: fc.nat({ max: SCOPES - 1 }), to: fc.nat({ max: SCOPES - 1 }) }),
+  fc.record({ type: fc.constant("create" as const), id: fc.nat({ max: IDS - 1 }), to: fc.nat({ max: SCOPES - 1 }) }),
+  fc.record({ type: fc.constant("edit" as const), id: fc.nat({ max: IDS - 1 }), to: fc.nat({ max: SCOPES - 1 }) }),
+  fc.record({ type: fc.constant("delete" as const), id: fc.nat({ max: IDS - 1 }), to: fc.nat({ max: SCOPES - 1 }) }),
+  fc.record({ type: fc.constant("grant" as const), to: fc.nat({ max: SCOPES - 1 }) }),
+  fc.record({ type: fc.constant("revoke" as const), to: fc.nat({ max: SCOPES - 1 }) }),
+);
+
+describe("a full sync's pages, against a model of what a page reads", () => {
+  it("list every row the last page's snapshot shows, whatever moves, appears or is granted between pages", () => {
+    fc.assert(fc.property(
+      fc.array(fc.tuple(fc.nat({ max: SCOPES - 1 }), fc.nat({ max: IDS - 1 })), { maxLength: 30 }),
+      fc.array(fc.boolean(), { minLength: SCOPES, maxLength: SCOPES }),
+      fc.integer({ min: 1, max: 4 }),
+      fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 40 }),
+      (initial, granted, limit, between) => {
+        const db = new ModelDatabase();
+        for (let scope = 0; scope < SCOPES; scope++) if (granted[scope]) db.setAccess(String(scope).padStart(3, "0"), true);
+        for (const [scope, id] of initial) db.write(ModelDatabase.key(scope, id));
+        const listed = new Set<string>();
+        let request: PageRequest = pageRequestFor(null, 0, 30);
+        let pages = 0;
+        for (;;) {
+          const { outcome, listed: keys } = db.page(request as FullRequest, limit);
+          for (const k of keys) listed.add(k);
+          const { position, hasMore } = nextPosition(request, outcome);
+          if (!hasMore) {
+            expect(position).toEqual({ mode: "incremental", after: [outcome.upper, 0, "", ZERO_UUID] });
+            // every row the last page's snapshot shows was listed by some page
+            expect(db.visibleRows().filter((k) => !listed.has(k))).toEqual([]);
+            return;
+          }
+          request = pageRequestFor({ v: 2, scope: "*", iat: 0, ...position } as CursorPayload, 0, 30);
+          // other transactions commit between this page and the next
+          for (const c of between[pages] ?? []) {
+            const to = String(c.to).padStart(3, "0");
+            if (c.type === "grant" || c.type === "revoke") db.setAccess(to, c.type === "grant");
+            else if (c.type === "move") {
+              const from = ModelDatabase.key(c.from, c.id);
+              if (db.rows.has(from)) {
+                db.remove(from);
+                db.write(ModelDatabase.key(c.to, c.id));
+              }
+            } else if (c.type === "delete") db.remove(ModelDatabase.key(c.to, c.id));
+            else db.write(ModelDatabase.key(c.to, c.id));
+          }
+          pages++;
+          // writes stop after `between`; then the sync must end
+          expect(pages).toBeLessThan(between.length + 4 * (SCOPES * IDS) + 10);
+        }
+      },
+    ), { numRuns: 3000 });
+  });
+
+  it("the catch-up is what lists a row moved behind the sync: the same page without it does not", () => {
+    const db = new ModelDatabase();
+    db.setAccess("000", true);
+    db.setAccess("005", true);
+    db.write(ModelDatabase.key(0, 2));
+    db.write(ModelDatabase.key(5, 1));
+    const first = pageRequestFor(null, 0, 30) as FullRequest;
+    const page1 = db.page(first, 1);
+    expect(page1.listed).toEqual(["000/002"]);
+    const { position } = nextPosition(first, page1.outcome);
+    // R moves from 005 into 000, behind the sync
+    db.remove(ModelDatabase.key(5, 1));
+    db.write(ModelDatabase.key(0, 1));
+    const second = pageRequestFor({ v: 2, scope: "*", iat: 0, ...position } as CursorPayload, 0, 30) as FullRequest;
+    expect(db.page(second, 5).listed).toEqual(["000/001"]);
+    // with every passed key taken as caught up already, nothing lists it
+    expect(db.page({ ...second, catchUp: { after: second.after, next: second.since! } }, 5).listed).toEqual([]);
+  });
+});
+
 describe("pageRequestFor", () => {
   const cursorArb: fc.Arbitrary<CursorPayload> = fc.oneof(
     fc.record({ v: fc.constant(2 as const), mode: fc.constant("full" as const), upper: txid.map(String), after: fullKey, scope: fc.constant("*"), iat: fc.nat({ max: 2_000_000_000 }) }),
+    fc.record({
+      v: fc.constant(2 as const),
+      mode: fc.constant("full" as const),
+      upper: txid.map(String),
+      after: fullKey,
+      since: snapshot,
+      catch_up: fc.option(fc.record({ after: fullKey, next: snapshot }), { nil: undefined }),
+      scope: fc.constant("*"),
+      iat: fc.nat({ max: 2_000_000_000 }),
+    }, { requiredKeys: ["v", "mode", "upper", "after", "since", "scope", "iat"] }),
     fc.record({ v: fc.constant(2 as const), mode: fc.constant("incremental" as const), after: incrementalKey, scope: fc.constant("*"), iat: fc.nat({ max: 2_000_000_000 }) }),
   );
 
   it("without a cursor starts a full sync at the first key, bound by the first page's own snapshot", () => {
     expect(pageRequestFor(null, 0, 30)).toEqual({ mode: "full", upper: null, after: [ZERO_UUID, "", ZERO_UUID] });
+  });
+
+  it("a full cursor from before the catch-up (no since) catches up from the sync's start", () => {
+    const cursor: CursorPayload = { v: 2, mode: "full", upper: "42", after: [ZERO_UUID, "tasks", ZERO_UUID], scope: "*", iat: 0 };
+    expect(pageRequestFor(cursor, 0, 30)).toEqual({ mode: "full", upper: "42", after: cursor.after, since: "42:42:", catchUp: null });
   });
 
   it("continues exactly where the cursor stands, or answers 410 exactly when the cursor is older than the retention window", () => {
@@ -136,7 +367,7 @@ describe("pageRequestFor", () => {
       expect(outcome).toBeNull();
       const request = pageRequestFor(cursor, now, days);
       expect(request).toEqual(cursor.mode === "full"
-        ? { mode: "full", upper: cursor.upper, after: cursor.after }
+        ? { mode: "full", upper: cursor.upper, after: cursor.after, since: cursor.since ?? `${cursor.upper}:${cursor.upper}:`, catchUp: cursor.catch_up ?? null }
         : { mode: "incremental", after: cursor.after });
     }), { numRuns: 2000 });
   });

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
 import { loadConfig } from "../../functions/api/lib/config.ts";
-import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor } from "../../functions/api/sync/cursor.ts";
+import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor, MAX_CURSOR_LENGTH, MAX_SNAPSHOT_TEXT } from "../../functions/api/sync/cursor.ts";
 
 const SECRET = "unit-test-secret-unit-test-secret-0123456789";
 const ALICE = "7b0c1a5e-3d55-4d5e-9a43-0a8f8c7b1d01";
@@ -14,8 +14,19 @@ const xid8 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map(String);
 const uuid = fc.uuid().map((u) => u.toLowerCase());
 const collection = fc.constantFrom("", "lists", "tasks");
 const common = { v: fc.constant(2 as const), scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"), iat: fc.integer({ min: 0, max: 4_000_000_000 }) };
+/** pg_snapshot text as Postgres prints it: "xmin:xmax:xip,…" */
+const snapshot = fc.tuple(xid8, xid8, fc.array(xid8, { maxLength: 3 })).map(([xmin, xmax, xip]) => `${xmin}:${xmax}:${xip.join(",")}`)
+  .filter((text) => text.length <= MAX_SNAPSHOT_TEXT);
 const payloadArb: fc.Arbitrary<CursorPayload> = fc.oneof(
   fc.record({ ...common, mode: fc.constant("full" as const), upper: xid8, after: fc.tuple(uuid, collection, uuid) }),
+  fc.record({
+    ...common,
+    mode: fc.constant("full" as const),
+    upper: xid8,
+    after: fc.tuple(uuid, collection, uuid),
+    since: snapshot,
+    catch_up: fc.option(fc.record({ after: fc.tuple(uuid, collection, uuid), next: snapshot }), { nil: undefined }),
+  }, { requiredKeys: ["v", "scope", "iat", "mode", "upper", "after", "since"] }),
   fc.record({ ...common, mode: fc.constant("incremental" as const), after: fc.tuple(xid8, fc.maxSafeNat(), collection, uuid) }),
 );
 const ZERO = "00000000-0000-0000-0000-000000000000";
@@ -38,6 +49,24 @@ describe("sync cursor codec", () => {
       const cursor = await encodeCursor(SECRET, ALICE, payload);
       expect(await decodeCursor(SECRET, ALICE, cursor)).toEqual(payload);
     }), { numRuns: 200 });
+  });
+
+  it("takes the longest cursor the server issues: a full sync catching up, with 63-character collection names and the longest snapshots", async () => {
+    const u = "ffffffff-ffff-ffff-ffff-ffffffffffff";
+    const name = "c".repeat(63);
+    let longest = `${"9".repeat(20)}:${"9".repeat(20)}:`;
+    while (longest.length + 2 <= MAX_SNAPSHOT_TEXT) longest += longest.endsWith(":") ? "9" : ",9";
+    longest = longest.padEnd(MAX_SNAPSHOT_TEXT, "9");
+    expect(longest).toHaveLength(MAX_SNAPSHOT_TEXT);
+    const payload: CursorPayload = {
+      v: 2, mode: "full", upper: "9".repeat(20), after: [u, name, u], since: longest, catch_up: { after: [u, name, u], next: longest },
+      scope: await collectionsScope(["lists"]), iat: 4_000_000_000,
+    };
+    const cursor = await encodeCursor(SECRET, ALICE, payload);
+    expect(cursor.length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
+    expect(await decodeCursor(SECRET, ALICE, cursor)).toEqual(payload);
+    // A longer snapshot is never issued (pull-store.ts shortens it) and never accepted.
+    await expect(encodeCursor(SECRET, ALICE, { ...payload, since: `${longest},1` })).rejects.toThrow();
   });
 
   it("is opaque: the user id is not in the cursor", async () => {
@@ -98,6 +127,8 @@ describe("sync cursor codec", () => {
       { ...incremental("5"), after: ["5", -1, "", ZERO] },
       { ...incremental("5"), after: ["5", 0, "", "NOT-A-UUID"] },
       { v: 2, mode: "full", after: [ZERO, "", ZERO], scope: "*", iat: 1 },
+      { v: 2, mode: "full", upper: "5", after: [ZERO, "", ZERO], since: "5", scope: "*", iat: 1 },
+      { v: 2, mode: "full", upper: "5", after: [ZERO, "", ZERO], since: "5:6:", catch_up: { after: [ZERO, "", ZERO] }, scope: "*", iat: 1 },
       { ...incremental("5"), extra: true },
     ]) {
       expect(await rejection(decodeCursor(SECRET, ALICE, await signed(bad)))).toBe("INVALID_CURSOR");

@@ -65,14 +65,14 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     }
     const request = pageRequestFor(cursor, nowSeconds, limits.retention_days);
     const page = await deps.db.withUser(user, (tx) => readChangesPage(tx, request, collections, query.limit));
-    const next = nextPosition(request, page);
-    const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...next, scope, iat: nowSeconds } as CursorPayload);
+    const { position, hasMore } = nextPosition(request, page);
+    const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...position, scope, iat: nowSeconds } as CursorPayload);
 
-    Object.assign(c.get("logFields"), { changes: page.count, has_more: page.hasMore, pull_mode: cursor?.mode ?? "start" });
+    Object.assign(c.get("logFields"), { changes: page.count, has_more: hasMore, pull_mode: cursor?.mode ?? "start" });
     // Each entry arrives as JSON text from Postgres and is copied in as is,
     // as the bytes Postgres sent (never decoded and re-encoded).
     // A pull without a cursor starts a full sync: its first page tells the client to reset.
-    const body = arrayBody('{"changes":', page.entries, `,"cursor":${JSON.stringify(nextCursor)},"has_more":${page.hasMore},` +
+    const body = arrayBody('{"changes":', page.entries, `,"cursor":${JSON.stringify(nextCursor)},"has_more":${hasMore},` +
       `"reset":${cursor === null},"server_time":${JSON.stringify(page.serverTime)}}`);
     // Sent as bytes, not through the typed c.json() (which would re-serialise
     // what Postgres built); its shape is changesResponseSchema, asserted by

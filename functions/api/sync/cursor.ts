@@ -11,11 +11,19 @@ import { z } from "zod";
 import { ApiError } from "../../_shared/errors.ts";
 
 const MAC_CONTEXT = "tidesync.sync-cursor.v2";
-/** Longest cursor accepted before any crypto runs; real ones are ~150 chars. */
-export const MAX_CURSOR_LENGTH = 512;
-const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/;
+/**
+ * Longest cursor accepted before any crypto runs. Real ones are ~150 to ~500
+ * chars (a full sync catching up on scopes it passed carries two keys and two
+ * snapshots); with 63-character collection names, 20-digit txids and the
+ * longest snapshots, about 970 (tests/unit/sync-cursor.unit.test.ts).
+ */
+export const MAX_CURSOR_LENGTH = 1100;
+const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,1000})\.([A-Za-z0-9_-]{43})$/;
 
 const xid8 = z.string().regex(/^[0-9]{1,20}$/);
+/** pg_snapshot text "xmin:xmax:xip,…", at most MAX_SNAPSHOT_TEXT characters (pull-store.ts shortens a longer one). */
+export const MAX_SNAPSHOT_TEXT = 120;
+const snapshot = z.string().max(MAX_SNAPSHOT_TEXT).regex(/^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$/);
 const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 const collection = z.string().max(63);
 const common = {
@@ -33,7 +41,21 @@ export const cursorPayloadSchema = z.discriminatedUnion("mode", [
     mode: z.literal("full"),
     /** xmin of the snapshot the full sync started in: afterwards, incremental from there. */
     upper: xid8,
+    /** Every key up to here was passed (listed as it stood when its page read it). */
     after: z.tuple([uuid, collection, uuid]),
+    /**
+     * The previous page's snapshot (pg_snapshot text): the next page also lists the rows of the
+     * scopes already passed (keys up to `after`) that a transaction it did not see wrote, or
+     * whose scope such a transaction granted (docs/sync.md, "2. A full sync lists every
+     * record"). Absent (a cursor from before it): `upper`, as "upper:upper:".
+     */
+    since: snapshot.optional(),
+    /**
+     * A catch-up that did not fit on one page: keys up to `catch_up.after` are caught up as of
+     * `catch_up.next` (the snapshot of the page that began it); the next pages catch up
+     * (catch_up.after, after] since `since`, then go on after `after` with `since` = `next`.
+     */
+    catch_up: z.strictObject({ after: z.tuple([uuid, collection, uuid]), next: snapshot }).optional(),
   }),
   z.strictObject({
     ...common,

@@ -3,10 +3,12 @@
 // cursor is too old (410 RESYNC_REQUIRED), and the next position.
 //
 // Positions (docs/sync.md): a full sync pages through the visible live rows by
-// (scope, collection, id) below the snapshot bound `upper` it started with;
-// then incremental pulls follow change and access entries by (txid, seq,
-// collection, id), never past the xmin of the reader's own snapshot, below
-// which no entry can appear any more.
+// (scope, collection, id), each page also catching up on the scopes already
+// passed (rows written there, or scopes granted, by transactions the previous
+// page's snapshot did not see); then incremental pulls follow change and
+// access entries by (txid, seq, collection, id) from the snapshot bound
+// `upper` the full sync started with, never past the xmin of the reader's own
+// snapshot, below which no entry can appear any more.
 import { ApiError } from "../../_shared/errors.ts";
 import type { CursorPayload } from "./cursor.ts";
 
@@ -16,19 +18,53 @@ export const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
 export type FullKey = [scope: string, collection: string, id: string];
 export type IncrementalKey = [txid: string, seq: number, collection: string, id: string];
 
-export type PageRequest =
-  | { mode: "full"; /** null: the first page, bound by its own snapshot */ upper: string | null; after: FullKey }
-  | { mode: "incremental"; after: IncrementalKey };
+/** A catch-up of passed keys that did not fit on one page (see FullRequest.catchUp). */
+export interface CatchUp {
+  /** Keys up to here are caught up as of `next`. */
+  after: FullKey;
+  /** The snapshot (pg_snapshot text) of the page that began the catch-up. */
+  next: string;
+}
+
+export interface FullRequest {
+  mode: "full";
+  /** null: the first page, bound by its own snapshot */
+  upper: string | null;
+  /** Every key up to here was passed. */
+  after: FullKey;
+  /**
+   * The previous page's snapshot (pg_snapshot text; null or absent: nothing passed yet, or
+   * "upper:upper:"). The page lists again the rows of passed keys that a transaction this
+   * snapshot did not see wrote, or whose scope such a transaction granted to the caller.
+   */
+  since?: string | null;
+  /** Keys up to catchUp.after are caught up already (as of catchUp.next): catch up only after them. */
+  catchUp?: CatchUp | null;
+}
+
+export type PageRequest = FullRequest | { mode: "incremental"; after: IncrementalKey };
 
 export interface PageOutcome {
   hasMore: boolean;
   /** The snapshot bound the page was read under (the cursor's `upper` for a continued full sync). */
   upper: string;
+  /** The page's own snapshot (pg_snapshot text). */
+  snapshot: string;
   /** Highest txid the retention purge has removed entries of ("0": none). */
   horizon: string;
   /** Key of the page's last entry (null for an empty page). */
   lastKey: FullKey | IncrementalKey | null;
+  /** A full sync's page whose last entry is a passed key it caught up on (at or before the request's `after`). */
+  lastCaughtUp: boolean;
 }
+
+/** Where the next page starts: the cursor's payload without its common fields. */
+export type Position =
+  | { mode: "full"; upper: string; after: FullKey; since: string; catch_up?: CatchUp }
+  | { mode: "incremental"; after: IncrementalKey };
+
+/** The snapshot that sees exactly the transactions below `txid`: what an older full cursor's `upper` stands for. */
+export const snapshotBelow = (txid: string) => `${txid}:${txid}:`;
 
 export function resyncRequired(): ApiError {
   return new ApiError("RESYNC_REQUIRED", "this cursor is older than the changes the server still keeps; discard local synced data and pull again without a cursor");
@@ -38,23 +74,47 @@ export function resyncRequired(): ApiError {
 export function pageRequestFor(cursor: CursorPayload | null, nowSeconds: number, retentionDays: number): PageRequest {
   if (cursor === null) return { mode: "full", upper: null, after: [ZERO_UUID, "", ZERO_UUID] };
   if (nowSeconds - cursor.iat > retentionDays * SECONDS_PER_DAY) throw resyncRequired();
-  return cursor.mode === "full" ? { mode: "full", upper: cursor.upper, after: cursor.after } : { mode: "incremental", after: cursor.after };
+  if (cursor.mode === "incremental") return { mode: "incremental", after: cursor.after };
+  return { mode: "full", upper: cursor.upper, after: cursor.after, since: cursor.since ?? snapshotBelow(cursor.upper), catchUp: cursor.catch_up ?? null };
 }
 
-/** The next cursor position after a page; 410 when the purge may have removed an entry the holder still needs. */
-export function nextPosition(request: PageRequest, page: PageOutcome): Pick<CursorPayload, "mode"> & ({ mode: "full"; upper: string; after: FullKey } | { mode: "incremental"; after: IncrementalKey }) {
+/**
+ * The next cursor position after a page, and whether to pull again now (has_more); 410 when
+ * the purge may have removed an entry the holder still needs.
+ *
+ * A full sync (docs/sync.md, "2. A full sync lists every record") goes in rounds: the first
+ * page of a round catches up on every passed key since the previous page's snapshot; when
+ * that catch-up does not fit on the page, the next pages go on with it (catch_up) and the
+ * round ends once it is done, every passed key then caught up as of the round's first
+ * snapshot (`next`). It ends when a round's first page reads everything left: its snapshot
+ * then shows no row the pages did not list.
+ */
+export function nextPosition(request: PageRequest, page: PageOutcome): { position: Position; hasMore: boolean } {
   const horizon = BigInt(page.horizon);
   // Entries at or below the horizon are gone: a position there may have missed some.
   const from = request.mode === "full" ? BigInt(page.upper) : BigInt(request.after[0]);
   if (horizon > 0n && from <= horizon) throw resyncRequired();
 
-  if (page.hasMore) {
-    if (request.mode === "full") return { mode: "full", upper: page.upper, after: page.lastKey as FullKey };
-    return { mode: "incremental", after: page.lastKey as IncrementalKey };
+  if (request.mode === "incremental") {
+    if (page.hasMore) return { position: { mode: "incremental", after: page.lastKey as IncrementalKey }, hasMore: true };
+    // Done: everything below the page's bound was delivered. (A position never moves back: the bound only grows.)
+    if (BigInt(request.after[0]) >= BigInt(page.upper)) return { position: { mode: "incremental", after: request.after }, hasMore: false };
+    return { position: { mode: "incremental", after: [page.upper, 0, "", ZERO_UUID] }, hasMore: false };
   }
-  // Done: everything below `upper` was delivered (for a full sync: every row
-  // live when it started; what changed since has a txid at or above it).
-  // (A position never moves back: the bound only grows.)
-  if (request.mode === "incremental" && BigInt(request.after[0]) >= BigInt(page.upper)) return { mode: "incremental", after: request.after };
-  return { mode: "incremental", after: [page.upper, 0, "", ZERO_UUID] };
+
+  const upper = page.upper;
+  // Passed keys are caught up as of this snapshot once the round under way ends.
+  const roundStart = request.catchUp?.next ?? page.snapshot;
+  if (page.hasMore && page.lastCaughtUp) {
+    // The catch-up filled the page: go on with it after its last key, under the same `since`.
+    const since = request.since ?? snapshotBelow(upper);
+    return { position: { mode: "full", upper, after: request.after, since, catch_up: { after: page.lastKey as FullKey, next: roundStart } }, hasMore: true };
+  }
+  const after = page.lastKey !== null && !page.lastCaughtUp ? page.lastKey as FullKey : request.after;
+  // More keys to read, or keys caught up only as of an older snapshot (a catch-up spanned pages): another round.
+  if (page.hasMore || request.catchUp) return { position: { mode: "full", upper, after, since: roundStart }, hasMore: true };
+  // Done: every row this page's snapshot shows was listed; what changed since has a txid at or
+  // above `upper` (below it every transaction had ended when the sync began), and the
+  // incremental pulls from there deliver it.
+  return { position: { mode: "incremental", after: [upper, 0, "", ZERO_UUID] }, hasMore: false };
 }

@@ -7,8 +7,13 @@
 // index of one visible scope at a time.
 //
 // Full sync: the present rows of every visible scope, by (scope, collection,
-// id). Incremental: entries after the cursor in (txid, seq, collection, id)
-// order, below the xmin of the statement's snapshot (docs/sync.md proves why
+// id); a page after the first also lists again the present rows of the
+// scopes already passed that a transaction the previous page's snapshot did
+// not see wrote (moved there, created) or whose scope it granted the caller,
+// so that the pages together list every row the last one's snapshot shows
+// (docs/sync.md, "2. A full sync lists every record"). Incremental: entries
+// after the cursor in (txid, seq, collection, id) order, below the xmin of the
+// statement's snapshot (docs/sync.md proves why
 // that bound makes the order commit-safe), from three sources:
 //   changed  — change entries of visible scopes (writes, deletes, moves);
 //   granted  — every row of a scope the caller was given access to (present
@@ -18,11 +23,14 @@
 // row through the table's own policies, or a removal (deleted: true, data null).
 import { allCollections } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
-import type { FullKey, IncrementalKey, PageOutcome, PageRequest } from "./plan-pull.ts";
+import { MAX_SNAPSHOT_TEXT } from "./cursor.ts";
+import { type FullKey, type IncrementalKey, type PageOutcome, type PageRequest, ZERO_UUID } from "./plan-pull.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 const COLLECTIONS = allCollections();
+/** Before every key: a catch-up of all the passed keys. */
+const FIRST_KEY: FullKey = [ZERO_UUID, "", ZERO_UUID];
 const PREPARED = { prepare: true } as const;
 
 // A row's `data` as JSON text, read through the table's own policies (null:
@@ -98,28 +106,47 @@ function entriesSql(order: string, mode: "full" | "incremental"): string {
  * listed key; `entries` null), then the entries, in order. UNION ALL runs its
  * branches in order, and the plan is never parallel (PAGE_SETTINGS_SQL).
  */
-const pageRowsSql = (lastKey: string, entries: string) => `
+const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: string }, entries: string) => `
   select
     (select upper::text from bounds) as upper,
+    (${page.snapshot}) as snapshot,
     (select horizon::text from bounds) as horizon,
     (select now from bounds) as server_time,
     (select count(*) from candidates)::integer as fetched,
-    (${lastKey}) as last_key,
+    (${page.lastKey}) as last_key,
+    (${page.lastCaughtUp}) as last_caught_up,
     null::text as entries
   union all
-  (select null, null, null, null, null, entries from (${entries}) entries)`;
+  (select null, null, null, null, null, null, null, entries from (${entries}) entries)`;
 
-// $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null
+/**
+ * The statement's snapshot as pg_snapshot text, for the next page's `since`; one longer than the
+ * cursor carries (many transactions in progress) as "xmin:xmin:", which sees only transactions
+ * below xmin, all of which had ended: fewer than the snapshot did, so the next page lists more
+ * again, never less.
+ */
+const SNAPSHOT_TEXT = `
+  select case when length(s::text) <= ${MAX_SNAPSHOT_TEXT} then s::text
+              else pg_snapshot_xmin(s)::text || ':' || pg_snapshot_xmin(s)::text || ':' end
+    from pg_current_snapshot() s`;
+
+// $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null,
+// $7 since: the previous page's snapshot (null: the first page), $8..$10 the key the catch-up of passed keys
+// goes on after (ZERO_UUID, '', ZERO_UUID: all of them)
 const FULL_SQL = `
   with bounds as materialized (
     select coalesce($1::text::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper,
+           coalesce($7::text::pg_snapshot, pg_current_snapshot()) as since,
+           -- its own column: a bound the index scans start at (pg_snapshot_xmin of a subquery is only a filter)
+           pg_snapshot_xmin(coalesce($7::text::pg_snapshot, pg_current_snapshot())) as since_xmin,
            (select h.purged_txid from app_private.sync_horizon h) as horizon,
            ${iso("now()")} as now
-  ), scopes as materialized (
-    select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id) where v.scope_id >= $2::uuid
-  ), candidates as (
+  ), visible as materialized (
+    select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id)
+  ), ahead as (
+    -- the keys after $2..$4: every present row
     select s.scope_id, c.collection, c.id, c.seq, c.changed_at
-      from scopes s
+      from visible s
      cross join lateral (
        select c.collection, c.id, c.seq, c.changed_at
          from app_private.sync_changes c
@@ -128,20 +155,81 @@ const FULL_SQL = `
           -- equality, an index condition the scan STARTS at (a (scope, collection, id) row comparison only
           -- filters from the scope's first row on: every page re-read the scope's earlier entries)
           and (c.collection, c.id) > (case when s.scope_id = $2::uuid then $3::text else '' end,
-                                      case when s.scope_id = $2::uuid then $4::uuid else '${"00000000-0000-0000-0000-000000000000"}'::uuid end)
+                                      case when s.scope_id = $2::uuid then $4::uuid else '${ZERO_UUID}'::uuid end)
           and ($6::text[] is null or c.collection = any ($6::text[]))
         order by c.collection, c.id
         limit $5::integer + 1
      ) c
+     where s.scope_id >= $2::uuid
      order by s.scope_id, c.collection, c.id
+     limit $5::integer + 1
+  ), granted as materialized (
+    -- passed scopes that a transaction the previous page did not see granted the caller: all their rows again
+    select a.scope_id
+      from app_private.sync_access a
+     where a.user_id = (select auth.uid())
+       and a.txid >= (select since_xmin from bounds)
+       and not pg_visible_in_snapshot(a.txid, (select since from bounds))
+       and a.granted
+       and a.scope_id between $8::uuid and $2::uuid
+       and a.scope_id in (select scope_id from visible)
+  ), regranted as (
+    select g.scope_id, c.collection, c.id, c.seq, c.changed_at
+      from granted g
+     cross join lateral (
+       select c.collection, c.id, c.seq, c.changed_at
+         from app_private.sync_changes c
+        where c.scope_id = g.scope_id and c.present
+          and (c.collection, c.id) > (case when g.scope_id = $8::uuid then $9::text else '' end,
+                                      case when g.scope_id = $8::uuid then $10::uuid else '${ZERO_UUID}'::uuid end)
+          and ($6::text[] is null or c.collection = any ($6::text[]))
+        order by c.collection, c.id
+        limit $5::integer + 1
+     ) c
+     -- at most the key: the rows after it are those ahead (the scan above stops at limit + 1 rows)
+     where (g.scope_id, c.collection, c.id) <= ($2::uuid, $3::text, $4::uuid)
+     order by g.scope_id, c.collection, c.id
+     limit $5::integer + 1
+  ), recent as (
+    -- the other passed scopes: rows a transaction the previous page did not see wrote (created, moved
+    -- in), by the scope's position index from the oldest such transaction (few: the page's interval)
+    select s.scope_id, c.collection, c.id, c.seq, c.changed_at
+      from visible s
+     cross join lateral (
+       select c.collection, c.id, c.seq, c.changed_at
+         from app_private.sync_changes c
+        where c.scope_id = s.scope_id
+          and c.txid >= (select since_xmin from bounds)
+          and not pg_visible_in_snapshot(c.txid, (select since from bounds))
+          and c.present
+          and ($6::text[] is null or c.collection = any ($6::text[]))
+        offset 0
+     ) c
+     where s.scope_id between $8::uuid and $2::uuid
+       and s.scope_id not in (select scope_id from granted)
+       and (s.scope_id, c.collection, c.id) > ($8::uuid, $9::text, $10::uuid)
+       and (s.scope_id, c.collection, c.id) <= ($2::uuid, $3::text, $4::uuid)
+     order by s.scope_id, c.collection, c.id
+     limit $5::integer + 1
+  ), candidates as (
+    -- passed keys caught up on first (they sort before the key), then the keys ahead
+    select x.*
+      from (select * from recent union all select * from regranted union all select * from ahead) x
+     order by x.scope_id, x.collection, x.id
      limit $5::integer + 1
   ), page as (
     select * from candidates order by scope_id, collection, id limit $5::integer
+  ), last_listed as materialized (
+    select p.scope_id, p.collection, p.id from page p order by p.scope_id desc, p.collection desc, p.id desc limit 1
   ), latest as (
     select p.scope_id, p.collection, p.id, p.seq, p.changed_at, false as revoked from page p
   )
-  ${pageRowsSql(
-  "select jsonb_build_array(p.scope_id, p.collection, p.id) from page p order by p.scope_id desc, p.collection desc, p.id desc limit 1",
+  ${pageRowsSql({
+  lastKey: "select jsonb_build_array(l.scope_id, l.collection, l.id) from last_listed l",
+  snapshot: SNAPSHOT_TEXT,
+  // a passed key (caught up), not one ahead
+  lastCaughtUp: "select (l.scope_id, l.collection, l.id) <= ($2::uuid, $3::text, $4::uuid) from last_listed l",
+},
   entriesSql("scope_id, collection, id", "full"),
 )}`;
 
@@ -217,8 +305,11 @@ const INCREMENTAL_SQL = `
     -- a record listed twice on a page (moved between two visible scopes) once, at its last position
     select distinct on (p.collection, p.id) p.* from page p order by p.collection, p.id, p.txid desc, p.seq desc
   )
-  ${pageRowsSql(
-  "select jsonb_build_array(p.txid::text, p.seq, p.collection, p.id) from page p order by p.txid desc, p.seq desc, p.collection desc, p.id desc limit 1",
+  ${pageRowsSql({
+  lastKey: "select jsonb_build_array(p.txid::text, p.seq, p.collection, p.id) from page p order by p.txid desc, p.seq desc, p.collection desc, p.id desc limit 1",
+  snapshot: SNAPSHOT_TEXT,
+  lastCaughtUp: "select false",
+},
   entriesSql("txid, seq, collection, id", "incremental"),
 )}`;
 
@@ -240,7 +331,7 @@ export interface Page extends PageOutcome {
   serverTime: string;
 }
 
-const META_COLUMNS = ["upper", "horizon", "server_time", "fetched", "last_key"] as const;
+const META_COLUMNS = ["upper", "snapshot", "horizon", "server_time", "fetched", "last_key", "last_caught_up"] as const;
 const COLUMNS = [...META_COLUMNS, "entries"] as const;
 type RawRow = readonly (Uint8Array | null)[];
 const utf8 = new TextDecoder();
@@ -271,7 +362,7 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
   const filter = collections === null ? null : `{${collections.join(",")}}`;
   const settings = tx.unsafe(PAGE_SETTINGS_SQL, [], PREPARED);
   const page = request.mode === "full"
-    ? tx.unsafe(FULL_SQL, [request.upper, ...request.after, limit, filter], PREPARED).raw()
+    ? tx.unsafe(FULL_SQL, [request.upper, ...request.after, limit, filter, request.since ?? null, ...(request.catchUp?.after ?? FIRST_KEY)], PREPARED).raw()
     : tx.unsafe(INCREMENTAL_SQL, [...request.after, limit, filter], PREPARED).raw();
   const [, result] = await Promise.all([settings, page]);
   const { meta, entries } = pageRows(result);
@@ -285,8 +376,11 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
     count: Math.min(fetched, limit),
     hasMore: fetched > limit,
     upper: text(meta.upper),
+    snapshot: text(meta.snapshot),
     horizon: text(meta.horizon),
     lastKey,
+    // postgres.js raw(): a boolean as Postgres' text, "t" or "f"
+    lastCaughtUp: text(meta.last_caught_up) === "t",
     serverTime: text(meta.server_time),
   };
 }

@@ -1,0 +1,138 @@
+// A full sync (GET /v1/sync/changes without a cursor, paged) lists every record
+// its user may see, through the real function, while others write between its
+// pages: its first page says `reset`, and a device drops every local record the
+// pages do not list (docs/sync.md). Pages walk the scopes in key order, each
+// at its own snapshot; a record moved into a scope the pages had passed, or a
+// scope granted whose id sorts before the page, used to fall between pages, so
+// the device dropped a record its user saw all along, with its queued edits.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
+import { cursorPayload } from "../support/cursor-payload.ts";
+import { call, createTestUser, type TestUser } from "../support/harness.ts";
+import { visibleTo } from "../support/rls-view.ts";
+import { asUser, settled, share } from "../support/shared-lists.ts";
+import { type RowWrite, writeRows } from "../support/sync-records.ts";
+
+type Page = ReturnType<typeof changesResponseSchema.parse>;
+
+/** A list id that sorts before (after) every random one: the full sync reaches its scope first (last). */
+const earlyId = () => `00000000-0000-4000-8000-${randomUUID().slice(-12)}`;
+const lateId = () => `ffffffff-ffff-4fff-bfff-${randomUUID().slice(-12)}`;
+const list = (id: string, title: string): RowWrite => ({ collection: "lists", id, data: { title } });
+const task = (id: string, listId: string, title: string): RowWrite => ({ collection: "tasks", id, data: { list_id: listId, title } });
+const key = (c: { collection: string; id: string }) => `${c.collection}/${c.id}`;
+
+/**
+ * A full sync of `user` with pages of `limit`, calling `between` after each page that has more
+ * (another transaction commits before the next page is read). Returns the pages.
+ */
+async function fullSync(user: TestUser, limit: number, between: (page: Page, index: number) => Promise<void>): Promise<Page[]> {
+  await settled();
+  const pages: Page[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
+    const response = await call(`/v1/sync/changes?${query}`, { token: user.token });
+    expect(response.status, response.text).toBe(200);
+    const page = changesResponseSchema.parse(response.body);
+    expect(page.changes.length).toBeLessThanOrEqual(limit);
+    pages.push(page);
+    if (!page.has_more) return pages;
+    await between(page, pages.length - 1);
+    cursor = page.cursor;
+    expect(pages.length).toBeLessThan(200);
+  }
+}
+
+/** What a device that applies the pages in order holds at the end (a full sync lists no removals). */
+function held(pages: Page[]) {
+  const records = new Map<string, Page["changes"][number]>();
+  for (const change of pages.flatMap((p) => p.changes)) {
+    expect(change.deleted).toBe(false);
+    const current = records.get(key(change));
+    if (!current || change.version > current.version) records.set(key(change), change);
+  }
+  return records;
+}
+
+/** The pages list every record `user` can see now, each in its current version; reset on the first page only. */
+async function expectEveryVisibleRecordListed(user: TestUser, pages: Page[]) {
+  expect(pages.map((p) => p.reset)).toEqual(pages.map((_, i) => i === 0));
+  const records = held(pages);
+  const visible = await visibleTo(user);
+  const unlisted = [...visible.keys()].filter((k) => !records.has(k));
+  expect(unlisted, "records the user can see that no page listed (a device would drop them)").toEqual([]);
+  for (const [k, row] of visible) expect([k, records.get(k)!.version, records.get(k)!.data]).toEqual([k, row.version, row.data]);
+  return records;
+}
+
+/** The page's changes include a row of a scope after `scope`: the pages have passed `scope` whole. */
+const passed = (page: Page, scope: string) =>
+  page.changes.some((c) => (c.collection === "lists" ? c.id : String(c.data?.list_id)) > scope);
+
+describe("a full sync while others write between its pages", () => {
+  it("lists a task moved from a list it has not reached into one it has passed", async () => {
+    const alice = await createTestUser();
+    const [early, late, r] = [earlyId(), lateId(), randomUUID()];
+    await writeRows(alice, [list(early, "early"), list(late, "late"), task(r, late, "R")]);
+    let moved = false;
+    const pages = await fullSync(alice, 1, async (page) => {
+      if (moved || !passed(page, early)) return;
+      // another device of Alice (or a co-editor) moves R from 'late' into 'early' meanwhile
+      await asUser(alice, (tx) => tx`update public.tasks set list_id = ${early} where id = ${r}`);
+      moved = true;
+    });
+    expect(moved).toBe(true);
+    const records = await expectEveryVisibleRecordListed(alice, pages);
+    expect(records.get(`tasks/${r}`)?.data).toMatchObject({ list_id: early, title: "R" });
+  });
+
+  it("lists the rows of a list shared with the user whose id sorts before the page", async () => {
+    const [alice, bob] = [await createTestUser(), await createTestUser()];
+    const early = earlyId();
+    const tasks = [randomUUID(), randomUUID()];
+    await writeRows(bob, [list(early, "Bob's early list"), ...tasks.map((id, i) => task(id, early, `t${i}`))]);
+    await writeRows(alice, [list(lateId(), "late")]);
+    let shared = false;
+    const pages = await fullSync(alice, 1, async () => {
+      if (shared) return;
+      // Every row of Alice's sorts after `early`: the first page has passed it.
+      await share(bob, early, alice, "viewer");
+      shared = true;
+    });
+    const records = await expectEveryVisibleRecordListed(alice, pages);
+    expect([...records.keys()]).toEqual(expect.arrayContaining([`lists/${early}`, ...tasks.map((id) => `tasks/${id}`)]));
+  });
+
+  it("a catch-up larger than a page spans pages, and rows written into what it already caught up still come", async () => {
+    const [alice, bob] = [await createTestUser(), await createTestUser()];
+    // Bob's list sorts right after 'early': the catch-up walks early's rows, then Bob's.
+    const [early, late] = [earlyId(), lateId()];
+    const bobs = `00000000-0001-4000-8000-${randomUUID().slice(-12)}`;
+    const moving = Array.from({ length: 5 }, () => randomUUID());
+    const bobsTasks = Array.from({ length: 4 }, () => randomUUID());
+    await writeRows(alice, [list(early, "early"), list(late, "late"), ...moving.map((id, i) => task(id, late, `m${i}`))]);
+    await writeRows(bob, [list(bobs, "Bob's"), ...bobsTasks.map((id, i) => task(id, bobs, `b${i}`))]);
+    const afterMove = randomUUID();
+    const steps: string[] = [];
+    const pages = await fullSync(alice, 2, async (page) => {
+      if (steps.length === 0 && passed(page, early) && passed(page, bobs)) {
+        // one transaction moves five tasks behind the sync, another shares a list of five rows there
+        await asUser(alice, (tx) => tx`update public.tasks set list_id = ${early} where id = any (${moving}::uuid[])`);
+        await share(bob, bobs, alice, "editor");
+        steps.push("moved and shared");
+      } else if (steps.length === 1 && (cursorPayload(page.cursor) as { catch_up?: { after: string[] } }).catch_up?.after[0] === bobs) {
+        // while the catch-up goes on over pages, in Bob's list: a task created in 'early', which it has caught up
+        await writeRows(alice, [task(afterMove, early, "during the catch-up")]);
+        steps.push("written during the catch-up");
+      }
+    });
+    expect(steps).toEqual(["moved and shared", "written during the catch-up"]);
+    const records = await expectEveryVisibleRecordListed(alice, pages);
+    expect([...records.keys()]).toEqual(expect.arrayContaining([...moving, ...bobsTasks, afterMove].map((id) => `tasks/${id}`)));
+    // The sync ended and hands over to incremental pulls at the bound it started with.
+    const { upper } = cursorPayload(pages[0].cursor) as { upper: string };
+    expect(cursorPayload(pages.at(-1)!.cursor)).toMatchObject({ mode: "incremental", after: [upper, 0, "", "00000000-0000-0000-0000-000000000000"] });
+  });
+});
