@@ -13,7 +13,9 @@
 // - Only the outbox, the cursor and the schema live in memory; records are
 //   read from the storage when needed (a device may hold 100,000 of them).
 // - A record the server says this user cannot see (deleted, access revoked,
-//   NOT_FOUND) leaves the device: its row and every queued op for it.
+//   NOT_FOUND) leaves the device: its row and every queued op for it. One a
+//   full sync did not list leaves too, unless ops are queued for it: it stays
+//   until the server answers them.
 // - Ids are uuids, kept lower-case (the server compares and returns them so).
 import { z } from "zod";
 import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
@@ -728,15 +730,28 @@ export class TidesyncClient {
     for (const event of forgotten.events) this.emit(event);
   }
 
-  /** After a full sync: drops the records it did not list (a page at a time), then stores its last page's cursor. */
+  /**
+   * After a full sync: drops the records it did not list (a page at a time), then stores its last
+   * page's cursor. A record with writes still queued stays, with them, until the server answers
+   * them (the next push): not being listed says the user could not see it when the last page was
+   * read, not why, nor whether that still holds (access taken away and given back, a record moved
+   * out of view and back). The push checks each op against the record as it stands: NOT_FOUND
+   * drops it then (told as `rejected`), a deleted one answers a conflict with its tombstone, and a
+   * write the server takes is kept. Checking costs nothing here: the outbox is in memory.
+   */
   private async finishReset(cursor: string): Promise<void> {
     const collections = this.options.collections ?? null;
     for (;;) {
       const unlisted = await this.storage.unlistedRecords(collections, PAGE);
       if (unlisted.length === 0) break;
-      // Not listed by a full pull: deleted, or no longer visible to this user.
-      const forgotten = this.forgetGone(new Map(unlisted.map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
-      await this.commit({ deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
+      const queued = new Set([...this.outbox.values()].map(({ op }) => recordKey(op.collection, op.record_id)));
+      const awaitingAnswers = unlisted.filter((ref) => queued.has(recordKey(ref.collection, ref.id)));
+      // Not listed by a full pull, nothing queued: deleted, or no longer visible to this user.
+      const forgotten = this.forgetGone(new Map(unlisted
+        .filter((ref) => !queued.has(recordKey(ref.collection, ref.id)))
+        .map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
+      // Marked as listed, so that the sweep moves on past them.
+      await this.commit({ markListed: awaitingAnswers, deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
       for (const event of forgotten.events) this.emit(event);
     }
     await this.commit({ cursor });

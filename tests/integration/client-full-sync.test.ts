@@ -1,7 +1,9 @@
 // The real client (client/) through a full sync against real Deno + Postgres,
 // while others write between its pages: when the full sync ends, the client
 // drops every local record its pages did not list (docs/sync.md). A record its
-// user sees all along must never be dropped there, nor the edit queued for it.
+// user sees all along must never be dropped there, nor the edit queued for it;
+// and a record not listed with an edit queued stays until the server has
+// answered the edit (it may take it: the user may see the record again).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
@@ -12,7 +14,7 @@ import type { ChangesResponse } from "../../functions/_shared/schemas/sync.ts";
 import { encodeCursor } from "../../functions/api/sync/cursor.ts";
 import { cursorPayload } from "../support/cursor-payload.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
-import { asUser, settled } from "../support/shared-lists.ts";
+import { asUser, removeMember, settled, share } from "../support/shared-lists.ts";
 import { writeRows } from "../support/sync-records.ts";
 
 const earlyId = () => `00000000-0000-4000-8000-${randomUUID().slice(-12)}`;
@@ -90,5 +92,63 @@ describe("the client's full sync while others write", () => {
     expect(await client.get("tasks", r)).toMatchObject({ pending: false, data: { title: "edited during the full sync", list_id: early } });
     const [stored] = await adminSql<{ title: string; list_id: string }[]>`select title, list_id::text from public.tasks where id = ${r}`;
     expect(stored).toEqual({ title: "edited during the full sync", list_id: early });
+  });
+
+  /**
+   * Bob, an editor of Alice's list, holds its task on his phone; a full sync (after 410) starts,
+   * and while its first page is read Alice removes him from the list and he edits the task: the
+   * pages do not list it (he cannot see it when they are read), and the edit is queued.
+   */
+  async function editedWhileRemoved() {
+    const [alice, bob] = [await createTestUser(), await createTestUser()];
+    const [list, task] = [randomUUID(), randomUUID()];
+    await writeRows(alice, [{ collection: "lists", id: list, data: { title: "Shared" } }, { collection: "tasks", id: task, data: { list_id: list, title: "Milk" } }]);
+    await share(alice, list, bob, "editor");
+    const device = await phone(bob);
+    await settled();
+    await (await device.open()).sync();
+    await ageCursor(bob, device.storage);
+    const client = await device.open();
+    expect(await client.get("tasks", task)).toMatchObject({ data: { title: "Milk" } });
+    let removed = false;
+    device.hooks.onPage = async () => {
+      if (removed) return;
+      removed = true;
+      await removeMember(alice, list, bob);
+      await client.upsert("tasks", task, { title: "Oat milk" });
+    };
+    const report = await client.sync();
+    device.hooks.onPage = async () => {};
+    expect(report.resynced).toBe(true);
+    // Not listed, but its edit is not dropped without the server's answer: the record stays for it.
+    expect(device.events.filter((e) => e.type === "write_discarded")).toEqual([]);
+    expect(client.pendingOps().map((p) => p.op.record_id)).toEqual([task]);
+    expect(await client.get("tasks", task)).toMatchObject({ pending: true, data: { title: "Oat milk" } });
+    return { alice, bob, list, task, client, device };
+  }
+
+  it("a record the pages did not list keeps its queued edit until the server answers it: taken once the user may edit it again", async () => {
+    const { alice, bob, list, task, client, device } = await editedWhileRemoved();
+    // Alice adds him back before his next sync: the edit is his to make again.
+    await share(alice, list, bob, "editor");
+    await settled();
+    await client.sync();
+    expect(device.events.filter((e) => e.type === "write_discarded" || e.type === "op_rejected")).toEqual([]);
+    expect(client.pendingOps()).toEqual([]);
+    expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { title: "Oat milk", list_id: list } });
+    const [stored] = await adminSql<{ title: string }[]>`select title from public.tasks where id = ${task}`;
+    expect(stored.title).toBe("Oat milk");
+  });
+
+  it("... and dropped, told as NOT_FOUND, when the server refuses it (still not theirs)", async () => {
+    const { task, client, device } = await editedWhileRemoved();
+    await settled();
+    await client.sync();
+    expect(device.events).toContainEqual(expect.objectContaining({ type: "op_rejected", error: expect.objectContaining({ code: "NOT_FOUND" }), dropped: true }));
+    expect(device.events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: task }));
+    expect(client.pendingOps()).toEqual([]);
+    expect(await client.get("tasks", task)).toBeUndefined();
+    const [stored] = await adminSql<{ title: string }[]>`select title from public.tasks where id = ${task}`;
+    expect(stored.title).toBe("Milk");
   });
 });
