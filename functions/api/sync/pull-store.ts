@@ -18,7 +18,8 @@
 //   changed  — change entries of visible scopes (writes, deletes, moves);
 //   granted  — every row of a scope the caller was given access to (present
 //              ones with their state; those that left it, as removals);
-//   revoked  — every row that was in a scope the caller lost access to.
+//   revoked  — every row that was in a scope the caller lost access to, as of
+//              the time they lost it (nothing of what others did after).
 // Each listed record is resolved to what the caller may see of it NOW: its
 // row through the table's own policies, or a removal (deleted: true, data null).
 import { allCollections } from "../../_shared/collections.ts";
@@ -242,7 +243,7 @@ const INCREMENTAL_SQL = `
   ), scopes as materialized (
     select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id)
   ), access as materialized (
-    select a.scope_id, a.granted, a.txid, a.seq
+    select a.scope_id, a.granted, a.txid, a.seq, a.changed_at
       from app_private.sync_access a
      where a.user_id = (select auth.uid())
        and (a.txid, a.seq) >= ($1::text::xid8, $2::bigint)
@@ -281,10 +282,12 @@ const INCREMENTAL_SQL = `
      ) c
      where a.granted and a.scope_id in (select scope_id from scopes)
   ), revoked as (
-    select a.txid, a.seq, c.collection, c.id, c.changed_at, false as entry_is_row, true as revoked
+    -- at the time access was lost (a removal the caller can no longer look up says when), never the
+    -- entry's own: that is the row's latest change, possibly made by others after they left
+    select a.txid, a.seq, c.collection, c.id, a.changed_at, false as entry_is_row, true as revoked
       from access a
      cross join lateral (
-       select c.collection, c.id, c.changed_at
+       select c.collection, c.id
          from app_private.sync_changes c
         where c.scope_id = a.scope_id and c.since_seq <= a.seq
           and ((a.txid, a.seq) > ($1::text::xid8, $2::bigint) or (c.collection, c.id) > ($3::text, $4::uuid))
