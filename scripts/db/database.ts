@@ -47,14 +47,15 @@ export async function databaseKind(url: string): Promise<DatabaseKind> {
   }
 }
 
-/** Whether a stand-in has everything later versions of it added (realtime, auth.identities, auth.mfa_factors). */
+/** Whether a stand-in has everything later versions of it added (realtime, auth.identities, auth.mfa_factors, RLS on auth.users). */
 async function standinIsCurrent(url: string): Promise<boolean> {
   const sql = postgres(url, quiet);
   try {
-    const [row] = await sql<{ messages: string | null; identities: string | null; factors: string | null }[]>`
+    const [row] = await sql<{ messages: string | null; identities: string | null; factors: string | null; users_rls: boolean }[]>`
       select to_regclass('realtime.messages')::text as messages, to_regclass('auth.identities')::text as identities,
-             to_regclass('auth.mfa_factors')::text as factors`;
-    return row.messages !== null && row.identities !== null && row.factors !== null;
+             to_regclass('auth.mfa_factors')::text as factors,
+             (select relrowsecurity from pg_class where oid = 'auth.users'::regclass) as users_rls`;
+    return row.messages !== null && row.identities !== null && row.factors !== null && row.users_rls;
   } finally {
     await sql.end();
   }
@@ -130,7 +131,7 @@ export async function setupDatabase(options: SetupOptions): Promise<DatabaseKind
     log(`no Supabase auth schema found: applying the Supabase platform stand-in (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
   } else if (kind === "standin" && !(await standinIsCurrent(options.adminUrl))) {
-    // A stand-in from before it had the realtime schema, auth.identities or auth.mfa_factors: apply it again (it is idempotent).
+    // A stand-in from before it had the realtime schema, auth.identities, auth.mfa_factors or RLS on the auth tables: apply it again (it is idempotent).
     log(`stand-in from an earlier version: applying the stand-in again (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
   } else {

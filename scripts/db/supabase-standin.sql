@@ -206,6 +206,12 @@ create unique index if not exists mfa_factors_user_friendly_name_unique on auth.
 create index if not exists factor_id_created_at_idx on auth.mfa_factors (user_id, created_at);
 create index if not exists mfa_factors_user_id_idx on auth.mfa_factors (user_id);
 create unique index if not exists unique_phone_factor_per_user on auth.mfa_factors (user_id, phone);
+-- Supabase Auth's 20240612123726_enable_rls_update_grants enables RLS on every
+-- auth table, with no policy: only their owner and roles that bypass RLS read them.
+alter table auth.users enable row level security;
+alter table auth.sessions enable row level security;
+alter table auth.refresh_tokens enable row level security;
+alter table auth.identities enable row level security;
 alter table auth.mfa_factors enable row level security;
 
 alter table auth.users owner to supabase_auth_admin;

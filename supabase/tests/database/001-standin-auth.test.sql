@@ -8,11 +8,12 @@
 --   * Supabase's default privileges on public: a table or function the
 --     migration role creates there is granted to anon and authenticated, so
 --     only RLS (or an explicit revoke) protects it;
---   * auth.users / auth.sessions / auth.refresh_tokens / auth.mfa_factors with Supabase's cascades;
+--   * auth.users / auth.sessions / auth.refresh_tokens / auth.mfa_factors with Supabase's cascades
+--     and RLS enabled;
 --   * the test helpers switch role and claims as PostgREST would.
 -- On a real Supabase database (`supabase test db`) the same file holds.
 begin;
-select plan(43);
+select plan(44);
 
 -- ── auth.*() with no claims at all ───────────────────────────────────────────
 select from set_config('request.jwt.claims', '', true);
@@ -88,6 +89,10 @@ select is(array(select c from unnest(array['id', 'user_id', 'friendly_name', 'fa
                                   where table_schema = 'auth' and table_name = 'mfa_factors' and column_name = c)),
   '{}'::text[], 'auth.mfa_factors has the Supabase Auth columns we rely on');
 select fk_ok('auth', 'mfa_factors', 'user_id', 'auth', 'users', 'id', 'auth.mfa_factors.user_id references auth.users');
+select is(array(select c.relname::text from pg_class c join pg_namespace n on n.oid = c.relnamespace
+                where n.nspname = 'auth' and c.relkind = 'r' and not c.relrowsecurity
+                  and c.relname in ('users', 'sessions', 'refresh_tokens', 'identities', 'mfa_factors')),
+  '{}'::text[], 'the auth tables have RLS enabled, as Supabase Auth enables it (20240612123726_enable_rls_update_grants)');
 
 select from tests.create_supabase_user('cascade_user');
 insert into auth.refresh_tokens (token, user_id, revoked, created_at, updated_at, session_id)
