@@ -11,7 +11,8 @@ export function versionEtag(version: number): string {
  * the versions it lists. Strong comparison: weak tags (W/"7") and tags that
  * are not a version never match, so they make the precondition fail (412),
  * as RFC 9110 says for a list that matches nothing. A bare 7 (unquoted, a
- * common client mistake) is read as "7".
+ * common client mistake) is read as "7". A version is spelled as served, so
+ * "01" or "+1" is another tag than "1" and matches nothing.
  */
 export function parseIfMatch(header: string | undefined): "any" | number[] {
   if (header === undefined || header.trim() === "") return "any";
@@ -19,7 +20,7 @@ export function parseIfMatch(header: string | undefined): "any" | number[] {
   const versions: number[] = [];
   for (const raw of header.split(",")) {
     const tag = raw.trim();
-    const match = /^"(\d{1,10})"$/.exec(tag) ?? /^(\d{1,10})$/.exec(tag);
+    const match = /^"(0|[1-9]\d{0,9})"$/.exec(tag) ?? /^(0|[1-9]\d{0,9})$/.exec(tag);
     if (match) versions.push(Number(match[1]));
   }
   return versions;
