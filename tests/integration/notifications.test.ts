@@ -344,6 +344,12 @@ describe("GET /v1/users/me/notifications/history", () => {
     for (const query of ["limit=0", "limit=101", "limit=abc", "before=-1", "surprise=1"]) {
       const error = expectEnvelope(await call(`${PATH}/history?${query}`, { token: user.token }), 400, "VALIDATION_FAILED");
       expect(error.details?.[0].field).toBe("/" + query.split("=")[0]);
+      expect(error.details, query).toHaveLength(1);
+    }
+    // One detail per field, naming the field's own bound (not also the safe-integer one).
+    for (const [query, message] of [["before=9007199254740992", "at most 9007199254740991"], ["limit=999999999999999999", "at most 100"]]) {
+      const error = expectEnvelope(await call(`${PATH}/history?${query}`, { token: user.token }), 400, "VALIDATION_FAILED");
+      expect(error.details, query).toEqual([{ field: "/" + query.split("=")[0], code: "too_large", message }]);
     }
     expectEnvelope(await call(`${PATH}/history`), 401, "UNAUTHENTICATED");
   });

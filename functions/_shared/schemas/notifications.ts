@@ -83,9 +83,13 @@ export const notificationPreferencesPutSchema = z.strictObject({
 });
 export type NotificationPreferencesPut = z.infer<typeof notificationPreferencesPutSchema>;
 
-/** A query-string whole number in [min, max]. */
+/**
+ * A query-string whole number in [min, max] (max at most MAX_SAFE_INTEGER).
+ * The digits make it whole, so no .int(): zod's would add its own safe-integer
+ * bound, a second detail for one value.
+ */
 const wholeNumberParam = (min: number, max: number) =>
-  z.string().regex(/^[0-9]{1,18}$/, "must be a whole number").transform(Number).pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^[0-9]{1,18}$/, "must be a whole number").transform(Number).pipe(z.number().min(min).max(max));
 
 export const NOTIFICATION_HISTORY_MAX_LIMIT = 100;
 
