@@ -20,10 +20,19 @@ export function isIanaTimeZone(value: string): boolean {
     return false;
   }
   // Intl matches names case-insensitively and answers an alias with ICU's
-  // canonical name ("Japan" → "Asia/Tokyo"), so the spelling of an alias comes
-  // from the tz database's list; ICU's own canonical name is spelled right too
-  // (also one newer than the list).
-  return resolved === value || SPELLED_NAMES.has(value);
+  // canonical name ("Japan" → "Asia/Tokyo"), so the spelling comes from the
+  // tz database's list, or from Intl's list of IANA zones (one newer than the
+  // pinned list). Not from what Intl resolves: ICU also knows zones of its own
+  // that the tz database lacks ("SystemV/PST8PDT"), and resolves them as named.
+  return SPELLED_NAMES.has(value) || (resolved === value && supportedTimeZones().has(value));
+}
+
+let supported: Set<string> | undefined;
+
+/** Intl's IANA zones (canonical names only; no ICU-only zones, no aliases). */
+function supportedTimeZones(): Set<string> {
+  supported ??= new Set(Intl.supportedValuesOf("timeZone"));
+  return supported;
 }
 
 const LANGUAGE_TAG_SHAPE = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/;

@@ -33,4 +33,12 @@ describe("isIanaTimeZone", () => {
   it("refuses offsets, names Intl does not know and ICU's own abbreviations", () => {
     for (const value of ["+02:00", "UTC+1", "Europe/Atlantis", "Factory", "PST", "IST", ""]) expect(isIanaTimeZone(value), value).toBe(false);
   });
+
+  it("refuses ICU's own zones, which Intl resolves as named but the tz database lacks", () => {
+    for (const value of ["SystemV/AST4", "SystemV/EST5EDT", "SystemV/PST8PDT", "SystemV/YST9YDT"]) {
+      expect(intlKnows(value), value).toBe(true);
+      expect(listed.has(value), value).toBe(false);
+      expect(isIanaTimeZone(value), value).toBe(false);
+    }
+  });
 });
