@@ -1,9 +1,16 @@
 // Validity of IANA time zone names and BCP 47 language tags, decided by the
-// runtime's Intl (ICU) data, so the api function and the client agree. The
-// database checks only the shape (its tz data and aliases differ).
+// runtime's Intl (ICU) data. The database checks only the shape (its tz data
+// and aliases differ), and so do the schemas of answers: a reader's Intl may
+// lack a zone the server took (an older ICU on a device).
 import { IANA_TIME_ZONE_NAMES } from "./time-zone-names.generated.ts";
 
-const TIME_ZONE_SHAPE = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
+/**
+ * The shape of a time zone name, the one rule the database checks too
+ * (constraints devices_timezone_shape and
+ * notification_preferences_quiet_hours_timezone_shape; a test compares them).
+ */
+export const TIME_ZONE_MAX_LENGTH = 64;
+export const TIME_ZONE_SHAPE = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
 const SPELLED_NAMES = new Set(IANA_TIME_ZONE_NAMES);
 
 /**
@@ -12,7 +19,7 @@ const SPELLED_NAMES = new Set(IANA_TIME_ZONE_NAMES);
  * that Intl knows; no UTC offsets ("+01:00").
  */
 export function isIanaTimeZone(value: string): boolean {
-  if (value.length > 64 || !TIME_ZONE_SHAPE.test(value)) return false;
+  if (value.length > TIME_ZONE_MAX_LENGTH || !TIME_ZONE_SHAPE.test(value)) return false;
   let resolved: string;
   try {
     resolved = new Intl.DateTimeFormat("en-US", { timeZone: value }).resolvedOptions().timeZone;

@@ -16,6 +16,7 @@ import { phone, startSession } from "../support/device-sessions.ts";
 import { signEs256 } from "../support/tokens.ts";
 import { TidesyncApi } from "../../client/api-client.ts";
 import { ACCEPTED_TIME_ZONES, REFUSED_TIME_ZONES } from "../support/time-zones.ts";
+import { TIME_ZONE_MAX_LENGTH, TIME_ZONE_SHAPE } from "../../functions/_shared/locale-and-time-zone.ts";
 
 const PATH = "/v1/users/me/notifications";
 
@@ -296,6 +297,49 @@ describe("the declared categories", () => {
     expect(await check({ ...defaults, reminders: { push: "yes", email: true, in_app: true } })).toBe(false);
     for (const name of REQUIRED_NOTIFICATION_CATEGORIES) {
       expect(await check({ ...defaults, [name]: { push: false, email: false, in_app: false } })).toBe(false);
+    }
+  });
+});
+
+describe("answers carrying a stored time zone the reader's Intl does not know", () => {
+  // The server takes a zone its own Intl knows; a device with older ICU data
+  // (or Node, which lacks "Factory") must still read it back: answers are
+  // checked against the stored shape, not the reader's Intl.
+  it("the client reads preferences, a session start, history, devices and the export", async () => {
+    const user = await createTestUser();
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: async () => user.token });
+    const { body: started } = await api.startSession({ device: phone() });
+    for (const zone of ["Factory", "Mars/Olympus_Mons"]) {
+      expect(() => new Intl.DateTimeFormat("en-US", { timeZone: zone })).toThrow(RangeError);
+      await adminSql`
+        insert into app_private.notification_preferences as p
+          (user_id, categories, quiet_hours_enabled, quiet_hours_start, quiet_hours_end, quiet_hours_timezone)
+        values (${user.userId}, ${adminSql.json(withDefaultCategories({}))}, true, '22:00', '07:00', ${zone})
+        on conflict (user_id) do update set quiet_hours_timezone = excluded.quiet_hours_timezone`;
+
+      expect((await api.getNotificationPreferences()).preferences.quiet_hours.timezone).toBe(zone);
+      const again = await api.startSession({ device: phone({ installation_id: started.device.installation_id }) });
+      expect(again.body.notifications.quiet_hours.timezone).toBe(zone);
+      expect((await api.getNotificationHistory()).entries[0].new.quiet_hours.timezone).toBe(zone);
+      await adminSql`update app_private.devices set timezone = ${zone} where id = ${started.device.id}`;
+      expect((await api.listDevices()).devices[0].timezone).toBe(zone);
+      expect((await api.exportAccount()).notification_preferences.quiet_hours.timezone).toBe(zone);
+      if (zone !== "Factory") continue;
+      // Saving something else with a zone the server knows (its Intl has Factory) reads back too.
+      const { preferences } = await api.getNotificationPreferences();
+      const saved = await api.putNotificationPreferences({ categories: preferences.categories, quiet_hours: { ...preferences.quiet_hours, enabled: false } });
+      expect(saved.preferences.quiet_hours).toMatchObject({ enabled: false, timezone: zone });
+    }
+  });
+
+  it("the answers' shape is the one the database checks", async () => {
+    const checks = await adminSql<{ conname: string; def: string }[]>`
+      select conname, pg_get_constraintdef(oid) as def from pg_constraint
+      where conname in ('devices_timezone_shape', 'notification_preferences_quiet_hours_timezone_shape') order by conname`;
+    expect(checks).toHaveLength(2);
+    for (const { def } of checks) {
+      expect(def).toContain(`<= ${TIME_ZONE_MAX_LENGTH}`);
+      expect(def).toContain(`'${TIME_ZONE_SHAPE.source.replaceAll("\\/", "/")}'`);
     }
   });
 });

@@ -2,7 +2,7 @@
 // Categories and channels come from ../notification-categories.ts (the one
 // declaration); see docs/notification-preferences.md.
 import { z } from "zod";
-import { isIanaTimeZone } from "../locale-and-time-zone.ts";
+import { isIanaTimeZone, TIME_ZONE_MAX_LENGTH, TIME_ZONE_SHAPE } from "../locale-and-time-zone.ts";
 import { serverTimeSchema } from "./server-time.ts";
 import {
   NOTIFICATION_CATEGORIES,
@@ -25,23 +25,36 @@ const HH_MM = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 export const clockTimeSchema = z.string().regex(HH_MM, "must be a 24-hour time HH:MM, e.g. 22:00");
 
-/** The one time zone rule of quiet hours and devices (functions/_shared/locale-and-time-zone.ts). */
+/** The one time zone rule of what quiet hours and devices take (functions/_shared/locale-and-time-zone.ts). */
 export const timeZoneSchema = z.string().refine(isIanaTimeZone, {
   message: "must be an IANA time zone name spelled as in the tz database (case matters), e.g. Europe/Paris",
   params: { code: "unknown_timezone" },
 });
 
-export const quietHoursSchema = z.strictObject({
-  enabled: z.boolean(),
-  start: clockTimeSchema.describe("local time the quiet hours begin (HH:MM); may be after `end` to span midnight"),
-  end: clockTimeSchema.describe("local time the quiet hours end (HH:MM)"),
-  timezone: timeZoneSchema.describe("IANA time zone of start and end"),
-}).superRefine((value, ctx) => {
-  if (value.enabled && value.start === value.end) {
-    ctx.addIssue({ code: "custom", path: ["end"], message: "must differ from start while quiet hours are enabled", params: { code: "empty_window" } });
-  }
-});
+/**
+ * A time zone in an answer: the shape the database stores, not the reader's
+ * Intl data, which may lack a zone the server took (an older ICU, "Factory").
+ */
+export const storedTimeZoneSchema = z.string().max(TIME_ZONE_MAX_LENGTH).regex(TIME_ZONE_SHAPE);
+
+function quietHoursWith(timezone: z.ZodType<string>) {
+  return z.strictObject({
+    enabled: z.boolean(),
+    start: clockTimeSchema.describe("local time the quiet hours begin (HH:MM); may be after `end` to span midnight"),
+    end: clockTimeSchema.describe("local time the quiet hours end (HH:MM)"),
+    timezone: timezone.describe("IANA time zone of start and end"),
+  }).superRefine((value, ctx) => {
+    if (value.enabled && value.start === value.end) {
+      ctx.addIssue({ code: "custom", path: ["end"], message: "must differ from start while quiet hours are enabled", params: { code: "empty_window" } });
+    }
+  });
+}
+
+/** Quiet hours as a PUT sends them. */
+export const quietHoursSchema = quietHoursWith(timeZoneSchema);
 export type QuietHoursBody = z.infer<typeof quietHoursSchema>;
+/** Quiet hours as stored and answered. */
+const storedQuietHoursSchema = quietHoursWith(storedTimeZoneSchema);
 
 /** Categories in a PUT: only declared ones (others are unexpected fields); a left-out category keeps its default. */
 export const categoriesInputSchema = z.strictObject(categoriesShape(channelSettingsSchema.optional()))
@@ -66,7 +79,7 @@ export const notificationPreferencesSchema = z.object({
   version: z.number().int().min(0).describe("0 = the defaults (never saved); +1 on every change"),
   updated_at: z.string().datetime({ offset: true }).nullable().describe("last change; null for the defaults"),
   categories: z.object(categoriesShape(channelSettingsSchema)),
-  quiet_hours: quietHoursSchema,
+  quiet_hours: storedQuietHoursSchema,
 });
 export type NotificationPreferences = z.infer<typeof notificationPreferencesSchema>;
 
