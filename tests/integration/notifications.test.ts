@@ -374,6 +374,26 @@ describe("GET /v1/users/me/notifications/history", () => {
     expect(viaClient.entries.map((e) => e.new_version)).toEqual([1]);
   });
 
+  it("shows a document saved before a category was declared with that category's default, as GET does", async () => {
+    const user = await createTestUser();
+    // A row as written before product_updates existed (the database takes it).
+    const { product_updates: _, ...older } = withDefaultCategories({ reminders: { push: false, email: false, in_app: true } });
+    await adminSql`
+      insert into app_private.notification_preferences
+        (user_id, categories, quiet_hours_enabled, quiet_hours_start, quiet_hours_end, quiet_hours_timezone)
+      values (${user.userId}, ${adminSql.json(older)}, false, '22:00', '07:00', 'UTC')`;
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: async () => user.token });
+    const shownBefore = withDefaultCategories(older);
+    expect((await api.getNotificationPreferences()).preferences.categories).toEqual(shownBefore);
+    expect((await put(user, document())).status).toBe(200);
+
+    const { entries } = await api.getNotificationHistory();
+    expect(entries.map((e) => [e.old?.categories ?? null, e.new.categories])).toEqual([
+      [shownBefore, document().categories],
+      [null, shownBefore],
+    ]);
+  });
+
   it("never shows another user's changes, and a fresh user's history is empty", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();
