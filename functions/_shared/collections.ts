@@ -24,6 +24,11 @@ export interface CollectionDefinition {
   /** Its own rows are the scopes (e.g. lists). */
   isScope: boolean;
   fields: readonly GeneratedField[];
+  /**
+   * The fields no client may write (neither insertable nor updatable: created_by, created_at):
+   * only the database changes them, so their change never makes a delete conflict (merge.ts).
+   */
+  serverFields: ReadonlySet<string>;
   /** Validates the data of an upsert that creates the row. */
   create: z.ZodType<Patch>;
   /** Validates the data of an upsert that changes an existing row. */
@@ -186,6 +191,7 @@ function define(collection: GeneratedCollection): CollectionDefinition {
     scopeCollection: collection.scope_collection,
     isScope: collection.scope_column === "id",
     fields: collection.fields,
+    serverFields: new Set(collection.fields.filter((f) => !f.insertable && !f.updatable).map((f) => f.name)),
     create: schemaFor(collection, "create"),
     update: schemaFor(collection, "update"),
     constraints: collection.constraints,

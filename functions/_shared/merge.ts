@@ -19,9 +19,13 @@
 //                                          foreign-newer; else re-create from
 //                                          the patch.
 //   delete on a missing record          → a tombstone is written.
-//   delete on a live record             → conflict iff ANY field is
-//                                          foreign-newer (nothing another device
-//                                          wrote since base is silently lost).
+//   delete on a live record             → conflict iff ANY field a client can
+//                                          write is foreign-newer (nothing
+//                                          another device wrote since base is
+//                                          silently lost); a change of a field
+//                                          only the server writes (created_by
+//                                          set null when its user is purged) is
+//                                          bookkeeping and does not count.
 //   delete on a tombstone               → applied, nothing written.
 //   create twice (base null, record exists) = base 0: fields the other device
 //   set conflict, fields nobody set merge.
@@ -76,6 +80,11 @@ export interface WriteContext {
    * standalone merge passes Infinity: no own writes).
    */
   batchFloor: number;
+  /**
+   * The collection's fields no client writes (CollectionDefinition.serverFields). No device
+   * wrote their changes, so none makes a delete conflict; an upsert never patches them.
+   */
+  serverFields?: ReadonlySet<string>;
 }
 
 export type MergeResult =
@@ -96,16 +105,17 @@ export function isForeignNewer(entry: FieldVersion | undefined, base: number, ct
 }
 
 /**
- * Every field of a live record written after `base` by another device, by name:
- * "*" (an insert stamps it for every column) stands for the data's fields it
- * covers, and for itself only when it covers none (a deletion remembered by a
- * record re-created here).
+ * Every field a client can write of a live record written after `base` by another device, by
+ * name: "*" (an insert stamps it for every column) stands for the data's client fields it
+ * covers, and for itself only when it covers none (a deletion remembered by a record re-created
+ * here). Fields only the server writes are left out: their change is no device's work.
  */
 function foreignNewerFields(current: ServerRecord, base: number, ctx: WriteContext): string[] {
   const versions = current.field_versions;
-  const fields = Object.keys(versions).filter((field) => field !== ALL_FIELDS && isForeignNewer(versions[field], base, ctx));
+  const clientField = (field: string) => !ctx.serverFields?.has(field);
+  const fields = Object.keys(versions).filter((field) => field !== ALL_FIELDS && clientField(field) && isForeignNewer(versions[field], base, ctx));
   if (isForeignNewer(versions[ALL_FIELDS], base, ctx)) {
-    const covered = Object.keys(current.data ?? {}).filter((field) => !(field in versions));
+    const covered = Object.keys(current.data ?? {}).filter((field) => !(field in versions) && clientField(field));
     fields.push(...(covered.length > 0 ? covered : [ALL_FIELDS]));
   }
   return fields.sort();

@@ -75,6 +75,24 @@ describe("merge rules (docs/sync.md table)", () => {
     expect(merge(edited, del(0), A, 3)).toEqual({ outcome: "conflict", current: edited, fields: ["done"] });
   });
 
+  it("a field only the server writes (created_by set null by a purge) never makes a delete conflict; an update merges past it", () => {
+    const serverFields = new Set(["created_by", "created_at"]);
+    const withServer = (current: ServerRecord, op: MergeOp, deviceId: string | null, seq: number) =>
+      mergeOp(current, op, { collection: "tasks", id: "r1", deviceId, seq, now: NOW, batchFloor: Number.POSITIVE_INFINITY, serverFields });
+    const inserted: ServerRecord = { ...created, data: { title: "t", done: false, created_by: "alice", created_at: NOW }, field_versions: { [ALL_FIELDS]: { v: 1, d: A } } };
+    // The creator's account purged: the foreign key's set null, written by no device.
+    const forgotten: ServerRecord = { ...inserted, version: 2, data: { ...inserted.data, created_by: null }, field_versions: { ...inserted.field_versions, created_by: { v: 2, d: null } } };
+    expect(applied(withServer(forgotten, del(1), B, 3))).toMatchObject({ deleted: true, data: null });
+    expect(applied(withServer(forgotten, up({ title: "B" }, 1), B, 3)).data).toEqual({ title: "B", done: false, created_by: null, created_at: NOW });
+    // A change a device made still makes the delete conflict, named without the server's fields.
+    const edited = applied(withServer(forgotten, up({ done: true }, 2), A, 3));
+    expect(withServer(edited, del(1), B, 4)).toEqual({ outcome: "conflict", current: edited, fields: ["done"] });
+    // "*" covers only client fields: an insert by another device since the base conflicts on them.
+    expect(withServer(forgotten, del(0), B, 3)).toEqual({ outcome: "conflict", current: forgotten, fields: ["done", "title"] });
+    // Without the collection's server fields, the bookkeeping counted (what the purge broke).
+    expect(merge(forgotten, del(1), B, 3)).toMatchObject({ outcome: "conflict", fields: ["created_by"] });
+  });
+
   it("create twice (base null, record exists): fields the other device set conflict, new fields merge", () => {
     expect(merge(created, up({ title: "again" }, null), B, 2)).toMatchObject({ outcome: "conflict", fields: ["title"] });
     expect(applied(merge(created, up({ notes: "n" }, null), B, 2)).data).toEqual({ title: "t", done: false, notes: "n" });

@@ -79,7 +79,7 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
   // The id was free when the batch read it and someone created the row since: if the caller can
   // see it, this is a create of an existing record (create twice), merged on base 0.
   if (refusal.kind === "insert" && isPrimaryKey(refusal, collection) && current && !current.deleted) {
-    const merged = mergeOp(current, op, { collection: op.collection, id: current.id, deviceId: after.deviceId, seq: current.version + 1, now: after.now, batchFloor: Infinity });
+    const merged = mergeOp(current, op, { collection: op.collection, id: current.id, deviceId: after.deviceId, seq: current.version + 1, now: after.now, batchFloor: Infinity, serverFields: collection?.serverFields });
     if (merged.outcome === "conflict") return { op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: merged.fields };
   }
   return reject(refusalError(refusal, index, collection));

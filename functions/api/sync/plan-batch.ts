@@ -279,7 +279,7 @@ export function planBatch(
       return reject(rejection("FORBIDDEN", op.type === "delete" ? "you may not delete this record" : "you may not change this record"), current);
     }
 
-    const context = { collection: op.collection, id: op.record_id, deviceId, seq: provisional + 1, now, batchFloor: floor };
+    const context = { collection: op.collection, id: op.record_id, deviceId, seq: provisional + 1, now, batchFloor: floor, serverFields: definition.serverFields };
     // An upsert on a record another device deleted since the op's base conflicts with the
     // tombstone (so the client learns of the delete) before its data is judged as a new row's.
     if (op.type === "upsert" && current?.deleted) {
