@@ -1413,6 +1413,9 @@ declare
   v_due record;
   v_scopes uuid[];
   v_handed integer;
+  -- The last request tried: the next one sorts after it.
+  v_last_scheduled timestamptz := '-infinity';
+  v_last_user uuid := '00000000-0000-0000-0000-000000000000';
 begin
   if p_now is null or p_batch is null or p_batch < 1 then
     raise exception 'run_account_deletions: p_now is required and p_batch must be positive' using errcode = 'invalid_parameter_value';
@@ -1420,18 +1423,26 @@ begin
   users_deleted := 0;
   lists_handed_over := 0;
 
-  -- Due requests, locked: a concurrent run skips them, a concurrent cancel waits.
-  for v_due in
-    select r.user_id, r.request_id
+  -- Due requests one by one, oldest first, each tried once in this run
+  -- (keyset past the last one tried), until p_batch accounts are deleted:
+  -- refused ones never take the slots of those behind them. Locked as taken:
+  -- a concurrent run skips them, a concurrent cancel waits.
+  loop
+    exit when users_deleted >= p_batch;
+    select r.user_id, r.request_id, r.scheduled_for into v_due
       from app_private.account_deletion_requests r
      where r.scheduled_for <= p_now
+       and (r.scheduled_for, r.user_id) > (v_last_scheduled, v_last_user)
      order by r.scheduled_for, r.user_id
-     limit p_batch
-       for update skip locked
-  loop
+     limit 1
+       for update skip locked;
+    exit when not found;
+    v_last_scheduled := v_due.scheduled_for;
+    v_last_user := v_due.user_id;
+
     -- One account per subtransaction: an account that cannot be deleted yet
     -- (the hook refuses, e.g. Storage objects left) is skipped and retried on
-    -- the next run; it never holds up the others.
+    -- the next run; the run goes on to the next due one.
     begin
       v_scopes := array(select m.list_id from public.list_members m where m.user_id = v_due.user_id);
       v_handed := app_private.hand_over_lists(v_due.user_id);
@@ -1479,7 +1490,7 @@ begin
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes at most p_batch accounts whose deletion was scheduled at or before p_now (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 

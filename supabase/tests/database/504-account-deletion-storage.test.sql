@@ -6,7 +6,7 @@
 -- deleted; also when an app has replaced the before_account_purge hook (the
 -- check is the purge's own, migration 20261126001810).
 begin;
-select plan(10);
+select plan(13);
 
 -- The stand-in's storage schema (Supabase Storage's tables; the migration role,
 -- like hosted `postgres`, may read storage.objects): one bucket, two objects.
@@ -63,6 +63,33 @@ select from app_private.request_account_deletion(7);
 select tests.clear_authentication();
 select results_eq($$ select users_deleted from app_private.run_account_deletions(now() + interval '8 days') $$, $$ values (0) $$,
   'with an app''s own hook in place, an account whose objects remain is still not deleted');
+
+-- More refused accounts than p_batch, all due before a free one: the run goes
+-- past them (each tried once) and deletes the free one at once, rather than
+-- trying the same refused p_batch on every run (migration 20261126002900).
+select from generate_series(1, 3) i, lateral tests.create_supabase_user('storage_refused_' || i);
+insert into storage.objects (bucket_id, name, owner_id)
+select 'avatars-504', 'storage_refused_' || i || '/face.png', tests.get_supabase_uid('storage_refused_' || i)::text from generate_series(1, 3) i;
+select from tests.create_supabase_user('storage_free_later');
+select from set_config('tests.free_later', tests.get_supabase_uid('storage_free_later')::text, true);
+select tests.authenticate_as('storage_refused_1');
+select from app_private.request_account_deletion(1);
+select tests.authenticate_as('storage_refused_2');
+select from app_private.request_account_deletion(1);
+select tests.authenticate_as('storage_refused_3');
+select from app_private.request_account_deletion(1);
+select tests.authenticate_as('storage_free_later');
+select from app_private.request_account_deletion(7);
+select tests.clear_authentication();
+update app_private.account_deletion_requests set scheduled_for = scheduled_for + interval '1 hour'
+ where user_id = current_setting('tests.free_later')::uuid;
+-- Due: the three refused (1 day), storage_custom_hook (7 days, refused), then the free one.
+select results_eq($$ select users_deleted from app_private.run_account_deletions(now() + interval '8 days', 2) $$, $$ values (1) $$,
+  'with more refused accounts due first than p_batch (2), the run still deletes the free account due after them');
+select is((select count(*)::int from auth.users where id = current_setting('tests.free_later')::uuid), 0,
+  'the free account is gone on the first run');
+select is((select count(*)::int from auth.users where raw_user_meta_data ->> 'test_identifier' like 'storage_refused_%'), 3,
+  'the refused accounts are all kept, to be retried');
 
 select is(tests.function_callers('app_private.refuse_purge_while_storage_objects_remain(uuid)'), '{}'::text[],
   'no API role may call the purge''s Storage check');
