@@ -95,6 +95,18 @@ describe("web/account-deletion in headless Chromium against npm start", () => {
     expect(await page.getAttribute("#state", "data-status")).toBe("none");
     expect((await apiState(alice)).status).toBe("none");
 
+    // A phone's keyboard neither capitalises nor corrects the words, and a refusal names them
+    // (the API takes them exactly; "1 field is invalid" alone said nothing of what was wrong).
+    expect(await page.getAttribute("#confirm", "autocapitalize")).toBe("none");
+    expect(await page.getAttribute("#confirm", "autocorrect")).toBe("off");
+    expect(await page.getAttribute("#confirm", "spellcheck")).toBe("false");
+    await page.evaluate(() => { document.getElementById("error")!.textContent = ""; });
+    await page.fill("#confirm", "Delete my account");
+    await page.click("#delete");
+    await page.waitForFunction(() => document.getElementById("error")!.textContent!.includes("delete my account"));
+    expect(await page.textContent("#error")).toBe('1 field is invalid: confirm must be one of "delete my account"');
+    expect((await apiState(alice)).status).toBe("none");
+
     await page.fill("#confirm", "delete my account");
     await page.click("#delete");
     await page.waitForSelector('#state[data-status="scheduled"]');

@@ -24,8 +24,15 @@ async function callApi(path, { method = "GET", body } = {}) {
   });
   const text = await response.text();
   const json = text ? JSON.parse(text) : null;
-  if (!response.ok) throw new Error(json?.error?.message ?? `the server answered ${response.status}`);
+  if (!response.ok) throw new Error(errorText(json?.error, response.status));
   return json;
+}
+
+/** The envelope's message and what each detail says of its field ("1 field is invalid" alone says neither). */
+function errorText(error, status) {
+  if (!error?.message) return `the server answered ${status}`;
+  const details = (error.details ?? []).map((d) => `${d.field.replace(/^\//, "")} ${d.message}`);
+  return details.length > 0 ? `${error.message}: ${details.join("; ")}` : error.message;
 }
 
 function render(state) {
