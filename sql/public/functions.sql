@@ -15,6 +15,21 @@ comment on function public.accept_list_invite(p_code text) is 'Data API: joins t
 revoke execute on function public.accept_list_invite(p_code text) from public;
 grant execute on function public.accept_list_invite(p_code text) to authenticated;
 
+-- function public.complete_onboarding_steps(p_steps text[])
+CREATE OR REPLACE FUNCTION public.complete_onboarding_steps(p_steps text[])
+ RETURNS TABLE(completed_steps text[], completed_at timestamp with time zone)
+ LANGUAGE sql
+ SET search_path TO ''
+AS $function$
+  update public.profiles p
+     set completed_steps = p.completed_steps || coalesce(p_steps, '{}')
+   where p.id = (select auth.uid())
+  returning p.completed_steps, p.completed_at
+$function$;
+comment on function public.complete_onboarding_steps(p_steps text[]) is 'Data API: marks onboarding steps done for the caller, keeping the steps already stored (two devices marking different steps both count), and returns completed_steps and completed_at. Unknown steps fail 23514. Runs as the caller (RLS, column privilege on completed_steps).';
+revoke execute on function public.complete_onboarding_steps(p_steps text[]) from public;
+grant execute on function public.complete_onboarding_steps(p_steps text[]) to authenticated;
+
 -- function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval)
 CREATE OR REPLACE FUNCTION public.create_list_invite(p_list_id uuid, p_role text DEFAULT 'editor'::text, p_valid_for interval DEFAULT '7 days'::interval)
  RETURNS text

@@ -1150,6 +1150,13 @@ export type Database = {
     };
     Functions: {
       "accept_list_invite": { Args: { "p_code": string }; Returns: string };
+      "complete_onboarding_steps": {
+        Args: { "p_steps": (string)[] };
+        Returns: {
+          "completed_at": string;
+          "completed_steps": (string)[];
+        }[];
+      };
       "create_list_invite": {
         Args: {
           "p_list_id": string;

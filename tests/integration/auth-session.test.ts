@@ -11,6 +11,7 @@ import { addRefreshToken, deviceRow, phone, pushToken, sessionState, startSessio
 import { ACCEPTED_TIME_ZONES, REFUSED_TIME_ZONES } from "../support/time-zones.ts";
 import { freePort, type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { signEs256 } from "../support/tokens.ts";
+import { asUser } from "../support/shared-lists.ts";
 
 describe("POST /v1/auth/session", () => {
   it("201 the first time for an installation, 200 after, with the same device id", async () => {
@@ -66,6 +67,32 @@ describe("POST /v1/auth/session", () => {
     expect(done.body.user.display_name).toBe("Ada");
     expect(done.body.user.onboarding.completed_steps).toEqual([...ONBOARDING_STEPS]);
     expect(done.body.user.onboarding.completed_at).not.toBeNull();
+  });
+
+  it("two devices marking different onboarding steps at the same moment both count (rpc complete_onboarding_steps)", async () => {
+    const user = await createTestUser();
+    await asUser(user, (tx) => tx`select public.complete_onboarding_steps(${["welcome"]}::text[])`);
+    // The phone's call holds the row; the tablet's waits for it, then adds to what the phone stored.
+    let releasePhone!: () => void;
+    const phoneHolds = new Promise<void>((resolve) => (releasePhone = resolve));
+    let phoneCalled!: () => void;
+    const phoneCalledP = new Promise<void>((resolve) => (phoneCalled = resolve));
+    const phoneCall = asUser(user, async (tx) => {
+      await tx`select * from public.complete_onboarding_steps(${["profile", "first_sync"]}::text[])`;
+      phoneCalled();
+      await phoneHolds;
+    });
+    await phoneCalledP;
+    const tabletCall = asUser(user, (tx) => tx<{ completed_steps: string[]; completed_at: Date | null }[]>`
+      select * from public.complete_onboarding_steps(${["notifications"]}::text[])`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    releasePhone();
+    await phoneCall;
+    const [tablet] = await tabletCall;
+    expect(tablet.completed_steps).toEqual([...ONBOARDING_STEPS]);
+    expect(tablet.completed_at).not.toBeNull();
+    const session = await startSession(user.token, phone());
+    expect(session.body.user.onboarding.completed_steps).toEqual([...ONBOARDING_STEPS]);
   });
 
   it("the onboarding steps of TypeScript and of the database are the same list", async () => {

@@ -5,7 +5,7 @@
 -- auth.users (as Supabase Auth's own role) creates the profile and nothing
 -- another user can see; EXECUTE privileges of the functions involved.
 begin;
-select plan(44);
+select plan(57);
 
 do $$ begin
   perform tests.create_supabase_user('profile_owner');
@@ -179,6 +179,70 @@ select tests.clear_authentication();
 -- ------------------------------------------------------------- cascade
 delete from auth.users where id = '3f0c1a34-51c6-4c1e-9a3e-000000000300';
 select is_empty($$ select 1 from public.profiles where id = '3f0c1a34-51c6-4c1e-9a3e-000000000300' $$, 'deleting the user deletes the profile');
+
+-- ---------------------------------------- complete_onboarding_steps(p_steps)
+-- Adds to the caller's stored steps: two devices marking different steps
+-- from the same stale view both count (the direct update would keep the last).
+select tests.authenticate_as('profile_owner');
+select lives_ok($$ update public.profiles set completed_steps = '{welcome}' where id = auth.uid() $$,
+  'the direct update still resets the steps');
+select results_eq(
+  $$ select * from public.complete_onboarding_steps('{profile}') $$,
+  $$ values ('{welcome,profile}'::text[], null::timestamptz) $$,
+  'a device marks a step: it is added to the stored ones, and the state is answered'
+);
+select results_eq(
+  $$ select * from public.complete_onboarding_steps('{first_sync,welcome,first_sync}') $$,
+  $$ values ('{welcome,profile,first_sync}'::text[], null::timestamptz) $$,
+  'another device, from its older view, marks its steps: nothing already stored is lost, duplicates go, declared order'
+);
+select results_eq(
+  $$ select completed_steps, completed_at is null from public.complete_onboarding_steps(null) $$,
+  $$ values ('{welcome,profile,first_sync}'::text[], true) $$,
+  'null adds nothing'
+);
+select throws_ok($$ select public.complete_onboarding_steps('{teleport}') $$, '23514', null,
+  'an unknown step is refused by the check constraint');
+select results_eq(
+  $$ select completed_steps, completed_at is not null from public.complete_onboarding_steps('{notifications}') $$,
+  $$ values (app_private.onboarding_steps(), true) $$,
+  'the last step sets completed_at'
+);
+select results_eq(
+  $$ select completed_steps, completed_at = (select completed_at from public.profiles) from public.complete_onboarding_steps('{welcome}') $$,
+  $$ values (app_private.onboarding_steps(), true) $$,
+  'marking a done step again keeps every step and the completion time'
+);
+select tests.clear_authentication();
+
+select tests.authenticate_as('profile_other');
+select results_eq(
+  $$ select * from public.complete_onboarding_steps('{welcome}') $$,
+  $$ values ('{welcome}'::text[], null::timestamptz) $$,
+  'another user marks steps on their own profile only'
+);
+select tests.clear_authentication();
+select results_eq(
+  $$ select completed_steps from public.profiles where id = tests.get_supabase_uid('profile_owner') $$,
+  $$ values (app_private.onboarding_steps()) $$,
+  'another user''s call leaves the owner''s steps alone'
+);
+
+select tests.authenticate_as_anon();
+select throws_ok($$ select public.complete_onboarding_steps('{welcome}') $$, '42501', null, 'anon cannot call complete_onboarding_steps');
+select tests.clear_authentication();
+select tests.authenticate_as_service_role();
+select throws_ok($$ select public.complete_onboarding_steps('{welcome}') $$, '42501', null,
+  'the service role cannot call it (it has no user, and may not write profiles)');
+select tests.clear_authentication();
+
+select is(tests.function_callers('public.complete_onboarding_steps(text[])'), array['authenticated'],
+  'complete_onboarding_steps(): EXECUTE for authenticated only (not public, anon or service_role)');
+select is(
+  (select prosecdef::text || ' ' || array_to_string(proconfig, ',') from pg_proc where oid = 'public.complete_onboarding_steps(text[])'::regprocedure),
+  'false search_path=""',
+  'complete_onboarding_steps() is security invoker (RLS and column privileges decide) and pins an empty search_path'
+);
 
 -- --------------------------------------------------- function privileges
 select ok(
