@@ -1340,6 +1340,17 @@ begin
   -- In turn with the caller's device writes: the clearing below sees a token
   -- a session start stored meanwhile, or that start sees this request.
   perform app_private.lock_user_devices(v_caller);
+  -- Only now is the caller's session known to stand: a request of another
+  -- session of the caller that went first (and committed while this one
+  -- waited) signed it out. Then nothing happens here: the same answer as a
+  -- write that meets a sign-out, a foreign key violation on a session that is
+  -- gone, which the api function answers 401 (signedOutIfGone). A sign-out
+  -- of this session still under way is not waited for (the request then
+  -- goes first, as before).
+  if not exists (select 1 from auth.sessions s where s.id = v_session and s.user_id = v_caller) then
+    raise exception 'request_account_deletion: the calling session has been signed out'
+      using errcode = 'foreign_key_violation';
+  end if;
 
   -- A second request keeps the first one's date: asking again never moves it.
   insert into app_private.account_deletion_requests as r (user_id, scheduled_for)
@@ -1362,7 +1373,7 @@ begin
     select r.requested_at, r.scheduled_for from app_private.account_deletion_requests r where r.user_id = v_caller;
 end
 $function$;
-comment on function app_private.request_account_deletion(p_grace_days integer) is 'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens, in turn with the caller''s device writes (lock_user_devices); returns the request. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
+comment on function app_private.request_account_deletion(p_grace_days integer) is 'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens, in turn with the caller''s device writes (lock_user_devices); returns the request. A caller whose session is gone once it has the lock (another session''s request signed it out meanwhile) changes nothing: foreign_key_violation, answered 401 by the api function. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
 revoke execute on function app_private.request_account_deletion(p_grace_days integer) from public;
 grant execute on function app_private.request_account_deletion(p_grace_days integer) to authenticated;
 

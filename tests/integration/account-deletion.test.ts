@@ -13,6 +13,7 @@ import { deletionScheduledResponseSchema, deletionStateResponseSchema } from "..
 import { metaResponseSchema } from "../../functions/_shared/schemas/meta.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 import { deviceRow, phone, pushToken, startSession } from "../support/device-sessions.ts";
+import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
 import { pushOk, upsert } from "../support/shared-lists.ts";
 
 /** The owner (hosted `postgres`, not a superuser): what pg_cron runs the purge as. */
@@ -106,6 +107,25 @@ describe("POST /v1/users/me/deletion", () => {
 
     // Asking again keeps the date.
     expect((await requestDeletion(user.token)).scheduled_for).toBe(scheduled.scheduled_for);
+  });
+
+  it("two sessions requesting at the same moment: one answers 202 and stays signed in, the other was signed out by it (401)", async () => {
+    const user = await createTestUser();
+    const other = await user.newSession();
+    // Both pass the session check, then wait for the user's device lock, held here.
+    const held = holdTransaction((tx) => tx`select pg_advisory_xact_lock(hashtextextended(${"tidesync.user_devices:" + user.userId}, 0))`);
+    await held.ran;
+    const requests = [user.token, other.token].map((token) => call("/v1/users/me/deletion", { method: "POST", token, body: CONFIRM }));
+    await waitersOf(await held.pid, 2);
+    held.commit();
+    const answers = await Promise.all(requests);
+
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 401]);
+    expectEnvelope(answers.find((a) => a.status === 401)!, 401, "UNAUTHENTICATED");
+    const kept = answers[0].status === 202 ? user.token : other.token;
+    expect((await deletionState(kept)).status).toBe("scheduled");
+    const [{ n }] = await adminSql<{ n: number }[]>`select count(*)::int as n from auth.sessions where user_id = ${user.userId}`;
+    expect(n).toBe(1);
   });
 
   it("400 without the exact confirmation; nothing is scheduled and no session is signed out", async () => {
