@@ -5,7 +5,9 @@
 // tests/integration/notifications.test.ts fails when they differ from this file.
 //
 // Adding a category: add it here and to those functions (a new migration).
-// Old clients keep working: a category missing from a PUT gets its default.
+// Old clients keep working: a category missing from a PUT gets its default
+// (PUT replaces the whole document, so an old client's save resets the
+// user's choice for it; docs/notification-preferences.md).
 
 export const NOTIFICATION_CHANNELS = ["push", "email", "in_app"] as const;
 export type NotificationChannel = typeof NOTIFICATION_CHANNELS[number];

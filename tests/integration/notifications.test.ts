@@ -110,6 +110,28 @@ describe("PUT /v1/users/me/notifications", () => {
     expect(await auditRows(user.userId)).toHaveLength(1);
   });
 
+  it("a category left out gets its default, not its stored value: PUT replaces the whole document (api-v1)", async () => {
+    const user = await createTestUser();
+    const saved = await put(user, document());
+    expect(saved.body.categories.reminders).toEqual(document().categories.reminders);
+    // An app that does not know reminders saves quiet hours with the current ETag.
+    const { reminders: _, ...known } = document().categories;
+    const older = await put(user, { categories: known, quiet_hours: DEFAULT_QUIET_HOURS }, { "if-match": saved.headers.get("etag")! });
+    expect(older.status).toBe(200);
+    expect(older.body.categories).toEqual({ ...known, reminders: withDefaultCategories({}).reminders });
+  });
+
+  it("a retried conditional PUT whose first attempt was applied gets 412 (stale If-Match, api-v1) and changes nothing", async () => {
+    const user = await createTestUser();
+    const first = await put(user, document(), { "if-match": '"0"' });
+    expect(first.status).toBe(200);
+    expectEnvelope(await put(user, document(), { "if-match": '"0"' }), 412, "PRECONDITION_FAILED");
+    expectEnvelope(await put(user, { ...document(), version: 0 }), 412, "PRECONDITION_FAILED");
+    const current = await call(PATH, { token: user.token });
+    expect(current.body).toMatchObject({ version: 1, ...document() });
+    expect(await auditRows(user.userId)).toHaveLength(1);
+  });
+
   it("accepts the document as read back (version and updated_at included)", async () => {
     const user = await createTestUser();
     const read = await call(PATH, { token: user.token });

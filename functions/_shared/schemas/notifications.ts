@@ -56,7 +56,11 @@ export type QuietHoursBody = z.infer<typeof quietHoursSchema>;
 /** Quiet hours as stored and answered. */
 const storedQuietHoursSchema = quietHoursWith(storedTimeZoneSchema);
 
-/** Categories in a PUT: only declared ones (others are unexpected fields); a left-out category keeps its default. */
+/**
+ * Categories in a PUT: only declared ones (others are unexpected fields); a
+ * left-out category gets its default, not its stored value (api-v1: PUT
+ * replaces the whole document).
+ */
 export const categoriesInputSchema = z.strictObject(categoriesShape(channelSettingsSchema.optional()))
   .superRefine((categories, ctx) => {
     for (const name of REQUIRED_NOTIFICATION_CATEGORIES) {
@@ -71,7 +75,8 @@ export const categoriesInputSchema = z.strictObject(categoriesShape(channelSetti
       }
     }
   })
-  .describe("per category the channels; categories left out get their defaults. Declared categories: " +
+  .describe("per category the channels; categories left out get their defaults, not their stored values (send back every " +
+    "category you read). Declared categories: " +
     NOTIFICATION_CATEGORY_NAMES.map((n) => `${n}${NOTIFICATION_CATEGORIES[n].required ? " (required)" : ""}`).join(", "));
 
 /** The document as GET and PUT answer it (ETag = `"<version>"`). */
