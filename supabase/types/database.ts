@@ -337,17 +337,20 @@ export type Database = {
         Row: {
           "received_at": string;
           "release_id": string;
+          "request_sha256": string | null;
           "webhook_id": string;
         };
         ComputedFields: never;
         Insert: {
           "received_at"?: string;
           "release_id": string;
+          "request_sha256"?: string | null;
           "webhook_id": string;
         };
         Update: {
           "received_at"?: string;
           "release_id"?: string;
+          "request_sha256"?: string | null;
           "webhook_id"?: string;
         };
         Relationships: [

@@ -67,6 +67,35 @@ describe("POST /v1/releases (CI, Standard Webhooks)", () => {
     expect(await releaseCount(channel)).toBe(1);
   });
 
+  it("a webhook-id is one request: another publish with it is 400 webhook_id_reused and writes nothing; the retry still answers 200", async () => {
+    // What a CI run did when it named its deliveries after the run alone: iOS, then Android, one id.
+    const channel = freshChannel();
+    const ios = await binaryRelease(channel, 512);
+    const android = { ...(await binaryRelease(channel, 512)), platform: "android" as const };
+    const webhookId = `msg_${randomUUID()}_publish`;
+    const first = await signedCall("/v1/releases", ios, { webhookId });
+    expect(first.status, first.text).toBe(201);
+    const second = await signedCall("/v1/releases", android, { webhookId });
+    const detail = expectEnvelope(second, 400, "VALIDATION_FAILED").details?.[0];
+    expect(detail).toMatchObject({ field: "/headers/webhook-id", code: "webhook_id_reused" });
+    const platforms = async () =>
+      (await adminSql`select platform, count(*)::int as n from app_private.releases where channel = ${channel} group by platform order by platform`)
+        .map((r) => [r.platform, r.n]);
+    expect(await platforms()).toEqual([["ios", 1]]);
+    // Signed over the body alone (CI steps from before requests were bound in): the same request, the same answer.
+    expectEnvelope(await signedCall("/v1/releases", android, { webhookId, signs: "body" }), 400, "VALIDATION_FAILED");
+    // The true retry, in either signing, answers what it published and writes nothing.
+    for (const signs of [undefined, "body" as const]) {
+      const retried = await signedCall("/v1/releases", ios, { webhookId, signs });
+      expect(retried.status, retried.text).toBe(200);
+      expect(retried.body).toEqual(first.body);
+    }
+    expect(await platforms()).toEqual([["ios", 1]]);
+    // With an id of its own the Android build publishes.
+    expect((await signedCall("/v1/releases", android, { webhookId: `${webhookId}_android` })).status).toBe(201);
+    expect(await platforms()).toEqual([["android", 1], ["ios", 1]]);
+  });
+
   it("a release deleted in the dashboard takes its delivery records along: CI's retry of that delivery publishes the build again", async () => {
     const channel = freshChannel();
     const release = await binaryRelease(channel, 11);
@@ -159,6 +188,28 @@ describe("PATCH /v1/releases/{id}", () => {
     expectEnvelope(await signedCall("/v1/releases/not-a-uuid", { status: "paused" }, { method: "PATCH" }), 404, "NOT_FOUND");
     expectEnvelope(await call(`/v1/releases/${id}`, { method: "PATCH", body: { status: "rolled_back" } }), 401, "UNAUTHENTICATED");
     expectEnvelope(await signedCall(`/v1/releases/${id}`, { version: "9.9.9" }, { method: "PATCH" }), 400, "VALIDATION_FAILED");
+  });
+  it("a webhook-id is one change: on another release, or with another body, it is 400 webhook_id_reused and changes nothing", async () => {
+    const channel = freshChannel();
+    const a = await publish(await binaryRelease(channel, 5));
+    const b = await publish(await binaryRelease(channel, 6));
+    const webhookId = `msg_${randomUUID()}_rollout`;
+    const widened = await signedCall(`/v1/releases/${a.id}`, { rollout_percentage: 50 }, { method: "PATCH", webhookId });
+    expect(widened.body).toMatchObject({ id: a.id, rollout_percentage: 50 });
+    const state = async () => await adminSql`select id, status, rollout_percentage from app_private.releases where channel = ${channel} order by build_number`;
+    const before = await state();
+
+    const rollBackB = await signedCall(`/v1/releases/${b.id}`, { status: "rolled_back" }, { method: "PATCH", webhookId });
+    expect(expectEnvelope(rollBackB, 400, "VALIDATION_FAILED").details?.[0]).toMatchObject({ field: "/headers/webhook-id", code: "webhook_id_reused" });
+    const fullRollout = await signedCall(`/v1/releases/${a.id}`, { rollout_percentage: 100 }, { method: "PATCH", webhookId });
+    expectEnvelope(fullRollout, 400, "VALIDATION_FAILED");
+    expect(await state()).toEqual(before);
+    expect(before.map((r) => [r.status, r.rollout_percentage])).toEqual([["active", 50], ["active", 100]]);
+
+    // The same change again is a retry: 200, nothing changes.
+    const retried = await signedCall(`/v1/releases/${a.id}`, { rollout_percentage: 50 }, { method: "PATCH", webhookId });
+    expect(retried.status, retried.text).toBe(200);
+    expect(await state()).toEqual(before);
   });
 });
 

@@ -24,6 +24,8 @@ export interface AppEnv {
     deviceInstallationId?: string;
     /** The verified Standard Webhooks `webhook-id` of a release manager's request. */
     webhookId?: string;
+    /** SHA-256 (hex) of that request as signed ("<METHOD> <target>\n<body>"): what a delivery with this id was. */
+    webhookRequestSha256?: string;
     /** The request's JSON body as parsed once by jsonBody (c.req.json() parses the text again on every call). */
     jsonBody?: unknown;
     /** That body's long number literals (long-number-literals.ts: none, almost always), found once by jsonBody. */

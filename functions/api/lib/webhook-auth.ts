@@ -13,6 +13,7 @@ import { ApiError } from "../../_shared/errors.ts";
 import {
   checkWebhookHeaders,
   requestPayload,
+  sha256Hex,
   verifyWebhook,
   WEBHOOK_TOLERANCE_SECONDS,
   type WebhookHeaders,
@@ -89,6 +90,8 @@ export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions
       }
       return;
     }
+    // A write's delivery is this request: the same webhook-id is a retry only with it.
+    c.set("webhookRequestSha256", await sha256Hex(payloads[0]));
     requireJsonMediaType(c);
     acceptJsonBody(c, bytes);
     await next();

@@ -57,22 +57,36 @@ export function toRelease(row: ReleaseRow): Release {
   };
 }
 
-/** The release a webhook-id already made or changed, or null for a new delivery. */
-async function deliveredRelease(tx: Tx, webhookId: string): Promise<ReleaseRow | null> {
-  // Serializes concurrent deliveries of the same id (a CI retry racing the
-  // original): the second waits here and then finds the first one's release.
-  await tx`select pg_advisory_xact_lock(hashtextextended(${"tidesync.release_webhook:" + webhookId}, 0))`;
-  const [row] = await tx.unsafe<ReleaseRow[]>(
-    `select ${RELEASE_COLUMNS.split(",").map((c) => `r.${c.trim()}`).join(", ")}
-     from app_private.release_webhook_deliveries d join app_private.releases r on r.id = d.release_id
-     where d.webhook_id = $1`,
-    [webhookId],
-  );
-  return row ?? null;
+/** A write's Standard Webhooks delivery: its webhook-id and the SHA-256 of the request it signed. */
+export interface WebhookDelivery {
+  id: string;
+  requestSha256: string;
 }
 
-async function recordDelivery(tx: Tx, webhookId: string, releaseId: string): Promise<void> {
-  await tx`insert into app_private.release_webhook_deliveries (webhook_id, release_id) values (${webhookId}, ${releaseId})`;
+/**
+ * What an earlier delivery with this webhook-id did: the release it made or
+ * changed when it was this very request (a retry), "reused" when it was
+ * another request, or null for a new delivery.
+ */
+async function deliveredRelease(tx: Tx, delivery: WebhookDelivery): Promise<ReleaseRow | "reused" | null> {
+  // Serializes concurrent deliveries of the same id (a CI retry racing the
+  // original): the second waits here and then finds the first one's release.
+  await tx`select pg_advisory_xact_lock(hashtextextended(${"tidesync.release_webhook:" + delivery.id}, 0))`;
+  const [row] = await tx.unsafe<(ReleaseRow & { request_sha256: string | null })[]>(
+    `select ${RELEASE_COLUMNS.split(",").map((c) => `r.${c.trim()}`).join(", ")}, d.request_sha256
+     from app_private.release_webhook_deliveries d join app_private.releases r on r.id = d.release_id
+     where d.webhook_id = $1`,
+    [delivery.id],
+  );
+  if (!row) return null;
+  // A delivery recorded before requests were kept (null) is taken as a retry, as it was then.
+  const { request_sha256: recorded, ...release } = row;
+  return recorded === null || recorded === delivery.requestSha256 ? release : "reused";
+}
+
+async function recordDelivery(tx: Tx, delivery: WebhookDelivery, releaseId: string): Promise<void> {
+  await tx`insert into app_private.release_webhook_deliveries (webhook_id, release_id, request_sha256)
+           values (${delivery.id}, ${releaseId}, ${delivery.requestSha256})`;
 }
 
 /** Whether a signed read with this webhook-id was answered before (a replay). */
@@ -99,13 +113,14 @@ export async function claimWebhookRead(tx: Tx, webhookId: string, signedAtSecond
   return claimed.length === 1;
 }
 
-export type PublishOutcome = { kind: "created" | "replayed"; release: Release } | { kind: "conflict" };
+export type PublishOutcome = { kind: "created" | "replayed"; release: Release } | { kind: "conflict" } | { kind: "webhook_id_reused" };
 
 const UNIQUE_VIOLATION = "23505";
 
 /** Publishes a release once per webhook-id (a retried delivery gets the release it made). */
-export async function publishRelease(tx: Tx, webhookId: string, release: PublishRelease): Promise<PublishOutcome> {
-  const previous = await deliveredRelease(tx, webhookId);
+export async function publishRelease(tx: Tx, delivery: WebhookDelivery, release: PublishRelease): Promise<PublishOutcome> {
+  const previous = await deliveredRelease(tx, delivery);
+  if (previous === "reused") return { kind: "webhook_id_reused" };
   if (previous) return { kind: "replayed", release: toRelease(previous) };
   const artifact = release.artifact;
   let row: ReleaseRow;
@@ -138,18 +153,19 @@ export async function publishRelease(tx: Tx, webhookId: string, release: Publish
         below_minimum_level = excluded.below_minimum_level,
         updated_at = now()`;
   }
-  await recordDelivery(tx, webhookId, row.id);
+  await recordDelivery(tx, delivery, row.id);
   return { kind: "created", release: toRelease(row) };
 }
 
-/** Changes status and/or rollout once per webhook-id; null when there is no such release. */
+/** Changes status and/or rollout once per webhook-id (a retry changes nothing); null when there is no such release. */
 export async function changeRelease(
   tx: Tx,
-  webhookId: string,
+  delivery: WebhookDelivery,
   releaseId: string,
   change: { status?: Release["status"]; rollout_percentage?: number },
-): Promise<{ kind: "changed" | "replayed"; release: Release } | null> {
-  const previous = await deliveredRelease(tx, webhookId);
+): Promise<{ kind: "changed" | "replayed"; release: Release } | { kind: "webhook_id_reused" } | null> {
+  const previous = await deliveredRelease(tx, delivery);
+  if (previous === "reused") return { kind: "webhook_id_reused" };
   if (previous) return { kind: "replayed", release: toRelease(previous) };
   const [row] = await tx.unsafe<ReleaseRow[]>(
     `update app_private.releases
@@ -159,7 +175,7 @@ export async function changeRelease(
     [releaseId, change.status ?? null, change.rollout_percentage ?? null],
   );
   if (!row) return null;
-  await recordDelivery(tx, webhookId, row.id);
+  await recordDelivery(tx, delivery, row.id);
   return { kind: "changed", release: toRelease(row) };
 }
 

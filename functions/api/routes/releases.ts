@@ -22,13 +22,24 @@ import {
   type UpdateCheckResponse,
   updateCheckResponseSchema,
 } from "../../_shared/schemas/releases.ts";
-import type { App, Deps } from "../lib/app-env.ts";
+import type { Context } from "hono";
+import type { App, AppEnv, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 import { requireReleaseWebhook } from "../lib/webhook-auth.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
-import { changeRelease, insertFeedback, listFeedback, publishRelease, releaseExists, sessionDevice, visibleReleases, visibleUpdatePolicy } from "../releases/release-store.ts";
+import {
+  changeRelease,
+  insertFeedback,
+  listFeedback,
+  publishRelease,
+  releaseExists,
+  sessionDevice,
+  visibleReleases,
+  visibleUpdatePolicy,
+  type WebhookDelivery,
+} from "../releases/release-store.ts";
 import { isUuid } from "../../_shared/uuid.ts";
 
 /** Newest candidates an update check weighs (paused, rolled back or outside the rollout included). */
@@ -42,6 +53,19 @@ function noSuchRelease(): ApiError {
   return new ApiError("NOT_FOUND", "no such release");
 }
 
+/** Another request under a webhook-id a delivery already used: nothing is written. */
+function webhookIdReused(): ApiError {
+  const message = "was already used for another request: a webhook-id names one delivery, reuse it only to retry that very request";
+  return new ApiError("VALIDATION_FAILED", `webhook-id ${message}`, {
+    details: [{ field: "/headers/webhook-id", code: "webhook_id_reused", message }],
+  });
+}
+
+/** The verified delivery of a CI write (requireReleaseWebhook set both). */
+function webhookDelivery(c: Context<AppEnv>): WebhookDelivery {
+  return { id: c.get("webhookId")!, requestSha256: c.get("webhookRequestSha256")! };
+}
+
 export function registerReleasesRoutes(app: App, deps: Deps): void {
   const store = createArtifactStore(deps.config.releases);
   const releaseContent = { "application/json": { schema: releaseSchema.meta({ id: "Release" }) } };
@@ -52,8 +76,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     summary: "Publish a build (CI)",
     description: "Signed with Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; secret " +
       "TIDESYNC_RELEASES_WEBHOOK_SECRET) over \"POST /v1/releases\\n<body>\", or over the body alone as CI clients signed it " +
-      "before requests were bound in. A retried delivery (same webhook-id) answers 200 with the release it made and " +
-      "writes nothing. A build number already published on this (platform, channel) is 400. See docs/test-builds.md.",
+      "before requests were bound in. A retried delivery (same webhook-id, same request) answers 200 with the release it made " +
+      "and writes nothing; another request with a webhook-id already used is 400 (webhook_id_reused). A build number already published on this (platform, channel) is 400. See docs/test-builds.md.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps, { bodyAlone: true })] as const,
     request: { body: { required: true, content: { "application/json": { schema: publishReleaseSchema.meta({ id: "PublishRelease" }) } } } },
@@ -70,7 +94,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     summary: "Pause, roll back or change the rollout of a build (CI)",
     description: "Signed over \"PATCH /v1/releases/{id}\\n<body>\" (Standard Webhooks, as POST /v1/releases): good for this " +
       "release only. Only status and rollout_percentage change; a published build and its artifact never do. A retried " +
-      "delivery (same webhook-id) changes nothing again.",
+      "delivery (same webhook-id, same request) changes nothing again; another request with a webhook-id already used " +
+      "is 400 (webhook_id_reused).",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps)] as const,
     request: {
@@ -150,7 +175,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
 
   app.openapi(publish, async (c) => {
     const release = c.req.valid("json");
-    const outcome = await deps.db.asReleaseManager((tx) => publishRelease(tx, c.get("webhookId")!, release));
+    const outcome = await deps.db.asReleaseManager((tx) => publishRelease(tx, webhookDelivery(c), release));
+    if (outcome.kind === "webhook_id_reused") throw webhookIdReused();
     if (outcome.kind === "conflict") {
       throw new ApiError("VALIDATION_FAILED", "this build number is already published on this platform and channel", {
         details: [{ field: "/build_number", code: "already_published", message: "publish a higher build number" }],
@@ -163,8 +189,9 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
   app.openapi(change, async (c) => {
     const { id } = c.req.valid("param");
     if (!isUuid(id)) throw noSuchRelease();
-    const outcome = await deps.db.asReleaseManager((tx) => changeRelease(tx, c.get("webhookId")!, id.toLowerCase(), c.req.valid("json")));
+    const outcome = await deps.db.asReleaseManager((tx) => changeRelease(tx, webhookDelivery(c), id.toLowerCase(), c.req.valid("json")));
     if (!outcome) throw noSuchRelease();
+    if (outcome.kind === "webhook_id_reused") throw webhookIdReused();
     Object.assign(c.get("logFields"), { release_id: outcome.release.id, replayed: outcome.kind === "replayed" });
     return c.json(outcome.release, 200);
   });

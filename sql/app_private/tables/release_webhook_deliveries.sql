@@ -7,13 +7,16 @@ create table app_private.release_webhook_deliveries (
   webhook_id text not null,
   release_id uuid not null,
   received_at timestamp with time zone default now() not null,
+  request_sha256 text,
   constraint release_webhook_deliveries_pkey PRIMARY KEY (webhook_id),
   constraint release_webhook_deliveries_release_id_fkey FOREIGN KEY (release_id) REFERENCES app_private.releases(id) ON DELETE CASCADE,
-  constraint release_webhook_deliveries_id_length CHECK (char_length(webhook_id) >= 1 AND char_length(webhook_id) <= 255)
+  constraint release_webhook_deliveries_id_length CHECK (char_length(webhook_id) >= 1 AND char_length(webhook_id) <= 255),
+  constraint release_webhook_deliveries_request_sha256_hex CHECK (request_sha256 ~ '^[0-9a-f]{64}$'::text)
 );
 
 -- comments
-comment on table app_private.release_webhook_deliveries is 'Each Standard Webhooks delivery (webhook-id) applied to releases, once: a retried delivery answers with the release it made or changed, and changes nothing.';
+comment on table app_private.release_webhook_deliveries is 'Each Standard Webhooks delivery (webhook-id) applied to releases, once: a retried delivery (the same request) answers with the release it made or changed, and changes nothing; another request with the same webhook-id is refused.';
+comment on column app_private.release_webhook_deliveries.request_sha256 is 'SHA-256 (hex) of the signed request ("<METHOD> <target>\n<body>"): the same webhook-id with another request is refused (400 webhook_id_reused), not answered as a retry. Null for deliveries recorded before it was kept (taken as retries).';
 
 -- indexes
 CREATE INDEX release_webhook_deliveries_release_id_idx ON app_private.release_webhook_deliveries USING btree (release_id);
