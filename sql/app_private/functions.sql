@@ -351,6 +351,32 @@ $function$;
 comment on function app_private.forget_deleted_creators() is 'Trigger (after delete on auth.users, per statement): the sync state of rows a deleted user created no longer names them (what a foreign key''s on delete set null did; sync_records has none, so that writes are not checked row by row).';
 revoke execute on function app_private.forget_deleted_creators() from public;
 
+-- function app_private.forget_installations(p_installation_ids uuid[])
+CREATE OR REPLACE FUNCTION app_private.forget_installations(p_installation_ids uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_ids jsonb;
+begin
+  -- Ids another user still registers (one phone, two accounts) stay theirs.
+  v_ids := to_jsonb(array(
+    select distinct i::text from unnest(p_installation_ids) i
+     where not exists (select 1 from app_private.devices d where d.installation_id = i)));
+  if jsonb_array_length(v_ids) = 0 then
+    return;
+  end if;
+  update app_private.sync_records s
+     set field_versions = (
+       select jsonb_object_agg(e.key, case when v_ids ? (e.value ->> 'd') then jsonb_set(e.value, '{d}', 'null') else e.value end)
+         from jsonb_each(s.field_versions) e)
+   where jsonb_path_exists(s.field_versions, '$.* ? (@.d == $ids)', jsonb_build_object('ids', v_ids));
+end
+$function$;
+comment on function app_private.forget_installations(p_installation_ids uuid[]) is 'The account purge, once per run: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of these installation ids that no device row registers any more (the merge reads null as an unknown device). Reads every record. Not callable by any API role.';
+revoke execute on function app_private.forget_installations(p_installation_ids uuid[]) from public;
+
 -- function app_private.forget_pokes_of_deleted_users()
 CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()
  RETURNS trigger
@@ -1427,6 +1453,8 @@ declare
   -- The last request tried: the next one sorts after it.
   v_last_scheduled timestamptz := '-infinity';
   v_last_user uuid := '00000000-0000-0000-0000-000000000000';
+  v_installations uuid[];
+  v_purged_installations uuid[] := '{}';
 begin
   if p_now is null or p_batch is null or p_batch < 1 then
     raise exception 'run_account_deletions: p_now is required and p_batch must be positive' using errcode = 'invalid_parameter_value';
@@ -1469,6 +1497,10 @@ begin
        where l.id = any (v_scopes)
          and not exists (select 1 from public.list_members o where o.list_id = l.id and o.user_id <> v_due.user_id);
 
+      -- The user's installation ids, forgotten in the sync state once the run
+      -- is done (below): the devices go with the user.
+      v_installations := array(select d.installation_id from app_private.devices d where d.user_id = v_due.user_id);
+
       -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
       -- (GoTrue deletes them itself); those of no session would outlive the user.
       delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
@@ -1493,15 +1525,20 @@ begin
       values (v_due.request_id, 'purged', v_handed);
       users_deleted := users_deleted + 1;
       lists_handed_over := lists_handed_over + v_handed;
+      v_purged_installations := v_purged_installations || v_installations;
     exception when others then
       -- The request id only: the log names no user.
       raise warning 'run_account_deletions: request % not carried out this run (%: %)', v_due.request_id, sqlstate, sqlerrm;
     end;
   end loop;
+
+  -- One pass over the sync state for every account of the run (it reads
+  -- every record: docs/account-deletion.md has the cost).
+  perform app_private.forget_installations(v_purged_installations);
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit. An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit, then forgets the deleted users'' installation ids in the sync state (forget_installations, one pass for the run). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 

@@ -767,6 +767,10 @@ export type Database = {
         };
         Returns: undefined;
       };
+      "forget_installations": {
+        Args: { "p_installation_ids": (string)[] };
+        Returns: undefined;
+      };
       "hand_over_lists": { Args: { "p_user_id": string }; Returns: number };
       "hit_rate_limit": {
         Args: {

@@ -6,10 +6,13 @@
 --   * every uuid, text, varchar and json(b) column of every table in every
 --     schema (auth included, Postgres' own and the pgTAP helpers excluded) is
 --     searched for the id: user-id columns without a foreign key
---     (auth.refresh_tokens.user_id) and ids inside documents count too.
+--     (auth.refresh_tokens.user_id) and ids inside documents count too;
+--   * the same search for her phone's installation id, which the sync state
+--     stamped on what she wrote (field_versions' "d"), unless another user
+--     still registers that installation (a shared phone).
 -- The purge runs as the migration owner (hosted `postgres`), not a superuser.
 begin;
-select plan(9);
+select plan(12);
 
 select from tests.create_supabase_user('gone_alice');
 select from tests.create_supabase_user('gone_bob');
@@ -92,6 +95,23 @@ select tests.clear_authentication();
 insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, push_token, push_provider, session_id, last_seen_at)
 values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000031', 'ios', '1.0.0', 1, 'apns-alice', 'apns',
         tests.get_session_id('gone_alice'), now());
+-- Her phone, and a tablet she shares with Bob (both signed in on it).
+insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, last_seen_at, revoked_at)
+values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000033', 'ios', '1.0.0', 1, now(), now()),
+       (tests.get_supabase_uid('gone_bob'), 'a5000000-0000-4000-8000-000000000033', 'ios', '1.0.0', 1, now(), now());
+-- What her devices pushed, stamped by the sync triggers with the installation
+-- (as the push sets it): an edit of her task and of Bob's in the shared list,
+-- a task she deleted there (a tombstone), one from the shared tablet.
+select tests.authenticate_as('gone_alice');
+select from set_config('tidesync.device_id', 'a5000000-0000-4000-8000-000000000031', true);
+update public.tasks set title = 'Alice''s task, edited on her phone' where id = 'a5000000-0000-4000-8000-000000000011';
+update public.tasks set title = 'Bob''s task, edited on Alice''s phone' where id = 'a5000000-0000-4000-8000-000000000021';
+insert into public.tasks (id, list_id, title) values ('a5000000-0000-4000-8000-000000000014', 'a5000000-0000-4000-8000-000000000001', 'Gone soon');
+delete from public.tasks where id = 'a5000000-0000-4000-8000-000000000014';
+select from set_config('tidesync.device_id', 'a5000000-0000-4000-8000-000000000033', true);
+update public.tasks set done = true where id = 'a5000000-0000-4000-8000-000000000021';
+select from set_config('tidesync.device_id', '', true);
+select tests.clear_authentication();
 -- A beta tester with feedback on a build (test-build distribution).
 insert into app_private.tester_groups (id, name) values ('a5000000-0000-4000-8000-000000000051', 'Testers of the deletion test');
 insert into app_private.tester_group_channels (group_id, channel) values ('a5000000-0000-4000-8000-000000000051', 'beta-500');
@@ -116,8 +136,9 @@ insert into auth.identities (provider_id, user_id, identity_data, provider, crea
 -- Her TOTP factor, as Supabase Auth enrolls one.
 insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret) values
   (gen_random_uuid(), tests.get_supabase_uid('gone_alice'), 'Alice''s phone', 'totp', 'verified', now(), now(), 'alice-totp-secret');
-insert into app_private.sync_ops (user_id, op_id, record_id, collection, type, status, version)
-values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000041', 'a5000000-0000-4000-8000-000000000011', 'tasks', 'upsert', 'applied', 1);
+insert into app_private.sync_ops (user_id, op_id, device_id, record_id, collection, type, status, version)
+values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000041', 'a5000000-0000-4000-8000-000000000031',
+        'a5000000-0000-4000-8000-000000000011', 'tasks', 'upsert', 'applied', 1);
 select from app_private.hit_rate_limit(tests.get_supabase_uid('gone_alice'), 'sync.pull', 60);
 update public.profiles set display_name = 'Alice Gone' where id = tests.get_supabase_uid('gone_alice');
 
@@ -129,6 +150,9 @@ select is_empty($$ select schema_name || '.' || table_name || '.' || column_name
                   where not exists (select 1 from pg_temp.columns_holding((select user_id from gone), true) h
                                      where h like f.schema_name || '.' || f.table_name || '.' || f.column_name || ':%') $$,
   'before the purge the user has data behind every foreign key to auth.users (the fixture covers every table)');
+select is((select count(*)::int from app_private.sync_records
+            where field_versions::text like '%a5000000-0000-4000-8000-000000000031%'), 3,
+  'before the purge her phone''s installation id is in the sync state of three rows of the shared list');
 select ok((select count(*) from user_fk_columns) >= 15, 'the walk sees the foreign keys of every migration (it is not vacuous)');
 
 -- ------------------------------------------------------------ the purge, as the owner
@@ -144,9 +168,14 @@ select is_empty($$ select * from pg_temp.columns_holding((select user_id from go
 select is_empty($$ select * from pg_temp.columns_holding((select user_id from gone), false) $$,
   'no uuid, text or json column of any table in any schema (auth included) holds the deleted user''s id');
 
+select is_empty($$ select * from pg_temp.columns_holding('a5000000-0000-4000-8000-000000000031', false) $$,
+  'no column of any table in any schema holds her phone''s installation id (the sync state''s "d" is null)');
+select is((select field_versions -> 'done' ->> 'd' from app_private.sync_records where id = 'a5000000-0000-4000-8000-000000000021'),
+  'a5000000-0000-4000-8000-000000000033', 'the installation of the tablet Bob still uses stays: it is his device too');
+
 select results_eq($$ select id, title, created_by from public.tasks where list_id = 'a5000000-0000-4000-8000-000000000001' order by id $$,
-  $$ values ('a5000000-0000-4000-8000-000000000011'::uuid, 'Alice''s task in the shared list', null::uuid),
-            ('a5000000-0000-4000-8000-000000000021'::uuid, 'Bob''s task', tests.get_supabase_uid('gone_bob')) $$,
+  $$ values ('a5000000-0000-4000-8000-000000000011'::uuid, 'Alice''s task, edited on her phone', null::uuid),
+            ('a5000000-0000-4000-8000-000000000021'::uuid, 'Bob''s task, edited on Alice''s phone', tests.get_supabase_uid('gone_bob')) $$,
   'the tasks she wrote in the list that survives stay with it, no longer naming her');
 select is((select array_agg(id order by id) from public.lists where id in (
              'a5000000-0000-4000-8000-000000000001', 'a5000000-0000-4000-8000-000000000002', (select user_id from gone))),
