@@ -4,6 +4,7 @@
 // the push, so it lives in app_private.max_live_records_per_user() (generated
 // into MAX_LIVE_RECORDS_PER_USER) and no variable can make it differ.
 import { z } from "zod";
+import { type IntRange, parseIntSetting } from "./int-setting.ts";
 import { MAX_LIVE_RECORDS_PER_USER } from "./sync-quota.generated.ts";
 
 export const limitsSchema = z.object({
@@ -32,6 +33,29 @@ export const DEFAULT_LIMITS: Limits = {
   retention_days: 30,
   account_deletion_grace_days: 7,
 };
+
+/** The largest number of days a period may be: 100 years keeps every date it makes a four-digit year (RFC 3339). */
+export const MAX_DAYS = 36_500;
+
+/**
+ * What each limit's variable accepts (docs/configuration.md lists the ranges).
+ * A body or record is held in memory whole, and a record's data is one jsonb
+ * value (Postgres takes at most 255 MB); a pull page is read and answered at
+ * once. The live-records quota is the database's (no variable; see loadLimits).
+ */
+export const LIMIT_RANGES: Record<Exclude<keyof Limits, "max_live_records_per_user">, IntRange> = {
+  max_body_bytes: { min: 1, max: 1024 * 1024 * 1024 },
+  max_ops_per_batch: { min: 1, max: 10_000 },
+  max_record_data_bytes: { min: 1, max: 100 * 1024 * 1024 },
+  default_pull_limit: { min: 1, max: 10_000 },
+  max_pull_limit: { min: 1, max: 10_000 },
+  max_collections_per_pull: { min: 1, max: 1000 },
+  retention_days: { min: 1, max: MAX_DAYS },
+  account_deletion_grace_days: { min: 1, max: MAX_DAYS },
+};
+
+/** Read only to be refused unless it is the database's number (loadLimits). */
+const ANY_COUNT: IntRange = { min: 1, max: Number.MAX_SAFE_INTEGER };
 
 /**
  * Request header bytes (names + values + separators) the function accepts;
@@ -62,11 +86,7 @@ export function loadLimits(env: Record<string, string | undefined>): Limits {
   for (const key of Object.keys(DEFAULT_LIMITS) as (keyof Limits)[]) {
     const raw = env[limitEnvName(key)];
     if (raw === undefined || raw === "") continue;
-    const value = Number(raw);
-    if (!Number.isSafeInteger(value) || value <= 0) {
-      throw new Error(`${limitEnvName(key)} must be a positive integer, got ${JSON.stringify(raw)}`);
-    }
-    limits[key] = value;
+    limits[key] = parseIntSetting(limitEnvName(key), raw, key === "max_live_records_per_user" ? ANY_COUNT : LIMIT_RANGES[key]);
   }
   if (limits.default_pull_limit > limits.max_pull_limit) {
     throw new Error("TIDESYNC_DEFAULT_PULL_LIMIT must not exceed TIDESYNC_MAX_PULL_LIMIT");

@@ -1,9 +1,13 @@
 // The function's environment → Config: defaults, derived values, and a clear
 // start-up error (naming the variable) for anything missing or malformed.
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../functions/api/lib/config.ts";
+import { loadConfig, SETTING_RANGES } from "../../functions/api/lib/config.ts";
 import { DEFAULT_RATE_LIMITS } from "../../functions/api/lib/rate-limit-rules.ts";
-import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
+import { DEFAULT_LIMITS, LIMIT_RANGES, limitEnvName } from "../../functions/_shared/limits.ts";
+import { MAX_TIMER_MS } from "../../functions/_shared/int-setting.ts";
+import { CLIENT_TIMEOUT_GRACE_MS } from "../../functions/api/lib/db.ts";
 
 const BASE = {
   SUPABASE_DB_URL: "postgres://postgres:pw@db.example.test:5432/postgres",
@@ -37,14 +41,52 @@ describe("loadConfig", () => {
   it("reads the database tuning variables and refuses non-positive integers", () => {
     const config = loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "3", TIDESYNC_CONCURRENT_REQUESTS: "6", TIDESYNC_DB_CONNECT_TIMEOUT_S: "2", TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "250" });
     expect(config.db).toMatchObject({ poolMax: 3, maxConcurrentRequests: 6, connectTimeoutSeconds: 2, statementTimeoutMs: 250 });
-    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_REQUESTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_REQUESTS must be a positive integer/);
-    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a positive integer/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_REQUESTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_REQUESTS must be a whole number from 1 to/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a whole number from 1 to/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "fast" })).toThrow(/TIDESYNC_DB_STATEMENT_TIMEOUT_MS/);
   });
 
   it("reads the body read deadline (TIDESYNC_BODY_READ_TIMEOUT_MS) and refuses a non-positive one", () => {
     expect(loadConfig({ ...BASE, TIDESYNC_BODY_READ_TIMEOUT_MS: "1500" }).http.bodyReadTimeoutMs).toBe(1500);
-    expect(() => loadConfig({ ...BASE, TIDESYNC_BODY_READ_TIMEOUT_MS: "0" })).toThrow(/TIDESYNC_BODY_READ_TIMEOUT_MS must be a positive integer/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_BODY_READ_TIMEOUT_MS: "0" })).toThrow(/TIDESYNC_BODY_READ_TIMEOUT_MS must be a whole number from 1 to/);
+  });
+
+  // Each of these started fine and then broke requests: a timer past 2^31-1 ms fires after 1 ms (503),
+  // Postgres refuses a timeout past its int on every connection (500 or 503).
+  it.each([
+    ["TIDESYNC_DB_STATEMENT_TIMEOUT_MS", "1100000000", "1073741823"],
+    ["TIDESYNC_DB_STATEMENT_TIMEOUT_MS", "3000000000", "1073741823"],
+    ["TIDESYNC_DB_CONNECT_TIMEOUT_S", "2200000", "2147483"],
+    ["TIDESYNC_BODY_READ_TIMEOUT_MS", "2147483648", "2147483647"],
+    ["TIDESYNC_DB_POOL_MAX", "1000000000", "1000"],
+    ["TIDESYNC_CONCURRENT_REQUESTS", "1000000000", "10000"],
+  ])("refuses %s=%s, naming the variable and its range (largest %s)", (name, value, max) => {
+    expect(() => loadConfig({ ...BASE, [name]: value })).toThrow(`${name} must be a whole number from 1 to ${max}, got "${value}"`);
+    expect(loadConfig({ ...BASE, [name]: max })).toBeDefined();
+  });
+
+  it("keeps every timeout within what its timer and Postgres take", () => {
+    const statement = SETTING_RANGES.TIDESYNC_DB_STATEMENT_TIMEOUT_MS.max;
+    expect(statement * 2).toBeLessThanOrEqual(MAX_TIMER_MS); // idle_in_transaction_session_timeout, an int of ms
+    expect(statement + CLIENT_TIMEOUT_GRACE_MS).toBeLessThanOrEqual(MAX_TIMER_MS); // the client's bound, a setTimeout
+    expect(SETTING_RANGES.TIDESYNC_DB_CONNECT_TIMEOUT_S.max * 1000).toBeLessThanOrEqual(MAX_TIMER_MS); // postgres.js' connect timer
+    expect(SETTING_RANGES.TIDESYNC_BODY_READ_TIMEOUT_MS.max).toBeLessThanOrEqual(MAX_TIMER_MS);
+  });
+
+  it.each(["1e3", "1.0", "0x10", " ", "12abc"])("refuses %j as a number", (value) => {
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: value })).toThrow(/TIDESYNC_DB_POOL_MAX must be a whole number/);
+  });
+
+  it("states every range in docs/configuration.md as the code decides it", () => {
+    const doc = readFileSync(path.join(import.meta.dirname, "../../docs/configuration.md"), "utf8");
+    const ranges: [string, { min: number; max: number }][] = [
+      ...Object.entries(SETTING_RANGES),
+      ...Object.entries(LIMIT_RANGES).map(([key, range]) => [limitEnvName(key as keyof typeof LIMIT_RANGES), range] as [string, typeof range]),
+    ];
+    for (const [name, range] of ranges) {
+      const row = doc.split("\n").find((line) => line.startsWith(`| \`${name}\` |`));
+      expect(row?.split(" | ")[2], name).toBe(`${range.min}–${range.max}`);
+    }
   });
 
   it("needs at least one way to verify tokens", () => {

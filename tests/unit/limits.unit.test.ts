@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LIMITS, limitEnvName, limitsSchema, loadLimits } from "../../functions/_shared/limits.ts";
+import { DEFAULT_LIMITS, LIMIT_RANGES, limitEnvName, limitsSchema, loadLimits } from "../../functions/_shared/limits.ts";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 
 describe("limits", () => {
@@ -40,7 +40,26 @@ describe("limits", () => {
   });
 
   it.each(["0", "-1", "1.5", "ten", "1e400"])("refuses %j as a limit, naming the variable", (value) => {
-    expect(() => loadLimits({ TIDESYNC_MAX_OPS_PER_BATCH: value })).toThrow(/TIDESYNC_MAX_OPS_PER_BATCH must be a positive integer/);
+    expect(() => loadLimits({ TIDESYNC_MAX_OPS_PER_BATCH: value })).toThrow(/TIDESYNC_MAX_OPS_PER_BATCH must be a whole number from 1 to 10000/);
+  });
+
+  // A grace period of 3,000,000 days scheduled the purge in year 10240 ("+010240-…", not RFC 3339),
+  // one of 3,000,000,000 answered 500; each limit now has a range, and the function refuses to start past it.
+  it.each([
+    ["TIDESYNC_ACCOUNT_DELETION_GRACE_DAYS", "3000000", "36500"],
+    ["TIDESYNC_ACCOUNT_DELETION_GRACE_DAYS", "3000000000", "36500"],
+    ["TIDESYNC_RETENTION_DAYS", "36501", "36500"],
+    ["TIDESYNC_MAX_PULL_LIMIT", "9007199254740991", "10000"],
+    ["TIDESYNC_MAX_BODY_BYTES", "9007199254740991", String(1024 ** 3)],
+  ])("refuses %s=%s, naming its range (largest %s)", (name, value, max) => {
+    expect(() => loadLimits({ [name]: value })).toThrow(`${name} must be a whole number from 1 to ${max}, got "${value}"`);
+  });
+
+  it("gives every limit a variable but the database's quota a range", () => {
+    expect(Object.keys(LIMIT_RANGES).sort()).toEqual(Object.keys(DEFAULT_LIMITS).filter((k) => k !== "max_live_records_per_user").sort());
+    for (const [key, range] of Object.entries(LIMIT_RANGES)) {
+      expect(loadLimits({ [limitEnvName(key as keyof typeof LIMIT_RANGES)]: String(range.max), TIDESYNC_MAX_PULL_LIMIT: "10000" })[key as keyof typeof LIMIT_RANGES]).toBe(range.max);
+    }
   });
 
   it("refuses a default pull size above the maximum", () => {

@@ -2,6 +2,7 @@
 // A missing or malformed setting stops the function with a clear message
 // instead of failing on the first request. Every variable is listed in README.
 import { z } from "zod";
+import { type IntRange, intSetting, MAX_TIMER_MS } from "../../_shared/int-setting.ts";
 import { type Limits, loadLimits } from "../../_shared/limits.ts";
 import type { Deprecation } from "../../_shared/schemas/deprecation.ts";
 import { loadReleaseConfig, type ReleaseConfig } from "../releases/release-config.ts";
@@ -51,12 +52,24 @@ export const MIN_CURSOR_SECRET_LENGTH = 32;
 
 const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).min(1) });
 
-function positiveInt(env: Record<string, string | undefined>, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(raw)}`);
-  return value;
+/**
+ * What each numeric setting of the function accepts (docs/configuration.md
+ * lists the ranges; the limits' are LIMIT_RANGES). Timers stay within
+ * setTimeout's 2^31-1 ms (a longer delay fires after 1 ms): the connect
+ * timeout is given in seconds, the client's bound on database work is the
+ * statement timeout + 1 s. Postgres takes its timeouts as an int of ms, and
+ * the idle-in-transaction timeout is twice the statement timeout.
+ */
+export const SETTING_RANGES = {
+  TIDESYNC_DB_POOL_MAX: { min: 1, max: 1000 },
+  TIDESYNC_CONCURRENT_REQUESTS: { min: 1, max: 10_000 },
+  TIDESYNC_DB_CONNECT_TIMEOUT_S: { min: 1, max: Math.floor(MAX_TIMER_MS / 1000) },
+  TIDESYNC_DB_STATEMENT_TIMEOUT_MS: { min: 1, max: Math.floor(MAX_TIMER_MS / 2) },
+  TIDESYNC_BODY_READ_TIMEOUT_MS: { min: 1, max: MAX_TIMER_MS },
+} as const satisfies Record<string, IntRange>;
+
+function setting(env: Record<string, string | undefined>, name: keyof typeof SETTING_RANGES, fallback: number): number {
+  return intSetting(env, name, fallback, SETTING_RANGES[name]);
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {
@@ -111,15 +124,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return {
     dbUrl,
     db: {
-      poolMax: positiveInt(env, "TIDESYNC_DB_POOL_MAX", 10),
-      maxConcurrentRequests: positiveInt(env, "TIDESYNC_CONCURRENT_REQUESTS", 12),
-      connectTimeoutSeconds: positiveInt(env, "TIDESYNC_DB_CONNECT_TIMEOUT_S", 5),
-      statementTimeoutMs: positiveInt(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
+      poolMax: setting(env, "TIDESYNC_DB_POOL_MAX", 10),
+      maxConcurrentRequests: setting(env, "TIDESYNC_CONCURRENT_REQUESTS", 12),
+      connectTimeoutSeconds: setting(env, "TIDESYNC_DB_CONNECT_TIMEOUT_S", 5),
+      statementTimeoutMs: setting(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
       prepare: env.TIDESYNC_DB_PREPARE ? env.TIDESYNC_DB_PREPARE === "true" : port !== "6543",
     },
     auth: { jwks, jwksUrl, hsSecret, issuer: env.TIDESYNC_JWT_ISSUER || undefined },
     // 20 s: 1 MiB at ~52 KB/s, and an answer before the client's own 30 s request timeout (client/api-client.ts).
-    http: { bodyReadTimeoutMs: positiveInt(env, "TIDESYNC_BODY_READ_TIMEOUT_MS", 20_000) },
+    http: { bodyReadTimeoutMs: setting(env, "TIDESYNC_BODY_READ_TIMEOUT_MS", 20_000) },
     limits: loadLimits(env),
     rateLimits,
     cursorSecret,
