@@ -195,3 +195,82 @@ describe("verifyToken: remembered verifications", () => {
     }
   });
 });
+
+describe("verifyToken: a failing JWKS endpoint", () => {
+  type Answer = "keys" | "503" | "502" | "302" | "html" | "not-a-key-set";
+  let answer: Answer = "keys";
+  let server: Server;
+  let url: string;
+
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      if (answer === "keys") {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify(keys.publicJwks));
+      } else if (answer === "302") {
+        res.writeHead(302, { location: "https://example.com/jwks.json" }).end();
+      } else if (answer === "html") {
+        res.setHeader("content-type", "text/html");
+        res.end("<html>maintenance</html>");
+      } else if (answer === "not-a-key-set") {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ error: "upstream" }));
+      } else {
+        res.writeHead(Number(answer)).end("upstream unavailable");
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/auth/v1/.well-known/jwks.json`;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  afterEach(() => {
+    answer = "keys";
+    vi.useRealTimers();
+  });
+
+  const expectUnavailable = (error: ApiError) => {
+    expect({ code: error.code, status: error.status, retryable: error.retryable }).toEqual({ code: "UNAVAILABLE", status: 503, retryable: true });
+    expect(Number(error.headers["Retry-After"])).toBeGreaterThan(0);
+  };
+
+  it.each<Answer>(["503", "502", "302", "html", "not-a-key-set"])("answers 503 UNAVAILABLE, not 401, when the endpoint answers %s", async (failure) => {
+    answer = failure;
+    const verify = createTokenVerifier({ jwksUrl: url });
+    expectUnavailable(await rejection(verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`)));
+  });
+
+  it("keeps verifying with the last good key set when a refresh after the cache expired fails", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const verify = createTokenVerifier({ jwksUrl: url });
+    const token = await signEs256(keys.privateJwk, claims({ expiresInSeconds: 3600 }));
+    expect((await verify(`Bearer ${token}`)).role).toBe("authenticated");
+    answer = "503";
+    vi.advanceTimersByTime(11 * 60_000); // past the 10-minute JWKS cache and the verified-token memory
+    expect((await verify(`Bearer ${token}`)).role).toBe("authenticated");
+    expect((await verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`)).role).toBe("authenticated");
+    vi.advanceTimersByTime(60_000); // past the pause after a failure: the refresh is tried again, and fails again
+    expect((await verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`)).role).toBe("authenticated");
+    // A forged signature is still refused, the old set at hand holding the kid.
+    const forger = await createSigningKeys();
+    const forged = await signEs256({ ...forger.privateJwk, kid: keys.privateJwk.kid }, claims());
+    expect((await rejection(verify(`Bearer ${forged}`))).code).toBe("UNAUTHENTICATED");
+  });
+
+  it("answers 503 for a kid the last good set does not hold while the endpoint fails (a key may have been added), 401 once it answers", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const verify = createTokenVerifier({ jwksUrl: url });
+    expect((await verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`)).role).toBe("authenticated");
+    const stranger = await createSigningKeys();
+    const unknownKid = await signEs256({ ...stranger.privateJwk, kid: "rotated-in" }, claims());
+    answer = "503";
+    vi.advanceTimersByTime(31_000); // past the cooldown: an unknown kid makes the set refetch
+    expectUnavailable(await rejection(verify(`Bearer ${unknownKid}`)));
+    answer = "keys";
+    vi.advanceTimersByTime(31_000);
+    expect((await rejection(verify(`Bearer ${unknownKid}`))).code).toBe("UNAUTHENTICATED");
+  });
+});

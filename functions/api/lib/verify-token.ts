@@ -2,10 +2,11 @@
 // ES256/RS256 against the project's JWKS (inline or fetched, cached), or HS256
 // against the legacy shared secret when one is configured. Nothing in the token
 // is trusted before its signature, `exp`, `aud` and `role` have been checked.
-import { createLocalJWKSet, createRemoteJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
 import { LRUCache } from "lru-cache";
 import { ApiError } from "../../_shared/errors.ts";
 import type { Config } from "./config.ts";
+import { createRemoteKeySet, KeySetUnavailable, REMOTE_KEY_SET } from "./remote-key-set.ts";
 import { isUuid } from "../../_shared/uuid.ts";
 
 export interface UserClaims extends JWTPayload {
@@ -49,7 +50,7 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
   const keySet = auth.jwks
     ? createLocalJWKSet(auth.jwks as Parameters<typeof createLocalJWKSet>[0])
     : auth.jwksUrl
-    ? createRemoteJWKSet(new URL(auth.jwksUrl), { timeoutDuration: 3000, cooldownDuration: 30_000, cacheMaxAge: 600_000 })
+    ? createRemoteKeySet(new URL(auth.jwksUrl))
     : undefined;
   const secret = auth.hsSecret ? new TextEncoder().encode(auth.hsSecret) : undefined;
   // Aged by the wall clock, the clock `exp` is read by, read afresh at every lookup.
@@ -83,9 +84,12 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
     } catch (error) {
       if (error instanceof ApiError) throw error;
       if (error instanceof joseErrors.JWTExpired) throw unauthenticated("the access token has expired; refresh the session");
-      if (error instanceof joseErrors.JWKSTimeout || (error instanceof TypeError && !(error instanceof joseErrors.JOSEError))) {
-        // The JWKS endpoint did not answer: a dependency failure, not the caller's fault.
-        throw new ApiError("UNAVAILABLE", "token verification keys are unreachable; retry shortly", { headers: { "Retry-After": "5" }, cause: error });
+      if (error instanceof KeySetUnavailable) {
+        // The JWKS endpoint failed and no key set at hand decides: a dependency failure, not the caller's fault.
+        throw new ApiError("UNAVAILABLE", "token verification keys are unreachable; retry shortly", {
+          headers: { "Retry-After": String(REMOTE_KEY_SET.retryAfterFailureMs / 1000) },
+          cause: error,
+        });
       }
       throw unauthenticated("the access token is invalid");
     }
