@@ -37,8 +37,18 @@ export const timeZoneSchema = z.string().refine(isIanaTimeZone, {
  */
 export const storedTimeZoneSchema = z.string().max(TIME_ZONE_MAX_LENGTH).regex(TIME_ZONE_SHAPE);
 
-function quietHoursWith(timezone: z.ZodType<string>) {
-  return z.strictObject({
+/**
+ * Answers take fields this code does not know (a newer server's channel,
+ * category or quiet-hours setting) and keep them, so an app built on an older
+ * client reads a newer server's document and can send it back whole; requests
+ * stay strict (an unknown field there is a typo).
+ */
+type ObjectMode = typeof z.strictObject | typeof z.looseObject;
+
+const answeredChannelSettingsSchema = z.looseObject(channelSettingsSchema.shape);
+
+function quietHoursWith(timezone: z.ZodType<string>, object: ObjectMode) {
+  return object({
     enabled: z.boolean(),
     start: clockTimeSchema.describe("local time the quiet hours begin (HH:MM); may be after `end` to span midnight"),
     end: clockTimeSchema.describe("local time the quiet hours end (HH:MM)"),
@@ -51,10 +61,10 @@ function quietHoursWith(timezone: z.ZodType<string>) {
 }
 
 /** Quiet hours as a PUT sends them. */
-export const quietHoursSchema = quietHoursWith(timeZoneSchema);
+export const quietHoursSchema = quietHoursWith(timeZoneSchema, z.strictObject);
 export type QuietHoursBody = z.infer<typeof quietHoursSchema>;
 /** Quiet hours as stored and answered. */
-const storedQuietHoursSchema = quietHoursWith(storedTimeZoneSchema);
+const storedQuietHoursSchema = quietHoursWith(storedTimeZoneSchema, z.looseObject);
 
 /**
  * Categories in a PUT: only declared ones (others are unexpected fields); a
@@ -83,7 +93,7 @@ export const categoriesInputSchema = z.strictObject(categoriesShape(channelSetti
 export const notificationPreferencesSchema = z.object({
   version: z.number().int().min(0).describe("0 = the defaults (never saved); +1 on every change"),
   updated_at: z.string().datetime({ offset: true }).nullable().describe("last change; null for the defaults"),
-  categories: z.object(categoriesShape(channelSettingsSchema)),
+  categories: z.looseObject(categoriesShape(answeredChannelSettingsSchema)),
   quiet_hours: storedQuietHoursSchema,
 });
 export type NotificationPreferences = z.infer<typeof notificationPreferencesSchema>;

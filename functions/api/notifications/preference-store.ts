@@ -43,7 +43,8 @@ function toDocument(row: PreferenceRow | undefined): NotificationPreferences {
   };
 }
 
-type Content = Pick<NotificationPreferences, "categories" | "quiet_hours">;
+/** What a PUT stores: only declared categories and channels (the answer schema would also keep unknown ones). */
+type Content = { categories: NotificationCategories; quiet_hours: NotificationPreferencesPut["quiet_hours"] };
 
 function sameContent(a: Content, b: Content): boolean {
   const sameCategories = NOTIFICATION_CATEGORY_NAMES.every((name) =>
