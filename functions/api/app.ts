@@ -113,10 +113,10 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
   markDeprecatedOperations(app, config.deprecations);
 
   const matchers = routeMatchers(app);
+  const allowedMethods = (path: string) => [...new Set(matchers.filter((m) => m.regex.test(path)).map((m) => m.method))];
 
   app.notFound((c) => {
-    const path = c.req.path;
-    const allowed = [...new Set(matchers.filter((m) => m.regex.test(path)).map((m) => m.method))];
+    const allowed = allowedMethods(c.req.path);
     const requestId = c.get("requestId") ?? crypto.randomUUID();
     if (allowed.length > 0) {
       const error = new ApiError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`);
@@ -142,7 +142,11 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
       }));
     }
     c.get("logFields") && (c.get("logFields").error_code = apiError.code);
-    return c.json(errorEnvelope(apiError, requestId), apiError.status as 400, apiError.headers);
+    // A method a route refuses itself (HEAD where a token is needed, middleware.ts) names what the path allows.
+    const headers = apiError.code === "METHOD_NOT_ALLOWED" && !apiError.headers.Allow
+      ? { ...apiError.headers, Allow: allowedMethods(c.req.path).join(", ") }
+      : apiError.headers;
+    return c.json(errorEnvelope(apiError, requestId), apiError.status as 400, headers);
   });
 
   return { app, deps };

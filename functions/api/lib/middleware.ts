@@ -66,10 +66,22 @@ export function declaredBodyLimit(deps: Deps): MiddlewareHandler<AppEnv> {
  * Verifies the caller's token and spends one unit of their budget for
  * `operation`; the same statement reads the database's clock (c.var.serverTime).
  */
+/**
+ * A HEAD is a GET without the body (Hono serves it through the GET route). On a route a bearer
+ * token opens, that GET spends the caller's rate limit and reads the database (an export: all of
+ * the user's data, 3 an hour) for an answer nobody receives, so such a route answers HEAD 405
+ * before the token is read (app.ts adds Allow). Routes that need no token (/v1/meta,
+ * /v1/openapi.json) and the signed release reads answer HEAD as GET (docs/errors.md).
+ */
+function refuseHead(c: Context): void {
+  if (c.req.method === "HEAD") throw new ApiError("METHOD_NOT_ALLOWED", "HEAD is not allowed here; use GET");
+}
+
 export function requireUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
   const rule = deps.config.rateLimits[operation];
   if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
   return async (c, next) => {
+    refuseHead(c);
     const user = await deps.verifyToken(c.req.header("authorization"));
     c.set("user", user);
     const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
@@ -211,6 +223,7 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: 
 export function optionalUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
   const required = requireUser(deps, operation);
   return async (c, next) => {
+    refuseHead(c);
     if (c.req.header("authorization") === undefined) return await next();
     return await required(c, next);
   };
