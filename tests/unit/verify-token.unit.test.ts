@@ -141,6 +141,17 @@ describe("verifyToken", () => {
       .toMatch(/session/);
   });
 
+  it("refuses an aal that is no assurance level Supabase issues, and takes each one it does", async () => {
+    for (const aal of [{ x: 1 }, "aal9", 2, null, ["aal2"]]) {
+      const error = await rejection(inline()(`Bearer ${await signEs256(keys.privateJwk, claims({ claims: { aal } }))}`));
+      expect({ aal, code: error.code, message: error.message }).toEqual({ aal, code: "UNAUTHENTICATED", message: expect.stringMatching(/aal/) });
+    }
+    for (const aal of ["aal1", "aal2", "aal3"]) {
+      expect((await inline()(`Bearer ${await signEs256(keys.privateJwk, claims({ claims: { aal } }))}`)).aal).toBe(aal);
+    }
+    expect((await inline()(`Bearer ${await signEs256(keys.privateJwk, claims({ claims: { aal: undefined } }))}`)).aal).toBeUndefined();
+  });
+
   it("checks the issuer when one is configured", async () => {
     const verify = createTokenVerifier({ jwks: keys.publicJwks as { keys: Record<string, unknown>[] }, issuer: "https://abc.supabase.co/auth/v1" });
     const token = await signEs256(keys.privateJwk, claims());

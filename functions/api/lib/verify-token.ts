@@ -13,10 +13,14 @@ export interface UserClaims extends JWTPayload {
   sub: string;
   role: "authenticated";
   session_id: string;
-  aal?: string;
+  aal?: AssuranceLevel;
   email?: string;
   is_anonymous?: boolean;
 }
+
+/** Supabase Auth's assurance levels (the auth.aal_level enum), the only values its `aal` claim takes. */
+export const ASSURANCE_LEVELS = ["aal1", "aal2", "aal3"] as const;
+export type AssuranceLevel = typeof ASSURANCE_LEVELS[number];
 
 const ASYMMETRIC = ["ES256", "RS256"];
 const CLOCK_TOLERANCE_SECONDS = 5;
@@ -106,6 +110,10 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
     if (typeof payload.sub !== "string" || !isUuid(payload.sub)) throw unauthenticated("the access token has no user");
     if (typeof payload.session_id !== "string" || !isUuid(payload.session_id)) {
       throw unauthenticated("the access token is not bound to a session");
+    }
+    // Echoed by whoami and the session routes: anything but a level Supabase issues is no token of its.
+    if (payload.aal !== undefined && !ASSURANCE_LEVELS.includes(payload.aal as AssuranceLevel)) {
+      throw unauthenticated("the access token's aal is not an assurance level");
     }
     const claims = Object.freeze(payload) as UserClaims;
     const ttl = Math.min(VERIFIED_TOKEN_CACHE.ttlMs, ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now());
