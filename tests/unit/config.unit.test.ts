@@ -120,9 +120,8 @@ describe("loadConfig", () => {
     // An override without `per` keeps the operation's default (sync budgets are per session).
     expect(config.rateLimits["sync.batch"]).toEqual({ limit: 5, window_seconds: 10, per: "session" });
     expect(config.rateLimits["sync.pull"]).toEqual(DEFAULT_RATE_LIMITS["sync.pull"]);
-    const shared = loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 9, window_seconds: 60, per: "user" }, "custom.op": { limit: 1, window_seconds: 1 } }) });
+    const shared = loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 9, window_seconds: 60, per: "user" } }) });
     expect(shared.rateLimits["sync.pull"]).toEqual({ limit: 9, window_seconds: 60, per: "user" });
-    expect(shared.rateLimits["custom.op"]).toEqual({ limit: 1, window_seconds: 1, per: "user" });
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 9, window_seconds: 60, per: "device" } }) }))
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: "nope" })).toThrow(/TIDESYNC_RATE_LIMITS must be JSON/);
@@ -130,6 +129,26 @@ describe("loadConfig", () => {
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 1, window_seconds: 10, burst: 2 } }) }))
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+  });
+
+  // "sync.bach" was taken, published by GET /v1/meta and limited nothing.
+  it("refuses a rate limit for an operation no route counts, listing the operations", () => {
+    for (const name of ["sync.bach", "custom.op", "Sync.Batch", "__proto__", "toString"]) {
+      expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: `{${JSON.stringify(name)}:{"limit":1,"window_seconds":60}}` }))
+        .toThrow(`TIDESYNC_RATE_LIMITS is invalid: unknown operation ${JSON.stringify(name)}; the operations are ${Object.keys(DEFAULT_RATE_LIMITS).join(", ")}`);
+    }
+    for (const name of Object.keys(DEFAULT_RATE_LIMITS)) {
+      expect(loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ [name]: { limit: 1, window_seconds: 60 } }) }).rateLimits[name].limit).toBe(1);
+    }
+  });
+
+  // "yes" and "TRUE" silently meant false.
+  it.each(["yes", "TRUE", "True", "1", "on", "no", " true"])("refuses TIDESYNC_DB_PREPARE=%j", (value) => {
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_PREPARE: value })).toThrow(`TIDESYNC_DB_PREPARE must be true or false (lower case), got ${JSON.stringify(value)}`);
+  });
+
+  it("takes an empty TIDESYNC_DB_PREPARE as unset", () => {
+    expect(loadConfig({ ...BASE, TIDESYNC_DB_PREPARE: "" }).db.prepare).toBe(true);
   });
 
   it("passes the limit variables through to the published limits", () => {

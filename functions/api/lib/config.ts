@@ -72,6 +72,14 @@ function setting(env: Record<string, string | undefined>, name: keyof typeof SET
   return intSetting(env, name, fallback, SETTING_RANGES[name]);
 }
 
+/** `true` or `false`, as written (docs/configuration.md); unset or empty: undefined. Anything else would silently mean one of them. */
+function booleanSetting(env: Record<string, string | undefined>, name: string): boolean | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return undefined;
+  if (raw === "true" || raw === "false") return raw === "true";
+  throw new Error(`${name} must be true or false (lower case), got ${JSON.stringify(raw)}`);
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const dbUrl = env.SUPABASE_DB_URL;
   if (!dbUrl) throw new Error("SUPABASE_DB_URL is required (the function's Postgres connection string)");
@@ -128,7 +136,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       maxConcurrentRequests: setting(env, "TIDESYNC_CONCURRENT_REQUESTS", 12),
       connectTimeoutSeconds: setting(env, "TIDESYNC_DB_CONNECT_TIMEOUT_S", 5),
       statementTimeoutMs: setting(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
-      prepare: env.TIDESYNC_DB_PREPARE ? env.TIDESYNC_DB_PREPARE === "true" : port !== "6543",
+      prepare: booleanSetting(env, "TIDESYNC_DB_PREPARE") ?? port !== "6543",
     },
     auth: { jwks, jwksUrl, hsSecret, issuer: env.TIDESYNC_JWT_ISSUER || undefined },
     // 20 s: 1 MiB at ~52 KB/s, and an answer before the client's own 30 s request timeout (client/api-client.ts).

@@ -13,9 +13,8 @@ export const rateLimitRuleSchema = z.strictObject({
     .describe("whose budget: the user's across all their sessions, or each session's (device's) own; default: the operation's default, else user"),
 });
 export type RateLimitRule = Required<z.infer<typeof rateLimitRuleSchema>>;
-export const rateLimitRulesSchema = z.record(z.string().regex(/^[a-z][a-z0-9_.]*$/), rateLimitRuleSchema);
 
-/** Defaults sized for a phone syncing in bursts; override with TIDESYNC_RATE_LIMITS. */
+/** Defaults sized for a phone syncing in bursts; override with TIDESYNC_RATE_LIMITS. Every operation a route counts is here. */
 export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
   "auth.session": { limit: 60, window_seconds: 60, per: "user" },
   "devices": { limit: 120, window_seconds: 60, per: "user" },
@@ -28,11 +27,30 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
   "account.export": { limit: 3, window_seconds: 3600, per: "user" },
 };
 
+/**
+ * TIDESYNC_RATE_LIMITS: rules for operations of DEFAULT_RATE_LIMITS only. A
+ * name no route counts (a typo such as "sync.bach") would be published by
+ * GET /v1/meta and limit nothing, so it is refused with the list of names.
+ */
+export const rateLimitRulesSchema = z.preprocess((value, ctx) => {
+  // The raw keys: a record schema drops "__proto__" silently.
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return value;
+  for (const operation of Object.keys(value)) {
+    if (Object.hasOwn(DEFAULT_RATE_LIMITS, operation)) continue;
+    ctx.addIssue({
+      code: "custom",
+      path: [operation],
+      message: `unknown operation ${JSON.stringify(operation)}; the operations are ${Object.keys(DEFAULT_RATE_LIMITS).join(", ")}`,
+    });
+  }
+  return value;
+}, z.record(z.string(), rateLimitRuleSchema));
+
 /** The defaults with `overrides` merged in, field by field (an override without `per` keeps the default's). */
 export function mergeRateLimits(overrides: z.infer<typeof rateLimitRulesSchema>): Record<string, RateLimitRule> {
   const rules = { ...DEFAULT_RATE_LIMITS };
   for (const [operation, rule] of Object.entries(overrides)) {
-    rules[operation] = { per: DEFAULT_RATE_LIMITS[operation]?.per ?? "user", ...rule } as RateLimitRule;
+    rules[operation] = { per: DEFAULT_RATE_LIMITS[operation].per, ...rule } as RateLimitRule;
   }
   return rules;
 }
