@@ -67,6 +67,22 @@ describe("POST /v1/releases (CI, Standard Webhooks)", () => {
     expect(await releaseCount(channel)).toBe(1);
   });
 
+  it("an OTA update's build number is published once per runtime version: the same again is 400 already_published", async () => {
+    const channel = freshChannel();
+    const { artifact } = await binaryRelease(channel, 7);
+    const update = { ...(await binaryRelease(channel, 7)), kind: "ota" as const, runtime_version: "1.0", artifact: { ...artifact, content_type: "application/javascript" } };
+    expect((await signedCall("/v1/releases", update)).status).toBe(201);
+    // A CI re-run: the same body under a new webhook-id.
+    const again = await signedCall("/v1/releases", update);
+    expect(expectEnvelope(again, 400, "VALIDATION_FAILED").details?.[0]).toMatchObject({ field: "/build_number", code: "already_published" });
+    expect(again.body.error.message).toMatch(/runtime version/);
+    expect(await releaseCount(channel)).toBe(1);
+    // Another runtime version's updates are numbered on their own; a binary of that number is another kind.
+    expect((await signedCall("/v1/releases", { ...update, runtime_version: "1.1" })).status).toBe(201);
+    expect((await signedCall("/v1/releases", await binaryRelease(channel, 7))).status).toBe(201);
+    expect(await releaseCount(channel)).toBe(3);
+  });
+
   it("a webhook-id is one request: another publish with it is 400 webhook_id_reused and writes nothing; the retry still answers 200", async () => {
     // What a CI run did when it named its deliveries after the run alone: iOS, then Android, one id.
     const channel = freshChannel();

@@ -139,7 +139,8 @@ export async function publishRelease(tx: Tx, delivery: WebhookDelivery, release:
       ],
     ));
   } catch (error) {
-    // Another delivery already published this build number on this (platform, channel).
+    // Another delivery already published this build number: on this (platform, channel) for a
+    // binary, on this (platform, channel, runtime version) for an OTA update (the two unique indexes).
     if ((error as { code?: string }).code === UNIQUE_VIOLATION) return { kind: "conflict" };
     throw error;
   }

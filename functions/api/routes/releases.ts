@@ -77,7 +77,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     description: "Signed with Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; secret " +
       "TIDESYNC_RELEASES_WEBHOOK_SECRET) over \"POST /v1/releases\\n<body>\", or over the body alone as CI clients signed it " +
       "before requests were bound in. A retried delivery (same webhook-id, same request) answers 200 with the release it made " +
-      "and writes nothing; another request with a webhook-id already used is 400 (webhook_id_reused). A build number already published on this (platform, channel) is 400. See docs/test-builds.md.",
+      "and writes nothing; another request with a webhook-id already used is 400 (webhook_id_reused). A build number already published on this (platform, channel) — for kind ota, on this (platform, channel, " +
+      "runtime_version) — is 400 (already_published). See docs/test-builds.md.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps, { bodyAlone: true })] as const,
     request: { body: { required: true, content: { "application/json": { schema: publishReleaseSchema.meta({ id: "PublishRelease" }) } } } },
@@ -178,7 +179,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     const outcome = await deps.db.asReleaseManager((tx) => publishRelease(tx, webhookDelivery(c), release));
     if (outcome.kind === "webhook_id_reused") throw webhookIdReused();
     if (outcome.kind === "conflict") {
-      throw new ApiError("VALIDATION_FAILED", "this build number is already published on this platform and channel", {
+      const where = release.kind === "ota" ? "platform, channel and runtime version" : "platform and channel";
+      throw new ApiError("VALIDATION_FAILED", `this build number is already published on this ${where}`, {
         details: [{ field: "/build_number", code: "already_published", message: "publish a higher build number" }],
       });
     }

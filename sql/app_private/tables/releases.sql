@@ -44,7 +44,7 @@ create table app_private.releases (
 
 -- comments
 comment on table app_private.releases is 'Test and production builds per (platform, channel): installable binaries and OTA updates (Expo Updates) for a runtime version. Published by CI through POST /v1/releases; see docs/test-builds.md.';
-comment on column app_private.releases.build_number is 'The build number (iOS CFBundleVersion, Android versionCode); "newer" means a higher build number. Unique per (platform, channel) among binaries.';
+comment on column app_private.releases.build_number is 'The build number (iOS CFBundleVersion, Android versionCode); "newer" means a higher build number. Unique per (platform, channel) among binaries, per (platform, channel, runtime version) among OTA updates.';
 comment on column app_private.releases.runtime_version is 'The Expo runtime version an OTA update runs on (required for kind ota); a binary may carry the one it embeds.';
 comment on column app_private.releases.artifact_path is 'Object path in the private artifact bucket (Supabase Storage); download links are signed, expiring URLs. Exactly one of artifact_path, artifact_url.';
 comment on column app_private.releases.artifact_url is 'An https URL CI provides instead (EAS, TestFlight, Play internal sharing), handed out as is.';
@@ -58,6 +58,8 @@ CREATE UNIQUE INDEX releases_binary_build_key ON app_private.releases USING btre
 comment on index app_private.releases_binary_build_key is 'One binary per build number on a (platform, channel).';
 CREATE INDEX releases_channel_lookup_idx ON app_private.releases USING btree (channel, platform, kind, build_number DESC, created_at DESC);
 comment on index app_private.releases_channel_lookup_idx is 'The update check and the Expo manifest: newest releases of one (channel, platform, kind); also the column the read policy filters on.';
+CREATE UNIQUE INDEX releases_ota_build_key ON app_private.releases USING btree (platform, channel, runtime_version, build_number) WHERE (kind = 'ota'::text);
+comment on index app_private.releases_ota_build_key is 'One OTA update per build number on a (platform, channel, runtime version).';
 
 -- row level security
 alter table app_private.releases enable row level security;

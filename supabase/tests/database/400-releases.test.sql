@@ -6,7 +6,7 @@
 -- The suite's database holds the sample data too (an `everyone` production
 -- channel), so assertions about visibility look at this file's channels only.
 begin;
-select plan(67);
+select plan(69);
 
 do $$ begin
   perform tests.create_supabase_user('release_tester');
@@ -185,6 +185,16 @@ select lives_ok(
      values ('ios', 'beta-400', 'ota', '2.0.1', 201, '2.0', 'ota/201/bundle.js', repeat('d', 64), 10,
              ('[{"path": "ota/201/logo.png", "sha256": "' || repeat('e', 64) || '", "content_type": "image/png", "file_extension": ".png"}]')::jsonb) $$,
   'the service role publishes an OTA update'
+);
+select throws_ok(
+  $$ insert into app_private.releases (platform, channel, kind, version, build_number, runtime_version, artifact_path, artifact_sha256, artifact_size)
+     values ('ios', 'beta-400', 'ota', '2.0.1', 201, '2.0', 'ota/201/again.js', repeat('d', 64), 10) $$,
+  '23505', null, 'one OTA update per build number on a (platform, channel, runtime version)'
+);
+select lives_ok(
+  $$ insert into app_private.releases (platform, channel, kind, version, build_number, runtime_version, artifact_path, artifact_sha256, artifact_size)
+     values ('ios', 'beta-400', 'ota', '2.1.1', 201, '2.1', 'ota/2.1/201/bundle.js', repeat('d', 64), 10) $$,
+  'the same build number in another runtime version is another update'
 );
 select lives_ok(
   $$ update app_private.releases set status = 'rolled_back', rollout_percentage = 10 where id = '00000000-0000-4000-8000-0000000004b1' $$,
