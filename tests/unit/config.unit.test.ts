@@ -142,6 +142,27 @@ describe("loadConfig", () => {
     }
   });
 
+  // .env.example listed five of the eight operations and called every budget per user; it now points at
+  // docs/configuration.md, whose table is checked here against the code.
+  it("documents the rate-limit operations in one place, docs/configuration.md, as the code has them", () => {
+    const root = path.join(import.meta.dirname, "../..");
+    const lines = readFileSync(path.join(root, ".env.example"), "utf8").split("\n");
+    const at = lines.indexOf("TIDESYNC_RATE_LIMITS=");
+    let first = at;
+    while (lines[first - 1]?.startsWith("#")) first--;
+    const comment = lines.slice(first, at).join("\n");
+    expect(comment).toMatch(/docs\/configuration\.md/);
+    expect(comment).not.toMatch(/per-user/i);
+    // Outside its example JSON, the comment names all operations or none.
+    const prose = comment.replace(/\{".*?\}\}/g, "");
+    const named = Object.keys(DEFAULT_RATE_LIMITS).filter((op) => prose.includes(op));
+    expect([0, Object.keys(DEFAULT_RATE_LIMITS).length], `.env.example names only ${named.join(", ")}`).toContain(named.length);
+    const doc = readFileSync(path.join(root, "docs/configuration.md"), "utf8");
+    const rows = [...doc.matchAll(/^\| `([a-z.]+)` \| .+? \| (\d+) \/ (\d+) s \| (user|session) \|$/gm)]
+      .map((m) => [m[1], { limit: Number(m[2]), window_seconds: Number(m[3]), per: m[4] }]);
+    expect(Object.fromEntries(rows)).toEqual(DEFAULT_RATE_LIMITS);
+  });
+
   // "yes" and "TRUE" silently meant false.
   it.each(["yes", "TRUE", "True", "1", "on", "no", " true"])("refuses TIDESYNC_DB_PREPARE=%j", (value) => {
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_PREPARE: value })).toThrow(`TIDESYNC_DB_PREPARE must be true or false (lower case), got ${JSON.stringify(value)}`);
