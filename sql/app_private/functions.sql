@@ -464,6 +464,22 @@ $function$;
 comment on function app_private.hand_over_lists_of_deleted_user() is 'Trigger (before delete on auth.users, per row): the lists the user is the only owner of pass to another member (app_private.hand_over_lists), however the user is deleted. Not callable by any API role.';
 revoke execute on function app_private.hand_over_lists_of_deleted_user() from public;
 
+-- function app_private.hand_over_lists_of_soft_deleted_user()
+CREATE OR REPLACE FUNCTION app_private.hand_over_lists_of_soft_deleted_user()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+ SET enable_seqscan TO 'off'
+AS $function$
+begin
+  perform app_private.hand_over_lists(new.id);
+  return null;
+end;
+$function$;
+comment on function app_private.hand_over_lists_of_soft_deleted_user() is 'Trigger (after update of deleted_at on auth.users, per row, when it is first set): the lists a user soft-deleted by Supabase Auth (auth.admin.deleteUser(id, true)) is the only owner of pass to another member (app_private.hand_over_lists), as when a user is deleted. Index scans only, like hand_over_lists_of_deleted_user (a bulk soft delete). Not callable by any API role.';
+revoke execute on function app_private.hand_over_lists_of_soft_deleted_user() from public;
+
 -- function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid)
 CREATE OR REPLACE FUNCTION app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid DEFAULT NULL::uuid)
  RETURNS TABLE(hits integer, reset_seconds integer)

@@ -4,7 +4,7 @@
 -- list with no other member is deleted with the account. The same when the
 -- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(9);
+select plan(11);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -79,6 +79,25 @@ delete from auth.users where id = tests.get_supabase_uid('handover_direct_owner'
 select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000006' $$,
   $$ values (tests.get_supabase_uid('handover_viewer'), 'owner') $$,
   'a user deleted directly from auth.users hands their list to the member who stays');
+
+-- A user Supabase Auth soft-deletes (auth.admin.deleteUser(id, true): the row
+-- stays, deleted_at set, email obfuscated, identities and sessions gone) hands
+-- their lists over too (migration 20261126002930).
+select from tests.create_supabase_user('handover_soft_owner');
+select tests.authenticate_as('handover_soft_owner');
+insert into public.lists (id, title) values ('b5000000-0000-4000-8000-000000000007', 'Owner soft-deleted by an operator');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role) values
+  ('b5000000-0000-4000-8000-000000000007', tests.get_supabase_uid('handover_viewer'), 'editor');
+update auth.users set deleted_at = now(), email = null where id = tests.get_supabase_uid('handover_soft_owner');
+delete from auth.sessions where user_id = tests.get_supabase_uid('handover_soft_owner');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000007'
+                    order by user_id = tests.get_supabase_uid('handover_soft_owner') $$,
+  $$ values (tests.get_supabase_uid('handover_viewer'), 'owner'), (tests.get_supabase_uid('handover_soft_owner'), 'owner') $$,
+  'a user soft-deleted by Supabase Auth hands their list to the member who stays (and stays a member until removed)');
+update auth.users set updated_at = now(), deleted_at = now() where id = tests.get_supabase_uid('handover_soft_owner');
+select is((select count(*)::int from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000007' and role = 'owner'), 2,
+  'a later update of the soft-deleted user hands nothing over again');
 
 select * from finish();
 rollback;
