@@ -265,7 +265,8 @@ describe("429 RATE_LIMITED and 503 UNAVAILABLE", () => {
   let limited: FunctionsServer;
   let deadDb: FunctionsServer;
   beforeAll(async () => {
-    const one = { limit: 1, window_seconds: 3600 };
+    // Per user, so that a second session of the user meets the budget the first spent (below).
+    const one = { limit: 1, window_seconds: 3600, per: "user" };
     [limited, deadDb] = await Promise.all([
       startFunctionsServer({
         ...stack.functionsEnv,
@@ -285,8 +286,8 @@ describe("429 RATE_LIMITED and 503 UNAVAILABLE", () => {
 
   it("each route answers 429 with Retry-After once the caller's budget for its operation is spent", async () => {
     for (const route of ROUTES) {
-      // A fresh user per route: budgets are per user and operation, counted
-      // in the shared database (so setting up a device spends auth.session).
+      // A fresh user per route: budgets are per user (as configured above) and
+      // operation, counted in the shared database (so setting up a device spends auth.session).
       const user = await createTestUser();
       const deviceId = route.needsDevice ? (await startSession(user.token, phone())).body.device.id : "";
       const path = route.path(deviceId);

@@ -1,11 +1,14 @@
 // Sync budgets are per device session (issue 13): a user's devices each sync
 // within their own sync.batch / sync.pull budget instead of throttling each
-// other, while per-user budgets (e.g. auth.session) stay shared by every
-// session of the user. Counted in Postgres, so two function instances agree.
+// other; the session and device budgets are per session too, so a lost phone
+// cannot spend what its owner needs to sign it out. Per-user budgets (e.g.
+// notifications) stay shared by every session of the user. Counted in
+// Postgres, so two function instances agree.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { phone } from "../support/device-sessions.ts";
 import { upsert } from "../support/shared-lists.ts";
 
 const LIMIT = 2;
@@ -20,6 +23,8 @@ beforeAll(async () => {
       "sync.batch": { limit: LIMIT, window_seconds: WINDOW },
       "sync.pull": { limit: LIMIT, window_seconds: WINDOW },
       "notifications": { limit: LIMIT, window_seconds: WINDOW },
+      "devices": { limit: LIMIT, window_seconds: WINDOW },
+      "auth.session": { limit: LIMIT, window_seconds: WINDOW },
     }),
   };
   [a, b] = await Promise.all([
@@ -63,7 +68,8 @@ describe("sync rate limits per device session", () => {
       "sync.batch": { limit: LIMIT, window_seconds: WINDOW, per: "session" },
       "sync.pull": { limit: LIMIT, window_seconds: WINDOW, per: "session" },
       "notifications": { limit: LIMIT, window_seconds: WINDOW, per: "user" },
-      "auth.session": { per: "user" },
+      "auth.session": { limit: LIMIT, window_seconds: WINDOW, per: "session" },
+      "devices": { limit: LIMIT, window_seconds: WINDOW, per: "session" },
     });
   });
 
@@ -73,5 +79,27 @@ describe("sync rate limits per device session", () => {
     expect((await call("/v1/users/me/notifications", { token: user.token, baseUrl: a.apiUrl })).status).toBe(200);
     expect((await call("/v1/users/me/notifications", { token: tablet.token, baseUrl: b.apiUrl })).status).toBe(200);
     expectEnvelope(await call("/v1/users/me/notifications", { token: tablet.token, baseUrl: a.apiUrl }), 429, "RATE_LIMITED");
+  });
+
+  it("a lost phone that spent its devices and auth.session budgets cannot stop its owner signing it out from another phone", async () => {
+    const owner = await createTestUser();
+    const lost = await owner.newSession();
+    const registered = await call("/v1/auth/session", { method: "POST", token: lost.token, baseUrl: a.apiUrl, body: { device: phone() } });
+    expect(registered.status, registered.text).toBe(201);
+    // The lost phone polls both budgets empty, on either instance.
+    for (const path of ["/v1/devices", "/v1/whoami"]) {
+      for (let i = 0; i < LIMIT; i++) await call(path, { token: lost.token, baseUrl: b.apiUrl });
+      expectEnvelope(await call(path, { token: lost.token, baseUrl: a.apiUrl }), 429, "RATE_LIMITED");
+    }
+
+    expect((await call("/v1/devices", { token: owner.token, baseUrl: a.apiUrl })).status).toBe(200);
+    const signOut = await call(`/v1/devices/${registered.body.device.id}`, { method: "DELETE", token: owner.token, baseUrl: b.apiUrl });
+    expect(signOut.status, signOut.text).toBe(204);
+    expectEnvelope(await call("/v1/devices", { token: lost.token, baseUrl: a.apiUrl }), 401, "UNAUTHENTICATED");
+
+    // A new phone signs in and the owner signs out of it: its own auth.session budget.
+    const newPhone = await owner.newSession();
+    expect((await call("/v1/auth/session", { method: "POST", token: newPhone.token, baseUrl: a.apiUrl, body: { device: phone() } })).status).toBe(201);
+    expect((await call("/v1/auth/session", { method: "DELETE", token: newPhone.token, baseUrl: b.apiUrl })).status).toBe(204);
   });
 });

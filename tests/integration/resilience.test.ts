@@ -82,7 +82,7 @@ describe("rate limits → 429", () => {
     [a, b] = await Promise.all([server("rate-a", env), server("rate-b", env)]);
   });
 
-  it("counts per user across function instances; the request over the budget → 429 with Retry-After and RateLimit-*", async () => {
+  it("counts across function instances; the request over the budget → 429 with Retry-After and RateLimit-*", async () => {
     const user = await createTestUser();
     const first = await call("/v1/whoami", { token: user.token, baseUrl: a.apiUrl });
     const second = await call("/v1/whoami", { token: user.token, baseUrl: b.apiUrl });

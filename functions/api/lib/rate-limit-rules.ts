@@ -3,7 +3,8 @@
 // A budget belongs to the user (all their sessions together) or to one
 // session, i.e. one signed-in device: sync is per session, so a user's phone,
 // tablet and laptop each sync within their own budget instead of throttling
-// each other.
+// each other; and so are the session and device routes, so a lost phone still
+// signed in cannot spend the budget its owner needs to sign it out.
 import { z } from "zod";
 
 export const rateLimitRuleSchema = z.strictObject({
@@ -16,8 +17,8 @@ export type RateLimitRule = Required<z.infer<typeof rateLimitRuleSchema>>;
 
 /** Defaults sized for a phone syncing in bursts; override with TIDESYNC_RATE_LIMITS. Every operation a route counts is here. */
 export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
-  "auth.session": { limit: 60, window_seconds: 60, per: "user" },
-  "devices": { limit: 120, window_seconds: 60, per: "user" },
+  "auth.session": { limit: 60, window_seconds: 60, per: "session" },
+  "devices": { limit: 120, window_seconds: 60, per: "session" },
   "notifications": { limit: 120, window_seconds: 60, per: "user" },
   "sync.pull": { limit: 600, window_seconds: 60, per: "session" },
   "sync.batch": { limit: 300, window_seconds: 60, per: "session" },
