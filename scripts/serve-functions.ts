@@ -6,15 +6,16 @@
 import { createApp } from "../functions/api/app.ts";
 import { loadConfig } from "../functions/api/lib/config.ts";
 import { keepServingOnUncaughtErrors } from "../functions/api/lib/keep-serving.ts";
+import { startOrExit } from "../functions/api/lib/start-up.ts";
 import { serveSignedObject } from "../functions/api/releases/local-artifact-store.ts";
+import { intSetting } from "../functions/_shared/int-setting.ts";
 
-// One process serves every request here, so one uncaught error must not take
-// the whole local stack down (the same guard the deployed entry point uses).
-keepServingOnUncaughtErrors();
-
+const TCP_PORT = { min: 1, max: 65535 };
 const env = Deno.env.toObject();
-const port = Number(env.TIDESYNC_PORT ?? env.PORT ?? 54321);
-const hostname = env.TIDESYNC_HOST ?? "127.0.0.1";
+const port = startOrExit(() =>
+  env.TIDESYNC_PORT ? intSetting(env, "TIDESYNC_PORT", 54321, TCP_PORT) : intSetting(env, "PORT", 54321, TCP_PORT)
+);
+const hostname = env.TIDESYNC_HOST || "127.0.0.1";
 
 // Supabase Storage stand-in for artifact downloads (TIDESYNC_ARTIFACT_STORE=local):
 // the signed links the api function issues point here, at Storage's URL shape
@@ -35,7 +36,7 @@ async function readLocalObject(bucket: string, path: string): Promise<Uint8Array
 }
 
 const functions: Record<string, (request: Request) => Response | Promise<Response>> = {
-  api: createApp(loadConfig(env)).app.fetch,
+  api: startOrExit(() => createApp(loadConfig(env))).app.fetch,
 };
 
 const PREFIX = "/functions/v1/";
@@ -50,7 +51,8 @@ function gatewayError(status: 404 | 405, code: "NOT_FOUND" | "METHOD_NOT_ALLOWED
 
 const notFound = () => gatewayError(404, "NOT_FOUND", "no such function");
 
-const server = Deno.serve({
+// Listening is part of start-up too: a port in use (AddrInUse) ends the process.
+const server = startOrExit(() => Deno.serve({
   port,
   hostname,
   onListen: ({ hostname, port }) => {
@@ -78,7 +80,12 @@ const server = Deno.serve({
     return gatewayError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
   }
   return handler(forwarded);
-});
+}));
+
+// One process serves every request here, so one uncaught error must not take
+// the whole local stack down (the same guard the deployed entry point uses),
+// once it has started (lib/start-up.ts).
+keepServingOnUncaughtErrors();
 
 // Graceful stop: finish in-flight requests, then exit.
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -3,7 +3,7 @@
 //   1. unit             vitest --project unit
 //   2. pgTAP            scripts/test-db.ts (a database of its own), then supabase db
 //                       advisors --type security on that database (the helpers stay there)
-//      migrations       scripts/test-migrations.ts: down/up round trip, append-only guard
+//      migrations       scripts/test-migrations.ts: down/up round trip, append-only guard, local-stack scripts
 //   3. integration      vitest --project integration, on a database this script sets up
 //   4. checks           generate:check; supabase db advisors on the integration database
 //                       (after the tests, so unused_index sees the indexes used);
@@ -139,7 +139,7 @@ async function main(): Promise<number> {
         ? { ok: pgtapAdvisors.ok, passed: 0, failed: 0, note: `${pgtapAdvisors.findings} finding(s)` }
         : { ok: false, passed: 0, failed: 0, note: "the pgTAP run did not reach the advisors" });
 
-    await stage("migrations: down/up round trip as the owner, append-only guard (npm run test:migrations)", async () => {
+    await stage("migrations: down/up round trip as the owner, append-only guard, local-stack scripts (npm run test:migrations)", async () => {
       const summary = path.join(outDir, "migrations.json");
       const { code } = await runStreaming(bin("tsx"), ["scripts/test-migrations.ts", `--summary=${summary}`]);
       const counts = await readFile(summary, "utf8").then((t) => JSON.parse(t) as { passed: number; failed: number }).catch(() => undefined);

@@ -12,12 +12,14 @@
 //      - the CLI then applies the migrations again one at a time, and after
 //        each the catalog equals what rolling back to that point left, and in
 //        the end what the first application made.
+//   4. the local-stack scripts as a developer runs them (scripts/local-stack-checks.ts).
 //   --summary=<file>   also write {"passed": n, "failed": n} (used by `npm test`)
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import postgres from "postgres";
 import { applyStandin, dropDatabase, OWNER_ROLE, provisionDatabase, pushMigrations, withDatabase } from "./db/database.ts";
+import { localStackChecks } from "./local-stack-checks.ts";
 import { checkAppendOnly, MIGRATIONS_DIR } from "./migrations/append-only-guard.ts";
 import { catalogSnapshot, snapshotDiff } from "./migrations/catalog-snapshot.ts";
 import { ROOT } from "./lib/paths.ts";
@@ -127,6 +129,7 @@ async function main(): Promise<number> {
     if (noDown.length === 0) {
       await roundTrip(migrations).catch((error) => report(false, "the round trip ran to its end", (error as Error).stack ?? String(error)));
     }
+    await localStackChecks(report).catch((error) => report(false, "the local-stack checks ran to their end", (error as Error).stack ?? String(error)));
   } else {
     failed++;
   }

@@ -2,8 +2,9 @@
 import { createApp } from "./app.ts";
 import { loadConfig } from "./lib/config.ts";
 import { keepServingOnUncaughtErrors } from "./lib/keep-serving.ts";
+import { startOrExit } from "./lib/start-up.ts";
 
+const { app } = startOrExit(() => createApp(loadConfig(Deno.env.toObject())));
 keepServingOnUncaughtErrors();
-const { app } = createApp(loadConfig(Deno.env.toObject()));
 
 Deno.serve(app.fetch);
