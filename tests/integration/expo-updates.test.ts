@@ -176,7 +176,9 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect((await manifestRequest({ channel: track })).manifest.id).toBe(second.id);
 
     await setRelease(second.id, { status: "rolled_back" });
-    expect((await manifestRequest({ channel: track, currentUpdateId: second.id })).manifest.id).toBe(first.id);
+    // The previous update, served as of the rollback: expo-updates takes it over the rolled-back one.
+    const previous = (await manifestRequest({ channel: track, currentUpdateId: second.id })).manifest;
+    expect(previous.extra.tidesync.release_id).toBe(first.id);
 
     const rolledBack = await setRelease(first.id, { status: "rolled_back" });
     await setRelease(second.id, { status: "rolled_back" });
@@ -190,6 +192,59 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     await testerGroup([paused], [], { everyone: true });
     await publish(await otaRelease(paused, 1, { status: "paused" }));
     expect((await manifestRequest({ channel: paused })).directive).toEqual({ type: "noUpdateAvailable" });
+  });
+
+  it("after a rollback a device on the rolled-back update moves, as expo-updates decides (a newer commitTime only)", async () => {
+    // LoaderSelectionPolicyFilterAware (expo/expo): a manifest or a rollBackToEmbedded is taken only when
+    // its createdAt / commitTime is after the commitTime (createdAt) of the update the device runs.
+    const after = (time: string, running: { createdAt: string }) => Date.parse(time) > Date.parse(running.createdAt);
+
+    // B: the newest rolled back; the device that took it gets A again, as of the rollback, under an id of its own.
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    const a = await publish(await otaRelease(track, 1));
+    const b = await publish(await otaRelease(track, 2));
+    const tookB = (await manifestRequest({ channel: track })).manifest;
+    expect(tookB.id).toBe(b.id);
+    await setRelease(b.id, { status: "rolled_back" });
+    const again = (await manifestRequest({ channel: track, currentUpdateId: tookB.id })).manifest;
+    expect(again.extra.tidesync.release_id).toBe(a.id);
+    expect(again.id).not.toBe(a.id);
+    expect(after(again.createdAt, tookB)).toBe(true);
+    // The same answer for every device; one that runs it, or A itself, has nothing to take.
+    expect((await manifestRequest({ channel: track })).manifest).toMatchObject({ id: again.id, createdAt: again.createdAt });
+    expect((await manifestRequest({ channel: track, currentUpdateId: again.id })).directive).toEqual({ type: "noUpdateAvailable" });
+    expect((await manifestRequest({ channel: track, currentUpdateId: a.id.toUpperCase() })).directive).toEqual({ type: "noUpdateAvailable" });
+    // A rolled back in turn: the device on the republished A goes to the embedded bundle.
+    await setRelease(a.id, { status: "rolled_back" });
+    const embedded = (await manifestRequest({ channel: track, currentUpdateId: again.id })).directive;
+    expect(embedded).toMatchObject({ type: "rollBackToEmbedded" });
+    expect(after(embedded.parameters.commitTime, again)).toBe(true);
+
+    // C: A rolled back, a newer C outside this device's rollout: the device on A still leaves it.
+    const outside = freshChannel("prod");
+    await testerGroup([outside], [], { everyone: true });
+    const rolled = await publish(await otaRelease(outside, 1));
+    const tookRolled = (await manifestRequest({ channel: outside })).manifest;
+    await setRelease(rolled.id, { status: "rolled_back" });
+    await publish(await otaRelease(outside, 2, { rollout_percentage: 0 }));
+    const toEmbedded = (await manifestRequest({ channel: outside, currentUpdateId: rolled.id })).directive;
+    expect(toEmbedded).toMatchObject({ type: "rollBackToEmbedded" });
+    expect(after(toEmbedded.parameters.commitTime, tookRolled)).toBe(true);
+
+    // C': A rolled back, a newer C paused: the device on A leaves it; one that took C before the pause keeps C.
+    const held = freshChannel("prod");
+    await testerGroup([held], [], { everyone: true });
+    const a3 = await publish(await otaRelease(held, 1));
+    const tookA3 = (await manifestRequest({ channel: held })).manifest;
+    await setRelease(a3.id, { status: "rolled_back" });
+    const c3 = await publish(await otaRelease(held, 2));
+    expect((await manifestRequest({ channel: held, currentUpdateId: a3.id })).manifest.id).toBe(c3.id);
+    await setRelease(c3.id, { status: "paused" });
+    const leaves = (await manifestRequest({ channel: held, currentUpdateId: a3.id })).directive;
+    expect(leaves).toMatchObject({ type: "rollBackToEmbedded" });
+    expect(after(leaves.parameters.commitTime, tookA3)).toBe(true);
+    expect((await manifestRequest({ channel: held, currentUpdateId: c3.id })).directive).toEqual({ type: "noUpdateAvailable" });
   });
 
   it("a beta channel: a member with their token gets the update; a non-member and a caller without a token get exactly noUpdateAvailable", async () => {

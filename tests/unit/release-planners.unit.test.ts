@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { planExpoUpdate } from "../../functions/_shared/releases/plan-expo-update.ts";
+import { planExpoUpdate, republishedUpdateId, republishTime } from "../../functions/_shared/releases/plan-expo-update.ts";
 import { planUpdateCheck } from "../../functions/_shared/releases/plan-update-check.ts";
 import { inRollout, rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
 import {
@@ -114,7 +114,7 @@ describe("rollouts", () => {
   });
 });
 
-const candidate = (build: number, overrides: Partial<{ status: "active" | "paused" | "rolled_back"; rollout_percentage: number; rollout_bucket: number }> = {}) => ({
+const candidate = (build: number, overrides: Partial<{ status: "active" | "paused" | "rolled_back"; rollout_percentage: number; rollout_bucket: number; created_at: Date }> = {}) => ({
   id: `00000000-0000-4000-8000-${String(build).padStart(12, "0")}`,
   build_number: build,
   status: "active" as const,
@@ -156,9 +156,49 @@ describe("planExpoUpdate", () => {
   it("rolling back the newest offers the previous; with none left, rollBackToEmbedded; paused alone is noUpdateAvailable", () => {
     expect(planExpoUpdate([candidate(1), candidate(2, { status: "rolled_back" })], undefined)).toMatchObject({ kind: "manifest", release: { build_number: 1 } });
     const rolledBack = candidate(2, { status: "rolled_back" });
-    expect(planExpoUpdate([candidate(1, { status: "paused" }), rolledBack], undefined)).toEqual({ kind: "rollBackToEmbedded", commitTime: rolledBack.updated_at });
+    expect(planExpoUpdate([candidate(1, { status: "paused" }), rolledBack], undefined))
+      .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
     expect(planExpoUpdate([candidate(1, { status: "paused" })], undefined)).toEqual({ kind: "noUpdateAvailable" });
     expect(planExpoUpdate([], undefined)).toEqual({ kind: "noUpdateAvailable" });
+  });
+});
+
+describe("planExpoUpdate after a rollback (expo-updates takes only a later createdAt / commitTime)", () => {
+  const withRepublishedIds = async <T extends ReturnType<typeof candidate>>(updates: T[]) => {
+    const at = republishTime(updates);
+    return await Promise.all(updates.map(async (u) => ({ ...u, republished_id: at ? await republishedUpdateId(u.id, at) : undefined })));
+  };
+
+  it("the previous update is served as of the rollback, under one id, to a device on the rolled-back one and to new devices", async () => {
+    const [a, b] = await withRepublishedIds([candidate(1), candidate(2, { status: "rolled_back" })]);
+    const plan = planExpoUpdate([a, b], b.id);
+    expect(plan).toEqual({ kind: "manifest", release: a, id: a.republished_id, createdAt: new Date(b.updated_at.getTime() + 1) });
+    if (plan.kind !== "manifest") throw new Error("a manifest");
+    expect(plan.createdAt.getTime()).toBeGreaterThan(b.created_at.getTime());
+    expect(plan.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(planExpoUpdate([a, b], undefined)).toEqual(plan);
+    // Running it (either id) is nothing to take.
+    expect(planExpoUpdate([a, b], a.republished_id)).toEqual({ kind: "noUpdateAvailable" });
+    expect(planExpoUpdate([a, b], a.id)).toEqual({ kind: "noUpdateAvailable" });
+    // Published after the rollback: served as published.
+    const [c, rolledBack] = await withRepublishedIds([candidate(3, { created_at: new Date(1_900_000_000_000) }), b]);
+    expect(planExpoUpdate([c, rolledBack], b.id)).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
+  });
+
+  it("nothing to offer: rollBackToEmbedded for a device on a rolled-back update, also below a newer paused or unreached one", async () => {
+    const rolledBack = candidate(1, { status: "rolled_back" });
+    const commitTime = new Date(rolledBack.updated_at.getTime() + 1);
+    for (const newer of [candidate(2, { status: "paused" }), candidate(2, { rollout_percentage: 10, rollout_bucket: 5000 })]) {
+      const updates = await withRepublishedIds([rolledBack, newer]);
+      expect(planExpoUpdate(updates, rolledBack.id)).toEqual({ kind: "rollBackToEmbedded", commitTime });
+      // A device that took the newer one before it was paused (or the rollout narrowed) keeps it.
+      expect(planExpoUpdate(updates, newer.id)).toEqual({ kind: "noUpdateAvailable" });
+    }
+  });
+
+  it("a device on an update that was not rolled back keeps it: the offered update as published", async () => {
+    const updates = await withRepublishedIds([candidate(1), candidate(2, { status: "rolled_back" }), candidate(3, { status: "paused" })]);
+    expect(planExpoUpdate(updates, updates[2].id)).toEqual({ kind: "manifest", release: updates[0], id: updates[0].id, createdAt: updates[0].created_at });
   });
 });
 

@@ -91,12 +91,16 @@ function manifestAsset(sha256: string, contentType: string, fileExtension: strin
   return { hash: expoAssetHash(sha256), key: sha256, contentType, ...(fileExtension ? { fileExtension } : {}), url: link.url };
 }
 
-/** The manifest of an OTA release; `links` holds the launch asset's link first, then one per asset. */
-export function expoManifest(release: ReleaseRow, links: readonly DownloadLink[]) {
+/**
+ * The manifest of an OTA release, served under `served`'s id and createdAt (the release's own, or
+ * those of its republication after a rollback: plan-expo-update.ts); `links` holds the launch
+ * asset's link first, then one per asset.
+ */
+export function expoManifest(release: ReleaseRow, links: readonly DownloadLink[], served: { id: string; createdAt: Date }) {
   const [launchLink, ...assetLinks] = links;
   return {
-    id: release.id,
-    createdAt: release.created_at.toISOString(),
+    id: served.id,
+    createdAt: served.createdAt.toISOString(),
     runtimeVersion: release.runtime_version,
     launchAsset: manifestAsset(release.artifact_sha256, release.artifact_content_type, ".bundle", launchLink),
     assets: release.assets.map((asset: OtaAsset, i) => manifestAsset(asset.sha256, asset.content_type, asset.file_extension, assetLinks[i])),

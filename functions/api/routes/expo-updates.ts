@@ -5,7 +5,7 @@
 // check); without one, only `everyone` channels exist.
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
-import { planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
+import { planExpoUpdate, republishedUpdateId, republishTime } from "../../_shared/releases/plan-expo-update.ts";
 import { ROLLOUT_BUCKETS, rolloutBucket } from "../../_shared/releases/rollout.ts";
 import { channelNameSchema } from "../../_shared/schemas/releases.ts";
 import type { App, Deps } from "../lib/app-env.ts";
@@ -26,7 +26,7 @@ const expoHeadersSchema = z.object({
   "expo-platform": z.enum(["ios", "android"]),
   "expo-runtime-version": z.string().min(1).max(64),
   "expo-channel-name": channelNameSchema,
-  "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs; the same one again is noUpdateAvailable"),
+  "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs: the same one again is noUpdateAvailable; one rolled back is replaced"),
   "expo-expect-signature": z.string().max(256).optional().describe("sig, keyid=\"…\", alg=\"rsa-v1_5-sha256\": sign each part"),
   "eas-client-id": z.string().max(64).optional().describe("a stable id of the installation; the rollout key of a request without a token"),
 });
@@ -54,7 +54,8 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     description: "Set `updates.url` of an Expo app to this URL and `updates.requestHeaders` to {\"expo-channel-name\": …}. " +
       "Answers multipart/mixed with a `manifest` part (the newest active OTA update of the channel for this platform and " +
       "runtime version that the caller may receive and whose rollout includes the installation) or a `directive` part " +
-      "(noUpdateAvailable; rollBackToEmbedded when the newest update was rolled back). Protocol 0 gets 204 instead of a " +
+      "(noUpdateAvailable; rollBackToEmbedded when the caller's update was rolled back and none is offered). After a rollback " +
+      "an older update is served as of the rollback, under an id of its own (extra.tidesync.release_id names the release). Protocol 0 gets 204 instead of a " +
       "directive. With expo-expect-signature each part carries an expo-signature (rsa-v1_5-sha256). A bearer token is optional.",
     middleware: [optionalUser(deps, "releases")] as const,
     request: { headers: expoHeadersSchema },
@@ -80,9 +81,11 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
 
     // Without any stable id, only a release rolled out to 100% is offered.
     const rolloutKey = seen.device?.installation_id ?? headers["eas-client-id"] ?? user?.sub;
+    const rolledBackAt = republishTime(seen.releases);
     const candidates = await Promise.all(seen.releases.map(async (r) => ({
       ...r,
       rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
+      republished_id: rolledBackAt ? await republishedUpdateId(r.id, rolledBackAt) : undefined,
     })));
     const plan = planExpoUpdate(candidates, headers["expo-current-update-id"]);
     Object.assign(c.get("logFields"), { expo_answer: plan.kind, release_id: plan.kind === "manifest" ? plan.release.id : undefined });
@@ -95,7 +98,7 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
         { path: release.artifact_path, url: release.artifact_url },
         ...release.assets,
       ]);
-      parts = [{ name: "manifest", json: expoManifest(release, links) }, { name: "extensions", json: { assetRequestHeaders: {} } }];
+      parts = [{ name: "manifest", json: expoManifest(release, links, plan) }, { name: "extensions", json: { assetRequestHeaders: {} } }];
     } else {
       if (protocol === 0) return c.body(null, 204, protocolHeaders);
       const directive = plan.kind === "rollBackToEmbedded"
