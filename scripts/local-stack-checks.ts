@@ -2,9 +2,12 @@
 // statuses, what they print, what they leave in a database). Run by
 // `npm run test:migrations`, which has the Postgres they need, or alone:
 // `npx tsx scripts/local-stack-checks.ts`.
+import net from "node:net";
 import path from "node:path";
+import { PassThrough } from "node:stream";
 import { DENO, denoEnv, denoServeArgs, functionConfigArgs } from "./lib/deno.ts";
-import { ROOT } from "./lib/paths.ts";
+import { startFunctionsProcess } from "./lib/functions-process.ts";
+import { bin, ROOT } from "./lib/paths.ts";
 import { run } from "./lib/run.ts";
 
 export type Report = (ok: boolean, name: string, detail?: string) => boolean;
@@ -31,8 +34,48 @@ async function refusedConfigurationExits(report: Report): Promise<void> {
   }
 }
 
+/** A server on a free port of 127.0.0.1, standing for another stack already there. */
+async function occupyPort(): Promise<{ port: number; close(): Promise<void> }> {
+  const server = net.createServer((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { port: (server.address() as net.AddressInfo).port, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * `npm start` on a TIDESYNC_PORT another server holds stops at once, naming the variable. Before, its
+ * readiness probe took the other server's answers for its own: "tidesync is up" with that stack's URL
+ * and tokens of its own key, then Deno died with AddrInUse.
+ */
+async function portInUseIsRefused(report: Report): Promise<void> {
+  const other = await occupyPort();
+  try {
+    const result = await run(bin("tsx"), ["scripts/start.ts"], {
+      cwd: ROOT,
+      // A database nobody serves: the port must be refused before it is tried.
+      env: { ...process.env, TIDESYNC_PORT: String(other.port), DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" },
+      timeoutMs: 60_000,
+    });
+    const output = result.stdout + result.stderr;
+    report(result.code === 1 && output.includes(`port ${other.port} on 127.0.0.1 is in use`) && output.includes("TIDESYNC_PORT") &&
+      !/tidesync is up|using DATABASE_URL/.test(output),
+      "npm start with TIDESYNC_PORT in use stops before anything else, naming the variable", `status ${result.code}\n${output.slice(-800)}`);
+
+    const refused = await startFunctionsProcess({ env: {}, port: other.port, output: new PassThrough() }).then(
+      async (server) => {
+        await server.stop();
+        return "it started";
+      },
+      (error: Error) => error.message,
+    );
+    report(/is in use.*TIDESYNC_PORT/.test(refused), "the functions server is not started on a port in use (its probe would take the other server for it)", refused);
+  } finally {
+    await other.close();
+  }
+}
+
 export async function localStackChecks(report: Report): Promise<void> {
   await refusedConfigurationExits(report);
+  await portInUseIsRefused(report);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -20,6 +20,7 @@ import { DATA_DIR, devReleaseSecrets, devSecrets, devSigningKey } from "./lib/de
 import { startEmbeddedPostgres } from "./lib/embedded-postgres.ts";
 import { type FunctionsProcess, startFunctionsProcess } from "./lib/functions-process.ts";
 import { ROOT } from "./lib/paths.ts";
+import { assertPortFree } from "./lib/ports.ts";
 import { isShuttingDown, onShutdown, runCleanups } from "./lib/shutdown.ts";
 import { loadSampleTodo } from "./seed/sample-todo.ts";
 import { loadSampleUsers } from "./seed/sample-users.ts";
@@ -76,6 +77,9 @@ async function embeddedDatabase(): Promise<{ functionsDbUrl: string; adminDbUrl:
 
 async function main(): Promise<void> {
   console.log("tidesync local stack (development only)");
+  // Before the database is set up: a port in use fails at once (checked again when Deno starts).
+  const apiPort = port("TIDESYNC_PORT", 54321);
+  await assertPortFree(apiPort, "127.0.0.1", "TIDESYNC_PORT", "the functions");
   let db: { functionsDbUrl: string; adminDbUrl: string; description: string };
   if (process.env.DATABASE_URL) {
     log(`using DATABASE_URL ${redact(process.env.DATABASE_URL)}`);
@@ -97,7 +101,6 @@ async function main(): Promise<void> {
     await writeFile(file, artifact.bytes);
   }
 
-  const apiPort = port("TIDESYNC_PORT", 54321);
   log(`starting the functions with Deno on 127.0.0.1:${apiPort}`);
   let functions: FunctionsProcess | undefined;
   // However this process ends, Deno must not outlive it.

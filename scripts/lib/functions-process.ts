@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { Writable } from "node:stream";
 import { DENO, denoEnv, denoServeArgs } from "./deno.ts";
 import { ROOT } from "./paths.ts";
+import { assertPortFree } from "./ports.ts";
 
 export interface FunctionsProcess {
   /** http://host:port/functions/v1 */
@@ -29,6 +30,8 @@ export interface FunctionsProcessOptions {
 
 export async function startFunctionsProcess(options: FunctionsProcessOptions): Promise<FunctionsProcess> {
   const host = options.host ?? "127.0.0.1";
+  // The probe below takes any server on the port for this one.
+  await assertPortFree(options.port, host, "TIDESYNC_PORT", "the functions");
   const child = spawn(DENO, denoServeArgs(options.denoConfig), {
     cwd: ROOT,
     env: denoEnv({ ...options.env, TIDESYNC_PORT: String(options.port), TIDESYNC_HOST: host }),
