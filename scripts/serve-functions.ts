@@ -9,6 +9,7 @@ import { keepServingOnUncaughtErrors } from "../functions/api/lib/keep-serving.t
 import { startOrExit } from "../functions/api/lib/start-up.ts";
 import { serveSignedObject } from "../functions/api/releases/local-artifact-store.ts";
 import { intSetting } from "../functions/_shared/int-setting.ts";
+import { urlHost } from "./lib/url-host.ts";
 
 const TCP_PORT = { min: 1, max: 65535 };
 const env = Deno.env.toObject();
@@ -25,7 +26,7 @@ const STORAGE_PREFIX = "/storage/v1";
 const localStorage = env.TIDESYNC_ARTIFACT_STORE === "local" && env.TIDESYNC_LOCAL_STORAGE_DIR
   ? { dir: env.TIDESYNC_LOCAL_STORAGE_DIR.replace(/\/+$/, ""), secret: env.TIDESYNC_LOCAL_STORAGE_SECRET ?? "" }
   : null;
-if (localStorage && !env.TIDESYNC_LOCAL_STORAGE_URL) env.TIDESYNC_LOCAL_STORAGE_URL = `http://${hostname}:${port}${STORAGE_PREFIX}`;
+if (localStorage && !env.TIDESYNC_LOCAL_STORAGE_URL) env.TIDESYNC_LOCAL_STORAGE_URL = `http://${urlHost(hostname)}:${port}${STORAGE_PREFIX}`;
 
 async function readLocalObject(bucket: string, path: string): Promise<Uint8Array | null> {
   try {

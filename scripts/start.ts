@@ -6,11 +6,12 @@
 //   * Stand-in (if not Supabase), migrations via `supabase db push`, sample seed.
 //     `npm start -- --reset` recreates the embedded database first.
 //   * The functions on real Deno at http://127.0.0.1:54321/functions/v1/api/...
-//     (TIDESYNC_PORT), the URL shape of `supabase functions serve`.
+//     (TIDESYNC_PORT, TIDESYNC_HOST), the URL shape of `supabase functions serve`.
 //   * Prints the API URL, the sample users and, for each, an access token in
 //     Supabase's claim shape, bound to its seeded session and signed with a
 //     dev-only key (.data/dev-signing-key.json).
 // Ctrl-C / SIGTERM stops Deno, then the embedded Postgres.
+import os from "node:os";
 import path from "node:path";
 import { OWNER_ROLE, provisionDatabase, setupDatabase, withDatabase } from "./db/database.ts";
 import { signEs256, supabaseClaims } from "./lib/access-tokens.ts";
@@ -20,6 +21,7 @@ import { DATA_DIR, devReleaseSecrets, devSecrets, devSigningKey } from "./lib/de
 import { startEmbeddedPostgres } from "./lib/embedded-postgres.ts";
 import { type FunctionsProcess, startFunctionsProcess } from "./lib/functions-process.ts";
 import { ROOT } from "./lib/paths.ts";
+import { isWildcardHost, urlHost } from "./lib/url-host.ts";
 import { assertPortFree } from "./lib/ports.ts";
 import { isShuttingDown, onShutdown, runCleanups } from "./lib/shutdown.ts";
 import { loadSampleTodo } from "./seed/sample-todo.ts";
@@ -44,6 +46,11 @@ function redact(url: string): string {
 }
 
 const log = (line: string) => console.log(`  · ${line}`);
+
+/** This machine's IPv4 addresses on its networks (what a phone on the same Wi-Fi connects to). */
+function networkAddresses(): string[] {
+  return Object.values(os.networkInterfaces()).flat().filter((a) => a && a.family === "IPv4" && !a.internal).map((a) => a!.address);
+}
 
 /** The embedded cluster, set up: returns the URL the functions use and the superuser one for the database. */
 async function embeddedDatabase(): Promise<{ functionsDbUrl: string; adminDbUrl: string; description: string }> {
@@ -79,7 +86,8 @@ async function main(): Promise<void> {
   console.log("tidesync local stack (development only)");
   // Before the database is set up: a port in use fails at once (checked again when Deno starts).
   const apiPort = port("TIDESYNC_PORT", 54321);
-  await assertPortFree(apiPort, "127.0.0.1", "TIDESYNC_PORT", "the functions");
+  const apiHost = process.env.TIDESYNC_HOST || "127.0.0.1";
+  await assertPortFree(apiPort, apiHost, "TIDESYNC_PORT", "the functions");
   let db: { functionsDbUrl: string; adminDbUrl: string; description: string };
   if (process.env.DATABASE_URL) {
     log(`using DATABASE_URL ${redact(process.env.DATABASE_URL)}`);
@@ -101,7 +109,9 @@ async function main(): Promise<void> {
     await writeFile(file, artifact.bytes);
   }
 
-  log(`starting the functions with Deno on 127.0.0.1:${apiPort}`);
+  log(`starting the functions with Deno on ${urlHost(apiHost)}:${apiPort}${isWildcardHost(apiHost) ? ` (listening on ${apiHost}: every interface)` : ""}`);
+  // On every interface, a phone reaches the stack at this machine's network address: so do the download links.
+  const lanUrls = isWildcardHost(apiHost) ? networkAddresses().map((address) => `http://${address}:${apiPort}`) : [];
   let functions: FunctionsProcess | undefined;
   // However this process ends, Deno must not outlive it.
   process.on("exit", () => functions?.process.kill("SIGTERM"));
@@ -119,8 +129,10 @@ async function main(): Promise<void> {
       TIDESYNC_LOCAL_STORAGE_DIR: storageDir,
       TIDESYNC_LOCAL_STORAGE_SECRET: releaseSecrets.local_storage_secret,
       TIDESYNC_EXPO_SIGNING_KEY: releaseSecrets.expo_signing_key_pem,
+      ...(lanUrls[0] && !process.env.TIDESYNC_LOCAL_STORAGE_URL ? { TIDESYNC_LOCAL_STORAGE_URL: `${lanUrls[0]}/storage/v1` } : {}),
     },
     port: apiPort,
+    host: apiHost,
     output: "inherit",
     readyTimeoutMs: 120_000,
   });
@@ -145,6 +157,9 @@ async function main(): Promise<void> {
     "━━ tidesync is up (development only) ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━",
     `API        ${api}/meta`,
     `OpenAPI    ${api}/openapi.json`,
+    ...(isWildcardHost(apiHost)
+      ? [`From a phone (TIDESYNC_HOST=${apiHost}, every interface): ${lanUrls.length ? lanUrls.map((u) => `${u}/functions/v1/api/v1`).join("  ") : "no network address found on this machine"}`]
+      : []),
     `Database   ${redact(db.functionsDbUrl)} (${db.description})`,
     `           ${process.env.DATABASE_URL ? "start the data over: npm run db:reset" : "start the data over: npm start -- --reset"}`,
     "",

@@ -5,6 +5,7 @@ import type { Writable } from "node:stream";
 import { DENO, denoEnv, denoServeArgs } from "./deno.ts";
 import { ROOT } from "./paths.ts";
 import { assertPortFree } from "./ports.ts";
+import { urlHost } from "./url-host.ts";
 
 export interface FunctionsProcess {
   /** http://host:port/functions/v1 */
@@ -18,6 +19,7 @@ export interface FunctionsProcess {
 export interface FunctionsProcessOptions {
   env: Record<string, string>;
   port: number;
+  /** The interface to listen on (TIDESYNC_HOST); default 127.0.0.1. */
   host?: string;
   /** Where Deno's stdout/stderr go: a stream, or this process' own ("inherit"). */
   output: Writable | "inherit";
@@ -44,7 +46,7 @@ export async function startFunctionsProcess(options: FunctionsProcessOptions): P
   let exited: number | null = null;
   child.on("exit", (code) => (exited = code ?? -1));
 
-  const baseUrl = `http://${host}:${options.port}/functions/v1`;
+  const baseUrl = `http://${urlHost(host)}:${options.port}/functions/v1`;
   const where = options.describe ? `; ${options.describe}` : "";
   const deadline = Date.now() + (options.readyTimeoutMs ?? 180_000);
   for (;;) {
