@@ -9,6 +9,9 @@ import { DENO, denoEnv, denoServeArgs, functionConfigArgs } from "./lib/deno.ts"
 import { startFunctionsProcess } from "./lib/functions-process.ts";
 import { bin, ROOT } from "./lib/paths.ts";
 import { run } from "./lib/run.ts";
+import postgres from "postgres";
+import { dropDatabase, withDatabase } from "./db/database.ts";
+import { TEST_ADMIN_URL, temporaryDatabaseName } from "./lib/temp-database.ts";
 
 export type Report = (ok: boolean, name: string, detail?: string) => boolean;
 
@@ -73,9 +76,39 @@ async function portInUseIsRefused(report: Report): Promise<void> {
   }
 }
 
+function npmRun(script: string, databaseUrl: string): ReturnType<typeof run> {
+  return run("npm", ["run", "-s", script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, timeoutMs: 240_000 });
+}
+
+/** db:reset on a plain database that is someone's (not a stand-in) refuses and leaves it as it was; it dropped it before. */
+async function resetRefusesOtherDatabases(report: Report): Promise<void> {
+  const name = temporaryDatabaseName("tidesync_not_ours");
+  const admin = postgres(TEST_ADMIN_URL, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+    const db = postgres(withDatabase(TEST_ADMIN_URL, name), { max: 1, onnotice: () => {} });
+    try {
+      await db.unsafe("create table customers (id int primary key, name text); insert into customers values (1, 'precious')");
+      const result = await npmRun("db:reset", withDatabase(TEST_ADMIN_URL, name));
+      const [row] = await db<{ n: number }[]>`select count(*)::int as n from customers`;
+      report(result.code === 1 && result.stderr.includes(`${name} is not a tidesync stand-in database`) &&
+        result.stderr.includes("public.customers") && result.stderr.includes("drop it yourself") && row.n === 1,
+        "db:reset refuses a plain database with tables of its own and leaves them", `status ${result.code}\n${result.stdout}${result.stderr}`);
+    } finally {
+      await db.end();
+    }
+  } catch (error) {
+    report(false, "db:reset refuses a plain database with tables of its own and leaves them", (error as Error).message);
+  } finally {
+    await admin.end();
+    await dropDatabase(TEST_ADMIN_URL, name);
+  }
+}
+
 export async function localStackChecks(report: Report): Promise<void> {
   await refusedConfigurationExits(report);
   await portInUseIsRefused(report);
+  await resetRefusesOtherDatabases(report);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

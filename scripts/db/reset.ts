@@ -1,7 +1,9 @@
 // `DATABASE_URL=… npm run db:reset`: starts a stand-in database over: drops
 // and recreates it (same owner), then db:setup (stand-in, migrations, seed).
 // Refuses on a real Supabase database (use `supabase db reset` there, which
-// knows what the platform owns) and on the maintenance databases.
+// knows what the platform owns), on the maintenance databases, and on any
+// other database that is not a stand-in one (someone's app database pointed at
+// by mistake) unless it holds nothing yet.
 import postgres from "postgres";
 import { databaseKind, setupDatabase, withDatabase } from "./database.ts";
 
@@ -14,6 +16,22 @@ async function ownerUrl(adminUrl: string): Promise<string> {
     u.username = row.owner;
     u.password = "";
     return u.toString();
+  } finally {
+    await sql.end();
+  }
+}
+
+/** Tables, views and sequences outside Postgres' own schemas, by name (the first few). */
+async function ownRelations(url: string): Promise<string[]> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ name: string }[]>`
+      select format('%I.%I', n.nspname, c.relname) as name
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where c.relkind in ('r', 'p', 'v', 'm', 'S', 'f')
+        and n.nspname <> 'information_schema' and n.nspname !~ '^pg_'
+      order by 1 limit 4`;
+    return rows.map((r) => r.name);
   } finally {
     await sql.end();
   }
@@ -34,6 +52,14 @@ try {
   if (kind === "supabase") {
     throw new Error("this is a real Supabase database; db:reset only starts stand-in databases over. " +
       "Use `supabase db reset` (local stack) or `supabase db reset --linked` (a project you mean to wipe).");
+  }
+  if (kind === "plain") {
+    const own = await ownRelations(url);
+    if (own.length > 0) {
+      throw new Error(`${database} is not a tidesync stand-in database: it has no Supabase stand-in and holds ` +
+        `${own.length === 1 ? "a table" : "tables"} of its own (${own.slice(0, 3).join(", ")}${own.length > 3 ? ", …" : ""}). ` +
+        "db:reset only starts stand-in databases over; if you mean to throw this one away, drop it yourself.");
+    }
   }
   const maintenance = postgres(withDatabase(url, "postgres"), { max: 1, onnotice: () => {} });
   try {
