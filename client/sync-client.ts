@@ -129,6 +129,8 @@ export class TidesyncClient {
   /** The op count of the next batch, lowered by whole-batch refusals an op is at fault for. */
   private readonly batchSize: BatchSize;
   private running: Promise<SyncReport> | null = null;
+  /** The sync queued to start when the running one ends (sync() while one runs). */
+  private followUp: Promise<SyncReport> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
   /** The server's collections (null until a GET /v1/meta was seen on this device). */
   private catalog: CollectionCatalog | null;
@@ -393,7 +395,7 @@ export class TidesyncClient {
     this.pokes?.stop();
     const listener = new PokeListener({
       realtime,
-      sync: () => this.syncAfterCurrent(),
+      sync: () => this.sync(),
       scopeIds: () => this.scopeIds(),
       setTimeout: (callback, ms) => setTimeout(callback, ms),
       clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
@@ -406,12 +408,6 @@ export class TidesyncClient {
       if (this.pokes === listener) this.pokes = null;
       this.stop();
     };
-  }
-
-  /** A sync that starts after the one under way (if any), so it sees everything committed before it was asked for. */
-  private async syncAfterCurrent(): Promise<SyncReport> {
-    if (this.running) await this.running.catch(() => {});
-    return await this.sync();
   }
 
   /** The ids of the scope records (lists) this device holds: the topics whose pokes concern it. */
@@ -429,13 +425,22 @@ export class TidesyncClient {
 
   /**
    * Push every pending op, then pull until up to date. One sync at a time: a
-   * call while one runs returns that one; it first waits out a Retry-After an
-   * earlier sync was given. Rejects when the server stays
+   * call while one runs returns the sync that starts when that one ends (one
+   * at most is queued, shared by every call made meanwhile), so what was
+   * written before the call is pushed when it resolves. A sync first waits
+   * out a Retry-After an earlier sync was given. Rejects when the server stays
    * unreachable beyond the retry budget or answers a non-retryable error; the
    * outbox is kept and the next sync() continues where this one stopped.
    */
   sync(): Promise<SyncReport> {
-    if (this.running) return this.running;
+    if (this.running) {
+      // The running sync may have taken its batches before the caller's writes: they go in the next one.
+      this.followUp ??= this.running.catch(() => {}).then(() => {
+        this.followUp = null;
+        return this.sync();
+      });
+      return this.followUp;
+    }
     const run = this.runSync().finally(() => {
       this.running = null;
     });

@@ -2,6 +2,7 @@
 // last error code; listeners subscribe and unsubscribe.
 import { describe, expect, it } from "vitest";
 import type { SyncStatus } from "../status.ts";
+import type { SyncReport } from "../sync-client.ts";
 import { envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
@@ -46,13 +47,33 @@ describe("sync status", () => {
     expect(states).toContain("offline:NETWORK");
   });
 
-  it("runs one sync at a time", async () => {
+  it("runs one sync at a time: a call while one runs gets the one queued after it (one at most)", async () => {
     const server = new FakeServer();
     const { client } = await openClient(server);
     await client.create("tasks", { title: "a" });
-    const [a, b] = [client.sync(), client.sync()];
-    expect(a).toBe(b);
-    await a;
+    const [a, b, c] = [client.sync(), client.sync(), client.sync()];
+    expect(b).not.toBe(a);
+    expect(c).toBe(b);
+    await Promise.all([a, b]);
     expect(server.batches()).toHaveLength(1);
+    expect(server.requests.filter((r) => r.path === "/v1/sync/changes")).toHaveLength(2);
+  });
+
+  it("a write made while a sync pulls is on the server when the next sync() resolves", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    await client.sync();
+    let written: Promise<SyncReport> | null = null;
+    // A timer's or a poke's sync is pulling when the app writes and awaits sync().
+    server.duringFirst("/v1/sync/changes", async () => {
+      await client.create("tasks", { list_id: LIST_ID, title: "saved?" });
+      written = client.sync();
+    });
+    const background = client.sync();
+    await background;
+    const report = await written!;
+    expect(report.applied).toBe(1);
+    expect([...server.records.values()].map((r) => r.data?.title)).toContain("saved?");
+    expect(client.status.pending).toBe(0);
   });
 });
