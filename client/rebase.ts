@@ -76,3 +76,18 @@ export function discardedFields(op: SyncOp, server: SyncRecord, resolution: Conf
     .filter(([field, value]) => !Object.hasOwn(resent, field) && (server.deleted || resolution.type === "delete" || !jsonEqual(value, server.data?.[field])))
     .map(([field]) => field);
 }
+
+/**
+ * The op that sends again what `resolution` keeps of the refused `op`, based on the server's
+ * current version, or null. `later` are the record's ops queued behind `op`: newer intent, each
+ * sent with its own base and answered on its own, so a later delete supersedes the rebased op
+ * and the fields a later op sets are left to it (re-sent after it, they would undo it).
+ */
+export function rebasedOp(op: SyncOp, server: SyncRecord, resolution: ConflictResolution, later: readonly SyncOp[], newId: () => string): SyncOp | null {
+  if (resolution.type === "discard" || later.some((next) => next.type === "delete")) return null;
+  const base = () => ({ op_id: newId(), collection: op.collection, record_id: op.record_id, base_version: server.version });
+  if (resolution.type === "delete") return { ...base(), type: "delete" };
+  const overridden = new Set(later.flatMap((next) => Object.keys(next.data ?? {})));
+  const data = Object.fromEntries(Object.entries(resolution.data).filter(([field]) => !overridden.has(field)));
+  return Object.keys(data).length > 0 ? { ...base(), type: "upsert", data } : null;
+}

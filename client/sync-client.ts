@@ -37,7 +37,7 @@ import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
-import { type ConflictHandler, discardedFields, serverWinsPerField } from "./rebase.ts";
+import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, type StorageChange, type SyncStorage } from "./storage.ts";
@@ -617,20 +617,8 @@ export class TidesyncClient {
           ...(result.conflicting_fields ? { conflictingFields: result.conflicting_fields } : {}),
         });
         const fields = discardedFields(op, server, resolution);
-        const later = pendingFor(outbox.values(), op.collection, op.record_id);
-        let rebased: SyncOp | null = null;
-        // A later local delete of the record supersedes whatever this op still wanted.
-        if (resolution.type !== "discard" && !later.some((p) => p.op.type === "delete")) {
-          const base = { op_id: this.newId(), collection: op.collection, record_id: op.record_id, base_version: server.version };
-          if (resolution.type === "delete") {
-            rebased = { ...base, type: "delete" };
-          } else {
-            // Fields a later local op sets are newer intent: leave them to that op.
-            const overridden = new Set(later.flatMap((p) => Object.keys(p.op.data ?? {})));
-            const data = Object.fromEntries(Object.entries(resolution.data).filter(([field]) => !overridden.has(field)));
-            if (Object.keys(data).length > 0) rebased = { ...base, type: "upsert", data };
-          }
-        }
+        const later = pendingFor(outbox.values(), op.collection, op.record_id).map((p) => p.op);
+        const rebased = rebasedOp(op, server, resolution, later, () => this.newId());
         if (rebased) outbox.set(rebased.op_id, { op: rebased, sent: false, base_data: server.deleted ? null : server.data });
         events.push({ type: "conflict", op, server, resolution, rebasedOpId: rebased?.op_id ?? null });
         if (fields === null || fields.length > 0) {

@@ -6,7 +6,8 @@
 // - every op gets its own answer: `conflict` is rebased (the fields that did
 //   not clash are sent again on top of the server's record), `rejected` is
 //   surfaced and the record goes back to the server's state (or leaves the
-//   device when the server shows none);
+//   device when the server shows none); the record's later ops are still
+//   sent, each judged by the server against its own base, as in one batch;
 // - batches respect the op count and body size limits (client/batching.ts),
 //   retries the backoff and Retry-After.
 // What the local database must show afterwards comes back as `corrections`.
@@ -16,7 +17,7 @@ import { TidesyncResponseError } from "../../api-error.ts";
 import { BatchSize } from "../../batch-refusal.ts";
 import { type BatchBounds, fittingCount } from "../../batching.ts";
 import type { SyncEvent } from "../../events.ts";
-import { type ConflictHandler, discardedFields, serverWinsPerField } from "../../rebase.ts";
+import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "./key-value.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
 
@@ -88,7 +89,6 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     }
     const answered = new Set(batch.map((op) => op.op_id));
     const rebased: SyncOp[] = [];
-    const refused = new Set<string>();
     for (const [i, answer] of results.entries()) {
       const op = batch[i];
       const key = `${op.collection}/${op.record_id}`;
@@ -108,7 +108,6 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       if (outcome === "conflict") {
         result.conflicts++;
         const server = answer.record;
-        refused.add(key);
         corrections.set(key, { collection: op.collection, id: op.record_id, record: server ?? null });
         if (!server) continue;
         const resolution = await (context.onConflict ?? serverWinsPerField)({
@@ -117,8 +116,9 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
           baseData: null,
           ...(answer.conflicting_fields ? { conflictingFields: answer.conflicting_fields } : {}),
         });
-        const base = { op_id: context.newId(), collection: op.collection, record_id: op.record_id, base_version: server.version };
-        const next: SyncOp | null = resolution.type === "upsert" ? { ...base, type: "upsert", data: resolution.data } : resolution.type === "delete" ? { ...base, type: "delete" } : null;
+        // The record's ops behind this one (this batch's and later ones) are newer intent.
+        const later = queue.slice(i + 1).filter((next) => next.collection === op.collection && next.record_id === op.record_id);
+        const next = rebasedOp(op, server, resolution, later, context.newId);
         if (next) rebased.push(next);
         emit({ type: "conflict", op, server, resolution, rebasedOpId: next?.op_id ?? null });
         const fields = discardedFields(op, server, resolution);
@@ -127,13 +127,13 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       }
       result.rejected++;
       const error: SyncOpError = answer.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
-      refused.add(key);
       corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
       emit({ type: "op_rejected", op, error, ...(answer.record ? { record: answer.record } : {}), dropped: !answer.record });
       emit({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
     }
-    // Later ops of a record whose op was refused built on it: they go too (the record returns to the server's state).
-    queue = [...queue.filter((op) => !answered.has(op.op_id) && !refused.has(`${op.collection}/${op.record_id}`)), ...rebased];
+    // Later ops of a record whose op was refused stay: a field they set that nobody else changed is
+    // applied, one that clashes is answered conflict in turn (and reported), as within one batch.
+    queue = [...queue.filter((op) => !answered.has(op.op_id)), ...rebased];
     await store.set(SENT_KEY, queue);
   }
   result.corrections = [...corrections.values()];
