@@ -1599,6 +1599,35 @@ $function$;
 comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction for the first ~300 topics of a transaction (16 KiB of names remembered), once per topic and statement past them. realtime.send never fails the write (it turns errors into warnings). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
 revoke execute on function app_private.send_sync_pokes() from public;
 
+-- function app_private.session_is_live(p_session_id uuid, p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.session_is_live(p_session_id uuid, p_user_id uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- A user learns nothing of another user's sessions.
+  if current_setting('role') = 'authenticated' and p_user_id is distinct from auth.uid() then
+    return false;
+  end if;
+  return exists (
+    select 1
+      from auth.sessions s
+      join auth.users u on u.id = s.user_id
+     where s.id = p_session_id
+       and s.user_id = p_user_id
+       and (s.not_after is null or s.not_after > now())
+       and (u.banned_until is null or u.banned_until <= now())
+       and u.deleted_at is null
+  );
+end
+$function$;
+comment on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) is 'The one rule for "this Supabase session still counts": its auth.sessions row exists for p_user_id and has not passed not_after, and the user is neither banned (banned_until in the future) nor deleted (deleted_at). The api function''s session check, GET /v1/devices (active) and app_private.push_targets apply it. Security definer: authenticated cannot read auth.sessions; called as authenticated it answers only for the caller''s own sessions (false for anyone else''s). plpgsql, so its plan is cached per connection.';
+revoke execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) from public;
+grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to authenticated;
+grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to service_role;
+
 -- function app_private.sync_apply(p_writes jsonb)
 CREATE OR REPLACE FUNCTION app_private.sync_apply(p_writes jsonb)
  RETURNS jsonb

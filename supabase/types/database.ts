@@ -300,6 +300,13 @@ export type Database = {
             referencedColumns: ["id"];
           },
           {
+            foreignKeyName: "release_feedback_device_id_fkey";
+            columns: ["device_id"];
+            isOneToOne: false;
+            referencedRelation: "push_targets";
+            referencedColumns: ["device_id"];
+          },
+          {
             foreignKeyName: "release_feedback_release_id_fkey";
             columns: ["release_id"];
             isOneToOne: false;
@@ -739,7 +746,40 @@ export type Database = {
       };
     };
     Views: {
-      [_ in never]: never;
+      "push_targets": {
+        Row: {
+          "device_id": string;
+          "locale": string | null;
+          "platform": string;
+          "push_provider": string | null;
+          "push_token": string | null;
+          "push_token_updated_at": string | null;
+          "timezone": string | null;
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "device_id"?: string | null;
+          "locale"?: string | null;
+          "platform"?: string | null;
+          "push_provider"?: string | null;
+          "push_token"?: string | null;
+          "push_token_updated_at"?: string | null;
+          "timezone"?: string | null;
+          "user_id"?: string | null;
+        };
+        Update: {
+          "device_id"?: string | null;
+          "locale"?: string | null;
+          "platform"?: string | null;
+          "push_provider"?: string | null;
+          "push_token"?: string | null;
+          "push_token_updated_at"?: string | null;
+          "timezone"?: string | null;
+          "user_id"?: string | null;
+        };
+        Relationships: [];
+      };
     };
     Functions: {
       "before_account_purge": {
@@ -975,6 +1015,10 @@ export type Database = {
           "lists_handed_over": number;
           "users_deleted": number;
         }[];
+      };
+      "session_is_live": {
+        Args: { "p_session_id": string; "p_user_id": string };
+        Returns: boolean;
       };
       "sync_apply": { Args: { "p_writes": Json }; Returns: Json };
       "sync_base_type": {

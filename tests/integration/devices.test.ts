@@ -126,6 +126,46 @@ describe("DELETE /v1/devices/{id} (remote sign-out)", () => {
   });
 });
 
+/** The devices app_private.push_targets names for a user, read as push senders read it (service_role). */
+async function pushTargets(userId: string): Promise<string[]> {
+  return await adminSql.begin(async (tx) => {
+    await tx`set local role service_role`;
+    const rows = await tx<{ device_id: string }[]>`select device_id from app_private.push_targets where user_id = ${userId} order by device_id`;
+    return rows.map((row) => row.device_id);
+  });
+}
+
+describe("a device whose session no longer counts (expired, user banned)", () => {
+  it("is listed not active, with no push token in use, and is no push target once its session passed not_after", async () => {
+    const user = await createTestUser();
+    const other = await user.newSession();
+    const expiring = (await startSession(user.token, phone({ push_token: pushToken(), push_provider: "apns" }))).body.device;
+    const mine = (await startSession(other.token, phone({ platform: "android", push_token: pushToken(), push_provider: "fcm" }))).body.device;
+    expect(mine).toMatchObject({ active: true, has_push_token: true, current: true });
+    expect(await pushTargets(user.userId)).toEqual([expiring.id, mine.id].sort());
+
+    await adminSql`update auth.sessions set not_after = now() - interval '1 minute' where id = ${user.sessionId}`;
+    expectEnvelope(await call("/v1/whoami", { token: user.token }), 401, "UNAUTHENTICATED");
+    const devices = await listDevices(other.token);
+    expect(devices.map((d) => d.id)).toEqual([mine.id, expiring.id]); // active first
+    expect(devices[0]).toMatchObject({ active: true, has_push_token: true, push_provider: "fcm", current: true });
+    expect(devices[1]).toMatchObject({ active: false, has_push_token: false, push_provider: null, current: false });
+    expect(await pushTargets(user.userId)).toEqual([mine.id]);
+  });
+
+  it("a banned user's devices are no push targets while the ban lasts", async () => {
+    const user = await createTestUser();
+    const device = (await startSession(user.token, phone({ push_token: pushToken(), push_provider: "fcm" }))).body.device;
+    expect(await pushTargets(user.userId)).toEqual([device.id]);
+    await adminSql`update auth.users set banned_until = now() + interval '100 years' where id = ${user.userId}`;
+    expectEnvelope(await call("/v1/devices", { token: user.token }), 401, "UNAUTHENTICATED");
+    expect(await pushTargets(user.userId)).toEqual([]);
+    await adminSql`update auth.users set banned_until = now() - interval '1 second' where id = ${user.userId}`;
+    expect(await pushTargets(user.userId)).toEqual([device.id]);
+    expect((await listDevices(user.token)).map((d) => [d.active, d.has_push_token])).toEqual([[true, true]]);
+  });
+});
+
 describe("push tokens: at most one active device each", () => {
   it("re-registered by a second user on the same installation (shared phone), the token is gone from the first user's device", async () => {
     const first = await createTestUser();

@@ -50,7 +50,10 @@ export const deviceSchema = z.object({
   push_token_updated_at: timestamp.nullable(),
   last_seen_at: timestamp,
   created_at: timestamp,
-  revoked_at: timestamp.nullable().describe("when the device was signed out; null while active"),
+  revoked_at: timestamp.nullable().describe("when the device was signed out (its session ended); null while a session is bound, see active"),
+  active: z.boolean().describe(
+    "true while the device's session counts: bound, not expired (Supabase Auth's session timebox), its user neither banned nor deleted. A device whose session expired is not active (and has no push token in use) although revoked_at stays null until Supabase Auth deletes the session",
+  ),
   current: z.boolean().describe("true for the device of the calling session"),
 });
 export type Device = z.infer<typeof deviceSchema>;

@@ -25,7 +25,15 @@ interface DeviceRow {
   created_at: Date;
   revoked_at: Date | null;
   session_id: string | null;
+  /** app_private.session_is_live() of the bound session: false once it expired or its user was banned or deleted. */
+  live: boolean;
 }
+
+/** The columns of a device `d` as the API answers it; `live` by the database's one rule of a session that counts. */
+const DEVICE_COLUMNS = `
+  d.id, d.installation_id, d.platform, d.app_version, d.build_number, d.os_version, d.model, d.locale, d.timezone,
+  d.push_provider, d.push_token is not null as has_push_token, d.push_token_updated_at, d.last_seen_at,
+  d.created_at, d.revoked_at, d.session_id, app_private.session_is_live(d.session_id, d.user_id) as live`;
 
 /** The device list is bounded; a user has a handful of installs (plus revoked ones). */
 export const MAX_LISTED_DEVICES = 100;
@@ -41,12 +49,14 @@ function toDevice(row: DeviceRow, currentSessionId: string): Device {
     model: row.model,
     locale: row.locale,
     timezone: row.timezone,
-    push_provider: row.push_provider,
-    has_push_token: row.has_push_token,
+    // A session that no longer counts gets no pushes (app_private.push_targets): its token is not in use.
+    push_provider: row.live ? row.push_provider : null,
+    has_push_token: row.live && row.has_push_token,
     push_token_updated_at: row.push_token_updated_at?.toISOString() ?? null,
     last_seen_at: row.last_seen_at.toISOString(),
     created_at: row.created_at.toISOString(),
     revoked_at: row.revoked_at?.toISOString() ?? null,
+    active: row.live,
     current: row.session_id !== null && row.session_id === currentSessionId,
   };
 }
@@ -113,9 +123,7 @@ export async function registerDevice(
       session_id = excluded.session_id,
       last_seen_at = excluded.last_seen_at
     returning
-      d.id, d.installation_id, d.platform, d.app_version, d.build_number, d.os_version, d.model, d.locale, d.timezone,
-      d.push_provider, d.push_token is not null as has_push_token, d.push_token_updated_at, d.last_seen_at,
-      d.created_at, d.revoked_at, d.session_id,
+      ${tx.unsafe(DEVICE_COLUMNS)},
       (d.xmax = 0) as created,
       ${wireNow(tx)} as server_time`;
   // An install runs one session: the one it ran before is signed out, so no
@@ -125,20 +133,17 @@ export async function registerDevice(
   return { device: toDevice(deviceRow, caller.sessionId), created, serverTime };
 }
 
-/** The caller's devices (RLS), active first, then most recently seen; `limit` null = all of them (the export). */
+/** The caller's devices (RLS), active first (a session that counts), then most recently seen; `limit` null = all of them (the export). */
 export async function listDevices(
   tx: Tx,
   caller: { userId: string; sessionId: string },
   limit: number | null = MAX_LISTED_DEVICES,
 ): Promise<Device[]> {
   const rows = await tx<DeviceRow[]>`
-    select
-      id, installation_id, platform, app_version, build_number, os_version, model, locale, timezone,
-      push_provider, push_token is not null as has_push_token, push_token_updated_at, last_seen_at,
-      created_at, revoked_at, session_id
-    from app_private.devices
-    where user_id = ${caller.userId}
-    order by revoked_at is not null, last_seen_at desc, id
+    select ${tx.unsafe(DEVICE_COLUMNS)}
+    from app_private.devices d
+    where d.user_id = ${caller.userId}
+    order by live desc, d.last_seen_at desc, d.id
     limit ${limit}`;
   return rows.map((row) => toDevice(row, caller.sessionId));
 }

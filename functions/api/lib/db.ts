@@ -61,21 +61,14 @@ class ClientTimeout extends Error {
 }
 
 /**
- * The one rule for "this token's session still counts", as Supabase Auth
- * applies it: the session row exists and has not expired, and its user is
- * neither banned (`banned_until` in the future) nor soft-deleted (`deleted_at`).
+ * Whether this token's session still counts, by the database's one rule,
+ * app_private.session_is_live() (migration 20261126003200): the session row
+ * exists for this user and has not expired, and the user is neither banned nor
+ * deleted, as Supabase Auth applies it. GET /v1/devices and the push senders'
+ * view read the same function.
  */
 export function liveSession(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "session_id">) {
-  return q`exists (
-    select 1
-    from auth.sessions s
-    join auth.users u on u.id = s.user_id
-    where s.id = ${claims.session_id}::uuid
-      and s.user_id = ${claims.sub}::uuid
-      and (s.not_after is null or s.not_after > now())
-      and (u.banned_until is null or u.banned_until <= now())
-      and u.deleted_at is null
-  )`;
+  return q`app_private.session_is_live(${claims.session_id}::uuid, ${claims.sub}::uuid)`;
 }
 
 /** `tx`, refusing to start any further statement once `refused()` holds. */

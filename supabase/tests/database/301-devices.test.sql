@@ -6,9 +6,11 @@
 -- privileges of every function involved (lock_user_devices,
 -- lock_device_registration and lock_registration_sessions: their waiting is
 -- tested in tests/integration/device-session-races.test.ts and
--- sign-out-races.test.ts).
+-- sign-out-races.test.ts); session_is_live, the one rule of a session that
+-- counts, and the push senders' view push_targets (their behaviour through
+-- the API: tests/integration/devices.test.ts).
 begin;
-select plan(56);
+select plan(61);
 
 do $$ begin
   perform tests.create_supabase_user('device_owner');
@@ -287,6 +289,40 @@ select is(
   array['search_path=""'],
   'release_push_token_elsewhere (security definer) pins an empty search_path'
 );
+
+-- ------------------------------------- session_is_live and push_targets
+select ok(
+  has_function_privilege('authenticated', 'app_private.session_is_live(uuid, uuid)', 'execute')
+  and has_function_privilege('service_role', 'app_private.session_is_live(uuid, uuid)', 'execute')
+  and not has_function_privilege('anon', 'app_private.session_is_live(uuid, uuid)', 'execute')
+  and not has_function_privilege('public', 'app_private.session_is_live(uuid, uuid)', 'execute'),
+  'session_is_live(uuid, uuid): EXECUTE for authenticated (GET /v1/devices) and service_role (push_targets)'
+);
+select is(
+  (select prosecdef::text || ' ' || array_to_string(proconfig, ',') from pg_proc where oid = 'app_private.session_is_live(uuid, uuid)'::regprocedure),
+  'true search_path=""',
+  'session_is_live is security definer (authenticated has no right on auth.sessions) and pins an empty search_path'
+);
+select ok(
+  has_table_privilege('service_role', 'app_private.push_targets', 'select')
+  and not has_table_privilege('authenticated', 'app_private.push_targets', 'select')
+  and not has_table_privilege('anon', 'app_private.push_targets', 'select')
+  and (select reloptions from pg_class where oid = 'app_private.push_targets'::regclass) = array['security_invoker=true'],
+  'push_targets: SELECT for service_role only, security invoker'
+);
+select results_eq(
+  $$ select app_private.session_is_live('5e551011-0000-4000-8000-000000000301', tests.get_supabase_uid('device_owner')),
+            app_private.session_is_live('5e551011-0000-4000-8000-000000000301', tests.get_supabase_uid('device_other')) $$,
+  $$ values (true, false) $$,
+  'session_is_live: a live session of its user; not for another user id'
+);
+select tests.authenticate_as('device_other');
+select is(
+  app_private.session_is_live('5e551011-0000-4000-8000-000000000301', tests.get_supabase_uid('device_owner')),
+  false,
+  'called as authenticated, session_is_live answers nothing about another user''s sessions'
+);
+select tests.clear_authentication();
 
 select * from finish();
 rollback;
