@@ -3,12 +3,14 @@
 // `npm run test:migrations`, which has the Postgres they need, or alone:
 // `npx tsx scripts/local-stack-checks.ts`.
 import net from "node:net";
+import { freePort } from "../tests/support/functions-server.ts";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { DENO, denoEnv, denoServeArgs, functionConfigArgs } from "./lib/deno.ts";
 import { startFunctionsProcess } from "./lib/functions-process.ts";
 import { bin, ROOT } from "./lib/paths.ts";
 import { run } from "./lib/run.ts";
+import { spawn } from "node:child_process";
 import postgres from "postgres";
 import { dropDatabase, withDatabase } from "./db/database.ts";
 import { TEST_ADMIN_URL, temporaryDatabaseName } from "./lib/temp-database.ts";
@@ -105,10 +107,104 @@ async function resetRefusesOtherDatabases(report: Report): Promise<void> {
   }
 }
 
+// The sample (fixtures/): Alice's task "Oat milk" in her "Groceries (sample)", shared with Bob.
+const ALICE = { sub: "00000000-0000-4000-8000-00000000a11c", role: "authenticated", session_id: "00000000-0000-4000-8000-0000000005a1" };
+const BOB = "00000000-0000-4000-8000-000000000b0b";
+const OAT_MILK = "00000000-0000-4000-8000-0000000a2001";
+const GROCERIES = "00000000-0000-4000-8000-0000000a1001";
+
+/** `npm start` on `databaseUrl` until it is up (or ends); its output, and how to stop it. */
+async function npmStartUntilUp(env: NodeJS.ProcessEnv): Promise<{ output: string; up: boolean; stop(): Promise<void> }> {
+  const child = spawn("npm", ["start"], { cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  const up = await new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), 180_000);
+    child.stdout.on("data", () => /Ctrl-C stops everything/.test(output) && (clearTimeout(timer), resolve(true)));
+    child.once("exit", () => (clearTimeout(timer), resolve(false)));
+  });
+  return {
+    output,
+    up,
+    async stop() {
+      if (child.exitCode !== null || child.pid === undefined) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      process.kill(-child.pid, "SIGTERM"); // its own process group: npm, tsx and Deno
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    },
+  };
+}
+
+/**
+ * A second db:setup or npm start keeps the data as it is. Both applied the seed again (on conflict do
+ * nothing): a sample task the user deleted came back (devices pulled it again), and Bob, removed from
+ * Alice's list by her, was a member again. The seed is now loaded only when the schema is new; npm start
+ * says which sample users it can no longer print a working token for.
+ */
+async function setupKeepsTheData(report: Report): Promise<void> {
+  const name = temporaryDatabaseName("tidesync_reseed");
+  const url = withDatabase(TEST_ADMIN_URL, name);
+  const admin = postgres(TEST_ADMIN_URL, { max: 1, onnotice: () => {} });
+  let db: postgres.Sql | undefined;
+  try {
+    await admin.unsafe(`create database ${name}`);
+    const first = await npmRun("db:setup", url);
+    report(first.code === 0 && /sample seed loaded/.test(first.stdout), "a first db:setup loads the sample seed", first.stdout + first.stderr);
+    db = postgres(url, { max: 1, onnotice: () => {} });
+    const state = async () => {
+      const [row] = await db!<{ task: number; bob: number }[]>`
+        select (select count(*)::int from public.tasks where id = ${OAT_MILK}) as task,
+               (select count(*)::int from public.list_members where list_id = ${GROCERIES} and user_id = ${BOB}) as bob`;
+      return row;
+    };
+    // As Alice through RLS (what the Data API does): delete her sample task, remove Bob from her shared list.
+    await db.begin(async (tx) => {
+      await tx`select set_config('request.jwt.claims', ${JSON.stringify(ALICE)}, true)`;
+      await tx`set local role authenticated`;
+      await tx`delete from public.tasks where id = ${OAT_MILK}`;
+      await tx`delete from public.list_members where list_id = ${GROCERIES} and user_id = ${BOB}`;
+    });
+    const before = await state();
+    const second = await npmRun("db:setup", url);
+    const after = await state();
+    report(second.code === 0 && before.task === 0 && before.bob === 0 && after.task === 0 && after.bob === 0 &&
+      /sample seed not loaded: the database already had the schema/.test(second.stdout),
+      "a second db:setup keeps a deleted sample task deleted and a removed member removed", JSON.stringify({ before, after }) + "\n" + second.stdout + second.stderr);
+
+    // Bob signed out (his sample session gone): npm start says so instead of printing a token that answers 401.
+    await db`delete from auth.sessions where user_id = ${BOB}`;
+    const start = await npmStartUntilUp({ DATABASE_URL: url, TIDESYNC_PORT: String(await freePort()), TIDESYNC_HOST: "0.0.0.0" });
+    try {
+      const api = /^API\s+(http:\/\/127\.0\.0\.1:\d+\/functions\/v1\/api\/v1)\/meta$/m.exec(start.output)?.[1];
+      const alice = /^ {4}(eyJ[\w-]+\.[\w-]+\.[\w-]+)$/m.exec(start.output)?.[1];
+      const whoami = api && alice ? await fetch(`${api}/whoami`, { headers: { Authorization: `Bearer ${alice}` } }) : undefined;
+      await whoami?.body?.cancel();
+      const kept = await state();
+      report(start.up && whoami?.status === 200 && kept.task === 0 && kept.bob === 0 &&
+        (start.output.match(/^ {4}eyJ/gm) ?? []).length === 1 && /no token: this user or their sample session is no longer in the database/.test(start.output) &&
+        /start the sample over: npm run db:reset/.test(start.output),
+        "npm start on that database keeps its data, prints Alice's working token and says Bob's session is gone",
+        `whoami ${whoami?.status}, ${JSON.stringify(kept)}\n${start.output.slice(-3000)}`);
+      report(start.up && /^From a phone \(TIDESYNC_HOST=0\.0\.0\.0, every interface\): /m.test(start.output) && !/http:\/\/0\.0\.0\.0/.test(start.output.slice(start.output.indexOf("tidesync is up"))),
+        "npm start with TIDESYNC_HOST=0.0.0.0 listens there, prints 127.0.0.1 URLs and the ones for a phone", start.output.slice(-3000));
+    } finally {
+      await start.stop();
+    }
+  } catch (error) {
+    report(false, "the db:setup / npm start data checks ran to their end", (error as Error).stack ?? String(error));
+  } finally {
+    await db?.end();
+    await admin.end();
+    await dropDatabase(TEST_ADMIN_URL, name);
+  }
+}
+
 export async function localStackChecks(report: Report): Promise<void> {
   await refusedConfigurationExits(report);
   await portInUseIsRefused(report);
   await resetRefusesOtherDatabases(report);
+  await setupKeepsTheData(report);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

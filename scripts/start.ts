@@ -3,7 +3,8 @@
 //     setupDatabase), else an embedded Postgres in .data/postgres (port
 //     TIDESYNC_DB_PORT, default 54322) with a database `tidesync` owned by the
 //     non-superuser tidesync_owner (hosted Supabase's `postgres`).
-//   * Stand-in (if not Supabase), migrations via `supabase db push`, sample seed.
+//   * Stand-in (if not Supabase), migrations via `supabase db push`, and the
+//     sample seed when the schema is new: a later start keeps the data as it is.
 //     `npm start -- --reset` recreates the embedded database first.
 //   * The functions on real Deno at http://127.0.0.1:54321/functions/v1/api/...
 //     (TIDESYNC_PORT, TIDESYNC_HOST), the URL shape of `supabase functions serve`.
@@ -82,6 +83,19 @@ async function embeddedDatabase(): Promise<{ functionsDbUrl: string; adminDbUrl:
   return { functionsDbUrl: owner.toString(), adminDbUrl, description: "embedded; data in .data/postgres, log in .data/postgres.log" };
 }
 
+/** Which of the sample sessions (and so their users) the database still has: the printed tokens are bound to them. */
+async function sampleSessionsPresent(url: string, sessionIds: string[]): Promise<Set<string>> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const rows = await sql<{ id: string }[]>`select s.id::text as id from auth.sessions s join auth.users u on u.id = s.user_id where s.id = any(${sessionIds}::uuid[])`;
+    return new Set(rows.map((r) => r.id));
+  } catch {
+    return new Set(sessionIds); // cannot tell (a role that may not read auth): print them all
+  } finally {
+    await sql.end();
+  }
+}
+
 async function main(): Promise<void> {
   console.log("tidesync local stack (development only)");
   // Before the database is set up: a port in use fails at once (checked again when Deno starts).
@@ -138,8 +152,10 @@ async function main(): Promise<void> {
   });
 
   const sample = await loadSampleUsers();
+  const present = await sampleSessionsPresent(db.adminDbUrl, sample.users.map((u) => u.session_id));
   const users = await Promise.all(sample.users.map(async (u) => ({
     ...u,
+    present: present.has(u.session_id),
     token: await signEs256(key.private_jwk, supabaseClaims({
       userId: u.id,
       sessionId: u.session_id,
@@ -165,7 +181,14 @@ async function main(): Promise<void> {
     "",
     `Sample users (SAMPLE DATA, password "${sample.password}"), with dev-only access tokens (valid ${DEV_TOKEN_TTL_SECONDS / 3600} h,`,
     "signed by .data/dev-signing-key.json, bound to each user's seeded session; worthless anywhere else):",
-    ...users.flatMap((u) => [`  ${u.display_name.padEnd(16)} ${u.email}  user ${u.id}  session ${u.session_id}`, `    ${u.token}`]),
+    ...users.flatMap((u) => [
+      `  ${u.display_name.padEnd(16)} ${u.email}  user ${u.id}  session ${u.session_id}`,
+      u.present ? `    ${u.token}` : "    (no token: this user or their sample session is no longer in the database)",
+    ]),
+    ...(users.every((u) => u.present) ? [] : [
+      "Some of the sample was deleted from this database, and npm start keeps the data as it is: the commands below need",
+      `both users. To start the sample over: ${process.env.DATABASE_URL ? "npm run db:reset" : "npm start -- --reset"} (this deletes everything in the database).`,
+    ]),
     "",
     "Try:",
     `  curl ${api}/meta`,

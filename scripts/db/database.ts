@@ -2,7 +2,9 @@
 // real Supabase database and on a plain one:
 //   1. plain Postgres only: the Supabase platform stand-in (supabase-standin.sql);
 //   2. every migration through the real Supabase CLI (`supabase db push`);
-//   3. optionally the sample seed (supabase/seed.sql, built from fixtures/).
+//   3. optionally the sample seed (supabase/seed.sql, built from fixtures/),
+//      only into a database whose schema this setup created: applied again, it
+//      would add back the sample rows and memberships deleted since.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import postgres from "postgres";
@@ -113,16 +115,36 @@ export async function applySeed(url: string): Promise<void> {
   }
 }
 
+/** How many migrations the Supabase CLI has recorded as applied (0: the schema is not there yet). */
+async function appliedMigrations(url: string): Promise<number> {
+  const sql = postgres(url, quiet);
+  try {
+    const [table] = await sql<{ name: string | null }[]>`select to_regclass('supabase_migrations.schema_migrations')::text as name`;
+    if (!table.name) return 0;
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from supabase_migrations.schema_migrations`;
+    return row.n;
+  } finally {
+    await sql.end();
+  }
+}
+
 export interface SetupOptions {
   /** Connection used for the stand-in (needs a superuser when the stand-in is applied). */
   adminUrl: string;
   /** Connection migrations and seed run as (defaults to adminUrl). */
   migrationUrl?: string;
+  /** Load the sample seed when this setup creates the schema (never into a database that already had it). */
   seed: boolean;
   log?: (line: string) => void;
 }
 
-export async function setupDatabase(options: SetupOptions): Promise<DatabaseKind> {
+export interface SetupResult {
+  kind: Exclude<DatabaseKind, "plain">;
+  /** Whether the sample seed was loaded by this setup. */
+  seeded: boolean;
+}
+
+export async function setupDatabase(options: SetupOptions): Promise<SetupResult> {
   const log = options.log ?? (() => {});
   const migrationUrl = options.migrationUrl ?? options.adminUrl;
   const kind = await databaseKind(options.adminUrl);
@@ -137,13 +159,17 @@ export async function setupDatabase(options: SetupOptions): Promise<DatabaseKind
   } else {
     log(kind === "supabase" ? "Supabase database detected: stand-in not needed" : "stand-in already applied");
   }
+  const fresh = (await appliedMigrations(migrationUrl)) === 0;
   log("applying migrations with the Supabase CLI (supabase db push)");
   await pushMigrations(migrationUrl);
-  if (options.seed) {
-    log("loading the sample seed (supabase/seed.sql)");
+  const seeded = options.seed && fresh;
+  if (seeded) {
+    log("loading the sample seed (supabase/seed.sql): the schema is new");
     await applySeed(migrationUrl);
+  } else if (options.seed) {
+    log("sample seed not loaded: the database already had the schema, and its data stays as it is");
   }
-  return kind === "plain" ? "standin" : kind;
+  return { kind: kind === "plain" ? "standin" : kind, seeded };
 }
 
 /**

@@ -1,7 +1,9 @@
 // `DATABASE_URL=… npm run db:setup`: brings that database to the current
 // schema: the Supabase platform stand-in when it is not a Supabase database
 // (needs a superuser URL then), every migration through `supabase db push`,
-// then the sample seed (skip it with --no-seed). Safe to re-run.
+// then the sample seed (skip it with --no-seed) when the schema is new. Safe to
+// re-run: a database that had the schema keeps its data (sample rows and
+// members deleted since stay deleted).
 import { databaseKind, setupDatabase } from "./database.ts";
 
 function redact(url: string): string {
@@ -19,8 +21,8 @@ const seed = !process.argv.includes("--no-seed");
 
 try {
   console.log(`db:setup ${redact(url)} (${await databaseKind(url)})`);
-  const kind = await setupDatabase({ adminUrl: url, seed, log: (line) => console.log(`  · ${line}`) });
-  console.log(`db:setup done (${kind === "supabase" ? "Supabase database" : "plain Postgres with the Supabase stand-in"}${seed ? ", sample seed loaded" : ""})`);
+  const { kind, seeded } = await setupDatabase({ adminUrl: url, seed, log: (line) => console.log(`  · ${line}`) });
+  console.log(`db:setup done (${kind === "supabase" ? "Supabase database" : "plain Postgres with the Supabase stand-in"}${seeded ? ", sample seed loaded" : ""})`);
 } catch (error) {
   console.error(`db:setup failed: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);

@@ -32,7 +32,8 @@ export function parseSampleUsers(output: string): SampleUserLine[] {
 }
 
 export async function startNpmStart(options: { readyTimeoutMs?: number } = {}): Promise<NpmStart> {
-  const database = await createTempDatabase("tidesync_npmstart", { seed: false });
+  // Set up with the sample, as a first db:setup leaves it: npm start loads the seed only into a new schema.
+  const database = await createTempDatabase("tidesync_npmstart", { seed: true });
   const port = await freePort();
   let child: ChildProcess | undefined;
   const stop = async () => {
