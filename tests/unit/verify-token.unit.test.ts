@@ -254,6 +254,15 @@ describe("verifyToken: a failing JWKS endpoint", () => {
     expectUnavailable(await rejection(verify(`Bearer ${await signEs256(keys.privateJwk, claims())}`)));
   });
 
+  it("verifies on the first request after the endpoint is back when no key set was ever fetched", async () => {
+    const verify = createTokenVerifier({ jwksUrl: url });
+    const token = `Bearer ${await signEs256(keys.privateJwk, claims())}`;
+    answer = "503";
+    expectUnavailable(await rejection(verify(token)));
+    answer = "keys";
+    expect((await verify(token)).role).toBe("authenticated");
+  });
+
   it("keeps verifying with the last good key set when a refresh after the cache expired fails", async () => {
     vi.useFakeTimers({ toFake: ["Date"] });
     const verify = createTokenVerifier({ jwksUrl: url });

@@ -22,7 +22,7 @@ export const REMOTE_KEY_SET = {
   cooldownMs: 30_000,
   /** How long a fetched set counts as current. */
   maxAgeMs: 600_000,
-  /** After a failed refresh, the last good set is used without refetching for this long. */
+  /** After a failed refresh, the last good set is used without refetching for this long (without one, every request tries). */
   retryAfterFailureMs: 5_000,
   /** The last good set serves while refreshes fail, until it is this old. */
   staleIfErrorMs: 86_400_000,
@@ -83,7 +83,11 @@ export function createRemoteKeySet(url: URL): JWTVerifyGetKey {
   }
 
   return async (header, token) => {
-    if (lastFailure && Date.now() - lastFailure.at < REMOTE_KEY_SET.retryAfterFailureMs) return fromLastGood(header, token, lastFailure.error);
+    // With a key set at hand, the endpoint is spared a fetch per request while it fails; without one,
+    // every request tries, so the first after the endpoint is back verifies.
+    if (lastGood && lastFailure && Date.now() - lastFailure.at < REMOTE_KEY_SET.retryAfterFailureMs) {
+      return fromLastGood(header, token, lastFailure.error);
+    }
     try {
       return await remote(header, token);
     } catch (error) {
