@@ -1,7 +1,8 @@
 // Sync budgets are per device session (issue 13): a user's devices each sync
 // within their own sync.batch / sync.pull budget instead of throttling each
 // other; the session and device budgets are per session too, so a lost phone
-// cannot spend what its owner needs to sign it out. Per-user budgets (e.g.
+// cannot spend what its owner needs to sign it out (or to cancel a deletion
+// it asked for). Per-user budgets (e.g.
 // notifications) stay shared by every session of the user. Counted in
 // Postgres, so two function instances agree.
 import { randomUUID } from "node:crypto";
@@ -25,6 +26,7 @@ beforeAll(async () => {
       "notifications": { limit: LIMIT, window_seconds: WINDOW },
       "devices": { limit: LIMIT, window_seconds: WINDOW },
       "auth.session": { limit: LIMIT, window_seconds: WINDOW },
+      "account.deletion": { limit: LIMIT, window_seconds: WINDOW },
     }),
   };
   [a, b] = await Promise.all([
@@ -70,6 +72,7 @@ describe("sync rate limits per device session", () => {
       "notifications": { limit: LIMIT, window_seconds: WINDOW, per: "user" },
       "auth.session": { limit: LIMIT, window_seconds: WINDOW, per: "session" },
       "devices": { limit: LIMIT, window_seconds: WINDOW, per: "session" },
+      "account.deletion": { limit: LIMIT, window_seconds: WINDOW, per: "session" },
     });
   });
 
@@ -101,5 +104,21 @@ describe("sync rate limits per device session", () => {
     const newPhone = await owner.newSession();
     expect((await call("/v1/auth/session", { method: "POST", token: newPhone.token, baseUrl: a.apiUrl, body: { device: phone() } })).status).toBe(201);
     expect((await call("/v1/auth/session", { method: "DELETE", token: newPhone.token, baseUrl: b.apiUrl })).status).toBe(204);
+  });
+
+  it("a lost phone that spent its account.deletion budget cannot stop its owner cancelling the deletion it asked for", async () => {
+    const owner = await createTestUser();
+    const lost = await owner.newSession();
+    // The lost phone asks for the deletion (every other session is signed out) and polls the budget empty.
+    const asked = await call("/v1/users/me/deletion", { method: "POST", token: lost.token, baseUrl: a.apiUrl, body: { confirm: "delete my account" } });
+    expect(asked.status, asked.text).toBe(202);
+    await call("/v1/users/me/deletion", { token: lost.token, baseUrl: b.apiUrl });
+    expectEnvelope(await call("/v1/users/me/deletion", { token: lost.token, baseUrl: a.apiUrl }), 429, "RATE_LIMITED");
+
+    // The owner signs in again and cancels, within the new session's own budget.
+    const again = await owner.newSession();
+    expect((await call("/v1/users/me/deletion", { token: again.token, baseUrl: b.apiUrl })).body.status).toBe("scheduled");
+    expect((await call("/v1/users/me/deletion", { method: "DELETE", token: again.token, baseUrl: a.apiUrl })).status).toBe(204);
+    expect((await call("/v1/users/me/deletion", { token: again.token, baseUrl: b.apiUrl })).status).toBe(429);
   });
 });

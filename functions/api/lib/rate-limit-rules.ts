@@ -3,8 +3,9 @@
 // A budget belongs to the user (all their sessions together) or to one
 // session, i.e. one signed-in device: sync is per session, so a user's phone,
 // tablet and laptop each sync within their own budget instead of throttling
-// each other; and so are the session and device routes, so a lost phone still
-// signed in cannot spend the budget its owner needs to sign it out.
+// each other; and so are the session, device and deletion routes, so a lost
+// phone still signed in cannot spend the budget its owner needs to sign it
+// out or to cancel a deletion it asked for.
 import { z } from "zod";
 
 export const rateLimitRuleSchema = z.strictObject({
@@ -23,7 +24,7 @@ export const DEFAULT_RATE_LIMITS: Record<string, RateLimitRule> = {
   "sync.pull": { limit: 600, window_seconds: 60, per: "session" },
   "sync.batch": { limit: 300, window_seconds: 60, per: "session" },
   "releases": { limit: 120, window_seconds: 60, per: "user" },
-  "account.deletion": { limit: 30, window_seconds: 60, per: "user" },
+  "account.deletion": { limit: 30, window_seconds: 60, per: "session" },
   // An export reads everything the user has: a few per hour is what a person needs.
   "account.export": { limit: 3, window_seconds: 3600, per: "user" },
 };
