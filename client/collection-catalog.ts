@@ -6,6 +6,9 @@
 // live on this device, `update` when it is. The server still has the last word.
 // The same schemas normalise what they accept (uuid fields lower-cased), also
 // for data queued unchecked (`normalise`).
+// A catalog read from storage may predate the server's schema (a table made
+// syncable, a field added since it was fetched): it checks what it knows and
+// leaves names it does not know to the server, as when no schema is known.
 import type { z } from "zod";
 import { fieldValueSchema, type GeneratedField, schemaFor } from "../functions/_shared/collections.ts";
 import { validationMessage, zodIssuesToDetails } from "../functions/_shared/validation-details.ts";
@@ -23,7 +26,11 @@ export class CollectionCatalog {
   /** Collection name → its checks (null: the server named it without fields, so only the name is checked). */
   private readonly checks = new Map<string, Checks | null>();
 
-  constructor(readonly schema: ServerSchema) {
+  /** `stored`: read from storage, not fetched in this session, so it may not know every name the server takes. */
+  private readonly stored: boolean;
+
+  constructor(readonly schema: ServerSchema, options: { stored?: boolean } = {}) {
+    this.stored = options.stored ?? false;
     const names = new Set([...schema.collections, ...Object.keys(schema.collection_schemas)]);
     for (const name of names) {
       const described = schema.collection_schemas[name];
@@ -43,10 +50,13 @@ export class CollectionCatalog {
   /**
    * The data to queue (normalised: uuid fields lower-cased), or a
    * TidesyncValidationError naming the fields the server would refuse.
-   * `data` null (a delete) checks the collection only.
+   * `data` null (a delete) checks the collection only. A `stored` catalog
+   * lets an unknown collection through unchecked, and unknown fields as they
+   * are beside the known ones, checked.
    */
   check(collection: string, data: RecordData | null, creating: boolean): RecordData | null {
     if (!this.checks.has(collection)) {
+      if (this.stored) return data;
       const known = [...this.checks.keys()].sort().join(", ") || "none";
       throw new TidesyncValidationError(`unknown collection ${JSON.stringify(collection)} (this server syncs: ${known})`, [
         { field: "/collection", code: "unknown_collection", message: `is not a collection of this server (GET /v1/meta lists: ${known})` },
@@ -54,8 +64,10 @@ export class CollectionCatalog {
     }
     const checks = this.checks.get(collection);
     if (data === null || !checks) return data;
-    const parsed = (creating ? checks.create : checks.update).safeParse(data);
-    if (parsed.success) return parsed.data;
+    const unknown = this.stored ? Object.fromEntries(Object.entries(data).filter(([field]) => !checks.fields.has(field))) : {};
+    const known = this.stored ? Object.fromEntries(Object.entries(data).filter(([field]) => checks.fields.has(field))) : data;
+    const parsed = (creating ? checks.create : checks.update).safeParse(known);
+    if (parsed.success) return { ...parsed.data, ...unknown };
     const details = zodIssuesToDetails(parsed.error.issues, ["data"]);
     throw new TidesyncValidationError(validationMessage(details.length), details);
   }

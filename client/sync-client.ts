@@ -70,10 +70,12 @@ export interface TidesyncClientOptions {
   /**
    * Check each write against the server's collections and field types before
    * queueing it (default true). They come from GET /v1/meta, fetched by the
-   * first sync of each open client (before its push while the device has never
-   * seen them) and stored; until a device has seen them once, writes are queued
-   * unchecked (the server validates them anyway). false skips the checks; uuid
-   * fields are lower-cased either way once the fields are known.
+   * first sync of each open client before its push, and stored; until a device
+   * has seen them once, writes are queued unchecked (the server validates them
+   * anyway). Until this open client has fetched them, the stored ones check
+   * only the collections and fields they name: a table or field the server
+   * added since is queued as it is, for the server to judge. false skips the
+   * checks; uuid fields are lower-cased either way once the fields are known.
    */
   validate?: boolean;
   /** Injectable for tests and for platforms without crypto.randomUUID (e.g. expo-crypto). */
@@ -158,7 +160,7 @@ export class TidesyncClient {
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
     this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
-    this.catalog = state.schema ? new CollectionCatalog(state.schema) : null;
+    this.catalog = state.schema ? new CollectionCatalog(state.schema, { stored: true }) : null;
   }
 
   /** Loads the device's outbox, cursor and schema (not its records) and returns a client on it. */
@@ -452,13 +454,12 @@ export class TidesyncClient {
     const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false };
     this.statusStore.update({ state: "syncing" });
     try {
-      // A device that never saw the collections learns them first, so the writes it queued meanwhile
-      // leave normalised (uuid fields lower-cased) in batches within the published limits.
-      if (!this.catalog) await this.refreshSchema();
+      // Once per open client, first: the stored collections may predate the server's (a table or
+      // field added since), and the writes queued meanwhile leave normalised (uuid fields
+      // lower-cased) in batches within the published limits. Still one GET per open client.
+      if (!this.schemaFetched) await this.refreshSchema();
       await this.push(report);
       await this.pull(report);
-      // Once per open client, after the data (which does not need it): the collections to check later writes against.
-      if (!this.schemaFetched) await this.refreshSchema();
       this.statusStore.update({ state: "online", lastSyncedAt: this.now().toISOString(), lastErrorCode: null });
       // Lists joined or left change which topics to hear.
       void this.pokes?.refresh().catch(() => {});

@@ -138,18 +138,46 @@ describe("collections and field types from GET /v1/meta", () => {
     expect(client.pendingOps().at(-1)?.op.data).toEqual({ body: "hi", owner_id: SWIFT_ID.toLowerCase(), pinned: true });
   });
 
-  it("stores what it learned: a restart offline checks writes without asking the server", async () => {
+  it("stores what it learned: a restart offline checks the fields it knows, and queues what the server added since for it to judge", async () => {
     const server = notesServer();
     const storage = new MemoryStorage();
     await (await openClient(server, { storage })).client.sync();
-    const offline = new FakeServer();
-    offline.script = () => {
-      throw new TypeError("offline");
+    // Since then the server made a table syncable and added a field; the device restarts offline.
+    server.schema = {
+      collections: ["notes", "tags"],
+      collection_schemas: {
+        notes: { ...server.schema.collection_schemas.notes, fields: { ...server.schema.collection_schemas.notes.fields, color: { type: "text", nullable: true, has_default: false, insertable: true, updatable: true } } },
+        tags: { scope: "id", fields: { name: { type: "text", nullable: false, has_default: false, insertable: true, updatable: true } } },
+      },
     };
-    const { client } = await openClient(offline, { storage });
+    let online = false;
+    server.script = () => {
+      if (!online) throw new TypeError("offline");
+      return undefined;
+    };
+    server.requests.length = 0;
+    const { client } = await openClient(server, { storage });
     expect(client.schema?.collections).toEqual(["notes"]);
-    await expect(client.create("tasks", { title: "x" })).rejects.toMatchObject({ details: [{ code: "unknown_collection" }] });
-    expect(offline.requests).toEqual([]);
+    // What the stored schema knows is checked (and normalised) without asking the server.
+    await expect(client.create("notes", { body: "too long" })).rejects.toMatchObject({ details: [{ field: "/data/body", code: "too_long" }] });
+    await expect(client.create("notes", { color: "red" })).rejects.toMatchObject({ details: [{ field: "/data/body", code: "required" }] });
+    await expect(client.create("notes", { body: "hi", created_at: "2026-11-22T00:00:00Z" })).rejects.toMatchObject({ details: [{ field: "/data/created_at", code: "read_only" }] });
+    // What it does not know may be newer than it: queued as it is.
+    const note = await client.create("notes", { body: "hi", owner_id: SWIFT_ID, color: "red" });
+    const tag = await client.create("tags", { name: "home" });
+    expect((await client.get("notes", note))?.data).toEqual({ body: "hi", owner_id: SWIFT_ID.toLowerCase(), color: "red" });
+    expect((await client.get("tags", tag))?.data).toEqual({ name: "home" });
+    expect(server.requests).toEqual([]);
+
+    // Online, the first sync fetches the schema before it pushes; from then on every name is checked.
+    online = true;
+    await client.sync();
+    expect(server.requests[0].path).toBe("/v1/meta");
+    expect(server.requests.filter((r) => r.path === "/v1/meta")).toHaveLength(1);
+    expect(server.batches()[0].ops.map((op) => op.data)).toEqual([{ body: "hi", owner_id: SWIFT_ID.toLowerCase(), color: "red" }, { name: "home" }]);
+    await client.create("notes", { body: "hi", color: "blue" });
+    await expect(client.create("notes", { body: "hi", size: 3 })).rejects.toMatchObject({ details: [{ field: "/data/size" }] });
+    await expect(client.create("labels", { name: "x" })).rejects.toMatchObject({ details: [{ code: "unknown_collection" }] });
   });
 
   it("validate: false queues anything the server may then judge", async () => {
