@@ -200,7 +200,9 @@ async function setupKeepsTheData(report: Report): Promise<void> {
   }
 }
 
-export async function localStackChecks(report: Report): Promise<void> {
+export async function localStackChecks(reportAll: Report): Promise<void> {
+  // What a check saw (whole npm start banners, tokens included) is shown only when it fails.
+  const report: Report = (ok, name, detail) => reportAll(ok, name, ok ? undefined : detail);
   await refusedConfigurationExits(report);
   await portInUseIsRefused(report);
   await resetRefusesOtherDatabases(report);
@@ -211,7 +213,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   let failed = 0;
   await localStackChecks((ok, name, detail) => {
     if (!ok) failed++;
-    console.log(`${ok ? "ok  " : "FAIL"}  ${name}${!ok && detail ? `\n${detail.replace(/^/gm, "        ")}` : ""}`);
+    console.log(`${ok ? "ok  " : "FAIL"}  ${name}${detail ? `\n${detail.replace(/^/gm, "        ")}` : ""}`);
     return ok;
   });
   process.exit(failed === 0 ? 0 : 1);
