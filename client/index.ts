@@ -36,6 +36,7 @@ export {
   type RecordData,
   type RecordRef,
   type ServerSchema,
+  StaleStoreError,
   StateMaps,
   type StorageChange,
   type StoredState,

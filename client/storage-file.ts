@@ -5,8 +5,15 @@
 // the old one: a crash leaves either the old or the new state, never a torn
 // one. Rewriting everything keeps it simple and is fine for thousands of
 // records; an app with more uses SQLite (client/storage-sqlite.ts).
+//
+// One FileStorage per file at a time: each keeps the whole state in memory and
+// rewrites the file from it, so two (two processes, or two in one) would each
+// overwrite the other's writes. The first use takes `<file>.lock` (holding the
+// pid); another instance is refused while that process lives, until close().
+import { rmSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import process from "node:process";
 import { type StateMaps, type StoredState, WholeStateStorage } from "./storage.ts";
 
 const FORMAT_VERSION = 1;
@@ -15,9 +22,70 @@ interface FileContents extends StoredState {
   format: number;
 }
 
+/** Lock files this process holds: removed when it exits. */
+const held = new Set<string>();
+let exitHookInstalled = false;
+
+function releaseAllOnExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once("exit", () => {
+    for (const lock of held) rmSync(lock, { force: true });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, owned by someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 export class FileStorage extends WholeStateStorage {
   constructor(readonly filePath: string) {
     super();
+  }
+
+  private get lockPath(): string {
+    return `${this.filePath}.lock`;
+  }
+
+  /** Lets go of the file (after the writes under way): another FileStorage may then open it. */
+  async close(): Promise<void> {
+    await this.settle();
+    if (!held.delete(this.lockPath)) return;
+    await rm(this.lockPath, { force: true });
+  }
+
+  /** Takes the file's lock, or says who holds it. A lock left by a process that is gone is taken over. */
+  private async lock(): Promise<void> {
+    if (held.has(this.lockPath)) throw this.heldError(process.pid);
+    for (;;) {
+      try {
+        const handle = await open(this.lockPath, "wx");
+        try {
+          await handle.writeFile(String(process.pid), "utf8");
+        } finally {
+          await handle.close();
+        }
+        held.add(this.lockPath);
+        releaseAllOnExit();
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      const pid = Number(await readFile(this.lockPath, "utf8").catch(() => ""));
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) throw this.heldError(pid);
+      await rm(this.lockPath, { force: true });
+    }
+  }
+
+  private heldError(pid: number): Error {
+    const who = pid === process.pid ? "another FileStorage of this process" : `process ${pid}`;
+    return new Error(`${this.filePath} is in use by ${who} (${this.lockPath}): one FileStorage per file at a time; close() the other first`);
   }
 
   private get tempPath(): string {
@@ -25,6 +93,18 @@ export class FileStorage extends WholeStateStorage {
   }
 
   protected async read(): Promise<StoredState> {
+    await this.lock();
+    try {
+      return await this.readFile();
+    } catch (error) {
+      // Unreadable: not opened, so not held.
+      held.delete(this.lockPath);
+      await rm(this.lockPath, { force: true });
+      throw error;
+    }
+  }
+
+  private async readFile(): Promise<StoredState> {
     let text: string | null = null;
     try {
       text = await readFile(this.filePath, "utf8");
@@ -38,6 +118,7 @@ export class FileStorage extends WholeStateStorage {
     if (contents.format !== FORMAT_VERSION) throw new Error(`${this.filePath}: unknown store format ${String(contents.format)}`);
     return { records: contents.records, outbox: contents.outbox, cursor: contents.cursor, schema: contents.schema ?? null };
   }
+
 
   protected async persist(next: StateMaps): Promise<void> {
     const contents: FileContents = { format: FORMAT_VERSION, ...next.toState() };

@@ -8,13 +8,15 @@
 //   <p>records  (collection, id) → the record as JSON, its version, and `listed`:
 //                the mark of a running full sync (see SyncStorage.unlistedRecords)
 //   <p>outbox   the pending ops in order (an autoincrement seq keeps it)
-//   <p>meta     the cursor, the schema, the format version
+//   <p>meta     the cursor, the schema, the format version, the revision (raised by
+//                every apply: an app and its background task may share the file,
+//                each with a client; see SyncStorage.revision)
 // Every apply() is one transaction, with the outbox written first: a crash
 // anywhere in it leaves the store as it was, so an op acknowledged by the
 // server is never removed from the outbox without its record being stored
 // (and a lost write only makes the client resend the same op_id).
 import type { SyncRecord } from "../functions/_shared/schemas/sync.ts";
-import type { DeviceState, PendingOp, RecordRef, ServerSchema, StorageChange, SyncStorage } from "./storage.ts";
+import { type DeviceState, type PendingOp, type RecordRef, type ServerSchema, StaleStoreError, type StorageChange, type SyncStorage } from "./storage.ts";
 
 export type SqlValue = string | number | null;
 
@@ -94,7 +96,8 @@ export class SqliteStorage implements SyncStorage {
   }
 
   async loadState(): Promise<DeviceState> {
-    await this.init();
+    // The revision first: a write landing between the reads makes it look older than what was read, never newer.
+    const revision = await this.revision();
     const ops = await this.db.getAll<{ body: string }>(`select body from ${this.outbox} order by seq`);
     const meta = new Map((await this.db.getAll<{ key: string; value: string }>(`select key, value from ${this.meta}`)).map((r) => [r.key, r.value]));
     const cursor = meta.get("cursor");
@@ -103,7 +106,15 @@ export class SqliteStorage implements SyncStorage {
       outbox: ops.map((row) => JSON.parse(row.body) as PendingOp),
       cursor: cursor === undefined ? null : (JSON.parse(cursor) as string | null),
       schema: schema === undefined ? null : (JSON.parse(schema) as ServerSchema | null),
+      revision,
     };
+  }
+
+  /** One primary-key read: the client calls it before each state change. */
+  async revision(): Promise<number> {
+    await this.init();
+    const [row] = await this.db.getAll<{ value: string }>(`select value from ${this.meta} where key = 'revision'`);
+    return row ? Number(row.value) : 0;
   }
 
   async getRecords(refs: readonly RecordRef[]): Promise<SyncRecord[]> {
@@ -156,6 +167,11 @@ export class SqliteStorage implements SyncStorage {
   /** The statements of one change, in the transaction apply() opened. The outbox goes first. */
   private async write(change: StorageChange): Promise<void> {
     const { db } = this;
+    // Inside the transaction (which holds the write lock), so no other writer moves it before the commit.
+    const [row] = await db.getAll<{ value: string }>(`select value from ${this.meta} where key = 'revision'`);
+    const revision = row ? Number(row.value) : 0;
+    if (change.ifRevision !== undefined && change.ifRevision !== revision) throw new StaleStoreError();
+    await this.putMeta("revision", String(revision + 1));
     for (const part of chunks(change.deleteOps ?? [])) {
       await db.run(`delete from ${this.outbox} where op_id in (${placeholders(part.length)})`, part);
     }

@@ -54,7 +54,10 @@ export interface StoredState {
 }
 
 /** The part of the state the client keeps in memory: small whatever the number of records. */
-export type DeviceState = Omit<StoredState, "records">;
+export type DeviceState = Omit<StoredState, "records"> & {
+  /** The store's revision when it was read (stores that implement `revision`). */
+  revision?: number;
+};
 
 /** One atomic change to the store. Absent fields mean "unchanged". */
 export interface StorageChange {
@@ -77,6 +80,19 @@ export interface StorageChange {
   beginReset?: boolean;
   /** Records a page of the running full sync listed (see `unlistedRecords`). */
   markListed?: RecordRef[];
+  /**
+   * Apply only if the store's revision is still this one; else throw StaleStoreError and
+   * apply nothing (set by the client for stores that implement `revision`).
+   */
+  ifRevision?: number;
+}
+
+/** apply() refused: another writer changed the store since the client read it. Nothing was applied. */
+export class StaleStoreError extends Error {
+  constructor() {
+    super("the store was changed by another writer since it was read");
+    this.name = "StaleStoreError";
+  }
 }
 
 /**
@@ -101,6 +117,14 @@ export interface SyncStorage {
   unlistedRecords(collections: readonly string[] | null, limit: number): Promise<RecordRef[]>;
   /** Makes `change` durable, atomically. Resolves only once it is durable. */
   apply(change: StorageChange): Promise<void>;
+  /**
+   * For a store that several writers share (an app and its background task, each with a client
+   * on one SQLite file): a number every apply() raises by exactly one, whoever makes it. The
+   * client compares it before each state change and reloads its outbox and cursor when another
+   * writer moved it; loadState() returns it (read before the rest), and apply() honours
+   * `ifRevision` atomically. A store without it has one writer (MemoryStorage; FileStorage locks its file).
+   */
+  revision?(): Promise<number>;
 }
 
 export function recordKey(collection: string, id: string): string {
@@ -196,6 +220,12 @@ export abstract class WholeStateStorage implements SyncStorage {
   private maps: Promise<StateMaps> | null = null;
   /** Writes run one after another, in call order. */
   private queue: Promise<void> = Promise.resolve();
+
+  /** Waits for the writes under way, then forgets the state: the next call reads the store again. */
+  protected async settle(): Promise<void> {
+    await this.queue;
+    this.maps = null;
+  }
 
   protected state(): Promise<StateMaps> {
     this.maps ??= this.read().then((state) => StateMaps.from(detached(state)));

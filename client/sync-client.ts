@@ -12,6 +12,10 @@
 //   made under one mutex, so a crash never leaves half of a server answer.
 // - Only the outbox, the cursor and the schema live in memory; records are
 //   read from the storage when needed (a device may hold 100,000 of them).
+// - The store is the truth: another client may share it (an app and its
+//   background task on one SQLite file). Each state change first reads the
+//   outbox and cursor again if the store's revision moved, and is refused
+//   whole (and redone) if it moves before the change is applied.
 // - A record the server says this user cannot see (deleted, access revoked,
 //   NOT_FOUND) leaves the device: its row and every queued op for it. One a
 //   full sync did not list leaves too, unless ops are queued for it: it stays
@@ -40,7 +44,7 @@ import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
-import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, type StorageChange, type SyncStorage } from "./storage.ts";
+import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, StaleStoreError, type StorageChange, type SyncStorage } from "./storage.ts";
 
 export interface TidesyncClientOptions {
   api: TidesyncApi;
@@ -109,6 +113,9 @@ function defaultGenerateId(): string {
 /** Records read per storage query (list(), the sweep after a full sync). */
 const PAGE = 500;
 
+/** Times a state change is redone on a fresh read when another writer keeps changing the store first. */
+const STALE_RETRIES = 10;
+
 /** What an op of a record the user cannot see anymore loses: its fields, or the whole delete (null). */
 function lostFields(op: SyncOp): string[] | null {
   return op.type === "upsert" ? Object.keys(op.data ?? {}) : null;
@@ -144,6 +151,8 @@ export class TidesyncClient {
   /** The outbox by op_id, in order (a Map keeps a replaced key's place): a copy of the stored one. */
   private readonly outbox: Map<string, PendingOp>;
   private cursor: string | null;
+  /** The store's revision the copies above are of (stores several writers share: SyncStorage.revision). */
+  private revision: number | undefined;
 
   private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
     if (!uuid.safeParse(options.installationId).success) throw new TypeError("installationId must be a uuid");
@@ -159,6 +168,7 @@ export class TidesyncClient {
     this.retry = retryOptions({ backoff: options.backoff, random: options.random, sleep: options.sleep, now: () => this.now().getTime() });
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
+    this.revision = state.revision;
     this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
     this.catalog = state.schema ? new CollectionCatalog(state.schema, { stored: true }) : null;
   }
@@ -194,7 +204,7 @@ export class TidesyncClient {
   /** The record as the app sees it (server state + pending local writes), tombstones included. Ids match in any case. */
   async get(collection: string, id: string): Promise<LocalRecord | undefined> {
     id = id.toLowerCase();
-    const ops = pendingFor(this.outbox.values(), collection, id).map((p) => p.op);
+    const ops = pendingFor(await this.outboxToRead(), collection, id).map((p) => p.op);
     const [server] = await this.storage.getRecords([{ collection, id }]);
     return localView(collection, id, server, ops);
   }
@@ -209,7 +219,7 @@ export class TidesyncClient {
   async list(collection: string, each: (page: LocalRecord[]) => void | Promise<void>, pageSize?: number): Promise<void>;
   async list(collection: string, each?: (page: LocalRecord[]) => void | Promise<void>, pageSize = PAGE): Promise<LocalRecord[] | void> {
     const ops = new Map<string, SyncOp[]>();
-    for (const { op } of this.outbox.values()) {
+    for (const { op } of await this.outboxToRead()) {
       if (op.collection !== collection) continue;
       const list = ops.get(op.record_id) ?? [];
       list.push(op);
@@ -237,7 +247,42 @@ export class TidesyncClient {
     if (!each) return all;
   }
 
-  /** Pending ops, oldest first (sent ones included). */
+  /** The outbox as stored: another writer of the store may have changed it since this client last did. */
+  private async outboxToRead(): Promise<Iterable<PendingOp>> {
+    if (this.revision === undefined || (await this.storage.revision!()) === this.revision) return this.outbox.values();
+    return (await this.storage.loadState()).outbox;
+  }
+
+  /**
+   * Runs a state change under the mutex, on the stored state: when another writer (a background
+   * task's client on the same store) changed it, the outbox and cursor are read again first, and
+   * a change it makes meanwhile (StaleStoreError: nothing applied) has the section redone.
+   */
+  private section<T>(work: () => Promise<T>): Promise<T> {
+    return this.mutex.run(async () => {
+      for (let attempt = 1; ; attempt++) {
+        await this.reload();
+        try {
+          return await work();
+        } catch (error) {
+          if (!(error instanceof StaleStoreError) || attempt === STALE_RETRIES) throw error;
+        }
+      }
+    });
+  }
+
+  /** Reads the outbox and cursor again if another writer changed the store (the schema: each client fetches its own). */
+  private async reload(): Promise<void> {
+    if (this.revision === undefined || (await this.storage.revision!()) === this.revision) return;
+    const state = await this.storage.loadState();
+    this.outbox.clear();
+    for (const pending of state.outbox) this.outbox.set(pending.op.op_id, pending);
+    this.cursor = state.cursor;
+    this.revision = state.revision;
+    this.statusStore.update({ pending: this.outbox.size });
+  }
+
+  /** Pending ops, oldest first (sent ones included), as of this client's last state change. */
   pendingOps(): PendingOp[] {
     return [...this.outbox.values()];
   }
@@ -274,7 +319,7 @@ export class TidesyncClient {
       collection_schemas: meta.collection_schemas,
       limits: { max_ops_per_batch: meta.limits.max_ops_per_batch, max_body_bytes: meta.limits.max_body_bytes },
     };
-    await this.mutex.run(async () => {
+    await this.section(async () => {
       const catalog = new CollectionCatalog(schema);
       await this.commit({ schema, putOps: this.normalisedQueue(catalog) });
       this.catalog = catalog;
@@ -310,7 +355,7 @@ export class TidesyncClient {
   async upsert(collection: string, id: string, patch: RecordData): Promise<void> {
     id = this.checkId(id);
     const copy = JSON.parse(JSON.stringify(patch)) as RecordData;
-    await this.mutex.run(async () => {
+    await this.section(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
       const queued = pendingFor(this.outbox.values(), collection, id);
       const view = localView(collection, id, server, queued.map((p) => p.op));
@@ -328,7 +373,7 @@ export class TidesyncClient {
   async delete(collection: string, id: string): Promise<void> {
     id = this.checkId(id);
     this.checkData(collection, null, false);
-    await this.mutex.run(async () => {
+    await this.section(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
       const queued = pendingFor(this.outbox.values(), collection, id);
       const view = localView(collection, id, server, queued.map((p) => p.op));
@@ -364,7 +409,8 @@ export class TidesyncClient {
 
   /** Makes `change` durable, then visible. */
   private async commit(change: StorageChange): Promise<void> {
-    await this.storage.apply(change);
+    await this.storage.apply(this.revision === undefined ? change : { ...change, ifRevision: this.revision });
+    if (this.revision !== undefined) this.revision++;
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
     for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
@@ -487,7 +533,7 @@ export class TidesyncClient {
   private async push(report: SyncReport): Promise<void> {
     const maxBatches = this.options.maxBatchesPerSync ?? 100;
     for (let round = 0; round < maxBatches; round++) {
-      const batch = await this.mutex.run(() => this.takeBatch());
+      const batch = await this.section(() => this.takeBatch());
       if (batch.length === 0) return;
       await this.pushBatch(batch, report);
     }
@@ -524,11 +570,16 @@ export class TidesyncClient {
       // Nothing of a refused batch was applied; one no op is at fault for (an unregistered device) keeps them all.
       const next = this.batchSize.refused(error, batch.length);
       if (!next) throw error;
-      if (next.type === "reject") await this.mutex.run(() => this.rejectLocally(batch[0], next.error, report));
+      if (next.type === "reject") await this.section(() => this.rejectLocally(batch[0], next.error, report));
       return;
     }
     this.batchSize.answered();
-    await this.mutex.run(() => this.applyResults(batch, results, report));
+    await this.section(async () => {
+      // A section redone on a fresh read counts again from the start.
+      const counted = { ...report };
+      await this.applyResults(batch, results, counted);
+      Object.assign(report, counted);
+    });
   }
 
   /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
@@ -668,7 +719,7 @@ export class TidesyncClient {
         // Local records stay (the full pull corrects them); the outbox is untouched.
         resynced = true;
         report.resynced = true;
-        await this.mutex.run(() => this.commit({ cursor: null }));
+        await this.section(() => this.commit({ cursor: null }));
         this.emit({ type: "resync", reason });
       }
     }
@@ -683,12 +734,12 @@ export class TidesyncClient {
         this.api.syncChanges({ cursor: cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
       // The server marks the first page of a full sync (reset); a server from before the flag is known by the missing cursor.
       if (page.reset) full = true;
-      await this.mutex.run(() => this.applyPage(page, full, full && first));
+      await this.section(() => this.applyPage(page, full, full && first));
       report.pulled += page.changes.length;
       cursor = page.cursor;
       if (!page.has_more) break;
     }
-    if (full) await this.mutex.run(() => this.finishReset(cursor!));
+    if (full) await this.section(() => this.finishReset(cursor!));
   }
 
   /**

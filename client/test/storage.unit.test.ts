@@ -54,7 +54,8 @@ async function everything(storage: SyncStorage) {
     records.push(...page);
     after = page.at(-1)!;
   }
-  return { ...(await storage.loadState()), records };
+  const { revision: _revision, ...state } = await storage.loadState();
+  return { ...state, records };
 }
 
 const ref = (collection: string, n: number): RecordRef => ({ collection, id: `00000000-0000-4000-8000-00000000000${n}` });
@@ -116,7 +117,9 @@ describe.each(adapters)("%s", (_name, make) => {
 describe("FileStorage", () => {
   it("survives a restart: a new instance on the same file sees everything", async () => {
     const file = path.join(await tempDir(), "store.json");
-    await new FileStorage(file).apply({ putOps: [op(OP_A, "a")], putRecords: [RECORD], cursor: "c9" });
+    const before = new FileStorage(file);
+    await before.apply({ putOps: [op(OP_A, "a")], putRecords: [RECORD], cursor: "c9" });
+    await before.close();
     expect(await new FileStorage(file).load()).toEqual({ records: [RECORD], outbox: [op(OP_A, "a")], cursor: "c9", schema: null });
   });
 
@@ -124,6 +127,7 @@ describe("FileStorage", () => {
     const dir = await tempDir();
     const storage = new FileStorage(path.join(dir, "store.json"));
     await Promise.all([storage.apply({ putOps: [op(OP_A, "a")] }), storage.apply({ putOps: [op(OP_B, "b")] })]);
+    await storage.close();
     expect(await readdir(dir)).toEqual(["store.json"]);
     expect(JSON.parse(await readFile(path.join(dir, "store.json"), "utf8")).outbox).toHaveLength(2);
   });
@@ -131,9 +135,13 @@ describe("FileStorage", () => {
   it("ignores a torn temp file from a crash before its rename", async () => {
     const dir = await tempDir();
     const file = path.join(dir, "store.json");
-    await new FileStorage(file).apply({ cursor: "good" });
+    const before = new FileStorage(file);
+    await before.apply({ cursor: "good" });
+    await before.close();
     await writeFile(path.join(dir, ".store.json.tmp"), '{"format":1,"records":[{"trunc');
-    expect((await new FileStorage(file).load()).cursor).toBe("good");
+    const after = new FileStorage(file);
+    expect((await after.load()).cursor).toBe("good");
+    await after.close();
     expect(await readdir(dir)).toEqual(["store.json"]);
   });
 
@@ -145,18 +153,43 @@ describe("FileStorage", () => {
       if (request.path === "/v1/sync/batch") throw new TypeError("offline");
       return undefined;
     };
-    const first = await openClient(server, { storage: new FileStorage(file), backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
+    const firstStorage = new FileStorage(file);
+    const first = await openClient(server, { storage: firstStorage, backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
     const id = await first.client.create("tasks", { title: "survives" });
     await expect(first.client.sync()).rejects.toMatchObject({ code: "NETWORK" });
     const sentOpId = server.batches()[0].ops[0].op_id;
+    await firstStorage.close(); // the app quits
 
     server.script = null;
-    const second = await openClient(server, { storage: new FileStorage(file), idPrefix: 2 });
+    const secondStorage = new FileStorage(file);
+    const second = await openClient(server, { storage: secondStorage, idPrefix: 2 });
     expect(second.client.status.pending).toBe(1);
     expect((await second.client.get("tasks", id))?.data).toEqual({ title: "survives" });
     await second.client.sync();
     expect(server.batches().at(-1)?.ops[0].op_id).toBe(sentOpId);
     expect(server.records.get(`tasks/${id}`)?.data).toEqual({ title: "survives" });
+    await secondStorage.close();
     expect((await new FileStorage(file).load()).outbox).toEqual([]);
+  });
+
+  it("refuses a second instance on the file while the first is open, which would overwrite its writes", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    const server = new FakeServer();
+    const storage = new FileStorage(file);
+    const app = await openClient(server, { storage });
+    await expect(openClient(server, { storage: new FileStorage(file), idPrefix: 2 })).rejects.toThrow(/in use by another FileStorage of this process.*close\(\) the other first/);
+    // Another process's lock: refused while it lives, taken over once it is gone.
+    const other = new FileStorage(path.join(path.dirname(file), "other.json"));
+    await writeFile(`${other.filePath}.lock`, String(process.ppid));
+    await expect(other.load()).rejects.toThrow(`in use by process ${process.ppid}`);
+    const gone = new FileStorage(path.join(path.dirname(file), "gone.json"));
+    await writeFile(`${gone.filePath}.lock`, "2147483646");
+    expect((await gone.load()).outbox).toEqual([]);
+    await gone.close();
+
+    await app.client.create("tasks", { title: "written by the app" });
+    await storage.close();
+    const reopened = await openClient(server, { storage: new FileStorage(file), idPrefix: 2 });
+    expect(reopened.client.pendingOps().map((p) => p.op.data?.title)).toEqual(["written by the app"]);
   });
 });

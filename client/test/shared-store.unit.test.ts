@@ -1,0 +1,100 @@
+// Two clients on one SQLite file: an app and its background task
+// (client/README.md, "Background sync"). The store, not either client's
+// memory, says what is queued: an op the other client sent and the server
+// answered is gone, so a later write is a new op, not merged into it.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { SqliteStorage } from "../storage-sqlite.ts";
+import { StaleStoreError } from "../storage.ts";
+import { type BetterSqliteDriver, betterSqliteDriver } from "./better-sqlite3-driver.ts";
+import { FakeServer, LIST_ID } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const dirs: string[] = [];
+const drivers: BetterSqliteDriver[] = [];
+afterEach(async () => {
+  for (const driver of drivers.splice(0)) driver.close();
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function sharedFile(): Promise<() => SqliteStorage> {
+  const dir = await mkdtemp(path.join(tmpdir(), "tidesync-shared-"));
+  dirs.push(dir);
+  return () => {
+    const driver = betterSqliteDriver(path.join(dir, "tidesync.db"));
+    drivers.push(driver);
+    return new SqliteStorage(driver);
+  };
+}
+
+describe("two clients on one SQLite file", () => {
+  it("an edit made in the app after the background task pushed the create reaches the server", async () => {
+    const server = new FakeServer();
+    const open = await sharedFile();
+    const app = (await openClient(server, { storage: open() })).client;
+    await app.sync();
+    const id = await app.create("tasks", { list_id: LIST_ID, title: "draft" });
+    const task = (await openClient(server, { storage: open(), idPrefix: 2 })).client;
+    await task.sync();
+
+    await app.upsert("tasks", id, { title: "final title" });
+    const [pending] = app.pendingOps();
+    expect(pending.op).toMatchObject({ type: "upsert", base_version: 1, data: { title: "final title" } });
+    const report = await app.sync();
+    expect(report).toMatchObject({ applied: 1, duplicates: 0 });
+    expect(server.records.get(`tasks/${id}`)?.data?.title).toBe("final title");
+    expect((await app.get("tasks", id))?.data?.title).toBe("final title");
+  });
+
+  it("a delete made in the app after the background task pushed the create reaches the server", async () => {
+    const server = new FakeServer();
+    const open = await sharedFile();
+    const app = (await openClient(server, { storage: open() })).client;
+    await app.sync();
+    const id = await app.create("tasks", { list_id: LIST_ID, title: "typo" });
+    const task = (await openClient(server, { storage: open(), idPrefix: 2 })).client;
+    await task.sync();
+    // The app's reads follow the store before it writes again: the create is no longer pending.
+    expect((await app.get("tasks", id))?.pending).toBe(false);
+
+    await app.delete("tasks", id);
+    expect(app.pendingOps().map((p) => p.op.type)).toEqual(["delete"]);
+    await app.sync();
+    expect(server.records.get(`tasks/${id}`)?.deleted).toBe(true);
+    expect(await app.list("tasks")).toEqual([]);
+  });
+
+  it("a change made on a state another writer has moved since is refused whole, and the client redoes it on the stored state", async () => {
+    const server = new FakeServer();
+    const open = await sharedFile();
+    const storage = open();
+    const app = (await openClient(server, { storage })).client;
+    await app.sync();
+    const id = await app.create("tasks", { list_id: LIST_ID, title: "draft" });
+    const revision = await storage.revision();
+    const other = open();
+    await other.apply({ cursor: "moved" });
+    await expect(storage.apply({ cursor: "stale", ifRevision: revision })).rejects.toBeInstanceOf(StaleStoreError);
+    expect((await storage.loadState()).cursor).toBe("moved");
+
+    // The other writer (the task) sends and clears the create between the app's reload and its write:
+    // the app's write is refused, read again, and queued as an edit of what the server now holds.
+    const task = (await openClient(server, { storage: other, idPrefix: 2 })).client;
+    const apply = storage.apply.bind(storage);
+    let raced = false;
+    storage.apply = async (change) => {
+      if (!raced && change.putOps?.some((p) => p.op.type === "upsert")) {
+        raced = true;
+        await task.sync();
+      }
+      return await apply(change);
+    };
+    await app.upsert("tasks", id, { title: "final title" });
+    expect(raced).toBe(true);
+    expect(app.pendingOps().map((p) => p.op)).toMatchObject([{ type: "upsert", base_version: 1, data: { title: "final title" } }]);
+    await app.sync();
+    expect(server.records.get(`tasks/${id}`)?.data?.title).toBe("final title");
+  });
+});
