@@ -1,7 +1,9 @@
 // What an app renders about sync: a state, how many local writes are not yet
 // on the server, when the last sync completed and why the last one failed.
-// Listeners are called synchronously on every change with the new snapshot.
+// Listeners are called synchronously on every change with the new snapshot
+// (one that throws is reported and skipped: client/listeners.ts).
 import type { ClientErrorCode } from "./api-error.ts";
+import { callListeners } from "./listeners.ts";
 
 export type SyncState =
   /** The last contact with the server worked; nothing running. */
@@ -41,7 +43,7 @@ export class StatusStore {
     const next = { ...this.status, ...change };
     if ((Object.keys(next) as (keyof SyncStatus)[]).every((key) => next[key] === this.status[key])) return;
     this.status = next;
-    for (const listener of [...this.listeners]) listener(next);
+    callListeners(this.listeners, next);
   }
 
   /** Returns the unsubscribe function. */

@@ -37,6 +37,7 @@ import { BatchSize } from "./batch-refusal.ts";
 import { fittingCount } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
 import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
+import { callListeners } from "./listeners.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
@@ -196,8 +197,9 @@ export class TidesyncClient {
     };
   }
 
+  /** Tells every listener; one that throws is reported and skipped (client/listeners.ts). */
   private emit(event: SyncEvent): void {
-    for (const listener of [...this.listeners]) listener(event);
+    callListeners(this.listeners, event);
   }
 
   // ------------------------------------------------------------- local reads

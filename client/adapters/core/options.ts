@@ -8,7 +8,7 @@ export interface AdapterOptions {
   api: TidesyncApi;
   /** The installation id registered with POST /v1/auth/session (sent as device_id). */
   installationId: string;
-  /** Conflicts, rejected ops (`op_rejected`: show them), discarded writes, resyncs. */
+  /** Conflicts, rejected ops (`op_rejected`: show them), discarded writes, resyncs. What it throws is reported (console.error), not passed on. */
   onEvent?: SyncEventListener;
   /** How a conflict is rebased (default serverWinsPerField: the fields that clashed take the server's values, the rest is sent again). */
   onConflict?: ConflictHandler;

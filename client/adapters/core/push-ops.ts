@@ -17,6 +17,7 @@ import { TidesyncResponseError } from "../../api-error.ts";
 import { BatchSize } from "../../batch-refusal.ts";
 import { type BatchBounds, fittingCount } from "../../batching.ts";
 import type { SyncEvent } from "../../events.ts";
+import { callListener } from "../../listeners.ts";
 import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "./key-value.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
@@ -63,7 +64,9 @@ export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
  * unreachable or refuses the request as a whole.
  */
 export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): Promise<PushResult> {
-  const { api, installationId, store, emit } = context;
+  const { api, installationId, store } = context;
+  // The app's listener runs between answers and their storing: what it throws must not cut the push short.
+  const emit = (event: SyncEvent) => callListener(context.emit, event);
   let queue = [...(await unansweredOps(store)), ...newOps];
   if (newOps.length > 0) await store.set(SENT_KEY, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };

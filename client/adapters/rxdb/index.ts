@@ -29,6 +29,7 @@ import type { KeyValueStore } from "../core/key-value.ts";
 import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
+import { callListener } from "../../listeners.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
 import { type RetryOptions, retryOptions } from "../../retry.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
@@ -129,7 +130,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           fullSyncSeen = new Set();
           docs.clear();
         }
-        if (pulled.resync) options.onEvent?.({ type: "resync", reason: pulled.resync });
+        if (pulled.resync) callListener(options.onEvent, { type: "resync", reason: pulled.resync });
         for (const change of pulled.page.changes) {
           fullSyncSeen?.add(change.id);
           docs.set(change.id, await toDoc(change));
@@ -173,7 +174,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
       meta ??= await loadServerMeta(api, retry, options);
       const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, meta!.writable)).filter((change) => {
         const refused = unsendableId(change, newId());
-        if (refused) options.onEvent?.(refused);
+        if (refused) callListener(options.onEvent, refused);
         return refused === null;
       });
       const result = await pushOps({

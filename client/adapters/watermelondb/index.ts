@@ -27,6 +27,7 @@ import type { KeyValueStore } from "../core/key-value.ts";
 import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
+import { callListener } from "../../listeners.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
 import { type RetryOptions, retryOptions } from "../../retry.ts";
 import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
@@ -155,7 +156,7 @@ export class WatermelonTidesync {
       }
       if (pulled.resync) {
         this.report.resynced = true;
-        this.options.onEvent?.({ type: "resync", reason: pulled.resync });
+        callListener(this.options.onEvent, { type: "resync", reason: pulled.resync });
       }
       this.report.pulled += pulled.page.changes.length;
       for (const change of pulled.page.changes) latest.set(`${change.collection}/${change.id}`, change);
@@ -256,7 +257,7 @@ export class WatermelonTidesync {
     const refused = unsendableId(change, this.newId());
     if (!refused) return true;
     (unsendable[change.collection] ??= []).push(change.id);
-    this.options.onEvent?.(refused);
+    callListener(this.options.onEvent, refused);
     return false;
   }
 
