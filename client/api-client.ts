@@ -37,6 +37,7 @@ import {
 import { type WhoamiResponse, whoamiResponseSchema } from "../functions/_shared/schemas/whoami.ts";
 import { TidesyncApiError, TidesyncNetworkError, TidesyncResponseError } from "./api-error.ts";
 import { parseRetryAfter } from "./backoff.ts";
+import { tokenSubject } from "./token-subject.ts";
 
 export type AccessTokenGetter = () => Promise<string | null | undefined> | string | null | undefined;
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -109,6 +110,12 @@ export class TidesyncApi {
   /** GET /v1/whoami: the identity behind the current token. */
   async whoami(): Promise<WhoamiResponse> {
     return (await this.request({ method: "GET", path: "/v1/whoami", schema: whoamiResponseSchema })).body;
+  }
+
+  /** The user the current access token names (its `sub`, not verified: no request), or null without a JWT. */
+  async tokenUserId(): Promise<string | null> {
+    const token = await this.options.getAccessToken();
+    return token ? tokenSubject(token) : null;
   }
 
   // -------------------------------------------------------- session, devices

@@ -7,10 +7,12 @@
 //                         HTML 502 page, or a body the zod schema refuses)
 //   TidesyncValidationError a local write refused before it is queued (the
 //                         same collection schemas the server validates with)
+//   TidesyncStoreOwnerError sync() refused: the device's store holds another
+//                         user's data (signed out, someone else signed in)
 // CLIENT_FAILURE (status only) is anything else, e.g. the storage adapter failing.
 import type { ErrorCode, FieldDetail } from "../functions/_shared/errors.ts";
 
-export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE";
+export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER";
 
 export abstract class TidesyncError extends Error {
   abstract readonly code: ClientErrorCode;
@@ -86,5 +88,20 @@ export class TidesyncValidationError extends TidesyncError {
   constructor(message: string, readonly details: FieldDetail[]) {
     super(message);
     this.name = "TidesyncValidationError";
+  }
+}
+
+/**
+ * sync() refused before sending anything: the store holds the data of the user who first synced
+ * it (`storeUserId`), not of the one signed in now. Their queued writes stay, unsent; open a
+ * store of the signed-in user's own (client/README.md, "Signing out").
+ */
+export class TidesyncStoreOwnerError extends TidesyncError {
+  readonly code = "STORE_OF_ANOTHER_USER" as const;
+  readonly retryable = false;
+
+  constructor(readonly storeUserId: string, readonly userId: string) {
+    super(`this store holds the data of user ${storeUserId}, not of the signed-in user ${userId}: open a store of their own`);
+    this.name = "TidesyncStoreOwnerError";
   }
 }

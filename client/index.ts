@@ -18,6 +18,7 @@ export {
   TidesyncError,
   TidesyncNetworkError,
   TidesyncResponseError,
+  TidesyncStoreOwnerError,
   TidesyncValidationError,
 } from "./api-error.ts";
 export type { Feedback, FeedbackRequest, UpdateCheckResponse } from "../functions/_shared/schemas/releases.ts";
@@ -43,5 +44,5 @@ export {
   type SyncStorage,
   WholeStateStorage,
 } from "./storage.ts";
-export { type SqliteDatabase, SqliteStorage, type SqliteStorageOptions, type SqlValue } from "./storage-sqlite.ts";
+export { type SqliteDatabase, SqliteStorage, type SqliteStorageOptions, type SqlValue, userTablePrefix } from "./storage-sqlite.ts";
 export { type SyncReport, TidesyncClient, type TidesyncClientOptions } from "./sync-client.ts";

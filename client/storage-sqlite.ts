@@ -8,7 +8,7 @@
 //   <p>records  (collection, id) → the record as JSON, its version, and `listed`:
 //                the mark of a running full sync (see SyncStorage.unlistedRecords)
 //   <p>outbox   the pending ops in order (an autoincrement seq keeps it)
-//   <p>meta     the cursor, the schema, the format version, the revision (raised by
+//   <p>meta     the cursor, the schema, the owner (a user id), the format version, the revision (raised by
 //                every apply: an app and its background task may share the file,
 //                each with a client; see SyncStorage.revision)
 // Every apply() is one transaction, with the outbox written first: a crash
@@ -52,6 +52,12 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
 }
 
 const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(", ");
+
+/** A table prefix of the user's own (`tidesync_<user id without dashes>_`): one store per user on a shared device. */
+export function userTablePrefix(userId: string): string {
+  if (!/^[0-9a-fA-F-]{36}$/.test(userId)) throw new TypeError("userId must be a uuid");
+  return `tidesync_${userId.toLowerCase().replaceAll("-", "")}_`;
+}
 
 export class SqliteStorage implements SyncStorage {
   private readonly records: string;
@@ -102,10 +108,12 @@ export class SqliteStorage implements SyncStorage {
     const meta = new Map((await this.db.getAll<{ key: string; value: string }>(`select key, value from ${this.meta}`)).map((r) => [r.key, r.value]));
     const cursor = meta.get("cursor");
     const schema = meta.get("schema");
+    const owner = meta.get("owner");
     return {
       outbox: ops.map((row) => JSON.parse(row.body) as PendingOp),
       cursor: cursor === undefined ? null : (JSON.parse(cursor) as string | null),
       schema: schema === undefined ? null : (JSON.parse(schema) as ServerSchema | null),
+      ...(owner === undefined ? {} : { owner: JSON.parse(owner) as string }),
       revision,
     };
   }
@@ -197,6 +205,7 @@ export class SqliteStorage implements SyncStorage {
     }
     if (change.cursor !== undefined) await this.putMeta("cursor", JSON.stringify(change.cursor));
     if (change.schema !== undefined) await this.putMeta("schema", JSON.stringify(change.schema));
+    if (change.owner !== undefined) await this.putMeta("owner", JSON.stringify(change.owner));
   }
 
   private async putMeta(key: string, value: string): Promise<void> {

@@ -51,6 +51,8 @@ export interface StoredState {
   cursor: string | null;
   /** What the last GET /v1/meta said about the collections (absent or null until the first one). */
   schema?: ServerSchema | null;
+  /** The user whose data this is: the first sync stores its token's user (absent or null before). */
+  owner?: string | null;
 }
 
 /** The part of the state the client keeps in memory: small whatever the number of records. */
@@ -73,6 +75,8 @@ export interface StorageChange {
   cursor?: string | null;
   /** The server's collections, replaced whole. */
   schema?: ServerSchema | null;
+  /** The user whose data this is (set once, by the first sync). */
+  owner?: string;
   /**
    * A full sync (a page with `reset: true`) begins: forget which records were listed.
    * Applied first. Marks need not survive a restart: an interrupted full sync starts over.
@@ -147,6 +151,7 @@ export class StateMaps {
   readonly listed = new Set<string>();
   cursor: string | null = null;
   schema: ServerSchema | null = null;
+  owner: string | null = null;
 
   static from(state: StoredState): StateMaps {
     const maps = new StateMaps();
@@ -154,6 +159,7 @@ export class StateMaps {
     for (const pending of state.outbox) maps.outbox.set(pending.op.op_id, pending);
     maps.cursor = state.cursor;
     maps.schema = state.schema ?? null;
+    maps.owner = state.owner ?? null;
     return maps;
   }
 
@@ -166,14 +172,20 @@ export class StateMaps {
     for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
     if (change.schema !== undefined) this.schema = change.schema;
+    if (change.owner !== undefined) this.owner = change.owner;
   }
 
   toState(): StoredState {
-    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema };
+    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.ownerField() };
+  }
+
+  /** Absent until set, as in stores written before it existed. */
+  private ownerField(): { owner?: string } {
+    return this.owner === null ? {} : { owner: this.owner };
   }
 
   deviceState(): DeviceState {
-    return { outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema };
+    return { outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.ownerField() };
   }
 
   getRecords(refs: readonly RecordRef[]): SyncRecord[] {

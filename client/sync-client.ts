@@ -30,6 +30,7 @@ import {
   TidesyncError,
   TidesyncNetworkError,
   TidesyncResponseError,
+  TidesyncStoreOwnerError,
   TidesyncValidationError,
 } from "./api-error.ts";
 import type { BackoffOptions } from "./backoff.ts";
@@ -154,6 +155,8 @@ export class TidesyncClient {
   private cursor: string | null;
   /** The store's revision the copies above are of (stores several writers share: SyncStorage.revision). */
   private revision: number | undefined;
+  /** The user whose data the store holds (null until the first sync with a signed-in user). */
+  private owner: string | null;
 
   private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
     if (!uuid.safeParse(options.installationId).success) throw new TypeError("installationId must be a uuid");
@@ -170,6 +173,7 @@ export class TidesyncClient {
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
     this.revision = state.revision;
+    this.owner = state.owner ?? null;
     this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
     this.catalog = state.schema ? new CollectionCatalog(state.schema, { stored: true }) : null;
   }
@@ -280,6 +284,7 @@ export class TidesyncClient {
     this.outbox.clear();
     for (const pending of state.outbox) this.outbox.set(pending.op.op_id, pending);
     this.cursor = state.cursor;
+    this.owner = state.owner ?? null;
     this.revision = state.revision;
     this.statusStore.update({ pending: this.outbox.size });
   }
@@ -502,6 +507,8 @@ export class TidesyncClient {
     const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false };
     this.statusStore.update({ state: "syncing" });
     try {
+      // Before anything is sent: another user's queued writes must not go out with this user's token.
+      await this.checkOwner();
       // Once per open client, first: the stored collections may predate the server's (a table or
       // field added since), and the writes queued meanwhile leave normalised (uuid fields
       // lower-cased) in batches within the published limits. Still one GET per open client.
@@ -520,6 +527,28 @@ export class TidesyncClient {
       });
       throw error;
     }
+  }
+
+  /**
+   * The store belongs to the user who first synced it: the first sync with a token stores its user,
+   * and a sync under another user's token is refused (TidesyncStoreOwnerError), nothing sent.
+   * No token, or one that is not a JWT: the server refuses the requests anyway.
+   */
+  private async checkOwner(): Promise<void> {
+    const user = await this.api.tokenUserId();
+    if (user === null) return;
+    await this.section(async () => {
+      if (this.owner === null) {
+        await this.commit({ owner: user });
+        this.owner = user;
+      }
+    });
+    if (this.owner !== user) throw new TidesyncStoreOwnerError(this.owner!, user);
+  }
+
+  /** The user whose data the store holds (null until a first sync stored it): open another store for another user. */
+  get storeUserId(): string | null {
+    return this.owner;
   }
 
   /** Calls `call`, retrying retryable failures with backoff, never sooner than the last Retry-After (also one a past sync got). */

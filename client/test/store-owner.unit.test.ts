@@ -1,0 +1,53 @@
+// A device's store belongs to the user who first synced it: after a sign-out,
+// another user's sync on that store is refused before anything is sent, and
+// the first user's queued writes stay for them.
+import { describe, expect, it } from "vitest";
+import { TidesyncApi } from "../api-client.ts";
+import { TidesyncStoreOwnerError } from "../api-error.ts";
+import { MemoryStorage } from "../storage.ts";
+import { tokenSubject } from "../token-subject.ts";
+import { BASE_URL, FakeServer, LIST_ID } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+const ALICE = "00000000-0000-4000-8000-0000000a11ce";
+const BOB = "00000000-0000-4000-8000-000000000b0b";
+
+/** A JWT-shaped token for `sub` (unsigned: the client only reads whose it is). */
+function tokenOf(sub: string): string {
+  const part = (value: unknown) => btoa(JSON.stringify(value)).replaceAll("=", "").replaceAll("+", "-").replaceAll("/", "_");
+  return `${part({ alg: "ES256", typ: "JWT" })}.${part({ sub, role: "authenticated", name: "Zoë ~~>?" })}.c2ln`;
+}
+
+describe("the store's user", () => {
+  it("reads the sub of a JWT, and nothing from other tokens", () => {
+    expect(tokenSubject(tokenOf(ALICE.toUpperCase()))).toBe(ALICE);
+    expect(tokenSubject("test-token")).toBeNull();
+    expect(tokenSubject("a.%%%.c")).toBeNull();
+  });
+
+  it("another user's sync is refused before anything is sent; the first user's writes stay queued for them", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    let token = tokenOf(ALICE);
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
+    const alice = (await openClient(server, { storage, api })).client;
+    await alice.sync();
+    expect(alice.storeUserId).toBe(ALICE);
+    const id = await alice.create("tasks", { list_id: LIST_ID, title: "Alice's private note" });
+
+    // Alice signs out; Bob signs in on the same phone and the app opens the same store.
+    token = tokenOf(BOB);
+    const bob = (await openClient(server, { storage, api, idPrefix: 2 })).client;
+    const requests = server.requests.length;
+    await expect(bob.sync()).rejects.toBeInstanceOf(TidesyncStoreOwnerError);
+    await expect(bob.sync()).rejects.toMatchObject({ code: "STORE_OF_ANOTHER_USER", storeUserId: ALICE, userId: BOB });
+    expect(bob.status).toMatchObject({ state: "error", lastErrorCode: "STORE_OF_ANOTHER_USER", pending: 1 });
+    expect(server.requests.length).toBe(requests);
+    expect((await storage.loadState()).outbox.map((p) => p.op.record_id)).toEqual([id]);
+
+    // Alice back: her write goes out.
+    token = tokenOf(ALICE);
+    await bob.sync();
+    expect(server.records.get(`tasks/${id}`)?.data?.title).toBe("Alice's private note");
+  });
+});
