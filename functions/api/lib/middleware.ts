@@ -63,10 +63,6 @@ export function declaredBodyLimit(deps: Deps): MiddlewareHandler<AppEnv> {
 }
 
 /**
- * Verifies the caller's token and spends one unit of their budget for
- * `operation`; the same statement reads the database's clock (c.var.serverTime).
- */
-/**
  * A HEAD is a GET without the body (Hono serves it through the GET route). On a route a bearer
  * token opens, that GET spends the caller's rate limit and reads the database (an export: all of
  * the user's data, 3 an hour) for an answer nobody receives, so such a route answers HEAD 405
@@ -77,6 +73,10 @@ function refuseHead(c: Context): void {
   if (c.req.method === "HEAD") throw new ApiError("METHOD_NOT_ALLOWED", "HEAD is not allowed here; use GET");
 }
 
+/**
+ * Verifies the caller's token and spends one unit of their budget for
+ * `operation`; the same statement reads the database's clock (c.var.serverTime).
+ */
 export function requireUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
   const rule = deps.config.rateLimits[operation];
   if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
