@@ -118,11 +118,13 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
   app.notFound((c) => {
     const allowed = allowedMethods(c.req.path);
     const requestId = c.get("requestId") ?? crypto.randomUUID();
-    if (allowed.length > 0) {
-      const error = new ApiError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`);
-      return c.json(errorEnvelope(error, requestId), 405, { Allow: allowed.join(", ") });
-    }
-    return c.json(errorEnvelope(new ApiError("NOT_FOUND", "no such route"), requestId), 404);
+    const error = allowed.length > 0
+      ? new ApiError("METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here; use ${allowed.join(", ")}`)
+      : new ApiError("NOT_FOUND", "no such route");
+    c.get("logFields") && (c.get("logFields").error_code = error.code);
+    return allowed.length > 0
+      ? c.json(errorEnvelope(error, requestId), 405, { Allow: allowed.join(", ") })
+      : c.json(errorEnvelope(error, requestId), 404);
   });
 
   app.onError((error, c) => {

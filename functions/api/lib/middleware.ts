@@ -23,7 +23,7 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     // no-store unless the route chose its own (the Expo Updates protocol prescribes one).
     if (!c.res.headers.has("Cache-Control")) c.res.headers.set("Cache-Control", "no-store");
     const user = c.get("user");
-    const line = {
+    const line: Record<string, unknown> = {
       level: c.res.status >= 500 ? "error" : c.res.status >= 400 ? "warn" : "info",
       time: new Date().toISOString(),
       msg: "request",
@@ -33,8 +33,9 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
       status: c.res.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       ...(user ? { user_id: user.sub, session_id: user.session_id } : {}),
-      ...c.get("logFields"),
     };
+    // A route's field never replaces one of these (a "level" of its own hid 5xx from level filters).
+    for (const [key, value] of Object.entries(c.get("logFields"))) if (!(key in line)) line[key] = value;
     console.log(JSON.stringify(line));
   };
 }

@@ -211,7 +211,7 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     const candidates = await Promise.all(seen.releases.map(async (r) => ({ ...r, rollout_bucket: await rolloutBucket(r.id, rolloutKey) })));
     const { policy, serverTime } = seen.policyAndTime;
     const plan = planUpdateCheck(candidates, query.build_number, policy);
-    Object.assign(c.get("logFields"), { level: plan.level, release_id: plan.release?.id });
+    Object.assign(c.get("logFields"), { update_level: plan.level, release_id: plan.release?.id });
     const r = plan.release;
     let update: UpdateCheckResponse["update"] = null;
     if (r) {
