@@ -972,6 +972,7 @@ export type Database = {
           "p_batch"?: number;
           "p_now"?: string;
           "p_retention_days"?: number;
+          "p_time_budget"?: string;
         };
         Returns: {
           "changes_purged": number;

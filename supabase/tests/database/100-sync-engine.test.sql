@@ -30,7 +30,7 @@ select is(tests.function_callers('app_private.my_list_ids(text)'), array['authen
 select is(tests.function_callers('app_private.redeem_list_invite(text)'), array['authenticated'], 'redeem_list_invite: authenticated only');
 select is(tests.function_callers('public.create_list_invite(uuid, text, interval)'), array['authenticated'], 'create_list_invite: authenticated only');
 select is(tests.function_callers('public.accept_list_invite(text)'), array['authenticated'], 'accept_list_invite: authenticated only');
-select is(tests.function_callers('app_private.purge_sync_retention(timestamptz, integer, integer)'), array['service_role'], 'purge_sync_retention: service_role only');
+select is(tests.function_callers('app_private.purge_sync_retention(timestamptz, integer, integer, interval)'), array['service_role'], 'purge_sync_retention: service_role only');
 select is(tests.function_callers('app_private.enable_sync(regclass, name)'), '{}'::text[], 'enable_sync: no API role (migrations only)');
 select is(tests.function_callers('app_private.enable_sync_membership(regclass, name, name)'), '{}'::text[], 'enable_sync_membership: no API role');
 select is(tests.function_callers('app_private.disable_sync(regclass)'), '{}'::text[], 'disable_sync: no API role');
@@ -47,7 +47,7 @@ select is_empty($$
                    'app_private.sync_update_sql(regclass, text[])'::regprocedure,
                    'app_private.my_list_ids(text)'::regprocedure, 'app_private.redeem_list_invite(text)'::regprocedure,
                    'public.create_list_invite(uuid, text, interval)'::regprocedure, 'public.accept_list_invite(text)'::regprocedure,
-                   'app_private.purge_sync_retention(timestamptz, integer, integer)'::regprocedure,
+                   'app_private.purge_sync_retention(timestamptz, integer, integer, interval)'::regprocedure,
                    'app_private.enable_sync(regclass, name)'::regprocedure, 'app_private.enable_sync_membership(regclass, name, name)'::regprocedure,
                    'app_private.disable_sync(regclass)'::regprocedure, 'app_private.track_sync_changes()'::regprocedure,
                    'app_private.track_sync_access()'::regprocedure, 'app_private.add_list_creator_as_owner()'::regprocedure,

@@ -1,25 +1,26 @@
 -- Sync retention (app_private.purge_sync_retention): it removes only ledger
 -- rows, tombstones, entries of deleted or moved rows and revocations older
--- than the window, at most p_batch of each per call, never waits for a
--- writer (SKIP LOCKED), raises sync_horizon.purged_txid to the highest txid
+-- than the window, p_batch at a time, repeating each table's batches until
+-- one deletes fewer than p_batch or p_time_budget is spent (a zero budget:
+-- one batch per table), never waits for a writer (SKIP LOCKED), raises sync_horizon.purged_txid to the highest txid
 -- it purged (never lowers it), purges expired rate-limit counters, and only
 -- service_role (and pg_cron as the owner) may run it. Times are relative to
 -- a fixed p_now = 2030-01-01; with the default 30 days the cutoff is 2029-12-02.
 begin;
-select plan(32);
+select plan(39);
 
 select from tests.create_supabase_user('retention_alice');
 select from tests.create_supabase_user('retention_bob');
 
 -- ------------------------------------------------------------ the function
-select is((select prosecdef from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer)'::regprocedure), true,
+select is((select prosecdef from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer, interval)'::regprocedure), true,
   'the purge is security definer (it deletes rows no API role may delete)');
-select is((select proconfig from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer)'::regprocedure), array['search_path=""'],
+select is((select proconfig from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer, interval)'::regprocedure), array['search_path=""'],
   'the purge pins an empty search_path');
 -- Each of the four purges picks its victims with FOR UPDATE SKIP LOCKED (the
 -- end of this file shows it for tombstones, with a second session).
 select is((select array_length(regexp_split_to_array(lower(prosrc), 'for update skip locked'), 1) - 1
-             from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer)'::regprocedure),
+             from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer, interval)'::regprocedure),
   4, 'every purge step skips rows a writer holds (FOR UPDATE SKIP LOCKED), so the job never waits for a push');
 select has_index('app_private', 'sync_records', 'sync_records_tombstones_idx', 'tombstones are indexed by age');
 select has_index('app_private', 'sync_changes', 'sync_changes_departed_idx', 'entries of deleted or moved rows are indexed by age');
@@ -59,15 +60,15 @@ insert into app_private.rate_limit_counters (user_id, operation, window_start, h
 
 -- ------------------------------------------------------------ the API roles cannot run it
 select tests.authenticate_as('retention_alice');
-select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 1) $$, '42501', null, 'a signed-in user cannot run the purge');
+select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 1, p_time_budget => '0') $$, '42501', null, 'a signed-in user cannot run the purge');
 select tests.authenticate_as_anon();
-select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 1) $$, '42501', null, 'anon cannot run the purge');
+select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 1, p_time_budget => '0') $$, '42501', null, 'anon cannot run the purge');
 select tests.clear_authentication();
 select results_eq($$ select count(*)::int from app_private.sync_changes where id::text like 'c1000000-0000-4000-8000-%' $$, array[4], 'the refused calls purged nothing');
 
 -- ------------------------------------------------------------ bounded batches
 select tests.authenticate_as_service_role();
-select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1) $$,
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1, p_time_budget => '0') $$,
   $$ values (1, 1, 1, 1) $$, 'first run (p_batch 1): at most one of each, the oldest');
 select tests.clear_authentication();
 select results_eq($$ select id::text from app_private.sync_changes where id::text like 'c1000000-0000-4000-8000-%' order by id $$,
@@ -80,12 +81,12 @@ select is((select purged_txid from app_private.sync_horizon), '200'::xid8,
   'the horizon rose to the highest purged txid (the revocation''s 200 over the entry''s 100)');
 
 select tests.authenticate_as_service_role();
-select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1) $$,
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1, p_time_budget => '0') $$,
   $$ values (1, 1, 1, 0) $$, 'second run: the rest of the expired rows');
 select tests.clear_authentication();
 select is((select purged_txid from app_private.sync_horizon), '300'::xid8, 'the horizon follows (300)');
 select tests.authenticate_as_service_role();
-select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1) $$,
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 1, p_time_budget => '0') $$,
   $$ values (0, 0, 0, 0) $$, 'third run: nothing left to purge');
 select tests.clear_authentication();
 select is((select purged_txid from app_private.sync_horizon), '300'::xid8, 'a run that purges nothing leaves the horizon alone');
@@ -119,6 +120,53 @@ select results_eq($$ select ops_purged, tombstones_purged, changes_purged from a
 select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 0) $$, '22023', null, 'p_batch must be positive');
 select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 10, 0) $$, '22023', null, 'p_retention_days must be positive');
 select throws_ok($$ select * from app_private.purge_sync_retention(null) $$, '22023', null, 'p_now is required');
+select throws_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 10, 30, '-1 second') $$, '22023', null, 'p_time_budget must not be negative');
+
+-- ------------------------------------------------------------ one run clears a backlog of many batches
+-- Three batches' worth (p_batch 10) of each kind: one run removes them all, and
+-- the horizon rises to the highest txid of any batch (the newest revocation's,
+-- in the last batch). Before, a run removed one batch of each.
+select tests.clear_authentication();
+insert into app_private.sync_changes (scope_id, collection, id, present, seq, txid, since_seq, changed_at)
+select tests.get_supabase_uid('retention_alice'), 'tasks', gen_random_uuid(), false, 100 + g, (2000 + g)::text::xid8, 100 + g, '2029-10-01'::timestamptz + make_interval(mins => g)
+  from generate_series(1, 30) g;
+insert into app_private.sync_access (user_id, scope_id, granted, seq, txid, changed_at)
+select tests.get_supabase_uid('retention_bob'), gen_random_uuid(), false, 200 + g, (3000 + g)::text::xid8, '2029-10-01'::timestamptz + make_interval(mins => g)
+  from generate_series(1, 30) g;
+insert into app_private.sync_records (collection, id, scope_id, version, deleted, created_at, updated_at, deleted_at)
+select 'tasks', gen_random_uuid(), tests.get_supabase_uid('retention_alice'), 1, true, '2029-10-01', '2029-10-01', '2029-10-01'::timestamptz + make_interval(mins => g)
+  from generate_series(1, 30) g;
+insert into app_private.sync_ops (user_id, op_id, record_id, collection, type, status, version, error, created_at)
+select tests.get_supabase_uid('retention_alice'), gen_random_uuid(), gen_random_uuid(), 'tasks', 'upsert', 'applied', 1, null, '2029-10-01'::timestamptz + make_interval(mins => g)
+  from generate_series(1, 30) g;
+insert into app_private.rate_limit_counters (user_id, operation, session_id, window_start, hits)
+select tests.get_supabase_uid('retention_alice'), 'sync.pull', gen_random_uuid(), '2029-12-01'::timestamptz + make_interval(mins => g), 1
+  from generate_series(1, 30) g;
+select tests.authenticate_as_service_role();
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 10) $$,
+  $$ values (30, 30, 30, 30) $$, 'one run purges three batches of each kind');
+select tests.clear_authentication();
+select results_eq($$ select (select count(*) from app_private.sync_changes where not present and changed_at < '2029-12-02')::int,
+                            (select count(*) from app_private.sync_access where not granted and changed_at < '2029-12-02')::int,
+                            (select count(*) from app_private.sync_records where deleted and deleted_at < '2029-12-02')::int,
+                            (select count(*) from app_private.sync_ops where created_at < '2029-12-02')::int,
+                            (select count(*) from app_private.rate_limit_counters where window_start < '2029-12-31')::int $$,
+  $$ values (0, 0, 0, 0, 0) $$, 'no expired row is left');
+select is((select purged_txid from app_private.sync_horizon), '3030'::xid8, 'the horizon rose to the highest txid of the last batch');
+select tests.authenticate_as_service_role();
+select results_eq($$ select ops_purged, tombstones_purged, changes_purged, rate_limit_counters_purged from app_private.purge_sync_retention('2030-01-01', 10) $$,
+  $$ values (0, 0, 0, 0) $$, 'the next run finds nothing');
+
+-- A spent budget (zero) still gives every table its one batch, and stops there.
+select tests.clear_authentication();
+insert into app_private.sync_ops (user_id, op_id, record_id, collection, type, status, version, error, created_at)
+select tests.get_supabase_uid('retention_alice'), gen_random_uuid(), gen_random_uuid(), 'tasks', 'upsert', 'applied', 1, null, '2029-10-01'::timestamptz + make_interval(mins => g)
+  from generate_series(1, 25) g;
+select tests.authenticate_as_service_role();
+select results_eq($$ select ops_purged from app_private.purge_sync_retention('2030-01-01', 10, 30, '0') $$, array[10],
+  'a zero time budget: one batch per table');
+select results_eq($$ select ops_purged from app_private.purge_sync_retention('2030-01-01', 10) $$, array[15],
+  'the next run takes the rest');
 
 
 -- ------------------------------------------------------------ it never waits for a writer
