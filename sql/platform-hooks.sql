@@ -17,5 +17,46 @@ create policy "Members receive the sync pokes of their lists and their own"
   as permissive
   for select
   to authenticated
-  using (((extension = 'broadcast'::text) AND ( SELECT app_private.may_receive_poke(( SELECT realtime.topic() AS topic)) AS may_receive_poke)));
-comment on policy "Members receive the sync pokes of their lists and their own" on realtime.messages is 'Realtime checks this as the joining user with realtime.topic() = the channel topic: members of a list may join tidesync:scope:<list id>, each user tidesync:user:<own id>. Pokes carry no data; other topics are left to other policies.';
+  using (((extension = 'broadcast'::text) AND (topic = ( SELECT realtime.topic() AS topic)) AND ( SELECT app_private.may_receive_poke(( SELECT realtime.topic() AS topic)) AS may_receive_poke)));
+comment on policy "Members receive the sync pokes of their lists and their own" on realtime.messages is 'Realtime checks this as the joining user with realtime.topic() = the channel topic: members of a list may join tidesync:scope:<list id>, each user tidesync:user:<own id>; a row is visible only on its own topic. Pokes carry no data; other topics are left to other policies.';
+
+create policy "Nobody rewrites tidesync's sync pokes"
+  on realtime.messages
+  as restrictive
+  for update
+  to public
+  using ((topic !~~ 'tidesync:%'::text))
+  with check ((topic !~~ 'tidesync:%'::text));
+comment on policy "Nobody rewrites tidesync's sync pokes" on realtime.messages is 'Restrictive: no API role updates a message of a tidesync: topic or moves one onto it, whatever update policies the app has.';
+
+create policy "Only members receive tidesync's pokes, each on its own topic"
+  on realtime.messages
+  as restrictive
+  for select
+  to authenticated
+  using (
+CASE
+    WHEN ((topic ~~ 'tidesync:%'::text) OR (( SELECT realtime.topic() AS topic) ~~ 'tidesync:%'::text)) THEN ((topic = ( SELECT realtime.topic() AS topic)) AND ( SELECT app_private.may_receive_poke(( SELECT realtime.topic() AS topic)) AS may_receive_poke))
+    ELSE true
+END);
+comment on policy "Only members receive tidesync's pokes, each on its own topic" on realtime.messages is 'Restrictive, so an app''s own Broadcast policies cannot open tidesync: topics to strangers: a row or channel of tidesync:scope:/tidesync:user: is visible only on its own topic (= realtime.topic()) and when app_private.may_receive_poke says the caller may join it. Other topics: the app''s policies decide.';
+
+create policy "Only signed-in users receive on tidesync's topics"
+  on realtime.messages
+  as restrictive
+  for select
+  to public
+  using (
+CASE
+    WHEN ((topic ~~ 'tidesync:%'::text) OR (( SELECT realtime.topic() AS topic) ~~ 'tidesync:%'::text)) THEN (CURRENT_USER = 'authenticated'::name)
+    ELSE true
+END);
+comment on policy "Only signed-in users receive on tidesync's topics" on realtime.messages is 'Restrictive, so an app''s own Broadcast policies (e.g. select using (true)) cannot open tidesync: topics to anon or any other role: a row or channel of tidesync:scope:/tidesync:user: is visible to authenticated only. Other topics: the app''s policies decide.';
+
+create policy "Only the database sends on tidesync's topics"
+  on realtime.messages
+  as restrictive
+  for insert
+  to public
+  with check (((topic !~~ 'tidesync:%'::text) AND (COALESCE(( SELECT realtime.topic() AS topic), ''::text) !~~ 'tidesync:%'::text)));
+comment on policy "Only the database sends on tidesync's topics" on realtime.messages is 'Restrictive: no API role inserts a message on a tidesync: topic, nor with realtime.topic() set to one (a client broadcast on the channel), whatever insert policies the app has. The pokes come from app_private.send_sync_pokes(), whose owner bypasses RLS.';
