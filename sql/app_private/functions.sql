@@ -418,8 +418,9 @@ begin
 
   -- Lists where the user is the only owner and someone else is a member pass
   -- to one other member: the longest-standing editor, else the longest-standing
-  -- viewer; members not themselves leaving come first. Lists with no other
-  -- member go with the account (the keep_a_list_owner trigger).
+  -- viewer; members not themselves leaving come first, and members Supabase
+  -- Auth soft-deleted (who can never sign in to manage it) last. Lists with no
+  -- other member go with the account (the keep_a_list_owner trigger).
   with sole_owned as (
     select m.list_id
       from public.list_members m
@@ -432,6 +433,7 @@ begin
       join sole_owned s on s.list_id = m.list_id
      where m.user_id <> p_user_id
      order by m.list_id,
+              exists (select 1 from auth.users u where u.id = m.user_id and u.deleted_at is not null),
               exists (select 1 from app_private.account_deletion_requests r where r.user_id = m.user_id),
               m.role = 'editor' desc,
               m.created_at,
@@ -445,7 +447,7 @@ begin
   return v_handed;
 end
 $function$;
-comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge: every list p_user_id is the only owner of and that has other members gets a new owner (the longest-standing editor, else viewer; members with no pending deletion first). Returns how many lists changed hands. Not callable by any API role.';
+comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge (and of the triggers on auth.users for a delete or a soft delete): every list p_user_id is the only owner of and that has other members gets a new owner (the longest-standing editor, else viewer; members with no pending deletion first, members soft-deleted by Supabase Auth last). Returns how many lists changed hands. Not callable by any API role.';
 revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
 
 -- function app_private.hand_over_lists_of_deleted_user()

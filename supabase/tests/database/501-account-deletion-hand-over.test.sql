@@ -4,7 +4,7 @@
 -- list with no other member is deleted with the account. The same when the
 -- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(11);
+select plan(12);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -98,6 +98,23 @@ select results_eq($$ select user_id, role from public.list_members where list_id
 update auth.users set updated_at = now(), deleted_at = now() where id = tests.get_supabase_uid('handover_soft_owner');
 select is((select count(*)::int from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000007' and role = 'owner'), 2,
   'a later update of the soft-deleted user hands nothing over again');
+
+-- A member Supabase Auth soft-deleted can never sign in to manage a list: the
+-- hand-over passes over them, however long-standing (migration 20261126003500).
+select from tests.create_supabase_user('handover_owner_2');
+select from tests.create_supabase_user('handover_gone_editor');
+select from tests.create_supabase_user('handover_new_viewer');
+select tests.authenticate_as('handover_owner_2');
+insert into public.lists (id, title) values ('b5000000-0000-4000-8000-000000000008', 'Oldest editor soft-deleted');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role, created_at) values
+  ('b5000000-0000-4000-8000-000000000008', tests.get_supabase_uid('handover_gone_editor'), 'editor', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000008', tests.get_supabase_uid('handover_new_viewer'), 'viewer', '2026-03-01');
+update auth.users set deleted_at = now() where id = tests.get_supabase_uid('handover_gone_editor');
+delete from auth.users where id = tests.get_supabase_uid('handover_owner_2');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000008' order by role $$,
+  $$ values (tests.get_supabase_uid('handover_gone_editor'), 'editor'), (tests.get_supabase_uid('handover_new_viewer'), 'owner') $$,
+  'a soft-deleted member is passed over: the viewer who can still sign in becomes the owner');
 
 select * from finish();
 rollback;
