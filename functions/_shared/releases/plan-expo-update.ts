@@ -9,6 +9,7 @@
 // offered again after a rollback is therefore served as of the rollback, under
 // an id of its own (what `eas update:rollback` does by republishing it);
 // otherwise a device that took the rolled-back update would keep running it.
+import { sha256, toHex } from "../sha256.ts";
 import type { CheckCandidate } from "./plan-update-check.ts";
 import { inRollout } from "./rollout.ts";
 
@@ -42,11 +43,10 @@ export function republishTime(candidates: readonly Pick<ExpoCandidate, "status" 
 
 /** The id of release `releaseId` served as of `at`: a UUID (version 8) from SHA-256, the same for every device. */
 export async function republishedUpdateId(releaseId: string, at: Date): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`tidesync.expo-republish:${releaseId}@${at.toISOString()}`)));
-  const bytes = digest.slice(0, 16);
+  const bytes = (await sha256(`tidesync.expo-republish:${releaseId}@${at.toISOString()}`)).slice(0, 16);
   bytes[6] = (bytes[6] & 0x0f) | 0x80;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  const hex = toHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 

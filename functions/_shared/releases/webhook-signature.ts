@@ -127,12 +127,6 @@ export async function verifyWebhook(
   return match ? { ok: true, id, timestamp: sent } : { ok: false, reason: "bad_signature" };
 }
 
-/** Lower-case hex SHA-256 of `bytes` (a delivery's request, recorded with its webhook-id). */
-export async function sha256Hex(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as BufferSource));
-  return Array.from(digest, (byte) => byte.toString(16).padStart(2, "0")).join("");
-}
-
 /** The payload of a request: its requestLine, then the body bytes. */
 export function requestPayload(method: string, target: string, body: Uint8Array): Uint8Array {
   const line = new TextEncoder().encode(requestLine(method, target));

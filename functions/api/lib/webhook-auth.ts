@@ -10,10 +10,10 @@
 // is 401 and nothing is written or read.
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
+import { sha256, toHex } from "../../_shared/sha256.ts";
 import {
   checkWebhookHeaders,
   requestPayload,
-  sha256Hex,
   verifyWebhook,
   WEBHOOK_TOLERANCE_SECONDS,
   type WebhookHeaders,
@@ -91,7 +91,7 @@ export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions
       return;
     }
     // A write's delivery is this request: the same webhook-id is a retry only with it.
-    c.set("webhookRequestSha256", await sha256Hex(payloads[0]));
+    c.set("webhookRequestSha256", toHex(await sha256(payloads[0])));
     requireJsonMediaType(c);
     acceptJsonBody(c, bytes);
     await next();
