@@ -119,7 +119,6 @@ export class FileStorage extends WholeStateStorage {
     return { records: contents.records, outbox: contents.outbox, cursor: contents.cursor, schema: contents.schema ?? null, owner: contents.owner ?? null };
   }
 
-
   protected async persist(next: StateMaps): Promise<void> {
     const contents: FileContents = { format: FORMAT_VERSION, ...next.toState() };
     const handle = await open(this.tempPath, "w");

@@ -537,12 +537,15 @@ export class TidesyncClient {
   private async checkOwner(): Promise<void> {
     const user = await this.api.tokenUserId();
     if (user === null) return;
-    await this.section(async () => {
-      if (this.owner === null) {
-        await this.commit({ owner: user });
-        this.owner = user;
-      }
-    });
+    // Once stored, the owner never changes: only the first sync of a store needs the mutex and a write.
+    if (this.owner === null) {
+      await this.section(async () => {
+        if (this.owner === null) {
+          await this.commit({ owner: user });
+          this.owner = user;
+        }
+      });
+    }
     if (this.owner !== user) throw new TidesyncStoreOwnerError(this.owner!, user);
   }
 
