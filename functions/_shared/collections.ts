@@ -7,6 +7,7 @@
 // database's constraints stay the last word (functions/api/sync/db-refusal.ts).
 import { z } from "zod";
 import { jsonValueSchema } from "./json-value.ts";
+import { portablePattern } from "./portable-pattern.ts";
 import { storableText } from "./storable-text.ts";
 import type { GeneratedCollection, GeneratedField } from "./sync-collection-types.ts";
 import { SYNC_COLLECTIONS } from "./sync-collections.generated.ts";
@@ -114,8 +115,10 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
     case "text":
     case "character varying": {
       let schema = storableText(field.max_length ?? 1_000_000, field.min_length ?? 0);
-      if (field.pattern) {
-        const pattern = new RegExp(field.pattern);
+      // A pattern that would not mean the same here (or not compile: a server older than this
+      // rule may publish one) is left to the database, never thrown at module load.
+      const pattern = field.pattern === undefined ? undefined : portablePattern(field.pattern);
+      if (pattern) {
         schema = schema.refine((value) => pattern.test(value), { message: `must match ${field.pattern}`, params: { code: "invalid_format" } });
       }
       return schema;

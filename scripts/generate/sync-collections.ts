@@ -6,6 +6,7 @@
 // last word: a violation it reports is mapped back to a column by
 // `constraints` (constraint name → columns).
 import type postgres from "postgres";
+import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
 import { refuseUncreatableIds } from "./sync-collection-checks.ts";
 import { readOwnerColumns } from "./sync-collection-owners.ts";
@@ -40,7 +41,11 @@ function applyCheck(fields: Map<string, GeneratedField>, definition: string): vo
     else field.max_length = Number(bound);
   }
   const pattern = PATTERN_CHECK.exec(definition);
-  if (pattern && fields.has(pattern[1])) fields.get(pattern[1])!.pattern = pattern[2].replaceAll("''", "'");
+  // Published only when a JavaScript RegExp tests the same (portable-pattern.ts); else the database checks it alone.
+  if (pattern && fields.has(pattern[1])) {
+    const source = pattern[2].replaceAll("''", "'");
+    if (portablePattern(source)) fields.get(pattern[1])!.pattern = source;
+  }
 }
 
 export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedCollection[]> {

@@ -7,6 +7,7 @@
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
+import { PORTABLE_PATTERN_FLAGS } from "../../functions/_shared/portable-pattern.ts";
 import { readSyncCollections } from "../../scripts/generate/sync-collections.ts";
 import { adminSql } from "../support/harness.ts";
 
@@ -97,5 +98,27 @@ describe("sync collections as the generator reads them", () => {
       `create trigger catalog_before_update before update on public.catalog_unfilled for each row execute function public.catalog_after()`,
     ]);
     expect(field(without, "code").filled_by_trigger, "no BEFORE INSERT row trigger: required").toBeUndefined();
+  });
+
+  it("a pattern check is published only when a JavaScript RegExp tests the same: a Postgres-only one (which took the function server down at load) is left to the database", async () => {
+    const probe = await generatedAfter("catalog_patterns", [
+      `create table public.catalog_patterns (id uuid primary key, list_id uuid not null references public.lists (id),
+         color text check (color ~ '^#[0-9a-fA-F]{6}$'), slug text check (slug ~ '(?i)^[a-z0-9-]+$'),
+         code text check (code ~ '^[[:upper:]]{3}$'), word text check (word ~ '^\\w+\\M'), quoted text check (quoted ~ '^[^'']+$'))`,
+    ]);
+    expect(field(probe, "color").pattern).toBe("^#[0-9a-fA-F]{6}$");
+    expect(field(probe, "quoted").pattern).toBe("^[^']+$");
+    for (const name of ["slug", "code", "word"]) expect(field(probe, name).pattern, name).toBeUndefined();
+    expect(probe.constraints.catalog_patterns_slug_check, "a refusal still names its column").toEqual(["slug"]);
+  });
+
+  it("a portable pattern matches in JavaScript exactly the strings Postgres' ~ matches", async () => {
+    const patterns = ["^#[0-9a-fA-F]{6}$", "^[a-z0-9_-]+$", "^[^@]+@[^@]+$", "^(ab|cd)+\\.x?$", "^[^x]{2}$", "b{2,3}", "^(?:a|)$", "^\\$[0-9]{1,3}$", "[é-ü]"];
+    const strings = ["#a0B9fF", "#a0B9fG", "a-b_c", "A", "a@b", "a@@b", "abcd.", "cdab.x", "🦀y", "y\n", "\n\n", "abbb", "", "a", "$12", "$1234", "ö", "ÿ", "ab\ncd."];
+    const rows = await adminSql<{ p: string; s: string; m: boolean }[]>`
+      select p, s, s ~ p as m from unnest(${patterns}::text[]) p, unnest(${strings}::text[]) s`;
+    const mismatches = rows.filter((row) => new RegExp(row.p, PORTABLE_PATTERN_FLAGS).test(row.s) !== row.m).map((row) => [row.p, row.s, row.m]);
+    expect(mismatches).toEqual([]);
+    expect(rows.length).toBe(patterns.length * strings.length);
   });
 });

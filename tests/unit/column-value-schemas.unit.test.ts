@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { CollectionCatalog } from "../../client/collection-catalog.ts";
 import { fieldValueSchema, schemaFor } from "../../functions/_shared/collections.ts";
+import { isPortablePattern } from "../../functions/_shared/portable-pattern.ts";
 import { metaResponseSchema } from "../../functions/_shared/schemas/meta.ts";
 import { jsonValueProblems } from "../../functions/_shared/json-value.ts";
 import { MAX_JSON_DEPTH } from "../../functions/_shared/limits.ts";
@@ -196,5 +197,35 @@ describe("dates and instants the wire carries back", () => {
     expect(details(TIMES, { due: "0000-01-01" })).toEqual([["/ops/0/data/due", "out_of_range"]]);
     expect(details(TIMES, { due: "0001-01-01" })).toEqual([]);
     expect(details(TIMES, { due: "9999-12-31" })).toEqual([]);
+  });
+});
+
+describe("pattern checks: only a pattern that means the same in Postgres and JavaScript is tested here", () => {
+  const text = (pattern: string) => field("code", "text", { pattern });
+
+  it("a Postgres-only pattern (one JavaScript cannot even compile) builds a schema that leaves the value to the database, on the server and in the client's catalog", () => {
+    for (const pattern of ["(?i)^[a-z0-9-]+$", "^[[:upper:]]{3}$", "^\\w+\\M", "\\mword\\M", "\\yx\\Y", "\\Aab\\Z", "(a)\\1", "^.+$", "^\\d+$", "***=a.b"]) {
+      expect(() => fieldValueSchema(text(pattern)), pattern).not.toThrow();
+      expect(details([text(pattern)], { code: "ABC-def\n" }), pattern).toEqual([]);
+    }
+    const catalog = new CollectionCatalog({ collections: ["tags"], collection_schemas: { tags: { scope: "list_id", fields: { slug: { type: "text", nullable: true, has_default: false, insertable: true, updatable: true, pattern: "(?i)^[a-z]+$" } } } } });
+    expect(catalog.check("tags", { slug: "ABC" }, false)).toEqual({ slug: "ABC" });
+  });
+
+  it("a portable pattern refuses what the database would refuse (invalid_format), counting characters as code points", () => {
+    expect(details([text("^#[0-9a-fA-F]{6}$")], { code: "#12345g" })).toEqual([["/ops/0/data/code", "invalid_format"]]);
+    expect(details([text("^#[0-9a-fA-F]{6}$")], { code: "#12345f" })).toEqual([]);
+    expect(details([text("^[^@]{1}$")], { code: "🦀" })).toEqual([]);
+    expect(details([text("^(ab|cd)+\\.x?$")], { code: "abcd." })).toEqual([]);
+    expect(details([text("^(?:ab|cd)+\\.x?$")], { code: "abc." })).toEqual([["/ops/0/data/code", "invalid_format"]]);
+  });
+
+  it("isPortablePattern takes literals, escaped punctuation, anchors, groups, alternation, bounded quantifiers and plain bracket expressions, and nothing else", () => {
+    for (const pattern of ["^[a-z0-9_-]+$", "^[^@]+@[^@]+$", "^\\$[0-9]{1,3}(,[0-9]{3})*$", "a{2,}", "(x|)y", "[-a]", "[a^$.*]", "é|🦀"]) {
+      expect(isPortablePattern(pattern), pattern).toBe(true);
+    }
+    for (const pattern of ["(?i)a", "(?=a)", "[[:alpha:]]", "[\\d]", "[]a]", "[^]", "[]", "[z-a]", "[a-c-e]", "a**", "a*?", "a+?", "*a", "^*", "a{256}", "a{3,2}", "a{,2}", "{", "a}", "]", ".", "\\-", "\\n", "\\1", "(a", "a)", "a\\"]) {
+      expect(isPortablePattern(pattern), pattern).toBe(false);
+    }
   });
 });

@@ -20,7 +20,8 @@ export const metaResponseSchema = z.object({
       updatable: z.boolean().describe("a change may set it"),
       min_length: z.number().int().optional(),
       max_length: z.number().int().optional(),
-      pattern: z.string().optional(),
+      pattern: z.string().optional()
+        .describe("a regular expression the text must match, in a subset that means the same in Postgres and JavaScript (compile it with the u flag); a column's other patterns are checked by the database only"),
       enum_values: z.array(z.string()).optional()
         .describe("an enum column (or an array of one): the values it accepts, in the enum's order"),
     })),
