@@ -1604,6 +1604,9 @@ declare
   v_topic text;
   v_sent text := coalesce(current_setting('tidesync.pokes_sent', true), '');
   v_remembered text := v_sent;
+  -- realtime.send does SET LOCAL realtime.topic and leaves it set: put back
+  -- what the writer's transaction had, for its own Broadcast after the write.
+  v_caller_topic text := current_setting('realtime.topic', true);
 begin
   -- (Two queries: each table's transition table has its own columns.)
   if tg_table_name = 'sync_changes' then
@@ -1624,13 +1627,16 @@ begin
       v_sent := v_sent || ' ' || v_topic || ' ';
     end if;
   end loop;
+  if current_setting('realtime.topic', true) is distinct from v_caller_topic then
+    perform set_config('realtime.topic', coalesce(v_caller_topic, ''), true);
+  end if;
   if v_sent <> v_remembered then
     perform set_config('tidesync.pokes_sent', v_sent, true);
   end if;
   return null;
 end;
 $function$;
-comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction for the first ~300 topics of a transaction (16 KiB of names remembered), once per topic and statement past them. realtime.send never fails the write (it turns errors into warnings). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
+comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction for the first ~300 topics of a transaction (16 KiB of names remembered), once per topic and statement past them. realtime.send never fails the write (it turns errors into warnings); it leaves realtime.topic set to the poke''s topic, so the trigger puts back the writer''s own realtime.topic (an app''s Broadcast later in the transaction is unaffected). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
 revoke execute on function app_private.send_sync_pokes() from public;
 
 -- function app_private.session_is_live(p_session_id uuid, p_user_id uuid)
