@@ -30,21 +30,89 @@ interface ConstraintRow {
   definition: string;
 }
 
-const LENGTH_CHECK = /char_length\((\w+)\) (>=|<=) (\d+)/g;
-const PATTERN_CHECK = /^CHECK \(\((\w+) ~ '((?:[^']|'')*)'::text\)\)$/;
+// One term of a CHECK as pg_get_constraintdef prints it: a bound on a column's length, or a pattern.
+const LENGTH_TERM = /^char_length\((\w+)\) (>=|<=|>|<|=) (\d+)$/;
+const PATTERN_TERM = /^(\w+) ~ '((?:[^']|'')*)'::text$/;
 
-function applyCheck(fields: Map<string, GeneratedField>, definition: string): void {
-  for (const [, column, op, bound] of definition.matchAll(LENGTH_CHECK)) {
-    const field = fields.get(column);
-    if (!field) continue;
-    if (op === ">=") field.min_length = Number(bound);
-    else field.max_length = Number(bound);
+/** `expression` without the parentheses around all of it. */
+function unwrap(expression: string): string {
+  while (expression.startsWith("(") && closingParen(expression, 0) === expression.length - 1) expression = expression.slice(1, -1);
+  return expression;
+}
+
+/**
+ * The index of the quote closing the literal or quoted identifier that opens at `i` (a doubled
+ * quote inside reads as two of them, which skips the same text), or `i` when none opens there.
+ */
+function quotedEnd(expression: string, i: number): number {
+  const quote = expression[i];
+  if (quote !== "'" && quote !== '"') return i;
+  const end = expression.indexOf(quote, i + 1);
+  return end === -1 ? expression.length : end;
+}
+
+/** The index of the `)` closing the `(` at `open`, or -1. */
+function closingParen(expression: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < expression.length; i = quotedEnd(expression, i) + 1) {
+    const c = expression[i];
+    if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return i;
   }
-  const pattern = PATTERN_CHECK.exec(definition);
-  // Published only when a JavaScript RegExp tests the same (portable-pattern.ts); else the database checks it alone.
-  if (pattern && fields.has(pattern[1])) {
-    const source = pattern[2].replaceAll("''", "'");
-    if (portablePattern(source)) fields.get(pattern[1])!.pattern = source;
+  return -1;
+}
+
+/** A CHECK's expression (pg_get_constraintdef), or undefined for any other definition (NOT VALID and the like: left alone). */
+function checkExpression(definition: string): string | undefined {
+  const match = /^CHECK (\(.*\))$/s.exec(definition);
+  return match && closingParen(match[1], 0) === match[1].length - 1 ? match[1] : undefined;
+}
+
+/** The terms of an expression's top-level AND, nested ANDs ((a AND b) AND c) flattened; the expression itself when it is no AND. */
+function conjuncts(expression: string): string[] {
+  expression = unwrap(expression);
+  const terms: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < expression.length; i = quotedEnd(expression, i) + 1) {
+    const c = expression[i];
+    if (c === "(") depth++;
+    else if (c === ")") depth--;
+    else if (depth === 0 && expression.startsWith(" AND ", i)) {
+      terms.push(expression.slice(start, i));
+      start = i + 5;
+    }
+  }
+  if (terms.length === 0) return [expression];
+  terms.push(expression.slice(start));
+  return terms.flatMap(conjuncts);
+}
+
+/**
+ * The bounds a CHECK puts on its columns, read only from the terms of its top-level AND: each of
+ * them must hold for the check to pass (false AND anything is false), so the push may refuse what
+ * one refuses. A bound inside an OR, a NOT or any other expression (char_length(note) <= 10 OR
+ * is_long) holds only with the rest of the row, so the database alone checks it.
+ */
+function applyCheck(fields: Map<string, GeneratedField>, definition: string): void {
+  const expression = checkExpression(definition);
+  for (const term of expression === undefined ? [] : conjuncts(expression)) {
+    const length = LENGTH_TERM.exec(term);
+    const lengthField = length && fields.get(length[1]);
+    if (length && lengthField) {
+      const [, , op, digits] = length;
+      const bound = Number(digits);
+      // Several bounds on one column: the tightest, as all of them must hold.
+      if (op !== "<=" && op !== "<") lengthField.min_length = Math.max(lengthField.min_length ?? 0, op === ">" ? bound + 1 : bound);
+      if (op !== ">=" && op !== ">") lengthField.max_length = Math.min(lengthField.max_length ?? Infinity, op === "<" ? bound - 1 : bound);
+    }
+    const pattern = PATTERN_TERM.exec(term);
+    const patternField = pattern && fields.get(pattern[1]);
+    // Published only when a JavaScript RegExp tests the same (portable-pattern.ts); else the database checks it alone.
+    if (pattern && patternField && patternField.pattern === undefined) {
+      const source = pattern[2].replaceAll("''", "'");
+      if (portablePattern(source)) patternField.pattern = source;
+    }
   }
 }
 

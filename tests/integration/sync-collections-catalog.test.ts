@@ -121,4 +121,26 @@ describe("sync collections as the generator reads them", () => {
     expect(mismatches).toEqual([]);
     expect(rows.length).toBe(patterns.length * strings.length);
   });
+
+  it("length bounds and patterns come only from the terms of a check's top-level AND: one inside an OR or a NOT holds only with the rest of the row, so the database alone checks it", async () => {
+    const probe = await generatedAfter("catalog_bounds", [
+      `create table public.catalog_bounds (id uuid primary key, list_id uuid not null references public.lists (id), is_long boolean not null default false,
+         note text check (char_length(note) <= 10 or is_long),
+         negated text check (not (char_length(negated) > 5)),
+         ranged text check (char_length(ranged) between 2 and 8 and ranged <> 'xx'),
+         strict text check (char_length(strict) < 5 and char_length(strict) > 1),
+         code text check (code ~ '^[a-z]+$' or code = 'X1'),
+         quoted text check (quoted <> ') AND char_length(quoted) <= 1 AND (' or char_length(quoted) <= 3),
+         tagged text check (is_long and tagged ~ '^#[a-z]+$'))`,
+      `alter table public.catalog_bounds add constraint catalog_bounds_strict_short check (char_length(strict) <= 3)`,
+    ]);
+    for (const name of ["note", "negated", "quoted"]) {
+      expect(field(probe, name), name).not.toHaveProperty("max_length");
+      expect(field(probe, name), name).not.toHaveProperty("min_length");
+    }
+    expect(field(probe, "code")).not.toHaveProperty("pattern");
+    expect(field(probe, "ranged")).toMatchObject({ min_length: 2, max_length: 8 });
+    expect(field(probe, "strict"), "the tightest of several bounds").toMatchObject({ min_length: 2, max_length: 3 });
+    expect(field(probe, "tagged").pattern).toBe("^#[a-z]+$");
+  });
 });
