@@ -1,9 +1,16 @@
-// The size of a record's data as the database measures it: the UTF-8 bytes of
-// Postgres' jsonb text form (`octet_length(data::text)`, the records_data_size
-// check). Measuring the same thing here means an op over the limit is
-// rejected with a clear error instead of failing the whole batch in the
-// database. jsonb prints ", " and ": " separators and numbers in plain
-// (non-exponent) notation; strings are escaped exactly as JSON.stringify does.
+// Sizes of JSON values, counted without building their text.
+//
+// A record's data is measured as api-v1.md's limit says ("one record's `data`
+// (UTF-8 JSON)"): the UTF-8 bytes of its compact JSON text, JSON.stringify's,
+// what a client sends and receives. It is the function's limit alone: no
+// database check bounds it a second time (tests/unit/limits.unit.test.ts), so
+// none can refuse a record the function accepted.
+//
+// An op's error stored in the ledger is measured as the database bounds it
+// (sync_ops_error_bounded): `octet_length(error::text)`, Postgres' jsonb text,
+// which prints ", " and ": " separators and numbers in plain (non-exponent)
+// notation, so that an error the function keeps always fits.
+// Strings are escaped in both exactly as JSON.stringify does.
 
 /**
  * UTF-8 bytes of a well-formed string (JSON.stringify escapes lone surrogates),
@@ -49,42 +56,54 @@ function stringBytes(text: string): number {
   return NOT_PLAIN.test(text) ? utf8Length(JSON.stringify(text)) : text.length + 2;
 }
 
+/** How a JSON text separates items and keys, and prints numbers. */
+interface JsonTextForm {
+  /** Bytes of the separator after an item (","/", ") and after a key (":"/": "). */
+  separator: number;
+  number: (value: number) => string;
+}
+
+const COMPACT: JsonTextForm = { separator: 1, number: (value) => JSON.stringify(value) };
+const JSONB_TEXT: JsonTextForm = { separator: 2, number: plainNumber };
+
 // Walks the value in place (no Object.entries pairs, no JSON text per plain
 // string): it runs for every written record of a push.
-function measure(value: unknown): number {
+function measure(value: unknown, form: JsonTextForm): number {
   if (value === null || value === undefined) return 4;
   switch (typeof value) {
     case "boolean":
       return value ? 4 : 5;
     case "number":
-      return plainNumber(value).length;
+      return form.number(value).length;
     case "string":
       return stringBytes(value);
     case "object": {
       if (isRawJson(value)) return (value as { rawJSON: string }).rawJSON.length;
-      // "[" "]" or "{" "}", and ", " between items; "key": value pairs in objects.
+      // "[" "]" or "{" "}", and a separator between items; "key": value pairs in objects.
       let bytes = 2;
       let items = 0;
       if (Array.isArray(value)) {
-        for (const item of value) bytes += measure(item), items++;
+        for (const item of value) bytes += measure(item, form), items++;
       } else {
         const object = value as Record<string, unknown>;
         for (const key in object) {
           const item = object[key];
-          if (Object.hasOwn(object, key) && item !== undefined) bytes += stringBytes(key) + 2 + measure(item), items++;
+          if (Object.hasOwn(object, key) && item !== undefined) bytes += stringBytes(key) + form.separator + measure(item, form), items++;
         }
       }
-      return items === 0 ? bytes : bytes + 2 * (items - 1);
+      return items === 0 ? bytes : bytes + form.separator * (items - 1);
     }
     default:
       throw new TypeError(`not a JSON value: ${typeof value}`);
   }
 }
 
-/** Bytes of `octet_length(data::text)` once `data` is stored as jsonb. */
+/** Bytes of a record's data as UTF-8 JSON text (`JSON.stringify`): what max_record_data_bytes bounds. */
 export function recordDataBytes(data: Record<string, unknown>): number {
-  return measure(data);
+  return measure(data, COMPACT);
 }
 
-/** Bytes of `octet_length(value::text)` for any JSON object stored as jsonb (e.g. an op's error in the ledger). */
-export const jsonbTextBytes: (value: object) => number = measure;
+/** Bytes of `octet_length(value::text)` for a JSON object stored as jsonb (an op's error in the ledger). */
+export function jsonbTextBytes(value: object): number {
+  return measure(value, JSONB_TEXT);
+}

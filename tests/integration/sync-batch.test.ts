@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { recordDataBytes } from "../../functions/_shared/record-size.ts";
+import { jsonbTextBytes, recordDataBytes } from "../../functions/_shared/record-size.ts";
 import { fieldVersion } from "../../functions/_shared/merge.ts";
 import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { MAX_OP_ERROR_BYTES } from "../../functions/_shared/sync-ledger.generated.ts";
@@ -501,6 +501,20 @@ describe("POST /v1/sync/batch: limits", () => {
     expect(recordDataBytes(elsewhere.results[0].record!.data!)).toBeGreaterThan(600);
   });
 
+  it("the record size is its data's compact UTF-8 JSON (api-v1.md), not Postgres' jsonb text: exactly at the limit applies, a byte over is rejected", async () => {
+    const user = await createTestUser();
+    // Postgres prints this as {"notes": "…", "title": "é", "list_id": "…"}: 5 bytes more than the JSON sent.
+    const sized = (bytes: number) => {
+      const data = task(user, { title: "é", notes: "" });
+      return { ...data, notes: "x".repeat(bytes - Buffer.byteLength(JSON.stringify(data))) };
+    };
+    const atLimit = sized(600);
+    expect(Buffer.byteLength(JSON.stringify(atLimit))).toBe(600);
+    const body = await pushOk(user, { ops: [upsert("tasks", randomUUID(), atLimit), upsert("tasks", randomUUID(), sized(601))] }, small.apiUrl);
+    expect(body.results.map((r) => r.status)).toEqual(["applied", "rejected"]);
+    expect(body.results[1].error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", message: "the record's data would be 601 bytes; at most 600" });
+  });
+
   it("more live records than max_live_records_per_user → the op rejected QUOTA_EXCEEDED; a delete frees room", async () => {
     const user = await createTestUser();
     expect(await liveRecords(user.userId)).toBe(0); // the personal list is the signup's, not the user's write
@@ -789,10 +803,11 @@ describe("record data size", () => {
   const storable = (value: unknown) => !/\\u0000|\\ud[89a-f][0-9a-f]{2}/i.test(JSON.stringify(value));
   const dataArb = fc.dictionary(fc.string({ unit: "binary", maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 6 }).filter(storable);
 
-  it("recordDataBytes equals Postgres' octet_length of the jsonb text", async () => {
+  it("jsonbTextBytes equals Postgres' octet_length of the jsonb text; recordDataBytes the UTF-8 bytes of JSON.stringify", async () => {
     await fc.assert(fc.asyncProperty(dataArb, async (data) => {
       const [row] = await adminSql<{ bytes: number }[]>`select octet_length(${JSON.stringify(data)}::text::jsonb::text) as bytes`;
-      expect(recordDataBytes(data)).toBe(row.bytes);
+      expect(jsonbTextBytes(data)).toBe(row.bytes);
+      expect(recordDataBytes(data)).toBe(Buffer.byteLength(JSON.stringify(data)));
     }), { numRuns: 300 });
   });
 });

@@ -288,14 +288,23 @@ describe("recordKey", () => {
   });
 });
 
-describe("recordDataBytes", () => {
-  it("measures Postgres' jsonb text: spaced separators, plain-notation numbers, UTF-8", () => {
+describe("record and ledger sizes", () => {
+  it("recordDataBytes measures the data's compact UTF-8 JSON, as api-v1.md's limit says", () => {
     expect(recordDataBytes({})).toBe(2);
-    expect(recordDataBytes({ a: 1, b: [true, null] })).toBe('{"a": 1, "b": [true, null]}'.length);
-    expect(recordDataBytes({ é: "€" })).toBe(new TextEncoder().encode('{"é": "€"}').byteLength);
-    expect(recordDataBytes({ ß: "😀 x\u{10FFFF}" })).toBe(new TextEncoder().encode('{"ß": "😀 x\u{10FFFF}"}').byteLength);
-    expect(recordDataBytes({ lone: "\uD800" })).toBe('{"lone": "\\ud800"}'.length);
-    expect(recordDataBytes({ q: 'say "hi"\n' })).toBe('{"q": "say \\"hi\\"\\n"}'.length);
+    expect(recordDataBytes({ a: 1, b: [true, null] })).toBe('{"a":1,"b":[true,null]}'.length);
+    expect(recordDataBytes({ big: 1e21, small: 1.5e-7 })).toBe('{"big":1e+21,"small":1.5e-7}'.length);
+    expect(recordDataBytes({ é: "€" })).toBe(new TextEncoder().encode('{"é":"€"}').byteLength);
+    expect(recordDataBytes({ ß: "😀 x\u{10FFFF}" })).toBe(new TextEncoder().encode('{"ß":"😀 x\u{10FFFF}"}').byteLength);
+    expect(recordDataBytes({ lone: "\uD800" })).toBe('{"lone":"\\ud800"}'.length);
+    expect(recordDataBytes({ q: 'say "hi"\n' })).toBe('{"q":"say \\"hi\\"\\n"}'.length);
+  });
+
+  it("jsonbTextBytes measures Postgres' jsonb text (the ledger's bound on an error): spaced separators, plain-notation numbers, UTF-8", () => {
+    expect(jsonbTextBytes({})).toBe(2);
+    expect(jsonbTextBytes({ a: 1, b: [true, null] })).toBe('{"a": 1, "b": [true, null]}'.length);
+    expect(jsonbTextBytes({ big: 1e21 })).toBe('{"big": 1000000000000000000000}'.length);
+    expect(jsonbTextBytes({ é: "€" })).toBe(new TextEncoder().encode('{"é": "€"}').byteLength);
+    expect(jsonbTextBytes({ lone: "\uD800" })).toBe('{"lone": "\\ud800"}'.length);
   });
 
   it("writes numbers as Postgres' numeric prints them", () => {
