@@ -181,9 +181,9 @@ CREATE OR REPLACE FUNCTION app_private.display_name_from_user_metadata(meta json
  IMMUTABLE
  SET search_path TO ''
 AS $function$
-  select nullif(btrim(left(coalesce(meta ->> 'display_name', meta ->> 'full_name', meta ->> 'name', ''), 80)), '')
+  select nullif(app_private.trim_display_name(left(coalesce(meta ->> 'display_name', meta ->> 'full_name', meta ->> 'name', ''), 80)), '')
 $function$;
-comment on function app_private.display_name_from_user_metadata(meta jsonb) is 'The initial display name of a new user: user metadata display_name, full_name (OAuth providers) or name, trimmed to 80 characters; null when none.';
+comment on function app_private.display_name_from_user_metadata(meta jsonb) is 'The initial display name of a new user: user metadata display_name, full_name (OAuth providers) or name, cut to 80 characters and trimmed by app_private.trim_display_name; null when none.';
 revoke execute on function app_private.display_name_from_user_metadata(meta jsonb) from public;
 
 -- function app_private.enable_sync(p_table regclass, p_scope_column name)
@@ -2174,6 +2174,19 @@ end;
 $function$;
 comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage. SECURITY DEFINER: users never write bookkeeping themselves.';
 revoke execute on function app_private.track_sync_changes() from public;
+
+-- function app_private.trim_display_name(p_name text)
+CREATE OR REPLACE FUNCTION app_private.trim_display_name(p_name text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select btrim(p_name, E'\t\n\u000b\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff')
+$function$;
+comment on function app_private.trim_display_name(p_name text) is 'p_name without surrounding whitespace, whitespace being exactly what JavaScript''s String.prototype.trim removes (so profileUpdateSchema and the database agree; tests/integration/display-name-rule.test.ts checks every code point). The one definition used by the profiles_display_name_shape constraint and the sign-up trigger.';
+revoke execute on function app_private.trim_display_name(p_name text) from public;
+grant execute on function app_private.trim_display_name(p_name text) to authenticated;
 
 -- function app_private.visible_scope_ids()
 CREATE OR REPLACE FUNCTION app_private.visible_scope_ids()

@@ -1048,6 +1048,7 @@ export type Database = {
         Args: { "p_columns": (string)[]; "p_table": unknown };
         Returns: string;
       };
+      "trim_display_name": { Args: { "p_name": string }; Returns: string };
       "visible_scope_ids": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];

@@ -13,7 +13,14 @@ export const onboardingSchema = z.object({
 });
 export type Onboarding = z.infer<typeof onboardingSchema>;
 
-/** `supabase.from("profiles").update(…)`: only these columns are writable. */
+/**
+ * `supabase.from("profiles").update(…)`: only these columns are writable.
+ * display_name follows the database's rule (profiles_display_name_shape): 1-80
+ * characters without surrounding whitespace, whitespace being what
+ * String.prototype.trim removes (app_private.trim_display_name, proven equal
+ * by tests/integration/display-name-rule.test.ts); the schema trims, so what
+ * it returns is what the database stores.
+ */
 export const profileUpdateSchema = z.strictObject({
   display_name: z.string().trim().min(1).max(80).nullable().optional(),
   completed_steps: z.array(onboardingStepSchema).max(ONBOARDING_STEPS.length).optional(),

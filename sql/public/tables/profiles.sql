@@ -14,13 +14,13 @@ create table public.profiles (
   constraint profiles_id_fkey FOREIGN KEY (id) REFERENCES auth.users(id) ON DELETE CASCADE,
   constraint profiles_completed_at_iff_all_steps CHECK ((completed_at IS NOT NULL) = (completed_steps @> app_private.onboarding_steps())),
   constraint profiles_completed_steps_known CHECK (completed_steps <@ app_private.onboarding_steps()),
-  constraint profiles_display_name_shape CHECK (display_name IS NULL OR char_length(display_name) >= 1 AND char_length(display_name) <= 80 AND display_name = btrim(display_name))
+  constraint profiles_display_name_shape CHECK (display_name IS NULL OR char_length(display_name) >= 1 AND char_length(display_name) <= 80 AND display_name = app_private.trim_display_name(display_name))
 );
 
 -- comments
 comment on table public.profiles is 'One profile per Supabase Auth user, created by the on_auth_user_created_create_profile trigger. Reached by supabase-js through the Data API: a user reads and updates only their own row, and only display_name and completed_steps.';
 comment on column public.profiles.id is 'The auth.users id (one profile per user).';
-comment on column public.profiles.display_name is 'Name shown in the app; 1-80 characters without surrounding spaces, or null.';
+comment on column public.profiles.display_name is 'Name shown in the app; 1-80 characters (code points) without surrounding whitespace (app_private.trim_display_name: what String.prototype.trim removes), or null.';
 comment on column public.profiles.completed_steps is 'Onboarding steps the user has done, a subset of app_private.onboarding_steps(); the database stores them deduplicated in the declared order.';
 comment on column public.profiles.completed_at is 'Set by the database (trigger) when every onboarding step is done, null while any is missing; users cannot write it.';
 

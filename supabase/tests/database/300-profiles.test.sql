@@ -5,7 +5,7 @@
 -- auth.users (as Supabase Auth's own role) creates the profile and nothing
 -- another user can see; EXECUTE privileges of the functions involved.
 begin;
-select plan(57);
+select plan(60);
 
 do $$ begin
   perform tests.create_supabase_user('profile_owner');
@@ -107,6 +107,16 @@ select throws_ok(
   $$ update public.profiles set display_name = '' where id = auth.uid() $$,
   '23514', null,
   'an empty display name is refused'
+);
+select throws_ok(
+  $$ update public.profiles set display_name = E'\u3000Ada\t' where id = auth.uid() $$,
+  '23514', null,
+  'a display name with surrounding whitespace other than spaces (U+3000, tab) is refused (migration 20261127000110)'
+);
+select throws_ok(
+  $$ update public.profiles set display_name = E'\u00a0' where id = auth.uid() $$,
+  '23514', null,
+  'a display name of whitespace only (NBSP) is refused'
 );
 select throws_ok(
   $$ update public.profiles set completed_at = now() where id = auth.uid() $$,
@@ -268,6 +278,12 @@ select ok(
   and not has_function_privilege('authenticated', 'app_private.display_name_from_user_metadata(jsonb)', 'execute')
   and not has_function_privilege('service_role', 'app_private.display_name_from_user_metadata(jsonb)', 'execute'),
   'display_name_from_user_metadata(): no API role may execute it'
+);
+select ok(
+  not has_function_privilege('anon', 'app_private.trim_display_name(text)', 'execute')
+  and has_function_privilege('authenticated', 'app_private.trim_display_name(text)', 'execute')
+  and not has_function_privilege('service_role', 'app_private.trim_display_name(text)', 'execute'),
+  'trim_display_name(): only authenticated (the writer the check constraint runs as) may execute it'
 );
 select is(
   (select prosecdef from pg_proc where oid = 'app_private.create_profile_for_new_user()'::regprocedure),
