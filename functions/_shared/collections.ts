@@ -48,6 +48,9 @@ const INT_RANGE: Record<string, [number, number]> = {
   bigint: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 
+/** The length a string of a text-like column may have when no check bounds it (a record's data is smaller anyway). */
+const ANY_TEXT_LENGTH = 1_000_000;
+
 /** Postgres' bound on an array's dimensions (MAXDIM). */
 const MAX_ARRAY_DIMENSIONS = 6;
 
@@ -95,11 +98,22 @@ function isWireInstant(value: string): boolean {
   return !(fraction.startsWith("999999") && fraction.charAt(6) >= "5");
 }
 
+/** The type a field's values are checked as: a domain's base type, without modifiers. */
+function valueType(field: GeneratedField): string {
+  return withoutModifiers(field.base_type ?? field.type);
+}
+
+/** A time of day as Postgres reads and prints a `time` (24:00:00 is one). */
+const TIME_OF_DAY = /^(?:(?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:\.\d+)?)?|24:00(?::00(?:\.0+)?)?)$/;
+
 /** The JSON value a column accepts (null aside). */
 export function fieldValueSchema(field: GeneratedField): z.ZodType {
-  const type = withoutModifiers(field.type);
+  return valueSchema(valueType(field), field);
+}
+
+function valueSchema(type: string, field: GeneratedField): z.ZodType {
   // An array (text[], integer[], …): its elements as a column of the element type.
-  if (type.endsWith("[]")) return arraySchema(fieldValueSchema({ ...field, type: type.slice(0, -2) }));
+  if (type.endsWith("[]")) return arraySchema(valueSchema(type.slice(0, -2), field));
   // An enum (or an array's enum element, or a domain over one): one of its labels.
   if (field.enum_values) return z.enum(field.enum_values);
   if (type in INT_RANGE) {
@@ -114,7 +128,7 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
       return z.uuid().toLowerCase();
     case "text":
     case "character varying": {
-      let schema = storableText(field.max_length ?? 1_000_000, field.min_length ?? 0);
+      let schema = storableText(field.max_length ?? ANY_TEXT_LENGTH, field.min_length ?? 0);
       // A pattern that would not mean the same here (or not compile: a server older than this
       // rule may publish one) is left to the database, never thrown at module load.
       const pattern = field.pattern === undefined ? undefined : portablePattern(field.pattern);
@@ -123,12 +137,30 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
       }
       return schema;
     }
+    // Strings only: the database reads each one in its type's text forms, and what it cannot read
+    // is that op's refusal. A char(n) is blank-padded (char_length counts it without its trailing
+    // blanks, so no length bound is compared here; its own length is the database's: too_long).
+    // A bytea takes hex (\x0a1b) or escape text (the string's UTF-8 bytes, \\ a backslash, \nnn an
+    // octal byte), and a pull prints hex; an interval Postgres' ("1 day 02:00:00", "3 hours") or
+    // ISO 8601 ("P1Y2M", "PT1H").
+    case "character":
+    case "bpchar":
+    case "bytea":
+    case "interval":
+      return storableText(ANY_TEXT_LENGTH);
     case "boolean":
       return z.boolean();
     case "date":
       return z.iso.date({ abort: true }).refine((value) => !value.startsWith("0000"), OUT_OF_WIRE_RANGE);
     case "timestamp with time zone":
       return z.iso.datetime({ offset: true, abort: true }).refine(isWireInstant, OUT_OF_WIRE_RANGE);
+    case "timestamp without time zone":
+      // Without an offset: the column would drop it silently (10:00+05:00 stored as 10:00).
+      return z.iso.datetime({ local: true, abort: true })
+        .refine((value) => !/z$/i.test(value), { message: "must have no offset (a timestamp without time zone)", params: { code: "invalid_format" }, abort: true })
+        .refine((value) => isWireInstant(`${value}Z`), OUT_OF_WIRE_RANGE);
+    case "time without time zone":
+      return z.string().refine((value) => TIME_OF_DAY.test(value), { message: "must be a time of day, HH:MM[:SS[.ffffff]] (24:00:00 at most)", params: { code: "invalid_format" } });
     case "double precision":
     case "real":
     case "numeric":
@@ -141,7 +173,10 @@ export function fieldValueSchema(field: GeneratedField): z.ZodType {
 }
 
 /** Types that hold no number (fieldValueSchema refuses one as the wrong type). */
-const NUMBERLESS_TYPES = new Set(["uuid", "text", "character varying", "boolean", "date", "timestamp with time zone"]);
+const NUMBERLESS_TYPES = new Set([
+  "uuid", "text", "character varying", "character", "bpchar", "bytea", "interval", "boolean",
+  "date", "timestamp with time zone", "timestamp without time zone", "time without time zone",
+]);
 /** Types that keep a double: a number with more digits than a double holds is what the column makes of it (as for SQL). */
 const DOUBLE_TYPES = new Set(["double precision", "real"]);
 
@@ -151,7 +186,7 @@ const DOUBLE_TYPES = new Set(["double precision", "real"]);
  * must be refused (`not_exact`, inexact-numbers.ts), or it would be stored as another number.
  */
 export function storesExactNumbers(field: GeneratedField): boolean {
-  const type = withoutModifiers(field.type).replace(/\[\]$/, "");
+  const type = valueType(field).replace(/\[\]$/, "");
   return !field.enum_values && !NUMBERLESS_TYPES.has(type) && !DOUBLE_TYPES.has(type);
 }
 
@@ -161,7 +196,7 @@ export function storesExactNumbers(field: GeneratedField): boolean {
  * precision or real: printed as the shortest text of its double).
  */
 export function printsLongNumbers(field: GeneratedField): boolean {
-  const type = withoutModifiers(field.type).replace(/\[\]$/, "");
+  const type = valueType(field).replace(/\[\]$/, "");
   return storesExactNumbers(field) && type !== "smallint" && type !== "integer";
 }
 

@@ -5,6 +5,12 @@ export interface GeneratedField {
   name: string;
   /** Postgres type name (format_type). */
   type: string;
+  /**
+   * For a column of a domain (or an array of one): the type the domain is over, through domains
+   * over domains (format_type, e.g. "timestamp with time zone", "text[]"). Its values are checked
+   * as that type's; the domain's own checks are the database's.
+   */
+  base_type?: string;
   nullable: boolean;
   has_default: boolean;
   /**

@@ -1,10 +1,10 @@
 // functions/_shared/sync-collections.generated.ts: every synced table as the
 // database declares it (app_private.sync_tables, the columns, their types,
-// nullability, defaults, what `authenticated` may insert and update, and the
-// simple length and pattern checks), so that push validation, GET /v1/meta and
-// the client come from the table itself. The database's constraints stay the
-// last word: a violation it reports is mapped back to a column by
-// `constraints` (constraint name → columns).
+// nullability, defaults, a domain's base type, what `authenticated` may insert
+// and update, and the simple length and pattern checks), so that push
+// validation, GET /v1/meta and the client come from the table itself. The
+// database's constraints stay the last word: a violation it reports is mapped
+// back to a column by `constraints` (constraint name → columns).
 import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
@@ -17,6 +17,8 @@ interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "nullable" | 
   table_name: string;
   scope_column: string;
   scope_collection: string | null;
+  /** A domain column's (or a domain array's) base type, through domains over domains; null for any other. */
+  base_type: string | null;
   /** The labels of the column's enum (through a domain, of an array's element), or null. */
   enum_values: string[] | null;
   /** The table has a BEFORE INSERT row trigger (which may fill a column a create leaves out). */
@@ -127,7 +129,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
               where f.conrelid = t.relation and f.contype = 'f'
                 and f.conkey = array[(select x.attnum from pg_catalog.pg_attribute x where x.attrelid = t.relation and x.attname = t.scope_column)]
               limit 1) end as scope_collection,
-           en.labels as enum_values,
+           base.type as base_type, en.labels as enum_values,
            a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type, not (a.attnotnull or dom.not_null) as nullable,
            a.atthasdef or a.attidentity <> '' or dom.has_default as has_default,
            -- A generated or identity-always column takes no value, whatever it is granted.
@@ -148,6 +150,18 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
          select ty.typbasetype from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd')
        select coalesce(bool_or(ty.typnotnull), false) as not_null, coalesce(bool_or(ty.typdefaultbin is not null), false) as has_default
          from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd') dom
+      -- A domain column (or an array of a domain): the type its values are checked as, with the
+      -- last domain's modifier (a domain over varchar(10) is character varying(10)).
+      left join lateral (
+       with recursive d(type_id, type_mod, depth, is_array) as (
+         select coalesce(el.oid, a.atttypid), case when el.oid is null then a.atttypmod else -1 end, 0, el.oid is not null
+           from pg_catalog.pg_type ty
+           left join pg_catalog.pg_type el on el.oid = ty.typelem and ty.typcategory = 'A' and el.typtype = 'd'
+          where ty.oid = a.atttypid
+         union all
+         select ty.typbasetype, ty.typtypmod, d.depth + 1, d.is_array from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd')
+       select format_type(d.type_id, d.type_mod) || case when d.is_array then '[]' else '' end as type
+         from d where d.depth > 0 order by d.depth desc limit 1) base on true
       -- An enum column: its labels, in order (GET /v1/meta publishes them, the push accepts only
       -- them). Through domains, and for an array column its element type's.
      cross join lateral (
@@ -215,6 +229,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
     // a create may leave it out, and the database says if it stays null (23502: `required` on it).
     // Not the scope column: the push decides who sees a row before it writes it.
     if (row.insert_trigger && !row.nullable && !row.has_default && row.name !== row.scope_column) field.filled_by_trigger = true;
+    if (row.base_type) field.base_type = row.base_type;
     if (row.enum_values) field.enum_values = row.enum_values;
     collection.fields.push(field);
     fieldMaps.get(row.collection)!.set(row.name, field);

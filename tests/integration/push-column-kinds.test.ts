@@ -12,7 +12,7 @@ import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } fro
 import { upsert } from "../support/shared-lists.ts";
 
 // Every column granted, the generated and identity-always ones too (as a developer might).
-const COLUMNS = ["label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq", "code"];
+const COLUMNS = ["label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq", "code", "initials", "blob", "span", "clock", "due"];
 
 let probe: ProbeStack;
 
@@ -21,12 +21,13 @@ beforeAll(async () => {
     `create domain public.kinds_nonblank as text not null check (value <> '')`,
     `create domain public.kinds_email as text constraint kinds_email_check check (value ~ '^[^@]+@[^@]+$')`,
     `create type public.kinds_mood as enum ('happy', 'sad')`,
+    `create domain public.kinds_instant as timestamptz`,
     `create table public.kinds (
        id uuid primary key,
        list_id uuid not null references public.lists (id) on delete cascade,
        label public.kinds_nonblank default 'unnamed',
        note text, amount numeric(10, 2), day date, ratio real, mood public.kinds_mood, tags text[], at timestamp,
-       email public.kinds_email,
+       email public.kinds_email, initials char(4), blob bytea, span interval, clock time, due public.kinds_instant,
        doubled integer generated always as (char_length(note) * 2) stored,
        seq bigint generated always as identity,
        code text not null)`,
@@ -144,5 +145,34 @@ describe("a synced table's own column kinds, through the real function", () => {
     expect(results[0]).toMatchObject({ status: "applied", record: { data: { code: `K-${filled.record_id.slice(0, 4)}` } } });
     expect(results[1]).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED", details: [{ field: "/ops/1/data/code", code: "required" }] } });
     expect(results[2]).toMatchObject({ status: "applied", record: { data: { code: "mine" } } });
+  });
+
+  it("a value its column would store as another one (a number as char(n), bytea or interval text, an offset or \"now\" in a timestamp) rejects that op; a domain is checked as its base type (/v1/meta: base_type)", async () => {
+    const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
+    expect(meta.body.collection_schemas.kinds.fields.due).toMatchObject({ type: "kinds_instant", base_type: "timestamp with time zone" });
+    expect(meta.body.collection_schemas.kinds.fields.email).toMatchObject({ type: "kinds_email", base_type: "text" });
+    const user = await probe.newUser();
+    const cases: [Record<string, unknown>, string][] = [
+      [{ initials: 12 }, "invalid_type"], // was stored as "12  "
+      [{ initials: true }, "invalid_type"], // was stored as "true"
+      [{ blob: 5 }, "invalid_type"], // was stored as \x35
+      [{ span: 3600 }, "invalid_type"], // was stored as 01:00:00
+      [{ at: "2026-01-01T10:00:00+05:00" }, "invalid_format"], // the offset was dropped
+      [{ at: "now" }, "invalid_format"], // was the server's time
+      [{ at: "-infinity" }, "invalid_format"],
+      [{ clock: 930 }, "invalid_type"],
+      [{ due: "9999-12-31T23:59:59-14:00" }, "out_of_range"], // was pulled back as the year 10000
+    ];
+    const fine = create(user, { initials: "ab", blob: "\\x00ff", span: "P1Y2M", at: "2026-01-01T10:00:00", clock: "24:00:00", due: "9999-12-31T23:59:59Z" });
+    const response = await pushOps(user, [...cases.map(([data]) => create(user, data)), fine]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as Result[];
+    expect(results.slice(0, cases.length).map((r) => [r.status, r.error?.details?.map((d) => [d.field, d.code])])).toEqual(
+      cases.map(([data, code], i) => ["rejected", [[`/ops/${i}/data/${Object.keys(data)[0]}`, code]]]),
+    );
+    expect(results[cases.length]).toMatchObject({
+      status: "applied",
+      record: { data: { initials: "ab  ", blob: "\\x00ff", span: "1 year 2 mons", at: "2026-01-01T10:00:00", clock: "24:00:00", due: "9999-12-31T23:59:59+00:00" } },
+    });
   });
 });

@@ -143,4 +143,22 @@ describe("sync collections as the generator reads them", () => {
     expect(field(probe, "strict"), "the tightest of several bounds").toMatchObject({ min_length: 2, max_length: 3 });
     expect(field(probe, "tagged").pattern).toBe("^#[a-z]+$");
   });
+
+  it("a domain column publishes the type it is over (base_type, through domains over domains and for an array of a domain, with the last domain's modifier); other columns have none", async () => {
+    const probe = await generatedAfter("catalog_bases", [
+      `create domain public.catalog_instant as timestamptz check (value < '10000-01-01 00:00+00')`,
+      `create domain public.catalog_deadline as public.catalog_instant`,
+      `create domain public.catalog_short as varchar(10)`,
+      `create domain public.catalog_day as date`,
+      `create table public.catalog_bases (id uuid primary key, list_id uuid not null references public.lists (id),
+         due public.catalog_instant, deadline public.catalog_deadline, short public.catalog_short, days public.catalog_day[], plain char(4), stamp timestamp(3))`,
+    ]);
+    expect(field(probe, "due")).toMatchObject({ type: "catalog_instant", base_type: "timestamp with time zone" });
+    expect(field(probe, "deadline")).toMatchObject({ type: "catalog_deadline", base_type: "timestamp with time zone" });
+    expect(field(probe, "short")).toMatchObject({ type: "catalog_short", base_type: "character varying(10)" });
+    expect(field(probe, "days")).toMatchObject({ type: "catalog_day[]", base_type: "date[]" });
+    expect(field(probe, "plain")).toEqual(expect.objectContaining({ type: "character(4)" }));
+    expect(field(probe, "plain")).not.toHaveProperty("base_type");
+    expect(field(probe, "stamp")).toMatchObject({ type: "timestamp(3) without time zone" });
+  });
 });

@@ -23,7 +23,7 @@ const field = (name: string, type: string, extra: Partial<GeneratedField> = {}):
 const ITEMS: GeneratedField[] = [
   field("doc", "jsonb"),
   field("raw", "json"),
-  field("span", "interval"),
+  field("addr", "inet"),
 ];
 
 /** The op's details as the push answers them ([pointer, code]), or [] when the data is accepted. */
@@ -44,7 +44,7 @@ describe("json and jsonb values (and types with no schema of their own)", () => 
     expect(details(ITEMS, { doc: { a: ["x\u0000y"] } })).toEqual([["/ops/0/data/doc/a/0", "invalid_characters"]]);
     expect(details(ITEMS, { doc: { "k\uD800": 1 } })).toEqual([["/ops/0/data/doc/k\uD800", "invalid_characters"]]);
     expect(details(ITEMS, { raw: "\uDC00" })).toEqual([["/ops/0/data/raw", "invalid_characters"]]);
-    expect(details(ITEMS, { span: "1 day\u0000" })).toEqual([["/ops/0/data/span", "invalid_characters"]]);
+    expect(details(ITEMS, { addr: "10.0.0.1\u0000" })).toEqual([["/ops/0/data/addr", "invalid_characters"]]);
     expect(details(ITEMS, { doc: nest(10, { deep: "\u0000" }) })).toEqual([["/ops/0/data/doc" + "/0".repeat(10) + "/deep", "invalid_characters"]]);
     // A pair is one character: stored fine.
     expect(details(ITEMS, { doc: { "🦀": "🦀", s: "\uD83E\uDD80" } })).toEqual([]);
@@ -227,5 +227,64 @@ describe("pattern checks: only a pattern that means the same in Postgres and Jav
     for (const pattern of ["(?i)a", "(?=a)", "[[:alpha:]]", "[\\d]", "[]a]", "[^]", "[]", "[z-a]", "[a-c-e]", "a**", "a*?", "a+?", "*a", "^*", "a{256}", "a{3,2}", "a{,2}", "{", "a}", "]", ".", "\\-", "\\n", "\\1", "(a", "a)", "a\\"]) {
       expect(isPortablePattern(pattern), pattern).toBe(false);
     }
+  });
+});
+
+describe("types a JSON value would be converted into: strings only, each in its type's text form", () => {
+  const KINDS = [
+    field("ch", "character(4)"),
+    field("blob", "bytea"),
+    field("span", "interval"),
+    field("at", "timestamp(3) without time zone"),
+    field("clock", "time without time zone"),
+    field("name", "character varying(8)"),
+  ];
+
+  it("a number, a boolean or an object in a char(n), bytea, interval, varchar, timestamp or time column is invalid_type (the database would store 12 as \"12  \", 5 as \\x35, 3600 as 01:00:00)", () => {
+    expect(details(KINDS, { ch: 12, blob: 5, span: 3600, at: 0, clock: 1, name: true })).toEqual(
+      ["ch", "blob", "span", "at", "clock", "name"].map((name) => [`/ops/0/data/${name}`, "invalid_type"]),
+    );
+    expect(details(KINDS, { ch: true, blob: { a: 1 }, span: ["1 day"] })).toEqual(["ch", "blob", "span"].map((name) => [`/ops/0/data/${name}`, "invalid_type"]));
+    expect(details(KINDS, { ch: "ab", blob: "\\x00ff", span: "P1Y2M", at: "2026-01-01T10:00:00.123456", clock: "24:00:00", name: "x" })).toEqual([]);
+    expect(details(KINDS, { span: "1 day 02:00:00", blob: "hello", clock: "10:30", at: "2026-01-01T10:00" })).toEqual([]);
+    expect(details(KINDS, { blob: "nul\u0000" })).toEqual([["/ops/0/data/blob", "invalid_characters"]]);
+  });
+
+  it("a timestamp without time zone is an ISO date-time without an offset, of the years 0001-9999 (the column would drop an offset, read \"now\" as the server's time, take BC and -infinity)", () => {
+    for (const at of ["2026-01-01T10:00:00+05:00", "2026-01-01T10:00:00Z", "now", "-infinity", "infinity", "2026-01-01 10:00:00", "0044-03-15T00:00:00 BC"]) {
+      expect(details(KINDS, { at }), at).toEqual([["/ops/0/data/at", "invalid_format"]]);
+    }
+    expect(details(KINDS, { at: "0000-12-31T23:59:59" })).toEqual([["/ops/0/data/at", "out_of_range"]]);
+    expect(details(KINDS, { at: "9999-12-31T23:59:59.9999995" })).toEqual([["/ops/0/data/at", "out_of_range"]]);
+    expect(details(KINDS, { at: "0001-01-01T00:00:00" })).toEqual([]);
+    expect(details(KINDS, { at: "9999-12-31T23:59:59.999999" })).toEqual([]);
+  });
+
+  it("a time is HH:MM[:SS[.ffffff]], 24:00:00 at most", () => {
+    for (const clock of ["24:00:01", "25:00", "10", "10:00:00+02", "now", "allballs"]) {
+      expect(details(KINDS, { clock }), clock).toEqual([["/ops/0/data/clock", "invalid_format"]]);
+    }
+    for (const clock of ["00:00", "23:59:59.999999", "24:00", "24:00:00.000"]) expect(details(KINDS, { clock }), clock).toEqual([]);
+  });
+
+  it("a domain's values are checked as its base type (base_type), through an array of it; the domain's name stays the type", () => {
+    const DOMAINS = [
+      field("due", "app_instant", { base_type: "timestamp with time zone" }),
+      field("code", "app_code", { base_type: "character(3)" }),
+      field("days", "app_day[]", { base_type: "date[]" }),
+      field("count", "app_count", { base_type: "integer" }),
+    ];
+    expect(details(DOMAINS, { due: "9999-12-31T23:59:59-14:00" })).toEqual([["/ops/0/data/due", "out_of_range"]]);
+    expect(details(DOMAINS, { due: 5, code: 12, days: ["2026-01-01", 3], count: "1" })).toEqual([
+      ["/ops/0/data/due", "invalid_type"], ["/ops/0/data/code", "invalid_type"], ["/ops/0/data/days/1", "invalid_type"], ["/ops/0/data/count", "invalid_type"],
+    ]);
+    expect(details(DOMAINS, { due: "2026-01-01T00:00:00Z", code: "abc", days: ["2026-01-01", null], count: 3 })).toEqual([]);
+    // The client builds the same from GET /v1/meta.
+    const catalog = new CollectionCatalog({ collections: ["items"], collection_schemas: { items: { scope: "list_id", fields: Object.fromEntries(DOMAINS.map(({ name, ...spec }) => [name, spec])) } } });
+    expect(() => catalog.check("items", { due: "9999-12-31T23:59:59-14:00" }, false)).toThrow(expect.objectContaining({ details: [expect.objectContaining({ field: "/data/due", code: "out_of_range" })] }));
+  });
+
+  it("a char(n) compares no length bound of a check (char_length counts it without its trailing blanks)", () => {
+    expect(details([field("ch", "character(4)", { max_length: 2 })], { ch: "ab  " })).toEqual([]);
   });
 });

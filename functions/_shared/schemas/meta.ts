@@ -12,6 +12,8 @@ export const metaResponseSchema = z.object({
     scope: z.string().describe("the column holding the row's scope (the list it belongs to); \"id\" for a scope collection"),
     fields: z.record(z.string(), z.object({
       type: z.string().describe("Postgres type of the column"),
+      base_type: z.string().optional()
+        .describe("a column of a domain (or an array of one): the type the domain is over, through domains over domains; its values are those of this type"),
       nullable: z.boolean(),
       has_default: z.boolean().describe("the database fills it when a create leaves it out"),
       filled_by_trigger: z.boolean().optional()
