@@ -505,6 +505,19 @@ $function$;
 comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
 revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
 
+-- function app_private.is_another_users_id(p_id uuid)
+CREATE OR REPLACE FUNCTION app_private.is_another_users_id(p_id uuid)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select exists (select 1 from auth.users u where u.id = p_id and u.id is distinct from (select auth.uid()))
+$function$;
+comment on function app_private.is_another_users_id(p_id uuid) is 'Whether p_id is the id of a user other than the caller (auth.uid()): such an id is that user''s personal list''s, which nobody else may create. SECURITY DEFINER (authenticated cannot read auth.users); answers true or false only.';
+revoke execute on function app_private.is_another_users_id(p_id uuid) from public;
+grant execute on function app_private.is_another_users_id(p_id uuid) to authenticated;
+
 -- function app_private.keep_a_list_owner()
 CREATE OR REPLACE FUNCTION app_private.keep_a_list_owner()
  RETURNS trigger

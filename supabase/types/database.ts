@@ -824,6 +824,7 @@ export type Database = {
           "reset_seconds": number;
         }[];
       };
+      "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };
       "lock_device_registration":
         | {
           Args: { "p_push_token": string; "p_user_id": string };

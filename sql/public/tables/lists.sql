@@ -63,8 +63,8 @@ create policy "Users can create lists"
   as permissive
   for insert
   to authenticated
-  with check ((created_by = ( SELECT auth.uid() AS uid)));
-comment on policy "Users can create lists" on public.lists is 'Any signed-in user creates lists of their own; the database makes them its owner.';
+  with check (((created_by = ( SELECT auth.uid() AS uid)) AND (NOT app_private.is_another_users_id(id))));
+comment on policy "Users can create lists" on public.lists is 'Any signed-in user creates lists of their own, never with another user''s id (that user''s personal list''s); the database makes them its owner.';
 
 -- grants (the owner's implicit rights not shown)
 grant delete, select on table public.lists to authenticated;
