@@ -3,6 +3,7 @@
 
 -- our triggers on platform tables (their functions live in our schemas)
 
+CREATE TRIGGER on_auth_user_banned_release_push_tokens AFTER UPDATE OF banned_until ON auth.users FOR EACH ROW WHEN (new.banned_until > now()) EXECUTE FUNCTION app_private.release_push_tokens_of_banned_user();
 CREATE TRIGGER on_auth_user_created_create_personal_list AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_personal_list_for_new_user();
 CREATE TRIGGER on_auth_user_created_create_profile AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_profile_for_new_user();
 CREATE TRIGGER on_auth_user_deleted_hand_over_lists BEFORE DELETE ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.hand_over_lists_of_deleted_user();

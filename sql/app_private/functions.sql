@@ -1378,6 +1378,65 @@ $function$;
 comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by run_account_deletions after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried next run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
 revoke execute on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) from public;
 
+-- function app_private.release_ended_push_tokens(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.release_ended_push_tokens(p_user_id uuid)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_released integer;
+begin
+  -- In turn with the user's session starts, which lock two of the user's
+  -- device rows one after the other. Every other writer of these rows (a
+  -- sign-out, another user's start taking the token) clears the token
+  -- itself, so a row it holds is skipped, never waited for.
+  perform app_private.lock_user_devices(p_user_id);
+  update app_private.devices d
+     set push_token = null, push_provider = null
+   where d.id in (select x.id from app_private.devices x
+                   where x.user_id = p_user_id
+                     and x.push_token is not null
+                     and not app_private.session_is_live(x.session_id, x.user_id)
+                     for update skip locked);
+  get diagnostics v_released = row_count;
+  return v_released;
+end;
+$function$;
+comment on function app_private.release_ended_push_tokens(p_user_id uuid) is 'Deletes the push tokens of user p_user_id''s devices whose session no longer counts (app_private.session_is_live: expired, user banned or soft-deleted); returns how many. In turn with the user''s session starts (lock_user_devices); a row another writer holds is skipped (every such writer clears the token). Run by the trigger on_auth_user_banned_release_push_tokens; not callable by any API role.';
+revoke execute on function app_private.release_ended_push_tokens(p_user_id uuid) from public;
+
+-- function app_private.release_expired_push_tokens()
+CREATE OR REPLACE FUNCTION app_private.release_expired_push_tokens()
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_released integer;
+begin
+  -- Only expiry needs a sweep: a session passes not_after without any write
+  -- (a ban, a soft delete and a deleted session release the token at once).
+  -- Never waits for a writer (SKIP LOCKED): a start holding a row rebinds it
+  -- to a live session or the next run takes it.
+  update app_private.devices d
+     set push_token = null, push_provider = null
+   where d.id in (select x.id
+                    from auth.sessions s
+                    join app_private.devices x on x.session_id = s.id
+                   where s.not_after <= now()
+                     and x.push_token is not null
+                     for update of x skip locked);
+  get diagnostics v_released = row_count;
+  return v_released;
+end;
+$function$;
+comment on function app_private.release_expired_push_tokens() is 'Sweep: deletes the push tokens of devices whose session passed its not_after (no longer counts by app_private.session_is_live, and no write marks the moment); returns how many. Never waits for a writer (SKIP LOCKED). pg_cron runs it every 5 minutes where available, else service_role.';
+revoke execute on function app_private.release_expired_push_tokens() from public;
+grant execute on function app_private.release_expired_push_tokens() to service_role;
+
 -- function app_private.release_push_token_elsewhere()
 CREATE OR REPLACE FUNCTION app_private.release_push_token_elsewhere()
  RETURNS trigger
@@ -1407,6 +1466,21 @@ end
 $function$;
 comment on function app_private.release_push_token_elsewhere() is 'BEFORE INSERT/UPDATE trigger of app_private.devices (security definer: the other holder may be another user''s device): detaches a newly registered push token from any other active device, in the same transaction.';
 revoke execute on function app_private.release_push_token_elsewhere() from public;
+
+-- function app_private.release_push_tokens_of_banned_user()
+CREATE OR REPLACE FUNCTION app_private.release_push_tokens_of_banned_user()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  perform app_private.release_ended_push_tokens(new.id);
+  return null;
+end;
+$function$;
+comment on function app_private.release_push_tokens_of_banned_user() is 'Trigger (after update of banned_until on auth.users, per row, when the user is now banned): the user''s devices lose their push tokens at once (app_private.release_ended_push_tokens). Not callable by any API role.';
+revoke execute on function app_private.release_push_tokens_of_banned_user() from public;
 
 -- function app_private.request_account_deletion(p_grace_days integer)
 CREATE OR REPLACE FUNCTION app_private.request_account_deletion(p_grace_days integer)

@@ -999,6 +999,14 @@ export type Database = {
         Args: { "p_user_id": string };
         Returns: undefined;
       };
+      "release_ended_push_tokens": {
+        Args: { "p_user_id": string };
+        Returns: number;
+      };
+      "release_expired_push_tokens": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
       "request_account_deletion": {
         Args: { "p_grace_days": number };
         Returns: {

@@ -153,16 +153,42 @@ describe("a device whose session no longer counts (expired, user banned)", () =>
     expect(await pushTargets(user.userId)).toEqual([mine.id]);
   });
 
-  it("a banned user's devices are no push targets while the ban lasts", async () => {
+  it("a banned user's devices lose their push tokens at once; after the ban the app registers its token again", async () => {
     const user = await createTestUser();
-    const device = (await startSession(user.token, phone({ push_token: pushToken(), push_provider: "fcm" }))).body.device;
+    const installation = phone({ push_token: pushToken(), push_provider: "fcm" });
+    const device = (await startSession(user.token, installation)).body.device;
     expect(await pushTargets(user.userId)).toEqual([device.id]);
     await adminSql`update auth.users set banned_until = now() + interval '100 years' where id = ${user.userId}`;
+    expect(await deviceRow(device.id)).toMatchObject({ push_token: null, push_provider: null, session_id: user.sessionId });
     expectEnvelope(await call("/v1/devices", { token: user.token }), 401, "UNAUTHENTICATED");
     expect(await pushTargets(user.userId)).toEqual([]);
     await adminSql`update auth.users set banned_until = now() - interval '1 second' where id = ${user.userId}`;
+    expect((await listDevices(user.token)).map((d) => [d.active, d.has_push_token])).toEqual([[true, false]]);
+    expect((await startSession(user.token, installation)).body.device).toMatchObject({ id: device.id, has_push_token: true });
     expect(await pushTargets(user.userId)).toEqual([device.id]);
-    expect((await listDevices(user.token)).map((d) => [d.active, d.has_push_token])).toEqual([[true, true]]);
+  });
+
+  it("an expired session's push token is kept by no one: the export says what is stored, before and after the sweep", async () => {
+    const user = await createTestUser();
+    const other = await user.newSession();
+    const expiring = (await startSession(user.token, phone({ push_token: pushToken(), push_provider: "apns" }))).body.device;
+    await startSession(other.token, phone({ platform: "android", push_token: pushToken(), push_provider: "fcm" }));
+    await adminSql`update auth.sessions set not_after = now() - interval '1 minute' where id = ${user.sessionId}`;
+    const exported = async () => {
+      const response = await call("/v1/users/me/export", { token: other.token });
+      expect(response.status).toBe(200);
+      return (response.body.devices as { id: string; has_push_token: boolean; active: boolean }[]).find((d) => d.id === expiring.id)!;
+    };
+    // Until the sweep has run (pg_cron, every 5 minutes) the token is stored, and the export says so.
+    expect((await deviceRow(expiring.id)).push_token).not.toBeNull();
+    expect(await exported()).toMatchObject({ active: false, has_push_token: true });
+    const [{ released }] = await adminSql.begin(async (tx) => {
+      await tx`set local role service_role`;
+      return await tx<{ released: number }[]>`select app_private.release_expired_push_tokens() as released`;
+    });
+    expect(released).toBeGreaterThanOrEqual(1);
+    expect(await deviceRow(expiring.id)).toMatchObject({ push_token: null, push_provider: null });
+    expect(await exported()).toMatchObject({ active: false, has_push_token: false });
   });
 });
 

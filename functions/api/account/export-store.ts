@@ -57,7 +57,7 @@ export async function writeExport(
   await member("profile");
   await write(await oneRow(tx`select to_jsonb(p)::text as json from public.profiles p where p.id = ${userId}`));
   await member("devices");
-  await write(JSON.stringify(await listDevices(tx, caller, null)));
+  await write(JSON.stringify(await listDevices(tx, caller, null, "stored")));
   await member("sessions");
   await write(`[${(await tx<{ json: string }[]>`select to_jsonb(s)::text as json from app_private.my_sessions() s`).map((s) => s.json).join(",")}]`);
   await member("identities");

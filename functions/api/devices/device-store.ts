@@ -38,7 +38,14 @@ const DEVICE_COLUMNS = `
 /** The device list is bounded; a user has a handful of installs (plus revoked ones). */
 export const MAX_LISTED_DEVICES = 100;
 
-function toDevice(row: DeviceRow, currentSessionId: string): Device {
+/**
+ * `tokens`: "in use" (GET /v1/devices): a session that no longer counts gets
+ * no pushes (app_private.push_targets), so its token shows as none; "stored"
+ * (the export): whether a token is kept, which for such a session is only
+ * until the sweep releases it (app_private.release_expired_push_tokens).
+ */
+function toDevice(row: DeviceRow, currentSessionId: string, tokens: "in use" | "stored"): Device {
+  const shownToken = tokens === "stored" || row.live;
   return {
     id: row.id,
     installation_id: row.installation_id,
@@ -49,9 +56,8 @@ function toDevice(row: DeviceRow, currentSessionId: string): Device {
     model: row.model,
     locale: row.locale,
     timezone: row.timezone,
-    // A session that no longer counts gets no pushes (app_private.push_targets): its token is not in use.
-    push_provider: row.live ? row.push_provider : null,
-    has_push_token: row.live && row.has_push_token,
+    push_provider: shownToken ? row.push_provider : null,
+    has_push_token: shownToken && row.has_push_token,
     push_token_updated_at: row.push_token_updated_at?.toISOString() ?? null,
     last_seen_at: row.last_seen_at.toISOString(),
     created_at: row.created_at.toISOString(),
@@ -130,14 +136,18 @@ export async function registerDevice(
   // refresh token lives on that nobody can see or revoke from GET /v1/devices.
   if (previous?.session_id && previous.session_id !== caller.sessionId) await revokeSession(tx, previous.session_id);
   const { created, server_time: serverTime, ...deviceRow } = row;
-  return { device: toDevice(deviceRow, caller.sessionId), created, serverTime };
+  return { device: toDevice(deviceRow, caller.sessionId, "in use"), created, serverTime };
 }
 
-/** The caller's devices (RLS), active first (a session that counts), then most recently seen; `limit` null = all of them (the export). */
+/**
+ * The caller's devices (RLS), active first (a session that counts), then most
+ * recently seen; `limit` null = all of them and `tokens` "stored" (the export).
+ */
 export async function listDevices(
   tx: Tx,
   caller: { userId: string; sessionId: string },
   limit: number | null = MAX_LISTED_DEVICES,
+  tokens: "in use" | "stored" = "in use",
 ): Promise<Device[]> {
   const rows = await tx<DeviceRow[]>`
     select ${tx.unsafe(DEVICE_COLUMNS)}
@@ -145,7 +155,7 @@ export async function listDevices(
     where d.user_id = ${caller.userId}
     order by live desc, d.last_seen_at desc, d.id
     limit ${limit}`;
-  return rows.map((row) => toDevice(row, caller.sessionId));
+  return rows.map((row) => toDevice(row, caller.sessionId, tokens));
 }
 
 /**
