@@ -133,7 +133,8 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     const apiError = known ?? new ApiError("INTERNAL", "an unexpected error occurred; it was logged with this request id");
     if (!known || apiError.code === "UNAVAILABLE") {
       // Never swallowed: the cause goes to the log (never to the client).
-      const cause = known ? known.cause : error;
+      // An UNAVAILABLE of our own (a batch planned twice on a stale picture) has no cause but itself.
+      const cause = known ? known.cause ?? known : error;
       console.error(JSON.stringify({
         level: "error",
         time: new Date().toISOString(),

@@ -17,6 +17,7 @@ import type { App, AppEnv, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
 import { inexactNumbersOfOps } from "../sync/inexact-op-numbers.ts";
+import { NOT_READABLE_AFTER_WRITE } from "../sync/db-refusal.ts";
 import { pushBatch, StaleBatch } from "../sync/push-store.ts";
 
 /** The batch without its ops' data: a non-finite number there is that op's rejection (planBatch), not the batch's 400. */
@@ -69,21 +70,26 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     const user = c.get("user");
     // The parsed body holds doubles: which of its ops' numbers were read as others, its text says.
     const inexactNumbers = inexactNumbersOfOps(await c.req.text(), c.get("longNumberLiterals"));
-    const push = () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers));
-    // Planned again once, in a new transaction, when the rows changed while it was written
-    // (push-store.ts); a second time, the StaleBatch is the answer (503, retryable).
+    const push = (replanned: boolean) =>
+      deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers, replanned));
+    // Planned again once, in a new transaction, when it wrote a row the caller cannot read back
+    // (push-store.ts): the rows changed while it was written; a second time, such a row is the
+    // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.
     let replanned = false;
-    const { results, now, written, refusals } = await push().catch((error) => {
+    const { results, now, written, refusals } = await push(false).catch((error) => {
       if (!(error instanceof StaleBatch)) throw error;
       replanned = true;
-      return push();
+      return push(true);
     });
+    const unreadable = [...new Set(refusals.filter((r) => r.sqlstate === NOT_READABLE_AFTER_WRITE).map((r) => r.collection))].sort();
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
     for (const result of results) counts[result.status] += 1;
     Object.assign(c.get("logFields"), {
       ops: batch.ops.length, ...counts, records_written: written, ...(replanned ? { replanned } : {}),
       // The records the database refused, by SQLSTATE (sync_apply refuses a row for any error of its own).
-      ...(refusals.length > 0 ? { db_refusals: [...new Set(refusals)].sort() } : {}),
+      ...(refusals.length > 0 ? { db_refusals: [...new Set(refusals.map((r) => r.sqlstate))].sort() } : {}),
+      // The collections whose SELECT policy hid a row their other policies let the caller write.
+      ...(unreadable.length > 0 ? { not_readable_after_write: unreadable } : {}),
     });
     return c.json({ results, server_time: now }, 200);
   });

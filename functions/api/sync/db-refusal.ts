@@ -17,11 +17,18 @@ import { notFound, type PlannedOp, quotaExceeded, recordKey, rejection, scopeNot
  */
 export const LIVE_RECORDS_QUOTA_CONSTRAINT = "max_live_records_per_user";
 
+/**
+ * A row the policies let the caller write that the table's SELECT policy hides from them once
+ * written (push-store.ts leaves it out of the batch's write).
+ */
+export const NOT_READABLE_AFTER_WRITE = "not_readable_after_write";
+
 export interface Refusal {
   collection: string;
   id: string;
   kind: "insert" | "update" | "delete";
-  /** A SQLSTATE, or "not_permitted": the policies left a visible row unwritten. */
+  /** A SQLSTATE, "not_permitted" (the policies left a visible row unwritten), or NOT_READABLE_AFTER_WRITE. */
+
   sqlstate: string;
   constraint?: string | null;
   column?: string | null;
@@ -102,6 +109,12 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
     case "not_permitted":
     case "42501": // a policy's WITH CHECK refused the row
       return rejection("FORBIDDEN", refusal.kind === "delete" ? "you may not delete this record" : "you may not make this change to this record");
+    case NOT_READABLE_AFTER_WRITE:
+      // Kept, the row would be one its writer never lists (counted in their quota): as an update
+      // that hides its row, refused by the database (42501), is.
+      return rejection("FORBIDDEN", "you may not make this change to this record", [{
+        field: `/ops/${index}/data`, code: NOT_READABLE_AFTER_WRITE, message: "the row would not be readable by its writer: the table's SELECT policy hides it",
+      }]);
     case "23505":
       if (isPrimaryKey(refusal, collection)) {
         // The id belongs to a row the caller cannot see: answered like an unknown id.

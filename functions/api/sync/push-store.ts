@@ -29,7 +29,7 @@ import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.
 import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
-import { type AfterRefusal, type Refusal, refusedResult } from "./db-refusal.ts";
+import { type AfterRefusal, NOT_READABLE_AFTER_WRITE, type Refusal, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
@@ -263,7 +263,8 @@ export class StaleBatch extends ApiError {
 
 /**
  * Applies a validated batch for the transaction's user; returns one result per op. Throws
- * StaleBatch when the transaction must be rolled back and the batch pushed again.
+ * StaleBatch when the transaction must be rolled back and the batch pushed again; once `replanned`,
+ * a row the caller still cannot read once written is its ops' refusal instead.
  */
 export async function pushBatch(
   tx: Tx,
@@ -272,7 +273,8 @@ export async function pushBatch(
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
   /** Per op index, the numbers of its data JSON.parse did not read exactly (inexact-op-numbers.ts). */
   inexactNumbers: ReadonlyMap<number, readonly InexactNumber[]> = new Map(),
-): Promise<{ results: SyncOpResult[]; now: string; written: number; refusals: string[] }> {
+  replanned = false,
+): Promise<{ results: SyncOpResult[]; now: string; written: number; refusals: Refusal[] }> {
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED);
@@ -297,13 +299,15 @@ export async function pushBatch(
     writable: new Set(writable.flat()),
   }, limits, state.now, inexactNumbers);
 
-  const applied = plan.groups.length > 0 ? await applyWrites(tx, plan) : { failed: [], records: [] };
+  // A row written here that the caller cannot see once written is never kept: it would stay where
+  // they cannot list it (counted in their quota). Either they lost access to its scope while the
+  // batch ran (removed from the list by a transaction that committed while the write waited for a
+  // lock, its policies having let the row in before): the batch rests on a stale picture, and is
+  // planned again; or, planned again, the table's SELECT policy hides a row its INSERT policy lets
+  // them write: that row is refused, the rest of the batch applies.
+  const applied = plan.groups.length === 0 ? { failed: [], records: [] } : replanned ? await applyReadable(tx, plan) : await applyWrites(tx, plan.groups, plan.written);
   const refused = firstRefusals(applied.failed);
-  // A row written here that the caller cannot see once written: they lost access to its scope
-  // while the batch ran (removed from the list by a transaction that committed while the write
-  // waited for a lock, its policies having let the row in before). Kept, it would stay in a list
-  // they left, never listed to them: the batch rests on a stale picture, and is planned again.
-  if (applied.records.some((r) => !r.deleted && r.data === null && !refused.has(recordKey(r.collection, r.id)))) throw new StaleBatch();
+  if (!replanned && unreadable(applied, refused).length > 0) throw new StaleBatch();
   // Only when the database refused a record: its ops are answered from the rows as they stand
   // after the write (a round trip more), not from the planner's picture, which may be stale.
   const after = refused.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
@@ -324,13 +328,45 @@ export async function pushBatch(
   if (ledgerRows.length > 0) await tx.unsafe(LEDGER_SQL, ledgerParameters(ledgerRows, state.device_id), PREPARED);
   // The SQLSTATE of each refused record, for the log line: a refusal the push did not foresee (a
   // trigger's own error, a type it has no schema for) is an op's answer, not a 500, and shows there.
-  return { results, now: state.now, written: plan.written.size - refused.size, refusals: [...refused.values()].map((r) => r.sqlstate) };
+  return { results, now: state.now, written: plan.written.size - refused.size, refusals: [...refused.values()] };
 }
 
-async function applyWrites(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
-  const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(plan.groups)], PREPARED);
+/** The written records the caller cannot read back (live, no data) and the database did not refuse. */
+function unreadable(applied: ApplyResult, refused: Map<string, Refusal>): ApplyResult["records"] {
+  return applied.records.filter((r) => !r.deleted && r.data === null && !refused.has(recordKey(r.collection, r.id)));
+}
+
+/**
+ * The plan's writes, less each row the caller cannot read once written: the write is rolled back
+ * (to a savepoint) and run again without that row's last write, refused NOT_READABLE_AFTER_WRITE,
+ * as sync_apply isolates a row the database refuses (a row that depended on it, a task in a list
+ * left out, is then the database's refusal). Each round leaves out at least one more row.
+ */
+async function applyReadable(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
+  const hidden: Refusal[] = [];
+  for (;;) {
+    const left = new Map(hidden.map((h) => [`${h.kind}:${recordKey(h.collection, h.id)}`, h]));
+    const groups = plan.groups.map((g) => ({ ...g, rows: g.rows.filter((row) => !left.has(`${g.kind}:${recordKey(g.collection, row.id as string)}`)) }))
+      .filter((g) => g.rows.length > 0);
+    await tx.unsafe("savepoint tidesync_readable_write");
+    const applied = await applyWrites(tx, groups, plan.written);
+    const more = unreadable(applied, firstRefusals([...hidden, ...applied.failed]));
+    if (more.length === 0) return { failed: [...hidden, ...applied.failed], records: applied.records };
+    await tx.unsafe("rollback to savepoint tidesync_readable_write");
+    for (const r of more) {
+      // The write that left the row as it stands: its last (a re-creation after the batch's delete).
+      const key = recordKey(r.collection, r.id);
+      const kind = plan.groups.filter((g) => g.rows.some((row) => recordKey(g.collection, row.id as string) === key)).pop()!.kind;
+      hidden.push({ collection: r.collection, id: r.id, kind, sqlstate: NOT_READABLE_AFTER_WRITE });
+    }
+  }
+}
+
+
+async function applyWrites(tx: Tx, groups: BatchPlan["groups"], written: Set<string>): Promise<ApplyResult> {
+  const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
-  const toRead = [...byCollection([...plan.written].map(keyParts))].filter(([, ids]) => ids.length > 0);
+  const toRead = [...byCollection([...written].map(keyParts))].filter(([, ids]) => ids.length > 0);
   const readBacks = toRead.map(([collection, ids]) => tx.unsafe<{ records: string }[]>(READ_BACK_SQL.get(collection)!, [pgArray(ids)], PREPARED));
   const [[row], ...read] = await Promise.all([write, ...readBacks]);
   const records = read.flatMap((rows, i) =>
