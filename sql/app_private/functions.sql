@@ -358,23 +358,24 @@ CREATE OR REPLACE FUNCTION app_private.forget_installations(p_installation_ids u
  SET search_path TO ''
 AS $function$
 declare
-  v_ids jsonb;
+  v_ids text[];
 begin
   -- Ids another user still registers (one phone, two accounts) stay theirs.
-  v_ids := to_jsonb(array(
+  v_ids := array(
     select distinct i::text from unnest(p_installation_ids) i
-     where not exists (select 1 from app_private.devices d where d.installation_id = i)));
-  if jsonb_array_length(v_ids) = 0 then
+     where not exists (select 1 from app_private.devices d where d.installation_id = i));
+  if cardinality(v_ids) = 0 then
     return;
   end if;
+  -- By sync_records_devices_idx: only the records these installations stamped.
   update app_private.sync_records s
      set field_versions = (
-       select jsonb_object_agg(e.key, case when v_ids ? (e.value ->> 'd') then jsonb_set(e.value, '{d}', 'null') else e.value end)
+       select jsonb_object_agg(e.key, case when (e.value ->> 'd') = any (v_ids) then jsonb_set(e.value, '{d}', 'null') else e.value end)
          from jsonb_each(s.field_versions) e)
-   where jsonb_path_exists(s.field_versions, '$.* ? (@.d == $ids)', jsonb_build_object('ids', v_ids));
+   where app_private.sync_record_devices(s.field_versions) && v_ids;
 end
 $function$;
-comment on function app_private.forget_installations(p_installation_ids uuid[]) is 'The account purge, once per run: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of these installation ids that no device row registers any more (the merge reads null as an unknown device). Reads every record. Not callable by any API role.';
+comment on function app_private.forget_installations(p_installation_ids uuid[]) is 'The account purge, once per run: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of these installation ids that no device row registers any more (the merge reads null as an unknown device). Finds the records by sync_records_devices_idx: costs by the records those installations stamped. Not callable by any API role.';
 revoke execute on function app_private.forget_installations(p_installation_ids uuid[]) from public;
 
 -- function app_private.forget_pokes_of_deleted_users()
@@ -1975,6 +1976,19 @@ $function$;
 comment on function app_private.sync_record_columns(p_table regclass, p_columns text[]) is 'Column definition list (id uuid, then each named column with its type, a domain as its base type) with which app_private.sync_apply reads the rows it writes: only the named columns, and no domain check on a column a row leaves out. Builds text only.';
 revoke execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) from public;
 grant execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) to authenticated;
+
+-- function app_private.sync_record_devices(p_field_versions jsonb)
+CREATE OR REPLACE FUNCTION app_private.sync_record_devices(p_field_versions jsonb)
+ RETURNS text[]
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select coalesce(array_agg(distinct e.value ->> 'd') filter (where e.value ->> 'd' is not null), '{}')
+    from pg_catalog.jsonb_each(p_field_versions) e
+$function$;
+comment on function app_private.sync_record_devices(p_field_versions jsonb) is 'The installation ids (`d`) a sync_records.field_versions names, each once: the key of sync_records_devices_idx, by which the account purge finds what a deleted user''s devices wrote.';
+revoke execute on function app_private.sync_record_devices(p_field_versions jsonb) from public;
 
 -- function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text)
 CREATE OR REPLACE FUNCTION app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text)

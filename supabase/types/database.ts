@@ -1044,6 +1044,10 @@ export type Database = {
         Args: { "p_columns": (string)[]; "p_table": unknown };
         Returns: string;
       };
+      "sync_record_devices": {
+        Args: { "p_field_versions": Json };
+        Returns: (string)[];
+      };
       "sync_refused_column": {
         Args: {
           "p_constraint": string;

@@ -1,0 +1,83 @@
+-- The account purge takes the installation ids of the user's devices out of
+-- the sync state (field_versions' "d" of what they wrote in lists that
+-- survive), finding the records by index: it never reads all of
+-- app_private.sync_records.
+begin;
+select plan(3);
+
+select from tests.create_supabase_user('inst_owner');
+select from tests.create_supabase_user('inst_purged');
+select from tests.create_supabase_user('inst_hard');
+select from tests.create_supabase_user('inst_soft');
+select from tests.create_supabase_user('inst_bulk1');
+select from tests.create_supabase_user('inst_bulk2');
+select from tests.create_supabase_user('inst_sharer');
+
+-- One list of the owner's; everyone else an editor of it, each with a task.
+select tests.authenticate_as('inst_owner');
+insert into public.lists (id, title) values ('a5070000-0000-4000-8000-000000000001', 'Shared');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role)
+select 'a5070000-0000-4000-8000-000000000001', tests.get_supabase_uid(u), 'editor'
+  from unnest(array['inst_purged', 'inst_hard', 'inst_soft', 'inst_bulk1', 'inst_bulk2']) u;
+
+-- Each writes a task from a device of theirs (the push sets tidesync.device_id),
+-- which is registered to them.
+select tests.authenticate_as('inst_purged');
+select from set_config('tidesync.device_id', 'a5070000-0000-4000-8000-000000000101', true);
+insert into public.tasks (id, list_id, title) values ('a5070000-0000-4000-8000-000000000201', 'a5070000-0000-4000-8000-000000000001', 'A task');
+select tests.authenticate_as('inst_hard');
+select from set_config('tidesync.device_id', 'a5070000-0000-4000-8000-000000000102', true);
+insert into public.tasks (id, list_id, title) values ('a5070000-0000-4000-8000-000000000202', 'a5070000-0000-4000-8000-000000000001', 'A task');
+select tests.authenticate_as('inst_soft');
+select from set_config('tidesync.device_id', 'a5070000-0000-4000-8000-000000000103', true);
+insert into public.tasks (id, list_id, title) values ('a5070000-0000-4000-8000-000000000203', 'a5070000-0000-4000-8000-000000000001', 'A task');
+select tests.authenticate_as('inst_bulk1');
+select from set_config('tidesync.device_id', 'a5070000-0000-4000-8000-000000000104', true);  -- one tablet, both deleted together
+insert into public.tasks (id, list_id, title) values ('a5070000-0000-4000-8000-000000000204', 'a5070000-0000-4000-8000-000000000001', 'A task');
+select tests.authenticate_as('inst_bulk2');
+select from set_config('tidesync.device_id', 'a5070000-0000-4000-8000-000000000104', true);
+insert into public.tasks (id, list_id, title) values ('a5070000-0000-4000-8000-000000000205', 'a5070000-0000-4000-8000-000000000001', 'A task');
+select tests.authenticate_as('inst_hard');
+select from set_config('tidesync.device_id', 'a5070000-0000-4000-8000-000000000105', true);  -- a phone the sharer uses too
+insert into public.tasks (id, list_id, title) values ('a5070000-0000-4000-8000-000000000206', 'a5070000-0000-4000-8000-000000000001', 'A task');
+select from set_config('tidesync.device_id', '', true);
+select tests.clear_authentication();
+insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, last_seen_at, revoked_at)
+values
+  (tests.get_supabase_uid('inst_purged'), 'a5070000-0000-4000-8000-000000000101', 'ios', '1.0.0', 1, now(), now()),
+  (tests.get_supabase_uid('inst_hard'), 'a5070000-0000-4000-8000-000000000102', 'ios', '1.0.0', 1, now(), now()),
+  (tests.get_supabase_uid('inst_soft'), 'a5070000-0000-4000-8000-000000000103', 'ios', '1.0.0', 1, now(), now()),
+  (tests.get_supabase_uid('inst_bulk1'), 'a5070000-0000-4000-8000-000000000104', 'ios', '1.0.0', 1, now(), now()),
+  (tests.get_supabase_uid('inst_bulk2'), 'a5070000-0000-4000-8000-000000000104', 'ios', '1.0.0', 1, now(), now()),
+  (tests.get_supabase_uid('inst_hard'), 'a5070000-0000-4000-8000-000000000105', 'ios', '1.0.0', 1, now(), now()),
+  (tests.get_supabase_uid('inst_sharer'), 'a5070000-0000-4000-8000-000000000105', 'ios', '1.0.0', 1, now(), now());
+
+-- The stamp left on a task.
+create function pg_temp.d(p_task uuid) returns text language sql as $$
+  select field_versions -> '*' ->> 'd' from app_private.sync_records where collection = 'tasks' and id = p_task
+$$;
+
+-- Many records other devices wrote: the scrub must not read them all.
+insert into app_private.sync_records (collection, id, scope_id, version, field_versions)
+select 'tasks', gen_random_uuid(), gen_random_uuid(), g,
+       jsonb_build_object('*', jsonb_build_object('v', g, 'd', gen_random_uuid()), 'done', jsonb_build_object('v', g, 'd', null))
+  from generate_series(1, 5000) g;
+analyze app_private.sync_records;
+analyze app_private.devices;
+
+-- ------------------------------------------------------------ the purge
+select tests.authenticate_as('inst_purged');
+select from app_private.request_account_deletion(7);
+select tests.clear_authentication();
+create temporary table scans as
+select seq_scan from pg_stat_xact_user_tables where relid = 'app_private.sync_records'::regclass;
+select from set_config('role', (select nspowner::regrole::text from pg_namespace where nspname = 'app_private'), true);
+select is((select users_deleted from app_private.run_account_deletions(now() + interval '8 days')), 1, 'the purge deletes the user');
+select tests.clear_authentication();
+select is(pg_temp.d('a5070000-0000-4000-8000-000000000201'), null, 'the purge forgets the purged user''s installation');
+select is((select seq_scan from pg_stat_xact_user_tables where relid = 'app_private.sync_records'::regclass), (select seq_scan from scans),
+  'the purge reads the sync records by index only (it never reads them all)');
+
+select * from finish();
+rollback;
