@@ -557,9 +557,9 @@ export type Database = {
           "device_id": string | null;
           "error": Json | null;
           "op_id": string;
-          "record_id": string;
+          "record_id": string | null;
           "status": string;
-          "type": string;
+          "type": string | null;
           "user_id": string;
           "version": number | null;
         };
@@ -570,9 +570,9 @@ export type Database = {
           "device_id"?: string | null;
           "error"?: Json | null;
           "op_id": string;
-          "record_id": string;
+          "record_id"?: string | null;
           "status": string;
-          "type": string;
+          "type"?: string | null;
           "user_id": string;
           "version"?: number | null;
         };
@@ -582,9 +582,9 @@ export type Database = {
           "device_id"?: string | null;
           "error"?: Json | null;
           "op_id"?: string;
-          "record_id"?: string;
+          "record_id"?: string | null;
           "status"?: string;
-          "type"?: string;
+          "type"?: string | null;
           "user_id"?: string;
           "version"?: number | null;
         };

@@ -362,19 +362,19 @@ describe("POST /v1/sync/batch: field-level merge between devices", () => {
 });
 
 describe("POST /v1/sync/batch: server-owned values and the envelope", () => {
-  it("server-owned fields beside an op reject the batch; in data they reject the op", async () => {
+  it("server-owned fields beside an op or in its data reject that op", async () => {
     const user = await createTestUser();
     const withVersion = { ...upsert("tasks", randomUUID(), task(user)), version: 999, updated_at: "2000-01-01T00:00:00Z" };
-    const error = expectEnvelope(await push(user, { ops: [withVersion] }), 400, "VALIDATION_FAILED");
-    expect(error.details!.map((d) => [d.field, d.code])).toEqual(
-      expect.arrayContaining([["/ops/0/version", "unexpected_field"], ["/ops/0/updated_at", "unexpected_field"]]),
-    );
     const inData = upsert("tasks", randomUUID(), task(user, { version: 999, created_by: randomUUID(), created_at: "2000-01-01T00:00:00Z" }));
-    const body = await pushOk(user, { ops: [inData] });
-    expect(body.results[0].status).toBe("rejected");
+    const body = await pushOk(user, { ops: [withVersion, inData] });
+    expect(body.results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     expect(body.results[0].error!.details!.map((d) => [d.field, d.code]).sort()).toEqual([
-      ["/ops/0/data/created_at", "read_only"], ["/ops/0/data/created_by", "read_only"], ["/ops/0/data/version", "unexpected_field"],
+      ["/ops/0/updated_at", "unexpected_field"], ["/ops/0/version", "unexpected_field"],
     ]);
+    expect(body.results[1].error!.details!.map((d) => [d.field, d.code]).sort()).toEqual([
+      ["/ops/1/data/created_at", "read_only"], ["/ops/1/data/created_by", "read_only"], ["/ops/1/data/version", "unexpected_field"],
+    ]);
+    expect(await storedRow("tasks", withVersion.record_id)).toBeUndefined();
     expect(await storedRow("tasks", inData.record_id)).toBeUndefined();
   });
 
@@ -388,12 +388,9 @@ describe("POST /v1/sync/batch: server-owned values and the envelope", () => {
 
   it.each([
     ["no ops", () => ({ ops: [] }), "/ops"],
-    ["a non-uuid op_id", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), op_id: "op-1" }] }), "/ops/0/op_id"],
-    ["a non-uuid record_id", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), record_id: "7" }] }), "/ops/0/record_id"],
-    ["an unknown type", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), type: "patch" }] }), "/ops/0/type"],
-    ["a negative base_version", () => ({ ops: [upsert("tasks", randomUUID(), {}, -1)] }), "/ops/0/base_version"],
-    ["a missing base_version", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), base_version: undefined }] }), "/ops/0/base_version"],
-    ["data that is not an object", () => ({ ops: [{ ...upsert("tasks", randomUUID(), {}), data: [1] }] }), "/ops/0/data"],
+    ["a non-uuid op_id", () => ({ ops: [upsert("tasks", randomUUID(), {}), { ...upsert("tasks", randomUUID(), {}), op_id: "op-1" }] }), "/ops/1/op_id"],
+    ["a missing op_id", () => ({ ops: [upsert("tasks", randomUUID(), {}), { ...upsert("tasks", randomUUID(), {}), op_id: undefined }] }), "/ops/1/op_id"],
+    ["an op that is not an object", () => ({ ops: [upsert("tasks", randomUUID(), {}), [1]] }), "/ops/1"],
     ["an unknown top-level field", () => ({ ops: [upsert("tasks", randomUUID(), {})], user_id: randomUUID() }), "/user_id"],
     ["a non-uuid device_id", () => ({ ops: [upsert("tasks", randomUUID(), {})], device_id: "phone" }), "/device_id"],
   ])("%s → 400 VALIDATION_FAILED for the whole batch", async (_name, body, field) => {
@@ -401,6 +398,34 @@ describe("POST /v1/sync/batch: server-owned values and the envelope", () => {
     const error = expectEnvelope(await push(user, body()), 400, "VALIDATION_FAILED");
     expect(error.details!.map((d) => d.field)).toContain(field);
     expect(await ledger(user.userId)).toHaveLength(0);
+  });
+
+  it.each([
+    ["a collection of 65 characters", { collection: "x".repeat(65) }, [["/ops/1/collection", "too_long"]]],
+    ["an empty collection", { collection: "" }, [["/ops/1/collection", "too_short"]]],
+    ["a non-uuid record_id", { record_id: "abc" }, [["/ops/1/record_id", "invalid_format"]]],
+    ["an unknown type", { type: "patch" }, [["/ops/1/type", "invalid_value"]]],
+    ["a negative base_version", { base_version: -1 }, [["/ops/1/base_version", "too_small"]]],
+    ["a missing base_version", { base_version: undefined }, [["/ops/1/base_version", "required"]]],
+    ["data that is not an object", { data: [1] }, [["/ops/1/data", "invalid_type"]]],
+    ["an unexpected key and a bad record_id", { record_id: 7, extra: true }, [["/ops/1/extra", "unexpected_field"], ["/ops/1/record_id", "invalid_type"]]],
+  ])("one op with %s is rejected on its own (api-v1.md: one bad op never blocks a batch), exactly once", async (_name, change, details) => {
+    const user = await createTestUser();
+    const good = upsert("tasks", randomUUID(), task(user, { title: "good" }));
+    const bad: Record<string, unknown> = { ...upsert("tasks", randomUUID(), task(user, { title: "bad" })), ...change };
+    const later = upsert("tasks", randomUUID(), task(user, { title: "later" }));
+    const body = await pushOk(user, { ops: [good, bad, later] });
+    expect(body.results.map((r) => [r.op_id, r.status])).toEqual([[good.op_id, "applied"], [bad.op_id, "rejected"], [later.op_id, "applied"]]);
+    const error = body.results[1].error!;
+    expect(error.code).toBe("VALIDATION_FAILED");
+    expect(error.details!.map((d) => [d.field, d.code]).sort()).toEqual(details);
+    expect(body.results[1].record).toBeUndefined();
+    expect(await storedRow("tasks", good.record_id)).toMatchObject({ title: "good" });
+    // Recorded like any rejection: the same op again is a duplicate with its first answer, nothing applied.
+    const [row] = (await ledger(user.userId)).filter((r) => r.op_id === bad.op_id);
+    expect(row).toMatchObject({ status: "rejected", error });
+    const again = await pushOk(user, { ops: [bad] });
+    expect(again.results[0]).toEqual({ op_id: bad.op_id, status: "duplicate", original_status: "rejected", error });
   });
 
   it("the same op_id twice in one batch → 400, nothing applied", async () => {

@@ -72,7 +72,8 @@ export interface LedgerRow {
   op_id: string;
   device_id: string | null;
   collection: string | null;
-  record_id: string;
+  record_id: string | null;
+  type: string | null;
   status: string;
   version: number | null;
   error: Record<string, unknown> | null;
@@ -82,7 +83,7 @@ export interface LedgerRow {
 /** The user's op ledger (app_private.sync_ops). */
 export async function ledger(userId: string): Promise<LedgerRow[]> {
   const rows = await adminSql<(LedgerRow & { version: string | null })[]>`
-    select op_id::text, device_id::text, collection, record_id::text, status, version::text, error,
+    select op_id::text, device_id::text, collection, record_id::text, type, status, version::text, error,
            octet_length(error::text) as error_bytes
       from app_private.sync_ops where user_id = ${userId} order by created_at, op_id`;
   return rows.map((r) => ({ ...r, version: r.version === null ? null : Number(r.version) }));

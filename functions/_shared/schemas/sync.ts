@@ -2,6 +2,7 @@
 // /v1/sync/changes), shared by the function, the client and the tests.
 import { z } from "zod";
 import { fieldDetailSchema } from "../errors.ts";
+import { isUuid } from "../uuid.ts";
 import { serverTimeSchema } from "./server-time.ts";
 
 const version = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -38,10 +39,11 @@ export const syncRecordSchema = z.object({
 export type SyncRecord = z.infer<typeof syncRecordSchema>;
 
 /**
- * One op of a batch. Structural problems here (non-uuid op_id or record_id,
- * unknown type, unexpected keys such as a client-sent `version`) reject the
- * whole batch with 400; problems of the op's content (unknown collection, data
- * that breaks the collection's schema or size, quota) reject only that op.
+ * One op of a batch, as a client sends it. The function checks it op by op
+ * (planBatch): an op that breaks it (a record_id that is not a uuid, an
+ * unknown type, an unexpected key such as a client-sent `version`, …) is
+ * rejected on its own, like one whose content is wrong (unknown collection,
+ * data against the collection's schema or size, quota).
  */
 export const syncOpSchema = z.strictObject({
   op_id: lowerUuid.describe("client-generated; the same op keeps its op_id across retries (exactly-once per user and op_id); compared lowercase"),
@@ -50,24 +52,67 @@ export const syncOpSchema = z.strictObject({
   type: z.enum(["upsert", "delete"]),
   base_version: version.nullable().describe("the server version the change was based on; null for a record the client created"),
   data: jsonObject.optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
-});
+}).meta({ id: "SyncOp" });
 export type SyncOp = z.infer<typeof syncOpSchema>;
 
-export const syncBatchRequestSchema = z.strictObject({
-  device_id: lowerUuid.optional()
-    .describe("the installation_id of one of the caller's registered devices (POST /v1/auth/session); defaults to the device the session is bound to. Ops of the same device never conflict with each other"),
-  ops: z.array(syncOpSchema).min(1).describe("at most limits.max_ops_per_batch (413 PAYLOAD_TOO_LARGE beyond)"),
-}).superRefine((batch, ctx) => {
+/** An op as the batch's envelope takes it: an object with a uuid op_id, the rest unchecked (planBatch checks it). */
+export interface SyncOpEnvelope {
+  op_id: string;
+  [field: string]: unknown;
+}
+
+/**
+ * What the edge checks of each op: only what answering it per op needs, an
+ * object and a uuid op_id (without one, its result could not be told apart nor
+ * the op made exactly-once: the batch's 400). The op is taken as it is, not
+ * rebuilt (a "__proto__" key stays for syncOpSchema to refuse). Documented as
+ * a SyncOp, what a client must send.
+ */
+const syncOpEnvelopeSchema = z.custom<SyncOpEnvelope>().superRefine((op, ctx) => {
+  if (!isJsonObject(op)) {
+    ctx.addIssue({ code: "custom", message: "must be an object", params: { code: "invalid_type" } });
+  } else if (op.op_id === undefined) {
+    ctx.addIssue({ code: "custom", path: ["op_id"], message: "is required", params: { code: "required" } });
+  } else if (typeof op.op_id !== "string" || !isUuid(op.op_id)) {
+    ctx.addIssue({ code: "custom", path: ["op_id"], message: "must be a uuid", params: { code: "invalid_format" } });
+  }
+}).meta({ type: "object", allOf: [{ $ref: "#/components/schemas/SyncOp" }] });
+
+const deviceId = lowerUuid.optional()
+  .describe("the installation_id of one of the caller's registered devices (POST /v1/auth/session); defaults to the device the session is bound to. Ops of the same device never conflict with each other");
+
+/** Each op_id once per batch (compared lowercase): a second one could not be answered apart from the first. */
+function opIdsOnce(batch: { ops: { op_id: string }[] }, ctx: z.core.$RefinementCtx) {
   const seen = new Set<string>();
   batch.ops.forEach((op, index) => {
+    // (zod runs this even when an op failed its own check: such an op was reported there.)
+    if (typeof op?.op_id !== "string") return;
     const key = op.op_id.toLowerCase();
     if (seen.has(key)) {
       ctx.addIssue({ code: "custom", path: ["ops", index, "op_id"], message: "appears twice in this batch", params: { code: "duplicate" } });
     }
     seen.add(key);
   });
-});
+}
+
+/** A batch as a client sends it (client/, its tests): every op a SyncOp. */
+export const syncBatchRequestSchema = z.strictObject({
+  device_id: deviceId,
+  ops: z.array(syncOpSchema).min(1),
+}).superRefine(opIdsOnce);
 export type SyncBatchRequest = z.infer<typeof syncBatchRequestSchema>;
+
+/**
+ * A batch as the function's edge checks it (POST /v1/sync/batch): the envelope whole, each op
+ * only as far as syncOpEnvelopeSchema does; a wrong op is that op's `rejected`, never the batch's
+ * 400 (api-v1.md: one bad op never blocks a batch).
+ */
+export const syncBatchEnvelopeSchema = z.strictObject({
+  device_id: deviceId,
+  ops: z.array(syncOpEnvelopeSchema).min(1)
+    .describe("at most limits.max_ops_per_batch (413 PAYLOAD_TOO_LARGE beyond); an op that is not a SyncOp is rejected on its own (VALIDATION_FAILED), only an op that is not an object or has no uuid op_id, or an op_id twice, fails the batch (400)"),
+}).superRefine(opIdsOnce);
+export type SyncBatchEnvelope = z.infer<typeof syncBatchEnvelopeSchema>;
 
 /**
  * Why an op was rejected: VALIDATION_FAILED (unknown collection, data against

@@ -2,17 +2,17 @@
 // request order, atomically and exactly once per (user, op_id).
 //
 // Whole-batch answers: 413 PAYLOAD_TOO_LARGE when the body or the op count is
-// over the limits; 400 VALIDATION_FAILED when the envelope's structure is
-// wrong (not an object, unknown keys, no ops, an op_id/record_id that is not a
-// uuid, an op_id twice in the batch, an unknown op type, a bad base_version,
-// data that is not an object, a non-finite number outside an op's data):
-// without a well-formed op_id an op cannot be answered or made idempotent, so
-// such a batch is a client bug, not data. Everything about an op's content is
-// answered per op (`rejected`), a non-finite number in its data included.
+// over the limits; 400 VALIDATION_FAILED when the envelope is wrong (not an
+// object, unknown keys, no ops, a device_id that is not a uuid, an op that is
+// not an object or whose op_id is missing or not a uuid, an op_id twice in the
+// batch, a non-finite number outside an op's data): without a well-formed
+// op_id an op cannot be answered or made exactly-once. Everything else about
+// an op (its record_id, type, base_version, keys, collection, data) is
+// answered per op, `rejected` (api-v1.md: one bad op never blocks a batch).
 import { createRoute } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
-import { syncBatchRequestSchema, syncBatchResponseSchema } from "../../_shared/schemas/sync.ts";
+import { syncBatchEnvelopeSchema, syncBatchResponseSchema, syncOpSchema } from "../../_shared/schemas/sync.ts";
 import type { App, AppEnv, Deps } from "../lib/app-env.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
@@ -45,6 +45,8 @@ function opCountLimit(deps: Deps): MiddlewareHandler<AppEnv> {
 }
 
 export function registerSyncBatchRoutes(app: App, deps: Deps): void {
+  // The op a client sends, referred to by the request's ops, which the edge checks only for their op_id.
+  app.openAPIRegistry.register("SyncOp", syncOpSchema);
   const postSyncBatch = createRoute({
     method: "post",
     path: "/v1/sync/batch",
@@ -52,7 +54,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     security: bearerSecurity,
     middleware: [requireUser(deps, "sync.batch"), jsonBody(deps, withoutOpData), opCountLimit(deps)] as const,
     request: {
-      body: { required: true, content: { "application/json": { schema: parsedSynchronously(syncBatchRequestSchema.meta({ id: "SyncBatchRequest" })) } } },
+      body: { required: true, content: { "application/json": { schema: parsedSynchronously(syncBatchEnvelopeSchema.meta({ id: "SyncBatchRequest" })) } } },
     },
     responses: {
       200: {
@@ -64,8 +66,8 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
   });
 
   app.openapi(postSyncBatch, async (c) => {
-    // Each op's data is the parsed JSON's own object (schemas/sync.ts), so
-    // the collection's schema reports a "__proto__" key like any unknown field.
+    // Each op is the parsed JSON's own object (schemas/sync.ts), so syncOpSchema
+    // and the collection's schema report a "__proto__" key like any unknown field.
     const batch = c.req.valid("json");
     const user = c.get("user");
     // The parsed body holds doubles: which of its ops' numbers were read as others, its text says.

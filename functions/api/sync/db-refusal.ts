@@ -57,6 +57,7 @@ function isPrimaryKey(refusal: Refusal, collection: CollectionDefinition | undef
  */
 export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusal): SyncOpResult {
   const { op, index } = p;
+  if (!op) return p.result; // an op the planner refused for its shape writes nothing, so is never refused
   const collection = findCollection(op.collection);
   const current = after.records.get(p.writes!);
   const record = current ? { record: toSyncRecord(current) } : {};

@@ -6,7 +6,8 @@
 // stays constant whatever the op count.
 //
 // Per op, in this order: duplicate (ledger; an op_id it holds for another
-// record is rejected, op_id_reused) → unknown collection → data on a
+// record is rejected, op_id_reused) → the op's shape (syncOpSchema: the edge
+// checked only its op_id) → unknown collection → data on a
 // delete → visibility (NOT_FOUND: an unknown id and one the caller cannot see
 // answer alike) → columns of the table (create or change) → the scope the
 // data points at must be visible → base_version ahead of the server →
@@ -25,15 +26,32 @@ import type { Limits } from "../../_shared/limits.ts";
 import { type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import { nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import { jsonbTextBytes, recordDataBytes } from "../../_shared/record-size.ts";
-import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../_shared/schemas/sync.ts";
+import { type SyncOp, type SyncOpEnvelope, type SyncOpError, type SyncOpResult, syncOpSchema, type SyncRecord } from "../../_shared/schemas/sync.ts";
 import { MAX_OP_ERROR_BYTES } from "../../_shared/sync-ledger.generated.ts";
+import { isUuid } from "../../_shared/uuid.ts";
 import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../../_shared/validation-details.ts";
 
-/** A first-time outcome as the ledger keeps it (what exactly-once needs; the record is re-read). */
-export interface LedgerEntry {
-  /** The record the op was for (null: a collection this server does not have). */
+/**
+ * What the ledger keeps of the record an op names, as far as the op names one: a collection this
+ * server has, a uuid, a known type (null otherwise: an op rejected for its shape names what it may).
+ */
+export interface NamedRecord {
   collection: string | null;
-  record_id: string;
+  record_id: string | null;
+  type: SyncOp["type"] | null;
+}
+
+export function namedRecord(op: SyncOpEnvelope): NamedRecord {
+  const { collection, record_id, type } = op;
+  return {
+    collection: typeof collection === "string" && findCollection(collection) ? collection : null,
+    record_id: typeof record_id === "string" && isUuid(record_id) ? record_id.toLowerCase() : null,
+    type: type === "upsert" || type === "delete" ? type : null,
+  };
+}
+
+/** A first-time outcome as the ledger keeps it (what exactly-once needs; the record is re-read). */
+export interface LedgerEntry extends Omit<NamedRecord, "type"> {
   status: "applied" | "conflict" | "rejected";
   version: number | null;
   error: SyncOpError | null;
@@ -64,7 +82,10 @@ export interface WriteGroup {
 }
 
 export interface PlannedOp {
-  op: SyncOp;
+  /** The op as syncOpSchema parsed it; null for one it refuses (rejected, so it writes nothing). */
+  op: SyncOp | null;
+  /** What the ledger keeps of the op. */
+  named: NamedRecord;
   index: number;
   /** The outcome if the database accepts the record's final state. */
   result: SyncOpResult;
@@ -157,13 +178,12 @@ export function scopeNotFound(index: number, definition: CollectionDefinition): 
   ]);
 }
 
-/** Validates the op's data against the table's columns: the parsed (normalised) data, or why not. */
-/** The ledger's op was for this op's record (ids compared in any case; an unknown collection is stored as null). */
-function sameRecord(entry: LedgerEntry, op: SyncOp): boolean {
-  const collection = findCollection(op.collection) ? op.collection : null;
-  return entry.collection === collection && entry.record_id.toLowerCase() === op.record_id.toLowerCase();
+/** The ledger's op was for the record this op names (ids compared in any case). */
+function sameRecord(entry: LedgerEntry, named: NamedRecord): boolean {
+  return entry.collection === named.collection && (entry.record_id?.toLowerCase() ?? null) === named.record_id;
 }
 
+/** Validates the op's data against the table's columns: the parsed (normalised) data, or why not. */
 function validateData(definition: CollectionDefinition, op: SyncOp, index: number, creating: boolean, inexact: readonly InexactNumber[]):
   { data: JsonObject; error?: undefined } | { error: SyncOpError } {
   // JSON.parse made `1e309` Infinity, which would be stored as null (the
@@ -199,7 +219,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 export function planBatch(
-  ops: SyncOp[],
+  ops: readonly SyncOpEnvelope[],
   deviceId: string | null,
   state: BatchState,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
@@ -219,18 +239,23 @@ export function planBatch(
   const phases: Phase[] = [];
   let phase: Phase = { start: initial, written: new Set() };
 
-  ops.forEach((op, index) => {
-    const key = recordKey(op.collection, op.record_id);
+  ops.forEach((sent, index) => {
+    const checked = syncOpSchema.safeParse(sent);
+    const parsed = checked.success ? checked.data : null;
+    const opId = sent.op_id.toLowerCase();
+    const named = namedRecord(sent);
+    // ("": the op names no record this server has.)
+    const key = named.collection !== null && named.record_id !== null ? recordKey(named.collection, named.record_id) : "";
     // A record this batch already wrote has a provisional version: settle() puts the stored one in.
     const writtenHere = () => (written.has(key) ? key : undefined);
-    const original = state.ledger.get(op.op_id);
+    const original = state.ledger.get(opId);
     if (original) {
       // The ledger already holds this op_id: answered, never applied or logged again.
       const current = records.get(key);
       const record = current ? { record: toSyncRecord(current) } : {};
-      const result: SyncOpResult = sameRecord(original, op)
+      const result: SyncOpResult = sameRecord(original, named)
         ? {
-          op_id: op.op_id,
+          op_id: opId,
           status: "duplicate",
           original_status: original.status,
           ...(original.version !== null ? { original_version: original.version } : {}),
@@ -240,21 +265,31 @@ export function planBatch(
         // A client bug: this op_id was another record's op. Not a duplicate: that would
         // answer with the other record's outcome (the ledger keeps the first).
         : {
-          op_id: op.op_id,
+          op_id: opId,
           status: "rejected",
           error: rejection("VALIDATION_FAILED", "op_id was already used for another record", [
             { field: at(index, "op_id"), code: "op_id_reused", message: "was already used for another record; give each op its own op_id" },
           ]),
           ...record,
         };
-      planned.push({ op, index, logged: false, phase: phases.length, writes: writtenHere(), result });
+      planned.push({ op: parsed, named, index, logged: false, phase: phases.length, writes: writtenHere(), result });
       return;
     }
-    const finish = (result: SyncOpResult, writes?: string) => planned.push({ op, index, result, writes, logged: true, phase: phases.length });
+    const finish = (result: SyncOpResult, writes?: string) => planned.push({ op: parsed, named, index, result, writes, logged: true, phase: phases.length });
     const reject = (error: SyncOpError, current?: ServerRecord | null) =>
-      finish({ op_id: op.op_id, status: "rejected", error, ...(current ? { record: toSyncRecord(current) } : {}) }, writtenHere());
+      finish({ op_id: opId, status: "rejected", error, ...(current ? { record: toSyncRecord(current) } : {}) }, writtenHere());
     const conflict = (current: ServerRecord, fields: string[]) =>
-      finish({ op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: fields }, writtenHere());
+      finish({ op_id: opId, status: "conflict", record: toSyncRecord(current), conflicting_fields: fields }, writtenHere());
+
+    // An op of the wrong shape is this op's answer, not the batch's (api-v1.md: one bad op never
+    // blocks a batch), with field details as for its data; recorded in the ledger like any
+    // rejection. It is answered without a record (none is written for it).
+    if (!checked.success) {
+      const { issues } = checked.error;
+      const error = rejection("VALIDATION_FAILED", validationMessage(issueCount(issues)), zodIssuesToDetails(issues, ["ops", index], MAX_FIELD_DETAILS));
+      return finish({ op_id: opId, status: "rejected", error });
+    }
+    const op = checked.data;
 
     const definition = findCollection(op.collection);
     if (!definition) {
@@ -308,7 +343,7 @@ export function planBatch(
     const merged = mergeOp(current, { type: op.type, base_version: op.base_version, data }, context);
     if (merged.outcome === "conflict") return conflict(merged.current, merged.fields);
     const next = merged.next;
-    if (!merged.written) return finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, writtenHere());
+    if (!merged.written) return finish({ op_id: opId, status: "applied", record: toSyncRecord(next) }, writtenHere());
 
     if (next.data) {
       const bytes = recordDataBytes(next.data);
@@ -333,7 +368,7 @@ export function planBatch(
     records.set(key, next);
     written.add(key);
     phase.written.add(key);
-    finish({ op_id: op.op_id, status: "applied", record: toSyncRecord(next) }, key);
+    finish({ op_id: opId, status: "applied", record: toSyncRecord(next) }, key);
   });
 
   phases.push(phase);

@@ -25,13 +25,13 @@ import { ApiError } from "../../_shared/errors.ts";
 import type { InexactNumber } from "../../_shared/inexact-numbers.ts";
 import type { Limits } from "../../_shared/limits.ts";
 import type { FieldVersions, JsonObject, ServerRecord } from "../../_shared/merge.ts";
-import type { SyncBatchRequest, SyncOpResult } from "../../_shared/schemas/sync.ts";
+import type { SyncBatchEnvelope, SyncOpEnvelope, SyncOpResult } from "../../_shared/schemas/sync.ts";
 import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
 import { type AfterRefusal, NOT_READABLE_AFTER_WRITE, type Refusal, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
-import { type BatchPlan, keyParts, type LedgerEntry, planBatch, recordKey } from "./plan-batch.ts";
+import { type BatchPlan, keyParts, type LedgerEntry, namedRecord, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
@@ -166,8 +166,8 @@ const LEDGER_SQL = `
 interface LedgerRow {
   op_id: string;
   collection: string | null;
-  record_id: string;
-  type: string;
+  record_id: string | null;
+  type: string | null;
   status: string;
   version: number | null;
   error: SyncOpResult["error"] | null;
@@ -199,15 +199,22 @@ interface ApplyResult {
   records: { collection: string; id: string; version: number; deleted: boolean; data: JsonObject | null; updated_at: string }[];
 }
 
+/** The records the ops name (a collection of this server, a uuid; the planner refuses the rest). */
+function namedRecords(ops: readonly SyncOpEnvelope[]): { collection: string; id: string; data: unknown }[] {
+  return ops.flatMap((op) => {
+    const { collection, record_id } = namedRecord(op);
+    return collection !== null && record_id !== null ? [{ collection, id: record_id, data: op.data }] : [];
+  });
+}
+
 /** The rows the planner must know: those the ops name, and the scopes their data points at. */
-function keysToRead(ops: SyncBatchRequest["ops"]): Map<string, { collection: string; id: string }> {
+function keysToRead(ops: readonly SyncOpEnvelope[]): Map<string, { collection: string; id: string }> {
   const keys = new Map<string, { collection: string; id: string }>();
   const add = (collection: string, id: string) => keys.set(recordKey(collection, id), { collection, id: id.toLowerCase() });
-  for (const op of ops) {
-    const definition = findCollection(op.collection);
-    if (!definition) continue;
-    add(op.collection, op.record_id);
-    const scopeId = op.data?.[definition.scopeColumn];
+  for (const { collection, id, data } of namedRecords(ops)) {
+    const definition = findCollection(collection)!;
+    add(collection, id);
+    const scopeId = typeof data === "object" && data !== null ? (data as Record<string, unknown>)[definition.scopeColumn] : undefined;
     if (!definition.isScope && typeof scopeId === "string" && isUuid(scopeId)) add(definition.scopeCollection, scopeId);
   }
   return keys;
@@ -268,7 +275,7 @@ export class StaleBatch extends ApiError {
  */
 export async function pushBatch(
   tx: Tx,
-  batch: SyncBatchRequest,
+  batch: SyncBatchEnvelope,
   sessionId: string,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
   /** Per op index, the numbers of its data JSON.parse did not read exactly (inexact-op-numbers.ts). */
@@ -278,7 +285,7 @@ export async function pushBatch(
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED);
-  const named = byCollection(batch.ops.filter((op) => findCollection(op.collection)).map((op) => ({ collection: op.collection, id: op.record_id })));
+  const named = byCollection(namedRecords(batch.ops));
   const locks = [...named].filter(([, ids]) => ids.length > 0)
     .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [pgArray(ids)], PREPARED)
       .then((rows) => rows.map((r) => recordKey(collection, r.id))));
@@ -311,15 +318,13 @@ export async function pushBatch(
   // Only when the database refused a record: its ops are answered from the rows as they stand
   // after the write (a round trip more), not from the planner's picture, which may be stale.
   const after = refused.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
-    tx, [], keysToRead(plan.ops.filter((p) => p.writes && refused.has(p.writes)).map((p) => p.op)), batch.device_id ?? null, sessionId)));
+    tx, [], keysToRead(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : []))), batch.device_id ?? null, sessionId)));
   const results = settle(plan, applied, refused, { records: after, deviceId: state.device_id, now: state.now });
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
     return {
-      op_id: p.op.op_id,
-      collection: findCollection(p.op.collection) ? p.op.collection : null,
-      record_id: p.op.record_id,
-      type: p.op.type,
+      op_id: result.op_id,
+      ...p.named,
       status: result.status,
       version: result.status === "rejected" ? null : result.record?.version ?? null,
       error: result.error ?? null,

@@ -8,8 +8,8 @@ create table app_private.sync_ops (
   op_id uuid not null,
   device_id uuid,
   collection text,
-  record_id uuid not null,
-  type text not null,
+  record_id uuid,
+  type text,
   status text not null,
   version bigint,
   error jsonb,
@@ -19,15 +19,19 @@ create table app_private.sync_ops (
   constraint sync_ops_collection_check CHECK (collection ~ '^[a-z][a-z0-9_]{0,62}$'::text),
   constraint sync_ops_error_bounded CHECK (error IS NULL OR jsonb_typeof(error) = 'object'::text AND octet_length(error::text) <= 8192),
   constraint sync_ops_error_iff_rejected CHECK ((status = 'rejected'::text) = (error IS NOT NULL)),
+  constraint sync_ops_names_its_record CHECK (status = 'rejected'::text OR record_id IS NOT NULL AND type IS NOT NULL),
   constraint sync_ops_status_check CHECK (status = ANY (ARRAY['applied'::text, 'conflict'::text, 'rejected'::text])),
   constraint sync_ops_type_check CHECK (type = ANY (ARRAY['upsert'::text, 'delete'::text]))
 );
 
 -- comments
 comment on table app_private.sync_ops is 'Ledger of every op a user''s batches processed, unique per (user, op_id): a retried op answers "duplicate" with its original status, version and error instead of running again. Kept for the retention window.';
-comment on column app_private.sync_ops.collection is 'Collection the op named, when it was a known one (null for an op rejected for an unknown collection).';
+comment on column app_private.sync_ops.collection is 'Collection the op named, when it was a known one (null for an op rejected for an unknown collection or its shape).';
+comment on column app_private.sync_ops.record_id is 'Record the op named (null for an op rejected for its shape that named no uuid).';
+comment on column app_private.sync_ops.type is 'upsert or delete (null for an op rejected for its shape that named neither).';
 comment on column app_private.sync_ops.version is 'Row version the op resulted in (applied) or saw (conflict).';
 comment on column app_private.sync_ops.error is 'Why the op was rejected (code, message, at most a few details; bounded).';
+comment on constraint sync_ops_names_its_record on app_private.sync_ops is 'Only a rejected op may lack a record or type: every applied or conflicting op named both.';
 
 -- indexes
 CREATE INDEX sync_ops_created_at_idx ON app_private.sync_ops USING btree (created_at);
