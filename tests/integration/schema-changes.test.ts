@@ -1,0 +1,51 @@
+// Schema changes of a synced table made while the function runs (docs/sync.md, "Changing a synced
+// table"), through the real function on a stack of its own (probe-stack.ts).
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ApiResponse, call } from "../support/harness.ts";
+import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
+import { upsert } from "../support/shared-lists.ts";
+
+let probe: ProbeStack;
+beforeAll(async () => {
+  probe = await startProbeStack("schema_changes", [
+    `create table public.notes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text)`,
+    ...syncedLikeTasks("notes", ["body"]),
+  ]);
+}, 120_000);
+afterAll(async () => {
+  await probe?.stop();
+});
+
+async function pushOps(user: ProbeUser, ops: unknown[]): Promise<ApiResponse> {
+  return await call("/v1/sync/batch", { method: "POST", token: user.token, body: { ops }, baseUrl: probe.apiUrl });
+}
+async function pull(user: ProbeUser, collections: string | null, cursor?: string): Promise<ApiResponse> {
+  const query = [collections && `collections=${collections}`, cursor && `cursor=${cursor}`].filter(Boolean).join("&");
+  return await call(`/v1/sync/changes${query ? `?${query}` : ""}`, { token: user.token, baseUrl: probe.apiUrl });
+}
+
+describe("schema changes of a synced table", () => {
+  it("disable_sync then enable_sync: a cursor from before gets 410 RESYNC_REQUIRED, and the full sync no longer lists what was deleted", async () => {
+    const user = await probe.newUser();
+    const keep = randomUUID();
+    const gone = randomUUID();
+    const pushed = await pushOps(user, [upsert("notes", keep, { list_id: user.userId, body: "keep" }), upsert("notes", gone, { list_id: user.userId, body: "gone" })]);
+    expect(pushed.status).toBe(200);
+    const first = await pull(user, "notes");
+    expect(first.body.changes.map((c: { id: string }) => c.id).sort()).toEqual([keep, gone].sort());
+    const cursor = first.body.cursor as string;
+
+    await probe.admin.unsafe(`select app_private.disable_sync('public.notes')`);
+    await probe.admin.unsafe(`delete from public.notes where id = $1`, [gone]);
+    await probe.admin.unsafe(`update public.notes set body = 'edited while off' where id = $1`, [keep]);
+    await probe.admin.unsafe(`select app_private.enable_sync('public.notes', 'list_id')`);
+
+    const after = await pull(user, "notes", cursor);
+    expect(after.status, after.text).toBe(410);
+    expect(after.body.error.code).toBe("RESYNC_REQUIRED");
+    const full = await pull(user, "notes");
+    expect(full.body.reset).toBe(true);
+    expect(full.body.changes.map((c: { id: string; data: { body: string } }) => [c.id, c.data.body])).toEqual([[keep, "edited while off"]]);
+  }, 60_000);
+});
