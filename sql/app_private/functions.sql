@@ -1302,25 +1302,36 @@ CREATE OR REPLACE FUNCTION app_private.redeem_list_invite(p_code text)
 AS $function$
 declare
   v_user uuid := auth.uid();
+  v_invite uuid;
   v_list uuid;
   v_role text;
+  v_current text;
+  v_ranks constant text[] := array['viewer', 'editor', 'owner'];
 begin
   if v_user is null then
     raise exception 'sign in to accept an invite' using errcode = 'insufficient_privilege';
   end if;
-  update app_private.list_invites i
-     set used_at = now(), used_by = v_user
-   where i.code_sha256 = sha256(convert_to(coalesce(p_code, ''), 'UTF8'))
+  -- Locked: of two accepts of one code, the second sees it used once the first commits.
+  select i.id, i.list_id, i.role into v_invite, v_list, v_role
+    from app_private.list_invites i
+   -- codes are hex: as typed in capitals or pasted with whitespace around, the same code
+   where i.code_sha256 = sha256(convert_to(lower(regexp_replace(coalesce(p_code, ''), '^\s+|\s+$', '', 'g')), 'UTF8'))
      and i.used_at is null
      and i.expires_at > now()
      -- the owner who created it still is one (a removed owner's codes do not let them back in)
      and exists (select 1 from public.list_members m
                   where m.list_id = i.list_id and m.user_id = i.created_by and m.role = 'owner')
-  returning i.list_id, i.role into v_list, v_role;
-  if v_list is null then
+     for update of i;
+  if v_invite is null then
     -- wrong, used and expired codes, and those of a former owner, get the same answer
     raise exception 'this invite code is not valid (wrong, already used or expired)' using errcode = 'no_data_found';
   end if;
+  select m.role into v_current from public.list_members m where m.list_id = v_list and m.user_id = v_user;
+  -- A member whose role is already as good changes nothing: the code stays for its invitee.
+  if array_position(v_ranks, v_current) >= array_position(v_ranks, v_role) then
+    return v_list;
+  end if;
+  update app_private.list_invites set used_at = now(), used_by = v_user where id = v_invite;
   -- A member already in the list keeps the better of the two roles.
   insert into public.list_members as m (list_id, user_id, role) values (v_list, v_user, v_role)
   on conflict (list_id, user_id) do update
@@ -1331,7 +1342,7 @@ begin
   return v_list;
 end;
 $function$;
-comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code for the caller (auth.uid()) while its creator is still an owner of the list: marks it used and adds the membership. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
+comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller (auth.uid()) while its creator is an owner of the list: adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 

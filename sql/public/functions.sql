@@ -39,6 +39,9 @@ AS $function$
 declare
   v_code text := replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
 begin
+  if p_role is null or p_role not in ('owner', 'editor', 'viewer') then
+    raise exception 'p_role must be owner, editor or viewer' using errcode = 'invalid_parameter_value';
+  end if;
   if p_valid_for is null or p_valid_for <= interval '0' or p_valid_for > interval '30 days' then
     raise exception 'p_valid_for must be between 1 second and 30 days' using errcode = 'invalid_parameter_value';
   end if;
@@ -52,6 +55,6 @@ exception
     raise exception 'no such list, or you are not its owner' using errcode = 'insufficient_privilege';
 end;
 $function$;
-comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer), valid for p_valid_for (default 7 days, at most 30).';
+comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30).';
 revoke execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) from public;
 grant execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) to authenticated;

@@ -2,15 +2,17 @@
 -- names, grants: the code's hash is never readable), public.create_list_invite
 -- (owners only) and public.accept_list_invite (joins with the invite's role;
 -- wrong, used and expired codes, and codes whose creator is no longer an
--- owner, fail alike), and what anon may call.
+-- owner, fail alike; a code is read trimmed and lower-cased, and an accept
+-- that changes nothing leaves it unused), and what anon may call.
 begin;
-select plan(41);
+select plan(46);
 
 select from tests.create_supabase_user('invites_owner');
 select from tests.create_supabase_user('invites_editor');
 select from tests.create_supabase_user('invites_viewer');
 select from tests.create_supabase_user('invites_stranger');
 select from tests.create_supabase_user('invites_newcomer');
+select from tests.create_supabase_user('invites_typist');
 
 -- ------------------------------------------------------------ structure
 select ok((select relrowsecurity from pg_class where oid = 'app_private.list_invites'::regclass), 'RLS is enabled on app_private.list_invites');
@@ -51,7 +53,11 @@ select results_eq($$ select role, used_at is null, expires_at - created_at from 
 select throws_ok($$ select public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'viewer', interval '31 days') $$,
   '22023', null, 'an invite is valid for at most 30 days');
 select throws_ok($$ select public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'admin') $$,
-  '23514', null, 'an invite''s role is owner, editor or viewer');
+  '22023', 'p_role must be owner, editor or viewer', 'an invite''s role is owner, editor or viewer');
+select throws_ok($$ select public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'Owner') $$,
+  '22023', 'p_role must be owner, editor or viewer', 'spelled exactly so');
+select throws_ok($$ select public.create_list_invite('f1000000-0000-4000-8000-000000000001', null) $$,
+  '22023', 'p_role must be owner, editor or viewer', 'and given');
 
 select tests.clear_authentication();
 select results_eq($$ select count(*)::int from app_private.list_invites where list_id = 'f1000000-0000-4000-8000-000000000001'
@@ -106,15 +112,19 @@ select tests.authenticate_as('invites_owner');
 select from set_config('tests.owner_code', public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'owner'), true);
 select from set_config('tests.viewer_code2', public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'viewer'), true);
 select tests.authenticate_as('invites_editor');
-select lives_ok(format('select public.accept_list_invite(%L)', current_setting('tests.viewer_code2')), 'an editor accepts a viewer invite');
+select is(public.accept_list_invite(current_setting('tests.viewer_code2')), 'f1000000-0000-4000-8000-000000000001'::uuid, 'an editor accepts a viewer invite');
+select tests.clear_authentication();
+select results_eq(format('select used_at is null from app_private.list_invites where code_sha256 = sha256(convert_to(%L, %L))', current_setting('tests.viewer_code2'), 'UTF8'),
+  array[true], 'which changes nothing and leaves the code unused, for its invitee');
+select tests.authenticate_as('invites_editor');
 select lives_ok(format('select public.accept_list_invite(%L)', current_setting('tests.owner_code')), 'and then an owner invite');
 select results_eq($$ select role from public.list_members where list_id = 'f1000000-0000-4000-8000-000000000001' and user_id = (select auth.uid()) $$,
   array['owner'], 'a viewer invite never demotes; an owner invite promotes');
 
 select tests.authenticate_as('invites_owner');
-select results_eq($$ select count(*)::int from app_private.list_invites where used_at is not null $$, array[3], 'the owner sees which invites were used');
+select results_eq($$ select count(*)::int from app_private.list_invites where used_at is not null $$, array[2], 'the owner sees which invites were used');
 select results_eq($$ with d as (delete from app_private.list_invites where used_at is null returning 1) select count(*)::int from d $$,
-  array[1], 'the owner withdraws a pending invite (the expired one)');
+  array[2], 'the owner withdraws pending invites (the expired one, the viewer one the editor left)');
 
 -- An invite counts only while its creator is an owner of the list: once
 -- demoted or removed, the codes they created fail like wrong ones (a removed
@@ -139,6 +149,15 @@ select tests.authenticate_as('invites_owner');
 select from set_config('tests.fresh_code', public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'viewer'), true);
 select tests.authenticate_as('invites_stranger');
 select lives_ok(format('select public.accept_list_invite(%L)', current_setting('tests.fresh_code')), 'a code of an owner still in place works');
+
+-- A code typed in capitals, or pasted with whitespace around it, is the same code.
+select tests.authenticate_as('invites_owner');
+select from set_config('tests.typed_code', public.create_list_invite('f1000000-0000-4000-8000-000000000001', 'editor'), true);
+select tests.authenticate_as('invites_typist');
+select is(public.accept_list_invite(E' \t' || upper(current_setting('tests.typed_code')) || E'\n'), 'f1000000-0000-4000-8000-000000000001'::uuid,
+  'a code in capitals with surrounding whitespace is accepted');
+select results_eq($$ select role from public.list_members where list_id = 'f1000000-0000-4000-8000-000000000001' and user_id = (select auth.uid()) $$,
+  array['editor'], 'with the invite''s role');
 
 -- ------------------------------------------------------------ anon
 select tests.authenticate_as_anon();
