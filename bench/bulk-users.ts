@@ -2,7 +2,9 @@
 // INSERT into auth.users, as importing an existing user base does; each new
 // user's profile, personal list and membership come from per-row triggers, so
 // the sync triggers run once per statement, thousands of times in one
-// transaction), then a bulk delete of them (one DELETE). Per user, at two
+// transaction), then a bulk delete of them (one DELETE), each user with a
+// device whose installation id stamps a record that outlives them (what the
+// delete's trigger forgets, migration 20261127000210). Per user, at two
 // sizes side by side, each on a fresh database: a ratio near 1× is linear, 4×
 // (for 4× the users) quadratic, which both were before migration
 // 20261126000500 (docs/performance.md, "2026-11-26 (late morning)").
@@ -28,9 +30,17 @@ async function measure(users: number): Promise<BulkResult> {
     const started = now();
     await insertAuthUsers(stack.adminSql, users, "bulk");
     const imported = now();
+    await stack.adminSql.unsafe(`
+      with d as (
+        insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, last_seen_at, revoked_at)
+        select id, gen_random_uuid(), 'ios', '1.0.0', 1, now(), now() from auth.users where email like 'bulk-%'
+        returning installation_id)
+      insert into app_private.sync_records (collection, id, scope_id, version, field_versions)
+      select 'tasks', gen_random_uuid(), gen_random_uuid(), 1, jsonb_build_object('*', jsonb_build_object('v', 1, 'd', d.installation_id)) from d`);
+    const stamped = now();
     await stack.adminSql.unsafe(`delete from auth.users where email like 'bulk-%'`);
     const deleted = now();
-    return { users, importMsPerUser: (imported - started) / users, deleteMsPerUser: (deleted - imported) / users };
+    return { users, importMsPerUser: (imported - started) / users, deleteMsPerUser: (deleted - stamped) / users };
   } finally {
     await stack.stop();
   }

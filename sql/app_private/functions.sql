@@ -357,8 +357,8 @@ $function$;
 comment on function app_private.forget_deleted_creators() is 'Trigger (after delete on auth.users, per statement): the sync state of rows a deleted user created no longer names them (what a foreign key''s on delete set null did; sync_records has none, so that writes are not checked row by row).';
 revoke execute on function app_private.forget_deleted_creators() from public;
 
--- function app_private.forget_installations(p_installation_ids uuid[])
-CREATE OR REPLACE FUNCTION app_private.forget_installations(p_installation_ids uuid[])
+-- function app_private.forget_installations_of(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.forget_installations_of(p_user_id uuid)
  RETURNS void
  LANGUAGE plpgsql
  SET search_path TO ''
@@ -366,10 +366,13 @@ AS $function$
 declare
   v_ids text[];
 begin
-  -- Ids another user still registers (one phone, two accounts) stay theirs.
+  -- Ids another user who can still sign in registers (one phone, two
+  -- accounts) stay theirs.
   v_ids := array(
-    select distinct i::text from unnest(p_installation_ids) i
-     where not exists (select 1 from app_private.devices d where d.installation_id = i));
+    select d.installation_id::text from app_private.devices d
+     where d.user_id = p_user_id
+       and not exists (select 1 from app_private.devices o join auth.users u on u.id = o.user_id
+                        where o.installation_id = d.installation_id and o.user_id <> p_user_id and u.deleted_at is null));
   if cardinality(v_ids) = 0 then
     return;
   end if;
@@ -381,8 +384,28 @@ begin
    where app_private.sync_record_devices(s.field_versions) && v_ids;
 end
 $function$;
-comment on function app_private.forget_installations(p_installation_ids uuid[]) is 'The account purge, once per run: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of these installation ids that no device row registers any more (the merge reads null as an unknown device). Finds the records by sync_records_devices_idx: costs by the records those installations stamped. Not callable by any API role.';
-revoke execute on function app_private.forget_installations(p_installation_ids uuid[]) from public;
+comment on function app_private.forget_installations_of(p_user_id uuid) is 'When a user is deleted (hard or soft): sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of the user''s installations that no other user who can still sign in registers (the merge reads null as an unknown device). Finds the records by sync_records_devices_idx. Not callable by any API role.';
+revoke execute on function app_private.forget_installations_of(p_user_id uuid) from public;
+
+-- function app_private.forget_installations_of_deleted_user()
+CREATE OR REPLACE FUNCTION app_private.forget_installations_of_deleted_user()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+ SET enable_seqscan TO 'off'
+AS $function$
+begin
+  if tg_op = 'DELETE' then
+    perform app_private.forget_installations_of(old.id);
+    return old;
+  end if;
+  perform app_private.forget_installations_of(new.id);
+  return null;
+end;
+$function$;
+comment on function app_private.forget_installations_of_deleted_user() is 'Trigger (before delete on auth.users, and after update of deleted_at when it is first set; per row): forgets the user''s installation ids in the sync state (app_private.forget_installations_of), however the user is deleted. Index scans only (a bulk delete). Not callable by any API role.';
+revoke execute on function app_private.forget_installations_of_deleted_user() from public;
 
 -- function app_private.forget_pokes_of_deleted_users()
 CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()
@@ -1608,8 +1631,6 @@ declare
   -- The last request tried: the next one sorts after it.
   v_last_scheduled timestamptz := '-infinity';
   v_last_user uuid := '00000000-0000-0000-0000-000000000000';
-  v_installations uuid[];
-  v_purged_installations uuid[] := '{}';
 begin
   if p_now is null or p_batch is null or p_batch < 1 then
     raise exception 'run_account_deletions: p_now is required and p_batch must be positive' using errcode = 'invalid_parameter_value';
@@ -1652,17 +1673,15 @@ begin
        where l.id = any (v_scopes)
          and not exists (select 1 from public.list_members o where o.list_id = l.id and o.user_id <> v_due.user_id);
 
-      -- The user's installation ids, forgotten in the sync state once the run
-      -- is done (below): the devices go with the user.
-      v_installations := array(select d.installation_id from app_private.devices d where d.user_id = v_due.user_id);
-
       -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
       -- (GoTrue deletes them itself); those of no session would outlive the user.
       delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
       -- The cascades: sessions, refresh tokens, profile, devices, preferences and
       -- their audit, memberships (a list left without members is deleted),
       -- invites, sync usage/ops/access, rate-limit counters, this request.
-      -- created_by of lists, tasks and sync state the user wrote becomes null.
+      -- created_by of lists, tasks and sync state the user wrote becomes null,
+      -- and so does the installation id of what their devices wrote
+      -- (app_private.forget_installations_of_deleted_user).
       delete from auth.users u where u.id = v_due.user_id;
 
       -- Sync bookkeeping of the lists that went with the user (no member left
@@ -1680,20 +1699,16 @@ begin
       values (v_due.request_id, 'purged', v_handed);
       users_deleted := users_deleted + 1;
       lists_handed_over := lists_handed_over + v_handed;
-      v_purged_installations := v_purged_installations || v_installations;
     exception when others then
       -- The request id only: the log names no user.
       raise warning 'run_account_deletions: request % not carried out this run (%: %)', v_due.request_id, sqlstate, sqlerrm;
     end;
   end loop;
 
-  -- One pass over the sync state for every account of the run (it reads
-  -- every record: docs/account-deletion.md has the cost).
-  perform app_private.forget_installations(v_purged_installations);
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit, then forgets the deleted users'' installation ids in the sync state (forget_installations, one pass for the run). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit (the delete''s trigger forgets the user''s installation ids in the sync state: forget_installations_of_deleted_user). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 

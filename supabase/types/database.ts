@@ -807,8 +807,8 @@ export type Database = {
         };
         Returns: undefined;
       };
-      "forget_installations": {
-        Args: { "p_installation_ids": (string)[] };
+      "forget_installations_of": {
+        Args: { "p_user_id": string };
         Returns: undefined;
       };
       "hand_over_lists": { Args: { "p_user_id": string }; Returns: number };

@@ -1,9 +1,12 @@
--- The account purge takes the installation ids of the user's devices out of
--- the sync state (field_versions' "d" of what they wrote in lists that
--- survive), finding the records by index: it never reads all of
--- app_private.sync_records.
+-- However a user is deleted, the installation ids of their devices leave the
+-- sync state (field_versions' "d" of what they wrote in lists that survive):
+-- the purge, a hard delete straight from auth.users (the dashboard,
+-- auth.admin.deleteUser(id)), a bulk delete, a soft delete
+-- (auth.admin.deleteUser(id, true) sets deleted_at). An installation a user
+-- who can still sign in registers (a shared phone) is kept. The scrub finds
+-- the records by index: it never reads all of app_private.sync_records.
 begin;
-select plan(3);
+select plan(8);
 
 select from tests.create_supabase_user('inst_owner');
 select from tests.create_supabase_user('inst_purged');
@@ -78,6 +81,24 @@ select tests.clear_authentication();
 select is(pg_temp.d('a5070000-0000-4000-8000-000000000201'), null, 'the purge forgets the purged user''s installation');
 select is((select seq_scan from pg_stat_xact_user_tables where relid = 'app_private.sync_records'::regclass), (select seq_scan from scans),
   'the purge reads the sync records by index only (it never reads them all)');
+
+-- ------------------------------------------------------------ deleted straight from auth.users
+delete from auth.users where id = tests.get_supabase_uid('inst_hard');
+select is(pg_temp.d('a5070000-0000-4000-8000-000000000202'), null,
+  'a user deleted straight from auth.users (auth.admin.deleteUser) has their installation forgotten');
+select is(pg_temp.d('a5070000-0000-4000-8000-000000000206'), 'a5070000-0000-4000-8000-000000000105',
+  'an installation another user still signs in on stays: it is their device too');
+
+update auth.users set deleted_at = now() where id = tests.get_supabase_uid('inst_soft');
+select is(pg_temp.d('a5070000-0000-4000-8000-000000000203'), null,
+  'a soft-deleted user (auth.admin.deleteUser(id, true)) has their installation forgotten');
+
+delete from auth.users where id in (tests.get_supabase_uid('inst_bulk1'), tests.get_supabase_uid('inst_bulk2'));
+select is(array[pg_temp.d('a5070000-0000-4000-8000-000000000204'), pg_temp.d('a5070000-0000-4000-8000-000000000205')], array[null, null]::text[],
+  'two users of one tablet deleted in one statement: the tablet is forgotten (neither keeps it for the other)');
+
+select is((select count(*)::int from app_private.sync_records where field_versions -> '*' ->> 'd' is not null and id::text like 'a5070000%'), 1,
+  'only the shared phone''s stamp is left of the test''s');
 
 select * from finish();
 rollback;
