@@ -822,6 +822,19 @@ $function$;
 comment on function app_private.max_live_records_per_user() is 'The live-records quota: rows of synced tables one user may have created and not deleted (app_private.sync_usage). Enforced for writes as authenticated by sync_usage_10_live_records_quota; npm run generate copies it into MAX_LIVE_RECORDS_PER_USER. Change it by replacing this function in a migration, then npm run generate.';
 revoke execute on function app_private.max_live_records_per_user() from public;
 
+-- function app_private.max_pending_invites_per_list()
+CREATE OR REPLACE FUNCTION app_private.max_pending_invites_per_list()
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select 100
+$function$;
+comment on function app_private.max_pending_invites_per_list() is 'How many pending (unused, unexpired) invites one list may have: public.create_list_invite refuses more (23514, constraint max_pending_invites_per_list). Change it by replacing this function in a migration.';
+revoke execute on function app_private.max_pending_invites_per_list() from public;
+grant execute on function app_private.max_pending_invites_per_list() to authenticated;
+
 -- function app_private.may_receive_poke(p_topic text)
 CREATE OR REPLACE FUNCTION app_private.may_receive_poke(p_topic text)
  RETURNS boolean
@@ -1213,6 +1226,25 @@ begin
     exit when v_count < p_batch or clock_timestamp() >= v_deadline;
   end loop;
 
+  -- Invites used or expired before the cutoff: no longer redeemable, and kept
+  -- that long for their owners to see who joined.
+  loop
+    with doomed as (
+      select i.id
+        from app_private.list_invites i
+       where coalesce(i.used_at, i.expires_at) < v_cutoff
+       order by coalesce(i.used_at, i.expires_at)
+       limit p_batch
+         for update skip locked
+    ), purged as (
+      delete from app_private.list_invites i using doomed d
+       where i.id = d.id
+      returning 1
+    )
+    select count(*)::integer into v_count from purged;
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+
   loop
     v_count := app_private.purge_rate_limit_counters(p_now, p_batch);
     rate_limit_counters_purged := rate_limit_counters_purged + v_count;
@@ -1221,7 +1253,7 @@ begin
   return next;
 end;
 $function$;
-comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows and revocations older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time, each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
+comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time, each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) to service_role;
 

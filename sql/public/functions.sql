@@ -45,6 +45,14 @@ begin
   if p_valid_for is null or p_valid_for <= interval '0' or p_valid_for > interval '30 days' then
     raise exception 'p_valid_for must be between 1 second and 30 days' using errcode = 'invalid_parameter_value';
   end if;
+  -- One create of a list's invites at a time, so that two cannot pass the cap together.
+  perform pg_advisory_xact_lock(hashtextextended('app_private.list_invites:' || p_list_id::text, 0));
+  -- As the caller: a non-owner sees none of the list's invites, and the insert below refuses them.
+  if (select count(*) from app_private.list_invites i
+       where i.list_id = p_list_id and i.used_at is null and i.expires_at > now()) >= app_private.max_pending_invites_per_list() then
+    raise exception 'a list has at most % pending invites; withdraw some (delete their app_private.list_invites rows) or let them expire', app_private.max_pending_invites_per_list()
+      using errcode = 'check_violation', constraint = 'max_pending_invites_per_list';
+  end if;
   -- As the caller: the insert policy lets only an owner of the list through.
   insert into app_private.list_invites (list_id, role, code_sha256, expires_at)
   values (p_list_id, p_role, sha256(convert_to(v_code, 'UTF8')), now() + p_valid_for);
@@ -55,6 +63,6 @@ exception
     raise exception 'no such list, or you are not its owner' using errcode = 'insufficient_privilege';
 end;
 $function$;
-comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30).';
+comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30); at most app_private.max_pending_invites_per_list() pending invites per list (23514).';
 revoke execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) from public;
 grant execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) to authenticated;

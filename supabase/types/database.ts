@@ -850,6 +850,10 @@ export type Database = {
         Args: Record<PropertyKey, never>;
         Returns: number;
       };
+      "max_pending_invites_per_list": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
       "may_receive_poke": { Args: { "p_topic": string }; Returns: boolean };
       "my_accepted_list_invites": {
         Args: Record<PropertyKey, never>;
