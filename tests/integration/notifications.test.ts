@@ -110,6 +110,22 @@ describe("PUT /v1/users/me/notifications", () => {
     expect(await auditRows(user.userId)).toHaveLength(1);
   });
 
+  it("saving the unchanged defaults stores nothing: version 0 stays, no audit row, another device's ETag \"0\" still works", async () => {
+    const user = await createTestUser();
+    const read = await call(PATH, { token: user.token });
+    const saved = await put(user, read.body, { "if-match": read.headers.get("etag")! });
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.headers.get("etag")).toBe('"0"');
+    expect(saved.body).toEqual(read.body);
+    expect((await put(user, { categories: {}, quiet_hours: DEFAULT_QUIET_HOURS })).body.version).toBe(0);
+    expect(await auditRows(user.userId)).toEqual([]);
+    expect((await call(`${PATH}/history`, { token: user.token })).body.entries).toEqual([]);
+    // A second device that read version 0 saves its change.
+    const other = await put(user, document(), { "if-match": '"0"' });
+    expect(other.status, other.text).toBe(200);
+    expect(other.body.version).toBe(1);
+  });
+
   it("a category left out gets its default, not its stored value: PUT replaces the whole document (api-v1)", async () => {
     const user = await createTestUser();
     const saved = await put(user, document());

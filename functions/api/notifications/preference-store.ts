@@ -88,7 +88,10 @@ export async function replacePreferences(
   }
 
   const next: Content = { categories: withDefaultCategories(body.categories), quiet_hours: body.quiet_hours };
-  if (current && sameContent(toDocument(current), next)) return toDocument(current);
+  // Without a row the current content is the defaults (version 0): saving
+  // them unchanged stores nothing, so another device's ETag "0" stays valid.
+  const currentDocument = toDocument(current);
+  if (sameContent(currentDocument, next)) return currentDocument;
 
   const values = {
     categories: tx.json(next.categories),
