@@ -6,6 +6,7 @@
 import { createApp } from "../functions/api/app.ts";
 import { loadConfig } from "../functions/api/lib/config.ts";
 import { keepServingOnUncaughtErrors } from "../functions/api/lib/keep-serving.ts";
+import { requestIdFor } from "../functions/api/lib/middleware.ts";
 import { startOrExit } from "../functions/api/lib/start-up.ts";
 import { serveSignedObject } from "../functions/api/releases/local-artifact-store.ts";
 import { intSetting } from "../functions/_shared/int-setting.ts";
@@ -42,15 +43,15 @@ const functions: Record<string, (request: Request) => Response | Promise<Respons
 
 const PREFIX = "/functions/v1/";
 
-function gatewayError(status: 404 | 405, code: "NOT_FOUND" | "METHOD_NOT_ALLOWED", message: string): Response {
-  const requestId = crypto.randomUUID();
+function gatewayError(request: Request, status: 404 | 405, code: "NOT_FOUND" | "METHOD_NOT_ALLOWED", message: string): Response {
+  const requestId = requestIdFor(request.headers.get("x-request-id"));
   return Response.json(
     { error: { code, message, retryable: false, request_id: requestId } },
     { status, headers: { "Cache-Control": "no-store", "X-Request-Id": requestId } },
   );
 }
 
-const notFound = () => gatewayError(404, "NOT_FOUND", "no such function");
+const notFound = (request: Request) => gatewayError(request, 404, "NOT_FOUND", "no such function");
 
 // Listening is part of start-up too: a port in use (AddrInUse) ends the process.
 const server = startOrExit(() => Deno.serve({
@@ -62,23 +63,23 @@ const server = startOrExit(() => Deno.serve({
 }, (request) => {
   const url = new URL(request.url);
   if (localStorage && url.pathname.startsWith(`${STORAGE_PREFIX}/`)) {
-    if (request.method !== "GET") return gatewayError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+    if (request.method !== "GET") return gatewayError(request, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
     return serveSignedObject(url.pathname.slice(STORAGE_PREFIX.length), url.searchParams.get("token"), {
       secret: localStorage.secret,
       readObject: readLocalObject,
     });
   }
-  if (!url.pathname.startsWith(PREFIX)) return notFound();
+  if (!url.pathname.startsWith(PREFIX)) return notFound(request);
   const name = url.pathname.slice(PREFIX.length).split("/")[0];
   const handler = functions[name];
-  if (!handler) return notFound();
+  if (!handler) return notFound(request);
   url.pathname = url.pathname.slice(PREFIX.length - 1);
   let forwarded: Request;
   try {
     forwarded = new Request(url, request);
   } catch {
     // The Fetch standard forbids some methods (TRACE, CONNECT, TRACK) in a Request.
-    return gatewayError(405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+    return gatewayError(request, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
   }
   return handler(forwarded);
 }));

@@ -32,6 +32,17 @@ describe("GET /v1/meta", () => {
 });
 
 describe("routing errors", () => {
+  it("the local gateway's own 404 (no such function) echoes a sane X-Request-Id as the api does", async () => {
+    const functionsRoot = stack.apiUrl.replace(/\/api$/, "");
+    const sane = await fetch(`${functionsRoot}/nope/v1/meta`, { headers: { "x-request-id": "client-req-12345678" } });
+    expect(sane.status).toBe(404);
+    expect(sane.headers.get("x-request-id")).toBe("client-req-12345678");
+    expect((await sane.json()).error.request_id).toBe("client-req-12345678");
+    const insane = await fetch(`${functionsRoot}/nope/v1/meta`, { headers: { "x-request-id": "<bad>" } });
+    await insane.body?.cancel();
+    expect(insane.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it("unknown route → 404 NOT_FOUND in the envelope", async () => {
     const error = expectEnvelope(await call("/v1/no-such-thing"), 404, "NOT_FOUND");
     expect(error.retryable).toBe(false);

@@ -11,11 +11,15 @@ import { consumeRateLimit } from "./rate-limit.ts";
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{8,128}$/;
 
+/** The caller's X-Request-Id when it is sane, else a new one (also used by the local gateway's own errors). */
+export function requestIdFor(incoming: string | null | undefined): string {
+  return incoming && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+}
+
 export function requestContext(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
-    const incoming = c.req.header("x-request-id");
-    const requestId = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    const requestId = requestIdFor(c.req.header("x-request-id"));
     c.set("requestId", requestId);
     c.set("logFields", {});
     await next();
