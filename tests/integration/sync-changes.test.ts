@@ -1,7 +1,8 @@
 // GET /v1/sync/changes through real Deno and Postgres on the app's own tables:
 // full sync, incremental pulls (direct SQL writes as `authenticated` show up
 // like pushes), deletes, keyset pagination, the collections filter, cursor
-// integrity and binding, the purge horizon (410) and every bound's error.
+// integrity and binding, the purge horizon and a cursor ahead of the database
+// (410) and every bound's error.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
@@ -343,6 +344,25 @@ describe("GET /v1/sync/changes — retention", () => {
     expectEnvelope(await call(changesUrl({ cursor: stale }), { token: user.token }), 410, "RESYNC_REQUIRED");
     const fresh = await encodeCursor(SECRET, user.userId, { ...cursorPayload(cursor), iat: now - 29 * 86_400 });
     expect((await call(changesUrl({ cursor: fresh }), { token: user.token })).status).toBe(200);
+  });
+
+  it("a cursor beyond the database's transactions (issued before a point-in-time restore) → 410 RESYNC_REQUIRED", async () => {
+    const user = await createTestUser();
+    await write(user, task(user, randomUUID(), "before the restore"));
+    const synced = await pullAll(user);
+    // What the device holds after the database was restored to a point 100,000 transactions back
+    // (the cursor secret kept): its position names txids this database has not begun yet.
+    const held = cursorPayload(synced.cursor);
+    const aheadOf = (txid: string) => (BigInt(txid) + 100_000n).toString();
+    const [position, ...key] = held.after as [string, number, string, string];
+    const ahead = await encodeCursor(SECRET, user.userId, { ...held, after: [aheadOf(position), ...key] } as CursorPayload);
+    await write(user, task(user, randomUUID(), "written after the restore"));
+    await settled();
+    expectEnvelope(await call(changesUrl({ cursor: ahead }), { token: user.token }), 410, "RESYNC_REQUIRED");
+    const aheadFull = await encodeCursor(SECRET, user.userId, { v: 2, mode: "full", upper: aheadOf(position), after: [user.userId, "", user.userId], scope: held.scope, iat: held.iat });
+    expectEnvelope(await call(changesUrl({ cursor: aheadFull }), { token: user.token }), 410, "RESYNC_REQUIRED");
+    // The cursor the device holds from this database still works.
+    expect((await pull(user, { cursor: synced.cursor })).changes.map((ch) => ch.data?.title)).toEqual(["written after the restore"]);
   });
 });
 

@@ -1,9 +1,9 @@
 // The cursor decisions of GET /v1/sync/changes (functions/api/sync/plan-pull.ts),
 // as properties: a position never moves backwards, 410 RESYNC_REQUIRED comes
-// exactly when the position is at or below the purge horizon or the cursor is
-// older than the retention window, a full sync catches up on the keys it passed
-// in rounds and hands over to incremental pulls at the snapshot bound `upper`
-// it started with; and, against a model of what a page reads, the pages of a
+// exactly when the position is at or below the purge horizon, beyond the
+// database's transactions (its snapshot's xmax) or older than the retention
+// window, a full sync catches up on the keys it passed in rounds and hands
+// over to incremental pulls at the snapshot bound `upper` it started with; and, against a model of what a page reads, the pages of a
 // full sync list every row the last page's snapshot shows while rows move,
 // appear and scopes are granted between pages.
 import fc from "fast-check";
@@ -59,7 +59,8 @@ const incrementalCase = fc.record({ after: incrementalKey, hasMore: fc.boolean()
     const page: Omit<PageOutcome, "horizon"> = {
       hasMore,
       upper: String(upperValue),
-      snapshot: `${upperValue}:${upperValue}:`,
+      // xmax: never below a txid a cursor of this database names (the xid counter only grows)
+      snapshot: `${upperValue}:${upperValue > BigInt(after[0]) ? upperValue : BigInt(after[0])}:`,
       lastKey: hasMore ? laterIncremental(after, bump, upperValue) : null,
       lastCaughtUp: false,
     };
@@ -171,6 +172,15 @@ describe("nextPosition", () => {
       const horizon = purged && from + delta > 0n ? from + delta : 0n;
       const outcome = code(() => nextPosition(request, { ...page, horizon: String(horizon) }));
       expect(outcome).toBe(horizon > 0n && from <= horizon ? "RESYNC_REQUIRED" : null);
+    }), { numRuns: 2000 });
+  });
+
+  it("answers 410 RESYNC_REQUIRED for a position beyond the page snapshot's xmax (a restored or replaced database)", () => {
+    fc.assert(fc.property(fc.oneof(incrementalCase, fullCase), fc.bigInt({ min: 0n, max: 100_000n }), ({ request, page }, ahead) => {
+      const from = request.mode === "full" ? BigInt(page.upper) : BigInt(request.after[0]);
+      const xmax = from - ahead > 0n ? from - ahead : 1n;
+      const outcome = code(() => nextPosition(request, { ...page, snapshot: `${xmax}:${xmax}:`, horizon: "0" }));
+      expect(outcome).toBe(from > xmax ? "RESYNC_REQUIRED" : null);
     }), { numRuns: 2000 });
   });
 });

@@ -1,6 +1,6 @@
 // The cursor decisions of GET /v1/sync/changes, pure (property-tested in
 // tests/unit/plan-pull.unit.test.ts): which page to read for a cursor, when a
-// cursor is too old (410 RESYNC_REQUIRED), and the next position.
+// cursor is too old or from another history of the database (410 RESYNC_REQUIRED), and the next position.
 //
 // Positions (docs/sync.md): a full sync pages through the visible live rows by
 // (scope, collection, id), each page also catching up on the scopes already
@@ -66,6 +66,9 @@ export type Position =
 /** The snapshot that sees exactly the transactions below `txid`: what an older full cursor's `upper` stands for. */
 export const snapshotBelow = (txid: string) => `${txid}:${txid}:`;
 
+/** xmax of a pg_snapshot text "xmin:xmax:xip,…": the first txid the snapshot's database had not yet begun. */
+const snapshotXmax = (snapshot: string) => BigInt(snapshot.split(":")[1]);
+
 export function resyncRequired(): ApiError {
   return new ApiError("RESYNC_REQUIRED", "this cursor is older than the changes the server still keeps; discard local synced data and pull again without a cursor");
 }
@@ -94,6 +97,10 @@ export function nextPosition(request: PageRequest, page: PageOutcome): { positio
   // Entries at or below the horizon are gone: a position there may have missed some.
   const from = request.mode === "full" ? BigInt(page.upper) : BigInt(request.after[0]);
   if (horizon > 0n && from <= horizon) throw resyncRequired();
+  // A position beyond every transaction this database has begun (its snapshot's xmax) was issued by
+  // another history of it: a point-in-time restore, or a database replaced, with the cursor secret
+  // kept. Kept, it would skip every write until the counter passed it (docs/sync.md, "Restores").
+  if (from > snapshotXmax(page.snapshot)) throw resyncRequired();
 
   if (request.mode === "incremental") {
     if (page.hasMore) return { position: { mode: "incremental", after: page.lastKey as IncrementalKey }, hasMore: true };
