@@ -1095,6 +1095,27 @@ comment on function app_private.onboarding_steps() is 'The fixed, ordered list o
 revoke execute on function app_private.onboarding_steps() from public;
 grant execute on function app_private.onboarding_steps() to authenticated;
 
+-- function app_private.prune_signed_out_devices()
+CREATE OR REPLACE FUNCTION app_private.prune_signed_out_devices()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- Session starts of one user run in turn (lock_user_devices), so two never
+  -- prune the same rows at once.
+  delete from app_private.devices d
+   where d.id in (select o.id from app_private.devices o
+                   where o.user_id = new.user_id and o.revoked_at is not null
+                   order by o.revoked_at desc, o.id desc
+                  offset app_private.signed_out_devices_kept());
+  return null;
+end;
+$function$;
+comment on function app_private.prune_signed_out_devices() is 'Trigger (after insert on app_private.devices, per row): deletes the user''s signed-out devices beyond the signed_out_devices_kept() most recently signed out. Not callable by any API role.';
+revoke execute on function app_private.prune_signed_out_devices() from public;
+
 -- function app_private.purge_rate_limit_counters(p_now timestamp with time zone, p_batch integer)
 CREATE OR REPLACE FUNCTION app_private.purge_rate_limit_counters(p_now timestamp with time zone DEFAULT now(), p_batch integer DEFAULT 10000)
  RETURNS integer
@@ -1819,6 +1840,16 @@ comment on function app_private.session_is_live(p_session_id uuid, p_user_id uui
 revoke execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) from public;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to authenticated;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to service_role;
+
+-- function app_private.signed_out_devices_kept()
+CREATE OR REPLACE FUNCTION app_private.signed_out_devices_kept()
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$ select 20 $function$;
+comment on function app_private.signed_out_devices_kept() is 'How many signed-out devices a user keeps (the most recently signed out); older ones are deleted when a new device is registered (docs/devices-and-sessions.md).';
+revoke execute on function app_private.signed_out_devices_kept() from public;
 
 -- function app_private.sync_apply(p_writes jsonb)
 CREATE OR REPLACE FUNCTION app_private.sync_apply(p_writes jsonb)

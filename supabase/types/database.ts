@@ -1034,6 +1034,10 @@ export type Database = {
         Args: { "p_session_id": string; "p_user_id": string };
         Returns: boolean;
       };
+      "signed_out_devices_kept": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
       "sync_apply": { Args: { "p_writes": Json }; Returns: Json };
       "sync_base_type": {
         Args: { "p_type": unknown; "p_typmod": number };

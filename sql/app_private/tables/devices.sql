@@ -108,3 +108,4 @@ grant insert, update (last_seen_at) on table app_private.devices to authenticate
 CREATE TRIGGER devices_05_withhold_push_token_during_deletion BEFORE INSERT OR UPDATE ON app_private.devices FOR EACH ROW EXECUTE FUNCTION app_private.withhold_push_token_during_deletion();
 CREATE TRIGGER devices_10_maintain_state BEFORE INSERT OR UPDATE ON app_private.devices FOR EACH ROW EXECUTE FUNCTION app_private.maintain_device_state();
 CREATE TRIGGER devices_20_release_push_token BEFORE INSERT OR UPDATE ON app_private.devices FOR EACH ROW EXECUTE FUNCTION app_private.release_push_token_elsewhere();
+CREATE TRIGGER devices_30_prune_signed_out AFTER INSERT ON app_private.devices FOR EACH ROW EXECUTE FUNCTION app_private.prune_signed_out_devices();
