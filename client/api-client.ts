@@ -202,7 +202,8 @@ export class TidesyncApi {
 
   /**
    * POST /v1/users/me/deletion: call only after the user confirmed in the app's
-   * own words; sends the fixed confirmation the server requires. Every other
+   * own words; also sends the fixed confirmation (optional for the server, which
+   * refuses a wrong one: a safeguard against a stray call). Every other
    * session of the user is signed out at once.
    */
   async requestAccountDeletion(): Promise<z.infer<typeof deletionScheduledResponseSchema>> {

@@ -128,13 +128,31 @@ describe("POST /v1/users/me/deletion", () => {
     expect(n).toBe(1);
   });
 
-  it("400 without the exact confirmation; nothing is scheduled and no session is signed out", async () => {
+  it("POST without a body, or with {}, schedules it as api-v1 says (the confirmation is optional)", async () => {
+    const noBody = await createTestUser();
+    const bare = await call("/v1/users/me/deletion", { method: "POST", token: noBody.token });
+    expect(bare.status, bare.text).toBe(202);
+    expect(deletionScheduledResponseSchema.parse(bare.body).status).toBe("scheduled");
+    const emptyJson = await createTestUser();
+    const empty = await call("/v1/users/me/deletion", { method: "POST", token: emptyJson.token, rawBody: "", headers: { "content-type": "application/json" } });
+    expect(empty.status, empty.text).toBe(202);
+    // Content-Length: 0 and no Content-Type (what curl -X POST -H "Content-Length: 0" sends).
+    const zeroLength = await createTestUser();
+    const zero = await call("/v1/users/me/deletion", { method: "POST", token: zeroLength.token, rawBody: new Uint8Array(0) });
+    expect(zero.status, zero.text).toBe(202);
+    const emptyObject = await createTestUser();
+    expect((await call("/v1/users/me/deletion", { method: "POST", token: emptyObject.token, body: {} })).status).toBe(202);
+    for (const user of [noBody, emptyJson, zeroLength, emptyObject]) expect((await deletionState(user.token)).status).toBe("scheduled");
+  });
+
+  it("400 when a confirmation is sent but is not the exact words; nothing is scheduled and no session is signed out", async () => {
     const user = await createTestUser();
     const other = await user.newSession();
-    for (const body of [{}, { confirm: true }, { confirm: "yes" }, { confirm: "delete my account", extra: 1 }]) {
+    for (const body of [{ confirm: "" }, { confirm: true }, { confirm: "yes" }, { confirm: "Delete my account" }, { confirm: "delete my account", extra: 1 }, { extra: 1 }]) {
       expectEnvelope(await call("/v1/users/me/deletion", { method: "POST", token: user.token, body }), 400, "VALIDATION_FAILED");
     }
     expectEnvelope(await call("/v1/users/me/deletion", { method: "POST", token: user.token, rawBody: "{", headers: { "content-type": "application/json" } }), 400, "MALFORMED_JSON");
+    expectEnvelope(await call("/v1/users/me/deletion", { method: "POST", token: user.token, rawBody: JSON.stringify(CONFIRM), headers: { "content-type": "text/plain" } }), 415, "UNSUPPORTED_MEDIA_TYPE");
     expect((await deletionState(user.token)).status).toBe("none");
     expect((await call("/v1/devices", { token: other.token })).status).toBe(200);
   });

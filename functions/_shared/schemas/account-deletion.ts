@@ -1,13 +1,18 @@
 // Account deletion as POST/GET/DELETE /v1/users/me/deletion speak it
-// (docs/account-deletion.md): an explicit confirmation in, the state out.
+// (docs/account-deletion.md): an optional confirmation in, the state out.
 import { z } from "zod";
 import { serverTimeSchema } from "./server-time.ts";
 
-/** What the body of POST /v1/users/me/deletion must say, exactly: a tap on the wrong button is not a deletion. */
+/**
+ * What `confirm` in the body of POST /v1/users/me/deletion must say, exactly, when it is sent.
+ * api-v1 fixes the request without a body; a page that has the user type the words sends them,
+ * so a typo is refused instead of deleting.
+ */
 export const DELETION_CONFIRMATION = "delete my account";
 
 export const deletionRequestSchema = z.strictObject({
-  confirm: z.literal(DELETION_CONFIRMATION).describe(`must be exactly "${DELETION_CONFIRMATION}"`),
+  confirm: z.literal(DELETION_CONFIRMATION).optional()
+    .describe(`optional; when sent, must be exactly "${DELETION_CONFIRMATION}"`),
 });
 export type DeletionRequest = z.infer<typeof deletionRequestSchema>;
 

@@ -1,16 +1,17 @@
 // POST /v1/users/me/deletion: schedule the caller's account deletion after the
-// grace period (an explicit confirmation in the body); GET: the state; DELETE:
+// grace period (no body needed; an optional confirmation); GET: the state; DELETE:
 // cancel it. The purge (app_private.run_account_deletions) does the deleting.
 // docs/account-deletion.md tells the flow and what the grace period allows.
 import { createRoute } from "@hono/zod-openapi";
 import {
+  DELETION_CONFIRMATION,
   deletionRequestSchema,
   deletionScheduledResponseSchema,
   deletionStateResponseSchema,
 } from "../../_shared/schemas/account-deletion.ts";
 import { cancelDeletion, readDeletion, requestDeletion } from "../account/deletion-store.ts";
 import type { App, Deps } from "../lib/app-env.ts";
-import { jsonBody, requireUser } from "../lib/middleware.ts";
+import { optionalJsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 
 const PATH = "/v1/users/me/deletion";
@@ -25,11 +26,12 @@ export function registerAccountDeletionRoutes(app: App, deps: Deps): void {
     summary: "Schedule the deletion of the caller's account",
     description: `Deletes the account and everything that belongs to it after the grace period (\`limits.account_deletion_grace_days\` ` +
       `of GET /v1/meta, default 7 days), unless cancelled before. At once: every other session of the user is signed out (401), ` +
-      `push tokens are cleared and none is registered until the request is cancelled. Asking again keeps the first date.`,
+      `push tokens are cleared and none is registered until the request is cancelled. Asking again keeps the first date. ` +
+      `The body is optional: none (or {}) is the request; a \`confirm\` that is sent must be exactly "${DELETION_CONFIRMATION}".`,
     security: bearerSecurity,
-    middleware: [requireUser(deps, OPERATION), jsonBody(deps)] as const,
+    middleware: [requireUser(deps, OPERATION), optionalJsonBody(deps)] as const,
     request: {
-      body: { required: true, content: { "application/json": { schema: deletionRequestSchema.meta({ id: "AccountDeletionRequest" }) } } },
+      body: { required: false, content: { "application/json": { schema: deletionRequestSchema.meta({ id: "AccountDeletionRequest" }) } } },
     },
     responses: {
       202: {
