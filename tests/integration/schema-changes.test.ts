@@ -11,6 +11,8 @@ beforeAll(async () => {
   probe = await startProbeStack("schema_changes", [
     `create table public.notes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text)`,
     ...syncedLikeTasks("notes", ["body"]),
+    `create table public.events (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, note text)`,
+    ...syncedLikeTasks("events", ["note"]),
   ]);
 }, 120_000);
 afterAll(async () => {
@@ -45,7 +47,39 @@ describe("schema changes of a synced table", () => {
     expect(after.status, after.text).toBe(410);
     expect(after.body.error.code).toBe("RESYNC_REQUIRED");
     const full = await pull(user, "notes");
-    expect(full.body.reset).toBe(true);
+    expect(full.body.reset, full.text).toBe(true);
     expect(full.body.changes.map((c: { id: string; data: { body: string } }) => [c.id, c.data.body])).toEqual([[keep, "edited while off"]]);
+  }, 60_000);
+
+  it("a column renamed before the function is deployed again: that collection answers 503, the others work", async () => {
+    const user = await probe.newUser();
+    const event = randomUUID();
+    expect((await pushOps(user, [upsert("events", event, { list_id: user.userId, note: "before" })])).status).toBe(200);
+    await probe.admin.unsafe(`alter table public.events rename column note to body`);
+    try {
+      // The first request to meet the change needs only another collection: it works.
+      const lists = await pull(user, "lists");
+      expect(lists.status, lists.text).toBe(200);
+      expect(lists.body.changes.map((c: { id: string }) => c.id)).toEqual([user.userId]);
+      const all = await pull(user, null);
+      expect(all.status, all.text).toBe(503);
+      expect(all.body.error.code).toBe("UNAVAILABLE");
+      expect(all.body.error.message).toContain("events");
+      expect(all.headers.get("retry-after")).toBe("60");
+      expect((await pull(user, "events")).status).toBe(503);
+      const list = randomUUID();
+      const pushedList = await pushOps(user, [upsert("lists", list, { title: "still works" })]);
+      expect(pushedList.status, pushedList.text).toBe(200);
+      expect(pushedList.body.results[0].status).toBe("applied");
+      const pushedEvent = await pushOps(user, [upsert("events", randomUUID(), { list_id: user.userId, note: "x" })]);
+      expect(pushedEvent.status, pushedEvent.text).toBe(503);
+    } finally {
+      await probe.admin.unsafe(`alter table public.events rename column body to note`);
+    }
+    // Undone, it works again without a deploy.
+    const all = await pull(user, null);
+    expect(all.status, all.text).toBe(200);
+    expect(all.body.changes.find((c: { id: string }) => c.id === event).data.note).toBe("before");
+    expect((await pushOps(user, [upsert("events", randomUUID(), { list_id: user.userId, note: "after" })])).body.results[0].status).toBe("applied");
   }, 60_000);
 });

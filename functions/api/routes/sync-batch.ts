@@ -18,7 +18,8 @@ import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
 import { inexactNumbersOfOps } from "../sync/inexact-op-numbers.ts";
 import { NOT_READABLE_AFTER_WRITE } from "../sync/db-refusal.ts";
-import { pushBatch, StaleBatch } from "../sync/push-store.ts";
+import { collectionsOfBatch, pushBatch, StaleBatch } from "../sync/push-store.ts";
+import { inStep } from "../sync/schema-drift.ts";
 
 /** The batch without its ops' data: a non-finite number there is that op's rejection (planBatch), not the batch's 400. */
 function withoutOpData(body: unknown): unknown {
@@ -72,8 +73,10 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     const user = c.get("user");
     // The parsed body holds doubles: which of its ops' numbers were read as others, its text says.
     const inexactNumbers = inexactNumbersOfOps(await c.req.text(), c.get("longNumberLiterals"));
+    // 503 while a collection it reads or writes is out of step with the database (schema-drift.ts).
+    const needs = collectionsOfBatch(batch.ops);
     const push = (replanned: boolean) =>
-      deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers, replanned));
+      inStep(deps.db, needs, () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers, replanned)));
     // Planned again once, in a new transaction, when it wrote a row the caller cannot read back
     // (push-store.ts): the rows changed while it was written; a second time, such a row is the
     // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.

@@ -11,6 +11,7 @@ import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/ope
 import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor } from "../sync/cursor.ts";
 import { nextPosition, pageRequestFor } from "../sync/plan-pull.ts";
 import { readChangesPage } from "../sync/pull-store.ts";
+import { inStep } from "../sync/schema-drift.ts";
 
 const utf8 = new TextEncoder();
 const COMMA = 0x2c;
@@ -64,7 +65,9 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
       }
     }
     const request = pageRequestFor(cursor, nowSeconds, limits.retention_days);
-    const page = await deps.db.withUser(user, (tx) => readChangesPage(tx, request, collections, query.limit));
+    // 503 while a collection it pulls is out of step with the database (schema-drift.ts): listing the
+    // others alone would move the cursor past that one's changes.
+    const page = await inStep(deps.db, collections ?? collectionNames(), () => deps.db.withUser(user, (tx) => readChangesPage(tx, request, collections, query.limit)));
     const { position, hasMore } = nextPosition(request, page);
     const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...position, scope, iat: nowSeconds } as CursorPayload);
 

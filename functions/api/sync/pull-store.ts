@@ -22,24 +22,26 @@
 //              the time they lost it (nothing of what others did after).
 // Each listed record is resolved to what the caller may see of it NOW: its
 // row through the table's own policies, or a removal (deleted: true, data null).
-import { allCollections } from "../../_shared/collections.ts";
+import type { CollectionDefinition } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
 import { MAX_SNAPSHOT_TEXT } from "./cursor.ts";
+import { perCollectionsInStep } from "./schema-drift.ts";
 import { type FullKey, type IncrementalKey, type PageOutcome, type PageRequest, ZERO_UUID } from "./plan-pull.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
-const COLLECTIONS = allCollections();
 /** Before every key: a catch-up of all the passed keys. */
 const FIRST_KEY: FullKey = [ZERO_UUID, "", ZERO_UUID];
 const PREPARED = { prepare: true } as const;
 
 // A row's `data` as JSON text, read through the table's own policies (null:
 // hidden or gone). One scalar subquery per collection, evaluated only for the
-// rows of that collection (CASE).
-const rowDataSql = (collection: (typeof COLLECTIONS)[number]) =>
+// rows of that collection (CASE). Only the collections whose tables match the
+// generated definitions (schema-drift.ts): a pull never needs another one.
+const rowDataSql = (collection: CollectionDefinition) =>
   `(select ${rowJsonSql(collection, "t")} from ${collection.table} t where t.id = l.id)`;
-const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLiteral(c.name)} then ${rowDataSql(c)}`).join(" ")} end`;
+const rowDataCaseOf = (collections: readonly CollectionDefinition[]) =>
+  `case l.collection ${collections.map((c) => `when ${quoteLiteral(c.name)} then ${rowDataSql(c)}`).join(" ")} end`;
 
 /**
  * Resolves `latest` (collection, id, key columns, revoked) into the page's
@@ -52,7 +54,7 @@ const ROW_DATA = `case l.collection ${COLLECTIONS.map((c) => `when ${quoteLitera
  * the way Postgres documents for an aggregate without ORDER BY (no join at
  * that level): no sort of the wide entries.
  */
-function entriesSql(order: string, mode: "full" | "incremental"): string {
+function entriesSql(order: string, mode: "full" | "incremental", rowDataCase: string): string {
   // A present entry's seq and changed_at ARE the row's version and updated_at
   // (the sync triggers write both in the same statement, from the same seq
   // and now()): no lookup of sync_records. A full sync lists present entries
@@ -61,7 +63,7 @@ function entriesSql(order: string, mode: "full" | "incremental"): string {
   // removals (an entry no longer present, or of a scope the caller lost),
   // which are looked up, removals with the tombstone's version.
   const present = `select l.seq as version, l.changed_at as updated_at, r.data, r.data is not null as live
-            from (select ${ROW_DATA} as data offset 0) r`;
+            from (select ${rowDataCase} as data offset 0) r`;
   const state = mode === "full" ? present : `${present}
            where l.entry_is_row
           union all
@@ -69,7 +71,7 @@ function entriesSql(order: string, mode: "full" | "incremental"): string {
             from (select 1) one
             left join app_private.sync_records s on s.collection = l.collection and s.id = l.id
             -- offset 0: \`data\` is built once per entry, not once per use
-            cross join lateral (select case when s.deleted is false then ${ROW_DATA} end as data offset 0) r
+            cross join lateral (select case when s.deleted is false then ${rowDataCase} end as data offset 0) r
            where not l.entry_is_row`;
   return `
     select string_agg(x.entry, ',') as entries
@@ -134,7 +136,7 @@ const SNAPSHOT_TEXT = `
 // $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null,
 // $7 since: the previous page's snapshot (null: the first page), $8..$10 the key the catch-up of passed keys
 // goes on after (ZERO_UUID, '', ZERO_UUID: all of them)
-const FULL_SQL = `
+const fullSql = (rowDataCase: string) => `
   with bounds as materialized (
     select coalesce($1::text::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper,
            coalesce($7::text::pg_snapshot, pg_current_snapshot()) as since,
@@ -231,11 +233,11 @@ const FULL_SQL = `
   // a passed key (caught up), not one ahead
   lastCaughtUp: "select (l.scope_id, l.collection, l.id) <= ($2::uuid, $3::text, $4::uuid) from last_listed l",
 },
-  entriesSql("scope_id, collection, id", "full"),
+  entriesSql("scope_id, collection, id", "full", rowDataCase),
 )}`;
 
 // $1..$4 after (txid, seq, collection, id), $5 limit, $6 collections filter or null
-const INCREMENTAL_SQL = `
+const incrementalSql = (rowDataCase: string) => `
   with bounds as materialized (
     select pg_snapshot_xmin(pg_current_snapshot()) as upper,
            (select h.purged_txid from app_private.sync_horizon h) as horizon,
@@ -313,8 +315,10 @@ const INCREMENTAL_SQL = `
   snapshot: SNAPSHOT_TEXT,
   lastCaughtUp: "select false",
 },
-  entriesSql("txid, seq, collection, id", "incremental"),
+  entriesSql("txid, seq, collection, id", "incremental", rowDataCase),
 )}`;
+
+const statements = perCollectionsInStep((collections) => ({ full: fullSql(rowDataCaseOf(collections)), incremental: incrementalSql(rowDataCaseOf(collections)) }));
 
 // Every read walks one scope's index in key order and stops at the page.
 // The planner estimates a scope's rows by the AVERAGE scope, so once other
@@ -364,9 +368,10 @@ function pageRows(result: { columns: readonly { name: string }[] } & readonly Ra
 export async function readChangesPage(tx: Tx, request: PageRequest, collections: string[] | null, limit: number): Promise<Page> {
   const filter = collections === null ? null : `{${collections.join(",")}}`;
   const settings = tx.unsafe(PAGE_SETTINGS_SQL, [], PREPARED);
+  const { full, incremental } = statements();
   const page = request.mode === "full"
-    ? tx.unsafe(FULL_SQL, [request.upper, ...request.after, limit, filter, request.since ?? null, ...(request.catchUp?.after ?? FIRST_KEY)], PREPARED).raw()
-    : tx.unsafe(INCREMENTAL_SQL, [...request.after, limit, filter], PREPARED).raw();
+    ? tx.unsafe(full, [request.upper, ...request.after, limit, filter, request.since ?? null, ...(request.catchUp?.after ?? FIRST_KEY)], PREPARED).raw()
+    : tx.unsafe(incremental, [...request.after, limit, filter], PREPARED).raw();
   const [, result] = await Promise.all([settings, page]);
   const { meta, entries } = pageRows(result);
   const fetched = Number(text(meta.fetched));

@@ -33,6 +33,7 @@ import { type AfterRefusal, NOT_READABLE_AFTER_WRITE, type Refusal, refusedResul
 import { parseRowsJson } from "./lossless-json.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, namedRecord, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
+import { perCollectionsInStep } from "./schema-drift.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
 // These texts never vary: named prepared statements, parsed once per connection
@@ -66,7 +67,8 @@ const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::tex
               '","deleted_at":' || coalesce('"' || ${iso("s.deleted_at")} || '"', 'null') || '}'`;
 
 // $1 op_ids, $2 and $3 the record keys (collections, ids), $4 device_id or null, $5 the
-// session id, then one id list per collection (the rows whose data the planner needs).
+// session id, then one id list per collection in step with the database (the rows whose
+// data the planner needs; schema-drift.ts: a push never needs another one).
 // Ids and keys come as typed arrays, never as JSON text: see LEDGER_SQL. It also sets
 // the transaction's device (tidesync.device_id), with which the sync triggers stamp
 // each changed field (merge.ts): none when the batch names a device that is not the
@@ -76,7 +78,7 @@ const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::tex
 // function: building them as jsonb values (jsonb_build_object, to_jsonb,
 // jsonb_agg) and printing those took the backend 2.4× the CPU for a batch of
 // 500 edits (docs/performance.md, "2026-11-26 (afternoon)").
-export const STATE_SQL = `
+const stateSql = (collections: readonly CollectionDefinition[]) => `
   select
     (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'collection', o.collection, 'record_id', o.record_id,
                                                   'status', o.status, 'version', o.version, 'error', o.error)), '[]'::jsonb)
@@ -88,7 +90,7 @@ export const STATE_SQL = `
       cross join lateral (select s.* from app_private.sync_records s
                            where s.collection = k.collection and s.id = k.id offset 0) s) as state,
     '{' || ${
-  COLLECTIONS.map((c, i) => `
+  collections.map((c, i) => `
       ${quoteLiteral(`${JSON.stringify(c.name)}:[`)} || coalesce((select string_agg('{"id":"' || t.id::text || '","data":' || ${rowJsonSql(c, "t")} || '}', ',')
                                          from ${c.table} t where t.id = any ($${i + 6}::uuid[])), '') || ']'`).join(" || ',' ||")
 } || '}' as rows,
@@ -98,6 +100,8 @@ export const STATE_SQL = `
        where d.user_id = (select auth.uid())
          and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end), ''), true), '') as device_id,
     ${iso("now()")} as now`;
+export const STATE_SQL = stateSql(COLLECTIONS);
+const stateStatement = perCollectionsInStep((collections) => ({ text: stateSql(collections), collections }));
 
 // Generic plans for the push's statements: a custom plan is made again on
 // every execution with the parameters as constants, and for the push's large
@@ -220,6 +224,16 @@ function keysToRead(ops: readonly SyncOpEnvelope[]): Map<string, { collection: s
   return keys;
 }
 
+/** The collections a batch reads or writes: those its ops name, and their scopes'. */
+export function collectionsOfBatch(ops: readonly SyncOpEnvelope[]): string[] {
+  const names = new Set<string>();
+  for (const { collection } of ops) {
+    const definition = typeof collection === "string" ? findCollection(collection) : undefined;
+    if (definition) names.add(definition.name).add(definition.scopeCollection);
+  }
+  return [...names];
+}
+
 function byCollection(keys: Iterable<{ collection: string; id: string }>, only?: (c: CollectionDefinition) => boolean): Map<string, string[]> {
   const ids = new Map<string, string[]>(COLLECTIONS.filter((c) => !only || only(c)).map((c) => [c.name, []]));
   for (const key of keys) ids.get(key.collection)?.push(key.id);
@@ -233,13 +247,14 @@ function byCollection(keys: Iterable<{ collection: string; id: string }>, only?:
  */
 function stateQuery(tx: Tx, opIds: string[], keys: Map<string, { collection: string; id: string }>, deviceId: string | null, sessionId: string) {
   const toRead = byCollection(keys.values());
-  return tx.unsafe<StateRowText[]>(STATE_SQL, [
+  const { text, collections } = stateStatement();
+  return tx.unsafe<StateRowText[]>(text, [
     pgArray(opIds),
     pgArray([...keys.values()].map((k) => k.collection)),
     pgArray([...keys.values()].map((k) => k.id)),
     deviceId,
     sessionId,
-    ...COLLECTIONS.map((c) => pgArray(toRead.get(c.name) ?? [])),
+    ...collections.map((c) => pgArray(toRead.get(c.name) ?? [])),
   ], PREPARED);
 }
 
