@@ -171,13 +171,16 @@ begin
   delete from app_private.sync_tables where relation = p_table;
   -- A device may hold the table's rows, and its cursor cannot see what happens to them while sync is
   -- off (no change entries) nor after enable_sync again (which lists present rows, never removals):
-  -- every cursor from before this transaction gets 410 RESYNC_REQUIRED, as past a purge.
+  -- every cursor issued before this commits gets 410 RESYNC_REQUIRED (the pull compares the count
+  -- its cursor carries). A count, not the purge's txid horizon: a pull whose snapshot sees this
+  -- transaction may still have an xmin below its txid (an older transaction still running), and
+  -- would be refused again and again.
   if v_collection is not null then
-    update app_private.sync_horizon set purged_txid = greatest(purged_txid, pg_catalog.pg_current_xact_id());
+    update app_private.sync_horizon set resyncs = resyncs + 1;
   end if;
 end;
 $function$;
-comment on function app_private.disable_sync(p_table regclass) is 'Undoes enable_sync / enable_sync_membership for a table (down migrations): drops its triggers and its bookkeeping, takes its live rows out of their creators'' usage (sync_usage), drops the scope column''s index if enable_sync created it and raises the sync horizon so that every pull cursor from before it gets 410 RESYNC_REQUIRED.';
+comment on function app_private.disable_sync(p_table regclass) is 'Undoes enable_sync / enable_sync_membership for a table (down migrations): drops its triggers and its bookkeeping, takes its live rows out of their creators'' usage (sync_usage), drops the scope column''s index if enable_sync created it and counts itself in sync_horizon.resyncs, so that every pull cursor issued before it gets 410 RESYNC_REQUIRED.';
 revoke execute on function app_private.disable_sync(p_table regclass) from public;
 
 -- function app_private.display_name_from_user_metadata(meta jsonb)

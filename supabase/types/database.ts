@@ -518,15 +518,18 @@ export type Database = {
       "sync_horizon": {
         Row: {
           "purged_txid": unknown;
+          "resyncs": number;
           "singleton": boolean;
         };
         ComputedFields: never;
         Insert: {
           "purged_txid"?: unknown;
+          "resyncs"?: number;
           "singleton"?: boolean;
         };
         Update: {
           "purged_txid"?: unknown;
+          "resyncs"?: number;
           "singleton"?: boolean;
         };
         Relationships: [];

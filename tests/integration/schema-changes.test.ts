@@ -38,6 +38,10 @@ describe("schema changes of a synced table", () => {
     expect(first.body.changes.map((c: { id: string }) => c.id).sort()).toEqual([keep, gone].sort());
     const cursor = first.body.cursor as string;
 
+    // A transaction older than the disable_sync still running: the pulls' snapshots have an xmin below it.
+    const older = await probe.admin.reserve();
+    await older`begin`;
+    await older`select pg_current_xact_id()`;
     await probe.admin.unsafe(`select app_private.disable_sync('public.notes')`);
     await probe.admin.unsafe(`delete from public.notes where id = $1`, [gone]);
     await probe.admin.unsafe(`update public.notes set body = 'edited while off' where id = $1`, [keep]);
@@ -49,6 +53,11 @@ describe("schema changes of a synced table", () => {
     const full = await pull(user, "notes");
     expect(full.body.reset, full.text).toBe(true);
     expect(full.body.changes.map((c: { id: string; data: { body: string } }) => [c.id, c.data.body])).toEqual([[keep, "edited while off"]]);
+    // The full sync's cursor is not refused (its snapshot saw the disable_sync), older transaction or not.
+    const next = await pull(user, "notes", full.body.cursor);
+    expect(next.status, next.text).toBe(200);
+    await older`rollback`;
+    older.release();
   }, 60_000);
 
   it("a column renamed before the function is deployed again: that collection answers 503, the others work", async () => {

@@ -9,7 +9,7 @@ import type { App, Deps } from "../lib/app-env.ts";
 import { requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor } from "../sync/cursor.ts";
-import { nextPosition, pageRequestFor } from "../sync/plan-pull.ts";
+import { nextPosition, pageRequestFor, resyncRequired } from "../sync/plan-pull.ts";
 import { readChangesPage } from "../sync/pull-store.ts";
 import { inStep } from "../sync/schema-drift.ts";
 
@@ -68,8 +68,10 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     // 503 while a collection it pulls is out of step with the database (schema-drift.ts): listing the
     // others alone would move the cursor past that one's changes.
     const page = await inStep(deps.db, collections ?? collectionNames(), () => deps.db.withUser(user, (tx) => readChangesPage(tx, request, collections, query.limit)));
+    // A cursor issued before a disable_sync (docs/sync.md, "Making a table syncable").
+    if (cursor !== null && (cursor.resyncs ?? 0) < page.resyncs) throw resyncRequired();
     const { position, hasMore } = nextPosition(request, page);
-    const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...position, scope, iat: nowSeconds } as CursorPayload);
+    const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...position, scope, iat: nowSeconds, resyncs: page.resyncs } as CursorPayload);
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: hasMore, pull_mode: cursor?.mode ?? "start" });
     // Each entry arrives as JSON text from Postgres and is copied in as is,

@@ -32,6 +32,11 @@ const common = {
   scope: z.string().min(1).max(64),
   /** Issued at, epoch seconds: a cursor older than the retention window is refused (410). */
   iat: z.number().int().nonnegative(),
+  /**
+   * app_private.sync_horizon.resyncs when issued (absent: 0): a cursor issued before a later
+   * disable_sync is refused (410), its device may hold rows no entry removes any more.
+   */
+  resyncs: z.number().int().nonnegative().optional(),
 };
 
 export const cursorPayloadSchema = z.discriminatedUnion("mode", [

@@ -105,8 +105,8 @@ function entriesSql(order: string, mode: "full" | "incremental", rowDataCase: st
 
 /**
  * The page's rows: first one row of what the page is (the snapshot's upper
- * bound, the purge horizon, the time, how many candidates were read, the last
- * listed key; `entries` null), then the entries, in order. UNION ALL runs its
+ * bound, the purge horizon, the time, how many candidates were read, the count
+ * of disable_syncs, the last listed key; `entries` null), then the entries, in order. UNION ALL runs its
  * branches in order, and the plan is never parallel (PAGE_SETTINGS_SQL).
  */
 const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: string }, entries: string) => `
@@ -116,11 +116,12 @@ const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: st
     (select horizon::text from bounds) as horizon,
     (select now from bounds) as server_time,
     (select count(*) from candidates)::integer as fetched,
+    (select h.resyncs::text from app_private.sync_horizon h) as resyncs,
     (${page.lastKey}) as last_key,
     (${page.lastCaughtUp}) as last_caught_up,
     null::text as entries
   union all
-  (select null, null, null, null, null, null, null, entries from (${entries}) entries)`;
+  (select null, null, null, null, null, null, null, null, entries from (${entries}) entries)`;
 
 /**
  * The statement's snapshot as pg_snapshot text, for the next page's `since`; one longer than the
@@ -336,9 +337,11 @@ export interface Page extends PageOutcome {
   /** Entries read for the page (removals included; a full sync skips rows the policies hide). */
   count: number;
   serverTime: string;
+  /** How many times disable_sync has run (app_private.sync_horizon.resyncs), as the page's snapshot saw it. */
+  resyncs: number;
 }
 
-const META_COLUMNS = ["upper", "snapshot", "horizon", "server_time", "fetched", "last_key", "last_caught_up"] as const;
+const META_COLUMNS = ["upper", "snapshot", "horizon", "server_time", "fetched", "resyncs", "last_key", "last_caught_up"] as const;
 const COLUMNS = [...META_COLUMNS, "entries"] as const;
 type RawRow = readonly (Uint8Array | null)[];
 const utf8 = new TextDecoder();
@@ -390,5 +393,6 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
     // postgres.js raw(): a boolean as Postgres' text, "t" or "f"
     lastCaughtUp: text(meta.last_caught_up) === "t",
     serverTime: text(meta.server_time),
+    resyncs: Number(text(meta.resyncs)),
   };
 }

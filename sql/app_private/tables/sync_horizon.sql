@@ -6,12 +6,14 @@
 create table app_private.sync_horizon (
   singleton boolean default true not null,
   purged_txid xid8 default '0'::xid8 not null,
+  resyncs bigint default 0 not null,
   constraint sync_horizon_pkey PRIMARY KEY (singleton),
   constraint sync_horizon_singleton_check CHECK (singleton)
 );
 
 -- comments
 comment on table app_private.sync_horizon is 'The highest txid of a purged change or access entry: a pull cursor at or below it may have missed a purged delete (410 RESYNC_REQUIRED).';
+comment on column app_private.sync_horizon.resyncs is 'How many times disable_sync has run: a pull cursor issued under a lower count may hold rows no entry removes any more (410 RESYNC_REQUIRED).';
 
 -- row level security
 alter table app_private.sync_horizon enable row level security;
