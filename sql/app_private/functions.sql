@@ -592,6 +592,19 @@ $function$;
 comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted (then a list left without members is deleted too). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
 revoke execute on function app_private.keep_a_list_owner() from public;
 
+-- function app_private.list_has_members(p_list_id uuid)
+CREATE OR REPLACE FUNCTION app_private.list_has_members(p_list_id uuid)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select exists (select 1 from public.list_members m where m.list_id = p_list_id)
+$function$;
+comment on function app_private.list_has_members(p_list_id uuid) is 'Whether the list has any member: false only for a list being created, before its AFTER INSERT trigger adds the creator as owner (a list always keeps an owner). For the lists select policy. SECURITY DEFINER (it must see every membership); answers true or false only.';
+revoke execute on function app_private.list_has_members(p_list_id uuid) from public;
+grant execute on function app_private.list_has_members(p_list_id uuid) to authenticated;
+
 -- function app_private.lock_device_registration(p_user_id uuid, p_push_token text)
 CREATE OR REPLACE FUNCTION app_private.lock_device_registration(p_user_id uuid, p_push_token text)
  RETURNS void
@@ -1335,6 +1348,68 @@ revoke execute on function app_private.receivable_release_channels() from public
 grant execute on function app_private.receivable_release_channels() to anon;
 grant execute on function app_private.receivable_release_channels() to authenticated;
 
+-- function app_private.recheck_list_member_change()
+CREATE OR REPLACE FUNCTION app_private.recheck_list_member_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if current_user = 'authenticated' then
+    -- The policies: owners change and remove members, anyone leaves. A statement that
+    -- changed the caller's own owner membership (stepping down, or their list's cascade)
+    -- was made by an owner: old_rows holds that membership as the statement found it.
+    perform app_private.require_list_role(array(
+      select distinct o.list_id from old_rows o
+       where not (tg_op = 'DELETE' and o.user_id = (select auth.uid()))
+         and not exists (select 1 from old_rows s
+                          where s.list_id = o.list_id and s.user_id = (select auth.uid()) and s.role = 'owner')), 'owner');
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.recheck_list_member_change() is 'Trigger (after update or delete on list_members, per statement, after the triggers that lock the list): as authenticated, a member changed or removed by someone else needs the caller to still own the list as last committed (require_list_role); leaving needs nothing.';
+revoke execute on function app_private.recheck_list_member_change() from public;
+
+-- function app_private.recheck_list_write()
+CREATE OR REPLACE FUNCTION app_private.recheck_list_write()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  if current_user = 'authenticated' then
+    -- The roles of the policies "Editors can update their lists" and "Owners can delete their lists".
+    perform app_private.require_list_role(array[old.id], case tg_op when 'DELETE' then 'owner' else 'editor' end);
+  end if;
+  if tg_op = 'DELETE' then
+    return old;
+  end if;
+  return new;
+end;
+$function$;
+comment on function app_private.recheck_list_write() is 'Trigger (before update or delete on lists, per row, so after the row lock): as authenticated, the caller must still be an editor (update) or owner (delete) of the list as last committed (require_list_role), not only at the statement''s start.';
+revoke execute on function app_private.recheck_list_write() from public;
+
+-- function app_private.recheck_write_into_list()
+CREATE OR REPLACE FUNCTION app_private.recheck_write_into_list()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_lists uuid[];
+begin
+  if current_user = 'authenticated' then
+    execute format('select array_agg(distinct n.%I) from new_rows n', tg_argv[1]) into v_lists;
+    perform app_private.require_list_role(v_lists, tg_argv[0]);
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.recheck_write_into_list() is 'Trigger (after insert or update of a table scoped by a list, per statement, with new_rows; arguments: the least role, the list column): as authenticated, the caller must still hold that role in every list the statement wrote rows into, as last committed (require_list_role).';
+revoke execute on function app_private.recheck_write_into_list() from public;
+
 -- function app_private.record_notification_preference_change()
 CREATE OR REPLACE FUNCTION app_private.record_notification_preference_change()
  RETURNS trigger
@@ -1636,6 +1711,38 @@ $function$;
 comment on function app_private.request_account_deletion(p_grace_days integer) is 'POST /v1/users/me/deletion: schedules the caller''s account deletion p_grace_days from now (a pending request keeps its date), signs out every other session of the caller and clears the caller''s push tokens, in turn with the caller''s device writes (lock_user_devices); returns the request. A caller whose session is gone once it has the lock (another session''s request signed it out meanwhile) changes nothing: foreign_key_violation, answered 401 by the api function. Security definer (authenticated may not touch auth.sessions or write the request and audit tables); acts only on auth.uid(); EXECUTE for authenticated only.';
 revoke execute on function app_private.request_account_deletion(p_grace_days integer) from public;
 grant execute on function app_private.request_account_deletion(p_grace_days integer) to authenticated;
+
+-- function app_private.require_list_role(p_lists uuid[], p_min_role text)
+CREATE OR REPLACE FUNCTION app_private.require_list_role(p_lists uuid[], p_min_role text)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_list uuid;
+begin
+  if current_setting('transaction_isolation') <> 'read committed' then
+    perform 1 from public.list_members m
+     where m.user_id = (select auth.uid()) and m.list_id = any (p_lists)
+     order by m.list_id
+       for share;
+  end if;
+  -- VOLATILE: this statement's snapshot (READ COMMITTED) includes what committed while the
+  -- write waited; my_list_ids() is the policies' own rule.
+  select l into v_list
+    from unnest(p_lists) l, (select app_private.my_list_ids(p_min_role) as ids) mine
+   where l <> all (mine.ids)
+   limit 1;
+  if v_list is not null then
+    raise exception 'your role in list % no longer allows this write (it changed while the write ran)', v_list
+      using errcode = 'insufficient_privilege';
+  end if;
+end;
+$function$;
+comment on function app_private.require_list_role(p_lists uuid[], p_min_role text) is 'Raises 42501 unless the caller (auth.uid()) holds at least p_min_role in every list of p_lists as last committed (my_list_ids() read in a new statement, whose READ COMMITTED snapshot includes what committed while a write waited for a lock); under REPEATABLE READ or SERIALIZABLE it first locks the caller''s membership rows FOR SHARE (a change committed since the snapshot: 40001). For the recheck triggers of lists, tasks and list_members. SECURITY DEFINER: it locks membership rows the caller may not lock; it answers only about the caller.';
+revoke execute on function app_private.require_list_role(p_lists uuid[], p_min_role text) from public;
+grant execute on function app_private.require_list_role(p_lists uuid[], p_min_role text) to authenticated;
 
 -- function app_private.required_notification_categories()
 CREATE OR REPLACE FUNCTION app_private.required_notification_categories()

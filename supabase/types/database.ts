@@ -828,6 +828,7 @@ export type Database = {
         }[];
       };
       "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };
+      "list_has_members": { Args: { "p_list_id": string }; Returns: boolean };
       "lock_device_registration":
         | {
           Args: { "p_push_token": string; "p_user_id": string };
@@ -1020,6 +1021,10 @@ export type Database = {
           "requested_at": string;
           "scheduled_for": string;
         }[];
+      };
+      "require_list_role": {
+        Args: { "p_lists": (string)[]; "p_min_role": string };
+        Returns: undefined;
       };
       "required_notification_categories": {
         Args: Record<PropertyKey, never>;

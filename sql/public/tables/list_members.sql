@@ -61,3 +61,7 @@ CREATE TRIGGER list_members_keep_an_owner_on_delete AFTER DELETE ON list_members
 CREATE TRIGGER list_members_keep_an_owner_on_update AFTER UPDATE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.keep_a_list_owner();
 CREATE TRIGGER tidesync_track_access_grants AFTER INSERT ON list_members REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_access();
 CREATE TRIGGER tidesync_track_access_losses AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_access();
+CREATE TRIGGER writer_role_rechecked_on_delete AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.recheck_list_member_change();
+comment on trigger writer_role_rechecked_on_delete on public.list_members is 'A removal made while its maker lost ownership is refused (require_list_role). Its name sorts after the triggers whose locks it may wait for.';
+CREATE TRIGGER writer_role_rechecked_on_update AFTER UPDATE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.recheck_list_member_change();
+comment on trigger writer_role_rechecked_on_update on public.list_members is 'A role change made while its maker lost ownership is refused (require_list_role). Its name sorts after the triggers whose locks it may wait for.';

@@ -47,8 +47,8 @@ create policy "Members can read their lists"
   as permissive
   for select
   to authenticated
-  using ((id IN ( SELECT unnest(app_private.my_list_ids('viewer'::text)) AS unnest)));
-comment on policy "Members can read their lists" on public.lists is 'Every member (owner, editor, viewer) sees the list; nobody else knows it exists.';
+  using (((id = ANY (( SELECT app_private.my_list_ids('viewer'::text) AS my_list_ids)::uuid[])) OR ((created_by = ( SELECT auth.uid() AS uid)) AND (NOT app_private.list_has_members(id)))));
+comment on policy "Members can read their lists" on public.lists is 'Every member (owner, editor, viewer) sees the list; nobody else knows it exists. Its creator also reads it back in the statement that creates it (insert … returning, supabase-js insert().select()), before the database makes them its owner.';
 
 create policy "Owners can delete their lists"
   on public.lists
@@ -80,3 +80,5 @@ CREATE TRIGGER lists_add_creator_as_owner AFTER INSERT ON lists REFERENCING NEW 
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON lists REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON lists REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_updates AFTER UPDATE ON lists REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
+CREATE TRIGGER writer_role_rechecked BEFORE DELETE OR UPDATE ON lists FOR EACH ROW EXECUTE FUNCTION app_private.recheck_list_write();
+comment on trigger writer_role_rechecked on public.lists is 'A write that waited for a membership change of the list is judged by the role after it (require_list_role).';
