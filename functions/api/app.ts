@@ -1,6 +1,6 @@
 // Builds the `api` function: a Hono router under /api (the function's name, as
 // the edge runtime passes it) with every operation under /v1/.
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, errorEnvelope } from "../_shared/errors.ts";
@@ -12,6 +12,7 @@ import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
 import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
+import { strictQueries } from "./lib/strict-query.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
 import { registerRoutes } from "./routes/index.ts";
 
@@ -25,6 +26,15 @@ export const OPENAPI_INFO = {
   },
   servers: [{ url: "{supabase_url}/functions/v1", variables: { supabase_url: { default: "http://127.0.0.1:54321" } } }],
 };
+
+const openApiDocumentRoute = createRoute({
+  method: "get",
+  path: "/v1/openapi.json",
+  summary: "This OpenAPI 3.1 document",
+  responses: {
+    200: { description: "The document", content: { "application/json": { schema: z.looseObject({}) } } },
+  },
+});
 
 function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
@@ -107,7 +117,8 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
   // does not wait behind requests that wait for the database (an outage
   // holds every slot until the statement timeout). Every other route, GET
   // /v1/meta included (its server_time is the database's clock), is behind it.
-  app.get("/v1/openapi.json", (c) => c.json(app.getOpenAPI31Document(OPENAPI_INFO)));
+  strictQueries(app);
+  app.openapi(openApiDocumentRoute, (c) => c.json({ ...app.getOpenAPI31Document(OPENAPI_INFO) }, 200));
   app.use("*", concurrencyLimit(config.db.maxConcurrentRequests));
   registerRoutes(app, deps);
   markDeprecatedOperations(app, config.deprecations);

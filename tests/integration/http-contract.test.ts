@@ -73,6 +73,48 @@ describe("routing errors", () => {
   });
 });
 
+describe("query parameters", () => {
+  it("every route refuses one it does not declare: 400 VALIDATION_FAILED, unexpected_field on /<name>", async () => {
+    const user = await createTestUser();
+    const token = user.token;
+    const requests: [string, Parameters<typeof call>[1]][] = [
+      ["/v1/meta", {}],
+      ["/v1/openapi.json", {}],
+      ["/v1/meta", { method: "HEAD" }],
+      ["/v1/whoami", { token }],
+      ["/v1/devices", { token }],
+      ["/v1/users/me/notifications", { token }],
+      ["/v1/users/me/notifications", { method: "PUT", token, body: { categories: {}, quiet_hours: { enabled: false, start: "22:00", end: "07:00", timezone: "UTC" } } }],
+      ["/v1/users/me/notifications/history", { token }],
+      ["/v1/users/me/deletion", { token }],
+      ["/v1/users/me/deletion", { method: "DELETE", token }],
+      ["/v1/users/me/export", { token }],
+      ["/v1/sync/changes", { token }],
+      ["/v1/releases/check?platform=ios&channel=beta&build_number=1", { token }],
+    ];
+    for (const [path, options] of requests) {
+      const url = `${path}${path.includes("?") ? "&" : "?"}surprise=1`;
+      const response = await call(url, options);
+      if (options?.method === "HEAD") {
+        expect(response.status, `HEAD ${url}`).toBe(400);
+        continue;
+      }
+      const error = expectEnvelope(response, 400, "VALIDATION_FAILED");
+      expect(error.details, `${options?.method ?? "GET"} ${url}`).toEqual([expect.objectContaining({ field: "/surprise", code: "unexpected_field" })]);
+    }
+    // Nothing was done: the preferences are unsaved, no deletion is scheduled.
+    expect((await call("/v1/users/me/notifications", { token })).body.version).toBe(0);
+    expect((await call("/v1/users/me/deletion", { token })).body.status).toBe("none");
+  });
+
+  it("the Expo Updates manifest takes the query its app's updates.url carries", async () => {
+    const response = await call("/v1/expo-updates/manifest?cdn=1", {
+      headers: { "expo-platform": "ios", "expo-runtime-version": "1.0", "expo-channel-name": "no-such-channel" },
+    });
+    expect(response.status, response.text).toBe(204);
+  });
+});
+
 describe("authentication", () => {
   // A route that needs a user; any authenticated route shows the same rules.
   const PROTECTED = "/v1/whoami";

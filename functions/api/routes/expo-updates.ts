@@ -58,7 +58,9 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       "an older update is served as of the rollback, under an id of its own (extra.tidesync.release_id names the release). Protocol 0 gets 204 instead of a " +
       "directive. With expo-expect-signature each part carries an expo-signature (rsa-v1_5-sha256). A bearer token is optional.",
     middleware: [optionalUser(deps, "releases")] as const,
-    request: { headers: expoHeadersSchema },
+    // The query is the app's: `updates.url` is set in the app's config, which may carry
+    // parameters of its own (a CDN's, a proxy's); the protocol speaks in headers only.
+    request: { headers: expoHeadersSchema, query: z.looseObject({}) },
     responses: {
       200: { description: "multipart/mixed: manifest or directive, and extensions", content: { "multipart/mixed": { schema: z.string() } } },
       204: { description: "Protocol 0: no update (a directive needs protocol 1)" },
