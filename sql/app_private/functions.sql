@@ -148,6 +148,7 @@ begin
   execute format('drop trigger if exists tidesync_track_deletes on %s', p_table);
   execute format('drop trigger if exists tidesync_track_access_grants on %s', p_table);
   execute format('drop trigger if exists tidesync_track_access_losses on %s', p_table);
+  execute format('drop trigger if exists tidesync_refuse_truncate on %s', p_table);
   -- The table's live rows leave their creators' usage (the triggers are gone:
   -- no write of the table changes the counts from here on).
   update app_private.sync_usage u
@@ -246,6 +247,9 @@ begin
                  'for each statement execute function app_private.track_sync_changes()', p_table);
   execute format('create trigger tidesync_track_deletes after delete on %s referencing old table as old_rows '
                  'for each statement execute function app_private.track_sync_changes()', p_table);
+  -- TRUNCATE fires none of those: refused (use DELETE).
+  execute format('create trigger tidesync_refuse_truncate before truncate on %s '
+                 'for each statement execute function app_private.refuse_sync_truncate()', p_table);
 
   -- The scope column is indexed unless an index (not partial) starts with it:
   -- the policies filter on it, and the scope's delete cascades through it.
@@ -290,7 +294,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers, indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one; counted in that user''s usage). Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one; counted in that user''s usage). Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -305,9 +309,12 @@ begin
                  'for each statement execute function app_private.track_sync_access()', p_table);
   execute format('create trigger tidesync_track_access_losses after delete on %s referencing old table as old_rows '
                  'for each statement execute function app_private.track_sync_access()', p_table);
+  -- TRUNCATE fires neither: refused (use DELETE).
+  execute format('create trigger tidesync_refuse_truncate before truncate on %s '
+                 'for each statement execute function app_private.refuse_sync_truncate()', p_table);
 end;
 $function$;
-comment on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) is 'Registers a membership table: inserting (scope, user) grants the user access to the scope, deleting it takes it away; both are logged for pulls. A role change (update) is not an access change.';
+comment on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) is 'Registers a membership table: inserting (scope, user) grants the user access to the scope, deleting it takes it away; both are logged for pulls. A role change (update) is not an access change. TRUNCATE, which no trigger logs, is refused.';
 revoke execute on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) from public;
 
 -- function app_private.forbid_audit_rewrite()
@@ -1549,6 +1556,21 @@ end
 $function$;
 comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by run_account_deletions after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried next run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
 revoke execute on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) from public;
+
+-- function app_private.refuse_sync_truncate()
+CREATE OR REPLACE FUNCTION app_private.refuse_sync_truncate()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  raise exception 'use DELETE: TRUNCATE bypasses sync tracking (%.% is synced)', tg_table_schema, tg_table_name
+    using errcode = 'feature_not_supported',
+          hint = 'delete from the table instead: devices then learn the rows are gone and the live-records usage follows';
+end
+$function$;
+comment on function app_private.refuse_sync_truncate() is 'BEFORE TRUNCATE trigger (tidesync_refuse_truncate) of synced and membership tables: TRUNCATE fires no delete trigger, so the sync bookkeeping would never learn the rows are gone. Use DELETE.';
+revoke execute on function app_private.refuse_sync_truncate() from public;
 
 -- function app_private.release_ended_push_tokens(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.release_ended_push_tokens(p_user_id uuid)

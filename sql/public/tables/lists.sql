@@ -77,6 +77,7 @@ grant insert, update (archived) on table public.lists to authenticated;
 
 -- triggers
 CREATE TRIGGER lists_add_creator_as_owner AFTER INSERT ON lists REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.add_list_creator_as_owner();
+CREATE TRIGGER tidesync_refuse_truncate BEFORE TRUNCATE ON lists FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_sync_truncate();
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON lists REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON lists REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_updates AFTER UPDATE ON lists REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();

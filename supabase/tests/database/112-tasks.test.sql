@@ -29,7 +29,7 @@ select is(array(select c from unnest(array['id', 'list_id', 'title', 'notes', 'd
 select table_privs_are('public', 'tasks', 'anon', '{}'::text[], 'anon has no privilege on tasks');
 select table_privs_are('public', 'tasks', 'service_role', array['SELECT', 'INSERT', 'UPDATE', 'DELETE'], 'service_role may do everything');
 select is((select array_agg(tgname::text order by tgname) from pg_trigger where tgrelid = 'public.tasks'::regclass and not tgisinternal),
-  array['tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked_on_insert', 'writer_role_rechecked_on_update'],
+  array['tidesync_refuse_truncate', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked_on_insert', 'writer_role_rechecked_on_update'],
   'tasks is synced and judges a write by the role after its wait (129-writes-judged-after-waits)');
 
 select tests.authenticate_as('tasks_owner');
