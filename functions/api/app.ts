@@ -12,6 +12,7 @@ import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
 import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
+import { errorResponses, openApiDocument } from "./lib/openapi-helpers.ts";
 import { strictQueries } from "./lib/strict-query.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
 import { registerRoutes } from "./routes/index.ts";
@@ -33,6 +34,7 @@ const openApiDocumentRoute = createRoute({
   summary: "This OpenAPI 3.1 document",
   responses: {
     200: { description: "The document", content: { "application/json": { schema: z.looseObject({}) } } },
+    ...errorResponses(),
   },
 });
 
@@ -118,7 +120,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
   // holds every slot until the statement timeout). Every other route, GET
   // /v1/meta included (its server_time is the database's clock), is behind it.
   strictQueries(app);
-  app.openapi(openApiDocumentRoute, (c) => c.json({ ...app.getOpenAPI31Document(OPENAPI_INFO) }, 200));
+  app.openapi(openApiDocumentRoute, (c) => c.json({ ...openApiDocument(app, OPENAPI_INFO) }, 200));
   app.use("*", concurrencyLimit(config.db.maxConcurrentRequests));
   registerRoutes(app, deps);
   markDeprecatedOperations(app, config.deprecations);

@@ -2,6 +2,7 @@
 // GET /v1/openapi.json, built in Node from the same app and zod schemas.
 import { createApp, OPENAPI_INFO } from "../../functions/api/app.ts";
 import { loadConfig } from "../../functions/api/lib/config.ts";
+import { openApiDocument } from "../../functions/api/lib/openapi-helpers.ts";
 
 /** Placeholder settings: building the router needs a Config, never a connection (postgres.js connects lazily). */
 const DOCUMENT_ONLY_ENV = {
@@ -13,7 +14,7 @@ const DOCUMENT_ONLY_ENV = {
 export async function generateOpenApi(): Promise<string> {
   const { app, deps } = createApp(loadConfig(DOCUMENT_ONLY_ENV));
   try {
-    return JSON.stringify(app.getOpenAPI31Document(OPENAPI_INFO), null, 2) + "\n";
+    return JSON.stringify(openApiDocument(app, OPENAPI_INFO), null, 2) + "\n";
   } finally {
     await deps.db.close();
   }

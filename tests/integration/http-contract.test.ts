@@ -73,6 +73,49 @@ describe("routing errors", () => {
   });
 });
 
+describe("the OpenAPI document declares what the server sends", () => {
+  const SENT_HEADERS = ["x-request-id", "cache-control", "retry-after", "allow", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "ratelimit-policy"];
+  type Responses = Record<string, { headers?: Record<string, unknown> }>;
+
+  /** Fails unless the status and each of SENT_HEADERS the answer carries are declared for the operation. */
+  function expectDeclared(doc: any, operation: string, answer: { status: number; headers: Headers }) {
+    const [method, path] = operation.split(" ");
+    const responses: Responses | undefined = doc.paths[`/api${path}`]?.[method.toLowerCase()]?.responses;
+    expect(responses, operation).toBeDefined();
+    const declared = responses![String(answer.status)];
+    expect(declared, `${operation} answered ${answer.status}, which the document does not list`).toBeDefined();
+    const names = Object.keys(declared.headers ?? {}).map((name) => name.toLowerCase());
+    for (const header of SENT_HEADERS) {
+      if (answer.headers.has(header)) expect(names, `${operation} ${answer.status} sends ${header}`).toContain(header);
+    }
+  }
+
+  it("statuses and headers of real answers, and every operation's 405, 413 and Retry-After", async () => {
+    const doc = (await call("/v1/openapi.json")).body;
+    const user = await createTestUser();
+    const huge = "x".repeat(1024 * 1024 + 10);
+    expectDeclared(doc, "GET /v1/meta", await call("/v1/meta"));
+    expectDeclared(doc, "GET /v1/openapi.json", await call("/v1/openapi.json"));
+    expectDeclared(doc, "GET /v1/whoami", await call("/v1/whoami", { token: user.token }));
+    // HEAD where a token is needed, and a method the path does not take: 405 with Allow.
+    expectDeclared(doc, "GET /v1/whoami", await call("/v1/whoami", { method: "HEAD", token: user.token }));
+    expectDeclared(doc, "GET /v1/meta", await call("/v1/meta", { method: "DELETE" }));
+    // A body over the limit on routes that take none: the declared length is checked before routing.
+    expectDeclared(doc, "DELETE /v1/auth/session", await call("/v1/auth/session", { method: "DELETE", token: user.token, rawBody: huge }));
+    expectDeclared(doc, "DELETE /v1/users/me/deletion", await call("/v1/users/me/deletion", { method: "DELETE", token: user.token, rawBody: huge }));
+
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Responses }>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const statuses = Object.keys(operation.responses);
+        expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(["405", "413"]));
+        for (const status of statuses.filter((s) => s === "429" || s === "503")) {
+          expect(Object.keys(operation.responses[status].headers ?? {}), `${method} ${path} ${status}`).toContain("Retry-After");
+        }
+      }
+    }
+  });
+});
+
 describe("query parameters", () => {
   it("every route refuses one it does not declare: 400 VALIDATION_FAILED, unexpected_field on /<name>", async () => {
     const user = await createTestUser();
