@@ -148,6 +148,11 @@ describe("query parameters", () => {
     // Nothing was done: the preferences are unsaved, no deletion is scheduled.
     expect((await call("/v1/users/me/notifications", { token })).body.version).toBe(0);
     expect((await call("/v1/users/me/deletion", { token })).body.status).toBe("none");
+    // And the document says so: every operation lists that 400.
+    const doc = (await call("/v1/openapi.json")).body;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
+      for (const [method, operation] of Object.entries(item)) expect(Object.keys(operation.responses), `${method} ${path}`).toContain("400");
+    }
   });
 
   it("the Expo Updates manifest takes the query its app's updates.url carries", async () => {

@@ -6,6 +6,7 @@
 // to someone else declares it z.looseObject and says why (Expo Updates).
 import { z } from "@hono/zod-openapi";
 import type { App } from "./app-env.ts";
+import { errorResponses } from "./openapi-helpers.ts";
 
 type Query = z.ZodObject | undefined;
 
@@ -15,9 +16,16 @@ export function strictQuery(query: Query): z.ZodObject {
   return query._zod.def.catchall === undefined ? query.strict() : query;
 }
 
-/** Makes every route registered on `app` with app.openapi from now on validate its query strictly. */
+/**
+ * Makes every route registered on `app` with app.openapi from now on validate
+ * its query strictly, and list the 400 that answers an unknown parameter.
+ */
 export function strictQueries(app: App): void {
   const register = app.openapi.bind(app);
-  app.openapi = ((route, handler, hook) =>
-    register({ ...route, request: { ...route.request, query: strictQuery(route.request?.query as Query) } }, handler, hook)) as App["openapi"];
+  app.openapi = ((route, handler, hook) => {
+    const query = strictQuery(route.request?.query as Query);
+    const refusesUnknown = query._zod.def.catchall !== undefined && query._zod.def.catchall._zod.def.type === "never";
+    const responses = refusesUnknown ? { 400: errorResponses("VALIDATION_FAILED")[400], ...route.responses } : route.responses;
+    return register({ ...route, request: { ...route.request, query }, responses }, handler, hook);
+  }) as App["openapi"];
 }
