@@ -4,7 +4,8 @@
 // the sync triggers run once per statement, thousands of times in one
 // transaction), then a bulk delete of them (one DELETE), each user with a
 // device whose installation id stamps a record that outlives them (what the
-// delete's trigger forgets, migration 20261127000210). Per user, at two
+// delete's trigger queues, migration 20261127001100), then the pass that
+// forgets the queued ids (app_private.forget_queued_installations). Per user, at two
 // sizes side by side, each on a fresh database: a ratio near 1× is linear, 4×
 // (for 4× the users) quadratic, which both were before migration
 // 20261126000500 (docs/performance.md, "2026-11-26 (late morning)").
@@ -22,6 +23,7 @@ interface BulkResult {
   users: number;
   importMsPerUser: number;
   deleteMsPerUser: number;
+  forgetMsPerUser: number;
 }
 
 async function measure(users: number): Promise<BulkResult> {
@@ -40,14 +42,21 @@ async function measure(users: number): Promise<BulkResult> {
     const stamped = now();
     await stack.adminSql.unsafe(`delete from auth.users where email like 'bulk-%'`);
     const deleted = now();
-    return { users, importMsPerUser: (imported - started) / users, deleteMsPerUser: (deleted - stamped) / users };
+    await stack.adminSql.unsafe(`select app_private.forget_queued_installations()`);
+    const forgotten = now();
+    return {
+      users,
+      importMsPerUser: (imported - started) / users,
+      deleteMsPerUser: (deleted - stamped) / users,
+      forgetMsPerUser: (forgotten - deleted) / users,
+    };
   } finally {
     await stack.stop();
   }
 }
 
 const [small, large] = [await measure(SIZES[0]), await measure(SIZES[1])];
-const row = (label: string, key: "importMsPerUser" | "deleteMsPerUser") =>
+const row = (label: string, key: "importMsPerUser" | "deleteMsPerUser" | "forgetMsPerUser") =>
   `| ${label} | ${round(small[key], 3)} | ${round(large[key], 3)} | ${round(large[key] / small[key], 2)}× |`;
 console.log([
   `bulk users in one statement, each size on a fresh database (ms per user; linear: ~1×, quadratic: ~${round(large.users / small.users, 1)}×)`,
@@ -55,5 +64,6 @@ console.log([
   "|---|---|---|---|",
   row("INSERT into auth.users (import)", "importMsPerUser"),
   row("DELETE from auth.users", "deleteMsPerUser"),
+  row("forget_queued_installations() (one pass)", "forgetMsPerUser"),
 ].join("\n"));
 process.exit(0);

@@ -367,56 +367,6 @@ $function$;
 comment on function app_private.forget_deleted_creators() is 'Trigger (after delete on auth.users, per statement): the sync state of rows a deleted user created no longer names them (what a foreign key''s on delete set null did; sync_records has none, so that writes are not checked row by row).';
 revoke execute on function app_private.forget_deleted_creators() from public;
 
--- function app_private.forget_installations_of(p_user_id uuid)
-CREATE OR REPLACE FUNCTION app_private.forget_installations_of(p_user_id uuid)
- RETURNS void
- LANGUAGE plpgsql
- SET search_path TO ''
-AS $function$
-declare
-  v_ids text[];
-begin
-  -- Ids another user who can still sign in registers (one phone, two
-  -- accounts) stay theirs.
-  v_ids := array(
-    select d.installation_id::text from app_private.devices d
-     where d.user_id = p_user_id
-       and not exists (select 1 from app_private.devices o join auth.users u on u.id = o.user_id
-                        where o.installation_id = d.installation_id and o.user_id <> p_user_id and u.deleted_at is null));
-  if cardinality(v_ids) = 0 then
-    return;
-  end if;
-  -- By sync_records_devices_idx: only the records these installations stamped.
-  update app_private.sync_records s
-     set field_versions = (
-       select jsonb_object_agg(e.key, case when (e.value ->> 'd') = any (v_ids) then jsonb_set(e.value, '{d}', 'null') else e.value end)
-         from jsonb_each(s.field_versions) e)
-   where app_private.sync_record_devices(s.field_versions) && v_ids;
-end
-$function$;
-comment on function app_private.forget_installations_of(p_user_id uuid) is 'When a user is deleted (hard or soft): sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of the user''s installations that no other user who can still sign in registers (the merge reads null as an unknown device). Finds the records by sync_records_devices_idx. Not callable by any API role.';
-revoke execute on function app_private.forget_installations_of(p_user_id uuid) from public;
-
--- function app_private.forget_installations_of_deleted_user()
-CREATE OR REPLACE FUNCTION app_private.forget_installations_of_deleted_user()
- RETURNS trigger
- LANGUAGE plpgsql
- SECURITY DEFINER
- SET search_path TO ''
- SET enable_seqscan TO 'off'
-AS $function$
-begin
-  if tg_op = 'DELETE' then
-    perform app_private.forget_installations_of(old.id);
-    return old;
-  end if;
-  perform app_private.forget_installations_of(new.id);
-  return null;
-end;
-$function$;
-comment on function app_private.forget_installations_of_deleted_user() is 'Trigger (before delete on auth.users, and after update of deleted_at when it is first set; per row): forgets the user''s installation ids in the sync state (app_private.forget_installations_of), however the user is deleted. Index scans only (a bulk delete). Not callable by any API role.';
-revoke execute on function app_private.forget_installations_of_deleted_user() from public;
-
 -- function app_private.forget_pokes_of_deleted_users()
 CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()
  RETURNS trigger
@@ -437,6 +387,43 @@ end;
 $function$;
 comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user (their user topic, their personal list''s topic). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role.';
 revoke execute on function app_private.forget_pokes_of_deleted_users() from public;
+
+-- function app_private.forget_queued_installations()
+CREATE OR REPLACE FUNCTION app_private.forget_queued_installations()
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_ids jsonb;
+begin
+  -- Take the queue; ids a concurrent pass holds are its to forget. An id
+  -- another user who can still sign in registered before it was queued (one
+  -- phone, two accounts) stays theirs; a device registered later is a new
+  -- account on the deleted one's phone, which must not inherit its writes.
+  with taken as (
+    delete from app_private.installations_to_forget q
+     where q.installation_id in (select t.installation_id from app_private.installations_to_forget t for update skip locked)
+    returning q.installation_id, q.queued_at
+  )
+  -- An object: `?` finds a key by binary search, so a long queue costs each
+  -- record a few comparisons, not one per id.
+  select coalesce(jsonb_object_agg(t.installation_id::text, true), '{}') into v_ids
+    from taken t
+   where not exists (select 1 from app_private.devices d join auth.users u on u.id = d.user_id
+                      where d.installation_id = t.installation_id and u.deleted_at is null and d.created_at <= t.queued_at);
+  if v_ids = '{}' then
+    return;
+  end if;
+  update app_private.sync_records s
+     set field_versions = (
+       select jsonb_object_agg(e.key, case when v_ids ? (e.value ->> 'd') then jsonb_set(e.value, '{d}', 'null') else e.value end)
+         from jsonb_each(s.field_versions) e)
+   where exists (select 1 from jsonb_each(s.field_versions) e where v_ids ? (e.value ->> 'd'));
+end
+$function$;
+comment on function app_private.forget_queued_installations() is 'Empties app_private.installations_to_forget: sets d (the writing device) to null in every sync_records.field_versions entry stamped by a queued installation id that no other user who can still sign in registered before it was queued (the merge reads null as an unknown device). One pass over every record; run at the end of run_account_deletions, and by purge_sync_retention when the queue is not empty. Not callable by any API role.';
+revoke execute on function app_private.forget_queued_installations() from public;
 
 -- function app_private.hand_over_lists(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
@@ -1189,6 +1176,13 @@ begin
   changes_purged := 0;
   rate_limit_counters_purged := 0;
 
+  -- Installation ids of users deleted without the account purge (an admin's
+  -- delete or soft delete): forgotten within one run. First, so a backlog of
+  -- the other tables never starves it; one pass over the sync records.
+  if exists (select 1 from app_private.installations_to_forget) then
+    perform app_private.forget_queued_installations();
+  end if;
+
   -- Change entries of deleted or moved rows, and revocations: a cursor from
   -- before them may have missed them, so the horizon rises to the highest
   -- txid of every batch (raised once below, in this same transaction).
@@ -1297,7 +1291,7 @@ begin
   return next;
 end;
 $function$;
-comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time, each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
+comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time (first, when any are queued, it forgets the installation ids of deleted users: forget_queued_installations), each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) to service_role;
 
@@ -1313,6 +1307,29 @@ $function$;
 comment on function app_private.push_token_lock_key(p_push_token text) is 'The advisory lock key of push token p_push_token: registrations of one token run in turn (lock_device_registration, release_push_token_elsewhere). EXECUTE for authenticated (lock_device_registration runs as the caller).';
 revoke execute on function app_private.push_token_lock_key(p_push_token text) from public;
 grant execute on function app_private.push_token_lock_key(p_push_token text) to authenticated;
+
+-- function app_private.queue_installations_of_deleted_user()
+CREATE OR REPLACE FUNCTION app_private.queue_installations_of_deleted_user()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_user_id uuid := case when tg_op = 'DELETE' then old.id else new.id end;
+begin
+  -- By devices_user_installation_key; the devices go with a hard-deleted user.
+  insert into app_private.installations_to_forget (installation_id)
+  select d.installation_id from app_private.devices d where d.user_id = v_user_id
+  on conflict (installation_id) do nothing;
+  if tg_op = 'DELETE' then
+    return old;
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.queue_installations_of_deleted_user() is 'Trigger (before delete on auth.users, and after update of deleted_at when it is first set; per row): queues the user''s installation ids in app_private.installations_to_forget, however the user is deleted. Not callable by any API role.';
+revoke execute on function app_private.queue_installations_of_deleted_user() from public;
 
 -- function app_private.read_visible_scope_ids()
 CREATE OR REPLACE FUNCTION app_private.read_visible_scope_ids()
@@ -1864,9 +1881,8 @@ begin
       -- The cascades: sessions, refresh tokens, profile, devices, preferences and
       -- their audit, memberships (a list left without members is deleted),
       -- invites, sync usage/ops/access, rate-limit counters, this request.
-      -- created_by of lists, tasks and sync state the user wrote becomes null,
-      -- and so does the installation id of what their devices wrote
-      -- (app_private.forget_installations_of_deleted_user).
+      -- created_by of lists, tasks and sync state the user wrote becomes null;
+      -- the user's installation ids are queued (a trigger on the delete).
       delete from auth.users u where u.id = v_due.user_id;
 
       -- Sync bookkeeping of the lists that went with the user (no member left
@@ -1890,10 +1906,14 @@ begin
     end;
   end loop;
 
+  -- One pass over the sync state for every account of the run, and whoever
+  -- else was deleted since the last pass (it reads every record:
+  -- docs/account-deletion.md has the cost).
+  perform app_private.forget_queued_installations();
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit (the delete''s trigger forgets the user''s installation ids in the sync state: forget_installations_of_deleted_user). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit, then forgets the queued installation ids in the sync state (forget_queued_installations, one pass for the run: these users'' and those of anyone deleted otherwise since the last pass). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 
@@ -2203,19 +2223,6 @@ $function$;
 comment on function app_private.sync_record_columns(p_table regclass, p_columns text[]) is 'Column definition list (id uuid, then each named column with its type, a domain as its base type) with which app_private.sync_apply reads the rows it writes: only the named columns, and no domain check on a column a row leaves out. Builds text only.';
 revoke execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) from public;
 grant execute on function app_private.sync_record_columns(p_table regclass, p_columns text[]) to authenticated;
-
--- function app_private.sync_record_devices(p_field_versions jsonb)
-CREATE OR REPLACE FUNCTION app_private.sync_record_devices(p_field_versions jsonb)
- RETURNS text[]
- LANGUAGE sql
- IMMUTABLE PARALLEL SAFE
- SET search_path TO ''
-AS $function$
-  select coalesce(array_agg(distinct e.value ->> 'd') filter (where e.value ->> 'd' is not null), '{}')
-    from pg_catalog.jsonb_each(p_field_versions) e
-$function$;
-comment on function app_private.sync_record_devices(p_field_versions jsonb) is 'The installation ids (`d`) a sync_records.field_versions names, each once: the key of sync_records_devices_idx, by which the account purge finds what a deleted user''s devices wrote.';
-revoke execute on function app_private.sync_record_devices(p_field_versions jsonb) from public;
 
 -- function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text)
 CREATE OR REPLACE FUNCTION app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text)

@@ -122,6 +122,22 @@ export type Database = {
         };
         Relationships: [];
       };
+      "installations_to_forget": {
+        Row: {
+          "installation_id": string;
+          "queued_at": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "installation_id": string;
+          "queued_at"?: string;
+        };
+        Update: {
+          "installation_id"?: string;
+          "queued_at"?: string;
+        };
+        Relationships: [];
+      };
       "list_invites": {
         Row: {
           "code_sha256": string;
@@ -810,8 +826,8 @@ export type Database = {
         };
         Returns: undefined;
       };
-      "forget_installations_of": {
-        Args: { "p_user_id": string };
+      "forget_queued_installations": {
+        Args: Record<PropertyKey, never>;
         Returns: undefined;
       };
       "hand_over_lists": { Args: { "p_user_id": string }; Returns: number };
@@ -1059,10 +1075,6 @@ export type Database = {
       "sync_record_columns": {
         Args: { "p_columns": (string)[]; "p_table": unknown };
         Returns: string;
-      };
-      "sync_record_devices": {
-        Args: { "p_field_versions": Json };
-        Returns: (string)[];
       };
       "sync_refused_column": {
         Args: {

@@ -55,8 +55,6 @@ comment on column app_private.devices.revoked_at is 'When the device lost its se
 -- indexes
 CREATE UNIQUE INDEX devices_active_push_token_key ON app_private.devices USING btree (push_token) WHERE (revoked_at IS NULL);
 comment on index app_private.devices_active_push_token_key is 'A push token belongs to at most one active device; also finds the device to detach it from.';
-CREATE INDEX devices_installation_id_idx ON app_private.devices USING btree (installation_id);
-comment on index app_private.devices_installation_id_idx is 'Account deletion: app_private.forget_installations() keeps an installation id another user still registers (a shared phone).';
 
 -- row level security
 alter table app_private.devices enable row level security;

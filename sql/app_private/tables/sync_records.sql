@@ -32,8 +32,6 @@ comment on column app_private.sync_records.txid is 'Transaction that last wrote 
 -- indexes
 CREATE INDEX sync_records_created_by_idx ON app_private.sync_records USING btree (created_by);
 comment on index app_private.sync_records_created_by_idx is 'Account deletion: app_private.forget_deleted_creators() finds the rows a deleted user created.';
-CREATE INDEX sync_records_devices_idx ON app_private.sync_records USING gin (app_private.sync_record_devices(field_versions)) WITH (fastupdate=off);
-comment on index app_private.sync_records_devices_idx is 'Account deletion: app_private.forget_installations() finds the records an installation stamped.';
 CREATE INDEX sync_records_tombstones_idx ON app_private.sync_records USING btree (deleted_at) WHERE deleted;
 comment on index app_private.sync_records_tombstones_idx is 'Retention purge: tombstones by age.';
 

@@ -1,7 +1,8 @@
--- Down step of 20261127000210_installation_ids_forgotten_however_deleted.sql:
--- the purge forgets the installation ids itself at the end of a run, with
--- forget_installations as 20261127000200_installation_stamps_by_index.sql
--- made it, and the triggers on auth.users go.
+-- Down step of 20261127001100_installations_forgotten_by_queue.sql:
+-- forget_installations and run_account_deletions as
+-- 20261126002920_purge_forgets_installation_ids.sql made them,
+-- purge_sync_retention as 20261127000520_list_invites_bounded_and_purged.sql
+-- made it; the triggers on auth.users, the queue and its functions go.
 create function app_private.forget_installations(p_installation_ids uuid[])
 returns void
 language plpgsql
@@ -10,25 +11,24 @@ security invoker
 set search_path = ''
 as $$
 declare
-  v_ids text[];
+  v_ids jsonb;
 begin
   -- Ids another user still registers (one phone, two accounts) stay theirs.
-  v_ids := array(
+  v_ids := to_jsonb(array(
     select distinct i::text from unnest(p_installation_ids) i
-     where not exists (select 1 from app_private.devices d where d.installation_id = i));
-  if cardinality(v_ids) = 0 then
+     where not exists (select 1 from app_private.devices d where d.installation_id = i)));
+  if jsonb_array_length(v_ids) = 0 then
     return;
   end if;
-  -- By sync_records_devices_idx: only the records these installations stamped.
   update app_private.sync_records s
      set field_versions = (
-       select jsonb_object_agg(e.key, case when (e.value ->> 'd') = any (v_ids) then jsonb_set(e.value, '{d}', 'null') else e.value end)
+       select jsonb_object_agg(e.key, case when v_ids ? (e.value ->> 'd') then jsonb_set(e.value, '{d}', 'null') else e.value end)
          from jsonb_each(s.field_versions) e)
-   where app_private.sync_record_devices(s.field_versions) && v_ids;
+   where jsonb_path_exists(s.field_versions, '$.* ? (@.d == $ids)', jsonb_build_object('ids', v_ids));
 end
 $$;
 comment on function app_private.forget_installations(uuid[]) is
-  'The account purge, once per run: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of these installation ids that no device row registers any more (the merge reads null as an unknown device). Finds the records by sync_records_devices_idx: costs by the records those installations stamped. Not callable by any API role.';
+  'The account purge, once per run: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one of these installation ids that no device row registers any more (the merge reads null as an unknown device). Reads every record. Not callable by any API role.';
 revoke all on function app_private.forget_installations(uuid[]) from public, anon, authenticated, service_role;
 
 create or replace function app_private.run_account_deletions(p_now timestamptz default now(), p_batch integer default 20)
@@ -135,8 +135,152 @@ comment on function app_private.run_account_deletions(timestamptz, integer) is
 revoke all on function app_private.run_account_deletions(timestamptz, integer) from public, anon, authenticated, service_role;
 grant execute on function app_private.run_account_deletions(timestamptz, integer) to service_role;
 
+create or replace function app_private.purge_sync_retention(
+  p_now timestamptz default now(),
+  p_batch integer default 5000,
+  p_retention_days integer default 30,
+  p_time_budget interval default '10 seconds'
+)
+returns table (ops_purged integer, tombstones_purged integer, changes_purged integer, rate_limit_counters_purged integer)
+language plpgsql
+volatile
+security definer
+set search_path = ''
+as $$
+declare
+  v_cutoff timestamptz;
+  v_deadline timestamptz;
+  v_horizon xid8;
+  v_txid xid8;
+  v_count integer;
+begin
+  if p_now is null or p_batch is null or p_batch < 1 or p_retention_days is null or p_retention_days < 1
+     or p_time_budget is null or p_time_budget < interval '0' then
+    raise exception 'purge_sync_retention: p_now and p_time_budget are required (p_time_budget not negative), p_batch and p_retention_days must be positive'
+      using errcode = 'invalid_parameter_value';
+  end if;
+  v_cutoff := p_now - make_interval(days => p_retention_days);
+  -- Wall clock (now() stands still in a transaction): a zero budget is one pass per table.
+  v_deadline := clock_timestamp() + p_time_budget;
+  ops_purged := 0;
+  tombstones_purged := 0;
+  changes_purged := 0;
+  rate_limit_counters_purged := 0;
+
+  -- Change entries of deleted or moved rows, and revocations: a cursor from
+  -- before them may have missed them, so the horizon rises to the highest
+  -- txid of every batch (raised once below, in this same transaction).
+  loop
+    with doomed as (
+      select c.scope_id, c.collection, c.id
+        from app_private.sync_changes c
+       where not c.present and c.changed_at < v_cutoff
+       order by c.changed_at
+       limit p_batch
+         for update skip locked
+    ), purged as (
+      delete from app_private.sync_changes c using doomed d
+       where c.scope_id = d.scope_id and c.collection = d.collection and c.id = d.id and not c.present
+      returning c.txid
+    )
+    select count(*)::integer, max(purged.txid) into v_count, v_txid from purged;
+    changes_purged := changes_purged + v_count;
+    v_horizon := greatest(v_horizon, v_txid);
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+
+  loop
+    with doomed as (
+      select a.user_id, a.scope_id
+        from app_private.sync_access a
+       where not a.granted and a.changed_at < v_cutoff
+       order by a.changed_at
+       limit p_batch
+         for update skip locked
+    ), purged as (
+      delete from app_private.sync_access a using doomed d
+       where a.user_id = d.user_id and a.scope_id = d.scope_id and not a.granted
+      returning a.txid
+    )
+    select count(*)::integer, max(purged.txid) into v_count, v_txid from purged;
+    v_horizon := greatest(v_horizon, v_txid);
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+
+  if v_horizon is not null then
+    update app_private.sync_horizon set purged_txid = greatest(purged_txid, v_horizon);
+  end if;
+
+  -- Tombstones: the version state of rows deleted long ago.
+  loop
+    with doomed as (
+      select s.collection, s.id
+        from app_private.sync_records s
+       where s.deleted and s.deleted_at < v_cutoff
+       order by s.deleted_at
+       limit p_batch
+         for update skip locked
+    ), purged as (
+      delete from app_private.sync_records s using doomed d
+       where s.collection = d.collection and s.id = d.id and s.deleted
+      returning 1
+    )
+    select count(*)::integer into v_count from purged;
+    tombstones_purged := tombstones_purged + v_count;
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+
+  loop
+    with doomed as (
+      select o.user_id, o.op_id
+        from app_private.sync_ops o
+       where o.created_at < v_cutoff
+       order by o.created_at
+       limit p_batch
+         for update skip locked
+    ), purged as (
+      delete from app_private.sync_ops o using doomed d
+       where o.user_id = d.user_id and o.op_id = d.op_id
+      returning 1
+    )
+    select count(*)::integer into v_count from purged;
+    ops_purged := ops_purged + v_count;
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+
+  -- Invites used or expired before the cutoff: no longer redeemable, and kept
+  -- that long for their owners to see who joined.
+  loop
+    with doomed as (
+      select i.id
+        from app_private.list_invites i
+       where coalesce(i.used_at, i.expires_at) < v_cutoff
+       order by coalesce(i.used_at, i.expires_at)
+       limit p_batch
+         for update skip locked
+    ), purged as (
+      delete from app_private.list_invites i using doomed d
+       where i.id = d.id
+      returning 1
+    )
+    select count(*)::integer into v_count from purged;
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+
+  loop
+    v_count := app_private.purge_rate_limit_counters(p_now, p_batch);
+    rate_limit_counters_purged := rate_limit_counters_purged + v_count;
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+  return next;
+end;
+$$;
+comment on function app_private.purge_sync_retention(timestamptz, integer, integer, interval) is
+  'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time, each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
+
 
 -- auth.users belongs to Supabase Auth: the owner may create a trigger on it but
 -- not drop one by name; dropping the triggers' function with CASCADE drops them.
-drop function app_private.forget_installations_of_deleted_user() cascade;
-drop function app_private.forget_installations_of(uuid);
+drop function app_private.queue_installations_of_deleted_user() cascade;
+drop function app_private.forget_queued_installations();
+drop table app_private.installations_to_forget;
