@@ -382,7 +382,6 @@ async function applyReadable(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
   }
 }
 
-
 async function applyWrites(tx: Tx, groups: BatchPlan["groups"], written: Set<string>): Promise<ApplyResult> {
   const write = tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(groups)], PREPARED);
   // Sent with the write, run after it (same transaction): a write that fails aborts them too.
