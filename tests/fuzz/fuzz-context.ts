@@ -112,9 +112,11 @@ function b64url(value: unknown): string {
  * Acts on the whole account: asking for its deletion signs out every other
  * session of the user, so such a request never carries the run's user (a
  * user of its own per case, its own auth variants) and warm-up skips it.
+ * Judged by the method a case sends: a GET of the deletion state mutated to
+ * a POST (no body needed, api-v1) asks for the deletion too.
  */
 export function isAccountWide(op: { method: string; template: string }): boolean {
-  return op.method === "POST" && /\/v1\/users\/me\/deletion$/.test(op.template);
+  return op.method.toUpperCase() === "POST" && /\/v1\/users\/me\/deletion$/.test(op.template);
 }
 
 async function buildAuthVariants(setup: FuzzSetup, me: FuzzUser, other: FuzzUser): Promise<AuthVariant[]> {

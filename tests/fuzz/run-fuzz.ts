@@ -81,7 +81,7 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
   const ownToken = async () =>
     SAFE_METHODS.has(fuzzCase.method.toUpperCase())
       ? ctx.token
-      : isAccountWide(fuzzCase.op)
+      : isAccountWide({ method: fuzzCase.method, template: fuzzCase.op.template })
       ? await ctx.throwawayUserToken()
       : await ctx.throwawayToken();
   if (fuzzCase.raw) {
@@ -91,7 +91,7 @@ async function send(ctx: FuzzContext, fuzzCase: FuzzCase, options: FuzzOptions):
   let authorization: string | undefined;
   let authLabel: string;
   if (fuzzCase.auth.kind === "variant") {
-    const variant = (isAccountWide(fuzzCase.op) ? ctx.accountWideAuthVariants : ctx.authVariants)[fuzzCase.auth.index];
+    const variant = (isAccountWide({ method: fuzzCase.method, template: fuzzCase.op.template }) ? ctx.accountWideAuthVariants : ctx.authVariants)[fuzzCase.auth.index];
     authorization = variant.value;
     authLabel = variant.label;
   } else {
