@@ -135,8 +135,11 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
            -- A generated or identity-always column takes no value, whatever it is granted.
            has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') and a.attgenerated = '' and a.attidentity <> 'a' as insertable,
            has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') and a.attgenerated = '' and a.attidentity <> 'a' as updatable,
+           -- (tidesync's own triggers, functions in app_private, fill no column)
            exists (select 1 from pg_catalog.pg_trigger tg
+                    join pg_catalog.pg_proc fn on fn.oid = tg.tgfoid
                     where tg.tgrelid = t.relation and not tg.tgisinternal and tg.tgenabled <> 'D'
+                      and fn.pronamespace <> 'app_private'::regnamespace
                       and tg.tgtype & 7 = 7) as insert_trigger -- TRIGGER_TYPE_ROW | BEFORE | INSERT
       from app_private.sync_tables t
       join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped

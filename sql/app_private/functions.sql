@@ -1524,6 +1524,26 @@ comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an i
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 
+-- function app_private.refuse_another_users_list_id()
+CREATE OR REPLACE FUNCTION app_private.refuse_another_users_list_id()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  -- Only for the API's role: the service role and the owner (the sign-up trigger creating
+  -- a personal list) bypass RLS, as the policy did.
+  if current_user = 'authenticated' and app_private.is_another_users_id(new.id) then
+    raise exception 'duplicate key value violates unique constraint "lists_pkey"'
+      using errcode = 'unique_violation', constraint = 'lists_pkey',
+            detail = format('Key (id)=(%s) already exists.', new.id);
+  end if;
+  return new;
+end;
+$function$;
+comment on function app_private.refuse_another_users_list_id() is 'Trigger (before insert on lists, per row): as authenticated, a list with another user''s id (their personal list''s) is refused as that id being taken (23505 on lists_pkey), whether or not the list exists now, so the answer does not tell a user''s id from any other taken id.';
+revoke execute on function app_private.refuse_another_users_list_id() from public;
+
 -- function app_private.refuse_live_records_over_quota()
 CREATE OR REPLACE FUNCTION app_private.refuse_live_records_over_quota()
  RETURNS trigger

@@ -66,10 +66,6 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
   // A record the batch found and the caller cannot see now (they lost access to its scope
   // meanwhile): answered as an unknown id, without the record as it was.
   if (!current && (refusal.kind !== "insert" || op.type === "delete" || op.base_version !== null)) return reject(notFound(index, op.collection));
-  // A new scope row (a list) the policies refuse where the caller sees no row of that id: the id is
-  // taken by a row they cannot see, or reserved (a personal list's id is its user's, even while
-  // that list is deleted). Answered as for an unknown id, so that neither is revealed.
-  if (!current && refusal.kind === "insert" && refusal.sqlstate === "42501" && collection?.isScope) return reject(notFound(index, op.collection));
   // The scope the op puts the row in is not one the caller can see now: they lost it meanwhile,
   // or only this batch's own refused create made it look like theirs (an id someone else's
   // list has). Answered as for an unknown scope, as the planner answers it.

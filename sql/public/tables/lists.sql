@@ -63,8 +63,8 @@ create policy "Users can create lists"
   as permissive
   for insert
   to authenticated
-  with check (((created_by = ( SELECT auth.uid() AS uid)) AND (NOT app_private.is_another_users_id(id))));
-comment on policy "Users can create lists" on public.lists is 'Any signed-in user creates lists of their own, never with another user''s id (that user''s personal list''s); the database makes them its owner.';
+  with check ((created_by = ( SELECT auth.uid() AS uid)));
+comment on policy "Users can create lists" on public.lists is 'Any signed-in user creates lists of their own (never with another user''s id: the trigger personal_list_id_reserved answers it as taken); the database makes them its owner.';
 
 -- grants (the owner's implicit rights not shown)
 grant delete, select on table public.lists to authenticated;
@@ -77,6 +77,8 @@ grant insert, update (archived) on table public.lists to authenticated;
 
 -- triggers
 CREATE TRIGGER lists_add_creator_as_owner AFTER INSERT ON lists REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.add_list_creator_as_owner();
+CREATE TRIGGER personal_list_id_reserved BEFORE INSERT ON lists FOR EACH ROW EXECUTE FUNCTION app_private.refuse_another_users_list_id();
+comment on trigger personal_list_id_reserved on public.lists is 'A personal list''s id (its user''s id) is taken for everyone else, even while that list is deleted.';
 CREATE TRIGGER tidesync_refuse_truncate BEFORE TRUNCATE ON lists FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_sync_truncate();
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON lists REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON lists REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();

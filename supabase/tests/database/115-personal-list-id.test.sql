@@ -1,8 +1,9 @@
 -- A personal list's id is its user's id, and only that user may create a list
--- with it (migration 20261127000500): per role, who may delete a personal
--- list and who may create one with a user's id afterwards.
+-- with it (migrations 20261127000500, 20261127001200: refused as a taken id,
+-- 23505 on lists_pkey, like any id a row has): per role, who may delete a
+-- personal list and who may create one with a user's id afterwards.
 begin;
-select plan(12);
+select plan(14);
 
 select from tests.create_supabase_user('pl_user');
 select from tests.create_supabase_user('pl_stranger');
@@ -21,7 +22,7 @@ select is(app_private.is_another_users_id(gen_random_uuid()), false, 'an id nobo
 select lives_ok($$ delete from public.lists where id = tests.get_supabase_uid('pl_user') $$, 'its user (an owner) deletes their personal list');
 select tests.authenticate_as('pl_stranger');
 select throws_ok(format('insert into public.lists (id, title) values (%L, %L)', tests.get_supabase_uid('pl_user'), 'Personal'),
-  '42501', null, 'a stranger cannot create a list whose id is another user''s id');
+  '23505', 'duplicate key value violates unique constraint "lists_pkey"', 'a stranger cannot create a list whose id is another user''s id: it is taken, as any id a row has');
 select tests.authenticate_as_anon();
 select throws_ok(format('insert into public.lists (id, title) values (%L, %L)', tests.get_supabase_uid('pl_user'), 'Personal'),
   '42501', null, 'anon cannot either');
@@ -39,7 +40,11 @@ insert into public.list_members (list_id, user_id, role) values (tests.get_supab
 select tests.authenticate_as('pl_coowner');
 select lives_ok($$ delete from public.lists where id = tests.get_supabase_uid('pl_user') $$, 'another owner of a shared personal list may delete it (as any list)');
 select throws_ok(format('insert into public.lists (id, title) values (%L, %L)', tests.get_supabase_uid('pl_user'), 'Taken'),
-  '42501', null, 'but not create a list with its user''s id');
+  '23505', 'duplicate key value violates unique constraint "lists_pkey"', 'but not create a list with its user''s id (taken)');
+
+-- ------------------------------------------------------------ the trigger, pinned
+select ok(not has_function_privilege('authenticated', 'app_private.refuse_another_users_list_id()', 'EXECUTE'), 'no API role calls the trigger function');
+select policy_cmd_is('public', 'lists', 'Users can create lists', 'insert', 'the insert policy is the plain one again');
 
 select * from finish();
 rollback;
