@@ -1,12 +1,14 @@
 -- A list holds at most app_private.max_pending_invites_per_list() pending
 -- invites (migration 20261127000520): the next create_list_invite is refused
--- with 23514; withdrawn, used and expired invites do not count; a non-owner
--- gets the same answer as always, full list or not.
+-- with 23514; withdrawn, used and expired invites do not count, nor those of
+-- a creator who is no longer an owner (redeem refuses them; 20261127001400);
+-- a non-owner gets the same answer as always, full list or not.
 begin;
-select plan(8);
+select plan(12);
 
 select from tests.create_supabase_user('cap_owner');
 select from tests.create_supabase_user('cap_stranger');
+select from tests.create_supabase_user('cap_coowner');
 
 select is(app_private.max_pending_invites_per_list(), 100, 'a list may have 100 pending invites');
 
@@ -15,7 +17,7 @@ insert into public.lists (id, title) values ('f2000000-0000-4000-8000-0000000000
 select lives_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000001', 'viewer') from generate_series(1, 100) $$,
   'an owner creates 100 invites to a list');
 select throws_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000001', 'viewer') $$,
-  '23514', 'a list has at most 100 pending invites; withdraw some (delete their app_private.list_invites rows) or let them expire',
+  '23514', 'a list has at most 100 pending invites; they stop counting once used or expired, and a former owner''s invites do not count',
   'the 101st pending invite is refused, saying why');
 
 select tests.authenticate_as('cap_stranger');
@@ -39,6 +41,27 @@ select tests.authenticate_as('cap_owner');
 select lives_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000001', 'viewer') $$, 'and a used one');
 select throws_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000001', 'owner') $$,
   '23514', null, 'the list is full again');
+
+-- A co-owner fills the cap with 30-day codes and leaves: their codes are dead
+-- (redeem refuses them), so they must not keep the other owners from inviting.
+select tests.authenticate_as('cap_owner');
+insert into public.lists (id, title) values ('f2000000-0000-4000-8000-000000000002', 'Left behind');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role)
+values ('f2000000-0000-4000-8000-000000000002', tests.get_supabase_uid('cap_coowner'), 'owner');
+select tests.authenticate_as('cap_coowner');
+select lives_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000002', 'viewer', interval '30 days') from generate_series(1, 100) $$,
+  'a co-owner creates 100 invites valid 30 days');
+select tests.authenticate_as('cap_owner');
+select throws_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000002', 'viewer') $$,
+  '23514', null, 'a co-owner''s pending invites count');
+select tests.authenticate_as('cap_coowner');
+delete from public.list_members where list_id = 'f2000000-0000-4000-8000-000000000002' and user_id = (select auth.uid());
+select tests.authenticate_as('cap_owner');
+select lives_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000002', 'viewer') $$,
+  'once they left, the remaining owner invites again');
+select results_eq($$ select count(*)::int from app_private.list_invites where list_id = 'f2000000-0000-4000-8000-000000000002' and used_at is null $$,
+  array[101], 'the former owner''s 100 codes are still there, just not counted');
 
 select * from finish();
 rollback;
