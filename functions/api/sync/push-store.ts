@@ -211,11 +211,11 @@ function namedRecords(ops: readonly SyncOpEnvelope[]): { collection: string; id:
   });
 }
 
-/** The rows the planner must know: those the ops name, and the scopes their data points at. */
-function keysToRead(ops: readonly SyncOpEnvelope[]): Map<string, { collection: string; id: string }> {
+/** The rows the planner must know: those the ops name (namedRecords), and the scopes their data points at. */
+function keysToRead(records: ReturnType<typeof namedRecords>): Map<string, { collection: string; id: string }> {
   const keys = new Map<string, { collection: string; id: string }>();
   const add = (collection: string, id: string) => keys.set(recordKey(collection, id), { collection, id: id.toLowerCase() });
-  for (const { collection, id, data } of namedRecords(ops)) {
+  for (const { collection, id, data } of records) {
     const definition = findCollection(collection)!;
     add(collection, id);
     const scopeId = typeof data === "object" && data !== null ? (data as Record<string, unknown>)[definition.scopeColumn] : undefined;
@@ -300,11 +300,12 @@ export async function pushBatch(
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED);
-  const named = byCollection(namedRecords(batch.ops));
+  const records = namedRecords(batch.ops);
+  const named = byCollection(records);
   const locks = [...named].filter(([, ids]) => ids.length > 0)
     .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [pgArray(ids)], PREPARED)
       .then((rows) => rows.map((r) => recordKey(collection, r.id))));
-  const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(batch.ops), batch.device_id ?? null, sessionId);
+  const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(records), batch.device_id ?? null, sessionId);
   const [, writable, stateText] = await Promise.all([setUp, Promise.all(locks), statePromise]);
   const state = parseState(stateText);
 
@@ -333,7 +334,7 @@ export async function pushBatch(
   // Only when the database refused a record: its ops are answered from the rows as they stand
   // after the write (a round trip more), not from the planner's picture, which may be stale.
   const after = refused.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
-    tx, [], keysToRead(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : []))), batch.device_id ?? null, sessionId)));
+    tx, [], keysToRead(namedRecords(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : [])))), batch.device_id ?? null, sessionId)));
   const results = settle(plan, applied, refused, { records: after, deviceId: state.device_id, now: state.now });
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
