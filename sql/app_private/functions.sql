@@ -1440,6 +1440,26 @@ $function$;
 comment on function app_private.recheck_list_write() is 'Trigger (before update or delete on lists, per row, so after the row lock): as authenticated, the caller must still be an editor (update) or owner (delete) of the list as last committed (require_list_role), not only at the statement''s start.';
 revoke execute on function app_private.recheck_list_write() from public;
 
+-- function app_private.recheck_task_writes()
+CREATE OR REPLACE FUNCTION app_private.recheck_task_writes()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_lists uuid[];
+begin
+  if current_user = 'authenticated' then
+    select array_agg(distinct n.list_id) into v_lists from new_rows n;
+    -- The role of the tasks policies ("Editors can add tasks…", "Editors can change the tasks…").
+    perform app_private.require_list_role(v_lists, 'editor');
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.recheck_task_writes() is 'Trigger (after insert or update of public.tasks, per statement, with new_rows): as authenticated, the caller must still be an editor of every list the statement wrote tasks into, as last committed (require_list_role). recheck_write_into_list() with a static query.';
+revoke execute on function app_private.recheck_task_writes() from public;
+
 -- function app_private.recheck_write_into_list()
 CREATE OR REPLACE FUNCTION app_private.recheck_write_into_list()
  RETURNS trigger

@@ -10,7 +10,7 @@
 --     the list (its cascade takes the owner's own membership);
 --   - the service role and the owner are not checked.
 begin;
-select plan(18);
+select plan(22);
 
 select from tests.create_supabase_user('wj_owner');
 select from tests.create_supabase_user('wj_owner2');
@@ -21,19 +21,26 @@ select from tests.create_supabase_user('wj_viewer');
 select is(tests.function_callers('app_private.require_list_role(uuid[], text)'), array['authenticated'], 'require_list_role: authenticated only');
 select is(tests.function_callers('app_private.recheck_list_write()'), '{}'::text[], 'recheck_list_write (trigger): no API role');
 select is(tests.function_callers('app_private.recheck_write_into_list()'), '{}'::text[], 'recheck_write_into_list (trigger): no API role');
+select is(tests.function_callers('app_private.recheck_task_writes()'), '{}'::text[], 'recheck_task_writes (trigger): no API role');
 select is(tests.function_callers('app_private.recheck_list_member_change()'), '{}'::text[], 'recheck_list_member_change (trigger): no API role');
 select is(array(select p.oid::regprocedure::text from pg_proc p
                  where p.oid in ('app_private.require_list_role(uuid[], text)'::regprocedure, 'app_private.recheck_list_write()'::regprocedure,
-                                 'app_private.recheck_write_into_list()'::regprocedure, 'app_private.recheck_list_member_change()'::regprocedure)
+                                 'app_private.recheck_write_into_list()'::regprocedure, 'app_private.recheck_list_member_change()'::regprocedure,
+                                 'app_private.recheck_task_writes()'::regprocedure)
                    and p.proconfig @> array['search_path=""'] and p.provolatile = 'v'
                  order by p.prosecdef desc, 1),
-  array['app_private.require_list_role(uuid[],text)', 'app_private.recheck_list_member_change()', 'app_private.recheck_list_write()', 'app_private.recheck_write_into_list()'],
-  'all four VOLATILE with an empty search_path; only require_list_role is SECURITY DEFINER (the triggers read current_user)');
+  array['app_private.require_list_role(uuid[],text)', 'app_private.recheck_list_member_change()', 'app_private.recheck_list_write()',
+        'app_private.recheck_task_writes()', 'app_private.recheck_write_into_list()'],
+  'all five VOLATILE with an empty search_path; only require_list_role is SECURITY DEFINER (the triggers read current_user)');
 select is(array(select c.relname || '.' || t.tgname from pg_trigger t join pg_class c on c.oid = t.tgrelid
                  where t.tgname like 'writer_role_rechecked%' and c.relnamespace = 'public'::regnamespace order by 1),
   array['list_members.writer_role_rechecked_on_delete', 'list_members.writer_role_rechecked_on_update', 'lists.writer_role_rechecked',
         'tasks.writer_role_rechecked_on_insert', 'tasks.writer_role_rechecked_on_update'],
   'the recheck triggers of lists, tasks and list_members');
+select is(array(select t.tgname || ' ' || t.tgfoid::regproc::text from pg_trigger t
+                 where t.tgrelid = 'public.tasks'::regclass and t.tgname like 'writer_role_rechecked%' order by 1),
+  array['writer_role_rechecked_on_insert app_private.recheck_task_writes', 'writer_role_rechecked_on_update app_private.recheck_task_writes'],
+  'tasks: both recheck triggers run the static recheck_task_writes');
 -- AFTER triggers of one event fire in name order: the recheck must come after the list locks.
 select is_empty($$ select t.tgname from pg_trigger t
                     where t.tgrelid = 'public.list_members'::regclass and not t.tgisinternal
@@ -73,6 +80,21 @@ select lives_ok($$ delete from public.list_members where list_id = 'e1000000-000
 select tests.authenticate_as('wj_editor');
 select throws_ok($$ select app_private.require_list_role(array['e1000000-0000-4000-8000-000000000001'::uuid, 'e1000000-0000-4000-8000-000000000002'::uuid], 'editor') $$,
   '42501', null, 'require_list_role: one list the caller has left among them is enough to refuse');
+
+-- The generic trigger, for an app's own table scoped by a list (docs/security-model.md).
+select tests.clear_authentication();
+create table public.wj_notes (id uuid primary key, list_id uuid not null);
+alter table public.wj_notes enable row level security;
+create policy "wj" on public.wj_notes for all to authenticated using (true) with check (true);
+grant insert on public.wj_notes to authenticated;
+create trigger writer_role_rechecked_on_insert after insert on public.wj_notes referencing new table as new_rows
+  for each statement execute function app_private.recheck_write_into_list('editor', 'list_id');
+select tests.authenticate_as('wj_editor');
+select throws_ok($$ insert into public.wj_notes values (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000001'),
+                                                        (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000002') $$,
+  '42501', null, 'recheck_write_into_list: a statement writing into a list its writer has left is refused');
+select lives_ok($$ insert into public.wj_notes values (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000001') $$,
+  'recheck_write_into_list: a statement writing only into lists the writer edits goes');
 
 select tests.authenticate_as('wj_owner');
 select lives_ok($$ delete from public.lists where id = 'e1000000-0000-4000-8000-000000000001' $$,
