@@ -66,13 +66,29 @@ function describe(issue: z.core.$ZodIssue): { code: string; message: string } {
 }
 
 /**
+ * The issues that make different details. zod reports an integer beyond 2^53
+ * twice where a schema also states the bound (.int()'s safe range and the
+ * .max() that puts it in the OpenAPI document): one detail says it.
+ */
+function distinct(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((issue) => {
+    if (issue.code === "unrecognized_keys") return true;
+    const key = JSON.stringify([issue.path.map(String), describe(issue)]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
  * One detail per offending field; an unexpected key gets its own pointer. At
  * most `limit` of them are built: a body with 100,000 unknown keys must not
  * cost 100,000 detail objects (the message counts them with issueCount).
  */
 export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = [], limit = Number.POSITIVE_INFINITY): FieldDetail[] {
   const details: FieldDetail[] = [];
-  for (const issue of issues) {
+  for (const issue of distinct(issues)) {
     if (details.length >= limit) break;
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys.slice(0, limit - details.length)) {
@@ -87,7 +103,7 @@ export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: 
 
 /** How many details zodIssuesToDetails would give without a limit. */
 export function issueCount(issues: readonly z.core.$ZodIssue[]): number {
-  return issues.reduce((count, issue) => count + (issue.code === "unrecognized_keys" ? issue.keys.length : 1), 0);
+  return distinct(issues).reduce((count, issue) => count + (issue.code === "unrecognized_keys" ? issue.keys.length : 1), 0);
 }
 
 export function validationMessage(count: number): string {

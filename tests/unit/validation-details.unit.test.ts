@@ -99,3 +99,19 @@ describe("a flood of unknown keys", () => {
     expect(zodIssuesToDetails(issues, ["data"])).toHaveLength(50_001);
   });
 });
+
+describe("integers beyond 2^53", () => {
+  // zod's .int() already bounds an integer to the safe range; the .max() of the same bound (kept
+  // for the OpenAPI document) gave the client two identical details for one field.
+  it("is one too_large detail per field", async () => {
+    const { syncOpSchema } = await import("../../functions/_shared/schemas/sync.ts");
+    const { artifactSchema } = await import("../../functions/_shared/schemas/releases.ts");
+    const op = { op_id: "00000000-0000-4000-8000-000000000001", collection: "tasks", record_id: "00000000-0000-4000-8000-000000000002",
+                 type: "upsert", base_version: 2 ** 60, data: {} };
+    const details = detailsFor(syncOpSchema, op);
+    expect(details).toEqual([{ field: "/base_version", code: "too_large", message: expect.stringContaining("9007199254740991") }]);
+    expect(validationMessage(issueCount(syncOpSchema.safeParse(op).error!.issues))).toBe("1 field is invalid");
+    const artifact = detailsFor(artifactSchema, { path: "a.apk", size: 2 ** 60, sha256: "0".repeat(64) }).filter((d) => d.field === "/size");
+    expect(artifact).toEqual([{ field: "/size", code: "too_large", message: expect.stringContaining("9007199254740991") }]);
+  });
+});
