@@ -12,12 +12,18 @@
 //   the edit began: a remote change pulled into a record with unpushed
 //   changes keeps the old version (conflictResolver below), so a same-field
 //   edit of another device meanwhile is a conflict, not silently overwritten.
+// - Watermelon pulls before it pushes, and its pull destroys a record it is
+//   told is gone (a removal, or one a `replacement` pull does not list) with
+//   any unpushed change of it. A record with local changes is kept out of
+//   that: the push after the pull sends them, and the server's answer (a
+//   conflict with the tombstone, or NOT_FOUND) reports what is lost, as the
+//   core client's push-then-pull does; its correction removes the record.
 // - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
-//   Watermelon's `replacement` strategy, which drops local records the server
-//   no longer lists (unpushed local changes are kept and pushed).
+//   Watermelon's `replacement` strategy, which drops the synced local records
+//   the server no longer lists (records with local changes: see above).
 // The pull cursor is ours (Watermelon's numeric lastPulledAt only says
 // whether the database has synced before).
-import type { Database } from "@nozbe/watermelondb";
+import { type Database, Q } from "@nozbe/watermelondb";
 import { synchronize } from "@nozbe/watermelondb/sync";
 import type { DirtyRaw } from "@nozbe/watermelondb/RawRecord";
 import type { SyncPullResult, SyncPushArgs, SyncTableChangeSet } from "@nozbe/watermelondb/sync";
@@ -36,6 +42,15 @@ const CURSOR_KEY = "tidesync.cursor";
 const CORRECTIONS_KEY = "tidesync.corrections";
 /** Watermelon's own columns, never sent. */
 const LOCAL_COLUMNS = new Set(["id", "_status", "_changed"]);
+/** A full sync replaces only the records without local changes (the others' changes go up first). */
+const SYNCED_ONLY = () => [Q.where("_status", "synced")];
+
+/** Watermelon's pull strategy (its types do not declare it yet). */
+interface ReplacementStrategy {
+  default: "replacement";
+  override: Record<string, never>;
+  experimentalQueryRecordsForReplacement: Record<string, () => Q.Where[]>;
+}
 
 export interface WatermelonSyncOptions extends AdapterOptions {
   database: Database;
@@ -139,7 +154,7 @@ export class WatermelonTidesync {
   }
 
   // ------------------------------------------------------------------ pull
-  private async pullChanges(lastPulledAt: number | null, corrections: readonly Correction[]): Promise<SyncPullResult & { cursor: string; experimentalStrategy?: "replacement" }> {
+  private async pullChanges(lastPulledAt: number | null, corrections: readonly Correction[]): Promise<SyncPullResult & { cursor: string; experimentalStrategy?: ReplacementStrategy }> {
     // A database that never synced (or was reset) starts from scratch, whatever cursor is stored.
     let cursor = lastPulledAt === null ? null : ((await this.store.get<string>(CURSOR_KEY)) ?? null);
     const latest = new Map<string, SyncRecord>();
@@ -181,13 +196,37 @@ export class WatermelonTidesync {
         set.updated.push(this.toRaw(record));
       }
     }
+    // Removals spare records with local changes (the push answers for them); a full sync, through its query.
+    for (const [table, set] of Object.entries(changes)) {
+      if (set.deleted.length === 0) continue;
+      const changed = await this.withLocalChanges(table, set.deleted);
+      set.deleted = set.deleted.filter((id) => !changed.has(id));
+    }
     return {
       changes,
       // Watermelon wants a growing number; the position that matters is the cursor.
       timestamp: Math.max(Date.now(), (lastPulledAt ?? 0) + 1),
       cursor: cursor!,
-      ...(full ? { experimentalStrategy: "replacement" as const } : {}),
+      ...(full
+        ? {
+          experimentalStrategy: {
+            default: "replacement" as const,
+            override: {},
+            experimentalQueryRecordsForReplacement: Object.fromEntries(this.options.tables.map((table) => [table, SYNCED_ONLY])),
+          },
+        }
+        : {}),
     };
+  }
+
+  /** Which of these records hold local changes not yet pushed (created, updated or deleted here). */
+  private async withLocalChanges(table: string, ids: readonly string[]): Promise<Set<string>> {
+    const [changed, deleted] = await Promise.all([
+      this.options.database.get(table).query(Q.where("id", Q.oneOf([...ids])), Q.where("_status", Q.notEq("synced"))).fetchIds(),
+      this.options.database.adapter.getDeletedRecords(table),
+    ]);
+    const asked = new Set(ids);
+    return new Set([...changed, ...deleted.filter((id) => asked.has(id))]);
   }
 
   // ------------------------------------------------------------------ push
