@@ -11,7 +11,7 @@ export const limitsSchema = z.object({
   max_body_bytes: z.number().int().positive(),
   max_ops_per_batch: z.number().int().positive(),
   max_record_data_bytes: z.number().int().positive()
-    .describe("bytes of one record's data as compact UTF-8 JSON (JSON.stringify's text), after the op's patch is merged; over it the op is rejected PAYLOAD_TOO_LARGE"),
+    .describe("bytes of one record's data as compact UTF-8 JSON (JSON.stringify's text), after the op's patch is merged, without the fields no client writes (insertable and updatable both false: created_by, created_at); an op that leaves it over this and larger than it was is rejected PAYLOAD_TOO_LARGE"),
   default_pull_limit: z.number().int().positive(),
   max_pull_limit: z.number().int().positive(),
   max_collections_per_pull: z.number().int().positive(),

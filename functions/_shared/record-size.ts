@@ -2,7 +2,9 @@
 //
 // A record's data is measured as api-v1.md's limit says ("one record's `data`
 // (UTF-8 JSON)"): the UTF-8 bytes of its compact JSON text, JSON.stringify's,
-// what a client sends and receives. It is the function's limit alone: no
+// what a client sends and receives, less the fields no client writes (a
+// create sends none of them, and an edit must be measured as its create was).
+// It is the function's limit alone: no
 // database check bounds it a second time (tests/unit/limits.unit.test.ts), so
 // none can refuse a record the function accepted.
 //
@@ -98,9 +100,23 @@ function measure(value: unknown, form: JsonTextForm): number {
   }
 }
 
-/** Bytes of a record's data as UTF-8 JSON text (`JSON.stringify`): what max_record_data_bytes bounds. */
-export function recordDataBytes(data: Record<string, unknown>): number {
-  return measure(data, COMPACT);
+const NO_FIELDS: ReadonlySet<string> = new Set();
+
+/**
+ * Bytes of a record's data as UTF-8 JSON text (`JSON.stringify`), less the `serverFields` (those no
+ * client may write: created_by, created_at), with the separators the object would then have: what
+ * max_record_data_bytes bounds. Without them, a create (the fields it sends) and an edit of the
+ * same record (the row as stored) are measured alike.
+ */
+export function recordDataBytes(data: Record<string, unknown>, serverFields: ReadonlySet<string> = NO_FIELDS): number {
+  if (serverFields.size === 0) return measure(data, COMPACT);
+  let bytes = 2;
+  let items = 0;
+  for (const key in data) {
+    const item = data[key];
+    if (Object.hasOwn(data, key) && item !== undefined && !serverFields.has(key)) bytes += stringBytes(key) + 1 + measure(item, COMPACT), items++;
+  }
+  return items === 0 ? bytes : bytes + items - 1;
 }
 
 /** Bytes of `octet_length(value::text)` for a JSON object stored as jsonb (an op's error in the ledger). */

@@ -540,6 +540,34 @@ describe("POST /v1/sync/batch: limits", () => {
     expect(body.results[1].error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", message: "the record's data would be 601 bytes; at most 600" });
   });
 
+  it("a create and an edit are measured alike: the columns only the server writes do not count, and a record created at the limit stays editable", async () => {
+    const user = await createTestUser();
+    const sized = (bytes: number, title = "t") => {
+      const data = task(user, { title, notes: "" });
+      return { ...data, notes: "x".repeat(bytes - Buffer.byteLength(JSON.stringify(data))) };
+    };
+    // Stored, the row also has created_by and created_at (~95 bytes), which no client writes.
+    const [roomy, full] = [randomUUID(), randomUUID()];
+    const created = await pushOk(user, { ops: [upsert("tasks", roomy, sized(450)), upsert("tasks", full, sized(600))] }, small.apiUrl);
+    expect(created.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    const [roomyV, fullV] = created.results.map((r) => r.record!.version);
+    expect(recordDataBytes(created.results[1].record!.data!)).toBeGreaterThan(600);
+    const edits = await pushOk(user, {
+      ops: [
+        // 490 bytes of what clients write (with the defaults done, due_date, position): under the limit.
+        upsert("tasks", roomy, { notes: sized(490).notes }, roomyV),
+        // The table's defaults took it over the limit; an edit that does not grow it is applied.
+        upsert("tasks", full, { done: true }, fullV),
+      ],
+    }, small.apiUrl);
+    expect(edits.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await storedRow("tasks", full)).toMatchObject({ done: true });
+    // An edit that grows it further is not.
+    const grown = await pushOk(user, { ops: [upsert("tasks", full, { title: "tt" }, edits.results[1].record!.version)] }, small.apiUrl);
+    expect(grown.results[0]).toMatchObject({ status: "rejected", error: { code: "PAYLOAD_TOO_LARGE" } });
+    expect(await storedRow("tasks", full)).toMatchObject({ title: "t" });
+  });
+
   it("more live records than max_live_records_per_user → the op rejected QUOTA_EXCEEDED; a delete frees room", async () => {
     const user = await createTestUser();
     expect(await liveRecords(user.userId)).toBe(0); // the personal list is the signup's, not the user's write

@@ -297,6 +297,10 @@ describe("record and ledger sizes", () => {
     expect(recordDataBytes({ ß: "😀 x\u{10FFFF}" })).toBe(new TextEncoder().encode('{"ß":"😀 x\u{10FFFF}"}').byteLength);
     expect(recordDataBytes({ lone: "\uD800" })).toBe('{"lone":"\\ud800"}'.length);
     expect(recordDataBytes({ q: 'say "hi"\n' })).toBe('{"q":"say \\"hi\\"\\n"}'.length);
+    // Less the fields only the server writes, as if the object had none of them.
+    const server = new Set(["created_by", "created_at"]);
+    expect(recordDataBytes({ created_by: "u", a: 1, created_at: "t", b: "é" }, server)).toBe(new TextEncoder().encode('{"a":1,"b":"é"}').byteLength);
+    expect(recordDataBytes({ created_by: "u" }, server)).toBe(2);
   });
 
   it("jsonbTextBytes measures Postgres' jsonb text (the ledger's bound on an error): spaced separators, plain-notation numbers, UTF-8", () => {

@@ -12,10 +12,11 @@
 // answer alike) → columns of the table (create or change) → the scope the
 // data points at must be visible → base_version ahead of the server →
 // field-level merge (conflict) → the caller may write the row (FORBIDDEN) →
-// record data size → live-records quota → applied. Ops on one record chain:
-// each sees the state the previous one produced; the record is written once,
-// in its final state, and the database has the last word (a row it refuses
-// turns that record's applied ops into rejected ones, see push-store.ts).
+// record data size (where the op grows it) → live-records quota → applied.
+// Ops on one record chain: each sees the state the previous one produced; the
+// record is written once, in its final state, and the database has the last
+// word (a row it refuses turns that record's applied ops into rejected ones,
+// see push-store.ts).
 // One exception to "once": a row deleted and then re-created by the batch is
 // deleted, and then inserted from the patch, exactly as two batches would do
 // it: the writes up to the re-creation form one phase, run before the rest.
@@ -345,9 +346,12 @@ export function planBatch(
     const next = merged.next;
     if (!merged.written) return finish({ op_id: opId, status: "applied", record: toSyncRecord(next) }, writtenHere());
 
+    // The size of what clients write (recordDataBytes), bounded only where an op grows it: a
+    // record the table's defaults took over the limit when created (a create counts the fields it
+    // sends), or that a lower limit now exceeds, stays editable.
     if (next.data) {
-      const bytes = recordDataBytes(next.data);
-      if (bytes > limits.max_record_data_bytes) {
+      const bytes = recordDataBytes(next.data, definition.serverFields);
+      if (bytes > limits.max_record_data_bytes && bytes > (live ? recordDataBytes(current.data!, definition.serverFields) : 0)) {
         return reject(rejection("PAYLOAD_TOO_LARGE", `the record's data would be ${bytes} bytes; at most ${limits.max_record_data_bytes}`, [
           { field: at(index, "data"), code: "too_large", message: `the record's data must be at most ${limits.max_record_data_bytes} bytes` },
         ]), current);
