@@ -161,6 +161,24 @@ describe("POST /v1/sync/batch: a row the database refuses where the planner reli
     const pulled = new Map((await pullAll(alice, start.cursor)).changes.map((c) => [c.id, c]));
     for (const result of body.results.slice(2)) expect(result.record).toEqual(pulled.get(result.record!.id));
   });
+
+  it("a list deleted and re-created, then ops the planner answers without writing on tasks the delete took with it: answered with the tombstone, as right afterwards", async () => {
+    const alice = await createTestUser();
+    const [list, createdTwice, invalid, again] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const resent = upsert("tasks", again, { list_id: list, title: "t" });
+    const created = await pushOk(alice, { ops: [upsert("lists", list, { title: "L" }),
+      upsert("tasks", createdTwice, { list_id: list, title: "t" }), upsert("tasks", invalid, { list_id: list, title: "t" }), resent] });
+    const [listVersion, , invalidVersion] = created.results.map((r) => r.record!.version);
+    const start = await pullAll(alice);
+    // A create over an id the list's task has (conflict), an edit the table refuses (rejected), an op sent again (duplicate).
+    const later = () => [upsert("tasks", createdTwice, { list_id: list, title: "again" }), upsert("tasks", invalid, { title: "" }, invalidVersion), resent];
+    const body = await pushOk(alice, { ops: [remove("lists", list, listVersion), upsert("lists", list, { title: "L again" }), ...later()] });
+    expect(body.results.map((r) => [r.status, r.record?.deleted])).toEqual([["applied", false], ["applied", false], ["conflict", true], ["conflict", true], ["duplicate", true]]);
+    const afterwards = await pushOk(alice, { ops: [upsert("lists", randomUUID(), { title: "other" }), upsert("lists", randomUUID(), { title: "other" }), ...later()] });
+    expect(body.results.slice(2).map(answer)).toEqual(afterwards.results.slice(2).map(answer));
+    const pulled = new Map((await pullAll(alice, start.cursor)).changes.map((c) => [c.id, c]));
+    for (const result of body.results.slice(2)) expect(result.record).toEqual(pulled.get(result.record!.id));
+  });
 });
 
 describe("POST /v1/sync/batch: the database's live-records quota, reached while the push waited", () => {

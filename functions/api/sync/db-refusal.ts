@@ -7,7 +7,7 @@
 import { type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import { ALL_FIELDS, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
-import type { SyncOpError, SyncOpResult } from "../../_shared/schemas/sync.ts";
+import type { SyncOp, SyncOpError, SyncOpResult } from "../../_shared/schemas/sync.ts";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../_shared/sync-quota.generated.ts";
 import { notFound, type PlannedOp, quotaExceeded, recordKey, rejection, scopeNotFound, toSyncRecord } from "./plan-batch.ts";
 
@@ -77,11 +77,7 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
   // A record the batch meant to change or delete and that is deleted now: by another writer, or
   // by the batch's own cascade (its list deleted, then re-created, before this write ran).
   // Answered as for a record deleted since the op's base.
-  if (current?.deleted && refusal.kind !== "insert") {
-    return op.type === "delete"
-      ? { op_id: op.op_id, status: "applied", record: toSyncRecord(current) }
-      : { op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: [ALL_FIELDS] };
-  }
+  if (current?.deleted && refusal.kind !== "insert") return deletedSinceBase(op, current);
   if (planned.status === "conflict" && current) return { ...planned, record: toSyncRecord(current) };
   // The id was free when the batch read it and someone created the row since: if the caller can
   // see it, this is a create of an existing record (create twice), merged on base 0.
@@ -90,6 +86,29 @@ export function refusedResult(p: PlannedOp, refusal: Refusal, after: AfterRefusa
     if (merged.outcome === "conflict") return { op_id: op.op_id, status: "conflict", record: toSyncRecord(current), conflicting_fields: merged.fields };
   }
   return reject(refusalError(refusal, index, collection));
+}
+
+/** An op on a record deleted since the batch read it live: a delete has nothing left to do, an upsert conflicts with the tombstone. */
+function deletedSinceBase(op: SyncOp, tombstone: ServerRecord): SyncOpResult {
+  return op.type === "delete"
+    ? { op_id: op.op_id, status: "applied", record: toSyncRecord(tombstone) }
+    : { op_id: op.op_id, status: "conflict", record: toSyncRecord(tombstone), conflicting_fields: [ALL_FIELDS] };
+}
+
+/**
+ * The answer to an op the planner answered with a live record it did not write (conflict,
+ * rejected, duplicate) in a scope the batch deleted: the delete's cascade, which the planner does
+ * not follow, may have removed the record. Answered as the same op sent after the batch would be,
+ * with the record as it stands after the write (`current`, none if the caller cannot see it): on a
+ * tombstone, an upsert conflicts before its data is judged and a delete is applied (unless it
+ * carries data); a duplicate, or an op_id used for another record (not logged), stays what it was.
+ */
+export function cascadedResult(p: PlannedOp, current: ServerRecord | undefined): SyncOpResult {
+  const { op, result: planned } = p;
+  if (current?.deleted && op && p.logged && !(op.type === "delete" && op.data !== undefined)) return deletedSinceBase(op, current);
+  if (current) return { ...planned, record: toSyncRecord(current) };
+  const { record: _found, ...result } = planned;
+  return result.status === "conflict" ? planned : result; // a conflict carries a record
 }
 
 function fieldsOf(refusal: Refusal, collection: CollectionDefinition | undefined): string[] {

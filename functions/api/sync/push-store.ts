@@ -16,7 +16,9 @@
 //      triggers keep versions, field versions and change entries), and, pipelined
 //      behind it, read the written rows back as they now stand;
 //      only when the database refused a row: read the refused records and the scopes
-//      their ops point at again (step 1's read, a later snapshot) to answer their ops;
+//      their ops point at again (step 1's read, a later snapshot) to answer their ops,
+//      and, only when the batch deleted a scope row, the records it answers unwritten
+//      in that scope (its cascade may have removed them);
 //   3. record every new ledger row.
 // Everything commits together or not at all: a crash or timeout leaves no
 // half-applied batch, and a retry with the same op_ids is safe.
@@ -29,7 +31,7 @@ import type { SyncBatchEnvelope, SyncOpEnvelope, SyncOpResult } from "../../_sha
 import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
-import { type AfterRefusal, NOT_READABLE_AFTER_WRITE, type Refusal, refusedResult } from "./db-refusal.ts";
+import { type AfterRefusal, cascadedResult, NOT_READABLE_AFTER_WRITE, type Refusal, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, namedRecord, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
@@ -331,11 +333,16 @@ export async function pushBatch(
   const applied = plan.groups.length === 0 ? { failed: [], records: [] } : replanned ? await applyReadable(tx, plan) : await applyWrites(tx, plan.groups, plan.written);
   const refused = firstRefusals(applied.failed);
   if (!replanned && unreadable(applied, refused).length > 0) throw new StaleBatch();
-  // Only when the database refused a record: its ops are answered from the rows as they stand
-  // after the write (a round trip more), not from the planner's picture, which may be stale.
-  const after = refused.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
-    tx, [], keysToRead(namedRecords(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : [])))), batch.device_id ?? null, sessionId)));
-  const results = settle(plan, applied, refused, { records: after, deviceId: state.device_id, now: state.now });
+  // Only when the database refused a record, or the batch deleted a scope row (a list) whose
+  // cascade the planner does not follow: those ops are answered from the rows as they stand after
+  // the write (a round trip more), not from the planner's picture, which may be stale.
+  const cascaded = inDeletedScopes(plan);
+  const reread = refused.size === 0 ? new Map<string, { collection: string; id: string }>()
+    : keysToRead(namedRecords(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : []))));
+  for (const [key, record] of cascaded) reread.set(key, record);
+  const after = reread.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
+    tx, [], reread, batch.device_id ?? null, sessionId)));
+  const results = settle(plan, applied, refused, { records: after, deviceId: state.device_id, now: state.now }, new Set(cascaded.keys()));
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
     return {
@@ -395,6 +402,29 @@ async function applyWrites(tx: Tx, groups: BatchPlan["groups"], written: Set<str
   return { failed: row.result.failed, records };
 }
 
+/**
+ * The live records ops are answered with that the batch does not write, in a scope row the batch
+ * deletes (by recordKey): the delete's cascade may remove them. None (and no read) in a batch that
+ * deletes no scope row.
+ */
+function inDeletedScopes(plan: BatchPlan): Map<string, { collection: string; id: string }> {
+  const records = new Map<string, { collection: string; id: string }>();
+  const deleted = new Set(plan.groups.flatMap((g) =>
+    g.kind === "delete" && findCollection(g.collection)?.isScope ? g.rows.map((row) => recordKey(g.collection, row.id as string)) : []
+  ));
+  if (deleted.size === 0) return records;
+  for (const p of plan.ops) {
+    const record = p.result.record;
+    if (p.writes || !record?.data || p.result.status === "applied") continue;
+    const definition = findCollection(record.collection);
+    const scopeId = definition && !definition.isScope ? record.data[definition.scopeColumn] : undefined;
+    if (typeof scopeId === "string" && deleted.has(recordKey(definition!.scopeCollection, scopeId))) {
+      records.set(recordKey(record.collection, record.id), { collection: record.collection, id: record.id.toLowerCase() });
+    }
+  }
+  return records;
+}
+
 /** Each refused record's first refusal: a record written in several phases fails again in the later ones. */
 function firstRefusals(failed: Refusal[]): Map<string, Refusal> {
   const refused = new Map<string, Refusal>();
@@ -409,12 +439,16 @@ function firstRefusals(failed: Refusal[]): Map<string, Refusal> {
  * Final results: written records in their stored state; the ops of a record the database
  * refused are answered from the rows as they stand after the write (refusedResult). A record
  * written in several phases (deleted, then re-created) stands as the phases before the refused
- * one left it: their ops stay applied.
+ * one left it: their ops stay applied. The ops answered with a record in a scope the batch
+ * deleted (`cascaded`, inDeletedScopes) are answered from the record as it stands after the write.
  */
-function settle(plan: BatchPlan, applied: ApplyResult, refused: Map<string, Refusal>, after: AfterRefusal): SyncOpResult[] {
+function settle(plan: BatchPlan, applied: ApplyResult, refused: Map<string, Refusal>, after: AfterRefusal, cascaded: Set<string>): SyncOpResult[] {
   const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), r]));
   return plan.ops.map((p) => {
-    if (!p.writes) return p.result;
+    if (!p.writes) {
+      const key = p.result.record ? recordKey(p.result.record.collection, p.result.record.id) : "";
+      return cascaded.has(key) ? cascadedResult(p, after.records.get(key)) : p.result;
+    }
     const refusal = refused.get(p.writes);
     const steps = plan.phasesOf.get(p.writes);
     const refusedFrom = refusal && steps ? steps.find((s) => s.kind === refusal.kind)?.phase ?? 0 : 0;
