@@ -37,6 +37,20 @@ describe("GET /v1/devices", () => {
     expect((await listDevices(tablet.token)).find((d) => d.current)?.id).toBe(theirs.body.device.id);
   });
 
+  it("lists every signed-in device, however many: the calling one (current: true) and the oldest can be found and signed out", async () => {
+    const user = await createTestUser();
+    const mine = await startSession(user.token, phone());
+    const oldest = await startSession((await user.newSession()).token, phone({ platform: "android" }));
+    for (let i = 0; i < 101; i++) await startSession((await user.newSession()).token, phone({ platform: "web" }));
+
+    const devices = await listDevices(user.token);
+    expect(devices).toHaveLength(103);
+    expect(devices.every((d) => d.active)).toBe(true);
+    expect(devices.find((d) => d.current)?.id).toBe(mine.body.device.id);
+    expect((await call(`/v1/devices/${oldest.body.device.id}`, { method: "DELETE", token: user.token })).status).toBe(204);
+    expect((await listDevices(user.token)).at(-1)).toMatchObject({ id: oldest.body.device.id, active: false, revoked_at: expect.any(String) });
+  });
+
   it("an empty list for a user without devices", async () => {
     const user = await createTestUser();
     expect(await listDevices(user.token)).toEqual([]);

@@ -59,7 +59,7 @@ export const deviceSchema = z.object({
 export type Device = z.infer<typeof deviceSchema>;
 
 export const deviceListSchema = z.object({
-  devices: z.array(deviceSchema).describe("active devices first, then by last_seen_at, newest first; at most 100"),
+  devices: z.array(deviceSchema).describe("every active device, then at most 100 others; each group by last_seen_at, newest first"),
 });
 export type DeviceList = z.infer<typeof deviceListSchema>;
 

@@ -35,8 +35,12 @@ const DEVICE_COLUMNS = `
   d.push_provider, d.push_token is not null as has_push_token, d.push_token_updated_at, d.last_seen_at,
   d.created_at, d.revoked_at, d.session_id, app_private.session_is_live(d.session_id, d.user_id) as live`;
 
-/** The device list is bounded; a user has a handful of installs (plus revoked ones). */
-export const MAX_LISTED_DEVICES = 100;
+/**
+ * GET /v1/devices lists every active device (the calling one among them, so
+ * each signed-in device can be found and signed out) and at most this many
+ * of the others, most recently seen first.
+ */
+export const MAX_LISTED_INACTIVE_DEVICES = 100;
 
 /**
  * `tokens`: "in use" (GET /v1/devices): a session that no longer counts gets
@@ -141,20 +145,22 @@ export async function registerDevice(
 
 /**
  * The caller's devices (RLS), active first (a session that counts), then most
- * recently seen; `limit` null = all of them and `tokens` "stored" (the export).
+ * recently seen: every active one and at most `inactiveLimit` of the others;
+ * `inactiveLimit` null = all of them and `tokens` "stored" (the export).
  */
 export async function listDevices(
   tx: Tx,
   caller: { userId: string; sessionId: string },
-  limit: number | null = MAX_LISTED_DEVICES,
+  inactiveLimit: number | null = MAX_LISTED_INACTIVE_DEVICES,
   tokens: "in use" | "stored" = "in use",
 ): Promise<Device[]> {
   const rows = await tx<DeviceRow[]>`
-    select ${tx.unsafe(DEVICE_COLUMNS)}
-    from app_private.devices d
-    where d.user_id = ${caller.userId}
-    order by live desc, d.last_seen_at desc, d.id
-    limit ${limit}`;
+    select * from (
+      select mine.*, row_number() over (partition by mine.live order by mine.last_seen_at desc, mine.id) as nth
+      from (select ${tx.unsafe(DEVICE_COLUMNS)} from app_private.devices d where d.user_id = ${caller.userId}) mine
+    ) listed
+    where live or ${inactiveLimit}::integer is null or nth <= ${inactiveLimit}::integer
+    order by live desc, last_seen_at desc, id`;
   return rows.map((row) => toDevice(row, caller.sessionId, tokens));
 }
 

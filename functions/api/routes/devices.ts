@@ -20,7 +20,8 @@ export function registerDevicesRoutes(app: App, deps: Deps): void {
     method: "get",
     path: "/v1/devices",
     summary: "List the caller's devices",
-    description: "Active devices first (`current: true` on the calling one), then signed-out ones; at most 100.",
+    description: "Every active device, however many (`current: true` on the calling one), then the 100 most recently seen of the others " +
+      "(signed out, or their session no longer counts).",
     security: bearerSecurity,
     middleware: [requireUser(deps, "devices")] as const,
     responses: {
