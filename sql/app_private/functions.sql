@@ -191,9 +191,14 @@ CREATE OR REPLACE FUNCTION app_private.display_name_from_user_metadata(meta json
  IMMUTABLE
  SET search_path TO ''
 AS $function$
-  select nullif(app_private.trim_display_name(left(coalesce(meta ->> 'display_name', meta ->> 'full_name', meta ->> 'name', ''), 80)), '')
+  select nullif(app_private.trim_display_name(left(app_private.trim_display_name(meta ->> k.key), 80)), '')
+  from unnest(array['display_name', 'full_name', 'name']) with ordinality as k(key, nth)
+  where jsonb_typeof(meta -> k.key) = 'string'
+    and app_private.trim_display_name(meta ->> k.key) <> ''
+  order by k.nth
+  limit 1
 $function$;
-comment on function app_private.display_name_from_user_metadata(meta jsonb) is 'The initial display name of a new user: user metadata display_name, full_name (OAuth providers) or name, cut to 80 characters and trimmed by app_private.trim_display_name; null when none.';
+comment on function app_private.display_name_from_user_metadata(meta jsonb) is 'The initial display name of a new user: the first of user metadata display_name, full_name (OAuth providers) and name that is a JSON string not blank once trimmed by app_private.trim_display_name, trimmed and cut to 80 characters; null when none.';
 revoke execute on function app_private.display_name_from_user_metadata(meta jsonb) from public;
 
 -- function app_private.enable_sync(p_table regclass, p_scope_column name)

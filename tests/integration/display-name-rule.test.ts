@@ -67,4 +67,20 @@ describe("display_name: one rule for the schema and the database", () => {
     const [row] = await adminSql<{ display_name: string | null }[]>`select display_name from public.profiles where id = ${userId}`;
     expect(row.display_name).toBe("Ada Lovelace");
   });
+
+  it("the first sign-up metadata name that is a non-blank string: an empty, blank or non-string one does not hide the next", async () => {
+    const nameFrom = async (meta: Record<string, unknown>) => {
+      const [row] = await adminSql<{ name: string | null }[]>`
+        select app_private.display_name_from_user_metadata(${adminSql.json(meta as never)}) as name`;
+      return row.name;
+    };
+    expect(await nameFrom({ display_name: "", full_name: "Ada Lovelace" })).toBe("Ada Lovelace");
+    expect(await nameFrom({ display_name: "\u3000 ", name: "Ada" })).toBe("Ada");
+    expect(await nameFrom({ display_name: { a: 1 }, full_name: 42, name: "Ada" })).toBe("Ada");
+    expect(await nameFrom({ display_name: { a: 1 } })).toBeNull();
+    expect(await nameFrom({ display_name: true, full_name: ["Ada"] })).toBeNull();
+    expect(await nameFrom({ display_name: " Grace ", full_name: "Ada Lovelace" })).toBe("Grace");
+    expect(await nameFrom({ full_name: " " + "x".repeat(80) + "y" })).toBe("x".repeat(80));
+    expect(await nameFrom({})).toBeNull();
+  });
 });
