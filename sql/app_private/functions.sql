@@ -20,6 +20,26 @@ $function$;
 comment on function app_private.add_list_creator_as_owner() is 'Trigger (after insert on lists, per statement): the creator becomes the list''s first owner. SECURITY DEFINER: users cannot insert memberships themselves.';
 revoke execute on function app_private.add_list_creator_as_owner() from public;
 
+-- function app_private.auth_sessions_inactivity_timeout()
+CREATE OR REPLACE FUNCTION app_private.auth_sessions_inactivity_timeout()
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$ select null::interval $function$;
+comment on function app_private.auth_sessions_inactivity_timeout() is 'Supabase Auth''s session inactivity timeout ([auth.sessions] inactivity_timeout, GOTRUE_SESSIONS_INACTIVITY_TIMEOUT) as tidesync applies it; null = off, Supabase''s default. A project that sets it replaces this function in a migration of its own with the same duration (docs/devices-and-sessions.md).';
+revoke execute on function app_private.auth_sessions_inactivity_timeout() from public;
+
+-- function app_private.auth_sessions_timebox()
+CREATE OR REPLACE FUNCTION app_private.auth_sessions_timebox()
+ RETURNS interval
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$ select null::interval $function$;
+comment on function app_private.auth_sessions_timebox() is 'Supabase Auth''s session time-box ([auth.sessions] timebox, GOTRUE_SESSIONS_TIMEBOX) as tidesync applies it; null = off, Supabase''s default. A project that sets it replaces this function in a migration of its own with the same duration (docs/devices-and-sessions.md).';
+revoke execute on function app_private.auth_sessions_timebox() from public;
+
 -- function app_private.before_account_purge(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.before_account_purge(p_user_id uuid)
  RETURNS void
@@ -1698,8 +1718,9 @@ AS $function$
 declare
   v_released integer;
 begin
-  -- Only expiry needs a sweep: a session passes not_after without any write
-  -- (a ban, a soft delete and a deleted session release the token at once).
+  -- Only ending by time needs a sweep: a session passes not_after, the
+  -- time-box or the inactivity timeout without any write (a ban, a soft
+  -- delete and a deleted session release the token at once).
   -- Never waits for a writer (SKIP LOCKED): a start holding a row rebinds it
   -- to a live session or the next run takes it.
   update app_private.devices d
@@ -1707,14 +1728,14 @@ begin
    where d.id in (select x.id
                     from auth.sessions s
                     join app_private.devices x on x.session_id = s.id
-                   where s.not_after <= now()
+                   where app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at)
                      and x.push_token is not null
                      for update of x skip locked);
   get diagnostics v_released = row_count;
   return v_released;
 end;
 $function$;
-comment on function app_private.release_expired_push_tokens() is 'Sweep: deletes the push tokens of devices whose session passed its not_after (no longer counts by app_private.session_is_live, and no write marks the moment); returns how many. Never waits for a writer (SKIP LOCKED). pg_cron runs it every 5 minutes where available, else service_role.';
+comment on function app_private.release_expired_push_tokens() is 'Sweep: deletes the push tokens of devices whose session ended by time (app_private.session_has_ended: not_after, Supabase Auth''s time-box or inactivity timeout; it no longer counts by app_private.session_is_live, and no write marks the moment); returns how many. Never waits for a writer (SKIP LOCKED). pg_cron runs it every 5 minutes where available, else service_role.';
 revoke execute on function app_private.release_expired_push_tokens() from public;
 grant execute on function app_private.release_expired_push_tokens() to service_role;
 
@@ -2034,6 +2055,21 @@ $function$;
 comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction for the first ~300 topics of a transaction (16 KiB of names remembered), once per topic and statement past them. realtime.send never fails the write (it turns errors into warnings); it leaves realtime.topic set to the poke''s topic, so the trigger puts back the writer''s own realtime.topic (an app''s Broadcast later in the transaction is unaffected). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
 revoke execute on function app_private.send_sync_pokes() from public;
 
+-- function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone)
+CREATE OR REPLACE FUNCTION app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select coalesce(p_not_after <= now(), false)
+      or coalesce(p_created_at + nullif(app_private.auth_sessions_timebox(), interval '0') < now(), false)
+      or coalesce(coalesce(p_refreshed_at at time zone 'UTC', p_created_at)
+                  + nullif(app_private.auth_sessions_inactivity_timeout(), interval '0') < now(), false)
+$function$;
+comment on function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone) is 'Whether an auth.sessions row (its not_after, created_at, refreshed_at) has ended by time, as Supabase Auth''s Session.CheckValidity: past not_after, past created_at + app_private.auth_sessions_timebox(), or past refreshed_at (created_at while never refreshed) + app_private.auth_sessions_inactivity_timeout(). The time part of app_private.session_is_live() and what the push-token sweep releases.';
+revoke execute on function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone) from public;
+
 -- function app_private.session_is_live(p_session_id uuid, p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.session_is_live(p_session_id uuid, p_user_id uuid)
  RETURNS boolean
@@ -2052,13 +2088,13 @@ begin
       join auth.users u on u.id = s.user_id
      where s.id = p_session_id
        and s.user_id = p_user_id
-       and (s.not_after is null or s.not_after > now())
+       and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at)
        and (u.banned_until is null or u.banned_until <= now())
        and u.deleted_at is null
   );
 end
 $function$;
-comment on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) is 'The one rule for "this Supabase session still counts": its auth.sessions row exists for p_user_id and has not passed not_after, and the user is neither banned (banned_until in the future) nor deleted (deleted_at). The api function''s session check, GET /v1/devices (active) and app_private.push_targets apply it. Security definer: authenticated cannot read auth.sessions; called as authenticated it answers only for the caller''s own sessions (false for anyone else''s). plpgsql, so its plan is cached per connection.';
+comment on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) is 'The one rule for "this Supabase session still counts": its auth.sessions row exists for p_user_id and has not ended by time (app_private.session_has_ended: not_after, Supabase Auth''s time-box and inactivity timeout), and the user is neither banned (banned_until in the future) nor deleted (deleted_at). The api function''s session check, GET /v1/devices (active) and app_private.push_targets apply it. Security definer: authenticated cannot read auth.sessions; called as authenticated it answers only for the caller''s own sessions (false for anyone else''s). plpgsql, so its plan is cached per connection.';
 revoke execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) from public;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to authenticated;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to service_role;

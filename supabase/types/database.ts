@@ -801,6 +801,14 @@ export type Database = {
       };
     };
     Functions: {
+      "auth_sessions_inactivity_timeout": {
+        Args: Record<PropertyKey, never>;
+        Returns: string;
+      };
+      "auth_sessions_timebox": {
+        Args: Record<PropertyKey, never>;
+        Returns: string;
+      };
       "before_account_purge": {
         Args: { "p_user_id": string };
         Returns: undefined;
@@ -1053,6 +1061,14 @@ export type Database = {
           "lists_handed_over": number;
           "users_deleted": number;
         }[];
+      };
+      "session_has_ended": {
+        Args: {
+          "p_created_at": string;
+          "p_not_after": string;
+          "p_refreshed_at": string;
+        };
+        Returns: boolean;
       };
       "session_is_live": {
         Args: { "p_session_id": string; "p_user_id": string };
