@@ -11,11 +11,14 @@ export type Tx = postgres.TransactionSql;
 
 export interface WorkOptions {
   /**
-   * Client-side bound of this unit of work, when it may legitimately run longer
-   * than one statement (an export streaming to a slow reader). Each statement
-   * stays under statement_timeout either way.
+   * How long this unit of work may run when that is longer than one statement
+   * may (an export streaming to a slow reader, whose cursor statement stays
+   * active while the reader catches up). withUser raises the transaction's own
+   * statement_timeout and idle_in_transaction_session_timeout to it (SET LOCAL),
+   * so the server cuts it off at this limit, not at the pool's statement
+   * timeout; the client gives up CLIENT_TIMEOUT_GRACE_MS later, as for any work.
    */
-  boundMs?: number;
+  timeLimitMs?: number;
   /**
    * Called once the session check has passed (withUser), while the work may
    * still run: a response that streams the work's output starts then, and a
@@ -165,7 +168,7 @@ export function createDb(config: Config): Db {
   // (its connections destroyed), so no later request inherits a poisoned one.
   async function query<T>(work: (sql: Sql) => Promise<T>, options: WorkOptions = {}): Promise<T> {
     const current = pool;
-    const ms = options.boundMs ?? boundMs;
+    const ms = options.timeLimitMs === undefined ? boundMs : options.timeLimitMs + CLIENT_TIMEOUT_GRACE_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new ClientTimeout(ms)), ms);
@@ -186,16 +189,21 @@ export function createDb(config: Config): Db {
   }
 
   function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T> {
+    const limit = options?.timeLimitMs === undefined ? undefined : String(options.timeLimitMs);
     return query(async (sql) =>
       await sql.begin(options?.snapshot ? "isolation level repeatable read read only" : "", async (tx) => {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
-        // takes effect for every later statement of this transaction.
+        // takes effect for every later statement of this transaction, and so
+        // do the timeouts of a work with a time limit of its own.
         const state = tx<{ live: boolean }[]>`
           select
             ${liveSession(tx, claims)} as live,
             set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
-            set_config('role', 'authenticated', true)`.execute();
+            set_config('role', 'authenticated', true)
+            ${limit === undefined ? tx`` : tx`,
+            set_config('statement_timeout', ${limit}, true),
+            set_config('idle_in_transaction_session_timeout', ${limit}, true)`}`.execute();
         // The work's first statements travel in the same round trip (pipelined
         // behind the check, as the caller under RLS). Its answer arrives first:
         // a signed-out session refuses every later statement, nothing the work

@@ -14,7 +14,11 @@ import type { App, Deps } from "../lib/app-env.ts";
 import { requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 
-/** How long one export may take end to end (each statement still obeys statement_timeout). */
+/**
+ * How long one export may take: its transaction's statement and
+ * idle-in-transaction timeouts (withUser's timeLimitMs), since its cursor
+ * statement stays active while a slow reader catches up.
+ */
 export const EXPORT_TIME_LIMIT_MS = 5 * 60_000;
 /** Chunks queued towards the socket before the cursor waits for the reader. */
 const QUEUED_CHUNKS = 8;
@@ -63,7 +67,7 @@ export function registerAccountExportRoutes(app: App, deps: Deps): void {
         await writer.ready;
         await writer.write(encoder.encode(text));
       }, rules);
-    }, { boundMs: EXPORT_TIME_LIMIT_MS, onLive: opened, snapshot: true });
+    }, { timeLimitMs: EXPORT_TIME_LIMIT_MS, onLive: opened, snapshot: true });
     // Until the session check has passed, errors answer normally (401, 503).
     await Promise.race([open, finished]);
     const requestId = c.get("requestId");
