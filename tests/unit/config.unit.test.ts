@@ -20,7 +20,7 @@ describe("loadConfig", () => {
   it("applies the documented defaults", () => {
     const config = loadConfig(BASE);
     expect(config.dbUrl).toBe(BASE.SUPABASE_DB_URL);
-    expect(config.db).toEqual({ poolMax: 10, maxConcurrentRequests: 12, connectTimeoutSeconds: 5, statementTimeoutMs: 8000, prepare: true });
+    expect(config.db).toEqual({ poolMax: 10, maxConcurrentRequests: 12, maxConcurrentExports: 2, connectTimeoutSeconds: 5, statementTimeoutMs: 8000, prepare: true });
     expect(config.auth).toEqual({ jwks: undefined, jwksUrl: undefined, hsSecret: "legacy-secret", issuer: undefined });
     expect(config.http).toEqual({ bodyReadTimeoutMs: 20_000 });
     expect(config.limits).toEqual(DEFAULT_LIMITS);
@@ -44,6 +44,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_REQUESTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_REQUESTS must be a whole number from 1 to/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a whole number from 1 to/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "fast" })).toThrow(/TIDESYNC_DB_STATEMENT_TIMEOUT_MS/);
+  });
+
+  it("caps concurrent exports at a quarter of the pool by default, and never above the pool (TIDESYNC_CONCURRENT_EXPORTS)", () => {
+    expect(loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "3" }).db.maxConcurrentExports).toBe(1);
+    expect(loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "40" }).db.maxConcurrentExports).toBe(10);
+    expect(loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "5" }).db.maxConcurrentExports).toBe(5);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "11" })).toThrow(/TIDESYNC_CONCURRENT_EXPORTS \(11\) must be at most TIDESYNC_DB_POOL_MAX \(10\)/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_EXPORTS must be a whole number from 1 to/);
   });
 
   it("reads the body read deadline (TIDESYNC_BODY_READ_TIMEOUT_MS) and refuses a non-positive one", () => {

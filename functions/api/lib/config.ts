@@ -15,6 +15,11 @@ export interface Config {
     poolMax: number;
     /** Requests worked on at once per process (the rest wait before their body is read). */
     maxConcurrentRequests: number;
+    /**
+     * Data exports streaming at once per process, each holding a pool connection
+     * for its whole download; one more answers 503 (routes/account-export.ts).
+     */
+    maxConcurrentExports: number;
     connectTimeoutSeconds: number;
     statementTimeoutMs: number;
     /** Named prepared statements; off behind a transaction pooler (port 6543). */
@@ -63,6 +68,7 @@ const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).m
 export const SETTING_RANGES = {
   TIDESYNC_DB_POOL_MAX: { min: 1, max: 1000 },
   TIDESYNC_CONCURRENT_REQUESTS: { min: 1, max: 10_000 },
+  TIDESYNC_CONCURRENT_EXPORTS: { min: 1, max: 1000 },
   TIDESYNC_DB_CONNECT_TIMEOUT_S: { min: 1, max: Math.floor(MAX_TIMER_MS / 1000) },
   TIDESYNC_DB_STATEMENT_TIMEOUT_MS: { min: 1, max: Math.floor(MAX_TIMER_MS / 2) },
   TIDESYNC_BODY_READ_TIMEOUT_MS: { min: 1, max: MAX_TIMER_MS },
@@ -129,11 +135,20 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new Error("SUPABASE_DB_URL is not a valid URL");
   }
 
+  const poolMax = setting(env, "TIDESYNC_DB_POOL_MAX", 10);
+  // Exports may hold their connections for minutes: by default a quarter of
+  // the pool, so the other requests always find connections.
+  const maxConcurrentExports = setting(env, "TIDESYNC_CONCURRENT_EXPORTS", Math.max(1, Math.floor(poolMax / 4)));
+  if (maxConcurrentExports > poolMax) {
+    throw new Error(`TIDESYNC_CONCURRENT_EXPORTS (${maxConcurrentExports}) must be at most TIDESYNC_DB_POOL_MAX (${poolMax}), and is best well below it`);
+  }
+
   return {
     dbUrl,
     db: {
-      poolMax: setting(env, "TIDESYNC_DB_POOL_MAX", 10),
+      poolMax,
       maxConcurrentRequests: setting(env, "TIDESYNC_CONCURRENT_REQUESTS", 12),
+      maxConcurrentExports,
       connectTimeoutSeconds: setting(env, "TIDESYNC_DB_CONNECT_TIMEOUT_S", 5),
       statementTimeoutMs: setting(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
       prepare: booleanSetting(env, "TIDESYNC_DB_PREPARE") ?? port !== "6543",

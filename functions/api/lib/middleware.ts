@@ -79,20 +79,35 @@ function refuseHead(c: Context): void {
 }
 
 /**
- * Verifies the caller's token and spends one unit of their budget for
- * `operation`; the same statement reads the database's clock (c.var.serverTime).
+ * Takes what a route needs before the caller's budget is spent, or throws to
+ * refuse the request (its answer then spends none); returns how to give it
+ * back, which requireUser calls when the request fails before its handler
+ * answers (the handler gives it back otherwise).
  */
-export function requireUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
+export type Admit = (c: Context<AppEnv>) => () => void;
+
+/**
+ * Verifies the caller's token, admits the request (`admit`, if given) and
+ * spends one unit of their budget for `operation`; the same statement reads
+ * the database's clock (c.var.serverTime).
+ */
+export function requireUser(deps: Deps, operation: string, admit?: Admit): MiddlewareHandler<AppEnv> {
   const rule = deps.config.rateLimits[operation];
   if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
   return async (c, next) => {
     refuseHead(c);
     const user = await deps.verifyToken(c.req.header("authorization"));
     c.set("user", user);
-    const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
-    c.set("serverTime", serverTime);
-    for (const [name, value] of Object.entries(headers)) c.header(name, value);
-    await next();
+    const giveBack = admit?.(c);
+    try {
+      const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
+      c.set("serverTime", serverTime);
+      for (const [name, value] of Object.entries(headers)) c.header(name, value);
+      await next();
+    } catch (error) {
+      giveBack?.();
+      throw error;
+    }
   };
 }
 

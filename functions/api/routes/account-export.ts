@@ -9,9 +9,10 @@
 import { createRoute } from "@hono/zod-openapi";
 import { accountExportSchema } from "../../_shared/schemas/account-export.ts";
 import { exportRules } from "../account/export-ownership.ts";
+import { exportSlots } from "../account/export-slots.ts";
 import { writeExport } from "../account/export-store.ts";
 import type { App, Deps } from "../lib/app-env.ts";
-import { requireUser } from "../lib/middleware.ts";
+import { type Admit, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 
 /**
@@ -23,7 +24,7 @@ export const EXPORT_TIME_LIMIT_MS = 5 * 60_000;
 /** Chunks queued towards the socket before the cursor waits for the reader. */
 const QUEUED_CHUNKS = 8;
 
-function exportRoute(deps: Deps) {
+function exportRoute(deps: Deps, admit: Admit) {
   return createRoute({
   method: "get",
   path: "/v1/users/me/export",
@@ -33,9 +34,10 @@ function exportRoute(deps: Deps) {
     "list memberships, invites created and used, recent sync results, " +
     "tester-group memberships and release feedback, the deletion state, and every synced row that is the caller's (docs/account-export.md defines it per table; rows other members " +
     "wrote in a shared list are theirs). Versioned by `export_version`; the last member is `complete: true`. Rate-limited " +
-    "tightly (operation `account.export`).",
+    "tightly (operation `account.export`). A server streams a few exports at once (TIDESYNC_CONCURRENT_EXPORTS); one more answers " +
+    "503 UNAVAILABLE with Retry-After and spends none of the budget.",
   security: bearerSecurity,
-  middleware: [requireUser(deps, "account.export")] as const,
+  middleware: [requireUser(deps, "account.export", admit)] as const,
   responses: {
     200: {
       description: "The export",
@@ -50,9 +52,25 @@ function exportRoute(deps: Deps) {
 }
 
 export function registerAccountExportRoutes(app: App, deps: Deps): void {
-  app.openapi(exportRoute(deps), async (c) => {
+  // The export's slot, taken after the token check and before the budget is
+  // spent, given back when its stream ends (or the request fails before).
+  const slots = exportSlots(deps.config.db.maxConcurrentExports);
+  const heldBy = new WeakMap<Request, () => void>();
+  const admit: Admit = (c) => {
+    const giveBack = slots.take();
+    heldBy.set(c.req.raw, giveBack);
+    return giveBack;
+  };
+  app.openapi(exportRoute(deps, admit), async (c) => {
+    const giveBack = heldBy.get(c.req.raw)!;
+    let rules: ReturnType<typeof exportRules>;
+    try {
+      rules = exportRules();
+    } catch (error) {
+      giveBack();
+      throw error;
+    }
     const user = c.get("user");
-    const rules = exportRules();
     const encoder = new TextEncoder();
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>(
       undefined,
@@ -68,6 +86,7 @@ export function registerAccountExportRoutes(app: App, deps: Deps): void {
         await writer.write(encoder.encode(text));
       }, rules);
     }, { timeLimitMs: EXPORT_TIME_LIMIT_MS, onLive: opened, snapshot: true });
+    finished.then(giveBack, giveBack);
     // Until the session check has passed, errors answer normally (401, 503).
     await Promise.race([open, finished]);
     const requestId = c.get("requestId");
