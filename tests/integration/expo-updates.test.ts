@@ -247,6 +247,38 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect((await manifestRequest({ channel: held, currentUpdateId: c3.id })).directive).toEqual({ type: "noUpdateAvailable" });
   });
 
+  it("a device that followed a rollback takes an older release made active again, or rolled out to it since, as expo-updates decides", async () => {
+    const after = (offered: { createdAt: string }, running: { createdAt: string }) => Date.parse(offered.createdAt) > Date.parse(running.createdAt);
+
+    // B rolled back, the device follows it to A (republished), then B is made active again.
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    await publish(await otaRelease(track, 1));
+    const b = await publish(await otaRelease(track, 2));
+    const tookB = (await manifestRequest({ channel: track })).manifest;
+    await setRelease(b.id, { status: "rolled_back" });
+    const followed = (await manifestRequest({ channel: track, currentUpdateId: tookB.id })).manifest;
+    await setRelease(b.id, { status: "active" });
+    const back = (await manifestRequest({ channel: track, currentUpdateId: followed.id })).manifest;
+    expect(back.extra.tidesync.release_id).toBe(b.id);
+    expect(after(back, followed)).toBe(true);
+    expect((await manifestRequest({ channel: track, currentUpdateId: followed.id })).manifest).toMatchObject({ id: back.id, createdAt: back.createdAt });
+    expect((await manifestRequest({ channel: track, currentUpdateId: back.id })).directive).toEqual({ type: "noUpdateAvailable" });
+
+    // B staged at 0%, C rolled back: the device follows it to A, then B is widened to everyone.
+    const staged = freshChannel("prod");
+    await testerGroup([staged], [], { everyone: true });
+    await publish(await otaRelease(staged, 1));
+    const b2 = await publish(await otaRelease(staged, 2, { rollout_percentage: 0 }));
+    const c2 = await publish(await otaRelease(staged, 3));
+    await setRelease(c2.id, { status: "rolled_back" });
+    const followedA = (await manifestRequest({ channel: staged, currentUpdateId: c2.id })).manifest;
+    await setRelease(b2.id, { rollout_percentage: 100 });
+    const widened = (await manifestRequest({ channel: staged, currentUpdateId: followedA.id })).manifest;
+    expect(widened.extra.tidesync.release_id).toBe(b2.id);
+    expect(after(widened, followedA)).toBe(true);
+  });
+
   it("a beta channel: a member with their token gets the update; a non-member and a caller without a token get exactly noUpdateAvailable", async () => {
     const tester = await createTestUser();
     const outsider = await createTestUser();

@@ -147,58 +147,97 @@ describe("planUpdateCheck", () => {
 });
 
 describe("planExpoUpdate", () => {
-  it("a manifest of the newest active update; noUpdateAvailable when the app already runs it", () => {
+  it("a manifest of the newest active update; noUpdateAvailable when the app already runs it", async () => {
     const updates = [candidate(1), candidate(2)];
-    expect(planExpoUpdate(updates, undefined)).toMatchObject({ kind: "manifest", release: { build_number: 2 } });
-    expect(planExpoUpdate(updates, updates[1].id.toUpperCase())).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate(updates, undefined)).toMatchObject({ kind: "manifest", release: { build_number: 2 } });
+    expect(await planExpoUpdate(updates, updates[1].id.toUpperCase())).toEqual({ kind: "noUpdateAvailable" });
   });
 
-  it("rolling back the newest offers the previous; with none left, rollBackToEmbedded; paused alone is noUpdateAvailable", () => {
-    expect(planExpoUpdate([candidate(1), candidate(2, { status: "rolled_back" })], undefined)).toMatchObject({ kind: "manifest", release: { build_number: 1 } });
+  it("rolling back the newest offers the previous; with none left, rollBackToEmbedded; paused alone is noUpdateAvailable", async () => {
+    expect(await planExpoUpdate([candidate(1), candidate(2, { status: "rolled_back" })], undefined)).toMatchObject({ kind: "manifest", release: { build_number: 1 } });
     const rolledBack = candidate(2, { status: "rolled_back" });
-    expect(planExpoUpdate([candidate(1, { status: "paused" }), rolledBack], undefined))
+    expect(await planExpoUpdate([candidate(1, { status: "paused" }), rolledBack], undefined))
       .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
-    expect(planExpoUpdate([candidate(1, { status: "paused" })], undefined)).toEqual({ kind: "noUpdateAvailable" });
-    expect(planExpoUpdate([], undefined)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([candidate(1, { status: "paused" })], undefined)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([], undefined)).toEqual({ kind: "noUpdateAvailable" });
   });
 });
 
 describe("planExpoUpdate after a rollback (expo-updates takes only a later createdAt / commitTime)", () => {
-  const withRepublishedIds = async <T extends ReturnType<typeof candidate>>(updates: T[]) => {
-    const at = republishTime(updates);
-    return await Promise.all(updates.map(async (u) => ({ ...u, republished_id: at ? await republishedUpdateId(u.id, at) : undefined })));
+  const manifest = async (...args: Parameters<typeof planExpoUpdate<ReturnType<typeof candidate>>>) => {
+    const plan = await planExpoUpdate(...args);
+    if (plan.kind !== "manifest") throw new Error(`a manifest, not ${plan.kind}`);
+    return plan;
   };
 
   it("the previous update is served as of the rollback, under one id, to a device on the rolled-back one and to new devices", async () => {
-    const [a, b] = await withRepublishedIds([candidate(1), candidate(2, { status: "rolled_back" })]);
-    const plan = planExpoUpdate([a, b], b.id);
-    expect(plan).toEqual({ kind: "manifest", release: a, id: a.republished_id, createdAt: new Date(b.updated_at.getTime() + 1) });
-    if (plan.kind !== "manifest") throw new Error("a manifest");
+    const [a, b] = [candidate(1), candidate(2, { status: "rolled_back" })];
+    const at = republishTime([a, b])!;
+    const plan = await manifest([a, b], b.id);
+    expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, at), createdAt: new Date(b.updated_at.getTime() + 1) });
     expect(plan.createdAt.getTime()).toBeGreaterThan(b.created_at.getTime());
     expect(plan.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(planExpoUpdate([a, b], undefined)).toEqual(plan);
+    expect(await planExpoUpdate([a, b], undefined)).toEqual(plan);
     // Running it (either id) is nothing to take.
-    expect(planExpoUpdate([a, b], a.republished_id)).toEqual({ kind: "noUpdateAvailable" });
-    expect(planExpoUpdate([a, b], a.id)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, b], plan.id)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, b], a.id)).toEqual({ kind: "noUpdateAvailable" });
     // Published after the rollback: served as published.
-    const [c, rolledBack] = await withRepublishedIds([candidate(3, { created_at: new Date(1_900_000_000_000) }), b]);
-    expect(planExpoUpdate([c, rolledBack], b.id)).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
+    const c = candidate(3, { created_at: new Date(1_900_000_000_000) });
+    expect(await planExpoUpdate([c, b], b.id)).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
+    expect(await planExpoUpdate([c, a, b], plan.id)).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
   });
 
   it("nothing to offer: rollBackToEmbedded for a device on a rolled-back update, also below a newer paused or unreached one", async () => {
     const rolledBack = candidate(1, { status: "rolled_back" });
     const commitTime = new Date(rolledBack.updated_at.getTime() + 1);
     for (const newer of [candidate(2, { status: "paused" }), candidate(2, { rollout_percentage: 10, rollout_bucket: 5000 })]) {
-      const updates = await withRepublishedIds([rolledBack, newer]);
-      expect(planExpoUpdate(updates, rolledBack.id)).toEqual({ kind: "rollBackToEmbedded", commitTime });
+      const updates = [rolledBack, newer];
+      expect(await planExpoUpdate(updates, rolledBack.id)).toEqual({ kind: "rollBackToEmbedded", commitTime });
       // A device that took the newer one before it was paused (or the rollout narrowed) keeps it.
-      expect(planExpoUpdate(updates, newer.id)).toEqual({ kind: "noUpdateAvailable" });
+      expect(await planExpoUpdate(updates, newer.id)).toEqual({ kind: "noUpdateAvailable" });
     }
   });
 
   it("a device on an update that was not rolled back keeps it: the offered update as published", async () => {
-    const updates = await withRepublishedIds([candidate(1), candidate(2, { status: "rolled_back" }), candidate(3, { status: "paused" })]);
-    expect(planExpoUpdate(updates, updates[2].id)).toEqual({ kind: "manifest", release: updates[0], id: updates[0].id, createdAt: updates[0].created_at });
+    const updates = [candidate(1), candidate(2, { status: "rolled_back" }), candidate(3, { status: "paused" })];
+    expect(await planExpoUpdate(updates, updates[2].id)).toEqual({ kind: "manifest", release: updates[0], id: updates[0].id, createdAt: updates[0].created_at });
+  });
+
+  // A device that followed a rollback runs the older update as of that rollback: whatever is offered to it
+  // next must be later still, even when published before the rollback (re-activated, or rolled out since).
+  it("a rolled-back update made active again reaches the devices that followed the rollback, later than what they run", async () => {
+    const a = candidate(1);
+    const b = candidate(2, { status: "rolled_back" });
+    const followed = await manifest([a, b], b.id);
+    const reactivated = { ...b, status: "active" as const, updated_at: new Date(b.updated_at.getTime() + 60_000) };
+    const plan = await manifest([a, reactivated], followed.id);
+    expect(plan.release).toBe(reactivated);
+    expect(plan.createdAt.getTime()).toBeGreaterThan(followed.createdAt.getTime());
+    expect(plan.id).not.toBe(followed.id);
+    // The same for every such device and every retry; once taken, nothing more to take.
+    expect(await planExpoUpdate([a, reactivated], followed.id)).toEqual(plan);
+    expect(await planExpoUpdate([a, reactivated], plan.id.toUpperCase())).toEqual({ kind: "noUpdateAvailable" });
+    // A device that never left B, or a new one, gets B as published.
+    expect(await planExpoUpdate([a, reactivated], b.id)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, reactivated], undefined)).toEqual({ kind: "manifest", release: reactivated, id: b.id, createdAt: b.created_at });
+  });
+
+  it("a staged rollout published before a rollback and widened after it reaches the devices that followed the rollback", async () => {
+    const a = candidate(1);
+    const staged = candidate(2, { rollout_percentage: 0 });
+    const c = candidate(3, { status: "rolled_back" });
+    const followed = await manifest([a, staged, c], c.id);
+    expect(followed.release).toBe(a);
+    const widened = { ...staged, rollout_percentage: 100, updated_at: new Date(c.updated_at.getTime() + 60_000) };
+    const plan = await manifest([a, widened, c], followed.id);
+    expect(plan.release).toBe(widened);
+    expect(plan.createdAt.getTime()).toBeGreaterThan(followed.createdAt.getTime());
+    expect(await planExpoUpdate([a, widened, c], plan.id)).toEqual({ kind: "noUpdateAvailable" });
+    // Rolled back in turn, that device goes to the embedded bundle, later than the update it runs.
+    const both = [a, { ...widened, status: "rolled_back" as const, updated_at: plan.createdAt }, c];
+    const back = await planExpoUpdate(both.map((r) => (r === a ? { ...a, status: "paused" as const } : r)), plan.id);
+    expect(back).toMatchObject({ kind: "rollBackToEmbedded" });
+    if (back.kind === "rollBackToEmbedded") expect(back.commitTime.getTime()).toBeGreaterThan(plan.createdAt.getTime());
   });
 });
 

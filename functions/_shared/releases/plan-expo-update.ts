@@ -9,6 +9,8 @@
 // offered again after a rollback is therefore served as of the rollback, under
 // an id of its own (what `eas update:rollback` does by republishing it);
 // otherwise a device that took the rolled-back update would keep running it.
+// Likewise an update offered to a device that runs such a republished one is
+// served later than that, or the device would stay on it.
 import { sha256, toHex } from "../sha256.ts";
 import type { CheckCandidate } from "./plan-update-check.ts";
 import { inRollout } from "./rollout.ts";
@@ -16,8 +18,6 @@ import { inRollout } from "./rollout.ts";
 export interface ExpoCandidate extends CheckCandidate {
   created_at: Date;
   updated_at: Date;
-  /** Its id when served as of republishTime (republishedUpdateId); set when there was a rollback. */
-  republished_id?: string;
 }
 
 export type ExpoPlan<T extends ExpoCandidate> =
@@ -29,6 +29,8 @@ function newestFirst(a: ExpoCandidate, b: ExpoCandidate): number {
   return b.build_number - a.build_number || b.created_at.getTime() - a.created_at.getTime();
 }
 
+const later = (time: Date) => new Date(time.getTime() + 1);
+
 /**
  * One millisecond after the latest rollback among the candidates (its
  * updated_at), or null when none was rolled back: later than the commitTime
@@ -38,43 +40,75 @@ function newestFirst(a: ExpoCandidate, b: ExpoCandidate): number {
 export function republishTime(candidates: readonly Pick<ExpoCandidate, "status" | "updated_at">[]): Date | null {
   let latest: number | null = null;
   for (const r of candidates) if (r.status === "rolled_back") latest = Math.max(latest ?? 0, r.updated_at.getTime());
-  return latest === null ? null : new Date(latest + 1);
+  return latest === null ? null : later(new Date(latest));
 }
 
-/** The id of release `releaseId` served as of `at`: a UUID (version 8) from SHA-256, the same for every device. */
+const UUID = /^([0-9a-f]{8})-([0-9a-f]{4})-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/**
+ * The id of release `releaseId` served as of `at`: a UUID (version 8), the
+ * same for every device. Its first 48 bits are `at` in milliseconds (as in a
+ * version 7 UUID), the rest SHA-256 of the release and the time, so a device
+ * that reports it is known to run that release since `at` whatever changed
+ * since (servedAs).
+ */
 export async function republishedUpdateId(releaseId: string, at: Date): Promise<string> {
-  const bytes = (await sha256(`tidesync.expo-republish:${releaseId}@${at.toISOString()}`)).slice(0, 16);
+  const digest = await sha256(`tidesync.expo-republish:${releaseId}@${at.toISOString()}`);
+  const bytes = new Uint8Array(16);
+  const ms = at.getTime();
+  for (let i = 0; i < 6; i++) bytes[i] = Math.floor(ms / 2 ** (8 * (5 - i))) % 256;
+  bytes.set(digest.subarray(0, 10), 6);
   bytes[6] = (bytes[6] & 0x0f) | 0x80;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
   const hex = toHex(bytes);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** The release a device runs and the createdAt it was served with, when its update id names one of the candidates. */
+async function servedAs<T extends ExpoCandidate>(sorted: readonly T[], updateId: string | undefined): Promise<{ release: T; since: Date } | undefined> {
+  const wanted = updateId?.toLowerCase();
+  if (wanted === undefined) return undefined;
+  const asPublished = sorted.find((r) => r.id === wanted);
+  if (asPublished) return { release: asPublished, since: asPublished.created_at };
+  const time = UUID.exec(wanted);
+  if (!time) return undefined;
+  const since = new Date(parseInt(time[1] + time[2], 16));
+  for (const r of sorted) if (await republishedUpdateId(r.id, since) === wanted) return { release: r, since };
+  return undefined;
+}
+
 /**
  * The newest active update in the device's rollout, unless the device already
- * runs it (noUpdateAvailable). When a rollback came after that update was
- * published, it is served as of the rollback (republishTime, its
- * republished_id), so that a device on a rolled-back update takes it. With
- * none to offer, a device whose update was rolled back (or that runs one this
- * runtime's candidates do not name) gets rollBackToEmbedded as of the latest
- * rollback. A device running an update that was not rolled back (paused, or
- * outside a narrowed rollout) keeps it: it gets the offered update as
- * published, or noUpdateAvailable.
+ * runs it (noUpdateAvailable). A device is meant to take it when it runs
+ * nothing the candidates name, an update that was rolled back, or an older
+ * release: then it is served later than both the latest rollback
+ * (republishTime: what the rolled-back update's devices run is older) and the
+ * createdAt the device's own update was served with (a republished one's
+ * is the time of its rollback, later than a release published before that
+ * rollback and re-activated or rolled out since), under an id of its own
+ * (republishedUpdateId) whenever that is not the release's own createdAt.
+ * With none to offer, a device whose update was rolled back (or that runs one
+ * this runtime's candidates do not name) gets rollBackToEmbedded as of the
+ * latest rollback. A device running a newer update that was not rolled back
+ * (paused, or outside a narrowed rollout) keeps it: it gets the offered
+ * update as published, or noUpdateAvailable.
  */
-export function planExpoUpdate<T extends ExpoCandidate>(candidates: readonly T[], currentUpdateId: string | undefined): ExpoPlan<T> {
+export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readonly T[], currentUpdateId: string | undefined): Promise<ExpoPlan<T>> {
   const sorted = [...candidates].sort(newestFirst);
-  const wanted = currentUpdateId?.toLowerCase();
-  const current = wanted === undefined ? undefined : sorted.find((r) => r.id === wanted || r.republished_id === wanted);
+  const running = await servedAs(sorted, currentUpdateId);
+  const current = running?.release;
   const offered = sorted.find((r) => r.status === "active" && inRollout(r.rollout_bucket, r.rollout_percentage));
   const rolledBackAt = republishTime(sorted);
-  const keepsCurrent = current !== undefined && current !== offered && current.status !== "rolled_back";
   if (offered) {
     if (current === offered) return { kind: "noUpdateAvailable" };
-    if (rolledBackAt && rolledBackAt > offered.created_at && offered.republished_id && !keepsCurrent) {
-      return { kind: "manifest", release: offered, id: offered.republished_id, createdAt: rolledBackAt };
-    }
-    return { kind: "manifest", release: offered, id: offered.id, createdAt: offered.created_at };
+    const keepsCurrent = current !== undefined && current.status !== "rolled_back" && newestFirst(current, offered) < 0;
+    if (keepsCurrent) return { kind: "manifest", release: offered, id: offered.id, createdAt: offered.created_at };
+    let createdAt = rolledBackAt && rolledBackAt > offered.created_at ? rolledBackAt : offered.created_at;
+    if (running && createdAt <= running.since) createdAt = later(running.since);
+    const id = createdAt.getTime() === offered.created_at.getTime() ? offered.id : await republishedUpdateId(offered.id, createdAt);
+    return { kind: "manifest", release: offered, id, createdAt };
   }
+  const keepsCurrent = current !== undefined && current.status !== "rolled_back";
   if (keepsCurrent || !rolledBackAt) return { kind: "noUpdateAvailable" };
-  return { kind: "rollBackToEmbedded", commitTime: rolledBackAt };
+  return { kind: "rollBackToEmbedded", commitTime: running && rolledBackAt <= running.since ? later(running.since) : rolledBackAt };
 }

@@ -5,7 +5,7 @@
 // check); without one, only `everyone` channels exist.
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
-import { planExpoUpdate, republishedUpdateId, republishTime } from "../../_shared/releases/plan-expo-update.ts";
+import { planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
 import { ROLLOUT_BUCKETS, rolloutBucket } from "../../_shared/releases/rollout.ts";
 import { channelNameSchema } from "../../_shared/schemas/releases.ts";
 import type { App, Deps } from "../lib/app-env.ts";
@@ -83,13 +83,11 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
 
     // Without any stable id, only a release rolled out to 100% is offered.
     const rolloutKey = seen.device?.installation_id ?? headers["eas-client-id"] ?? user?.sub;
-    const rolledBackAt = republishTime(seen.releases);
     const candidates = await Promise.all(seen.releases.map(async (r) => ({
       ...r,
       rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
-      republished_id: rolledBackAt ? await republishedUpdateId(r.id, rolledBackAt) : undefined,
     })));
-    const plan = planExpoUpdate(candidates, headers["expo-current-update-id"]);
+    const plan = await planExpoUpdate(candidates, headers["expo-current-update-id"]);
     Object.assign(c.get("logFields"), { expo_answer: plan.kind, release_id: plan.kind === "manifest" ? plan.release.id : undefined });
 
     const protocolHeaders = { "expo-protocol-version": String(protocol), "expo-sfv-version": "0", "Cache-Control": "private, max-age=0" };
