@@ -43,7 +43,7 @@ import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
-import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "./rebase.ts";
+import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, StaleStoreError, type StorageChange, type SyncStorage } from "./storage.ts";
@@ -121,6 +121,24 @@ const STALE_RETRIES = 10;
 /** What an op of a record the user cannot see anymore loses: its fields, or the whole delete (null). */
 function lostFields(op: SyncOp): string[] | null {
   return op.type === "upsert" ? Object.keys(op.data ?? {}) : null;
+}
+
+/** The same server state (versions of a restored database may be issued again, to other data). */
+function sameRecord(a: SyncRecord, b: SyncRecord): boolean {
+  return a.version === b.version && a.deleted === b.deleted && jsonEqual(a.data, b.data);
+}
+
+/**
+ * The record's unsent ops based on a version above `record`'s, the server's state (a restored
+ * database no longer has the version they began from), based on it instead: the server would
+ * refuse them as ahead_of_server; on the record it has, the fields they set are the user's intent.
+ * Sent ops are resent unchanged (the server answers them ahead_of_server, and the answer's record
+ * replaces the local one).
+ */
+function rebasedOnRestored(outbox: Iterable<PendingOp>, record: SyncRecord): PendingOp[] {
+  return pendingFor(outbox, record.collection, record.id)
+    .filter((p) => !p.sent && p.op.base_version !== null && p.op.base_version > record.version)
+    .map((p) => ({ ...p, op: { ...p.op, base_version: record.version }, base_data: record.deleted ? null : record.data }));
 }
 
 export class TidesyncClient {
@@ -654,12 +672,13 @@ export class TidesyncClient {
     const events: SyncEvent[] = [];
     /** Records the server answered for without showing them: the user cannot see them (NOT_FOUND). */
     const unseen = new Map<string, { ref: RecordRef; error: SyncOpError }>();
-    const keep = (record: SyncRecord | undefined) => {
+    /** `replace`: the answer's record is the server's state even if this device holds a higher version (ahead_of_server). */
+    const keep = (record: SyncRecord | undefined, replace = false) => {
       if (!record) return;
       const key = recordKey(record.collection, record.id);
       unseen.delete(key);
       const current = records.get(key) ?? stored.get(key);
-      if (!current || record.version > current.version) records.set(key, record);
+      if (!current || record.version > current.version || (replace && record.version !== current.version)) records.set(key, record);
     };
 
     for (const [i, result] of results.entries()) {
@@ -713,8 +732,12 @@ export class TidesyncClient {
       } else {
         report.rejected++;
         const error: SyncOpError = result.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
-        // The local row shows the server's record again (this op no longer applies on top).
-        keep(result.record);
+        // The local row shows the server's record again (this op no longer applies on top). Refused
+        // as ahead_of_server, the device holds a version the server no longer has (a restored
+        // database): the server's record replaces it, and the record's unsent ops are based on it.
+        const ahead = error.details?.some((detail) => detail.code === "ahead_of_server") === true;
+        keep(result.record, ahead);
+        if (ahead && result.record) for (const later of rebasedOnRestored(outbox.values(), result.record)) outbox.set(later.op.op_id, later);
         const dropped = !result.record && error.code === "NOT_FOUND";
         if (dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
         events.push({ type: "op_rejected", op, error, ...(result.record ? { record: result.record } : {}), dropped });
@@ -796,15 +819,19 @@ export class TidesyncClient {
       }
       gone.delete(key);
       const current = records.get(key) ?? stored.get(key);
-      if (!current || change.version > current.version) records.set(key, change);
+      // A full sync lists the server's state: it replaces whatever differs, a higher local version
+      // too (written after the restore point of a restored database, docs/sync.md "Restores").
+      if (!current || change.version > current.version || (full && !sameRecord(change, current))) records.set(key, change);
     }
     const forgotten = this.forgetGone(gone);
+    const putOps = full ? [...records.values()].flatMap((record) => rebasedOnRestored(this.outbox.values(), record)) : [];
     await this.commit({
       ...(beginReset ? { beginReset: true } : {}),
       ...(full ? { markListed: page.changes.map(({ collection, id }) => ({ collection, id })) } : { cursor: page.cursor }),
       deleteRecords: forgotten.deleteRecords,
       putRecords: [...records.values()],
       deleteOps: forgotten.deleteOps,
+      putOps: putOps.filter((p) => !forgotten.deleteOps.includes(p.op.op_id)),
     });
     for (const event of forgotten.events) this.emit(event);
   }
