@@ -9,8 +9,14 @@
 // One FileStorage per file at a time: each keeps the whole state in memory and
 // rewrites the file from it, so two (two processes, or two in one) would each
 // overwrite the other's writes. The first use takes `<file>.lock` (holding the
-// pid); another instance is refused while that process lives, until close().
-import { rmSync } from "node:fs";
+// pid, and on Linux the process's start time); another instance is refused
+// while that process lives, until close(). The one rule (holderLives): a lock
+// is stale when the process it names is gone, or is not the one that wrote it.
+// Which is known by the start time where the system tells it (Linux /proc), and
+// else, for this process's own pid, by `held`: a lock naming this pid that this
+// process did not take was left by an earlier process with the same pid (a
+// container's entrypoint is PID 1 at every start, also after a SIGKILL or OOM).
+import { readFileSync, rmSync } from "node:fs";
 import { open, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -44,6 +50,34 @@ function alive(pid: number): boolean {
   }
 }
 
+/** When process `pid` started (clock ticks since boot, /proc/<pid>/stat field 22), or null where unknown (not Linux, gone). */
+function startTime(pid: number): string | null {
+  try {
+    // The command name (field 2) may hold spaces and parentheses: count the fields after its last ")".
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** A lock file's contents: "<pid>" (before start times were written) or "<pid> <start time>". */
+function parseLock(text: string): { pid: number; start: string | null } | null {
+  const [pid, start] = text.trim().split(" ");
+  const n = Number(pid);
+  return Number.isInteger(n) && n > 0 ? { pid: n, start: start || null } : null;
+}
+
+/** Whether the process that wrote the lock still runs (see the file's header for the rule). */
+function holderLives(lock: { pid: number; start: string | null }): boolean {
+  const current = startTime(lock.pid);
+  // This pid, not in `held` (lock() checked): an earlier process that had this pid wrote it, unless
+  // the start time says this very process did (another copy of this module, e.g. a worker thread).
+  if (lock.pid === process.pid) return lock.start !== null && lock.start === current;
+  if (!alive(lock.pid)) return false;
+  return lock.start === null || current === null || lock.start === current;
+}
+
 export class FileStorage extends WholeStateStorage {
   constructor(readonly filePath: string) {
     super();
@@ -67,7 +101,7 @@ export class FileStorage extends WholeStateStorage {
       try {
         const handle = await open(this.lockPath, "wx");
         try {
-          await handle.writeFile(String(process.pid), "utf8");
+          await handle.writeFile(`${process.pid} ${startTime(process.pid) ?? ""}`.trim(), "utf8");
         } finally {
           await handle.close();
         }
@@ -77,8 +111,8 @@ export class FileStorage extends WholeStateStorage {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       }
-      const pid = Number(await readFile(this.lockPath, "utf8").catch(() => ""));
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) throw this.heldError(pid);
+      const lock = parseLock(await readFile(this.lockPath, "utf8").catch(() => ""));
+      if (lock && holderLives(lock)) throw this.heldError(lock.pid);
       await rm(this.lockPath, { force: true });
     }
   }

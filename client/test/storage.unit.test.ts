@@ -1,5 +1,7 @@
 // The storage adapters: the same contract for memory and file, plus what
 // only the file adapter promises (durable across a restart, atomic writes).
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -192,4 +194,42 @@ describe("FileStorage", () => {
     const reopened = await openClient(server, { storage: new FileStorage(file), idPrefix: 2 });
     expect(reopened.client.pendingOps().map((p) => p.op.data?.title)).toEqual(["written by the app"]);
   });
+
+  it("a lock naming this process's pid that this process did not take was left by an earlier process with that pid: taken over", async () => {
+    // A container's entrypoint has the same pid at every start: the previous run, SIGKILLed or
+    // OOM-killed while it held the store, left a lock naming the pid this process now has.
+    const file = path.join(await tempDir(), "store.json");
+    await writeFile(`${file}.lock`, String(process.pid));
+    const storage = new FileStorage(file);
+    expect((await storage.loadState()).outbox).toEqual([]);
+    await expect(new FileStorage(file).loadState()).rejects.toThrow(/in use by another FileStorage of this process/);
+    await storage.close();
+  });
+
+  it("another process's lock holds while that process runs, not once it is killed, nor when its pid is another process's (Linux)", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(path.dirname(new URL(import.meta.url).pathname), "file-lock-child.ts"), file], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      const [line] = await once(child.stdout!, "data");
+      expect(String(line)).toBe("opened\n");
+      await expect(new FileStorage(file).loadState()).rejects.toThrow(`in use by process ${child.pid}`);
+      const written = (await readFile(`${file}.lock`, "utf8")).split(" ");
+      expect(written[0]).toBe(String(child.pid));
+      if (process.platform === "linux") {
+        // The same pid with another start time: a process that reuses the pid of the one that wrote the lock.
+        await writeFile(`${file}.lock`, `${child.pid} ${Number(written[1]) + 1}`);
+        const storage = new FileStorage(file);
+        await storage.loadState();
+        await storage.close();
+        await writeFile(`${file}.lock`, written.join(" "));
+        await expect(new FileStorage(file).loadState()).rejects.toThrow(`in use by process ${child.pid}`);
+      }
+    } finally {
+      child.kill("SIGKILL");
+    }
+    await once(child, "exit");
+    const storage = new FileStorage(file);
+    expect((await storage.loadState()).outbox).toEqual([]);
+    await storage.close();
+  }, 30_000);
 });
