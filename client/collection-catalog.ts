@@ -47,6 +47,11 @@ export class CollectionCatalog {
     }
   }
 
+  /** Whether the server named `collection` in the GET /v1/meta this catalog was built from. */
+  has(collection: string): boolean {
+    return this.checks.has(collection);
+  }
+
   /**
    * The data to queue (normalised: uuid fields lower-cased), or a
    * TidesyncValidationError naming the fields the server would refuse.

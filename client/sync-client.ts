@@ -80,7 +80,8 @@ export interface TidesyncClientOptions {
    * has seen them once, writes are queued unchecked (the server validates them
    * anyway). Until this open client has fetched them, the stored ones check
    * only the collections and fields they name: a table or field the server
-   * added since is queued as it is, for the server to judge. false skips the
+   * added since is queued as it is, for the server to judge. A pull bringing
+   * a collection the fetched ones do not name fetches them again. false skips the
    * checks; uuid fields are lower-cased either way once the fields are known.
    */
   validate?: boolean;
@@ -165,6 +166,8 @@ export class TidesyncClient {
   private catalog: CollectionCatalog | null;
   /** GET /v1/meta was fetched since this client was opened. */
   private schemaFetched = false;
+  /** Collections a pull brought that the catalog did not know, GET /v1/meta fetched again for (once each per open client). */
+  private readonly schemaRefreshedFor = new Set<string>();
   /** Realtime pokes being listened to (listen()), refreshed after each sync. */
   private pokes: PokeListener | null = null;
 
@@ -786,9 +789,12 @@ export class TidesyncClient {
     let cursor = this.cursor;
     // A full sync lists every record the user may see and no removals: what it does not list is gone.
     let full = cursor === null;
+    /** Collections of this pull's changes that the server's schema as last fetched did not name. */
+    const unknown = new Set<string>();
     for (let first = true; ; first = false) {
       const page = await this.withRetry(() =>
         this.api.syncChanges({ cursor: cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
+      for (const { collection } of page.changes) if (this.catalog && !this.catalog.has(collection)) unknown.add(collection);
       // The server marks the first page of a full sync (reset); a server from before the flag is known by the missing cursor.
       if (page.reset) full = true;
       await this.section(() => this.applyPage(page, full, full && first));
@@ -797,6 +803,15 @@ export class TidesyncClient {
       if (!page.has_more) break;
     }
     if (full) await this.section(() => this.finishReset(cursor!));
+    // The server began syncing a collection after this client fetched its schema (a deploy while the
+    // app runs): fetch it again, so that the app can write what it now reads (the checks refuse a
+    // collection a fetched schema does not name). Once per collection: a server whose GET /v1/meta
+    // still does not name it is not asked at every sync.
+    const unasked = [...unknown].filter((collection) => !this.schemaRefreshedFor.has(collection));
+    if (unasked.length > 0) {
+      await this.refreshSchema();
+      for (const collection of unasked) this.schemaRefreshedFor.add(collection);
+    }
   }
 
   /**
