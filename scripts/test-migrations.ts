@@ -7,6 +7,8 @@
 //      non-superuser owner role):
 //      - each down step, newest to oldest, runs as the owner role (and its row
 //        leaves supabase_migrations.schema_migrations, so the CLI agrees);
+//        a down step with data to keep a promise about is checked on seeded
+//        rows (scripts/migrations/down-step-data-checks.ts);
 //      - at the end nothing of ours remains: the catalog equals the snapshot
 //        taken right after the stand-in alone;
 //      - the CLI then applies the migrations again one at a time, and after
@@ -21,6 +23,7 @@ import postgres from "postgres";
 import { applyStandin, dropDatabase, OWNER_ROLE, provisionDatabase, pushMigrations, withDatabase } from "./db/database.ts";
 import { localStackChecks } from "./local-stack-checks.ts";
 import { checkAppendOnly, MIGRATIONS_DIR } from "./migrations/append-only-guard.ts";
+import { DOWN_STEP_DATA_CHECKS } from "./migrations/down-step-data-checks.ts";
 import { catalogSnapshot, snapshotDiff } from "./migrations/catalog-snapshot.ts";
 import { ROOT } from "./lib/paths.ts";
 import { checkPostgres, reportProblems } from "./lib/prerequisites.ts";
@@ -81,12 +84,18 @@ async function roundTrip(migrations: string[]): Promise<void> {
     for (let k = migrations.length - 1; k >= 0; k--) {
       const stem = migrations[k];
       const down = await readFile(path.join(ROOT, ROLLBACKS_DIR, `${stem}${DOWN_SUFFIX}`), "utf8");
+      const dataChecks = DOWN_STEP_DATA_CHECKS.filter((c) => c.stem === stem);
+      for (const c of dataChecks) await adminSql.unsafe(c.seed);
       try {
         await ownerSql.begin(async (tx) => {
           await tx.unsafe(down);
           await tx`delete from supabase_migrations.schema_migrations where version = ${stem.split("_")[0]}`;
         });
         report(true, `down step ${stem} runs as ${OWNER_ROLE}`);
+        for (const c of dataChecks) {
+          const [row] = await adminSql.unsafe<{ ok: boolean; detail: string }[]>(c.check);
+          report(row?.ok === true, `down step ${stem}: ${c.name}`, row?.ok === true ? undefined : row?.detail);
+        }
       } catch (error) {
         report(false, `down step ${stem} runs as ${OWNER_ROLE}`, (error as Error).message);
         return; // later down steps would fail for this one's leftovers
@@ -120,6 +129,9 @@ async function main(): Promise<number> {
   const noUp = rollbacks.filter((s) => !migrations.includes(s));
   report(noDown.length === 0 && noUp.length === 0, `every migration has its ${ROLLBACKS_DIR}/<stem>${DOWN_SUFFIX} and every down step its migration`,
     [...noDown.map((s) => `no down step for ${MIGRATIONS_DIR}/${s}.sql`), ...noUp.map((s) => `no migration for ${ROLLBACKS_DIR}/${s}${DOWN_SUFFIX}`)].join("\n") || undefined);
+
+  const unknown = DOWN_STEP_DATA_CHECKS.filter((c) => !migrations.includes(c.stem)).map((c) => `no migration ${c.stem}`);
+  report(unknown.length === 0, "every down-step data check names a migration", unknown.join("\n") || undefined);
 
   const guard = await checkAppendOnly(ROOT);
   if (guard.status === "skipped") console.log(`skip  append-only guard: ${guard.reason}`);

@@ -2,7 +2,8 @@
 -- forget_installations and run_account_deletions as
 -- 20261126002920_purge_forgets_installation_ids.sql made them,
 -- purge_sync_retention as 20261127000520_list_invites_bounded_and_purged.sql
--- made it; the triggers on auth.users, the queue and its functions go.
+-- made it; the triggers on auth.users go, then the ids still queued are
+-- forgotten, then the queue and its functions go.
 create function app_private.forget_installations(p_installation_ids uuid[])
 returns void
 language plpgsql
@@ -281,6 +282,14 @@ comment on function app_private.purge_sync_retention(timestamptz, integer, integ
 
 -- auth.users belongs to Supabase Auth: the owner may create a trigger on it but
 -- not drop one by name; dropping the triggers' function with CASCADE drops them.
+-- First: dropping them waits for every delete of a user under way, so nothing
+-- is queued after the pass below.
 drop function app_private.queue_installations_of_deleted_user() cascade;
+-- The ids still queued are forgotten before the queue goes: the code rolled
+-- back to never would (a deleted user's phone would stay linked to their
+-- writes). forget_queued_installations is 20261127001100's own here (the later
+-- down steps restored it): it waits for the records a push holds and empties
+-- the queue.
+select app_private.forget_queued_installations();
 drop function app_private.forget_queued_installations();
 drop table app_private.installations_to_forget;
