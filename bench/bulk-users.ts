@@ -3,8 +3,8 @@
 // user's profile, personal list and membership come from per-row triggers, so
 // the sync triggers run once per statement, thousands of times in one
 // transaction), then a bulk delete of them (one DELETE), each user with a
-// device whose installation id stamps a record that outlives them (what the
-// delete's trigger queues, migration 20261127001100), then the pass that
+// device whose installation id stamps a record that outlives them (the
+// delete of their devices queues it, migration 20261127002200), then the pass that
 // forgets the queued ids (app_private.forget_queued_installations). Per user, at two
 // sizes side by side, each on a fresh database: a ratio near 1× is linear, 4×
 // (for 4× the users) quadratic, which both were before migration

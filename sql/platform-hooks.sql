@@ -7,7 +7,6 @@ CREATE TRIGGER on_auth_user_banned_release_push_tokens AFTER UPDATE OF banned_un
 CREATE TRIGGER on_auth_user_created_create_personal_list AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_personal_list_for_new_user();
 CREATE TRIGGER on_auth_user_created_create_profile AFTER INSERT ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.create_profile_for_new_user();
 CREATE TRIGGER on_auth_user_deleted_hand_over_lists BEFORE DELETE ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.hand_over_lists_of_deleted_user();
-CREATE TRIGGER on_auth_user_deleted_queue_installations BEFORE DELETE ON auth.users FOR EACH ROW EXECUTE FUNCTION app_private.queue_installations_of_deleted_user();
 CREATE TRIGGER on_auth_user_soft_deleted_hand_over_lists AFTER UPDATE OF deleted_at ON auth.users FOR EACH ROW WHEN (old.deleted_at IS NULL AND new.deleted_at IS NOT NULL) EXECUTE FUNCTION app_private.hand_over_lists_of_soft_deleted_user();
 CREATE TRIGGER on_auth_user_soft_deleted_queue_installations AFTER UPDATE OF deleted_at ON auth.users FOR EACH ROW WHEN (old.deleted_at IS NULL AND new.deleted_at IS NOT NULL) EXECUTE FUNCTION app_private.queue_installations_of_deleted_user();
 CREATE TRIGGER on_auth_users_deleted_forget_pokes AFTER DELETE ON auth.users REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.forget_pokes_of_deleted_users();

@@ -1358,6 +1358,23 @@ comment on function app_private.push_token_lock_key(p_push_token text) is 'The a
 revoke execute on function app_private.push_token_lock_key(p_push_token text) from public;
 grant execute on function app_private.push_token_lock_key(p_push_token text) to authenticated;
 
+-- function app_private.queue_installations_of_deleted_devices()
+CREATE OR REPLACE FUNCTION app_private.queue_installations_of_deleted_devices()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  insert into app_private.installations_to_forget (installation_id)
+  select distinct g.installation_id from gone g
+  on conflict (installation_id) do nothing;
+  return null;
+end;
+$function$;
+comment on function app_private.queue_installations_of_deleted_devices() is 'Trigger (after delete on app_private.devices, per statement): queues the deleted rows'' installation ids in app_private.installations_to_forget, whatever deleted them (the signed-out cap, the cascade of a user''s deletion). Not callable by any API role.';
+revoke execute on function app_private.queue_installations_of_deleted_devices() from public;
+
 -- function app_private.queue_installations_of_deleted_user()
 CREATE OR REPLACE FUNCTION app_private.queue_installations_of_deleted_user()
  RETURNS trigger
@@ -1365,20 +1382,15 @@ CREATE OR REPLACE FUNCTION app_private.queue_installations_of_deleted_user()
  SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-declare
-  v_user_id uuid := case when tg_op = 'DELETE' then old.id else new.id end;
 begin
-  -- By devices_user_installation_key; the devices go with a hard-deleted user.
+  -- By devices_user_installation_key; a soft-deleted user keeps the rows.
   insert into app_private.installations_to_forget (installation_id)
-  select d.installation_id from app_private.devices d where d.user_id = v_user_id
+  select d.installation_id from app_private.devices d where d.user_id = new.id
   on conflict (installation_id) do nothing;
-  if tg_op = 'DELETE' then
-    return old;
-  end if;
   return null;
 end;
 $function$;
-comment on function app_private.queue_installations_of_deleted_user() is 'Trigger (before delete on auth.users, and after update of deleted_at when it is first set; per row): queues the user''s installation ids in app_private.installations_to_forget, however the user is deleted. Not callable by any API role.';
+comment on function app_private.queue_installations_of_deleted_user() is 'Trigger (after update of deleted_at on auth.users when it is first set, per row): queues a soft-deleted user''s installation ids in app_private.installations_to_forget (a hard delete queues them through the devices it deletes: queue_installations_of_deleted_devices). Not callable by any API role.';
 revoke execute on function app_private.queue_installations_of_deleted_user() from public;
 
 -- function app_private.read_visible_scope_ids()

@@ -107,3 +107,4 @@ CREATE TRIGGER devices_05_withhold_push_token_during_deletion BEFORE INSERT OR U
 CREATE TRIGGER devices_10_maintain_state BEFORE INSERT OR UPDATE ON app_private.devices FOR EACH ROW EXECUTE FUNCTION app_private.maintain_device_state();
 CREATE TRIGGER devices_20_release_push_token BEFORE INSERT OR UPDATE ON app_private.devices FOR EACH ROW EXECUTE FUNCTION app_private.release_push_token_elsewhere();
 CREATE TRIGGER devices_30_prune_signed_out AFTER INSERT ON app_private.devices FOR EACH ROW EXECUTE FUNCTION app_private.prune_signed_out_devices();
+CREATE TRIGGER devices_40_queue_installations_of_deleted AFTER DELETE ON app_private.devices REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION app_private.queue_installations_of_deleted_devices();

@@ -10,7 +10,7 @@ create table app_private.installations_to_forget (
 );
 
 -- comments
-comment on table app_private.installations_to_forget is 'Installation ids of deleted users (hard or soft), queued by a trigger on auth.users until app_private.forget_queued_installations() nulls them in sync_records.field_versions (run by run_account_deletions and purge_sync_retention). Emptied by that pass; read by no API role.';
+comment on table app_private.installations_to_forget is 'Installation ids whose device row went (pruned, or deleted with its user) or whose user was soft-deleted, queued by triggers on app_private.devices and auth.users until app_private.forget_queued_installations() nulls them in sync_records.field_versions (run by run_account_deletions and purge_sync_retention). Emptied by that pass; read by no API role.';
 
 -- row level security
 alter table app_private.installations_to_forget enable row level security;
