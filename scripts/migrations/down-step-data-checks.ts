@@ -17,7 +17,23 @@ export interface DownStepDataCheck {
 const QUEUED = "d0e00000-0000-4000-8000-000000000001";
 const RECORD = "d0e00000-0000-4000-8000-000000000002";
 
+const SWEPT = "d0e00000-0000-4000-8000-000000000003";
+
 export const DOWN_STEP_DATA_CHECKS: DownStepDataCheck[] = [
+  {
+    // A sweep under way holds the ids it took off the queue: they go back,
+    // with when they were queued (the shared-phone rule compares with it).
+    stem: "20261127002210_forget_installations_within_budget",
+    name: "the ids of a sweep under way go back to the queue with when they were queued",
+    seed: `update app_private.installation_sweep set ids = '{"${SWEPT}": "2026-11-01T00:00:00+00:00"}'`,
+    check: `
+      with gone as (
+        delete from app_private.installations_to_forget where installation_id = '${SWEPT}' returning queued_at
+      )
+      select coalesce(bool_and(queued_at = '2026-11-01T00:00:00+00:00'), false) as ok,
+             'queued after the down step: ' || coalesce(string_agg(queued_at::text, ', '), 'nothing') as detail
+        from gone`,
+  },
   {
     // Rolling back the queue must not drop a deleted user's installation id
     // before it is forgotten: the rollback forgets what is queued first.

@@ -413,67 +413,118 @@ $function$;
 comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user (their user topic, their personal list''s topic). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role.';
 revoke execute on function app_private.forget_pokes_of_deleted_users() from public;
 
--- function app_private.forget_queued_installations()
-CREATE OR REPLACE FUNCTION app_private.forget_queued_installations()
- RETURNS void
+-- function app_private.forget_queued_installations(p_time_budget interval, p_batch integer)
+CREATE OR REPLACE FUNCTION app_private.forget_queued_installations(p_time_budget interval DEFAULT '00:00:10'::interval, p_batch integer DEFAULT 5000)
+ RETURNS boolean
  LANGUAGE plpgsql
  SET search_path TO ''
 AS $function$
 declare
-  v_taken uuid[];
-  v_ids jsonb;
-  v_left jsonb := '{}';
+  v_deadline timestamptz;
+  v_sweep app_private.installation_sweep;
+  v_count integer;
+  v_last_collection text;
+  v_last_id uuid;
+  v_left jsonb;
 begin
-  -- Take the queue; ids a concurrent pass holds are its to forget. An id
-  -- another user who can still sign in registered before it was queued (one
-  -- phone, two accounts) stays theirs; a device registered later is a new
-  -- account on the deleted one's phone, which must not inherit its writes.
-  -- v_ids is an object: `?` finds a key by binary search, so a long queue
-  -- costs each record a few comparisons, not one per id.
-  select coalesce(array_agg(q.installation_id), '{}'),
-         coalesce(jsonb_object_agg(q.installation_id::text, true) filter (
-           where not exists (select 1 from app_private.devices d join auth.users u on u.id = d.user_id
-                              where d.installation_id = q.installation_id and u.deleted_at is null
-                                and d.created_at <= q.queued_at)), '{}')
-    into v_taken, v_ids
-    from (select t.installation_id, t.queued_at from app_private.installations_to_forget t for update skip locked) q;
+  if p_time_budget is null or p_time_budget < interval '0' or p_batch is null or p_batch < 1 then
+    raise exception 'forget_queued_installations: p_time_budget must not be negative, p_batch must be positive'
+      using errcode = 'invalid_parameter_value';
+  end if;
+  -- Wall clock (now() stands still in a transaction).
+  v_deadline := clock_timestamp() + p_time_budget;
 
-  if v_ids <> '{}' then
-    -- Records a write holds are skipped, never waited on (a push writes in
-    -- its own order: waiting could deadlock with it); the ids they still
-    -- name stay queued.
-    with matching as materialized (
-      select s.collection, s.id, s.field_versions
-        from app_private.sync_records s
-       where exists (select 1 from jsonb_each(s.field_versions) e where v_ids ? (e.value ->> 'd'))
+  -- One sweep at a time: a concurrent call leaves it to the one under way.
+  select * into v_sweep from app_private.installation_sweep for update skip locked;
+  if not found then
+    return false;
+  end if;
+
+  if v_sweep.ids is null then
+    -- A new sweep takes the queue. An id another user who can still sign in
+    -- registered before it was queued (one phone, two accounts) stays theirs
+    -- and leaves the queue; a device registered later is a new account on
+    -- the phone, which must not inherit the writes. v_sweep.ids is an object:
+    -- `?` finds a key by binary search, so a long queue costs each record a
+    -- few comparisons, not one per id.
+    with taken as (
+      delete from app_private.installations_to_forget q
+      returning q.installation_id, q.queued_at
+    )
+    select jsonb_object_agg(t.installation_id::text, t.queued_at) filter (
+             where not exists (select 1 from app_private.devices d join auth.users u on u.id = d.user_id
+                                where d.installation_id = t.installation_id and u.deleted_at is null
+                                  and d.created_at <= t.queued_at))
+      into v_sweep.ids
+      from taken t;
+    if v_sweep.ids is null then
+      return true;
+    end if;
+  end if;
+
+  loop
+    -- The next p_batch records by primary key. Records a write holds are
+    -- skipped, never waited on (a push writes in its own order: waiting could
+    -- deadlock with it); the ids they still name are queued again at the end.
+    with batch as materialized (
+      select r.collection, r.id, r.field_versions
+        from app_private.sync_records r
+       where (r.collection, r.id) > (v_sweep.after_collection, v_sweep.after_id)
+       order by r.collection, r.id
+       limit p_batch
+    ), matching as materialized (
+      select b.collection, b.id, b.field_versions
+        from batch b
+       where exists (select 1 from jsonb_each(b.field_versions) e where v_sweep.ids ? (e.value ->> 'd'))
     ), forgotten as (
       update app_private.sync_records s
          set field_versions = (
-           select jsonb_object_agg(e.key, case when v_ids ? (e.value ->> 'd') then jsonb_set(e.value, '{d}', 'null') else e.value end)
+           select jsonb_object_agg(e.key, case when v_sweep.ids ? (e.value ->> 'd') then jsonb_set(e.value, '{d}', 'null') else e.value end)
              from jsonb_each(s.field_versions) e)
         from (select l.collection, l.id
                 from app_private.sync_records l
                 join matching m on m.collection = l.collection and m.id = l.id
                -- Checked again on the version locked (a write may have committed since).
-               where exists (select 1 from jsonb_each(l.field_versions) e where v_ids ? (e.value ->> 'd'))
+               where exists (select 1 from jsonb_each(l.field_versions) e where v_sweep.ids ? (e.value ->> 'd'))
                order by l.collection, l.id
                  for update of l skip locked) locked
        where s.collection = locked.collection and s.id = locked.id
       returning s.collection, s.id
     )
-    select coalesce(jsonb_object_agg(e.value ->> 'd', true), '{}') into v_left
-      from matching m
-     cross join jsonb_each(m.field_versions) e
-     where v_ids ? (e.value ->> 'd')
-       and not exists (select 1 from forgotten f where f.collection = m.collection and f.id = m.id);
-  end if;
+    select (select count(*)::integer from batch),
+           last.collection, last.id,
+           (select coalesce(jsonb_object_agg(e.value ->> 'd', v_sweep.ids -> (e.value ->> 'd')), '{}')
+              from matching m
+             cross join jsonb_each(m.field_versions) e
+             where v_sweep.ids ? (e.value ->> 'd')
+               and not exists (select 1 from forgotten f where f.collection = m.collection and f.id = m.id))
+      into v_count, v_last_collection, v_last_id, v_left
+      from (select 1) one
+      left join lateral (select b.collection, b.id from batch b order by b.collection desc, b.id desc limit 1) last on true;
+    v_sweep.left_ids := v_sweep.left_ids || v_left;
 
-  delete from app_private.installations_to_forget q
-   where q.installation_id = any (v_taken) and not v_left ? q.installation_id::text;
+    if v_count < p_batch then
+      -- The end: the ids skipped in a held record wait for the next sweep.
+      insert into app_private.installations_to_forget (installation_id, queued_at)
+      select l.key::uuid, (l.value #>> '{}')::timestamptz from jsonb_each(v_sweep.left_ids) l
+      on conflict (installation_id) do nothing;
+      update app_private.installation_sweep
+         set ids = null, left_ids = '{}', after_collection = '', after_id = '00000000-0000-0000-0000-000000000000';
+      return true;
+    end if;
+    v_sweep.after_collection := v_last_collection;
+    v_sweep.after_id := v_last_id;
+    exit when clock_timestamp() >= v_deadline;
+  end loop;
+
+  update app_private.installation_sweep
+     set ids = v_sweep.ids, left_ids = v_sweep.left_ids,
+         after_collection = v_sweep.after_collection, after_id = v_sweep.after_id;
+  return false;
 end
 $function$;
-comment on function app_private.forget_queued_installations() is 'Takes app_private.installations_to_forget: sets d (the writing device) to null in every sync_records.field_versions entry stamped by a queued installation id that no other user who can still sign in registered before it was queued (the merge reads null as an unknown device), and empties the queue of the ids it has forgotten. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED, primary-key order) and the ids they name stay queued for the next pass. One pass over every record; run at the end of run_account_deletions, and by purge_sync_retention when the queue is not empty. Not callable by any API role.';
-revoke execute on function app_private.forget_queued_installations() from public;
+comment on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) is 'Forgets the installation ids of app_private.installations_to_forget in the sync state: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one that no other user who can still sign in registered before it was queued (the merge reads null as an unknown device). A sweep takes the queue and goes over every record by primary key, p_batch at a time, until p_time_budget is spent (at least one batch), keeping its place in app_private.installation_sweep for the next call; returns true when no sweep is left under way. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED) and the ids they name are queued again when the sweep ends. Run by run_account_deletions (the defaults) and purge_sync_retention (its budget and batch). Not callable by any API role.';
+revoke execute on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) from public;
 
 -- function app_private.hand_over_lists(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
@@ -1226,12 +1277,11 @@ begin
   changes_purged := 0;
   rate_limit_counters_purged := 0;
 
-  -- Installation ids of users deleted without the account purge (an admin's
-  -- delete or soft delete): forgotten within one run. First, so a backlog of
-  -- the other tables never starves it; one pass over the sync records.
-  if exists (select 1 from app_private.installations_to_forget) then
-    perform app_private.forget_queued_installations();
-  end if;
+  -- Queued installation ids (deleted devices, soft-deleted users): the sweep
+  -- goes on where it stopped, within this run's budget and p_batch records at
+  -- a time. First, so a backlog of the other tables never starves it; they
+  -- still get a batch each.
+  perform app_private.forget_queued_installations(greatest(v_deadline - clock_timestamp(), interval '0'), p_batch);
 
   -- Change entries of deleted or moved rows, and revocations: a cursor from
   -- before them may have missed them, so the horizon rises to the highest
@@ -1341,7 +1391,7 @@ begin
   return next;
 end;
 $function$;
-comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time (first, when any are queued, it forgets the installation ids of deleted users: forget_queued_installations), each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
+comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time (first it goes on with forgetting queued installation ids: forget_queued_installations, within the same budget and batch), each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) to service_role;
 
@@ -2016,7 +2066,7 @@ begin
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit, then forgets the queued installation ids in the sync state (forget_queued_installations, one pass for the run: these users'' and those of anyone deleted otherwise since the last pass). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit, then goes on forgetting the queued installation ids in the sync state (forget_queued_installations with its default budget, 10 s: these users'' and those of anyone deleted otherwise; a sweep the budget cuts short goes on in the next run of either purge). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 

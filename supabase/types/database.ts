@@ -122,6 +122,31 @@ export type Database = {
         };
         Relationships: [];
       };
+      "installation_sweep": {
+        Row: {
+          "after_collection": string;
+          "after_id": string;
+          "ids": Json | null;
+          "left_ids": NonNullable<Json>;
+          "singleton": boolean;
+        };
+        ComputedFields: never;
+        Insert: {
+          "after_collection"?: string;
+          "after_id"?: string;
+          "ids"?: Json | null;
+          "left_ids"?: NonNullable<Json>;
+          "singleton"?: boolean;
+        };
+        Update: {
+          "after_collection"?: string;
+          "after_id"?: string;
+          "ids"?: Json | null;
+          "left_ids"?: NonNullable<Json>;
+          "singleton"?: boolean;
+        };
+        Relationships: [];
+      };
       "installations_to_forget": {
         Row: {
           "installation_id": string;
@@ -835,8 +860,8 @@ export type Database = {
         Returns: undefined;
       };
       "forget_queued_installations": {
-        Args: Record<PropertyKey, never>;
-        Returns: undefined;
+        Args: { "p_batch"?: number; "p_time_budget"?: string };
+        Returns: boolean;
       };
       "hand_over_lists": { Args: { "p_user_id": string }; Returns: number };
       "hit_rate_limit": {
