@@ -153,6 +153,31 @@ $function$;
 comment on function app_private.create_profile_for_new_user() is 'AFTER INSERT trigger of auth.users (security definer, since Supabase Auth''s role cannot write public): creates the new user''s profile with the display name from user metadata (display_name, full_name or name) and the user''s creation time.';
 revoke execute on function app_private.create_profile_for_new_user() from public;
 
+-- function app_private.detach_push_token(p_push_token text, p_user_id uuid, p_installation_id uuid)
+CREATE OR REPLACE FUNCTION app_private.detach_push_token(p_push_token text, p_user_id uuid, p_installation_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  -- Serializes concurrent registrations of the same token, so the second one
+  -- waits, then detaches the first instead of failing on the unique index. A
+  -- session start holds it already (lock_device_registration, taken before
+  -- any device row): then this is no wait.
+  perform pg_catalog.pg_advisory_xact_lock(app_private.push_token_lock_key(p_push_token));
+  -- The registering row is matched by (user_id, installation_id), not id: an
+  -- upsert's BEFORE INSERT carries a fresh id while the row it will update
+  -- already exists, and that row must not be modified behind its back.
+  update app_private.devices d
+     set push_token = null, push_provider = null
+   where d.push_token = p_push_token
+     and d.revoked_at is null
+     and (d.user_id, d.installation_id) <> (p_user_id, p_installation_id);
+end
+$function$;
+comment on function app_private.detach_push_token(p_push_token text, p_user_id uuid, p_installation_id uuid) is 'Clears push token p_push_token on every active device but user p_user_id''s on installation p_installation_id, under the token''s lock (push_token_lock_key): a token belongs to one device at a time, also when the registering device may not keep it. Called only by the security definer triggers release_push_token_elsewhere and withhold_push_token_during_deletion; no API role may run it.';
+revoke execute on function app_private.detach_push_token(p_push_token text, p_user_id uuid, p_installation_id uuid) from public;
+
 -- function app_private.disable_sync(p_table regclass)
 CREATE OR REPLACE FUNCTION app_private.disable_sync(p_table regclass)
  RETURNS void
@@ -1812,19 +1837,7 @@ begin
   if new.push_token is null or (tg_op = 'UPDATE' and new.push_token is not distinct from old.push_token) then
     return new;
   end if;
-  -- Serializes concurrent registrations of the same token, so the second one
-  -- waits, then detaches the first instead of failing on the unique index. A
-  -- session start holds it already (lock_device_registration, taken before
-  -- any device row): then this is no wait.
-  perform pg_catalog.pg_advisory_xact_lock(app_private.push_token_lock_key(new.push_token));
-  -- The row itself is matched by (user_id, installation_id), not id: an
-  -- upsert's BEFORE INSERT carries a fresh id while the row it will update
-  -- already exists, and that row must not be modified behind its back.
-  update app_private.devices d
-  set push_token = null, push_provider = null
-  where d.push_token = new.push_token
-    and d.revoked_at is null
-    and (d.user_id, d.installation_id) <> (new.user_id, new.installation_id);
+  perform app_private.detach_push_token(new.push_token, new.user_id, new.installation_id);
   return new;
 end
 $function$;
@@ -2712,13 +2725,19 @@ grant execute on function app_private.visible_scope_ids() to authenticated;
 CREATE OR REPLACE FUNCTION app_private.withhold_push_token_during_deletion()
  RETURNS trigger
  LANGUAGE plpgsql
+ SECURITY DEFINER
  SET search_path TO ''
 AS $function$
 begin
   if new.push_token is not null and new.session_id is not null then
-    -- In turn with request_account_deletion (see the migration's header).
+    -- In turn with request_account_deletion (20261126001310).
     perform app_private.lock_user_devices(new.user_id);
     if exists (select 1 from app_private.account_deletion_requests r where r.user_id = new.user_id) then
+      -- Not kept here, and held by no other device either: the phone now
+      -- runs this user's session, so the old holder's pushes would reach it.
+      if tg_op = 'INSERT' or new.push_token is distinct from old.push_token then
+        perform app_private.detach_push_token(new.push_token, new.user_id, new.installation_id);
+      end if;
       new.push_token := null;
       new.push_provider := null;
     end if;
@@ -2726,7 +2745,7 @@ begin
   return new;
 end
 $function$;
-comment on function app_private.withhold_push_token_during_deletion() is 'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop). In turn with request_account_deletion (lock_user_devices), so neither misses the other. Security invoker: the writer of a device row is its user, who may read their own request.';
+comment on function app_private.withhold_push_token_during_deletion() is 'BEFORE INSERT/UPDATE trigger of app_private.devices: while the device''s user has a pending account deletion, no push token is stored (notifications stop), and a token the device sends is still detached from any other device (detach_push_token). In turn with request_account_deletion (lock_user_devices), so neither misses the other. Security definer: the other holder may be another user''s device, which RLS hides.';
 revoke execute on function app_private.withhold_push_token_during_deletion() from public;
 
 -- function app_private.write_visible_scope_ids()

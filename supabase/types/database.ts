@@ -842,6 +842,14 @@ export type Database = {
         Args: Record<PropertyKey, never>;
         Returns: boolean;
       };
+      "detach_push_token": {
+        Args: {
+          "p_installation_id": string;
+          "p_push_token": string;
+          "p_user_id": string;
+        };
+        Returns: undefined;
+      };
       "disable_sync": { Args: { "p_table": unknown }; Returns: undefined };
       "display_name_from_user_metadata": {
         Args: { "meta": Json };

@@ -225,6 +225,21 @@ describe("push tokens: at most one active device each", () => {
     expect(holders.map((h) => h.user_id)).toEqual([second.userId]);
   });
 
+  it("sent by a second user with a pending account deletion, the token is withheld from them and still gone from the first user's device", async () => {
+    const first = await createTestUser();
+    const second = await createTestUser();
+    const token = pushToken();
+    const installation = phone({ push_token: token, push_provider: "apns" });
+    const a = await startSession(first.token, installation);
+    expect((await call("/v1/users/me/deletion", { method: "POST", token: second.token })).status).toBe(202);
+    const b = await startSession(second.token, installation);
+    expect(b.body.device.has_push_token).toBe(false); // withheld while the deletion is pending
+    // The phone runs the second user's session now: the first user's pushes must not reach it.
+    expect(await deviceRow(a.body.device.id)).toMatchObject({ push_token: null, session_id: first.sessionId });
+    expect(await pushTargets(first.userId)).toEqual([]);
+    expect(await adminSql`select id from app_private.devices where push_token = ${token}`).toEqual([]);
+  });
+
   it("concurrent registrations of one token leave exactly one holder", async () => {
     const users = await Promise.all([createTestUser(), createTestUser(), createTestUser(), createTestUser()]);
     const token = pushToken();

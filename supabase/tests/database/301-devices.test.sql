@@ -10,7 +10,7 @@
 -- counts, and the push senders' view push_targets (their behaviour through
 -- the API: tests/integration/devices.test.ts).
 begin;
-select plan(61);
+select plan(64);
 
 do $$ begin
   perform tests.create_supabase_user('device_owner');
@@ -289,6 +289,15 @@ select is(
   array['search_path=""'],
   'release_push_token_elsewhere (security definer) pins an empty search_path'
 );
+select is(tests.function_callers('app_private.detach_push_token(text, uuid, uuid)'), '{}'::text[],
+  'detach_push_token(): no API role may run it (the two push token triggers do)');
+select is(
+  (select array[prosecdef::text] || proconfig from pg_proc where oid = 'app_private.withhold_push_token_during_deletion()'::regprocedure),
+  array['true', 'search_path=""'],
+  'withhold_push_token_during_deletion is security definer (it detaches the withheld token from another user''s device) and pins an empty search_path'
+);
+select is(tests.function_callers('app_private.withhold_push_token_during_deletion()'), '{}'::text[],
+  'withhold_push_token_during_deletion(): no API role may run it (trigger only)');
 
 -- ------------------------------------- session_is_live and push_targets
 select ok(
