@@ -1776,23 +1776,21 @@ AS $function$
 declare
   v_released integer;
 begin
-  -- In turn with the user's session starts, which lock two of the user's
-  -- device rows one after the other. Every other writer of these rows (a
-  -- sign-out, another user's start taking the token) clears the token
-  -- itself, so a row it holds is skipped, never waited for.
+  -- In turn with the user's session starts and deletion request, which lock
+  -- the user's device rows only after this lock.
   perform app_private.lock_user_devices(p_user_id);
+  -- Waits for a row another writer holds (see the migration's header for why
+  -- that is no deadlock), then re-reads it.
   update app_private.devices d
      set push_token = null, push_provider = null
-   where d.id in (select x.id from app_private.devices x
-                   where x.user_id = p_user_id
-                     and x.push_token is not null
-                     and not app_private.session_is_live(x.session_id, x.user_id)
-                     for update skip locked);
+   where d.user_id = p_user_id
+     and d.push_token is not null
+     and not app_private.session_is_live(d.session_id, d.user_id);
   get diagnostics v_released = row_count;
   return v_released;
 end;
 $function$;
-comment on function app_private.release_ended_push_tokens(p_user_id uuid) is 'Deletes the push tokens of user p_user_id''s devices whose session no longer counts (app_private.session_is_live: expired, user banned or soft-deleted); returns how many. In turn with the user''s session starts (lock_user_devices); a row another writer holds is skipped (every such writer clears the token). Run by the trigger on_auth_user_banned_release_push_tokens; not callable by any API role.';
+comment on function app_private.release_ended_push_tokens(p_user_id uuid) is 'Deletes the push tokens of user p_user_id''s devices whose session no longer counts (app_private.session_is_live: expired, user banned or soft-deleted); returns how many. In turn with the user''s session starts (lock_user_devices); waits for a device row another transaction holds (a foreign key''s FOR KEY SHARE does not block it). Run by the trigger on_auth_user_banned_release_push_tokens; not callable by any API role.';
 revoke execute on function app_private.release_ended_push_tokens(p_user_id uuid) from public;
 
 -- function app_private.release_expired_push_tokens()

@@ -6,6 +6,8 @@ import { deviceListSchema } from "../../functions/_shared/schemas/devices.ts";
 import { applySeed } from "../../scripts/db/database.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { addRefreshToken, deviceRow, phone, pushToken, sessionState, startSession, withoutRequestId } from "../support/device-sessions.ts";
+import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
+import { releaseWithFeedback } from "../support/releases.ts";
 import { signEs256 } from "../support/tokens.ts";
 
 async function listDevices(token: string) {
@@ -180,6 +182,37 @@ describe("a device whose session no longer counts (expired, user banned)", () =>
     expect((await listDevices(user.token)).map((d) => [d.active, d.has_push_token])).toEqual([[true, false]]);
     expect((await startSession(user.token, installation)).body.device).toMatchObject({ id: device.id, has_push_token: true });
     expect(await pushTargets(user.userId)).toEqual([device.id]);
+  });
+
+  it("a ban while feedback from the device is being sent still deletes its push token: no push target after the ban ends", async () => {
+    const releaseId = await releaseWithFeedback("works for me");
+    const user = await createTestUser();
+    const token = pushToken();
+    const device = (await startSession(user.token, phone({ push_token: token, push_provider: "apns" }))).body.device;
+    // The feedback insert's foreign key holds the device row FOR KEY SHARE until it commits.
+    const feedback = holdTransaction((tx) => tx`
+      insert into app_private.release_feedback (release_id, user_id, device_id, platform, build_number, body)
+      values (${releaseId}, ${user.userId}, ${device.id}, 'ios', 200, 'sent at the moment of the ban')`);
+    await feedback.ran;
+    await adminSql`update auth.users set banned_until = now() + interval '1 hour' where id = ${user.userId}`;
+    feedback.commit();
+    await feedback.done;
+    expect(await deviceRow(device.id)).toMatchObject({ push_token: null, push_provider: null });
+    await adminSql`update auth.users set banned_until = null where id = ${user.userId}`;
+    expect(await pushTargets(user.userId)).toEqual([]);
+  });
+
+  it("a ban waits for a transaction holding the device row and then deletes the token it left", async () => {
+    const user = await createTestUser();
+    const device = (await startSession(user.token, phone({ push_token: pushToken(), push_provider: "fcm", platform: "android" }))).body.device;
+    // A writer that locked the row and will leave the token as it is (e.g. it rolls back).
+    const holder = holdTransaction((tx) => tx`select id from app_private.devices where id = ${device.id} for update`);
+    await holder.ran;
+    const ban = adminSql`update auth.users set banned_until = now() + interval '1 hour' where id = ${user.userId}`.then(() => {});
+    await waitersOf(await holder.pid);
+    holder.commit();
+    await Promise.all([holder.done, ban]);
+    expect(await deviceRow(device.id)).toMatchObject({ push_token: null, push_provider: null });
   });
 
   it("an expired session's push token is kept by no one: the export says what is stored, before and after the sweep", async () => {
