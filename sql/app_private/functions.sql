@@ -1131,6 +1131,22 @@ comment on function app_private.my_storage_objects() is 'Metadata of the Storage
 revoke execute on function app_private.my_storage_objects() from public;
 grant execute on function app_private.my_storage_objects() to authenticated;
 
+-- function app_private.normalized_push_token(p_push_token text, p_push_provider text)
+CREATE OR REPLACE FUNCTION app_private.normalized_push_token(p_push_token text, p_push_provider text)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select case when p_push_provider = 'apns'
+              then pg_catalog.translate(t.token, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+              else t.token end
+    from (select app_private.trim_display_name(p_push_token) as token) t
+$function$;
+comment on function app_private.normalized_push_token(p_push_token text, p_push_provider text) is 'The one spelling of push token p_push_token of provider p_push_provider: without surrounding whitespace (app_private.trim_display_name: what String.prototype.trim removes); an APNs token (hex, either case) with ASCII A-Z lower-cased; an FCM token (case-sensitive) otherwise unchanged. Used by the check constraint devices_push_token_normalized; normalizedPushToken in functions/_shared/schemas/devices.ts is the same rule (tests/integration/push-token-spelling.test.ts).';
+revoke execute on function app_private.normalized_push_token(p_push_token text, p_push_provider text) from public;
+grant execute on function app_private.normalized_push_token(p_push_token text, p_push_provider text) to authenticated;
+
 -- function app_private.notification_categories_are_valid(p_categories jsonb)
 CREATE OR REPLACE FUNCTION app_private.notification_categories_are_valid(p_categories jsonb)
  RETURNS boolean

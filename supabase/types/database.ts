@@ -1000,6 +1000,10 @@ export type Database = {
           "user_metadata": Json;
         }[];
       };
+      "normalized_push_token": {
+        Args: { "p_push_provider": string; "p_push_token": string };
+        Returns: string;
+      };
       "notification_categories_are_valid": {
         Args: { "p_categories": Json };
         Returns: boolean;

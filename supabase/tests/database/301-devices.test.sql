@@ -10,7 +10,7 @@
 -- counts, and the push senders' view push_targets (their behaviour through
 -- the API: tests/integration/devices.test.ts).
 begin;
-select plan(64);
+select plan(67);
 
 do $$ begin
   perform tests.create_supabase_user('device_owner');
@@ -298,6 +298,10 @@ select is(
 );
 select is(tests.function_callers('app_private.withhold_push_token_during_deletion()'), '{}'::text[],
   'withhold_push_token_during_deletion(): no API role may run it (trigger only)');
+select is(tests.function_callers('app_private.normalized_push_token(text, text)'), array['authenticated'],
+  'normalized_push_token(): authenticated only (the check constraint devices_push_token_normalized runs it as the writer)');
+select is(app_private.normalized_push_token(E' ABCdef\u3000', 'apns'), 'abcdef', 'an APNs token: trimmed and lower-cased');
+select is(app_private.normalized_push_token(E' ABCdef\u3000', 'fcm'), 'ABCdef', 'an FCM token: trimmed only (case-sensitive)');
 
 -- ------------------------------------- session_is_live and push_targets
 select ok(
