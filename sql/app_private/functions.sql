@@ -558,8 +558,6 @@ CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
  SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-declare
-  v_handed integer;
 begin
   -- Lock the user's lists in one order: two purges whose users share a list
   -- serialize here, so the second sees the first one's hand-over (and never
@@ -568,39 +566,13 @@ begin
    where l.id in (select m.list_id from public.list_members m where m.user_id = p_user_id)
    order by l.id
      for update;
-
-  -- Lists where the user is the only owner and someone else is a member pass
-  -- to one other member: the longest-standing editor, else the longest-standing
-  -- viewer; members not themselves leaving come first, and members Supabase
-  -- Auth soft-deleted (who can never sign in to manage it) last. Lists with no
-  -- other member go with the account (the keep_a_list_owner trigger).
-  with sole_owned as (
-    select m.list_id
-      from public.list_members m
-     where m.user_id = p_user_id and m.role = 'owner'
-       and not exists (select 1 from public.list_members o
-                        where o.list_id = m.list_id and o.role = 'owner' and o.user_id <> p_user_id)
-  ), successor as (
-    select distinct on (m.list_id) m.list_id, m.user_id
-      from public.list_members m
-      join sole_owned s on s.list_id = m.list_id
-     where m.user_id <> p_user_id
-     order by m.list_id,
-              exists (select 1 from auth.users u where u.id = m.user_id and u.deleted_at is not null),
-              exists (select 1 from app_private.account_deletion_requests r where r.user_id = m.user_id),
-              m.role = 'editor' desc,
-              m.created_at,
-              m.user_id
-  )
-  update public.list_members m
-     set role = 'owner'
-    from successor s
-   where m.list_id = s.list_id and m.user_id = s.user_id;
-  get diagnostics v_handed = row_count;
-  return v_handed;
-end
+  -- Lists with no other member go with the account (keep_a_list_owner).
+  return app_private.pass_lists_to_successors(
+    array(select m.list_id from public.list_members m where m.user_id = p_user_id and m.role = 'owner'),
+    p_user_id);
+end;
 $function$;
-comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge (and of the triggers on auth.users for a delete or a soft delete): every list p_user_id is the only owner of and that has other members gets a new owner (the longest-standing editor, else viewer; members with no pending deletion first, members soft-deleted by Supabase Auth last). Returns how many lists changed hands. Not callable by any API role.';
+comment on function app_private.hand_over_lists(p_user_id uuid) is 'Part of the purge (and of the triggers on auth.users for a delete or a soft delete): every list p_user_id is the only owner of and that has other members gets a new owner (app_private.pass_lists_to_successors). Returns how many lists changed hands. Not callable by any API role.';
 revoke execute on function app_private.hand_over_lists(p_user_id uuid) from public;
 
 -- function app_private.hand_over_lists_of_deleted_user()
@@ -680,8 +652,9 @@ CREATE OR REPLACE FUNCTION app_private.keep_a_list_owner()
 AS $function$
 declare
   v_list uuid;
+  v_lost uuid[];
 begin
-  -- Owner changes of one list in turn (see the migration's header).
+  -- Owner changes of one list in turn (20261126000900).
   perform 1 from public.lists l
    where l.id in (select o.list_id from old_rows o where o.role = 'owner')
    order by l.id
@@ -696,6 +669,15 @@ begin
   delete from public.lists l
    where l.id in (select o.list_id from old_rows o where not exists (select 1 from auth.users u where u.id = o.user_id))
      and not exists (select 1 from public.list_members m where m.list_id = l.id);
+  -- A list that lost an owner with a deleted account and still has members
+  -- passes on now that the statement's cascade is done: the hand-over before
+  -- each row's delete still saw the other users the statement deletes (a bulk
+  -- delete of the owner and its successor, or of two co-owners).
+  v_lost := array(select distinct o.list_id from old_rows o
+                   where o.role = 'owner' and not exists (select 1 from auth.users u where u.id = o.user_id));
+  if cardinality(v_lost) > 0 then
+    perform app_private.pass_lists_to_successors(v_lost, null);
+  end if;
   select o.list_id into v_list
     from (select distinct o.list_id from old_rows o
            where o.role = 'owner' and exists (select 1 from auth.users u where u.id = o.user_id)) o
@@ -709,7 +691,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted (then a list left without members is deleted too). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
+comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted: then a list left without members is deleted too, and one with members passes to a successor (app_private.pass_lists_to_successors). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
 revoke execute on function app_private.keep_a_list_owner() from public;
 
 -- function app_private.list_has_members(p_list_id uuid)
@@ -1246,6 +1228,50 @@ $function$;
 comment on function app_private.onboarding_steps() is 'The fixed, ordered list of onboarding steps (the one database declaration; functions/_shared/onboarding-steps.ts must agree, a test checks it). Used by the profiles check constraints and trigger.';
 revoke execute on function app_private.onboarding_steps() from public;
 grant execute on function app_private.onboarding_steps() to authenticated;
+
+-- function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid)
+CREATE OR REPLACE FUNCTION app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid)
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_handed integer;
+begin
+  -- Each of p_lists left with no owner but p_leaving (null: nobody is
+  -- leaving, the list has no owner) and with another member passes to one
+  -- member: the longest-standing editor, else the longest-standing viewer;
+  -- members with no deletion pending first, members Supabase Auth
+  -- soft-deleted (who can never sign in to manage it) last.
+  with owner_less as (
+    select l.id as list_id
+      from public.lists l
+     where l.id = any (p_lists)
+       and not exists (select 1 from public.list_members o
+                        where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving)
+  ), successor as (
+    select distinct on (m.list_id) m.list_id, m.user_id
+      from public.list_members m
+      join owner_less s on s.list_id = m.list_id
+     where m.user_id is distinct from p_leaving
+     order by m.list_id,
+              exists (select 1 from auth.users u where u.id = m.user_id and u.deleted_at is not null),
+              exists (select 1 from app_private.account_deletion_requests r where r.user_id = m.user_id),
+              m.role = 'editor' desc,
+              m.created_at,
+              m.user_id
+  )
+  update public.list_members m
+     set role = 'owner'
+    from successor s
+   where m.list_id = s.list_id and m.user_id = s.user_id;
+  get diagnostics v_handed = row_count;
+  return v_handed;
+end;
+$function$;
+comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members soft-deleted by Supabase Auth last). Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
+revoke execute on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) from public;
 
 -- function app_private.prune_signed_out_devices()
 CREATE OR REPLACE FUNCTION app_private.prune_signed_out_devices()

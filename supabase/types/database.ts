@@ -1033,6 +1033,10 @@ export type Database = {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];
       };
+      "pass_lists_to_successors": {
+        Args: { "p_leaving": string; "p_lists": (string)[] };
+        Returns: number;
+      };
       "purge_rate_limit_counters": {
         Args: { "p_batch"?: number; "p_now"?: string };
         Returns: number;

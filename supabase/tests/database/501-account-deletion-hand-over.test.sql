@@ -4,7 +4,7 @@
 -- list with no other member is deleted with the account. The same when the
 -- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(12);
+select plan(14);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -116,5 +116,33 @@ select results_eq($$ select user_id, role from public.list_members where list_id
   $$ values (tests.get_supabase_uid('handover_gone_editor'), 'editor'), (tests.get_supabase_uid('handover_new_viewer'), 'owner') $$,
   'a soft-deleted member is passed over: the viewer who can still sign in becomes the owner');
 
+-- One statement deleting several users (a bulk delete, a dashboard
+-- multi-select): each row's hand-over still sees the others as members, so
+-- the owner's pick may go too; after the cascade the list passes to the best
+-- member left (migration 20261127002400).
+select from tests.create_supabase_user('handover_bulk_owner');
+select from tests.create_supabase_user('handover_bulk_editor');
+select from tests.create_supabase_user('handover_bulk_co_owner');
+select from tests.create_supabase_user('handover_bulk_viewer');
+select from tests.create_supabase_user('handover_bulk_new_viewer');
+select tests.authenticate_as('handover_bulk_owner');
+insert into public.lists (id, title) values
+  ('b5000000-0000-4000-8000-000000000009', 'Owner and successor deleted together'),
+  ('b5000000-0000-4000-8000-000000000010', 'Two owners deleted together');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role, created_at) values
+  ('b5000000-0000-4000-8000-000000000009', tests.get_supabase_uid('handover_bulk_editor'), 'editor', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000009', tests.get_supabase_uid('handover_bulk_new_viewer'), 'viewer', '2026-03-01'),
+  ('b5000000-0000-4000-8000-000000000009', tests.get_supabase_uid('handover_bulk_viewer'), 'viewer', '2026-02-01'),
+  ('b5000000-0000-4000-8000-000000000010', tests.get_supabase_uid('handover_bulk_co_owner'), 'owner', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000010', tests.get_supabase_uid('handover_bulk_viewer'), 'viewer', '2026-02-01');
+delete from auth.users where id in (tests.get_supabase_uid('handover_bulk_owner'), tests.get_supabase_uid('handover_bulk_editor'),
+                                    tests.get_supabase_uid('handover_bulk_co_owner'));
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000009' order by created_at $$,
+  $$ values (tests.get_supabase_uid('handover_bulk_viewer'), 'owner'), (tests.get_supabase_uid('handover_bulk_new_viewer'), 'viewer') $$,
+  'owner and editor deleted in one statement: the longest-standing viewer left becomes owner');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000010' $$,
+  $$ values (tests.get_supabase_uid('handover_bulk_viewer'), 'owner') $$,
+  'both owners deleted in one statement: the viewer left becomes owner');
 select * from finish();
 rollback;
