@@ -4,7 +4,7 @@
 -- list with no other member is deleted with the account. The same when the
 -- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(14);
+select plan(17);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -144,5 +144,41 @@ select results_eq($$ select user_id, role from public.list_members where list_id
 select results_eq($$ select user_id, role from public.list_members where list_id = 'b5000000-0000-4000-8000-000000000010' $$,
   $$ values (tests.get_supabase_uid('handover_bulk_viewer'), 'owner') $$,
   'both owners deleted in one statement: the viewer left becomes owner');
+-- An owner Supabase Auth soft-deleted can never sign in to manage the list:
+-- they do not count as its owner, so the owner who can is handed over from
+-- when they go, however they go (migration 20261127002410).
+select from tests.create_supabase_user('handover_purged_owner');
+select from tests.create_supabase_user('handover_deleted_owner');
+select from tests.create_supabase_user('handover_soft_owner_2');
+select from tests.create_supabase_user('handover_soft_co_owner');
+select from tests.create_supabase_user('handover_stays');
+select tests.authenticate_as('handover_purged_owner');
+insert into public.lists (id, title) values ('b5000000-0000-4000-8000-000000000011', 'Purged owner, soft-deleted co-owner');
+select from app_private.request_account_deletion(7);
+select tests.authenticate_as('handover_deleted_owner');
+insert into public.lists (id, title) values ('b5000000-0000-4000-8000-000000000012', 'Deleted owner, soft-deleted co-owner');
+select tests.authenticate_as('handover_soft_owner_2');
+insert into public.lists (id, title) values ('b5000000-0000-4000-8000-000000000013', 'Both owners soft-deleted');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role, created_at) values
+  ('b5000000-0000-4000-8000-000000000011', tests.get_supabase_uid('handover_soft_co_owner'), 'owner', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000011', tests.get_supabase_uid('handover_stays'), 'viewer', '2026-02-01'),
+  ('b5000000-0000-4000-8000-000000000012', tests.get_supabase_uid('handover_soft_co_owner'), 'owner', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000012', tests.get_supabase_uid('handover_stays'), 'viewer', '2026-02-01'),
+  ('b5000000-0000-4000-8000-000000000013', tests.get_supabase_uid('handover_soft_co_owner'), 'owner', '2026-01-01'),
+  ('b5000000-0000-4000-8000-000000000013', tests.get_supabase_uid('handover_stays'), 'viewer', '2026-02-01');
+update auth.users set deleted_at = now() where id = tests.get_supabase_uid('handover_soft_co_owner');
+select results_eq($$ select * from app_private.run_account_deletions(now() + interval '8 days') $$,
+  $$ values (1, 1) $$, 'the purge of an owner whose only co-owner is soft-deleted hands the list over');
+delete from auth.users where id = tests.get_supabase_uid('handover_deleted_owner');
+update auth.users set deleted_at = now() where id = tests.get_supabase_uid('handover_soft_owner_2');
+select results_eq($$ select l.title, m.role from public.list_members m join public.lists l on l.id = m.list_id
+                     where m.user_id = tests.get_supabase_uid('handover_stays') and l.id <> m.user_id order by l.id $$,
+  $$ values ('Purged owner, soft-deleted co-owner', 'owner'), ('Deleted owner, soft-deleted co-owner', 'owner'), ('Both owners soft-deleted', 'owner') $$,
+  'the member who can sign in becomes owner: owner purged, deleted directly, or soft-deleted too');
+select is((select count(*)::int from public.list_members where user_id = tests.get_supabase_uid('handover_soft_co_owner') and role = 'owner'
+             and list_id between 'b5000000-0000-4000-8000-000000000011' and 'b5000000-0000-4000-8000-000000000013'), 3,
+  'the soft-deleted co-owner stays a member until removed');
+
 select * from finish();
 rollback;
