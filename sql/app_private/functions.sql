@@ -583,12 +583,20 @@ CREATE OR REPLACE FUNCTION app_private.hand_over_lists_of_deleted_user()
  SET search_path TO ''
  SET enable_seqscan TO 'off'
 AS $function$
+declare
+  v_handed integer;
 begin
-  perform app_private.hand_over_lists(old.id);
+  v_handed := app_private.hand_over_lists(old.id);
+  -- A pending request the purge did not carry out (it deletes the request
+  -- first): the deletion happened all the same, so the trail says so.
+  insert into app_private.account_deletion_audit (request_id, event, lists_handed_over)
+  select r.request_id, 'purged', v_handed
+    from app_private.account_deletion_requests r
+   where r.user_id = old.id;
   return old;
 end;
 $function$;
-comment on function app_private.hand_over_lists_of_deleted_user() is 'Trigger (before delete on auth.users, per row): the lists the user is the only owner of pass to another member (app_private.hand_over_lists), however the user is deleted. Not callable by any API role.';
+comment on function app_private.hand_over_lists_of_deleted_user() is 'Trigger (before delete on auth.users, per row): the lists the user is the only owner of pass to another member (app_private.hand_over_lists), however the user is deleted; a deletion request still pending (the user is deleted outside the purge) gets its ''purged'' row in account_deletion_audit. Not callable by any API role.';
 revoke execute on function app_private.hand_over_lists_of_deleted_user() from public;
 
 -- function app_private.hand_over_lists_of_soft_deleted_user()
@@ -2090,9 +2098,12 @@ begin
       -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
       -- (GoTrue deletes them itself); those of no session would outlive the user.
       delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
+      -- The request goes first, so the trigger before the user's delete does
+      -- not record the outcome too (20261127002420): this run records it below.
+      delete from app_private.account_deletion_requests r where r.request_id = v_due.request_id;
       -- The cascades: sessions, refresh tokens, profile, devices, preferences and
       -- their audit, memberships (a list left without members is deleted),
-      -- invites, sync usage/ops/access, rate-limit counters, this request.
+      -- invites, sync usage/ops/access, rate-limit counters.
       -- created_by of lists, tasks and sync state the user wrote becomes null;
       -- the user's installation ids are queued (a trigger on the delete).
       delete from auth.users u where u.id = v_due.user_id;

@@ -4,7 +4,7 @@
 -- list with no other member is deleted with the account. The same when the
 -- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(17);
+select plan(19);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -179,6 +179,30 @@ select results_eq($$ select l.title, m.role from public.list_members m join publ
 select is((select count(*)::int from public.list_members where user_id = tests.get_supabase_uid('handover_soft_co_owner') and role = 'owner'
              and list_id between 'b5000000-0000-4000-8000-000000000011' and 'b5000000-0000-4000-8000-000000000013'), 3,
   'the soft-deleted co-owner stays a member until removed');
+
+-- An operator deletes a user whose deletion is pending (the dashboard,
+-- auth.admin.deleteUser(id)): the audit trail records the outcome of the
+-- request, with the list handed over, as the purge would (migration
+-- 20261127002420); the purge records its own outcome once.
+select from tests.create_supabase_user('handover_operator_deleted');
+select tests.authenticate_as('handover_operator_deleted');
+insert into public.lists (id, title) values ('b5000000-0000-4000-8000-000000000014', 'Owner deleted by an operator during the grace period');
+select from app_private.request_account_deletion(7);
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role) values
+  ('b5000000-0000-4000-8000-000000000014', tests.get_supabase_uid('handover_stays'), 'viewer');
+create temp table operator_request as
+  select request_id from app_private.account_deletion_requests where user_id = tests.get_supabase_uid('handover_operator_deleted');
+delete from auth.users where id = tests.get_supabase_uid('handover_operator_deleted');
+select results_eq($$ select event, lists_handed_over from app_private.account_deletion_audit
+                     where request_id = (select request_id from operator_request) order by id $$,
+  $$ values ('requested', null::int), ('purged', 1) $$,
+  'a pending deletion carried out by an operator''s delete is recorded as purged, with the list handed over');
+select is((select count(*)::int from app_private.account_deletion_audit a
+            where a.event = 'purged' and exists (select 1 from app_private.account_deletion_audit r
+                                                  where r.request_id = a.request_id and r.event = 'requested')
+            group by a.request_id order by 1 desc limit 1), 1,
+  'each carried-out request has one purged row (the purge''s own runs too)');
 
 select * from finish();
 rollback;
