@@ -3,9 +3,12 @@
 // Retry-After and RateLimit-* headers, counted in Postgres so every function
 // instance shares the budget). Each case starts its own functions server
 // with other settings, next to the suite's stack.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { type FunctionsServer, freePort, startFunctionsServer } from "../support/functions-server.ts";
+import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
+import { push, pushOk, upsert } from "../support/shared-lists.ts";
 
 const started: FunctionsServer[] = [];
 async function server(name: string, env: Record<string, string>): Promise<FunctionsServer> {
@@ -68,6 +71,55 @@ describe("database unavailable → 503", () => {
     const retried = await call("/v1/whoami", { token: user.token, baseUrl: slowDb.apiUrl });
     expect(retried.status).toBe(200);
     expect(retried.body.user_id).toBe(user.userId);
+  });
+});
+
+describe("a request past its client-side bound → 503 for it alone", () => {
+  let slowPush: FunctionsServer;
+
+  beforeAll(async () => {
+    // Bound: 3 s + CLIENT_TIMEOUT_GRACE_MS (1 s).
+    slowPush = await server("slow-push", { TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "3000" });
+  });
+
+  it("a push whose statements each finish within the statement timeout but together pass the bound → 503 and nothing kept; another user's push in flight on the same worker → 200 and committed", async () => {
+    const [a, c] = await Promise.all([createTestUser(), createTestUser()]);
+    const listA = randomUUID(), taskX = randomUUID(), listC = randomUUID(), taskY = randomUUID();
+    const createdA = await pushOk(a, { ops: [upsert("lists", listA, { title: "A" }), upsert("tasks", taskX, { list_id: listA, title: "x" })] }, slowPush.apiUrl);
+    const createdC = await pushOk(c, { ops: [upsert("lists", listC, { title: "C" })] }, slowPush.apiUrl);
+
+    // A's push waits for two row locks in turn: about 2 s for the task, then for the list until its bound.
+    const taskLock = holdTransaction((tx) => tx`select 1 from public.tasks where id = ${taskX} for update`);
+    const listLock = holdTransaction((tx) => tx`select 1 from public.lists where id = ${listA} for update`);
+    await Promise.all([taskLock.ran, listLock.ran]);
+    const pushA = push(a, {
+      ops: [upsert("tasks", taskX, { title: "x2" }, createdA.results[1].record!.version), upsert("tasks", taskY, { list_id: listA, title: "y" })],
+    }, slowPush.apiUrl);
+    await waitersOf(await taskLock.pid);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    taskLock.commit();
+    await waitersOf(await listLock.pid);
+
+    // C's push waits for a lock of its own while A's bound fires, well within C's own limits.
+    const listCLock = holdTransaction((tx) => tx`select 1 from public.lists where id = ${listC} for update`);
+    await listCLock.ran;
+    const pushC = push(c, { ops: [upsert("lists", listC, { title: "C2" }, createdC.results[0].record!.version)] }, slowPush.apiUrl);
+    await waitersOf(await listCLock.pid);
+
+    const answerA = await pushA;
+    listCLock.commit();
+    const answerC = await pushC;
+    listLock.commit();
+    await Promise.all([taskLock.done, listLock.done, listCLock.done]);
+
+    const error = expectEnvelope(answerA, 503, "UNAVAILABLE");
+    expect(error.retryable).toBe(true);
+    expect(answerC.status).toBe(200);
+    expect(answerC.body.results[0].status).toBe("applied");
+    // A's transaction rolled back; C's committed.
+    expect((await adminSql`select title from public.tasks where id = ${taskX}`)[0].title).toBe("x");
+    expect(await adminSql`select 1 from public.tasks where id = ${taskY}`).toHaveLength(0);
+    expect((await adminSql`select title from public.lists where id = ${listC}`)[0].title).toBe("C2");
   });
 });
 

@@ -74,10 +74,11 @@ export function liveSession(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "sessi
   return q`app_private.session_is_live(${claims.session_id}::uuid, ${claims.sub}::uuid)`;
 }
 
-/** `tx`, refusing to start any further statement once `refused()` holds. */
-function refusingWhen(tx: Tx, refused: () => boolean): Tx {
+/** `tx`, refusing to start any further statement with the error `refusal()` returns, once it returns one. */
+function refusingWhen(tx: Tx, refusal: () => Error | undefined): Tx {
   const check = () => {
-    if (refused()) throw signedOut();
+    const error = refusal();
+    if (error) throw error;
   };
   return new Proxy(tx, {
     apply(target, thisArg, args) {
@@ -144,9 +145,22 @@ export function unavailable(cause: unknown): ApiError {
   });
 }
 
+/**
+ * What the client-side bound knows of one unit of database work, so that when
+ * it fires it ends that work alone.
+ */
+interface Unit {
+  /** The bound has fired: the work starts no further statement and commits nothing. */
+  abandoned?: ClientTimeout;
+  /** The server process of the unit's transaction, while its callback runs (pg_backend_pid()). */
+  pid?: number;
+  /** Settles once the bound's clean-up of this unit is over (never rejects). */
+  ended?: Promise<void>;
+}
+
 export function createDb(config: Config): Db {
-  const open = () => postgres(config.dbUrl, {
-    max: config.db.poolMax,
+  const open = (max: number) => postgres(config.dbUrl, {
+    max,
     connect_timeout: config.db.connectTimeoutSeconds,
     idle_timeout: 60,
     max_lifetime: 30 * 60,
@@ -160,26 +174,61 @@ export function createDb(config: Config): Db {
       idle_in_transaction_session_timeout: config.db.statementTimeoutMs * 2,
     },
   });
-  let pool = open();
+  let pool = open(config.db.poolMax);
+  // One connection of its own, opened when a bound first fires, to end the
+  // transaction that passed it: the pool's may all be busy.
+  let control: Sql | undefined;
   const boundMs = config.db.statementTimeoutMs + CLIENT_TIMEOUT_GRACE_MS;
 
-  // Every unit of database work races the client-side bound. When the bound
-  // wins, the pool's sockets may be stuck mid-protocol: the pool is replaced
-  // (its connections destroyed), so no later request inherits a poisoned one.
-  async function query<T>(work: (sql: Sql) => Promise<T>, options: WorkOptions = {}): Promise<T> {
+  /**
+   * After a unit's bound fired: ends its transaction, if it has one, from the
+   * control connection (pg_terminate_backend: it rolls back and its connection
+   * closes; the pool opens another when needed), or else asks the database for
+   * any answer at all. Only when the database does not answer within
+   * CLIENT_TIMEOUT_GRACE_MS (frozen, partitioned) is the pool replaced, its
+   * connections destroyed, so no later request inherits one stuck mid-protocol
+   * and stuck connections cannot pile up. Other requests' transactions on a
+   * database that answers are left alone.
+   */
+  async function endAbandoned(current: Sql, pid: number | undefined): Promise<void> {
+    const sql = control ??= open(1);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const answered = await Promise.race([
+      // Waits (up to half the grace) until the process has gone, so the
+      // connection cannot be handed to another request before it dies.
+      (pid === undefined ? sql`select 1` : sql`select pg_terminate_backend(${pid}, ${CLIENT_TIMEOUT_GRACE_MS / 2})`)
+        .then(() => true, (error) => (error as { name?: unknown } | null)?.name === "PostgresError"),
+      new Promise<boolean>((resolve) => timer = setTimeout(resolve, CLIENT_TIMEOUT_GRACE_MS, false)),
+    ]);
+    clearTimeout(timer);
+    if (answered) return;
+    if (pool === current) {
+      pool = open(config.db.poolMax);
+      current.end({ timeout: 0 }).catch(() => {});
+    }
+    if (control === sql) {
+      control = undefined;
+      sql.end({ timeout: 0 }).catch(() => {});
+    }
+  }
+
+  // Every unit of database work races the client-side bound; when the bound
+  // wins, the caller is answered at once and endAbandoned cleans up behind it.
+  async function run<T>(work: (sql: Sql, unit: Unit) => Promise<T>, options: WorkOptions = {}): Promise<T> {
     const current = pool;
+    const unit: Unit = {};
     const ms = options.timeLimitMs === undefined ? boundMs : options.timeLimitMs + CLIENT_TIMEOUT_GRACE_MS;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ClientTimeout(ms)), ms);
+      timer = setTimeout(() => {
+        unit.abandoned = new ClientTimeout(ms);
+        unit.ended = endAbandoned(current, unit.pid);
+        reject(unit.abandoned);
+      }, ms);
     });
     try {
-      return await Promise.race([work(current), bound]);
+      return await Promise.race([work(current, unit), bound]);
     } catch (error) {
-      if (error instanceof ClientTimeout && pool === current) {
-        pool = open();
-        current.end({ timeout: 0 }).catch(() => {});
-      }
       if (error instanceof ApiError) throw error;
       if (error instanceof ClientTimeout || isDatabaseUnavailable(error)) throw unavailable(error);
       throw error;
@@ -188,17 +237,38 @@ export function createDb(config: Config): Db {
     }
   }
 
+  /**
+   * sql.begin for a unit: a transaction whose connection reaches it only after
+   * its bound does nothing, and one whose bound fires while its callback runs
+   * commits nothing and keeps its connection (so no other request gets it)
+   * until endAbandoned has ended it. `body` sets unit.pid from its first answer.
+   */
+  function transaction<T>(sql: Sql, unit: Unit, mode: string, body: (tx: Tx) => Promise<T>): Promise<T> {
+    return sql.begin(mode, async (tx) => {
+      if (unit.abandoned) throw unit.abandoned;
+      try {
+        const result = await body(refusingWhen(tx, () => unit.abandoned));
+        if (unit.abandoned) throw unit.abandoned;
+        return result;
+      } finally {
+        if (unit.abandoned) await unit.ended;
+        unit.pid = undefined;
+      }
+    }) as Promise<T>;
+  }
+
   function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T> {
     const limit = options?.timeLimitMs === undefined ? undefined : String(options.timeLimitMs);
-    return query(async (sql) =>
-      await sql.begin(options?.snapshot ? "isolation level repeatable read read only" : "", async (tx) => {
+    return run((sql, unit) =>
+      transaction(sql, unit, options?.snapshot ? "isolation level repeatable read read only" : "", async (tx) => {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
         // takes effect for every later statement of this transaction, and so
         // do the timeouts of a work with a time limit of its own.
-        const state = tx<{ live: boolean }[]>`
+        const state = tx<{ live: boolean; pid: number }[]>`
           select
             ${liveSession(tx, claims)} as live,
+            pg_backend_pid() as pid,
             set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
             set_config('role', 'authenticated', true)
             ${limit === undefined ? tx`` : tx`,
@@ -209,13 +279,14 @@ export function createDb(config: Config): Db {
         // a signed-out session refuses every later statement, nothing the work
         // did is kept (the transaction rolls back) and none of it is answered.
         let refused = false;
-        const outcome = work(refusingWhen(tx, () => refused));
+        const outcome = work(refusingWhen(tx, () => refused ? signedOut() : undefined));
         outcome.catch(() => {}); // settled below in both cases
-        const [{ live }] = await state.catch(async (error) => {
+        const [{ live, pid }] = await state.catch(async (error) => {
           refused = true;
           await outcome.catch(() => {});
           throw error;
         });
+        unit.pid = pid;
         if (!live) {
           refused = true;
           await outcome.catch(() => {});
@@ -225,25 +296,28 @@ export function createDb(config: Config): Db {
         return await outcome;
       }).catch(async (error) => {
         throw await signedOutIfGone(sql, claims, error);
-      }) as T, options);
+      }), options);
   }
 
   // A role without a user session to check: the claims Supabase's keys carry.
   function withRole<T>(role: "anon" | "service_role", work: (tx: Tx) => Promise<T>): Promise<T> {
-    return query(async (sql) =>
-      await sql.begin(async (tx) => {
-        await tx`
-          select set_config('request.jwt.claims', ${JSON.stringify({ iss: "supabase", role })}, true),
+    return run((sql, unit) =>
+      transaction(sql, unit, "", async (tx) => {
+        [{ pid: unit.pid }] = await tx<{ pid: number }[]>`
+          select pg_backend_pid() as pid,
+                 set_config('request.jwt.claims', ${JSON.stringify({ iss: "supabase", role })}, true),
                  set_config('role', ${role}, true)`;
         return await work(tx);
-      }) as T);
+      }));
   }
 
   return {
-    query,
+    query: (work, options) => run((sql) => work(sql), options),
     withUser,
     asAnon: (work) => withRole("anon", work),
     asReleaseManager: (work) => withRole("service_role", work),
-    close: () => pool.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([pool.end({ timeout: 5 }), control?.end({ timeout: 5 })]);
+    },
   };
 }
