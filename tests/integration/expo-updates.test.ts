@@ -15,7 +15,8 @@ import { isMultipartPartWithName, type MultipartPart, parseMultipartMixedRespons
 import { parseDictionary } from "structured-headers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PublishRelease } from "../../functions/_shared/schemas/releases.ts";
-import { call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { signHs256, supabaseClaims } from "../support/tokens.ts";
 import { freshChannel, publish, putArtifact, setRelease, testerGroup } from "../support/releases.ts";
 
 const MANIFEST_PATH = "/v1/expo-updates/manifest";
@@ -53,6 +54,8 @@ interface ExpoRequest {
   platform?: "ios" | "android";
   protocol?: "0" | "1";
   token?: string;
+  /** The Authorization header as sent (instead of `Bearer <token>`). */
+  authorization?: string;
   currentUpdateId?: string;
   expectSignature?: string;
   clientId?: string;
@@ -69,7 +72,7 @@ async function manifestRequest(request: ExpoRequest) {
   if (request.currentUpdateId) headers["expo-current-update-id"] = request.currentUpdateId;
   if (request.expectSignature) headers["expo-expect-signature"] = request.expectSignature;
   const response = await fetch(`${stack.apiUrl}${MANIFEST_PATH}`, {
-    headers: { ...headers, ...(request.token ? { authorization: `Bearer ${request.token}` } : {}) },
+    headers: { ...headers, ...(request.token ? { authorization: `Bearer ${request.token}` } : {}), ...(request.authorization !== undefined ? { authorization: request.authorization } : {}) },
   });
   const body = Buffer.from(await response.arrayBuffer());
   const parts = response.status === 200 ? await parseMultipartMixedResponseAsync(response.headers.get("content-type")!, body) : [];
@@ -293,7 +296,55 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
       expect(answer.response.status).toBe(200);
       expect(answer.parts.map((p) => [p.name, p.body])).toEqual([["directive", JSON.stringify({ type: "noUpdateAvailable" })]]);
     }
-    expectEnvelope(await call(MANIFEST_PATH, { token: "not-a-token", headers: { "expo-platform": "ios", "expo-runtime-version": "1", "expo-channel-name": beta } }), 401, "UNAUTHENTICATED");
+  });
+
+  it("a token that opens no session (expired, forged, malformed, signed out) is ignored: the answer without a token, never a 401 that would cut the app off every update", async () => {
+    // expo-updates keeps sending the Authorization it was given (setUpdateRequestHeadersOverride
+    // persists), and access tokens expire hourly: a 401 left such an app without even the public fix.
+    const tester = await createTestUser();
+    const beta = freshChannel("beta");
+    const everyone = freshChannel("prod");
+    await testerGroup([beta], [tester.userId]);
+    await testerGroup([everyone], [], { everyone: true });
+    const betaUpdate = await publish(await otaRelease(beta, 1));
+    const fix = await publish(await otaRelease(everyone, 1));
+    const hourAgo = Math.floor(Date.now() / 1000) - 7200;
+    const expired = await tester.tokenWith({ issuedAt: hourAgo, expiresInSeconds: 3600 });
+    const signedOut = await createTestUser();
+    await adminSql`delete from auth.sessions where id = ${signedOut.sessionId}`;
+    const tokens: [string, Partial<ExpoRequest>][] = [
+      ["expired", { token: expired }],
+      // Signed with a key the project does not have (expired too: the signature is checked first).
+      ["invalid", { token: await signHs256("not-the-project-secret-not-the-project-secret", supabaseClaims({ userId: tester.userId, sessionId: tester.sessionId, issuedAt: hourAgo })) }],
+      ["invalid", { token: await tester.tokenWith({ claims: { aud: "someone-else" } }) }],
+      // Not a user's session (the project's anon key has role anon).
+      ["invalid", { token: await tester.tokenWith({ claims: { role: "anon" } }) }],
+      ["invalid", { token: "not-a-token" }],
+      ["invalid", { authorization: "Basic dXNlcjpwYXNz" }],
+      ["signed_out", { token: signedOut.token }],
+    ];
+    for (const [reason, auth] of tokens) {
+      const label = `${reason} ${JSON.stringify(auth).slice(0, 60)}`;
+      // The public channel's update arrives, as without a token.
+      const publicAnswer = await manifestRequest({ channel: everyone, ...auth });
+      expect(publicAnswer.response.status, label).toBe(200);
+      expect(publicAnswer.manifest?.id, label).toBe(fix.id);
+      expect(publicAnswer.response.headers.get("tidesync-token-ignored"), label).toBe(reason);
+      // It never widens access: the tester's channel is what a caller without a token sees.
+      const betaAnswer = await manifestRequest({ channel: beta, ...auth });
+      expect(betaAnswer.parts.map((p) => [p.name, p.body]), label).toEqual([["directive", JSON.stringify({ type: "noUpdateAvailable" })]]);
+      expect(betaAnswer.response.headers.get("tidesync-token-ignored"), label).toBe(reason);
+    }
+    // The same tester with a fresh token gets the beta update; a token-less or empty header is no token, not an ignored one.
+    expect((await manifestRequest({ channel: beta, token: await tester.tokenWith() })).manifest.id).toBe(betaUpdate.id);
+    for (const auth of [{}, { authorization: "" }]) {
+      const answer = await manifestRequest({ channel: everyone, ...auth });
+      expect(answer.manifest.id).toBe(fix.id);
+      expect(answer.response.headers.get("tidesync-token-ignored")).toBeNull();
+    }
+    // Only here: any other route still refuses the expired token.
+    const check = await call("/v1/releases/check?platform=ios&channel=" + beta + "&build_number=1", { token: expired });
+    expect(expectEnvelope(check, 401, "UNAUTHENTICATED").message).toMatch(/expired/);
   });
 
   it("400 in the envelope without the protocol's headers", async () => {

@@ -8,6 +8,7 @@ import { isNonFiniteNumberLiteral, nonFiniteNumberAt } from "../../_shared/non-f
 import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
+import { TokenRefused } from "./verify-token.ts";
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{8,128}$/;
 
@@ -258,12 +259,59 @@ function useJsonBody(c: Context, text: string, value: unknown, literals: string[
   c.set("longNumberLiterals", literals);
 }
 
-/** requireUser when the request carries an Authorization header; a request without one goes on anonymous. */
+/**
+ * Why optionalUser went on without the request's token: `expired` (a token of
+ * this project past its exp), `invalid` (any other token the verifier refuses:
+ * not a JWT, another key or issuer, not a user's session), `signed_out` (its
+ * session is gone).
+ */
+export const IGNORED_TOKENS = ["expired", "invalid", "signed_out"] as const;
+export type IgnoredToken = typeof IGNORED_TOKENS[number];
+export const TOKEN_IGNORED_HEADER = "Tidesync-Token-Ignored";
+
+/** Which refusal of requireUser's checks optionalUser ignores; anything else (429, 503) stands. */
+function ignoredToken(error: unknown, verified: boolean): IgnoredToken | null {
+  if (!(error instanceof ApiError)) return null;
+  if (!verified) {
+    if (error instanceof TokenRefused) return error.reason;
+    // A token of another role (the project's anon key): no user session.
+    return error.code === "UNAUTHENTICATED" || error.code === "FORBIDDEN" ? "invalid" : null;
+  }
+  return error.code === "UNAUTHENTICATED" ? "signed_out" : null;
+}
+
+/**
+ * For the Expo Updates manifest, where a token only adds channels: a token that
+ * opens a live session makes the request that user's (requireUser: their rate
+ * limit); a request without one, or whose token opens none, goes on anonymous,
+ * seeing exactly what a request without a token sees. expo-updates keeps
+ * sending the header it was given, so a 401 there would keep an app from every
+ * update, a fix included, until the app itself is fixed (docs/test-builds.md,
+ * "The token and expo-updates"). An ignored token is named in the Tidesync-Token-Ignored
+ * response header and the log line's token_ignored. An empty header is no token.
+ */
 export function optionalUser(deps: Deps, operation: string): MiddlewareHandler<AppEnv> {
-  const required = requireUser(deps, operation);
+  const rule = deps.config.rateLimits[operation];
+  if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
   return async (c, next) => {
     refuseHead(c);
-    if (c.req.header("authorization") === undefined) return await next();
-    return await required(c, next);
+    const authorization = c.req.header("authorization");
+    if (authorization?.trim()) {
+      let verified = false;
+      try {
+        const user = await deps.verifyToken(authorization);
+        verified = true;
+        const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
+        c.set("user", user);
+        c.set("serverTime", serverTime);
+        for (const [name, value] of Object.entries(headers)) c.header(name, value);
+      } catch (error) {
+        const ignored = ignoredToken(error, verified);
+        if (!ignored) throw error;
+        c.header(TOKEN_IGNORED_HEADER, ignored);
+        c.get("logFields").token_ignored = ignored;
+      }
+    }
+    await next();
   };
 }

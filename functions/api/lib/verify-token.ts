@@ -46,7 +46,19 @@ export const MAX_TOKEN_EXP_SECONDS = 253_402_300_799;
  */
 export const VERIFIED_TOKEN_CACHE = { max: 1000, ttlMs: 60_000 } as const;
 
-const unauthenticated = (message: string) => new ApiError("UNAUTHENTICATED", message);
+/**
+ * A 401 of the verifier, and why: `expired` when the token passed every check
+ * up to its `exp` (signature, algorithm, issuer: jose checks `exp` last), else
+ * `invalid`. Routes answer both 401; the Expo manifest, where a token is
+ * optional, goes on without it (middleware.ts optionalUser).
+ */
+export class TokenRefused extends ApiError {
+  constructor(readonly reason: "expired" | "invalid", message: string) {
+    super("UNAUTHENTICATED", message);
+  }
+}
+
+const unauthenticated = (message: string) => new TokenRefused("invalid", message);
 
 export type TokenVerifier = (authorization: string | undefined) => Promise<UserClaims>;
 
@@ -87,7 +99,7 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
       }
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      if (error instanceof joseErrors.JWTExpired) throw unauthenticated("the access token has expired; refresh the session");
+      if (error instanceof joseErrors.JWTExpired) throw new TokenRefused("expired", "the access token has expired; refresh the session");
       if (error instanceof KeySetUnavailable) {
         // The JWKS endpoint failed and no key set at hand decides: a dependency failure, not the caller's fault.
         throw new ApiError("UNAVAILABLE", "token verification keys are unreachable; retry shortly", {

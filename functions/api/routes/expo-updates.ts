@@ -2,7 +2,8 @@
 // (docs.expo.dev/technical-specs/expo-updates-1) over the OTA releases an app
 // may receive. An app points `updates.url` here (docs/test-builds.md). With a
 // bearer token the caller's tester groups decide (RLS, as for the update
-// check); without one, only `everyone` channels exist.
+// check); without one, or with one that opens no session (expired, invalid,
+// signed out: optionalUser), only `everyone` channels exist.
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
 import { planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
@@ -10,8 +11,8 @@ import { ROLLOUT_BUCKETS, rolloutBucket } from "../../_shared/releases/rollout.t
 import { channelNameSchema } from "../../_shared/schemas/releases.ts";
 import type { App, Deps } from "../lib/app-env.ts";
 import type { Tx } from "../lib/db.ts";
-import { optionalUser } from "../lib/middleware.ts";
-import { AUTHENTICATED_ERRORS, errorResponses } from "../lib/openapi-helpers.ts";
+import { IGNORED_TOKENS, optionalUser, TOKEN_IGNORED_HEADER } from "../lib/middleware.ts";
+import { errorResponses } from "../lib/openapi-helpers.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
 import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
@@ -42,6 +43,13 @@ function signatureRequest(header: string, configured: { keyId: string } | null):
   return configured;
 }
 
+const tokenIgnoredHeader = {
+  [TOKEN_IGNORED_HEADER]: {
+    description: "the request's token opened no session and was ignored, and why: this is the answer without a token",
+    schema: { type: "string" as const, enum: [...IGNORED_TOKENS] },
+  },
+};
+
 export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
   const store = createArtifactStore(deps.config.releases);
   const signing = deps.config.releases.expoSigning;
@@ -56,15 +64,18 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       "runtime version that the caller may receive and whose rollout includes the installation) or a `directive` part " +
       "(noUpdateAvailable; rollBackToEmbedded when the caller's update was rolled back and none is offered). After a rollback " +
       "an older update is served as of the rollback, under an id of its own (extra.tidesync.release_id names the release). Protocol 0 gets 204 instead of a " +
-      "directive. With expo-expect-signature each part carries an expo-signature (rsa-v1_5-sha256). A bearer token is optional.",
+      "directive. With expo-expect-signature each part carries an expo-signature (rsa-v1_5-sha256). A bearer token is optional: " +
+      "a token that opens no session (expired, invalid, signed out) is ignored, never refused, and the answer is the one without a token, " +
+      `with ${TOKEN_IGNORED_HEADER} saying why.`,
     middleware: [optionalUser(deps, "releases")] as const,
     // The query is the app's: `updates.url` is set in the app's config, which may carry
     // parameters of its own (a CDN's, a proxy's); the protocol speaks in headers only.
     request: { headers: expoHeadersSchema, query: z.looseObject({}) },
     responses: {
-      200: { description: "multipart/mixed: manifest or directive, and extensions", content: { "multipart/mixed": { schema: z.string() } } },
-      204: { description: "Protocol 0: no update (a directive needs protocol 1)" },
-      ...errorResponses(...AUTHENTICATED_ERRORS, "VALIDATION_FAILED"),
+      200: { description: "multipart/mixed: manifest or directive, and extensions", headers: tokenIgnoredHeader, content: { "multipart/mixed": { schema: z.string() } } },
+      204: { description: "Protocol 0: no update (a directive needs protocol 1)", headers: tokenIgnoredHeader },
+      // No 401/403: a token that opens no session is ignored (optionalUser). 429: a live session's budget.
+      ...errorResponses("RATE_LIMITED", "VALIDATION_FAILED"),
     },
   });
 
