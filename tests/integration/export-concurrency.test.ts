@@ -4,9 +4,9 @@
 // error envelope and spends none of the caller's export budget, and the other
 // routes keep their connections (docs/account-export.md).
 import http from "node:http";
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
+import { seedListOfTasks } from "../support/big-list.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 
 let server: FunctionsServer;
@@ -48,14 +48,10 @@ function startExport(token: string): Promise<Download> {
 it("one export more than the server streams at once is 503 with Retry-After, spends no budget, and starves nobody", async () => {
   const user = await createTestUser();
   const bystander = await createTestUser();
-  const list = randomUUID();
   // More than the stream's queue and the sockets' buffers hold: the first
   // export is still streaming (and holding its connection) while its reader waits.
   const tasks = 40_000;
-  await adminSql`insert into public.lists (id, title, created_by) values (${list}, 'big', ${user.userId})`;
-  await adminSql`insert into public.list_members (list_id, user_id, role) values (${list}, ${user.userId}, 'owner') on conflict do nothing`;
-  await adminSql`insert into public.tasks (list_id, title, notes, created_by)
-                 select ${list}, 'task ' || g, repeat('x', 100), ${user.userId} from generate_series(1, ${tasks}) g`;
+  await seedListOfTasks(user.userId, tasks);
 
   const first = await startExport(user.token);
   expect(first.status).toBe(200);

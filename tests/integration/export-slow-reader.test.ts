@@ -4,9 +4,9 @@
 // export's own time limit. A server with a 1 s statement timeout stands in for
 // the 8 s default, so a few seconds' pause of the reader shows it.
 import http from "node:http";
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { adminSql, createTestUser, stack } from "../support/harness.ts";
+import { createTestUser, stack } from "../support/harness.ts";
+import { seedListOfTasks } from "../support/big-list.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 
 const STATEMENT_TIMEOUT_MS = 1000;
@@ -46,15 +46,11 @@ function readWithPause(token: string, pauseMs: number): Promise<{ status: number
 
 it("a reader that pauses longer than the statement and idle-in-transaction timeouts still gets the complete document", async () => {
   const user = await createTestUser();
-  const list = randomUUID();
   // 80 cursor batches, ~10 MB: far more than the stream's queue (16 batches)
   // and the sockets' buffers hold, so the cursor statement is still open
   // while the reader pauses.
   const tasks = 40_000;
-  await adminSql`insert into public.lists (id, title, created_by) values (${list}, 'big', ${user.userId})`;
-  await adminSql`insert into public.list_members (list_id, user_id, role) values (${list}, ${user.userId}, 'owner') on conflict do nothing`;
-  await adminSql`insert into public.tasks (list_id, title, notes, created_by)
-                 select ${list}, 'task ' || g, repeat('x', 100), ${user.userId} from generate_series(1, ${tasks}) g`;
+  await seedListOfTasks(user.userId, tasks);
 
   const result = await readWithPause(user.token, STATEMENT_TIMEOUT_MS * 3);
   expect(result.status).toBe(200);
