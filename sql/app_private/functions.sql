@@ -690,7 +690,10 @@ begin
     from (select distinct o.list_id from old_rows o
            where o.role = 'owner' and exists (select 1 from auth.users u where u.id = o.user_id)) o
    where exists (select 1 from public.lists l where l.id = o.list_id)
-     and not exists (select 1 from public.list_members m where m.list_id = o.list_id and m.role = 'owner')
+     -- An owner Supabase Auth soft-deleted never signs in again: not an owner who keeps the list
+     -- (the rule of pass_lists_to_successors, 20261127002410).
+     and not exists (select 1 from public.list_members m join auth.users u on u.id = m.user_id
+                      where m.list_id = o.list_id and m.role = 'owner' and u.deleted_at is null)
    limit 1;
   if v_list is not null then
     raise exception 'a list must keep an owner: make another member owner first, or delete the list'
@@ -699,7 +702,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner, except when the owner''s account is deleted: then a list left without members is deleted too, and one with members passes to a successor (app_private.pass_lists_to_successors). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
+comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner who can sign in (one Supabase Auth soft-deleted does not count), except when the owner''s account is deleted: then a list left without members is deleted too, and one with members passes to a successor (app_private.pass_lists_to_successors). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
 revoke execute on function app_private.keep_a_list_owner() from public;
 
 -- function app_private.list_has_members(p_list_id uuid)

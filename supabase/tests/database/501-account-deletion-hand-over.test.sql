@@ -4,7 +4,7 @@
 -- list with no other member is deleted with the account. The same when the
 -- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(19);
+select plan(23);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -203,6 +203,35 @@ select is((select count(*)::int from app_private.account_deletion_audit a
                                                   where r.request_id = a.request_id and r.event = 'requested')
             group by a.request_id order by 1 desc limit 1), 1,
   'each carried-out request has one purged row (the purge''s own runs too)');
+
+-- The last owner who can sign in may neither step down nor leave beside a soft-deleted co-owner
+-- (20261127002500): the list would be left to an owner who never signs in again.
+select from tests.create_supabase_user('keep_live_owner');
+select from tests.create_supabase_user('keep_soft_co_owner');
+select from tests.create_supabase_user('keep_editor');
+select tests.authenticate_as('keep_live_owner');
+insert into public.lists (id, title) values ('b6000000-0000-4000-8000-000000000001', 'Live owner beside a soft-deleted one');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role) values
+  ('b6000000-0000-4000-8000-000000000001', tests.get_supabase_uid('keep_soft_co_owner'), 'owner'),
+  ('b6000000-0000-4000-8000-000000000001', tests.get_supabase_uid('keep_editor'), 'editor');
+update auth.users set deleted_at = now() where id = tests.get_supabase_uid('keep_soft_co_owner');
+select tests.authenticate_as('keep_live_owner');
+select throws_ok($$ update public.list_members set role = 'viewer'
+                    where list_id = 'b6000000-0000-4000-8000-000000000001' and user_id = (select auth.uid()) $$,
+  '23514', 'a list must keep an owner: make another member owner first, or delete the list',
+  'the last owner who can sign in cannot step down when the other owner is soft-deleted');
+select throws_ok($$ delete from public.list_members
+                    where list_id = 'b6000000-0000-4000-8000-000000000001' and user_id = (select auth.uid()) $$,
+  '23514', 'a list must keep an owner: make another member owner first, or delete the list',
+  'nor leave');
+select lives_ok($$ update public.list_members set role = 'owner'
+                    where list_id = 'b6000000-0000-4000-8000-000000000001' and user_id = tests.get_supabase_uid('keep_editor') $$,
+  'they make the editor owner first');
+select lives_ok($$ delete from public.list_members
+                    where list_id = 'b6000000-0000-4000-8000-000000000001' and user_id = (select auth.uid()) $$,
+  'and then may leave');
+select tests.clear_authentication();
 
 select * from finish();
 rollback;
