@@ -1,6 +1,6 @@
 // Each streaming export holds a pool connection for its whole download, so a
 // server streams only a few at once (TIDESYNC_CONCURRENT_EXPORTS, by default a
-// quarter of TIDESYNC_DB_POOL_MAX): one more answers 503 with Retry-After in the
+// quarter of TIDESYNC_DB_POOL_MAX): one more answers 429 with Retry-After in the
 // error envelope and spends none of the caller's export budget, and the other
 // routes keep their connections (docs/account-export.md).
 import http from "node:http";
@@ -45,7 +45,7 @@ function startExport(token: string): Promise<Download> {
   });
 }
 
-it("one export more than the server streams at once is 503 with Retry-After, spends no budget, and starves nobody", async () => {
+it("one export more than the server streams at once is 429 with Retry-After, spends no budget, and starves nobody", async () => {
   const user = await createTestUser();
   const bystander = await createTestUser();
   // More than the stream's queue and the sockets' buffers hold: the first
@@ -57,8 +57,8 @@ it("one export more than the server streams at once is 503 with Retry-After, spe
   expect(first.status).toBe(200);
 
   const second = await call("/v1/users/me/export", { token: user.token, baseUrl: server.apiUrl });
-  expect(second.status, second.text.slice(0, 200)).toBe(503);
-  expect(expectEnvelope(second, 503, "UNAVAILABLE").retryable).toBe(true);
+  expect(second.status, second.text.slice(0, 200)).toBe(429);
+  expect(expectEnvelope(second, 429, "RATE_LIMITED").retryable).toBe(true);
   expect(Number(second.headers.get("retry-after"))).toBeGreaterThan(0);
 
   const devices = await call("/v1/devices", { token: bystander.token, baseUrl: server.apiUrl });

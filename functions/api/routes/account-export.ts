@@ -35,7 +35,7 @@ function exportRoute(deps: Deps, admit: Admit) {
     "tester-group memberships and release feedback, the deletion state, and every synced row that is the caller's (docs/account-export.md defines it per table; rows other members " +
     "wrote in a shared list are theirs). Versioned by `export_version`; the last member is `complete: true`. Rate-limited " +
     "tightly (operation `account.export`). A server streams a few exports at once (TIDESYNC_CONCURRENT_EXPORTS); one more answers " +
-    "503 UNAVAILABLE with Retry-After and spends none of the budget.",
+    "429 RATE_LIMITED with Retry-After and spends none of the budget.",
   security: bearerSecurity,
   middleware: [requireUser(deps, "account.export", admit)] as const,
   responses: {
