@@ -10,7 +10,7 @@ import { DENO, denoEnv, FUNCTION_CONFIG_ARGS } from "../scripts/lib/deno.ts";
 import { ROOT } from "../scripts/lib/paths.ts";
 import { syncBatchRequestSchema } from "../functions/_shared/schemas/sync.ts";
 import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
-import { readChangesPage } from "../functions/api/sync/pull-store.ts";
+import { COLUMNS as PAGE_COLUMNS, readChangesPage } from "../functions/api/sync/pull-store.ts";
 import { type BatchState, planBatch, recordKey } from "../functions/api/sync/plan-batch.ts";
 import type { FullKey } from "../functions/api/sync/plan-pull.ts";
 import { pushBatch } from "../functions/api/sync/push-store.ts";
@@ -337,9 +337,11 @@ export async function pullStatementProfile(stack: BenchStack, user: BenchUser, p
             .then((rows) => void (plan = rows[0]["QUERY PLAN"][0]));
           // The page statement is read with .raw(): an empty page, as the bytes Postgres would send.
           const bytes = (text: string) => new TextEncoder().encode(text);
-          const emptyPage = Object.assign([[bytes("1"), bytes("1:1:"), bytes("0"), bytes(""), bytes("0"), null, bytes("f"), null]], {
-            columns: ["upper", "snapshot", "horizon", "server_time", "fetched", "last_key", "last_caught_up", "entries"].map((name) => ({ name })),
-          });
+          const empty: Record<(typeof PAGE_COLUMNS)[number], Uint8Array | null> = {
+            upper: bytes("1"), snapshot: bytes("1:1:"), horizon: bytes("0"), server_time: bytes(""), fetched: bytes("0"),
+            resyncs: bytes("0"), last_key: null, last_caught_up: bytes("f"), entries: null,
+          };
+          const emptyPage = Object.assign([PAGE_COLUMNS.map((name) => empty[name])], { columns: PAGE_COLUMNS.map((name) => ({ name })) });
           return Object.assign(explained.then(() => []), { raw: () => explained.then(() => emptyPage) });
         };
       },

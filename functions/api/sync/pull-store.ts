@@ -342,7 +342,8 @@ export interface Page extends PageOutcome {
 }
 
 const META_COLUMNS = ["upper", "snapshot", "horizon", "server_time", "fetched", "resyncs", "last_key", "last_caught_up"] as const;
-const COLUMNS = [...META_COLUMNS, "entries"] as const;
+/** The page statement's columns, in order (bench/time-breakdown.ts fakes an empty page with them). */
+export const COLUMNS = [...META_COLUMNS, "entries"] as const;
 type RawRow = readonly (Uint8Array | null)[];
 const utf8 = new TextDecoder();
 const text = (bytes: Uint8Array | null): string => (bytes === null ? "" : utf8.decode(bytes));
