@@ -65,6 +65,8 @@ interface JsonTextForm {
   number: (value: number) => string;
 }
 
+const NO_FIELDS: ReadonlySet<string> = new Set();
+
 const COMPACT: JsonTextForm = { separator: 1, number: (value) => JSON.stringify(value) };
 const JSONB_TEXT: JsonTextForm = { separator: 2, number: plainNumber };
 
@@ -82,17 +84,10 @@ function measure(value: unknown, form: JsonTextForm): number {
     case "object": {
       if (isRawJson(value)) return (value as { rawJSON: string }).rawJSON.length;
       // "[" "]" or "{" "}", and a separator between items; "key": value pairs in objects.
+      if (!Array.isArray(value)) return measureObject(value as Record<string, unknown>, form, NO_FIELDS);
       let bytes = 2;
       let items = 0;
-      if (Array.isArray(value)) {
-        for (const item of value) bytes += measure(item, form), items++;
-      } else {
-        const object = value as Record<string, unknown>;
-        for (const key in object) {
-          const item = object[key];
-          if (Object.hasOwn(object, key) && item !== undefined) bytes += stringBytes(key) + form.separator + measure(item, form), items++;
-        }
-      }
+      for (const item of value) bytes += measure(item, form), items++;
       return items === 0 ? bytes : bytes + form.separator * (items - 1);
     }
     default:
@@ -100,7 +95,16 @@ function measure(value: unknown, form: JsonTextForm): number {
   }
 }
 
-const NO_FIELDS: ReadonlySet<string> = new Set();
+/** An object's JSON text without the keys in `skip`, with the separators it would then have. */
+function measureObject(object: Record<string, unknown>, form: JsonTextForm, skip: ReadonlySet<string>): number {
+  let bytes = 2;
+  let items = 0;
+  for (const key in object) {
+    const item = object[key];
+    if (Object.hasOwn(object, key) && item !== undefined && !skip.has(key)) bytes += stringBytes(key) + form.separator + measure(item, form), items++;
+  }
+  return items === 0 ? bytes : bytes + form.separator * (items - 1);
+}
 
 /**
  * Bytes of a record's data as UTF-8 JSON text (`JSON.stringify`), less the `serverFields` (those no
@@ -109,14 +113,7 @@ const NO_FIELDS: ReadonlySet<string> = new Set();
  * same record (the row as stored) are measured alike.
  */
 export function recordDataBytes(data: Record<string, unknown>, serverFields: ReadonlySet<string> = NO_FIELDS): number {
-  if (serverFields.size === 0) return measure(data, COMPACT);
-  let bytes = 2;
-  let items = 0;
-  for (const key in data) {
-    const item = data[key];
-    if (Object.hasOwn(data, key) && item !== undefined && !serverFields.has(key)) bytes += stringBytes(key) + 1 + measure(item, COMPACT), items++;
-  }
-  return items === 0 ? bytes : bytes + items - 1;
+  return measureObject(data, COMPACT, serverFields);
 }
 
 /** Bytes of `octet_length(value::text)` for a JSON object stored as jsonb (an op's error in the ledger). */
