@@ -8,7 +8,8 @@ import { isNonFiniteNumberLiteral, nonFiniteNumberAt } from "../../_shared/non-f
 import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
-import { TokenRefused } from "./verify-token.ts";
+import type { RateLimitRule } from "./rate-limit-rules.ts";
+import { TokenRefused, type UserClaims } from "./verify-token.ts";
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{8,128}$/;
 
@@ -79,6 +80,13 @@ function refuseHead(c: Context): void {
   if (c.req.method === "HEAD") throw new ApiError("METHOD_NOT_ALLOWED", "HEAD is not allowed here; use GET");
 }
 
+/** Spends one unit of the user's budget for `operation`; the same statement reads the database's clock (c.var.serverTime). */
+async function spendBudget(c: Context<AppEnv>, deps: Deps, user: UserClaims, operation: string, rule: RateLimitRule): Promise<void> {
+  const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
+  c.set("serverTime", serverTime);
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
+}
+
 /**
  * Takes what a route needs before the caller's budget is spent, or throws to
  * refuse the request (its answer then spends none); returns how to give it
@@ -101,9 +109,7 @@ export function requireUser(deps: Deps, operation: string, admit?: Admit): Middl
     c.set("user", user);
     const giveBack = admit?.(c);
     try {
-      const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
-      c.set("serverTime", serverTime);
-      for (const [name, value] of Object.entries(headers)) c.header(name, value);
+      await spendBudget(c, deps, user, operation, rule);
       await next();
     } catch (error) {
       giveBack?.();
@@ -301,10 +307,8 @@ export function optionalUser(deps: Deps, operation: string): MiddlewareHandler<A
       try {
         const user = await deps.verifyToken(authorization);
         verified = true;
-        const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
+        await spendBudget(c, deps, user, operation, rule);
         c.set("user", user);
-        c.set("serverTime", serverTime);
-        for (const [name, value] of Object.entries(headers)) c.header(name, value);
       } catch (error) {
         const ignored = ignoredToken(error, verified);
         if (!ignored) throw error;
