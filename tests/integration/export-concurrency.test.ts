@@ -73,3 +73,13 @@ it("one export more than the server streams at once is 429 with Retry-After, spe
   expect(third.status).toBe(200);
   expect(JSON.parse(await third.rest())).toMatchObject({ complete: true });
 }, 90_000);
+
+it("an export refused after its slot was taken (400 for a parameter it does not declare) gives the slot back", async () => {
+  const user = await createTestUser();
+  const refused = await call("/v1/users/me/export?format=csv", { token: user.token, baseUrl: server.apiUrl });
+  expectEnvelope(refused, 400, "VALIDATION_FAILED");
+  // The server streams one export at a time: had the refusal kept its slot, this would be 429 until a restart.
+  const download = await startExport(user.token);
+  expect(download.status).toBe(200);
+  expect(JSON.parse(await download.rest())).toMatchObject({ complete: true });
+});

@@ -90,8 +90,8 @@ async function spendBudget(c: Context<AppEnv>, deps: Deps, user: UserClaims, ope
 /**
  * Takes what a route needs before the caller's budget is spent, or throws to
  * refuse the request (its answer then spends none); returns how to give it
- * back, which requireUser calls when the request fails before its handler
- * answers (the handler gives it back otherwise).
+ * back (once, however often called), which requireUser calls when the request
+ * is answered with an error (the handler of a successful answer gives it back).
  */
 export type Admit = (c: Context<AppEnv>) => () => void;
 
@@ -115,6 +115,9 @@ export function requireUser(deps: Deps, operation: string, admit?: Admit): Middl
       giveBack?.();
       throw error;
     }
+    // Refused after admission without a throw reaching here (the route's query validation answers
+    // 400 itself; Hono answers a handler's error through onError): nothing holds the slot.
+    if (!c.res.ok) giveBack?.();
   };
 }
 
