@@ -47,7 +47,7 @@ export interface GeneratedCollection {
   constraints: Record<string, string[]>;
   /**
    * The column naming each row's creator: `created_by` when the table has one
-   * of type uuid, else null. A data export holds the rows it names the caller
+   * of type uuid (a membership table's user column: the member), else null. A data export holds the rows it names the caller
    * in; without one, the rows whose sync state names the caller as creator
    * (functions/api/account/export-ownership.ts).
    */

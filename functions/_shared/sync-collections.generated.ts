@@ -4,6 +4,65 @@ import type { GeneratedCollection } from "./sync-collection-types.ts";
 
 export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
   {
+    "name": "list_members",
+    "table": "public.list_members",
+    "scope_column": "list_id",
+    "scope_collection": "lists",
+    "fields": [
+      {
+        "name": "list_id",
+        "type": "uuid",
+        "nullable": false,
+        "has_default": false,
+        "insertable": false,
+        "updatable": false
+      },
+      {
+        "name": "user_id",
+        "type": "uuid",
+        "nullable": false,
+        "has_default": false,
+        "insertable": false,
+        "updatable": false
+      },
+      {
+        "name": "role",
+        "type": "text",
+        "nullable": false,
+        "has_default": false,
+        "insertable": false,
+        "updatable": true
+      },
+      {
+        "name": "created_at",
+        "type": "timestamp with time zone",
+        "nullable": false,
+        "has_default": true,
+        "insertable": false,
+        "updatable": false
+      }
+    ],
+    "constraints": {
+      "list_members_list_id_fkey": [
+        "list_id"
+      ],
+      "list_members_list_id_user_id_key": [
+        "list_id",
+        "user_id"
+      ],
+      "list_members_pkey": [
+        "id"
+      ],
+      "list_members_role_known": [
+        "role"
+      ],
+      "list_members_user_id_fkey": [
+        "user_id"
+      ]
+    },
+    "owner_column": "user_id"
+  },
+  {
     "name": "lists",
     "table": "public.lists",
     "scope_column": "id",

@@ -298,7 +298,8 @@ begin
   execute format('create trigger tidesync_track_deletes after delete on %s referencing old table as old_rows '
                  'for each statement execute function app_private.track_sync_changes()', p_table);
   -- TRUNCATE fires none of those: refused (use DELETE).
-  execute format('create trigger tidesync_refuse_truncate before truncate on %s '
+  -- (or replace: a membership table may be synced too)
+  execute format('create or replace trigger tidesync_refuse_truncate before truncate on %s '
                  'for each statement execute function app_private.refuse_sync_truncate()', p_table);
 
   -- The scope column is indexed unless an index (not partial) starts with it:
@@ -317,10 +318,12 @@ begin
   -- Rows that exist already become version-1-of-their-own entries. Their
   -- creator is who the table's created_by column (uuid) names, if it has one
   -- and that user exists (the trigger stamps the writer of an insert); each
-  -- counts in that creator's usage, as an insert would have.
+  -- counts in that creator's usage, as an insert would have. A membership
+  -- table's rows have no creator (nor does the trigger give them one).
   v_creator := case when exists (
       select 1 from pg_catalog.pg_attribute a
        where a.attrelid = p_table and a.attname = 'created_by' and a.atttypid = 'uuid'::regtype and not a.attisdropped)
+      and not exists (select 1 from app_private.sync_memberships m where m.relation = p_table)
     then 't.created_by' else 'null::uuid' end;
   execute format($sql$
     with existing as (
@@ -344,7 +347,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one; counted in that user''s usage). Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -354,17 +357,23 @@ CREATE OR REPLACE FUNCTION app_private.enable_sync_membership(p_table regclass, 
  SET search_path TO ''
 AS $function$
 begin
+  -- Its rows count in nobody's usage; enable_sync, run first, would have counted them.
+  if exists (select 1 from app_private.sync_tables t where t.relation = p_table) then
+    raise exception 'enable_sync_membership: % is synced already; register it with enable_sync_membership first, then enable_sync', p_table
+      using errcode = 'invalid_parameter_value';
+  end if;
   insert into app_private.sync_memberships (relation, scope_column, user_column) values (p_table, p_scope_column, p_user_column);
   execute format('create trigger tidesync_track_access_grants after insert on %s referencing new table as new_rows '
                  'for each statement execute function app_private.track_sync_access()', p_table);
   execute format('create trigger tidesync_track_access_losses after delete on %s referencing old table as old_rows '
                  'for each statement execute function app_private.track_sync_access()', p_table);
   -- TRUNCATE fires neither: refused (use DELETE).
-  execute format('create trigger tidesync_refuse_truncate before truncate on %s '
+  -- (or replace: a membership table may be synced too)
+  execute format('create or replace trigger tidesync_refuse_truncate before truncate on %s '
                  'for each statement execute function app_private.refuse_sync_truncate()', p_table);
 end;
 $function$;
-comment on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) is 'Registers a membership table: inserting (scope, user) grants the user access to the scope, deleting it takes it away; both are logged for pulls. A role change (update) is not an access change. TRUNCATE, which no trigger logs, is refused.';
+comment on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) is 'Registers a membership table: inserting (scope, user) grants the user access to the scope, deleting it takes it away; both are logged for pulls. A role change (update) is not an access change. TRUNCATE, which no trigger logs, is refused. To sync the table as a collection too, run enable_sync after it.';
 revoke execute on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) from public;
 
 -- function app_private.forbid_audit_rewrite()
@@ -2607,14 +2616,18 @@ declare
   v_collection text;
   v_scope text;
   v_device text := nullif(current_setting('tidesync.device_id', true), '');
-  v_actor uuid := auth.uid();
+  v_actor uuid;
   v_txid xid8 := pg_current_xact_id();
   v_pairs integer;
   v_rows integer;
   v_ids uuid[];
   v_scopes uuid[];
 begin
-  select t.collection, t.scope_column into v_collection, v_scope
+  -- An insert's creator is its writer, except in a membership table: a
+  -- membership is made by an invite or a list's creation, in nobody's usage.
+  select t.collection, t.scope_column,
+         case when not exists (select 1 from app_private.sync_memberships m where m.relation = t.relation) then auth.uid() end
+    into v_collection, v_scope, v_actor
     from app_private.sync_tables t where t.relation = tg_relid;
   if v_collection is null then
     return null;
@@ -2748,7 +2761,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage. SECURITY DEFINER: users never write bookkeeping themselves.';
+comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody). SECURITY DEFINER: users never write bookkeeping themselves.';
 revoke execute on function app_private.track_sync_changes() from public;
 
 -- function app_private.trim_display_name(p_name text)

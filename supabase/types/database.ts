@@ -1164,6 +1164,7 @@ export type Database = {
       "list_members": {
         Row: {
           "created_at": string;
+          "id": string;
           "list_id": string;
           "role": string;
           "user_id": string;
@@ -1171,12 +1172,14 @@ export type Database = {
         ComputedFields: never;
         Insert: {
           "created_at"?: string;
+          "id"?: string;
           "list_id": string;
           "role": string;
           "user_id": string;
         };
         Update: {
           "created_at"?: string;
+          "id"?: string;
           "list_id"?: string;
           "role"?: string;
           "user_id"?: string;

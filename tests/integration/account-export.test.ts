@@ -86,6 +86,10 @@ describe("GET /v1/users/me/export", () => {
     expect(doc.synced.lists.map((l) => l.id).sort()).toEqual([alice.userId, aliceList].sort());
     expect(doc.synced.tasks.map((t) => t.id).sort()).toEqual([...aliceTasks].sort());
     expect(doc.synced.tasks.find((t) => t.id === aliceTasks[1])).toMatchObject({ title: "alice-task-in-bobs-list", list_id: bobList });
+    // Her memberships as synced rows (list_members), never Bob's memberships of the same lists.
+    expect(doc.synced.list_members.map((m) => [m.list_id, m.user_id, m.role]).sort()).toEqual(
+      [[alice.userId, alice.userId, "owner"], [aliceList, alice.userId, "owner"], [bobList, alice.userId, "editor"]].sort(),
+    );
     expect(doc.complete).toBe(true);
 
     // Nothing of Bob: not his id, email, name, tasks (even in her list) or his list's rows.

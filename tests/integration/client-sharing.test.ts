@@ -2,7 +2,8 @@
 // Postgres: Alice shares a list with Bob as a viewer (the Data API calls an
 // app makes with supabase-js), Bob's device receives it, his edit comes back
 // FORBIDDEN as an event with his row back at the server's state, and once
-// Alice removes him his next sync drops the list, its tasks and his queued op.
+// Alice removes him his next sync drops the list, its tasks and his queued op;
+// memberships sync too: a role changed on the owner's device, a member leaving.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
@@ -62,6 +63,9 @@ describe("the client on shared lists", () => {
     await bobDevice.client.sync();
     expect(await titles(bobDevice.client, "lists")).toEqual(["Groceries", "Personal"]);
     expect(await titles(bobDevice.client, "tasks")).toEqual(["Bread", "Milk"]);
+    // Who shares the list, with which role, is on his device too (list_members is synced).
+    const members = (await bobDevice.client.list("list_members")).filter((m) => m.data?.list_id === list);
+    expect(members.map((m) => [m.data?.user_id, m.data?.role]).sort()).toEqual([[alice.userId, "owner"], [bob.userId, "viewer"]].sort());
 
     // Bob edits offline; Alice renames the task meanwhile.
     await bobDevice.client.upsert("tasks", milk, { title: "Viewer edit" });
@@ -88,7 +92,10 @@ describe("the client on shared lists", () => {
     await bobDevice.client.sync();
     expect(await titles(bobDevice.client, "lists")).toEqual(["Personal"]);
     expect((await bobDevice.client.list("tasks"))).toEqual([]);
-    expect((await bobDevice.client.serverRecords()).map((r) => r.id)).toEqual([bob.userId]);
+    // What stays: his personal list and his membership of it.
+    const kept = await bobDevice.client.serverRecords();
+    expect(kept.map((r) => `${r.collection} of ${r.collection === "lists" ? r.id : r.data?.list_id}`).sort())
+      .toEqual([`list_members of ${bob.userId}`, `lists of ${bob.userId}`]);
     expect(bobDevice.client.pendingOps()).toEqual([]);
     // His queued op was pushed first: NOT_FOUND (he can no longer see the task), reported, dropped.
     expect(bobDevice.events).toContainEqual(expect.objectContaining({
@@ -103,6 +110,43 @@ describe("the client on shared lists", () => {
     await bobDevice.client.sync();
     expect((await bobDevice.client.list("tasks"))).toEqual([]);
     expect(await titles(aliceDevice.client, "tasks")).toEqual(["Milk (2 l)", "Rye bread"]);
+  });
+
+  it("memberships on devices: an owner's device changes a role offline, a member's device leaves the list by deleting its own", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const aliceDevice = await device(alice);
+    const bobDevice = await device(bob);
+    const list = await aliceDevice.client.create("lists", { title: "Team" });
+    await aliceDevice.client.create("tasks", { list_id: list, title: "Plan" });
+    await aliceDevice.client.sync();
+    await share(alice, list, bob, "viewer");
+    await settled();
+    await aliceDevice.client.sync();
+    await bobDevice.client.sync();
+    const membership = async (client: TidesyncClient, user: TestUser) =>
+      (await client.list("list_members")).find((m) => m.data?.list_id === list && m.data?.user_id === user.userId);
+
+    // Alice makes Bob an editor on her device, offline; it syncs; Bob's device learns it and his edit goes through.
+    const bobs = (await membership(aliceDevice.client, bob))!;
+    await aliceDevice.client.upsert("list_members", bobs.id, { role: "editor" });
+    expect(await aliceDevice.client.sync()).toMatchObject({ applied: 1, rejected: 0 });
+    await settled();
+    await bobDevice.client.sync();
+    expect((await membership(bobDevice.client, bob))?.data?.role).toBe("editor");
+    const [task] = await bobDevice.client.list("tasks");
+    await bobDevice.client.upsert("tasks", task.id, { done: true });
+    expect(await bobDevice.client.sync()).toMatchObject({ applied: 1, rejected: 0 });
+
+    // Bob leaves: his device deletes his membership; the list leaves his device, and Alice's shows him gone.
+    await bobDevice.client.delete("list_members", bobs.id);
+    expect(await bobDevice.client.sync()).toMatchObject({ applied: 1, rejected: 0 });
+    expect(await titles(bobDevice.client, "lists")).toEqual(["Personal"]);
+    expect(await bobDevice.client.list("tasks")).toEqual([]);
+    await settled();
+    await aliceDevice.client.sync();
+    expect(await membership(aliceDevice.client, bob)).toBeUndefined();
+    expect((await aliceDevice.client.list("tasks")).map((t) => t.data?.done)).toEqual([true]);
   });
 
   it("an edit queued behind an unanswered create, then the list is taken away: NOT_FOUND and dropped, not a create refused for list_id", async () => {

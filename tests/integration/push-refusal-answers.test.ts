@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import type { SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
-import { asUser, pullAll, pushOk, remove, share, sharedList, upsert } from "../support/shared-lists.ts";
+import { asUser, membershipIds, pullAll, pushOk, remove, share, sharedList, upsert } from "../support/shared-lists.ts";
 
 /** Waits until some backend waits for a lock that `pid` holds, or `over()`. */
 async function blockedBy(pid: number, over: () => boolean): Promise<void> {
@@ -85,13 +85,13 @@ describe("POST /v1/sync/batch: a member removed while their batch runs", () => {
     const { alice, bob, list } = await sharedList("editor");
     const task = randomUUID();
     const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "t" })] });
-    return { alice, bob, list, task, version: created.results[0].record!.version, start: await pullAll(bob) };
+    return { alice, bob, list, task, version: created.results[0].record!.version, start: await pullAll(bob), members: await membershipIds(list) };
   }
   const removeBob = (bob: TestUser, list: string) => (tx: postgres.TransactionSql) =>
     tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`;
 
   it("a create and an edit in the list, the list locked meanwhile: both NOT_FOUND without a record, as right afterwards; nothing of the batch stays in the list", async () => {
-    const { alice, bob, list, task, version, start } = await bobsView();
+    const { alice, bob, list, task, version, start, members } = await bobsView();
     const created = randomUUID();
     const ops = () => [upsert("tasks", created, { list_id: list, title: "bob's" }), upsert("tasks", task, { title: "bob's edit" }, version)];
     const raced = await racing(alice, async (tx) => {
@@ -104,7 +104,7 @@ describe("POST /v1/sync/batch: a member removed while their batch runs", () => {
     // The task he created is not in a list he no longer belongs to, and his next pull agrees.
     expect(await adminSql`select id::text, title from public.tasks where list_id = ${list}`).toEqual([{ id: task, title: "t" }]);
     expect((await pullAll(bob, start.cursor)).changes.map((c) => [c.id, c.deleted, c.reason]).sort())
-      .toEqual([[list, true, "access_revoked"], [task, true, "access_revoked"]].sort());
+      .toEqual([[list, true, "access_revoked"], [task, true, "access_revoked"], ...members.map((m) => [m, true, "access_revoked"])].sort());
   });
 
   it("the batch waits on another list, then its create and edit in the lost list are refused: NOT_FOUND without a record, as right afterwards", async () => {

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { adminSql, createTestUser } from "../support/harness.ts";
-import { asUser, pullAll, removeMember, share } from "../support/shared-lists.ts";
+import { asUser, membershipIds, pullAll, removeMember, share } from "../support/shared-lists.ts";
 import { writeRows } from "../support/sync-records.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -26,6 +26,7 @@ describe("removals of a list the user lost", () => {
     const before = await pullAll(bob);
     expect(before.changes.filter((c) => c.collection === "tasks").map((c) => c.id).sort()).toEqual([edited, deleted, kept].sort());
 
+    const members = await membershipIds(list); // Alice's and Bob's: removed from his device too
     await removeMember(alice, list, bob);
     const [{ revokedAt, revokedSeq }] = await adminSql<{ revokedAt: string; revokedSeq: string }[]>`
       select to_char(changed_at at time zone 'UTC', ${adminSql.unsafe(WIRE)}) as "revokedAt", seq::text as "revokedSeq"
@@ -42,6 +43,6 @@ describe("removals of a list the user lost", () => {
     const after = await pullAll(bob, before.cursor);
     const removals = after.changes.map((c) => ({ id: c.id, deleted: c.deleted, data: c.data, reason: (c as { reason?: string }).reason, updated_at: c.updated_at, version: c.version }));
     const expected = (id: string) => ({ id, deleted: true, data: null, reason: "access_revoked", updated_at: revokedAt, version: Number(revokedSeq) });
-    expect(removals.sort((a, b) => a.id.localeCompare(b.id))).toEqual([list, edited, deleted, kept].sort().map(expected));
+    expect(removals.sort((a, b) => a.id.localeCompare(b.id))).toEqual([list, edited, deleted, kept, ...members].sort().map(expected));
   });
 });

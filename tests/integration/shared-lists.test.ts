@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, call, createTestUser } from "../support/harness.ts";
-import { applyChanges, asUser, pullAll, pushOk, remove, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
+import { applyChanges, asUser, membershipIds, personalKeys, pullAll, pushOk, remove, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
 
 /** Alice's two lists, Bob editor of one ("Edit", holding a task) and viewer of the other ("Read"). */
 async function editorAndViewerOfAlice() {
@@ -29,10 +29,13 @@ describe("shared lists", () => {
     expect(created.results.map((r) => r.status)).toEqual(["applied", "applied"]);
 
     const bobStart = await pullAll(bob);
-    expect(bobStart.changes.map((c) => c.id)).toEqual([bob.userId]); // only his personal list
+    expect(bobStart.changes.map((c) => c.id).sort()).toEqual([bob.userId, ...await membershipIds(bob.userId)].sort()); // only his personal list
     await share(alice, list, bob, "editor");
     const bobNext = await pullAll(bob, bobStart.cursor);
-    expect(bobNext.changes.filter((c) => !c.deleted).map((c) => c.id).sort()).toEqual([list, task].sort());
+    // the list, its task and its two memberships (Alice owner, Bob editor)
+    expect(bobNext.changes.filter((c) => !c.deleted).map((c) => c.id).sort()).toEqual([list, task, ...await membershipIds(list)].sort());
+    expect(bobNext.changes.filter((c) => c.collection === "list_members").map((c) => [c.data?.user_id, c.data?.role]).sort())
+      .toEqual([[alice.userId, "owner"], [bob.userId, "editor"]].sort());
 
     const aliceStart = await pullAll(alice);
     const version = bobNext.changes.find((c) => c.id === task)!.version;
@@ -121,15 +124,16 @@ describe("shared lists", () => {
     await share(alice, list, bob, "editor");
     const bobView = await pullAll(bob);
     const local = applyChanges(new Map(), bobView.changes);
-    expect(local.size).toBe(5);
+    expect(local.size).toBe(8); // his personal list and membership; the list, its 3 tasks and 2 memberships
+    const members = await membershipIds(list);
     await removeMember(alice, list, bob);
     await pushOk(alice, { ops: [upsert("tasks", randomUUID(), { list_id: list, title: "after removal" })] });
     const after = await pullAll(bob, bobView.cursor);
     expect(after.changes.every((c) => c.deleted && c.data === null)).toBe(true);
-    expect(after.changes.map((c) => c.id).sort()).toEqual([list, ...tasks].sort());
+    expect(after.changes.map((c) => c.id).sort()).toEqual([list, ...tasks, ...members].sort());
     expect(after.changes.every((c) => c.reason === "access_revoked")).toBe(true);
     applyChanges(local, after.changes);
-    expect([...local.keys()]).toEqual([`lists/${bob.userId}`]);
+    expect([...local.keys()].sort()).toEqual(await personalKeys(bob));
     // his queued op for the list comes back rejected
     const queued = await pushOk(bob, { ops: [upsert("tasks", tasks[0], { done: true }, 1)] });
     expect(queued.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
@@ -147,6 +151,7 @@ describe("shared lists", () => {
     const local = applyChanges(new Map(), bobView.changes);
     expect(local.has(`tasks/${oldTask}`)).toBe(true);
     const aliceView = await pullAll(alice);
+    const oldMembers = await membershipIds(list);
 
     const body = await pushOk(alice, { ops: [
       remove("lists", list, created.results[0].record!.version),
@@ -162,14 +167,16 @@ describe("shared lists", () => {
 
     // Bob lost the list with the old row: his next pull removes all of it and shows nothing of the new one.
     const after = await pullAll(bob, bobView.cursor);
-    expect(after.changes.map((c) => [c.id, c.deleted]).sort()).toEqual([[list, true], [oldTask, true]].sort());
+    expect(after.changes.map((c) => [c.id, c.deleted]).sort()).toEqual([[list, true], [oldTask, true], ...oldMembers.map((m) => [m, true])].sort());
     applyChanges(local, after.changes);
-    expect([...local.keys()]).toEqual([`lists/${bob.userId}`]);
+    expect([...local.keys()].sort()).toEqual(await personalKeys(bob));
     const queued = await pushOk(bob, { ops: [upsert("lists", list, { title: "bob's edit" }, bobView.changes.find((c) => c.id === list)!.version)] });
     expect(queued.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
     // Alice's other device: the new list and its task, the old task removed.
     const aliceNext = await pullAll(alice, aliceView.cursor);
-    expect(aliceNext.changes.map((c) => [c.id, c.deleted]).sort()).toEqual([[list, false], [oldTask, true], [newTask, false]].sort());
+    // (her old membership and Bob's removed, her new one present)
+    expect(aliceNext.changes.map((c) => [c.id, c.deleted]).sort())
+      .toEqual([[list, false], [oldTask, true], [newTask, false], ...oldMembers.map((m) => [m, true]), ...(await membershipIds(list)).map((m) => [m, false])].sort());
     expect(aliceNext.changes.find((c) => c.id === list)).toEqual(body.results[1].record);
   });
 

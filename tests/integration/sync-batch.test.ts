@@ -15,7 +15,7 @@ import { loadSampleUsers } from "../../scripts/seed/sample-users.ts";
 import { phone, startSession } from "../support/device-sessions.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { adminSql, type ApiResponse, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
-import { asUser, pullAll, push, pushOk, remove, settled, upsert } from "../support/shared-lists.ts";
+import { asUser, membershipIds, pullAll, push, pushOk, remove, settled, upsert } from "../support/shared-lists.ts";
 import { bookkeepingRows, ledger, liveRecords, storedRow, syncState, withFailingLedger } from "../support/sync-records.ts";
 import { signEs256, supabaseClaims } from "../support/tokens.ts";
 
@@ -825,8 +825,10 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     expect(first.results[1].record!.data).toMatchObject({ list_id: list });
     await settled();
     const pulled = await pullAll(user, start.cursor);
-    expect(pulled.changes.map((c) => c.id).sort()).toEqual([list, id].sort());
+    // the list, its task and the list's owner membership, every id lower-case
+    expect(pulled.changes.map((c) => c.id).sort()).toEqual([list, id, ...await membershipIds(list)].sort());
     expect(pulled.changes.find((c) => c.id === id)!.data).toMatchObject({ list_id: list });
+    expect(pulled.changes.find((c) => c.collection === "list_members")!.data).toMatchObject({ list_id: list, user_id: user.userId });
 
     const retry = await pushOk(user, batch);
     expect(retry.results.map((r) => [r.op_id, r.status])).toEqual([[batch.ops[0].op_id, "duplicate"], [opId, "duplicate"]]);

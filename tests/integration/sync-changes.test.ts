@@ -22,9 +22,16 @@ interface Change {
   updated_at: string;
 }
 
+/**
+ * The collections these tests pull unless one says otherwise: they are about the protocol on lists
+ * and tasks; every list also brings its memberships (list_members, pulled by default: a test passes
+ * `collections: undefined` to see them; shared-lists.test.ts and list-members-sync.test.ts show them).
+ */
+const LISTS_AND_TASKS = "lists,tasks";
+
 function changesUrl(params: Record<string, string | number | undefined>): string {
   const query = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) query.set(key, String(value));
+  for (const [key, value] of Object.entries({ collections: LISTS_AND_TASKS, ...params })) if (value !== undefined) query.set(key, String(value));
   const text = query.toString();
   return `/v1/sync/changes${text ? "?" + text : ""}`;
 }
@@ -101,13 +108,16 @@ describe("GET /v1/sync/changes — full sync", () => {
     expect(keys).toEqual([...keys].sort());
   });
 
-  it("answers a user who never synced with their personal list and a usable cursor", async () => {
+  it("answers a user who never synced with their personal list, their membership of it and a usable cursor", async () => {
     const user = await createTestUser();
-    const first = await pull(user);
-    expect(first).toMatchObject({ changes: [expect.objectContaining({ collection: "lists", id: user.userId, data: expect.objectContaining({ title: "Personal" }) })], has_more: false });
+    const first = await pull(user, { collections: undefined });
+    expect(first).toMatchObject({ changes: [
+      expect.objectContaining({ collection: "list_members", data: expect.objectContaining({ list_id: user.userId, user_id: user.userId, role: "owner" }) }),
+      expect.objectContaining({ collection: "lists", id: user.userId, data: expect.objectContaining({ title: "Personal" }) }),
+    ], has_more: false });
     const id = randomUUID();
     await write(user, task(user, id, "first"));
-    const next = await pull(user, { cursor: first.cursor });
+    const next = await pull(user, { cursor: first.cursor, collections: undefined });
     expect(next.changes.map((ch) => ch.id)).toEqual([id]);
   });
 });

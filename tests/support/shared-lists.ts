@@ -102,6 +102,16 @@ export async function removeMember(by: TestUser, listId: string, member: TestUse
   await asUser(by, (tx) => tx`delete from public.list_members where list_id = ${listId} and user_id = ${member.userId}`);
 }
 
+/** The ids of a list's memberships (its synced list_members rows), read as the admin. */
+export async function membershipIds(listId: string): Promise<string[]> {
+  return (await adminSql<{ id: string }[]>`select id::text from public.list_members where list_id = ${listId}`).map((r) => r.id);
+}
+
+/** The keys ("collection/id", sorted) a device of `user` keeps of their own: their personal list and their membership of it. */
+export async function personalKeys(user: TestUser): Promise<string[]> {
+  return [...(await membershipIds(user.userId)).map((id) => `list_members/${id}`), `lists/${user.userId}`].sort();
+}
+
 /** A device's local view after applying changes in order: id → data (removals drop the entry). */
 export function applyChanges(local: Map<string, Record<string, unknown>>, changes: { collection: string; id: string; deleted: boolean; data: Record<string, unknown> | null }[]) {
   for (const change of changes) {

@@ -143,7 +143,7 @@ describe("planBatch", () => {
     expect(plan.groups).toEqual([]);
   });
 
-  it("a visible row the caller may not lock is FORBIDDEN, with the current record; a scope the caller cannot see is NOT_FOUND", () => {
+  it("a visible row the caller may not lock: a change is FORBIDDEN, with the current record, a delete is the database's to allow; a scope the caller cannot see is NOT_FOUND", () => {
     const id = uuid();
     const current = record("tasks", id, 4, { list_id: LIST, title: "read only" });
     const readOnly = state([current]);
@@ -153,10 +153,26 @@ describe("planBatch", () => {
       del(id, "tasks", 4),
       create(uuid(), { list_id: uuid() }),
     ], DEVICE, readOnly, LIMITS, NOW);
-    expect(plan.ops.map((p) => [p.result.status, p.result.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["rejected", "FORBIDDEN"], ["rejected", "NOT_FOUND"]]);
+    expect(plan.ops.map((p) => [p.result.status, p.result.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["applied", undefined], ["rejected", "NOT_FOUND"]]);
     expect(plan.ops[0].result.record).toMatchObject({ id, version: 4 });
     expect(plan.ops[2].result.error!.details).toEqual([expect.objectContaining({ field: "/ops/2/data/list_id", code: "not_found" })]);
-    expect(plan.groups).toEqual([]);
+    // (the table's DELETE policy decides it: a member may delete their own membership, not change it)
+    expect(plan.groups.map((g) => [g.kind, g.collection, g.rows.map((r) => r.id)])).toEqual([["delete", "tasks", [id]]]);
+  });
+
+  it("a create in a table users may not insert into (list_members: members join through invites) is FORBIDDEN, whatever its data; its role may change", () => {
+    const member = uuid();
+    const plan = planBatch([
+      op({ record_id: uuid(), collection: "list_members", data: { list_id: LIST, user_id: uuid(), role: "editor" } }),
+      op({ record_id: uuid(), collection: "list_members", data: {} }),
+      op({ record_id: member, collection: "list_members", data: { role: "viewer" }, base_version: 7 }),
+    ], DEVICE, state([record("list_members", member, 7, { list_id: LIST, user_id: uuid(), role: "editor" })]), LIMITS, NOW);
+    expect(plan.ops.map((p) => [p.result.status, p.result.error?.code, p.result.error?.message])).toEqual([
+      ["rejected", "FORBIDDEN", "you may not create records in this collection"],
+      ["rejected", "FORBIDDEN", "you may not create records in this collection"],
+      ["applied", undefined, undefined],
+    ]);
+    expect(plan.groups.map((g) => [g.kind, g.collection])).toEqual([["update", "list_members"]]);
   });
 
   it("orders the writes: scopes are created before the rows in them and deleted after them", () => {

@@ -3,7 +3,8 @@
 // it: a table made syncable needs no rule written here. A user's export is
 // their personal data, the rows they created:
 //   - a table with a `created_by` uuid column (GeneratedCollection.owner_column):
-//     the rows whose created_by is the caller (lists, tasks);
+//     the rows whose created_by is the caller (lists, tasks); a membership
+//     table synced too: the rows whose user column is the caller (list_members);
 //   - a table without one: the rows whose sync state names the caller as
 //     their creator (app_private.sync_records.created_by: the user whose write
 //     inserted the row, the creator the live-records quota counts).

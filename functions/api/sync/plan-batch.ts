@@ -9,8 +9,9 @@
 // record is rejected, op_id_reused) → the op's shape (syncOpSchema: the edge
 // checked only its op_id) → unknown collection → data on a
 // delete → visibility (NOT_FOUND: an unknown id and one the caller cannot see
-// answer alike) → columns of the table (create or change) → the scope the
-// data points at must be visible → base_version ahead of the server →
+// answer alike) → a create in a table users insert nothing into (FORBIDDEN) →
+// columns of the table (create or change) → the scope the data points at must
+// be visible → base_version ahead of the server →
 // field-level merge (conflict) → the caller may write the row (FORBIDDEN) →
 // record data size (where the op grows it) → live-records quota → applied.
 // Ops on one record chain: each sees the state the previous one produced; the
@@ -310,9 +311,11 @@ export function planBatch(
     // and another user's answer alike); an upsert with no base_version creates the record.
     if (current === null && (op.type === "delete" || op.base_version !== null)) return reject(notFound(index, op.collection));
     // A row that existed when the batch began needs the right to change it
-    // (rows this batch created were never locked, and need none).
-    if (initial.get(key)?.deleted === false && !state.writable.has(key)) {
-      return reject(rejection("FORBIDDEN", op.type === "delete" ? "you may not delete this record" : "you may not change this record"), current);
+    // (rows this batch created were never locked, and need none). A delete of a
+    // row the caller may not change goes to the database, whose DELETE policy
+    // decides (a member may delete their own membership, not change it).
+    if (initial.get(key)?.deleted === false && !state.writable.has(key) && op.type !== "delete") {
+      return reject(rejection("FORBIDDEN", "you may not change this record"), current);
     }
 
     const context = { collection: op.collection, id: op.record_id, deviceId, seq: provisional + 1, now, batchFloor: floor, serverFields: definition.serverFields };
@@ -325,6 +328,7 @@ export function planBatch(
 
     let data: JsonObject | undefined;
     if (op.type === "upsert") {
+      if (!live && !definition.creatable) return reject(rejection("FORBIDDEN", "you may not create records in this collection"), current);
       const checked = validateData(definition, op, index, !live, inexactNumbers.get(index) ?? []);
       if (checked.error) return reject(checked.error, current);
       data = checked.data;

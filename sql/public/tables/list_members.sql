@@ -8,7 +8,9 @@ create table public.list_members (
   user_id uuid not null,
   role text not null,
   created_at timestamp with time zone default now() not null,
-  constraint list_members_pkey PRIMARY KEY (list_id, user_id),
+  id uuid default gen_random_uuid() not null,
+  constraint list_members_pkey PRIMARY KEY (id),
+  constraint list_members_list_id_user_id_key UNIQUE (list_id, user_id),
   constraint list_members_list_id_fkey FOREIGN KEY (list_id) REFERENCES lists(id) ON DELETE CASCADE,
   constraint list_members_user_id_fkey FOREIGN KEY (user_id) REFERENCES auth.users(id) ON DELETE CASCADE,
   constraint list_members_role_known CHECK (role = ANY (ARRAY['owner'::text, 'editor'::text, 'viewer'::text]))
@@ -16,6 +18,8 @@ create table public.list_members (
 
 -- comments
 comment on table public.list_members is 'Who may use a list, and how: owner (everything, including members and deleting the list), editor (the list''s fields and its tasks), viewer (read only). A list always keeps an owner.';
+comment on column public.list_members.id is 'The membership''s id (its record id in sync); a membership is also unique by (list_id, user_id).';
+comment on constraint list_members_list_id_user_id_key on public.list_members is 'One membership per user and list; the scope column''s index for the policies and the list''s delete cascade.';
 
 -- indexes
 CREATE INDEX list_members_user_id_idx ON public.list_members USING btree (user_id, list_id);
@@ -62,6 +66,9 @@ CREATE TRIGGER list_members_keep_an_owner_on_update AFTER UPDATE ON list_members
 CREATE TRIGGER tidesync_refuse_truncate BEFORE TRUNCATE ON list_members FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_sync_truncate();
 CREATE TRIGGER tidesync_track_access_grants AFTER INSERT ON list_members REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_access();
 CREATE TRIGGER tidesync_track_access_losses AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_access();
+CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
+CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON list_members REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
+CREATE TRIGGER tidesync_track_updates AFTER UPDATE ON list_members REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER writer_role_rechecked_on_delete AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.recheck_list_member_change();
 comment on trigger writer_role_rechecked_on_delete on public.list_members is 'A removal made while its maker lost ownership is refused (require_list_role). Its name sorts after the triggers whose locks it may wait for.';
 CREATE TRIGGER writer_role_rechecked_on_update AFTER UPDATE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.recheck_list_member_change();

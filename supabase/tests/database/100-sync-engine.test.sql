@@ -5,7 +5,7 @@
 -- a tombstone on delete and counts live rows per creator. Also: the registry,
 -- and the EXECUTE privileges and settings of every function of issue 8.
 begin;
-select plan(46);
+select plan(49);
 
 select from tests.create_supabase_user('engine_alice');
 select from tests.create_supabase_user('engine_bob');
@@ -13,13 +13,18 @@ select from tests.create_supabase_user('engine_bob');
 -- ------------------------------------------------------------ registry
 -- set_has, not results_eq: an app's own synced tables are in the registry too.
 select set_has($$ select collection, relation::text, scope_column::text collate "default" from app_private.sync_tables $$,
-  $$ values ('lists'::text, 'lists'::text, 'id'::text), ('tasks', 'tasks', 'list_id') $$,
-  'lists (its own scope) and tasks (scoped by list_id) are synced');
+  $$ values ('lists'::text, 'lists'::text, 'id'::text), ('tasks', 'tasks', 'list_id'), ('list_members', 'list_members', 'list_id') $$,
+  'lists (its own scope), tasks and list_members (scoped by list_id) are synced');
 select set_has($$ select relation::text, scope_column::text collate "default", user_column::text collate "default" from app_private.sync_memberships $$,
   $$ values ('list_members'::text, 'list_id'::text, 'user_id'::text) $$,
   'list_members grants access to lists');
-select throws_ok($$ select app_private.enable_sync('public.list_members', 'list_id') $$, '22023', null,
+create table public.engine_no_id (k uuid primary key, s uuid not null);
+alter table public.engine_no_id enable row level security;
+select throws_ok($$ select app_private.enable_sync('public.engine_no_id', 's') $$, '22023', null,
   'enable_sync refuses a table without a uuid primary key named id');
+select throws_ok($$ select app_private.enable_sync_membership('public.tasks', 'list_id', 'created_by') $$, '22023',
+  'enable_sync_membership: public.tasks is synced already; register it with enable_sync_membership first, then enable_sync',
+  'enable_sync_membership refuses a table synced already (its rows would stay in their writers'' usage)');
 
 -- ------------------------------------------------------------ function privileges
 -- Which of PUBLIC, anon, authenticated and service_role may call each function.
@@ -163,6 +168,10 @@ select results_eq($$ select u.user_id, u.live_records from app_private.sync_usag
                     where u.user_id in (tests.get_supabase_uid('engine_alice'), tests.get_supabase_uid('engine_bob')) order by u.live_records $$,
   $$ values (tests.get_supabase_uid('engine_bob'), 1), (tests.get_supabase_uid('engine_alice'), 5) $$,
   'usage is per creator: bob''s task counts for bob');
+select results_eq($$ select s.created_by, s.deleted from app_private.sync_records s join public.list_members m on m.id = s.id
+                    where s.collection = 'list_members' and m.list_id = 'a1000000-0000-4000-8000-000000000002' order by m.role $$,
+  $$ values (null::uuid, false), (null::uuid, false) $$,
+  'a membership is synced and counts for nobody (not the inviter, not the member, not the list''s creator)');
 select tests.authenticate_as_service_role();
 insert into public.tasks (id, list_id, title) values ('a1000000-0000-4000-8000-0000000000a4', 'a1000000-0000-4000-8000-000000000002', 'server task');
 select tests.clear_authentication();
@@ -175,8 +184,12 @@ delete from public.lists where id = 'a1000000-0000-4000-8000-000000000002';
 select tests.clear_authentication();
 select is_empty($$ select 1 from app_private.sync_changes where scope_id = 'a1000000-0000-4000-8000-000000000002' and present $$,
   'deleting a list leaves none of its rows present in its scope');
-select results_eq($$ select count(*)::int from app_private.sync_records where scope_id = 'a1000000-0000-4000-8000-000000000002' and deleted $$,
+select results_eq($$ select count(*)::int from app_private.sync_records
+                    where scope_id = 'a1000000-0000-4000-8000-000000000002' and deleted and collection in ('lists', 'tasks') $$,
   array[5], 'the list and its four tasks are tombstones');
+select results_eq($$ select count(*)::int from app_private.sync_records
+                    where scope_id = 'a1000000-0000-4000-8000-000000000002' and deleted and collection = 'list_members' $$,
+  array[2], 'so are its two memberships (alice''s and bob''s)');
 
 select * from finish();
 rollback;

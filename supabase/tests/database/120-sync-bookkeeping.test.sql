@@ -5,7 +5,7 @@
 -- list before the removal, nobody else anything; visible_scope_ids() follows
 -- the lists' RLS.
 begin;
-select plan(78);
+select plan(81);
 
 select from tests.create_supabase_user('bk_owner');
 select from tests.create_supabase_user('bk_member');
@@ -59,9 +59,11 @@ values ((select auth.uid()), 'b2000000-0000-4000-8000-0000000000f1', 'b2000000-0
 select is((select array_agg(x order by x) from unnest(app_private.visible_scope_ids()) x), (select array_agg(id order by id) from public.lists),
   'visible_scope_ids() is exactly the lists the member can read');
 select ok('b2000000-0000-4000-8000-000000000001' = any (app_private.visible_scope_ids()), 'it includes the shared list');
-select results_eq($$ select id::text from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' order by id $$,
+select results_eq($$ select id::text from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' and collection <> 'list_members' order by id $$,
   $$ values ('b2000000-0000-4000-8000-000000000001'), ('b2000000-0000-4000-8000-0000000000a1'), ('b2000000-0000-4000-8000-0000000000a2') $$,
   'a member reads the change entries of the list (the list and both tasks)');
+select results_eq($$ select count(*)::int from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' and collection = 'list_members' and present $$,
+  array[2], 'and of its memberships (the owner''s and their own)');
 
 select tests.authenticate_as('bk_stranger');
 select is((select array_agg(x order by x) from unnest(app_private.visible_scope_ids()) x), array[(select auth.uid())],
@@ -79,12 +81,15 @@ update app_private.sync_records set txid = '3'::xid8 where txid = pg_current_xac
 
 -- ------------------------------------------------------------ the owner
 select tests.authenticate_as('bk_owner');
-select results_eq($$ select id::text, deleted from app_private.sync_records where scope_id = 'b2000000-0000-4000-8000-000000000001' order by id $$,
+select results_eq($$ select id::text, deleted from app_private.sync_records where scope_id = 'b2000000-0000-4000-8000-000000000001' and collection <> 'list_members' order by id $$,
   $$ values ('b2000000-0000-4000-8000-000000000001', false), ('b2000000-0000-4000-8000-0000000000a1', false),
             ('b2000000-0000-4000-8000-0000000000a2', false), ('b2000000-0000-4000-8000-0000000000a3', false) $$,
   'the owner reads the sync state of the list and its tasks');
-select results_eq($$ select count(*)::int from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' and present $$,
+select results_eq($$ select count(*)::int from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' and collection <> 'list_members' and present $$,
   array[4], 'the owner reads every change entry of the list');
+select results_eq($$ select present, count(*)::int from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' and collection = 'list_members'
+                    group by present order by present $$,
+  $$ values (false, 1), (true, 1) $$, 'the owner reads the memberships'' entries: their own, and the removed member''s as gone');
 select set_eq($$ select scope_id, granted from app_private.sync_access $$,
   $$ values ('b2000000-0000-4000-8000-000000000001'::uuid, true), ((select auth.uid()), true) $$,
   'the owner reads only their own access changes (not the member''s removal)');
@@ -96,9 +101,11 @@ select tests.authenticate_as('bk_member');
 select ok(not 'b2000000-0000-4000-8000-000000000001' = any (app_private.visible_scope_ids()), 'a removed member''s visible scopes no longer include the list');
 select is((select array_agg(x order by x) from unnest(app_private.visible_scope_ids()) x), (select array_agg(id order by id) from public.lists),
   'visible_scope_ids() still matches the lists RLS lets the user read');
-select results_eq($$ select id::text from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' order by id $$,
+select results_eq($$ select id::text from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' and collection <> 'list_members' order by id $$,
   $$ values ('b2000000-0000-4000-8000-000000000001'), ('b2000000-0000-4000-8000-0000000000a1'), ('b2000000-0000-4000-8000-0000000000a2') $$,
   'a removed member reads only the entries of rows that were in the list before the removal (to remove them), not t3');
+select results_eq($$ select count(*)::int from app_private.sync_changes where scope_id = 'b2000000-0000-4000-8000-000000000001' and collection = 'list_members' $$,
+  array[2], 'and of the memberships that were (the owner''s and their own, now removed)');
 select ok((select bool_and(c.since_seq <= a.seq) from app_private.sync_changes c join app_private.sync_access a on a.scope_id = c.scope_id
             where c.scope_id = 'b2000000-0000-4000-8000-000000000001'),
   'each of those entries has since_seq <= the revocation''s seq');
