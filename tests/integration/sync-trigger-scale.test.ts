@@ -10,32 +10,22 @@ import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
 import { insertAuthUsers } from "../support/auth-users.ts";
+import { allNodes, inRolledBackTransaction, maxLoops, planRecorder } from "../support/explained.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
-const notices: string[] = [];
+const { onnotice, explainEach } = planRecorder();
 
 beforeAll(async () => {
   // A fresh project: the bookkeeping is empty when the triggers' plans are made.
   database = await createTempDatabase("tidesync_triggerscale", { seed: false });
-  admin = postgres(database.adminDbUrl, { max: 1, onnotice: (notice) => notices.push(notice.message) });
+  admin = postgres(database.adminDbUrl, { max: 1, onnotice });
 });
 
 afterAll(async () => {
   await admin?.end({ timeout: 5 });
   await database?.drop();
 });
-
-/** Runs `work` in a transaction that is rolled back (nothing to keep); its assertions still fail the test. */
-async function inRolledBackTransaction(work: (tx: postgres.TransactionSql) => Promise<void>): Promise<void> {
-  const ROLLBACK = "roll back";
-  await admin.begin(async (tx) => {
-    await work(tx);
-    throw new Error(ROLLBACK);
-  }).catch((error) => {
-    if ((error as Error).message !== ROLLBACK) throw error;
-  });
-}
 
 /** Rows this transaction has read so far from the sync bookkeeping (sequential and index scans). */
 async function bookkeepingRowsRead(tx: postgres.TransactionSql): Promise<number> {
@@ -44,25 +34,6 @@ async function bookkeepingRowsRead(tx: postgres.TransactionSql): Promise<number>
       from pg_stat_xact_user_tables
      where schemaname = 'app_private' and relname in ('sync_records', 'sync_changes')`;
   return rows;
-}
-
-interface Explained {
-  "Query Text": string;
-  Plan: PlanNode;
-  JIT?: unknown;
-}
-
-/**
- * Every statement `run` executes, nested ones (the triggers') included, as
- * auto_explain's JSON plans: with actual row and loop counts when `analyze`.
- */
-async function explainEach(tx: postgres.TransactionSql, analyze: boolean, run: () => Promise<unknown>): Promise<Explained[]> {
-  await tx.unsafe(`load 'auto_explain'`);
-  await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = ${analyze}; set local auto_explain.log_format = json;
-                   set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
-  notices.length = 0;
-  await run();
-  return notices.map((text) => JSON.parse(text.slice(text.indexOf("{"))) as Explained);
 }
 
 /** A new user (emailed `<prefix>-1@…`) with `count` tasks in their personal list. */
@@ -79,7 +50,7 @@ const markTheirTasksDone = (tx: postgres.TransactionSql, prefix: string) =>
 
 describe("sync triggers in bulk statements", () => {
   it("read the bookkeeping by key: one more user costs the same after 400 as after none", async () => {
-    await inRolledBackTransaction(async (tx) => {
+    await inRolledBackTransaction(admin, async (tx) => {
       // The plans every later statement of the session reuses, made now, on the empty bookkeeping.
       await tx`select set_config('plan_cache_mode', 'force_generic_plan', true)`;
       await insertAuthUsers(tx, 400, "bulk");
@@ -93,7 +64,7 @@ describe("sync triggers in bulk statements", () => {
   });
 
   it("remember a bounded list of poked topics per transaction, and still poke every topic", async () => {
-    await inRolledBackTransaction(async (tx) => {
+    await inRolledBackTransaction(admin, async (tx) => {
       const [{ before }] = await tx<{ before: number }[]>`select count(*)::integer as before from realtime.messages`;
       // 600 users: 600 personal lists (a scope topic each) and 600 memberships (a user topic each).
       await insertAuthUsers(tx, 600, "pokes");
@@ -117,7 +88,7 @@ describe("sync triggers in bulk statements", () => {
   });
 
   it("forget the pokes of many deleted users in one pass, not once per deleted user", async () => {
-    await inRolledBackTransaction(async (tx) => {
+    await inRolledBackTransaction(admin, async (tx) => {
       await insertAuthUsers(tx, 50, "leaving");
       const plans = await explainEach(tx, true, () => tx.unsafe(`delete from auth.users where email like 'leaving-%'`));
       const plan = plans.find((explained) => explained["Query Text"].includes("delete from realtime.messages"));
@@ -142,7 +113,7 @@ describe("sync triggers in bulk statements", () => {
       console.warn("skipped: this Postgres cannot JIT (pg_jit_available() is false); Supabase's and Debian's can");
       return context.skip();
     }
-    await inRolledBackTransaction(async (tx) => {
+    await inRolledBackTransaction(admin, async (tx) => {
       await userWithTasks(tx, "jit", 4000);
       const plans = await explainEach(tx, false, () => markTheirTasksDone(tx, "jit"));
       const trigger = plans.filter((explained) => explained["Query Text"].includes("with pairs as"));
@@ -152,7 +123,7 @@ describe("sync triggers in bulk statements", () => {
   });
 
   it("compare an edited row's columns once, and update its change entry in place", async () => {
-    await inRolledBackTransaction(async (tx) => {
+    await inRolledBackTransaction(admin, async (tx) => {
       await userWithTasks(tx, "edits", 200);
       const plans = await explainEach(tx, true, () => markTheirTasksDone(tx, "edits"));
       const plan = plans.find((explained) => explained["Query Text"].includes("with pairs as"));
@@ -174,21 +145,3 @@ describe("sync triggers in bulk statements", () => {
     });
   });
 });
-
-interface PlanNode {
-  "Actual Loops"?: number;
-  "Node Type"?: string;
-  "Function Name"?: string;
-  Operation?: string;
-  "Conflicting Tuples"?: number;
-  "Tuples Inserted"?: number;
-  Plans?: PlanNode[];
-}
-
-function allNodes(node: PlanNode): PlanNode[] {
-  return [node, ...(node.Plans ?? []).flatMap(allNodes)];
-}
-
-function maxLoops(node: PlanNode): number {
-  return Math.max(node["Actual Loops"] ?? 1, ...(node.Plans ?? []).map(maxLoops));
-}
