@@ -1255,10 +1255,17 @@ CREATE OR REPLACE FUNCTION app_private.pass_lists_to_successors(p_lists uuid[], 
  LANGUAGE plpgsql
  SECURITY DEFINER
  SET search_path TO ''
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 declare
   v_handed integer;
 begin
+  -- Nobody who could take a list over (a user who shares none): no UPDATE at
+  -- all, whose statement triggers would run even for no row.
+  if not exists (select 1 from public.list_members m
+                  where m.list_id = any (p_lists) and m.user_id is distinct from p_leaving and m.role <> 'owner') then
+    return 0;
+  end if;
   -- Each of p_lists left with no owner who can sign in but p_leaving (null:
   -- nobody is leaving) and with another member who is not an owner passes to
   -- one of them: the longest-standing editor, else the longest-standing
