@@ -52,4 +52,9 @@ export interface GeneratedCollection {
    * (functions/api/account/export-ownership.ts).
    */
   owner_column: string | null;
+  /**
+   * The column naming the member when the table is a membership table too
+   * (app_private.enable_sync_membership: its rows grant access to their scope), else null.
+   */
+  membership_user_column: string | null;
 }

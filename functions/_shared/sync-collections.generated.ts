@@ -60,7 +60,8 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
         "user_id"
       ]
     },
-    "owner_column": "user_id"
+    "owner_column": "user_id",
+    "membership_user_column": "user_id"
   },
   {
     "name": "lists",
@@ -137,7 +138,8 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
         "title"
       ]
     },
-    "owner_column": "created_by"
+    "owner_column": "created_by",
+    "membership_user_column": null
   },
   {
     "name": "tasks",
@@ -236,6 +238,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
         "title"
       ]
     },
-    "owner_column": "created_by"
+    "owner_column": "created_by",
+    "membership_user_column": null
   }
 ];

@@ -9,7 +9,7 @@ import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
 import { refuseUncreatableIds } from "./sync-collection-checks.ts";
-import { readOwnerColumns } from "./sync-collection-owners.ts";
+import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
 interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "nullable" | "has_default" | "insertable" | "updatable"> {
@@ -216,6 +216,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
         fields: [],
         constraints: {},
         owner_column: null,
+        membership_user_column: null,
       };
       collections.set(row.collection, collection);
       fieldMaps.set(row.collection, new Map());
@@ -245,7 +246,11 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
     if (row.definition.startsWith("CHECK")) applyCheck(fieldMaps.get(row.collection)!, row.definition);
   }
   const owners = await readOwnerColumns(sql);
-  for (const collection of collections.values()) collection.owner_column = owners.get(collection.name) ?? null;
+  const members = await readMembershipColumns(sql);
+  for (const collection of collections.values()) {
+    collection.membership_user_column = members.get(collection.name) ?? null;
+    collection.owner_column = owners.get(collection.name) ?? collection.membership_user_column;
+  }
   return [...collections.values()];
 }
 

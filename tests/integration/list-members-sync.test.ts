@@ -118,4 +118,49 @@ describe("list_members synced", () => {
     expect(last.results[0].error!.message).toContain("list_members_keep_an_owner");
     expect(last.results[0].record).toMatchObject({ id: alices.id, deleted: false, data: { role: "owner" } });
   });
+
+  it("a member's last edits and their leaving in one batch are all applied, as in two batches; ops after the leave are decided while still a member", async () => {
+    const { alice, bob, list } = await sharedList("editor");
+    const task = randomUUID();
+    const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "Plan" })] });
+    const view = await pullAll(bob);
+    const mine = membersIn(view.changes, list).get(bob.userId)!;
+    const handover = randomUUID();
+    const body = await pushOk(bob, { ops: [
+      upsert("tasks", task, { title: "Plan (Bob's final notes)" }, created.results[0].record!.version),
+      remove("list_members", mine.id, mine.version),
+      upsert("tasks", handover, { list_id: list, title: "Handover for Alice" }),
+    ] });
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["applied", undefined], ["applied", undefined], ["applied", undefined]]);
+    expect(body.results[0].record).toMatchObject({ id: task, data: { title: "Plan (Bob's final notes)" } });
+    expect((await asUser(alice, (tx) => tx<{ title: string }[]>`select title from public.tasks where list_id = ${list} order by title`)).map((r) => r.title))
+      .toEqual(["Handover for Alice", "Plan (Bob's final notes)"]);
+    // …and then the list leaves his device.
+    const after = await pullAll(bob, view.cursor);
+    expect(after.changes.filter((c) => !c.deleted)).toEqual([]);
+    expect(after.changes.map((c) => c.id)).toEqual(expect.arrayContaining([list, task, handover]));
+  });
+
+  it("a member leaving after the owner changed their role: the leave is applied (the DELETE policy decides, not a conflict on a field they cannot write)", async () => {
+    const { alice, bob, list } = await sharedList("editor");
+    const bobView = await pullAll(bob);
+    const mine = membersIn(bobView.changes, list).get(bob.userId)!;
+    const onAlice = membersIn((await pullAll(alice)).changes, list).get(bob.userId)!;
+    await pushOk(alice, { ops: [upsert("list_members", onAlice.id, { role: "viewer" }, onAlice.version)] });
+    const left = await pushOk(bob, { ops: [remove("list_members", mine.id, mine.version)] });
+    expect(left.results[0]).toMatchObject({ status: "applied", record: { id: mine.id, deleted: true } });
+    const remaining = await asUser(alice, (tx) => tx<{ user_id: string }[]>`select user_id::text from public.list_members where list_id = ${list}`);
+    expect(remaining.map((r) => r.user_id)).toEqual([alice.userId]);
+    expect((await pullAll(bob, bobView.cursor)).changes.filter((c) => !c.deleted)).toEqual([]);
+  });
+
+  it("a viewer's delete of a task is FORBIDDEN whatever its base version (never a conflict on fields they cannot write)", async () => {
+    const { alice, bob, list } = await sharedList("viewer");
+    const task = randomUUID();
+    const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "t" })] });
+    await pushOk(alice, { ops: [upsert("tasks", task, { title: "t2" }, created.results[0].record!.version)] });
+    const body = await pushOk(bob, { ops: [remove("tasks", task, created.results[0].record!.version), remove("tasks", task, null)] });
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["rejected", "FORBIDDEN"]]);
+    expect(body.results[0].record).toMatchObject({ id: task, deleted: false, data: { title: "t2" } });
+  });
 });

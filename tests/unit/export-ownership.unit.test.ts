@@ -23,6 +23,7 @@ function appTable(name: string, ownerColumn: string | null, ownerType = "uuid"):
     ],
     constraints: {},
     owner_column: ownerColumn,
+    membership_user_column: null,
   };
 }
 

@@ -345,7 +345,11 @@ export function planBatch(
       ]), current);
     }
 
-    const merged = mergeOp(current, { type: op.type, base_version: op.base_version, data }, context);
+    // A delete of a row the caller may not change is the table's DELETE policy's alone (step 3):
+    // there is no change of theirs to merge, and the fields it would conflict on are ones only
+    // others write (a member leaving after the owner changed their role).
+    const policyDecides = op.type === "delete" && initial.get(key)?.deleted === false && !state.writable.has(key);
+    const merged = mergeOp(current, { type: op.type, base_version: policyDecides ? current!.version : op.base_version, data }, context);
     if (merged.outcome === "conflict") return conflict(merged.current, merged.fields);
     const next = merged.next;
     if (!merged.written) return finish({ op_id: opId, status: "applied", record: toSyncRecord(next) }, writtenHere());

@@ -330,7 +330,7 @@ export async function pushBatch(
   // lock, its policies having let the row in before): the batch rests on a stale picture, and is
   // planned again; or, planned again, the table's SELECT policy hides a row its INSERT policy lets
   // them write: that row is refused, the rest of the batch applies.
-  const applied = plan.groups.length === 0 ? { failed: [], records: [] } : replanned ? await applyReadable(tx, plan) : await applyWrites(tx, plan.groups, plan.written);
+  const applied = await applyPlan(tx, plan, replanned);
   const refused = firstRefusals(applied.failed);
   if (!replanned && unreadable(applied, refused).length > 0) throw new StaleBatch();
   // Only when the database refused a record, or the batch deleted a scope row (a list) whose
@@ -365,12 +365,32 @@ function unreadable(applied: ApplyResult, refused: Map<string, Refusal>): ApplyR
 }
 
 /**
+ * The plan's writes. Those of a membership table (an owner's role change, a member leaving) go
+ * last, in a round trip of their own once the rest is written and read back: the rest of the
+ * batch is written and answered while the caller still has the access they may take away (a
+ * member's last edits, then their leaving, in one batch; as two batches would).
+ */
+async function applyPlan(tx: Tx, plan: BatchPlan, replanned: boolean): Promise<ApplyResult> {
+  const last = (collection: string) => findCollection(collection)?.grantsAccess === true;
+  const part = (lastOnes: boolean): Pick<BatchPlan, "groups" | "written"> => ({
+    groups: plan.groups.filter((g) => last(g.collection) === lastOnes),
+    written: new Set([...plan.written].filter((key) => last(keyParts(key).collection) === lastOnes)),
+  });
+  const results: ApplyResult[] = [];
+  for (const writes of [part(false), part(true)]) {
+    if (writes.groups.length === 0) continue;
+    results.push(replanned ? await applyReadable(tx, writes) : await applyWrites(tx, writes.groups, writes.written));
+  }
+  return { failed: results.flatMap((r) => r.failed), records: results.flatMap((r) => r.records) };
+}
+
+/**
  * The plan's writes, less each row the caller cannot read once written: the write is rolled back
  * (to a savepoint) and run again without that row's last write, refused NOT_READABLE_AFTER_WRITE,
  * as sync_apply isolates a row the database refuses (a row that depended on it, a task in a list
  * left out, is then the database's refusal). Each round leaves out at least one more row.
  */
-async function applyReadable(tx: Tx, plan: BatchPlan): Promise<ApplyResult> {
+async function applyReadable(tx: Tx, plan: Pick<BatchPlan, "groups" | "written">): Promise<ApplyResult> {
   const hidden: Refusal[] = [];
   for (;;) {
     const left = new Map(hidden.map((h) => [`${h.kind}:${recordKey(h.collection, h.id)}`, h]));
