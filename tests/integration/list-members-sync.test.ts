@@ -154,13 +154,23 @@ describe("list_members synced", () => {
     expect((await pullAll(bob, bobView.cursor)).changes.filter((c) => !c.deleted)).toEqual([]);
   });
 
-  it("a viewer's delete of a task is FORBIDDEN whatever its base version (never a conflict on fields they cannot write)", async () => {
+  it("a viewer's delete of a task: FORBIDDEN on the current version; on an older one, a conflict first (another's newer edit is never deleted unseen)", async () => {
     const { alice, bob, list } = await sharedList("viewer");
     const task = randomUUID();
     const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "t" })] });
-    await pushOk(alice, { ops: [upsert("tasks", task, { title: "t2" }, created.results[0].record!.version)] });
-    const body = await pushOk(bob, { ops: [remove("tasks", task, created.results[0].record!.version), remove("tasks", task, null)] });
-    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["rejected", "FORBIDDEN"]]);
-    expect(body.results[0].record).toMatchObject({ id: task, deleted: false, data: { title: "t2" } });
+    const edited = await pushOk(alice, { ops: [upsert("tasks", task, { title: "t2" }, created.results[0].record!.version)] });
+    const body = await pushOk(bob, { ops: [remove("tasks", task, created.results[0].record!.version), remove("tasks", task, edited.results[0].record!.version)] });
+    expect(body.results.map((r) => [r.status, r.error?.code, r.conflicting_fields])).toEqual([["conflict", undefined, ["title"]], ["rejected", "FORBIDDEN", undefined]]);
+    expect(body.results[1].record).toMatchObject({ id: task, deleted: false, data: { title: "t2" } });
+  });
+
+  it("an owner's role change and the list's delete in one batch are both applied (the membership goes with the list)", async () => {
+    const { alice, bob, list } = await sharedList("editor");
+    const view = await pullAll(alice);
+    const bobs = membersIn(view.changes, list).get(bob.userId)!;
+    const listVersion = view.changes.find((c) => c.id === list)!.version;
+    const body = await pushOk(alice, { ops: [upsert("list_members", bobs.id, { role: "viewer" }, bobs.version), remove("lists", list, listVersion)] });
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["applied", undefined], ["applied", undefined]]);
+    expect(await membershipIds(list)).toEqual([]);
   });
 });

@@ -150,7 +150,7 @@ describe("planBatch", () => {
     readOnly.writable.delete(recordKey("tasks", id));
     const plan = planBatch([
       op({ record_id: id, base_version: 4, data: { done: true } }),
-      del(id, "tasks", null), // no base: merged, it would conflict on every field
+      del(id, "tasks", 4),
       create(uuid(), { list_id: uuid() }),
     ], DEVICE, readOnly, LIMITS, NOW);
     expect(plan.ops.map((p) => [p.result.status, p.result.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["applied", undefined], ["rejected", "NOT_FOUND"]]);

@@ -345,10 +345,10 @@ export function planBatch(
       ]), current);
     }
 
-    // A delete of a row the caller may not change is the table's DELETE policy's alone (step 3):
-    // there is no change of theirs to merge, and the fields it would conflict on are ones only
-    // others write (a member leaving after the owner changed their role).
-    const policyDecides = op.type === "delete" && initial.get(key)?.deleted === false && !state.writable.has(key);
+    // A member's delete of a membership they may not change (leaving) is the DELETE policy's
+    // alone (step 3): the fields it would conflict on (the role) are ones only owners write. Any
+    // other delete merges: a newer edit by someone else is never deleted unseen.
+    const policyDecides = op.type === "delete" && definition.grantsAccess && initial.get(key)?.deleted === false && !state.writable.has(key);
     const merged = mergeOp(current, { type: op.type, base_version: policyDecides ? current!.version : op.base_version, data }, context);
     if (merged.outcome === "conflict") return conflict(merged.current, merged.fields);
     const next = merged.next;

@@ -330,7 +330,7 @@ export async function pushBatch(
   // lock, its policies having let the row in before): the batch rests on a stale picture, and is
   // planned again; or, planned again, the table's SELECT policy hides a row its INSERT policy lets
   // them write: that row is refused, the rest of the batch applies.
-  const applied = await applyPlan(tx, plan, replanned);
+  const applied = await applyPlan(tx, plan, replanned, visible);
   const refused = firstRefusals(applied.failed);
   if (!replanned && unreadable(applied, refused).length > 0) throw new StaleBatch();
   // Only when the database refused a record, or the batch deleted a scope row (a list) whose
@@ -370,11 +370,20 @@ function unreadable(applied: ApplyResult, refused: Map<string, Refusal>): ApplyR
  * batch is written and answered while the caller still has the access they may take away (a
  * member's last edits, then their leaving, in one batch; as two batches would).
  */
-async function applyPlan(tx: Tx, plan: BatchPlan, replanned: boolean): Promise<ApplyResult> {
-  const last = (collection: string) => findCollection(collection)?.grantsAccess === true;
+async function applyPlan(tx: Tx, plan: BatchPlan, replanned: boolean, before: Map<string, ServerRecord>): Promise<ApplyResult> {
+  // (A membership in a scope the batch deletes is written with the rest, before that delete's
+  // cascade: access to a scope going away no longer matters.)
+  const deletedScopes = new Set(plan.groups.flatMap((g) =>
+    g.kind === "delete" && findCollection(g.collection)?.isScope ? g.rows.map((row) => row.id as string) : []
+  ));
+  const last = (key: string) => {
+    const definition = findCollection(keyParts(key).collection);
+    return definition?.grantsAccess === true && !deletedScopes.has(String(before.get(key)?.data?.[definition.scopeColumn]));
+  };
   const part = (lastOnes: boolean): Pick<BatchPlan, "groups" | "written"> => ({
-    groups: plan.groups.filter((g) => last(g.collection) === lastOnes),
-    written: new Set([...plan.written].filter((key) => last(keyParts(key).collection) === lastOnes)),
+    groups: plan.groups.map((g) => ({ ...g, rows: g.rows.filter((row) => last(recordKey(g.collection, row.id as string)) === lastOnes) }))
+      .filter((g) => g.rows.length > 0),
+    written: new Set([...plan.written].filter((key) => last(key) === lastOnes)),
   });
   const results: ApplyResult[] = [];
   for (const writes of [part(false), part(true)]) {
