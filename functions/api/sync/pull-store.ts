@@ -327,9 +327,12 @@ const statements = perCollectionsInStep((collections) => ({ full: fullSql(rowDat
 // reads every entry of the caller's (big) scope after the key on every page
 // (3.6× slower with 1,000,000 other rows, docs/performance.md): bitmap scans
 // off. And no parallel plan, so the page's rows come in the order pageRowsSql
-// writes them. For this transaction only, pipelined with the page (no extra
-// round trip).
-const PAGE_SETTINGS_SQL = `select set_config('enable_bitmapscan', 'off', true), set_config('max_parallel_workers_per_gather', '0', true)`;
+// writes them. And no JIT: the statement's estimated cost grows with the
+// tables until it passes jit_above_cost (100,000 tasks did), and then every
+// page compiled ~230 functions first, ~80 ms of CPU for a page that runs in
+// ~10. For this transaction only, pipelined with the page (no extra round trip).
+const PAGE_SETTINGS_SQL = `select set_config('enable_bitmapscan', 'off', true), set_config('max_parallel_workers_per_gather', '0', true),
+                                  set_config('jit', 'off', true)`;
 
 export interface Page extends PageOutcome {
   /** The page's entries, in page order: runs of JSON objects joined by commas, as the UTF-8 bytes Postgres sent. */
