@@ -115,6 +115,22 @@ describe("shared lists", () => {
     expect((await pullAll(bob, start.cursor)).changes).toEqual([expect.objectContaining({ id: task, deleted: true, version: body.results[0].record!.version })]);
   });
 
+  it("an editor's delete of the list, refused by the database, does not take the batch's other ops in it down: they apply", async () => {
+    const { alice, bob, editable } = await editorAndViewerOfAlice();
+    const view = await pullAll(bob);
+    const task = randomUUID();
+    const body = await pushOk(bob, { ops: [
+      remove("lists", editable, view.changes.find((c) => c.id === editable)!.version),
+      upsert("tasks", task, { list_id: editable, title: "added with the delete" }),
+    ] });
+    expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["applied", undefined]]);
+    expect(body.results[0].record).toMatchObject({ id: editable, deleted: false, data: { title: "Edit" } });
+    expect(await asUser(alice, (tx) => tx`select title from public.tasks where id = ${task}`)).toEqual([{ title: "added with the delete" }]);
+    // The same batch again: duplicates with the same answers.
+    const again = await pushOk(bob, { ops: body.results.map((r, i) => ({ ...[remove("lists", editable, 0), upsert("tasks", task, {})][i], op_id: r.op_id })) });
+    expect(again.results.map((r) => [r.status, r.original_status])).toEqual([["duplicate", "rejected"], ["duplicate", "applied"]]);
+  });
+
   it("removal → the removed member's next pull removes every row of the list, and nothing of it ever again", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();

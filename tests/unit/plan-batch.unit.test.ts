@@ -175,6 +175,17 @@ describe("planBatch", () => {
     expect(plan.groups.map((g) => [g.kind, g.collection])).toEqual([["update", "list_members"]]);
   });
 
+  it("a scope delete the database refused when the batch was first written is rejected so, planned again, and the ops in that scope go on", () => {
+    const t = uuid();
+    const refused = rejection("FORBIDDEN", "you may not delete this record");
+    const plan = planBatch([del(LIST, "lists", 5), create(t)], DEVICE, state([], {
+      refusedDeletes: (key) => (key === recordKey("lists", LIST) ? refused : undefined),
+    }), LIMITS, NOW);
+    expect(plan.ops.map((p) => [p.result.status, p.result.error?.code])).toEqual([["rejected", "FORBIDDEN"], ["applied", undefined]]);
+    expect(plan.ops[0].result.record).toMatchObject({ id: LIST, deleted: false });
+    expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert tasks"]);
+  });
+
   it("orders the writes: scopes are created before the rows in them and deleted after them", () => {
     const [list, t, oldTask] = [uuid(), uuid(), uuid()];
     const current = record("tasks", oldTask, 6, { list_id: LIST, title: "old" });

@@ -75,16 +75,17 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     const inexactNumbers = inexactNumbersOfOps(await c.req.text(), c.get("longNumberLiterals"));
     // 503 while a collection it reads or writes is out of step with the database (schema-drift.ts).
     const needs = collectionsOfBatch(batch.ops);
-    const push = (replanned: boolean) =>
-      inStep(deps.db, needs, () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers, replanned)));
+    const push = (replanned: boolean, refusedDeletes?: StaleBatch["refusedDeletes"]) =>
+      inStep(deps.db, needs, () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers, replanned, refusedDeletes)));
     // Planned again once, in a new transaction, when it wrote a row the caller cannot read back
     // (push-store.ts): the rows changed while it was written; a second time, such a row is the
     // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.
+    // Also when the database refused a scope row's delete the plan counted on (known the second time).
     let replanned = false;
     const { results, now, written, refusals } = await push(false).catch((error) => {
       if (!(error instanceof StaleBatch)) throw error;
       replanned = true;
-      return push(true);
+      return push(true, error.refusedDeletes);
     });
     const unreadable = [...new Set(refusals.filter((r) => r.sqlstate === NOT_READABLE_AFTER_WRITE).map((r) => r.collection))].sort();
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };

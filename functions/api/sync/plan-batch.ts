@@ -68,6 +68,12 @@ export interface BatchState {
   records: Map<string, ServerRecord>;
   /** recordKeys of the rows the caller may change (locked for this batch). */
   writable: Set<string>;
+  /**
+   * The answer to a delete the database refused when this batch was first written (a scope row:
+   * the rest of the batch was planned as if it were gone), by recordKey; planned again, that delete
+   * is rejected so and its scope stays (push-store.ts).
+   */
+  refusedDeletes?: (key: string, index: number) => SyncOpError | undefined;
 }
 
 /**
@@ -310,6 +316,8 @@ export function planBatch(
     // A delete, or a change based on a version, of a record the caller cannot see (an unknown id
     // and another user's answer alike); an upsert with no base_version creates the record.
     if (current === null && (op.type === "delete" || op.base_version !== null)) return reject(notFound(index, op.collection));
+    const refusedDelete = op.type === "delete" ? state.refusedDeletes?.(key, index) : undefined;
+    if (refusedDelete) return reject(refusedDelete, current);
     // A row that existed when the batch began needs the right to change it
     // (rows this batch created were never locked, and need none). A delete of a
     // row the caller may not change goes to the database, whose DELETE policy

@@ -31,7 +31,7 @@ import type { SyncBatchEnvelope, SyncOpEnvelope, SyncOpResult } from "../../_sha
 import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
-import { type AfterRefusal, cascadedResult, NOT_READABLE_AFTER_WRITE, type Refusal, refusedResult } from "./db-refusal.ts";
+import { type AfterRefusal, cascadedResult, NOT_READABLE_AFTER_WRITE, type Refusal, refusalError, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
 import { type BatchPlan, keyParts, type LedgerEntry, namedRecord, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
@@ -278,9 +278,13 @@ function visibleRecords(row: StateRow): Map<string, ServerRecord> {
   return records;
 }
 
-/** Thrown (the transaction rolls back) when the batch's write shows its plan rested on rows that changed meanwhile. */
+/**
+ * Thrown (the transaction rolls back) when the batch's write shows its plan rested on rows that
+ * changed meanwhile, or on a scope row's delete the database refused (`refusedDeletes`: planned
+ * again with it known, the ops in that scope are decided as if it stayed, as it does).
+ */
 export class StaleBatch extends ApiError {
-  constructor() {
+  constructor(readonly refusedDeletes: ReadonlyMap<string, Refusal> = new Map()) {
     super("UNAVAILABLE", "the records changed while this batch was written; retry it", { headers: { "Retry-After": "1" } });
   }
 }
@@ -298,6 +302,8 @@ export async function pushBatch(
   /** Per op index, the numbers of its data JSON.parse did not read exactly (inexact-op-numbers.ts). */
   inexactNumbers: ReadonlyMap<number, readonly InexactNumber[]> = new Map(),
   replanned = false,
+  /** The scope deletes the database refused when the batch was first written (StaleBatch). */
+  refusedDeletes: ReadonlyMap<string, Refusal> = new Map(),
 ): Promise<{ results: SyncOpResult[]; now: string; written: number; refusals: Refusal[] }> {
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
@@ -322,6 +328,10 @@ export async function pushBatch(
     ledger: new Map(state.ledger.map(({ op_id, ...entry }) => [op_id.toLowerCase(), { ...entry, version: entry.version === null ? null : Number(entry.version) }])),
     records: visible,
     writable: new Set(writable.flat()),
+    refusedDeletes: (key, index) => {
+      const refusal = refusedDeletes.get(key);
+      return refusal && refusalError(refusal, index, findCollection(refusal.collection));
+    },
   }, limits, state.now, inexactNumbers);
 
   // A row written here that the caller cannot see once written is never kept: it would stay where
@@ -332,7 +342,11 @@ export async function pushBatch(
   // them write: that row is refused, the rest of the batch applies.
   const applied = await applyPlan(tx, plan, replanned, visible);
   const refused = firstRefusals(applied.failed);
-  if (!replanned && unreadable(applied, refused).length > 0) throw new StaleBatch();
+  // A scope row's delete the database refused (its DELETE policy is narrower than its UPDATE
+  // policy: an editor deleting a list): the batch's ops in that scope were planned as if it were
+  // gone (a task created in it NOT_FOUND, and dropped by the client): planned again with it known.
+  const scopeDeletesRefused = new Map([...refused].filter(([, r]) => r.kind === "delete" && findCollection(r.collection)?.isScope));
+  if (!replanned && (unreadable(applied, refused).length > 0 || scopeDeletesRefused.size > 0)) throw new StaleBatch(scopeDeletesRefused);
   // Only when the database refused a record, or the batch deleted a scope row (a list) whose
   // cascade the planner does not follow: those ops are answered from the rows as they stand after
   // the write (a round trip more), not from the planner's picture, which may be stale.
