@@ -322,7 +322,8 @@ export function planBatch(
     // (rows this batch created were never locked, and need none). A delete of a
     // row the caller may not change goes to the database, whose DELETE policy
     // decides (a member may delete their own membership, not change it).
-    if (initial.get(key)?.deleted === false && !state.writable.has(key) && op.type !== "delete") {
+    const unlockable = initial.get(key)?.deleted === false && !state.writable.has(key);
+    if (unlockable && op.type !== "delete") {
       return reject(rejection("FORBIDDEN", "you may not change this record"), current);
     }
 
@@ -356,7 +357,7 @@ export function planBatch(
     // A member's delete of a membership they may not change (leaving) is the DELETE policy's
     // alone (step 3): the fields it would conflict on (the role) are ones only owners write. Any
     // other delete merges: a newer edit by someone else is never deleted unseen.
-    const policyDecides = op.type === "delete" && definition.grantsAccess && initial.get(key)?.deleted === false && !state.writable.has(key);
+    const policyDecides = op.type === "delete" && definition.grantsAccess && unlockable;
     const merged = mergeOp(current, { type: op.type, base_version: policyDecides ? current!.version : op.base_version, data }, context);
     if (merged.outcome === "conflict") return conflict(merged.current, merged.fields);
     const next = merged.next;

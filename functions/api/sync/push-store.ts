@@ -387,12 +387,10 @@ function unreadable(applied: ApplyResult, refused: Map<string, Refusal>): ApplyR
 async function applyPlan(tx: Tx, plan: BatchPlan, replanned: boolean, before: Map<string, ServerRecord>): Promise<ApplyResult> {
   // (A membership in a scope the batch deletes is written with the rest, before that delete's
   // cascade: access to a scope going away no longer matters.)
-  const deletedScopes = new Set(plan.groups.flatMap((g) =>
-    g.kind === "delete" && findCollection(g.collection)?.isScope ? g.rows.map((row) => row.id as string) : []
-  ));
+  const deleted = deletedScopes(plan);
   const last = (key: string) => {
     const definition = findCollection(keyParts(key).collection);
-    return definition?.grantsAccess === true && !deletedScopes.has(String(before.get(key)?.data?.[definition.scopeColumn]));
+    return definition?.grantsAccess === true && !inOneOf(deleted, definition, before.get(key)?.data);
   };
   const part = (lastOnes: boolean): Pick<BatchPlan, "groups" | "written"> => ({
     groups: plan.groups.map((g) => ({ ...g, rows: g.rows.filter((row) => last(recordKey(g.collection, row.id as string)) === lastOnes) }))
@@ -452,20 +450,29 @@ async function applyWrites(tx: Tx, groups: BatchPlan["groups"], written: Set<str
  */
 function inDeletedScopes(plan: BatchPlan): Map<string, { collection: string; id: string }> {
   const records = new Map<string, { collection: string; id: string }>();
-  const deleted = new Set(plan.groups.flatMap((g) =>
-    g.kind === "delete" && findCollection(g.collection)?.isScope ? g.rows.map((row) => recordKey(g.collection, row.id as string)) : []
-  ));
+  const deleted = deletedScopes(plan);
   if (deleted.size === 0) return records;
   for (const p of plan.ops) {
     const record = p.result.record;
     if (p.writes || !record?.data || p.result.status === "applied") continue;
-    const definition = findCollection(record.collection);
-    const scopeId = definition && !definition.isScope ? record.data[definition.scopeColumn] : undefined;
-    if (typeof scopeId === "string" && deleted.has(recordKey(definition!.scopeCollection, scopeId))) {
+    if (inOneOf(deleted, findCollection(record.collection), record.data)) {
       records.set(recordKey(record.collection, record.id), { collection: record.collection, id: record.id.toLowerCase() });
     }
   }
   return records;
+}
+
+/** The recordKeys of the scope rows (lists) the batch deletes. */
+function deletedScopes(plan: Pick<BatchPlan, "groups">): Set<string> {
+  return new Set(plan.groups.flatMap((g) =>
+    g.kind === "delete" && findCollection(g.collection)?.isScope ? g.rows.map((row) => recordKey(g.collection, row.id as string)) : []
+  ));
+}
+
+/** Whether a row of `definition` with `data` lies in one of `scopes` (recordKeys of scope rows). */
+function inOneOf(scopes: Set<string>, definition: CollectionDefinition | undefined, data: JsonObject | null | undefined): boolean {
+  const scopeId = definition && !definition.isScope ? data?.[definition.scopeColumn] : undefined;
+  return typeof scopeId === "string" && scopes.has(recordKey(definition!.scopeCollection, scopeId));
 }
 
 /** Each refused record's first refusal: a record written in several phases fails again in the later ones. */
