@@ -173,4 +173,31 @@ describe("list_members synced", () => {
     expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["applied", undefined], ["applied", undefined]]);
     expect(await membershipIds(list)).toEqual([]);
   });
+
+  it("a co-owner's list delete, then their leaving or stepping down, in one batch: the list is deleted, as by two batches", async () => {
+    for (const then of ["leave", "step down"] as const) {
+      const { alice, bob, list } = await sharedList("owner");
+      const task = randomUUID();
+      const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "t" })] });
+      const view = await pullAll(bob);
+      const bobs = membersIn(view.changes, list).get(bob.userId)!;
+      const listVersion = view.changes.find((c) => c.id === list)!.version;
+      const aliceCursor = (await pullAll(alice)).cursor;
+      const body = await pushOk(bob, { ops: [
+        remove("lists", list, listVersion),
+        then === "leave" ? remove("list_members", bobs.id, bobs.version) : upsert("list_members", bobs.id, { role: "editor" }, bobs.version),
+        upsert("tasks", task, { title: "after the delete" }, created.results[0].record!.version),
+      ] });
+      // The list went (with its task and memberships); the ops after its delete are answered as on
+      // records deleted by then: a leave applied, a change a conflict with the tombstone.
+      expect(body.results.map((r) => [r.status, r.error?.code]), then).toEqual([
+        ["applied", undefined], [then === "leave" ? "applied" : "conflict", undefined], ["conflict", undefined],
+      ]);
+      for (const result of body.results) expect(result.record, then).toMatchObject({ deleted: true, data: null });
+      expect(body.results[2].conflicting_fields).toEqual(["*"]);
+      expect(await membershipIds(list)).toEqual([]);
+      const removed = (await pullAll(alice, aliceCursor)).changes.filter((c) => c.collection !== "list_members");
+      expect(removed.map((c) => [c.collection, c.id, c.deleted]).sort(), then).toEqual([["lists", list, true], ["tasks", task, true]]);
+    }
+  });
 });

@@ -190,13 +190,45 @@ describe("planBatch", () => {
     const [list, t, oldTask] = [uuid(), uuid(), uuid()];
     const current = record("tasks", oldTask, 6, { list_id: LIST, title: "old" });
     const plan = planBatch([
+      del(oldTask, "tasks", 6),
       del(LIST, "lists", 5),
       op({ record_id: list, collection: "lists", data: { title: "new" } }),
       create(t, { list_id: list }),
-      del(oldTask, "tasks", 6),
     ], DEVICE, state([current]), LIMITS, NOW);
     expect(statuses(plan)).toEqual(["applied", "applied", "applied", "applied"]);
     expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "insert tasks", "delete tasks", "delete lists"]);
+  });
+
+  it("a scope delete takes the rows in it with it: later ops on them are ops on a deleted record, their rows the cascade's", () => {
+    const [task, member, edited, movedIn, elsewhere] = [uuid(), uuid(), uuid(), uuid(), uuid()];
+    const other = record("lists", elsewhere, 4, { title: "O" });
+    const rows = [
+      record("tasks", task, 6, { list_id: LIST, title: "t" }),
+      record("list_members", member, 6, { list_id: LIST, user_id: uuid(), role: "owner" }),
+      record("tasks", edited, 6, { list_id: LIST, title: "e" }),
+      record("tasks", movedIn, 6, { list_id: elsewhere, title: "m" }),
+    ];
+    const plan = planBatch([
+      op({ record_id: edited, base_version: 6, data: { title: "E" } }),
+      op({ record_id: movedIn, base_version: 6, data: { list_id: LIST } }),
+      del(LIST, "lists", 5),
+      del(member, "list_members", 6), // a co-owner leaving the list they just deleted
+      op({ record_id: member, collection: "list_members", base_version: 6, data: { role: "editor" } }),
+      op({ record_id: task, base_version: 6, data: { done: true } }),
+      del(task, "tasks", 6),
+    ], DEVICE, state([other, ...rows]), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied", "applied", "applied", "conflict", "conflict", "applied"]);
+    expect(plan.ops[4].result).toMatchObject({ conflicting_fields: ["*"], record: { deleted: true, data: null } });
+    // Only the list's delete and the task moved into it: the database holds the others in the list,
+    // and its cascade deletes them, after nothing of the caller's access has changed.
+    expect(plan.groups.map((g) => `${g.kind} ${g.collection} ${g.rows.map((r) => r.id).join(",")}`)).toEqual([
+      `delete tasks ${movedIn}`, `delete lists ${LIST}`,
+    ]);
+    // Every op is answered with its record as the write leaves it (read back).
+    expect(plan.ops.map((p) => p.writes)).toEqual([
+      recordKey("tasks", edited), recordKey("tasks", movedIn), recordKey("lists", LIST), recordKey("list_members", member),
+      recordKey("list_members", member), recordKey("tasks", task), recordKey("tasks", task),
+    ]);
   });
 
   it("a row deleted and re-created is deleted, then inserted from the patch, with the writes after it in a later phase", () => {

@@ -21,11 +21,16 @@
 // One exception to "once": a row deleted and then re-created by the batch is
 // deleted, and then inserted from the patch, exactly as two batches would do
 // it: the writes up to the re-creation form one phase, run before the rest.
+// A scope row's delete takes the rows the batch knows in that scope with it, as
+// its cascade does: later ops on them are ops on a record deleted by then (a
+// co-owner deleting a list and then leaving it), and their rows are left to the
+// cascade, which runs while the caller still has the access their later ops
+// would take away.
 import { type CollectionDefinition, findCollection, scopeCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import { type InexactNumber, inexactNumberAt, inexactNumberMessage } from "../../_shared/inexact-numbers.ts";
 import type { Limits } from "../../_shared/limits.ts";
-import { type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
+import { ALL_FIELDS, type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import { nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import { jsonbTextBytes, recordDataBytes } from "../../_shared/record-size.ts";
 import { type SyncOp, type SyncOpEnvelope, type SyncOpError, type SyncOpResult, syncOpSchema, type SyncRecord } from "../../_shared/schemas/sync.ts";
@@ -125,6 +130,8 @@ export interface BatchPlan {
 interface Phase {
   start: Map<string, ServerRecord>;
   written: Set<string>;
+  /** The records a scope delete of this phase takes with it: its cascade deletes their rows. */
+  cascaded: Set<string>;
 }
 
 export function recordKey(collection: string, id: string): string {
@@ -186,6 +193,12 @@ export function scopeNotFound(index: number, definition: CollectionDefinition): 
   ]);
 }
 
+/** Whether a row of `definition` with `data` lies in one of `scopes` (recordKeys of scope rows). */
+export function inOneOf(scopes: ReadonlySet<string>, definition: CollectionDefinition | undefined, data: JsonObject | null | undefined): boolean {
+  const scopeId = definition && !definition.isScope ? data?.[definition.scopeColumn] : undefined;
+  return typeof scopeId === "string" && scopes.has(recordKey(definition!.scopeCollection, scopeId));
+}
+
 /** The ledger's op was for the record this op names (ids compared in any case). */
 function sameRecord(entry: LedgerEntry, named: NamedRecord): boolean {
   return entry.collection === named.collection && (entry.record_id?.toLowerCase() ?? null) === named.record_id;
@@ -245,7 +258,9 @@ export function planBatch(
   const floor = Math.max(0, ...[...state.records.values()].map((r) => r.version));
   let provisional = floor;
   const phases: Phase[] = [];
-  let phase: Phase = { start: initial, written: new Set() };
+  let phase: Phase = { start: initial, written: new Set(), cascaded: new Set() };
+  // Every record a scope delete of the batch took with it (cascaded in some phase).
+  const cascaded = new Set<string>();
 
   ops.forEach((sent, index) => {
     const checked = syncOpSchema.safeParse(sent);
@@ -329,7 +344,10 @@ export function planBatch(
 
     const context = { collection: op.collection, id: op.record_id, deviceId, seq: provisional + 1, now, batchFloor: floor, serverFields: definition.serverFields };
     // An upsert on a record another device deleted since the op's base conflicts with the
-    // tombstone (so the client learns of the delete) before its data is judged as a new row's.
+    // tombstone (so the client learns of the delete) before its data is judged as a new row's;
+    // so does any upsert of one an earlier op's scope delete took with it (a cascade is no op the
+    // device sent: two batches would answer so).
+    if (op.type === "upsert" && current?.deleted && cascaded.has(key)) return conflict(current, [ALL_FIELDS]);
     if (op.type === "upsert" && current?.deleted) {
       const onTombstone = mergeOp(current, { type: "upsert", base_version: op.base_version }, context);
       if (onTombstone.outcome === "conflict") return conflict(onTombstone.current, onTombstone.fields);
@@ -382,7 +400,7 @@ export function planBatch(
     // that its cascades run and the new row gets the table's defaults, not the old row's columns.
     if (isLive && current?.deleted && phase.start.get(key)?.deleted === false) {
       phases.push(phase);
-      phase = { start: new Map(records), written: new Set() };
+      phase = { start: new Map(records), written: new Set(), cascaded: new Set() };
     }
     liveRecords += Number(isLive) - Number(live);
     provisional = next.version;
@@ -390,13 +408,29 @@ export function planBatch(
     written.add(key);
     phase.written.add(key);
     finish({ op_id: opId, status: "applied", record: toSyncRecord(next) }, key);
+    if (definition.isScope && live && !isLive) {
+      // The scope's rows the batch knows go with it. The delete's cascade writes the tombstones of
+      // those the database holds in it; one the batch moved into it is deleted by its own write.
+      const scope = new Set([key]);
+      for (const [inside, record] of records) {
+        const rowDefinition = findCollection(record.collection);
+        if (record.deleted || !inOneOf(scope, rowDefinition, record.data)) continue;
+        const gone = mergeOp(record, { type: "delete", base_version: record.version }, { ...context, collection: record.collection, id: record.id, seq: ++provisional });
+        if (gone.outcome !== "applied") continue;
+        records.set(inside, gone.next);
+        written.add(inside);
+        phase.written.add(inside);
+        cascaded.add(inside);
+        if (inOneOf(scope, rowDefinition, phase.start.get(inside)?.data)) phase.cascaded.add(inside);
+      }
+    }
   });
 
   phases.push(phase);
   const groups: WriteGroup[] = [];
   const phasesOf = new Map<string, { phase: number; kind: WriteGroup["kind"] }[]>();
   phases.forEach((p, i) => {
-    for (const group of writeGroups(p.written, p.start, phases[i + 1]?.start ?? records)) {
+    for (const group of writeGroups(p, phases[i + 1]?.start ?? records)) {
       groups.push(group);
       if (phases.length > 1) for (const row of group.rows) {
         const key = recordKey(group.collection, row.id as string);
@@ -429,9 +463,9 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
 /**
  * What the database must do to take each written record from its state at
  * the start of a phase to its state at the end (a live record left as it was
- * needs nothing).
+ * needs nothing, nor one a scope delete's cascade deletes).
  */
-function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, final: Map<string, ServerRecord>): WriteGroup[] {
+function writeGroups({ written, start: initial, cascaded }: Phase, final: Map<string, ServerRecord>): WriteGroup[] {
   // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
   const groups = new Map<string, Omit<WriteGroup, "columns"> & { columns: Set<string> }>();
   const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
@@ -452,7 +486,7 @@ function writeGroups(written: Set<string>, initial: Map<string, ServerRecord>, f
     } else if (!after.deleted) {
       const columns = changedColumns(before!, after);
       if (columns.length > 0) add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
-    } else if (wasLive) {
+    } else if (wasLive && !cascaded.has(key)) {
       add(after.collection, "delete", [], { id: after.id });
     }
   }

@@ -33,7 +33,7 @@ import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
 import { type AfterRefusal, cascadedResult, NOT_READABLE_AFTER_WRITE, type Refusal, refusalError, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
-import { type BatchPlan, keyParts, type LedgerEntry, namedRecord, planBatch, recordKey } from "./plan-batch.ts";
+import { type BatchPlan, inOneOf, keyParts, type LedgerEntry, namedRecord, planBatch, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { perCollectionsInStep } from "./schema-drift.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
@@ -347,9 +347,10 @@ export async function pushBatch(
   // gone (a task created in it NOT_FOUND, and dropped by the client): planned again with it known.
   const scopeDeletesRefused = new Map([...refused].filter(([, r]) => r.kind === "delete" && findCollection(r.collection)?.isScope));
   if (!replanned && (unreadable(applied, refused).length > 0 || scopeDeletesRefused.size > 0)) throw new StaleBatch(scopeDeletesRefused);
-  // Only when the database refused a record, or the batch deleted a scope row (a list) whose
-  // cascade the planner does not follow: those ops are answered from the rows as they stand after
-  // the write (a round trip more), not from the planner's picture, which may be stale.
+  // Only when the database refused a record, or the batch deleted a scope row (a list) after
+  // answering ops on records in it without writing them (its cascade may have taken them): those
+  // ops are answered from the rows as they stand after the write (a round trip more), not from the
+  // planner's picture, which may be stale.
   const cascaded = inDeletedScopes(plan);
   const reread = refused.size === 0 ? new Map<string, { collection: string; id: string }>()
     : keysToRead(namedRecords(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : []))));
@@ -467,12 +468,6 @@ function deletedScopes(plan: Pick<BatchPlan, "groups">): Set<string> {
   return new Set(plan.groups.flatMap((g) =>
     g.kind === "delete" && findCollection(g.collection)?.isScope ? g.rows.map((row) => recordKey(g.collection, row.id as string)) : []
   ));
-}
-
-/** Whether a row of `definition` with `data` lies in one of `scopes` (recordKeys of scope rows). */
-function inOneOf(scopes: Set<string>, definition: CollectionDefinition | undefined, data: JsonObject | null | undefined): boolean {
-  const scopeId = definition && !definition.isScope ? data?.[definition.scopeColumn] : undefined;
-  return typeof scopeId === "string" && scopes.has(recordKey(definition!.scopeCollection, scopeId));
 }
 
 /** Each refused record's first refusal: a record written in several phases fails again in the later ones. */
