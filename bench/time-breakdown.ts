@@ -72,7 +72,7 @@ export async function pushBreakdown(stack: BenchStack, user: BenchUser, floorUse
     ms: await timeMedian(samples, async (i) => {
       await stack.ownerSql.begin(async (tx) => {
         await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
-        await pushBatch(tx, parsed[i + 1], user.sessionId, DEFAULT_LIMITS);
+        await pushBatch(tx, parsed[i + 1], { sub: user.userId, session_id: user.sessionId }, DEFAULT_LIMITS);
       });
     }),
   });
@@ -248,7 +248,7 @@ export async function pushStatementProfile(stack: BenchStack, user: BenchUser, b
           };
         },
       });
-      await pushBatch(timed, batch, user.sessionId, DEFAULT_LIMITS);
+      await pushBatch(timed, batch, { sub: user.userId, session_id: user.sessionId }, DEFAULT_LIMITS);
     });
     if (timedRound) totals.push(now() - started);
   }

@@ -30,8 +30,11 @@ export interface CollectionDefinition {
    * only the database changes them, so their change never makes a delete conflict (merge.ts).
    */
   serverFields: ReadonlySet<string>;
-  /** A membership table too (list_members): its writes change who may see a scope, so a push writes them last. */
-  grantsAccess: boolean;
+  /**
+   * In a membership table (list_members), the column naming the member: its writes change who may
+   * see a scope, so a push writes them last, and the caller's own last of all. Null elsewhere.
+   */
+  memberColumn: string | null;
   /** Users may insert some column: a table they may not insert into (list_members: members join through invites) is never created in by an op. */
   creatable: boolean;
   /** Validates the data of an upsert that creates the row. */
@@ -234,7 +237,7 @@ function define(collection: GeneratedCollection): CollectionDefinition {
     isScope: collection.scope_column === "id",
     fields: collection.fields,
     serverFields: new Set(collection.fields.filter((f) => !f.insertable && !f.updatable).map((f) => f.name)),
-    grantsAccess: collection.membership_user_column !== null,
+    memberColumn: collection.membership_user_column,
     creatable: collection.fields.some((f) => f.insertable),
     create: schemaFor(collection, "create"),
     update: schemaFor(collection, "update"),

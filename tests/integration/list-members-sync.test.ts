@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { metaResponseSchema } from "../../functions/_shared/schemas/meta.ts";
-import { call, createTestUser } from "../support/harness.ts";
+import { adminSql, call, createTestUser } from "../support/harness.ts";
 import { asUser, membershipIds, pullAll, pushOk, remove, sharedList, upsert } from "../support/shared-lists.ts";
 
 /** A device's view of the memberships of `list` in a pull: user → [role, membership id, version]. */
@@ -172,6 +172,28 @@ describe("list_members synced", () => {
     const body = await pushOk(alice, { ops: [upsert("list_members", bobs.id, { role: "viewer" }, bobs.version), remove("lists", list, listVersion)] });
     expect(body.results.map((r) => [r.status, r.error?.code])).toEqual([["applied", undefined], ["applied", undefined]]);
     expect(await membershipIds(list)).toEqual([]);
+  });
+
+  it("an owner stepping down and handing the list over in one batch: the same answers whether or not another of their ops is refused", async () => {
+    for (const withRefusal of [false, true]) {
+      const { alice, bob, list } = await sharedList("editor");
+      const view = await pullAll(alice);
+      const members = membersIn(view.changes, list);
+      const [alices, bobs] = [members.get(alice.userId)!, members.get(bob.userId)!];
+      const personal = membersIn(view.changes, alice.userId).get(alice.userId)!;
+      const body = await pushOk(alice, { ops: [
+        upsert("list_members", alices.id, { role: "editor" }, alices.version),
+        upsert("list_members", bobs.id, { role: "owner" }, bobs.version),
+        // the only owner of her personal list cannot step down there: the database refuses it
+        ...(withRefusal ? [upsert("list_members", personal.id, { role: "viewer" }, personal.version)] : []),
+      ] });
+      expect(body.results.map((r) => [r.status, r.error?.code]), `with a refusal: ${withRefusal}`).toEqual([
+        ["applied", undefined], ["applied", undefined], ...(withRefusal ? [["rejected", "VALIDATION_FAILED"]] : []),
+      ]);
+      if (withRefusal) expect(body.results[2].error!.message).toMatch(/owner/);
+      const roles = await adminSql<{ user_id: string; role: string }[]>`select user_id::text, role::text from public.list_members where list_id = ${list}`;
+      expect(new Map(roles.map((r) => [r.user_id, r.role]))).toEqual(new Map([[alice.userId, "editor"], [bob.userId, "owner"]]));
+    }
   });
 
   it("a co-owner's list delete, then their leaving or stepping down, in one batch: the list is deleted, as by two batches", async () => {

@@ -76,7 +76,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // 503 while a collection it reads or writes is out of step with the database (schema-drift.ts).
     const needs = collectionsOfBatch(batch.ops);
     const push = (replanned: boolean, refusedDeletes?: StaleBatch["refusedDeletes"]) =>
-      inStep(deps.db, needs, () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user.session_id, deps.config.limits, inexactNumbers, replanned, refusedDeletes)));
+      inStep(deps.db, needs, () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user, deps.config.limits, inexactNumbers, replanned, refusedDeletes)));
     // Planned again once, in a new transaction, when it wrote a row the caller cannot read back
     // (push-store.ts): the rows changed while it was written; a second time, such a row is the
     // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.

@@ -375,7 +375,7 @@ export function planBatch(
     // A member's delete of a membership they may not change (leaving) is the DELETE policy's
     // alone (step 3): the fields it would conflict on (the role) are ones only owners write. Any
     // other delete merges: a newer edit by someone else is never deleted unseen.
-    const policyDecides = op.type === "delete" && definition.grantsAccess && unlockable;
+    const policyDecides = op.type === "delete" && definition.memberColumn !== null && unlockable;
     const merged = mergeOp(current, { type: op.type, base_version: policyDecides ? current!.version : op.base_version, data }, context);
     if (merged.outcome === "conflict") return conflict(merged.current, merged.fields);
     const next = merged.next;

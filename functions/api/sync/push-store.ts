@@ -30,6 +30,7 @@ import type { FieldVersions, JsonObject, ServerRecord } from "../../_shared/merg
 import type { SyncBatchEnvelope, SyncOpEnvelope, SyncOpResult } from "../../_shared/schemas/sync.ts";
 import { isUuid } from "../../_shared/uuid.ts";
 import type { Tx } from "../lib/db.ts";
+import type { UserClaims } from "../lib/verify-token.ts";
 import { pgArray } from "../lib/pg-array.ts";
 import { type AfterRefusal, cascadedResult, NOT_READABLE_AFTER_WRITE, type Refusal, refusalError, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
@@ -297,7 +298,7 @@ export class StaleBatch extends ApiError {
 export async function pushBatch(
   tx: Tx,
   batch: SyncBatchEnvelope,
-  sessionId: string,
+  caller: Pick<UserClaims, "sub" | "session_id">,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,
   /** Per op index, the numbers of its data JSON.parse did not read exactly (inexact-op-numbers.ts). */
   inexactNumbers: ReadonlyMap<number, readonly InexactNumber[]> = new Map(),
@@ -313,7 +314,7 @@ export async function pushBatch(
   const locks = [...named].filter(([, ids]) => ids.length > 0)
     .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [pgArray(ids)], PREPARED)
       .then((rows) => rows.map((r) => recordKey(collection, r.id))));
-  const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(records), batch.device_id ?? null, sessionId);
+  const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(records), batch.device_id ?? null, caller.session_id);
   const [, writable, stateText] = await Promise.all([setUp, Promise.all(locks), statePromise]);
   const state = parseState(stateText);
 
@@ -340,7 +341,7 @@ export async function pushBatch(
   // lock, its policies having let the row in before): the batch rests on a stale picture, and is
   // planned again; or, planned again, the table's SELECT policy hides a row its INSERT policy lets
   // them write: that row is refused, the rest of the batch applies.
-  const applied = await applyPlan(tx, plan, replanned, visible);
+  const applied = await applyPlan(tx, plan, replanned, visible, caller.sub);
   const refused = firstRefusals(applied.failed);
   // A scope row's delete the database refused (its DELETE policy is narrower than its UPDATE
   // policy: an editor deleting a list): the batch's ops in that scope were planned as if it were
@@ -356,7 +357,7 @@ export async function pushBatch(
     : keysToRead(namedRecords(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : []))));
   for (const [key, record] of cascaded) reread.set(key, record);
   const after = reread.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
-    tx, [], reread, batch.device_id ?? null, sessionId)));
+    tx, [], reread, batch.device_id ?? null, caller.session_id)));
   const results = settle(plan, applied, refused, { records: after, deviceId: state.device_id, now: state.now }, new Set(cascaded.keys()));
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
@@ -383,23 +384,30 @@ function unreadable(applied: ApplyResult, refused: Map<string, Refusal>): ApplyR
  * The plan's writes. Those of a membership table (an owner's role change, a member leaving) go
  * last, in a round trip of their own once the rest is written and read back: the rest of the
  * batch is written and answered while the caller still has the access they may take away (a
- * member's last edits, then their leaving, in one batch; as two batches would).
+ * member's last edits, then their leaving, in one batch; as two batches would). Of those, the
+ * caller's own (stepping down, leaving) are written after the others' (an owner handing a list
+ * over and stepping down): where the database refuses one and sync_apply retries row by row, the
+ * others are still judged as the single statement judged them, by the caller's role before.
  */
-async function applyPlan(tx: Tx, plan: BatchPlan, replanned: boolean, before: Map<string, ServerRecord>): Promise<ApplyResult> {
+async function applyPlan(tx: Tx, plan: BatchPlan, replanned: boolean, before: Map<string, ServerRecord>, callerId: string): Promise<ApplyResult> {
   // (A membership in a scope the batch deletes is written with the rest, before that delete's
   // cascade: access to a scope going away no longer matters.)
   const deleted = deletedScopes(plan);
-  const last = (key: string) => {
+  const OTHERS = 1, OWN = 2;
+  const rank = (key: string) => {
     const definition = findCollection(keyParts(key).collection);
-    return definition?.grantsAccess === true && !inOneOf(deleted, definition, before.get(key)?.data);
+    const data = before.get(key)?.data;
+    if (!definition?.memberColumn || inOneOf(deleted, definition, data)) return 0;
+    return data?.[definition.memberColumn] === callerId ? OWN : OTHERS;
   };
-  const part = (lastOnes: boolean): Pick<BatchPlan, "groups" | "written"> => ({
-    groups: plan.groups.map((g) => ({ ...g, rows: g.rows.filter((row) => last(recordKey(g.collection, row.id as string)) === lastOnes) }))
-      .filter((g) => g.rows.length > 0),
-    written: new Set([...plan.written].filter((key) => last(key) === lastOnes)),
-  });
+  const groupsOf = (r: number) =>
+    plan.groups.map((g) => ({ ...g, rows: g.rows.filter((row) => rank(recordKey(g.collection, row.id as string)) === r) })).filter((g) => g.rows.length > 0);
+  const rounds: Pick<BatchPlan, "groups" | "written">[] = [
+    { groups: groupsOf(0), written: new Set([...plan.written].filter((key) => rank(key) === 0)) },
+    { groups: [...groupsOf(OTHERS), ...groupsOf(OWN)], written: new Set([...plan.written].filter((key) => rank(key) !== 0)) },
+  ];
   const results: ApplyResult[] = [];
-  for (const writes of [part(false), part(true)]) {
+  for (const writes of rounds) {
     if (writes.groups.length === 0) continue;
     results.push(replanned ? await applyReadable(tx, writes) : await applyWrites(tx, writes.groups, writes.written));
   }
