@@ -16,6 +16,7 @@
 // server is never removed from the outbox without its record being stored
 // (and a lost write only makes the client resend the same op_id).
 import type { SyncRecord } from "../functions/_shared/schemas/sync.ts";
+import { isUuid } from "../functions/_shared/uuid.ts";
 import { type DeviceState, type PendingOp, type RecordRef, type ServerSchema, StaleStoreError, type StorageChange, type SyncStorage } from "./storage.ts";
 
 export type SqlValue = string | number | null;
@@ -55,7 +56,7 @@ const placeholders = (n: number) => Array.from({ length: n }, () => "?").join(",
 
 /** A table prefix of the user's own (`tidesync_<user id without dashes>_`): one store per user on a shared device. */
 export function userTablePrefix(userId: string): string {
-  if (!/^[0-9a-fA-F-]{36}$/.test(userId)) throw new TypeError("userId must be a uuid");
+  if (!isUuid(userId)) throw new TypeError("userId must be a uuid");
   return `tidesync_${userId.toLowerCase().replaceAll("-", "")}_`;
 }
 

@@ -21,9 +21,9 @@
 //   full sync did not list leaves too, unless ops are queued for it: it stays
 //   until the server answers them.
 // - Ids are uuids, kept lower-case (the server compares and returns them so).
-import { z } from "zod";
 import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
 import type { ChangesResponse, SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../functions/_shared/schemas/sync.ts";
+import { isUuid } from "../functions/_shared/uuid.ts";
 import type { TidesyncApi } from "./api-client.ts";
 import {
   TidesyncApiError,
@@ -107,8 +107,6 @@ export interface SyncReport {
   resynced: boolean;
 }
 
-const uuid = z.uuid();
-
 function defaultGenerateId(): string {
   return globalThis.crypto.randomUUID();
 }
@@ -180,7 +178,7 @@ export class TidesyncClient {
   private owner: string | null;
 
   private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
-    if (!uuid.safeParse(options.installationId).success) throw new TypeError("installationId must be a uuid");
+    if (!isUuid(options.installationId)) throw new TypeError("installationId must be a uuid");
     this.api = options.api;
     this.storage = options.storage;
     this.installationId = options.installationId;
@@ -422,7 +420,7 @@ export class TidesyncClient {
 
   /** The id as stored and sent: a uuid, lower-cased. */
   private checkId(id: string): string {
-    if (!uuid.safeParse(id).success) {
+    if (!isUuid(id)) {
       throw new TidesyncValidationError("1 field is invalid", [{ field: "/record_id", code: "invalid_format", message: "must be a uuid" }]);
     }
     return id.toLowerCase();

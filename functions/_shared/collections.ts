@@ -11,6 +11,7 @@ import { portablePattern } from "./portable-pattern.ts";
 import { storableText } from "./storable-text.ts";
 import type { GeneratedCollection, GeneratedField } from "./sync-collection-types.ts";
 import { SYNC_COLLECTIONS } from "./sync-collections.generated.ts";
+import { uuidSchema } from "./uuid.ts";
 
 export type { GeneratedCollection, GeneratedField };
 
@@ -131,8 +132,7 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
   }
   switch (type) {
     case "uuid":
-      // Lowercased by a check, not a transform: no pipe and no second parse per value.
-      return z.uuid().toLowerCase();
+      return uuidSchema;
     case "text":
     case "character varying": {
       let schema = storableText(field.max_length ?? ANY_TEXT_LENGTH, field.min_length ?? 0);

@@ -9,6 +9,7 @@ import { withDefaultCategories } from "../../functions/_shared/notification-cate
 import { deviceRegistrationSchema } from "../../functions/_shared/schemas/devices.ts";
 import { categoriesInputSchema, quietHoursSchema } from "../../functions/_shared/schemas/notifications.ts";
 import { readFixture, sqlLiteral } from "./seed-sql.ts";
+import { uuidSchema } from "../../functions/_shared/uuid.ts";
 
 const timestamp = z.string().datetime({ offset: true });
 
@@ -16,9 +17,9 @@ const sampleDevicesSchema = z.object({
   _label: z.string().includes("SAMPLE"),
   devices: z.array(
     deviceRegistrationSchema.safeExtend({
-      id: z.uuid(),
-      user_id: z.uuid(),
-      session_id: z.uuid().nullable(),
+      id: uuidSchema,
+      user_id: uuidSchema,
+      session_id: uuidSchema.nullable(),
       created_at: timestamp,
       last_seen_at: timestamp,
       revoked_at: timestamp.nullable(),
@@ -31,7 +32,7 @@ const sampleDevicesSchema = z.object({
 const samplePreferencesSchema = z.object({
   _label: z.string().includes("SAMPLE"),
   preferences: z.array(z.object({
-    user_id: z.uuid(),
+    user_id: uuidSchema,
     categories: categoriesInputSchema,
     quiet_hours: quietHoursSchema,
     updated_at: timestamp,

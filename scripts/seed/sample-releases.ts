@@ -9,15 +9,16 @@ import { z } from "zod";
 import { BELOW_MINIMUM_LEVELS, channelNameSchema, RELEASE_KINDS } from "../../functions/_shared/schemas/releases.ts";
 import { PLATFORMS } from "../../functions/_shared/schemas/devices.ts";
 import { readFixture, sqlLiteral } from "./seed-sql.ts";
+import { uuidSchema } from "../../functions/_shared/uuid.ts";
 
 const sampleReleasesSchema = z.object({
   _label: z.string().includes("SAMPLE"),
   tester_groups: z.array(z.object({
-    id: z.uuid(),
+    id: uuidSchema,
     name: z.string().includes("sample"),
     everyone: z.boolean(),
     channels: z.array(channelNameSchema),
-    members: z.array(z.uuid()),
+    members: z.array(uuidSchema),
   })),
   update_policies: z.array(z.object({
     platform: z.enum(PLATFORMS),
@@ -26,7 +27,7 @@ const sampleReleasesSchema = z.object({
     below_minimum_level: z.enum(BELOW_MINIMUM_LEVELS),
   })),
   releases: z.array(z.object({
-    id: z.uuid(),
+    id: uuidSchema,
     platform: z.enum(PLATFORMS),
     channel: channelNameSchema,
     kind: z.enum(RELEASE_KINDS),

@@ -7,14 +7,15 @@ import { z } from "zod";
 import { findCollection } from "../../functions/_shared/collections.ts";
 import { readFixture, sqlLiteral } from "./seed-sql.ts";
 import { loadSampleUsers } from "./sample-users.ts";
+import { uuidSchema } from "../../functions/_shared/uuid.ts";
 
-const row = z.object({ id: z.uuid(), created_by: z.uuid(), created_at: z.iso.datetime(), data: z.record(z.string(), z.unknown()) });
+const row = z.object({ id: uuidSchema, created_by: uuidSchema, created_at: z.iso.datetime(), data: z.record(z.string(), z.unknown()) });
 
 export const sampleTodoSchema = z.object({
   _label: z.string().includes("SAMPLE"),
   lists: z.array(z.union([
-    row.extend({ personal: z.undefined().optional(), members: z.array(z.object({ user_id: z.uuid(), role: z.enum(["owner", "editor", "viewer"]) })), tasks: z.array(row) }),
-    z.object({ id: z.uuid(), personal: z.literal(true), members: z.array(z.never()).max(0), tasks: z.array(row) }),
+    row.extend({ personal: z.undefined().optional(), members: z.array(z.object({ user_id: uuidSchema, role: z.enum(["owner", "editor", "viewer"]) })), tasks: z.array(row) }),
+    z.object({ id: uuidSchema, personal: z.literal(true), members: z.array(z.never()).max(0), tasks: z.array(row) }),
   ])),
 });
 export type SampleTodo = z.infer<typeof sampleTodoSchema>;

@@ -2,6 +2,7 @@
 // each, so that the dev tokens `npm start` prints are bound to a real session.
 import { z } from "zod";
 import { readFixture, sqlLiteral } from "./seed-sql.ts";
+import { uuidSchema } from "../../functions/_shared/uuid.ts";
 
 export const sampleUsersSchema = z.object({
   _label: z.string().includes("SAMPLE"),
@@ -9,10 +10,10 @@ export const sampleUsersSchema = z.object({
   password_bcrypt: z.string(),
   created_at: z.string(),
   users: z.array(z.object({
-    id: z.uuid(),
+    id: uuidSchema,
     email: z.email(),
     display_name: z.string(),
-    session_id: z.uuid(),
+    session_id: uuidSchema,
   })),
 });
 export type SampleUsers = z.infer<typeof sampleUsersSchema>;

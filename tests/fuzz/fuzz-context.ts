@@ -9,6 +9,7 @@ import type { JWK } from "jose";
 import type postgres from "postgres";
 import { Webhook } from "standardwebhooks";
 import { requestLine } from "../../functions/_shared/releases/webhook-signature.ts";
+import { isUuid } from "../../functions/_shared/uuid.ts";
 import { signEs256, signHs256, supabaseClaims } from "../support/tokens.ts";
 import { listOperations, type OpenApiDocument, type Operation } from "./openapi-operations.ts";
 import { schemaArbitrary, type SchemaHints } from "./schema-arbitrary.ts";
@@ -90,14 +91,12 @@ export function webhookSigner(secret: string | undefined, base: string): Webhook
   };
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function harvest(value: unknown, into: { ids: Set<string>; cursors: Set<string> }): void {
   if (Array.isArray(value)) {
     for (const item of value) harvest(item, into);
   } else if (value && typeof value === "object") {
     for (const [key, item] of Object.entries(value)) {
-      if (typeof item === "string" && UUID.test(item)) into.ids.add(item.toLowerCase());
+      if (typeof item === "string" && isUuid(item)) into.ids.add(item.toLowerCase());
       if (key === "cursor" && typeof item === "string" && item.length > 0) into.cursors.add(item);
       if (typeof item === "object") harvest(item, into);
     }

@@ -32,9 +32,12 @@ export async function createSession(userId: string, sessionId: string = randomUU
   return sessionId;
 }
 
-/** A user as Supabase Auth would create it (auth.users row + a session). */
-export async function createTestUser(options: { email?: string; isAnonymous?: boolean } = {}): Promise<TestUser> {
-  const { userId, sessionId } = newIds();
+/**
+ * A user as Supabase Auth would create it (auth.users row + a session); `userId` as a project
+ * chooses one with auth.admin.createUser({ id }).
+ */
+export async function createTestUser(options: { email?: string; isAnonymous?: boolean; userId?: string } = {}): Promise<TestUser> {
+  const { userId, sessionId } = { ...newIds(), ...(options.userId ? { userId: options.userId } : {}) };
   const email = await insertAuthUser(adminSql, userId, options);
   await createSession(userId, sessionId);
   const tokenWith = (overrides: Partial<TokenOptions> = {}) =>

@@ -6,6 +6,7 @@
 // ops already carry is not sent again (the sent op goes out again with its
 // op_id), and only what the record gained since becomes a new op. Pure.
 import type { SyncOp } from "../../../functions/_shared/schemas/sync.ts";
+import { isUuid } from "../../../functions/_shared/uuid.ts";
 import type { OpRejectedEvent } from "../../events.ts";
 import { jsonEqual } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
@@ -63,8 +64,6 @@ export function planOps(sent: readonly SyncOp[], changes: readonly LocalChange[]
   return ops;
 }
 
-const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
 /**
  * The server compares and returns ids as lower-case uuids: a record stored
  * locally under another id (Swift's `UUID().uuidString` is upper-case) would
@@ -72,7 +71,7 @@ const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
  * (op_rejected, VALIDATION_FAILED on /record_id) and must store lower-case ids.
  */
 export function unsendableId(change: Pick<LocalChange, "collection" | "id" | "type">, opId: string): OpRejectedEvent | null {
-  if (LOWER_UUID.test(change.id)) return null;
+  if (isUuid(change.id) && change.id === change.id.toLowerCase()) return null;
   return {
     type: "op_rejected",
     op: { op_id: opId, collection: change.collection, record_id: change.id.toLowerCase(), type: change.type, base_version: null },

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { deletionStateSchema } from "./account-deletion.ts";
 import { notificationPreferencesSchema } from "./notifications.ts";
+import { uuidSchema } from "../uuid.ts";
 
 export const EXPORT_VERSION = 1;
 
@@ -15,7 +16,7 @@ export const accountExportSchema = z.object({
   export_version: z.literal(EXPORT_VERSION),
   generated_at: timestamp,
   account: z.object({
-    id: z.uuid(),
+    id: uuidSchema,
     email: z.string().nullable(),
     phone: z.string().nullable(),
     created_at: timestamp.nullable(),

@@ -10,6 +10,7 @@ import {
   type NotificationCategory,
   REQUIRED_NOTIFICATION_CATEGORIES,
 } from "../notification-categories.ts";
+import { uuidSchema } from "../uuid.ts";
 
 export const channelSettingsSchema = z.strictObject({
   push: z.boolean(),
@@ -135,7 +136,7 @@ const auditedDocumentSchema = notificationPreferencesSchema.pick({ categories: t
 export const notificationHistoryEntrySchema = z.object({
   id: z.number().int().positive(),
   changed_at: z.string().datetime({ offset: true }),
-  device_id: z.uuid().nullable().describe("the device whose session made the change; null when none was registered"),
+  device_id: uuidSchema.nullable().describe("the device whose session made the change; null when none was registered"),
   old_version: z.number().int().nullable().describe("null for the first save (the defaults were in force)"),
   new_version: z.number().int(),
   old: auditedDocumentSchema.nullable(),

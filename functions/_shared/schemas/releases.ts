@@ -5,6 +5,7 @@ import { z } from "zod";
 import { storableText } from "../storable-text.ts";
 import { PLATFORMS } from "./devices.ts";
 import { serverTimeSchema } from "./server-time.ts";
+import { uuidSchema } from "../uuid.ts";
 
 export const RELEASE_KINDS = ["binary", "ota"] as const;
 export const RELEASE_STATUSES = ["active", "paused", "rolled_back"] as const;
@@ -105,7 +106,7 @@ export type ChangeRelease = z.infer<typeof changeReleaseSchema>;
 
 /** A release as its manager (CI) sees it. */
 export const releaseSchema = z.object({
-  id: z.uuid(),
+  id: uuidSchema,
   platform: z.enum(PLATFORMS),
   channel: z.string(),
   kind: z.enum(RELEASE_KINDS),
@@ -150,7 +151,7 @@ export type UpdateCheckQuery = z.infer<typeof updateCheckQuerySchema>;
 
 /** The build an update check offers: what to show and where to download it. */
 const offeredBuildSchema = z.object({
-  id: z.uuid(),
+  id: uuidSchema,
   version: z.string(),
   build_number: z.number().int(),
   release_notes: z.string(),
@@ -187,9 +188,9 @@ export const feedbackRequestSchema = z.strictObject({
 export type FeedbackRequest = z.infer<typeof feedbackRequestSchema>;
 
 export const feedbackSchema = z.object({
-  id: z.uuid(),
-  release_id: z.uuid(),
-  device_id: z.uuid().nullable(),
+  id: uuidSchema,
+  release_id: uuidSchema,
+  device_id: uuidSchema.nullable(),
   platform: z.enum(PLATFORMS),
   build_number: z.number().int(),
   body: z.string(),
@@ -207,6 +208,6 @@ export const feedbackListQuerySchema = z.object({
 
 /** Feedback as the release manager reads it: with who sent it. */
 export const managedFeedbackListSchema = z.object({
-  feedback: z.array(feedbackSchema.extend({ user_id: z.uuid() })).describe("newest first"),
+  feedback: z.array(feedbackSchema.extend({ user_id: uuidSchema })).describe("newest first"),
 });
 export type ManagedFeedbackList = z.infer<typeof managedFeedbackListSchema>;

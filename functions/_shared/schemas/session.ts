@@ -6,6 +6,7 @@ import { deviceRegistrationSchema, deviceSchema } from "./devices.ts";
 import { notificationPreferencesSchema } from "./notifications.ts";
 import { onboardingSchema } from "./profile.ts";
 import { serverTimeSchema } from "./server-time.ts";
+import { uuidSchema } from "../uuid.ts";
 
 export const sessionStartRequestSchema = z.strictObject({
   device: deviceRegistrationSchema,
@@ -14,14 +15,14 @@ export type SessionStartRequest = z.infer<typeof sessionStartRequestSchema>;
 
 export const sessionStartResponseSchema = z.object({
   session: z.object({
-    id: z.uuid().describe("the Supabase Auth session id (the token's session_id claim)"),
-    user_id: z.uuid(),
+    id: uuidSchema.describe("the Supabase Auth session id (the token's session_id claim)"),
+    user_id: uuidSchema,
     aal: z.string().describe("authenticator assurance level of the session (aal1, aal2)"),
     expires_at: z.string().datetime({ offset: true }).describe("when the access token expires; refresh it with supabase-js before"),
   }),
   device: deviceSchema,
   user: z.object({
-    id: z.uuid(),
+    id: uuidSchema,
     display_name: z.string().nullable(),
     onboarding: onboardingSchema,
   }),

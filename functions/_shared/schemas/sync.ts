@@ -2,17 +2,11 @@
 // /v1/sync/changes), shared by the function, the client and the tests.
 import { z } from "zod";
 import { fieldDetailSchema } from "../errors.ts";
-import { isUuid } from "../uuid.ts";
+import { isUuid, uuidSchema } from "../uuid.ts";
 import { serverTimeSchema } from "./server-time.ts";
 
 const version = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const timestamp = z.string().datetime({ offset: true });
-/**
- * Ids are compared and returned lowercase: normalised once, here, at the edge
- * (a check that rewrites the value, not a transform: no pipe and no second
- * parse per id; a 500-op push validates 1,000 of them).
- */
-const lowerUuid = z.uuid().toLowerCase();
 
 const isJsonObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
@@ -28,7 +22,7 @@ const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, { message: "m
 /** A record as the server holds it, as listed by GET /v1/sync/changes and returned by a push. */
 export const syncRecordSchema = z.object({
   collection: z.string(),
-  id: z.uuid().describe("lowercase"),
+  id: uuidSchema.describe("lowercase"),
   version: version.describe("server-issued, strictly increasing per record: the sequence number of the record's latest write"),
   deleted: z.boolean(),
   data: z.record(z.string(), z.unknown()).nullable().describe("the row's columns (except id); null when deleted or no longer visible to the caller"),
@@ -46,9 +40,9 @@ export type SyncRecord = z.infer<typeof syncRecordSchema>;
  * data against the collection's schema or size, quota).
  */
 export const syncOpSchema = z.strictObject({
-  op_id: lowerUuid.describe("client-generated; the same op keeps its op_id across retries (exactly-once per user and op_id); compared lowercase"),
+  op_id: uuidSchema.describe("client-generated; the same op keeps its op_id across retries (exactly-once per user and op_id); compared lowercase"),
   collection: z.string().min(1).max(64),
-  record_id: lowerUuid.describe("the row's id (uuid), compared and returned lowercase"),
+  record_id: uuidSchema.describe("the row's id (uuid), compared and returned lowercase"),
   type: z.enum(["upsert", "delete"]),
   base_version: version.nullable().describe("the server version the change was based on; null for a record the client created"),
   data: jsonObject.optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
@@ -78,7 +72,7 @@ const syncOpEnvelopeSchema = z.custom<SyncOpEnvelope>().superRefine((op, ctx) =>
   }
 }).meta({ type: "object", allOf: [{ $ref: "#/components/schemas/SyncOp" }] });
 
-const deviceId = lowerUuid.optional()
+const deviceId = uuidSchema.optional()
   .describe("the installation_id of one of the caller's registered devices (POST /v1/auth/session); defaults to the device the session is bound to. Ops of the same device never conflict with each other");
 
 /** Each op_id once per batch (compared lowercase): a second one could not be answered apart from the first. */
@@ -137,7 +131,7 @@ export const syncOpStatusSchema = z.enum(["applied", "duplicate", "conflict", "r
 export type SyncOpStatus = z.infer<typeof syncOpStatusSchema>;
 
 export const syncOpResultSchema = z.object({
-  op_id: z.uuid(),
+  op_id: uuidSchema,
   status: syncOpStatusSchema,
   original_status: z.enum(["applied", "conflict", "rejected"]).optional()
     .describe("duplicate only: the status this op_id got when it was first processed (record/error are from then too)"),

@@ -9,6 +9,7 @@
 // cursor. Web Crypto only, so Deno (the function) and Node (tests) share it.
 import { z } from "zod";
 import { ApiError } from "../../_shared/errors.ts";
+import { uuidSchema } from "../../_shared/uuid.ts";
 
 const MAC_CONTEXT = "tidesync.sync-cursor.v2";
 /**
@@ -24,7 +25,6 @@ const xid8 = z.string().regex(/^[0-9]{1,20}$/);
 /** pg_snapshot text "xmin:xmax:xip,…", at most MAX_SNAPSHOT_TEXT characters (pull-store.ts shortens a longer one). */
 export const MAX_SNAPSHOT_TEXT = 120;
 const snapshot = z.string().max(MAX_SNAPSHOT_TEXT).regex(/^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$/);
-const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
 const collection = z.string().max(63);
 const common = {
   v: z.literal(2),
@@ -47,7 +47,7 @@ export const cursorPayloadSchema = z.discriminatedUnion("mode", [
     /** xmin of the snapshot the full sync started in: afterwards, incremental from there. */
     upper: xid8,
     /** Every key up to here was passed (listed as it stood when its page read it). */
-    after: z.tuple([uuid, collection, uuid]),
+    after: z.tuple([uuidSchema, collection, uuidSchema]),
     /**
      * The previous page's snapshot (pg_snapshot text): the next page also lists the rows of the
      * scopes already passed (keys up to `after`) that a transaction it did not see wrote, or
@@ -60,13 +60,13 @@ export const cursorPayloadSchema = z.discriminatedUnion("mode", [
      * `catch_up.next` (the snapshot of the page that began it); the next pages catch up
      * (catch_up.after, after] since `since`, then go on after `after` with `since` = `next`.
      */
-    catch_up: z.strictObject({ after: z.tuple([uuid, collection, uuid]), next: snapshot }).optional(),
+    catch_up: z.strictObject({ after: z.tuple([uuidSchema, collection, uuidSchema]), next: snapshot }).optional(),
   }),
   z.strictObject({
     ...common,
     /** Following changes: every entry at or below `after` (txid, seq, collection, id) was delivered. */
     mode: z.literal("incremental"),
-    after: z.tuple([xid8, z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), collection, uuid]),
+    after: z.tuple([xid8, z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER), collection, uuidSchema]),
   }),
 ]);
 export type CursorPayload = z.infer<typeof cursorPayloadSchema>;
