@@ -18,10 +18,15 @@ export function toStorable(text: string): string {
   return text.replace(new RegExp(UNSTORABLE.source, "g"), "\uFFFD");
 }
 
-/** A string Postgres can store, `min`..`max` characters. */
-export function storableText(max: number, min = 0) {
-  return z.string().min(min).max(max).refine(isStorable, {
+/** `schema`, refusing a string Postgres cannot store (`invalid_characters`) rather than letting the write fail or change it. */
+export function storable<T extends z.ZodString>(schema: T): T {
+  return schema.refine(isStorable, {
     message: UNSTORABLE_MESSAGE,
     params: { code: "invalid_characters" },
   });
+}
+
+/** A string Postgres can store, `min`..`max` characters. */
+export function storableText(max: number, min = 0) {
+  return storable(z.string().min(min).max(max));
 }

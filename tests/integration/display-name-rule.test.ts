@@ -2,11 +2,14 @@
 // profileUpdateSchema (then supabase-js), a direct write as authenticated, and
 // the sign-up metadata. The database holds the rule (profiles_display_name_shape,
 // app_private.trim_display_name: migration 20261127000110); it trims exactly
-// what String.prototype.trim trims and counts characters (code points), so
-// the schema and the database never disagree on a name.
+// what String.prototype.trim trims and counts characters (code points), and
+// the schema refuses what Postgres cannot store, so the schema and the
+// database never disagree on a name.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { profileUpdateSchema } from "../../functions/_shared/schemas/profile.ts";
+import { toStorable } from "../../functions/_shared/storable-text.ts";
+import { zodIssuesToDetails } from "../../functions/_shared/validation-details.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { asUser } from "../support/shared-lists.ts";
 
@@ -55,6 +58,18 @@ describe("display_name: one rule for the schema and the database", () => {
     for (const [name, ok] of [["😀".repeat(80), true], ["😀".repeat(81), false], ["a".repeat(80), true], ["a".repeat(81), false]] as const) {
       expect(profileUpdateSchema.safeParse({ display_name: name }).success, `${name.length} units`).toBe(ok);
       expect(await write(user, name), `${name.length} units`).toEqual(ok ? { stored: name } : { code: "23514" });
+    }
+  });
+
+  it("a name Postgres cannot store as written (NUL, an unpaired surrogate): the schema refuses it, invalid_characters on the field", async () => {
+    const user = await createTestUser();
+    for (const name of ["a\u0000b", "a\ud800b", "\udc00Ada", "Ada\ud83d"]) {
+      const label = JSON.stringify(name);
+      const parsed = profileUpdateSchema.safeParse({ display_name: name });
+      expect(parsed.success ? [] : zodIssuesToDetails(parsed.error.issues).map((d) => [d.field, d.code]), label)
+        .toEqual([["/display_name", "invalid_characters"]]);
+      // What a write of it does: fails (22021), or stores another name (U+FFFD for the surrogate).
+      expect(await write(user, name), label).toEqual(name.includes("\u0000") ? { code: "22021" } : { stored: toStorable(name) });
     }
   });
 

@@ -3,6 +3,7 @@
 // column privileges allow exactly these columns).
 import { z } from "zod";
 import { ONBOARDING_STEPS } from "../onboarding-steps.ts";
+import { storable } from "../storable-text.ts";
 
 export const onboardingStepSchema = z.enum(ONBOARDING_STEPS);
 
@@ -19,10 +20,12 @@ export type Onboarding = z.infer<typeof onboardingSchema>;
  * characters without surrounding whitespace, whitespace being what
  * String.prototype.trim removes (app_private.trim_display_name, proven equal
  * by tests/integration/display-name-rule.test.ts); the schema trims, so what
- * it returns is what the database stores.
+ * it returns is what the database stores. A name Postgres cannot store (NUL:
+ * refused; an unpaired surrogate: stored as U+FFFD, another name) is
+ * refused, invalid_characters.
  */
 export const profileUpdateSchema = z.strictObject({
-  display_name: z.string().trim().min(1).max(80).nullable().optional(),
+  display_name: storable(z.string().trim().min(1).max(80)).nullable().optional(),
   completed_steps: z.array(onboardingStepSchema).max(ONBOARDING_STEPS.length).optional(),
 });
 export type ProfileUpdate = z.infer<typeof profileUpdateSchema>;
