@@ -8,8 +8,11 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
+import { MAX_SNAPSHOT_TEXT } from "../../functions/api/sync/cursor-snapshot.ts";
 import { cursorPayload } from "../support/cursor-payload.ts";
-import { call, createTestUser, type TestUser } from "../support/harness.ts";
+import { adminSql, call, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { holdTransaction } from "../support/held-transactions.ts";
+import { holdOpenTransactions } from "../support/open-transactions.ts";
 import { visibleTo } from "../support/rls-view.ts";
 import { asUser, settled, share } from "../support/shared-lists.ts";
 import { type RowWrite, writeRows } from "../support/sync-records.ts";
@@ -25,14 +28,20 @@ const key = (c: { collection: string; id: string }) => `${c.collection}/${c.id}`
 
 /**
  * A full sync of `user` with pages of `limit`, calling `between` after each page that has more
- * (another transaction commits before the next page is read). Returns the pages.
+ * (another transaction commits before the next page is read). Returns the pages. First waits
+ * for the transactions open now to end, unless `openTransactions` (the test holds some open).
  */
-async function fullSync(user: TestUser, limit: number, between: (page: Page, index: number) => Promise<void>): Promise<Page[]> {
-  await settled();
+async function fullSync(
+  user: TestUser,
+  limit: number,
+  between: (page: Page, index: number) => Promise<void>,
+  options: { collections?: string; maxPages?: number; openTransactions?: boolean } = {},
+): Promise<Page[]> {
+  if (!options.openTransactions) await settled();
   const pages: Page[] = [];
   let cursor: string | undefined;
   for (;;) {
-    const query = new URLSearchParams({ limit: String(limit), ...(cursor ? { cursor } : {}) });
+    const query = new URLSearchParams({ limit: String(limit), ...(options.collections ? { collections: options.collections } : {}), ...(cursor ? { cursor } : {}) });
     const response = await call(`/v1/sync/changes?${query}`, { token: user.token });
     expect(response.status, response.text).toBe(200);
     const page = changesResponseSchema.parse(response.body);
@@ -41,7 +50,7 @@ async function fullSync(user: TestUser, limit: number, between: (page: Page, ind
     if (!page.has_more) return pages;
     await between(page, pages.length - 1);
     cursor = page.cursor;
-    expect(pages.length).toBeLessThan(200);
+    expect(pages.length, "pages of a full sync that has not ended").toBeLessThan(options.maxPages ?? 200);
   }
 }
 
@@ -134,5 +143,73 @@ describe("a full sync while others write between its pages", () => {
     // The sync ended and hands over to incremental pulls at the bound it started with.
     const { upper } = cursorPayload(pages[0].cursor) as { upper: string };
     expect(cursorPayload(pages.at(-1)!.cursor)).toMatchObject({ mode: "incremental", after: [upper, 0, "", "00000000-0000-0000-0000-000000000000"] });
+  });
+});
+
+describe("a full sync while many transactions are in progress", () => {
+  /**
+   * Holds 25 transactions open (each with a transaction id, as writers in progress), then writes
+   * 600 tasks into 'early' and 4 into 'late' (txids above theirs: more rows than a page behind
+   * the open ones), runs `work`, and ends the transactions.
+   */
+  async function withManyInProgress(alice: TestUser, early: string, late: string, work: () => Promise<void>) {
+    const open = await holdOpenTransactions(stack.adminDbUrl, 25);
+    try {
+      await asUser(alice, (tx) => tx`insert into public.tasks (list_id, title) select ${early}, 'early ' || g from generate_series(1, 600) g`);
+      await asUser(alice, (tx) => tx`insert into public.tasks (list_id, title) select ${late}, 'late ' || g from generate_series(1, 4) g`);
+      // The premise: a snapshot now names more transactions in progress than a cursor carries (a
+      // snapshot names those below the latest one completed: these writes, after them).
+      const [{ snapshot }] = await adminSql<{ snapshot: string }[]>`select pg_current_snapshot()::text as snapshot`;
+      expect(snapshot.length).toBeGreaterThan(MAX_SNAPSHOT_TEXT);
+      await work();
+    } finally {
+      await open.end();
+    }
+  }
+
+  /** Every task `alice` sees was listed, each at most twice (once more if a round had to catch up again); the sync ended. */
+  async function expectEveryTaskListed(alice: TestUser, pages: Page[]) {
+    expect(pages.at(-1)!.has_more).toBe(false);
+    const listed = pages.flatMap((p) => p.changes.map(key));
+    const visible = [...(await visibleTo(alice, ["tasks"])).keys()];
+    expect([...new Set(listed)].sort()).toEqual(visible.sort());
+    expect(listed.length).toBeLessThanOrEqual(2 * visible.length);
+  }
+
+  it("ends, listing each row once, while more writers are in progress than the cursor can name (it used to page for ever)", async () => {
+    const alice = await createTestUser();
+    const [early, late] = [earlyId(), lateId()];
+    await writeRows(alice, [list(early, "early"), list(late, "late")]);
+    await settled();
+    await withManyInProgress(alice, early, late, async () => {
+      // Nothing commits between the pages: 2 pages (500 + 104). A transaction of another test file
+      // that ends meanwhile may cost a round more; 8 pages is far from for ever.
+      const pages = await fullSync(alice, 500, async () => {}, { collections: "tasks", maxPages: 8, openTransactions: true });
+      await expectEveryTaskListed(alice, pages);
+      expect(pages.flatMap((p) => p.changes)).toHaveLength(604);
+    });
+  });
+
+  it("lists a row that the oldest of them (one the cursor counts, not names) wrote behind its pages and committed between them", async () => {
+    const [alice, bob] = [await createTestUser(), await createTestUser()];
+    const [early, late] = [earlyId(), lateId()];
+    await writeRows(alice, [list(early, "early"), list(late, "late")]);
+    await share(alice, early, bob, "editor");
+    await settled();
+    // Bob's (his usage row, which it locks, is not the one Alice's writes take): the first key of
+    // 'early', which the first page passes (it cannot list it: not committed yet)
+    const first = `00000000-0000-4000-8000-${randomUUID().slice(-12)}`;
+    const writer = holdTransaction((tx) => tx`insert into public.tasks (id, list_id, title) values (${first}, ${early}, 'from the oldest')`, { as: bob });
+    await writer.ran;
+    await withManyInProgress(alice, early, late, async () => {
+      const pages = await fullSync(alice, 500, async (_page, index) => {
+        if (index !== 0) return;
+        writer.commit();
+        await writer.done;
+      }, { collections: "tasks", maxPages: 8, openTransactions: true });
+      expect(pages[0].changes.map(key)).not.toContain(`tasks/${first}`);
+      expect(pages.flatMap((p) => p.changes.map(key))).toContain(`tasks/${first}`);
+      await expectEveryTaskListed(alice, pages);
+    });
   });
 });

@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
 import { loadConfig } from "../../functions/api/lib/config.ts";
-import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor, MAX_CURSOR_LENGTH, MAX_SNAPSHOT_TEXT } from "../../functions/api/sync/cursor.ts";
+import { MAX_SNAPSHOT_TEXT } from "../../functions/api/sync/cursor-snapshot.ts";
+import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor, MAX_CURSOR_LENGTH } from "../../functions/api/sync/cursor.ts";
 
 const SECRET = "unit-test-secret-unit-test-secret-0123456789";
 const ALICE = "7b0c1a5e-3d55-4d5e-9a43-0a8f8c7b1d01";
@@ -14,8 +15,9 @@ const xid8 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map(String);
 const uuid = fc.uuid().map((u) => u.toLowerCase());
 const collection = fc.constantFrom("", "lists", "tasks");
 const common = { v: fc.constant(2 as const), scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"), iat: fc.integer({ min: 0, max: 4_000_000_000 }) };
-/** pg_snapshot text as Postgres prints it: "xmin:xmax:xip,…" */
-const snapshot = fc.tuple(xid8, xid8, fc.array(xid8, { maxLength: 3 })).map(([xmin, xmax, xip]) => `${xmin}:${xmax}:${xip.join(",")}`)
+/** pg_snapshot text as Postgres prints it, "xmin:xmax:xip,…", maybe with older in-progress ids counted ("+count@hi", cursor-snapshot.ts) */
+const snapshot = fc.tuple(xid8, xid8, fc.array(xid8, { maxLength: 3 }), fc.option(fc.tuple(fc.integer({ min: 1, max: 9_999_999_999 }), xid8), { nil: null }))
+  .map(([xmin, xmax, xip, counted]) => `${xmin}:${xmax}:${xip.join(",")}${counted ? `+${counted[0]}@${counted[1]}` : ""}`)
   .filter((text) => text.length <= MAX_SNAPSHOT_TEXT);
 const payloadArb: fc.Arbitrary<CursorPayload> = fc.oneof(
   fc.record({ ...common, mode: fc.constant("full" as const), upper: xid8, after: fc.tuple(uuid, collection, uuid) }),

@@ -10,6 +10,7 @@
 import { z } from "zod";
 import { ApiError } from "../../_shared/errors.ts";
 import { uuidSchema } from "../../_shared/uuid.ts";
+import { CURSOR_SNAPSHOT_PATTERN, MAX_SNAPSHOT_TEXT } from "./cursor-snapshot.ts";
 
 const MAC_CONTEXT = "tidesync.sync-cursor.v2";
 /**
@@ -22,9 +23,8 @@ export const MAX_CURSOR_LENGTH = 1100;
 const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,1000})\.([A-Za-z0-9_-]{43})$/;
 
 const xid8 = z.string().regex(/^[0-9]{1,20}$/);
-/** pg_snapshot text "xmin:xmax:xip,…", at most MAX_SNAPSHOT_TEXT characters (pull-store.ts shortens a longer one). */
-export const MAX_SNAPSHOT_TEXT = 120;
-const snapshot = z.string().max(MAX_SNAPSHOT_TEXT).regex(/^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?$/);
+/** A page's snapshot in the cursor form (cursor-snapshot.ts: pg_snapshot text, its older in-progress ids counted when long). */
+const snapshot = z.string().max(MAX_SNAPSHOT_TEXT).regex(CURSOR_SNAPSHOT_PATTERN);
 const collection = z.string().max(63);
 const common = {
   v: z.literal(2),

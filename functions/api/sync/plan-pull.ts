@@ -22,7 +22,7 @@ export type IncrementalKey = [txid: string, seq: number, collection: string, id:
 export interface CatchUp {
   /** Keys up to here are caught up as of `next`. */
   after: FullKey;
-  /** The snapshot (pg_snapshot text) of the page that began the catch-up. */
+  /** The snapshot of the page that began the catch-up (pg_snapshot text, in the cursor form: cursor-snapshot.ts). */
   next: string;
 }
 
@@ -33,7 +33,7 @@ export interface FullRequest {
   /** Every key up to here was passed. */
   after: FullKey;
   /**
-   * The previous page's snapshot (pg_snapshot text; null or absent: nothing passed yet, or
+   * The previous page's snapshot (pg_snapshot text in the cursor form; null or absent: nothing passed yet, or
    * "upper:upper:"). The page lists again the rows of passed keys that a transaction this
    * snapshot did not see wrote, or whose scope such a transaction granted to the caller.
    */
@@ -48,7 +48,7 @@ export interface PageOutcome {
   hasMore: boolean;
   /** The snapshot bound the page was read under (the cursor's `upper` for a continued full sync). */
   upper: string;
-  /** The page's own snapshot (pg_snapshot text). */
+  /** The page's own snapshot (pg_snapshot text, in the cursor form: cursor-snapshot.ts). */
   snapshot: string;
   /** Highest txid the retention purge has removed entries of ("0": none). */
   horizon: string;
@@ -66,7 +66,7 @@ export type Position =
 /** The snapshot that sees exactly the transactions below `txid`: what an older full cursor's `upper` stands for. */
 export const snapshotBelow = (txid: string) => `${txid}:${txid}:`;
 
-/** xmax of a pg_snapshot text "xmin:xmax:xip,…": the first txid the snapshot's database had not yet begun. */
+/** xmax of a pg_snapshot text "xmin:xmax:xip,…" (one past the latest completed txid): no txid at or above it had completed. */
 const snapshotXmax = (snapshot: string) => BigInt(snapshot.split(":")[1]);
 
 export function resyncRequired(): ApiError {

@@ -24,7 +24,7 @@
 // row through the table's own policies, or a removal (deleted: true, data null).
 import type { CollectionDefinition } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
-import { MAX_SNAPSHOT_TEXT } from "./cursor.ts";
+import { cursorSnapshot, sinceSnapshot, sinceSnapshotSql } from "./cursor-snapshot.ts";
 import { perCollectionsInStep } from "./schema-drift.ts";
 import { type FullKey, type IncrementalKey, type PageOutcome, type PageRequest, ZERO_UUID } from "./plan-pull.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
@@ -123,28 +123,20 @@ const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: st
   union all
   (select null, null, null, null, null, null, null, null, entries from (${entries}) entries)`;
 
-/**
- * The statement's snapshot as pg_snapshot text, for the next page's `since`; one longer than the
- * cursor carries (many transactions in progress) as "xmin:xmin:", which sees only transactions
- * below xmin, all of which had ended: fewer than the snapshot did, so the next page lists more
- * again, never less.
- */
-const SNAPSHOT_TEXT = `
-  select case when length(s::text) <= ${MAX_SNAPSHOT_TEXT} then s::text
-              else pg_snapshot_xmin(s)::text || ':' || pg_snapshot_xmin(s)::text || ':' end
-    from pg_current_snapshot() s`;
-
 // $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null,
-// $7 since: the previous page's snapshot (null: the first page), $8..$10 the key the catch-up of passed keys
-// goes on after (ZERO_UUID, '', ZERO_UUID: all of them)
+// $7 since: the previous page's snapshot (null: the first page) without its counted in-progress ids, $11 how
+// many it counted (null: none) at or below $12 (cursor-snapshot.ts), $8..$10 the key the catch-up of passed
+// keys goes on after (ZERO_UUID, '', ZERO_UUID: all of them)
 const fullSql = (rowDataCase: string) => `
   with bounds as materialized (
     select coalesce($1::text::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper,
-           coalesce($7::text::pg_snapshot, pg_current_snapshot()) as since,
+           s.since,
            -- its own column: a bound the index scans start at (pg_snapshot_xmin of a subquery is only a filter)
-           pg_snapshot_xmin(coalesce($7::text::pg_snapshot, pg_current_snapshot())) as since_xmin,
+           pg_snapshot_xmin(s.since) as since_xmin,
            (select h.purged_txid from app_private.sync_horizon h) as horizon,
            ${iso("now()")} as now
+      from (select coalesce(${sinceSnapshotSql({ snapshot: "$7", count: "$11", hi: "$12", now: "pg_current_snapshot()" })},
+                            pg_current_snapshot()) as since) s
   ), visible as materialized (
     select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id)
   ), ahead as (
@@ -230,7 +222,7 @@ const fullSql = (rowDataCase: string) => `
   )
   ${pageRowsSql({
   lastKey: "select jsonb_build_array(l.scope_id, l.collection, l.id) from last_listed l",
-  snapshot: SNAPSHOT_TEXT,
+  snapshot: "select pg_current_snapshot()::text",
   // a passed key (caught up), not one ahead
   lastCaughtUp: "select (l.scope_id, l.collection, l.id) <= ($2::uuid, $3::text, $4::uuid) from last_listed l",
 },
@@ -313,7 +305,7 @@ const incrementalSql = (rowDataCase: string) => `
   )
   ${pageRowsSql({
   lastKey: "select jsonb_build_array(p.txid::text, p.seq, p.collection, p.id) from page p order by p.txid desc, p.seq desc, p.collection desc, p.id desc limit 1",
-  snapshot: SNAPSHOT_TEXT,
+  snapshot: "select pg_current_snapshot()::text",
   lastCaughtUp: "select false",
 },
   entriesSql("txid, seq, collection, id", "incremental", rowDataCase),
@@ -376,8 +368,12 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
   const filter = collections === null ? null : `{${collections.join(",")}}`;
   const settings = tx.unsafe(PAGE_SETTINGS_SQL, [], PREPARED);
   const { full, incremental } = statements();
+  const since = request.mode === "full" && request.since ? sinceSnapshot(request.since) : null;
   const page = request.mode === "full"
-    ? tx.unsafe(full, [request.upper, ...request.after, limit, filter, request.since ?? null, ...(request.catchUp?.after ?? FIRST_KEY)], PREPARED).raw()
+    ? tx.unsafe(full, [
+      request.upper, ...request.after, limit, filter, since?.snapshot ?? null, ...(request.catchUp?.after ?? FIRST_KEY),
+      since?.counted?.count ?? null, since?.counted?.hi ?? null,
+    ], PREPARED).raw()
     : tx.unsafe(incremental, [...request.after, limit, filter], PREPARED).raw();
   const [, result] = await Promise.all([settings, page]);
   const { meta, entries } = pageRows(result);
@@ -391,7 +387,7 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
     count: Math.min(fetched, limit),
     hasMore: fetched > limit,
     upper: text(meta.upper),
-    snapshot: text(meta.snapshot),
+    snapshot: cursorSnapshot(text(meta.snapshot)),
     horizon: text(meta.horizon),
     lastKey,
     // postgres.js raw(): a boolean as Postgres' text, "t" or "f"
