@@ -7,6 +7,10 @@
 // with the size of the whole database (the scope-cost bench). Counted by what
 // Postgres counts, never by time; the entries themselves are asserted too.
 // And a page is never JIT-compiled (what auto_explain reports of its plan).
+// And a page of a list shared with (or taken from) the caller reads about a
+// page of its entries wherever it is in the list: a user would notice a big
+// list arriving page by page slower and slower (every page re-read the list
+// from its first row: O(N²) over the pages).
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -14,7 +18,8 @@ import { type IncrementalKey, ZERO_UUID } from "../../functions/api/sync/plan-pu
 import { readChangesPage } from "../../functions/api/sync/pull-store.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
 import { insertAuthUser } from "../support/auth-users.ts";
-import { inRolledBackTransaction, planRecorder } from "../support/explained.ts";
+import { allNodes, inRolledBackTransaction, planRecorder } from "../support/explained.ts";
+import { untilOpenTransactionsEnd } from "../support/open-transactions.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
@@ -93,5 +98,81 @@ describe("an incremental pull page", () => {
     } finally {
       await sql.end({ timeout: 5 });
     }
+  });
+});
+
+describe("an incremental page of a big list shared with the caller, or taken from them", () => {
+  const LIMIT = 100;
+  const TASKS = 2000;
+  const owner = randomUUID();
+  const member = randomUUID();
+  const claimsOf = (user: string) => JSON.stringify({ sub: user, role: "authenticated" });
+  const as = (tx: postgres.TransactionSql, user: string) =>
+    tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${claimsOf(user)}, true)`;
+
+  beforeAll(async () => {
+    await insertAuthUser(admin, owner); // the owner's personal list (its id is theirs), shared below
+    await insertAuthUser(admin, member);
+    await admin`insert into public.tasks (list_id, title) select ${owner}, 'Task ' || g from generate_series(1, ${TASKS}) g`;
+    await admin.begin(async (tx) => {
+      await as(tx, owner);
+      const [{ code }] = await tx<{ code: string }[]>`select public.create_list_invite(${owner}, 'viewer') as code`;
+      await as(tx, member);
+      await tx`select public.accept_list_invite(${code})`;
+    });
+    await admin`analyze`;
+  });
+
+  /** The page after the 1,800th task of the list at the access entry's position, as `member` pulls it: each scan of the change entries. */
+  async function scansOfPageNearTheEnd(granted: boolean) {
+    await untilOpenTransactionsEnd(admin); // a pull lists entries below every transaction open in the cluster
+    const [access] = await admin<{ txid: string; seq: string }[]>`
+      select txid::text, seq::text from app_private.sync_access where user_id = ${member} and scope_id = ${owner} and granted = ${granted}`;
+    const [{ id }] = await admin<{ id: string }[]>`
+      select id::text from app_private.sync_changes where scope_id = ${owner} and collection = 'tasks' order by id offset 1799 limit 1`;
+    const recorder = planRecorder();
+    const sql = postgres(database.adminDbUrl, { max: 1, onnotice: recorder.onnotice });
+    try {
+      let listed = 0;
+      let statement: ReturnType<typeof allNodes> = [];
+      await inRolledBackTransaction(sql, async (tx) => {
+        const plans = await recorder.explainEach(tx, true, async () => {
+          await as(tx, member);
+          listed = (await readChangesPage(tx, { mode: "incremental", after: [access.txid, Number(access.seq), "tasks", id] }, null, LIMIT)).count;
+          await tx`select 1`; // the page's plan is reported once its portal closes
+        }, true);
+        statement = allNodes(plans.find((p) => p["Query Text"].includes("with bounds as materialized"))!.Plan);
+      });
+      return { listed, scans: statement.filter((n) => n["Relation Name"] === "sync_changes" && (n["Actual Loops"] ?? 0) > 0) };
+    } finally {
+      await sql.end({ timeout: 5 });
+    }
+  }
+
+  /** Every scan of the change entries read at most a page of them per loop (its rows and those it filtered out), in about as many buffers. */
+  function expectAboutAPageRead(scans: Awaited<ReturnType<typeof scansOfPageNearTheEnd>>["scans"]) {
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) {
+      const label = `${scan["Node Type"]} ${scan["Index Name"]} (${scan["Index Cond"]})`;
+      expect((scan["Actual Rows"] ?? 0) + (scan["Rows Removed by Filter"] ?? 0), `${label}: rows read per loop`).toBeLessThanOrEqual(LIMIT + 1);
+      const buffers = (scan["Shared Hit Blocks"] ?? 0) + (scan["Shared Read Blocks"] ?? 0);
+      expect(buffers, `${label}: buffers`).toBeLessThanOrEqual(3 * (LIMIT + 1) * (scan["Actual Loops"] ?? 1));
+    }
+  }
+
+  it("reads about one page of the list's entries, not the 1,800 before the cursor's key", async () => {
+    const { listed, scans } = await scansOfPageNearTheEnd(true);
+    expect(listed).toBe(LIMIT);
+    expectAboutAPageRead(scans);
+  });
+
+  it("and so does a page of its removals once the caller has left it (after the test above)", async () => {
+    await admin.begin(async (tx) => {
+      await as(tx, member);
+      await tx`delete from public.list_members where list_id = ${owner} and user_id = ${member}`;
+    });
+    const { listed, scans } = await scansOfPageNearTheEnd(false);
+    expect(listed).toBe(LIMIT);
+    expectAboutAPageRead(scans);
   });
 });

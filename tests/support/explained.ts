@@ -5,7 +5,16 @@ import type postgres from "postgres";
 
 export interface PlanNode {
   "Actual Loops"?: number;
+  "Actual Rows"?: number;
+  "Rows Removed by Filter"?: number;
+  "Shared Hit Blocks"?: number;
+  "Shared Read Blocks"?: number;
   "Node Type"?: string;
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Index Cond"?: string;
+  "Subplan Name"?: string;
+  "CTE Name"?: string;
   "Function Name"?: string;
   Operation?: string;
   "Conflicting Tuples"?: number;
@@ -26,11 +35,13 @@ export function planRecorder() {
     onnotice: (notice: postgres.Notice) => void notices.push(notice.message),
     /**
      * Every statement `run` executes, nested ones (the triggers') included, as
-     * auto_explain's JSON plans: with actual row and loop counts when `analyze`.
+     * auto_explain's JSON plans: with actual row and loop counts when `analyze`,
+     * and each node's buffers when `buffers` too.
      */
-    async explainEach(tx: postgres.TransactionSql, analyze: boolean, run: () => Promise<unknown>): Promise<Explained[]> {
+    async explainEach(tx: postgres.TransactionSql, analyze: boolean, run: () => Promise<unknown>, buffers = false): Promise<Explained[]> {
       await tx.unsafe(`load 'auto_explain'`);
       await tx.unsafe(`set local auto_explain.log_min_duration = 0; set local auto_explain.log_analyze = ${analyze}; set local auto_explain.log_format = json;
+                       set local auto_explain.log_buffers = ${buffers};
                        set local auto_explain.log_level = notice; set local auto_explain.log_nested_statements = on`);
       notices.length = 0;
       await run();

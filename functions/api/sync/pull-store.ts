@@ -34,6 +34,17 @@ import { wireTimeSql as iso } from "./wire-time.ts";
 const FIRST_KEY: FullKey = [ZERO_UUID, "", ZERO_UUID];
 const PREPARED = { prepare: true } as const;
 
+/**
+ * SQL: the entry `c`'s (collection, id) comes after (`collection`, `id`) where `atKey` holds (the
+ * scope, or the grant, the key is in), and any (collection, id) does elsewhere (no collection is
+ * ''). Written so, with the scan's scope equality it is an index condition the scan STARTS at;
+ * as an OR (or a row comparison that includes the scope or the grant's position) Postgres can
+ * only filter with it, from the scope's first row on: every page re-read the rows before the
+ * key, and paging through a big list cost O(N²) (docs/performance.md, "Issue 12").
+ */
+const keyAfterSql = (atKey: string, collection: string, id: string) =>
+  `(c.collection, c.id) > (case when ${atKey} then ${collection} else '' end, case when ${atKey} then ${id} else '${ZERO_UUID}'::uuid end)`;
+
 // A row's `data` as JSON text, read through the table's own policies (null:
 // hidden or gone). One scalar subquery per collection, evaluated only for the
 // rows of that collection (CASE). Only the collections whose tables match the
@@ -147,11 +158,8 @@ const fullSql = (rowDataCase: string) => `
        select c.collection, c.id, c.seq, c.changed_at
          from app_private.sync_changes c
         where c.scope_id = s.scope_id and c.present
-          -- (collection, id) after the key in the key's scope, every row in a later scope: with the scope's
-          -- equality, an index condition the scan STARTS at (a (scope, collection, id) row comparison only
-          -- filters from the scope's first row on: every page re-read the scope's earlier entries)
-          and (c.collection, c.id) > (case when s.scope_id = $2::uuid then $3::text else '' end,
-                                      case when s.scope_id = $2::uuid then $4::uuid else '${ZERO_UUID}'::uuid end)
+          -- after the key in the key's scope, every row in a later scope
+          and ${keyAfterSql("s.scope_id = $2::uuid", "$3::text", "$4::uuid")}
           and ($6::text[] is null or c.collection = any ($6::text[]))
         order by c.collection, c.id
         limit $5::integer + 1
@@ -176,8 +184,7 @@ const fullSql = (rowDataCase: string) => `
        select c.collection, c.id, c.seq, c.changed_at
          from app_private.sync_changes c
         where c.scope_id = g.scope_id and c.present
-          and (c.collection, c.id) > (case when g.scope_id = $8::uuid then $9::text else '' end,
-                                      case when g.scope_id = $8::uuid then $10::uuid else '${ZERO_UUID}'::uuid end)
+          and ${keyAfterSql("g.scope_id = $8::uuid", "$9::text", "$10::uuid")}
           and ($6::text[] is null or c.collection = any ($6::text[]))
         order by c.collection, c.id
         limit $5::integer + 1
@@ -270,7 +277,8 @@ const incrementalSql = (rowDataCase: string) => `
        select c.collection, c.id, c.changed_at
          from app_private.sync_changes c
         where c.scope_id = a.scope_id
-          and ((a.txid, a.seq) > ($1::text::xid8, $2::bigint) or (c.collection, c.id) > ($3::text, $4::uuid))
+          -- after the cursor's key in the grant the cursor is at, all of a later one
+          and ${keyAfterSql("(a.txid, a.seq) = ($1::text::xid8, $2::bigint)", "$3::text", "$4::uuid")}
           and ($6::text[] is null or c.collection = any ($6::text[]))
         order by c.collection, c.id
         limit $5::integer + 1
@@ -285,7 +293,7 @@ const incrementalSql = (rowDataCase: string) => `
        select c.collection, c.id
          from app_private.sync_changes c
         where c.scope_id = a.scope_id and c.since_seq <= a.seq
-          and ((a.txid, a.seq) > ($1::text::xid8, $2::bigint) or (c.collection, c.id) > ($3::text, $4::uuid))
+          and ${keyAfterSql("(a.txid, a.seq) = ($1::text::xid8, $2::bigint)", "$3::text", "$4::uuid")}
           and ($6::text[] is null or c.collection = any ($6::text[]))
         order by c.collection, c.id
         limit $5::integer + 1
