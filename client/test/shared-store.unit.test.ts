@@ -2,37 +2,18 @@
 // (client/README.md, "Background sync"). The store, not either client's
 // memory, says what is queued: an op the other client sent and the server
 // answered is gone, so a later write is a new op, not merged into it.
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SqliteStorage } from "../storage-sqlite.ts";
 import { StaleStoreError } from "../storage.ts";
-import { type BetterSqliteDriver, betterSqliteDriver } from "./better-sqlite3-driver.ts";
 import { FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
+import { closeSqliteFiles, sqliteFile } from "./sqlite-file.ts";
 
-const dirs: string[] = [];
-const drivers: BetterSqliteDriver[] = [];
-afterEach(async () => {
-  for (const driver of drivers.splice(0)) driver.close();
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-async function sharedFile(): Promise<() => SqliteStorage> {
-  const dir = await mkdtemp(path.join(tmpdir(), "tidesync-shared-"));
-  dirs.push(dir);
-  return () => {
-    const driver = betterSqliteDriver(path.join(dir, "tidesync.db"));
-    drivers.push(driver);
-    return new SqliteStorage(driver);
-  };
-}
+afterEach(closeSqliteFiles);
 
 describe("two clients on one SQLite file", () => {
   it("an edit made in the app after the background task pushed the create reaches the server", async () => {
     const server = new FakeServer();
-    const open = await sharedFile();
+    const open = await sqliteFile();
     const app = (await openClient(server, { storage: open() })).client;
     await app.sync();
     const id = await app.create("tasks", { list_id: LIST_ID, title: "draft" });
@@ -50,7 +31,7 @@ describe("two clients on one SQLite file", () => {
 
   it("a delete made in the app after the background task pushed the create reaches the server", async () => {
     const server = new FakeServer();
-    const open = await sharedFile();
+    const open = await sqliteFile();
     const app = (await openClient(server, { storage: open() })).client;
     await app.sync();
     const id = await app.create("tasks", { list_id: LIST_ID, title: "typo" });
@@ -68,7 +49,7 @@ describe("two clients on one SQLite file", () => {
 
   it("a change made on a state another writer has moved since is refused whole, and the client redoes it on the stored state", async () => {
     const server = new FakeServer();
-    const open = await sharedFile();
+    const open = await sqliteFile();
     const storage = open();
     const app = (await openClient(server, { storage })).client;
     await app.sync();
@@ -97,4 +78,5 @@ describe("two clients on one SQLite file", () => {
     await app.sync();
     expect(server.records.get(`tasks/${id}`)?.data?.title).toBe("final title");
   });
+
 });
