@@ -1,11 +1,19 @@
 // Coalescing of the outbox: what to store when the app writes a record that
 // already has pending ops. Pure functions over the outbox, so the rules are
-// unit-tested on their own:
+// unit-tested on their own. A new write is merged only into the LAST op of the
+// whole outbox, when that op is of the same record (consecutive writes):
 //   unsent upsert + upsert  → one upsert, the later values win per field
 //   unsent upsert + delete  → one delete (or nothing at all if the record was
 //                             only ever created locally and never sent)
 //   anything sent           → never touched: the server may have applied it,
 //                             so it is resent as is, with its op_id
+// Merging into an earlier op would move the write ahead of the ops queued
+// after it, and the server runs them in order: a task moved to a list created
+// since would reach it before the list exists (NOT_FOUND, the task lost), a
+// list's delete would take a task with it before the task's move out of it.
+// The server's own rules (scopes, roles, foreign keys, triggers) decide which
+// writes of two records commute; the client cannot, so it never reorders them.
+// An app that keeps editing one record still queues one op for the run.
 import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import type { PendingOp, StorageChange } from "./storage.ts";
 
@@ -20,12 +28,13 @@ export function pendingFor(outbox: Iterable<PendingOp>, collection: string, reco
 
 /**
  * The storage change that queues `incoming` behind `outbox`, coalescing it
- * with the record's last pending op where that is safe.
+ * with the outbox's last op when that is an unsent upsert of the same record.
  */
 export function enqueueOp(outbox: Iterable<PendingOp>, incoming: PendingOp): Pick<StorageChange, "putOps" | "deleteOps"> {
-  const forRecord = pendingFor(outbox, incoming.op.collection, incoming.op.record_id);
+  const queued = [...outbox];
+  const forRecord = pendingFor(queued, incoming.op.collection, incoming.op.record_id);
   const last = forRecord.at(-1);
-  if (!last || last.sent || last.op.type !== "upsert") return { putOps: [incoming] };
+  if (!last || last !== queued.at(-1) || last.sent || last.op.type !== "upsert") return { putOps: [incoming] };
 
   if (incoming.op.type === "upsert") {
     // Same op_id, same base: the server sees one change with the union of the fields.

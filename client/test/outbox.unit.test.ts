@@ -1,20 +1,25 @@
 // Coalescing of pending ops per record (client/outbox.ts), on its own and
-// through the client: what reaches the server after several local writes.
-import { describe, expect, it } from "vitest";
+// through the client: what reaches the server after several local writes, and
+// in which order (the app's: the server runs a batch's ops in order).
+import { afterEach, describe, expect, it } from "vitest";
 import { enqueueOp } from "../outbox.ts";
 import type { PendingOp } from "../storage.ts";
 import { FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
+import { closeSqliteFiles, sqliteFile } from "./sqlite-file.ts";
 
 const REC = "00000000-0000-4000-8000-00000000aaaa";
+const OTHER = "00000000-0000-4000-8000-00000000bbbb";
 
-function pending(opId: string, type: "upsert" | "delete", data?: Record<string, unknown>, options: { sent?: boolean; base?: number | null } = {}): PendingOp {
+function pending(opId: string, type: "upsert" | "delete", data?: Record<string, unknown>, options: { sent?: boolean; base?: number | null; record?: string } = {}): PendingOp {
   return {
-    op: { op_id: opId, collection: "tasks", record_id: REC, type, base_version: options.base === undefined ? 3 : options.base, ...(data ? { data } : {}) },
+    op: { op_id: opId, collection: "tasks", record_id: options.record ?? REC, type, base_version: options.base === undefined ? 3 : options.base, ...(data ? { data } : {}) },
     sent: options.sent ?? false,
     base_data: null,
   };
 }
+
+afterEach(closeSqliteFiles);
 
 describe("enqueueOp", () => {
   it("merges consecutive unsent upserts of a record into one patch (later values win), keeping the first op_id and base", () => {
@@ -42,8 +47,17 @@ describe("enqueueOp", () => {
   it("does not merge an upsert into a pending delete, nor across records", () => {
     const incoming = pending("b", "upsert", { title: "again" });
     expect(enqueueOp([pending("a", "delete")], incoming)).toEqual({ putOps: [incoming] });
-    const other = { ...pending("c", "upsert", { title: "x" }), op: { ...pending("c", "upsert", { title: "x" }).op, record_id: "00000000-0000-4000-8000-00000000bbbb" } };
+    const other = pending("c", "upsert", { title: "x" }, { record: OTHER });
     expect(enqueueOp([pending("a", "upsert", { title: "one" })], other)).toEqual({ putOps: [other] });
+  });
+
+  it("queues a write behind another record's later op instead of merging it ahead of that op", () => {
+    const outbox = [pending("a", "upsert", { title: "one" }, { base: null }), pending("x", "upsert", { title: "list" }, { base: null, record: OTHER })];
+    const edit = pending("b", "upsert", { list_id: OTHER }, { base: null });
+    expect(enqueueOp(outbox, edit)).toEqual({ putOps: [edit] });
+    // A delete neither takes the record's earlier op's place nor drops it: ops between may need the record.
+    const deletion = pending("c", "delete", undefined, { base: null });
+    expect(enqueueOp(outbox, deletion)).toEqual({ putOps: [deletion] });
   });
 });
 
@@ -61,6 +75,69 @@ describe("the client's outbox", () => {
       { op_id: expect.any(String), collection: "tasks", record_id: id, type: "upsert", base_version: null, data: { title: "Buy oat milk", done: true } },
     ]);
     expect((await client.get("tasks", id))).toMatchObject({ version: 1, pending: false, data: { title: "Buy oat milk", done: true } });
+  });
+
+  it("sends a task moved to a list created after it behind that list's create, in the order written", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    const task = await client.create("tasks", { list_id: LIST_ID, title: "Pack" });
+    const trip = await client.create("lists", { title: "Trip" });
+    await client.upsert("tasks", task, { list_id: trip });
+    await client.upsert("tasks", task, { title: "Pack bags" }); // consecutive: merged into the move
+    expect((await client.get("tasks", task))?.data).toEqual({ list_id: trip, title: "Pack bags" });
+
+    await client.sync();
+    expect(server.batches().flatMap((b) => b.ops).map((op) => [op.record_id, op.type, op.base_version, op.data])).toEqual([
+      [task, "upsert", null, { list_id: LIST_ID, title: "Pack" }],
+      [trip, "upsert", null, { title: "Trip" }],
+      [task, "upsert", null, { list_id: trip, title: "Pack bags" }],
+    ]);
+    expect(server.records.get(`tasks/${task}`)?.data).toEqual({ list_id: trip, title: "Pack bags" });
+    expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: trip, title: "Pack bags" } });
+  });
+
+  it("sends a list's delete after a task's move out of it, though the list's rename was queued before the move", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    const old = await client.create("lists", { title: "Old" });
+    const task = await client.create("tasks", { list_id: old, title: "Keep me" });
+    await client.sync();
+    await client.upsert("lists", old, { title: "Old (to delete)" });
+    await client.upsert("tasks", task, { list_id: LIST_ID });
+    await client.delete("lists", old);
+
+    await client.sync();
+    expect(server.batches().at(-1)!.ops.map((op) => [op.record_id, op.type])).toEqual([[old, "upsert"], [task, "upsert"], [old, "delete"]]);
+  });
+
+  it("keeps one op per run of edits of a record: an app editing one record all day queues a few ops, not thousands", async () => {
+    const server = new FakeServer();
+    const { client } = await openClient(server);
+    const timer = await client.create("tasks", { list_id: LIST_ID, title: "0" });
+    for (let i = 1; i <= 500; i++) await client.upsert("tasks", timer, { title: String(i) });
+    const note = await client.create("tasks", { list_id: LIST_ID, title: "note" });
+    for (let i = 501; i <= 1000; i++) await client.upsert("tasks", timer, { title: String(i) });
+    expect(client.pendingOps().map((p) => [p.op.record_id, p.op.data?.title])).toEqual([[timer, "500"], [note, "note"], [timer, "1000"]]);
+  });
+
+  it("keeps the order across a restart: a move written after reopening the store goes behind the list's create", async () => {
+    const server = new FakeServer();
+    const open = await sqliteFile();
+    const before = (await openClient(server, { storage: open() })).client;
+    const task = await before.create("tasks", { list_id: LIST_ID, title: "Pack" });
+    const trip = await before.create("lists", { title: "Trip" });
+
+    const after = (await openClient(server, { storage: open(), idPrefix: 2 })).client;
+    await after.upsert("tasks", task, { list_id: trip });
+    await after.upsert("tasks", task, { done: true });
+    const third = await openClient(server, { storage: open(), idPrefix: 3 });
+    expect(third.client.pendingOps().map((p) => [p.op.record_id, p.op.data])).toEqual([
+      [task, { list_id: LIST_ID, title: "Pack" }],
+      [trip, { title: "Trip" }],
+      [task, { list_id: trip, done: true }],
+    ]);
+    await third.client.sync();
+    expect(server.batches().flatMap((b) => b.ops).map((op) => op.record_id)).toEqual([task, trip, task]);
   });
 
   it("sends nothing for a record created and deleted while offline", async () => {

@@ -79,4 +79,16 @@ describe("two clients on one SQLite file", () => {
     expect(server.records.get(`tasks/${id}`)?.data?.title).toBe("final title");
   });
 
+  it("a task moved to a list the other client queued after the task goes behind that list's create", async () => {
+    const server = new FakeServer();
+    const open = await sqliteFile();
+    const app = (await openClient(server, { storage: open() })).client;
+    const background = (await openClient(server, { storage: open(), idPrefix: 2 })).client;
+    const task = await app.create("tasks", { list_id: LIST_ID, title: "Pack" });
+    const trip = await background.create("lists", { title: "Trip" });
+    await app.upsert("tasks", task, { list_id: trip });
+    expect(app.pendingOps().map((p) => p.op.record_id)).toEqual([task, trip, task]);
+    await background.sync();
+    expect(server.batches().flatMap((b) => b.ops).map((op) => op.record_id)).toEqual([task, trip, task]);
+  });
 });

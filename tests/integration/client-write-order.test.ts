@@ -1,0 +1,82 @@
+// The real client (client/) against real Deno + Postgres: writes made offline
+// reach the server in the order the app made them. The server runs a batch's
+// ops in request order (docs/sync.md), so an edit that points a record at one
+// created after the record's earlier queued op must not be merged into that op:
+// it would go before its target exists and be refused, the record lost with it.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
+import type { SyncEvent } from "../../client/events.ts";
+import { MemoryStorage } from "../../client/storage.ts";
+import { TidesyncClient } from "../../client/sync-client.ts";
+import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+
+/** A phone of `user`: a registered installation, the real client on an in-memory store, its events. */
+async function phone(user: TestUser) {
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+  const installationId = randomUUID();
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+  const events: SyncEvent[] = [];
+  client.on((event) => events.push(event));
+  return { client, events };
+}
+
+async function taskRow(id: string) {
+  const [row] = await adminSql<{ list_id: string; title: string }[]>`select list_id, title from public.tasks where id = ${id}`;
+  return row;
+}
+
+describe("the client's writes reach the server in the app's order", () => {
+  it("a task created offline, then a new list, then the task moved to it: both are on the server", async () => {
+    const alice = await createTestUser();
+    const { client, events } = await phone(alice);
+    // Offline: nothing has been synced yet; the personal list's id is the user's id.
+    const task = await client.create("tasks", { list_id: alice.userId, title: "Pack" });
+    const trip = await client.create("lists", { title: "Trip" });
+    await client.upsert("tasks", task, { list_id: trip });
+
+    const report = await client.sync();
+    expect(report).toMatchObject({ rejected: 0, conflicts: 0 });
+    expect(events.filter((event) => event.type === "write_discarded" || event.type === "op_rejected")).toEqual([]);
+    expect(await taskRow(task)).toEqual({ list_id: trip, title: "Pack" });
+    expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: trip, title: "Pack" } });
+  });
+
+  it("a synced task renamed offline, then a new list, then the task moved to it: the rename and the move are on the server", async () => {
+    const alice = await createTestUser();
+    const { client, events } = await phone(alice);
+    const task = await client.create("tasks", { list_id: alice.userId, title: "Call the bank" });
+    await client.sync();
+
+    await client.upsert("tasks", task, { title: "Call the bank about the loan" });
+    const errands = await client.create("lists", { title: "Errands" });
+    await client.upsert("tasks", task, { list_id: errands });
+
+    const report = await client.sync();
+    expect(report).toMatchObject({ rejected: 0, conflicts: 0 });
+    expect(events.filter((event) => event.type === "write_discarded" || event.type === "op_rejected")).toEqual([]);
+    expect(await taskRow(task)).toEqual({ list_id: errands, title: "Call the bank about the loan" });
+    expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: errands, title: "Call the bank about the loan" } });
+  });
+
+  it("a synced list renamed offline, its task moved out, then the list deleted: the task survives where it was moved", async () => {
+    const alice = await createTestUser();
+    const { client, events } = await phone(alice);
+    const old = await client.create("lists", { title: "Old" });
+    const task = await client.create("tasks", { list_id: old, title: "Keep me" });
+    await client.sync();
+
+    await client.upsert("lists", old, { title: "Old (to delete)" });
+    await client.upsert("tasks", task, { list_id: alice.userId });
+    await client.delete("lists", old);
+
+    const report = await client.sync();
+    expect(report).toMatchObject({ rejected: 0, conflicts: 0 });
+    expect(events.filter((event) => event.type === "write_discarded" || event.type === "op_rejected" || event.type === "conflict")).toEqual([]);
+    expect(await taskRow(task)).toEqual({ list_id: alice.userId, title: "Keep me" });
+    expect(await adminSql`select 1 from public.lists where id = ${old}`).toHaveLength(0);
+    expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: alice.userId, title: "Keep me" } });
+    expect((await client.list("lists")).map((list) => list.id)).not.toContain(old);
+  });
+});
