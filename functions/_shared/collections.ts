@@ -59,6 +59,9 @@ const INT_RANGE: Record<string, [number, number]> = {
 /** The length a string of a text-like column may have when no check bounds it (a record's data is smaller anyway). */
 const ANY_TEXT_LENGTH = 1_000_000;
 
+/** The bytes Postgres keeps of a `name` (NAMEDATALEN - 1). */
+const MAX_NAME_BYTES = 63;
+
 /** Postgres' bound on an array's dimensions (MAXDIM). */
 const MAX_ARRAY_DIMENSIONS = 6;
 
@@ -155,6 +158,12 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
     case "bytea":
     case "interval":
       return storableText(ANY_TEXT_LENGTH);
+    case "name":
+      // Postgres cuts a longer one to its first 63 bytes without a word.
+      return storableText(ANY_TEXT_LENGTH).refine((value) => new TextEncoder().encode(value).length <= MAX_NAME_BYTES, {
+        message: `must be at most ${MAX_NAME_BYTES} bytes (a name)`,
+        params: { code: "too_long" },
+      });
     case "boolean":
       return z.boolean();
     case "date":
@@ -172,16 +181,40 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
     case "real":
     case "numeric":
       return z.number();
-    default:
-      // json, jsonb, and types with no schema here: the database parses the value (its
-      // refusal is reported per op); what it could not even receive is refused here.
+    case "json":
+    case "jsonb":
+      // Any JSON value, stored as sent; what the database could not even receive is refused here.
       return jsonValueSchema();
+    default:
+      return uncheckedTypeSchema(field.category);
   }
 }
 
+/**
+ * A value of a type with no schema here (citext, inet, ltree, int4range, bit, money, an extension's
+ * type): the database reads it from text (jsonb_to_recordset turns any JSON into that text: `12`,
+ * `true` or `{"a": 1}` would be stored in a citext as "12", "true", '{"a": 1}'), and a pull prints
+ * it as to_json does, its text as a JSON string. So a string, which the database parses (what it
+ * cannot read is that op's refusal), whatever the type's category (pg_type.typcategory: S, U, I,
+ * G, R, V, N, D, …); but a composite's (C) is an object (populate_record reads its fields, to_json
+ * prints one). A field published by a server older than `category` keeps any JSON value.
+ */
+function uncheckedTypeSchema(category: string | undefined): z.ZodType {
+  if (category === undefined) return jsonValueSchema();
+  if (category === "C") {
+    return jsonValueSchema().refine((value) => typeof value === "object" && value !== null && !Array.isArray(value), {
+      message: "must be an object (a composite type's fields)",
+      params: { code: "invalid_type" },
+    });
+  }
+  return storableText(ANY_TEXT_LENGTH);
+}
+
+/** Types that keep a number as the digits the push writes. */
+const EXACT_NUMBER_TYPES = new Set([...Object.keys(INT_RANGE), "numeric", "json", "jsonb"]);
 /** Types that hold no number (fieldValueSchema refuses one as the wrong type). */
 const NUMBERLESS_TYPES = new Set([
-  "uuid", "text", "character varying", "character", "bpchar", "bytea", "interval", "boolean",
+  "uuid", "text", "character varying", "character", "bpchar", "bytea", "interval", "name", "boolean",
   "date", "timestamp with time zone", "timestamp without time zone", "time without time zone",
 ]);
 /** Types that keep a double: a number with more digits than a double holds is what the column makes of it (as for SQL). */
@@ -194,7 +227,11 @@ const DOUBLE_TYPES = new Set(["double precision", "real"]);
  */
 export function storesExactNumbers(field: GeneratedField): boolean {
   const type = valueType(field).replace(/\[\]$/, "");
-  return !field.enum_values && !NUMBERLESS_TYPES.has(type) && !DOUBLE_TYPES.has(type);
+  if (field.enum_values || NUMBERLESS_TYPES.has(type) || DOUBLE_TYPES.has(type)) return false;
+  if (EXACT_NUMBER_TYPES.has(type)) return true;
+  // A type with no schema here takes a string, but a composite's fields may hold a number, and so
+  // may any value of a field published without its category (uncheckedTypeSchema).
+  return field.category === undefined || field.category === "C";
 }
 
 /**

@@ -1,7 +1,6 @@
-// The value of a json or jsonb column, and of any column whose type the push
-// has no schema of its own for (the database parses it): a JSON value that
-// Postgres can store. One iterative walk checks it, however deep the client
-// nested it:
+// The value of a json or jsonb column (and of a composite one, whose fields
+// the database reads: collections.ts): a JSON value that Postgres can store.
+// One iterative walk checks it, however deep the client nested it:
 //   - at most MAX_JSON_DEPTH deep (`too_deep`): zod's z.json() recursed once
 //     per level and ran out of stack on a 3,000-deep value (a 500 for the
 //     whole batch);

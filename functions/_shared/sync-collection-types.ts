@@ -11,6 +11,13 @@ export interface GeneratedField {
    * as that type's; the domain's own checks are the database's.
    */
   base_type?: string;
+  /**
+   * The Postgres category of the column's values (pg_type.typcategory: S string, N numeric, U
+   * user-defined, C composite, …), a domain's base type's, an array's element type's. The push
+   * checks a value of a type it has no schema of its own for by it (collections.ts). Absent from
+   * the GET /v1/meta of a server older than it.
+   */
+  category?: string;
   nullable: boolean;
   has_default: boolean;
   /**

@@ -12,6 +12,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "list_id",
         "type": "uuid",
+        "category": "U",
         "nullable": false,
         "has_default": false,
         "insertable": false,
@@ -20,6 +21,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "user_id",
         "type": "uuid",
+        "category": "U",
         "nullable": false,
         "has_default": false,
         "insertable": false,
@@ -28,6 +30,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "role",
         "type": "text",
+        "category": "S",
         "nullable": false,
         "has_default": false,
         "insertable": false,
@@ -36,6 +39,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "created_at",
         "type": "timestamp with time zone",
+        "category": "D",
         "nullable": false,
         "has_default": true,
         "insertable": false,
@@ -72,6 +76,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "title",
         "type": "text",
+        "category": "S",
         "nullable": false,
         "has_default": false,
         "insertable": true,
@@ -82,6 +87,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "color",
         "type": "text",
+        "category": "S",
         "nullable": true,
         "has_default": false,
         "insertable": true,
@@ -91,6 +97,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "position",
         "type": "double precision",
+        "category": "N",
         "nullable": false,
         "has_default": true,
         "insertable": true,
@@ -99,6 +106,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "archived",
         "type": "boolean",
+        "category": "B",
         "nullable": false,
         "has_default": true,
         "insertable": true,
@@ -107,6 +115,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "created_by",
         "type": "uuid",
+        "category": "U",
         "nullable": true,
         "has_default": true,
         "insertable": false,
@@ -115,6 +124,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "created_at",
         "type": "timestamp with time zone",
+        "category": "D",
         "nullable": false,
         "has_default": true,
         "insertable": false,
@@ -150,6 +160,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "list_id",
         "type": "uuid",
+        "category": "U",
         "nullable": false,
         "has_default": false,
         "insertable": true,
@@ -158,6 +169,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "title",
         "type": "text",
+        "category": "S",
         "nullable": false,
         "has_default": false,
         "insertable": true,
@@ -168,6 +180,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "notes",
         "type": "text",
+        "category": "S",
         "nullable": true,
         "has_default": false,
         "insertable": true,
@@ -177,6 +190,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "done",
         "type": "boolean",
+        "category": "B",
         "nullable": false,
         "has_default": true,
         "insertable": true,
@@ -185,6 +199,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "due_date",
         "type": "date",
+        "category": "D",
         "nullable": true,
         "has_default": false,
         "insertable": true,
@@ -193,6 +208,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "position",
         "type": "double precision",
+        "category": "N",
         "nullable": false,
         "has_default": true,
         "insertable": true,
@@ -201,6 +217,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "created_by",
         "type": "uuid",
+        "category": "U",
         "nullable": true,
         "has_default": true,
         "insertable": false,
@@ -209,6 +226,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       {
         "name": "created_at",
         "type": "timestamp with time zone",
+        "category": "D",
         "nullable": false,
         "has_default": true,
         "insertable": false,

@@ -12,7 +12,7 @@ import { refuseUncreatableIds } from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
-interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "nullable" | "has_default" | "insertable" | "updatable"> {
+interface ColumnRow extends Pick<GeneratedField, "name" | "type" | "category" | "nullable" | "has_default" | "insertable" | "updatable"> {
   collection: string;
   table_name: string;
   scope_column: string;
@@ -129,7 +129,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
               where f.conrelid = t.relation and f.contype = 'f'
                 and f.conkey = array[(select x.attnum from pg_catalog.pg_attribute x where x.attrelid = t.relation and x.attname = t.scope_column)]
               limit 1) end as scope_collection,
-           base.type as base_type, en.labels as enum_values,
+           base.type as base_type, en.labels as enum_values, val_type.typcategory::text as category,
            a.attname::text as name, format_type(a.atttypid, a.atttypmod) as type, not (a.attnotnull or dom.not_null) as nullable,
            a.atthasdef or a.attidentity <> '' or dom.has_default as has_default,
            -- A generated or identity-always column takes no value, whatever it is granted.
@@ -165,17 +165,23 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
          select ty.typbasetype, ty.typtypmod, d.depth + 1, d.is_array from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd')
        select format_type(d.type_id, d.type_mod) || case when d.is_array then '[]' else '' end as type
          from d where d.depth > 0 order by d.depth desc limit 1) base on true
-      -- An enum column: its labels, in order (GET /v1/meta publishes them, the push accepts only
-      -- them). Through domains, and for an array column its element type's.
+      -- The type of the column's values: through domains, and for an array column its element
+      -- type's (an array of a domain over an enum: the enum).
      cross join lateral (
-       with recursive d(type_id) as (
-         select a.atttypid
+       with recursive d(type_id, depth) as (
+         select a.atttypid, 0
          union all
-         select case when ty.typtype = 'd' then ty.typbasetype else ty.typelem end
+         select case when ty.typtype = 'd' then ty.typbasetype else ty.typelem end, d.depth + 1
            from d join pg_catalog.pg_type ty on ty.oid = d.type_id
           where ty.typtype = 'd' or (ty.typcategory = 'A' and ty.typelem <> 0))
+       select d.type_id from d order by d.depth desc limit 1) val
+      -- Its category (S a string type, U a user-defined one, C a composite, …): how the push checks
+      -- a value of a type it has no schema of its own for (citext, ltree, inet, …).
+      join pg_catalog.pg_type val_type on val_type.oid = val.type_id
+      -- An enum's labels, in order (GET /v1/meta publishes them, the push accepts only them).
+     cross join lateral (
        select array_agg(e.enumlabel::text order by e.enumsortorder) as labels
-         from d join pg_catalog.pg_enum e on e.enumtypid = d.type_id) en
+         from pg_catalog.pg_enum e where e.enumtypid = val.type_id) en
      where a.attname <> 'id'
      order by t.collection, a.attnum`;
   // The table's constraints, then its domains' (a domain's CHECK refuses a value of every column
@@ -224,6 +230,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
     const field: GeneratedField = {
       name: row.name,
       type: row.type,
+      category: row.category,
       nullable: row.nullable,
       has_default: row.has_default,
       insertable: row.insertable,

@@ -12,7 +12,10 @@ import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } fro
 import { upsert } from "../support/shared-lists.ts";
 
 // Every column granted, the generated and identity-always ones too (as a developer might).
-const COLUMNS = ["label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq", "code", "initials", "blob", "span", "clock", "due"];
+const COLUMNS = [
+  "label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq", "code", "initials", "blob", "span", "clock", "due",
+  "tag", "tags_ci", "path", "addr", "stretch", "flags", "price", "handle", "pair",
+];
 
 let probe: ProbeStack;
 
@@ -22,6 +25,9 @@ beforeAll(async () => {
     `create domain public.kinds_email as text constraint kinds_email_check check (value ~ '^[^@]+@[^@]+$')`,
     `create type public.kinds_mood as enum ('happy', 'sad')`,
     `create domain public.kinds_instant as timestamptz`,
+    `create extension if not exists citext with schema extensions`,
+    `create extension if not exists ltree with schema extensions`,
+    `create type public.kinds_pair as (a text, b integer)`,
     `create table public.kinds (
        id uuid primary key,
        list_id uuid not null references public.lists (id) on delete cascade,
@@ -30,7 +36,9 @@ beforeAll(async () => {
        email public.kinds_email, initials char(4), blob bytea, span interval, clock time, due public.kinds_instant,
        doubled integer generated always as (char_length(note) * 2) stored,
        seq bigint generated always as identity,
-       code text not null)`,
+       code text not null,
+       tag extensions.citext, tags_ci extensions.citext[], path extensions.ltree, addr inet, stretch int4range, flags bit(3), price money,
+       handle name, pair public.kinds_pair)`,
     // A trigger whose lookup finds nothing for some rows: `select … into strict` raises no_data_found (P0002);
     // it fills code, NOT NULL without a default, unless the note asks it not to.
     `create function public.kinds_look_up() returns trigger language plpgsql set search_path = '' as $f$
@@ -174,5 +182,44 @@ describe("a synced table's own column kinds, through the real function", () => {
       status: "applied",
       record: { data: { initials: "ab  ", blob: "\\x00ff", span: "1 year 2 mons", at: "2026-01-01T10:00:00", clock: "24:00:00", due: "9999-12-31T23:59:59+00:00" } },
     });
+  });
+
+  it("a type with no schema of its own (citext, ltree, inet, a range, bit, money, name) takes a string, as a pull lists it; a composite an object; a value of another kind rejects that op (invalid_type), never stored as its text (/v1/meta: category)", async () => {
+    const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
+    const fields = meta.body.collection_schemas.kinds.fields;
+    expect(fields.tag).toMatchObject({ type: "extensions.citext", category: "S" });
+    expect(fields.tags_ci).toMatchObject({ type: "extensions.citext[]", category: "S" });
+    expect(fields.path).toMatchObject({ category: "U" });
+    expect(fields.pair).toMatchObject({ type: "kinds_pair", category: "C" });
+    expect(fields.email).toMatchObject({ base_type: "text", category: "S" });
+    const user = await probe.newUser();
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ tag: 12 }, "tag", "invalid_type"], // was stored as "12"
+      [{ tag: { a: 1 } }, "tag", "invalid_type"], // was stored as '{"a": 1}'
+      [{ tag: true }, "tag", "invalid_type"], // was stored as "true"
+      [{ tags_ci: ["a", 1] }, "tags_ci/1", "invalid_type"],
+      [{ path: 5 }, "path", "invalid_type"], // was stored as the ltree 5
+      [{ addr: 10 }, "addr", "invalid_type"],
+      [{ stretch: [1, 3] }, "stretch", "invalid_type"],
+      [{ flags: 101 }, "flags", "invalid_type"], // was stored as B'101'
+      [{ price: 12 }, "price", "invalid_type"], // was stored as $12.00
+      [{ handle: "é".repeat(32) }, "handle", "too_long"], // 64 bytes: was stored cut to 31 characters
+      [{ pair: "(x,1)" }, "pair", "invalid_type"], // was pulled back as an object
+    ];
+    const fine = create(user, {
+      tag: "Ab", tags_ci: ["a", null], path: "a.b", addr: "10.0.0.1", stretch: "[1,3)", flags: "101", price: "$12.00", handle: "é".repeat(31), pair: { a: "x", b: 1 },
+    });
+    const response = await pushOps(user, [...cases.map(([data]) => create(user, data)), fine]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as Result[];
+    expect(results.slice(0, cases.length).map((r) => [r.status, r.error?.details?.map((d) => [d.field, d.code])])).toEqual(
+      cases.map(([, field, code], i) => ["rejected", [[`/ops/${i}/data/${field}`, code]]]),
+    );
+    expect(results[cases.length]).toMatchObject({
+      status: "applied",
+      record: { data: { tag: "Ab", tags_ci: ["a", null], path: "a.b", addr: "10.0.0.1", stretch: "[1,3)", flags: "101", price: "$12.00", handle: "é".repeat(31), pair: { a: "x", b: 1 } } },
+    });
+    const [{ count }] = await probe.admin`select count(*)::int as count from public.kinds where list_id = ${user.userId}`;
+    expect(count).toBe(1);
   });
 });

@@ -161,4 +161,22 @@ describe("sync collections as the generator reads them", () => {
     expect(field(probe, "plain")).not.toHaveProperty("base_type");
     expect(field(probe, "stamp")).toMatchObject({ type: "timestamp(3) without time zone" });
   });
+
+  it("every column publishes its values' category (pg_type.typcategory): a domain's base type's, through domains over domains, an array's element type's", async () => {
+    const probe = await generatedAfter("catalog_categories", [
+      `create extension if not exists ltree with schema extensions`,
+      `create domain public.catalog_word as varchar(10)`,
+      `create domain public.catalog_words as public.catalog_word`,
+      `create type public.catalog_mood as enum ('up', 'down')`,
+      `create domain public.catalog_moody as public.catalog_mood`,
+      `create type public.catalog_pair as (a text, b integer)`,
+      `create table public.catalog_categories (id uuid primary key, list_id uuid not null references public.lists (id),
+         word public.catalog_words, moods public.catalog_moody[], pair public.catalog_pair, path extensions.ltree, addr inet,
+         stretch int4range, flags bit varying, amount numeric(10, 2), at timestamptz, sums integer[], doc jsonb)`,
+    ]);
+    expect(Object.fromEntries(probe.fields.map((f) => [f.name, f.category]))).toEqual({
+      list_id: "U", word: "S", moods: "E", pair: "C", path: "U", addr: "I", stretch: "R", flags: "V", amount: "N", at: "D", sums: "N", doc: "U",
+    });
+  });
 });
+

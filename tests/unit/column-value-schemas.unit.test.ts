@@ -8,7 +8,7 @@
 // tests/integration/column-values.test.ts.
 import { describe, expect, it } from "vitest";
 import { CollectionCatalog } from "../../client/collection-catalog.ts";
-import { fieldValueSchema, schemaFor } from "../../functions/_shared/collections.ts";
+import { fieldValueSchema, printsLongNumbers, schemaFor, storesExactNumbers } from "../../functions/_shared/collections.ts";
 import { isPortablePattern } from "../../functions/_shared/portable-pattern.ts";
 import { metaResponseSchema } from "../../functions/_shared/schemas/meta.ts";
 import { jsonValueProblems } from "../../functions/_shared/json-value.ts";
@@ -286,5 +286,49 @@ describe("types a JSON value would be converted into: strings only, each in its 
 
   it("a char(n) compares no length bound of a check (char_length counts it without its trailing blanks)", () => {
     expect(details([field("ch", "character(4)", { max_length: 2 })], { ch: "ab  " })).toEqual([]);
+  });
+});
+
+describe("types with no schema of their own: by their category (pg_type.typcategory, published as category)", () => {
+  const OTHERS = [
+    field("tag", "extensions.citext", { category: "S" }),
+    field("tags", "extensions.citext[]", { category: "S" }),
+    field("path", "extensions.ltree", { category: "U" }),
+    field("addr", "inet", { category: "I" }),
+    field("spot", "point", { category: "G" }),
+    field("stretch", "int4range", { category: "R" }),
+    field("flags", "bit(3)", { category: "V" }),
+    field("price", "money", { category: "N" }),
+    field("pair", "app_pair", { category: "C" }),
+    field("handle", "name", { category: "S" }),
+  ];
+
+  it("a number, a boolean, an array or an object is invalid_type where the database would read its text (12 stored as \"12\" in a citext); a string is the database's to parse", () => {
+    expect(details(OTHERS, { tag: 12, tags: ["a", true], path: { a: 1 }, addr: 10, spot: [1, 2], stretch: [1, 3], flags: 101, price: 12, handle: 1 })).toEqual(
+      ["tag", "tags/1", "path", "addr", "spot", "stretch", "flags", "price", "handle"].map((name) => [`/ops/0/data/${name}`, "invalid_type"]),
+    );
+    expect(details(OTHERS, { tag: "Ab", tags: ["a", null], path: "a.b", addr: "10.0.0.1", spot: "(1,2)", stretch: "[1,3)", flags: "101", price: "$12.00", handle: "h" })).toEqual([]);
+    expect(details(OTHERS, { tag: "nul\u0000" })).toEqual([["/ops/0/data/tag", "invalid_characters"]]);
+  });
+
+  it("a composite takes an object (its fields are the database's to read), as a pull lists it", () => {
+    expect(details(OTHERS, { pair: "(x,1)" })).toEqual([["/ops/0/data/pair", "invalid_type"]]);
+    expect(details(OTHERS, { pair: [1] })).toEqual([["/ops/0/data/pair", "invalid_type"]]);
+    expect(details(OTHERS, { pair: { a: "x", b: 1 } })).toEqual([]);
+  });
+
+  it("a name is at most 63 bytes (Postgres would cut it)", () => {
+    expect(details(OTHERS, { handle: "é".repeat(32) })).toEqual([["/ops/0/data/handle", "too_long"]]);
+    expect(details(OTHERS, { handle: "é".repeat(31) + "x" })).toEqual([]);
+  });
+
+  it("a type taking strings stores no number (a long number there is the wrong type, not inexact); a composite's fields may; a field without category (an older server's meta) keeps any JSON", () => {
+    const byName = new Map(OTHERS.map((f) => [f.name, f]));
+    expect(storesExactNumbers(byName.get("tag")!)).toBe(false);
+    expect(storesExactNumbers(byName.get("price")!)).toBe(false);
+    expect(printsLongNumbers(byName.get("tags")!)).toBe(false);
+    expect(storesExactNumbers(byName.get("pair")!)).toBe(true);
+    expect(storesExactNumbers(field("addr", "inet"))).toBe(true);
+    expect(details([field("addr", "inet")], { addr: 10 })).toEqual([]);
   });
 });

@@ -14,6 +14,8 @@ export const metaResponseSchema = z.object({
       type: z.string().describe("Postgres type of the column"),
       base_type: z.string().optional()
         .describe("a column of a domain (or an array of one): the type the domain is over, through domains over domains; its values are those of this type"),
+      category: z.string().length(1).optional()
+        .describe("the Postgres category of the column's values (pg_type.typcategory of the type, a domain's base type's, an array's element type's: S string, N numeric, B boolean, D date/time, T interval, E enum, U user-defined, I network address, G geometric, R range, V bit string, C composite, …). A type the push has no schema of its own for (citext, inet, ltree, int4range, …) takes a JSON string, its text form, and a composite (C) a JSON object; absent from servers older than it"),
       nullable: z.boolean(),
       has_default: z.boolean().describe("the database fills it when a create leaves it out"),
       filled_by_trigger: z.boolean().optional()
