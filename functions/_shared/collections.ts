@@ -6,6 +6,7 @@
 // (updatable columns) — and the field list GET /v1/meta publishes. The
 // database's constraints stay the last word (functions/api/sync/db-refusal.ts).
 import { z } from "zod";
+import { fractionDigits } from "./inexact-numbers.ts";
 import { jsonValueSchema } from "./json-value.ts";
 import { portablePattern } from "./portable-pattern.ts";
 import { storableText } from "./storable-text.ts";
@@ -70,7 +71,25 @@ const MAX_ARRAY_DIMENSIONS = 6;
  * timestamp(3) with time zone → timestamp with time zone, character varying(40)[] → character varying[].
  */
 function withoutModifiers(type: string): string {
-  return type.replace(/\(\d+(?:,\s*\d+)?\)/g, "");
+  return type.replace(/\(\d+(?:,\s*-?\d+)?\)/g, "");
+}
+
+/**
+ * A number of a numeric(p,s) column (or an array of them), which Postgres rounds to its scale
+ * without a word (1e-21 stored as 0.00000000000000000000 in a numeric(40,20)): refused (`not_exact`)
+ * when it has more digits after the point than the scale keeps. Judged on the double's shortest
+ * text, the literal's own value: any other literal is refused `not_exact` before this is asked
+ * (inexact-numbers.ts). A numeric without a scale keeps every digit.
+ */
+function numericSchema(field: GeneratedField): z.ZodType {
+  const declared = /^numeric\(\d+,(-?\d+)\)/.exec(field.base_type ?? field.type);
+  if (!declared) return z.number();
+  const scale = Number(declared[1]);
+  const kept = scale >= 0 ? `has more than ${scale} digits after the decimal point` : `is not a multiple of 1e${-scale}`;
+  return z.number().refine((value) => fractionDigits(String(value)) <= scale, {
+    message: `${kept}: a ${declared[0]} would store it rounded`,
+    params: { code: "not_exact" },
+  });
 }
 
 /**
@@ -179,8 +198,9 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
       return z.string().refine((value) => TIME_OF_DAY.test(value), { message: "must be a time of day, HH:MM[:SS[.ffffff]] (24:00:00 at most)", params: { code: "invalid_format" } });
     case "double precision":
     case "real":
-    case "numeric":
       return z.number();
+    case "numeric":
+      return numericSchema(field);
     case "json":
     case "jsonb":
       // Any JSON value, stored as sent; what the database could not even receive is refused here.

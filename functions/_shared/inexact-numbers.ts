@@ -43,6 +43,17 @@ function decimal(literal: string): string {
 }
 
 /**
+ * How many digits after the decimal point a number literal's value has (its trailing zeros aside):
+ * 1.50 → 1, 1e-21 → 21, 150 → -1 (its last digit is the tens); zero has none (-Infinity).
+ */
+export function fractionDigits(literal: string): number {
+  const value = decimal(literal);
+  if (value === "0") return -Infinity;
+  const [digits, point] = value.replace(/^-/, "").split("e");
+  return digits.length - Number(point);
+}
+
+/**
  * Whether JSON.parse reads this number literal as a double that JSON.stringify writes as another
  * number. A literal beyond every finite double (1e309) is not this rule's: it reads as ±Infinity
  * (non-finite-numbers.ts).

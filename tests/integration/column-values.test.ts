@@ -11,7 +11,7 @@ import { type ApiResponse, call } from "../support/harness.ts";
 import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
 import { settled, upsert } from "../support/shared-lists.ts";
 
-const COLUMNS = ["doc", "tags", "counts", "priority", "priorities", "amount", "big", "ratio", "label"];
+const COLUMNS = ["doc", "tags", "counts", "priority", "priorities", "amount", "big", "ratio", "label", "tiny", "cents", "hundreds"];
 
 let probe: ProbeStack;
 
@@ -22,7 +22,7 @@ beforeAll(async () => {
        id uuid primary key,
        list_id uuid not null references public.lists (id) on delete cascade,
        doc jsonb, tags text[], counts integer[], priority public.item_priority, priorities public.item_priority[],
-       amount numeric, big bigint, ratio double precision, label text)`,
+       amount numeric, big bigint, ratio double precision, label text, tiny numeric(40, 20), cents numeric(10, 2)[], hundreds numeric(5, -2))`,
     ...syncedLikeTasks("items", COLUMNS),
   ]);
 });
@@ -200,6 +200,39 @@ describe("numbers a double cannot hold", () => {
     expect(results[0].error!.details[0].message).toMatch(/would be stored as 12345678901234568/);
     for (const id of [...ids.slice(0, 5), ids[6]]) expect(await stored(id)).toBeUndefined();
     expect(await stored(ids[5])).toMatchObject({ doc: '{"n": [0.1, 1.5, 12345678901234568, 0, 1000000000000000000000]}', amount: "0.1", big: "9007199254740991" });
+  });
+
+  it("in a numeric(p,s) column, one with more digits after the point than its scale keeps (1e-21 in a numeric(40,20), stored as 0) rejects that op (not_exact), judged on the number sent: 1.50 or 0.1000…0 is its value", async () => {
+    const user = await probe.newUser();
+    const ids = Array.from({ length: 7 }, () => randomUUID());
+    const text = `{"ops":[${[
+      opText(user, ids[0], `"tiny":1e-21`),
+      opText(user, ids[1], `"tiny":1.5e-20`),
+      opText(user, ids[2], `"cents":[1.5,1.005]`),
+      opText(user, ids[3], `"hundreds":150`),
+      opText(user, ids[4], `"tiny":1e-20,"cents":[1.50,null],"hundreds":-1.2e4`),
+      opText(user, ids[5], `"tiny":0.10000000000000000000000,"hundreds":0`),
+      opText(user, ids[6], `"amount":1e-21`),
+    ].join(",")}]}`;
+    const response = await pushText(user, text);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as { status: string; error?: { details: { field: string; code: string; message: string }[] } }[];
+    expect(results.map((r) => [r.status, r.error?.details.map((d) => [d.field, d.code])])).toEqual([
+      ["rejected", [["/ops/0/data/tiny", "not_exact"]]],
+      ["rejected", [["/ops/1/data/tiny", "not_exact"]]],
+      ["rejected", [["/ops/2/data/cents/1", "not_exact"]]],
+      ["rejected", [["/ops/3/data/hundreds", "not_exact"]]],
+      ["applied", undefined],
+      ["applied", undefined],
+      ["applied", undefined],
+    ]);
+    expect(results[0].error!.details[0].message).toBe("has more than 20 digits after the decimal point: a numeric(40,20) would store it rounded");
+    const rows = await probe.admin.unsafe(`select id, tiny::text, cents::text, hundreds::text, amount::text from public.items where id = any($1::uuid[]) order by tiny nulls last`, [ids]);
+    expect(rows.map((r) => [r.id, r.tiny, r.cents, r.hundreds, r.amount])).toEqual([
+      [ids[4], "0.00000000000000000001", "{1.50,NULL}", "-12000", null],
+      [ids[5], "0.10000000000000000000", null, "0", null],
+      [ids[6], null, null, null, "0.000000000000000000001"],
+    ]);
   });
 
   it("in a double precision column a number keeps what a double holds, as the column would in SQL: not refused", async () => {

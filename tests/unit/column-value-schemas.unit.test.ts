@@ -332,3 +332,26 @@ describe("types with no schema of their own: by their category (pg_type.typcateg
     expect(details([field("addr", "inet")], { addr: 10 })).toEqual([]);
   });
 });
+
+describe("numeric(p,s) columns: no more digits after the point than the scale keeps (Postgres would round them away)", () => {
+  const SCALED = [
+    field("tiny", "numeric(40,20)", { category: "N" }),
+    field("cents", "numeric(10,2)[]", { category: "N" }),
+    field("hundreds", "numeric(5,-2)", { category: "N" }),
+    field("price", "app_price", { base_type: "numeric(8,2)", category: "N" }),
+    field("any", "numeric", { category: "N" }),
+  ];
+
+  it("refuses 1e-21 in a numeric(40,20), 1.005 in a numeric(10,2)[], 150 in a numeric(5,-2), 0.001 in a domain over numeric(8,2) (not_exact)", () => {
+    expect(details(SCALED, { tiny: 1e-21, cents: [1.5, 1.005], hundreds: 150, price: 0.001 })).toEqual([
+      ["/ops/0/data/tiny", "not_exact"], ["/ops/0/data/cents/1", "not_exact"], ["/ops/0/data/hundreds", "not_exact"], ["/ops/0/data/price", "not_exact"],
+    ]);
+    expect(details(SCALED, { tiny: 1.5e-20 })).toEqual([["/ops/0/data/tiny", "not_exact"]]);
+  });
+
+  it("takes what it keeps: 1e-20, 1.5 in cents, -1.2e4 or 0 in hundreds, any number in an unscaled numeric", () => {
+    expect(details(SCALED, { tiny: 1e-20, cents: [1.5, -0.01, null], hundreds: -1.2e4, price: 123456.78, any: 1e-21 })).toEqual([]);
+    expect(details(SCALED, { hundreds: 0, tiny: 12345678901234567890 })).toEqual([]);
+  });
+});
+

@@ -7,11 +7,30 @@
 // refused. Through the real function: tests/integration/column-values.test.ts.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { inexactNumberAt, inexactNumbersIn, isInexactNumberLiteral, mayHoldInexactNumber } from "../../functions/_shared/inexact-numbers.ts";
+import { fractionDigits, inexactNumberAt, inexactNumbersIn, isInexactNumberLiteral, mayHoldInexactNumber } from "../../functions/_shared/inexact-numbers.ts";
 import { longNumberLiterals } from "../../functions/_shared/long-number-literals.ts";
 import { inexactNumbersOfOps } from "../../functions/api/sync/inexact-op-numbers.ts";
 import { planBatch, recordKey } from "../../functions/api/sync/plan-batch.ts";
 import { syncBatchRequestSchema } from "../../functions/_shared/schemas/sync.ts";
+
+describe("fractionDigits: the digits after the point a numeric(p,s) column must keep", () => {
+  it.each([
+    ["1e-21", 21], ["-1e-21", 21], ["1.5e-20", 21], ["1.50", 1], ["0.10000000000000000000000", 1], ["150", -1], ["-1.2e4", -3],
+    ["1e+21", -21], ["12", 0], ["0.001", 3], ["-0.001", 3],
+  ])("%s has %i", (literal, digits) => {
+    expect(fractionDigits(literal)).toBe(digits);
+  });
+
+  it("zero has none, whatever its spelling", () => {
+    for (const literal of ["0", "-0", "0.000", "0e5"]) expect(fractionDigits(literal), literal).toBe(-Infinity);
+  });
+
+  it("the double's shortest text says the same as any exact literal of it", () => {
+    fc.assert(fc.property(fc.double({ noNaN: true, noDefaultInfinity: true }), (value) => {
+      expect(fractionDigits(String(value))).toBe(fractionDigits(value.toExponential().replace("e+", "e")));
+    }));
+  });
+});
 
 describe("isInexactNumberLiteral: the double JSON.parse reads is written back as another number", () => {
   it.each([
