@@ -1362,6 +1362,8 @@ declare
   v_deadline timestamptz;
   v_horizon xid8;
   v_txid xid8;
+  -- The oldest transaction still open anywhere in the cluster (pulls use the same bound).
+  v_open xid8 := pg_snapshot_xmin(pg_current_snapshot());
   v_count integer;
 begin
   if p_now is null or p_batch is null or p_batch < 1 or p_retention_days is null or p_retention_days < 1
@@ -1386,11 +1388,16 @@ begin
   -- Change entries of deleted or moved rows, and revocations: a cursor from
   -- before them may have missed them, so the horizon rises to the highest
   -- txid of every batch (raised once below, in this same transaction).
+  -- Only entries below v_open: while that transaction is open every pull
+  -- stands at or below it (none reads past it: docs/sync.md, guarantee 1), a
+  -- full sync's first page included. An entry at or above it, purged, raised
+  -- the horizon over all of them: each pull answered 410 until that
+  -- transaction ended. Such an entry waits for a later run.
   loop
     with doomed as (
       select c.scope_id, c.collection, c.id
         from app_private.sync_changes c
-       where not c.present and c.changed_at < v_cutoff
+       where not c.present and c.changed_at < v_cutoff and c.txid < v_open
        order by c.changed_at
        limit p_batch
          for update skip locked
@@ -1409,7 +1416,7 @@ begin
     with doomed as (
       select a.user_id, a.scope_id
         from app_private.sync_access a
-       where not a.granted and a.changed_at < v_cutoff
+       where not a.granted and a.changed_at < v_cutoff and a.txid < v_open
        order by a.changed_at
        limit p_batch
          for update skip locked
@@ -1491,7 +1498,7 @@ begin
   return next;
 end;
 $function$;
-comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time (first it goes on with forgetting queued installation ids: forget_queued_installations, within the same budget and batch), each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410). Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
+comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time (first it goes on with forgetting queued installation ids: forget_queued_installations, within the same budget and batch), each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410); purges only entries below the xmin of its snapshot (written by transactions that had all ended), so the horizon stays below the bound of every later pull. Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) to service_role;
 

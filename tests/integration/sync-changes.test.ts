@@ -326,6 +326,48 @@ describe("GET /v1/sync/changes — retention", () => {
     expect((await pull(user, { cursor: resync.cursor })).changes).toEqual([]);
   });
 
+  it("an older transaction still open: the purge keeps what was written after it; no cursor, and no cursor held, is sent to resync", async () => {
+    const user = await createTestUser();
+    const [kept, doomed] = [randomUUID(), randomUUID()];
+    await write(user, task(user, kept, "kept"), task(user, doomed, "doomed"));
+    const held = (await pullAll(user)).cursor;
+
+    // A write transaction of some other client open all along (a pull never reads past it), then a
+    // delete whose change entry is older than the window: retention_days = 1 and that transaction open
+    // for a day. Before, the purge took the entry and raised the horizon above the open transaction,
+    // where every pull stands while it is open: each one, even without a cursor, answered 410.
+    const older = await adminSql.reserve();
+    try {
+      await older`begin`;
+      await older`select pg_current_xact_id()`;
+      await write(user, gone("tasks", doomed));
+      await adminSql`update app_private.sync_changes set changed_at = now() - interval '40 days' where id = ${doomed}`;
+      await purge();
+
+      // Not pull(): it waits for every open transaction to end.
+      const fresh = await call(changesUrl({}), { token: user.token });
+      expect(fresh.status, fresh.text).toBe(200);
+      const full = changesResponseSchema.parse(fresh.body);
+      expect(full.reset).toBe(true);
+      expect(full.changes.map((ch) => ch.id).sort()).toEqual([user.userId, kept].sort());
+      const next = await call(changesUrl({ cursor: full.cursor }), { token: user.token });
+      expect(next.status, next.text).toBe(200);
+      const incremental = await call(changesUrl({ cursor: held }), { token: user.token });
+      expect(incremental.status, incremental.text).toBe(200);
+      const [{ entries }] = await adminSql<{ entries: number }[]>`select count(*)::int as entries from app_private.sync_changes where id = ${doomed}`;
+      expect(entries, "the delete's entry waits for a later run").toBe(1);
+    } finally {
+      // Back inside the window before the transaction ends: another file's purge must not take
+      // it then (the horizon is global: their cursors would be sent to resync).
+      await adminSql`update app_private.sync_changes set changed_at = now() where id = ${doomed}`;
+      await older`rollback`;
+      older.release();
+    }
+    // The device that synced before the delete still gets the removal.
+    const after = await pull(user, { cursor: held });
+    expect(after.changes.map((ch) => [ch.id, ch.deleted])).toEqual([[doomed, true]]);
+  });
+
   it("op results older than the window are purged in batches, repeated within a run; exactly-once holds within the window", async () => {
     const user = await createTestUser();
     await startSession(user.token, phone());

@@ -1,8 +1,8 @@
 // The cursor decisions of GET /v1/sync/changes (functions/api/sync/plan-pull.ts),
 // as properties: a position never moves backwards, 410 RESYNC_REQUIRED comes
-// exactly when the position is at or below the purge horizon, beyond the
+// exactly when a cursor's position is at or below the purge horizon, beyond the
 // database's transactions (its snapshot's xmax) or older than the retention
-// window, a full sync catches up on the keys it passed in rounds and hands
+// window, never to a pull without a cursor, a full sync catches up on the keys it passed in rounds and hands
 // over to incremental pulls at the snapshot bound `upper` it started with; and, against a model of what a page reads, the pages of a
 // full sync list every row the last page's snapshot shows while rows move,
 // appear and scopes are granted between pages.
@@ -106,6 +106,9 @@ function full(after: FullKey): Place {
   return { mode: "full", after };
 }
 
+/** A full sync's first page: the pull without a cursor. */
+const isFirstPage = (request: PageRequest) => request.mode === "full" && request.upper === null;
+
 function code(run: () => unknown): string | null {
   try {
     run();
@@ -166,17 +169,28 @@ describe("nextPosition", () => {
     }), { numRuns: 1000 });
   });
 
-  it("answers 410 RESYNC_REQUIRED exactly when the position is at or below the purge horizon", () => {
+  it("answers 410 RESYNC_REQUIRED for a cursor exactly when its position is at or below the purge horizon", () => {
     fc.assert(fc.property(fc.oneof(incrementalCase, fullCase), fc.bigInt({ min: -3n, max: 3n }), fc.boolean(), ({ request, page }, delta, purged) => {
       const from = request.mode === "full" ? BigInt(page.upper) : BigInt(request.after[0]);
       const horizon = purged && from + delta > 0n ? from + delta : 0n;
       const outcome = code(() => nextPosition(request, { ...page, horizon: String(horizon) }));
-      expect(outcome).toBe(horizon > 0n && from <= horizon ? "RESYNC_REQUIRED" : null);
+      expect(outcome).toBe(!isFirstPage(request) && horizon > 0n && from <= horizon ? "RESYNC_REQUIRED" : null);
     }), { numRuns: 2000 });
   });
 
-  it("answers 410 RESYNC_REQUIRED for a position beyond the page snapshot's xmax (a restored or replaced database)", () => {
+  it("never answers 410 to a pull without a cursor, whatever the horizon (a device told to resync can start over)", () => {
+    // The horizon a purge that purged above the oldest open transaction left: at or above the
+    // first page's own bound, where every pull stood while that transaction was open.
+    fc.assert(fc.property(fullCase, fc.bigInt({ min: 0n, max: 3n }), ({ request, page }, above) => {
+      fc.pre(isFirstPage(request));
+      const horizon = BigInt(page.upper) + above;
+      expect(code(() => nextPosition(request, { ...page, horizon: String(horizon) }))).toBe(null);
+    }), { numRuns: 500 });
+  });
+
+  it("answers 410 RESYNC_REQUIRED for a cursor beyond the page snapshot's xmax (a restored or replaced database)", () => {
     fc.assert(fc.property(fc.oneof(incrementalCase, fullCase), fc.bigInt({ min: 0n, max: 100_000n }), ({ request, page }, ahead) => {
+      fc.pre(!isFirstPage(request));
       const from = request.mode === "full" ? BigInt(page.upper) : BigInt(request.after[0]);
       const xmax = from - ahead > 0n ? from - ahead : 1n;
       const outcome = code(() => nextPosition(request, { ...page, snapshot: `${xmax}:${xmax}:`, horizon: "0" }));

@@ -83,7 +83,7 @@ export function pageRequestFor(cursor: CursorPayload | null, nowSeconds: number,
 
 /**
  * The next cursor position after a page, and whether to pull again now (has_more); 410 when
- * the purge may have removed an entry the holder still needs.
+ * the purge may have removed an entry the holder of the cursor still needs (never without a cursor).
  *
  * A full sync (docs/sync.md, "2. A full sync lists every record") goes in rounds: the first
  * page of a round catches up on every passed key since the previous page's snapshot; when
@@ -93,14 +93,20 @@ export function pageRequestFor(cursor: CursorPayload | null, nowSeconds: number,
  * then shows no row the pages did not list.
  */
 export function nextPosition(request: PageRequest, page: PageOutcome): { position: Position; hasMore: boolean } {
-  const horizon = BigInt(page.horizon);
-  // Entries at or below the horizon are gone: a position there may have missed some.
-  const from = request.mode === "full" ? BigInt(page.upper) : BigInt(request.after[0]);
-  if (horizon > 0n && from <= horizon) throw resyncRequired();
-  // A position beyond every transaction this database has begun (its snapshot's xmax) was issued by
-  // another history of it: a point-in-time restore, or a database replaced, with the cursor secret
-  // kept. Kept, it would skip every write until the counter passed it (docs/sync.md, "Restores").
-  if (from > snapshotXmax(page.snapshot)) throw resyncRequired();
+  // A pull without a cursor (a full sync's first page) has missed nothing: it lists the rows its own
+  // snapshot shows, and every entry a purge it sees removed was committed before that purge, so that
+  // snapshot shows its effect too. Purges after it are checked against `upper` by the pages and
+  // pulls that follow. So it never answers 410: a device told to resync can always start over.
+  if (request.mode !== "full" || request.upper !== null) {
+    const horizon = BigInt(page.horizon);
+    // Entries at or below the horizon are gone: a position there may have missed some.
+    const from = request.mode === "full" ? BigInt(page.upper) : BigInt(request.after[0]);
+    if (horizon > 0n && from <= horizon) throw resyncRequired();
+    // A position beyond every transaction this database has begun (its snapshot's xmax) was issued by
+    // another history of it: a point-in-time restore, or a database replaced, with the cursor secret
+    // kept. Kept, it would skip every write until the counter passed it (docs/sync.md, "Restores").
+    if (from > snapshotXmax(page.snapshot)) throw resyncRequired();
+  }
 
   if (request.mode === "incremental") {
     if (page.hasMore) return { position: { mode: "incremental", after: page.lastKey as IncrementalKey }, hasMore: true };
