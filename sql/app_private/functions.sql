@@ -194,6 +194,7 @@ begin
   execute format('drop trigger if exists tidesync_track_access_grants on %s', p_table);
   execute format('drop trigger if exists tidesync_track_access_losses on %s', p_table);
   execute format('drop trigger if exists tidesync_refuse_truncate on %s', p_table);
+  execute format('drop trigger if exists tidesync_scope_history_kept on %s', p_table);
   -- The table's live rows leave their creators' usage (the triggers are gone:
   -- no write of the table changes the counts from here on).
   update app_private.sync_usage u
@@ -301,6 +302,11 @@ begin
   -- (or replace: a membership table may be synced too)
   execute format('create or replace trigger tidesync_refuse_truncate before truncate on %s '
                  'for each statement execute function app_private.refuse_sync_truncate()', p_table);
+  -- A scope table: a deleted scope's id is created again only by someone who could read its history.
+  if p_scope_column = 'id' then
+    execute format('create trigger tidesync_scope_history_kept before insert on %s '
+                   'for each row execute function app_private.refuse_hidden_scope_history()', p_table);
+  end if;
 
   -- The scope column is indexed unless an index (not partial) starts with it:
   -- the policies filter on it, and the scope's delete cascades through it.
@@ -347,7 +353,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -1782,6 +1788,53 @@ end;
 $function$;
 comment on function app_private.refuse_another_users_list_id() is 'Trigger (before insert on lists, per row): as authenticated, a list with another user''s id (their personal list''s) is refused as that id being taken (23505 on lists_pkey), whether or not the list exists now, so the answer does not tell a user''s id from any other taken id.';
 revoke execute on function app_private.refuse_another_users_list_id() from public;
+
+-- function app_private.refuse_hidden_scope_history()
+CREATE OR REPLACE FUNCTION app_private.refuse_hidden_scope_history()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_collection text;
+  v_deleted_by xid8;
+  v_access app_private.sync_access;
+  v_pkey name;
+begin
+  -- Users only: the service role and the owner (a restore, a support fix) create any id.
+  if current_setting('role') <> 'authenticated' then
+    return new;
+  end if;
+  select t.collection into v_collection from app_private.sync_tables t where t.relation = tg_relid;
+  -- No history (a new id, or one the purge has forgotten), or a live row (its primary key answers).
+  if not exists (select 1 from app_private.sync_changes c where c.scope_id = new.id)
+     or exists (select 1 from app_private.sync_changes c
+                 where c.scope_id = new.id and c.collection = v_collection and c.id = new.id and c.present) then
+    return new;
+  end if;
+  -- The transaction that deleted the scope row (its own entry, no longer present).
+  select c.txid into v_deleted_by
+    from app_private.sync_changes c
+   where c.scope_id = new.id and c.collection = v_collection and c.id = new.id;
+  select * into v_access from app_private.sync_access a where a.user_id = auth.uid() and a.scope_id = new.id;
+  -- A member when it was deleted: still one (a membership table without a cascade), or their
+  -- access was lost by that deletion, after every row of the scope entered it. They could read
+  -- the whole history then; anyone else would read entries of rows that were never theirs.
+  if coalesce(v_access.granted, false)
+     or coalesce(v_access.txid = v_deleted_by
+                 and not exists (select 1 from app_private.sync_changes c where c.scope_id = new.id and c.since_seq > v_access.seq), false) then
+    return new;
+  end if;
+  -- Answered as a taken id: the answer does not tell a deleted scope's id from any other taken id.
+  select k.conname into v_pkey from pg_catalog.pg_constraint k where k.conrelid = tg_relid and k.contype = 'p';
+  raise exception 'duplicate key value violates unique constraint "%"', v_pkey
+    using errcode = 'unique_violation', constraint = v_pkey, schema = tg_table_schema, table = tg_table_name,
+          detail = format('Key (id)=(%s) already exists.', new.id);
+end;
+$function$;
+comment on function app_private.refuse_hidden_scope_history() is 'Trigger (before insert on every scope table, per row; installed by enable_sync): as authenticated, a scope row (a list) created with the id of one that was deleted, while its change entries are kept (retention_days), is refused as that id being taken (23505 on the table''s primary key) unless the caller was a member when it was deleted (their access entry is a grant, or the loss written by the deleting transaction after every row of the scope entered it). Otherwise the new scope''s pulls (a grant lists every entry of the scope) and the sync_records policy would show its creator the ids, versions and times of rows that were in it after them or never theirs. SECURITY DEFINER: it reads the bookkeeping of every user.';
+revoke execute on function app_private.refuse_hidden_scope_history() from public;
 
 -- function app_private.refuse_live_records_over_quota()
 CREATE OR REPLACE FUNCTION app_private.refuse_live_records_over_quota()

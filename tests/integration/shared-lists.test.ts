@@ -238,6 +238,48 @@ describe("shared lists", () => {
       .toEqual([`tasks/${kept}`]);
   });
 
+  it("a deleted list's id: a former member removed before the delete cannot create it again (NOT_FOUND, as a taken id) nor learn what it held after them; a member when it was deleted can", async () => {
+    const alice = await createTestUser();
+    const carol = await createTestUser();
+    const dave = await createTestUser();
+    const list = randomUUID();
+    const [t1, t2, t3] = [randomUUID(), randomUUID(), randomUUID()];
+    await pushOk(alice, { ops: [upsert("lists", list, { title: "Team" }), upsert("tasks", t1, { list_id: list, title: "t1" })] });
+    await share(alice, list, carol, "editor");
+    const carolStart = await pullAll(carol);
+    await removeMember(alice, list, carol);
+    const carolRemoved = await pullAll(carol, carolStart.cursor);
+    expect(carolRemoved.changes.map((c) => c.id)).toContain(t1);
+
+    // After Carol: Dave joins, t2 and t3 are added, t3 moves to Alice's personal list, the list is deleted.
+    await share(alice, list, dave, "viewer");
+    const added = await pushOk(alice, { ops: [upsert("tasks", t2, { list_id: list, title: "t2" }), upsert("tasks", t3, { list_id: list, title: "t3" })] });
+    const daveMembership = (await adminSql<{ id: string }[]>`select id::text from public.list_members where list_id = ${list} and user_id = ${dave.userId}`)[0].id;
+    await pushOk(alice, { ops: [upsert("tasks", t3, { list_id: alice.userId }, added.results[1].record!.version)] });
+    const daveView = await pullAll(dave);
+    const listVersion = daveView.changes.find((c) => c.id === list)!.version;
+    await pushOk(alice, { ops: [remove("lists", list, listVersion)] });
+
+    // Carol's create of the id is answered as a create over another user's list is: nothing says it was one.
+    const recreated = await pushOk(carol, { ops: [upsert("lists", list, { title: "Mine now" })] });
+    const othersList = randomUUID();
+    await pushOk(dave, { ops: [upsert("lists", othersList, { title: "Dave's" })] });
+    const taken = await pushOk(carol, { ops: [upsert("lists", othersList, { title: "Mine now" })] });
+    expect(recreated.results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+    expect(recreated.results[0].error).toEqual(taken.results[0].error);
+    expect(recreated.results[0].record).toBeUndefined();
+    // Her pull with the cursor she holds lists nothing: not t2, t3 (live in Alice's private list) nor Dave's membership.
+    expect((await pullAll(carol, carolRemoved.cursor)).changes).toEqual([]);
+    await expect(asUser(carol, (tx) => tx`insert into public.lists (id, title) values (${list}, 'Data API')`)).rejects.toMatchObject({ code: "23505" });
+
+    // Dave, a member when it was deleted, read all of it then: he may create it again.
+    const byDave = await pushOk(dave, { ops: [upsert("lists", list, { title: "Dave's again" })] });
+    expect(byDave.results[0].status).toBe("applied");
+    expect((await pullAll(carol, carolRemoved.cursor)).changes).toEqual([]);
+    const daveNext = await pullAll(dave, daveView.cursor);
+    expect(daveNext.changes.map((c) => c.id)).toEqual(expect.arrayContaining([list, t2, t3, daveMembership]));
+  });
+
   it("a task moved to another list reaches exactly the members who can see it now and leaves the others", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();

@@ -30,8 +30,8 @@ select is(array(select c from unnest(array['id', 'title', 'color', 'position', '
                 where has_column_privilege('authenticated', 'public.lists', c, 'UPDATE')),
   array['title', 'color', 'position', 'archived'], 'authenticated may update only title, color, position and archived (not id, created_by, created_at)');
 select is((select array_agg(tgname::text order by tgname) from pg_trigger where tgrelid = 'public.lists'::regclass and not tgisinternal),
-  array['lists_add_creator_as_owner', 'personal_list_id_reserved', 'tidesync_refuse_truncate', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked'],
-  'lists makes its creator owner, is synced and judges a write by the role after its wait (129-writes-judged-after-waits)');
+  array['lists_add_creator_as_owner', 'personal_list_id_reserved', 'tidesync_refuse_truncate', 'tidesync_scope_history_kept', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked'],
+  'lists makes its creator owner, is synced (a scope table: 132-scope-history-kept) and judges a write by the role after its wait (129-writes-judged-after-waits)');
 
 -- ------------------------------------------------------------ the personal list at signup
 select results_eq($$ select title, created_by from public.lists where id = tests.get_supabase_uid('lists_owner') $$,
