@@ -12,7 +12,8 @@ import { bin, ROOT } from "./lib/paths.ts";
 import { run } from "./lib/run.ts";
 import { spawn } from "node:child_process";
 import postgres from "postgres";
-import { dropDatabase, withDatabase } from "./db/database.ts";
+import { applyStandin, dropDatabase, OWNER_ROLE, provisionDatabase, withDatabase } from "./db/database.ts";
+import { insertAuthUser } from "../tests/support/auth-users.ts";
 import { TEST_ADMIN_URL, temporaryDatabaseName } from "./lib/temp-database.ts";
 
 export type Report = (ok: boolean, name: string, detail?: string) => boolean;
@@ -78,8 +79,8 @@ async function portInUseIsRefused(report: Report): Promise<void> {
   }
 }
 
-function npmRun(script: string, databaseUrl: string): ReturnType<typeof run> {
-  return run("npm", ["run", "-s", script], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, timeoutMs: 240_000 });
+function npmRun(script: string, databaseUrl: string, args: string[] = []): ReturnType<typeof run> {
+  return run("npm", ["run", "-s", script, ...(args.length ? ["--", ...args] : [])], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, timeoutMs: 240_000 });
 }
 
 /** db:reset on a plain database that is someone's (not a stand-in) refuses and leaves it as it was; it dropped it before. */
@@ -200,13 +201,88 @@ async function setupKeepsTheData(report: Report): Promise<void> {
   }
 }
 
-export async function localStackChecks(reportAll: Report): Promise<void> {
+/** A database of its own, owned by the owner role, with the stand-in applied; `prepare` runs as the superuser. */
+async function withStandinDatabase(prefix: string, prepare: (admin: postgres.Sql) => Promise<void>,
+  check: (ownerUrl: string, admin: postgres.Sql) => Promise<void>): Promise<void> {
+  const name = temporaryDatabaseName(prefix);
+  let admin: postgres.Sql | undefined;
+  try {
+    const ownerUrl = await provisionDatabase(TEST_ADMIN_URL, name, { recreate: true });
+    await applyStandin(withDatabase(TEST_ADMIN_URL, name), OWNER_ROLE);
+    admin = postgres(withDatabase(TEST_ADMIN_URL, name), { max: 1, onnotice: () => {} });
+    await prepare(admin);
+    await check(ownerUrl, admin);
+  } finally {
+    await admin?.end();
+    await dropDatabase(TEST_ADMIN_URL, name);
+  }
+}
+
+async function sampleFootprint(sql: postgres.Sql): Promise<{ sampleUsers: number; everyoneGroups: number; tasks: number }> {
+  const [row] = await sql<{ sampleUsers: number; everyoneGroups: number; tasks: number }[]>`
+    select (select count(*)::int from auth.users where email like '%@sample.tidesync.dev') as "sampleUsers",
+           (select count(*)::int from app_private.tester_groups where everyone) as "everyoneGroups",
+           (select count(*)::int from public.tasks) as tasks`;
+  return row;
+}
+
+/**
+ * db:setup on a real Supabase database that has users loads no sample. It loaded it whenever no migration
+ * was recorded: alice@/bob@ with the README's password, and an "Everyone (sample)" group with sample builds
+ * that answered a real user's update check with `required`.
+ */
+async function seedStaysOutOfRealDatabases(report: Report): Promise<void> {
+  const name = "db:setup on a Supabase database with a user of its own loads no sample, and says why";
+  try {
+    await withStandinDatabase("tidesync_realusers", async (admin) => {
+      await admin`comment on schema auth is null`; // no stand-in marker: a Supabase database (databaseKind)
+      await insertAuthUser(admin, crypto.randomUUID(), { email: "someone@example.com" });
+    }, async (ownerUrl, admin) => {
+      const result = await npmRun("db:setup", ownerUrl);
+      const footprint = await sampleFootprint(admin);
+      report(result.code === 0 && footprint.sampleUsers === 0 && footprint.everyoneGroups === 0 &&
+        /\(Supabase database\)/.test(result.stdout) && /sample seed not loaded: this is a real Supabase database.*--seed/.test(result.stdout),
+        name, `status ${result.code}, ${JSON.stringify(footprint)}\n${result.stdout}${result.stderr}`);
+    });
+  } catch (error) {
+    report(false, name, (error as Error).stack ?? String(error));
+  }
+}
+
+/**
+ * A stand-in whose auth.users still has the sample users when no migration is recorded (what rolling back
+ * every migration leaves: Supabase Auth's tables are not ours) is not new: db:setup loads no seed and says why.
+ * It seeded and ended with status 1 (tasks_list_id_fkey: the users' personal lists come from a signup trigger
+ * the kept users never met). Asked with --seed, the seed gives them what signup gives, then loads.
+ */
+async function seedAfterEveryRollback(report: Report): Promise<void> {
+  const name = "db:setup after every migration was rolled back loads no seed (auth.users has users); --seed loads it whole";
+  try {
+    await withStandinDatabase("tidesync_rolledback", async (admin) => {
+      await insertAuthUser(admin, ALICE.sub, { email: "alice@sample.tidesync.dev" });
+      await insertAuthUser(admin, BOB, { email: "bob@sample.tidesync.dev" });
+    }, async (ownerUrl, admin) => {
+      const plain = await npmRun("db:setup", ownerUrl);
+      const before = await sampleFootprint(admin);
+      const asked = await npmRun("db:setup", ownerUrl, ["--seed"]);
+      const after = await sampleFootprint(admin);
+      const [bobsOwn] = await admin<{ n: number }[]>`select count(*)::int as n from public.tasks where list_id = ${BOB}`;
+      report(plain.code === 0 && before.tasks === 0 && /sample seed not loaded: auth\.users already has 2 users.*--seed/.test(plain.stdout) &&
+        asked.code === 0 && /sample seed loaded/.test(asked.stdout) && after.tasks > 0 && after.everyoneGroups === 1 && bobsOwn.n === 1,
+        name, `${JSON.stringify({ before, after, bobsOwn })}\nstatus ${plain.code}\n${plain.stdout}${plain.stderr}\n--seed: status ${asked.code}\n${asked.stdout}${asked.stderr}`);
+    });
+  } catch (error) {
+    report(false, name, (error as Error).stack ?? String(error));
+  }
+}
+
+const CHECKS = [refusedConfigurationExits, portInUseIsRefused, resetRefusesOtherDatabases, setupKeepsTheData, seedStaysOutOfRealDatabases, seedAfterEveryRollback];
+
+/** Every check, or those whose function name contains `only` (`npx tsx scripts/local-stack-checks.ts seed`). */
+export async function localStackChecks(reportAll: Report, only?: string): Promise<void> {
   // What a check saw (whole npm start banners, tokens included) is shown only when it fails.
   const report: Report = (ok, name, detail) => reportAll(ok, name, ok ? undefined : detail);
-  await refusedConfigurationExits(report);
-  await portInUseIsRefused(report);
-  await resetRefusesOtherDatabases(report);
-  await setupKeepsTheData(report);
+  for (const check of CHECKS) if (!only || check.name.toLowerCase().includes(only.toLowerCase())) await check(report);
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -215,6 +291,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     if (!ok) failed++;
     console.log(`${ok ? "ok  " : "FAIL"}  ${name}${detail ? `\n${detail.replace(/^/gm, "        ")}` : ""}`);
     return ok;
-  });
+  }, process.argv[2]);
   process.exit(failed === 0 ? 0 : 1);
 }

@@ -4,8 +4,10 @@
 //     TIDESYNC_DB_PORT, default 54322) with a database `tidesync` owned by the
 //     non-superuser tidesync_owner (hosted Supabase's `postgres`).
 //   * Stand-in (if not Supabase), migrations via `supabase db push`, and the
-//     sample seed when the schema is new: a later start keeps the data as it is.
-//     `npm start -- --reset` recreates the embedded database first.
+//     sample seed when the schema is new and auth.users empty, never into a
+//     real Supabase database unless `-- --seed` (decideSeed): a later start
+//     keeps the data as it is. `npm start -- --reset` recreates the embedded
+//     database first.
 //   * The functions on real Deno at http://127.0.0.1:54321/functions/v1/api/...
 //     (TIDESYNC_PORT, TIDESYNC_HOST), the URL shape of `supabase functions serve`.
 //   * Prints the API URL, the sample users and, for each, an access token in
@@ -14,7 +16,7 @@
 // Ctrl-C / SIGTERM stops Deno, then the embedded Postgres.
 import os from "node:os";
 import path from "node:path";
-import { OWNER_ROLE, provisionDatabase, setupDatabase, withDatabase } from "./db/database.ts";
+import { OWNER_ROLE, provisionDatabase, type SeedChoice, setupDatabase, withDatabase } from "./db/database.ts";
 import { signEs256, supabaseClaims } from "./lib/access-tokens.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import { DEFAULT_ARTIFACT_BUCKET } from "../functions/api/releases/release-config.ts";
@@ -47,6 +49,7 @@ function redact(url: string): string {
 }
 
 const log = (line: string) => console.log(`  · ${line}`);
+const seedChoice: SeedChoice = process.argv.includes("--seed") ? "always" : "if-new";
 
 /** This machine's IPv4 addresses on its networks (what a phone on the same Wi-Fi connects to). */
 function networkAddresses(): string[] {
@@ -79,7 +82,7 @@ async function embeddedDatabase(): Promise<{ functionsDbUrl: string; adminDbUrl:
   const owner = new URL(adminDbUrl);
   owner.username = OWNER_ROLE;
   owner.password = secrets.owner_password;
-  await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: owner.toString(), seed: true, log });
+  await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: owner.toString(), seed: seedChoice, log });
   return { functionsDbUrl: owner.toString(), adminDbUrl, description: "embedded; data in .data/postgres, log in .data/postgres.log" };
 }
 
@@ -105,7 +108,7 @@ async function main(): Promise<void> {
   let db: { functionsDbUrl: string; adminDbUrl: string; description: string };
   if (process.env.DATABASE_URL) {
     log(`using DATABASE_URL ${redact(process.env.DATABASE_URL)}`);
-    await setupDatabase({ adminUrl: process.env.DATABASE_URL, seed: true, log });
+    await setupDatabase({ adminUrl: process.env.DATABASE_URL, seed: seedChoice, log });
     db = { functionsDbUrl: process.env.DATABASE_URL, adminDbUrl: process.env.DATABASE_URL, description: "DATABASE_URL" };
   } else {
     db = await embeddedDatabase();

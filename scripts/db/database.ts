@@ -2,9 +2,11 @@
 // real Supabase database and on a plain one:
 //   1. plain Postgres only: the Supabase platform stand-in (supabase-standin.sql);
 //   2. every migration through the real Supabase CLI (`supabase db push`);
-//   3. optionally the sample seed (supabase/seed.sql, built from fixtures/),
-//      only into a database whose schema this setup created: applied again, it
-//      would add back the sample rows and memberships deleted since.
+//   3. the sample seed (supabase/seed.sql, built from fixtures/), by default
+//      only into a new stand-in database whose auth.users is empty
+//      (decideSeed): applied again it would add back the sample rows and
+//      memberships deleted since, and into a database with real users it would
+//      add users with a public password and an everyone-group of sample builds.
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import postgres from "postgres";
@@ -128,13 +130,58 @@ async function appliedMigrations(url: string): Promise<number> {
   }
 }
 
+/** How many rows auth.users holds (null: this role may not count them). */
+async function authUserCount(url: string): Promise<number | null> {
+  const sql = postgres(url, quiet);
+  try {
+    const [row] = await sql<{ n: number }[]>`select count(*)::int as n from auth.users`;
+    return row.n;
+  } catch {
+    return null;
+  } finally {
+    await sql.end();
+  }
+}
+
+/**
+ * `if-new` (the default): only into a stand-in database whose schema this setup
+ * creates and whose auth.users is empty; `always` (`--seed`): whatever the
+ * database holds; `never` (`--no-seed`).
+ */
+export type SeedChoice = "if-new" | "always" | "never";
+
+export interface SeedFacts {
+  kind: Exclude<DatabaseKind, "plain">;
+  /** No migration recorded before this setup: the schema is new. */
+  fresh: boolean;
+  /** Rows in auth.users before the seed (null: could not be counted). */
+  authUsers: number | null;
+}
+
+/** Whether to load the sample seed, and what to say about it. */
+export function decideSeed(choice: SeedChoice, facts: SeedFacts): { seed: boolean; message?: string } {
+  if (choice === "never") return { seed: false };
+  if (choice === "always") return { seed: true, message: "loading the sample seed (supabase/seed.sql): asked for with --seed" };
+  const notLoaded = "sample seed not loaded: ";
+  const ask = " Load it anyway with --seed.";
+  if (facts.kind === "supabase") {
+    return { seed: false, message: notLoaded + "this is a real Supabase database, and the sample (users alice@/bob@sample.tidesync.dev with a " +
+      "published password, an \"Everyone (sample)\" tester group and sample builds) would reach its real users." + ask };
+  }
+  if (!facts.fresh) return { seed: false, message: notLoaded + "the database already had the schema, and its data stays as it is." + ask };
+  if (facts.authUsers === null || facts.authUsers > 0) {
+    return { seed: false, message: notLoaded + (facts.authUsers === null ? "auth.users could not be counted" : `auth.users already has ${facts.authUsers} user${facts.authUsers === 1 ? "" : "s"}`) +
+      ", so these are not sample users of a new database (the sample would add users with a published password and make every user a member of a sample tester group)." + ask };
+  }
+  return { seed: true, message: "loading the sample seed (supabase/seed.sql): the schema is new and auth.users is empty" };
+}
+
 export interface SetupOptions {
   /** Connection used for the stand-in (needs a superuser when the stand-in is applied). */
   adminUrl: string;
   /** Connection migrations and seed run as (defaults to adminUrl). */
   migrationUrl?: string;
-  /** Load the sample seed when this setup creates the schema (never into a database that already had it). */
-  seed: boolean;
+  seed: SeedChoice;
   log?: (line: string) => void;
 }
 
@@ -147,9 +194,10 @@ export interface SetupResult {
 export async function setupDatabase(options: SetupOptions): Promise<SetupResult> {
   const log = options.log ?? (() => {});
   const migrationUrl = options.migrationUrl ?? options.adminUrl;
-  const kind = await databaseKind(options.adminUrl);
+  const plainKind = await databaseKind(options.adminUrl);
+  const kind = plainKind === "plain" ? "standin" : plainKind;
   const role = decodeURIComponent(new URL(migrationUrl).username) || "postgres";
-  if (kind === "plain") {
+  if (plainKind === "plain") {
     log(`no Supabase auth schema found: applying the Supabase platform stand-in (migration role ${role})`);
     await applyStandin(options.adminUrl, role);
   } else if (kind === "standin" && !(await standinIsCurrent(options.adminUrl))) {
@@ -159,17 +207,14 @@ export async function setupDatabase(options: SetupOptions): Promise<SetupResult>
   } else {
     log(kind === "supabase" ? "Supabase database detected: stand-in not needed" : "stand-in already applied");
   }
-  const fresh = (await appliedMigrations(migrationUrl)) === 0;
+  // Counted before anything runs: after a rollback of every migration, auth.users (Supabase Auth's) keeps its users.
+  const facts: SeedFacts = { kind, fresh: (await appliedMigrations(migrationUrl)) === 0, authUsers: await authUserCount(options.adminUrl) };
   log("applying migrations with the Supabase CLI (supabase db push)");
   await pushMigrations(migrationUrl);
-  const seeded = options.seed && fresh;
-  if (seeded) {
-    log("loading the sample seed (supabase/seed.sql): the schema is new");
-    await applySeed(migrationUrl);
-  } else if (options.seed) {
-    log("sample seed not loaded: the database already had the schema, and its data stays as it is");
-  }
-  return { kind: kind === "plain" ? "standin" : kind, seeded };
+  const decision = decideSeed(options.seed, facts);
+  if (decision.message) log(decision.message);
+  if (decision.seed) await applySeed(migrationUrl);
+  return { kind, seeded: decision.seed };
 }
 
 /**

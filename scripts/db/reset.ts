@@ -77,7 +77,7 @@ try {
   // `postgres`, not a superuser): DATABASE_OWNER_URL, or DATABASE_URL with the
   // owner's name (password-less: trust/peer authentication, as on this machine).
   const migrationUrl = process.env.DATABASE_OWNER_URL ?? await ownerUrl(url);
-  await setupDatabase({ adminUrl: url, migrationUrl, seed: true, log: (line) => console.log(`  · ${line}`) });
+  await setupDatabase({ adminUrl: url, migrationUrl, seed: "if-new", log: (line) => console.log(`  · ${line}`) });
   console.log("db:reset done");
 } catch (error) {
   console.error(`db:reset: ${error instanceof Error ? error.message : String(error)}`);

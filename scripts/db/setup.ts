@@ -1,10 +1,11 @@
-// `DATABASE_URL=… npm run db:setup`: brings that database to the current
-// schema: the Supabase platform stand-in when it is not a Supabase database
-// (needs a superuser URL then), every migration through `supabase db push`,
-// then the sample seed (skip it with --no-seed) when the schema is new. Safe to
-// re-run: a database that had the schema keeps its data (sample rows and
-// members deleted since stay deleted).
-import { databaseKind, setupDatabase } from "./database.ts";
+// `DATABASE_URL=… npm run db:setup [-- --seed | --no-seed]`: brings that
+// database to the current schema: the Supabase platform stand-in when it is not
+// a Supabase database (needs a superuser URL then), every migration through
+// `supabase db push`, then the sample seed when the schema is new and auth.users
+// is empty, never into a real Supabase database (decideSeed; --seed loads it
+// anyway, --no-seed never). Safe to re-run: a database that had the schema
+// keeps its data (sample rows and members deleted since stay deleted).
+import { databaseKind, type SeedChoice, setupDatabase } from "./database.ts";
 
 function redact(url: string): string {
   const u = new URL(url);
@@ -17,7 +18,7 @@ if (!url) {
   console.error("DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidesync npm run db:setup");
   process.exit(2);
 }
-const seed = !process.argv.includes("--no-seed");
+const seed: SeedChoice = process.argv.includes("--no-seed") ? "never" : process.argv.includes("--seed") ? "always" : "if-new";
 
 try {
   console.log(`db:setup ${redact(url)} (${await databaseKind(url)})`);

@@ -37,7 +37,7 @@ export async function createTempDatabase(prefix: string, options: { seed: boolea
   try {
     const ownerDbUrl = await provisionDatabase(adminUrl, name, { recreate: true });
     const adminDbUrl = withDatabase(adminUrl, name);
-    await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: ownerDbUrl, seed: options.seed });
+    await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: ownerDbUrl, seed: options.seed ? "always" : "never" });
     return { name, adminDbUrl, ownerDbUrl, drop };
   } catch (error) {
     await drop();

@@ -80,7 +80,7 @@ export async function startTestStack(prefix = "tidesync_it"): Promise<TestStack>
     if (!external) await dropDatabase(ADMIN_URL, database);
   };
   try {
-    if (!external) await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: ownerDbUrl, seed: true });
+    if (!external) await setupDatabase({ adminUrl: adminDbUrl, migrationUrl: ownerDbUrl, seed: "always" });
     const keys = await createSigningKeys();
     const functionsEnv = functionsEnvFor(ownerDbUrl, keys);
     const server = await startFunctionsServer(functionsEnv, { name: database });
