@@ -2,7 +2,10 @@
 // statuses, what they print, what they leave in a database). Run by
 // `npm run test:migrations`, which has the Postgres they need, or alone:
 // `npx tsx scripts/local-stack-checks.ts`.
+import { randomBytes } from "node:crypto";
 import net from "node:net";
+import { Webhook } from "standardwebhooks";
+import { requestLine } from "../functions/_shared/releases/webhook-signature.ts";
 import { freePort } from "../tests/support/functions-server.ts";
 import path from "node:path";
 import { PassThrough } from "node:stream";
@@ -113,6 +116,7 @@ const ALICE = { sub: "00000000-0000-4000-8000-00000000a11c", role: "authenticate
 const BOB = "00000000-0000-4000-8000-000000000b0b";
 const OAT_MILK = "00000000-0000-4000-8000-0000000a2001";
 const GROCERIES = "00000000-0000-4000-8000-0000000a1001";
+const SAMPLE_RELEASE = "00000000-0000-4000-8000-000000007001"; // fixtures/sample-releases.json: iOS production 140
 
 /** `npm start` on `databaseUrl` until it is up (or ends); its output, and how to stop it. */
 async function npmStartUntilUp(env: NodeJS.ProcessEnv): Promise<{ output: string; up: boolean; stop(): Promise<void> }> {
@@ -135,6 +139,22 @@ async function npmStartUntilUp(env: NodeJS.ProcessEnv): Promise<{ output: string
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
     },
   };
+}
+
+/** A CI read (GET a sample release's feedback) signed with `secret` as docs/test-builds.md says: its status. */
+async function signedFeedbackRead(api: string, secret: string): Promise<number> {
+  const target = `/v1/releases/${SAMPLE_RELEASE}/feedback`;
+  const id = `msg_${crypto.randomUUID()}`;
+  const now = new Date();
+  const response = await fetch(api.replace(/\/v1$/, "") + target, {
+    headers: {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": new Webhook(secret).sign(id, now, requestLine("GET", target)),
+    },
+  });
+  await response.body?.cancel();
+  return response.status;
 }
 
 /**
@@ -175,7 +195,12 @@ async function setupKeepsTheData(report: Report): Promise<void> {
 
     // Bob signed out (his sample session gone): npm start says so instead of printing a token that answers 401.
     await db`delete from auth.sessions where user_id = ${BOB}`;
-    const start = await npmStartUntilUp({ DATABASE_URL: url, TIDESYNC_PORT: String(await freePort()), TIDESYNC_HOST: "0.0.0.0" });
+    // The developer's own settings, which npm start replaced with its dev values (and its tokens' iss was :54321's).
+    const port = await freePort();
+    const issuer = `http://localhost:${port}/auth/v1`;
+    const webhookSecret = `whsec_${randomBytes(32).toString("base64")}`;
+    const start = await npmStartUntilUp({ DATABASE_URL: url, TIDESYNC_PORT: String(port), TIDESYNC_HOST: "0.0.0.0",
+      TIDESYNC_JWT_ISSUER: issuer, TIDESYNC_RELEASES_WEBHOOK_SECRET: webhookSecret });
     try {
       const api = /^API\s+(http:\/\/127\.0\.0\.1:\d+\/functions\/v1\/api\/v1)\/meta$/m.exec(start.output)?.[1];
       const alice = /^ {4}(eyJ[\w-]+\.[\w-]+\.[\w-]+)$/m.exec(start.output)?.[1];
@@ -187,6 +212,12 @@ async function setupKeepsTheData(report: Report): Promise<void> {
         /start the sample over: npm run db:reset/.test(start.output),
         "npm start on that database keeps its data, prints Alice's working token and says Bob's session is gone",
         `whoami ${whoami?.status}, ${JSON.stringify(kept)}\n${start.output.slice(-3000)}`);
+      report(start.up && !/\bBOB=/.test(start.output) && /left out: it needs both Alice's and Bob's sample sessions, and Bob \(sample\) has none here/.test(start.output),
+        "npm start exports no token for Bob, whose session is gone, and says why his commands are left out", start.output.slice(-3000));
+      const feedback = api ? await signedFeedbackRead(api, webhookSecret) : undefined;
+      report(start.up && whoami?.status === 200 && feedback === 200 && new RegExp(`"iss":"${issuer}"`).test(Buffer.from(alice!.split(".")[1], "base64url").toString()),
+        "npm start keeps the developer's TIDESYNC_JWT_ISSUER (its tokens carry it) and TIDESYNC_RELEASES_WEBHOOK_SECRET (CI signs with it)",
+        `whoami ${whoami?.status}, signed feedback read ${feedback}\n${start.output.slice(-3000)}`);
       report(start.up && /^From a phone \(TIDESYNC_HOST=0\.0\.0\.0, every interface\): /m.test(start.output) && !/http:\/\/0\.0\.0\.0/.test(start.output.slice(start.output.indexOf("tidesync is up"))),
         "npm start with TIDESYNC_HOST=0.0.0.0 listens there, prints 127.0.0.1 URLs and the ones for a phone", start.output.slice(-3000));
     } finally {

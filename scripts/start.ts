@@ -118,13 +118,21 @@ async function main(): Promise<void> {
   if (created) log("generated the dev-only signing key .data/dev-signing-key.json");
   const secrets = await devSecrets();
   const releaseSecrets = await devReleaseSecrets();
+  // What the developer set wins over the dev values (docs/configuration.md); empty counts as unset, as in .env.example.
+  const given = (name: string) => process.env[name] || undefined;
+  const artifactStore = given("TIDESYNC_ARTIFACT_STORE") ?? "local";
   // Supabase Storage stand-in: the sample builds' artifacts, served by the gateway as signed links.
-  const storageDir = path.join(DATA_DIR, "storage");
-  for (const artifact of await sampleArtifacts()) {
-    const file = path.join(storageDir, DEFAULT_ARTIFACT_BUCKET, artifact.path);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, artifact.bytes);
+  const storageDir = given("TIDESYNC_LOCAL_STORAGE_DIR") ?? path.join(DATA_DIR, "storage");
+  if (artifactStore === "local") {
+    for (const artifact of await sampleArtifacts()) {
+      const file = path.join(storageDir, DEFAULT_ARTIFACT_BUCKET, artifact.path);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, artifact.bytes);
+    }
   }
+  // The dev tokens' `iss`: what the function checks when TIDESYNC_JWT_ISSUER is set, else Supabase Auth's URL on this stack.
+  const issuer = given("TIDESYNC_JWT_ISSUER") ?? `http://${urlHost(isWildcardHost(apiHost) ? "127.0.0.1" : apiHost)}:${apiPort}/auth/v1`;
+  const webhookSecret = given("TIDESYNC_RELEASES_WEBHOOK_SECRET");
 
   log(`starting the functions with Deno on ${urlHost(apiHost)}:${apiPort}${isWildcardHost(apiHost) ? ` (listening on ${apiHost}: every interface)` : ""}`);
   // On every interface, a phone reaches the stack at this machine's network address: so do the download links.
@@ -140,12 +148,12 @@ async function main(): Promise<void> {
     env: {
       SUPABASE_DB_URL: db.functionsDbUrl,
       SUPABASE_JWKS: JSON.stringify(key.public_jwks),
-      TIDESYNC_CURSOR_SECRET: process.env.TIDESYNC_CURSOR_SECRET ?? secrets.cursor_secret,
-      TIDESYNC_RELEASES_WEBHOOK_SECRET: releaseSecrets.webhook_secret,
-      TIDESYNC_ARTIFACT_STORE: "local",
+      TIDESYNC_CURSOR_SECRET: given("TIDESYNC_CURSOR_SECRET") ?? secrets.cursor_secret,
+      TIDESYNC_RELEASES_WEBHOOK_SECRET: webhookSecret ?? releaseSecrets.webhook_secret,
+      TIDESYNC_ARTIFACT_STORE: artifactStore,
       TIDESYNC_LOCAL_STORAGE_DIR: storageDir,
-      TIDESYNC_LOCAL_STORAGE_SECRET: releaseSecrets.local_storage_secret,
-      TIDESYNC_EXPO_SIGNING_KEY: releaseSecrets.expo_signing_key_pem,
+      TIDESYNC_LOCAL_STORAGE_SECRET: given("TIDESYNC_LOCAL_STORAGE_SECRET") ?? releaseSecrets.local_storage_secret,
+      TIDESYNC_EXPO_SIGNING_KEY: given("TIDESYNC_EXPO_SIGNING_KEY") ?? releaseSecrets.expo_signing_key_pem,
       ...(lanUrls[0] && !process.env.TIDESYNC_LOCAL_STORAGE_URL ? { TIDESYNC_LOCAL_STORAGE_URL: `${lanUrls[0]}/storage/v1` } : {}),
     },
     port: apiPort,
@@ -159,15 +167,22 @@ async function main(): Promise<void> {
   const users = await Promise.all(sample.users.map(async (u) => ({
     ...u,
     present: present.has(u.session_id),
+    variable: u.display_name.split(" ")[0].toUpperCase(),
     token: await signEs256(key.private_jwk, supabaseClaims({
       userId: u.id,
       sessionId: u.session_id,
       email: u.email,
+      issuer,
       expiresInSeconds: DEV_TOKEN_TTL_SECONDS,
       claims: { app_metadata: { provider: "email", providers: ["email"], sample: true } },
     })),
   })));
 
+  // The commands below name Alice and Bob (fixtures/sample-users.json); a user whose sample session is gone gets none.
+  const [alice, bob] = users;
+  const gone = users.filter((u) => !u.present);
+  const names = (who: typeof users) => who.map((u) => u.display_name).join(" and ");
+  const startOver = process.env.DATABASE_URL ? "npm run db:reset" : "npm start -- --reset";
   const api = `${functions.apiUrl}/v1`;
   // The sample list Alice shares with Bob (fixtures/sample-todo.json).
   const shared = (await loadSampleTodo()).lists.find((l) => !l.personal && l.members.length > 0);
@@ -180,7 +195,7 @@ async function main(): Promise<void> {
       ? [`From a phone (TIDESYNC_HOST=${apiHost}, every interface): ${lanUrls.length ? lanUrls.map((u) => `${u}/functions/v1/api/v1`).join("  ") : "no network address found on this machine"}`]
       : []),
     `Database   ${redact(db.functionsDbUrl)} (${db.description})`,
-    `           ${process.env.DATABASE_URL ? "start the data over: npm run db:reset" : "start the data over: npm start -- --reset"}`,
+    `           start the data over: ${startOver}`,
     "",
     `Sample users (SAMPLE DATA, password "${sample.password}"), with dev-only access tokens (valid ${DEV_TOKEN_TTL_SECONDS / 3600} h,`,
     "signed by .data/dev-signing-key.json, bound to each user's seeded session; worthless anywhere else):",
@@ -188,27 +203,30 @@ async function main(): Promise<void> {
       `  ${u.display_name.padEnd(16)} ${u.email}  user ${u.id}  session ${u.session_id}`,
       u.present ? `    ${u.token}` : "    (no token: this user or their sample session is no longer in the database)",
     ]),
-    ...(users.every((u) => u.present) ? [] : [
-      "Some of the sample was deleted from this database, and npm start keeps the data as it is: the commands below need",
-      `both users. To start the sample over: ${process.env.DATABASE_URL ? "npm run db:reset" : "npm start -- --reset"} (this deletes everything in the database).`,
+    ...(gone.length === 0 ? [] : [
+      "Some of the sample is not in this database (npm start keeps the data as it is), so the commands below that need",
+      `${names(gone)} are left out: a token of theirs could only get 401. To start the sample over: ${startOver} (this deletes everything in the database).`,
     ]),
     "",
     "Try:",
     `  curl ${api}/meta`,
-    `  curl -H "Authorization: Bearer ${users[0]?.token}" ${api}/whoami`,
+    ...(alice.present ? [`  curl -H "Authorization: Bearer ${alice.token}" ${api}/whoami`] : []),
     "",
     "Watch Bob's device receive Alice's change (Alice shares \"Groceries (sample)\" with Bob as editor):",
-    `  export API=${api} ALICE=${users[0]?.token} BOB=${users[1]?.token}`,
-    `  CURSOR=$(curl -s -H "Authorization: Bearer $BOB" "$API/sync/changes" | node -pe 'JSON.parse(require("fs").readFileSync(0)).cursor')`,
-    `  curl -s -X POST -H "Authorization: Bearer $ALICE" -H "Content-Type: application/json" "$API/sync/batch" \\`,
-    `    -d '{"ops":[{"op_id":"'$(node -pe 'crypto.randomUUID()')'","collection":"tasks","record_id":"'$(node -pe 'crypto.randomUUID()')'","type":"upsert","base_version":null,"data":{"list_id":"${shared?.id}","title":"Apples"}}]}'`,
-    `  curl -s -H "Authorization: Bearer $BOB" "$API/sync/changes?cursor=$CURSOR"    # Bob's next pull lists Alice's new task`,
+    `  export API=${api}${users.filter((u) => u.present).map((u) => ` ${u.variable}=${u.token}`).join("")}`,
+    ...(alice.present && bob.present ? [
+      `  CURSOR=$(curl -s -H "Authorization: Bearer $BOB" "$API/sync/changes" | node -pe 'JSON.parse(require("fs").readFileSync(0)).cursor')`,
+      `  curl -s -X POST -H "Authorization: Bearer $ALICE" -H "Content-Type: application/json" "$API/sync/batch" \\`,
+      `    -d '{"ops":[{"op_id":"'$(node -pe 'crypto.randomUUID()')'","collection":"tasks","record_id":"'$(node -pe 'crypto.randomUUID()')'","type":"upsert","base_version":null,"data":{"list_id":"${shared?.id}","title":"Apples"}}]}'`,
+      `  curl -s -H "Authorization: Bearer $BOB" "$API/sync/changes?cursor=$CURSOR"    # Bob's next pull lists Alice's new task`,
+    ] : [`  (left out: it needs both Alice's and Bob's sample sessions, and ${names(gone)} ${gone.length === 1 ? "has" : "have"} none here)`]),
     "",
     "Test builds (docs/test-builds.md): Alice is a beta tester; is there a newer iOS beta build than her 140?",
-    `  curl -s -H "Authorization: Bearer $ALICE" "$API/releases/check?platform=ios&channel=beta&build_number=140"`,
-    `  curl -s -H "Authorization: Bearer $BOB" "$API/releases/check?platform=ios&channel=beta&build_number=140"     # Bob is no tester: level none`,
-    `  curl -s -H "Authorization: Bearer $ALICE" "$API/releases/check?platform=ios&channel=production&build_number=120"   # below the minimum: required`,
-    "CI publishes with the dev webhook secret in .data/dev-release-secrets.json (see docs/test-builds.md for the signing step).",
+    ...(alice.present ? [`  curl -s -H "Authorization: Bearer $ALICE" "$API/releases/check?platform=ios&channel=beta&build_number=140"`] : []),
+    ...(bob.present ? [`  curl -s -H "Authorization: Bearer $BOB" "$API/releases/check?platform=ios&channel=beta&build_number=140"     # Bob is no tester: level none`] : []),
+    ...(alice.present ? [`  curl -s -H "Authorization: Bearer $ALICE" "$API/releases/check?platform=ios&channel=production&build_number=120"   # below the minimum: required`] : []),
+    ...(gone.length ? [`  (the checks of ${names(gone)} are left out)`] : []),
+    `CI publishes with ${webhookSecret ? "your TIDESYNC_RELEASES_WEBHOOK_SECRET" : "the dev webhook secret in .data/dev-release-secrets.json"} (see docs/test-builds.md for the signing step).`,
     "",
     "Ctrl-C stops everything.",
     "",

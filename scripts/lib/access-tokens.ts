@@ -3,12 +3,15 @@
 // `npm start` (a dev-only key) for users and sessions that exist in auth.*.
 import { importJWK, type JWK, type JWTPayload, SignJWT } from "jose";
 
+/** Supabase Auth's issuer on the local stack's default port (tests; `npm start` passes its own). */
 export const LOCAL_ISSUER = "http://127.0.0.1:54321/auth/v1";
 
 export interface TokenOptions {
   userId: string;
   sessionId: string;
   email?: string;
+  /** `iss` (default LOCAL_ISSUER). */
+  issuer?: string;
   /** Overrides or extra claims; `undefined` removes a claim. */
   claims?: Record<string, unknown>;
   expiresInSeconds?: number;
@@ -18,7 +21,7 @@ export interface TokenOptions {
 export function supabaseClaims(options: TokenOptions): JWTPayload {
   const now = options.issuedAt ?? Math.floor(Date.now() / 1000);
   const claims: Record<string, unknown> = {
-    iss: LOCAL_ISSUER,
+    iss: options.issuer ?? LOCAL_ISSUER,
     sub: options.userId,
     aud: "authenticated",
     exp: now + (options.expiresInSeconds ?? 3600),
