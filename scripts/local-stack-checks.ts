@@ -218,6 +218,8 @@ async function setupKeepsTheData(report: Report): Promise<void> {
       report(start.up && whoami?.status === 200 && feedback === 200 && new RegExp(`"iss":"${issuer}"`).test(Buffer.from(alice!.split(".")[1], "base64url").toString()),
         "npm start keeps the developer's TIDESYNC_JWT_ISSUER (its tokens carry it) and TIDESYNC_RELEASES_WEBHOOK_SECRET (CI signs with it)",
         `whoami ${whoami?.status}, signed feedback read ${feedback}\n${start.output.slice(-3000)}`);
+      report(start.up && new RegExp(`^Database\\s+postgres://${OWNER_ROLE}@`, "m").test(start.output),
+        "npm start on a superuser's DATABASE_URL gives the function the database owner's connection, not the superuser's", start.output.slice(-3000));
       report(start.up && /^From a phone \(TIDESYNC_HOST=0\.0\.0\.0, every interface\): /m.test(start.output) && !/http:\/\/0\.0\.0\.0/.test(start.output.slice(start.output.indexOf("tidesync is up"))),
         "npm start with TIDESYNC_HOST=0.0.0.0 listens there, prints 127.0.0.1 URLs and the ones for a phone", start.output.slice(-3000));
     } finally {
@@ -307,7 +309,57 @@ async function seedAfterEveryRollback(report: Report): Promise<void> {
   }
 }
 
-const CHECKS = [refusedConfigurationExits, portInUseIsRefused, resetRefusesOtherDatabases, setupKeepsTheData, seedStaysOutOfRealDatabases, seedAfterEveryRollback];
+/** Whether app_private's owner (the role the migrations ran as) is a superuser; null when there is no app_private. */
+async function schemaOwnerIsSuperuser(sql: postgres.Sql): Promise<boolean | null> {
+  const [row] = await sql<{ super: boolean | null }[]>`
+    select (select r.rolsuper from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'app_private') as super`;
+  return row.super;
+}
+
+/**
+ * db:setup with a superuser's DATABASE_URL on a database a superuser made runs the migrations as a
+ * non-superuser owner, as hosted Supabase does. It ran them as the superuser: app_private and every
+ * SECURITY DEFINER function belonged to it, and a privilege a migration lacks on Supabase went unnoticed.
+ * A schema already applied that way is refused, and db:reset starts it over as a non-superuser.
+ */
+async function migrationsNeverRunAsSuperuser(report: Report): Promise<void> {
+  const admin = postgres(TEST_ADMIN_URL, { max: 1, onnotice: () => {} });
+  const names = [temporaryDatabaseName("tidesync_superowned"), temporaryDatabaseName("tidesync_superapplied")];
+  try {
+    for (const name of names) await admin.unsafe(`create database ${name}`); // owned by the superuser, as createdb makes it
+    const [fresh, applied] = names.map((name) => withDatabase(TEST_ADMIN_URL, name));
+    const setup = await npmRun("db:setup", fresh, ["--no-seed"]);
+    const freshSql = postgres(fresh, { max: 1, onnotice: () => {} });
+    const superOwned = await schemaOwnerIsSuperuser(freshSql).finally(() => freshSql.end());
+    report(setup.code === 0 && superOwned === false && new RegExp(`WARNING: .*its owner is now ${OWNER_ROLE}`).test(setup.stdout),
+      "db:setup with a superuser's URL on a database a superuser owns runs the migrations as a non-superuser owner, and says so",
+      `status ${setup.code}, app_private owned by a superuser: ${superOwned}\n${setup.stdout}${setup.stderr}`);
+
+    // What the old db:setup left: the stand-in for the superuser, and our schema belonging to it.
+    await applyStandin(applied, "postgres");
+    const appliedSql = postgres(applied, { max: 1, onnotice: () => {} });
+    try {
+      await appliedSql`create schema app_private`;
+      const refused = await npmRun("db:setup", applied);
+      report(refused.code === 1 && /applied by the superuser postgres .*npm run db:reset/.test(refused.stderr),
+        "db:setup refuses a schema a superuser applied, and names db:reset", `status ${refused.code}\n${refused.stdout}${refused.stderr}`);
+    } finally {
+      await appliedSql.end();
+    }
+    const reset = await npmRun("db:reset", applied);
+    const resetSql = postgres(applied, { max: 1, onnotice: () => {} });
+    const afterReset = await schemaOwnerIsSuperuser(resetSql).finally(() => resetSql.end());
+    report(reset.code === 0 && afterReset === false, "db:reset starts that database over with the migrations run as a non-superuser",
+      `status ${reset.code}, app_private owned by a superuser: ${afterReset}\n${reset.stdout}${reset.stderr}`);
+  } catch (error) {
+    report(false, "the migration-role checks ran to their end", (error as Error).stack ?? String(error));
+  } finally {
+    await admin.end();
+    for (const name of names) await dropDatabase(TEST_ADMIN_URL, name);
+  }
+}
+
+const CHECKS = [refusedConfigurationExits, portInUseIsRefused, resetRefusesOtherDatabases, setupKeepsTheData, seedStaysOutOfRealDatabases, seedAfterEveryRollback, migrationsNeverRunAsSuperuser];
 
 /** Every check, or those whose function name contains `only` (`npx tsx scripts/local-stack-checks.ts seed`). */
 export async function localStackChecks(reportAll: Report, only?: string): Promise<void> {

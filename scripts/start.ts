@@ -108,8 +108,9 @@ async function main(): Promise<void> {
   let db: { functionsDbUrl: string; adminDbUrl: string; description: string };
   if (process.env.DATABASE_URL) {
     log(`using DATABASE_URL ${redact(process.env.DATABASE_URL)}`);
-    await setupDatabase({ adminUrl: process.env.DATABASE_URL, seed: seedChoice, log });
-    db = { functionsDbUrl: process.env.DATABASE_URL, adminDbUrl: process.env.DATABASE_URL, description: "DATABASE_URL" };
+    // Migrations, seed and the function run as the database owner (or DATABASE_OWNER_URL), never as a superuser of DATABASE_URL.
+    const { migrationUrl } = await setupDatabase({ adminUrl: process.env.DATABASE_URL, migrationUrl: process.env.DATABASE_OWNER_URL, seed: seedChoice, log });
+    db = { functionsDbUrl: migrationUrl, adminDbUrl: process.env.DATABASE_URL, description: "DATABASE_URL" };
   } else {
     db = await embeddedDatabase();
   }

@@ -176,10 +176,72 @@ export function decideSeed(choice: SeedChoice, facts: SeedFacts): { seed: boolea
   return { seed: true, message: "loading the sample seed (supabase/seed.sql): the schema is new and auth.users is empty" };
 }
 
+function roleOf(url: string): string {
+  return decodeURIComponent(new URL(url).username) || "postgres";
+}
+
+/**
+ * The connection migrations, the seed and the function run as: never a superuser, since hosted
+ * Supabase's `postgres` is not one (a superuser owning app_private would run every SECURITY DEFINER
+ * function as a superuser, and a privilege a migration lacks on Supabase would pass unnoticed here).
+ * `ownerUrl` (DATABASE_OWNER_URL) when given; else `adminUrl` when it is no superuser's; else, with a
+ * superuser's `adminUrl`, the role that owns app_private, or the database's owner when the schema is
+ * new; a plain database owned by a superuser is given to OWNER_ROLE first. Refuses what would run as
+ * a superuser.
+ */
+async function migrationConnection(adminUrl: string, ownerUrl: string | undefined, kind: DatabaseKind,
+  log: (line: string) => void): Promise<{ url: string; reapplyStandin: boolean }> {
+  const startOver = "Start it over with `npm run db:reset` (it recreates the database and hands it to a non-superuser owner).";
+  if (ownerUrl) {
+    const sql = postgres(ownerUrl, quiet);
+    try {
+      const [me] = await sql<{ rolsuper: boolean }[]>`select rolsuper from pg_roles where rolname = current_user`;
+      if (me.rolsuper) throw new Error(`DATABASE_OWNER_URL connects as the superuser ${roleOf(ownerUrl)}: migrations must not run as a superuser (hosted Supabase's postgres is not one).`);
+    } finally {
+      await sql.end();
+    }
+    return { url: ownerUrl, reapplyStandin: false };
+  }
+  const sql = postgres(adminUrl, quiet);
+  try {
+    const [row] = await sql<{ me: string; me_super: boolean; database: string; owner: string; owner_super: boolean; schema_owner: string | null; schema_owner_super: boolean | null }[]>`
+      select current_user as me, (select rolsuper from pg_roles where rolname = current_user) as me_super, d.datname as database,
+             o.rolname as owner, o.rolsuper as owner_super, s.rolname as schema_owner, s.rolsuper as schema_owner_super
+        from pg_database d join pg_roles o on o.oid = d.datdba
+        left join pg_namespace n on n.nspname = 'app_private' left join pg_roles s on s.oid = n.nspowner
+       where d.datname = current_database()`;
+    if (!row.me_super) return { url: adminUrl, reapplyStandin: false };
+    if (row.schema_owner !== null) {
+      if (row.schema_owner_super) {
+        throw new Error(`the schema in ${row.database} was applied by the superuser ${row.schema_owner} (app_private belongs to it), so its ` +
+          "SECURITY DEFINER functions run as a superuser, which hosted Supabase never does. " + startOver);
+      }
+      log(`DATABASE_URL connects as the superuser ${row.me}: the migrations, the seed and the function run as ${row.schema_owner}, app_private's owner`);
+      return { url: withUser(adminUrl, row.schema_owner), reapplyStandin: false };
+    }
+    if (!row.owner_super) {
+      log(`DATABASE_URL connects as the superuser ${row.me}: the migrations, the seed and the function run as ${row.owner}, the database's owner`);
+      return { url: withUser(adminUrl, row.owner), reapplyStandin: false };
+    }
+    if (kind === "supabase") {
+      throw new Error(`${row.database} belongs to the superuser ${row.owner} and DATABASE_URL connects as the superuser ${row.me}: ` +
+        "on Supabase the migrations run as postgres, which is not a superuser. Connect as postgres (DATABASE_URL=postgres://postgres:…), or set DATABASE_OWNER_URL.");
+    }
+    // A new plain or stand-in database a superuser made (createdb): hand it to OWNER_ROLE, as hosted Supabase's database is postgres'.
+    await ensureOwnerRole(sql, adminUrl);
+    await sql.unsafe(`alter database "${row.database.replaceAll('"', '""')}" owner to ${OWNER_ROLE}`);
+    log(`WARNING: ${row.database} belonged to the superuser ${row.owner}; its owner is now ${OWNER_ROLE} (not a superuser, like hosted ` +
+      `Supabase's postgres), which runs the migrations, the seed and the function. Migrations never run as a superuser.`);
+    return { url: withUser(adminUrl, OWNER_ROLE), reapplyStandin: kind === "standin" };
+  } finally {
+    await sql.end();
+  }
+}
+
 export interface SetupOptions {
   /** Connection used for the stand-in (needs a superuser when the stand-in is applied). */
   adminUrl: string;
-  /** Connection migrations and seed run as (defaults to adminUrl). */
+  /** Connection migrations and seed run as (DATABASE_OWNER_URL); by default chosen by migrationConnection. */
   migrationUrl?: string;
   seed: SeedChoice;
   log?: (line: string) => void;
@@ -189,16 +251,21 @@ export interface SetupResult {
   kind: Exclude<DatabaseKind, "plain">;
   /** Whether the sample seed was loaded by this setup. */
   seeded: boolean;
+  /** The connection migrations and seed ran as (never a superuser's): the function's too. */
+  migrationUrl: string;
 }
 
 export async function setupDatabase(options: SetupOptions): Promise<SetupResult> {
   const log = options.log ?? (() => {});
-  const migrationUrl = options.migrationUrl ?? options.adminUrl;
   const plainKind = await databaseKind(options.adminUrl);
   const kind = plainKind === "plain" ? "standin" : plainKind;
-  const role = decodeURIComponent(new URL(migrationUrl).username) || "postgres";
+  const { url: migrationUrl, reapplyStandin } = await migrationConnection(options.adminUrl, options.migrationUrl, plainKind, log);
+  const role = roleOf(migrationUrl);
   if (plainKind === "plain") {
     log(`no Supabase auth schema found: applying the Supabase platform stand-in (migration role ${role})`);
+    await applyStandin(options.adminUrl, role);
+  } else if (reapplyStandin) {
+    log(`applying the stand-in again for the migration role ${role}`);
     await applyStandin(options.adminUrl, role);
   } else if (kind === "standin" && !(await standinIsCurrent(options.adminUrl))) {
     // A stand-in from before it had the realtime schema, auth.identities, auth.mfa_factors or RLS on the auth tables: apply it again (it is idempotent).
@@ -214,7 +281,20 @@ export async function setupDatabase(options: SetupOptions): Promise<SetupResult>
   const decision = decideSeed(options.seed, facts);
   if (decision.message) log(decision.message);
   if (decision.seed) await applySeed(migrationUrl);
-  return { kind, seeded: decision.seed };
+  return { kind, seeded: decision.seed, migrationUrl };
+}
+
+/** OWNER_ROLE, with hosted `postgres`' attributes (not a superuser), on the cluster of `sql` (a superuser connection). */
+async function ensureOwnerRole(sql: postgres.Sql, superuserUrl: string): Promise<void> {
+  await sql.unsafe(`
+    do $$ begin
+      create role ${OWNER_ROLE} login nosuperuser createrole createdb bypassrls;
+    exception when duplicate_object or unique_violation then null;
+    end $$`);
+  // Where the server wants passwords (a freshly installed cluster, as .ci/run
+  // may make), the owner logs in with the superuser's password: dev/CI only.
+  const password = decodeURIComponent(new URL(superuserUrl).password);
+  if (password) await sql.unsafe(`alter role ${OWNER_ROLE} password '${password.replaceAll("'", "''")}'`);
 }
 
 /**
@@ -225,15 +305,7 @@ export async function provisionDatabase(superuserUrl: string, database: string, 
   assertDatabaseName(database);
   const sql = postgres(withDatabase(superuserUrl, "postgres"), quiet);
   try {
-    await sql.unsafe(`
-      do $$ begin
-        create role ${OWNER_ROLE} login nosuperuser createrole createdb bypassrls;
-      exception when duplicate_object or unique_violation then null;
-      end $$`);
-    // Where the server wants passwords (a freshly installed cluster, as .ci/run
-    // may make), the owner logs in with the superuser's password: dev/CI only.
-    const password = decodeURIComponent(new URL(superuserUrl).password);
-    if (password) await sql.unsafe(`alter role ${OWNER_ROLE} password '${password.replaceAll("'", "''")}'`);
+    await ensureOwnerRole(sql, superuserUrl);
     const [exists] = await sql`select 1 from pg_database where datname = ${database}`;
     if (exists && options.recreate) await sql.unsafe(`drop database "${database}" with (force)`);
     if (!exists || options.recreate) await sql.unsafe(`create database "${database}" owner ${OWNER_ROLE}`);

@@ -1,25 +1,12 @@
 // `DATABASE_URL=… npm run db:reset`: starts a stand-in database over: drops
-// and recreates it (same owner), then db:setup (stand-in, migrations, seed).
+// and recreates it (same owner), then db:setup (stand-in, migrations, seed;
+// never as a superuser: see migrationConnection in database.ts).
 // Refuses on a real Supabase database (use `supabase db reset` there, which
 // knows what the platform owns), on the maintenance databases, and on any
 // other database that is not a stand-in one (someone's app database pointed at
 // by mistake) unless it holds nothing yet.
 import postgres from "postgres";
 import { databaseKind, setupDatabase, withDatabase } from "./database.ts";
-
-async function ownerUrl(adminUrl: string): Promise<string> {
-  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  try {
-    const [row] = await sql<{ owner: string }[]>`select pg_get_userbyid(datdba) as owner from pg_database where datname = current_database()`;
-    const u = new URL(adminUrl);
-    if (row.owner === decodeURIComponent(u.username)) return adminUrl;
-    u.username = row.owner;
-    u.password = "";
-    return u.toString();
-  } finally {
-    await sql.end();
-  }
-}
 
 /** Tables, views and sequences outside Postgres' own schemas, by name (the first few). */
 async function ownRelations(url: string): Promise<string[]> {
@@ -75,9 +62,8 @@ try {
   }
   // Migrations run as the database owner, as on hosted Supabase (where it is
   // `postgres`, not a superuser): DATABASE_OWNER_URL, or DATABASE_URL with the
-  // owner's name (password-less: trust/peer authentication, as on this machine).
-  const migrationUrl = process.env.DATABASE_OWNER_URL ?? await ownerUrl(url);
-  await setupDatabase({ adminUrl: url, migrationUrl, seed: "if-new", log: (line) => console.log(`  · ${line}`) });
+  // owner's name; a database a superuser owns is handed to tidesync_owner first.
+  await setupDatabase({ adminUrl: url, migrationUrl: process.env.DATABASE_OWNER_URL, seed: "if-new", log: (line) => console.log(`  · ${line}`) });
   console.log("db:reset done");
 } catch (error) {
   console.error(`db:reset: ${error instanceof Error ? error.message : String(error)}`);

@@ -4,7 +4,9 @@
 // `supabase db push`, then the sample seed when the schema is new and auth.users
 // is empty, never into a real Supabase database (decideSeed; --seed loads it
 // anyway, --no-seed never). Safe to re-run: a database that had the schema
-// keeps its data (sample rows and members deleted since stay deleted).
+// keeps its data (sample rows and members deleted since stay deleted). With a
+// superuser's URL, migrations and seed run as the database owner (or
+// DATABASE_OWNER_URL), never as the superuser: hosted `postgres` is not one.
 import { databaseKind, type SeedChoice, setupDatabase } from "./database.ts";
 
 function redact(url: string): string {
@@ -22,7 +24,7 @@ const seed: SeedChoice = process.argv.includes("--no-seed") ? "never" : process.
 
 try {
   console.log(`db:setup ${redact(url)} (${await databaseKind(url)})`);
-  const { kind, seeded } = await setupDatabase({ adminUrl: url, seed, log: (line) => console.log(`  · ${line}`) });
+  const { kind, seeded } = await setupDatabase({ adminUrl: url, migrationUrl: process.env.DATABASE_OWNER_URL, seed, log: (line) => console.log(`  · ${line}`) });
   console.log(`db:setup done (${kind === "supabase" ? "Supabase database" : "plain Postgres with the Supabase stand-in"}${seeded ? ", sample seed loaded" : ""})`);
 } catch (error) {
   console.error(`db:setup failed: ${error instanceof Error ? error.message : String(error)}`);
