@@ -51,15 +51,20 @@ export async function databaseKind(url: string): Promise<DatabaseKind> {
   }
 }
 
-/** Whether a stand-in has everything later versions of it added (realtime, auth.identities, auth.mfa_factors, RLS on auth.users). */
+/**
+ * Whether a stand-in has everything later versions of it added (realtime, auth.identities, auth.mfa_factors,
+ * RLS on auth.users, the policy_grants event triggers that replaced the migration role's membership of
+ * supabase_realtime_admin).
+ */
 async function standinIsCurrent(url: string): Promise<boolean> {
   const sql = postgres(url, quiet);
   try {
-    const [row] = await sql<{ messages: string | null; identities: string | null; factors: string | null; users_rls: boolean }[]>`
+    const [row] = await sql<{ messages: string | null; identities: string | null; factors: string | null; users_rls: boolean; policy_grants: boolean }[]>`
       select to_regclass('realtime.messages')::text as messages, to_regclass('auth.identities')::text as identities,
              to_regclass('auth.mfa_factors')::text as factors,
-             (select relrowsecurity from pg_class where oid = 'auth.users'::regclass) as users_rls`;
-    return row.messages !== null && row.identities !== null && row.factors !== null && row.users_rls;
+             (select relrowsecurity from pg_class where oid = 'auth.users'::regclass) as users_rls,
+             exists (select 1 from pg_event_trigger where evtname = 'standin_policy_grants_lend') as policy_grants`;
+    return row.messages !== null && row.identities !== null && row.factors !== null && row.users_rls && row.policy_grants;
   } finally {
     await sql.end();
   }

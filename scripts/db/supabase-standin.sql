@@ -354,8 +354,8 @@ grant all on storage.buckets, storage.objects to anon, authenticated, service_ro
 
 -- ------------------------------------------------------------------ realtime
 -- Supabase Realtime's tenant schema as its migrations leave it (supabase/realtime
--- lib/realtime/tenants/repo/migrations, up to 20260605120000): the role
--- supabase_realtime_admin owning realtime.messages, the table partitioned by
+-- lib/realtime/tenants/repo/migrations, up to 20260709120000): the role
+-- supabase_realtime_admin owning realtime.messages, realtime.topic() and realtime.send(), the table partitioned by
 -- inserted_at with RLS on and no policy, realtime.topic() and realtime.send().
 -- Only what Broadcast from the database and its authorization use; the
 -- Postgres Changes objects (realtime.subscription, wal2json helpers) are left out.
@@ -435,9 +435,18 @@ begin
 end;
 $$ language plpgsql;
 
+alter function realtime.send(jsonb, text, text, boolean) owner to supabase_realtime_admin;
+
 grant usage on schema realtime to anon, authenticated, service_role;
 grant select, insert, update on realtime.messages to anon, authenticated, service_role;
 grant execute on all functions in schema realtime to anon, authenticated, service_role;
+
+-- Realtime's tenant schema dump (priv/repo/tenant_db_dump_15.sql, what its
+-- migrations leave when they run, as on Supabase, as supabase_admin, whose
+-- default privileges in `realtime` grant ALL to postgres) gives postgres ALL on
+-- realtime.messages, usage on the schema with grant option and no create on it;
+-- and supabase_realtime_admin the API roles.
+grant anon, authenticated, service_role to supabase_realtime_admin;
 
 do $$
 declare
@@ -445,9 +454,59 @@ declare
 begin
   execute format('grant usage on schema storage to %I', migration_role);
   execute format('grant all on storage.buckets, storage.objects to %I', migration_role);
-  execute format('grant usage on schema realtime to %I', migration_role);
-  execute format('grant select, insert, update on realtime.messages to %I', migration_role);
+  execute format('grant usage on schema realtime to %I with grant option', migration_role);
+  execute format('grant all on realtime.messages, realtime.messages_default to %I', migration_role);
   execute format('grant execute on all functions in schema realtime to %I', migration_role);
-  execute format('grant supabase_realtime_admin to %I', migration_role);
+  -- No membership of supabase_realtime_admin: supabase/postgres' 20250421084701_revoke_admin_roles_from_postgres
+  -- and Realtime's 20260707120000_restrict_realtime_schema revoke it from postgres. An earlier stand-in granted
+  -- it; memberships are cluster-wide and other databases of the cluster may still be set up by that version,
+  -- so it is not revoked here (docs/supabase-standin.md; 601-realtime-pokes.test.sql revokes it in its transaction).
 end
 $$;
+
+-- supautils' policy_grants. On Supabase, `postgres` creates, alters, drops and
+-- comments on the policies of realtime.messages without owning it (nor being a
+-- member of its owner): the supautils extension runs those statements as its
+-- superuser (supautils.policy_grants lists the table for postgres). supautils is
+-- not packaged for Debian, so two event triggers stand in for it: before such a
+-- statement of the migration role they lend it the table (ownership, which is
+-- per database, unlike a role membership), and after it give the table back
+-- with the migration role's grant as it was. A failed statement rolls the loan
+-- back with its transaction. The role is the one in effect for the statement
+-- (SET ROLE's, else the session's), which a SECURITY DEFINER function does not
+-- see as current_user.
+do $$
+declare
+  migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
+begin
+  execute format($f$
+    create or replace function extensions.standin_policy_grants_lend() returns event_trigger
+    language plpgsql security definer set search_path = '' as $body$
+    begin
+      -- Only a statement that names the table can be about its policies (a cheap filter: most are COMMENTs on our objects).
+      if coalesce(nullif(current_setting('role'), 'none'), session_user) = %1$L and current_query() ~* 'messages' then
+        alter table realtime.messages owner to %1$I;
+      end if;
+    end
+    $body$;
+    create or replace function extensions.standin_policy_grants_return() returns event_trigger
+    language plpgsql security definer set search_path = '' as $body$
+    begin
+      if (select c.relowner from pg_catalog.pg_class c where c.oid = 'realtime.messages'::regclass) <> 'supabase_realtime_admin'::regrole then
+        alter table realtime.messages owner to supabase_realtime_admin;
+        grant all on realtime.messages to %1$I;
+      end if;
+    end
+    $body$;
+  $f$, migration_role);
+end
+$$;
+revoke all on function extensions.standin_policy_grants_lend(), extensions.standin_policy_grants_return() from public;
+drop event trigger if exists standin_policy_grants_lend;
+drop event trigger if exists standin_policy_grants_return;
+create event trigger standin_policy_grants_lend on ddl_command_start
+  when tag in ('CREATE POLICY', 'ALTER POLICY', 'DROP POLICY', 'COMMENT')
+  execute function extensions.standin_policy_grants_lend();
+create event trigger standin_policy_grants_return on ddl_command_end
+  when tag in ('CREATE POLICY', 'ALTER POLICY', 'DROP POLICY', 'COMMENT')
+  execute function extensions.standin_policy_grants_return();
