@@ -4,8 +4,8 @@
 -- already prepared, is left untouched). Run it as a superuser.
 --
 -- It mirrors, from supabase/postgres' init scripts and Supabase Auth's schema:
---   * the roles anon, authenticated, service_role (BYPASSRLS), authenticator,
---     supabase_auth_admin, with Supabase's attributes and memberships;
+--   * the roles anon, authenticated, service_role (BYPASSRLS; all three INHERIT),
+--     authenticator, supabase_auth_admin, with Supabase's attributes and memberships;
 --   * Supabase's default privileges on `public`: the API roles get ALL on every
 --     new table, sequence and function created there by the migration role.
 --     Our migrations must therefore revoke and grant explicitly, and the tests
@@ -33,9 +33,9 @@ declare
 begin
   for r in
     select * from (values
-      ('anon',                'nologin noinherit'),
-      ('authenticated',       'nologin noinherit'),
-      ('service_role',        'nologin noinherit bypassrls'),
+      ('anon',                'nologin inherit'),
+      ('authenticated',       'nologin inherit'),
+      ('service_role',        'nologin inherit bypassrls'),
       ('authenticator',       'login noinherit'),
       ('supabase_auth_admin', 'login noinherit createrole')
     ) as t(name, attrs)
@@ -47,6 +47,18 @@ begin
         null;
       end;
     end if;
+  end loop;
+end
+$$;
+
+-- The API roles inherit since supabase/postgres' 20230529180330_alter_api_roles_for_inherit (an
+-- earlier stand-in made them noinherit; altered only when needed, roles being cluster-wide).
+do $$
+declare
+  r record;
+begin
+  for r in select rolname from pg_catalog.pg_roles where rolname in ('anon', 'authenticated', 'service_role') and not rolinherit loop
+    execute format('alter role %I inherit', r.rolname);
   end loop;
 end
 $$;

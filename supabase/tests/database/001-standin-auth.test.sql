@@ -13,7 +13,7 @@
 --   * the test helpers switch role and claims as PostgREST would.
 -- On a real Supabase database (`supabase test db`) the same file holds.
 begin;
-select plan(44);
+select plan(45);
 
 -- ── auth.*() with no claims at all ───────────────────────────────────────────
 select from set_config('request.jwt.claims', '', true);
@@ -68,6 +68,8 @@ select ok(not (select rolcanlogin from pg_roles where rolname = 'anon'), 'anon c
 select ok(not (select rolcanlogin from pg_roles where rolname = 'authenticated'), 'authenticated cannot log in (nologin)');
 select ok(not (select rolcanlogin from pg_roles where rolname = 'service_role'), 'service_role cannot log in (nologin)');
 select ok((select rolcanlogin and not rolinherit from pg_roles where rolname = 'authenticator'), 'authenticator logs in and does not inherit');
+select ok((select bool_and(rolinherit) and count(*) = 3 from pg_roles where rolname in ('anon', 'authenticated', 'service_role')),
+  'anon, authenticated and service_role inherit, as since Supabase''s 20230529180330_alter_api_roles_for_inherit');
 select ok(pg_has_role('authenticator', 'authenticated', 'member') and pg_has_role('authenticator', 'anon', 'member')
   and pg_has_role('authenticator', 'service_role', 'member'), 'authenticator may switch to every API role');
 select ok(not (select rolsuper from pg_roles r join pg_namespace n on n.nspowner = r.oid where n.nspname = 'app_private'),
