@@ -102,6 +102,14 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ ...BASE, SUPABASE_JWT_SECRET: "" })).toThrow(/No token verification key/);
   });
 
+  it("takes the legacy HS256 secret as TIDESYNC_JWT_SECRET, the name `supabase secrets set` accepts", () => {
+    const hosted = { ...BASE, SUPABASE_JWT_SECRET: undefined, TIDESYNC_JWT_SECRET: "hosted-secret" };
+    expect(loadConfig(hosted).auth.hsSecret).toBe("hosted-secret");
+    expect(loadConfig({ ...hosted, SUPABASE_JWT_SECRET: "hosted-secret" }).auth.hsSecret).toBe("hosted-secret");
+    expect(() => loadConfig({ ...hosted, SUPABASE_JWT_SECRET: "another-secret" })).toThrow(/TIDESYNC_JWT_SECRET and SUPABASE_JWT_SECRET are both set and differ/);
+    expect(() => loadConfig({ ...hosted, TIDESYNC_JWT_SECRET: "" })).toThrow(/No token verification key: .*TIDESYNC_JWT_SECRET/);
+  });
+
   it("prefers an inline JWKS over the project's JWKS endpoint", () => {
     const config = loadConfig({ ...BASE, SUPABASE_JWKS: JWKS, SUPABASE_URL: "https://abc.supabase.co" });
     expect(config.auth.jwks?.keys[0].kid).toBe("k1");

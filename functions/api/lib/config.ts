@@ -17,7 +17,7 @@ export interface Config {
     maxConcurrentRequests: number;
     /**
      * Data exports streaming at once per process, each holding a pool connection
-     * for its whole download; one more answers 503 (routes/account-export.ts).
+     * for its whole download; one more answers 429 RATE_LIMITED (routes/account-export.ts).
      */
     maxConcurrentExports: number;
     connectTimeoutSeconds: number;
@@ -30,7 +30,7 @@ export interface Config {
     jwks?: { keys: Record<string, unknown>[] };
     /** Where to fetch the project's JWKS when not inline. */
     jwksUrl?: string;
-    /** Legacy shared HS256 secret (SUPABASE_JWT_SECRET), only when configured. */
+    /** Legacy shared HS256 secret (TIDESYNC_JWT_SECRET, or SUPABASE_JWT_SECRET), only when configured. */
     hsSecret?: string;
     /** Expected `iss`; unchecked when unset (local CLI stacks rewrite hosts). */
     issuer?: string;
@@ -104,9 +104,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   const supabaseUrl = env.SUPABASE_URL?.replace(/\/+$/, "");
   const jwksUrl = jwks ? undefined : supabaseUrl ? `${supabaseUrl}/auth/v1/.well-known/jwks.json` : undefined;
-  const hsSecret = env.SUPABASE_JWT_SECRET || undefined;
+  // `supabase secrets set` refuses names starting with SUPABASE_ (and the platform sets no
+  // SUPABASE_JWT_SECRET), so a hosted project gives the legacy secret as TIDESYNC_JWT_SECRET.
+  const tidesyncSecret = env.TIDESYNC_JWT_SECRET || undefined;
+  const supabaseSecret = env.SUPABASE_JWT_SECRET || undefined;
+  if (tidesyncSecret && supabaseSecret && tidesyncSecret !== supabaseSecret) {
+    throw new Error("TIDESYNC_JWT_SECRET and SUPABASE_JWT_SECRET are both set and differ: set one (TIDESYNC_JWT_SECRET on hosted Supabase)");
+  }
+  const hsSecret = tidesyncSecret ?? supabaseSecret;
   if (!jwks && !jwksUrl && !hsSecret) {
-    throw new Error("No token verification key: set SUPABASE_JWKS, SUPABASE_URL (JWKS endpoint) or SUPABASE_JWT_SECRET");
+    throw new Error("No token verification key: set SUPABASE_JWKS, SUPABASE_URL (JWKS endpoint) or TIDESYNC_JWT_SECRET (the legacy HS256 secret; SUPABASE_JWT_SECRET locally)");
   }
 
   let rateLimits = { ...DEFAULT_RATE_LIMITS };
