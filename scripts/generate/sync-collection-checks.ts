@@ -9,7 +9,11 @@
 // default, so "server-owned columns get defaults, not grants" reads as if it
 // needed no grant. A table without any INSERT for `authenticated` (rows only
 // the server writes) is fine.
+//
+// A pull cursor names the collections its server synced (functions/api/sync/cursor.ts `synced`),
+// within a bounded length: at most MAX_SYNCED_COLLECTIONS synced tables.
 import type postgres from "postgres";
+import { MAX_SYNCED_COLLECTIONS } from "../../functions/api/sync/cursor.ts";
 
 /** Throws, naming every such table, when a synced table lets authenticated insert rows but not choose their id. */
 export async function refuseUncreatableIds(sql: postgres.Sql): Promise<void> {
@@ -29,4 +33,13 @@ export async function refuseUncreatableIds(sql: postgres.Sql): Promise<void> {
     `(a device chooses a record's id and the push inserts the row with it). Grant it with the other insertable columns in the ` +
     `table's migration: grant insert (id, …) on ${table} to authenticated (docs/security-model.md, "Making a new table syncable", step 2).`,
   ).join("\n"));
+}
+
+/** Throws when more tables sync than a pull cursor can name (each pull without a filter would fail). */
+export function refuseTooManyCollections(names: readonly string[]): void {
+  if (names.length <= MAX_SYNCED_COLLECTIONS) return;
+  throw new Error(
+    `${names.length} tables are synced; at most ${MAX_SYNCED_COLLECTIONS} are supported (a pull cursor names each one the server syncs, ` +
+      "functions/api/sync/cursor.ts MAX_SYNCED_COLLECTIONS). Merge tables, or sync fewer.",
+  );
 }

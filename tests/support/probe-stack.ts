@@ -1,9 +1,9 @@
 // A stack of its own for synced tables the sample app does not have (json,
 // jsonb, arrays, enums, numeric, bigint columns): a database with the
 // product's schema (no seed) in which the test makes its table syncable, and
-// a real Deno functions server that knows that table. The server knows its
-// collections only from functions/_shared/sync-collections.generated.ts, so
-// this one runs with a copy of the function's deno.json whose import map
+// a real Deno functions server that knows that table (startServer adds another,
+// as a deploy after a migration would). A server knows its collections only
+// from functions/_shared/sync-collections.generated.ts, so each runs with a copy of the function's deno.json whose import map
 // points that module at a file written from the test's database exactly as
 // `npm run generate` writes it (readSyncCollections, syncCollectionsSource).
 // Nothing of the product's tree is changed.
@@ -34,6 +34,11 @@ export interface ProbeStack {
   apiUrl: string;
   /** The collections the probe server was started with, as the generator read them. */
   collections: GeneratedCollection[];
+  /**
+   * Another functions server on the same database, generated from it as it is now (a deploy of the
+   * function after a migration); stopped with the stack.
+   */
+  startServer(): Promise<{ apiUrl: string }>;
   /** A user with a session on the probe database (their personal list's id is their user id). */
   newUser(): Promise<ProbeUser>;
   stop(): Promise<void>;
@@ -46,35 +51,43 @@ const typesModule = pathToFileURL(path.join(ROOT, "functions/_shared/sync-collec
 export async function startProbeStack(name: string, setup: readonly string[]): Promise<ProbeStack> {
   const database = await createTempDatabase(`tidesync_${name}`, { seed: false });
   const admin = postgres(database.adminDbUrl, { max: 2, onnotice: () => {} });
-  const dir = path.join(ROOT, ".cache", "test-collections", database.name);
+  const root = path.join(ROOT, ".cache", "test-collections", database.name);
   const env = functionsEnvFor(database.ownerDbUrl, stack.keys);
-  let server: FunctionsServer | undefined;
-  let collections: GeneratedCollection[] = [];
+  const servers: FunctionsServer[] = [];
   const stop = async () => {
-    await server?.stop();
+    for (const server of servers) await server.stop();
     await admin.end({ timeout: 5 });
     await database.drop();
-    await rm(dir, { recursive: true, force: true });
+    await rm(root, { recursive: true, force: true });
     await rm(env.TIDESYNC_LOCAL_STORAGE_DIR, { recursive: true, force: true });
   };
-  try {
-    for (const statement of setup) await admin.unsafe(statement);
-    collections = await readSyncCollections(admin);
+  /** A server whose collections are the database's as the generator reads them now. */
+  const startServer = async () => {
+    const collections = await readSyncCollections(admin);
+    const dir = path.join(root, String(servers.length));
     await mkdir(dir, { recursive: true });
     const generated = path.join(dir, "sync-collections.generated.ts");
     await writeFile(generated, syncCollectionsSource(collections).replace('"./sync-collection-types.ts"', JSON.stringify(typesModule)));
     const config = JSON.parse(await readFile(path.join(ROOT, "functions/api/deno.json"), "utf8"));
     config.imports[generatedModule] = pathToFileURL(generated).href;
     await writeFile(path.join(dir, "deno.json"), JSON.stringify(config, null, 2));
-    server = await startFunctionsServer(env, { name: database.name, denoConfig: path.join(dir, "deno.json") });
+    const server = await startFunctionsServer(env, { name: `${database.name}-${servers.length}`, denoConfig: path.join(dir, "deno.json") });
+    servers.push(server);
+    return { apiUrl: server.apiUrl, collections };
+  };
+  let first: { apiUrl: string; collections: GeneratedCollection[] };
+  try {
+    for (const statement of setup) await admin.unsafe(statement);
+    first = await startServer();
   } catch (error) {
     await stop().catch(() => {});
     throw error;
   }
   return {
     admin,
-    apiUrl: server.apiUrl,
-    collections,
+    apiUrl: first.apiUrl,
+    collections: first.collections,
+    startServer: async () => ({ apiUrl: (await startServer()).apiUrl }),
     async newUser() {
       const userId = randomUUID();
       const sessionId = randomUUID();
@@ -90,9 +103,9 @@ export async function startProbeStack(name: string, setup: readonly string[]): P
 
 /**
  * SQL that makes `public.<table>` (already created with a uuid `id` and a `list_id` referencing
- * public.lists) a synced table members read and editors write, like public.tasks.
+ * public.lists) a table members read and editors write, like public.tasks, not yet synced.
  */
-export function syncedLikeTasks(table: string, columns: readonly string[]): string[] {
+export function likeTasks(table: string, columns: readonly string[]): string[] {
   const t = `public.${table}`;
   const editor = `list_id in (select unnest(app_private.my_list_ids('editor')))`;
   const member = `list_id in (select unnest(app_private.my_list_ids('viewer')))`;
@@ -104,6 +117,10 @@ export function syncedLikeTasks(table: string, columns: readonly string[]): stri
     `create policy "Members can read ${table}" on ${t} for select to authenticated using (${member})`,
     `grant select, delete on ${t} to authenticated`,
     `grant insert (id, list_id, ${columns.join(", ")}), update (list_id, ${columns.join(", ")}) on ${t} to authenticated`,
-    `select app_private.enable_sync('${t}', 'list_id')`,
   ];
+}
+
+/** likeTasks, and the table made syncable. */
+export function syncedLikeTasks(table: string, columns: readonly string[]): string[] {
+  return [...likeTasks(table, columns), `select app_private.enable_sync('public.${table}', 'list_id')`];
 }

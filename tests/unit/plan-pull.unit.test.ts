@@ -5,12 +5,14 @@
 // window, never to a pull without a cursor, a full sync catches up on the keys it passed in rounds and hands
 // over to incremental pulls at the snapshot bound `upper` it started with; and, against a model of what a page reads, the pages of a
 // full sync list every row the last page's snapshot shows while rows move,
-// appear and scopes are granted between pages.
+// appear and scopes are granted between pages; and how the collections a cursor was issued for
+// differ from the server's (a deploy that adds or drops a synced collection).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
 import type { CursorPayload } from "../../functions/api/sync/cursor.ts";
 import {
+  collectionsChange,
   type FullKey,
   type FullRequest,
   type IncrementalKey,
@@ -394,5 +396,25 @@ describe("pageRequestFor", () => {
         ? { mode: "full", upper: cursor.upper, after: cursor.after, since: cursor.since ?? `${cursor.upper}:${cursor.upper}:`, catchUp: cursor.catch_up ?? null }
         : { mode: "incremental", after: cursor.after });
     }), { numRuns: 2000 });
+  });
+});
+
+describe("collectionsChange", () => {
+  const names = fc.uniqueArray(fc.constantFrom("lists", "list_members", "tasks", "notes", "events"), { maxLength: 5 });
+  const tagOf = (name: string) => name.slice(0, 8).padEnd(8, "_");
+  const synced = (of: string[]) => new Map(of.map((name) => [name, tagOf(name)]));
+
+  it("names what only the cursor's server synced (unknown, by tag) and what only this one syncs (missing)", () => {
+    fc.assert(fc.property(names, names, (issuedFor, mine) => {
+      const change = collectionsChange(issuedFor.map(tagOf), synced(mine));
+      expect(change.unknown.sort()).toEqual(issuedFor.filter((n) => !mine.includes(n)).map(tagOf).sort());
+      expect(change.missing.sort()).toEqual(mine.filter((n) => !issuedFor.includes(n)).sort());
+    }));
+  });
+
+  it("a cursor from before the binding counts as issued for this server's collections: no device resyncs for this deploy", () => {
+    fc.assert(fc.property(names, (mine) => {
+      expect(collectionsChange(undefined, synced(mine))).toEqual({ unknown: [], missing: [] });
+    }));
   });
 });

@@ -4,8 +4,19 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
 import { loadConfig } from "../../functions/api/lib/config.ts";
+import { refuseTooManyCollections } from "../../scripts/generate/sync-collection-checks.ts";
 import { MAX_SNAPSHOT_TEXT } from "../../functions/api/sync/cursor-snapshot.ts";
-import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor, MAX_CURSOR_LENGTH } from "../../functions/api/sync/cursor.ts";
+import {
+  collectionsScope,
+  collectionTags,
+  type CursorPayload,
+  decodeCursor,
+  encodeCursor,
+  MAX_CURSOR_LENGTH,
+  MAX_SYNCED_COLLECTIONS,
+  syncedOf,
+  tagsOf,
+} from "../../functions/api/sync/cursor.ts";
 
 const SECRET = "unit-test-secret-unit-test-secret-0123456789";
 const ALICE = "7b0c1a5e-3d55-4d5e-9a43-0a8f8c7b1d01";
@@ -14,13 +25,14 @@ const BOB = "c2d7e8f9-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 const xid8 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map(String);
 const uuid = fc.uuid().map((u) => u.toLowerCase());
 const collection = fc.constantFrom("", "lists", "tasks");
-const common = { v: fc.constant(2 as const), scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"), iat: fc.integer({ min: 0, max: 4_000_000_000 }) };
+const synced = fc.option(fc.array(fc.stringMatching(/^[A-Za-z0-9_-]{8}$/), { maxLength: 4 }).map((tags) => tags.join("")), { nil: undefined });
+const common = { v: fc.constant(2 as const), scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"), iat: fc.integer({ min: 0, max: 4_000_000_000 }), synced };
 /** pg_snapshot text as Postgres prints it, "xmin:xmax:xip,…", maybe with older in-progress ids counted ("+count@hi", cursor-snapshot.ts) */
 const snapshot = fc.tuple(xid8, xid8, fc.array(xid8, { maxLength: 3 }), fc.option(fc.tuple(fc.integer({ min: 1, max: 9_999_999_999 }), xid8), { nil: null }))
   .map(([xmin, xmax, xip, counted]) => `${xmin}:${xmax}:${xip.join(",")}${counted ? `+${counted[0]}@${counted[1]}` : ""}`)
   .filter((text) => text.length <= MAX_SNAPSHOT_TEXT);
 const payloadArb: fc.Arbitrary<CursorPayload> = fc.oneof(
-  fc.record({ ...common, mode: fc.constant("full" as const), upper: xid8, after: fc.tuple(uuid, collection, uuid) }),
+  fc.record({ ...common, mode: fc.constant("full" as const), upper: xid8, after: fc.tuple(uuid, collection, uuid) }, { requiredKeys: ["v", "scope", "iat", "mode", "upper", "after"] }),
   fc.record({
     ...common,
     mode: fc.constant("full" as const),
@@ -29,7 +41,9 @@ const payloadArb: fc.Arbitrary<CursorPayload> = fc.oneof(
     since: snapshot,
     catch_up: fc.option(fc.record({ after: fc.tuple(uuid, collection, uuid), next: snapshot }), { nil: undefined }),
   }, { requiredKeys: ["v", "scope", "iat", "mode", "upper", "after", "since"] }),
-  fc.record({ ...common, mode: fc.constant("incremental" as const), after: fc.tuple(xid8, fc.maxSafeNat(), collection, uuid) }),
+  fc.record({ ...common, mode: fc.constant("incremental" as const), after: fc.tuple(xid8, fc.maxSafeNat(), collection, uuid) }, {
+    requiredKeys: ["v", "scope", "iat", "mode", "after"],
+  }),
 );
 const ZERO = "00000000-0000-0000-0000-000000000000";
 const incremental = (txid: string): CursorPayload => ({ v: 2, mode: "incremental", after: [txid, 0, "", ZERO], scope: "*", iat: 1 });
@@ -53,22 +67,41 @@ describe("sync cursor codec", () => {
     }), { numRuns: 200 });
   });
 
-  it("takes the longest cursor the server issues: a full sync catching up, with 63-character collection names and the longest snapshots", async () => {
+  it("takes the longest cursor the server issues: a full sync catching up, with 63-character collection names, the longest snapshots and the most synced collections", async () => {
     const u = "ffffffff-ffff-ffff-ffff-ffffffffffff";
     const name = "c".repeat(63);
     let longest = `${"9".repeat(20)}:${"9".repeat(20)}:`;
     while (longest.length + 2 <= MAX_SNAPSHOT_TEXT) longest += longest.endsWith(":") ? "9" : ",9";
     longest = longest.padEnd(MAX_SNAPSHOT_TEXT, "9");
     expect(longest).toHaveLength(MAX_SNAPSHOT_TEXT);
+    const names = Array.from({ length: MAX_SYNCED_COLLECTIONS + 1 }, (_, i) => `${name.slice(0, 60)}${i}`);
+    const tags = await collectionTags(names);
+    // A filter's scope (a hash) and `synced` (no filter) never come together: both, to be safe.
     const payload: CursorPayload = {
       v: 2, mode: "full", upper: "9".repeat(20), after: [u, name, u], since: longest, catch_up: { after: [u, name, u], next: longest },
-      scope: await collectionsScope(["lists"]), iat: 4_000_000_000,
+      scope: await collectionsScope(["lists"]), iat: 4_000_000_000, resyncs: 2 ** 31, synced: syncedOf([...tags.values()].slice(1)),
     };
     const cursor = await encodeCursor(SECRET, ALICE, payload);
     expect(cursor.length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
     expect(await decodeCursor(SECRET, ALICE, cursor)).toEqual(payload);
-    // A longer snapshot is never issued (pull-store.ts shortens it) and never accepted.
+    // A longer snapshot is never issued (pull-store.ts shortens it) and never accepted; nor more synced collections.
     await expect(encodeCursor(SECRET, ALICE, { ...payload, since: `${longest},1` })).rejects.toThrow();
+    await expect(encodeCursor(SECRET, ALICE, { ...payload, synced: syncedOf(tags.values()) })).rejects.toThrow();
+  });
+
+  it("npm run generate refuses more synced tables than the longest cursor names", () => {
+    const names = Array.from({ length: MAX_SYNCED_COLLECTIONS + 1 }, (_, i) => `t${i}`);
+    expect(() => refuseTooManyCollections(names.slice(1))).not.toThrow();
+    expect(() => refuseTooManyCollections(names)).toThrow(`at most ${MAX_SYNCED_COLLECTIONS}`);
+  });
+
+  it("names each synced collection by a tag of its own: sorted, the order and repetition of the names change nothing", async () => {
+    const tags = await collectionTags(["tasks", "lists", "list_members"]);
+    expect(new Set(tags.values()).size).toBe(3);
+    const synced = syncedOf(tags.values());
+    expect(tagsOf(synced)).toEqual([...tags.values()].sort());
+    expect(syncedOf((await collectionTags(["lists", "list_members", "tasks", "lists"])).values())).toBe(synced);
+    expect(tagsOf("")).toEqual([]);
   });
 
   it("is opaque: the user id is not in the cursor", async () => {

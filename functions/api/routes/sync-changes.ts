@@ -8,9 +8,9 @@ import { changesQuerySchemaFor, changesResponseSchema } from "../../_shared/sche
 import type { App, Deps } from "../lib/app-env.ts";
 import { requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
-import { collectionsScope, type CursorPayload, decodeCursor, encodeCursor } from "../sync/cursor.ts";
-import { nextPosition, pageRequestFor, resyncRequired } from "../sync/plan-pull.ts";
-import { readChangesPage } from "../sync/pull-store.ts";
+import { collectionsScope, collectionTags, type CursorPayload, decodeCursor, encodeCursor, syncedOf, tagsOf } from "../sync/cursor.ts";
+import { collectionsAddedSince, collectionsChange, issuedByNewerFunction, nextPosition, pageRequestFor, resyncRequired } from "../sync/plan-pull.ts";
+import { databaseCollections, passedRowsOf, readChangesPage } from "../sync/pull-store.ts";
 import { inStep } from "../sync/schema-drift.ts";
 
 const utf8 = new TextEncoder();
@@ -33,6 +33,9 @@ function arrayBody(before: string, entries: Uint8Array[], after: string): Uint8A
   return body;
 }
 
+/** This server's collections, name → tag, and the `synced` of the cursors it issues without a filter. */
+const SYNCED = collectionTags(collectionNames()).then((tags) => ({ tags, text: syncedOf(tags.values()) }));
+
 export function registerSyncChangesRoutes(app: App, deps: Deps): void {
   const { limits, cursorSecret } = deps.config;
   const getChanges = createRoute({
@@ -40,7 +43,9 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     path: "/v1/sync/changes",
     summary: "Pull the caller's changes: a full sync without a cursor, then incremental pages after it",
     description: "Follow `cursor` while `has_more` is true. A cursor is bound to the user and to the `collections` filter it was " +
-      "issued with. 410 RESYNC_REQUIRED when the cursor is older than the tombstone horizon. See docs/sync.md.",
+      "issued with (without one, to the collections the server synced). 410 RESYNC_REQUIRED when the cursor is older than the " +
+      "tombstone horizon, or predates a collection the server now syncs; 503 UNAVAILABLE while a newer version of the server " +
+      "issued it (a deploy under way). See docs/sync.md.",
     security: bearerSecurity,
     middleware: [requireUser(deps, "sync.pull")] as const,
     request: { query: changesQuerySchemaFor(limits, collectionNames()) },
@@ -65,13 +70,26 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
       }
     }
     const request = pageRequestFor(cursor, nowSeconds, limits.retention_days);
+    const synced = await SYNCED;
+    // Without a filter, the collections the cursor's server synced against this one's (a deploy that adds or drops one).
+    const { unknown, missing } = collectionsChange(cursor?.synced === undefined ? undefined : tagsOf(cursor.synced), synced.tags);
     // 503 while a collection it pulls is out of step with the database (schema-drift.ts): listing the
     // others alone would move the cursor past that one's changes.
-    const page = await inStep(deps.db, collections ?? collectionNames(), () => deps.db.withUser(user, (tx) => readChangesPage(tx, request, collections, query.limit)));
+    const page = await inStep(deps.db, collections ?? collectionNames(), () =>
+      deps.db.withUser(user, async (tx) => {
+        if (unknown.length > 0) {
+          const database = new Set((await collectionTags(await databaseCollections(tx))).values());
+          if (unknown.some((tag) => database.has(tag))) throw issuedByNewerFunction();
+        }
+        if (missing.length > 0 && await passedRowsOf(tx, request, missing)) throw collectionsAddedSince(missing);
+        return await readChangesPage(tx, request, collections, query.limit);
+      }));
     // A cursor issued before a disable_sync (docs/sync.md, "Making a table syncable").
     if (cursor !== null && (cursor.resyncs ?? 0) < page.resyncs) throw resyncRequired();
     const { position, hasMore } = nextPosition(request, page);
-    const nextCursor = await encodeCursor(cursorSecret, user.sub, { v: 2, ...position, scope, iat: nowSeconds, resyncs: page.resyncs } as CursorPayload);
+    const nextCursor = await encodeCursor(cursorSecret, user.sub, {
+      v: 2, ...position, scope, iat: nowSeconds, resyncs: page.resyncs, ...(collections === null ? { synced: synced.text } : {}),
+    } as CursorPayload);
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: hasMore, pull_mode: cursor?.mode ?? "start" });
     // Each entry arrives as JSON text from Postgres and is copied in as is,

@@ -13,14 +13,21 @@ import { uuidSchema } from "../../_shared/uuid.ts";
 import { CURSOR_SNAPSHOT_PATTERN, MAX_SNAPSHOT_TEXT } from "./cursor-snapshot.ts";
 
 const MAC_CONTEXT = "tidesync.sync-cursor.v2";
+/** Characters of a collection's tag in `synced` (base64url of 6 bytes of its name's SHA-256). */
+const TAG_LENGTH = 8;
+/**
+ * Most collections a server may sync: `synced` names each in the cursor, and the cursor's length is
+ * bounded (npm run generate refuses more synced tables).
+ */
+export const MAX_SYNCED_COLLECTIONS = 128;
 /**
  * Longest cursor accepted before any crypto runs. Real ones are ~150 to ~500
  * chars (a full sync catching up on scopes it passed carries two keys and two
- * snapshots); with 63-character collection names, 20-digit txids and the
- * longest snapshots, about 970 (tests/unit/sync-cursor.unit.test.ts).
+ * snapshots) plus ~11 per synced collection; with 63-character collection names, 20-digit txids,
+ * the longest snapshots and MAX_SYNCED_COLLECTIONS, about 2,350 (tests/unit/sync-cursor.unit.test.ts).
  */
-export const MAX_CURSOR_LENGTH = 1100;
-const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,1000})\.([A-Za-z0-9_-]{43})$/;
+export const MAX_CURSOR_LENGTH = 2500;
+const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,2400})\.([A-Za-z0-9_-]{43})$/;
 
 const xid8 = z.string().regex(/^[0-9]{1,20}$/);
 /** A page's snapshot in the cursor form (cursor-snapshot.ts: pg_snapshot text, its older in-progress ids counted when long). */
@@ -37,6 +44,12 @@ const common = {
    * disable_sync is refused (410), its device may hold rows no entry removes any more.
    */
   resyncs: z.number().int().nonnegative().optional(),
+  /**
+   * Without a collections filter: the collections the issuing server synced (syncedOf), so that a
+   * server syncing others neither follows the cursor past entries it never listed nor lists what it
+   * does not know (plan-pull.ts collectionsChange). Absent: a filtered cursor, or one from before.
+   */
+  synced: z.string().max(TAG_LENGTH * MAX_SYNCED_COLLECTIONS).regex(new RegExp(`^(?:[A-Za-z0-9_-]{${TAG_LENGTH}})*$`)).optional(),
 };
 
 export const cursorPayloadSchema = z.discriminatedUnion("mode", [
@@ -116,6 +129,22 @@ export async function collectionsScope(collections: readonly string[] | null): P
   const canonical = [...new Set(collections)].sort().join("\n");
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(canonical)));
   return toBase64Url(digest.subarray(0, 16));
+}
+
+/** Each name's tag: 48 bits of its SHA-256, base64url (a collision among a server's names is ~2^-35 likely at most). */
+export async function collectionTags(names: readonly string[]): Promise<Map<string, string>> {
+  const digests = await Promise.all(names.map((name) => crypto.subtle.digest("SHA-256", encoder.encode(name))));
+  return new Map(names.map((name, i) => [name, toBase64Url(new Uint8Array(digests[i]).subarray(0, 6))]));
+}
+
+/** A cursor's `synced` of these tags: sorted, concatenated. */
+export function syncedOf(tags: Iterable<string>): string {
+  return [...new Set(tags)].sort().join("");
+}
+
+/** The tags in a cursor's `synced`. */
+export function tagsOf(synced: string): string[] {
+  return synced.match(new RegExp(`.{${TAG_LENGTH}}`, "g")) ?? [];
 }
 
 export async function encodeCursor(secret: string, userId: string, payload: CursorPayload): Promise<string> {

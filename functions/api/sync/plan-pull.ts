@@ -1,6 +1,7 @@
 // The cursor decisions of GET /v1/sync/changes, pure (property-tested in
 // tests/unit/plan-pull.unit.test.ts): which page to read for a cursor, when a
-// cursor is too old or from another history of the database (410 RESYNC_REQUIRED), and the next position.
+// cursor is too old or from another history of the database (410 RESYNC_REQUIRED), how the collections
+// it was issued for differ from this server's, and the next position.
 //
 // Positions (docs/sync.md): a full sync pages through the visible live rows by
 // (scope, collection, id), each page also catching up on the scopes already
@@ -71,6 +72,49 @@ const snapshotXmax = (snapshot: string) => BigInt(snapshot.split(":")[1]);
 
 export function resyncRequired(): ApiError {
   return new ApiError("RESYNC_REQUIRED", "this cursor is older than the changes the server still keeps; discard local synced data and pull again without a cursor");
+}
+
+/**
+ * How the collections a cursor without a filter was issued for (`issued`, the tags of its `synced`)
+ * differ from those this server syncs (`synced`: name → tag). `issued` undefined: a cursor from
+ * before they were bound (or a filtered one), taken as issued for this server's collections, so a
+ * deploy that changes none of them costs no device a resync.
+ */
+export function collectionsChange(issued: readonly string[] | undefined, synced: ReadonlyMap<string, string>): {
+  /** Tags of collections the issuing server synced that this one does not know: a newer function's, or no longer synced. */
+  unknown: string[];
+  /** Collections this server syncs that the issuing server did not: it may have moved the cursor past their entries unlisted. */
+  missing: string[];
+} {
+  if (issued === undefined) return { unknown: [], missing: [] };
+  const theirs = new Set(issued);
+  const mine = new Set(synced.values());
+  return {
+    unknown: [...theirs].filter((tag) => !mine.has(tag)),
+    missing: [...synced].filter(([, tag]) => !theirs.has(tag)).map(([name]) => name),
+  };
+}
+
+/**
+ * 503 for a cursor naming a collection the database syncs and this server does not know: a newer
+ * function issued it (a deploy under way). Following it would leave that collection out and move
+ * the cursor past its entries; a 400 or 410 would make the device drop its cursor. The newer one serves it.
+ */
+export function issuedByNewerFunction(): ApiError {
+  return new ApiError(
+    "UNAVAILABLE",
+    "this cursor was issued by a newer version of this server, which syncs collections this one does not know (a deploy is under way); retry later",
+    { headers: { "Retry-After": "10" } },
+  );
+}
+
+/** 410 for a cursor that may have passed entries of collections its server did not sync (`missing`), unlisted. */
+export function collectionsAddedSince(missing: readonly string[]): ApiError {
+  return new ApiError(
+    "RESYNC_REQUIRED",
+    `this server now syncs ${missing.join(", ")}, which this cursor predates (the server that issued it did not list their changes); ` +
+      "discard local synced data and pull again without a cursor",
+  );
 }
 
 /** What to read for a cursor (null: a full sync from the start). Throws 410 for a cursor past the retention window. */

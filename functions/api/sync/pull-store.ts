@@ -22,8 +22,12 @@
 //              the time they lost it (nothing of what others did after).
 // Each listed record is resolved to what the caller may see of it NOW: its
 // row through the table's own policies, or a removal (deleted: true, data null).
+// Only records of the collections this server knows are listed; the others are
+// passed (a collection synced after it was generated: docs/sync.md, "A deploy
+// that adds or drops a synced collection", where passedRowsOf answers for them).
 import type { CollectionDefinition } from "../../_shared/collections.ts";
 import type { Tx } from "../lib/db.ts";
+import { pgArray } from "../lib/pg-array.ts";
 import { cursorSnapshot, sinceSnapshot, sinceSnapshotSql } from "./cursor-snapshot.ts";
 import { perCollectionsInStep } from "./schema-drift.ts";
 import { type FullKey, type IncrementalKey, type PageOutcome, type PageRequest, ZERO_UUID } from "./plan-pull.ts";
@@ -53,6 +57,8 @@ const rowDataSql = (collection: CollectionDefinition) =>
   `(select ${rowJsonSql(collection, "t")} from ${collection.table} t where t.id = l.id)`;
 const rowDataCaseOf = (collections: readonly CollectionDefinition[]) =>
   `case l.collection ${collections.map((c) => `when ${quoteLiteral(c.name)} then ${rowDataSql(c)}`).join(" ")} end`;
+/** The collections' names as a text[] literal. */
+const namesSql = (collections: readonly CollectionDefinition[]) => `${quoteLiteral(pgArray(collections.map((c) => c.name)))}::text[]`;
 
 /**
  * Resolves `latest` (collection, id, key columns, revoked) into the page's
@@ -65,7 +71,8 @@ const rowDataCaseOf = (collections: readonly CollectionDefinition[]) =>
  * the way Postgres documents for an aggregate without ORDER BY (no join at
  * that level): no sort of the wide entries.
  */
-function entriesSql(order: string, mode: "full" | "incremental", rowDataCase: string): string {
+function entriesSql(order: string, mode: "full" | "incremental", collections: readonly CollectionDefinition[]): string {
+  const rowDataCase = rowDataCaseOf(collections);
   // A present entry's seq and changed_at ARE the row's version and updated_at
   // (the sync triggers write both in the same statement, from the same seq
   // and now()): no lookup of sync_records. A full sync lists present entries
@@ -101,8 +108,12 @@ function entriesSql(order: string, mode: "full" | "incremental", rowDataCase: st
     reason: `case when l.revoked then ',"reason":"access_revoked"' else '' end`,
   })}
           end as entry
+          -- Entries of a collection this server does not know (one synced after it was generated:
+          -- docs/versioning.md) are passed, never listed: not even as removals. The cursor says
+          -- which collections it went past (cursor.ts \`synced\`).
           from (select n.*, (n.rn - 1) / ${RECORDS_PER_ROW} as chunk
-                  from (select latest.*, row_number() over (order by ${order}) as rn from latest) n
+                  from (select latest.*, row_number() over (order by ${order}) as rn
+                          from latest where latest.collection = any (${namesSql(collections)})) n
                  order by chunk, n.rn) l
           cross join lateral (
             ${state}
@@ -138,7 +149,7 @@ const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: st
 // $7 since: the previous page's snapshot (null: the first page) without its counted in-progress ids, $11 how
 // many it counted (null: none) at or below $12 (cursor-snapshot.ts), $8..$10 the key the catch-up of passed
 // keys goes on after (ZERO_UUID, '', ZERO_UUID: all of them)
-const fullSql = (rowDataCase: string) => `
+const fullSql = (collections: readonly CollectionDefinition[]) => `
   with bounds as materialized (
     select coalesce($1::text::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper,
            s.since,
@@ -233,11 +244,11 @@ const fullSql = (rowDataCase: string) => `
   // a passed key (caught up), not one ahead
   lastCaughtUp: "select (l.scope_id, l.collection, l.id) <= ($2::uuid, $3::text, $4::uuid) from last_listed l",
 },
-  entriesSql("scope_id, collection, id", "full", rowDataCase),
+  entriesSql("scope_id, collection, id", "full", collections),
 )}`;
 
 // $1..$4 after (txid, seq, collection, id), $5 limit, $6 collections filter or null
-const incrementalSql = (rowDataCase: string) => `
+const incrementalSql = (collections: readonly CollectionDefinition[]) => `
   with bounds as materialized (
     select pg_snapshot_xmin(pg_current_snapshot()) as upper,
            (select h.purged_txid from app_private.sync_horizon h) as horizon,
@@ -316,10 +327,10 @@ const incrementalSql = (rowDataCase: string) => `
   snapshot: "select pg_current_snapshot()::text",
   lastCaughtUp: "select false",
 },
-  entriesSql("txid, seq, collection, id", "incremental", rowDataCase),
+  entriesSql("txid, seq, collection, id", "incremental", collections),
 )}`;
 
-const statements = perCollectionsInStep((collections) => ({ full: fullSql(rowDataCaseOf(collections)), incremental: incrementalSql(rowDataCaseOf(collections)) }));
+const statements = perCollectionsInStep((collections) => ({ full: fullSql(collections), incremental: incrementalSql(collections) }));
 
 // Every read walks one scope's index in key order and stops at the page.
 // The planner estimates a scope's rows by the AVERAGE scope, so once other
@@ -403,4 +414,38 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
     serverTime: text(meta.server_time),
     resyncs: Number(text(meta.resyncs)),
   };
+}
+
+// $1 collections; the cursor's position: $2..$5 (txid, seq, collection, id) or $2..$4 (scope, collection, id)
+const passedEntrySql = (passed: string) => `
+  select exists (
+    select 1
+      from (select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id)) s
+     cross join lateral (
+       select 1 from app_private.sync_changes c
+        where c.scope_id = s.scope_id and c.collection = any ($1::text[]) and c.present and ${passed}
+        limit 1
+     ) c
+  ) as passed`;
+const PASSED_ENTRY = {
+  incremental: passedEntrySql("(c.txid, c.seq, c.collection, c.id) <= ($2::text::xid8, $3::bigint, $4::text, $5::uuid)"),
+  full: passedEntrySql("(s.scope_id, c.collection, c.id) <= ($2::uuid, $3::text, $4::uuid)"),
+};
+
+/**
+ * Whether the request's position is past a row of `collections` the caller sees: its entry (the
+ * row's latest change) at or before the position, a row a server that did not sync them moved
+ * the cursor past without listing it. A row whose entry comes after the position is listed by
+ * the pulls from there, as any change; one deleted before it was never on the device.
+ */
+export async function passedRowsOf(tx: Tx, request: PageRequest, collections: readonly string[]): Promise<boolean> {
+  const sql = request.mode === "full" ? PASSED_ENTRY.full : PASSED_ENTRY.incremental;
+  const [row] = await tx.unsafe<{ passed: boolean }[]>(sql, [pgArray(collections), ...request.after], PREPARED);
+  return row.passed;
+}
+
+/** The collections the database syncs now (app_private.sync_tables). */
+export async function databaseCollections(tx: Tx): Promise<string[]> {
+  const rows = await tx.unsafe<{ collection: string }[]>("select t.collection from app_private.sync_tables t", [], PREPARED);
+  return rows.map((row) => row.collection);
 }
