@@ -4,24 +4,18 @@
 // auth.admin.createUser({ id }). The server answered them, and the client
 // refused its own answers (z.uuid()): one member's insert stopped every
 // member's pull of the list, on every retry.
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
-import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
+import { clientDevice } from "../support/client-device.ts";
 import { asUser, settled, share } from "../support/shared-lists.ts";
 
 /** A uuid to Postgres, not to RFC 9562 (its variant digit is 1), unique per call. */
 const nonRfcUuid = () => `11111111-1111-1111-1111-${randomBytes(6).toString("hex")}`;
 
 /** A phone of `user`: the real client, its session bound to the installation. */
-async function device(user: TestUser, installationId: string = randomUUID()) {
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
-  const session = await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
-  return { api, session, client };
-}
+const device = (user: TestUser, installationId?: string) => clientDevice(user, { installationId });
 
 const titles = async (client: TidesyncClient, listId: string) =>
   (await client.list("tasks")).filter((t) => t.data?.list_id === listId).map((t) => t.data?.title).sort();

@@ -6,11 +6,10 @@
 // memberships sync too: a role changed on the owner's device, a member leaving.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
-import type { SyncEvent } from "../../client/events.ts";
-import { MemoryStorage } from "../../client/storage.ts";
+import type { FetchFunction } from "../../client/api-client.ts";
 import { TidesyncClient, type TidesyncClientOptions } from "../../client/sync-client.ts";
-import { createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { createTestUser, type TestUser } from "../support/harness.ts";
+import { clientDevice } from "../support/client-device.ts";
 import { removeMember, settled, share } from "../support/shared-lists.ts";
 
 /**
@@ -27,12 +26,7 @@ async function device(user: TestUser, options: Pick<TidesyncClientOptions, "back
     await network.whileLost();
     throw new TypeError("connection reset (test: the answer is lost)");
   };
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token, fetch });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId, ...options });
-  const events: SyncEvent[] = [];
-  client.on((event) => events.push(event));
+  const { client, events } = await clientDevice(user, { fetch, ...options });
   return { client, events, network };
 }
 

@@ -3,24 +3,11 @@
 // ops in request order (docs/sync.md), so an edit that points a record at one
 // created after the record's earlier queued op must not be merged into that op:
 // it would go before its target exists and be refused, the record lost with it.
-import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
-import type { SyncEvent } from "../../client/events.ts";
-import { MemoryStorage } from "../../client/storage.ts";
-import { TidesyncClient } from "../../client/sync-client.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
+import { clientDevice } from "../support/client-device.ts";
 
-/** A phone of `user`: a registered installation, the real client on an in-memory store, its events. */
-async function phone(user: TestUser) {
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
-  const events: SyncEvent[] = [];
-  client.on((event) => events.push(event));
-  return { client, events };
-}
+const phone = (user: TestUser) => clientDevice(user);
 
 async function taskRow(id: string) {
   const [row] = await adminSql<{ list_id: string; title: string }[]>`select list_id, title from public.tasks where id = ${id}`;

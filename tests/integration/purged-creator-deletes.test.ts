@@ -6,11 +6,8 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
-import type { SyncEvent } from "../../client/events.ts";
-import { MemoryStorage } from "../../client/storage.ts";
-import { TidesyncClient } from "../../client/sync-client.ts";
 import { adminSql, call, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { clientDevice } from "../support/client-device.ts";
 import { pullAll, push, remove, settled, share, upsert } from "../support/shared-lists.ts";
 
 /** The owner (hosted `postgres`): what pg_cron runs the purge as. */
@@ -28,15 +25,7 @@ async function purgeAccount(user: TestUser) {
   expect(left.n).toBe(0);
 }
 
-async function device(user: TestUser) {
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
-  const events: SyncEvent[] = [];
-  client.on((event) => events.push(event));
-  return { client, events };
-}
+const device = (user: TestUser) => clientDevice(user);
 
 async function tasksOnServer(id: string): Promise<number> {
   const [row] = await adminSql<{ n: number }[]>`select count(*)::int as n from public.tasks where id = ${id}`;
