@@ -110,10 +110,11 @@ function entriesSql(order: string, mode: "full" | "incremental", collections: re
           end as entry
           -- Entries of a collection this server does not know (one synced after it was generated:
           -- docs/versioning.md) are passed, never listed: not even as removals. The cursor says
-          -- which collections it went past (cursor.ts \`synced\`).
+          -- which collections it went past (cursor.ts \`synced\`). (A full sync lists live rows
+          -- only, and such an entry has no data: no filter, whose cost a page would pay per entry.)
           from (select n.*, (n.rn - 1) / ${RECORDS_PER_ROW} as chunk
                   from (select latest.*, row_number() over (order by ${order}) as rn
-                          from latest where latest.collection = any (${namesSql(collections)})) n
+                          from latest ${mode === "incremental" ? `where latest.collection = any (${namesSql(collections)})` : ""}) n
                  order by chunk, n.rn) l
           cross join lateral (
             ${state}
