@@ -187,16 +187,29 @@ describe("planBatch", () => {
   });
 
   it("orders the writes: scopes are created before the rows in them and deleted after them", () => {
-    const [list, t, oldTask] = [uuid(), uuid(), uuid()];
-    const current = record("tasks", oldTask, 6, { list_id: LIST, title: "old" });
+    const [list, t, oldTask, other] = [uuid(), uuid(), uuid(), uuid()];
+    const current = record("tasks", oldTask, 6, { list_id: other, title: "old" });
     const plan = planBatch([
       del(oldTask, "tasks", 6),
-      del(LIST, "lists", 5),
+      del(other, "lists", 4),
       op({ record_id: list, collection: "lists", data: { title: "new" } }),
       create(t, { list_id: list }),
-    ], DEVICE, state([current]), LIMITS, NOW);
+    ], DEVICE, state([current, record("lists", other, 4, { title: "O" })]), LIMITS, NOW);
     expect(statuses(plan)).toEqual(["applied", "applied", "applied", "applied"]);
-    expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "insert tasks", "delete tasks", "delete lists"]);
+    // (the task deleted before its list's delete is that delete's cascade's: see below)
+    expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "insert tasks", "delete lists"]);
+    const elsewhere = planBatch([del(oldTask, "tasks", 6), op({ record_id: list, collection: "lists", data: { title: "new" } }), create(t, { list_id: list })],
+      DEVICE, state([current, record("lists", other, 4, { title: "O" })]), LIMITS, NOW);
+    expect(elsewhere.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "insert tasks", "delete tasks"]);
+  });
+
+  it("a row deleted before its scope's delete in one batch is left to the cascade (a co-owner leaving, then deleting the list)", () => {
+    const member = uuid();
+    const plan = planBatch([del(member, "list_members", 6), del(LIST, "lists", 5)],
+      DEVICE, state([record("list_members", member, 6, { list_id: LIST, user_id: uuid(), role: "owner" })]), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied"]);
+    expect(plan.groups).toEqual([{ collection: "lists", kind: "delete", columns: [], rows: [{ id: LIST }] }]);
+    expect(plan.ops.map((p) => p.writes)).toEqual([recordKey("list_members", member), recordKey("lists", LIST)]);
   });
 
   it("a scope delete takes the rows in it with it: later ops on them are ops on a deleted record, their rows the cascade's", () => {

@@ -410,18 +410,26 @@ export function planBatch(
     finish({ op_id: opId, status: "applied", record: toSyncRecord(next) }, key);
     if (definition.isScope && live && !isLive) {
       // The scope's rows the batch knows go with it. The delete's cascade writes the tombstones of
-      // those the database holds in it; one the batch moved into it is deleted by its own write.
+      // those the database holds in it, also of those an earlier op deleted (a co-owner leaving,
+      // then deleting the list: the list's DELETE policy judges them as they were, as it judges
+      // every op of the batch before its membership writes); one the batch moved into it is
+      // deleted by its own write.
       const scope = new Set([key]);
       for (const [inside, record] of records) {
         const rowDefinition = findCollection(record.collection);
-        if (record.deleted || !inOneOf(scope, rowDefinition, record.data)) continue;
+        const heldInScope = inOneOf(scope, rowDefinition, phase.start.get(inside)?.data);
+        if (record.deleted) {
+          if (heldInScope && phase.written.has(inside)) phase.cascaded.add(inside);
+          continue;
+        }
+        if (!inOneOf(scope, rowDefinition, record.data)) continue;
         const gone = mergeOp(record, { type: "delete", base_version: record.version }, { ...context, collection: record.collection, id: record.id, seq: ++provisional });
         if (gone.outcome !== "applied") continue;
         records.set(inside, gone.next);
         written.add(inside);
         phase.written.add(inside);
         cascaded.add(inside);
-        if (inOneOf(scope, rowDefinition, phase.start.get(inside)?.data)) phase.cascaded.add(inside);
+        if (heldInScope) phase.cascaded.add(inside);
       }
     }
   });

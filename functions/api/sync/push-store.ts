@@ -390,8 +390,8 @@ function unreadable(applied: ApplyResult, refused: Map<string, Refusal>): ApplyR
  * others are still judged as the single statement judged them, by the caller's role before.
  */
 async function applyPlan(tx: Tx, plan: BatchPlan, replanned: boolean, before: Map<string, ServerRecord>, callerId: string): Promise<ApplyResult> {
-  // (A membership in a scope the batch deletes is written with the rest, before that delete's
-  // cascade: access to a scope going away no longer matters.)
+  // (A membership in a scope the batch deletes has no write of its own: the plan leaves it to the
+  // delete's cascade. It is read back with the rest, after that cascade.)
   const deleted = deletedScopes(plan);
   const OTHERS = 1, OWN = 2;
   const rank = (key: string) => {
