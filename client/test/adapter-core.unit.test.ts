@@ -1,5 +1,6 @@
 // The pure parts the WatermelonDB and RxDB adapters share (client/adapters/core):
-// which ops a retried push sends (the unanswered ones, never again as new
+// the order a push's ops are sent in (upserts parents first, then deletes
+// children first), which ops a retried push sends (the unanswered ones, never again as new
 // ops), ids the server would not return as they are, Retry-After holding
 // back every later request of the adapter, also the library's own retries,
 // and which whole-batch refusals may drop an op (client/batch-refusal.ts).
@@ -8,6 +9,7 @@ import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
 import type { KeyValueStore } from "../adapters/core/key-value.ts";
 import { TidesyncApi } from "../api-client.ts";
 import { TidesyncApiError } from "../api-error.ts";
+import { orderOps, sendPhase } from "../adapters/core/op-order.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
 import { type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
 import type { SyncEvent } from "../events.ts";
@@ -41,6 +43,20 @@ describe("planOps", () => {
     expect(planOps([], [{ collection: "tasks", id: ID, type: "upsert", data: { title: "x" }, baseVersion: null }], newId))
       .toEqual([expect.objectContaining({ record_id: ID, base_version: null, data: { title: "x" } })]);
     expect(planOps([], [{ collection: "tasks", id: ID, type: "upsert", data: {}, baseVersion: 4 }], newId)).toEqual([]);
+  });
+});
+
+describe("orderOps", () => {
+  const op = (type: "upsert" | "delete", collection: string, id: string): SyncOp => ({ op_id: newId(), collection, record_id: id, type, base_version: 1, ...(type === "upsert" ? { data: {} } : {}) });
+  const tables = ["lists", "list_members", "tasks"];
+
+  it("sends every upsert parents first, then every delete children first, each table's ops in their given order", () => {
+    const ops = [op("delete", "lists", "l1"), op("delete", "list_members", "m1"), op("upsert", "tasks", "t1"), op("delete", "tasks", "t2"), op("upsert", "lists", "l2"), op("upsert", "tasks", "t3")];
+    expect(orderOps(ops, tables).map((o) => `${o.type} ${o.record_id}`)).toEqual(["upsert l2", "upsert t1", "upsert t3", "delete t2", "delete m1", "delete l1"]);
+  });
+
+  it("puts a collection the app did not list with the last one", () => {
+    expect([sendPhase("upsert", "notes", tables), sendPhase("delete", "notes", tables)]).toEqual([sendPhase("upsert", "tasks", tables), sendPhase("delete", "tasks", tables)]);
   });
 });
 

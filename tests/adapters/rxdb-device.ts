@@ -39,20 +39,17 @@ const schemas = {
     created_by: optional("string"),
     created_at: optional("string"),
   }, ["list_id", "title"]),
+  list_members: schemaOf({ list_id: text, user_id: text, role: text, created_at: optional("string") }, ["list_id", "user_id", "role"]),
 };
-const COLLECTIONS = ["lists", "tasks"] as const;
 const LOCAL = new Set(["id", VERSION, "_deleted", "_meta", "_rev", "_attachments"]);
 
-export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit }) => {
+export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit, tables = ["lists", "tasks"], maxOpsPerBatch }) => {
   const database = await createRxDatabase({ name: `${name}-${crypto.randomUUID()}`, storage: getRxStorageMemory() });
-  await database.addCollections({
-    lists: { schema: schemas.lists, localDocuments: true },
-    tasks: { schema: schemas.tasks, localDocuments: true },
-  });
+  await database.addCollections(Object.fromEntries(tables.map((table) => [table, { schema: schemas[table as keyof typeof schemas], localDocuments: true }])));
   const collection = (n: string) => database.collections[n] as RxCollection<Record<string, unknown>>;
   const replications = new Map<string, RxdbTidesync>();
   const start = () => {
-    for (const collectionName of COLLECTIONS) {
+    for (const [i, collectionName] of tables.entries()) {
       replications.set(collectionName, replicateTidesync({
         collection: collection(collectionName),
         name: collectionName,
@@ -62,9 +59,10 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
         installationId,
         onEvent,
         batchSize: pullLimit ?? 20,
+        maxOpsPerBatch,
         backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
         // A task created offline in a new list goes up after its list.
-        pushAfter: collectionName === "tasks" ? () => replications.get("lists")!.awaitInSync() : undefined,
+        pushAfter: i > 0 ? () => replications.get(tables[i - 1])!.awaitInSync() : undefined,
       }));
     }
   };
@@ -99,7 +97,7 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
     },
     async records() {
       const result = new Map<string, DeviceRecord>();
-      for (const collectionName of COLLECTIONS) {
+      for (const collectionName of tables) {
         for (const doc of await collection(collectionName).find().exec()) {
           const json = doc.toJSON() as Record<string, unknown>;
           const data: RecordData = Object.fromEntries(Object.entries(json).filter(([field]) => !LOCAL.has(field)));

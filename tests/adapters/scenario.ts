@@ -55,6 +55,10 @@ export interface DeviceSetup {
   onEvent: (event: SyncEvent) => void;
   /** Changes per pulled page (the adapter's own default when absent). */
   pullLimit?: number;
+  /** The synced collections, parents first. Default lists and tasks (list_members may be added). */
+  tables?: readonly string[];
+  /** Caps the ops per pushed batch below the server's limit. */
+  maxOpsPerBatch?: number;
 }
 
 export type DeviceFactory = (setup: DeviceSetup) => Promise<AdapterDevice>;

@@ -34,6 +34,16 @@ const schema = appSchema({
       ],
     }),
     tableSchema({
+      name: "list_members",
+      columns: [
+        { name: "list_id", type: "string", isIndexed: true },
+        { name: "user_id", type: "string" },
+        { name: "role", type: "string" },
+        { name: "server_created_at", type: "string", isOptional: true },
+        { name: VERSION, type: "number", isOptional: true },
+      ],
+    }),
+    tableSchema({
       name: "tasks",
       columns: [
         { name: "list_id", type: "string", isIndexed: true },
@@ -56,21 +66,25 @@ class List extends Model {
 class Task extends Model {
   static override table = "tasks";
 }
+class ListMember extends Model {
+  static override table = "list_members";
+}
 
 const LOCAL = new Set(["id", "_status", "_changed", VERSION]);
 
-export const watermelonDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit }) => {
+export const watermelonDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit, tables = ["lists", "tasks"], maxOpsPerBatch }) => {
   const adapter = new LokiJSAdapter({ schema, useWebWorker: false, useIncrementalIndexedDB: true, dbName: name });
-  const database = new Database({ adapter, modelClasses: [List, Task] });
+  const database = new Database({ adapter, modelClasses: [List, Task, ListMember] });
   // A new adapter object for every sync, as after an app restart: what it needs (cursor, sent ops) is in the database.
   const syncer = () => new WatermelonTidesync({
     database,
     api,
     installationId,
-    tables: ["lists", "tasks"],
-    columns: { lists: { created_at: "server_created_at" }, tasks: { created_at: "server_created_at" } },
+    tables,
+    columns: Object.fromEntries(tables.map((table) => [table, { created_at: "server_created_at" }])),
     onEvent,
     pullLimit,
+    maxOpsPerBatch,
     backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
   });
 
@@ -108,7 +122,7 @@ export const watermelonDevice: DeviceFactory = async ({ name, api, installationI
     },
     async records() {
       const result = new Map<string, DeviceRecord>();
-      for (const collection of ["lists", "tasks"]) {
+      for (const collection of tables) {
         for (const record of await database.get(collection).query().fetch()) {
           const raw = record._raw as unknown as Record<string, unknown>;
           const data: RecordData = Object.fromEntries(Object.entries(raw).filter(([column]) => !LOCAL.has(column))

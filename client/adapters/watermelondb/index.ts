@@ -18,6 +18,8 @@
 //   that: the push after the pull sends them, and the server's answer (a
 //   conflict with the tombstone, or NOT_FOUND) reports what is lost, as the
 //   core client's push-then-pull does; its correction removes the record.
+// - Watermelon hands over each table's changes, not the order they were made
+//   in: upserts go parents first, then deletes children first (core/op-order.ts).
 // - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
 //   Watermelon's `replacement` strategy, which drops the synced local records
 //   the server no longer lists (records with local changes: see above).
@@ -31,6 +33,7 @@ import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
 import { type AdapterOptions, opIds } from "../core/options.ts";
+import { orderOps } from "../core/op-order.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
@@ -54,7 +57,11 @@ interface ReplacementStrategy {
 
 export interface WatermelonSyncOptions extends AdapterOptions {
   database: Database;
-  /** Synced tables, named as the server's collections, parents first (ops are sent in this order). */
+  /**
+   * Synced tables, named as the server's collections, parents first (a
+   * membership table such as list_members right after its lists): upserts are
+   * sent in this order, then deletes in the reverse one (core/op-order.ts).
+   */
   tables: readonly string[];
   /** The number column each synced table keeps the record's server version in. Default `server_version`. */
   versionColumn?: string;
@@ -255,7 +262,7 @@ export class WatermelonTidesync {
         local.push({ collection: table, id, type: "delete", baseVersion });
       }
     }
-    const newOps = planOps(await unansweredOps(this.store), local, this.newId);
+    const newOps = orderOps(planOps(await unansweredOps(this.store), local, this.newId), this.options.tables);
     const result = await pushOps({
       api: this.options.api,
       installationId: this.options.installationId,

@@ -1,0 +1,126 @@
+// The order an adapter sends a push's ops in (client/adapters/core/op-order.ts:
+// upserts parents first, then deletes children first), with the real
+// WatermelonDB and RxDB against the real function and Postgres. Neither
+// library keeps the order of the app's writes; sending each table's changes
+// after the tables before it put a delete ahead of the edits the user made
+// before it, and the edits were lost:
+//   (a) a task moved out of a list, then the list deleted: the list's delete
+//       went first, its cascade took the task, and the move came back refused;
+//   (b) an editor's edits of a shared list's tasks, then their leaving the
+//       list (list_members before tasks): the leave went first, in an earlier
+//       batch, and the edits came back NOT_FOUND.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
+import type { SyncEvent } from "../../client/events.ts";
+import { MemoryStorage } from "../../client/storage.ts";
+import { TidesyncClient } from "../../client/sync-client.ts";
+import type { AdapterDevice, DeviceFactory, DeviceRecord, DeviceSetup } from "../adapters/scenario.ts";
+import { watermelonDevice } from "../adapters/watermelon-device.ts";
+import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { personalKeys, pushOk, settled, share, upsert } from "../support/shared-lists.ts";
+
+interface Phone {
+  device: AdapterDevice;
+  events: SyncEvent[];
+  offline(): void;
+  /** Back online: syncs until the push's answers and the pull are in. */
+  reconnect(): Promise<void>;
+}
+
+async function phone(factory: DeviceFactory, user: TestUser, setup: Partial<DeviceSetup> = {}): Promise<Phone> {
+  const net = { offline: false };
+  const fetch: FetchFunction = async (input, init) => {
+    if (net.offline) throw new TypeError("fetch failed");
+    return await globalThis.fetch(input, init);
+  };
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token, fetch });
+  const installationId = randomUUID();
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  const events: SyncEvent[] = [];
+  const device = await factory({ name: `order-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event), ...setup });
+  await device.sync();
+  return {
+    device,
+    events,
+    offline: () => void (net.offline = true),
+    async reconnect() {
+      net.offline = false;
+      await device.sync();
+      await settled();
+      await device.sync();
+    },
+  };
+}
+
+/** The core client (client/sync-client.ts), whose outbox keeps the app's order: the reference. */
+const coreClientDevice: DeviceFactory = async ({ api, installationId, onEvent, tables = ["lists", "tasks"], maxOpsPerBatch }) => {
+  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId, maxOpsPerBatch });
+  client.on(onEvent);
+  return {
+    sync: async () => void (await client.sync()),
+    write: (collection, id, data) => client.upsert(collection, id, data),
+    remove: (collection, id) => client.delete(collection, id),
+    async records() {
+      const result = new Map<string, DeviceRecord>();
+      for (const collection of tables) {
+        for (const r of await client.list(collection)) result.set(`${collection}/${r.id}`, { version: r.version!, data: r.data! });
+      }
+      return result;
+    },
+    restart: async () => {},
+    close: async () => {},
+  };
+};
+
+/** What the app was told went wrong. */
+const refusals = (events: SyncEvent[]) => events.filter((e) => e.type === "conflict" || e.type === "op_rejected" || e.type === "write_discarded");
+
+for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonDB", watermelonDevice]] as const) {
+  describe(`${label}: writes made offline keep the user's data whatever their tables' order`, () => {
+    it("a task moved out of a list, then the list deleted: the task stays, in its new list", async () => {
+      const alice = await createTestUser();
+      const [l1, l2, task] = [randomUUID(), randomUUID(), randomUUID()];
+      await pushOk(alice, { ops: [upsert("lists", l1, { title: "L1" }), upsert("lists", l2, { title: "L2" }), upsert("tasks", task, { list_id: l1, title: "keep me" })] });
+      await settled();
+      const p = await phone(factory, alice);
+      p.offline();
+      await p.device.write("tasks", task, { list_id: l2 });
+      await p.device.remove("lists", l1);
+      await p.reconnect();
+      expect(refusals(p.events)).toEqual([]);
+      expect(await adminSql`select list_id from public.tasks where id = ${task}`).toEqual([{ list_id: l2 }]);
+      expect(await adminSql`select id from public.lists where id = ${l1}`).toEqual([]);
+      const local = await p.device.records();
+      expect(local.get(`tasks/${task}`)?.data.list_id).toBe(l2);
+      expect(local.has(`lists/${l1}`)).toBe(false);
+      await p.device.close();
+    }, 60_000);
+
+    it("an editor's task edits, then their leaving the shared list (list_members listed before tasks): the edits are applied", async () => {
+      const alice = await createTestUser();
+      const bob = await createTestUser();
+      const [list, t1, t2] = [randomUUID(), randomUUID(), randomUUID()];
+      await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), upsert("tasks", t1, { list_id: list, title: "one" }), upsert("tasks", t2, { list_id: list, title: "two" })] });
+      await share(alice, list, bob, "editor");
+      await settled();
+      // One op per batch: what a push of more edits than one batch holds does.
+      const p = await phone(factory, bob, { tables: ["lists", "list_members", "tasks"], maxOpsPerBatch: 1 });
+      const [membership] = await adminSql<{ id: string }[]>`select id from public.list_members where list_id = ${list} and user_id = ${bob.userId}`;
+      expect((await p.device.records()).has(`list_members/${membership.id}`)).toBe(true);
+      p.offline();
+      await p.device.write("tasks", t1, { done: true });
+      await p.device.write("tasks", t2, { title: "two, edited" });
+      await p.device.remove("list_members", membership.id);
+      await p.reconnect();
+      expect(refusals(p.events)).toEqual([]);
+      expect(await adminSql`select id, done, title from public.tasks where list_id = ${list} order by title`).toEqual([
+        { id: t1, done: true, title: "one" },
+        { id: t2, done: false, title: "two, edited" },
+      ]);
+      expect(await adminSql`select 1 from public.list_members where id = ${membership.id}`).toEqual([]);
+      expect([...(await p.device.records()).keys()].sort()).toEqual(await personalKeys(bob));
+      await p.device.close();
+    }, 60_000);
+  });
+}
