@@ -1,12 +1,12 @@
 // The scenario's driver for the RxDB adapter: a real RxDB database (the
 // memory storage, as in Node) with the sample app's collections, the app's
 // writes made through RxDB's own API, replicated live by replicateRxCollection
-// with the adapter's pull and push handlers (tasks push after lists).
+// with the adapter's pull and push handlers, in one RxdbPushOrder.
 import { addRxPlugin, createRxDatabase, type RxCollection, type RxJsonSchema } from "rxdb";
 import { RxDBLocalDocumentsPlugin } from "rxdb/plugins/local-documents";
 import { getRxStorageMemory } from "rxdb/plugins/storage-memory";
 import type { Subscription } from "rxjs";
-import { replicateTidesync, type RxdbTidesync } from "../../client/adapters/rxdb/index.ts";
+import { replicateTidesync, RxdbPushOrder, type RxdbTidesync } from "../../client/adapters/rxdb/index.ts";
 import type { RecordData } from "../../client/storage.ts";
 import type { DeviceFactory, DeviceRecord } from "./scenario.ts";
 
@@ -49,7 +49,8 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
   const collection = (n: string) => database.collections[n] as RxCollection<Record<string, unknown>>;
   const replications = new Map<string, RxdbTidesync>();
   const start = () => {
-    for (const [i, collectionName] of tables.entries()) {
+    const order = new RxdbPushOrder(tables);
+    for (const collectionName of tables) {
       replications.set(collectionName, replicateTidesync({
         collection: collection(collectionName),
         name: collectionName,
@@ -61,8 +62,8 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
         batchSize: pullLimit ?? 20,
         maxOpsPerBatch,
         backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
-        // A task created offline in a new list goes up after its list.
-        pushAfter: i > 0 ? () => replications.get(tables[i - 1])!.awaitInSync() : undefined,
+        // Upserts parents first, then deletes children first, across the replications.
+        order,
       }));
     }
   };

@@ -15,6 +15,7 @@ import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
+import { rxdbDevice } from "../adapters/rxdb-device.ts";
 import type { AdapterDevice, DeviceFactory, DeviceRecord, DeviceSetup } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
@@ -76,26 +77,33 @@ const coreClientDevice: DeviceFactory = async ({ api, installationId, onEvent, t
 /** What the app was told went wrong. */
 const refusals = (events: SyncEvent[]) => events.filter((e) => e.type === "conflict" || e.type === "op_rejected" || e.type === "write_discarded");
 
-for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonDB", watermelonDevice]] as const) {
+for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonDB", watermelonDevice], ["RxDB", rxdbDevice]] as const) {
   describe(`${label}: writes made offline keep the user's data whatever their tables' order`, () => {
-    it("a task moved out of a list, then the list deleted: the task stays, in its new list", async () => {
-      const alice = await createTestUser();
-      const [l1, l2, task] = [randomUUID(), randomUUID(), randomUUID()];
-      await pushOk(alice, { ops: [upsert("lists", l1, { title: "L1" }), upsert("lists", l2, { title: "L2" }), upsert("tasks", task, { list_id: l1, title: "keep me" })] });
-      await settled();
-      const p = await phone(factory, alice);
-      p.offline();
-      await p.device.write("tasks", task, { list_id: l2 });
-      await p.device.remove("lists", l1);
-      await p.reconnect();
-      expect(refusals(p.events)).toEqual([]);
-      expect(await adminSql`select list_id from public.tasks where id = ${task}`).toEqual([{ list_id: l2 }]);
-      expect(await adminSql`select id from public.lists where id = ${l1}`).toEqual([]);
-      const local = await p.device.records();
-      expect(local.get(`tasks/${task}`)?.data.list_id).toBe(l2);
-      expect(local.has(`lists/${l1}`)).toBe(false);
-      await p.device.close();
-    }, 60_000);
+    for (const restart of [false, true]) {
+      it(`a task moved out of a list, then the list deleted${restart ? ", the app restarted offline" : ""}: the task stays, in its new list`, async () => {
+        const alice = await createTestUser();
+        const [l1, l2, task] = [randomUUID(), randomUUID(), randomUUID()];
+        await pushOk(alice, { ops: [upsert("lists", l1, { title: "L1" }), upsert("lists", l2, { title: "L2" }), upsert("tasks", task, { list_id: l1, title: "keep me" })] });
+        await settled();
+        const p = await phone(factory, alice);
+        // A push before: the adapter has what it needs (GET /v1/meta) to hold the delete back while offline.
+        await p.device.write("lists", l2, { title: "L2, renamed" });
+        await p.device.sync();
+        p.offline();
+        await p.device.write("tasks", task, { list_id: l2 });
+        await p.device.remove("lists", l1);
+        // RxDB has handed the rows over (and the adapter held the delete back) before the restart.
+        if (restart) await new Promise((resolve) => setTimeout(resolve, 200)).then(() => p.device.restart());
+        await p.reconnect();
+        expect(refusals(p.events)).toEqual([]);
+        expect(await adminSql`select list_id from public.tasks where id = ${task}`).toEqual([{ list_id: l2 }]);
+        expect(await adminSql`select id from public.lists where id = ${l1}`).toEqual([]);
+        const local = await p.device.records();
+        expect(local.get(`tasks/${task}`)?.data.list_id).toBe(l2);
+        expect(local.has(`lists/${l1}`)).toBe(false);
+        await p.device.close();
+      }, 60_000);
+    }
 
     it("an editor's task edits, then their leaving the shared list (list_members listed before tasks): the edits are applied", async () => {
       const alice = await createTestUser();

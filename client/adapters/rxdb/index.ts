@@ -16,13 +16,16 @@
 //   the next pull, like any remote change (asked for on the pull stream once
 //   RxDB has recorded the push, else it would skip them as locally changed).
 // - Retry-After is honoured by every later request, also RxDB's own retries.
+// - RxDB pushes each collection on its own: the replications of one database
+//   share an RxdbPushOrder, which holds a collection's push until its parents
+//   are in sync and its deletes until every collection is (push-order.ts).
 // The collection needs `localDocuments: true` and a number field for the
 // server version (default `server_version`).
 import type { ReplicationPullOptions, ReplicationPushOptions, RxCollection, RxReplicationPullStreamItem, RxReplicationWriteToMasterRow, WithDeleted } from "rxdb";
 import { replicateRxCollection, type RxReplicationState } from "rxdb/plugins/replication";
 import { firstValueFrom, Subject } from "rxjs";
 import { filter } from "rxjs/operators";
-import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
+import type { SyncOp, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import { jsonEqual } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
@@ -30,9 +33,12 @@ import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
-import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type Correction, type PushContext, type PushResult, pushOps, unansweredOps } from "../core/push-ops.ts";
 import { type RetryOptions, retryOptions } from "../../retry.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
+import { type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
+
+export { RxdbPushOrder } from "./push-order.ts";
 
 /** What RxDB stores after each non-empty page. */
 export interface TidesyncCheckpoint {
@@ -50,6 +56,8 @@ interface EmptyPageCursor {
 const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
 /** Push answers that overrule local documents, until a pull has handed them to RxDB. */
 const CORRECTIONS_KEY = "tidesync.corrections";
+/** Deletes RxDB handed over (and later writes of their records), held back until every collection's upserts are on the server (push-order.ts). */
+const HELD_DELETES_KEY = "tidesync.held_deletes";
 /** RxDB's own fields of a document, never sent. */
 const RXDB_FIELDS = new Set(["_deleted", "_meta", "_rev", "_attachments"]);
 
@@ -69,17 +77,18 @@ export interface RxdbTidesyncOptions extends AdapterOptions {
   /** The number field documents keep their server version in. Default `server_version`. */
   versionField?: string;
   /**
-   * Awaited before each push, e.g. `() => lists.awaitInSync()` for tasks: a
-   * task created offline in a new list reaches the server after its list.
+   * One per database, shared by its replications: the collections, parents
+   * first (`new RxdbPushOrder(["lists", "list_members", "tasks"])`). Upserts
+   * go parents first, then deletes children first. Default: this collection alone.
    */
-  pushAfter?: () => Promise<unknown>;
+  order?: RxdbPushOrder;
   batchSize?: number;
 }
 
 export interface RxdbTidesync {
   /** RxDB's replication, running with the tidesync pull and push handlers. */
   state: RxReplicationState<Record<string, unknown>, TidesyncCheckpoint>;
-  /** Resolves once RxDB is in sync and every push answer is in the collection (use instead of state.awaitInSync()). */
+  /** Resolves once RxDB is in sync, the held-back deletes are sent and every push answer is in the collection (use instead of state.awaitInSync()). */
   awaitInSync(): Promise<void>;
 }
 
@@ -100,6 +109,14 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   const store = localStore(collection);
   const retry: RetryOptions = retryOptions(options);
   const newId = opIds(options);
+  const order = options.order ?? new RxdbPushOrder([name]);
+  /** One push at a time on the collection's outbox (RxDB may call the handler for several batches at once). */
+  let pushing: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = pushing.then(work, work);
+    pushing = run.catch(() => {});
+    return run;
+  };
   const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
   let meta: ServerMeta | null = null;
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */
@@ -167,30 +184,46 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     },
   };
 
+  const pushContext = (meta: ServerMeta): PushContext => ({
+    api,
+    installationId: options.installationId,
+    store,
+    retry,
+    newId,
+    emit: (event) => options.onEvent?.(event),
+    bounds: meta.bounds,
+    onConflict: options.onConflict,
+  });
+  /** The answers that overrule local documents reach the collection by a pull. */
+  const keepCorrections = async (result: PushResult) => {
+    if (result.corrections.length === 0) return;
+    await store.set(CORRECTIONS_KEY, [...((await store.get<Correction[]>(CORRECTIONS_KEY)) ?? []), ...result.corrections]);
+    delivery = deliverCorrections();
+  };
+
   const push: ReplicationPushOptions<Record<string, unknown>> = {
     batchSize,
     async handler(rows: RxReplicationWriteToMasterRow<Record<string, unknown>>[]) {
-      await options.pushAfter?.();
+      await order.beforeUpserts(name);
       meta ??= await loadServerMeta(api, retry, options);
       const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, meta!.writable)).filter((change) => {
         const refused = unsendableId(change, newId());
         if (refused) callListener(options.onEvent, refused);
         return refused === null;
       });
-      const result = await pushOps({
-        api,
-        installationId: options.installationId,
-        store,
-        retry,
-        newId,
-        emit: (event) => options.onEvent?.(event),
-        bounds: meta.bounds,
-        onConflict: options.onConflict,
-      }, planOps(await unansweredOps(store), changes, newId));
-      if (result.corrections.length > 0) {
-        await store.set(CORRECTIONS_KEY, [...((await store.get<Correction[]>(CORRECTIONS_KEY)) ?? []), ...result.corrections]);
-        delivery = deliverCorrections();
-      }
+      await exclusive(async () => {
+        const held = (await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? [];
+        const ops = planOps([...(await unansweredOps(store)), ...held], changes, newId);
+        // A delete waits, and so does a later write of its record (re-created since): behind it.
+        const waiting = new Set(held.map((op) => op.record_id));
+        const later = ops.filter((op) => op.type === "delete" || waiting.has(op.record_id));
+        if (later.length > 0) {
+          // Stored before RxDB is told they are pushed; sent once every collection's upserts are.
+          await store.set(HELD_DELETES_KEY, [...held, ...later]);
+          order.sendDeletes();
+        }
+        await keepCorrections(await pushOps(pushContext(meta!), ops.filter((op) => !later.includes(op))));
+      });
       // Never a conflict for RxDB: every answer was handled above.
       return [];
     },
@@ -206,6 +239,43 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   });
   /** The pull that hands the push's corrections to RxDB, while one is due. */
   let delivery: Promise<void> | null = null;
+  const canceled = firstValueFrom(state.canceled$.pipe(filter((value) => value === true)));
+
+  /** RxDB in sync and the push's corrections delivered (held-back deletes aside), or the replication cancelled. */
+  async function idle(): Promise<void> {
+    for (;;) {
+      await Promise.race([state.awaitInSync(), canceled]);
+      if (state.isStopped()) return;
+      const due = delivery;
+      if (due === null) return;
+      await due;
+      if (delivery === due) delivery = null;
+    }
+  }
+
+  const member: OrderedReplication = {
+    idle,
+    stopped: () => state.isStopped(),
+    reportError: (error) => state.subjects.error.next(error as never),
+    retryMs: options.retryTime ?? 5000,
+    sendDeletes: () =>
+      exclusive(async () => {
+        const held = (await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? [];
+        if (held.length === 0) return;
+        meta ??= await loadServerMeta(api, retry, options);
+        // A send cut short left some in the outbox: they go again from there, with their op_ids.
+        const sent = new Set((await unansweredOps(store)).map((op) => op.op_id));
+        const result = await pushOps(pushContext(meta), held.filter((op) => !sent.has(op.op_id)));
+        await store.set(HELD_DELETES_KEY, []);
+        await keepCorrections(result);
+      }),
+  };
+  order.join(name, member);
+  void canceled.then(() => order.leave(name, member));
+  // Deletes held back before a restart.
+  void store.get<SyncOp[]>(HELD_DELETES_KEY).then((held) => {
+    if (held?.length) order.sendDeletes();
+  });
 
   /** Once RxDB has recorded the push (it is idle), a pull brings the corrections. */
   async function deliverCorrections(): Promise<void> {
@@ -220,11 +290,9 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     state,
     async awaitInSync() {
       for (;;) {
-        await state.awaitInSync();
-        const due = delivery;
-        if (due === null) return;
-        await due;
-        if (delivery === due) delivery = null;
+        await idle();
+        await order.awaitDeletes();
+        if (delivery === null) return;
       }
     },
   };
