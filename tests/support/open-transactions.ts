@@ -21,38 +21,57 @@ export async function untilOpenTransactionsEnd(sql: postgres.Sql, timeoutMs = 50
 export interface OpenTransactions {
   /** The transactions' ids, oldest first. */
   txids: string[];
-  /** Rolls every one of them back and closes their connections. */
-  end(): Promise<void>;
+  /** Ends every one of them (rolled back, or committed with `{ commit: true }`) and closes their connections. */
+  end(options?: { commit?: boolean }): Promise<void>;
 }
 
 /**
  * Opens `count` transactions on `url` that each hold a transaction id (as a writer in progress
- * does: `begin; select pg_current_xact_id()`) and keeps them open until `end()`: every
- * snapshot taken meanwhile lists them as in progress.
+ * does: `begin; select pg_current_xact_id()`), after running `write` (the i-th's writes) when
+ * given, and keeps them open until `end()`: every snapshot taken meanwhile lists them as in progress.
  */
-export async function holdOpenTransactions(url: string, count: number): Promise<OpenTransactions> {
+export async function holdOpenTransactions(
+  url: string,
+  count: number,
+  write?: (tx: postgres.TransactionSql, i: number) => Promise<unknown>,
+): Promise<OpenTransactions> {
   const sql = postgres(url, { max: count, onnotice: () => {} });
   const release: (() => void)[] = [];
   const txids: Promise<string>[] = [];
   const held: Promise<unknown>[] = [];
+  let commit = false;
   for (let i = 0; i < count; i++) {
     let started!: (txid: string) => void;
-    txids.push(new Promise<string>((resolve) => (started = resolve)));
+    let failed!: (error: unknown) => void;
+    txids.push(new Promise<string>((resolve, reject) => ((started = resolve), (failed = reject))));
     const released = new Promise<void>((resolve) => release.push(resolve));
     held.push(sql.begin(async (tx) => {
+      if (write) await write(tx, i);
       const [row] = await tx<{ txid: string }[]>`select pg_current_xact_id()::text as txid`;
       started(row.txid);
       await released;
-      throw new Error("roll back");
-    }).catch(() => {}));
+      if (!commit) throw new Error("roll back");
+    }).catch((error) => {
+      failed(error);
+      if (commit) throw error;
+    }));
   }
-  const ids = await Promise.all(txids);
+  const ids = await Promise.all(txids).catch(async (error) => {
+    release.forEach((r) => r());
+    await Promise.allSettled(held);
+    await sql.end({ timeout: 5 });
+    throw error;
+  });
   return {
     txids: ids.sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)),
-    async end() {
+    async end(options = {}) {
+      commit = options.commit ?? false;
       release.forEach((r) => r());
-      await Promise.all(held);
-      await sql.end({ timeout: 5 });
+      try {
+        await Promise.all(held);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
     },
   };
 }

@@ -27,9 +27,12 @@ const uuid = fc.uuid().map((u) => u.toLowerCase());
 const collection = fc.constantFrom("", "lists", "tasks");
 const synced = fc.option(fc.array(fc.stringMatching(/^[A-Za-z0-9_-]{8}$/), { maxLength: 4 }).map((tags) => tags.join("")), { nil: undefined });
 const common = { v: fc.constant(2 as const), scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"), iat: fc.integer({ min: 0, max: 4_000_000_000 }), synced };
-/** pg_snapshot text as Postgres prints it, "xmin:xmax:xip,…", maybe with older in-progress ids counted ("+count@hi", cursor-snapshot.ts) */
-const snapshot = fc.tuple(xid8, xid8, fc.array(xid8, { maxLength: 3 }), fc.option(fc.tuple(fc.integer({ min: 1, max: 9_999_999_999 }), xid8), { nil: null }))
-  .map(([xmin, xmax, xip, counted]) => `${xmin}:${xmax}:${xip.join(",")}${counted ? `+${counted[0]}@${counted[1]}` : ""}`)
+/**
+ * pg_snapshot text as Postgres prints it, "xmin:xmax:xip,…", maybe with in-progress ids counted
+ * ("+count@lo-hi", or as cursors issued before, "+count@hi": cursor-snapshot.ts)
+ */
+const snapshot = fc.tuple(xid8, xid8, fc.array(xid8, { maxLength: 3 }), fc.option(fc.tuple(fc.integer({ min: 1, max: 9_999_999_999 }), fc.option(xid8, { nil: null }), xid8), { nil: null }))
+  .map(([xmin, xmax, xip, counted]) => `${xmin}:${xmax}:${xip.join(",")}${counted ? `+${counted[0]}@${counted[1] === null ? "" : `${counted[1]}-`}${counted[2]}` : ""}`)
   .filter((text) => text.length <= MAX_SNAPSHOT_TEXT);
 const payloadArb: fc.Arbitrary<CursorPayload> = fc.oneof(
   fc.record({ ...common, mode: fc.constant("full" as const), upper: xid8, after: fc.tuple(uuid, collection, uuid) }, { requiredKeys: ["v", "scope", "iat", "mode", "upper", "after"] }),

@@ -1,74 +1,95 @@
 // A page's snapshot as a full-sync cursor carries it (`since`, `catch_up.next`):
-// the pg_snapshot text "xmin:xmax:xip,…" when it fits, else its newest
-// in-progress ids and the COUNT of the older ones, "xmin:xmax:kept+count@hi"
-// (the `count` ids in progress at or below `hi` are not listed).
+// the pg_snapshot text "xmin:xmax:xip,…" when it fits, else "xmin:xmax:named+count@lo-hi":
+// it names its oldest and newest in-progress ids and COUNTS those between, the `count`
+// ids in progress in [lo, hi] (none named there). Cursors issued before name only the newest,
+// "xmin:xmax:named+count@hi": the counted ones are the oldest, lo is xmin.
 //
 // Why a count is enough (docs/sync.md, "A snapshot too long for the cursor"):
 // a transaction in progress now with an id below the snapshot's xmax was in
-// progress when the snapshot was taken, so the ids the snapshot had in
-// progress in [xmin, hi] include those a later page's snapshot has there; if
-// there are as many, they are the same ones, and the later page rebuilds the
-// snapshot exactly (sinceSnapshotSql). If fewer (one of them ended since), it
-// falls back to "xmin:xmin:", which sees less (a page then lists more again,
-// never less). Transactions held open thus never make the catch-up repeat:
-// only one that ENDS between pages costs a round; shortening the list itself
-// (as "xmin:xmin:" always did) made a full sync page for ever while ~10-25
-// writers were in progress. The kept ids are the newest: long-open
-// transactions (the ones that stay) are the oldest, and short writers, which
-// end between pages, stay listed exactly.
+// progress when the snapshot was taken, so the ids a later page's snapshot has
+// in progress in [lo, hi] are among the counted ones; if there are as many,
+// they are the same ones, and the later page rebuilds the snapshot exactly
+// (sinceSnapshotSql). If fewer (one of them ended since), it cuts the snapshot
+// at the first counted id, "xmin:lo:<named ids below lo>": that sees only what
+// the snapshot saw (a page then lists more again, never less), and lists again
+// what was written since `lo` began.
+//
+// Which to name: transactions held open (a dump, a report, a session idle in
+// transaction) are the oldest, short writers the newest. A cut at `lo` costs a
+// round that lists again every row written since `lo` began: when `lo` is a
+// short writer, the last moments' rows; when it is a transaction held open,
+// every row since then, round after round while writers keep ending (that made
+// a full sync page for ever when only the newest were named). So the oldest
+// come first, up to OLDEST_NAMED of them: more rarely stay open at once. The
+// rest of the room goes to the newest, whose end then costs no round at all
+// (what matters when more than OLDEST_NAMED are held open and a few short
+// writers run). With production's 10-digit ids the cursor names 6: 4 + 2.
 
 /** Longest snapshot text a cursor carries (two per cursor: cursor.ts's MAX_CURSOR_LENGTH counts them). */
 export const MAX_SNAPSHOT_TEXT = 120;
 
-/** The cursor form: pg_snapshot text, optionally "+count@hi" (the older in-progress ids, counted). */
-export const CURSOR_SNAPSHOT_PATTERN = /^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?(\+[0-9]{1,10}@[0-9]{1,20})?$/;
+/** How many of a long snapshot's oldest in-progress ids its cursor form names (when they fit), before the newest. */
+export const OLDEST_NAMED = 4;
 
-/** What a page statement takes for its `since`: a pg_snapshot text, and the older in-progress ids counted. */
+/** The cursor form: pg_snapshot text, optionally "+count@lo-hi" (or "+count@hi", lo being xmin: the in-progress ids there, counted). */
+export const CURSOR_SNAPSHOT_PATTERN = /^[0-9]{1,20}:[0-9]{1,20}:([0-9]{1,20}(,[0-9]{1,20})*)?(\+[0-9]{1,10}@([0-9]{1,20}-)?[0-9]{1,20})?$/;
+
+/** What a page statement takes for its `since`: a pg_snapshot text, and the in-progress ids it counted. */
 export interface SinceSnapshot {
-  /** "xmin:xmax:kept": the snapshot without the counted ids. */
+  /** "xmin:xmax:named": the snapshot without the counted ids. */
   snapshot: string;
-  /** How many in-progress ids at or below `hi` it does not list (null: it lists them all). */
-  counted: { count: number; hi: string } | null;
+  /** How many in-progress ids in [lo, hi] it does not name (null: it names them all). */
+  counted: { count: number; lo: string; hi: string } | null;
 }
+
+const ascending = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
 
 /** The cursor form of pg_snapshot text (as Postgres prints it: xip ascending), at most MAX_SNAPSHOT_TEXT long. */
 export function cursorSnapshot(text: string): string {
   if (text.length <= MAX_SNAPSHOT_TEXT) return text;
   const [xmin, xmax, list] = text.split(":");
-  const xip = list.split(",").sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
-  const form = (kept: number) => {
-    const counted = xip.length - kept;
-    return `${xmin}:${xmax}:${xip.slice(counted).join(",")}+${counted}@${xip[counted - 1]}`;
+  const xip = list.split(",").sort(ascending);
+  // names the `oldest` oldest and the `newest` newest, counts at least one between
+  const form = (oldest: number, newest: number) => {
+    const counted = xip.slice(oldest, xip.length - newest);
+    const named = [...xip.slice(0, oldest), ...xip.slice(xip.length - newest)];
+    return `${xmin}:${xmax}:${named.join(",")}+${counted.length}@${counted[0]}-${counted.at(-1)}`;
   };
-  // as many of the newest ids as fit (if none does: all counted, at most 68 characters)
-  let kept = 0;
-  while (kept + 1 < xip.length && form(kept + 1).length <= MAX_SNAPSHOT_TEXT) kept++;
-  return form(kept);
+  const fits = (oldest: number, newest: number) => oldest + newest < xip.length && form(oldest, newest).length <= MAX_SNAPSHOT_TEXT;
+  // (if none fits: all counted, at most 95 characters)
+  let oldest = 0;
+  while (oldest < OLDEST_NAMED && fits(oldest + 1, 0)) oldest++;
+  let newest = 0;
+  while (fits(oldest, newest + 1)) newest++;
+  return form(oldest, newest);
 }
 
 /** Splits a cursor's snapshot into what the page statement takes. */
 export function sinceSnapshot(text: string): SinceSnapshot {
   const [snapshot, counted] = text.split("+");
   if (counted === undefined) return { snapshot, counted: null };
-  const [count, hi] = counted.split("@");
-  return { snapshot, counted: { count: Number(count), hi } };
+  const [count, range] = counted.split("@");
+  // the older form counts the oldest: from xmin
+  const [lo, hi] = range.includes("-") ? range.split("-") : [snapshot.split(":")[0], range];
+  return { snapshot, counted: { count: Number(count), lo, hi } };
 }
 
 /**
  * SQL: the pg_snapshot a page catches up since, from the SinceSnapshot in the parameters
- * `snapshot` (text), `count` (integer or null), `hi` (text or null), and `now`, the statement's
- * own snapshot: the counted ids rebuilt from those `now` has in progress in [xmin, hi] when
- * there are as many, else "xmin:xmin:".
+ * `snapshot` (text), `count` (integer or null), `lo` and `hi` (text or null), and `now`, the
+ * statement's own snapshot: the counted ids rebuilt from those `now` has in progress in [lo, hi]
+ * when there are as many, else the snapshot cut at `lo`, "xmin:lo:<named ids below lo>".
+ * Without a count, the snapshot as it is (the first branch: a page's usual case costs nothing more).
  */
-export function sinceSnapshotSql(p: { snapshot: string; count: string; hi: string; now: string }): string {
+export function sinceSnapshotSql(p: { snapshot: string; count: string; lo: string; hi: string; now: string }): string {
   const since = `${p.snapshot}::text::pg_snapshot`;
-  const xmin = `pg_snapshot_xmin(${since})`;
-  const counted = `select x from pg_snapshot_xip(${p.now}) x where x between ${xmin} and ${p.hi}::text::xid8`;
+  const xmin = `pg_snapshot_xmin(${since})::text`;
+  const counted = `select x from pg_snapshot_xip(${p.now}) x where x between ${p.lo}::text::xid8 and ${p.hi}::text::xid8`;
+  const ids = (from: string) => `coalesce((select string_agg(ids.x::text, ',' order by ids.x) from (${from}) ids), '')`;
   return `case
     when ${p.count}::integer is null then ${since}
     when (select count(*) from (${counted}) c) = ${p.count}::integer then
-      (select (${xmin}::text || ':' || pg_snapshot_xmax(${since})::text || ':' || coalesce(string_agg(ids.x::text, ',' order by ids.x), ''))::pg_snapshot
-         from (select x from pg_snapshot_xip(${since}) x union all ${counted}) ids)
-    else (${xmin}::text || ':' || ${xmin}::text || ':')::pg_snapshot
+      (${xmin} || ':' || pg_snapshot_xmax(${since})::text || ':' || ${ids(`select x from pg_snapshot_xip(${since}) x union all ${counted}`)})::pg_snapshot
+    else (${xmin} || ':' || ${p.lo}::text || ':' || ${ids(`select x from pg_snapshot_xip(${since}) x where x < ${p.lo}::text::xid8`)})::pg_snapshot
   end`;
 }

@@ -148,7 +148,7 @@ const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: st
 
 // $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null,
 // $7 since: the previous page's snapshot (null: the first page) without its counted in-progress ids, $11 how
-// many it counted (null: none) at or below $12 (cursor-snapshot.ts), $8..$10 the key the catch-up of passed
+// many it counted (null: none) in [$13, $12] (cursor-snapshot.ts), $8..$10 the key the catch-up of passed
 // keys goes on after (ZERO_UUID, '', ZERO_UUID: all of them)
 const fullSql = (collections: readonly CollectionDefinition[]) => `
   with bounds as materialized (
@@ -158,7 +158,7 @@ const fullSql = (collections: readonly CollectionDefinition[]) => `
            pg_snapshot_xmin(s.since) as since_xmin,
            (select h.purged_txid from app_private.sync_horizon h) as horizon,
            ${iso("now()")} as now
-      from (select coalesce(${sinceSnapshotSql({ snapshot: "$7", count: "$11", hi: "$12", now: "pg_current_snapshot()" })},
+      from (select coalesce(${sinceSnapshotSql({ snapshot: "$7", count: "$11", lo: "$13", hi: "$12", now: "pg_current_snapshot()" })},
                             pg_current_snapshot()) as since) s
   ), visible as materialized (
     select distinct v.scope_id from unnest(app_private.visible_scope_ids()) as v(scope_id)
@@ -392,7 +392,7 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
   const page = request.mode === "full"
     ? tx.unsafe(full, [
       request.upper, ...request.after, limit, filter, since?.snapshot ?? null, ...(request.catchUp?.after ?? FIRST_KEY),
-      since?.counted?.count ?? null, since?.counted?.hi ?? null,
+      since?.counted?.count ?? null, since?.counted?.hi ?? null, since?.counted?.lo ?? null,
     ], PREPARED).raw()
     : tx.unsafe(incremental, [...request.after, limit, filter], PREPARED).raw();
   const [, result] = await Promise.all([settings, page]);
