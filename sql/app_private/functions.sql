@@ -98,6 +98,24 @@ comment on function app_private.cancel_account_deletion() is 'DELETE /v1/users/m
 revoke execute on function app_private.cancel_account_deletion() from public;
 grant execute on function app_private.cancel_account_deletion() to authenticated;
 
+-- function app_private.cannot_sign_in(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.cannot_sign_in(p_user_id uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  -- A user with no row (mid-cascade of a bulk delete) is not judged here:
+  -- their memberships go with them.
+  return exists (select 1 from auth.users u
+                  where u.id = p_user_id
+                    and (u.deleted_at is not null or u.banned_until > now()));
+end;
+$function$;
+comment on function app_private.cannot_sign_in(p_user_id uuid) is 'The one rule for "this user cannot sign in": Supabase Auth soft-deleted them (deleted_at) or bans them now (banned_until in the future). Such an owner neither keeps a list (keep_a_list_owner) nor stops its hand-over (pass_lists_to_successors), and their invite codes do not work (invite_is_honoured). False for a user with no auth.users row. plpgsql, so its plan is cached per connection. Not callable by any API role.';
+revoke execute on function app_private.cannot_sign_in(p_user_id uuid) from public;
+
 -- function app_private.check_list_member_update()
 CREATE OR REPLACE FUNCTION app_private.check_list_member_update()
  RETURNS trigger
@@ -653,6 +671,22 @@ $function$;
 comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
 revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
 
+-- function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid)
+CREATE OR REPLACE FUNCTION app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+begin
+  return exists (select 1 from public.list_members m
+                  where m.list_id = p_list_id and m.user_id = p_created_by and m.role = 'owner')
+     and not app_private.cannot_sign_in(p_created_by);
+end;
+$function$;
+comment on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid) is 'The one rule for "an invite code of this creator works": p_created_by is an owner of p_list_id who can sign in (app_private.cannot_sign_in). redeem_list_invite honours only such codes and the cap of pending invites counts only those (pending_list_invites). Not callable by any API role.';
+revoke execute on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid) from public;
+
 -- function app_private.is_another_users_id(p_id uuid)
 CREATE OR REPLACE FUNCTION app_private.is_another_users_id(p_id uuid)
  RETURNS boolean
@@ -705,10 +739,10 @@ begin
     from (select distinct o.list_id from old_rows o
            where o.role = 'owner' and exists (select 1 from auth.users u where u.id = o.user_id)) o
    where exists (select 1 from public.lists l where l.id = o.list_id)
-     -- An owner Supabase Auth soft-deleted never signs in again: not an owner who keeps the list
-     -- (the rule of pass_lists_to_successors, 20261127002410).
+     -- An owner who cannot sign in (soft-deleted or banned) is not an owner who keeps the list
+     -- (app_private.cannot_sign_in, the rule of the hand-over too).
      and not exists (select 1 from public.list_members m join auth.users u on u.id = m.user_id
-                      where m.list_id = o.list_id and m.role = 'owner' and u.deleted_at is null)
+                      where m.list_id = o.list_id and m.role = 'owner' and not app_private.cannot_sign_in(m.user_id))
    limit 1;
   if v_list is not null then
     raise exception 'a list must keep an owner: make another member owner first, or delete the list'
@@ -717,7 +751,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner who can sign in (one Supabase Auth soft-deleted does not count), except when the owner''s account is deleted: then a list left without members is deleted too, and one with members passes to a successor (app_private.pass_lists_to_successors). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
+comment on function app_private.keep_a_list_owner() is 'Trigger (after update/delete on list_members, per statement): refuses to leave a list that still exists without an owner who can sign in (app_private.cannot_sign_in: one soft-deleted or banned does not count), except when the owner''s account is deleted: then a list left without members is deleted too, and one with members passes to a successor (app_private.pass_lists_to_successors). Owner changes of one list run in turn (the list''s row lock), so two owners stepping down at once cannot both succeed. SECURITY DEFINER: it must see every member, not only the caller''s view.';
 revoke execute on function app_private.keep_a_list_owner() from public;
 
 -- function app_private.list_has_members(p_list_id uuid)
@@ -1275,9 +1309,9 @@ begin
   -- Each of p_lists left with no owner who can sign in but p_leaving (null:
   -- nobody is leaving) and with another member who is not an owner passes to
   -- one of them: the longest-standing editor, else the longest-standing
-  -- viewer; members with no deletion pending first, members Supabase Auth
-  -- soft-deleted (who can never sign in to manage it) last, and those only
-  -- when the list has no owner at all.
+  -- viewer; members with no deletion pending first, members who cannot sign
+  -- in (app_private.cannot_sign_in: soft-deleted or banned) last, and those
+  -- only when the list has no owner at all.
   with owner_less as (
     select l.id as list_id,
            exists (select 1 from public.list_members o
@@ -1286,15 +1320,15 @@ begin
      where l.id = any (p_lists)
        and not exists (select 1 from public.list_members o
                         where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving
-                          and not exists (select 1 from auth.users u where u.id = o.user_id and u.deleted_at is not null))
+                          and not app_private.cannot_sign_in(o.user_id))
   ), successor as (
     select distinct on (m.list_id) m.list_id, m.user_id, s.has_owner,
-           exists (select 1 from auth.users u where u.id = m.user_id and u.deleted_at is not null) as soft_deleted
+           app_private.cannot_sign_in(m.user_id) as shut_out
       from public.list_members m
       join owner_less s on s.list_id = m.list_id
      where m.user_id is distinct from p_leaving and m.role <> 'owner'
      order by m.list_id,
-              soft_deleted,
+              shut_out,
               exists (select 1 from app_private.account_deletion_requests r where r.user_id = m.user_id),
               m.role = 'editor' desc,
               m.created_at,
@@ -1304,13 +1338,33 @@ begin
      set role = 'owner'
     from successor s
    where m.list_id = s.list_id and m.user_id = s.user_id
-     and not (s.soft_deleted and s.has_owner);
+     and not (s.shut_out and s.has_owner);
   get diagnostics v_handed = row_count;
   return v_handed;
 end;
 $function$;
-comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner who can sign in (soft-deleted owners do not count) but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members soft-deleted by Supabase Auth last and only when the list has no owner at all). Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
+comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner who can sign in (app_private.cannot_sign_in: soft-deleted and banned owners do not count) but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members who cannot sign in last and only when the list has no owner at all). Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
 revoke execute on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) from public;
+
+-- function app_private.pending_list_invites(p_list_id uuid)
+CREATE OR REPLACE FUNCTION app_private.pending_list_invites(p_list_id uuid)
+ RETURNS integer
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select count(*)::integer
+    from app_private.list_invites i
+   where i.list_id = p_list_id
+     -- only for an owner, who reads the list's invites anyway (their select policy)
+     and p_list_id = any (app_private.my_list_ids('owner'))
+     and i.used_at is null
+     and i.expires_at > now()
+     and app_private.invite_is_honoured(i.list_id, i.created_by)
+$function$;
+comment on function app_private.pending_list_invites(p_list_id uuid) is 'How many of the list''s invites are pending and would be honoured (unused, unexpired, their creator an owner who can sign in: invite_is_honoured): what the cap of create_list_invite counts. 0 unless the caller owns the list. SECURITY DEFINER: whether a creator can sign in is read from auth.users.';
+revoke execute on function app_private.pending_list_invites(p_list_id uuid) from public;
+grant execute on function app_private.pending_list_invites(p_list_id uuid) to authenticated;
 
 -- function app_private.prune_signed_out_devices()
 CREATE OR REPLACE FUNCTION app_private.prune_signed_out_devices()
@@ -1741,12 +1795,13 @@ begin
    where i.code_sha256 = sha256(convert_to(lower(regexp_replace(coalesce(p_code, ''), '^\s+|\s+$', '', 'g')), 'UTF8'))
      and i.used_at is null
      and i.expires_at > now()
-     -- the owner who created it still is one (a removed owner's codes do not let them back in)
-     and exists (select 1 from public.list_members m
-                  where m.list_id = i.list_id and m.user_id = i.created_by and m.role = 'owner')
+     -- the owner who created it still is one and can sign in (a removed,
+     -- soft-deleted or banned owner's codes admit nobody)
+     and app_private.invite_is_honoured(i.list_id, i.created_by)
      for update of i;
   if v_invite is null then
-    -- wrong, used and expired codes, and those of a former owner, get the same answer
+    -- wrong, used and expired codes, and those of a former owner or one who
+    -- cannot sign in, get the same answer
     raise exception 'this invite code is not valid (wrong, already used or expired)' using errcode = 'no_data_found';
   end if;
   select m.role into v_current from public.list_members m where m.list_id = v_list and m.user_id = v_user;
@@ -1765,7 +1820,7 @@ begin
   return v_list;
 end;
 $function$;
-comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller (auth.uid()) while its creator is an owner of the list: adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
+comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller (auth.uid()) while its creator is an owner of the list who can sign in (app_private.invite_is_honoured): adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 

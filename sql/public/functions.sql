@@ -47,12 +47,9 @@ begin
   end if;
   -- One create of a list's invites at a time, so that two cannot pass the cap together.
   perform pg_advisory_xact_lock(hashtextextended('app_private.list_invites:' || p_list_id::text, 0));
-  -- As the caller: a non-owner sees none of the list's invites, and the insert below refuses them.
-  -- Only codes that redeem would honour count: those of a creator who is still an owner.
-  if (select count(*) from app_private.list_invites i
-        join public.list_members m on m.list_id = i.list_id and m.user_id = i.created_by and m.role = 'owner'
-       where i.list_id = p_list_id and i.used_at is null and i.expires_at > now()) >= app_private.max_pending_invites_per_list() then
-    raise exception 'a list has at most % pending invites; they stop counting once used or expired, and a former owner''s invites do not count', app_private.max_pending_invites_per_list()
+  -- Only codes that redeem would honour count (a non-owner counts none, and the insert below refuses them).
+  if app_private.pending_list_invites(p_list_id) >= app_private.max_pending_invites_per_list() then
+    raise exception 'a list has at most % pending invites; they stop counting once used or expired, and those of a former owner, or of one who cannot sign in, do not count', app_private.max_pending_invites_per_list()
       using errcode = 'check_violation', constraint = 'max_pending_invites_per_list';
   end if;
   -- As the caller: the insert policy lets only an owner of the list through.
@@ -65,6 +62,6 @@ exception
     raise exception 'no such list, or you are not its owner' using errcode = 'insufficient_privilege';
 end;
 $function$;
-comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30); at most app_private.max_pending_invites_per_list() pending invites per list whose creator is still an owner (23514).';
+comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30); at most app_private.max_pending_invites_per_list() pending invites per list whose creator is still an owner who can sign in (app_private.pending_list_invites; 23514).';
 revoke execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) from public;
 grant execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) to authenticated;

@@ -842,6 +842,7 @@ export type Database = {
         Args: Record<PropertyKey, never>;
         Returns: boolean;
       };
+      "cannot_sign_in": { Args: { "p_user_id": string }; Returns: boolean };
       "detach_push_token": {
         Args: {
           "p_installation_id": string;
@@ -883,6 +884,10 @@ export type Database = {
           "hits": number;
           "reset_seconds": number;
         }[];
+      };
+      "invite_is_honoured": {
+        Args: { "p_created_by": string; "p_list_id": string };
+        Returns: boolean;
       };
       "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };
       "list_has_members": { Args: { "p_list_id": string }; Returns: boolean };
@@ -1035,6 +1040,10 @@ export type Database = {
       };
       "pass_lists_to_successors": {
         Args: { "p_leaving": string; "p_lists": (string)[] };
+        Returns: number;
+      };
+      "pending_list_invites": {
+        Args: { "p_list_id": string };
         Returns: number;
       };
       "purge_rate_limit_counters": {

@@ -17,7 +17,7 @@ insert into public.lists (id, title) values ('f2000000-0000-4000-8000-0000000000
 select lives_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000001', 'viewer') from generate_series(1, 100) $$,
   'an owner creates 100 invites to a list');
 select throws_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000001', 'viewer') $$,
-  '23514', 'a list has at most 100 pending invites; they stop counting once used or expired, and a former owner''s invites do not count',
+  '23514', 'a list has at most 100 pending invites; they stop counting once used or expired, and those of a former owner, or of one who cannot sign in, do not count',
   'the 101st pending invite is refused, saying why');
 
 select tests.authenticate_as('cap_stranger');

@@ -4,7 +4,7 @@
 -- list with no other member is deleted with the account. The same when the
 -- account is deleted straight from auth.users, without the purge.
 begin;
-select plan(23);
+select plan(25);
 
 select from tests.create_supabase_user('handover_owner');
 select from tests.create_supabase_user('handover_old_editor');
@@ -232,6 +232,29 @@ select lives_ok($$ delete from public.list_members
                     where list_id = 'b6000000-0000-4000-8000-000000000001' and user_id = (select auth.uid()) $$,
   'and then may leave');
 select tests.clear_authentication();
+
+-- A banned owner cannot sign in either (app_private.cannot_sign_in, migration
+-- 20261128001000): the owner beside one may not step down, and a deleted
+-- owner's list with only a banned co-owner left passes to its member (the
+-- banned co-owner stays owner, should the ban be lifted).
+select from tests.create_supabase_user('keep_banned_co_owner');
+select tests.authenticate_as('keep_live_owner');
+insert into public.lists (id, title) values ('b6000000-0000-4000-8000-000000000002', 'Live owner beside a banned one');
+select tests.clear_authentication();
+insert into public.list_members (list_id, user_id, role) values
+  ('b6000000-0000-4000-8000-000000000002', tests.get_supabase_uid('keep_banned_co_owner'), 'owner'),
+  ('b6000000-0000-4000-8000-000000000002', tests.get_supabase_uid('keep_editor'), 'editor');
+update auth.users set banned_until = now() + interval '100 years' where id = tests.get_supabase_uid('keep_banned_co_owner');
+select tests.authenticate_as('keep_live_owner');
+select throws_ok($$ update public.list_members set role = 'viewer'
+                    where list_id = 'b6000000-0000-4000-8000-000000000002' and user_id = (select auth.uid()) $$,
+  '23514', 'a list must keep an owner: make another member owner first, or delete the list',
+  'the last owner who can sign in cannot step down when the other owner is banned');
+select tests.clear_authentication();
+delete from auth.users where id = tests.get_supabase_uid('keep_live_owner');
+select set_eq($$ select user_id, role from public.list_members where list_id = 'b6000000-0000-4000-8000-000000000002' $$,
+  $$ values (tests.get_supabase_uid('keep_banned_co_owner'), 'owner'), (tests.get_supabase_uid('keep_editor'), 'owner') $$,
+  'the owner deleted beside a banned co-owner: the editor becomes owner too');
 
 select * from finish();
 rollback;
