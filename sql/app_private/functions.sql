@@ -1784,15 +1784,24 @@ declare
   v_role text;
   v_current text;
   v_ranks constant text[] := array['viewer', 'editor', 'owner'];
+  -- codes are hex: as typed in capitals or pasted with whitespace around, the same code
+  v_hash constant bytea := sha256(convert_to(lower(regexp_replace(coalesce(p_code, ''), '^\s+|\s+$', '', 'g')), 'UTF8'));
 begin
   if v_user is null then
     raise exception 'sign in to accept an invite' using errcode = 'insufficient_privilege';
   end if;
+  -- The list's row first (as the membership's foreign key would), then the
+  -- code's: the order of a list's delete (its row, then the cascade to its
+  -- invites). The other way round, an accept that locked the code while a
+  -- delete held the list (the account purge locks a user's lists first) ended
+  -- in a deadlock. A list deleted meanwhile leaves no code: a wrong one's answer.
+  perform 1 from public.lists l
+   where l.id = (select i.list_id from app_private.list_invites i where i.code_sha256 = v_hash)
+     for key share;
   -- Locked: of two accepts of one code, the second sees it used once the first commits.
   select i.id, i.list_id, i.role into v_invite, v_list, v_role
     from app_private.list_invites i
-   -- codes are hex: as typed in capitals or pasted with whitespace around, the same code
-   where i.code_sha256 = sha256(convert_to(lower(regexp_replace(coalesce(p_code, ''), '^\s+|\s+$', '', 'g')), 'UTF8'))
+   where i.code_sha256 = v_hash
      and i.used_at is null
      and i.expires_at > now()
      -- the owner who created it still is one and can sign in (a removed,
@@ -1820,7 +1829,7 @@ begin
   return v_list;
 end;
 $function$;
-comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller (auth.uid()) while its creator is an owner of the list who can sign in (app_private.invite_is_honoured): adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
+comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller (auth.uid()) while its creator is an owner of the list who can sign in (app_private.invite_is_honoured): adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. Locks the list''s row (FOR KEY SHARE) before the code''s, as a delete of the list does: racing that delete, it waits and answers as for a wrong code. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 
