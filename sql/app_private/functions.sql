@@ -2414,7 +2414,8 @@ begin
   -- carry the columns they change (the group's columns are all of them). A group is written in one
   -- statement; when the database refuses it, its rows are retried one by one (each in its own
   -- subtransaction) so that only the rows it refuses fail, each with its SQLSTATE, constraint
-  -- and column. Only the named columns are read from the rows (sync_record_columns).
+  -- and column. Only the named columns are read from the rows (sync_record_columns). A delete
+  -- row is {id} or {id, xmin}: the row version it was planned against.
   for v_group in select g from jsonb_array_elements(p_writes) g loop
     v_kind := v_group ->> 'kind';
     v_collection := v_group ->> 'collection';
@@ -2450,8 +2451,13 @@ begin
       elsif v_kind = 'update' then
         v_sql := app_private.sync_update_sql(v_table, v_columns);
       else
+        -- A delete row may carry the row version (xmin) the push planned it against: the row
+        -- is deleted only as it was then. An edit committed meanwhile makes Postgres re-check
+        -- the row it waited for (READ COMMITTED), which then matches nothing: the row is left,
+        -- reported below as a row the delete left alone, and the push answers it.
         v_sql := format(
-          'with w as (delete from %1$s t using jsonb_to_recordset($1) as v(id uuid) where t.id = v.id returning t.id) '
+          'with w as (delete from %1$s t using jsonb_to_recordset($1) as v(id uuid, xmin xid) '
+          'where t.id = v.id and (v.xmin is null or t.xmin = v.xmin) returning t.id) '
           'select coalesce(jsonb_agg(w.id), ''[]'') from w',
           v_table);
       end if;

@@ -30,7 +30,8 @@ export interface HeldTransaction {
  */
 export function holdTransaction(
   statement: (tx: postgres.TransactionSql) => Promise<unknown>,
-  options: { as?: { userId: string; sessionId: string }; isolation?: Isolation } = {},
+  /** `db`: the pool to hold it on (another database's, a probe stack's; default the test stack's). */
+  options: { as?: { userId: string; sessionId: string }; isolation?: Isolation; db?: postgres.Sql } = {},
 ): HeldTransaction {
   let commit!: () => void;
   const release = new Promise<void>((resolve) => (commit = resolve));
@@ -39,7 +40,7 @@ export function holdTransaction(
   let finished!: () => void;
   const ran = new Promise<void>((resolve) => (finished = resolve));
   const user = options.as;
-  const done = holders.begin(`isolation level ${options.isolation ?? "read committed"}`, async (tx) => {
+  const done = (options.db ?? holders).begin(`isolation level ${options.isolation ?? "read committed"}`, async (tx) => {
     const [row] = user
       ? await tx<{ pid: number }[]>`
           select pg_backend_pid() as pid,
@@ -57,7 +58,8 @@ export function holdTransaction(
 
 /**
  * Resolves once `count` backends wait for the transaction of backend `pid`,
- * directly or behind one another (other test files' backends never do).
+ * directly or behind one another (other test files' backends never do; the
+ * backends of every database of the cluster are seen, a probe stack's too).
  */
 export async function waitersOf(pid: number, count = 1): Promise<void> {
   for (let i = 0; i < 500; i++) {

@@ -24,6 +24,7 @@ import { signEs256, supabaseClaims } from "./tokens.ts";
 
 export interface ProbeUser {
   userId: string;
+  sessionId: string;
   token: string;
 }
 
@@ -95,7 +96,7 @@ export async function startProbeStack(name: string, setup: readonly string[]): P
       await admin`
         insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
         values (${sessionId}, ${userId}, 'aal1', now(), now(), 'tidesync probe tests')`;
-      return { userId, token: await signEs256(stack.keys.privateJwk, supabaseClaims({ userId, sessionId, email })) };
+      return { userId, sessionId, token: await signEs256(stack.keys.privateJwk, supabaseClaims({ userId, sessionId, email })) };
     },
     stop,
   };

@@ -160,6 +160,24 @@ describe("planBatch", () => {
     expect(plan.groups.map((g) => [g.kind, g.collection, g.rows.map((r) => r.id)])).toEqual([["delete", "tasks", [id]]]);
   });
 
+  it("a delete of a row the caller could not lock names the row version read (so the database deletes only that version); one of a locked row, or a member leaving, names none", () => {
+    const [unlocked, locked, membership] = [uuid(), uuid(), uuid()];
+    const rows = [
+      record("tasks", unlocked, 4, { list_id: LIST, title: "theirs" }),
+      record("tasks", locked, 4, { list_id: LIST, title: "mine" }),
+      record("list_members", membership, 6, { list_id: LIST, user_id: uuid(), role: "editor" }),
+    ];
+    const read = state(rows, { rowVersions: new Map(rows.map((r, i) => [recordKey(r.collection, r.id), String(900 + i)])) });
+    read.writable.delete(recordKey("tasks", unlocked));
+    read.writable.delete(recordKey("list_members", membership));
+    const plan = planBatch([del(unlocked, "tasks", 4), del(locked, "tasks", 4), del(membership, "list_members", 2)], DEVICE, read, LIMITS, NOW);
+    expect(statuses(plan)).toEqual(["applied", "applied", "applied"]);
+    expect(plan.groups.map((g) => [g.collection, g.kind, g.rows])).toEqual([
+      ["tasks", "delete", [{ id: unlocked, xmin: "900" }, { id: locked }]],
+      ["list_members", "delete", [{ id: membership }]],
+    ]);
+  });
+
   it("a create in a table users may not insert into (list_members: members join through invites) is FORBIDDEN, whatever its data; its role may change", () => {
     const member = uuid();
     const plan = planBatch([

@@ -74,6 +74,12 @@ export interface BatchState {
   /** recordKeys of the rows the caller may change (locked for this batch). */
   writable: Set<string>;
   /**
+   * The row version (xmin, as text) of each named row as read, by recordKey. A delete of a row the
+   * caller could not lock carries it, so that the database deletes only that version: an edit
+   * committed since the read leaves the row (sync_apply), and the push plans the batch again.
+   */
+  rowVersions?: ReadonlyMap<string, string>;
+  /**
    * The answer to a delete the database refused when this batch was first written (a scope row:
    * the rest of the batch was planned as if it were gone), by recordKey; planned again, that delete
    * is rejected so and its scope stays (push-store.ts).
@@ -85,7 +91,8 @@ export interface BatchState {
  * One statement's worth of writes for app_private.sync_apply. An insert
  * group's rows all carry its columns; an update group (one per table) holds
  * every edited row of the table, each carrying only the columns it changes,
- * and its columns are all of those.
+ * and its columns are all of those; a delete group's rows are `{id}`, or
+ * `{id, xmin}` for a row deleted only if it is still the version read.
  */
 export interface WriteGroup {
   collection: string;
@@ -132,6 +139,8 @@ interface Phase {
   written: Set<string>;
   /** The records a scope delete of this phase takes with it: its cascade deletes their rows. */
   cascaded: Set<string>;
+  /** The row version each unlocked row this phase deletes was read at (BatchState.rowVersions). */
+  readAt: Map<string, string>;
 }
 
 export function recordKey(collection: string, id: string): string {
@@ -258,7 +267,7 @@ export function planBatch(
   const floor = Math.max(0, ...[...state.records.values()].map((r) => r.version));
   let provisional = floor;
   const phases: Phase[] = [];
-  let phase: Phase = { start: initial, written: new Set(), cascaded: new Set() };
+  let phase: Phase = { start: initial, written: new Set(), cascaded: new Set(), readAt: new Map() };
   // Every record a scope delete of the batch took with it (cascaded in some phase).
   const cascaded = new Set<string>();
   // Every record the batch has seen in each scope (by the scope's recordKey): where a scope's delete
@@ -411,8 +420,14 @@ export function planBatch(
     // that its cascades run and the new row gets the table's defaults, not the old row's columns.
     if (isLive && current?.deleted && phase.start.get(key)?.deleted === false) {
       phases.push(phase);
-      phase = { start: new Map(records), written: new Set(), cascaded: new Set() };
+      phase = { start: new Map(records), written: new Set(), cascaded: new Set(), readAt: new Map() };
     }
+    // A row deleted as the batch read it that it could not lock (its DELETE policy is wider than
+    // its UPDATE policy): another writer may change it before the delete runs, so the delete names
+    // the version it was planned against. (A member leaving is the policy's alone, whatever the
+    // role is by then.)
+    const readAt = op.type === "delete" && unlockable && !policyDecides && !written.has(key) ? state.rowVersions?.get(key) : undefined;
+    if (readAt !== undefined) phase.readAt.set(key, readAt);
     liveRecords += Number(isLive) - Number(live);
     provisional = next.version;
     records.set(key, next);
@@ -486,7 +501,7 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
  * the start of a phase to its state at the end (a live record left as it was
  * needs nothing, nor one a scope delete's cascade deletes).
  */
-function writeGroups({ written, start: initial, cascaded }: Phase, final: Map<string, ServerRecord>): WriteGroup[] {
+function writeGroups({ written, start: initial, cascaded, readAt }: Phase, final: Map<string, ServerRecord>): WriteGroup[] {
   // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
   const groups = new Map<string, Omit<WriteGroup, "columns"> & { columns: Set<string> }>();
   const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
@@ -508,7 +523,8 @@ function writeGroups({ written, start: initial, cascaded }: Phase, final: Map<st
       const columns = changedColumns(before!, after);
       if (columns.length > 0) add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive && !cascaded.has(key)) {
-      add(after.collection, "delete", [], { id: after.id });
+      const xmin = readAt.get(key);
+      add(after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
     }
   }
   // Scope rows are created before the rows placed in them, and deleted after them.

@@ -94,7 +94,7 @@ const stateSql = (collections: readonly CollectionDefinition[]) => `
                            where s.collection = k.collection and s.id = k.id offset 0) s) as state,
     '{' || ${
   collections.map((c, i) => `
-      ${quoteLiteral(`${JSON.stringify(c.name)}:[`)} || coalesce((select string_agg('{"id":"' || t.id::text || '","data":' || ${rowJsonSql(c, "t")} || '}', ',')
+      ${quoteLiteral(`${JSON.stringify(c.name)}:[`)} || coalesce((select string_agg('{"id":"' || t.id::text || '","xmin":"' || t.xmin::text || '","data":' || ${rowJsonSql(c, "t")} || '}', ',')
                                          from ${c.table} t where t.id = any ($${i + 6}::uuid[])), '') || ']'`).join(" || ',' ||")
 } || '}' as rows,
     coalesce((select u.live_records from app_private.sync_usage u where u.user_id = (select auth.uid())), 0) as live_records,
@@ -192,7 +192,8 @@ function ledgerParameters(rows: LedgerRow[], deviceId: string | null): (string |
 interface StateRow {
   ledger: ({ op_id: string } & LedgerEntry)[];
   state: { collection: string; id: string; version: number; deleted: boolean; field_versions: FieldVersions; created_at: string; updated_at: string; deleted_at: string | null }[];
-  rows: Record<string, { id: string; data: JsonObject }[]>;
+  /** The rows as read; `xmin`: the row version (BatchState.rowVersions). */
+  rows: Record<string, { id: string; xmin: string; data: JsonObject }[]>;
   live_records: number;
   device_id: string | null;
   now: string;
@@ -279,6 +280,13 @@ function visibleRecords(row: StateRow): Map<string, ServerRecord> {
   return records;
 }
 
+/** The row version (xmin) of each row read, by recordKey. */
+function rowVersions(row: StateRow): Map<string, string> {
+  const versions = new Map<string, string>();
+  for (const [collection, rows] of Object.entries(row.rows)) for (const r of rows) versions.set(recordKey(collection, r.id), r.xmin);
+  return versions;
+}
+
 /**
  * Thrown (the transaction rolls back) when the batch's write shows its plan rested on rows that
  * changed meanwhile, or on a scope row's delete the database refused (`refusedDeletes`: planned
@@ -329,6 +337,7 @@ export async function pushBatch(
     ledger: new Map(state.ledger.map(({ op_id, ...entry }) => [op_id.toLowerCase(), { ...entry, version: entry.version === null ? null : Number(entry.version) }])),
     records: visible,
     writable: new Set(writable.flat()),
+    rowVersions: rowVersions(state),
     refusedDeletes: (key, index) => {
       const refusal = refusedDeletes.get(key);
       return refusal && refusalError(refusal, index, findCollection(refusal.collection));
@@ -346,6 +355,11 @@ export async function pushBatch(
   // A scope row's delete the database refused (its DELETE policy is narrower than its UPDATE
   // policy: an editor deleting a list): the batch's ops in that scope were planned as if it were
   // gone (a task created in it NOT_FOUND, and dropped by the client): planned again with it known.
+  // A delete of a row the batch could not lock that another writer changed since the read (an
+  // edit committed meanwhile, which the database's delete of the version read left alone): planned
+  // again, the merge sees that edit (a conflict). Raced again, the batch is a retryable 503.
+  const changed = changedSinceRead(plan, applied, refused, visible);
+  if (changed.size > 0) throw new StaleBatch();
   const scopeDeletesRefused = new Map([...refused].filter(([, r]) => r.kind === "delete" && findCollection(r.collection)?.isScope));
   if (!replanned && (unreadable(applied, refused).length > 0 || scopeDeletesRefused.size > 0)) throw new StaleBatch(scopeDeletesRefused);
   // Only when the database refused a record, or the batch deleted a scope row (a list) after
@@ -373,6 +387,25 @@ export async function pushBatch(
   // The SQLSTATE of each refused record, for the log line: a refusal the push did not foresee (a
   // trigger's own error, a type it has no schema for) is an op's answer, not a 500, and shows there.
   return { results, now: state.now, written: plan.written.size - refused.size, refusals: [...refused.values()] };
+}
+
+/**
+ * The deletes sync_apply left undone because they named the row version read (plan-batch.ts) and
+ * the row, live as the write left it, has a newer sync version than the batch read: another
+ * writer's change committed in between. (A delete the DELETE policy refused finds the version read.)
+ */
+function changedSinceRead(plan: BatchPlan, applied: ApplyResult, refused: Map<string, Refusal>, read: Map<string, ServerRecord>): Set<string> {
+  const changed = new Set<string>();
+  const versioned = new Set(plan.groups.flatMap((g) =>
+    g.kind === "delete" ? g.rows.filter((row) => row.xmin !== undefined).map((row) => recordKey(g.collection, row.id as string)) : []
+  ));
+  if (versioned.size === 0) return changed;
+  const now = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), r]));
+  for (const [key, refusal] of refused) {
+    const record = now.get(key);
+    if (refusal.kind === "delete" && versioned.has(key) && record && !record.deleted && Number(record.version) !== read.get(key)?.version) changed.add(key);
+  }
+  return changed;
 }
 
 /** The written records the caller cannot read back (live, no data) and the database did not refuse. */

@@ -4,7 +4,7 @@
 -- (with SQLSTATE, constraint, column); rows the policies leave untouched fail
 -- as "not_permitted"; it answers with those failures only.
 begin;
-select plan(23);
+select plan(27);
 
 select from tests.create_supabase_user('apply_owner');
 select from tests.create_supabase_user('apply_viewer');
@@ -132,6 +132,33 @@ select results_eq($$ select title, done from public.tasks where id = 'a2000000-0
   $$ values ('existing'::text, true) $$, 'the task holds only the owner''s change');
 select results_eq($$ select count(*)::int from public.tasks where id in ('a2000000-0000-4000-8000-0000000000c1', 'a2000000-0000-4000-8000-0000000000c2') $$,
   array[0], 'none of the refused inserts happened');
+
+-- ------------------------------------------------------------ a delete of the row version it was planned against
+-- The push names the version (xmin) it read of a row it could not lock; the row changed since
+-- (here: updated in a subtransaction, whose xid is the new version's xmin) is left alone.
+select tests.authenticate_as('apply_owner');
+insert into public.tasks (id, list_id, title) values
+  ('a2000000-0000-4000-8000-0000000000e1', 'a2000000-0000-4000-8000-000000000001', 'e1'),
+  ('a2000000-0000-4000-8000-0000000000e2', 'a2000000-0000-4000-8000-000000000001', 'e2');
+select from set_config('tests.read_xmin', (select xmin::text from public.tasks where id = 'a2000000-0000-4000-8000-0000000000e1'), true);
+savepoint edit;
+update public.tasks set title = 'e1 edited' where id = 'a2000000-0000-4000-8000-0000000000e1';
+release savepoint edit;
+select isnt((select xmin::text from public.tasks where id = 'a2000000-0000-4000-8000-0000000000e1'), current_setting('tests.read_xmin'),
+  'the edit made a new row version');
+select is(app_private.sync_apply(format($$[
+  {"collection": "tasks", "kind": "delete", "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000e1", "xmin": "%s"},
+    {"id": "a2000000-0000-4000-8000-0000000000e2", "xmin": "%s"}]}
+]$$, current_setting('tests.read_xmin'), (select xmin::text from public.tasks where id = 'a2000000-0000-4000-8000-0000000000e2'))::jsonb) -> 'failed',
+  '[{"collection": "tasks", "id": "a2000000-0000-4000-8000-0000000000e1", "kind": "delete", "sqlstate": "not_permitted"}]'::jsonb,
+  'a delete naming a row version the row no longer has deletes nothing, reported as a row the delete left alone');
+select results_eq($$ select title from public.tasks where id in ('a2000000-0000-4000-8000-0000000000e1', 'a2000000-0000-4000-8000-0000000000e2') $$,
+  array['e1 edited'], 'the edited row stays; the row still at the version named is deleted');
+select is(app_private.sync_apply(format($$[{"collection": "tasks", "kind": "delete", "rows": [{"id": "a2000000-0000-4000-8000-0000000000e1", "xmin": "%s"}]}]$$,
+  (select xmin::text from public.tasks where id = 'a2000000-0000-4000-8000-0000000000e1'))::jsonb) -> 'failed', '[]'::jsonb,
+  'named at its current version, it is deleted');
+select tests.clear_authentication();
 
 select * from finish();
 rollback;
