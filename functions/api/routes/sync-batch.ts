@@ -80,7 +80,9 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // Planned again once, in a new transaction, when it wrote a row the caller cannot read back
     // (push-store.ts): the rows changed while it was written; a second time, such a row is the
     // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.
-    // Also when the database refused a scope row's delete the plan counted on (known the second time).
+    // Also when the database refused a scope row's delete the plan counted on (known the second time),
+    // and when a delete of a row it could not lock found the row changed since the read (the merge
+    // then sees the change; changed once more in that moment, the batch is a retryable 503).
     let replanned = false;
     const { results, now, written, refusals } = await push(false).catch((error) => {
       if (!(error instanceof StaleBatch)) throw error;

@@ -13,7 +13,9 @@
 //   (the ops are decided in memory by planBatch)
 //   2. write every changed row in its final state (app_private.sync_apply,
 //      as the caller: policies, grants and constraints decide; the sync
-//      triggers keep versions, field versions and change entries), and, pipelined
+//      triggers keep versions, field versions and change entries; a delete of a row
+//      step 1 could not lock removes only the row version read: one another writer
+//      changed meanwhile stays, and the batch is planned again), and, pipelined
 //      behind it, read the written rows back as they now stand;
 //      only when the database refused a row: read the refused records and the scopes
 //      their ops point at again (step 1's read, a later snapshot) to answer their ops,
@@ -359,9 +361,10 @@ export async function pushBatch(
   // edit committed meanwhile, which the database's delete of the version read left alone): planned
   // again, the merge sees that edit (a conflict). Raced again, the batch is a retryable 503.
   const changed = changedSinceRead(plan, applied, refused, visible);
-  if (changed.size > 0) throw new StaleBatch();
-  const scopeDeletesRefused = new Map([...refused].filter(([, r]) => r.kind === "delete" && findCollection(r.collection)?.isScope));
-  if (!replanned && (unreadable(applied, refused).length > 0 || scopeDeletesRefused.size > 0)) throw new StaleBatch(scopeDeletesRefused);
+  const scopeDeletesRefused = new Map([...refused].filter(([key, r]) => r.kind === "delete" && !changed.has(key) && findCollection(r.collection)?.isScope));
+  if (changed.size > 0 || (!replanned && (unreadable(applied, refused).length > 0 || scopeDeletesRefused.size > 0))) {
+    throw new StaleBatch(scopeDeletesRefused);
+  }
   // Only when the database refused a record, or the batch deleted a scope row (a list) after
   // answering ops on records in it without writing them (its cascade may have taken them): those
   // ops are answered from the rows as they stand after the write (a round trip more), not from the
