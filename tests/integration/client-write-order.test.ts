@@ -66,4 +66,24 @@ describe("the client's writes reach the server in the app's order", () => {
     expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: alice.userId, title: "Keep me" } });
     expect((await client.list("lists")).map((list) => list.id)).not.toContain(old);
   });
+
+  it("a task created offline in a synced list, then the list deleted: the device keeps neither, as the server and its pulls", async () => {
+    const alice = await createTestUser();
+    const { client, events } = await phone(alice);
+    const list = await client.create("lists", { title: "Short-lived" });
+    await client.sync();
+
+    const task = await client.create("tasks", { list_id: list, title: "Never stored" });
+    await client.upsert("tasks", task, { title: "Never stored (edited)" });
+    await client.delete("lists", list);
+    const report = await client.sync();
+    expect(report).toMatchObject({ rejected: 0, conflicts: 0 });
+    expect(events.filter((event) => event.type === "write_discarded" || event.type === "op_rejected" || event.type === "conflict")).toEqual([]);
+    expect(await taskRow(task)).toBeUndefined();
+    // The list's delete took the task with it: the device holds no copy, nor a version the server never had.
+    expect(await client.get("tasks", task)).toBeUndefined();
+    expect(await client.list("tasks")).toEqual([]);
+    await client.sync();
+    expect(await client.get("tasks", task)).toBeUndefined();
+  });
 });

@@ -127,6 +127,35 @@ describe("POST /v1/sync/batch: outcomes", () => {
     expect(next.changes.find((c) => c.id === together)).toEqual(stored);
   });
 
+  it("a record created and deleted in one batch, by its own delete or its list's, is answered without a record: the server never held one, and no pull lists it", async () => {
+    const user = await createTestUser();
+    const [list, inList, alone] = [randomUUID(), randomUUID(), randomUUID()];
+    const made = await pushOk(user, { ops: [upsert("lists", list, { title: "L" })] });
+    const start = await pullAll(user);
+    const ops = [
+      upsert("tasks", inList, { list_id: list, title: "t" }), upsert("tasks", inList, { title: "t2" }),
+      remove("lists", list, made.results[0].record!.version),
+      upsert("tasks", inList, { title: "after its list's delete" }),
+      upsert("tasks", alone, task(user)), remove("tasks", alone, null),
+    ];
+    const body = await pushOk(user, { ops });
+    expect(body.results.map((r) => [r.status, r.error?.code, r.record?.id])).toEqual([
+      ["applied", undefined, undefined], ["applied", undefined, undefined], ["applied", undefined, list],
+      ["rejected", "NOT_FOUND", undefined], ["applied", undefined, undefined], ["applied", undefined, undefined],
+    ]);
+    expect(body.results[3].error!.details).toEqual([expect.objectContaining({ field: "/ops/3/record_id", code: "not_found" })]);
+    expect(await syncState("tasks", inList)).toBeUndefined();
+    expect(await syncState("tasks", alone)).toBeUndefined();
+    expect((await pullAll(user, start.cursor)).changes.filter((c) => c.collection === "tasks")).toEqual([]);
+    // The ledger keeps no version for them, and a replay answers the same.
+    expect((await ledger(user.userId)).filter((r) => r.record_id === inList || r.record_id === alone).map((r) => r.version)).toEqual([null, null, null, null, null]);
+    const again = await pushOk(user, { ops });
+    expect(again.results.map((r) => [r.status, r.original_status, r.original_version, r.record?.id])).toEqual([
+      ["duplicate", "applied", undefined, undefined], ["duplicate", "applied", undefined, undefined], ["duplicate", "applied", expect.any(Number), undefined],
+      ["duplicate", "rejected", undefined, undefined], ["duplicate", "applied", undefined, undefined], ["duplicate", "applied", undefined, undefined],
+    ]);
+  });
+
   it("one bad op never blocks the batch: per-op errors with field pointers, the others applied", async () => {
     const user = await createTestUser();
     const ok1 = upsert("tasks", randomUUID(), task(user, { title: "fine" }));

@@ -36,7 +36,7 @@ import type { UserClaims } from "../lib/verify-token.ts";
 import { pgArray } from "../lib/pg-array.ts";
 import { type AfterRefusal, cascadedResult, NOT_READABLE_AFTER_WRITE, type Refusal, refusalError, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
-import { type BatchPlan, inOneOf, keyParts, type LedgerEntry, namedRecord, planBatch, recordKey } from "./plan-batch.ts";
+import { type BatchPlan, inOneOf, keyParts, type LedgerEntry, namedRecord, notFound, planBatch, type PlannedOp, recordKey } from "./plan-batch.ts";
 import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { perCollectionsInStep } from "./schema-drift.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
@@ -529,7 +529,8 @@ function firstRefusals(failed: Refusal[]): Map<string, Refusal> {
  * refused are answered from the rows as they stand after the write (refusedResult). A record
  * written in several phases (deleted, then re-created) stands as the phases before the refused
  * one left it: their ops stay applied. The ops answered with a record in a scope the batch
- * deleted (`cascaded`, inDeletedScopes) are answered from the record as it stands after the write.
+ * deleted (`cascaded`, inDeletedScopes) are answered from the record as it stands after the write;
+ * those of a written record with no state after it (created and deleted again), without one.
  */
 function settle(plan: BatchPlan, applied: ApplyResult, refused: Map<string, Refusal>, after: AfterRefusal, cascaded: Set<string>): SyncOpResult[] {
   const stored = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), r]));
@@ -543,6 +544,19 @@ function settle(plan: BatchPlan, applied: ApplyResult, refused: Map<string, Refu
     const refusedFrom = refusal && steps ? steps.find((s) => s.kind === refusal.kind)?.phase ?? 0 : 0;
     if (refusal && p.phase >= refusedFrom) return refusedResult(p, refusal, after);
     const record = stored.get(p.writes);
-    return record ? { ...p.result, record } : p.result;
+    return record ? { ...p.result, record } : neverStoredResult(p);
   });
+}
+
+/**
+ * The answer to an op of a record the batch wrote that has no state after the write: one the batch
+ * created and deleted again (its own delete, or its list's, whose cascade finds no row of it). No
+ * row, tombstone or version of it was ever stored and no pull lists it, so no answer carries the
+ * record the planner made of it: applied ops are answered without one (nothing to keep), and an
+ * upsert after the delete, which met that planned tombstone, is NOT_FOUND, as on an id nobody has.
+ */
+function neverStoredResult(p: PlannedOp): SyncOpResult {
+  const { record: _planned, ...result } = p.result;
+  if (result.status !== "conflict") return result;
+  return { op_id: result.op_id, status: "rejected", error: notFound(p.index, p.named.collection!) };
 }
