@@ -10,7 +10,9 @@
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
-import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
+import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
+import { syncBatchResponseSchema, type SyncOpEnvelope } from "../../functions/_shared/schemas/sync.ts";
+import { pushBatch, StaleBatch } from "../../functions/api/sync/push-store.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { holdTransaction, type Isolation, waitersOf } from "../support/held-transactions.ts";
 import { asUser, push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
@@ -146,5 +148,35 @@ describe("the push of a writer losing their role answers per op, as before", () 
     const response = (out as { value: Awaited<ReturnType<typeof push>> }).value;
     expect(syncBatchResponseSchema.parse(response.body).results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
     expect(await adminSql`select 1 from public.tasks where id = ${task}`).toHaveLength(0);
+  });
+});
+
+describe("a list delete the database refuses only when the push is planned again", () => {
+  it("an owner demoted between the push's two passes (planned again for another refusal): that pass is planned once more, the delete FORBIDDEN and the ops in the list applied as if it stays", async () => {
+    const { alice, bob, list, version } = await listWith("owner");
+    const [task, added] = [randomUUID(), randomUUID()];
+    const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "t" })] });
+    const batch = { ops: [
+      upsert("tasks", task, { title: "edited before the delete" }, created.results[0].record!.version),
+      remove("lists", list, version),
+      upsert("tasks", added, { list_id: list, title: "added after the delete" }),
+    ].map((op): SyncOpEnvelope => ({ ...op })) };
+    // The first pass (Bob an owner) was rolled back; Alice demotes him before the second one.
+    await asUser(alice, (tx) => tx`update public.list_members set role = 'editor' where list_id = ${list} and user_id = ${bob.userId}`);
+    const secondPass = (refusedDeletes: StaleBatch["refusedDeletes"]) =>
+      asUser(bob, (tx) => pushBatch(tx, batch, { sub: bob.userId, session_id: bob.sessionId }, DEFAULT_LIMITS, new Map(), true, refusedDeletes));
+    // Planned as if the list went, its edit left to the cascade and its create NOT_FOUND: not
+    // answered so (the edit "applied" unwritten, the create dropped by the client) but rolled back.
+    const stale = await secondPass(new Map()).then(() => undefined, (error: unknown) => error);
+    expect(stale).toBeInstanceOf(StaleBatch);
+    expect([...(stale as StaleBatch).refusedDeletes.keys()]).toEqual([`lists/${list}`]);
+    expect(await adminSql`select 1 from public.tasks where id = ${added}`).toHaveLength(0);
+    // The pass after it knows the refusal: the list stays, and so do the ops in it.
+    const { results } = await secondPass((stale as StaleBatch).refusedDeletes);
+    expect(results.map((r) => [r.status, r.error?.code])).toEqual([["applied", undefined], ["rejected", "FORBIDDEN"], ["applied", undefined]]);
+    expect(results[0].record).toMatchObject({ id: task, data: { title: "edited before the delete" } });
+    expect(results[1].record).toMatchObject({ id: list, deleted: false });
+    expect(await title(list)).toBe("L");
+    expect(await adminSql`select title from public.tasks where list_id = ${list} order by title`).toEqual([{ title: "added after the delete" }, { title: "edited before the delete" }]);
   });
 });

@@ -80,15 +80,25 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // Planned again once, in a new transaction, when it wrote a row the caller cannot read back
     // (push-store.ts): the rows changed while it was written; a second time, such a row is the
     // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.
-    // Also when the database refused a scope row's delete the plan counted on (known the second time),
-    // and when a delete of a row it could not lock found the row changed since the read (the merge
-    // then sees the change; changed once more in that moment, the batch is a retryable 503).
+    // Also when the database refused a scope row's delete the plan counted on, in any pass (the
+    // caller demoted between two): known in the next one, where it is never written, so each
+    // pass knows one more and they end; and when a delete of a row it could not lock found the row
+    // changed since the read (the merge then sees the change; changed once more in that moment,
+    // the batch is a retryable 503).
     let replanned = false;
-    const { results, now, written, refusals } = await push(false).catch((error) => {
-      if (!(error instanceof StaleBatch)) throw error;
-      replanned = true;
-      return push(true, error.refusedDeletes);
-    });
+    let refusedDeletes: StaleBatch["refusedDeletes"] = new Map();
+    const replanning = async (): Promise<Awaited<ReturnType<typeof push>>> => {
+      try {
+        return await push(replanned, refusedDeletes);
+      } catch (error) {
+        if (!(error instanceof StaleBatch)) throw error;
+        if (replanned && [...error.refusedDeletes.keys()].every((key) => refusedDeletes.has(key))) throw error;
+        replanned = true;
+        refusedDeletes = new Map([...refusedDeletes, ...error.refusedDeletes]);
+        return await replanning();
+      }
+    };
+    const { results, now, written, refusals } = await replanning();
     const unreadable = [...new Set(refusals.filter((r) => r.sqlstate === NOT_READABLE_AFTER_WRITE).map((r) => r.collection))].sort();
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
     for (const result of results) counts[result.status] += 1;

@@ -356,13 +356,15 @@ export async function pushBatch(
   const refused = firstRefusals(applied.failed);
   // A scope row's delete the database refused (its DELETE policy is narrower than its UPDATE
   // policy: an editor deleting a list): the batch's ops in that scope were planned as if it were
-  // gone (a task created in it NOT_FOUND, and dropped by the client): planned again with it known.
+  // gone (a task created in it NOT_FOUND, an edit of one left to the cascade, unwritten): planned
+  // again with it known. Also in a batch planned again: the caller may have lost the right
+  // between the two (an owner demoted), and one the plan knew of is never written.
   // A delete of a row the batch could not lock that another writer changed since the read (an
   // edit committed meanwhile, which the database's delete of the version read left alone): planned
   // again, the merge sees that edit (a conflict). Raced again, the batch is a retryable 503.
   const changed = changedSinceRead(plan, applied, refused, visible);
   const scopeDeletesRefused = new Map([...refused].filter(([key, r]) => r.kind === "delete" && !changed.has(key) && findCollection(r.collection)?.isScope));
-  if (changed.size > 0 || (!replanned && (unreadable(applied, refused).length > 0 || scopeDeletesRefused.size > 0))) {
+  if (changed.size > 0 || scopeDeletesRefused.size > 0 || (!replanned && unreadable(applied, refused).length > 0)) {
     throw new StaleBatch(scopeDeletesRefused);
   }
   // Only when the database refused a record, or the batch deleted a scope row (a list) after
