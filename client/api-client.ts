@@ -35,7 +35,7 @@ import {
   syncBatchResponseSchema,
 } from "../functions/_shared/schemas/sync.ts";
 import { type WhoamiResponse, whoamiResponseSchema } from "../functions/_shared/schemas/whoami.ts";
-import { TidesyncApiError, TidesyncNetworkError, TidesyncResponseError } from "./api-error.ts";
+import { TidesyncAbortedError, TidesyncApiError, TidesyncNetworkError, TidesyncResponseError } from "./api-error.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import { tokenSubject } from "./token-subject.ts";
 
@@ -53,6 +53,18 @@ export interface TidesyncApiOptions {
   timeoutMs?: number;
   /** Sent with every request, e.g. `{ apikey: SUPABASE_PUBLISHABLE_KEY }` for the Supabase gateway. */
   headers?: Record<string, string>;
+}
+
+/** What a caller that may send only some requests (a store's sync) checks before each leaves. */
+export interface RequestGuard {
+  /**
+   * Called before each authenticated request with the user its token names (its `sub`, not
+   * verified; null: no token, or not a JWT). Throwing stops the request unsent: the answer to a
+   * request that went out is always one to that user's token.
+   */
+  beforeSend?: (userId: string | null) => void | Promise<void>;
+  /** Once aborted, no request is sent, and one under way is abandoned (TidesyncAbortedError). */
+  signal?: AbortSignal;
 }
 
 export interface ChangesParams {
@@ -89,16 +101,25 @@ function ifMatchFor(version: number | string): string {
   return typeof version === "number" ? `"${version}"` : version;
 }
 
+function userOf(token: string | null | undefined): string | null {
+  return token ? tokenSubject(token) : null;
+}
+
 export class TidesyncApi {
   private readonly baseUrl: string;
   private readonly fetchImpl: FetchFunction;
   private readonly timeoutMs: number;
 
-  constructor(private readonly options: TidesyncApiOptions) {
+  constructor(private readonly options: TidesyncApiOptions, private readonly guard: RequestGuard = {}) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     // Bound, so a browser's window.fetch is not called with another `this`.
     this.fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** This API, with `guard` checking each request before it is sent (TidesyncClient: the store's owner, close()). */
+  guarded(guard: RequestGuard): TidesyncApi {
+    return new TidesyncApi(this.options, guard);
   }
 
   // ------------------------------------------------------------- meta, whoami
@@ -114,8 +135,7 @@ export class TidesyncApi {
 
   /** The user the current access token names (its `sub`, not verified: no request), or null without a JWT. */
   async tokenUserId(): Promise<string | null> {
-    const token = await this.options.getAccessToken();
-    return token ? tokenSubject(token) : null;
+    return userOf(await this.options.getAccessToken());
   }
 
   // -------------------------------------------------------- session, devices
@@ -240,10 +260,15 @@ export class TidesyncApi {
       if (value !== undefined) url.searchParams.set(key, value);
     }
     const headers: Record<string, string> = { accept: "application/json", ...(this.options.headers ?? {}), ...(spec.headers ?? {}) };
+    const { signal } = this.guard;
+    if (signal?.aborted) throw new TidesyncAbortedError();
     if (spec.auth !== false) {
       const token = await this.options.getAccessToken();
+      // Whose token this is, checked with the very token sent: the user may switch between two requests.
+      await this.guard.beforeSend?.(userOf(token));
       if (token) headers.authorization = `Bearer ${token}`;
     }
+    if (signal?.aborted) throw new TidesyncAbortedError();
     let body: string | undefined;
     if (spec.body !== undefined) {
       body = JSON.stringify(spec.body);
@@ -256,17 +281,26 @@ export class TidesyncApi {
       timedOut = true;
       controller.abort();
     }, this.timeoutMs);
+    const abandon = () => controller.abort();
+    signal?.addEventListener("abort", abandon);
+    // Given up on (timeout, close()) is given up on, also with a fetch that ignores its signal.
+    const givenUp = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true });
+    });
+    givenUp.catch(() => {});
     let response: Response;
     let text: string;
     try {
-      response = await this.fetchImpl(url.toString(), { method: spec.method, headers, body, signal: controller.signal });
-      text = await response.text();
+      response = await Promise.race([this.fetchImpl(url.toString(), { method: spec.method, headers, body, signal: controller.signal }), givenUp]);
+      text = await Promise.race([response.text(), givenUp]);
     } catch (error) {
       // The request may or may not have reached the server: callers resend the same op_ids.
+      if (signal?.aborted) throw new TidesyncAbortedError({ cause: error });
       if (timedOut) throw new TidesyncNetworkError("TIMEOUT", `no answer within ${this.timeoutMs} ms`, { cause: error });
       throw new TidesyncNetworkError("NETWORK", "the server could not be reached", { cause: error });
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", abandon);
     }
 
     const requestId = response.headers.get("x-request-id") ?? undefined;

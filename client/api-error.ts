@@ -9,10 +9,12 @@
 //                         same collection schemas the server validates with)
 //   TidesyncStoreOwnerError sync() refused: the device's store holds another
 //                         user's data (signed out, someone else signed in)
+//   TidesyncAbortedError  cancelled: client.close() (sign-out), or the signal
+//                         a TidesyncApi was given
 // CLIENT_FAILURE (status only) is anything else, e.g. the storage adapter failing.
 import type { ErrorCode, FieldDetail } from "../functions/_shared/errors.ts";
 
-export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER";
+export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER" | "ABORTED";
 
 export abstract class TidesyncError extends Error {
   abstract readonly code: ClientErrorCode;
@@ -92,9 +94,11 @@ export class TidesyncValidationError extends TidesyncError {
 }
 
 /**
- * sync() refused before sending anything: the store holds the data of the user who first synced
- * it (`storeUserId`), not of the one signed in now. Their queued writes stay, unsent; open a
- * store of the signed-in user's own (client/README.md, "Signing out").
+ * sync() refused: the store holds the data of the user who first synced it (`storeUserId`), not
+ * of the one whose token a request was about to carry (at the start of a sync, or at any request
+ * of one under way when the user switched). Nothing was sent under that token, and the owner's
+ * queued writes stay for them; open a store of the signed-in user's own (client/README.md,
+ * "Signing out").
  */
 export class TidesyncStoreOwnerError extends TidesyncError {
   readonly code = "STORE_OF_ANOTHER_USER" as const;
@@ -103,5 +107,20 @@ export class TidesyncStoreOwnerError extends TidesyncError {
   constructor(readonly storeUserId: string, readonly userId: string) {
     super(`this store holds the data of user ${storeUserId}, not of the signed-in user ${userId}: open a store of their own`);
     this.name = "TidesyncStoreOwnerError";
+  }
+}
+
+/**
+ * Cancelled: no request is sent once its signal is aborted (client.close() on sign-out), and one
+ * under way is abandoned, its answer unread: a batch's ops stay queued as sent and go out again,
+ * unchanged, on the next sync of the store.
+ */
+export class TidesyncAbortedError extends TidesyncError {
+  readonly code = "ABORTED" as const;
+  readonly retryable = false;
+
+  constructor(options: { cause?: unknown } = {}) {
+    super("cancelled (the client was closed)", { cause: options.cause });
+    this.name = "TidesyncAbortedError";
   }
 }

@@ -7,6 +7,7 @@ export {
   type ApiResult,
   type ChangesParams,
   type FetchFunction,
+  type RequestGuard,
   TidesyncApi,
   type TidesyncApiOptions,
   type VersionedPreferences,
@@ -14,6 +15,7 @@ export {
 export {
   type ClientErrorCode,
   isRetryable,
+  TidesyncAbortedError,
   TidesyncApiError,
   TidesyncError,
   TidesyncNetworkError,

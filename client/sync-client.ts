@@ -26,6 +26,7 @@ import type { ChangesResponse, SyncOp, SyncOpError, SyncOpResult, SyncRecord } f
 import { isUuid } from "../functions/_shared/uuid.ts";
 import type { TidesyncApi } from "./api-client.ts";
 import {
+  TidesyncAbortedError,
   TidesyncApiError,
   TidesyncError,
   TidesyncNetworkError,
@@ -141,7 +142,10 @@ function rebasedOnRestored(outbox: Iterable<PendingOp>, record: SyncRecord): Pen
 }
 
 export class TidesyncClient {
+  /** The app's API, guarded: each request checks the store's owner first, and close() cancels them. */
   private readonly api: TidesyncApi;
+  /** Aborted by close(): no request of this client is sent after it. */
+  private readonly closing = new AbortController();
   private readonly storage: SyncStorage;
   private readonly installationId: string;
   private readonly onConflict: ConflictHandler;
@@ -179,7 +183,7 @@ export class TidesyncClient {
 
   private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
     if (!isUuid(options.installationId)) throw new TypeError("installationId must be a uuid");
-    this.api = options.api;
+    this.api = options.api.guarded({ beforeSend: (user) => this.checkOwner(user), signal: this.closing.signal });
     this.storage = options.storage;
     this.installationId = options.installationId;
     this.onConflict = options.onConflict ?? serverWinsPerField;
@@ -458,6 +462,20 @@ export class TidesyncClient {
   }
 
   /**
+   * On sign-out: stops the polling and the pokes, cancels a running sync (no request is sent after
+   * this; one under way is abandoned, its sent ops stay queued and go out again unchanged) and
+   * resolves once it has ended: the store is then left alone, to keep or delete. Later syncs are
+   * refused (TidesyncAbortedError): open a new client for the next user's store.
+   */
+  async close(): Promise<void> {
+    this.stop();
+    this.pokes?.stop();
+    this.pokes = null;
+    this.closing.abort();
+    await Promise.allSettled([this.running, this.followUp]);
+  }
+
+  /**
    * Pulls when the server pokes (Supabase Realtime, private Broadcast topics:
    * the device's lists and its user's own; client/README.md), debounced, and
    * polls every `pollIntervalMs` (default 5 minutes) in case a poke is lost.
@@ -507,6 +525,7 @@ export class TidesyncClient {
    * outbox is kept and the next sync() continues where this one stopped.
    */
   sync(): Promise<SyncReport> {
+    if (this.closing.signal.aborted) return Promise.reject(new TidesyncAbortedError());
     if (this.running) {
       // The running sync may have taken its batches before the caller's writes: they go in the next one.
       this.followUp ??= this.running.catch(() => {}).then(() => {
@@ -526,8 +545,9 @@ export class TidesyncClient {
     const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false };
     this.statusStore.update({ state: "syncing" });
     try {
-      // Before anything is sent: another user's queued writes must not go out with this user's token.
-      await this.checkOwner();
+      // Before anything is sent (GET /v1/meta too): another user's queued writes must not go out
+      // with this user's token. Each request checks again (the user may switch while a sync runs).
+      await this.checkOwner(await this.api.tokenUserId());
       // Once per open client, first: the stored collections may predate the server's (a table or
       // field added since), and the writes queued meanwhile leave normalised (uuid fields
       // lower-cased) in batches within the published limits. Still one GET per open client.
@@ -550,11 +570,12 @@ export class TidesyncClient {
 
   /**
    * The store belongs to the user who first synced it: the first sync with a token stores its user,
-   * and a sync under another user's token is refused (TidesyncStoreOwnerError), nothing sent.
-   * No token, or one that is not a JWT: the server refuses the requests anyway.
+   * and a request under another user's token is refused (TidesyncStoreOwnerError), not sent: at
+   * the start of a sync and before each request of it (the guard of this.api), so an answer applied
+   * is always one to the owner's token. `user`: whose token it is (null: no token, or one that is
+   * not a JWT: the server refuses the requests anyway).
    */
-  private async checkOwner(): Promise<void> {
-    const user = await this.api.tokenUserId();
+  private async checkOwner(user: string | null): Promise<void> {
     if (user === null) return;
     // Once stored, the owner never changes: only the first sync of a store needs the mutex and a write.
     if (this.owner === null) {
@@ -577,7 +598,7 @@ export class TidesyncClient {
   private async withRetry<T>(call: () => Promise<T>): Promise<T> {
     const result = await withRetry(call, this.retry, (error) => {
       this.statusStore.update({ state: error instanceof TidesyncNetworkError ? "offline" : "syncing", lastErrorCode: (error as TidesyncError).code });
-    });
+    }, this.closing.signal);
     this.statusStore.update({ state: "syncing" });
     return result;
   }

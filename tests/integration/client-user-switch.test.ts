@@ -7,10 +7,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
+import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
+import type { SyncEvent } from "../../client/events.ts";
+import { MemoryStorage } from "../../client/storage.ts";
 import { SqliteStorage, userTablePrefix } from "../../client/storage-sqlite.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { betterSqliteDriver } from "../../client/test/better-sqlite3-driver.ts";
+import { clientDevice } from "../support/client-device.ts";
 import { adminSql, createTestUser, stack } from "../support/harness.ts";
 import { settled, share } from "../support/shared-lists.ts";
 
@@ -53,5 +56,113 @@ describe("another user signs in on the same device", () => {
     await a.sync();
     const rows = await adminSql<{ id: string; title: string }[]>`select id, title from public.tasks where id in (${t}, ${priv}) order by title`;
     expect(rows.map((r) => r.title)).toEqual(["Alice's private note", "Oat milk (Alice)"]);
+  });
+});
+
+// The user switches while a sync runs: its later requests (a retry, the next
+// batch, the next pull page) would carry the new user's token. Each is checked
+// against the store's owner before it is sent, so the sync stops instead.
+describe("another user signs in while a sync runs", () => {
+  const device = () => ({ installation_id: randomUUID(), platform: "ios" as const, app_version: "1.0.0", build_number: 1 });
+
+  /** Alice's client on a new store, Bob with a private task; `onRequest` may switch the token. */
+  async function aliceAndBob(onRequest: (request: { method: string; path: string; respond: () => Promise<Response> }, switchToBob: () => Promise<void>) => Promise<Response>, options: { maxOpsPerBatch?: number; pullLimit?: number } = {}) {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const bobs = await clientDevice(bob);
+    const bobTask = await bobs.client.create("tasks", { list_id: bob.userId, title: "Bob's private task" });
+    await bobs.client.sync();
+    const phone = device();
+    let token = alice.token;
+    /** Requests this client sent with Bob's token. */
+    const asBob: string[] = [];
+    const switchToBob = async () => {
+      token = bob.token;
+      await new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => bob.token }).startSession({ device: phone });
+    };
+    const fetchImpl: FetchFunction = (input, init) => {
+      const url = new URL(input);
+      if ((init.headers as Record<string, string>).authorization === `Bearer ${bob.token}`) asBob.push(`${init.method} ${url.pathname}`);
+      return onRequest({ method: init.method ?? "GET", path: url.pathname.replace(/^.*(?=\/v1\/)/, ""), respond: () => fetch(input, init) }, switchToBob);
+    };
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => token, fetch: fetchImpl });
+    await api.startSession({ device: phone });
+    const a = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId: phone.installation_id, backoff: { baseMs: 1, maxMs: 5 }, ...options });
+    const events: SyncEvent[] = [];
+    a.on((event) => events.push(event));
+    const backAsAlice = async () => {
+      token = alice.token;
+      await api.startSession({ device: phone });
+    };
+    return { alice, bob, bobTask, a, events, asBob, backAsAlice };
+  }
+
+  it("a batch whose answer was lost is not resent with the new user's token, nor dropped", async () => {
+    let batches = 0;
+    const { alice, bobTask, a, events, asBob, backAsAlice } = await aliceAndBob(async ({ method, path, respond }, switchToBob) => {
+      if (method === "POST" && path === "/v1/sync/batch" && batches++ === 0) {
+        await switchToBob();
+        throw new TypeError("network down");
+      }
+      return await respond();
+    });
+    const id = await a.create("tasks", { list_id: alice.userId, title: "Alice's note" });
+    await expect(a.sync()).rejects.toMatchObject({ code: "STORE_OF_ANOTHER_USER", storeUserId: alice.userId });
+    expect(asBob).toEqual([]);
+    expect(events).toEqual([]);
+    expect(a.pendingOps().map((p) => p.op.record_id)).toEqual([id]);
+    expect((await a.get("tasks", id))?.data?.title).toBe("Alice's note");
+    expect(await a.get("tasks", bobTask)).toBeUndefined();
+
+    await backAsAlice();
+    await a.sync();
+    const [row] = await adminSql<{ title: string }[]>`select title from public.tasks where id = ${id}`;
+    expect(row?.title).toBe("Alice's note");
+    expect(a.pendingOps()).toEqual([]);
+  });
+
+  it("the batches after the switch stay queued, and nothing of the new user's reaches the store", async () => {
+    let batches = 0;
+    const { alice, bobTask, a, events, asBob, backAsAlice } = await aliceAndBob(async ({ method, path, respond }, switchToBob) => {
+      const response = await respond();
+      if (method === "POST" && path === "/v1/sync/batch" && batches++ === 0) await switchToBob();
+      return response;
+    }, { maxOpsPerBatch: 1 });
+    const ids = [];
+    for (const title of ["one", "two", "three"]) ids.push(await a.create("tasks", { list_id: alice.userId, title }));
+    await expect(a.sync()).rejects.toMatchObject({ code: "STORE_OF_ANOTHER_USER", storeUserId: alice.userId });
+    expect(asBob).toEqual([]);
+    expect(events.filter((e) => e.type === "op_rejected" || e.type === "write_discarded")).toEqual([]);
+    expect(a.pendingOps().map((p) => p.op.record_id)).toEqual(ids.slice(1));
+    expect(await a.get("tasks", bobTask)).toBeUndefined();
+
+    await backAsAlice();
+    await a.sync();
+    const rows = await adminSql<{ title: string }[]>`select title from public.tasks where id in ${adminSql(ids)} order by title`;
+    expect(rows.map((r) => r.title)).toEqual(["one", "three", "two"]);
+  });
+
+  it("a pull stops at the switch: the pages already read are the first user's, the next are not asked for", async () => {
+    let pages = 0;
+    const { alice, bobTask, a, asBob, backAsAlice } = await aliceAndBob(async ({ method, path, respond }, switchToBob) => {
+      const response = await respond();
+      if (method === "GET" && path === "/v1/sync/changes" && pages++ === 0) await switchToBob();
+      return response;
+    }, { pullLimit: 1 });
+    // Alice's data, written on another of her devices: the first sync of this store pulls it, a page per record.
+    const other = await clientDevice(alice);
+    const titles = ["one", "two", "three"];
+    const ids = [];
+    for (const title of titles) ids.push(await other.client.create("tasks", { list_id: alice.userId, title }));
+    await other.client.sync();
+    await settled();
+    await expect(a.sync()).rejects.toMatchObject({ code: "STORE_OF_ANOTHER_USER", storeUserId: alice.userId });
+    expect(asBob).toEqual([]);
+    expect(await a.get("tasks", bobTask)).toBeUndefined();
+    expect((await a.serverRecords()).length).toBe(1);
+
+    await backAsAlice();
+    await a.sync();
+    expect((await a.list("tasks")).map((r) => r.data?.title).sort()).toEqual([...titles].sort());
   });
 });

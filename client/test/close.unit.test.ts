@@ -1,0 +1,62 @@
+// Sign-out while a sync runs: client.close() cancels it (a retry's wait, or a
+// request under way) and resolves once it has ended; the queued ops stay, as
+// they were, for the user's next sync of the store.
+import { describe, expect, it } from "vitest";
+import { TidesyncAbortedError } from "../api-error.ts";
+import { MemoryStorage } from "../storage.ts";
+import { FakeServer, LIST_ID } from "./fake-server.ts";
+import { openClient } from "./open-client.ts";
+
+describe("client.close()", () => {
+  it("ends a retry's wait at once, sends nothing more, and refuses later syncs", async () => {
+    const server = new FakeServer();
+    // A sleep that only ends when the test says: a long Retry-After.
+    let slept = () => {};
+    const { client } = await openClient(server, { sleep: () => new Promise((resolve) => (slept = resolve)) });
+    await client.refreshSchema();
+    await client.create("tasks", { list_id: LIST_ID, title: "a" });
+    server.script = (request) => {
+      if (request.path === "/v1/sync/batch") throw new TypeError("network down");
+      return undefined;
+    };
+    const sync = client.sync();
+    const failed = expect(sync).rejects.toBeInstanceOf(TidesyncAbortedError);
+    while (server.batches().length === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+    await client.close();
+    await failed;
+    slept();
+    expect(server.batches()).toHaveLength(1);
+    expect(client.pendingOps().map((p) => p.sent)).toEqual([true]);
+    expect(client.status).toMatchObject({ state: "error", lastErrorCode: "ABORTED", pending: 1 });
+    await expect(client.sync()).rejects.toMatchObject({ code: "ABORTED" });
+    expect(server.batches()).toHaveLength(1);
+  });
+
+  it("abandons a request under way; the next client of the store resends the same ops", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    const { client } = await openClient(server, { storage });
+    await client.refreshSchema();
+    const id = await client.create("tasks", { list_id: LIST_ID, title: "a" });
+    let onTheWire = () => {};
+    const sent = new Promise<void>((resolve) => (onTheWire = resolve));
+    // The server applies the batch; its answer never comes.
+    server.script = (request) => {
+      if (request.path !== "/v1/sync/batch") return undefined;
+      server.answer(request);
+      onTheWire();
+      return new Promise<never>(() => {});
+    };
+    const sync = client.sync();
+    await sent;
+    await client.close();
+    await expect(sync).rejects.toBeInstanceOf(TidesyncAbortedError);
+    expect((await storage.loadState()).outbox.map((p) => [p.op.record_id, p.sent])).toEqual([[id, true]]);
+
+    server.script = null;
+    const next = (await openClient(server, { storage })).client;
+    expect(await next.sync()).toMatchObject({ duplicates: 1 });
+    expect(server.batches()[1]).toEqual(server.batches()[0]);
+    expect(next.pendingOps()).toEqual([]);
+  });
+});
