@@ -50,4 +50,33 @@ describe("the store's user", () => {
     await bob.sync();
     expect(server.records.get(`tasks/${id}`)?.data?.title).toBe("Alice's private note");
   });
+
+  it("a sync begun signed out stores the user whose token its first request carries, and stops at another's", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    let token: string | null = null;
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
+    const { client } = await openClient(server, { storage, api, pullLimit: 1 });
+    await client.create("tasks", { list_id: LIST_ID, title: "one" });
+    // Signed in while the sync fetches GET /v1/meta (a request without a token): its push goes as Alice.
+    server.duringFirst("/v1/meta", async () => {
+      token = tokenOf(ALICE);
+    });
+    await client.sync();
+    expect(client.storeUserId).toBe(ALICE);
+    expect((await storage.loadState()).owner).toBe(ALICE);
+
+    // Bob's token from the first pull page on: the pull stops, nothing sent as Bob.
+    await client.create("tasks", { list_id: LIST_ID, title: "two" });
+    await client.create("tasks", { list_id: LIST_ID, title: "three" });
+    server.duringFirst("/v1/sync/changes", async () => {
+      token = tokenOf(BOB);
+    });
+    const requests = server.requests.length;
+    await expect(client.sync()).rejects.toMatchObject({ code: "STORE_OF_ANOTHER_USER", storeUserId: ALICE, userId: BOB });
+    expect(server.requests.slice(requests).map((r) => [r.path, r.headers.get("authorization")])).toEqual([
+      ["/v1/sync/batch", `Bearer ${tokenOf(ALICE)}`],
+      ["/v1/sync/changes", `Bearer ${tokenOf(ALICE)}`],
+    ]);
+  });
 });
