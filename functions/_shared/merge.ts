@@ -3,7 +3,8 @@
 // the caller passes the sequence number and timestamp the write would get.
 //
 // Every record keeps, per field, the change_seq of the field's last write and
-// the device that wrote it (field_versions). The key "*" stands for "every
+// the device that wrote it (field_versions): the id of its device row, one per
+// user and installation, so two accounts on one phone are two devices here. The key "*" stands for "every
 // field not listed": the database's insert stamps it (one entry, not one per
 // column) and a delete resets to it, so a tombstone remembers who deleted it
 // and when.
@@ -39,7 +40,10 @@ export type JsonObject = Record<string, unknown>;
 export interface FieldVersion {
   /** change_seq of the field's last write. */
   v: number;
-  /** installation id of the device that wrote it; null when unknown. */
+  /**
+   * The device that wrote it: its app_private.devices row's id (one per user and installation,
+   * never the bare installation id); null when unknown (a direct write, a forgotten device).
+   */
   d: string | null;
 }
 export type FieldVersions = Record<string, FieldVersion>;
@@ -68,7 +72,7 @@ export interface MergeOp {
 export interface WriteContext {
   collection: string;
   id: string;
-  /** Installation id of the pushing device; null when the batch named none. */
+  /** The pushing device's row id (app_private.devices.id, as FieldVersion.d); null when none. */
   deviceId: string | null;
   /** The change_seq this write gets if it is applied (> every existing version). */
   seq: number;

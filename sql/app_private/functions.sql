@@ -499,20 +499,15 @@ begin
   end if;
 
   if v_sweep.ids is null then
-    -- A new sweep takes the queue. An id another user who can still sign in
-    -- registered before it was queued (one phone, two accounts) stays theirs
-    -- and leaves the queue; a device registered later is a new account on
-    -- the phone, which must not inherit the writes. v_sweep.ids is an object:
-    -- `?` finds a key by binary search, so a long queue costs each record a
-    -- few comparisons, not one per id.
+    -- A new sweep takes the queue, every id of it: a stamp names one user's
+    -- device row, so no other account (one phone, two accounts) has a claim
+    -- on it. v_sweep.ids is an object: `?` finds a key by binary search, so a
+    -- long queue costs each record a few comparisons, not one per id.
     with taken as (
       delete from app_private.installations_to_forget q
       returning q.installation_id, q.queued_at
     )
-    select jsonb_object_agg(t.installation_id::text, t.queued_at) filter (
-             where not exists (select 1 from app_private.devices d join auth.users u on u.id = d.user_id
-                                where d.installation_id = t.installation_id and u.deleted_at is null
-                                  and d.created_at <= t.queued_at))
+    select jsonb_object_agg(t.installation_id::text, t.queued_at)
       into v_sweep.ids
       from taken t;
     if v_sweep.ids is null then
@@ -581,7 +576,7 @@ begin
   return false;
 end
 $function$;
-comment on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) is 'Forgets the installation ids of app_private.installations_to_forget in the sync state: sets d (the writing device) to null in every sync_records.field_versions entry stamped by one that no other user who can still sign in registered before it was queued (the merge reads null as an unknown device). A sweep takes the queue and goes over every record by primary key, p_batch at a time, until p_time_budget is spent (at least one batch), keeping its place in app_private.installation_sweep for the next call; returns true when no sweep is left under way. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED) and the ids they name are queued again when the sweep ends. Run by run_account_deletions (the defaults) and purge_sync_retention (its budget and batch). Not callable by any API role.';
+comment on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) is 'Forgets the ids of app_private.installations_to_forget in the sync state: sets d (the writing device) to null in every sync_records.field_versions entry stamped with one (the merge reads null as an unknown device). A sweep takes the queue and goes over every record by primary key, p_batch at a time, until p_time_budget is spent (at least one batch), keeping its place in app_private.installation_sweep for the next call; returns true when no sweep is left under way. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED) and the ids they name are queued again when the sweep ends. Run by run_account_deletions (the defaults) and purge_sync_retention (its budget and batch). Not callable by any API role.';
 revoke execute on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) from public;
 
 -- function app_private.hand_over_lists(p_user_id uuid)
@@ -1583,13 +1578,18 @@ CREATE OR REPLACE FUNCTION app_private.queue_installations_of_deleted_devices()
  SET search_path TO ''
 AS $function$
 begin
+  -- The row's id is what its stamps name; the installation id, what the
+  -- previous function stamps during a deploy (to the merge an unknown
+  -- device either way, so forgetting it takes nothing from anyone).
   insert into app_private.installations_to_forget (installation_id)
-  select distinct g.installation_id from gone g
+  select g.id from gone g
+  union
+  select g.installation_id from gone g
   on conflict (installation_id) do nothing;
   return null;
 end;
 $function$;
-comment on function app_private.queue_installations_of_deleted_devices() is 'Trigger (after delete on app_private.devices, per statement): queues the deleted rows'' installation ids in app_private.installations_to_forget, whatever deleted them (the signed-out cap, the cascade of a user''s deletion). Not callable by any API role.';
+comment on function app_private.queue_installations_of_deleted_devices() is 'Trigger (after delete on app_private.devices, per statement): queues the deleted rows'' ids (what their stamps in sync_records.field_versions name) and installation ids in app_private.installations_to_forget, whatever deleted them (the signed-out cap, the cascade of a user''s deletion). Not callable by any API role.';
 revoke execute on function app_private.queue_installations_of_deleted_devices() from public;
 
 -- function app_private.queue_installations_of_deleted_user()
@@ -1600,14 +1600,17 @@ CREATE OR REPLACE FUNCTION app_private.queue_installations_of_deleted_user()
  SET search_path TO ''
 AS $function$
 begin
-  -- By devices_user_installation_key; a soft-deleted user keeps the rows.
+  -- A soft-deleted user keeps the rows: their ids and installation ids, as
+  -- queue_installations_of_deleted_devices queues them.
   insert into app_private.installations_to_forget (installation_id)
+  select d.id from app_private.devices d where d.user_id = new.id
+  union
   select d.installation_id from app_private.devices d where d.user_id = new.id
   on conflict (installation_id) do nothing;
   return null;
 end;
 $function$;
-comment on function app_private.queue_installations_of_deleted_user() is 'Trigger (after update of deleted_at on auth.users when it is first set, per row): queues a soft-deleted user''s installation ids in app_private.installations_to_forget (a hard delete queues them through the devices it deletes: queue_installations_of_deleted_devices). Not callable by any API role.';
+comment on function app_private.queue_installations_of_deleted_user() is 'Trigger (after update of deleted_at on auth.users when it is first set, per row): queues a soft-deleted user''s device rows'' ids and installation ids in app_private.installations_to_forget (a hard delete queues them through the devices it deletes: queue_installations_of_deleted_devices). Not callable by any API role.';
 revoke execute on function app_private.queue_installations_of_deleted_user() from public;
 
 -- function app_private.read_visible_scope_ids()

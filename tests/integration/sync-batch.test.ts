@@ -29,17 +29,23 @@ async function pushRaw(user: TestUser, text: string): Promise<ApiResponse> {
   return await call("/v1/sync/batch", { method: "POST", token: user.token, rawBody: text, headers: { "content-type": "application/json" } });
 }
 
-/** A user with `count` sessions, each bound to a registered device (POST /v1/auth/session). */
+/**
+ * A user with `count` sessions, each bound to a registered device (POST /v1/auth/session):
+ * `devices` their installation ids (a batch's device_id), `rows` their device rows' ids (what
+ * the sync state stamps a field with).
+ */
 async function userWithDevices(count: number) {
   const user = await createTestUser();
   const devices: string[] = [];
+  const rows: string[] = [];
   for (let i = 0; i < count; i++) {
     const token = i === 0 ? user.token : (await user.newSession()).token;
     const device = phone();
-    await startSession(token, device);
+    const started = await startSession(token, device);
     devices.push(device.installation_id);
+    rows.push(started.body.device.id);
   }
-  return { user, devices };
+  return { user, devices, rows };
 }
 
 describe("POST /v1/sync/batch: outcomes", () => {
@@ -329,21 +335,22 @@ describe("POST /v1/sync/batch: exactly once per op_id", () => {
 
 describe("POST /v1/sync/batch: field-level merge between devices", () => {
   async function twoDevices() {
-    const { user, devices: [phoneId, laptopId] } = await userWithDevices(2);
+    const { user, devices: [phoneId, laptopId], rows } = await userWithDevices(2);
     const id = randomUUID();
     const created = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, task(user, { title: "t", notes: "n", done: false }))] });
-    return { user, phoneId, laptopId, id, base: created.results[0].record!.version };
+    return { user, phoneId, laptopId, rows, id, base: created.results[0].record!.version };
   }
 
   it("two devices changing different fields both survive", async () => {
-    const { user, phoneId, laptopId, id, base } = await twoDevices();
+    const { user, phoneId, laptopId, rows, id, base } = await twoDevices();
     const a = await pushOk(user, { device_id: phoneId, ops: [upsert("tasks", id, { title: "phone title" }, base)] });
     const b = await pushOk(user, { device_id: laptopId, ops: [upsert("tasks", id, { done: true }, base)] });
     expect([a.results[0].status, b.results[0].status]).toEqual(["applied", "applied"]);
     expect(b.results[0].record!.data).toMatchObject({ title: "phone title", notes: "n", done: true });
     expect(await storedRow("tasks", id)).toMatchObject({ title: "phone title", notes: "n", done: true });
     const state = await syncState("tasks", id);
-    expect([fieldVersion(state!.field_versions, "title")!.d, fieldVersion(state!.field_versions, "done")!.d]).toEqual([phoneId, laptopId]);
+    // Each field stamped with its device's row (one per user and installation).
+    expect([fieldVersion(state!.field_versions, "title")!.d, fieldVersion(state!.field_versions, "done")!.d]).toEqual(rows);
   });
 
   it("the same field from another device → conflict with the server record, nothing applied; rebased, it applies", async () => {
@@ -811,7 +818,7 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
   });
 
   it("device_id must be one of the caller's devices; omitted, the session's device is used", async () => {
-    const { user, devices: [mine] } = await userWithDevices(1);
+    const { user, devices: [mine], rows: [mineRow] } = await userWithDevices(1);
     const { devices: [theirs] } = await userWithDevices(1);
     for (const deviceId of [theirs, randomUUID()]) {
       const op = upsert("tasks", randomUUID(), task(user));
@@ -825,16 +832,16 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     const body = await pushOk(user, { ops: [upsert("tasks", id, task(user))] });
     expect(body.results[0].status).toBe("applied");
     const state = await syncState("tasks", id);
-    expect(fieldVersion(state!.field_versions, "title")).toEqual({ v: state!.version, d: mine });
+    expect(fieldVersion(state!.field_versions, "title")).toEqual({ v: state!.version, d: mineRow });
     expect((await ledger(user.userId))[0].device_id).toBe(mine);
     // Named explicitly, it is the same device.
     const named = await pushOk(user, { device_id: mine, ops: [upsert("tasks", id, { title: "again" }, state!.version)] });
     expect(named.results[0].status).toBe("applied");
-    expect(fieldVersion((await syncState("tasks", id))!.field_versions, "title")!.d).toBe(mine);
+    expect(fieldVersion((await syncState("tasks", id))!.field_versions, "title")!.d).toBe(mineRow);
   });
 
   it("upper-case uuids are normalised once at the edge: responses and pulls are lower-case, a retry with the upper-case op_id is a duplicate", async () => {
-    const { user, devices: [device] } = await userWithDevices(1);
+    const { user, devices: [device], rows: [deviceRow] } = await userWithDevices(1);
     await settled();
     const start = await pullAll(user);
     const list = randomUUID();
@@ -864,7 +871,7 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     const lower = await pushOk(user, { ops: [{ ...batch.ops[1], op_id: opId }] });
     expect(lower.results[0].status).toBe("duplicate");
     expect((await ledger(user.userId)).map((r) => r.op_id).sort()).toEqual([batch.ops[0].op_id, opId].sort());
-    expect(fieldVersion((await syncState("tasks", id))!.field_versions, "title")!.d).toBe(device);
+    expect(fieldVersion((await syncState("tasks", id))!.field_versions, "title")!.d).toBe(deviceRow);
   });
 
   it("server_time of a push and of a pull come from the database clock, in one format", async () => {

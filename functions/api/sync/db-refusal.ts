@@ -38,7 +38,7 @@ export interface Refusal {
 export interface AfterRefusal {
   /** By recordKey: the refused records and the scopes their ops point at, as the caller sees them now. */
   records: Map<string, ServerRecord>;
-  /** The batch's device and server time (for a merge against a record found there). */
+  /** The batch's device (its row id, WriteContext.deviceId) and server time (for a merge against a record found there). */
   deviceId: string | null;
   now: string;
 }

@@ -250,6 +250,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 export function planBatch(
   ops: readonly SyncOpEnvelope[],
+  /** The caller's device row id (WriteContext.deviceId), not the batch's installation id. */
   deviceId: string | null,
   state: BatchState,
   limits: Pick<Limits, "max_record_data_bytes" | "max_live_records_per_user">,

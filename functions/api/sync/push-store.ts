@@ -74,10 +74,13 @@ const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::tex
 // $1 op_ids, $2 and $3 the record keys (collections, ids), $4 device_id or null, $5 the
 // session id, then one id list per collection in step with the database (the rows whose
 // data the planner needs; schema-drift.ts: a push never needs another one).
-// Ids and keys come as typed arrays, never as JSON text: see LEDGER_SQL. It also sets
-// the transaction's device (tidesync.device_id), with which the sync triggers stamp
-// each changed field (merge.ts): none when the batch names a device that is not the
-// caller's, and then nothing is written.
+// Ids and keys come as typed arrays, never as JSON text: see LEDGER_SQL. It reads the
+// caller's device twice: its installation id (device_id: what the batch and the ledger
+// name) and its row's id (device_stamp: one per user and installation, so two accounts on
+// one phone are two devices to the merge), and sets the transaction's device
+// (tidesync.device_id) to the row's id, with which the sync triggers stamp each changed
+// field (merge.ts): none when the batch names a device that is not the caller's, and then
+// nothing is written.
 // The named records' state and rows come as JSON text concatenated the way the
 // read-back and the pull print them (row-json.ts), each parsed once in the
 // function: building them as jsonb values (jsonb_build_object, to_jsonb,
@@ -100,10 +103,13 @@ const stateSql = (collections: readonly CollectionDefinition[]) => `
                                          from ${c.table} t where t.id = any ($${i + 6}::uuid[])), '') || ']'`).join(" || ',' ||")
 } || '}' as rows,
     coalesce((select u.live_records from app_private.sync_usage u where u.user_id = (select auth.uid())), 0) as live_records,
+    (select d.installation_id::text from app_private.devices d
+      where d.user_id = (select auth.uid())
+        and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end) as device_id,
     nullif(set_config('tidesync.device_id', coalesce((
-      select d.installation_id::text from app_private.devices d
+      select d.id::text from app_private.devices d
        where d.user_id = (select auth.uid())
-         and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end), ''), true), '') as device_id,
+         and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end), ''), true), '') as device_stamp,
     ${iso("now()")} as now`;
 export const STATE_SQL = stateSql(COLLECTIONS);
 const stateStatement = perCollectionsInStep((collections) => ({ text: stateSql(collections), collections }));
@@ -197,7 +203,10 @@ interface StateRow {
   /** The rows as read; `xmin`: the row version (BatchState.rowVersions). */
   rows: Record<string, { id: string; xmin: string; data: JsonObject }[]>;
   live_records: number;
+  /** The caller's device's installation id (the batch's device_id, the ledger's). */
   device_id: string | null;
+  /** Its row's id (app_private.devices.id): what the merge stamps and tells own writes by. */
+  device_stamp: string | null;
   now: string;
 }
 
@@ -334,7 +343,7 @@ export async function pushBatch(
     });
   }
   const visible = visibleRecords(state);
-  const plan = planBatch(batch.ops, state.device_id, {
+  const plan = planBatch(batch.ops, state.device_stamp, {
     liveRecords: state.live_records,
     ledger: new Map(state.ledger.map(({ op_id, ...entry }) => [op_id.toLowerCase(), { ...entry, version: entry.version === null ? null : Number(entry.version) }])),
     records: visible,
@@ -377,7 +386,7 @@ export async function pushBatch(
   for (const [key, record] of cascaded) reread.set(key, record);
   const after = reread.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
     tx, [], reread, batch.device_id ?? null, caller.session_id)));
-  const results = settle(plan, applied, refused, { records: after, deviceId: state.device_id, now: state.now }, new Set(cascaded.keys()));
+  const results = settle(plan, applied, refused, { records: after, deviceId: state.device_stamp, now: state.now }, new Set(cascaded.keys()));
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
     return {

@@ -15,7 +15,7 @@ create table app_private.installation_sweep (
 
 -- comments
 comment on table app_private.installation_sweep is 'The sweep of app_private.forget_queued_installations() under way (one row): the ids it forgets and where it stopped, so a sweep of a large sync state goes over several runs, each within its time budget. Read by no API role.';
-comment on column app_private.installation_sweep.ids is 'The installation ids being forgotten, as keys, each with when it was queued; null when no sweep is under way.';
+comment on column app_private.installation_sweep.ids is 'The ids being forgotten (as app_private.installations_to_forget holds them), as keys, each with when it was queued; null when no sweep is under way.';
 comment on column app_private.installation_sweep.left_ids is 'Ids found in records a write held (skipped): queued again, with their queued_at, when the sweep ends.';
 comment on column app_private.installation_sweep.after_collection is 'With after_id: the primary key of the last sync record swept ('''' and the nil uuid: none yet).';
 

@@ -10,7 +10,8 @@ create table app_private.installations_to_forget (
 );
 
 -- comments
-comment on table app_private.installations_to_forget is 'Installation ids whose device row went (pruned, or deleted with its user) or whose user was soft-deleted, queued by triggers on app_private.devices and auth.users until a sweep of app_private.forget_queued_installations() takes them (app_private.installation_sweep) and nulls them in sync_records.field_versions (run by run_account_deletions and purge_sync_retention, each within a time budget); ids a write held a record of come back when the sweep ends. Read by no API role.';
+comment on table app_private.installations_to_forget is 'Ids of devices that went (pruned, or deleted with their user) or whose user was soft-deleted, queued by triggers on app_private.devices and auth.users until a sweep of app_private.forget_queued_installations() takes them (app_private.installation_sweep) and nulls them in sync_records.field_versions (run by run_account_deletions and purge_sync_retention, each within a time budget); ids a write held a record of come back when the sweep ends. Read by no API role.';
+comment on column app_private.installations_to_forget.installation_id is 'A device row''s id (app_private.devices.id: what sync_records.field_versions stamps name) or its installation id (what stamps named before migration 20261128001200, and what the previous function stamps during a deploy).';
 
 -- row level security
 alter table app_private.installations_to_forget enable row level security;

@@ -25,7 +25,7 @@ create table app_private.sync_records (
 comment on table app_private.sync_records is 'Sync state of every row of every synced table, live or deleted (tombstone, kept for the retention window). Written only by the sync triggers.';
 comment on column app_private.sync_records.scope_id is 'The scope the row is in (for a tombstone: the scope it was deleted from).';
 comment on column app_private.sync_records.version is 'sync_seq value of the row''s latest write: server-issued, strictly increasing per row.';
-comment on column app_private.sync_records.field_versions is 'Per column {"v": version of its last change, "d": installation id of the device that wrote it, or null (direct write / unknown)}; key "*" stands for every column not listed (set by an insert and by a delete; an update adds the columns it changes). Drives field-level merge (functions/_shared/merge.ts).';
+comment on column app_private.sync_records.field_versions is 'Per column {"v": version of its last change, "d": id of the device row (app_private.devices.id: one per user and installation) that wrote it, or null (direct write / unknown / forgotten)}; key "*" stands for every column not listed (set by an insert and by a delete; an update adds the columns it changes). Drives field-level merge (functions/_shared/merge.ts).';
 comment on column app_private.sync_records.created_by is 'The user whose write created the row (live-records quota); null for writes without a user (service role).';
 comment on column app_private.sync_records.txid is 'Transaction that last wrote the row: that transaction may read the state it produced (a push reads back the tombstone of a list it deleted).';
 

@@ -7,9 +7,10 @@
 --     schema (auth included, Postgres' own and the pgTAP helpers excluded) is
 --     searched for the id: user-id columns without a foreign key
 --     (auth.refresh_tokens.user_id) and ids inside documents count too;
---   * the same search for her phone's installation id, which the sync state
---     stamped on what she wrote (field_versions' "d"), unless another user
---     still registers that installation (a shared phone).
+--   * the same search for her phone's installation id and for the ids of her
+--     device rows, which the sync state stamped on what she wrote
+--     (field_versions' "d"); on a tablet she shared, what Bob wrote stays
+--     stamped with his device row.
 -- The purge runs as the migration owner (hosted `postgres`), not a superuser.
 begin;
 select plan(12);
@@ -92,24 +93,28 @@ select tests.authenticate_as('gone_alice');
 select from public.accept_list_invite((select code from codes));  -- an invite she used (used_by)
 
 select tests.clear_authentication();
-insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, push_token, push_provider, session_id, last_seen_at)
-values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000031', 'ios', '1.0.0', 1, 'apns-alice', 'apns',
+insert into app_private.devices (id, user_id, installation_id, platform, app_version, build_number, push_token, push_provider, session_id, last_seen_at)
+values ('a5000000-0000-4000-8000-000000000061', tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000031', 'ios', '1.0.0', 1, 'apns-alice', 'apns',
         tests.get_session_id('gone_alice'), now());
 -- Her phone, and a tablet she shares with Bob (both signed in on it).
-insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, last_seen_at, revoked_at)
-values (tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000033', 'ios', '1.0.0', 1, now(), now()),
-       (tests.get_supabase_uid('gone_bob'), 'a5000000-0000-4000-8000-000000000033', 'ios', '1.0.0', 1, now(), now());
--- What her devices pushed, stamped by the sync triggers with the installation
+insert into app_private.devices (id, user_id, installation_id, platform, app_version, build_number, last_seen_at, revoked_at)
+values ('a5000000-0000-4000-8000-000000000063', tests.get_supabase_uid('gone_alice'), 'a5000000-0000-4000-8000-000000000033', 'ios', '1.0.0', 1, now(), now()),
+       ('a5000000-0000-4000-8000-000000000064', tests.get_supabase_uid('gone_bob'), 'a5000000-0000-4000-8000-000000000033', 'ios', '1.0.0', 1, now(), now());
+-- What her devices pushed, stamped by the sync triggers with the device row
 -- (as the push sets it): an edit of her task and of Bob's in the shared list,
--- a task she deleted there (a tombstone), one from the shared tablet.
+-- a task she deleted there (a tombstone), one from the shared tablet; and
+-- Bob's edit from that tablet.
 select tests.authenticate_as('gone_alice');
-select from set_config('tidesync.device_id', 'a5000000-0000-4000-8000-000000000031', true);
+select from set_config('tidesync.device_id', 'a5000000-0000-4000-8000-000000000061', true);
 update public.tasks set title = 'Alice''s task, edited on her phone' where id = 'a5000000-0000-4000-8000-000000000011';
 update public.tasks set title = 'Bob''s task, edited on Alice''s phone' where id = 'a5000000-0000-4000-8000-000000000021';
 insert into public.tasks (id, list_id, title) values ('a5000000-0000-4000-8000-000000000014', 'a5000000-0000-4000-8000-000000000001', 'Gone soon');
 delete from public.tasks where id = 'a5000000-0000-4000-8000-000000000014';
-select from set_config('tidesync.device_id', 'a5000000-0000-4000-8000-000000000033', true);
+select from set_config('tidesync.device_id', 'a5000000-0000-4000-8000-000000000063', true);
 update public.tasks set done = true where id = 'a5000000-0000-4000-8000-000000000021';
+select tests.authenticate_as('gone_bob');
+select from set_config('tidesync.device_id', 'a5000000-0000-4000-8000-000000000064', true);
+update public.tasks set position = 1 where id = 'a5000000-0000-4000-8000-000000000021';
 select from set_config('tidesync.device_id', '', true);
 select tests.clear_authentication();
 -- A beta tester with feedback on a build (test-build distribution).
@@ -151,8 +156,8 @@ select is_empty($$ select schema_name || '.' || table_name || '.' || column_name
                                      where h like f.schema_name || '.' || f.table_name || '.' || f.column_name || ':%') $$,
   'before the purge the user has data behind every foreign key to auth.users (the fixture covers every table)');
 select is((select count(*)::int from app_private.sync_records
-            where field_versions::text like '%a5000000-0000-4000-8000-000000000031%'), 3,
-  'before the purge her phone''s installation id is in the sync state of three rows of the shared list');
+            where field_versions::text like '%a5000000-0000-4000-8000-000000000061%'), 3,
+  'before the purge her phone''s device is in the sync state of three rows of the shared list');
 select ok((select count(*) from user_fk_columns) >= 15, 'the walk sees the foreign keys of every migration (it is not vacuous)');
 
 -- ------------------------------------------------------------ the purge, as the owner
@@ -168,10 +173,14 @@ select is_empty($$ select * from pg_temp.columns_holding((select user_id from go
 select is_empty($$ select * from pg_temp.columns_holding((select user_id from gone), false) $$,
   'no uuid, text or json column of any table in any schema (auth included) holds the deleted user''s id');
 
-select is_empty($$ select * from pg_temp.columns_holding('a5000000-0000-4000-8000-000000000031', false) $$,
-  'no column of any table in any schema holds her phone''s installation id (the sync state''s "d" is null)');
-select is((select field_versions -> 'done' ->> 'd' from app_private.sync_records where id = 'a5000000-0000-4000-8000-000000000021'),
-  'a5000000-0000-4000-8000-000000000033', 'the installation of the tablet Bob still uses stays: it is his device too');
+select is_empty($$ select * from pg_temp.columns_holding('a5000000-0000-4000-8000-000000000031', false)
+                  union all select * from pg_temp.columns_holding('a5000000-0000-4000-8000-000000000061', false)
+                  union all select * from pg_temp.columns_holding('a5000000-0000-4000-8000-000000000063', false) $$,
+  'no column of any table in any schema holds her phone''s installation id or her devices'' ids (the sync state''s "d" is null)');
+select is((select array[field_versions -> 'done' ->> 'd', field_versions -> 'position' ->> 'd']
+             from app_private.sync_records where id = 'a5000000-0000-4000-8000-000000000021'),
+  array[null, 'a5000000-0000-4000-8000-000000000064'],
+  'on the tablet she shared with Bob, her write is forgotten and his stays his: a stamp names one user''s device');
 
 select results_eq($$ select id, title, created_by from public.tasks where list_id = 'a5000000-0000-4000-8000-000000000001' order by id $$,
   $$ values ('a5000000-0000-4000-8000-000000000011'::uuid, 'Alice''s task, edited on her phone', null::uuid),

@@ -16,16 +16,17 @@ select tests.clear_authentication();
 insert into public.list_members (list_id, user_id, role)
 values ('a5090000-0000-4000-8000-000000000001', tests.get_supabase_uid('sweep_gone'), 'editor');
 
--- Five tasks written from one phone; its user is then deleted.
+-- Five tasks written from one phone (stamped with its device row, as a push
+-- stamps them); its user is then deleted.
+insert into app_private.devices (id, user_id, installation_id, platform, app_version, build_number, last_seen_at)
+values ('a5090000-0000-4000-8000-000000000301', tests.get_supabase_uid('sweep_gone'), 'a5090000-0000-4000-8000-000000000101', 'ios', '1.0.0', 1, now());
 select tests.authenticate_as('sweep_gone');
-select from set_config('tidesync.device_id', 'a5090000-0000-4000-8000-000000000101', true);
+select from set_config('tidesync.device_id', 'a5090000-0000-4000-8000-000000000301', true);
 insert into public.tasks (id, list_id, title)
 select ('a5090000-0000-4000-8000-00000000020' || g)::uuid, 'a5090000-0000-4000-8000-000000000001', 'Task ' || g
   from generate_series(1, 5) g;
 select from set_config('tidesync.device_id', '', true);
 select tests.clear_authentication();
-insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, last_seen_at)
-values (tests.get_supabase_uid('sweep_gone'), 'a5090000-0000-4000-8000-000000000101', 'ios', '1.0.0', 1, now());
 delete from auth.users where id = tests.get_supabase_uid('sweep_gone');
 
 create function pg_temp.stamped() returns int language sql as $$
