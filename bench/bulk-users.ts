@@ -3,7 +3,7 @@
 // user's profile, personal list and membership come from per-row triggers, so
 // the sync triggers run once per statement, thousands of times in one
 // transaction), then a bulk delete of them (one DELETE), each user with a
-// device whose installation id stamps a record that outlives them (the
+// device whose row id stamps a record that outlives them (the
 // delete of their devices queues it, migration 20261127002200), then the pass that
 // forgets the queued ids (app_private.forget_queued_installations). Per user, at two
 // sizes side by side, each on a fresh database: a ratio near 1× is linear, 4×
@@ -36,9 +36,9 @@ async function measure(users: number): Promise<BulkResult> {
       with d as (
         insert into app_private.devices (user_id, installation_id, platform, app_version, build_number, last_seen_at, revoked_at)
         select id, gen_random_uuid(), 'ios', '1.0.0', 1, now(), now() from auth.users where email like 'bulk-%'
-        returning installation_id)
+        returning id)
       insert into app_private.sync_records (collection, id, scope_id, version, field_versions)
-      select 'tasks', gen_random_uuid(), gen_random_uuid(), 1, jsonb_build_object('*', jsonb_build_object('v', 1, 'd', d.installation_id)) from d`);
+      select 'tasks', gen_random_uuid(), gen_random_uuid(), 1, jsonb_build_object('*', jsonb_build_object('v', 1, 'd', d.id)) from d`);
     const stamped = now();
     await stack.adminSql.unsafe(`delete from auth.users where email like 'bulk-%'`);
     const deleted = now();

@@ -19,7 +19,35 @@ const RECORD = "d0e00000-0000-4000-8000-000000000002";
 
 const SWEPT = "d0e00000-0000-4000-8000-000000000003";
 
+const STAMP_USER = "d0e00000-0000-4000-8000-000000000004";
+const STAMP_DEVICE = "d0e00000-0000-4000-8000-000000000005";
+const STAMP_INSTALLATION = "d0e00000-0000-4000-8000-000000000006";
+const STAMPED = "d0e00000-0000-4000-8000-000000000007";
+
 export const DOWN_STEP_DATA_CHECKS: DownStepDataCheck[] = [
+  {
+    // The code it rolls back to tells devices by installation id: a stamp
+    // naming a device row must name that row's installation again.
+    stem: "20261128001200_merge_tells_devices_by_row",
+    name: "a stamp naming a device row names its installation again",
+    seed: `
+      insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at)
+      values ('00000000-0000-0000-0000-000000000000', '${STAMP_USER}', 'authenticated', 'authenticated', 'down-step-stamp@test.tidesync.dev',
+              '{}', '{}', now(), now());
+      insert into app_private.devices (id, user_id, installation_id, platform, app_version, build_number, last_seen_at, revoked_at)
+      values ('${STAMP_DEVICE}', '${STAMP_USER}', '${STAMP_INSTALLATION}', 'ios', '1.0.0', 1, now(), now());
+      insert into app_private.sync_records (collection, id, scope_id, version, field_versions)
+      values ('tasks', '${STAMPED}', '${STAMPED}', 2, '{"*": {"v": 1, "d": null}, "title": {"v": 2, "d": "${STAMP_DEVICE}"}}');`,
+    check: `
+      with gone as (
+        delete from app_private.sync_records where collection = 'tasks' and id = '${STAMPED}' returning field_versions
+      ), user_gone as (
+        delete from auth.users where id = '${STAMP_USER}'
+      )
+      select coalesce(bool_and(field_versions = '{"*": {"v": 1, "d": null}, "title": {"v": 2, "d": "${STAMP_INSTALLATION}"}}'), false) as ok,
+             'field_versions after the down step: ' || coalesce(string_agg(field_versions::text, ', '), 'the record is gone') as detail
+        from gone`,
+  },
   {
     // A sweep under way holds the ids it took off the queue: they go back,
     // with when they were queued (the shared-phone rule compares with it).
