@@ -802,15 +802,56 @@ CREATE OR REPLACE FUNCTION app_private.lock_device_registration(p_user_id uuid, 
  SET search_path TO ''
 AS $function$
 begin
-  -- The user's device lock, then the push token locks (20261126001900).
-  perform app_private.lock_device_registration(p_user_id, p_push_token);
+  perform app_private.lock_user_devices(p_user_id);
+  -- The installation's lock, then every token lock, in key order.
+  perform app_private.lock_installation_push_tokens(p_push_token, p_installation_id);
   -- Then the user's and the sessions' rows, before any device row.
   perform app_private.lock_registration_sessions(p_installation_id);
 end
 $function$;
-comment on function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid) is 'Taken first by a session start of user p_user_id on installation p_installation_id storing push token p_push_token (null: keeps or clears it): lock_device_registration(p_user_id, p_push_token) (the user''s device lock, then the token locks in key order), then lock_registration_sessions(p_installation_id) (the user''s row, the caller''s session, the session the installation ran before), so no device row is locked while any of these is awaited: no deadlock with a sign-out or between users registering one token. Held until the transaction ends. EXECUTE for authenticated (the api function) only.';
+comment on function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid) is 'Taken first by a session start of user p_user_id on installation p_installation_id storing push token p_push_token (null: keeps or clears it): the user''s device lock (lock_user_devices), then lock_installation_push_tokens (the installation''s lock; the locks of p_push_token, of the user''s tokens and of other users'' tokens on the installation, in key order), then lock_registration_sessions(p_installation_id) (the user''s row, the caller''s session, the session the installation ran before), so no device row is locked while any of these is awaited: no deadlock with a sign-out, between users registering one token, or between users starting on one installation. Held until the transaction ends. EXECUTE for authenticated (the api function) only.';
 revoke execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid) from public;
 grant execute on function app_private.lock_device_registration(p_user_id uuid, p_push_token text, p_installation_id uuid) to authenticated;
+
+-- function app_private.lock_installation_push_tokens(p_push_token text, p_installation_id uuid)
+CREATE OR REPLACE FUNCTION app_private.lock_installation_push_tokens(p_push_token text, p_installation_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_caller uuid := auth.uid();
+  v_key bigint;
+begin
+  if v_caller is null then
+    raise exception 'lock_installation_push_tokens needs a signed-in caller' using errcode = '42501';
+  end if;
+  -- Starts on one installation run in turn: no other writer puts a token on
+  -- its rows, so the other users' tokens read below stay (or go to null).
+  perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('tidesync.installation:' || p_installation_id::text, 0));
+  -- One sorted pass over every token lock the start needs (two passes would
+  -- not be one key order): the token it stores, those its user's devices hold
+  -- (rows it may lock: the one it moves its session off, its own), and those
+  -- release_installation_push_tokens will clear.
+  for v_key in
+    select distinct app_private.push_token_lock_key(t.push_token)
+    from (select p_push_token as push_token where p_push_token is not null
+          union all
+          select d.push_token from app_private.devices d
+           where d.user_id = v_caller and d.push_token is not null
+          union all
+          select d.push_token from app_private.devices d
+           where d.installation_id = p_installation_id and d.user_id <> v_caller and d.push_token is not null) t
+    order by 1
+  loop
+    perform pg_catalog.pg_advisory_xact_lock(v_key);
+  end loop;
+end
+$function$;
+comment on function app_private.lock_installation_push_tokens(p_push_token text, p_installation_id uuid) is 'Taken by a session start (lock_device_registration(uuid, text, uuid)) after the user''s device lock and before any row: the lock of installation p_installation_id (starts there run in turn), then, in key order, the locks of p_push_token, of the caller''s tokens and of the tokens other users'' devices hold on that installation (which release_installation_push_tokens clears). Held until the transaction ends. Security definer (RLS hides other users'' devices); acts for auth.uid(), returns nothing; EXECUTE for authenticated only.';
+revoke execute on function app_private.lock_installation_push_tokens(p_push_token text, p_installation_id uuid) from public;
+grant execute on function app_private.lock_installation_push_tokens(p_push_token text, p_installation_id uuid) to authenticated;
 
 -- function app_private.lock_registration_sessions(p_installation_id uuid)
 CREATE OR REPLACE FUNCTION app_private.lock_registration_sessions(p_installation_id uuid)
@@ -2025,6 +2066,35 @@ $function$;
 comment on function app_private.release_expired_push_tokens() is 'Sweep: deletes the push tokens of devices whose session ended by time (app_private.session_has_ended: not_after, Supabase Auth''s time-box or inactivity timeout; it no longer counts by app_private.session_is_live, and no write marks the moment); returns how many. Never waits for a writer (SKIP LOCKED). pg_cron runs it every 5 minutes where available, else service_role.';
 revoke execute on function app_private.release_expired_push_tokens() from public;
 grant execute on function app_private.release_expired_push_tokens() to service_role;
+
+-- function app_private.release_installation_push_tokens(p_installation_id uuid)
+CREATE OR REPLACE FUNCTION app_private.release_installation_push_tokens(p_installation_id uuid)
+ RETURNS void
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_caller uuid := auth.uid();
+  v_session uuid := nullif(auth.jwt() ->> 'session_id', '')::uuid;
+begin
+  -- Only the phone that runs the caller's session may take it for them.
+  if v_caller is null or v_session is null or not exists (
+    select from app_private.devices d
+     where d.user_id = v_caller and d.installation_id = p_installation_id and d.session_id = v_session) then
+    raise exception 'release_installation_push_tokens: the caller''s session does not run on this installation' using errcode = '42501';
+  end if;
+  -- The session start holds these tokens' locks (lock_installation_push_tokens).
+  update app_private.devices d
+     set push_token = null, push_provider = null
+   where d.installation_id = p_installation_id
+     and d.user_id <> v_caller
+     and d.push_token is not null;
+end
+$function$;
+comment on function app_private.release_installation_push_tokens(p_installation_id uuid) is 'POST /v1/auth/session: the installation p_installation_id runs the caller''s session now, so every other user''s device row there loses its push token (the row stays active: that session is its user''s to end). Refuses (42501) unless the caller''s device on that installation is bound to the caller''s session. Security definer (RLS hides other users'' devices); returns nothing; EXECUTE for authenticated only.';
+revoke execute on function app_private.release_installation_push_tokens(p_installation_id uuid) from public;
+grant execute on function app_private.release_installation_push_tokens(p_installation_id uuid) to authenticated;
 
 -- function app_private.release_push_token_elsewhere()
 CREATE OR REPLACE FUNCTION app_private.release_push_token_elsewhere()

@@ -904,6 +904,10 @@ export type Database = {
           };
           Returns: undefined;
         };
+      "lock_installation_push_tokens": {
+        Args: { "p_installation_id": string; "p_push_token": string };
+        Returns: undefined;
+      };
       "lock_registration_sessions": {
         Args: { "p_installation_id": string };
         Returns: undefined;
@@ -1088,6 +1092,10 @@ export type Database = {
       "release_expired_push_tokens": {
         Args: Record<PropertyKey, never>;
         Returns: number;
+      };
+      "release_installation_push_tokens": {
+        Args: { "p_installation_id": string };
+        Returns: undefined;
       };
       "request_account_deletion": {
         Args: { "p_grace_days": number };

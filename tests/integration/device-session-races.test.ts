@@ -260,3 +260,74 @@ describe("a session start with a push token racing a cancel of the account delet
     expect(again.body.device.has_push_token).toBe(true);
   });
 });
+
+describe("two users starting a session on one installation at once (a shared phone)", () => {
+  /** The users whose device on `installationId` holds a push token. */
+  async function tokenHoldersOn(installationId: string): Promise<string[]> {
+    const rows = await adminSql<{ user_id: string }[]>`
+      select user_id from app_private.devices where installation_id = ${installationId} and push_token is not null`;
+    return rows.map((row) => row.user_id);
+  }
+
+  it("with different tokens: they run in turn, and only the later one's pushes reach the phone", async () => {
+    const [first, second] = [await createTestUser(), await createTestUser()];
+    const installation = phone();
+    // Another start on the installation is in flight: it holds the
+    // installation's lock, so both starts below queue for it, in this order.
+    const inFlight = holdTransaction((tx) => tx`select pg_advisory_xact_lock(hashtextextended(${`tidesync.installation:${installation.installation_id}`}, 0))`);
+    await inFlight.ran;
+    const starts: Promise<ApiResponse>[] = [];
+    try {
+      starts.push(call("/v1/auth/session", { method: "POST", token: first.token, body: { device: { ...installation, push_token: pushToken(), push_provider: "apns" } } }));
+      await Promise.race([waitersOf(await inFlight.pid, 1), ...starts]);
+      starts.push(call("/v1/auth/session", { method: "POST", token: second.token, body: { device: { ...installation, push_token: pushToken(), push_provider: "apns" } } }));
+      await Promise.race([waitersOf(await inFlight.pid, 2), ...starts]);
+    } finally {
+      inFlight.commit();
+    }
+    await inFlight.done;
+    const answers = await Promise.all(starts);
+    expect(answers.map((a) => a.status), answers.map((a) => a.text).join("\n")).toEqual([201, 201]);
+    expect(await tokenHoldersOn(installation.installation_id)).toEqual([second.userId]);
+  });
+
+  it("many starts of two users on one installation, with and without tokens, and one moving its session there: none fails, at most one holds a token", async () => {
+    const [first, second] = [await createTestUser(), await createTestUser()];
+    const installation = phone();
+    const firstsOwnPhone = phone({ platform: "android" });
+    for (let round = 0; round < 10; round++) {
+      const starts = await Promise.all([
+        [first, { ...installation, push_token: pushToken(), push_provider: "apns" as const }],
+        [second, { ...installation, push_token: null, push_provider: null }],
+        [second, { ...installation, push_token: pushToken(), push_provider: "apns" as const }],
+        [first, installation],
+        // The first user's session moving between her own phone and the shared one.
+        [first, { ...firstsOwnPhone, push_token: pushToken(), push_provider: "fcm" as const }],
+      ].map(([user, device]) => call("/v1/auth/session", { method: "POST", token: (user as TestUser).token, body: { device } })));
+      for (const start of starts) expect([200, 201], start.text).toContain(start.status);
+      expect((await tokenHoldersOn(installation.installation_id)).length).toBeLessThanOrEqual(1);
+    }
+  });
+});
+
+describe("two users swapping phones at once with the sessions they have (no token sent)", () => {
+  it("none fails: each start moves its session off the device the other one clears, and they meet at the token locks, not in a deadlock", async () => {
+    const [first, second] = [await createTestUser(), await createTestUser()];
+    const [tablet, phoneOfTwo] = [phone(), phone({ platform: "android" })];
+    for (let round = 0; round < 10; round++) {
+      // Each signed in with a token where they were...
+      const setup = await Promise.all([
+        call("/v1/auth/session", { method: "POST", token: first.token, body: { device: { ...tablet, push_token: pushToken(), push_provider: "apns" } } }),
+        call("/v1/auth/session", { method: "POST", token: second.token, body: { device: { ...phoneOfTwo, push_token: pushToken(), push_provider: "fcm" } } }),
+      ]);
+      for (const start of setup) expect([200, 201], start.text).toContain(start.status);
+      // ...then both move to the other's installation at once, without a token.
+      const swaps = await Promise.all([
+        call("/v1/auth/session", { method: "POST", token: first.token, body: { device: { ...phoneOfTwo, push_token: null, push_provider: null } } }),
+        call("/v1/auth/session", { method: "POST", token: second.token, body: { device: { ...tablet, push_token: null, push_provider: null } } }),
+      ]);
+      for (const start of swaps) expect([200, 201], start.text).toContain(start.status);
+      expect(await storedPushTokens(first) + await storedPushTokens(second)).toBe(0);
+    }
+  });
+});

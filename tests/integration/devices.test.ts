@@ -273,6 +273,63 @@ describe("push tokens: at most one active device each", () => {
     expect(await adminSql`select id from app_private.devices where push_token = ${token}`).toEqual([]);
   });
 
+  // A shared phone runs one user's session at a time: whoever starts one there
+  // takes every other user's push token off that installation, also when the
+  // start sends no token (notifications off: null; not known yet: left out).
+  for (const [variant, withoutToken] of [
+    ["null (notifications off)", { push_token: null, push_provider: null }],
+    ["left out (no token yet at launch)", {}],
+  ] as const) {
+    it(`a second user signing in on the installation with push_token ${variant}: the first user's pushes no longer reach it`, async () => {
+      const first = await createTestUser();
+      const second = await createTestUser();
+      const firstsOtherPhone = await first.newSession();
+      const installation = phone(); // no push_token key of its own
+      const a = (await startSession(first.token, { ...installation, push_token: pushToken(), push_provider: "apns" })).body.device;
+      await startSession(firstsOtherPhone.token, phone());
+      expect(await pushTargets(first.userId)).toEqual([a.id]);
+
+      const b = await startSession(second.token, { ...installation, ...withoutToken });
+      expect(b.body.device).toMatchObject({ has_push_token: false, active: true });
+      expect(await pushTargets(first.userId)).toEqual([]);
+      expect(await deviceRow(a.id)).toMatchObject({ push_token: null, push_provider: null, session_id: first.sessionId });
+      // The first user's session there is still theirs to end: listed active, without a token.
+      expect((await listDevices(firstsOtherPhone.token)).find((d) => d.id === a.id)).toMatchObject({ active: true, has_push_token: false });
+    });
+  }
+
+  it("the first user signing in again before her app has the token: the second user's pushes no longer reach the phone", async () => {
+    const first = await createTestUser();
+    const second = await createTestUser();
+    const token = pushToken();
+    const installation = phone({ push_token: token, push_provider: "apns" });
+    await startSession(first.token, installation);
+    const b = (await startSession(second.token, installation)).body.device;
+    expect(await pushTargets(second.userId)).toEqual([b.id]);
+
+    const { push_token: _t, push_provider: _p, ...withoutToken } = installation;
+    const again = await first.newSession();
+    const a = (await startSession(again.token, withoutToken)).body.device;
+    expect(a.has_push_token).toBe(false); // the token went to the second user's device, and she sent none
+    expect(await pushTargets(second.userId)).toEqual([]);
+    expect(await deviceRow(b.id)).toMatchObject({ push_token: null, session_id: second.sessionId });
+    // Her app sends the token once it has it: the phone is hers again for pushes.
+    expect((await startSession(again.token, installation)).body.device.has_push_token).toBe(true);
+    expect(await pushTargets(first.userId)).toEqual([a.id]);
+  });
+
+  it("a user's other installations keep their tokens when another user signs in on one of them", async () => {
+    const first = await createTestUser();
+    const second = await createTestUser();
+    const elsewhere = await first.newSession();
+    const shared = phone({ push_token: pushToken(), push_provider: "apns" });
+    const tablet = (await startSession(first.token, shared)).body.device;
+    const own = (await startSession(elsewhere.token, phone({ push_token: pushToken(), push_provider: "fcm", platform: "android" }))).body.device;
+    await startSession(second.token, { ...shared, push_token: null, push_provider: null });
+    expect(await pushTargets(first.userId)).toEqual([own.id]);
+    expect((await deviceRow(tablet.id)).push_token).toBeNull();
+  });
+
   it("concurrent registrations of one token leave exactly one holder", async () => {
     const users = await Promise.all([createTestUser(), createTestUser(), createTestUser(), createTestUser()]);
     const token = pushToken();

@@ -37,7 +37,7 @@ export const deviceRegistrationSchema = z.strictObject({
   locale: z.string().refine(isLanguageTag, { message: "must be a BCP 47 language tag, e.g. en-GB", params: { code: "invalid_locale" } }).optional(),
   timezone: timeZoneSchema.optional(),
   push_token: storableText(1024, 1).nullable().optional()
-    .describe("left out: keep the registered token; null: remove it; a string: register it (and detach it from any other device). Stored without surrounding whitespace, an APNs token in lower case"),
+    .describe("left out: keep the registered token; null: remove it; a string: register it (and detach it from any other device). Whichever: every other user's device on this installation loses its token (the phone runs this session now). Stored without surrounding whitespace, an APNs token in lower case"),
   push_provider: z.enum(PUSH_PROVIDERS).nullable().optional().describe("required with a push_token"),
 }).superRefine((device, ctx) => {
   const hasToken = typeof device.push_token === "string";

@@ -90,7 +90,9 @@ export async function registerDevice(
   // of deadlocking; and it holds the user's row, its own session's and the
   // one this installation ran before (20261126002600), which a sign-out locks
   // before the device's row, so a sign-out at the same moment waits for it or
-  // it for the sign-out, never both. First: no device row is locked while
+  // it for the sign-out, never both. Starts on one installation run in turn
+  // and hold the locks of the other users' tokens there, which the start
+  // clears below (20261128001300). First: no device row is locked while
   // waiting (docs/devices-and-sessions.md, "Lock order").
   await tx`select app_private.lock_device_registration(${caller.userId}, ${device.push_token ?? null}, ${device.installation_id}::uuid)`;
 
@@ -136,6 +138,10 @@ export async function registerDevice(
       ${tx.unsafe(DEVICE_COLUMNS)},
       (d.xmax = 0) as created,
       ${wireNow(tx)} as server_time`;
+  // The phone runs this user's session now: no other user's pushes reach it,
+  // whether or not this start sent a token (docs/devices-and-sessions.md,
+  // "Shared phones and push tokens").
+  await tx`select app_private.release_installation_push_tokens(${device.installation_id}::uuid)`;
   // An install runs one session: the one it ran before is signed out, so no
   // refresh token lives on that nobody can see or revoke from GET /v1/devices.
   if (previous?.session_id && previous.session_id !== caller.sessionId) await revokeSession(tx, previous.session_id);

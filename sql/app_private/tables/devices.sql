@@ -58,6 +58,8 @@ comment on constraint devices_push_token_normalized on app_private.devices is 'A
 -- indexes
 CREATE UNIQUE INDEX devices_active_push_token_key ON app_private.devices USING btree (push_token) WHERE (revoked_at IS NULL);
 comment on index app_private.devices_active_push_token_key is 'A push token belongs to at most one active device; also finds the device to detach it from.';
+CREATE INDEX devices_installation_id_idx ON app_private.devices USING btree (installation_id);
+comment on index app_private.devices_installation_id_idx is 'Finds every user''s device row on one installation: a session start there clears the other users'' push tokens (release_installation_push_tokens).';
 
 -- row level security
 alter table app_private.devices enable row level security;

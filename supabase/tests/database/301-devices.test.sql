@@ -4,13 +4,14 @@
 -- row goes, push token unique among active devices and released from the old
 -- device); revoke_session only ever deletes the caller's own session; EXECUTE
 -- privileges of every function involved (lock_user_devices,
--- lock_device_registration and lock_registration_sessions: their waiting is
+-- lock_device_registration, lock_registration_sessions and
+-- lock_installation_push_tokens: their waiting is
 -- tested in tests/integration/device-session-races.test.ts and
 -- sign-out-races.test.ts); session_is_live, the one rule of a session that
 -- counts, and the push senders' view push_targets (their behaviour through
 -- the API: tests/integration/devices.test.ts).
 begin;
-select plan(67);
+select plan(75);
 
 do $$ begin
   perform tests.create_supabase_user('device_owner');
@@ -147,6 +148,39 @@ select throws_ok(
      values (tests.get_supabase_uid('device_owner'), gen_random_uuid(), 'web', '1.0', 1, '5e551011-0000-4000-8000-000000000301') $$,
   '23505', null,
   'a session is bound to at most one device'
+);
+
+-- ------------------------- a session start takes its installation's pushes
+-- Here the other user holds token-301-shared on installation 301, where the
+-- owner's device runs the owner's session (as after the owner signs in there
+-- again without sending a token).
+select tests.authenticate_as('device_owner');
+select throws_ok(
+  $$ select app_private.release_installation_push_tokens(gen_random_uuid()) $$,
+  '42501', null,
+  'release_installation_push_tokens refuses an installation the caller''s session does not run on'
+);
+select lives_ok(
+  $$ select app_private.lock_installation_push_tokens(null, 'a0000000-0000-4000-8000-000000000301') $$,
+  'the owner takes the installation''s locks'
+);
+select lives_ok(
+  $$ select app_private.release_installation_push_tokens('a0000000-0000-4000-8000-000000000301') $$,
+  'the owner, whose session runs on installation 301, takes its pushes'
+);
+select tests.clear_authentication();
+select ok(
+  exists (select 1 from pg_locks l
+           where l.locktype = 'advisory' and l.pid = pg_backend_pid() and l.objsubid = 1
+             and l.classid = ((pg_catalog.hashtextextended('tidesync.installation:a0000000-0000-4000-8000-000000000301', 0) >> 32) & 4294967295)::oid
+             and l.objid = (pg_catalog.hashtextextended('tidesync.installation:a0000000-0000-4000-8000-000000000301', 0) & 4294967295)::oid),
+  'lock_installation_push_tokens holds the installation''s lock (session starts there run in turn)'
+);
+select results_eq(
+  $$ select user_id = tests.get_supabase_uid('device_owner'), push_token, push_provider, revoked_at is null
+       from app_private.devices where installation_id = 'a0000000-0000-4000-8000-000000000301' order by 1 $$,
+  $$ values (false, null::text, null::text, true), (true, null::text, null::text, true) $$,
+  'the other user''s device there lost its push token and stays active (its session is its user''s to end)'
 );
 
 -- ------------------------------------------------------------------ anon
@@ -298,6 +332,16 @@ select is(
 );
 select is(tests.function_callers('app_private.withhold_push_token_during_deletion()'), '{}'::text[],
   'withhold_push_token_during_deletion(): no API role may run it (trigger only)');
+select is(tests.function_callers('app_private.lock_installation_push_tokens(text, uuid)'), array['authenticated'],
+  'lock_installation_push_tokens(): authenticated only (lock_device_registration runs as the caller)');
+select is(tests.function_callers('app_private.release_installation_push_tokens(uuid)'), array['authenticated'],
+  'release_installation_push_tokens(): authenticated only (the session start)');
+select is(
+  (select array_agg(prosecdef::text || ' ' || array_to_string(proconfig, ',')) from pg_proc
+    where oid in ('app_private.lock_installation_push_tokens(text, uuid)'::regprocedure, 'app_private.release_installation_push_tokens(uuid)'::regprocedure)),
+  array['true search_path=""', 'true search_path=""'],
+  'lock_installation_push_tokens and release_installation_push_tokens are security definer (RLS hides other users'' devices) and pin an empty search_path'
+);
 select is(tests.function_callers('app_private.normalized_push_token(text, text)'), array['authenticated'],
   'normalized_push_token(): authenticated only (the check constraint devices_push_token_normalized runs it as the writer)');
 select is(app_private.normalized_push_token(E' ABCdef\u3000', 'apns'), 'abcdef', 'an APNs token: trimmed and lower-cased');
