@@ -8,7 +8,8 @@
 //   <p>records  (collection, id) → the record as JSON, its version, and `listed`:
 //                the mark of a running full sync (see SyncStorage.unlistedRecords)
 //   <p>outbox   the pending ops in order (an autoincrement seq keeps it)
-//   <p>meta     the cursor, the schema, the owner (a user id), the format version, the revision (raised by
+//   <p>meta     the cursor, the running full sync (beside its `listed` marks), the schema, the owner (a user id),
+//                the format version, the revision (raised by
 //                every apply: an app and its background task may share the file,
 //                each with a client; see SyncStorage.revision)
 // Every apply() is one transaction, with the outbox written first: a crash
@@ -17,7 +18,18 @@
 // (and a lost write only makes the client resend the same op_id).
 import type { SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import { isUuid } from "../functions/_shared/uuid.ts";
-import { type DeviceState, type PendingOp, type RecordRef, type ServerSchema, StaleStoreError, type StorageChange, type SyncStorage } from "./storage.ts";
+import {
+  type DeviceState,
+  type PendingOp,
+  pullPosition,
+  type RecordRef,
+  type RunningReset,
+  samePosition,
+  type ServerSchema,
+  StaleStoreError,
+  type StorageChange,
+  type SyncStorage,
+} from "./storage.ts";
 
 export type SqlValue = string | number | null;
 
@@ -110,11 +122,13 @@ export class SqliteStorage implements SyncStorage {
     const cursor = meta.get("cursor");
     const schema = meta.get("schema");
     const owner = meta.get("owner");
+    const reset = JSON.parse(meta.get("reset") ?? "null") as RunningReset | null;
     return {
       outbox: ops.map((row) => JSON.parse(row.body) as PendingOp),
       cursor: cursor === undefined ? null : (JSON.parse(cursor) as string | null),
       schema: schema === undefined ? null : (JSON.parse(schema) as ServerSchema | null),
       ...(owner === undefined ? {} : { owner: JSON.parse(owner) as string }),
+      ...(reset ? { reset } : {}),
       revision,
     };
   }
@@ -180,6 +194,7 @@ export class SqliteStorage implements SyncStorage {
     const [row] = await db.getAll<{ value: string }>(`select value from ${this.meta} where key = 'revision'`);
     const revision = row ? Number(row.value) : 0;
     if (change.ifRevision !== undefined && change.ifRevision !== revision) throw new StaleStoreError();
+    if (change.ifPull && !samePosition(await this.position(), change.ifPull)) throw new StaleStoreError();
     await this.putMeta("revision", String(revision + 1));
     for (const part of chunks(change.deleteOps ?? [])) {
       await db.run(`delete from ${this.outbox} where op_id in (${placeholders(part.length)})`, part);
@@ -204,9 +219,17 @@ export class SqliteStorage implements SyncStorage {
     for (const { collection, id } of change.markListed ?? []) {
       await db.run(`update ${this.records} set listed = 1 where collection = ? and id = ?`, [collection, id]);
     }
+    if (change.reset !== undefined) await this.putMeta("reset", JSON.stringify(change.reset));
     if (change.cursor !== undefined) await this.putMeta("cursor", JSON.stringify(change.cursor));
     if (change.schema !== undefined) await this.putMeta("schema", JSON.stringify(change.schema));
     if (change.owner !== undefined) await this.putMeta("owner", JSON.stringify(change.owner));
+  }
+
+  /** Where the stored pull stands (read in the transaction, as the revision is). */
+  private async position() {
+    const rows = await this.db.getAll<{ key: string; value: string }>(`select key, value from ${this.meta} where key in ('cursor', 'reset')`);
+    const meta = new Map(rows.map((r) => [r.key, JSON.parse(r.value) as unknown]));
+    return pullPosition((meta.get("cursor") ?? null) as string | null, (meta.get("reset") ?? null) as RunningReset | null);
   }
 
   private async putMeta(key: string, value: string): Promise<void> {

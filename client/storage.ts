@@ -55,10 +55,40 @@ export interface StoredState {
   owner?: string | null;
 }
 
+/**
+ * A full sync under way (a page with `reset: true` began it): an id its first page drew, and the
+ * cursor of its next page. Kept where the marks of `markListed` are: a store whose marks do not
+ * survive a restart forgets it too (the full sync then starts over).
+ */
+export interface RunningReset {
+  id: string;
+  cursor: string;
+}
+
+/**
+ * Where the store's pull stands: the cursor of the next page, and the full sync it belongs to (null:
+ * an incremental pull, `cursor` the stored one). A page applies only where it was requested from.
+ */
+export interface PullPosition {
+  cursor: string | null;
+  reset: string | null;
+}
+
+/** The pull position of a stored cursor and running full sync (the one rule the stores and the client share). */
+export function pullPosition(cursor: string | null, reset: RunningReset | null | undefined): PullPosition {
+  return reset ? { cursor: reset.cursor, reset: reset.id } : { cursor, reset: null };
+}
+
+export function samePosition(a: PullPosition, b: PullPosition): boolean {
+  return a.cursor === b.cursor && a.reset === b.reset;
+}
+
 /** The part of the state the client keeps in memory: small whatever the number of records. */
 export type DeviceState = Omit<StoredState, "records"> & {
   /** The store's revision when it was read (stores that implement `revision`). */
   revision?: number;
+  /** The full sync under way (absent or null: none). */
+  reset?: RunningReset | null;
 };
 
 /** One atomic change to the store. Absent fields mean "unchanged". */
@@ -84,6 +114,14 @@ export interface StorageChange {
   beginReset?: boolean;
   /** Records a page of the running full sync listed (see `unlistedRecords`). */
   markListed?: RecordRef[];
+  /** The full sync under way after this change (null: none, it ended or was abandoned). */
+  reset?: RunningReset | null;
+  /**
+   * Apply only if the store's pull still stands here (`pullPosition` of its cursor and running full
+   * sync); else throw StaleStoreError and apply nothing. Set on every change a pull makes: a page
+   * requested before another client (sharing the store) moved the pull is not applied.
+   */
+  ifPull?: PullPosition;
   /**
    * Apply only if the store's revision is still this one; else throw StaleStoreError and
    * apply nothing (set by the client for stores that implement `revision`).
@@ -105,7 +143,7 @@ export class StaleStoreError extends Error {
  * Every `apply` is atomic: all of it durable, or none of it.
  */
 export interface SyncStorage {
-  /** The outbox (in order), the cursor and the schema: what the client keeps in memory. */
+  /** The outbox (in order), the cursor, the running full sync and the schema: what the client keeps in memory. */
   loadState(): Promise<DeviceState>;
   /** The stored records among `refs` (unknown ones left out), in any order. */
   getRecords(refs: readonly RecordRef[]): Promise<SyncRecord[]>;
@@ -149,6 +187,8 @@ export class StateMaps {
   readonly records = new Map<string, SyncRecord>();
   readonly outbox = new Map<string, PendingOp>();
   readonly listed = new Set<string>();
+  /** The full sync under way: with the marks, not persisted by toState(). */
+  reset: RunningReset | null = null;
   cursor: string | null = null;
   schema: ServerSchema | null = null;
   owner: string | null = null;
@@ -164,7 +204,9 @@ export class StateMaps {
   }
 
   apply(change: StorageChange): void {
+    if (change.ifPull && !samePosition(pullPosition(this.cursor, this.reset), change.ifPull)) throw new StaleStoreError();
     if (change.beginReset) this.listed.clear();
+    if (change.reset !== undefined) this.reset = change.reset;
     for (const { collection, id } of change.markListed ?? []) this.listed.add(recordKey(collection, id));
     for (const { collection, id } of change.deleteRecords ?? []) this.records.delete(recordKey(collection, id));
     for (const record of change.putRecords ?? []) this.records.set(recordKey(record.collection, record.id), record);
@@ -185,7 +227,7 @@ export class StateMaps {
   }
 
   deviceState(): DeviceState {
-    return { outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.ownerField() };
+    return { outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.ownerField(), ...(this.reset ? { reset: this.reset } : {}) };
   }
 
   getRecords(refs: readonly RecordRef[]): SyncRecord[] {
@@ -273,6 +315,7 @@ export abstract class WholeStateStorage implements SyncStorage {
       if (this.copyOnWrite) {
         next = StateMaps.from(detached(current.toState()));
         for (const key of current.listed) next.listed.add(key);
+        next.reset = current.reset;
       }
       next.apply(detached(change));
       await this.persist(next, change);

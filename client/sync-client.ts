@@ -15,7 +15,9 @@
 // - The store is the truth: another client may share it (an app and its
 //   background task on one SQLite file). Each state change first reads the
 //   outbox and cursor again if the store's revision moved, and is refused
-//   whole (and redone) if it moves before the change is applied.
+//   whole (and redone) if it moves before the change is applied. A pull page
+//   applies only where the store's pull still stands (its cursor, or the full
+//   sync under way, by id): another client's newer pages and full sync stand.
 // - A record the server says this user cannot see (deleted, access revoked,
 //   NOT_FOUND) leaves the device: its row and every queued op for it. One a
 //   full sync did not list leaves too, unless ops are queued for it: it stays
@@ -47,7 +49,21 @@ import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
-import { type DeviceState, type PendingOp, type RecordData, recordKey, type RecordRef, type ServerSchema, StaleStoreError, type StorageChange, type SyncStorage } from "./storage.ts";
+import {
+  type DeviceState,
+  type PendingOp,
+  type PullPosition,
+  pullPosition,
+  type RecordData,
+  recordKey,
+  type RecordRef,
+  type RunningReset,
+  samePosition,
+  type ServerSchema,
+  StaleStoreError,
+  type StorageChange,
+  type SyncStorage,
+} from "./storage.ts";
 
 export interface TidesyncClientOptions {
   api: TidesyncApi;
@@ -176,6 +192,8 @@ export class TidesyncClient {
   /** The outbox by op_id, in order (a Map keeps a replaced key's place): a copy of the stored one. */
   private readonly outbox: Map<string, PendingOp>;
   private cursor: string | null;
+  /** The full sync under way in the store (this client's or another's: they go on with each other's). */
+  private reset: RunningReset | null;
   /** The store's revision the copies above are of (stores several writers share: SyncStorage.revision). */
   private revision: number | undefined;
   /** The user whose data the store holds (null until the first sync with a signed-in user). */
@@ -195,6 +213,7 @@ export class TidesyncClient {
     this.retry = retryOptions({ backoff: options.backoff, random: options.random, sleep: options.sleep, now: () => this.now().getTime() });
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
+    this.reset = state.reset ?? null;
     this.revision = state.revision;
     this.owner = state.owner ?? null;
     this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
@@ -307,6 +326,7 @@ export class TidesyncClient {
     this.outbox.clear();
     for (const pending of state.outbox) this.outbox.set(pending.op.op_id, pending);
     this.cursor = state.cursor;
+    this.reset = state.reset ?? null;
     this.owner = state.owner ?? null;
     this.revision = state.revision;
     this.statusStore.update({ pending: this.outbox.size });
@@ -444,6 +464,7 @@ export class TidesyncClient {
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
     for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
+    if (change.reset !== undefined) this.reset = change.reset;
     this.statusStore.update({ pending: this.outbox.size });
   }
 
@@ -781,12 +802,26 @@ export class TidesyncClient {
   }
 
   // -------------------------------------------------------------------- pull
+  /** Where the store's pull stood when this client last read or changed it. */
+  private position(): PullPosition {
+    return pullPosition(this.cursor, this.reset);
+  }
+
+  /**
+   * Pulls until up to date. A page applies only if the store's pull still stands where it was
+   * requested from (`ifPull`): a client sharing the store (an app and its background task) may have
+   * pulled meanwhile, or begun a full sync, and what it stored stands. This client then drops its
+   * page and goes on from where the store's pull stands, the other's full sync included.
+   */
   private async pull(report: SyncReport): Promise<void> {
     let resynced = false;
-    for (;;) {
+    /** Collections of this pull's changes that the server's schema as last fetched did not name. */
+    const unknown = new Set<string>();
+    for (let from = this.position(); ; from = this.position()) {
+      let page: ChangesResponse;
       try {
-        await this.pullPages(report);
-        return;
+        page = await this.withRetry(() =>
+          this.api.syncChanges({ cursor: from.cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
       } catch (error) {
         // 410: the cursor is older than the server keeps. 400 INVALID_CURSOR: the
         // server no longer accepts it (its cursor secret rotated, or the stored
@@ -795,33 +830,28 @@ export class TidesyncClient {
           ? error.code
           : null;
         if (!reason || resynced) throw error;
-        // Local records stay (the full pull corrects them); the outbox is untouched.
-        resynced = true;
-        report.resynced = true;
-        await this.section(() => this.commit({ cursor: null }));
-        this.emit({ type: "resync", reason });
+        // Local records stay (the full pull corrects them); the outbox is untouched. Unless another
+        // client moved the pull meanwhile: then this cursor is not the store's, and it goes on from there.
+        const restarted = await this.section(async () => {
+          if (!samePosition(this.position(), from)) return false;
+          await this.commit({ cursor: null, reset: null, ifPull: from });
+          return true;
+        });
+        if (restarted) {
+          resynced = true;
+          report.resynced = true;
+          this.emit({ type: "resync", reason });
+        }
+        continue;
       }
-    }
-  }
-
-  private async pullPages(report: SyncReport): Promise<void> {
-    let cursor = this.cursor;
-    // A full sync lists every record the user may see and no removals: what it does not list is gone.
-    let full = cursor === null;
-    /** Collections of this pull's changes that the server's schema as last fetched did not name. */
-    const unknown = new Set<string>();
-    for (let first = true; ; first = false) {
-      const page = await this.withRetry(() =>
-        this.api.syncChanges({ cursor: cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
       for (const { collection } of page.changes) if (this.catalog && !this.catalog.has(collection)) unknown.add(collection);
-      // The server marks the first page of a full sync (reset); a server from before the flag is known by the missing cursor.
-      if (page.reset) full = true;
-      await this.section(() => this.applyPage(page, full, full && first));
+      const applied = await this.section(() => this.applyPage(page, from));
+      if (!applied) continue;
       report.pulled += page.changes.length;
-      cursor = page.cursor;
-      if (!page.has_more) break;
+      if (page.has_more) continue;
+      // A full sync's last page: drop what it did not list, unless another client moved the pull meanwhile.
+      if (this.reset === null || (await this.finishReset())) break;
     }
-    if (full) await this.section(() => this.finishReset(cursor!));
     // The server began syncing a collection after this client fetched its schema (a deploy while the
     // app runs): fetch it again, so that the app can write what it now reads (the checks refuse a
     // collection a fetched schema does not name). Once per collection: a server whose GET /v1/meta
@@ -834,11 +864,17 @@ export class TidesyncClient {
   }
 
   /**
-   * Applies one page. Pages of a full sync mark what they list and store no
-   * cursor (an interrupted full sync starts over, reset again); finishReset
-   * then drops what it did not list and stores the cursor.
+   * Applies one page requested from `from`, if the store's pull still stands there (else false,
+   * nothing applied: a stale page, whose removals would drop what a newer page brought back). Pages
+   * of a full sync mark what they list and keep their cursor with the running full sync (`reset`),
+   * not as the stored cursor; finishReset then drops what it did not list and stores the cursor.
    */
-  private async applyPage(page: ChangesResponse, full: boolean, beginReset: boolean): Promise<void> {
+  private async applyPage(page: ChangesResponse, from: PullPosition): Promise<boolean> {
+    if (!samePosition(this.position(), from)) return false;
+    // A full sync lists every record the user may see and no removals: what it does not list is gone.
+    // The server marks its first page (reset); a server from before the flag is known by the missing cursor.
+    const begins = page.reset === true || (from.reset === null && from.cursor === null);
+    const full = begins || from.reset !== null;
     const stored = await this.recordsByKey(page.changes);
     const records = new Map<string, SyncRecord>();
     /** Records gone for this user, with why: deleted, or access revoked. */
@@ -859,42 +895,63 @@ export class TidesyncClient {
     }
     const forgotten = this.forgetGone(gone);
     const putOps = full ? [...records.values()].flatMap((record) => rebasedOnRestored(this.outbox.values(), record)) : [];
+    // The full sync gets an id when it begins, so that a client whose full sync another one's superseded knows.
+    const position: StorageChange = full
+      ? {
+        ...(begins ? { beginReset: true } : {}),
+        reset: { id: begins ? this.newId() : from.reset!, cursor: page.cursor },
+        markListed: page.changes.map(({ collection, id }) => ({ collection, id })),
+      }
+      : { cursor: page.cursor };
     await this.commit({
-      ...(beginReset ? { beginReset: true } : {}),
-      ...(full ? { markListed: page.changes.map(({ collection, id }) => ({ collection, id })) } : { cursor: page.cursor }),
+      ...position,
+      ifPull: from,
       deleteRecords: forgotten.deleteRecords,
       putRecords: [...records.values()],
       deleteOps: forgotten.deleteOps,
       putOps: putOps.filter((p) => !forgotten.deleteOps.includes(p.op.op_id)),
     });
     for (const event of forgotten.events) this.emit(event);
+    return true;
   }
 
   /**
-   * After a full sync: drops the records it did not list (a page at a time), then stores its last
-   * page's cursor. A record with writes still queued stays, with them, until the server answers
+   * After a full sync's last page: drops the records it did not list (a page at a time), then stores
+   * its last page's cursor and ends it. Each step applies only while the store's pull still stands
+   * there: false when another client moved it (began another full sync, whose marks are not this
+   * one's, or ended this one), and the pull goes on from where it stands.
+   *
+   * A record with writes still queued stays, with them, until the server answers
    * them (the next push): not being listed says the user could not see it when the last page was
    * read, not why, nor whether that still holds (access taken away and given back, a record moved
    * out of view and back). The push checks each op against the record as it stands: NOT_FOUND
    * drops it then (told as `rejected`), a deleted one answers a conflict with its tombstone, and a
    * write the server takes is kept. Checking costs nothing here: the outbox is in memory.
    */
-  private async finishReset(cursor: string): Promise<void> {
+  private async finishReset(): Promise<boolean> {
+    const at = this.position();
     const collections = this.options.collections ?? null;
     for (;;) {
-      const unlisted = await this.storage.unlistedRecords(collections, PAGE);
-      if (unlisted.length === 0) break;
-      const queued = new Set([...this.outbox.values()].map(({ op }) => recordKey(op.collection, op.record_id)));
-      const awaitingAnswers = unlisted.filter((ref) => queued.has(recordKey(ref.collection, ref.id)));
-      // Not listed by a full pull, nothing queued: deleted, or no longer visible to this user.
-      const forgotten = this.forgetGone(new Map(unlisted
-        .filter((ref) => !queued.has(recordKey(ref.collection, ref.id)))
-        .map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
-      // Marked as listed, so that the sweep moves on past them.
-      await this.commit({ markListed: awaitingAnswers, deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
-      for (const event of forgotten.events) this.emit(event);
+      const step = await this.section(async () => {
+        if (!samePosition(this.position(), at)) return "moved";
+        const unlisted = await this.storage.unlistedRecords(collections, PAGE);
+        if (unlisted.length === 0) {
+          await this.commit({ cursor: at.cursor, reset: null, ifPull: at });
+          return "done";
+        }
+        const queued = new Set([...this.outbox.values()].map(({ op }) => recordKey(op.collection, op.record_id)));
+        const awaitingAnswers = unlisted.filter((ref) => queued.has(recordKey(ref.collection, ref.id)));
+        // Not listed by a full pull, nothing queued: deleted, or no longer visible to this user.
+        const forgotten = this.forgetGone(new Map(unlisted
+          .filter((ref) => !queued.has(recordKey(ref.collection, ref.id)))
+          .map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
+        // Marked as listed, so that the sweep moves on past them.
+        await this.commit({ ifPull: at, markListed: awaitingAnswers, deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
+        for (const event of forgotten.events) this.emit(event);
+        return "swept";
+      });
+      if (step !== "swept") return step === "done";
     }
-    await this.commit({ cursor });
   }
 
   /** forget() for records a pull says are gone, with the reason each loses its queued ops for. */

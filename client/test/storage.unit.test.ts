@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileStorage } from "../storage-file.ts";
 import { SqliteStorage } from "../storage-sqlite.ts";
-import { MemoryStorage, type PendingOp, type RecordRef, type SyncStorage } from "../storage.ts";
+import { MemoryStorage, type PendingOp, type RecordRef, StaleStoreError, type SyncStorage } from "../storage.ts";
 import { type BetterSqliteDriver, betterSqliteDriver } from "./better-sqlite3-driver.ts";
 import { FakeServer } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
@@ -105,6 +105,23 @@ describe.each(adapters)("%s", (_name, make) => {
     // A new full sync forgets the marks of the last one.
     await storage.apply({ beginReset: true, markListed: [ref("tasks", 2)] });
     expect(await unlisted(null)).toEqual(["lists/3", "tasks/1", "tasks/4"]);
+  });
+
+  it("applies a pull's change only where the pull still stands (ifPull: the cursor, or the running full sync and its cursor)", async () => {
+    const storage = await make();
+    await storage.apply({ cursor: "c1" });
+    // A page requested with an older cursor: refused whole, the cursor does not move back.
+    await expect(storage.apply({ ifPull: { cursor: "c0", reset: null }, cursor: "c0b", putRecords: [RECORD] })).rejects.toBeInstanceOf(StaleStoreError);
+    expect(await everything(storage)).toMatchObject({ cursor: "c1", records: [] });
+    // A full sync begins from c1 and keeps its id and next cursor beside its marks.
+    await storage.apply({ ifPull: { cursor: "c1", reset: null }, beginReset: true, reset: { id: "r1", cursor: "p1" }, markListed: [] });
+    expect((await storage.loadState()).reset).toEqual({ id: "r1", cursor: "p1" });
+    // Another full sync began since (r2): r1's marks and its end are refused.
+    await storage.apply({ beginReset: true, reset: { id: "r2", cursor: "q1" } });
+    await expect(storage.apply({ ifPull: { cursor: "p1", reset: "r1" }, reset: null, cursor: "p1" })).rejects.toBeInstanceOf(StaleStoreError);
+    await storage.apply({ ifPull: { cursor: "q1", reset: "r2" }, reset: null, cursor: "q1" });
+    const { reset, cursor } = await storage.loadState();
+    expect({ reset, cursor }).toEqual({ reset: undefined, cursor: "q1" });
   });
 
   it("hands out copies: mutating what a read returned changes nothing stored", async () => {
