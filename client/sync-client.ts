@@ -679,6 +679,7 @@ export class TidesyncClient {
 
   /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
   private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<void> {
+    if (!this.outbox.has(pending.op.op_id)) return; // the other client sharing the store answered it
     await this.commit({ deleteOps: [pending.op.op_id] });
     report.rejected++;
     this.emit({ type: "op_rejected", op: pending.op, error, dropped: false });
@@ -724,8 +725,11 @@ export class TidesyncClient {
       if (!current || record.version > current.version || (replace && record.version !== current.version)) records.set(key, record);
     };
 
-    for (const [i, result] of results.entries()) {
-      const pending = outbox.get(result.op_id) ?? batch[i];
+    for (const result of results) {
+      // Gone from the stored outbox: a client sharing the store resent this op too and acted on its
+      // answer already (rebased, told); acting again would queue a second rebased op and tell it twice.
+      const pending = outbox.get(result.op_id);
+      if (!pending) continue;
       const { op } = pending;
       const key = recordKey(op.collection, op.record_id);
       outbox.delete(op.op_id);

@@ -3,6 +3,7 @@
 // memory, says what is queued: an op the other client sent and the server
 // answered is gone, so a later write is a new op, not merged into it.
 import { afterEach, describe, expect, it } from "vitest";
+import type { SyncEvent } from "../events.ts";
 import { StaleStoreError } from "../storage.ts";
 import { FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
@@ -90,5 +91,30 @@ describe("two clients on one SQLite file", () => {
     expect(app.pendingOps().map((p) => p.op.record_id)).toEqual([task, trip, task]);
     await background.sync();
     expect(server.batches().flatMap((b) => b.ops).map((op) => op.record_id)).toEqual([task, trip, task]);
+  });
+
+  it("a conflict answered to both clients (each resent the same sent op) is rebased once, and told once", async () => {
+    const server = new FakeServer();
+    const id = "00000000-0000-4000-8000-0000000000e1";
+    server.write("tasks", id, { type: "upsert", data: { list_id: LIST_ID, title: "draft", done: false } });
+    const open = await sqliteFile();
+    const app = (await openClient(server, { storage: open() })).client;
+    const background = (await openClient(server, { storage: open(), idPrefix: 2 })).client;
+    await app.sync();
+    server.write("tasks", id, { type: "upsert", data: { title: "theirs" } });
+    await app.upsert("tasks", id, { title: "mine", done: true });
+    const events: SyncEvent[] = [];
+    app.on((event) => events.push(event));
+    background.on((event) => events.push(event));
+    // While the app's batch is on the wire (its op stored as sent), the task resends the same op.
+    server.duringFirst("/v1/sync/batch", () => background.sync());
+    await app.sync();
+
+    expect(events.filter((e) => e.type === "conflict")).toHaveLength(1);
+    const ops = server.batches().flatMap((b) => b.ops);
+    expect(ops.map((op) => op.op_id).filter((opId, i, all) => all.indexOf(opId) !== i)).toHaveLength(1); // the resent op, no other twice
+    expect(ops).toHaveLength(3); // the op, sent by both; one rebased op
+    expect(server.records.get(`tasks/${id}`)?.data).toMatchObject({ title: "theirs", done: true });
+    expect(app.pendingOps()).toEqual([]);
   });
 });
