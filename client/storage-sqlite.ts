@@ -4,10 +4,12 @@
 // that adapt each, and client/test/better-sqlite3-driver.ts adapts
 // better-sqlite3 for Node), so one implementation serves every platform.
 //
-// Layout (three tables, named with a prefix so they sit beside the app's own):
+// Layout (four tables, named with a prefix so they sit beside the app's own):
 //   <p>records  (collection, id) → the record as JSON, its version, and `listed`:
 //                the mark of a running full sync (see SyncStorage.unlistedRecords)
 //   <p>outbox   the pending ops in order (an autoincrement seq keeps it)
+//   <p>notices  events a client with no listener could not tell, in order (a background task's),
+//                until a client with listeners delivers them
 //   <p>meta     the cursor, the running full sync (beside its `listed` marks), the schema, the owner (a user id),
 //                the format version, the revision (raised by
 //                every apply: an app and its background task may share the file,
@@ -28,6 +30,7 @@ import {
   type ServerSchema,
   StaleStoreError,
   type StorageChange,
+  type StoredNotice,
   type SyncStorage,
 } from "./storage.ts";
 
@@ -50,7 +53,7 @@ export interface SqliteDatabase {
 }
 
 export interface SqliteStorageOptions {
-  /** Prefix of the three tables (default "tidesync_"): letters, digits and underscores. */
+  /** Prefix of the four tables (default "tidesync_"): letters, digits and underscores. */
   tablePrefix?: string;
 }
 
@@ -76,6 +79,7 @@ export class SqliteStorage implements SyncStorage {
   private readonly records: string;
   private readonly outbox: string;
   private readonly meta: string;
+  private readonly notices: string;
   private ready: Promise<void> | null = null;
   /** Transactions one after another (one connection cannot nest them). */
   private queue: Promise<void> = Promise.resolve();
@@ -86,6 +90,7 @@ export class SqliteStorage implements SyncStorage {
     this.records = `${prefix}records`;
     this.outbox = `${prefix}outbox`;
     this.meta = `${prefix}meta`;
+    this.notices = `${prefix}notices`;
   }
 
   /** Creates the tables on first use (idempotent). */
@@ -106,6 +111,11 @@ export class SqliteStorage implements SyncStorage {
           op_id text not null unique,
           body text not null
         );
+        create table if not exists ${this.notices} (
+          seq integer primary key autoincrement,
+          id text not null unique,
+          body text not null
+        );
         create table if not exists ${this.meta} (key text primary key, value text not null);`);
       const [format] = await this.db.getAll<{ value: string }>(`select value from ${this.meta} where key = 'format'`);
       if (format && format.value !== FORMAT_VERSION) throw new Error(`${this.meta}: unknown store format ${format.value}`);
@@ -118,6 +128,7 @@ export class SqliteStorage implements SyncStorage {
     // The revision first: a write landing between the reads makes it look older than what was read, never newer.
     const revision = await this.revision();
     const ops = await this.db.getAll<{ body: string }>(`select body from ${this.outbox} order by seq`);
+    const notices = await this.db.getAll<{ body: string }>(`select body from ${this.notices} order by seq`);
     const meta = new Map((await this.db.getAll<{ key: string; value: string }>(`select key, value from ${this.meta}`)).map((r) => [r.key, r.value]));
     const cursor = meta.get("cursor");
     const schema = meta.get("schema");
@@ -129,6 +140,7 @@ export class SqliteStorage implements SyncStorage {
       schema: schema === undefined ? null : (JSON.parse(schema) as ServerSchema | null),
       ...(owner === undefined ? {} : { owner: JSON.parse(owner) as string }),
       ...(reset ? { reset } : {}),
+      ...(notices.length > 0 ? { notices: notices.map((row) => JSON.parse(row.body) as StoredNotice) } : {}),
       revision,
     };
   }
@@ -218,6 +230,12 @@ export class SqliteStorage implements SyncStorage {
     }
     for (const { collection, id } of change.markListed ?? []) {
       await db.run(`update ${this.records} set listed = 1 where collection = ? and id = ?`, [collection, id]);
+    }
+    for (const part of chunks(change.deleteNotices ?? [])) {
+      await db.run(`delete from ${this.notices} where id in (${placeholders(part.length)})`, part);
+    }
+    for (const notice of change.putNotices ?? []) {
+      await db.run(`insert into ${this.notices} (id, body) values (?, ?)`, [notice.id, JSON.stringify(notice)]);
     }
     if (change.reset !== undefined) await this.putMeta("reset", JSON.stringify(change.reset));
     if (change.cursor !== undefined) await this.putMeta("cursor", JSON.stringify(change.cursor));

@@ -5,6 +5,7 @@
 // or none of it is. That is the whole contract; see client/README.md.
 import type { MetaResponse } from "../functions/_shared/schemas/meta.ts";
 import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
+import type { SyncEvent } from "./events.ts";
 
 /** The fields of a record (what `data` holds on the wire). */
 export type RecordData = NonNullable<SyncRecord["data"]>;
@@ -83,12 +84,23 @@ export function samePosition(a: PullPosition, b: PullPosition): boolean {
   return a.cursor === b.cursor && a.reset === b.reset;
 }
 
+/**
+ * An event a client of a shared store could not tell (it had no listener: a background task's),
+ * kept in the store, in order, until a client with listeners delivers it (then deletes it).
+ */
+export interface StoredNotice {
+  id: string;
+  event: SyncEvent;
+}
+
 /** The part of the state the client keeps in memory: small whatever the number of records. */
 export type DeviceState = Omit<StoredState, "records"> & {
   /** The store's revision when it was read (stores that implement `revision`). */
   revision?: number;
   /** The full sync under way (absent or null: none). */
   reset?: RunningReset | null;
+  /** Events waiting for a client with listeners, oldest first (stores that implement `revision`). */
+  notices?: StoredNotice[];
 };
 
 /** One atomic change to the store. Absent fields mean "unchanged". */
@@ -114,6 +126,10 @@ export interface StorageChange {
   beginReset?: boolean;
   /** Records a page of the running full sync listed (see `unlistedRecords`). */
   markListed?: RecordRef[];
+  /** Events to keep for a client with listeners: they go after the stored ones (stores that implement `revision`). */
+  putNotices?: StoredNotice[];
+  /** Delivered (or too old to keep) notices, by id. Applied before `putNotices`. */
+  deleteNotices?: string[];
   /** The full sync under way after this change (null: none, it ended or was abandoned). */
   reset?: RunningReset | null;
   /**
@@ -164,7 +180,8 @@ export interface SyncStorage {
    * on one SQLite file): a number every apply() raises by exactly one, whoever makes it. The
    * client compares it before each state change and reloads its outbox and cursor when another
    * writer moved it; loadState() returns it (read before the rest), and apply() honours
-   * `ifRevision` atomically. A store without it has one writer (MemoryStorage; FileStorage locks its file).
+   * `ifRevision` atomically, and keeps `putNotices` (returned by loadState() as `notices`) until
+   * `deleteNotices`. A store without it has one writer (MemoryStorage; FileStorage locks its file).
    */
   revision?(): Promise<number>;
 }

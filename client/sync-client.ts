@@ -62,6 +62,7 @@ import {
   type ServerSchema,
   StaleStoreError,
   type StorageChange,
+  type StoredNotice,
   type SyncStorage,
 } from "./storage.ts";
 
@@ -131,6 +132,9 @@ function defaultGenerateId(): string {
 /** Records read per storage query (list(), the sweep after a full sync). */
 const PAGE = 500;
 
+/** Most events a shared store keeps for a client with listeners (the oldest go first). */
+const MAX_NOTICES = 100;
+
 /** Times a state change is redone on a fresh read when another writer keeps changing the store first. */
 const STALE_RETRIES = 10;
 
@@ -194,6 +198,8 @@ export class TidesyncClient {
   private cursor: string | null;
   /** The full sync under way in the store (this client's or another's: they go on with each other's). */
   private reset: RunningReset | null;
+  /** Events kept in a shared store for a client with listeners (StoredNotice), as of the last read. */
+  private notices: StoredNotice[];
   /** The store's revision the copies above are of (stores several writers share: SyncStorage.revision). */
   private revision: number | undefined;
   /** The user whose data the store holds (null until the first sync with a signed-in user). */
@@ -214,6 +220,7 @@ export class TidesyncClient {
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
     this.reset = state.reset ?? null;
+    this.notices = state.notices ?? [];
     this.revision = state.revision;
     this.owner = state.owner ?? null;
     this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
@@ -238,6 +245,8 @@ export class TidesyncClient {
   /** Conflicts, discarded writes, rejected ops, resyncs; returns the unsubscribe function. */
   on(listener: SyncEventListener): () => void {
     this.listeners.add(listener);
+    // Events a shared store kept while no client listened (a background task's sync): told now.
+    if (this.revision !== undefined) void this.section(async () => {}).catch(() => {});
     return () => {
       this.listeners.delete(listener);
     };
@@ -311,6 +320,7 @@ export class TidesyncClient {
       for (let attempt = 1; ; attempt++) {
         await this.reload();
         try {
+          await this.tellKept();
           return await work();
         } catch (error) {
           if (!(error instanceof StaleStoreError) || attempt === STALE_RETRIES) throw error;
@@ -327,6 +337,7 @@ export class TidesyncClient {
     for (const pending of state.outbox) this.outbox.set(pending.op.op_id, pending);
     this.cursor = state.cursor;
     this.reset = state.reset ?? null;
+    this.notices = state.notices ?? [];
     this.owner = state.owner ?? null;
     this.revision = state.revision;
     this.statusStore.update({ pending: this.outbox.size });
@@ -457,15 +468,39 @@ export class TidesyncClient {
     return this.catalog.check(collection, data, creating);
   }
 
-  /** Makes `change` durable, then visible. */
-  private async commit(change: StorageChange): Promise<void> {
+  /**
+   * Makes `change` durable, then visible, then tells `events`. A shared store (one that has a revision:
+   * an app and its background task) keeps, in the same change, events no listener of this client would
+   * hear, for a client with listeners (tellKept): the app learns what its background task's sync did.
+   */
+  private async commit(change: StorageChange, events: readonly SyncEvent[] = []): Promise<void> {
+    const keep = events.length > 0 && this.revision !== undefined && this.listeners.size === 0;
+    if (keep) change = { ...change, ...this.keptNotices(events) };
     await this.storage.apply(this.revision === undefined ? change : { ...change, ifRevision: this.revision });
     if (this.revision !== undefined) this.revision++;
+    const delivered = new Set(change.deleteNotices ?? []);
+    this.notices = [...this.notices.filter((notice) => !delivered.has(notice.id)), ...(change.putNotices ?? [])];
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
     for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
     if (change.reset !== undefined) this.reset = change.reset;
     this.statusStore.update({ pending: this.outbox.size });
+    if (!keep) for (const event of events) this.emit(event);
+  }
+
+  /** `events` as notices to keep, and the oldest kept ones they push past MAX_NOTICES. */
+  private keptNotices(events: readonly SyncEvent[]): Pick<StorageChange, "putNotices" | "deleteNotices"> {
+    const putNotices = events.slice(-MAX_NOTICES).map((event) => ({ id: this.newId(), event }));
+    const over = this.notices.length + putNotices.length - MAX_NOTICES;
+    return { putNotices, ...(over > 0 ? { deleteNotices: this.notices.slice(0, over).map((notice) => notice.id) } : {}) };
+  }
+
+  /** Tells this client's listeners the events the store kept (in a section: the notices are as stored), once: they leave the store. */
+  private async tellKept(): Promise<void> {
+    if (this.notices.length === 0 || this.listeners.size === 0) return;
+    const notices = this.notices;
+    await this.commit({ deleteNotices: notices.map((notice) => notice.id) });
+    for (const { event } of notices) this.emit(event);
   }
 
   // ---------------------------------------------------------------- the loop
@@ -680,10 +715,11 @@ export class TidesyncClient {
   /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
   private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<void> {
     if (!this.outbox.has(pending.op.op_id)) return; // the other client sharing the store answered it
-    await this.commit({ deleteOps: [pending.op.op_id] });
+    await this.commit({ deleteOps: [pending.op.op_id] }, [
+      { type: "op_rejected", op: pending.op, error, dropped: false },
+      { type: "write_discarded", reason: "rejected", collection: pending.op.collection, record_id: pending.op.record_id, op: pending.op, fields: null, error },
+    ]);
     report.rejected++;
-    this.emit({ type: "op_rejected", op: pending.op, error, dropped: false });
-    this.emit({ type: "write_discarded", reason: "rejected", collection: pending.op.collection, record_id: pending.op.record_id, op: pending.op, fields: null, error });
   }
 
   /**
@@ -801,8 +837,7 @@ export class TidesyncClient {
       putRecords: [...records.values()],
       deleteOps: [...removed, ...forgotten.deleteOps],
       putOps,
-    });
-    for (const event of [...events, ...forgotten.events]) this.emit(event);
+    }, [...events, ...forgotten.events]);
   }
 
   // -------------------------------------------------------------------- pull
@@ -838,13 +873,12 @@ export class TidesyncClient {
         // client moved the pull meanwhile: then this cursor is not the store's, and it goes on from there.
         const restarted = await this.section(async () => {
           if (!samePosition(this.position(), from)) return false;
-          await this.commit({ cursor: null, reset: null, ifPull: from });
+          await this.commit({ cursor: null, reset: null, ifPull: from }, [{ type: "resync", reason }]);
           return true;
         });
         if (restarted) {
           resynced = true;
           report.resynced = true;
-          this.emit({ type: "resync", reason });
         }
         continue;
       }
@@ -914,8 +948,7 @@ export class TidesyncClient {
       putRecords: [...records.values()],
       deleteOps: forgotten.deleteOps,
       putOps: putOps.filter((p) => !forgotten.deleteOps.includes(p.op.op_id)),
-    });
-    for (const event of forgotten.events) this.emit(event);
+    }, forgotten.events);
     return true;
   }
 
@@ -950,8 +983,7 @@ export class TidesyncClient {
           .filter((ref) => !queued.has(recordKey(ref.collection, ref.id)))
           .map((ref) => [recordKey(ref.collection, ref.id), { ref, reason: "deleted" as const }])));
         // Marked as listed, so that the sweep moves on past them.
-        await this.commit({ ifPull: at, markListed: awaitingAnswers, deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps });
-        for (const event of forgotten.events) this.emit(event);
+        await this.commit({ ifPull: at, markListed: awaitingAnswers, deleteRecords: forgotten.deleteRecords, deleteOps: forgotten.deleteOps }, forgotten.events);
         return "swept";
       });
       if (step !== "swept") return step === "done";

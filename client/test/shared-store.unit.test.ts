@@ -117,4 +117,32 @@ describe("two clients on one SQLite file", () => {
     expect(server.records.get(`tasks/${id}`)?.data).toMatchObject({ title: "theirs", done: true });
     expect(app.pendingOps()).toEqual([]);
   });
+
+  it("events the background task's sync could not tell (no listener) are kept in the store and told to the app's listeners once", async () => {
+    const server = new FakeServer();
+    const id = "00000000-0000-4000-8000-0000000000e2";
+    server.write("tasks", id, { type: "upsert", data: { list_id: LIST_ID, title: "draft" } });
+    const open = await sqliteFile();
+    const app = (await openClient(server, { storage: open() })).client;
+    await app.sync();
+    server.write("tasks", id, { type: "upsert", data: { title: "theirs" } });
+    await app.upsert("tasks", id, { title: "mine" });
+    const background = (await openClient(server, { storage: open(), idPrefix: 2 })).client;
+    await background.sync();
+
+    const told: SyncEvent[] = [];
+    app.on((event) => told.push(event)); // tells what the store kept, after a read of it
+    await app.sync();
+    expect(told.map((e) => e.type)).toEqual(["conflict", "write_discarded"]);
+    expect(told[1]).toMatchObject({ reason: "conflict", record_id: id, fields: ["title"] });
+    await app.sync();
+    const later = (await openClient(server, { storage: open(), idPrefix: 3 })).client;
+    const toldLater: SyncEvent[] = [];
+    later.on((event) => toldLater.push(event));
+    await later.sync();
+    expect(told).toHaveLength(2);
+    expect(toldLater).toEqual([]);
+    expect((await open().loadState()).notices).toBeUndefined();
+  });
 });
+
