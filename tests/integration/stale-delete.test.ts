@@ -6,7 +6,9 @@
 // row version it was planned against: the edit is kept and the delete answers
 // `conflict` with the edited record, as the merge answers an edit it saw
 // (docs/sync.md, "Merge rules"). Before, the edit was deleted with the row and
-// the delete answered `applied`.
+// the delete answered `applied`. A write of the same values meanwhile is a new
+// row version too (no field changed): planned again, the delete applies, where
+// it was refused FORBIDDEN when the push told a write by the sync version.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, call } from "../support/harness.ts";
@@ -79,6 +81,40 @@ describe("a delete of a row the caller may delete but not update", () => {
     expect(await body(note)).toBe("edited by alice");
     expect(result).toMatchObject({ status: "conflict", conflicting_fields: ["body"], record: { id: note, deleted: false, data: { body: "edited by alice" } } });
     expect(result.record.version).toBeGreaterThan(version);
+  }, 60_000);
+
+  it("a write committed meanwhile that changes no field (the same values again) does not refuse the delete: it applies", async () => {
+    const { alice, bob, note, version } = await aliceNoteBobMayDelete();
+    // A new row version (xmin) with the same sync version: the delete of the version read matches
+    // nothing, yet no DELETE policy refused it. Planned again, the merge sees no change.
+    const held = holdTransaction((tx) => tx`update public.notes set body = body where id = ${note}`, { as: alice, db: probe.admin });
+    await held.ran;
+    const pushing = pushOps(bob, [remove("notes", note, version)]);
+    try {
+      await waitersOf(await held.pid);
+    } finally {
+      held.commit();
+    }
+    await held.done;
+    const result = (await pushing).body.results[0];
+    expect(result).toMatchObject({ status: "applied", record: { id: note, deleted: true } });
+    expect(await body(note)).toBeUndefined();
+  }, 60_000);
+
+  it("a delete the DELETE policy refuses stays FORBIDDEN, also when a write of the same values commits meanwhile", async () => {
+    const { alice, bob, note, version } = await aliceNoteBobMayDelete();
+    await probe.admin`update public.list_members set role = 'viewer'
+                       where user_id = ${bob.userId} and list_id = (select list_id from public.notes where id = ${note})`;
+    const held = holdTransaction((tx) => tx`update public.notes set body = body where id = ${note}`, { as: alice, db: probe.admin });
+    await held.ran;
+    const pushing = pushOps(bob, [remove("notes", note, version)]);
+    // A viewer's delete matches no row the policy lets them delete: it waits for nothing, so the
+    // write may commit before or after it; planned again or not, the policy refuses it.
+    held.commit();
+    await held.done;
+    expect((await pushing).body.results[0]).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" }, record: { id: note, deleted: false, version } });
+    expect((await pushOps(bob, [remove("notes", note, version)])).body.results[0]).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" } });
+    expect(await body(note)).toBe("first");
   }, 60_000);
 
   it("with no edit meanwhile, the delete applies", async () => {

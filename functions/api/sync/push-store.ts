@@ -370,8 +370,14 @@ export async function pushBatch(
   // between the two (an owner demoted), and one the plan knew of is never written.
   // A delete of a row the batch could not lock that another writer changed since the read (an
   // edit committed meanwhile, which the database's delete of the version read left alone): planned
-  // again, the merge sees that edit (a conflict). Raced again, the batch is a retryable 503.
-  const changed = changedSinceRead(plan, applied, refused, visible);
+  // again, the merge sees that edit (a conflict), or none (a write of the same values: the delete
+  // applies). Raced again, the batch is a retryable 503. Told by the row as it stands after the
+  // write, read again only when such a delete was left undone (rare: a plain push never reads it).
+  const cascaded = inDeletedScopes(plan);
+  const readAfter = () => readAfterWrite(tx, plan, refused, cascaded, batch.device_id ?? null, caller.session_id);
+  const versioned = versionedDeletesLeft(plan, refused);
+  let after = versioned.size > 0 ? await readAfter() : undefined;
+  const changed = after ? changedSinceRead(versioned, after.rowVersions) : new Set<string>();
   const scopeDeletesRefused = new Map([...refused].filter(([key, r]) => r.kind === "delete" && !changed.has(key) && findCollection(r.collection)?.isScope));
   if (changed.size > 0 || scopeDeletesRefused.size > 0 || (!replanned && unreadable(applied, refused).length > 0)) {
     throw new StaleBatch(scopeDeletesRefused);
@@ -380,13 +386,8 @@ export async function pushBatch(
   // answering ops on records in it without writing them (its cascade may have taken them): those
   // ops are answered from the rows as they stand after the write (a round trip more), not from the
   // planner's picture, which may be stale.
-  const cascaded = inDeletedScopes(plan);
-  const reread = refused.size === 0 ? new Map<string, { collection: string; id: string }>()
-    : keysToRead(namedRecords(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : []))));
-  for (const [key, record] of cascaded) reread.set(key, record);
-  const after = reread.size === 0 ? new Map<string, ServerRecord>() : visibleRecords(parseState(await stateQuery(
-    tx, [], reread, batch.device_id ?? null, caller.session_id)));
-  const results = settle(plan, applied, refused, { records: after, deviceId: state.device_stamp, now: state.now }, new Set(cascaded.keys()));
+  after ??= await readAfter();
+  const results = settle(plan, applied, refused, { records: after.records, deviceId: state.device_stamp, now: state.now }, new Set(cascaded.keys()));
   const ledgerRows: LedgerRow[] = plan.ops.filter((p) => p.logged).map((p) => {
     const result = results[p.index];
     return {
@@ -404,22 +405,53 @@ export async function pushBatch(
 }
 
 /**
- * The deletes sync_apply left undone because they named the row version read (plan-batch.ts) and
- * the row, live as the write left it, has a newer sync version than the batch read: another
- * writer's change committed in between. (A delete the DELETE policy refused finds the version read.)
+ * The records the database refused and the scopes their ops point at, and those `cascaded` names
+ * (inDeletedScopes), as the caller sees them after the write (step 1's read, a later snapshot),
+ * with their rows' xmin. No read when there are none.
  */
-function changedSinceRead(plan: BatchPlan, applied: ApplyResult, refused: Map<string, Refusal>, read: Map<string, ServerRecord>): Set<string> {
-  const changed = new Set<string>();
-  const versioned = new Set(plan.groups.flatMap((g) =>
-    g.kind === "delete" ? g.rows.filter((row) => row.xmin !== undefined).map((row) => recordKey(g.collection, row.id as string)) : []
-  ));
-  if (versioned.size === 0) return changed;
-  const now = new Map(applied.records.map((r) => [recordKey(r.collection, r.id), r]));
-  for (const [key, refusal] of refused) {
-    const record = now.get(key);
-    if (refusal.kind === "delete" && versioned.has(key) && record && !record.deleted && Number(record.version) !== read.get(key)?.version) changed.add(key);
+async function readAfterWrite(
+  tx: Tx,
+  plan: BatchPlan,
+  refused: Map<string, Refusal>,
+  cascaded: Map<string, { collection: string; id: string }>,
+  deviceId: string | null,
+  sessionId: string,
+): Promise<{ records: Map<string, ServerRecord>; rowVersions: Map<string, string> }> {
+  const reread = refused.size === 0 ? new Map<string, { collection: string; id: string }>()
+    : keysToRead(namedRecords(plan.ops.flatMap((p) => (p.op && p.writes && refused.has(p.writes) ? [p.op] : []))));
+  for (const [key, record] of cascaded) reread.set(key, record);
+  if (reread.size === 0) return { records: new Map(), rowVersions: new Map() };
+  const state = parseState(await stateQuery(tx, [], reread, deviceId, sessionId));
+  return { records: visibleRecords(state), rowVersions: rowVersions(state) };
+}
+
+/**
+ * The deletes sync_apply left undone that named the row version read (plan-batch.ts: rows the
+ * batch could not lock), by recordKey: the xmin each named. Undone either because the DELETE policy
+ * refused the row, or because another writer's change committed in between (the row the delete
+ * waited for no longer matched).
+ */
+function versionedDeletesLeft(plan: BatchPlan, refused: Map<string, Refusal>): Map<string, string> {
+  const versioned = new Map<string, string>();
+  for (const g of plan.groups) {
+    if (g.kind !== "delete") continue;
+    for (const row of g.rows) {
+      const key = recordKey(g.collection, row.id as string);
+      if (row.xmin !== undefined && refused.get(key)?.kind === "delete") versioned.set(key, row.xmin as string);
+    }
   }
-  return changed;
+  return versioned;
+}
+
+/**
+ * Of those deletes, the ones whose row is live after the write at another row version (xmin) than
+ * the one the delete named: another writer wrote it in between, whether or not they changed a
+ * field (a write of the same values, `set body = body` or a PATCH sending what is there, is a new
+ * row version with the same sync version). A delete the DELETE policy refused finds the version it
+ * named. A row deleted or hidden since is answered as it stands (refusedResult), not planned again.
+ */
+function changedSinceRead(versioned: Map<string, string>, now: Map<string, string>): Set<string> {
+  return new Set([...versioned].filter(([key, xmin]) => now.has(key) && now.get(key) !== xmin).map(([key]) => key));
 }
 
 /** The written records the caller cannot read back (live, no data) and the database did not refuse. */
