@@ -135,7 +135,7 @@ export class TidesyncApi {
 
   /** The user the current access token names (its `sub`, not verified: no request), or null without a JWT. */
   async tokenUserId(): Promise<string | null> {
-    return userOf(await this.options.getAccessToken());
+    return userOf(await this.unlessAborted(this.options.getAccessToken()));
   }
 
   // -------------------------------------------------------- session, devices
@@ -253,6 +253,26 @@ export class TidesyncApi {
   }
 
   // ------------------------------------------------------------------ plumbing
+  /**
+   * `value`, or TidesyncAbortedError as soon as the guard's signal aborts: close() must not wait
+   * for a token getter that never answers (supabase-js refreshing an expired token offline).
+   */
+  private async unlessAborted<T>(value: T | Promise<T>): Promise<T> {
+    const { signal } = this.guard;
+    if (!signal) return await value;
+    if (signal.aborted) throw new TidesyncAbortedError();
+    let onAbort!: () => void;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(new TidesyncAbortedError());
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([value, aborted]);
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+
   /** Sends one request and returns the validated body, or throws a Tidesync*Error. */
   async request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>> {
     const url = new URL(this.baseUrl + spec.path);
@@ -263,9 +283,9 @@ export class TidesyncApi {
     const { signal } = this.guard;
     if (signal?.aborted) throw new TidesyncAbortedError();
     if (spec.auth !== false) {
-      const token = await this.options.getAccessToken();
+      const token = await this.unlessAborted(this.options.getAccessToken());
       // Whose token this is, checked with the very token sent: the user may switch between two requests.
-      await this.guard.beforeSend?.(userOf(token));
+      await this.unlessAborted(this.guard.beforeSend?.(userOf(token)));
       if (token) headers.authorization = `Bearer ${token}`;
     }
     if (signal?.aborted) throw new TidesyncAbortedError();

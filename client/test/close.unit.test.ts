@@ -2,9 +2,10 @@
 // request under way) and resolves once it has ended; the queued ops stay, as
 // they were, for the user's next sync of the store.
 import { describe, expect, it } from "vitest";
+import { TidesyncApi } from "../api-client.ts";
 import { TidesyncAbortedError } from "../api-error.ts";
 import { MemoryStorage } from "../storage.ts";
-import { FakeServer, LIST_ID } from "./fake-server.ts";
+import { BASE_URL, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 describe("client.close()", () => {
@@ -58,5 +59,23 @@ describe("client.close()", () => {
     expect(await next.sync()).toMatchObject({ duplicates: 1 });
     expect(server.batches()[1]).toEqual(server.batches()[0]);
     expect(next.pendingOps()).toEqual([]);
+  });
+
+  it("resolves while the token getter never answers (supabase-js refreshing an expired token offline), and sends nothing", async () => {
+    const server = new FakeServer();
+    let hang = false;
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => (hang ? new Promise<string>(() => {}) : "test-token"), fetch: server.fetch });
+    const { client } = await openClient(server, { api });
+    await client.refreshSchema();
+    await client.create("tasks", { list_id: LIST_ID, title: "a" });
+    hang = true;
+    const sync = client.sync();
+    const failed = expect(sync).rejects.toBeInstanceOf(TidesyncAbortedError);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const closed = await Promise.race([client.close().then(() => "closed"), new Promise((resolve) => setTimeout(() => resolve("still waiting"), 2000))]);
+    expect(closed).toBe("closed");
+    await failed;
+    expect(server.batches()).toHaveLength(0);
+    expect(client.pendingOps().map((p) => p.sent)).toEqual([false]);
   });
 });
