@@ -266,6 +266,31 @@ describe("GET /v1/sync/changes — isolation and cursor integrity", () => {
     expectEnvelope(await call(changesUrl({ cursor: forged }), { token: alice.token }), 400, "INVALID_CURSOR");
   });
 
+  it("a signed cursor whose snapshot Postgres would refuse (a server bug, a leaked secret) → 400 INVALID_CURSOR, not 500", async () => {
+    const user = await createTestUser();
+    const { cursor } = await pull(user);
+    const [{ now }] = await adminSql<{ now: string }[]>`select pg_snapshot_xmin(pg_current_snapshot())::text as now`;
+    const x = BigInt(now);
+    const full = (fields: Partial<CursorPayload>) =>
+      encodeCursor(SECRET, user.userId, { v: 2, mode: "full", upper: now, after: [user.userId, "", user.userId], scope: cursorPayload(cursor).scope, iat: Math.floor(Date.now() / 1000), ...fields } as CursorPayload);
+    // The framing is right: a valid snapshot pages.
+    expect((await call(changesUrl({ cursor: await full({ since: `${x}:${x + 50n}:${x + 1n}+1@${x + 5n}-${x + 10n}` }) }), { token: user.token })).status).toBe(200);
+    for (const since of [
+      `${x}:${x + 50n}:${x + 1n}+1@${x - 5n}-${x + 10n}`, // lo below xmin
+      `${x + 10n}:${x}:`, // xmin above xmax
+      `0:${x}:`, // xmin 0
+      `${x}:${x + 5n}:${x + 9n}`, // a named id at or above xmax
+      `${x}:${x + 10n}:${x + 3n},${x + 1n}`, // named ids not ascending
+      `${x}:18446744073709551616:`, // above 2^64-1 (Postgres took it: 200)
+      `${x}:${x + 50n}:+9999999999@${x + 5n}-${x + 10n}`, // a count no integer holds
+    ]) {
+      expectEnvelope(await call(changesUrl({ cursor: await full({ since }) }), { token: user.token }), 400, "INVALID_CURSOR");
+      expectEnvelope(await call(changesUrl({ cursor: await full({ since: `${x}:${x}:`, catch_up: { after: [user.userId, "", user.userId], next: since } }) }), { token: user.token }), 400, "INVALID_CURSOR");
+    }
+    // Without `since`, the snapshot below `upper`: "0:0:" too.
+    expectEnvelope(await call(changesUrl({ cursor: await full({ upper: "0" }) }), { token: user.token }), 400, "INVALID_CURSOR");
+  });
+
   it("needs a signed-in user", async () => {
     expectEnvelope(await call("/v1/sync/changes"), 401, "UNAUTHENTICATED");
   });

@@ -22,18 +22,27 @@ const SECRET = "unit-test-secret-unit-test-secret-0123456789";
 const ALICE = "7b0c1a5e-3d55-4d5e-9a43-0a8f8c7b1d01";
 const BOB = "c2d7e8f9-1a2b-4c3d-8e9f-0a1b2c3d4e5f";
 
-const xid8 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map(String);
+const MAX_XID8 = (1n << 64n) - 1n;
+const xid8 = fc.bigInt({ min: 1n, max: MAX_XID8 }).map(String);
 const uuid = fc.uuid().map((u) => u.toLowerCase());
 const collection = fc.constantFrom("", "lists", "tasks");
 const synced = fc.option(fc.array(fc.stringMatching(/^[A-Za-z0-9_-]{8}$/), { maxLength: 4 }).map((tags) => tags.join("")), { nil: undefined });
 const common = { v: fc.constant(2 as const), scope: fc.constantFrom("*", "abcdefghijklmnopqrstuv"), iat: fc.integer({ min: 0, max: 4_000_000_000 }), synced };
 /**
- * pg_snapshot text as Postgres prints it, "xmin:xmax:xip,…", maybe with in-progress ids counted
- * ("+count@lo-hi", or as cursors issued before, "+count@hi": cursor-snapshot.ts)
+ * pg_snapshot text as Postgres prints it, "xmin:xmax:xip,…" (xip ascending, in [xmin, xmax)), maybe with
+ * in-progress ids counted ("+count@lo-hi", or as cursors issued before, "+count@hi": cursor-snapshot.ts)
  */
-const snapshot = fc.tuple(xid8, xid8, fc.array(xid8, { maxLength: 3 }), fc.option(fc.tuple(fc.integer({ min: 1, max: 9_999_999_999 }), fc.option(xid8, { nil: null }), xid8), { nil: null }))
-  .map(([xmin, xmax, xip, counted]) => `${xmin}:${xmax}:${xip.join(",")}${counted ? `+${counted[0]}@${counted[1] === null ? "" : `${counted[1]}-`}${counted[2]}` : ""}`)
-  .filter((text) => text.length <= MAX_SNAPSHOT_TEXT);
+const snapshot = fc.tuple(
+  fc.bigInt({ min: 1n, max: MAX_XID8 - 2000n }),
+  fc.uniqueArray(fc.bigInt({ min: 0n, max: 999n }), { maxLength: 3 }),
+  fc.bigInt({ min: 1000n, max: 2000n }),
+  fc.option(fc.tuple(fc.integer({ min: 1, max: 2 ** 31 - 1 }), fc.boolean(), fc.bigInt({ min: 0n, max: 999n }), fc.bigInt({ min: 0n, max: 999n })), { nil: null }),
+).map(([xmin, offsets, span, counted]) => {
+  const xip = offsets.sort((a, b) => (a < b ? -1 : 1)).map((d) => xmin + d);
+  const range = counted && (counted[1] ? `${xmin + (counted[2] < counted[3] ? counted[2] : counted[3])}-` : "");
+  const hi = counted && xmin + (counted[2] < counted[3] ? counted[3] : counted[2]);
+  return `${xmin}:${xmin + span}:${xip.join(",")}${counted ? `+${counted[0]}@${range}${hi}` : ""}`;
+}).filter((text) => text.length <= MAX_SNAPSHOT_TEXT);
 const payloadArb: fc.Arbitrary<CursorPayload> = fc.oneof(
   fc.record({ ...common, mode: fc.constant("full" as const), upper: xid8, after: fc.tuple(uuid, collection, uuid) }, { requiredKeys: ["v", "scope", "iat", "mode", "upper", "after"] }),
   fc.record({
@@ -73,15 +82,15 @@ describe("sync cursor codec", () => {
   it("takes the longest cursor the server issues: a full sync catching up, with 63-character collection names, the longest snapshots and the most synced collections", async () => {
     const u = "ffffffff-ffff-ffff-ffff-ffffffffffff";
     const name = "c".repeat(63);
-    let longest = `${"9".repeat(20)}:${"9".repeat(20)}:`;
-    while (longest.length + 2 <= MAX_SNAPSHOT_TEXT) longest += longest.endsWith(":") ? "9" : ",9";
-    longest = longest.padEnd(MAX_SNAPSHOT_TEXT, "9");
+    // As long as a snapshot may be, and valid: ascending in-progress ids, the largest xid8 as xmax.
+    const top = ((1n << 64n) - 1n).toString();
+    const longest = `1:${top}:${["1".padEnd(13, "0"), ...[0n, 1n, 2n, 3n].map((i) => (10n ** 19n + i).toString())].join(",")}`;
     expect(longest).toHaveLength(MAX_SNAPSHOT_TEXT);
     const names = Array.from({ length: MAX_SYNCED_COLLECTIONS + 1 }, (_, i) => `${name.slice(0, 60)}${i}`);
     const tags = await collectionTags(names);
     // A filter's scope (a hash) and `synced` (no filter) never come together: both, to be safe.
     const payload: CursorPayload = {
-      v: 2, mode: "full", upper: "9".repeat(20), after: [u, name, u], since: longest, catch_up: { after: [u, name, u], next: longest },
+      v: 2, mode: "full", upper: top, after: [u, name, u], since: longest, catch_up: { after: [u, name, u], next: longest },
       scope: await collectionsScope(["lists"]), iat: 4_000_000_000, resyncs: 2 ** 31, synced: syncedOf([...tags.values()].slice(1)),
     };
     const cursor = await encodeCursor(SECRET, ALICE, payload);
@@ -159,6 +168,8 @@ describe("sync cursor codec", () => {
     };
     // The same framing is accepted for a valid payload, so the refusals below are the schema's.
     expect(await decodeCursor(SECRET, ALICE, await signed(incremental("5")))).toEqual(incremental("5"));
+    const full = { v: 2, mode: "full", upper: "5", after: [ZERO, "", ZERO], since: "5:50:6,7+1@8-10", catch_up: { after: [ZERO, "", ZERO], next: "5:5:" }, scope: "*", iat: 1 };
+    expect(await decodeCursor(SECRET, ALICE, await signed(full))).toEqual(full);
     for (const bad of [
       { v: 1, mode: "incremental", seq: 10, floor: 10, scope: "*", iat: 1 },
       { ...incremental("5"), after: ["-1", 0, "", ZERO] },
@@ -168,6 +179,14 @@ describe("sync cursor codec", () => {
       { v: 2, mode: "full", upper: "5", after: [ZERO, "", ZERO], since: "5", scope: "*", iat: 1 },
       { v: 2, mode: "full", upper: "5", after: [ZERO, "", ZERO], since: "5:6:", catch_up: { after: [ZERO, "", ZERO] }, scope: "*", iat: 1 },
       { ...incremental("5"), extra: true },
+      { ...incremental("18446744073709551616") },
+      { v: 2, mode: "full", upper: "18446744073709551616", after: [ZERO, "", ZERO], scope: "*", iat: 1 },
+      // What Postgres refuses as a pg_snapshot, or the page statement cannot rebuild (cursor-snapshot.ts isValidSnapshot)
+      { v: 2, mode: "full", upper: "0", after: [ZERO, "", ZERO], scope: "*", iat: 1 },
+      ...["0:6:", "6:5:", "5:10:10", "5:10:7,6", "5:50:+1@4-10", "5:50:+0@6-10", "5:50:+2147483648@6-10", "5:50:+1@10-6", "5:50:+1@6-50", "5:18446744073709551616:"].flatMap((bad) => [
+        { v: 2, mode: "full", upper: "5", after: [ZERO, "", ZERO], since: bad, scope: "*", iat: 1 },
+        { v: 2, mode: "full", upper: "5", after: [ZERO, "", ZERO], since: "5:6:", catch_up: { after: [ZERO, "", ZERO], next: bad }, scope: "*", iat: 1 },
+      ]),
     ]) {
       expect(await rejection(decodeCursor(SECRET, ALICE, await signed(bad)))).toBe("INVALID_CURSOR");
     }

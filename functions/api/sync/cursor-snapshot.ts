@@ -42,6 +42,39 @@ export interface SinceSnapshot {
   counted: { count: number; lo: string; hi: string } | null;
 }
 
+/** The snapshot that sees exactly the transactions below `txid`: what an older full cursor's `upper` stands for. */
+export const snapshotBelow = (txid: string) => `${txid}:${txid}:`;
+
+const MAX_XID8 = 2n ** 64n - 1n;
+/** Largest count the page statement takes (it casts it to integer). */
+const MAX_COUNT = 2 ** 31 - 1;
+
+/** Whether `text` (all digits) is an xid8 value. */
+export const isXid8 = (text: string) => BigInt(text) <= MAX_XID8;
+
+/**
+ * Whether a cursor's snapshot (of CURSOR_SNAPSHOT_PATTERN) is one the page statement can use:
+ * pg_snapshot text Postgres takes (1 <= xmin <= the named ids, ascending, < xmax), and a count
+ * it can rebuild or cut at (xmin <= lo <= hi < xmax). The server only issues such; a signed one
+ * that is not (a server bug, a leaked secret) would otherwise reach Postgres and fail there (500).
+ */
+export function isValidSnapshot(text: string): boolean {
+  const { snapshot, counted } = sinceSnapshot(text);
+  const [xminText, xmaxText, list] = snapshot.split(":");
+  const texts = [xminText, xmaxText, ...(list ? list.split(",") : []), ...(counted ? [counted.lo, counted.hi] : [])];
+  if (!texts.every(isXid8)) return false;
+  const [xmin, xmax] = [BigInt(xminText), BigInt(xmaxText)];
+  if (xmin < 1n || xmin > xmax) return false;
+  let previous = xmin - 1n;
+  for (const id of list ? list.split(",").map(BigInt) : []) {
+    if (id <= previous || id >= xmax) return false;
+    previous = id;
+  }
+  if (counted === null) return true;
+  const [lo, hi] = [BigInt(counted.lo), BigInt(counted.hi)];
+  return counted.count >= 1 && counted.count <= MAX_COUNT && xmin <= lo && lo <= hi && hi < xmax;
+}
+
 const ascending = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
 
 /** The cursor form of pg_snapshot text (as Postgres prints it: xip ascending), at most MAX_SNAPSHOT_TEXT long. */

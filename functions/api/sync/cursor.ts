@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { ApiError } from "../../_shared/errors.ts";
 import { uuidSchema } from "../../_shared/uuid.ts";
-import { CURSOR_SNAPSHOT_PATTERN, MAX_SNAPSHOT_TEXT } from "./cursor-snapshot.ts";
+import { CURSOR_SNAPSHOT_PATTERN, isValidSnapshot, isXid8, MAX_SNAPSHOT_TEXT, snapshotBelow } from "./cursor-snapshot.ts";
 
 const MAC_CONTEXT = "tidesync.sync-cursor.v2";
 /** Characters of a collection's tag in `synced` (base64url of 6 bytes of its name's SHA-256). */
@@ -29,7 +29,7 @@ export const MAX_SYNCED_COLLECTIONS = 128;
 export const MAX_CURSOR_LENGTH = 2500;
 const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,2400})\.([A-Za-z0-9_-]{43})$/;
 
-const xid8 = z.string().regex(/^[0-9]{1,20}$/);
+const xid8 = z.string().regex(/^[0-9]{1,20}$/).refine(isXid8);
 /** A page's snapshot in the cursor form (cursor-snapshot.ts: pg_snapshot text, its older in-progress ids counted when long). */
 const snapshot = z.string().max(MAX_SNAPSHOT_TEXT).regex(CURSOR_SNAPSHOT_PATTERN);
 const collection = z.string().max(63);
@@ -173,5 +173,9 @@ export async function decodeCursor(secret: string, userId: string, cursor: strin
   }
   const result = cursorPayloadSchema.safeParse(parsed);
   if (!result.success) throw new ApiError("INVALID_CURSOR", INVALID);
-  return result.data;
+  // Signed but a snapshot Postgres would refuse: refused here, not a 500 from the page statement.
+  const payload = result.data;
+  const snapshots = payload.mode === "full" ? [payload.since ?? snapshotBelow(payload.upper), ...(payload.catch_up ? [payload.catch_up.next] : [])] : [];
+  if (!snapshots.every(isValidSnapshot)) throw new ApiError("INVALID_CURSOR", INVALID);
+  return payload;
 }

@@ -12,6 +12,7 @@
 // snapshot, below which no entry can appear any more.
 import { ApiError } from "../../_shared/errors.ts";
 import type { CursorPayload } from "./cursor.ts";
+import { snapshotBelow } from "./cursor-snapshot.ts";
 
 const SECONDS_PER_DAY = 86_400;
 export const ZERO_UUID = "00000000-0000-0000-0000-000000000000";
@@ -63,9 +64,6 @@ export interface PageOutcome {
 export type Position =
   | { mode: "full"; upper: string; after: FullKey; since: string; catch_up?: CatchUp }
   | { mode: "incremental"; after: IncrementalKey };
-
-/** The snapshot that sees exactly the transactions below `txid`: what an older full cursor's `upper` stands for. */
-export const snapshotBelow = (txid: string) => `${txid}:${txid}:`;
 
 /** xmax of a pg_snapshot text "xmin:xmax:xip,…" (one past the latest completed txid): no txid at or above it had completed. */
 const snapshotXmax = (snapshot: string) => BigInt(snapshot.split(":")[1]);
