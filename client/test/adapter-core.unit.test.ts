@@ -55,6 +55,16 @@ describe("orderOps", () => {
     expect(orderOps(ops, tables).map((o) => `${o.type} ${o.record_id}`)).toEqual(["upsert l2", "upsert t1", "upsert t3", "delete t2", "delete m1", "delete l1"]);
   });
 
+  it("never sends a record's op before an earlier one of it (a re-create after its delete); ordering again changes nothing", () => {
+    const ops = [op("delete", "lists", "l1"), op("upsert", "lists", "l1"), op("delete", "tasks", "t1"), op("upsert", "lists", "l2")];
+    const ordered = orderOps(ops, tables);
+    expect(ordered.map((o) => `${o.type} ${o.record_id}`)).toEqual(["upsert l2", "delete t1", "delete l1", "upsert l1"]);
+    // Each collection's part, concatenated in any order, orders back the same.
+    const parts = [ordered.filter((o) => o.collection === "tasks"), ordered.filter((o) => o.collection === "lists")];
+    expect(orderOps(parts.flat(), tables)).toEqual(ordered);
+    expect(orderOps(parts.reverse().flat(), tables)).toEqual(ordered);
+  });
+
   it("puts a collection the app did not list with the last one", () => {
     expect([sendPhase("upsert", "notes", tables), sendPhase("delete", "notes", tables)]).toEqual([sendPhase("upsert", "tasks", tables), sendPhase("delete", "tasks", tables)]);
   });

@@ -24,9 +24,19 @@ export function sendPhase(type: SyncOp["type"], collection: string, collections:
   return type === "upsert" ? index : 2 * collections.length - 1 - index;
 }
 
-/** `ops` in the order they are sent: by sendPhase, a phase's ops in their given order (one op per record). */
+/**
+ * `ops` in the order they are sent: by sendPhase, a phase's ops in their given order. A record's
+ * op never goes before an earlier one of the same record (a re-create after its delete goes with
+ * the delete), so the order of ordered ops, or of their collections' parts, orders them the same.
+ */
 export function orderOps(ops: readonly SyncOp[], collections: readonly string[]): SyncOp[] {
-  return ops.map((op, i) => ({ op, i, phase: sendPhase(op.type, op.collection, collections) }))
+  const latest = new Map<string, number>();
+  return ops.map((op, i) => {
+    const key = `${op.collection}/${op.record_id}`;
+    const phase = Math.max(sendPhase(op.type, op.collection, collections), latest.get(key) ?? 0);
+    latest.set(key, phase);
+    return { op, i, phase };
+  })
     .sort((a, b) => a.phase - b.phase || a.i - b.i)
     .map(({ op }) => op);
 }
