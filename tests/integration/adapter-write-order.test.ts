@@ -8,7 +8,12 @@
 //       went first, its cascade took the task, and the move came back refused;
 //   (b) an editor's edits of a shared list's tasks, then their leaving the
 //       list (list_members before tasks): the leave went first, in an earlier
-//       batch, and the edits came back NOT_FOUND.
+//       batch, and the edits came back NOT_FOUND;
+//   (c) an owner's delete of a shared list with its list_members rows (their
+//       own too) and its task, as an app cascading locally does: RxDB sent
+//       each collection's deletes in a batch of its own, list_members first,
+//       and the owner's own membership delete came back refused
+//       (list_members_keep_an_owner) though the list's delete follows it.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
@@ -128,6 +133,29 @@ for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonD
       ]);
       expect(await adminSql`select 1 from public.list_members where id = ${membership.id}`).toEqual([]);
       expect([...(await p.device.records()).keys()].sort()).toEqual(await personalKeys(bob));
+      await p.device.close();
+    }, 60_000);
+
+    it("an owner deletes a shared list offline with its memberships (their own too) and its task: nothing is refused, all are gone", async () => {
+      const alice = await createTestUser();
+      const bob = await createTestUser();
+      const [list, t1] = [randomUUID(), randomUUID()];
+      await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), upsert("tasks", t1, { list_id: list, title: "one" })] });
+      await share(alice, list, bob, "editor");
+      await settled();
+      const p = await phone(factory, alice, { tables: ["lists", "list_members", "tasks"] });
+      const members = await adminSql<{ id: string }[]>`select id from public.list_members where list_id = ${list}`;
+      expect(members).toHaveLength(2);
+      p.offline();
+      await p.device.remove("lists", list);
+      for (const m of members) await p.device.remove("list_members", m.id);
+      await p.device.remove("tasks", t1);
+      await p.reconnect();
+      expect(refusals(p.events)).toEqual([]);
+      expect(await adminSql`select id from public.lists where id = ${list}`).toEqual([]);
+      expect(await adminSql`select id from public.list_members where list_id = ${list}`).toEqual([]);
+      expect(await adminSql`select id from public.tasks where id = ${t1}`).toEqual([]);
+      expect([...(await p.device.records()).keys()].sort()).toEqual(await personalKeys(alice));
       await p.device.close();
     }, 60_000);
   });

@@ -18,7 +18,8 @@
 // - Retry-After is honoured by every later request, also RxDB's own retries.
 // - RxDB pushes each collection on its own: the replications of one database
 //   share an RxdbPushOrder, which holds a collection's push until its parents
-//   are in sync and its deletes until every collection is (push-order.ts).
+//   are in sync and its deletes until every collection is, then sends every
+//   collection's in one push (push-order.ts).
 // The collection needs `localDocuments: true` and a number field for the
 // server version (default `server_version`).
 import type { ReplicationPullOptions, ReplicationPushOptions, RxCollection, RxReplicationPullStreamItem, RxReplicationWriteToMasterRow, WithDeleted } from "rxdb";
@@ -33,10 +34,10 @@ import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
-import { type Correction, type PushContext, type PushResult, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type Correction, type PushContext, pushOps, unansweredOps } from "../core/push-ops.ts";
 import { type RetryOptions, retryOptions } from "../../retry.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
-import { type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
+import { HELD_DELETES_KEY, type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
 
 export { RxdbPushOrder } from "./push-order.ts";
 
@@ -56,8 +57,6 @@ interface EmptyPageCursor {
 const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
 /** Push answers that overrule local documents, until a pull has handed them to RxDB. */
 const CORRECTIONS_KEY = "tidesync.corrections";
-/** Deletes RxDB handed over (and later writes of their records), held back until every collection's upserts are on the server (push-order.ts). */
-const HELD_DELETES_KEY = "tidesync.held_deletes";
 /** RxDB's own fields of a document, never sent. */
 const RXDB_FIELDS = new Set(["_deleted", "_meta", "_rev", "_attachments"]);
 
@@ -195,9 +194,9 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     onConflict: options.onConflict,
   });
   /** The answers that overrule local documents reach the collection by a pull. */
-  const keepCorrections = async (result: PushResult) => {
-    if (result.corrections.length === 0) return;
-    await store.set(CORRECTIONS_KEY, [...((await store.get<Correction[]>(CORRECTIONS_KEY)) ?? []), ...result.corrections]);
+  const keepCorrections = async (corrections: Correction[]) => {
+    if (corrections.length === 0) return;
+    await store.set(CORRECTIONS_KEY, [...((await store.get<Correction[]>(CORRECTIONS_KEY)) ?? []), ...corrections]);
     delivery = deliverCorrections();
   };
 
@@ -222,7 +221,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           await store.set(HELD_DELETES_KEY, [...held, ...later]);
           order.sendDeletes();
         }
-        await keepCorrections(await pushOps(pushContext(meta!), ops.filter((op) => !later.includes(op))));
+        await keepCorrections((await pushOps(pushContext(meta!), ops.filter((op) => !later.includes(op)))).corrections);
       });
       // Never a conflict for RxDB: every answer was handled above.
       return [];
@@ -258,17 +257,10 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     stopped: () => state.isStopped(),
     reportError: (error) => state.subjects.error.next(error as never),
     retryMs: options.retryTime ?? 5000,
-    sendDeletes: () =>
-      exclusive(async () => {
-        const held = (await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? [];
-        if (held.length === 0) return;
-        meta ??= await loadServerMeta(api, retry, options);
-        // A send cut short left some in the outbox: they go again from there, with their op_ids.
-        const sent = new Set((await unansweredOps(store)).map((op) => op.op_id));
-        const result = await pushOps(pushContext(meta), held.filter((op) => !sent.has(op.op_id)));
-        await store.set(HELD_DELETES_KEY, []);
-        await keepCorrections(result);
-      }),
+    exclusive,
+    store,
+    pushContext: async () => pushContext(meta ??= await loadServerMeta(api, retry, options)),
+    keepCorrections,
   };
   order.join(name, member);
   void canceled.then(() => order.leave(name, member));
