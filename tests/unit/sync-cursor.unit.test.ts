@@ -3,6 +3,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
+import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
+import { changesQuerySchemaFor } from "../../functions/_shared/schemas/sync.ts";
 import { loadConfig } from "../../functions/api/lib/config.ts";
 import { refuseTooManyCollections } from "../../scripts/generate/sync-collection-checks.ts";
 import { MAX_SNAPSHOT_TEXT } from "../../functions/api/sync/cursor-snapshot.ts";
@@ -96,6 +98,9 @@ describe("sync cursor codec", () => {
     const cursor = await encodeCursor(SECRET, ALICE, payload);
     expect(cursor.length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
     expect(await decodeCursor(SECRET, ALICE, cursor)).toEqual(payload);
+    // and GET /v1/sync/changes's query takes it (it refused cursors over 2,048 characters: a
+    // device's full sync stopped at a 400 it could not get past)
+    expect(changesQuerySchemaFor(DEFAULT_LIMITS, null).safeParse({ cursor }).success).toBe(true);
     // A longer snapshot is never issued (pull-store.ts shortens it) and never accepted; nor more synced collections.
     await expect(encodeCursor(SECRET, ALICE, { ...payload, since: `${longest},1` })).rejects.toThrow();
     await expect(encodeCursor(SECRET, ALICE, { ...payload, synced: syncedOf(tags.values()) })).rejects.toThrow();

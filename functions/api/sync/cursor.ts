@@ -7,6 +7,7 @@
 // any character of either part, or presenting the cursor as another user,
 // fails verification. The user id is only MAC input, never written into the
 // cursor. Web Crypto only, so Deno (the function) and Node (tests) share it.
+import { MAX_CURSOR_LENGTH } from "../../_shared/cursor-length.ts";
 import { z } from "zod";
 import { ApiError } from "../../_shared/errors.ts";
 import { uuidSchema } from "../../_shared/uuid.ts";
@@ -20,13 +21,7 @@ const TAG_LENGTH = 8;
  * bounded (npm run generate refuses more synced tables).
  */
 export const MAX_SYNCED_COLLECTIONS = 128;
-/**
- * Longest cursor accepted before any crypto runs. Real ones are ~150 to ~500
- * chars (a full sync catching up on scopes it passed carries two keys and two
- * snapshots) plus ~11 per synced collection; with 63-character collection names, 20-digit txids,
- * the longest snapshots and MAX_SYNCED_COLLECTIONS, about 2,350 (tests/unit/sync-cursor.unit.test.ts).
- */
-export const MAX_CURSOR_LENGTH = 2500;
+export { MAX_CURSOR_LENGTH };
 const CURSOR_SHAPE = /^([A-Za-z0-9_-]{1,2400})\.([A-Za-z0-9_-]{43})$/;
 
 const xid8 = z.string().regex(/^[0-9]{1,20}$/).refine(isXid8);
