@@ -2900,13 +2900,39 @@ begin
              nextval('app_private.sync_seq') as seq
         from pairs p
        where cardinality(p.fields) > 0
+    ), handed as (
+      -- A row a user moves into a scope its creator is no member of (the creator can no longer
+      -- read it, nor delete it) becomes the mover's, in sync_records and in both usages: else
+      -- it would count against someone who cannot free it. Membership is read from sync_access
+      -- (kept by the membership table's triggers, same transaction): the mover's grant there
+      -- says the scope's readers are its members; a scope no membership table gives, a move by
+      -- the owner or the service role (no uid) and a row nobody counts keep their creator.
+      select w.id, s.created_by as creator
+        from written w
+        join app_private.sync_records s on s.collection = v_collection and s.id = w.id
+       where v_actor is not null
+         and w.old_scope_id is distinct from w.scope_id
+         and not s.deleted and s.created_by is not null and s.created_by <> v_actor
+         and exists (select 1 from app_private.sync_access a where a.user_id = v_actor and a.scope_id = w.scope_id and a.granted)
+         and not exists (select 1 from app_private.sync_access a where a.user_id = s.created_by and a.scope_id = w.scope_id and a.granted)
     ), recorded as (
       update app_private.sync_records s
          set version = w.seq, scope_id = w.scope_id, updated_at = now(), txid = v_txid,
+             created_by = case when h.id is null then s.created_by else v_actor end,
              field_versions = s.field_versions
                || (select jsonb_object_agg(f, jsonb_build_object('v', w.seq, 'd', v_device)) from unnest(w.fields) f)
-        from written w
+        from written w left join handed h on h.id = w.id
        where s.collection = v_collection and s.id = w.id
+    ), taken as (
+      -- The mover's usage grows like a create's: at the quota the move is refused (23514).
+      insert into app_private.sync_usage as u (user_id, live_records)
+      select v_actor, count(*) from handed having count(*) > 0
+      on conflict (user_id) do update set live_records = u.live_records + excluded.live_records
+    ), given as (
+      update app_private.sync_usage u
+         set live_records = greatest(0, u.live_records - r.n)
+        from (select h.creator, count(*) as n from handed h group by h.creator) r
+       where u.user_id = r.creator
     ), stayed as (
       -- A row that stays in its scope: its entry there is updated in place.
       update app_private.sync_changes c
@@ -2971,7 +2997,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody). SECURITY DEFINER: users never write bookkeeping themselves.';
+comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody; a row a user moves into a scope its creator is no member of, per sync_access, becomes the mover''s, and counts for them like a create). SECURITY DEFINER: users never write bookkeeping themselves.';
 revoke execute on function app_private.track_sync_changes() from public;
 
 -- function app_private.trim_display_name(p_name text)

@@ -7,7 +7,8 @@
 //     table synced too: the rows whose user column is the caller (list_members);
 //   - a table without one: the rows whose sync state names the caller as
 //     their creator (app_private.sync_records.created_by: the user whose write
-//     inserted the row, the creator the live-records quota counts).
+//     inserted the row, or who moved it out of its creator's reach; the creator
+//     the live-records quota counts).
 // Rows other members wrote in a shared scope are theirs, not the caller's.
 // Every query runs as the caller under RLS, so a row the caller cannot see is
 // never exported whatever its rule.
