@@ -14,6 +14,9 @@ export const limitsSchema = z.object({
     .describe("bytes of one record's data as compact UTF-8 JSON (JSON.stringify's text), after the op's patch is merged, without the fields no client writes (insertable and updatable both false: created_by, created_at); an op that leaves it over this and larger than it was is rejected PAYLOAD_TOO_LARGE"),
   default_pull_limit: z.number().int().positive(),
   max_pull_limit: z.number().int().positive(),
+  // A default, not required: a client may still talk to a server from before pages were bounded in bytes.
+  max_pull_page_bytes: z.number().int().positive().default(4 * 1024 * 1024)
+    .describe("bytes of a pull page's entries (their JSON, with the commas between them) after which the page ends, has_more true, whatever `limit` says: a page holds at least one entry, and at most this and the one entry that passes it"),
   max_collections_per_pull: z.number().int().positive(),
   max_live_records_per_user: z.number().int().positive(),
   retention_days: z.number().int().positive(),
@@ -29,6 +32,7 @@ export const DEFAULT_LIMITS: Limits = {
   max_record_data_bytes: 64 * 1024,
   default_pull_limit: 500,
   max_pull_limit: 1000,
+  max_pull_page_bytes: 4 * 1024 * 1024,
   max_collections_per_pull: 20,
   max_live_records_per_user: MAX_LIVE_RECORDS_PER_USER,
   retention_days: 30,
@@ -50,6 +54,7 @@ export const LIMIT_RANGES: Record<Exclude<keyof Limits, "max_live_records_per_us
   max_record_data_bytes: { min: 1, max: 100 * 1024 * 1024 },
   default_pull_limit: { min: 1, max: 10_000 },
   max_pull_limit: { min: 1, max: 10_000 },
+  max_pull_page_bytes: { min: 1, max: 1024 * 1024 * 1024 },
   max_collections_per_pull: { min: 1, max: 1000 },
   retention_days: { min: 1, max: MAX_DAYS },
   account_deletion_grace_days: { min: 1, max: MAX_DAYS },

@@ -13,6 +13,7 @@ describe("limits", () => {
       max_record_data_bytes: 64 * 1024,
       default_pull_limit: 500,
       max_pull_limit: 1000,
+      max_pull_page_bytes: 4 * 1024 * 1024,
       max_collections_per_pull: 20,
       max_live_records_per_user: 100_000,
       retention_days: 30,

@@ -82,7 +82,7 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
           if (unknown.some((tag) => database.has(tag))) throw issuedByNewerFunction();
         }
         if (missing.length > 0 && await passedRowsOf(tx, request, missing)) throw collectionsAddedSince(missing);
-        return await readChangesPage(tx, request, collections, query.limit);
+        return await readChangesPage(tx, request, collections, query.limit, limits.max_pull_page_bytes);
       }));
     // A cursor issued before a disable_sync (docs/sync.md, "Making a table syncable").
     if (cursor !== null && (cursor.resyncs ?? 0) < page.resyncs) throw resyncRequired();

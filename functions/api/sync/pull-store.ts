@@ -26,6 +26,7 @@
 // passed (a collection synced after it was generated: docs/sync.md, "A deploy
 // that adds or drops a synced collection", where passedRowsOf answers for them).
 import type { CollectionDefinition } from "../../_shared/collections.ts";
+import { DEFAULT_LIMITS } from "../../_shared/limits.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
 import { cursorSnapshot, sinceSnapshot, sinceSnapshotSql } from "./cursor-snapshot.ts";
@@ -60,6 +61,16 @@ const rowDataCaseOf = (collections: readonly CollectionDefinition[]) =>
 /** The collections' names as a text[] literal. */
 const namesSql = (collections: readonly CollectionDefinition[]) => `${quoteLiteral(pgArray(collections.map((c) => c.name)))}::text[]`;
 
+/** How the page statement ends the page at its byte budget: the key of its last entry, in the cursor's form. */
+interface Cut {
+  /** SQL (jsonb) of the key of the row `row` of `latest` (the cursor's position after it). */
+  key: (row: string) => string;
+  /** SQL (boolean) of whether the row `row` is a passed key a full sync caught up on (PageOutcome.lastCaughtUp). */
+  caughtUp: (row: string) => string;
+  /** The statement's parameter that holds the budget, in bytes (limits.max_pull_page_bytes). */
+  budget: string;
+}
+
 /**
  * Resolves `latest` (collection, id, key columns, revoked) into the page's
  * entries as JSON text, in `order`, RECORDS_PER_ROW of them per row (joined
@@ -70,8 +81,19 @@ const namesSql = (collections: readonly CollectionDefinition[]) => `${quoteLiter
  * loop keeps that order, and each row is aggregated from its presorted input,
  * the way Postgres documents for an aggregate without ORDER BY (no join at
  * that level): no sort of the wide entries.
+ *
+ * The page ends at the entry whose bytes (each entry's and its comma) pass
+ * `cut.budget`, whatever `limit` says (docs/sync.md, "Limits and their
+ * errors"), so the function receives at most the budget and one entry. The
+ * first entry is always listed (a page always progresses). Counted per row of
+ * entries (their sizes collected with them, a running sum over those rows), and
+ * only the row that passes the budget is looked into and cut: not a window over
+ * every entry, which cost an ordinary page ~1 µs per entry. That row carries
+ * the key of its last entry (`last_key`: the next page goes on right after it),
+ * whether that key was caught up on, and its number (`fetched`), when a row
+ * comes after it (else the page ends there anyway).
  */
-function entriesSql(order: string, mode: "full" | "incremental", collections: readonly CollectionDefinition[]): string {
+function entriesSql(order: string, mode: "full" | "incremental", collections: readonly CollectionDefinition[], cut: Cut): string {
   const rowDataCase = rowDataCaseOf(collections);
   // A present entry's seq and changed_at ARE the row's version and updated_at
   // (the sync triggers write both in the same statement, from the same seq
@@ -91,14 +113,29 @@ function entriesSql(order: string, mode: "full" | "incremental", collections: re
             -- offset 0: \`data\` is built once per entry, not once per use
             cross join lateral (select case when s.deleted is false then ${rowDataCase} end as data offset 0) r
            where not l.entry_is_row`;
+  const chunk = RECORDS_PER_ROW;
   return `
-    select string_agg(x.entry, ',') as entries
+    with numbered as not materialized (
+      -- not materialized: the page's end reads it again, only when it ends the page
+      select latest.*, row_number() over (order by ${order}) as rn
+        from latest ${mode === "incremental" ? `where latest.collection = any (${namesSql(collections)})` : ""}
+    )
+    select case when k.rn is null then c.entries
+                -- the chunk's entries up to the one that passed the budget (bytes: each entry's and its comma)
+                else convert_from(substring(convert_to(c.entries, getdatabaseencoding()) from 1 for k.bytes::integer - 1), getdatabaseencoding())
+           end as entries,
+           k.last_key, k.last_caught_up, k.rn::integer as fetched
       from (
-        select l.chunk, case
-            when e.live then
-              ${recordJsonSql({ collection: "l.collection", id: "l.id", version: "e.version", deleted: "'false'", data: "e.data", updatedAt: "e.updated_at" })}
-            else
-              ${recordJsonSql({
+        -- the bytes of the chunks before (a window over a row per chunk, not per entry)
+        select c.*, coalesce(sum(octet_length(c.entries) + 1) over (order by c.chunk rows between unbounded preceding and 1 preceding), 0) as before
+          from (
+            select x.chunk, string_agg(x.entry, ',') as entries, array_agg(octet_length(x.entry) + 1) as sizes
+              from (
+                select l.chunk, case
+                    when e.live then
+                      ${recordJsonSql({ collection: "l.collection", id: "l.id", version: "e.version", deleted: "'false'", data: "e.data", updatedAt: "e.updated_at" })}
+                    else
+                      ${mode === "full" ? "null" : recordJsonSql({
     collection: "l.collection",
     id: "l.id",
     version: "coalesce(e.version, l.seq)",
@@ -107,29 +144,47 @@ function entriesSql(order: string, mode: "full" | "incremental", collections: re
     updatedAt: "coalesce(e.updated_at, l.changed_at)",
     reason: `case when l.revoked then ',"reason":"access_revoked"' else '' end`,
   })}
-          end as entry
-          -- Entries of a collection this server does not know (one synced after it was generated:
-          -- docs/versioning.md) are passed, never listed: not even as removals. The cursor says
-          -- which collections it went past (cursor.ts \`synced\`). (A full sync lists live rows
-          -- only, and such an entry has no data: no filter, whose cost a page would pay per entry.)
-          from (select n.*, (n.rn - 1) / ${RECORDS_PER_ROW} as chunk
-                  from (select latest.*, row_number() over (order by ${order}) as rn
-                          from latest ${mode === "incremental" ? `where latest.collection = any (${namesSql(collections)})` : ""}) n
-                 order by chunk, n.rn) l
-          cross join lateral (
-            ${state}
-          ) e
-          ${mode === "full" ? "where e.live" : ""}
-         order by l.chunk, l.rn
-      ) x
-     group by x.chunk
-     order by x.chunk`;
+                  end as entry
+                  -- Entries of a collection this server does not know (one synced after it was generated:
+                  -- docs/versioning.md) are passed, never listed: not even as removals (numbered). The cursor
+                  -- says which collections it went past (cursor.ts \`synced\`). (A full sync lists live rows
+                  -- only, and such an entry has no data: no filter, whose cost a page would pay per entry.)
+                  -- A row a full sync does not list has a null entry: no bytes, no text (string_agg skips it)
+                  -- and still its place in the chunk's sizes (the ${chunk} rows of chunk c are rn ${chunk}c + 1..).
+                  from (select n.*, (n.rn - 1) / ${chunk} as chunk from numbered n order by chunk, n.rn) l
+                  cross join lateral (
+                    ${state}
+                  ) e
+                 order by l.chunk, l.rn
+              ) x
+             group by x.chunk
+          ) c
+      ) c
+      -- the chunk whose entries pass the budget: its entry that does (k.rn), if a row comes after it
+      left join lateral (
+        select k.rn, k.bytes, ${cut.key("n")} as last_key, ${cut.caughtUp("n")} as last_caught_up
+          from (
+            select ${chunk} * c.chunk + u.o as rn, u.bytes
+              -- (the sizes of that chunk only: none of the others)
+              from (select u.o, sum(u.size) over (order by u.o) as bytes
+                      from unnest(case when c.before + octet_length(c.entries) + 1 >= ${cut.budget}::bigint then c.sizes end)
+                           with ordinality u(size, o)) u
+             where c.before + u.bytes >= ${cut.budget}::bigint
+             order by u.o
+             limit 1
+          ) k
+          join numbered n on n.rn = k.rn
+         where k.rn < (select count(*) from numbered)
+      ) k on true
+     where c.before < ${cut.budget}::bigint and c.entries is not null
+     order by c.chunk`;
 }
 
 /**
  * The page's rows: first one row of what the page is (the snapshot's upper
  * bound, the purge horizon, the time, how many candidates were read, the count
- * of disable_syncs, the last listed key; `entries` null), then the entries, in order. UNION ALL runs its
+ * of disable_syncs, the last listed key; `entries` null), then the entries, in order (the row that ends
+ * the page at its byte budget says so: entriesSql). UNION ALL runs its
  * branches in order, and the plan is never parallel (PAGE_SETTINGS_SQL).
  */
 const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: string }, entries: string) => `
@@ -144,12 +199,12 @@ const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: st
     (${page.lastCaughtUp}) as last_caught_up,
     null::text as entries
   union all
-  (select null, null, null, null, null, null, null, null, entries from (${entries}) entries)`;
+  (select null, null, null, null, entries.fetched, null, entries.last_key, entries.last_caught_up, entries.entries from (${entries}) entries)`;
 
 // $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null,
 // $7 since: the previous page's snapshot (null: the first page) without its counted in-progress ids, $11 how
 // many it counted (null: none) in [$13, $12] (cursor-snapshot.ts), $8..$10 the key the catch-up of passed
-// keys goes on after (ZERO_UUID, '', ZERO_UUID: all of them)
+// keys goes on after (ZERO_UUID, '', ZERO_UUID: all of them), $14 the page's byte budget
 const fullSql = (collections: readonly CollectionDefinition[]) => `
   with bounds as materialized (
     select coalesce($1::text::xid8, pg_snapshot_xmin(pg_current_snapshot())) as upper,
@@ -245,10 +300,14 @@ const fullSql = (collections: readonly CollectionDefinition[]) => `
   // a passed key (caught up), not one ahead
   lastCaughtUp: "select (l.scope_id, l.collection, l.id) <= ($2::uuid, $3::text, $4::uuid) from last_listed l",
 },
-  entriesSql("scope_id, collection, id", "full", collections),
+  entriesSql("scope_id, collection, id", "full", collections, {
+    key: (r) => `jsonb_build_array(${r}.scope_id, ${r}.collection, ${r}.id)`,
+    caughtUp: (r) => `(${r}.scope_id, ${r}.collection, ${r}.id) <= ($2::uuid, $3::text, $4::uuid)`,
+    budget: "$14",
+  }),
 )}`;
 
-// $1..$4 after (txid, seq, collection, id), $5 limit, $6 collections filter or null
+// $1..$4 after (txid, seq, collection, id), $5 limit, $6 collections filter or null, $7 the page's byte budget
 const incrementalSql = (collections: readonly CollectionDefinition[]) => `
   with bounds as materialized (
     select pg_snapshot_xmin(pg_current_snapshot()) as upper,
@@ -328,7 +387,11 @@ const incrementalSql = (collections: readonly CollectionDefinition[]) => `
   snapshot: "select pg_current_snapshot()::text",
   lastCaughtUp: "select false",
 },
-  entriesSql("txid, seq, collection, id", "incremental", collections),
+  entriesSql("txid, seq, collection, id", "incremental", collections, {
+    key: (r) => `jsonb_build_array(${r}.txid::text, ${r}.seq, ${r}.collection, ${r}.id)`,
+    caughtUp: () => "false",
+    budget: "$7",
+  }),
 )}`;
 
 const statements = perCollectionsInStep((collections) => ({ full: fullSql(collections), incremental: incrementalSql(collections) }));
@@ -363,28 +426,46 @@ type RawRow = readonly (Uint8Array | null)[];
 const utf8 = new TextDecoder();
 const text = (bytes: Uint8Array | null): string => (bytes === null ? "" : utf8.decode(bytes));
 
+type Columns = Record<(typeof META_COLUMNS)[number], Uint8Array | null>;
+const columnsOf = (row: RawRow) => Object.fromEntries(META_COLUMNS.map((name, i) => [name, row[i]])) as Columns;
+
 /**
  * The page's rows as the bytes Postgres sent (postgres.js `.raw()`): the
  * entries go to the response as they came, never decoded into strings and
- * encoded again. The row without entries is the page's own.
+ * encoded again. The row without entries is the page's own; an entries row
+ * with a `last_key` is where the page ended at its byte budget (entriesSql).
  */
-function pageRows(result: { columns: readonly { name: string }[] } & readonly RawRow[]): { meta: Record<(typeof META_COLUMNS)[number], Uint8Array | null>; entries: Uint8Array[] } {
+function pageRows(result: { columns: readonly { name: string }[] } & readonly RawRow[]): { meta: Columns; cut: Columns | null; entries: Uint8Array[] } {
   const names = result.columns.map((column) => column.name);
   if (names.join() !== COLUMNS.join()) throw new Error(`the page statement returned columns ${names.join()}`);
   const entry = COLUMNS.indexOf("entries");
+  const lastKey = COLUMNS.indexOf("last_key");
   let metaRow: RawRow | undefined;
+  let cutRow: RawRow | undefined;
   const entries: Uint8Array[] = [];
   for (const row of result) {
     const bytes = row[entry];
     if (bytes === null) metaRow = row;
-    else entries.push(bytes);
+    else {
+      entries.push(bytes);
+      if (row[lastKey] !== null) cutRow = row;
+    }
   }
   if (!metaRow) throw new Error("the page statement returned no page row");
-  const meta = Object.fromEntries(META_COLUMNS.map((name, i) => [name, metaRow[i]])) as Record<(typeof META_COLUMNS)[number], Uint8Array | null>;
-  return { meta, entries };
+  return { meta: columnsOf(metaRow), cut: cutRow ? columnsOf(cutRow) : null, entries };
 }
 
-export async function readChangesPage(tx: Tx, request: PageRequest, collections: string[] | null, limit: number): Promise<Page> {
+/**
+ * One page of at most `limit` entries, ended early after the entry that takes its bytes past
+ * `maxBytes` (limits.max_pull_page_bytes): then has_more, and the page's last key is that entry's.
+ */
+export async function readChangesPage(
+  tx: Tx,
+  request: PageRequest,
+  collections: string[] | null,
+  limit: number,
+  maxBytes: number = DEFAULT_LIMITS.max_pull_page_bytes,
+): Promise<Page> {
   const filter = collections === null ? null : `{${collections.join(",")}}`;
   const settings = tx.unsafe(PAGE_SETTINGS_SQL, [], PREPARED);
   const { full, incremental } = statements();
@@ -392,26 +473,28 @@ export async function readChangesPage(tx: Tx, request: PageRequest, collections:
   const page = request.mode === "full"
     ? tx.unsafe(full, [
       request.upper, ...request.after, limit, filter, since?.snapshot ?? null, ...(request.catchUp?.after ?? FIRST_KEY),
-      since?.counted?.count ?? null, since?.counted?.hi ?? null, since?.counted?.lo ?? null,
+      since?.counted?.count ?? null, since?.counted?.hi ?? null, since?.counted?.lo ?? null, maxBytes,
     ], PREPARED).raw()
-    : tx.unsafe(incremental, [...request.after, limit, filter], PREPARED).raw();
+    : tx.unsafe(incremental, [...request.after, limit, filter, maxBytes], PREPARED).raw();
   const [, result] = await Promise.all([settings, page]);
-  const { meta, entries } = pageRows(result);
-  const fetched = Number(text(meta.fetched));
-  const key = meta.last_key === null ? null : JSON.parse(text(meta.last_key)) as unknown[];
+  const { meta, cut, entries } = pageRows(result);
+  // ended at the budget: the page is its entries up to the one that passed it (`fetched`: its number)
+  const ends = cut ?? meta;
+  const fetched = Number(text(ends.fetched));
+  const key = ends.last_key === null ? null : JSON.parse(text(ends.last_key)) as unknown[];
   const lastKey = key === null ? null : request.mode === "incremental"
     ? [String(key[0]), Number(key[1]), String(key[2]), String(key[3])] as IncrementalKey
     : key as FullKey;
   return {
     entries,
-    count: Math.min(fetched, limit),
-    hasMore: fetched > limit,
+    count: cut ? fetched : Math.min(fetched, limit),
+    hasMore: cut !== null || fetched > limit,
     upper: text(meta.upper),
     snapshot: cursorSnapshot(text(meta.snapshot)),
     horizon: text(meta.horizon),
     lastKey,
     // postgres.js raw(): a boolean as Postgres' text, "t" or "f"
-    lastCaughtUp: text(meta.last_caught_up) === "t",
+    lastCaughtUp: text(ends.last_caught_up) === "t",
     serverTime: text(meta.server_time),
     resyncs: Number(text(meta.resyncs)),
   };
