@@ -35,9 +35,9 @@ afterAll(async () => {
 const utf8 = new TextDecoder();
 
 /** Every page from `first`, as the function walks them, at `limit` and `maxBytes`. */
-async function walk(first: PageRequest, maxBytes: number) {
+async function walk(first: PageRequest, maxBytes: number, between: (page: number) => Promise<void> = async () => {}) {
   await untilOpenTransactionsEnd(admin);
-  const pages: { bytes: number; sizes: number[]; ids: string[]; hasMore: boolean }[] = [];
+  const pages: { bytes: number; sizes: number[]; ids: string[]; hasMore: boolean; catchingUp: boolean }[] = [];
   let request = first;
   for (let n = 0; n < 1000; n++) {
     const page = await admin.begin(async (tx) => {
@@ -48,8 +48,11 @@ async function walk(first: PageRequest, maxBytes: number) {
     const entries = JSON.parse(`[${text}]`) as { collection: string; id: string }[];
     const sizes = entries.map((e) => Buffer.byteLength(JSON.stringify(e)) + 1);
     const { position, hasMore } = nextPosition(request, page);
-    pages.push({ bytes: Buffer.byteLength(text) + 1, sizes, ids: entries.filter((e) => e.collection === "tasks").map((e) => e.id), hasMore });
+    pages.push({ bytes: Buffer.byteLength(text) + 1, sizes, ids: entries.filter((e) => e.collection === "tasks").map((e) => e.id), hasMore,
+      // the page ended within a catch-up of passed keys: the next one goes on with it
+      catchingUp: position.mode === "full" && position.catch_up !== undefined });
     if (!hasMore) return pages;
+    await between(n);
     request = position.mode === "full"
       ? { mode: "full", upper: position.upper, after: position.after, since: position.since, catchUp: position.catch_up ?? null }
       : position;
@@ -91,4 +94,27 @@ describe("a pull page's byte budget", () => {
       });
     }
   }
+});
+
+describe("a full sync's catch-up at a byte budget", () => {
+  it("tasks created behind the pages while they ran, caught up over pages that end at the budget: every task listed", async () => {
+    const created: string[] = [];
+    const pages = await walk({ mode: "full", upper: null, after: [ZERO_UUID, "", ZERO_UUID] }, 3_000, async (page) => {
+      if (page !== 80 && page !== 81) return;
+      // (about a task a page) 30 tasks with random ids: most sort before where the pages are by now,
+      // and the next pages catch up on them, more than fit on one
+      const rows = await admin<{ id: string }[]>`insert into public.tasks (list_id, title, notes)
+        select ${userId}, 'Behind ' || g, repeat('x', 500) from generate_series(1, 30) g returning id::text`;
+      created.push(...rows.map((r) => r.id));
+    });
+    try {
+      const all = (await admin<{ id: string }[]>`select id::text from public.tasks`).map((t) => t.id).sort();
+      expect(all).toHaveLength(TASKS + created.length);
+      expect(pages.some((p) => p.catchingUp)).toBe(true);
+      expect([...new Set(pages.flatMap((p) => p.ids))].sort()).toEqual(all);
+      pages.forEach((page) => expect(page.sizes.slice(0, -1).reduce((a, b) => a + b, 0)).toBeLessThan(3_000));
+    } finally {
+      await admin`delete from public.tasks where id = any (${created}::uuid[])`;
+    }
+  });
 });
