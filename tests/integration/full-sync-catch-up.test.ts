@@ -172,13 +172,17 @@ describe("a full sync while many transactions are in progress", () => {
     }
   }
 
-  /** Every task `alice` sees was listed, each at most twice (once more if a round had to catch up again); the sync ended. */
+  /**
+   * Every task `alice` sees was listed, each at most three times (once more for each round that had to
+   * catch up again: a transaction of another test file, running in parallel, that ends between two
+   * pages costs one; seen twice under CI's load); the sync ended.
+   */
   async function expectEveryTaskListed(alice: TestUser, pages: Page[]) {
     expect(pages.at(-1)!.has_more).toBe(false);
     const listed = pages.flatMap((p) => p.changes.map(key));
     const visible = [...(await visibleTo(alice, ["tasks"])).keys()];
     expect([...new Set(listed)].sort()).toEqual(visible.sort());
-    expect(listed.length).toBeLessThanOrEqual(2 * visible.length);
+    expect(listed.length).toBeLessThanOrEqual(3 * visible.length);
   }
 
   it("ends, listing each row once, while more writers are in progress than the cursor can name (it used to page for ever)", async () => {
