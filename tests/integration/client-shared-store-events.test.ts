@@ -5,30 +5,21 @@
 // tells its listeners at its next step, once. Before, the app was never told
 // its write was discarded (the events went to the task's client only).
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { expect, it } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { SqliteStorage } from "../../client/storage-sqlite.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { betterSqliteDriver } from "../../client/test/better-sqlite3-driver.ts";
-import { clientDevice } from "../support/client-device.ts";
+import { listSharedWithBob } from "../support/client-device.ts";
 import { createTestUser, stack } from "../support/harness.ts";
-import { removeMember, settled, share } from "../support/shared-lists.ts";
+import { removeMember, settled } from "../support/shared-lists.ts";
 
 it("the app's write the background task's sync discarded is told to the app's listeners, once", async () => {
   const alice = await createTestUser();
   const bob = await createTestUser();
-  const A = await clientDevice(alice);
-  const list = await A.client.create("lists", { title: "Shared" });
-  const task = await A.client.create("tasks", { list_id: list, title: "t" });
-  await A.client.sync();
-  await share(alice, list, bob, "editor");
-  await settled();
+  const { list, taskIds: [task], file } = await listSharedWithBob(alice, bob);
   const installationId = randomUUID();
-  const file = path.join(mkdtempSync(path.join(tmpdir(), "tidesync-events-")), "tidesync.db");
   const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => bob.token });
   await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
   const open = () => TidesyncClient.open({ api, storage: new SqliteStorage(betterSqliteDriver(file)), installationId });

@@ -7,31 +7,21 @@
 // reset had unmarked. Before, the app swept 6 of the 12 tasks (and the shared
 // list) and stored its final cursor: incremental pulls never brought them back.
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { SqliteStorage } from "../../client/storage-sqlite.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { betterSqliteDriver } from "../../client/test/better-sqlite3-driver.ts";
-import { clientDevice } from "../support/client-device.ts";
+import { listSharedWithBob } from "../support/client-device.ts";
 import { createTestUser, stack } from "../support/harness.ts";
-import { settled, share } from "../support/shared-lists.ts";
+import { settled } from "../support/shared-lists.ts";
 
 it("a full sync the background task began and never finished, while the app's ran, drops no row the app can see", async () => {
   const alice = await createTestUser();
   const bob = await createTestUser();
-  const A = await clientDevice(alice);
-  const list = await A.client.create("lists", { title: "Shared" });
-  for (let i = 0; i < 12; i++) await A.client.create("tasks", { list_id: list, title: `t${i}` });
-  await A.client.sync();
-  await share(alice, list, bob, "editor");
-  await settled();
-
+  const { list, file } = await listSharedWithBob(alice, bob, 12);
   const installationId = randomUUID();
-  const file = path.join(mkdtempSync(path.join(tmpdir(), "tidesync-full-syncs-")), "tidesync.db");
   // The app's fourth page request waits until the task has run.
   let pages = 0;
   let release!: () => void;

@@ -8,31 +8,21 @@
 // the queued edit (write_discarded, reason access_revoked, though Bob had
 // access) and moved the stored cursor back.
 import { randomUUID } from "node:crypto";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { SqliteStorage } from "../../client/storage-sqlite.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { betterSqliteDriver } from "../../client/test/better-sqlite3-driver.ts";
-import { clientDevice } from "../support/client-device.ts";
+import { listSharedWithBob } from "../support/client-device.ts";
 import { adminSql, createTestUser, stack } from "../support/harness.ts";
 import { removeMember, settled, share } from "../support/shared-lists.ts";
 
 it("a page fetched before the other client pulled newer ones is not applied: a stale removal drops no row and no queued edit", async () => {
   const alice = await createTestUser();
   const bob = await createTestUser();
-  const A = await clientDevice(alice);
-  const list = await A.client.create("lists", { title: "Shared" });
-  const task = await A.client.create("tasks", { list_id: list, title: "t" });
-  await A.client.sync();
-  await share(alice, list, bob, "editor");
-  await settled();
-
+  const { list, taskIds: [task], file } = await listSharedWithBob(alice, bob);
   const installationId = randomUUID();
-  const file = path.join(mkdtempSync(path.join(tmpdir(), "tidesync-stale-page-")), "tidesync.db");
   // The app's next pull answer is held (already fetched) until the task has run.
   let holdNextPull = false;
   let release!: () => void;

@@ -2,11 +2,15 @@
 // new (or given) installation, the client on an in-memory store, and the
 // events it emits, in order.
 import { randomUUID } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient, type TidesyncClientOptions } from "../../client/sync-client.ts";
 import { stack, type TestUser } from "./harness.ts";
+import { settled, share } from "./shared-lists.ts";
 
 export interface ClientDeviceOptions extends Pick<TidesyncClientOptions, "backoff"> {
   installationId?: string;
@@ -21,4 +25,21 @@ export async function clientDevice(user: TestUser, { installationId = randomUUID
   const events: SyncEvent[] = [];
   client.on((event) => events.push(event));
   return { api, session, client, events };
+}
+
+/**
+ * The scene of the shared-store tests: Alice's list "Shared" with `tasks` tasks (titles t, or
+ * t0, t1, … for more than one), made and pushed on her own phone, shared with Bob as editor; and
+ * a new SQLite file for Bob's store (the one his app and its background task open).
+ */
+export async function listSharedWithBob(alice: TestUser, bob: TestUser, tasks = 1): Promise<{ list: string; taskIds: string[]; file: string }> {
+  const A = await clientDevice(alice);
+  const list = await A.client.create("lists", { title: "Shared" });
+  const taskIds: string[] = [];
+  for (let i = 0; i < tasks; i++) taskIds.push(await A.client.create("tasks", { list_id: list, title: tasks === 1 ? "t" : `t${i}` }));
+  await A.client.sync();
+  await share(alice, list, bob, "editor");
+  await settled();
+  const file = path.join(mkdtempSync(path.join(tmpdir(), "tidesync-shared-store-")), "tidesync.db");
+  return { list, taskIds, file };
 }
