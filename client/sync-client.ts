@@ -856,6 +856,8 @@ export class TidesyncClient {
     let resynced = false;
     /** Collections of this pull's changes that the server's schema as last fetched did not name. */
     const unknown = new Set<string>();
+    /** The full sync this call began (its id), if any: one it carried on began before it (resumed, or another client's). */
+    let begunHere: string | null = null;
     for (let from = this.position(); ; from = this.position()) {
       let page: ChangesResponse;
       try {
@@ -885,10 +887,17 @@ export class TidesyncClient {
       for (const { collection } of page.changes) if (this.catalog && !this.catalog.has(collection)) unknown.add(collection);
       const applied = await this.section(() => this.applyPage(page, from));
       if (!applied) continue;
+      if (from.reset === null && this.reset !== null) begunHere = this.reset.id;
       report.pulled += page.changes.length;
       if (page.has_more) continue;
+      if (this.reset === null) break;
       // A full sync's last page: drop what it did not list, unless another client moved the pull meanwhile.
-      if (this.reset === null || (await this.finishReset())) break;
+      const finishing = this.reset.id;
+      if (!(await this.finishReset())) continue;
+      // One that began before this call (interrupted, then resumed; or another client's) kept what its
+      // earlier pages listed, and what changed since they were read (a list the user lost, a row
+      // deleted) comes as removals after its cursor: pulled now, so that this sync() ends up to date.
+      if (finishing === begunHere) break;
     }
     // The server began syncing a collection after this client fetched its schema (a deploy while the
     // app runs): fetch it again, so that the app can write what it now reads (the checks refuse a
