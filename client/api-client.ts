@@ -35,6 +35,7 @@ import {
   syncBatchResponseSchema,
 } from "../functions/_shared/schemas/sync.ts";
 import { type WhoamiResponse, whoamiResponseSchema } from "../functions/_shared/schemas/whoami.ts";
+import { unlessAborted } from "./abortable.ts";
 import { TidesyncAbortedError, TidesyncApiError, TidesyncNetworkError, TidesyncResponseError } from "./api-error.ts";
 import { parseRetryAfter } from "./backoff.ts";
 import { tokenSubject } from "./token-subject.ts";
@@ -135,7 +136,7 @@ export class TidesyncApi {
 
   /** The user the current access token names (its `sub`, not verified: no request), or null without a JWT. */
   async tokenUserId(): Promise<string | null> {
-    return userOf(await this.unlessAborted(this.options.getAccessToken()));
+    return userOf(await unlessAborted(this.options.getAccessToken(), this.guard.signal));
   }
 
   // -------------------------------------------------------- session, devices
@@ -253,26 +254,6 @@ export class TidesyncApi {
   }
 
   // ------------------------------------------------------------------ plumbing
-  /**
-   * `value`, or TidesyncAbortedError as soon as the guard's signal aborts: close() must not wait
-   * for a token getter that never answers (supabase-js refreshing an expired token offline).
-   */
-  private async unlessAborted<T>(value: T | Promise<T>): Promise<T> {
-    const { signal } = this.guard;
-    if (!signal) return await value;
-    if (signal.aborted) throw new TidesyncAbortedError();
-    let onAbort!: () => void;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(new TidesyncAbortedError());
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    try {
-      return await Promise.race([value, aborted]);
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-    }
-  }
-
   /** Sends one request and returns the validated body, or throws a Tidesync*Error. */
   async request<T>(spec: RequestSpec<T>): Promise<ApiResult<T>> {
     const url = new URL(this.baseUrl + spec.path);
@@ -283,9 +264,9 @@ export class TidesyncApi {
     const { signal } = this.guard;
     if (signal?.aborted) throw new TidesyncAbortedError();
     if (spec.auth !== false) {
-      const token = await this.unlessAborted(this.options.getAccessToken());
+      const token = await unlessAborted(this.options.getAccessToken(), signal);
       // Whose token this is, checked with the very token sent: the user may switch between two requests.
-      await this.unlessAborted(this.guard.beforeSend?.(userOf(token)));
+      await unlessAborted(this.guard.beforeSend?.(userOf(token)), signal);
       if (token) headers.authorization = `Bearer ${token}`;
     }
     if (signal?.aborted) throw new TidesyncAbortedError();
@@ -303,16 +284,12 @@ export class TidesyncApi {
     }, this.timeoutMs);
     const abandon = () => controller.abort();
     signal?.addEventListener("abort", abandon);
-    // Given up on (timeout, close()) is given up on, also with a fetch that ignores its signal.
-    const givenUp = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener("abort", () => reject(new Error("aborted")), { once: true });
-    });
-    givenUp.catch(() => {});
     let response: Response;
     let text: string;
     try {
-      response = await Promise.race([this.fetchImpl(url.toString(), { method: spec.method, headers, body, signal: controller.signal }), givenUp]);
-      text = await Promise.race([response.text(), givenUp]);
+      // Given up on (timeout, close()) is given up on, also with a fetch that ignores its signal.
+      response = await unlessAborted(this.fetchImpl(url.toString(), { method: spec.method, headers, body, signal: controller.signal }), controller.signal);
+      text = await unlessAborted(response.text(), controller.signal);
     } catch (error) {
       // The request may or may not have reached the server: callers resend the same op_ids.
       if (signal?.aborted) throw new TidesyncAbortedError({ cause: error });

@@ -6,6 +6,7 @@
 // RxDB retrying a failed handler on its own timer: the gate keeps every request
 // of one client or adapter back until it has passed. An aborted `signal`
 // (client.close() on sign-out) ends a wait at once: a Retry-After may be long.
+import { unlessAborted } from "./abortable.ts";
 import { isRetryable, retryAfterOf, TidesyncAbortedError } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
 
@@ -28,29 +29,13 @@ export function retryOptions(options: { backoff?: Partial<BackoffOptions>; rando
   };
 }
 
-/** options.sleep(ms), ended early (TidesyncAbortedError) when `signal` is aborted. */
-async function wait(ms: number, options: RetryOptions, signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return await options.sleep(ms);
-  if (signal.aborted) throw new TidesyncAbortedError();
-  let abandon = () => {};
-  const aborted = new Promise<never>((_, reject) => {
-    abandon = () => reject(new TidesyncAbortedError());
-    signal.addEventListener("abort", abandon, { once: true });
-  });
-  try {
-    await Promise.race([options.sleep(ms), aborted]);
-  } finally {
-    signal.removeEventListener("abort", abandon);
-  }
-}
-
 /** `call`, retried; `onRetry` hears each failure that is retried (before the wait); `signal` ends the waits. */
 export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions, onRetry?: (error: unknown) => void, signal?: AbortSignal): Promise<T> {
   let backoff = 0;
   for (let attempt = 0; ; attempt++) {
     // One wait per attempt: the backoff already covers this call's own Retry-After.
     const ms = Math.max(backoff, options.gate.until - options.now());
-    if (ms > 0) await wait(ms, options, signal);
+    if (ms > 0) await unlessAborted(options.sleep(ms), signal);
     if (signal?.aborted) throw new TidesyncAbortedError();
     try {
       return await call();
