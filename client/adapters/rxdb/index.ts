@@ -34,6 +34,7 @@ import { type AdapterOptions, opIds } from "../core/options.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
+import { Mutex } from "../../mutex.ts";
 import { type Correction, type PushContext, pushOps, unansweredOps } from "../core/push-ops.ts";
 import { type RetryOptions, retryOptions } from "../../retry.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
@@ -110,12 +111,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   const newId = opIds(options);
   const order = options.order ?? new RxdbPushOrder([name]);
   /** One push at a time on the collection's outbox (RxDB may call the handler for several batches at once). */
-  let pushing: Promise<unknown> = Promise.resolve();
-  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = pushing.then(work, work);
-    pushing = run.catch(() => {});
-    return run;
-  };
+  const outbox = new Mutex();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => outbox.run(work);
   const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
   let meta: ServerMeta | null = null;
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */
