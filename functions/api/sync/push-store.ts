@@ -86,6 +86,10 @@ const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::tex
 // function: building them as jsonb values (jsonb_build_object, to_jsonb,
 // jsonb_agg) and printing those took the backend 2.4× the CPU for a batch of
 // 500 edits (docs/performance.md, "2026-11-26 (afternoon)").
+// The caller's device: the batch's device_id ($4), else the one its session runs on ($5).
+const CALLERS_DEVICE = `from app_private.devices d
+   where d.user_id = (select auth.uid())
+     and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end`;
 const stateSql = (collections: readonly CollectionDefinition[]) => `
   select
     (select coalesce(jsonb_agg(jsonb_build_object('op_id', o.op_id, 'collection', o.collection, 'record_id', o.record_id,
@@ -103,13 +107,8 @@ const stateSql = (collections: readonly CollectionDefinition[]) => `
                                          from ${c.table} t where t.id = any ($${i + 6}::uuid[])), '') || ']'`).join(" || ',' ||")
 } || '}' as rows,
     coalesce((select u.live_records from app_private.sync_usage u where u.user_id = (select auth.uid())), 0) as live_records,
-    (select d.installation_id::text from app_private.devices d
-      where d.user_id = (select auth.uid())
-        and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end) as device_id,
-    nullif(set_config('tidesync.device_id', coalesce((
-      select d.id::text from app_private.devices d
-       where d.user_id = (select auth.uid())
-         and case when $4::uuid is null then d.session_id = $5::uuid else d.installation_id = $4::uuid end), ''), true), '') as device_stamp,
+    (select d.installation_id::text ${CALLERS_DEVICE}) as device_id,
+    nullif(set_config('tidesync.device_id', coalesce((select d.id::text ${CALLERS_DEVICE}), ''), true), '') as device_stamp,
     ${iso("now()")} as now`;
 export const STATE_SQL = stateSql(COLLECTIONS);
 const stateStatement = perCollectionsInStep((collections) => ({ text: stateSql(collections), collections }));
