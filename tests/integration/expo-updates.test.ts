@@ -57,6 +57,8 @@ interface ExpoRequest {
   /** The Authorization header as sent (instead of `Bearer <token>`). */
   authorization?: string;
   currentUpdateId?: string;
+  /** expo-embedded-update-id: expo-updates sends it with expo-current-update-id, the same id while the app runs its embedded update. */
+  embeddedUpdateId?: string;
   expectSignature?: string;
   clientId?: string;
 }
@@ -70,6 +72,7 @@ async function manifestRequest(request: ExpoRequest) {
     "eas-client-id": request.clientId ?? randomUUID(),
   };
   if (request.currentUpdateId) headers["expo-current-update-id"] = request.currentUpdateId;
+  if (request.embeddedUpdateId) headers["expo-embedded-update-id"] = request.embeddedUpdateId;
   if (request.expectSignature) headers["expo-expect-signature"] = request.expectSignature;
   const response = await fetch(`${stack.apiUrl}${MANIFEST_PATH}`, {
     headers: { ...headers, ...(request.token ? { authorization: `Bearer ${request.token}` } : {}), ...(request.authorization !== undefined ? { authorization: request.authorization } : {}) },
@@ -280,6 +283,58 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     const widened = (await manifestRequest({ channel: staged, currentUpdateId: followedA.id })).manifest;
     expect(widened.extra.tidesync.release_id).toBe(b2.id);
     expect(after(widened, followedA)).toBe(true);
+  });
+
+  it("a device on an update deleted by the database owner (docs/test-builds.md) leaves it, as expo-updates decides; one on its embedded update is left alone", async () => {
+    const after = (time: string, running: { createdAt: string }) => Date.parse(time) > Date.parse(running.createdAt);
+    const embeddedUpdateId = randomUUID();
+
+    // The good update, then one published by mistake; the device takes the latter, then the owner deletes it.
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    const good = await publish(await otaRelease(track, 1));
+    const bad = await publish(await otaRelease(track, 2));
+    const tookBad = (await manifestRequest({ channel: track, currentUpdateId: embeddedUpdateId, embeddedUpdateId })).manifest;
+    expect(tookBad.id).toBe(bad.id);
+    await adminSql`delete from app_private.releases where id = ${bad.id}`;
+    // The good update, later than the deleted one (as published it is older: the device would keep the deleted one).
+    const back = (await manifestRequest({ channel: track, currentUpdateId: bad.id, embeddedUpdateId })).manifest;
+    expect(back.extra.tidesync.release_id).toBe(good.id);
+    expect(after(back.createdAt, tookBad)).toBe(true);
+    expect(back.id).not.toBe(good.id);
+    // Once taken, nothing more to take; a device on its embedded update gets the good one as published.
+    expect((await manifestRequest({ channel: track, currentUpdateId: back.id, embeddedUpdateId })).directive).toEqual({ type: "noUpdateAvailable" });
+    expect((await manifestRequest({ channel: track, currentUpdateId: embeddedUpdateId.toUpperCase(), embeddedUpdateId })).manifest).toMatchObject({ id: good.id });
+
+    // The only update deleted: back to the embedded update, later than the deleted one; there, nothing more.
+    const only = freshChannel("prod");
+    await testerGroup([only], [], { everyone: true });
+    const mistake = await publish(await otaRelease(only, 1));
+    const tookMistake = (await manifestRequest({ channel: only })).manifest;
+    await adminSql`delete from app_private.releases where id = ${mistake.id}`;
+    const toEmbedded = (await manifestRequest({ channel: only, currentUpdateId: mistake.id, embeddedUpdateId })).directive;
+    expect(toEmbedded).toMatchObject({ type: "rollBackToEmbedded" });
+    expect(after(toEmbedded.parameters.commitTime, tookMistake)).toBe(true);
+    expect((await manifestRequest({ channel: only, currentUpdateId: embeddedUpdateId, embeddedUpdateId })).directive).toEqual({ type: "noUpdateAvailable" });
+  });
+
+  it("a tester's update that the answer without a token does not show is kept while the token is ignored, and left once deleted", async () => {
+    const tester = await createTestUser();
+    const beta = freshChannel("beta");
+    await testerGroup([beta], [tester.userId]);
+    const update = await publish(await otaRelease(beta, 1));
+    const embeddedUpdateId = randomUUID();
+    const running = { channel: beta, currentUpdateId: update.id, embeddedUpdateId };
+    expect((await manifestRequest({ ...running, token: tester.token })).directive).toEqual({ type: "noUpdateAvailable" });
+    // The launch's check carries the last run's token, expired after an hour: the update is still there.
+    const expired = await tester.tokenWith({ issuedAt: Math.floor(Date.now() / 1000) - 7200, expiresInSeconds: 3600 });
+    const ignored = await manifestRequest({ ...running, token: expired });
+    expect(ignored.response.headers.get("tidesync-token-ignored")).toBe("expired");
+    expect(ignored.directive).toEqual({ type: "noUpdateAvailable" });
+    // Without a token (signed out, the override cleared), it is no longer the caller's: the device leaves it.
+    expect((await manifestRequest(running)).directive).toMatchObject({ type: "rollBackToEmbedded" });
+    await adminSql`delete from app_private.releases where id = ${update.id}`;
+    expect((await manifestRequest({ ...running, token: tester.token })).directive).toMatchObject({ type: "rollBackToEmbedded" });
   });
 
   it("a beta channel: a member with their token gets the update; a non-member and a caller without a token get exactly noUpdateAvailable", async () => {

@@ -5,7 +5,7 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { planExpoUpdate, republishedUpdateId, republishTime } from "../../functions/_shared/releases/plan-expo-update.ts";
+import { type ExpoRequest, planExpoUpdate, republishedUpdateId, republishTime } from "../../functions/_shared/releases/plan-expo-update.ts";
 import { planUpdateCheck } from "../../functions/_shared/releases/plan-update-check.ts";
 import { inRollout, rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
 import {
@@ -125,6 +125,13 @@ const candidate = (build: number, overrides: Partial<{ status: "active" | "pause
   ...overrides,
 });
 
+/** The time every planExpoUpdate test answers at: after every candidate's created_at and updated_at. */
+const NOW = new Date(2_000_000_000_000);
+const EMBEDDED = "0b7a4a43-5d6b-4a8e-9a3c-0e1f2d3c4b5a";
+/** A request from a device running `currentUpdateId` (none reported when undefined), with the embedded update EMBEDDED. */
+const on = (currentUpdateId?: string, more: Partial<ExpoRequest> = {}): ExpoRequest =>
+  ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true, now: NOW, ...more });
+
 describe("planUpdateCheck", () => {
   it("offers the newest active build above the caller's, skipping paused, rolled back and out-of-rollout ones", () => {
     const plan = planUpdateCheck([
@@ -149,17 +156,17 @@ describe("planUpdateCheck", () => {
 describe("planExpoUpdate", () => {
   it("a manifest of the newest active update; noUpdateAvailable when the app already runs it", async () => {
     const updates = [candidate(1), candidate(2)];
-    expect(await planExpoUpdate(updates, undefined)).toMatchObject({ kind: "manifest", release: { build_number: 2 } });
-    expect(await planExpoUpdate(updates, updates[1].id.toUpperCase())).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate(updates, on())).toMatchObject({ kind: "manifest", release: { build_number: 2 } });
+    expect(await planExpoUpdate(updates, on(updates[1].id.toUpperCase()))).toEqual({ kind: "noUpdateAvailable" });
   });
 
   it("rolling back the newest offers the previous; with none left, rollBackToEmbedded; paused alone is noUpdateAvailable", async () => {
-    expect(await planExpoUpdate([candidate(1), candidate(2, { status: "rolled_back" })], undefined)).toMatchObject({ kind: "manifest", release: { build_number: 1 } });
+    expect(await planExpoUpdate([candidate(1), candidate(2, { status: "rolled_back" })], on())).toMatchObject({ kind: "manifest", release: { build_number: 1 } });
     const rolledBack = candidate(2, { status: "rolled_back" });
-    expect(await planExpoUpdate([candidate(1, { status: "paused" }), rolledBack], undefined))
+    expect(await planExpoUpdate([candidate(1, { status: "paused" }), rolledBack], on()))
       .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
-    expect(await planExpoUpdate([candidate(1, { status: "paused" })], undefined)).toEqual({ kind: "noUpdateAvailable" });
-    expect(await planExpoUpdate([], undefined)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([candidate(1, { status: "paused" })], on())).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([], on())).toEqual({ kind: "noUpdateAvailable" });
   });
 });
 
@@ -173,18 +180,18 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
   it("the previous update is served as of the rollback, under one id, to a device on the rolled-back one and to new devices", async () => {
     const [a, b] = [candidate(1), candidate(2, { status: "rolled_back" })];
     const at = republishTime([a, b])!;
-    const plan = await manifest([a, b], b.id);
+    const plan = await manifest([a, b], on(b.id));
     expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, at), createdAt: new Date(b.updated_at.getTime() + 1) });
     expect(plan.createdAt.getTime()).toBeGreaterThan(b.created_at.getTime());
     expect(plan.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(await planExpoUpdate([a, b], undefined)).toEqual(plan);
+    expect(await planExpoUpdate([a, b], on())).toEqual(plan);
     // Running it (either id) is nothing to take.
-    expect(await planExpoUpdate([a, b], plan.id)).toEqual({ kind: "noUpdateAvailable" });
-    expect(await planExpoUpdate([a, b], a.id)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, b], on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, b], on(a.id))).toEqual({ kind: "noUpdateAvailable" });
     // Published after the rollback: served as published.
     const c = candidate(3, { created_at: new Date(1_900_000_000_000) });
-    expect(await planExpoUpdate([c, b], b.id)).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
-    expect(await planExpoUpdate([c, a, b], plan.id)).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
+    expect(await planExpoUpdate([c, b], on(b.id))).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
+    expect(await planExpoUpdate([c, a, b], on(plan.id))).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
   });
 
   it("nothing to offer: rollBackToEmbedded for a device on a rolled-back update, also below a newer paused or unreached one", async () => {
@@ -192,15 +199,15 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
     const commitTime = new Date(rolledBack.updated_at.getTime() + 1);
     for (const newer of [candidate(2, { status: "paused" }), candidate(2, { rollout_percentage: 10, rollout_bucket: 5000 })]) {
       const updates = [rolledBack, newer];
-      expect(await planExpoUpdate(updates, rolledBack.id)).toEqual({ kind: "rollBackToEmbedded", commitTime });
+      expect(await planExpoUpdate(updates, on(rolledBack.id))).toEqual({ kind: "rollBackToEmbedded", commitTime });
       // A device that took the newer one before it was paused (or the rollout narrowed) keeps it.
-      expect(await planExpoUpdate(updates, newer.id)).toEqual({ kind: "noUpdateAvailable" });
+      expect(await planExpoUpdate(updates, on(newer.id))).toEqual({ kind: "noUpdateAvailable" });
     }
   });
 
   it("a device on an update that was not rolled back keeps it: the offered update as published", async () => {
     const updates = [candidate(1), candidate(2, { status: "rolled_back" }), candidate(3, { status: "paused" })];
-    expect(await planExpoUpdate(updates, updates[2].id)).toEqual({ kind: "manifest", release: updates[0], id: updates[0].id, createdAt: updates[0].created_at });
+    expect(await planExpoUpdate(updates, on(updates[2].id))).toEqual({ kind: "manifest", release: updates[0], id: updates[0].id, createdAt: updates[0].created_at });
   });
 
   // A device that followed a rollback runs the older update as of that rollback: whatever is offered to it
@@ -208,36 +215,96 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
   it("a rolled-back update made active again reaches the devices that followed the rollback, later than what they run", async () => {
     const a = candidate(1);
     const b = candidate(2, { status: "rolled_back" });
-    const followed = await manifest([a, b], b.id);
+    const followed = await manifest([a, b], on(b.id));
     const reactivated = { ...b, status: "active" as const, updated_at: new Date(b.updated_at.getTime() + 60_000) };
-    const plan = await manifest([a, reactivated], followed.id);
+    const plan = await manifest([a, reactivated], on(followed.id));
     expect(plan.release).toBe(reactivated);
     expect(plan.createdAt.getTime()).toBeGreaterThan(followed.createdAt.getTime());
     expect(plan.id).not.toBe(followed.id);
     // The same for every such device and every retry; once taken, nothing more to take.
-    expect(await planExpoUpdate([a, reactivated], followed.id)).toEqual(plan);
-    expect(await planExpoUpdate([a, reactivated], plan.id.toUpperCase())).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, reactivated], on(followed.id))).toEqual(plan);
+    expect(await planExpoUpdate([a, reactivated], on(plan.id.toUpperCase()))).toEqual({ kind: "noUpdateAvailable" });
     // A device that never left B, or a new one, gets B as published.
-    expect(await planExpoUpdate([a, reactivated], b.id)).toEqual({ kind: "noUpdateAvailable" });
-    expect(await planExpoUpdate([a, reactivated], undefined)).toEqual({ kind: "manifest", release: reactivated, id: b.id, createdAt: b.created_at });
+    expect(await planExpoUpdate([a, reactivated], on(b.id))).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, reactivated], on())).toEqual({ kind: "manifest", release: reactivated, id: b.id, createdAt: b.created_at });
   });
 
   it("a staged rollout published before a rollback and widened after it reaches the devices that followed the rollback", async () => {
     const a = candidate(1);
     const staged = candidate(2, { rollout_percentage: 0 });
     const c = candidate(3, { status: "rolled_back" });
-    const followed = await manifest([a, staged, c], c.id);
+    const followed = await manifest([a, staged, c], on(c.id));
     expect(followed.release).toBe(a);
     const widened = { ...staged, rollout_percentage: 100, updated_at: new Date(c.updated_at.getTime() + 60_000) };
-    const plan = await manifest([a, widened, c], followed.id);
+    const plan = await manifest([a, widened, c], on(followed.id));
     expect(plan.release).toBe(widened);
     expect(plan.createdAt.getTime()).toBeGreaterThan(followed.createdAt.getTime());
-    expect(await planExpoUpdate([a, widened, c], plan.id)).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([a, widened, c], on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
     // Rolled back in turn, that device goes to the embedded bundle, later than the update it runs.
     const both = [a, { ...widened, status: "rolled_back" as const, updated_at: plan.createdAt }, c];
-    const back = await planExpoUpdate(both.map((r) => (r === a ? { ...a, status: "paused" as const } : r)), plan.id);
+    const back = await planExpoUpdate(both.map((r) => (r === a ? { ...a, status: "paused" as const } : r)), on(plan.id));
     expect(back).toMatchObject({ kind: "rollBackToEmbedded" });
     if (back.kind === "rollBackToEmbedded") expect(back.commitTime.getTime()).toBeGreaterThan(plan.createdAt.getTime());
+  });
+});
+
+// docs/test-builds.md: a release published by mistake may be deleted outright. A device that took it
+// reports an id no candidate names; expo-updates reports its embedded update's id while it runs that one.
+describe("planExpoUpdate for a device on an update the server no longer has (deleted)", () => {
+  const deleted = "00000000-0000-4000-8000-0000000000ff";
+
+  it("the offered update is served as of the request, under an id of its own: later than the deleted one, whenever it was made", async () => {
+    const a = candidate(1);
+    const plan = await planExpoUpdate([a], on(deleted));
+    expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, NOW), createdAt: NOW });
+    // Once taken, nothing more to take; a new device or one on its embedded update gets it as published.
+    if (plan.kind !== "manifest") throw new Error(plan.kind);
+    expect(await planExpoUpdate([a], on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
+    for (const device of [on(), on(EMBEDDED), on(EMBEDDED.toUpperCase())]) {
+      expect(await planExpoUpdate([a], device)).toEqual({ kind: "manifest", release: a, id: a.id, createdAt: a.created_at });
+    }
+    // Also over a newer update that is paused or not rolled out to this device, and after a rollback.
+    const b = candidate(2, { status: "rolled_back" });
+    const staged = candidate(3, { rollout_percentage: 10, rollout_bucket: 5000 });
+    expect(await planExpoUpdate([a, b, staged, candidate(4, { status: "paused" })], on(deleted)))
+      .toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, NOW), createdAt: NOW });
+  });
+
+  it("with none offered, rollBackToEmbedded as of the request; a device on its embedded update, or reporting none, is left alone", async () => {
+    expect(await planExpoUpdate([], on(deleted))).toEqual({ kind: "rollBackToEmbedded", commitTime: NOW });
+    const paused = candidate(1, { status: "paused" });
+    expect(await planExpoUpdate([paused], on(deleted.toUpperCase()))).toEqual({ kind: "rollBackToEmbedded", commitTime: NOW });
+    for (const device of [on(), on(EMBEDDED), on(EMBEDDED.toUpperCase())]) expect(await planExpoUpdate([paused], device)).toEqual({ kind: "noUpdateAvailable" });
+    // A rollback changes nothing for a device that runs its embedded update (expo-updates would take the
+    // directive and "roll back" to what it runs); one that reports no update is sent back as before.
+    const rolledBack = candidate(2, { status: "rolled_back" });
+    expect(await planExpoUpdate([paused, rolledBack], on(EMBEDDED))).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([paused, rolledBack], on())).toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
+  });
+
+  it("a device whose token was ignored keeps an update the answer without a token does not name (a tester's, still there)", async () => {
+    const partial = (id: string) => on(id, { complete: false });
+    expect(await planExpoUpdate([], partial(deleted))).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([candidate(1, { status: "paused" }), candidate(2, { status: "rolled_back" })], partial(deleted))).toEqual({ kind: "noUpdateAvailable" });
+    const a = candidate(1);
+    expect(await planExpoUpdate([a], partial(deleted))).toEqual({ kind: "manifest", release: a, id: a.id, createdAt: a.created_at });
+    // What it does name still counts: a rolled-back update is left as before.
+    const b = candidate(2, { status: "rolled_back" });
+    expect(await planExpoUpdate([a, b], partial(b.id))).toEqual(await planExpoUpdate([a, b], on(b.id)));
+  });
+
+  it("whatever the candidates, the answer to a device on a deleted update is one expo-updates takes over it, and is stable once taken", async () => {
+    const status = fc.constantFrom("active" as const, "paused" as const, "rolled_back" as const);
+    const release = fc.record({ build: fc.integer({ min: 1, max: 20 }), status, rollout_percentage: fc.constantFrom(0, 10, 100), rollout_bucket: fc.integer({ min: 0, max: 9999 }) });
+    await fc.assert(fc.asyncProperty(fc.uniqueArray(release, { selector: (r) => r.build, maxLength: 5 }), async (rows) => {
+      const updates = rows.map(({ build, ...rest }) => candidate(build, rest));
+      const plan = await planExpoUpdate(updates, on(deleted));
+      // The deleted update was made before the request: a later createdAt / commitTime.
+      if (plan.kind === "noUpdateAvailable") throw new Error("a device on a deleted update is never left on it");
+      if (plan.kind === "rollBackToEmbedded") expect(plan.commitTime).toEqual(NOW);
+      else expect(await planExpoUpdate(updates, on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
+      if (plan.kind === "manifest") expect(plan.createdAt).toEqual(NOW);
+    }), { numRuns: 100 });
   });
 });
 

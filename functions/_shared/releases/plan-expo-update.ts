@@ -10,7 +10,9 @@
 // an id of its own (what `eas update:rollback` does by republishing it);
 // otherwise a device that took the rolled-back update would keep running it.
 // Likewise an update offered to a device that runs such a republished one is
-// served later than that, or the device would stay on it.
+// served later than that, or the device would stay on it. An update the
+// server no longer has (deleted) is withdrawn like a rolled-back one, as of
+// the request: its createdAt is unknown, but earlier than now.
 import { sha256, toHex } from "../sha256.ts";
 import type { CheckCandidate } from "./plan-update-check.ts";
 import { inRollout } from "./rollout.ts";
@@ -18,6 +20,20 @@ import { inRollout } from "./rollout.ts";
 export interface ExpoCandidate extends CheckCandidate {
   created_at: Date;
   updated_at: Date;
+}
+
+/** What a manifest request says of the device, and when it is answered. */
+export interface ExpoRequest {
+  /** expo-current-update-id: the update the app runs (its embedded update's id when it runs that one). */
+  currentUpdateId?: string;
+  /** expo-embedded-update-id: the update built into the app. */
+  embeddedUpdateId?: string;
+  /**
+   * The candidates are all the device may have been served: false when its
+   * token was ignored, as the candidates are then only those anyone may see.
+   */
+  complete: boolean;
+  now: Date;
 }
 
 export type ExpoPlan<T extends ExpoCandidate> =
@@ -78,37 +94,56 @@ async function servedAs<T extends ExpoCandidate>(sorted: readonly T[], updateId:
 }
 
 /**
+ * The time the update a device runs was withdrawn as of, or null when it was
+ * not: a rolled-back update, as of the latest rollback; one the candidates do
+ * not name (deleted, or no longer the caller's to see), as of now. Not one
+ * built into the app (expo-updates reports its embedded update's id while it
+ * runs that one), nor, when the device's token was ignored, one the answer
+ * without a token does not show (a tester's update is still there).
+ */
+function withdrawnAt(running: { release: ExpoCandidate } | undefined, rolledBackAt: Date | null, request: ExpoRequest): Date | null {
+  if (running) return running.release.status === "rolled_back" ? rolledBackAt : null;
+  const current = request.currentUpdateId?.toLowerCase();
+  const unnamed = current !== undefined && current !== request.embeddedUpdateId?.toLowerCase();
+  return unnamed && request.complete ? request.now : null;
+}
+
+const latest = (...times: (Date | null)[]): Date | null =>
+  times.reduce<Date | null>((a, b) => (b !== null && (a === null || b > a) ? b : a), null);
+
+/**
  * The newest active update in the device's rollout, unless the device already
  * runs it (noUpdateAvailable). A device is meant to take it when it runs
- * nothing the candidates name, an update that was rolled back, or an older
- * release: then it is served later than both the latest rollback
- * (republishTime: what the rolled-back update's devices run is older) and the
- * createdAt the device's own update was served with (a republished one's
- * is the time of its rollback, later than a release published before that
- * rollback and re-activated or rolled out since), under an id of its own
- * (republishedUpdateId) whenever that is not the release's own createdAt.
- * With none to offer, a device whose update was rolled back (or that runs one
- * this runtime's candidates do not name) gets rollBackToEmbedded as of the
- * latest rollback. A device running a newer update that was not rolled back
- * (paused, or outside a narrowed rollout) keeps it: it gets the offered
- * update as published, or noUpdateAvailable.
+ * nothing the candidates name, a withdrawn update (withdrawnAt) or an older
+ * release: then it is served later than the latest rollback (republishTime:
+ * what the rolled-back update's devices run is older), than the withdrawal of
+ * its own update, and than the createdAt the device's own update was served
+ * with (a republished one's is the time of its rollback, later than a release
+ * published before that rollback and re-activated or rolled out since), under
+ * an id of its own (republishedUpdateId) whenever that is not the release's
+ * own createdAt. With none to offer, a device on a withdrawn update gets
+ * rollBackToEmbedded as of that withdrawal; one that reports no update
+ * gets it as of the latest rollback, if any. A device running a newer update
+ * that was not rolled back (paused, or outside a narrowed rollout), or its
+ * embedded update, keeps it: it gets the offered update as published (as of
+ * the latest rollback), or noUpdateAvailable.
  */
-export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readonly T[], currentUpdateId: string | undefined): Promise<ExpoPlan<T>> {
+export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readonly T[], request: ExpoRequest): Promise<ExpoPlan<T>> {
   const sorted = [...candidates].sort(newestFirst);
-  const running = await servedAs(sorted, currentUpdateId);
+  const running = await servedAs(sorted, request.currentUpdateId);
   const current = running?.release;
   const offered = sorted.find((r) => r.status === "active" && inRollout(r.rollout_bucket, r.rollout_percentage));
   const rolledBackAt = republishTime(sorted);
+  const withdrawn = withdrawnAt(running, rolledBackAt, request);
+  const afterRunning = (time: Date) => (running && time <= running.since ? later(running.since) : time);
   if (offered) {
     if (current === offered) return { kind: "noUpdateAvailable" };
-    const keepsCurrent = current !== undefined && current.status !== "rolled_back" && newestFirst(current, offered) < 0;
+    const keepsCurrent = current !== undefined && !withdrawn && newestFirst(current, offered) < 0;
     if (keepsCurrent) return { kind: "manifest", release: offered, id: offered.id, createdAt: offered.created_at };
-    let createdAt = rolledBackAt && rolledBackAt > offered.created_at ? rolledBackAt : offered.created_at;
-    if (running && createdAt <= running.since) createdAt = later(running.since);
+    const createdAt = afterRunning(latest(offered.created_at, rolledBackAt, withdrawn)!);
     const id = createdAt.getTime() === offered.created_at.getTime() ? offered.id : await republishedUpdateId(offered.id, createdAt);
     return { kind: "manifest", release: offered, id, createdAt };
   }
-  const keepsCurrent = current !== undefined && current.status !== "rolled_back";
-  if (keepsCurrent || !rolledBackAt) return { kind: "noUpdateAvailable" };
-  return { kind: "rollBackToEmbedded", commitTime: running && rolledBackAt <= running.since ? later(running.since) : rolledBackAt };
+  const commitTime = withdrawn ?? (request.currentUpdateId === undefined ? rolledBackAt : null);
+  return commitTime ? { kind: "rollBackToEmbedded", commitTime: afterRunning(commitTime) } : { kind: "noUpdateAvailable" };
 }

@@ -4,6 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AdmissionSlot } from "./concurrency-limit.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
+import type { IgnoredToken } from "./middleware.ts";
 import type { TokenVerifier, UserClaims } from "./verify-token.ts";
 
 export interface Deps {
@@ -22,6 +23,8 @@ export interface AppEnv {
      */
     serverTime: string;
     deviceInstallationId?: string;
+    /** Why optionalUser went on without the request's token, when it did (the request then sees what one without a token sees). */
+    tokenIgnored?: IgnoredToken;
     /** The verified Standard Webhooks `webhook-id` of a release manager's request. */
     webhookId?: string;
     /** SHA-256 (hex) of that request as signed ("<METHOD> <target>\n<body>"): what a delivery with this id was. */

@@ -315,6 +315,7 @@ export function optionalUser(deps: Deps, operation: string): MiddlewareHandler<A
       } catch (error) {
         const ignored = ignoredToken(error, verified);
         if (!ignored) throw error;
+        c.set("tokenIgnored", ignored);
         c.header(TOKEN_IGNORED_HEADER, ignored);
         c.get("logFields").token_ignored = ignored;
       }

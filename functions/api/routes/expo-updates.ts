@@ -27,7 +27,8 @@ const expoHeadersSchema = z.object({
   "expo-platform": z.enum(["ios", "android"]),
   "expo-runtime-version": z.string().min(1).max(64),
   "expo-channel-name": channelNameSchema,
-  "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs: the same one again is noUpdateAvailable; one rolled back is replaced"),
+  "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs: the same one again is noUpdateAvailable; one rolled back or deleted is replaced"),
+  "expo-embedded-update-id": z.string().max(64).optional().describe("the update built into the app: running it (expo-current-update-id the same) is running no update of this server's"),
   "expo-expect-signature": z.string().max(256).optional().describe("sig, keyid=\"…\", alg=\"rsa-v1_5-sha256\": sign each part"),
   "eas-client-id": z.string().max(64).optional().describe("a stable id of the installation; the rollout key of a request without a token"),
 });
@@ -62,8 +63,9 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     description: "Set `updates.url` of an Expo app to this URL and `updates.requestHeaders` to {\"expo-channel-name\": …}. " +
       "Answers multipart/mixed with a `manifest` part (the newest active OTA update of the channel for this platform and " +
       "runtime version that the caller may receive and whose rollout includes the installation) or a `directive` part " +
-      "(noUpdateAvailable; rollBackToEmbedded when the caller's update was rolled back and none is offered). After a rollback " +
-      "an older update is served as of the rollback, under an id of its own (extra.tidesync.release_id names the release). Protocol 0 gets 204 instead of a " +
+      "(noUpdateAvailable; rollBackToEmbedded when the caller's update was rolled back or deleted and none is offered). After a rollback " +
+      "an older update is served as of the rollback, and to a device on a deleted update as of the request, under an id of its own " +
+      "(extra.tidesync.release_id names the release). Protocol 0 gets 204 instead of a " +
       "directive. With expo-expect-signature each part carries an expo-signature (rsa-v1_5-sha256). A bearer token is optional: " +
       "a token that opens no session (expired, invalid, signed out) is ignored, never refused, and the answer is the one without a token, " +
       `with ${TOKEN_IGNORED_HEADER} saying why.`,
@@ -98,7 +100,14 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       ...r,
       rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
     })));
-    const plan = await planExpoUpdate(candidates, headers["expo-current-update-id"]);
+    const plan = await planExpoUpdate(candidates, {
+      currentUpdateId: headers["expo-current-update-id"],
+      embeddedUpdateId: headers["expo-embedded-update-id"],
+      // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
+      complete: c.get("tokenIgnored") === undefined,
+      // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
+      now: new Date(),
+    });
     Object.assign(c.get("logFields"), { expo_answer: plan.kind, release_id: plan.kind === "manifest" ? plan.release.id : undefined });
 
     const protocolHeaders = { "expo-protocol-version": String(protocol), "expo-sfv-version": "0", "Cache-Control": "private, max-age=0" };
