@@ -181,7 +181,7 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
     const [a, b] = [candidate(1), candidate(2, { status: "rolled_back" })];
     const at = republishTime([a, b])!;
     const plan = await manifest([a, b], on(b.id));
-    expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, at), createdAt: new Date(b.updated_at.getTime() + 1) });
+    expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, new Date(at.getTime() + 1)), createdAt: new Date(b.updated_at.getTime() + 2) });
     expect(plan.createdAt.getTime()).toBeGreaterThan(b.created_at.getTime());
     expect(plan.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(await planExpoUpdate([a, b], on())).toEqual(plan);
@@ -227,6 +227,20 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
     // A device that never left B, or a new one, gets B as published.
     expect(await planExpoUpdate([a, reactivated], on(b.id))).toEqual({ kind: "noUpdateAvailable" });
     expect(await planExpoUpdate([a, reactivated], on())).toEqual({ kind: "manifest", release: reactivated, id: b.id, createdAt: b.created_at });
+  });
+
+  // expo-updates gives the embedded bundle the directive's commitTime, and then takes only a later createdAt.
+  it("an update made active after a device went back to its embedded bundle is later than that rollBackToEmbedded", async () => {
+    const older = candidate(1, { status: "paused" });
+    const rolledBack = candidate(2, { status: "rolled_back" });
+    const back = await planExpoUpdate([older, rolledBack], on(rolledBack.id));
+    if (back.kind !== "rollBackToEmbedded") throw new Error(`rollBackToEmbedded, not ${back.kind}`);
+    const resumed = { ...older, status: "active" as const, updated_at: new Date(rolledBack.updated_at.getTime() + 60_000) };
+    for (const device of [on(EMBEDDED), on()]) {
+      const plan = await manifest([resumed, rolledBack], device);
+      expect(plan.release).toBe(resumed);
+      expect(plan.createdAt.getTime()).toBeGreaterThan(back.commitTime.getTime());
+    }
   });
 
   it("a staged rollout published before a rollback and widened after it reaches the devices that followed the rollback", async () => {

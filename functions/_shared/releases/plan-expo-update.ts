@@ -51,7 +51,9 @@ const later = (time: Date) => new Date(time.getTime() + 1);
  * One millisecond after the latest rollback among the candidates (its
  * updated_at), or null when none was rolled back: later than the commitTime
  * of every update a device took before that rollback (manifests carry
- * milliseconds, so the same millisecond would not be "after").
+ * milliseconds, so the same millisecond would not be "after"). The
+ * rollBackToEmbedded of that rollback carries it; an update offered after it
+ * is served one millisecond later still.
  */
 export function republishTime(candidates: readonly Pick<ExpoCandidate, "status" | "updated_at">[]): Date | null {
   let latest: number | null = null;
@@ -140,7 +142,9 @@ export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readon
     if (current === offered) return { kind: "noUpdateAvailable" };
     const keepsCurrent = current !== undefined && !withdrawn && newestFirst(current, offered) < 0;
     if (keepsCurrent) return { kind: "manifest", release: offered, id: offered.id, createdAt: offered.created_at };
-    const createdAt = afterRunning(latest(offered.created_at, rolledBackAt, withdrawn)!);
+    // Later than the rollBackToEmbedded a device may have taken as of the rollback (rolledBackAt):
+    // expo-updates gives its embedded bundle that commitTime and takes only a later createdAt.
+    const createdAt = afterRunning(latest(offered.created_at, rolledBackAt && later(rolledBackAt), withdrawn)!);
     const id = createdAt.getTime() === offered.created_at.getTime() ? offered.id : await republishedUpdateId(offered.id, createdAt);
     return { kind: "manifest", release: offered, id, createdAt };
   }
