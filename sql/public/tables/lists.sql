@@ -69,7 +69,7 @@ comment on policy "Users can create lists" on public.lists is 'Any signed-in use
 -- grants (the owner's implicit rights not shown)
 grant delete, select on table public.lists to authenticated;
 grant delete, insert, select, update on table public.lists to service_role;
-grant insert (id) on table public.lists to authenticated;
+grant insert, update (id) on table public.lists to authenticated;
 grant insert, update (title) on table public.lists to authenticated;
 grant insert, update (color) on table public.lists to authenticated;
 grant insert, update ("position") on table public.lists to authenticated;

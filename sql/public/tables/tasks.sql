@@ -76,7 +76,7 @@ comment on policy "Members can read the tasks of their lists" on public.tasks is
 -- grants (the owner's implicit rights not shown)
 grant delete, select on table public.tasks to authenticated;
 grant delete, insert, select, update on table public.tasks to service_role;
-grant insert (id) on table public.tasks to authenticated;
+grant insert, update (id) on table public.tasks to authenticated;
 grant insert, update (list_id) on table public.tasks to authenticated;
 grant insert, update (title) on table public.tasks to authenticated;
 grant insert, update (notes) on table public.tasks to authenticated;

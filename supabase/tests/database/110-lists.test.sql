@@ -4,7 +4,7 @@
 -- non-member, anon, service role) who reads, updates and deletes a list;
 -- deleting a list takes its memberships, tasks and invites with it.
 begin;
-select plan(42);
+select plan(45);
 
 select from tests.create_supabase_user('lists_owner');
 select from tests.create_supabase_user('lists_editor');
@@ -28,7 +28,8 @@ select is(array(select c from unnest(array['id', 'title', 'color', 'position', '
   array['id', 'title', 'color', 'position', 'archived'], 'authenticated may insert every column but created_by and created_at');
 select is(array(select c from unnest(array['id', 'title', 'color', 'position', 'archived', 'created_by', 'created_at']) c
                 where has_column_privilege('authenticated', 'public.lists', c, 'UPDATE')),
-  array['title', 'color', 'position', 'archived'], 'authenticated may update only title, color, position and archived (not id, created_by, created_at)');
+  array['id', 'title', 'color', 'position', 'archived'],
+  'authenticated may update only title, color, position and archived, and id to itself (supabase-js upsert sets it; the sync trigger refuses a change; not created_by, created_at)');
 select is((select array_agg(tgname::text order by tgname) from pg_trigger where tgrelid = 'public.lists'::regclass and not tgisinternal),
   array['lists_add_creator_as_owner', 'personal_list_id_reserved', 'tidesync_refuse_truncate', 'tidesync_scope_history_kept', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked'],
   'lists makes its creator owner, is synced (a scope table: 132-scope-history-kept) and judges a write by the role after its wait (129-writes-judged-after-waits)');
@@ -56,6 +57,15 @@ select throws_ok($$ insert into public.lists (title, created_by) values ('Forged
   '42501', null, 'a user cannot create a list in someone else''s name (created_by is not writable)');
 select throws_ok($$ insert into public.lists (title) values ('') $$, '23514', null, 'a list needs a title (1 to 200 characters)');
 select throws_ok($$ insert into public.lists (title, color) values ('Bad color', 'red') $$, '23514', null, 'a color is #rrggbb');
+-- What supabase-js upsert() sends (PostgREST: every column it was given in the SET list, the key included).
+select lives_ok($$ insert into public.lists (id, title) values ('c1000000-0000-4000-8000-000000000002', 'Upserted')
+                   on conflict (id) do update set id = excluded.id, title = excluded.title $$,
+  'a user upserts a new list (supabase-js upsert)');
+select lives_ok($$ insert into public.lists (id, title) values ('c1000000-0000-4000-8000-000000000002', 'Upserted again')
+                   on conflict (id) do update set id = excluded.id, title = excluded.title $$,
+  'the owner upserts it again: an update');
+select throws_ok($$ update public.lists set id = 'c1000000-0000-4000-8000-000000000003' where id = 'c1000000-0000-4000-8000-000000000002' $$,
+  '42501', null, 'a list''s id cannot change (the new id is no list of the caller''s: the policy refuses it before the sync trigger, 23514, would)');
 
 -- Members joined through invites in real use; here the test inserts them directly.
 select tests.clear_authentication();

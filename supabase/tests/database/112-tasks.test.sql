@@ -3,7 +3,7 @@
 -- non-member, anon, service role) who reads, adds, changes, moves and
 -- deletes tasks.
 begin;
-select plan(38);
+select plan(42);
 
 select from tests.create_supabase_user('tasks_owner');
 select from tests.create_supabase_user('tasks_editor');
@@ -25,7 +25,8 @@ select is(array(select c from unnest(array['id', 'list_id', 'title', 'notes', 'd
   array['id', 'list_id', 'title', 'notes', 'done', 'due_date', 'position'], 'authenticated may insert every column but created_by and created_at');
 select is(array(select c from unnest(array['id', 'list_id', 'title', 'notes', 'done', 'due_date', 'position', 'created_by', 'created_at']) c
                 where has_column_privilege('authenticated', 'public.tasks', c, 'UPDATE')),
-  array['list_id', 'title', 'notes', 'done', 'due_date', 'position'], 'authenticated may update neither id, created_by nor created_at');
+  array['id', 'list_id', 'title', 'notes', 'done', 'due_date', 'position'],
+  'authenticated may update neither created_by nor created_at; id only to itself (supabase-js upsert sets it; the sync trigger refuses a change)');
 select table_privs_are('public', 'tasks', 'anon', '{}'::text[], 'anon has no privilege on tasks');
 select table_privs_are('public', 'tasks', 'service_role', array['SELECT', 'INSERT', 'UPDATE', 'DELETE'], 'service_role may do everything');
 select is((select array_agg(tgname::text order by tgname) from pg_trigger where tgrelid = 'public.tasks'::regclass and not tgisinternal),
@@ -69,6 +70,17 @@ select lives_ok($$ update public.tasks set list_id = (select auth.uid()) where i
   'an editor moves a task to another list they can write (their personal list)');
 select results_eq($$ with d as (delete from public.tasks where id = 'e1000000-0000-4000-8000-0000000000b1' returning 1) select count(*)::int from d $$,
   array[1], 'an editor deletes a task');
+-- What supabase-js upsert() sends (PostgREST: every column it was given in the SET list, the key included).
+select lives_ok($$ insert into public.tasks (id, list_id, title) values ('e1000000-0000-4000-8000-0000000000b2', 'e1000000-0000-4000-8000-000000000001', 'upserted')
+                   on conflict (id) do update set id = excluded.id, list_id = excluded.list_id, title = excluded.title $$,
+  'an editor upserts a new task (supabase-js upsert)');
+select lives_ok($$ insert into public.tasks (id, list_id, title) values ('e1000000-0000-4000-8000-0000000000b2', 'e1000000-0000-4000-8000-000000000001', 'upserted again')
+                   on conflict (id) do update set id = excluded.id, list_id = excluded.list_id, title = excluded.title $$,
+  'an editor upserts an existing task');
+select results_eq($$ select title from public.tasks where id = 'e1000000-0000-4000-8000-0000000000b2' $$, array['upserted again'], 'the second upsert updated the task');
+select throws_ok($$ update public.tasks set id = 'e1000000-0000-4000-8000-0000000000b3' where id = 'e1000000-0000-4000-8000-0000000000b2' $$,
+  '23514', null, 'a task''s id cannot change');
+delete from public.tasks where id = 'e1000000-0000-4000-8000-0000000000b2';
 
 -- ------------------------------------------------------------ viewer
 select tests.authenticate_as('tasks_viewer');
