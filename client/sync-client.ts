@@ -33,7 +33,6 @@ import {
   TidesyncError,
   TidesyncNetworkError,
   TidesyncResponseError,
-  TidesyncStoreOwnerError,
   TidesyncValidationError,
 } from "./api-error.ts";
 import type { BackoffOptions } from "./backoff.ts";
@@ -48,6 +47,7 @@ import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from 
 import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
+import { checkStoreOwner } from "./store-owner.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import {
   type DeviceState,
@@ -631,18 +631,16 @@ export class TidesyncClient {
    * is always one to the owner's token. `user`: whose token it is (null: no token, or one that is
    * not a JWT: the server refuses the requests anyway).
    */
-  private async checkOwner(user: string | null): Promise<void> {
-    if (user === null) return;
+  private checkOwner(user: string | null): Promise<void> {
     // Once stored, the owner never changes: only the first sync of a store needs the mutex and a write.
-    if (this.owner === null) {
-      await this.section(async () => {
+    return checkStoreOwner(user, this.owner, (user) =>
+      this.section(async () => {
         if (this.owner === null) {
           await this.commit({ owner: user });
           this.owner = user;
         }
-      });
-    }
-    if (this.owner !== user) throw new TidesyncStoreOwnerError(this.owner!, user);
+        return this.owner;
+      }));
   }
 
   /** The user whose data the store holds (null until a first sync stored it): open another store for another user. */
