@@ -3,18 +3,21 @@
 // children first), which ops a retried push sends (the unanswered ones, never again as new
 // ops), ids the server would not return as they are, Retry-After holding
 // back every later request of the adapter, also the library's own retries,
-// and which whole-batch refusals may drop an op (client/batch-refusal.ts).
+// which whole-batch refusals may drop an op (client/batch-refusal.ts), and the
+// guard of an adapter's requests (its database's user; stopping on sign-out).
 import { describe, expect, it } from "vitest";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
 import type { KeyValueStore } from "../adapters/core/key-value.ts";
 import { TidesyncApi } from "../api-client.ts";
-import { TidesyncApiError } from "../api-error.ts";
+import { TidesyncApiError, TidesyncNetworkError } from "../api-error.ts";
+import { OWNER_KEY, ownerGuarded } from "../adapters/core/owner-guard.ts";
 import { orderOps, sendPhase } from "../adapters/core/op-order.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
 import { type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
 import type { SyncEvent } from "../events.ts";
 import { retryOptions, withRetry } from "../retry.ts";
 import { BASE_URL, envelope, FakeServer, INSTALLATION_ID } from "./fake-server.ts";
+import { tokenOf } from "./tokens.ts";
 
 const ID = "5b1f4c1e-8a83-4f5e-9d7e-0d3c2b1a0f9e";
 let n = 0;
@@ -115,15 +118,56 @@ describe("withRetry", () => {
   });
 });
 
+function memoryStore(): KeyValueStore {
+  const stored = new Map<string, unknown>();
+  return {
+    get: async <T>(key: string) => structuredClone(stored.get(key)) as T | undefined,
+    set: async (key, value) => {
+      stored.set(key, structuredClone(value));
+    },
+  };
+}
+
+describe("ownerGuarded", () => {
+  const ALICE = "00000000-0000-4000-8000-0000000a11ce";
+  const BOB = "00000000-0000-4000-8000-000000000b0b";
+
+  it("the first request claims the database for its token's user; another user's token is refused unsent, also by a new adapter object", async () => {
+    const server = new FakeServer();
+    const store = memoryStore();
+    let token = tokenOf(ALICE);
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
+    const adapterApi = () => ownerGuarded({ api, installationId: INSTALLATION_ID }, store, new AbortController().signal).api;
+    const first = adapterApi();
+    await first.syncChanges();
+    expect(await store.get(OWNER_KEY)).toBe(ALICE);
+    const sent = server.requests.length;
+    token = tokenOf(BOB);
+    for (const guarded of [first, adapterApi()]) {
+      await expect(guarded.syncChanges()).rejects.toMatchObject({ code: "STORE_OF_ANOTHER_USER", storeUserId: ALICE, userId: BOB });
+    }
+    expect(server.requests.length).toBe(sent);
+    token = tokenOf(ALICE);
+    await first.syncChanges();
+  });
+
+  it("once its signal aborts, nothing is sent and a retry's wait ends at once", async () => {
+    const server = new FakeServer();
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => tokenOf(ALICE), fetch: server.fetch });
+    const closing = new AbortController();
+    const guarded = ownerGuarded({ api, installationId: INSTALLATION_ID, sleep: () => new Promise(() => {}) }, memoryStore(), closing.signal);
+    const waiting = withRetry(() => Promise.reject(new TidesyncNetworkError("NETWORK", "offline")), guarded.retry);
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    closing.abort();
+    await expect(waiting).rejects.toMatchObject({ code: "ABORTED" });
+    await expect(guarded.api.syncChanges()).rejects.toMatchObject({ code: "ABORTED" });
+    expect(server.requests).toEqual([]);
+  });
+});
+
 describe("pushOps: a whole batch refused", () => {
   function pushContext(server: FakeServer, events: SyncEvent[]): PushContext {
-    const stored = new Map<string, unknown>();
-    const store: KeyValueStore = {
-      get: async <T>(key: string) => structuredClone(stored.get(key)) as T | undefined,
-      set: async (key, value) => {
-        stored.set(key, structuredClone(value));
-      },
-    };
+    const store = memoryStore();
     return {
       api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
       installationId: INSTALLATION_ID,

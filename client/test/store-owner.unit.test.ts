@@ -8,15 +8,10 @@ import { MemoryStorage } from "../storage.ts";
 import { tokenSubject } from "../token-subject.ts";
 import { BASE_URL, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
+import { tokenOf } from "./tokens.ts";
 
 const ALICE = "00000000-0000-4000-8000-0000000a11ce";
 const BOB = "00000000-0000-4000-8000-000000000b0b";
-
-/** A JWT-shaped token for `sub` (unsigned: the client only reads whose it is). */
-function tokenOf(sub: string): string {
-  const part = (value: unknown) => btoa(JSON.stringify(value)).replaceAll("=", "").replaceAll("+", "-").replaceAll("/", "_");
-  return `${part({ alg: "ES256", typ: "JWT" })}.${part({ sub, role: "authenticated", name: "Zoë ~~>?" })}.c2ln`;
-}
 
 describe("the store's user", () => {
   it("reads the sub of a JWT, and nothing from other tokens", () => {

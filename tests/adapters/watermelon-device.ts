@@ -7,7 +7,7 @@ import logger from "@nozbe/watermelondb/utils/common/logger";
 import { setGenerator } from "@nozbe/watermelondb/utils/common/randomId";
 import { WatermelonTidesync } from "../../client/adapters/watermelondb/index.ts";
 import type { RecordData } from "../../client/storage.ts";
-import type { AdapterDevice, DeviceFactory, DeviceRecord } from "./scenario.ts";
+import type { AdapterDevice, DeviceRecord, DeviceSetup } from "./scenario.ts";
 
 // The CommonJS build's default export, as Node's ESM loader hands it over.
 const LokiJSAdapter = ((LokiJSAdapterModule as unknown as { default?: typeof LokiJSAdapterModule }).default ?? LokiJSAdapterModule);
@@ -72,7 +72,10 @@ class ListMember extends Model {
 
 const LOCAL = new Set(["id", "_status", "_changed", VERSION]);
 
-export const watermelonDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit, tables = ["lists", "tasks"], maxOpsPerBatch }) => {
+/** A phone on WatermelonDB; `syncer()` makes the adapter object its sync() makes (close() it, as an app does on sign-out). */
+export async function watermelonDevice(
+  { name, api, installationId, onEvent, pullLimit, tables = ["lists", "tasks"], maxOpsPerBatch }: DeviceSetup,
+): Promise<AdapterDevice & { syncer(): WatermelonTidesync }> {
   const adapter = new LokiJSAdapter({ schema, useWebWorker: false, useIncrementalIndexedDB: true, dbName: name });
   const database = new Database({ adapter, modelClasses: [List, Task, ListMember] });
   // A new adapter object for every sync, as after an app restart: what it needs (cursor, sent ops) is in the database.
@@ -96,7 +99,8 @@ export const watermelonDevice: DeviceFactory = async ({ name, api, installationI
     }
   };
 
-  const device: AdapterDevice = {
+  const device: AdapterDevice & { syncer(): WatermelonTidesync } = {
+    syncer,
     async sync() {
       await syncer().sync();
     },
@@ -138,4 +142,4 @@ export const watermelonDevice: DeviceFactory = async ({ name, api, installationI
     async close() {},
   };
   return device;
-};
+}

@@ -20,6 +20,11 @@
 //   share an RxdbPushOrder, which holds a collection's push until its parents
 //   are in sync and its deletes until every collection is, then sends every
 //   collection's in one push (push-order.ts).
+// - The collection belongs to the user whose token its first request went
+//   out with: a request under another user's token is refused unsent
+//   (TidesyncStoreOwnerError, core/owner-guard.ts). cancel() (RxDB's, also on
+//   the database's close()) aborts the pull and push under way and resolves
+//   once nothing more is sent or written: the unanswered ops stay stored.
 // The collection needs `localDocuments: true` and a number field for the
 // server version (default `server_version`).
 import type { ReplicationPullOptions, ReplicationPushOptions, RxCollection, RxReplicationPullStreamItem, RxReplicationWriteToMasterRow, WithDeleted } from "rxdb";
@@ -27,6 +32,7 @@ import { replicateRxCollection, type RxReplicationState } from "rxdb/plugins/rep
 import { firstValueFrom, Subject } from "rxjs";
 import { filter } from "rxjs/operators";
 import type { SyncOp, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
+import { TidesyncAbortedError } from "../../api-error.ts";
 import { jsonEqual } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
@@ -36,7 +42,7 @@ import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
 import { Mutex } from "../../mutex.ts";
 import { type Correction, type PushContext, pushOps, unansweredOps } from "../core/push-ops.ts";
-import { type RetryOptions, retryOptions } from "../../retry.ts";
+import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
 import { HELD_DELETES_KEY, type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
 
@@ -103,16 +109,25 @@ function localStore(collection: RxCollection<Record<string, unknown>>): KeyValue
 }
 
 export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
-  const { collection, name, api } = options;
+  const { collection, name } = options;
   const versionField = options.versionField ?? "server_version";
   const batchSize = options.batchSize ?? 100;
   const store = localStore(collection);
-  const retry: RetryOptions = retryOptions(options);
+  /** Aborted when the replication is cancelled: no request is sent after it, nor anything written. */
+  const closing = new AbortController();
+  const { api, retry } = ownerGuarded(options, store, closing.signal);
   const newId = opIds(options);
   const order = options.order ?? new RxdbPushOrder([name]);
-  /** One push at a time on the collection's outbox (RxDB may call the handler for several batches at once). */
+  /**
+   * One push at a time on the collection's outbox (RxDB may call the handler for several batches
+   * at once); every write of the adapter's own state goes through it, and none starts once cancelled.
+   */
   const outbox = new Mutex();
-  const exclusive = <T>(work: () => Promise<T>): Promise<T> => outbox.run(work);
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> =>
+    outbox.run(() => {
+      if (closing.signal.aborted) throw new TidesyncAbortedError();
+      return work();
+    });
   const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
   let meta: ServerMeta | null = null;
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */
@@ -167,15 +182,15 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
         if (pulled && (pulled._deleted || !correction.record || (pulled[versionField] as number) > correction.record.version)) continue;
         docs.set(correction.id, correction.record ? await toDoc(correction.record) : await removal(correction.id));
       }
-      if (corrections.length > 0) {
-        const now = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
-        await store.set(CORRECTIONS_KEY, now.slice(corrections.length));
-      }
-      if (docs.size === 0) {
+      await exclusive(async () => {
+        if (corrections.length > 0) {
+          const now = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+          await store.set(CORRECTIONS_KEY, now.slice(corrections.length));
+        }
         // RxDB stores no checkpoint for an empty page: keep this cursor ourselves.
-        await store.set(EMPTY_PAGE_CURSOR_KEY, { cursor, after: checkpoint?.cursor ?? null } satisfies EmptyPageCursor);
-        return { documents: [], checkpoint: checkpoint };
-      }
+        if (docs.size === 0) await store.set(EMPTY_PAGE_CURSOR_KEY, { cursor, after: checkpoint?.cursor ?? null } satisfies EmptyPageCursor);
+      });
+      if (docs.size === 0) return { documents: [], checkpoint: checkpoint };
       return { documents: [...docs.values()], checkpoint: { cursor, full: false } };
     },
   };
@@ -236,6 +251,13 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   /** The pull that hands the push's corrections to RxDB, while one is due. */
   let delivery: Promise<void> | null = null;
   const canceled = firstValueFrom(state.canceled$.pipe(filter((value) => value === true)));
+  // Run by RxDB's cancel() (and the database's close()), which resolves after it: the request under
+  // way is abandoned, and once the push or write in progress has ended nothing more is sent or
+  // written (exclusive refuses). Unanswered ops stay stored, for the next replication to send.
+  state.onCancel.push(() => {
+    closing.abort();
+    return outbox.run(async () => {});
+  });
 
   /** RxDB in sync and the push's corrections delivered (held-back deletes aside), or the replication cancelled. */
   async function idle(): Promise<void> {
@@ -251,7 +273,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
 
   const member: OrderedReplication = {
     idle,
-    stopped: () => state.isStopped(),
+    stopped: () => closing.signal.aborted || state.isStopped(),
     reportError: (error) => state.subjects.error.next(error as never),
     retryMs: options.retryTime ?? 5000,
     exclusive,
@@ -266,13 +288,15 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     if (held?.length) order.sendDeletes();
   });
 
-  /** Once RxDB has recorded the push (it is idle), a pull brings the corrections. */
+  /** Once RxDB has recorded the push (it is idle), a pull brings the corrections (cancelled: the next replication's first pull). */
   async function deliverCorrections(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 0));
-    await firstValueFrom(state.active$.pipe(filter((active) => !active)));
+    // Cancelled, active$ completes without a value: the default ends the wait (not an EmptyError nobody handles).
+    await firstValueFrom(state.active$.pipe(filter((active) => !active)), { defaultValue: false });
+    if (state.isStopped()) return;
     stream.next("RESYNC");
     await new Promise((resolve) => setTimeout(resolve, 0));
-    await state.awaitInSync();
+    await Promise.race([state.awaitInSync(), canceled]);
   }
 
   return {

@@ -149,6 +149,8 @@ export class RxdbPushOrder {
           await this.sendHeld(members);
           break;
         } catch (error) {
+          // Refused by one cancelled meanwhile (its outbox takes no more work): the check above ends it.
+          if (members.some((member) => member.stopped())) continue;
           for (const member of members) member.reportError(error);
           await new Promise((resolve) => setTimeout(resolve, members[0].retryMs));
         }

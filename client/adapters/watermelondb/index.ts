@@ -23,6 +23,11 @@
 // - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
 //   Watermelon's `replacement` strategy, which drops the synced local records
 //   the server no longer lists (records with local changes: see above).
+// - The database belongs to the user whose token its first sync went out with:
+//   a request under another user's token is refused unsent
+//   (TidesyncStoreOwnerError, core/owner-guard.ts), so a sync still running
+//   when the user switches stops with their unsent writes still queued, and
+//   never pulls the next user's data into it. close() stops a sync on sign-out.
 // The pull cursor is ours (Watermelon's numeric lastPulledAt only says
 // whether the database has synced before).
 import { type Database, Q } from "@nozbe/watermelondb";
@@ -30,6 +35,8 @@ import { synchronize } from "@nozbe/watermelondb/sync";
 import type { DirtyRaw } from "@nozbe/watermelondb/RawRecord";
 import type { SyncPullResult, SyncPushArgs, SyncTableChangeSet } from "@nozbe/watermelondb/sync";
 import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
+import type { TidesyncApi } from "../../api-client.ts";
+import { TidesyncAbortedError } from "../../api-error.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
 import { type AdapterOptions, opIds } from "../core/options.ts";
@@ -38,7 +45,8 @@ import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
 import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
-import { type RetryOptions, retryOptions } from "../../retry.ts";
+import type { RetryOptions } from "../../retry.ts";
+import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
 
 const CURSOR_KEY = "tidesync.cursor";
@@ -94,6 +102,10 @@ function localStore(database: Database): KeyValueStore {
 
 export class WatermelonTidesync {
   private readonly store: KeyValueStore;
+  /** Aborted by close(): no request of this adapter is sent after it. */
+  private readonly closing = new AbortController();
+  /** The app's API, guarded: each request checks the database's owner first, and close() cancels them. */
+  private readonly api: TidesyncApi;
   private readonly retry: RetryOptions;
   private readonly versionColumn: string;
   private readonly newId: () => string;
@@ -105,22 +117,34 @@ export class WatermelonTidesync {
 
   constructor(private readonly options: WatermelonSyncOptions) {
     this.store = localStore(options.database);
-    this.retry = retryOptions(options);
+    ({ api: this.api, retry: this.retry } = ownerGuarded(options, this.store, this.closing.signal));
     this.versionColumn = options.versionColumn ?? "server_version";
     this.newId = opIds(options);
   }
 
   /** One complete sync: pull, push, and (when answers overrule local records) a second pull that applies them. */
   sync(): Promise<WatermelonSyncReport> {
+    if (this.closing.signal.aborted) return Promise.reject(new TidesyncAbortedError());
     this.running ??= this.run().finally(() => {
       this.running = null;
     });
     return this.running;
   }
 
+  /**
+   * On sign-out, before the token goes: cancels a running sync (no request is sent after this; one
+   * under way is abandoned, its ops stay queued and go out again unchanged, and pages a pull had
+   * not yet handed to Watermelon are dropped) and resolves once it has ended: the database is then
+   * left alone, to keep or delete. Later syncs are refused (TidesyncAbortedError).
+   */
+  async close(): Promise<void> {
+    this.closing.abort();
+    await this.running?.catch(() => {});
+  }
+
   private async run(): Promise<WatermelonSyncReport> {
     this.report = { pulled: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, resynced: false };
-    this.meta ??= await loadServerMeta(this.options.api, this.retry, this.options);
+    this.meta ??= await loadServerMeta(this.api, this.retry, this.options);
     // The second round pulls the records the push's answers overrule (and whatever changed meanwhile).
     for (let round = 0; round < 3; round++) {
       await this.synchronizeOnce();
@@ -167,7 +191,7 @@ export class WatermelonTidesync {
     const latest = new Map<string, SyncRecord>();
     let full = false;
     for (;;) {
-      const pulled = await pullPage(this.options.api, { cursor, collections: this.options.tables, limit: this.options.pullLimit }, this.retry);
+      const pulled = await pullPage(this.api, { cursor, collections: this.options.tables, limit: this.options.pullLimit }, this.retry);
       // A full sync may start on any page of this pull: the first, or a later one whose cursor was
       // refused (410 / INVALID_CURSOR: purged, aged or rotated between pages). What it lists
       // replaces what the pages before it brought, and it is applied with `replacement` (it lists
@@ -264,7 +288,7 @@ export class WatermelonTidesync {
     }
     const newOps = orderOps(planOps(await unansweredOps(this.store), local, this.newId), this.options.tables);
     const result = await pushOps({
-      api: this.options.api,
+      api: this.api,
       installationId: this.options.installationId,
       store: this.store,
       retry: this.retry,
