@@ -3,7 +3,8 @@
 // (`max_ops_per_batch` and `max_body_bytes`). Cutting by op count alone sends
 // 150 notes of 9 KB as one 1.3 MB body, which the server refuses whole (413)
 // on every retry. Pure and dependency-free, so every client (TidesyncClient,
-// the WatermelonDB and RxDB adapters, an app's own) cuts batches the same way.
+// the WatermelonDB and RxDB adapters, an app's own) cuts batches the same way,
+// and asks for pull pages the server takes (pullLimitOf).
 import type { Limits } from "../functions/_shared/limits.ts";
 import type { SyncOp } from "../functions/_shared/schemas/sync.ts";
 
@@ -17,6 +18,15 @@ export interface BatchBounds {
 /** The bounds a server publishes in GET /v1/meta `limits`. */
 export function batchBoundsOf(limits: Pick<Limits, "max_ops_per_batch" | "max_body_bytes">): BatchBounds {
   return { maxOps: limits.max_ops_per_batch, maxBodyBytes: limits.max_body_bytes };
+}
+
+/**
+ * The `limit` a pull asks for: the app's page size (undefined: the server's default), at most the
+ * `max_pull_limit` the server published (undefined: not known yet). A larger one is refused, 400
+ * VALIDATION_FAILED, on every retry: the pull would never get a page.
+ */
+export function pullLimitOf(requested: number | undefined, maxPullLimit: number | undefined): number | undefined {
+  return requested === undefined || maxPullLimit === undefined ? requested : Math.min(requested, maxPullLimit);
 }
 
 const encoder = new TextEncoder();

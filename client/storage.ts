@@ -12,10 +12,10 @@ export type RecordData = NonNullable<SyncRecord["data"]>;
 
 /**
  * The server's collections and their fields, as GET /v1/meta last published
- * them, with the batch limits (absent in what clients before them stored).
+ * them, with the batch limits and max_pull_limit (absent in what clients before them stored).
  */
 export type ServerSchema = Pick<MetaResponse, "collections" | "collection_schemas"> & {
-  limits?: Pick<MetaResponse["limits"], "max_ops_per_batch" | "max_body_bytes">;
+  limits?: Pick<MetaResponse["limits"], "max_ops_per_batch" | "max_body_bytes"> & Partial<Pick<MetaResponse["limits"], "max_pull_limit">>;
 };
 
 /** An op waiting in the outbox, in the order the app wrote it. */

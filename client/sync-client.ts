@@ -37,7 +37,7 @@ import {
 } from "./api-error.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import { BatchSize } from "./batch-refusal.ts";
-import { fittingCount } from "./batching.ts";
+import { fittingCount, pullLimitOf } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
 import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 import { callListeners } from "./listeners.ts";
@@ -87,7 +87,7 @@ export interface TidesyncClientOptions {
    */
   maxOpsPerBatch?: number;
   maxBodyBytes?: number;
-  /** Pull page size (default: the server's default). */
+  /** Pull page size (default: the server's default), at most the max_pull_limit the server published. */
   pullLimit?: number;
   /** Most push batches in one sync() (the rest waits for the next sync). Default 100. */
   maxBatchesPerSync?: number;
@@ -378,7 +378,7 @@ export class TidesyncClient {
     const schema: ServerSchema = {
       collections: meta.collections,
       collection_schemas: meta.collection_schemas,
-      limits: { max_ops_per_batch: meta.limits.max_ops_per_batch, max_body_bytes: meta.limits.max_body_bytes },
+      limits: { max_ops_per_batch: meta.limits.max_ops_per_batch, max_body_bytes: meta.limits.max_body_bytes, max_pull_limit: meta.limits.max_pull_limit },
     };
     await this.section(async () => {
       const catalog = new CollectionCatalog(schema);
@@ -839,6 +839,11 @@ export class TidesyncClient {
   }
 
   // -------------------------------------------------------------------- pull
+  /** The page size to ask for: the app's, at most what the server published (a larger one is refused on every retry). */
+  private pullLimit(): number | undefined {
+    return pullLimitOf(this.options.pullLimit, this.catalog?.schema.limits?.max_pull_limit);
+  }
+
   /** Where the store's pull stood when this client last read or changed it. */
   private position(): PullPosition {
     return pullPosition(this.cursor, this.reset);
@@ -860,7 +865,7 @@ export class TidesyncClient {
       let page: ChangesResponse;
       try {
         page = await this.withRetry(() =>
-          this.api.syncChanges({ cursor: from.cursor ?? undefined, limit: this.options.pullLimit, collections: this.options.collections }));
+          this.api.syncChanges({ cursor: from.cursor ?? undefined, limit: this.pullLimit(), collections: this.options.collections }));
       } catch (error) {
         // 410: the cursor is older than the server keeps. 400 INVALID_CURSOR: the
         // server no longer accepts it (its cursor secret rotated, or the stored

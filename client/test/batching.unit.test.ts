@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
-import { fittingCount, jsonBytes, splitIntoBatches } from "../batching.ts";
+import { fittingCount, jsonBytes, pullLimitOf, splitIntoBatches } from "../batching.ts";
 import { FakeServer, idSequence, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
@@ -76,3 +76,11 @@ describe("the client's batches", () => {
   });
 });
 
+describe("pullLimitOf", () => {
+  it("caps the page size at the published max_pull_limit; no page size stays the server's default", () => {
+    expect(pullLimitOf(100, 50)).toBe(50);
+    expect(pullLimitOf(20, 50)).toBe(20);
+    expect(pullLimitOf(undefined, 50)).toBeUndefined();
+    expect(pullLimitOf(2000, undefined)).toBe(2000);
+  });
+});

@@ -113,7 +113,7 @@ describe("collections and field types from GET /v1/meta", () => {
     expect(client.schema).toBeNull();
     await client.create("tasks", { title: "unchecked" }); // the server will judge it
     await client.sync();
-    expect(client.schema).toEqual({ ...server.schema, limits: { max_ops_per_batch: server.limits.max_ops_per_batch, max_body_bytes: server.limits.max_body_bytes } });
+    expect(client.schema).toEqual({ ...server.schema, limits: { max_ops_per_batch: server.limits.max_ops_per_batch, max_body_bytes: server.limits.max_body_bytes, max_pull_limit: server.limits.max_pull_limit } });
     // Fetched before the push, and again once because the pull brought the "tasks" record this fake
     // server took though its GET /v1/meta does not name tasks (a real server names what it syncs).
     expect(server.requests.filter((r) => r.path === "/v1/meta")).toHaveLength(2);

@@ -1,5 +1,5 @@
 // What an adapter needs from GET /v1/meta, fetched once per adapter object:
-// the batch limits (client/batching.ts) and which fields a device may send,
+// the batch limits and max_pull_limit (client/batching.ts) and which fields a device may send,
 // per collection (a create sets the insertable ones, a change the updatable
 // ones; a local database holds server-owned columns too, e.g. created_by and
 // created_at, and sending them would get the op rejected as `read_only`).
@@ -12,6 +12,8 @@ import { type RetryOptions, withRetry } from "../../retry.ts";
 export interface ServerMeta {
   writable: WritableFields;
   bounds: BatchBounds;
+  /** limits.max_pull_limit: the most changes a pull may ask for (pullLimitOf). */
+  maxPullLimit: number;
 }
 
 /** GET /v1/meta, with the batch limits lowered to the app's caps where it set any. */
@@ -24,6 +26,7 @@ export async function loadServerMeta(api: TidesyncApi, retry: RetryOptions, caps
       maxOps: Math.min(published.maxOps, caps.maxOpsPerBatch ?? published.maxOps),
       maxBodyBytes: Math.min(published.maxBodyBytes, caps.maxBodyBytes ?? published.maxBodyBytes),
     },
+    maxPullLimit: meta.limits.max_pull_limit,
   };
 }
 

@@ -33,6 +33,7 @@ import { firstValueFrom, Subject } from "rxjs";
 import { filter } from "rxjs/operators";
 import type { SyncOp, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import { TidesyncAbortedError } from "../../api-error.ts";
+import { pullLimitOf } from "../../batching.ts";
 import { jsonEqual } from "../../rebase.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
@@ -88,6 +89,7 @@ export interface RxdbTidesyncOptions extends AdapterOptions {
    * go parents first, then deletes children first. Default: this collection alone.
    */
   order?: RxdbPushOrder;
+  /** Documents per RxDB pull and push batch (default 100); the server is asked for pages of at most its max_pull_limit. */
   batchSize?: number;
 }
 
@@ -151,8 +153,11 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
       if (empty && empty.after === (checkpoint?.cursor ?? null) && !full) cursor = empty.cursor;
       const docs = new Map<string, Doc>();
       const corrections = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+      // The pages asked for are at most max_pull_limit (a larger limit is refused on every retry).
+      meta ??= await loadServerMeta(api, retry, options);
+      const limit = pullLimitOf(batchSize, meta.maxPullLimit);
       for (;;) {
-        const pulled = await pullPage(api, { cursor, collections: [name], limit: batchSize }, retry);
+        const pulled = await pullPage(api, { cursor, collections: [name], limit }, retry);
         if (pulled.full) {
           full = true;
           fullSyncSeen = new Set();

@@ -37,6 +37,7 @@ import type { SyncPullResult, SyncPushArgs, SyncTableChangeSet } from "@nozbe/wa
 import type { SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import { TidesyncAbortedError } from "../../api-error.ts";
+import { pullLimitOf } from "../../batching.ts";
 import type { RecordData } from "../../storage.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
 import { type AdapterOptions, opIds } from "../core/options.ts";
@@ -79,6 +80,7 @@ export interface WatermelonSyncOptions extends AdapterOptions {
    * `created_at`/`updated_at` for its own number timestamps).
    */
   columns?: Record<string, Record<string, string>>;
+  /** Changes per pulled page (default: the server's default), at most the server's max_pull_limit. */
   pullLimit?: number;
 }
 
@@ -190,8 +192,9 @@ export class WatermelonTidesync {
     let cursor = lastPulledAt === null ? null : ((await this.store.get<string>(CURSOR_KEY)) ?? null);
     const latest = new Map<string, SyncRecord>();
     let full = false;
+    const limit = pullLimitOf(this.options.pullLimit, this.meta!.maxPullLimit);
     for (;;) {
-      const pulled = await pullPage(this.api, { cursor, collections: this.options.tables, limit: this.options.pullLimit }, this.retry);
+      const pulled = await pullPage(this.api, { cursor, collections: this.options.tables, limit }, this.retry);
       // A full sync may start on any page of this pull: the first, or a later one whose cursor was
       // refused (410 / INVALID_CURSOR: purged, aged or rotated between pages). What it lists
       // replaces what the pages before it brought, and it is applied with `replacement` (it lists
