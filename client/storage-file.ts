@@ -150,7 +150,8 @@ export class FileStorage extends WholeStateStorage {
     if (text === null) return { records: [], outbox: [], cursor: null, schema: null };
     const contents = JSON.parse(text) as FileContents;
     if (contents.format !== FORMAT_VERSION) throw new Error(`${this.filePath}: unknown store format ${String(contents.format)}`);
-    return { records: contents.records, outbox: contents.outbox, cursor: contents.cursor, schema: contents.schema ?? null, owner: contents.owner ?? null };
+    const { records, outbox, cursor, schema, owner, pullCollections } = contents;
+    return { records, outbox, cursor, schema: schema ?? null, owner: owner ?? null, ...(pullCollections === undefined ? {} : { pullCollections }) };
   }
 
   protected async persist(next: StateMaps): Promise<void> {

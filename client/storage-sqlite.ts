@@ -10,7 +10,8 @@
 //   <p>outbox   the pending ops in order (an autoincrement seq keeps it)
 //   <p>notices  events a client with no listener could not tell, in order (a background task's),
 //                until a client with listeners delivers them
-//   <p>meta     the cursor, the running full sync (beside its `listed` marks), the schema, the owner (a user id),
+//   <p>meta     the cursor, the running full sync (beside its `listed` marks), the collections filter
+//                of their cursors, the schema, the owner (a user id),
 //                the format version, the revision (raised by
 //                every apply: an app and its background task may share the file,
 //                each with a client; see SyncStorage.revision)
@@ -133,10 +134,12 @@ export class SqliteStorage implements SyncStorage {
     const cursor = meta.get("cursor");
     const schema = meta.get("schema");
     const owner = meta.get("owner");
+    const pullCollections = meta.get("pull_collections");
     const reset = JSON.parse(meta.get("reset") ?? "null") as RunningReset | null;
     return {
       outbox: ops.map((row) => JSON.parse(row.body) as PendingOp),
       cursor: cursor === undefined ? null : (JSON.parse(cursor) as string | null),
+      ...(pullCollections === undefined ? {} : { pullCollections: JSON.parse(pullCollections) as string[] | null }),
       schema: schema === undefined ? null : (JSON.parse(schema) as ServerSchema | null),
       ...(owner === undefined ? {} : { owner: JSON.parse(owner) as string }),
       ...(reset ? { reset } : {}),
@@ -239,6 +242,7 @@ export class SqliteStorage implements SyncStorage {
     }
     if (change.reset !== undefined) await this.putMeta("reset", JSON.stringify(change.reset));
     if (change.cursor !== undefined) await this.putMeta("cursor", JSON.stringify(change.cursor));
+    if (change.pullCollections !== undefined) await this.putMeta("pull_collections", JSON.stringify(change.pullCollections));
     if (change.schema !== undefined) await this.putMeta("schema", JSON.stringify(change.schema));
     if (change.owner !== undefined) await this.putMeta("owner", JSON.stringify(change.owner));
   }

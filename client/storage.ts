@@ -50,6 +50,12 @@ export interface StoredState {
   outbox: PendingOp[];
   /** The pull cursor; null before the first complete pull and after a resync. */
   cursor: string | null;
+  /**
+   * The `collections` filter the pull's cursors (this one, the running full sync's) were issued for
+   * (a cursor is bound to its filter): null, none (every collection); absent, not recorded (a store
+   * from before it, or that never pulled).
+   */
+  pullCollections?: string[] | null;
   /** What the last GET /v1/meta said about the collections (absent or null until the first one). */
   schema?: ServerSchema | null;
   /** The user whose data this is: the first sync stores its token's user (absent or null before). */
@@ -115,6 +121,8 @@ export interface StorageChange {
   deleteOps?: string[];
   /** The new cursor (null clears it). */
   cursor?: string | null;
+  /** The filter the pull's cursors are issued for (see StoredState.pullCollections). */
+  pullCollections?: string[] | null;
   /** The server's collections, replaced whole. */
   schema?: ServerSchema | null;
   /** The user whose data this is (set once, by the first sync). */
@@ -207,6 +215,8 @@ export class StateMaps {
   /** The full sync under way: with the marks, not persisted by toState(). */
   reset: RunningReset | null = null;
   cursor: string | null = null;
+  /** Absent (undefined) until recorded, as in stores written before it existed. */
+  pullCollections?: string[] | null;
   schema: ServerSchema | null = null;
   owner: string | null = null;
 
@@ -215,6 +225,7 @@ export class StateMaps {
     for (const record of state.records) maps.records.set(recordKey(record.collection, record.id), record);
     for (const pending of state.outbox) maps.outbox.set(pending.op.op_id, pending);
     maps.cursor = state.cursor;
+    if (state.pullCollections !== undefined) maps.pullCollections = state.pullCollections;
     maps.schema = state.schema ?? null;
     maps.owner = state.owner ?? null;
     return maps;
@@ -230,21 +241,22 @@ export class StateMaps {
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
     for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
+    if (change.pullCollections !== undefined) this.pullCollections = change.pullCollections;
     if (change.schema !== undefined) this.schema = change.schema;
     if (change.owner !== undefined) this.owner = change.owner;
   }
 
   toState(): StoredState {
-    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.ownerField() };
+    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.recordedFields() };
   }
 
-  /** Absent until set, as in stores written before it existed. */
-  private ownerField(): { owner?: string } {
-    return this.owner === null ? {} : { owner: this.owner };
+  /** The owner and the pull's filter: absent until set, as in stores written before they existed. */
+  private recordedFields(): Pick<StoredState, "owner" | "pullCollections"> {
+    return { ...(this.owner === null ? {} : { owner: this.owner }), ...(this.pullCollections === undefined ? {} : { pullCollections: this.pullCollections }) };
   }
 
   deviceState(): DeviceState {
-    return { outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.ownerField(), ...(this.reset ? { reset: this.reset } : {}) };
+    return { outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.recordedFields(), ...(this.reset ? { reset: this.reset } : {}) };
   }
 
   getRecords(refs: readonly RecordRef[]): SyncRecord[] {

@@ -75,7 +75,12 @@ export interface TidesyncClientOptions {
    * server never lets this device's own ops conflict with each other.
    */
   installationId: string;
-  /** Pull only these collections (default: all). */
+  /**
+   * Pull only these collections (default: all). The store keeps the filter its cursor was issued
+   * for: while that one takes these in (another client's on a shared store, an app's of every
+   * collection), the pull goes on with it and brings its other collections too (client/README.md,
+   * "Background sync"); one that adds a collection pulls everything once with its own.
+   */
   collections?: readonly string[];
   /** How to rebase a local write the server answered `conflict` for (default serverWinsPerField). */
   onConflict?: ConflictHandler;
@@ -196,6 +201,8 @@ export class TidesyncClient {
   /** The outbox by op_id, in order (a Map keeps a replaced key's place): a copy of the stored one. */
   private readonly outbox: Map<string, PendingOp>;
   private cursor: string | null;
+  /** The `collections` filter the store's cursors were issued for (undefined: not recorded; see pullFilter). */
+  private pullCollections: string[] | null | undefined;
   /** The full sync under way in the store (this client's or another's: they go on with each other's). */
   private reset: RunningReset | null;
   /** Events kept in a shared store for a client with listeners (StoredNotice), as of the last read. */
@@ -219,6 +226,7 @@ export class TidesyncClient {
     this.retry = retryOptions({ backoff: options.backoff, random: options.random, sleep: options.sleep, now: () => this.now().getTime() });
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
+    this.pullCollections = state.pullCollections;
     this.reset = state.reset ?? null;
     this.notices = state.notices ?? [];
     this.revision = state.revision;
@@ -336,6 +344,7 @@ export class TidesyncClient {
     this.outbox.clear();
     for (const pending of state.outbox) this.outbox.set(pending.op.op_id, pending);
     this.cursor = state.cursor;
+    this.pullCollections = state.pullCollections;
     this.reset = state.reset ?? null;
     this.notices = state.notices ?? [];
     this.owner = state.owner ?? null;
@@ -483,6 +492,7 @@ export class TidesyncClient {
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
     for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
+    if (change.pullCollections !== undefined) this.pullCollections = change.pullCollections;
     if (change.reset !== undefined) this.reset = change.reset;
     this.statusStore.update({ pending: this.outbox.size });
     if (!keep) for (const event of events) this.emit(event);
@@ -850,6 +860,25 @@ export class TidesyncClient {
   }
 
   /**
+   * The `collections` filter to pull with. A cursor is bound to the filter it was issued for (with
+   * another, 400 INVALID_CURSOR: a full sync), and a store has one pull, whichever client sharing it
+   * moves it (an app's client of every collection, its background task's of some). So a client
+   * pulls with the filter the store's cursors were issued for when that filter takes in all of its
+   * own collections: it then also applies the other collections' changes, which the store holds
+   * anyway. Else (no filter recorded, a filter that adds collections, as after an app upgrade, or
+   * one naming a collection the server no longer publishes) it pulls with its own: a cursor issued
+   * for another filter is refused once, and the full sync makes its filter the store's.
+   */
+  private pullFilter(): string[] | null {
+    const own = this.options.collections?.length ? [...this.options.collections] : null;
+    const stored = this.pullCollections;
+    if (stored === undefined) return own;
+    const covers = stored === null || (own !== null && own.every((collection) => stored.includes(collection)));
+    const served = stored === null || this.catalog === null || stored.every((collection) => this.catalog!.has(collection));
+    return covers && served ? stored : own;
+  }
+
+  /**
    * Pulls until up to date. A page applies only if the store's pull still stands where it was
    * requested from (`ifPull`): a client sharing the store (an app and its background task) may have
    * pulled meanwhile, or begun a full sync, and what it stored stands. This client then drops its
@@ -862,10 +891,11 @@ export class TidesyncClient {
     /** The full sync this call began (its id), if any: one it carried on began before it (resumed, or another client's). */
     let begunHere: string | null = null;
     for (let from = this.position(); ; from = this.position()) {
+      // Read with `from` (no await between): the filter that position's cursor was issued for.
+      const collections = this.pullFilter();
       let page: ChangesResponse;
       try {
-        page = await this.withRetry(() =>
-          this.api.syncChanges({ cursor: from.cursor ?? undefined, limit: this.pullLimit(), collections: this.options.collections }));
+        page = await this.withRetry(() => this.api.syncChanges({ cursor: from.cursor ?? undefined, limit: this.pullLimit(), collections: collections ?? undefined }));
       } catch (error) {
         // 410: the cursor is older than the server keeps. 400 INVALID_CURSOR: the
         // server no longer accepts it (its cursor secret rotated, or the stored
@@ -888,7 +918,7 @@ export class TidesyncClient {
         continue;
       }
       for (const { collection } of page.changes) if (this.catalog && !this.catalog.has(collection)) unknown.add(collection);
-      const applied = await this.section(() => this.applyPage(page, from));
+      const applied = await this.section(() => this.applyPage(page, from, collections));
       if (!applied) continue;
       if (from.reset === null && this.reset !== null) begunHere = this.reset.id;
       report.pulled += page.changes.length;
@@ -914,12 +944,13 @@ export class TidesyncClient {
   }
 
   /**
-   * Applies one page requested from `from`, if the store's pull still stands there (else false,
-   * nothing applied: a stale page, whose removals would drop what a newer page brought back). Pages
+   * Applies one page requested from `from` with the filter `collections`, if the store's pull still
+   * stands there (else false, nothing applied: a stale page, whose removals would drop what a newer
+   * page brought back). The filter is stored with the page's cursor, which is bound to it. Pages
    * of a full sync mark what they list and keep their cursor with the running full sync (`reset`),
    * not as the stored cursor; finishReset then drops what it did not list and stores the cursor.
    */
-  private async applyPage(page: ChangesResponse, from: PullPosition): Promise<boolean> {
+  private async applyPage(page: ChangesResponse, from: PullPosition, collections: string[] | null): Promise<boolean> {
     if (!samePosition(this.position(), from)) return false;
     // A full sync lists every record the user may see and no removals: what it does not list is gone.
     // The server marks its first page (reset); a server from before the flag is known by the missing cursor.
@@ -955,6 +986,7 @@ export class TidesyncClient {
       : { cursor: page.cursor };
     await this.commit({
       ...position,
+      pullCollections: collections,
       ifPull: from,
       deleteRecords: forgotten.deleteRecords,
       putRecords: [...records.values()],
@@ -979,10 +1011,11 @@ export class TidesyncClient {
    */
   private async finishReset(): Promise<boolean> {
     const at = this.position();
-    const collections = this.options.collections ?? null;
     for (;;) {
       const step = await this.section(async () => {
         if (!samePosition(this.position(), at)) return "moved";
+        // The collections the full sync listed: those of the filter its pages were pulled with.
+        const collections = this.pullCollections === undefined ? (this.options.collections ?? null) : this.pullCollections;
         const unlisted = await this.storage.unlistedRecords(collections, PAGE);
         if (unlisted.length === 0) {
           await this.commit({ cursor: at.cursor, reset: null, ifPull: at });

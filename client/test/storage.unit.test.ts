@@ -124,6 +124,17 @@ describe.each(adapters)("%s", (_name, make) => {
     expect({ reset, cursor }).toEqual({ reset: undefined, cursor: "q1" });
   });
 
+  it("keeps the collections filter of the pull's cursors: absent until set, then a list or null (none), also across a reopen", async () => {
+    const storage = await make();
+    expect("pullCollections" in (await storage.loadState())).toBe(false);
+    await storage.apply({ cursor: "c1", pullCollections: ["tasks"] });
+    expect((await storage.loadState()).pullCollections).toEqual(["tasks"]);
+    await storage.apply({ cursor: null });
+    expect((await storage.loadState()).pullCollections).toEqual(["tasks"]);
+    await storage.apply({ pullCollections: null });
+    expect((await storage.loadState()).pullCollections).toBeNull();
+  });
+
   it("hands out copies: mutating what a read returned changes nothing stored", async () => {
     const storage = await make();
     await storage.apply({ putRecords: [RECORD] });
@@ -140,6 +151,14 @@ describe("FileStorage", () => {
     await before.apply({ putOps: [op(OP_A, "a")], putRecords: [RECORD], cursor: "c9" });
     await before.close();
     expect(await new FileStorage(file).load()).toEqual({ records: [RECORD], outbox: [op(OP_A, "a")], cursor: "c9", schema: null });
+  });
+
+  it("keeps the pull's collections filter across a restart", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    const before = new FileStorage(file);
+    await before.apply({ cursor: "c9", pullCollections: ["lists", "tasks"] });
+    await before.close();
+    expect((await new FileStorage(file).loadState()).pullCollections).toEqual(["lists", "tasks"]);
   });
 
   it("writes through a temp file and rename, leaving no temp file behind", async () => {
