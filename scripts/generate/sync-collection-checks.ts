@@ -8,31 +8,51 @@
 // supabase-js insert, which leaves id to its default, works. `id` has a
 // default, so "server-owned columns get defaults, not grants" reads as if it
 // needed no grant. A table without any INSERT for `authenticated` (rows only
-// the server writes) is fine.
+// the server writes) is fine. Such a table that `authenticated` may also
+// update must let it name `id` in an update: supabase-js `upsert()`
+// (PostgREST: insert … on conflict (id) do update set id = excluded.id, …)
+// sets every column it sends, the key included, and Postgres checks that
+// privilege when it plans the statement, so without it every upsert fails
+// 42501, even of a new row (the sync trigger refuses a change of the id).
 //
 // A pull cursor names the collections its server synced (functions/api/sync/cursor.ts `synced`),
 // within a bounded length: at most MAX_SYNCED_COLLECTIONS synced tables.
 import type postgres from "postgres";
 import { MAX_SYNCED_COLLECTIONS } from "../../functions/api/sync/cursor.ts";
 
-/** Throws, naming every such table, when a synced table lets authenticated insert rows but not choose their id. */
+/**
+ * Throws, naming every such table and the grant to add, when a synced table
+ * lets authenticated insert rows but not choose their id, or insert them with
+ * their id and update them but not name the id in an update (upsert).
+ */
 export async function refuseUncreatableIds(sql: postgres.Sql): Promise<void> {
-  const tables = await sql<{ table_name: string }[]>`
-    select format('%I.%I', n.nspname, c.relname) as table_name
+  const tables = await sql<{ table_name: string; inserts: boolean; inserts_id: boolean; updates: boolean; updates_id: boolean }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name,
+           bool_or(has_column_privilege('authenticated', t.relation, a.attname, 'INSERT')) as inserts,
+           has_column_privilege('authenticated', t.relation, 'id', 'INSERT') as inserts_id,
+           bool_or(has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE')) as updates,
+           has_column_privilege('authenticated', t.relation, 'id', 'UPDATE') as updates_id
       from app_private.sync_tables t
       join pg_catalog.pg_class c on c.oid = t.relation
       join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-     where not has_column_privilege('authenticated', t.relation, 'id', 'INSERT')
-       and exists (select 1 from pg_catalog.pg_attribute a
-                    where a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
-                      and has_column_privilege('authenticated', t.relation, a.attname, 'INSERT'))
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
+     group by n.nspname, c.relname, t.relation
      order by 1`;
-  if (tables.length === 0) return;
-  throw new Error(tables.map(({ table_name: table }) =>
-    `${table}: authenticated may insert rows but not choose their id, so every sync create of it would be refused FORBIDDEN ` +
-    `(a device chooses a record's id and the push inserts the row with it). Grant it with the other insertable columns in the ` +
-    `table's migration: grant insert (id, …) on ${table} to authenticated (docs/security-model.md, "Making a new table syncable", step 2).`,
-  ).join("\n"));
+  const messages = tables.flatMap(({ table_name: table, inserts, inserts_id, updates, updates_id }) => {
+    if (inserts && !inserts_id) {
+      return [`${table}: authenticated may insert rows but not choose their id, so every sync create of it would be refused FORBIDDEN ` +
+        `(a device chooses a record's id and the push inserts the row with it). Grant it with the other insertable columns in the ` +
+        `table's migration: grant insert (id, …) on ${table} to authenticated (docs/security-model.md, "Making a new table syncable", step 2).`];
+    }
+    if (inserts && updates && !updates_id) {
+      return [`${table}: authenticated may insert rows and update them but not name their id in an update, so every supabase-js ` +
+        `upsert() of it would fail 42501 (PostgREST's upsert sets every column it sends, the key included; the sync trigger refuses ` +
+        `a change of the id). Grant it with the other updatable columns in the table's migration: grant update (id, …) on ${table} ` +
+        `to authenticated (docs/security-model.md, "Making a new table syncable", step 2).`];
+    }
+    return [];
+  });
+  if (messages.length > 0) throw new Error(messages.join("\n"));
 }
 
 /** Throws when more tables sync than a pull cursor can name (each pull without a filter would fail). */

@@ -2,7 +2,8 @@
 // rows into but whose id it may not choose (scripts/generate/sync-collection-checks.ts):
 // the push creates a row with the id the device chose, so every sync create
 // would be answered FORBIDDEN while supabase-js inserts (id from its default)
-// work. The message names the table and the grant to add. Each table is made
+// work; and one it may update but whose id it may not name in an update, as
+// supabase-js upsert() does. The message names the table and the grant to add. Each table is made
 // in a transaction rolled back afterwards, and read as the generator reads it.
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
@@ -28,7 +29,7 @@ async function generateWith(grants: string[]): Promise<string[]> {
   return names;
 }
 
-describe("npm run generate and a synced table's insert grant on id", () => {
+describe("npm run generate and a synced table's insert and update grants on id", () => {
   it("refuses a table authenticated may insert into without choosing the id, naming the table and the grant to add", async () => {
     await expect(generateWith([
       `grant select, delete on public.idgrant_notes to authenticated`,
@@ -38,10 +39,23 @@ describe("npm run generate and a synced table's insert grant on id", () => {
     );
   });
 
-  it("takes it with insert (id, …), and a table authenticated cannot insert into at all (rows only the server writes)", async () => {
-    expect(await generateWith([
+  it("refuses one authenticated may insert into and update without naming the id in an update (supabase-js upsert)", async () => {
+    await expect(generateWith([
       `grant select, delete on public.idgrant_notes to authenticated`,
       `grant insert (id, list_id, body), update (list_id, body) on public.idgrant_notes to authenticated`,
+    ])).rejects.toThrow(
+      /public\.idgrant_notes: authenticated may insert rows and update them but not name their id.*upsert\(\) of it would fail 42501.*grant update \(id, …\) on public\.idgrant_notes to authenticated/s,
+    );
+  });
+
+  it("takes it with insert (id, …) and update (id, …), one authenticated cannot update, and one it cannot insert into at all (rows only the server writes)", async () => {
+    expect(await generateWith([
+      `grant select, delete on public.idgrant_notes to authenticated`,
+      `grant insert (id, list_id, body), update (id, list_id, body) on public.idgrant_notes to authenticated`,
+    ])).toContain("idgrant_notes");
+    expect(await generateWith([
+      `grant select, delete on public.idgrant_notes to authenticated`,
+      `grant insert (id, list_id, body) on public.idgrant_notes to authenticated`,
     ])).toContain("idgrant_notes");
     expect(await generateWith([`grant select on public.idgrant_notes to authenticated`])).toContain("idgrant_notes");
   });
