@@ -323,6 +323,21 @@ describe("POST /v1/sync/batch: exactly once per op_id", () => {
     expect(retry.results[0]).toMatchObject({ op_id: first.op_id, status: "duplicate", original_status: "applied", original_version: applied.results[0].record!.version });
   });
 
+  it("a duplicate's error points at the op where THIS request holds it (errors.md: pointers are relative to the request body)", async () => {
+    const user = await createTestUser();
+    const bad = upsert("tasks", randomUUID(), task(user, { title: "" }));
+    const first = await pushOk(user, { ops: [bad] });
+    expect(first.results[0].error!.details!.map((d) => [d.field, d.code])).toEqual([["/ops/0/data/title", "too_short"]]);
+    const ok = () => upsert("tasks", randomUUID(), task(user, { title: "fine" }));
+    const retry = await pushOk(user, { ops: [ok(), ok(), bad] });
+    expect(retry.results[2]).toEqual({
+      op_id: bad.op_id, status: "duplicate", original_status: "rejected",
+      error: { ...first.results[0].error, details: [{ ...first.results[0].error!.details![0], field: "/ops/2/data/title" }] },
+    });
+    // The ledger keeps the first answer as it was.
+    expect((await ledger(user.userId)).find((r) => r.op_id === bad.op_id)).toMatchObject({ error: first.results[0].error });
+  });
+
   it("another user's op_id is not a duplicate of mine", async () => {
     const alice = await createTestUser();
     const bob = await createTestUser();
@@ -460,8 +475,8 @@ describe("POST /v1/sync/batch: server-owned values and the envelope", () => {
     // Recorded like any rejection: the same op again is a duplicate with its first answer, nothing applied.
     const [row] = (await ledger(user.userId)).filter((r) => r.op_id === bad.op_id);
     expect(row).toMatchObject({ status: "rejected", error });
-    const again = await pushOk(user, { ops: [bad] });
-    expect(again.results[0]).toEqual({ op_id: bad.op_id, status: "duplicate", original_status: "rejected", error });
+    const again = await pushOk(user, { ops: [good, bad, later] });
+    expect(again.results[1]).toEqual({ op_id: bad.op_id, status: "duplicate", original_status: "rejected", error });
   });
 
   it("the same op_id twice in one batch → 400, nothing applied", async () => {

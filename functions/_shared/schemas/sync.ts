@@ -134,14 +134,14 @@ export const syncOpResultSchema = z.object({
   op_id: uuidSchema,
   status: syncOpStatusSchema,
   original_status: z.enum(["applied", "conflict", "rejected"]).optional()
-    .describe("duplicate only: the status this op_id got when it was first processed (record/error are from then too)"),
+    .describe("duplicate only: the status this op_id got when it was first processed (its error is from then too)"),
   original_version: version.optional()
     .describe("duplicate only: the record version this op_id's first processing wrote (absent when it wrote none); ops the client queued behind it are based on it"),
   record: syncRecordSchema.optional()
     .describe("applied: the new server state (absent when the batch created the record and deleted it again: the server holds none of it); conflict: the current server state to rebase on; duplicate and rejected: the current server state when the caller can see the record (absent: the caller cannot see it, or it never existed; drop the local copy)"),
   conflicting_fields: z.array(z.string()).optional()
     .describe("conflict only: the fields another device changed since base_version that this op also sets (for a delete: every field changed since base_version); [\"*\"] when the record was deleted since base_version"),
-  error: syncOpErrorSchema.optional().describe("rejected: why"),
+  error: syncOpErrorSchema.optional().describe("rejected: why; duplicate of a rejected op: why it was rejected then, its pointers naming this op's index in this request"),
 });
 export type SyncOpResult = z.infer<typeof syncOpResultSchema>;
 

@@ -187,6 +187,15 @@ export function rejection(code: SyncOpError["code"], message: string, details: F
 
 const at = (index: number, ...path: PropertyKey[]) => "/" + ["ops", index, ...path].join("/");
 
+/**
+ * A ledger's error as this request's answer: its pointers name the op where this request holds it
+ * (errors.md: pointers are relative to the request body), not where the first request did.
+ */
+function reindexed(error: SyncOpError, index: number): SyncOpError {
+  if (!error.details) return error;
+  return { ...error, details: error.details.map((d) => ({ ...d, field: d.field.replace(/^\/ops\/\d+(?=\/|$)/, `/ops/${index}`) })) };
+}
+
 /** The one answer for a record the caller cannot see, whether it exists or not. */
 export function notFound(index: number, collection: string): SyncOpError {
   return rejection("NOT_FOUND", `no such record in ${collection}`, [
@@ -303,7 +312,7 @@ export function planBatch(
           status: "duplicate",
           original_status: original.status,
           ...(original.version !== null ? { original_version: original.version } : {}),
-          ...(original.error ? { error: original.error } : {}),
+          ...(original.error ? { error: reindexed(original.error, index) } : {}),
           ...record,
         }
         // A client bug: this op_id was another record's op. Not a duplicate: that would
