@@ -65,20 +65,33 @@ function describe(issue: z.core.$ZodIssue): { code: string; message: string } {
   }
 }
 
+/** Whether `issue` states a tighter bound than `other`, of the same field and code. */
+function tighter(issue: z.core.$ZodIssue, other: z.core.$ZodIssue): boolean {
+  if (issue.code === "too_big" && other.code === "too_big") return Number(issue.maximum) < Number(other.maximum);
+  if (issue.code === "too_small" && other.code === "too_small") return Number(issue.minimum) > Number(other.minimum);
+  return false;
+}
+
 /**
- * The issues that make different details. zod reports an integer beyond 2^53
- * twice where a schema also states the bound (.int()'s safe range and the
- * .max() that puts it in the OpenAPI document): one detail says it.
+ * The issues that make details: one per field and code. zod reports an
+ * integer beyond 2^53 twice where a schema also states a bound (.int()'s safe
+ * range, and the .max() that puts it in the OpenAPI document): the tighter
+ * bound says it (a build_number of 1e20: "at most 2147483647").
  */
 function distinct(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
-  const seen = new Set<string>();
-  return issues.filter((issue) => {
-    if (issue.code === "unrecognized_keys") return true;
-    const key = JSON.stringify([issue.path.map(String), describe(issue)]);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+  const kept: z.core.$ZodIssue[] = [];
+  const at = new Map<string, number>();
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      kept.push(issue);
+      continue;
+    }
+    const key = JSON.stringify([issue.path.map(String), describe(issue).code]);
+    const index = at.get(key);
+    if (index === undefined) at.set(key, kept.push(issue) - 1);
+    else if (tighter(issue, kept[index])) kept[index] = issue;
+  }
+  return kept;
 }
 
 /**

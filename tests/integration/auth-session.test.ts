@@ -165,6 +165,13 @@ describe("POST /v1/auth/session", () => {
     expect(count).toBe(0);
   });
 
+  it("one detail per field and code: a build_number of 1e20 is too_large once, at the tighter bound", async () => {
+    const user = await createTestUser();
+    const error = expectEnvelope(await call("/v1/auth/session", { method: "POST", token: user.token, body: { device: { ...phone(), build_number: 1e20 } } }), 400, "VALIDATION_FAILED");
+    expect(error.message).toBe("1 field is invalid");
+    expect(error.details).toEqual([{ field: "/device/build_number", code: "too_large", message: "at most 2147483647" }]);
+  });
+
   it("a device's time zone is taken only spelled as in the tz database (aliases too) and stored as sent; another case is unknown_timezone", async () => {
     const user = await createTestUser();
     for (const timezone of REFUSED_TIME_ZONES) {

@@ -114,4 +114,15 @@ describe("integers beyond 2^53", () => {
     const artifact = detailsFor(artifactSchema, { path: "a.apk", size: 2 ** 60, sha256: "0".repeat(64) }).filter((d) => d.field === "/size");
     expect(artifact).toEqual([{ field: "/size", code: "too_large", message: expect.stringContaining("9007199254740991") }]);
   });
+
+  it("is one detail per field and code, with the tighter bound, where the schema's own bound is below 2^53", async () => {
+    const { deviceRegistrationSchema } = await import("../../functions/_shared/schemas/devices.ts");
+    const device = { installation_id: "00000000-0000-4000-8000-000000000001", platform: "ios", app_version: "1", build_number: 1e20 };
+    expect(detailsFor(deviceRegistrationSchema, device)).toEqual([{ field: "/build_number", code: "too_large", message: "at most 2147483647" }]);
+    expect(issueCount(deviceRegistrationSchema.safeParse(device).error!.issues)).toBe(1);
+    // The same, bounds stated in either order; the lower one likewise.
+    const both = z.number().max(10).max(5).min(-5).min(-10);
+    expect(detailsFor(both, 1e20)).toEqual([{ field: "", code: "too_large", message: "at most 5" }]);
+    expect(detailsFor(both, -1e20)).toEqual([{ field: "", code: "too_small", message: "at least -5" }]);
+  });
 });
