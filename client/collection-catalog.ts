@@ -73,7 +73,7 @@ export class CollectionCatalog {
     const known = this.stored ? Object.fromEntries(Object.entries(data).filter(([field]) => checks.fields.has(field))) : data;
     const parsed = (creating ? checks.create : checks.update).safeParse(known);
     if (parsed.success) return { ...parsed.data, ...unknown };
-    const details = zodIssuesToDetails(parsed.error.issues, ["data"]);
+    const details = zodIssuesToDetails(parsed.error.issues, known, ["data"]);
     throw new TidesyncValidationError(validationMessage(details.length), details);
   }
 

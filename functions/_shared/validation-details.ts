@@ -22,17 +22,26 @@ function sizeWord(origin: string | undefined): string {
   }
 }
 
-// zod keeps an issue's `input` only when parsing with `reportInput` (the
-// route validators do not), but its message always says what it received.
-function isMissing(issue: z.core.$ZodIssue): boolean {
-  if ("input" in issue) return issue.input === undefined;
-  return /received undefined$/.test(issue.message);
+/**
+ * Whether the field an issue is about is missing from `input` (the value that
+ * was parsed): `required`, whatever the field's type. zod's own issue does not
+ * say so for every type (a missing enum is invalid_value, with no `input`
+ * unless parsed with `reportInput`, which the route validators do not use).
+ * A custom issue keeps the code its schema chose.
+ */
+function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
+  if (issue.code === "custom" || issue.code === "unrecognized_keys") return false;
+  let value = input;
+  for (const key of issue.path) {
+    if (value === null || typeof value !== "object" || !Object.hasOwn(value, key)) return true;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value === undefined;
 }
 
 function describe(issue: z.core.$ZodIssue): { code: string; message: string } {
   switch (issue.code) {
     case "invalid_type":
-      if (isMissing(issue)) return { code: "required", message: "is required" };
       return { code: "invalid_type", message: `must be ${issue.expected}` };
     case "too_big": {
       const unit = sizeWord(issue.origin);
@@ -99,7 +108,13 @@ function distinct(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
  * most `limit` of them are built: a body with 100,000 unknown keys must not
  * cost 100,000 detail objects (the message counts them with issueCount).
  */
-export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = [], limit = Number.POSITIVE_INFINITY): FieldDetail[] {
+export function zodIssuesToDetails(
+  issues: readonly z.core.$ZodIssue[],
+  /** The value parsed (what the issues' paths are relative to). */
+  input: unknown,
+  prefix: readonly PropertyKey[] = [],
+  limit = Number.POSITIVE_INFINITY,
+): FieldDetail[] {
   const details: FieldDetail[] = [];
   for (const issue of distinct(issues)) {
     if (details.length >= limit) break;
@@ -109,7 +124,8 @@ export function zodIssuesToDetails(issues: readonly z.core.$ZodIssue[], prefix: 
       }
       continue;
     }
-    details.push({ field: jsonPointer([...prefix, ...issue.path]), ...describe(issue) });
+    const reason = isMissing(issue, input) ? { code: "required", message: "is required" } : describe(issue);
+    details.push({ field: jsonPointer([...prefix, ...issue.path]), ...reason });
   }
   return details;
 }

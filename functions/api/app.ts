@@ -72,7 +72,10 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     defaultHook: (result) => {
       if (!result.success) {
         const { issues } = result.error;
-        const details = boundedDetails(zodIssuesToDetails(issues, [], MAX_FIELD_DETAILS));
+        // @hono/zod-validator passes the value it parsed (the body, query, path or headers) as
+        // `data`, failed or not (its Hook type says so; @hono/zod-openapi's narrower one does not).
+        const { data } = result as { data?: unknown };
+        const details = boundedDetails(zodIssuesToDetails(issues, data, [], MAX_FIELD_DETAILS));
         throw new ApiError("VALIDATION_FAILED", validationMessage(issueCount(issues)), { details });
       }
     },

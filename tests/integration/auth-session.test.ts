@@ -145,6 +145,7 @@ describe("POST /v1/auth/session", () => {
     const cases: [Record<string, unknown>, string, string][] = [
       [{}, "/device", "required"],
       [{ device: { ...phone(), platform: "symbian" } }, "/device/platform", "invalid_value"],
+      [{ device: { ...phone(), platform: undefined } }, "/device/platform", "required"],
       [{ device: { ...phone(), installation_id: "not-a-uuid" } }, "/device/installation_id", "invalid_format"],
       [{ device: { ...phone(), build_number: 1.5 } }, "/device/build_number", "invalid_type"],
       [{ device: { ...phone(), app_version: "" } }, "/device/app_version", "too_short"],

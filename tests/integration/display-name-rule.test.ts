@@ -66,7 +66,7 @@ describe("display_name: one rule for the schema and the database", () => {
     for (const name of ["a\u0000b", "a\ud800b", "\udc00Ada", "Ada\ud83d"]) {
       const label = JSON.stringify(name);
       const parsed = profileUpdateSchema.safeParse({ display_name: name });
-      expect(parsed.success ? [] : zodIssuesToDetails(parsed.error.issues).map((d) => [d.field, d.code]), label)
+      expect(parsed.success ? [] : zodIssuesToDetails(parsed.error.issues, { display_name: name }).map((d) => [d.field, d.code]), label)
         .toEqual([["/display_name", "invalid_characters"]]);
       // What a write of it does: fails (22021), or stores another name (U+FFFD for the surrogate).
       expect(await write(user, name), label).toEqual(name.includes("\u0000") ? { code: "22021" } : { stored: toStorable(name) });

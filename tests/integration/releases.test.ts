@@ -479,6 +479,9 @@ describe("GET /v1/releases/check", () => {
     const user = await createTestUser();
     const bad = await call("/v1/releases/check?platform=symbian&channel=BETA!&build_number=-1", { token: user.token });
     expect(expectEnvelope(bad, 400, "VALIDATION_FAILED").details?.map((d) => d.field).sort()).toEqual(["/build_number", "/channel", "/platform"]);
+    // A missing parameter is required, an enum's too (errors.md).
+    const missing = await call("/v1/releases/check?channel=beta&build_number=1", { token: user.token });
+    expect(expectEnvelope(missing, 400, "VALIDATION_FAILED").details).toEqual([{ field: "/platform", code: "required", message: "is required" }]);
   });
 });
 

@@ -456,6 +456,7 @@ describe("POST /v1/sync/batch: server-owned values and the envelope", () => {
     ["an empty collection", { collection: "" }, [["/ops/1/collection", "too_short"]]],
     ["a non-uuid record_id", { record_id: "abc" }, [["/ops/1/record_id", "invalid_format"]]],
     ["an unknown type", { type: "patch" }, [["/ops/1/type", "invalid_value"]]],
+    ["a missing type", { type: undefined }, [["/ops/1/type", "required"]]],
     ["a negative base_version", { base_version: -1 }, [["/ops/1/base_version", "too_small"]]],
     ["a missing base_version", { base_version: undefined }, [["/ops/1/base_version", "required"]]],
     ["data that is not an object", { data: [1] }, [["/ops/1/data", "invalid_type"]]],

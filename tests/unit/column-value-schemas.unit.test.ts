@@ -29,7 +29,7 @@ const ITEMS: GeneratedField[] = [
 /** The op's details as the push answers them ([pointer, code]), or [] when the data is accepted. */
 function details(fields: GeneratedField[], data: Record<string, unknown>, mode: "create" | "update" = "update"): [string, string][] {
   const parsed = schemaFor({ fields }, mode).safeParse(data);
-  return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues, ["ops", 0, "data"]).map((d) => [d.field, d.code]);
+  return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues, data, ["ops", 0, "data"]).map((d) => [d.field, d.code]);
 }
 
 /** An array nested `depth` deep around `inner`. */
@@ -140,7 +140,7 @@ describe("enum columns: one of the enum's labels (enum_values, from pg_enum)", (
     expect(details(ENUMS, { priority: "LOW", priorities: ["low", "x"] })).toEqual([["/ops/0/data/priority", "invalid_value"], ["/ops/0/data/priorities/1", "invalid_value"]]);
     expect(details(ENUMS, { priority: 1 })).toEqual([["/ops/0/data/priority", "invalid_value"]]);
     const parsed = schemaFor({ fields: ENUMS }, "update").safeParse({ priority: "urgent" });
-    expect(zodIssuesToDetails(parsed.error!.issues)[0].message).toBe('must be one of "low", "normal", "high"');
+    expect(zodIssuesToDetails(parsed.error!.issues, { priority: "urgent" })[0].message).toBe('must be one of "low", "normal", "high"');
     expect(schemaFor({ fields: ENUMS }, "update").parse({ priority: "high", priorities: ["low", null] })).toEqual({ priority: "high", priorities: ["low", null] });
   });
 
@@ -164,7 +164,7 @@ describe("integer columns: one detail per fault", () => {
   it("a value past the column's range and past ±(2^53 - 1) gets the column's bound once; a fraction is invalid_type", () => {
     const messages = (data: Record<string, unknown>) => {
       const parsed = schemaFor({ fields: INTS }, "update").safeParse(data);
-      return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues).map((d) => [d.field, d.code, d.message]);
+      return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues, data).map((d) => [d.field, d.code, d.message]);
     };
     expect(messages({ big: 2 ** 53 + 2 })).toEqual([["/big", "too_large", "at most 9007199254740991"]]);
     expect(messages({ big: -(2 ** 53 + 2) })).toEqual([["/big", "too_small", "at least -9007199254740991"]]);

@@ -33,7 +33,7 @@ describe("uuidSchema", () => {
       expect(isUuid(value), value).toBe(false);
       const result = uuidSchema.safeParse(value);
       expect(result.success, value).toBe(false);
-      expect(zodIssuesToDetails(result.error!.issues)).toEqual([{ field: "", code: "invalid_format", message: "must be a uuid" }]);
+      expect(zodIssuesToDetails(result.error!.issues, value)).toEqual([{ field: "", code: "invalid_format", message: "must be a uuid" }]);
     }
   });
 

@@ -6,7 +6,7 @@ import { issueCount, jsonPointer, validationMessage, zodIssuesToDetails } from "
 function detailsFor(schema: z.ZodType, input: unknown) {
   const result = schema.safeParse(input);
   if (result.success) throw new Error("expected the input to be invalid");
-  return zodIssuesToDetails(result.error.issues);
+  return zodIssuesToDetails(result.error.issues, input);
 }
 
 describe("jsonPointer", () => {
@@ -29,6 +29,18 @@ describe("zodIssuesToDetails", () => {
 
   it("reports a missing field as required", () => {
     expect(detailsFor(schema, { tags: ["x"], count: 1, kind: "a" })).toEqual([{ field: "/title", code: "required", message: "is required" }]);
+  });
+
+  it("reports a missing field as required whatever its type (an enum, a literal, a union, a nested field), as the input shows", () => {
+    expect(detailsFor(schema, { title: "ok", tags: ["x"], count: 1 })).toEqual([{ field: "/kind", code: "required", message: "is required" }]);
+    const others = z.object({ lit: z.literal("x"), either: z.union([z.string(), z.number()]), inner: z.object({ kind: z.enum(["a"]) }) });
+    expect(detailsFor(others, { inner: {} }).map((d) => [d.field, d.code])).toEqual([["/lit", "required"], ["/either", "required"], ["/inner/kind", "required"]]);
+    // A present value of the wrong kind is not missing; nor is a key only the prototype holds.
+    expect(detailsFor(schema, { ...valid, kind: null })).toEqual([{ field: "/kind", code: "invalid_value", message: 'must be one of "a", "b"' }]);
+    expect(detailsFor(z.object({ constructor: z.enum(["a"]) }), {})).toEqual([{ field: "/constructor", code: "required", message: "is required" }]);
+    // A custom issue keeps its schema's code.
+    const custom = z.object({ x: z.unknown().superRefine((_, ctx) => ctx.addIssue({ code: "custom", message: "needs x", params: { code: "x_needed" } })) });
+    expect(detailsFor(custom, {})).toEqual([{ field: "/x", code: "x_needed", message: "needs x" }]);
   });
 
   it("reports a wrong type with the expected type", () => {
@@ -62,11 +74,12 @@ describe("zodIssuesToDetails", () => {
 
   it("points into nested arrays and honours a prefix", () => {
     const nested = z.object({ ops: z.array(z.object({ data: z.object({ title: z.string() }) })) });
-    const result = nested.safeParse({ ops: [{ data: { title: "a" } }, { data: { title: 1 } }] });
+    const input = { ops: [{ data: { title: "a" } }, { data: { title: 1 } }] };
+    const result = nested.safeParse(input);
     expect(result.success).toBe(false);
     if (result.success) return;
-    expect(zodIssuesToDetails(result.error.issues)[0].field).toBe("/ops/1/data/title");
-    expect(zodIssuesToDetails(result.error.issues, ["body"])[0].field).toBe("/body/ops/1/data/title");
+    expect(zodIssuesToDetails(result.error.issues, input)[0].field).toBe("/ops/1/data/title");
+    expect(zodIssuesToDetails(result.error.issues, input, ["body"])[0].field).toBe("/body/ops/1/data/title");
   });
 
   it("keeps the code and message of a custom issue", () => {
@@ -92,11 +105,11 @@ describe("a flood of unknown keys", () => {
     expect(parsed.success).toBe(false);
     const issues = parsed.error!.issues;
     expect(issueCount(issues)).toBe(50_001);
-    const details = zodIssuesToDetails(issues, ["data"], 20);
+    const details = zodIssuesToDetails(issues, flood, ["data"], 20);
     expect(details).toHaveLength(20);
     expect(details[0]).toMatchObject({ field: "/data/title" });
     expect(details[1]).toEqual({ field: "/data/k0", code: "unexpected_field", message: "is not an accepted field" });
-    expect(zodIssuesToDetails(issues, ["data"])).toHaveLength(50_001);
+    expect(zodIssuesToDetails(issues, flood, ["data"])).toHaveLength(50_001);
   });
 });
 

@@ -242,10 +242,11 @@ function validateData(definition: CollectionDefinition, op: SyncOp, index: numbe
   if (altered.length > 0) {
     return { error: rejection("VALIDATION_FAILED", "a number cannot be stored exactly as sent", altered) };
   }
-  const parsed = (creating ? definition.create : definition.update).safeParse(op.data ?? {});
+  const data = op.data ?? {};
+  const parsed = (creating ? definition.create : definition.update).safeParse(data);
   if (parsed.success) return { data: parsed.data };
   const { issues } = parsed.error;
-  const details = zodIssuesToDetails(issues, ["ops", index, "data"], MAX_FIELD_DETAILS);
+  const details = zodIssuesToDetails(issues, data, ["ops", index, "data"], MAX_FIELD_DETAILS);
   return { error: rejection("VALIDATION_FAILED", validationMessage(issueCount(issues)), details) };
 }
 
@@ -339,7 +340,7 @@ export function planBatch(
     // rejection. It is answered without a record (none is written for it).
     if (!checked.success) {
       const { issues } = checked.error;
-      const error = rejection("VALIDATION_FAILED", validationMessage(issueCount(issues)), zodIssuesToDetails(issues, ["ops", index], MAX_FIELD_DETAILS));
+      const error = rejection("VALIDATION_FAILED", validationMessage(issueCount(issues)), zodIssuesToDetails(issues, sent, ["ops", index], MAX_FIELD_DETAILS));
       return finish({ op_id: opId, status: "rejected", error });
     }
     const op = checked.data;
