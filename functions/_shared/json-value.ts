@@ -6,13 +6,14 @@
 //     whole batch);
 //   - no string and no object key holding a character Postgres cannot store
 //     (`invalid_characters`: NUL, an unpaired surrogate): jsonb refuses them,
-//     and the whole batch's writes failed to cast to jsonb (a 500);
+//     and the whole batch's writes failed to cast to jsonb (a 500); such a key
+//     is reported on the object that holds it (storable-text.ts);
 //   - numbers finite (`not_finite`), values JSON can carry (`invalid_type`).
 // Shared by the push (collections.ts) and the client's pre-check, which
 // builds its schemas with the same fieldValueSchema.
 import { z } from "zod";
 import { MAX_JSON_DEPTH } from "./limits.ts";
-import { isStorable, UNSTORABLE_MESSAGE } from "./storable-text.ts";
+import { isStorable, UNSTORABLE_KEY_MESSAGE, UNSTORABLE_MESSAGE } from "./storable-text.ts";
 import { MAX_FIELD_DETAILS } from "./validation-details.ts";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -35,7 +36,7 @@ function pathOf(node: PathNode | null): (string | number)[] {
   return path.reverse();
 }
 
-/** Stands on the walk's stack for an object key Postgres cannot store (reported in its turn). */
+/** Stands on the walk's stack for an object key Postgres cannot store (reported in its turn, on the object). */
 const UNSTORABLE_KEY = Symbol("unstorable key");
 
 function isPlainObject(value: object): boolean {
@@ -57,7 +58,7 @@ export function jsonValueProblems(value: unknown, limit: number = MAX_FIELD_DETA
     const [item, node, enclosing] = stack.pop()!;
     if (item === null || typeof item === "boolean") continue;
     if (item === UNSTORABLE_KEY) {
-      report(node, "invalid_characters", `is a key that ${UNSTORABLE_MESSAGE}`);
+      report(node, "invalid_characters", UNSTORABLE_KEY_MESSAGE);
       continue;
     }
     if (typeof item === "string") {
@@ -81,13 +82,14 @@ export function jsonValueProblems(value: unknown, limit: number = MAX_FIELD_DETA
       for (let i = item.length - 1; i >= 0; i--) stack.push([item[i], { key: i, parent: node }, enclosing + 1]);
       continue;
     }
+    // One problem for the object, however many of its keys Postgres cannot store, where the first is.
     const keys = Object.keys(item);
+    const storable = keys.map(isStorable);
+    const firstUnstorable = storable.indexOf(false);
     for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i];
-      const child = (item as Record<string, unknown>)[key];
-      const where = { key, parent: node };
-      if (!isStorable(key)) stack.push([UNSTORABLE_KEY, where, enclosing + 1]);
-      else if (child !== undefined) stack.push([child, where, enclosing + 1]);
+      const child = (item as Record<string, unknown>)[keys[i]];
+      if (i === firstUnstorable) stack.push([UNSTORABLE_KEY, node, enclosing + 1]);
+      else if (storable[i] && child !== undefined) stack.push([child, { key: keys[i], parent: node }, enclosing + 1]);
     }
   }
   return problems;

@@ -8,6 +8,12 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 /** What a field detail says of a string (or a JSON object key) holding such a character. */
 export const UNSTORABLE_MESSAGE = "contains a character that cannot be stored (NUL or an unpaired surrogate)";
 
+/**
+ * What a field detail says of an object with such a key. It points at the object: a pointer
+ * naming the key would not survive the ledger (or any answer through boundedDetails) as itself.
+ */
+export const UNSTORABLE_KEY_MESSAGE = `has a key that ${UNSTORABLE_MESSAGE}`;
+
 /** Whether Postgres can store `text` (as text, or as a string or key in json/jsonb). */
 export function isStorable(text: string): boolean {
   return !UNSTORABLE.test(text);

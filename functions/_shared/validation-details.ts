@@ -3,7 +3,7 @@
 // function (request validation) and the client (local pre-checks).
 import type { z } from "zod";
 import type { FieldDetail } from "./errors.ts";
-import { toStorable } from "./storable-text.ts";
+import { isStorable, toStorable, UNSTORABLE_KEY_MESSAGE } from "./storable-text.ts";
 
 export function jsonPointer(path: readonly PropertyKey[]): string {
   if (path.length === 0) return "";
@@ -85,26 +85,35 @@ function tighter(issue: z.core.$ZodIssue, other: z.core.$ZodIssue): boolean {
  * The issues that make details: one per field and code. zod reports an
  * integer beyond 2^53 twice where a schema also states a bound (.int()'s safe
  * range, and the .max() that puts it in the OpenAPI document): the tighter
- * bound says it (a build_number of 1e20: "at most 2147483647").
+ * bound says it (a build_number of 1e20: "at most 2147483647"). An unexpected
+ * key Postgres cannot store (NUL, an unpaired surrogate) is invalid_characters
+ * on the object that holds it, as a json value's is (json-value.ts): a pointer
+ * naming it would name no key of the request once made storable.
  */
 function distinct(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue[] {
   const kept: z.core.$ZodIssue[] = [];
   const at = new Map<string, number>();
-  for (const issue of issues) {
-    if (issue.code === "unrecognized_keys") {
-      kept.push(issue);
-      continue;
-    }
+  const keep = (issue: z.core.$ZodIssue) => {
     const key = JSON.stringify([issue.path.map(String), describe(issue).code]);
     const index = at.get(key);
     if (index === undefined) at.set(key, kept.push(issue) - 1);
     else if (tighter(issue, kept[index])) kept[index] = issue;
+  };
+  for (const issue of issues) {
+    if (issue.code !== "unrecognized_keys") keep(issue);
+    else if (issue.keys.every(isStorable)) kept.push(issue);
+    else {
+      keep({ code: "custom", path: issue.path, message: UNSTORABLE_KEY_MESSAGE, params: { code: "invalid_characters" } });
+      const keys = issue.keys.filter(isStorable);
+      if (keys.length > 0) kept.push({ ...issue, keys });
+    }
   }
   return kept;
 }
 
 /**
- * One detail per offending field; an unexpected key gets its own pointer. At
+ * One detail per offending field; an unexpected key gets its own pointer (one
+ * that cannot be stored: its object's, see distinct()). At
  * most `limit` of them are built: a body with 100,000 unknown keys must not
  * cost 100,000 detail objects (the message counts them with issueCount).
  */

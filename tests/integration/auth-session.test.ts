@@ -157,6 +157,9 @@ describe("POST /v1/auth/session", () => {
       [{ device: { ...phone(), app_version: "1.0\uD800" } }, "/device/app_version", "invalid_characters"],
       [{ device: { ...phone(), imei: "123" } }, "/device/imei", "unexpected_field"],
       [{ device: phone(), user_id: user.userId }, "/user_id", "unexpected_field"],
+      // A key Postgres cannot store: on the object that holds it (a pointer naming it would not, as U+FFFD).
+      [{ device: { ...phone(), "\udc00": 1 } }, "/device", "invalid_characters"],
+      [{ device: phone(), "a\u0000": 1 }, "", "invalid_characters"],
     ];
     for (const [body, field, code] of cases) {
       const error = expectEnvelope(await call("/v1/auth/session", { method: "POST", token: user.token, body }), 400, "VALIDATION_FAILED");

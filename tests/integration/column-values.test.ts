@@ -66,7 +66,7 @@ describe("json/jsonb, array and enum values the database cannot store", () => {
     expect(results[0].status).toBe("applied");
     expect(results.slice(1).map((r) => [r.status, r.error?.code, r.error?.details.map((d) => [d.field, d.code])])).toEqual([
       ["rejected", "VALIDATION_FAILED", [["/ops/1/data/doc/a/0", "invalid_characters"]]],
-      ["rejected", "VALIDATION_FAILED", [["/ops/2/data/doc/k\uFFFD", "invalid_characters"]]],
+      ["rejected", "VALIDATION_FAILED", [["/ops/2/data/doc", "invalid_characters"]]],
       ["rejected", "VALIDATION_FAILED", [["/ops/3/data/doc/b", "invalid_characters"]]],
       ["rejected", "VALIDATION_FAILED", [["/ops/4/data/tags/1", "invalid_characters"]]],
       // Not one of the enum's labels (enum_values) either, which is what its detail says.

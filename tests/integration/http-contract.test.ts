@@ -155,6 +155,13 @@ describe("query parameters", () => {
     }
   });
 
+  it("a parameter name Postgres cannot store (NUL) is invalid_characters on the query, not a pointer to a name it does not have", async () => {
+    for (const query of ["%00=1", "a%00b=1&surprise=1"]) {
+      const error = expectEnvelope(await call(`/v1/meta?${query}`), 400, "VALIDATION_FAILED");
+      expect(error.details?.map((d) => [d.field, d.code]), query).toEqual([["", "invalid_characters"], ...(query.includes("surprise") ? [["/surprise", "unexpected_field"]] : [])]);
+    }
+  });
+
   it("the Expo Updates manifest takes the query its app's updates.url carries", async () => {
     const response = await call("/v1/expo-updates/manifest?cdn=1", {
       headers: { "expo-platform": "ios", "expo-runtime-version": "1.0", "expo-channel-name": "no-such-channel" },

@@ -72,6 +72,20 @@ describe("zodIssuesToDetails", () => {
     ]);
   });
 
+  it("an unexpected key Postgres cannot store (NUL, an unpaired surrogate) is invalid_characters on its object, once; the others keep their pointers", () => {
+    const nested = z.strictObject({ device: z.strictObject({ id: z.string() }) });
+    const input = { "\uDC00": 1, device: { id: "x", "a\u0000": 1, "\uD800b": 2, extra: 3 } };
+    const details = detailsFor(nested, input);
+    expect(details).toEqual([
+      { field: "/device", code: "invalid_characters", message: "has a key that contains a character that cannot be stored (NUL or an unpaired surrogate)" },
+      { field: "/device/extra", code: "unexpected_field", message: "is not an accepted field" },
+      { field: "", code: "invalid_characters", message: "has a key that contains a character that cannot be stored (NUL or an unpaired surrogate)" },
+    ]);
+    expect(issueCount(nested.safeParse(input).error!.issues)).toBe(3);
+    // A pair is one character, and a key like any other.
+    expect(detailsFor(nested, { device: { id: "x", "\uD83E\uDD80": 1 } })).toEqual([{ field: "/device/\uD83E\uDD80", code: "unexpected_field", message: "is not an accepted field" }]);
+  });
+
   it("points into nested arrays and honours a prefix", () => {
     const nested = z.object({ ops: z.array(z.object({ data: z.object({ title: z.string() }) })) });
     const input = { ops: [{ data: { title: "a" } }, { data: { title: 1 } }] };
