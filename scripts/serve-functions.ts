@@ -37,17 +37,18 @@ async function readLocalObject(bucket: string, path: string): Promise<Uint8Array
   }
 }
 
-const functions: Record<string, (request: Request) => Response | Promise<Response>> = {
-  api: startOrExit(() => createApp(loadConfig(env))).app.fetch,
+const api = startOrExit(() => createApp(loadConfig(env)));
+const functions: Record<string, { fetch: (request: Request) => Response | Promise<Response>; allowedMethodsAt: (url: string) => string[] }> = {
+  api: { fetch: api.app.fetch, allowedMethodsAt: api.allowedMethodsAt },
 };
 
 const PREFIX = "/functions/v1/";
 
-function gatewayError(request: Request, status: 404 | 405, code: "NOT_FOUND" | "METHOD_NOT_ALLOWED", message: string): Response {
+function gatewayError(request: Request, status: 404 | 405, code: "NOT_FOUND" | "METHOD_NOT_ALLOWED", message: string, allowed?: string[]): Response {
   const requestId = requestIdFor(request.headers.get("x-request-id"));
   return Response.json(
     { error: { code, message, retryable: false, request_id: requestId } },
-    { status, headers: { "Cache-Control": "no-store", "X-Request-Id": requestId } },
+    { status, headers: { "Cache-Control": "no-store", "X-Request-Id": requestId, ...(allowed ? { Allow: allowed.join(", ") } : {}) } },
   );
 }
 
@@ -63,7 +64,7 @@ const server = startOrExit(() => Deno.serve({
 }, (request) => {
   const url = new URL(request.url);
   if (localStorage && url.pathname.startsWith(`${STORAGE_PREFIX}/`)) {
-    if (request.method !== "GET") return gatewayError(request, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+    if (request.method !== "GET") return gatewayError(request, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`, ["GET"]);
     return serveSignedObject(url.pathname.slice(STORAGE_PREFIX.length), url.searchParams.get("token"), {
       secret: localStorage.secret,
       readObject: readLocalObject,
@@ -78,10 +79,15 @@ const server = startOrExit(() => Deno.serve({
   try {
     forwarded = new Request(url, request);
   } catch {
-    // The Fetch standard forbids some methods (TRACE, CONNECT, TRACK) in a Request.
-    return gatewayError(request, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed`);
+    // The Fetch standard forbids some methods (TRACE, TRACK) in a Request, and would make `get` a
+    // GET (HTTP methods are case-sensitive; Deno then refuses it the body it reads one as having):
+    // the function cannot be asked, so the gateway answers as it would, Allow and all.
+    const allowed = handler.allowedMethodsAt(url.href);
+    return allowed.length > 0
+      ? gatewayError(request, 405, "METHOD_NOT_ALLOWED", `${request.method} is not allowed here; use ${allowed.join(", ")}`, allowed)
+      : gatewayError(request, 404, "NOT_FOUND", "no such route");
   }
-  return handler(forwarded);
+  return handler.fetch(forwarded);
 }));
 
 // One process serves every request here, so one uncaught error must not take

@@ -61,7 +61,16 @@ function routeMatchers(app: App): { method: string; regex: RegExp }[] {
     }));
 }
 
-export function createApp(config: Config, overrides: Partial<Deps> = {}): { app: App; deps: Deps } {
+export function createApp(config: Config, overrides: Partial<Deps> = {}): {
+  app: App;
+  deps: Deps;
+  /**
+   * The methods a request for `url` may use (a 405's Allow; none: no such route), the path read
+   * as the router reads it: for a gateway that cannot hand a request over (a method the Fetch
+   * standard forbids in a Request, or one it would spell otherwise).
+   */
+  allowedMethodsAt: (url: string) => string[];
+} {
   const deps: Deps = {
     config,
     db: overrides.db ?? createDb(config),
@@ -168,5 +177,5 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): { app:
     return c.json(errorEnvelope(apiError, requestId), apiError.status as 400, headers);
   });
 
-  return { app, deps };
+  return { app, deps, allowedMethodsAt: (url) => allowedMethods(app.getPath(new Request(url))) };
 }

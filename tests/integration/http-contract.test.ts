@@ -1,4 +1,5 @@
 // The cross-cutting HTTP rules of api-v1.md, through real Deno and Postgres.
+import net from "node:net";
 import { describe, expect, it } from "vitest";
 import { call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { signEs256, signHs256, supabaseClaims } from "../support/tokens.ts";
@@ -66,6 +67,27 @@ describe("routing errors", () => {
     expect(ok.status).toBe(200);
     const limit = Number(ok.headers.get("ratelimit-limit"));
     expect(Number(ok.headers.get("ratelimit-remaining"))).toBe(limit - 1);
+  });
+
+  it("methods fetch cannot send (TRACE, a lower-case get) → 405 with Allow from the local gateway too, 404 on no route", async () => {
+    // Over a socket: fetch refuses TRACE and sends `get` as GET (HTTP methods are case-sensitive).
+    const send = (method: string, path: string) => new Promise<string>((resolve, reject) => {
+      const url = new URL(`${stack.apiUrl}${path}`);
+      const socket = net.connect(Number(url.port), url.hostname, () => socket.write(`${method} ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`));
+      let received = "";
+      socket.on("data", (d) => (received += d));
+      socket.on("end", () => resolve(received));
+      socket.on("error", reject);
+    });
+    for (const [method, path, status, allow] of [
+      ["TRACE", "/v1/meta", 405, "GET"], ["get", "/v1/meta", 405, "GET"], ["TRACE", "/v1/meta/", 405, "GET"],
+      ["TRACK", "/v1/whoami", 405, "GET"], ["TRACE", "/v1/sync/batch", 405, "POST"], ["TRACE", "/v1/meta//", 404, null], ["get", "/v1/nope", 404, null],
+    ] as const) {
+      const raw = await send(method, path);
+      const head = raw.slice(0, raw.indexOf("\r\n\r\n"));
+      expect({ method, path, status: raw.split(" ")[1], allow: /^allow: (.*)$/im.exec(head)?.[1] ?? null, envelope: /^x-request-id:/im.test(head) })
+        .toEqual({ method, path, status: String(status), allow, envelope: true });
+    }
   });
 
   it("a path outside /v1 is not found", async () => {
