@@ -7,6 +7,7 @@
 //   - banned and soft-deleted users are signed out;
 //   - oversized request headers → 431 in the envelope;
 //   - a trailing slash is the same route as without it (two are no route).
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
@@ -150,6 +151,23 @@ describe("oversized request headers → 431 in the envelope", () => {
     const onWhoami = expectEnvelope(await call("/v1/whoami", { headers: { authorization: `Bearer ${half}.${half}.x` } }), 431, "HEADERS_TOO_LARGE");
     expect(onWhoami.retryable).toBe(false);
     expectEnvelope(await call("/v1/meta", { headers: { "x-padding": huge } }), 431, "HEADERS_TOO_LARGE");
+  });
+
+  it("locally, more than 128 header lines, however small, get Deno's bare 400 (errors.md), not the envelope", async () => {
+    const statusWith = (lines: number) => new Promise<string>((resolve, reject) => {
+      const url = new URL(`${stack.apiUrl}/v1/meta`);
+      // Host and Connection, and the rest one-byte headers.
+      const extra = Array.from({ length: lines - 2 }, (_, i) => `x-h${i}: a\r\n`).join("");
+      const socket = net.connect(Number(url.port), url.hostname, () => socket.write(`GET ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\n${extra}Connection: close\r\n\r\n`));
+      let received = "";
+      socket.on("data", (d) => (received += d));
+      socket.on("end", () => resolve(received.slice(0, received.indexOf("\r\n\r\n"))));
+      socket.on("error", reject);
+    });
+    expect(await statusWith(128)).toMatch(/^HTTP\/1\.1 200 /);
+    const refused = await statusWith(129);
+    expect(refused).toMatch(/^HTTP\/1\.1 400 /);
+    expect(refused).not.toMatch(/x-request-id/i);
   });
 
   it("ordinary headers are untouched", async () => {
