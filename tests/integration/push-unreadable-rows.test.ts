@@ -24,7 +24,7 @@ beforeAll(async () => {
     `create policy "Editors can delete memos" on public.memos for delete to authenticated using (${editor})`,
     `create policy "Members can read memos not hidden" on public.memos for select to authenticated using (${member} and not hidden)`,
     `grant select, delete on public.memos to authenticated`,
-    `grant insert (id, list_id, body, hidden), update (list_id, body, hidden) on public.memos to authenticated`,
+    `grant insert (id, list_id, body, hidden), update (id, list_id, body, hidden) on public.memos to authenticated`,
     `select app_private.enable_sync('public.memos', 'list_id')`,
     `create table public.docs (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, title text)`,
     ...syncedLikeTasks("docs", ["title"]),

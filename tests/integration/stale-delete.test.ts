@@ -31,7 +31,7 @@ beforeAll(async () => {
     `create policy "Editors delete any note" on public.notes for delete to authenticated using (${editor})`,
     `create policy "Members read notes" on public.notes for select to authenticated using (${member})`,
     `grant select, delete on public.notes to authenticated`,
-    `grant insert (id, list_id, body), update (body) on public.notes to authenticated`,
+    `grant insert (id, list_id, body), update (id, body) on public.notes to authenticated`,
     `select app_private.enable_sync('public.notes', 'list_id')`,
   ]);
 }, 120_000);

@@ -117,7 +117,7 @@ export function likeTasks(table: string, columns: readonly string[]): string[] {
     `create policy "Editors can delete ${table}" on ${t} for delete to authenticated using (${editor})`,
     `create policy "Members can read ${table}" on ${t} for select to authenticated using (${member})`,
     `grant select, delete on ${t} to authenticated`,
-    `grant insert (id, list_id, ${columns.join(", ")}), update (list_id, ${columns.join(", ")}) on ${t} to authenticated`,
+    `grant insert (id, list_id, ${columns.join(", ")}), update (id, list_id, ${columns.join(", ")}) on ${t} to authenticated`,
   ];
 }
 
