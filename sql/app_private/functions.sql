@@ -762,6 +762,38 @@ comment on function app_private.list_has_members(p_list_id uuid) is 'Whether the
 revoke execute on function app_private.list_has_members(p_list_id uuid) from public;
 grant execute on function app_private.list_has_members(p_list_id uuid) to authenticated;
 
+-- function app_private.live_uid()
+CREATE OR REPLACE FUNCTION app_private.live_uid()
+ RETURNS uuid
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+declare
+  v_user uuid := auth.uid();
+  v_session text := nullif(auth.jwt() ->> 'session_id', '');
+begin
+  -- A token without session_id (never one of Supabase Auth's) names no live session.
+  if v_user is null or v_session is null then
+    return null;
+  end if;
+  -- The api function checked this session when its transaction began (withUser)
+  -- and marked it: its request runs to its end as if it came before a sign-out
+  -- committing meanwhile. Only the api sets this, as it sets request.jwt.claims,
+  -- which every policy trusts alike; PostgREST and Realtime never do.
+  if current_setting('tidesync.live_session', true) = v_session then
+    return v_user;
+  end if;
+  if app_private.session_is_live(v_session::uuid, v_user) then
+    return v_user;
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.live_uid() is 'auth.uid() while the caller''s session counts (app_private.session_is_live of the token''s session_id claim: not signed out, not ended by time, the user neither banned nor soft-deleted), else null; null for a token without session_id. What the policies and functions reached with a user''s token (Data API, Realtime) take for the caller, in an initplan ((select app_private.live_uid())), so that a signed-out session''s unexpired token opens nothing. A transaction of the api function that checked its session first (setting tidesync.live_session to its id, as it sets request.jwt.claims) is not checked again: a request runs to its end as if before a sign-out that commits meanwhile. EXECUTE for authenticated only.';
+revoke execute on function app_private.live_uid() from public;
+grant execute on function app_private.live_uid() to authenticated;
+
 -- function app_private.lock_device_registration(p_user_id uuid, p_push_token text)
 CREATE OR REPLACE FUNCTION app_private.lock_device_registration(p_user_id uuid, p_push_token text)
  RETURNS void
@@ -1057,13 +1089,13 @@ CREATE OR REPLACE FUNCTION app_private.may_receive_poke(p_topic text)
  SET search_path TO ''
 AS $function$
   select case
-    when p_topic = 'tidesync:user:' || (select auth.uid())::text then true
+    when p_topic = 'tidesync:user:' || (select app_private.live_uid())::text then true
     when p_topic ~ '^tidesync:scope:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
       then substr(p_topic, 16)::uuid = any (app_private.visible_scope_ids())
     else false
   end;
 $function$;
-comment on function app_private.may_receive_poke(p_topic text) is 'True when the caller may receive the pokes of a Realtime topic: their own tidesync:user:<id>, or tidesync:scope:<id> of a scope (list) the scope table''s policies let them read. Any other topic: false.';
+comment on function app_private.may_receive_poke(p_topic text) is 'True when the caller may receive the pokes of a Realtime topic: their own tidesync:user:<id>, or tidesync:scope:<id> of a scope (list) the scope table''s policies let them read; false for both while the caller''s session does not count (app_private.live_uid()). Any other topic: false.';
 revoke execute on function app_private.may_receive_poke(p_topic text) from public;
 grant execute on function app_private.may_receive_poke(p_topic text) to authenticated;
 
@@ -1126,7 +1158,7 @@ begin
   return (
     select coalesce(array_agg(m.list_id), '{}')
       from public.list_members m
-     where m.user_id = (select auth.uid())
+     where m.user_id = (select app_private.live_uid())
        and case p_min_role
              when 'owner' then m.role = 'owner'
              when 'editor' then m.role in ('owner', 'editor')
@@ -1134,7 +1166,7 @@ begin
            end);
 end;
 $function$;
-comment on function app_private.my_list_ids(p_min_role text) is 'The lists the caller is a member of with at least p_min_role (viewer < editor < owner). SECURITY DEFINER so that policies on list_members can use it without recursing into their own RLS; it only ever answers about the caller.';
+comment on function app_private.my_list_ids(p_min_role text) is 'The lists the caller is a member of with at least p_min_role (viewer < editor < owner); none while the caller''s session does not count (app_private.live_uid()). SECURITY DEFINER so that policies on list_members can use it without recursing into their own RLS; it only ever answers about the caller.';
 revoke execute on function app_private.my_list_ids(p_min_role text) from public;
 grant execute on function app_private.my_list_ids(p_min_role text) to authenticated;
 
@@ -1822,7 +1854,8 @@ CREATE OR REPLACE FUNCTION app_private.redeem_list_invite(p_code text)
  SET search_path TO ''
 AS $function$
 declare
-  v_user uuid := auth.uid();
+  -- A redeemer must be able to sign in as much as the code's creator.
+  v_user uuid := app_private.live_uid();
   v_invite uuid;
   v_list uuid;
   v_role text;
@@ -1873,7 +1906,7 @@ begin
   return v_list;
 end;
 $function$;
-comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller (auth.uid()) while its creator is an owner of the list who can sign in (app_private.invite_is_honoured): adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. Locks the list''s row (FOR KEY SHARE) before the code''s, as a delete of the list does: racing that delete, it waits and answers as for a wrong code. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
+comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller while its creator is an owner of the list who can sign in (app_private.invite_is_honoured) and the caller''s own session counts (app_private.live_uid(): else 42501, as for anon): adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. Locks the list''s row (FOR KEY SHARE) before the code''s, as a delete of the list does: racing that delete, it waits and answers as for a wrong code. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 
@@ -2406,16 +2439,19 @@ revoke execute on function app_private.send_sync_pokes() from public;
 -- function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone)
 CREATE OR REPLACE FUNCTION app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone)
  RETURNS boolean
- LANGUAGE sql
+ LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
 AS $function$
-  select coalesce(p_not_after <= now(), false)
+begin
+  -- refreshed_at is a timestamp without time zone that Supabase Auth writes in UTC.
+  return coalesce(p_not_after <= now(), false)
       or coalesce(p_created_at + nullif(app_private.auth_sessions_timebox(), interval '0') < now(), false)
       or coalesce(coalesce(p_refreshed_at at time zone 'UTC', p_created_at)
-                  + nullif(app_private.auth_sessions_inactivity_timeout(), interval '0') < now(), false)
+                  + nullif(app_private.auth_sessions_inactivity_timeout(), interval '0') < now(), false);
+end;
 $function$;
-comment on function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone) is 'Whether an auth.sessions row (its not_after, created_at, refreshed_at) has ended by time, as Supabase Auth''s Session.CheckValidity: past not_after, past created_at + app_private.auth_sessions_timebox(), or past refreshed_at (created_at while never refreshed) + app_private.auth_sessions_inactivity_timeout(). The time part of app_private.session_is_live() and what the push-token sweep releases.';
+comment on function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone) is 'Whether an auth.sessions row (its not_after, created_at, refreshed_at) has ended by time, as Supabase Auth''s Session.CheckValidity: past not_after, past created_at + app_private.auth_sessions_timebox(), or past refreshed_at (created_at while never refreshed) + app_private.auth_sessions_inactivity_timeout(). The time part of app_private.session_is_live() and what the push-token sweep releases. PL/pgSQL, so its plan is cached per connection (session_is_live runs in every statement of a user''s request).';
 revoke execute on function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone) from public;
 
 -- function app_private.session_is_live(p_session_id uuid, p_user_id uuid)
@@ -2430,19 +2466,16 @@ begin
   if current_setting('role') = 'authenticated' and p_user_id is distinct from auth.uid() then
     return false;
   end if;
-  return exists (
-    select 1
-      from auth.sessions s
-      join auth.users u on u.id = s.user_id
-     where s.id = p_session_id
-       and s.user_id = p_user_id
-       and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at)
-       and (u.banned_until is null or u.banned_until <= now())
-       and u.deleted_at is null
-  );
+  -- A session row always has its user (the foreign key cascades).
+  return exists (select 1
+                   from auth.sessions s
+                  where s.id = p_session_id
+                    and s.user_id = p_user_id
+                    and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at))
+     and not app_private.cannot_sign_in(p_user_id);
 end
 $function$;
-comment on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) is 'The one rule for "this Supabase session still counts": its auth.sessions row exists for p_user_id and has not ended by time (app_private.session_has_ended: not_after, Supabase Auth''s time-box and inactivity timeout), and the user is neither banned (banned_until in the future) nor deleted (deleted_at). The api function''s session check, GET /v1/devices (active) and app_private.push_targets apply it. Security definer: authenticated cannot read auth.sessions; called as authenticated it answers only for the caller''s own sessions (false for anyone else''s). plpgsql, so its plan is cached per connection.';
+comment on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) is 'The one rule for "this Supabase session still counts": its auth.sessions row exists for p_user_id and has not ended by time (app_private.session_has_ended: not_after, Supabase Auth''s time-box and inactivity timeout), and the user can sign in (app_private.cannot_sign_in: neither banned nor soft-deleted). The api function''s session check, the Data API''s and Realtime''s policies and functions (through app_private.live_uid()), GET /v1/devices (active) and app_private.push_targets apply it. Security definer: authenticated cannot read auth.sessions; called as authenticated it answers only for the caller''s own sessions (false for anyone else''s). plpgsql, so its plan is cached per connection.';
 revoke execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) from public;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to authenticated;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to service_role;

@@ -891,6 +891,7 @@ export type Database = {
       };
       "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };
       "list_has_members": { Args: { "p_list_id": string }; Returns: boolean };
+      "live_uid": { Args: Record<PropertyKey, never>; Returns: string };
       "lock_device_registration":
         | {
           Args: { "p_push_token": string; "p_user_id": string };

@@ -9,12 +9,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nextPosition, type PageRequest, ZERO_UUID } from "../../functions/api/sync/plan-pull.ts";
 import { readChangesPage } from "../../functions/api/sync/pull-store.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
-import { insertAuthUser } from "../support/auth-users.ts";
+import { insertAuthUser, signIn } from "../support/auth-users.ts";
 import { untilOpenTransactionsEnd } from "../support/open-transactions.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
 const userId = randomUUID();
+let claims: string;
 const TASKS = 130; // more than two rows of entries (RECORDS_PER_ROW)
 const LIMIT = 120;
 
@@ -22,6 +23,7 @@ beforeAll(async () => {
   database = await createTempDatabase("tidesync_pullbudget", { seed: false });
   admin = postgres(database.adminDbUrl, { max: 1, onnotice: () => {} });
   await insertAuthUser(admin, userId); // their personal list's id is their id
+  claims = await signIn(admin, userId);
   // sizes from a few bytes to ~6 KB of notes, and multi-byte text (bytes, not characters, count)
   await admin`insert into public.tasks (list_id, title, notes)
     select ${userId}, 'Täsk ' || g, repeat('é', (g * 7919) % 3000) from generate_series(1, ${TASKS}) g`;
@@ -41,7 +43,7 @@ async function walk(first: PageRequest, maxBytes: number, between: (page: number
   let request = first;
   for (let n = 0; n < 1000; n++) {
     const page = await admin.begin(async (tx) => {
-      await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${JSON.stringify({ sub: userId, role: "authenticated" })}, true)`;
+      await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${claims}, true)`;
       return await readChangesPage(tx, request, null, LIMIT, maxBytes);
     });
     const text = page.entries.map((e) => utf8.decode(e)).join(",");

@@ -17,13 +17,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type IncrementalKey, ZERO_UUID } from "../../functions/api/sync/plan-pull.ts";
 import { readChangesPage } from "../../functions/api/sync/pull-store.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
-import { insertAuthUser } from "../support/auth-users.ts";
+import { insertAuthUser, signIn } from "../support/auth-users.ts";
 import { allNodes, inRolledBackTransaction, planRecorder } from "../support/explained.ts";
 import { untilOpenTransactionsEnd } from "../support/open-transactions.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
 const userId = randomUUID();
+let claims: string;
 
 beforeAll(async () => {
   database = await createTempDatabase("tidesync_pullreads", { seed: false });
@@ -32,6 +33,7 @@ beforeAll(async () => {
   // lookup would fetch none and the count below would say nothing.
   await admin`alter table app_private.sync_records set (autovacuum_enabled = false)`;
   await insertAuthUser(admin, userId); // their personal list's id is their id
+  claims = await signIn(admin, userId);
   await admin`insert into public.tasks (list_id, title) select ${userId}, 'Task ' || g from generate_series(1, 300) g`;
   await admin`update public.tasks set done = true where title in ('Task 1', 'Task 2', 'Task 3')`;
   await admin`delete from public.tasks where title in ('Task 4', 'Task 5')`;
@@ -53,7 +55,7 @@ describe("an incremental pull page", () => {
         select coalesce(sum(coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0)), 0)::integer as reads
           from pg_stat_xact_user_tables where schemaname = 'app_private' and relname = 'sync_records'`)[0].reads;
       const before = await bookkeepingRowsRead();
-      await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${JSON.stringify({ sub: userId, role: "authenticated" })}, true)`;
+      await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${claims}, true)`;
       const from: IncrementalKey = ["0", 0, "", ZERO_UUID];
       const page = await readChangesPage(tx, { mode: "incremental", after: from }, null, 1000);
       await tx`reset role`;
@@ -90,7 +92,7 @@ describe("an incremental pull page", () => {
       await inRolledBackTransaction(sql, async (tx) => {
         await tx`set local jit_above_cost = 0`; // every statement the planner would compile
         const plans = await recorder.explainEach(tx, false, async () => {
-          await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${JSON.stringify({ sub: userId, role: "authenticated" })}, true)`;
+          await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${claims}, true)`;
           await readChangesPage(tx, { mode: "full", upper: null, after: [ZERO_UUID, "", ZERO_UUID] }, null, 1000);
           await tx`select 1`; // the page's plan is reported once its portal closes: after this statement's start
         });
@@ -109,13 +111,14 @@ describe("an incremental page of a big list shared with the caller, or taken fro
   const TASKS = 2000;
   const owner = randomUUID();
   const member = randomUUID();
-  const claimsOf = (user: string) => JSON.stringify({ sub: user, role: "authenticated" });
+  const claims = new Map<string, string>();
   const as = (tx: postgres.TransactionSql, user: string) =>
-    tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${claimsOf(user)}, true)`;
+    tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${claims.get(user)!}, true)`;
 
   beforeAll(async () => {
     await insertAuthUser(admin, owner); // the owner's personal list (its id is theirs), shared below
     await insertAuthUser(admin, member);
+    for (const user of [owner, member]) claims.set(user, await signIn(admin, user));
     await admin`insert into public.tasks (list_id, title) select ${owner}, 'Task ' || g from generate_series(1, ${TASKS}) g`;
     await admin.begin(async (tx) => {
       await as(tx, owner);

@@ -11,17 +11,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allCollections } from "../../functions/_shared/collections.ts";
 import { GENERIC_PLANS_SQL, LOCK_SQL, READ_BACK_SQL, STATE_SQL } from "../../functions/api/sync/push-store.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
-import { insertAuthUser } from "../support/auth-users.ts";
+import { insertAuthUser, signIn } from "../support/auth-users.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
 const userId = randomUUID();
 const taskId = randomUUID();
+let claims: string;
 
 beforeAll(async () => {
   database = await createTempDatabase("tidesync_pushplans", { seed: false });
   admin = postgres(database.adminDbUrl, { max: 1, onnotice: () => {} });
   await insertAuthUser(admin, userId);
+  claims = await signIn(admin, userId);
   await admin`insert into public.tasks (id, list_id, title) values (${taskId}, ${userId}, 'milk')`;
   await admin`analyze`;
 });
@@ -49,7 +51,7 @@ interface Scan {
 /** Every scan of a table in the cached (generic) plan of `text`, prepared as the push prepares it. */
 async function scansOf(text: string, args: string[], pinned: boolean): Promise<Scan[]> {
   const plan = await admin.begin(async (tx) => {
-    await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${JSON.stringify({ sub: userId, role: "authenticated" })}, true)`;
+    await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${claims}, true)`;
     await tx.unsafe(pinned ? GENERIC_PLANS_SQL : `select set_config('plan_cache_mode', 'force_generic_plan', true)`);
     await tx.unsafe(`prepare probe as ${text}`);
     const [row] = await tx.unsafe<{ "QUERY PLAN": unknown }[]>(`explain (format json) execute probe(${args.map((a) => (a === "null" ? a : `'${a}'`)).join(", ")})`);

@@ -129,7 +129,7 @@ describe("an app's timestamp column (docs/security-model.md: give it a range che
 
     // supabase-js: from('events').insert(…), run as the user. The checked column refuses it…
     const asProbeUser = (statement: string) => probe.admin.begin(async (tx) => {
-      await tx`select set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated" })}, true), set_config('role', 'authenticated', true)`;
+      await tx`select set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId })}, true), set_config('role', 'authenticated', true)`;
       return await tx.unsafe(statement, [randomUUID(), user.userId]);
     }).then(() => null, (e: { code?: string; constraint_name?: string }) => `${e.code} ${e.constraint_name}`);
     expect(await asProbeUser(`insert into public.events (id, list_id, starts_at) values ($1, $2, '9999-12-31T23:59:59-14:00')`)).toBe("23514 events_starts_at_range");

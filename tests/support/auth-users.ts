@@ -22,3 +22,16 @@ export async function insertAuthUsers(sql: postgres.ISql, count: number, emailPr
            $1 || '-' || g || '@import.tidesync.dev', '{"provider":"email","providers":["email"]}', '{}', now(), now(), false
       from generate_series(1, $2::integer) g`, [emailPrefix, count]);
 }
+
+/**
+ * A new auth.sessions row for the user, as a sign-in makes one, and the claims PostgREST sets
+ * for its access token (request.jwt.claims): the policies need the session to count
+ * (app_private.live_uid(), migration 20261128001800).
+ */
+export async function signIn(sql: postgres.Sql, userId: string): Promise<string> {
+  const [{ id }] = await sql<{ id: string }[]>`
+    insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
+    values (gen_random_uuid(), ${userId}, 'aal1', now(), now(), 'tidesync tests')
+    returning id`;
+  return JSON.stringify({ sub: userId, role: "authenticated", session_id: id });
+}

@@ -264,16 +264,21 @@ export function createDb(config: Config): Db {
         // Privileges are checked when the statement starts, as the connection's
         // role, so the session lookup may read auth.sessions; the role switch
         // takes effect for every later statement of this transaction, and so
-        // do the timeouts of a work with a time limit of its own.
+        // do the timeouts of a work with a time limit of its own. A live
+        // session is marked for the transaction (tidesync.live_session): the
+        // policies, which check the session of every Data API statement
+        // (app_private.live_uid()), take this check for the whole request.
         const state = tx<{ live: boolean; pid: number }[]>`
           select
-            ${liveSession(tx, claims)} as live,
+            checked.live,
             pg_backend_pid() as pid,
+            set_config('tidesync.live_session', case when checked.live then ${claims.session_id} else '' end, true),
             set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
             set_config('role', 'authenticated', true)
             ${limit === undefined ? tx`` : tx`,
             set_config('statement_timeout', ${limit}, true),
-            set_config('idle_in_transaction_session_timeout', ${limit}, true)`}`.execute();
+            set_config('idle_in_transaction_session_timeout', ${limit}, true)`}
+          from (select ${liveSession(tx, claims)} as live offset 0) checked`.execute();
         // The work's first statements travel in the same round trip (pipelined
         // behind the check, as the caller under RLS). Its answer arrives first:
         // a signed-out session refuses every later statement, nothing the work

@@ -51,7 +51,7 @@ create policy "Owners can remove members and members can leave"
   as permissive
   for delete
   to authenticated
-  using (((list_id IN ( SELECT unnest(app_private.my_list_ids('owner'::text)) AS unnest)) OR (user_id = ( SELECT auth.uid() AS uid))));
+  using (((list_id IN ( SELECT unnest(app_private.my_list_ids('owner'::text)) AS unnest)) OR (user_id = ( SELECT app_private.live_uid() AS live_uid))));
 comment on policy "Owners can remove members and members can leave" on public.list_members is 'An owner removes anyone; every member may remove themselves. New members join only through invites (accept_list_invite).';
 
 -- grants (the owner's implicit rights not shown)

@@ -47,7 +47,7 @@ create policy "Members can read their lists"
   as permissive
   for select
   to authenticated
-  using (((id = ANY (( SELECT app_private.my_list_ids('viewer'::text) AS my_list_ids)::uuid[])) OR ((created_by = ( SELECT auth.uid() AS uid)) AND (NOT app_private.list_has_members(id)))));
+  using (((id = ANY (( SELECT app_private.my_list_ids('viewer'::text) AS my_list_ids)::uuid[])) OR ((created_by = ( SELECT app_private.live_uid() AS live_uid)) AND (NOT app_private.list_has_members(id)))));
 comment on policy "Members can read their lists" on public.lists is 'Every member (owner, editor, viewer) sees the list; nobody else knows it exists. Its creator also reads it back in the statement that creates it (insert … returning, supabase-js insert().select()), before the database makes them its owner.';
 
 create policy "Owners can delete their lists"
@@ -63,7 +63,7 @@ create policy "Users can create lists"
   as permissive
   for insert
   to authenticated
-  with check ((created_by = ( SELECT auth.uid() AS uid)));
+  with check ((created_by = ( SELECT app_private.live_uid() AS live_uid)));
 comment on policy "Users can create lists" on public.lists is 'Any signed-in user creates lists of their own (never with another user''s id: the trigger personal_list_id_reserved answers it as taken); the database makes them its owner.';
 
 -- grants (the owner's implicit rights not shown)

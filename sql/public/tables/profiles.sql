@@ -33,7 +33,7 @@ create policy "Users can read their own profile"
   as permissive
   for select
   to authenticated
-  using ((id = ( SELECT auth.uid() AS uid)));
+  using ((id = ( SELECT app_private.live_uid() AS live_uid)));
 comment on policy "Users can read their own profile" on public.profiles is 'A signed-in user sees only their own profile; other users'' profiles are invisible.';
 
 create policy "Users can update their own profile"
@@ -41,8 +41,8 @@ create policy "Users can update their own profile"
   as permissive
   for update
   to authenticated
-  using ((id = ( SELECT auth.uid() AS uid)))
-  with check ((id = ( SELECT auth.uid() AS uid)));
+  using ((id = ( SELECT app_private.live_uid() AS live_uid)))
+  with check ((id = ( SELECT app_private.live_uid() AS live_uid)));
 comment on policy "Users can update their own profile" on public.profiles is 'A user changes only their own profile (and, by column privileges, only display_name and completed_steps).';
 
 -- grants (the owner's implicit rights not shown)

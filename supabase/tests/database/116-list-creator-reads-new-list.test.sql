@@ -11,8 +11,8 @@ select from tests.create_supabase_user('cr_other');
 
 -- ------------------------------------------------------------ pinned: the policy and the helper's privileges
 select is((select qual from pg_catalog.pg_policies where schemaname = 'public' and tablename = 'lists' and policyname = 'Members can read their lists' and cmd = 'SELECT'),
-  '((id = ANY (( SELECT app_private.my_list_ids(''viewer''::text) AS my_list_ids)::uuid[])) OR ((created_by = ( SELECT auth.uid() AS uid)) AND (NOT app_private.list_has_members(id))))',
-  'the lists select policy: members, or the creator of a list that has no member yet');
+  '((id = ANY (( SELECT app_private.my_list_ids(''viewer''::text) AS my_list_ids)::uuid[])) OR ((created_by = ( SELECT app_private.live_uid() AS live_uid)) AND (NOT app_private.list_has_members(id))))',
+  'the lists select policy: members, or the creator (while their session counts: migration 20261128001800) of a list that has no member yet');
 select is(tests.function_callers('app_private.list_has_members(uuid)'), array['authenticated'], 'list_has_members: EXECUTE for authenticated only');
 select is((select p.prosecdef and p.proconfig = array['search_path=""'] and p.provolatile = 's' from pg_catalog.pg_proc p where p.oid = 'app_private.list_has_members(uuid)'::regprocedure),
   true, 'list_has_members is STABLE SECURITY DEFINER with search_path ''''');
