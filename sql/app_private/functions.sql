@@ -371,7 +371,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -2027,6 +2027,33 @@ $function$;
 comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by run_account_deletions after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried next run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
 revoke execute on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) from public;
 
+-- function app_private.refuse_scope_table_without_membership()
+CREATE OR REPLACE FUNCTION app_private.refuse_scope_table_without_membership()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_table regclass;
+begin
+  -- The registry as it is at commit (the triggers are deferred): a membership table registered
+  -- later in the migration counts, a scope table disabled again does not.
+  select s into v_table from app_private.scope_tables_without_membership() s limit 1;
+  if v_table is not null then
+    raise exception 'enable_sync: the scope table % has no membership table', v_table
+      using errcode = 'invalid_parameter_value',
+            detail = 'A user''s loss of a scope is recorded only when their membership row is deleted: without one, a deleted scope row and '
+                     'the rows in it stay on every device that synced them, and its owner cannot create its id again.',
+            hint = format('In the same migration, register a table of (scope, user) rows whose scope column references %s (id) on delete cascade: '
+                          'select app_private.enable_sync_membership(''<table>'', ''<scope column>'', ''<user column>''). A scope of one user '
+                          'is such a table with one owner row (docs/security-model.md, "Making a new table syncable", step 4).', v_table);
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.refuse_scope_table_without_membership() is 'Constraint trigger (deferred to commit) on sync_tables (a scope table registered) and sync_memberships (a membership table unregistered): refuses the transaction, 22023, while a scope table has no membership table (scope_tables_without_membership()).';
+revoke execute on function app_private.refuse_scope_table_without_membership() from public;
+
 -- function app_private.refuse_sync_truncate()
 CREATE OR REPLACE FUNCTION app_private.refuse_sync_truncate()
  RETURNS trigger
@@ -2388,6 +2415,30 @@ $function$;
 comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit, then goes on forgetting the queued installation ids in the sync state (forget_queued_installations with its default budget, 10 s: these users'' and those of anyone deleted otherwise; a sweep the budget cuts short goes on in the next run of either purge). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
+
+-- function app_private.scope_tables_without_membership()
+CREATE OR REPLACE FUNCTION app_private.scope_tables_without_membership()
+ RETURNS SETOF regclass
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select t.relation
+    from app_private.sync_tables t
+   where t.scope_column = 'id'
+     and not exists (
+       select 1
+         from app_private.sync_memberships m
+         join pg_catalog.pg_constraint c on c.conrelid = m.relation and c.contype = 'f' and c.confrelid = t.relation
+         join pg_catalog.pg_attribute a on a.attrelid = c.conrelid and a.attnum = c.conkey[1]
+         join pg_catalog.pg_attribute k on k.attrelid = c.confrelid and k.attnum = c.confkey[1]
+        -- set null / set default would keep the membership row, and no loss would be written
+        where cardinality(c.conkey) = 1 and a.attname = m.scope_column and k.attname = 'id'
+          and c.confdeltype in ('c', 'r', 'a'))
+   order by t.relation::text
+$function$;
+comment on function app_private.scope_tables_without_membership() is 'The scope tables (sync_tables.scope_column = ''id'') that no registered membership table grants access to: none whose scope column is a foreign key to the table''s id on delete cascade, restrict or no action. The engine records a lost scope only when a membership row is deleted, so such a table''s deleted rows would stay on devices. Read by refuse_scope_table_without_membership().';
+revoke execute on function app_private.scope_tables_without_membership() from public;
 
 -- function app_private.send_sync_pokes()
 CREATE OR REPLACE FUNCTION app_private.send_sync_pokes()

@@ -1121,6 +1121,10 @@ export type Database = {
           "users_deleted": number;
         }[];
       };
+      "scope_tables_without_membership": {
+        Args: Record<PropertyKey, never>;
+        Returns: unknown[];
+      };
       "session_has_ended": {
         Args: {
           "p_created_at": string;

@@ -27,3 +27,7 @@ comment on policy "Signed-in users can read which tables grant access" on app_pr
 
 -- grants (the owner's implicit rights not shown)
 grant select on table app_private.sync_memberships to authenticated;
+
+-- triggers
+CREATE CONSTRAINT TRIGGER tidesync_scope_tables_have_members AFTER DELETE ON app_private.sync_memberships DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION app_private.refuse_scope_table_without_membership();
+comment on trigger tidesync_scope_tables_have_members on app_private.sync_memberships is 'A membership table unregistered (disable_sync) while its scope table stays synced is refused at commit (refuse_scope_table_without_membership).';

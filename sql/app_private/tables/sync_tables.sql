@@ -32,4 +32,6 @@ comment on policy "Signed-in users can read which tables sync" on app_private.sy
 grant select on table app_private.sync_tables to authenticated;
 
 -- triggers
+CREATE CONSTRAINT TRIGGER tidesync_scope_tables_have_members AFTER INSERT ON app_private.sync_tables DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (new.scope_column = 'id'::name) EXECUTE FUNCTION app_private.refuse_scope_table_without_membership();
+comment on trigger tidesync_scope_tables_have_members on app_private.sync_tables is 'A scope table registered by enable_sync needs a membership table by the time the transaction commits (refuse_scope_table_without_membership).';
 CREATE TRIGGER write_visible_scope_ids AFTER INSERT OR DELETE OR UPDATE OR TRUNCATE ON app_private.sync_tables FOR EACH STATEMENT EXECUTE FUNCTION app_private.write_visible_scope_ids();
