@@ -1787,7 +1787,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.recheck_task_writes() is 'Trigger (after insert or update of public.tasks, per statement, with new_rows): as authenticated, the caller must still be an editor of every list the statement wrote tasks into, as last committed (require_list_role). recheck_write_into_list() with a static query.';
+comment on function app_private.recheck_task_writes() is 'Trigger (after insert or update of public.tasks, per statement, with new_rows, when (current_user = ''authenticated'')): the caller must still be an editor of every list the statement wrote tasks into, as last committed (require_list_role). The WHEN, evaluated as the statement ends, leaves out a foreign key''s action (set null, set default, cascade), which Postgres runs as the table''s owner but whose triggers it fires as the user. recheck_write_into_list() with a static query.';
 revoke execute on function app_private.recheck_task_writes() from public;
 
 -- function app_private.recheck_write_into_list()
@@ -1806,7 +1806,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.recheck_write_into_list() is 'Trigger (after insert or update of a table scoped by a list, per statement, with new_rows; arguments: the least role, the list column): as authenticated, the caller must still hold that role in every list the statement wrote rows into, as last committed (require_list_role).';
+comment on function app_private.recheck_write_into_list() is 'Trigger (after insert or update of a table scoped by a list, per statement, with new_rows, when (current_user = ''authenticated''); arguments: the least role, the list column): the caller must still hold that role in every list the statement wrote rows into, as last committed (require_list_role). The WHEN, evaluated as the statement ends, leaves out a foreign key''s action (set null, set default, cascade), which Postgres runs as the table''s owner but whose triggers it fires as the user (docs/security-model.md, step 3).';
 revoke execute on function app_private.recheck_write_into_list() from public;
 
 -- function app_private.record_notification_preference_change()

@@ -1,0 +1,141 @@
+// A foreign key's action (`on delete set null`, a list's cascade) is not the
+// user's write into the referencing row's list (migration
+// 20261128002000_referential_actions_not_rechecked, docs/security-model.md
+// step 3). Bob deletes his own task and his own list, through the push and the
+// Data API, while a row in a list he has left, or was never in, points at the
+// task `on delete set null`; the row's reference is cleared and its list's
+// members pull the change. Before, the recheck triggers judged Postgres's
+// update of that row as Bob's write into its list: the push answered
+// FORBIDDEN "you may not delete this record" and the Data API 42501, and both
+// rows stayed.
+//   - comments: an app's own table made by the docs' recipe (step 3's recheck
+//     triggers, its guard: a comment points at a task of its own list, and
+//     keeps the reference when the task moves out);
+//   - tasks: a self-reference (subtasks) added to the sample's table, whose
+//     recheck triggers are tidesync's own; no guard, so from any list.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call } from "../support/harness.ts";
+import { type ProbeStack, type ProbeUser, startProbeStack } from "../support/probe-stack.ts";
+import { remove, settled, upsert } from "../support/shared-lists.ts";
+
+let probe: ProbeStack;
+const editor = `list_id in (select unnest(app_private.my_list_ids('editor')))`;
+const member = `list_id in (select unnest(app_private.my_list_ids('viewer')))`;
+const taskOfTheList = `(ref_task is null or exists (select 1 from public.tasks t where t.id = comments.ref_task and t.list_id = comments.list_id))`;
+const recheck = (event: "insert" | "update") =>
+  `create trigger writer_role_rechecked_on_${event} after ${event} on public.comments referencing new table as new_rows
+     for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id')`;
+
+beforeAll(async () => {
+  probe = await startProbeStack("referential_actions", [
+    `alter table public.tasks add column parent_id uuid references public.tasks (id) on delete set null`,
+    `create index tasks_parent_id_idx on public.tasks (parent_id)`,
+    `grant insert (parent_id), update (parent_id) on public.tasks to authenticated`,
+    `create table public.comments (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
+       body text not null, ref_task uuid references public.tasks (id) on delete set null)`,
+    `create index comments_ref_task_idx on public.comments (ref_task)`,
+    `alter table public.comments enable row level security`,
+    `create policy "Members can read the comments of their lists" on public.comments for select to authenticated using (${member})`,
+    `create policy "Editors can add comments" on public.comments for insert to authenticated with check (${editor} and ${taskOfTheList})`,
+    `create policy "Editors can change comments" on public.comments for update to authenticated using (${editor}) with check (${editor} and ${taskOfTheList})`,
+    `create policy "Editors can delete comments" on public.comments for delete to authenticated using (${editor})`,
+    `grant select, delete on public.comments to authenticated`,
+    `grant insert (id, list_id, body, ref_task), update (list_id, body, ref_task) on public.comments to authenticated`,
+    recheck("insert"),
+    recheck("update"),
+    `select app_private.enable_sync('public.comments', 'list_id')`,
+  ]);
+}, 120_000);
+
+afterAll(async () => {
+  await probe?.stop();
+});
+
+interface Change { collection: string; id: string; version: number; deleted: boolean; data: Record<string, unknown> | null }
+
+async function push(user: ProbeUser, ops: unknown[]): Promise<{ status: string; error?: { code: string; message: string } }[]> {
+  const response = await call("/v1/sync/batch", { method: "POST", token: user.token, body: { ops }, baseUrl: probe.apiUrl });
+  expect(response.status, response.text).toBe(200);
+  return response.body.results;
+}
+
+/** Every record the user's device would hold, by id. */
+async function pull(user: ProbeUser): Promise<Map<string, Change>> {
+  await settled();
+  const records = new Map<string, Change>();
+  for (let cursor: string | undefined; ;) {
+    const query = new URLSearchParams({ limit: "1000", ...(cursor ? { cursor } : {}) });
+    const response = await call(`/v1/sync/changes?${query}`, { token: user.token, baseUrl: probe.apiUrl });
+    expect(response.status, response.text).toBe(200);
+    for (const change of response.body.changes as Change[]) records.set(change.id, change);
+    cursor = response.body.cursor;
+    if (!response.body.has_more) return records;
+  }
+}
+
+/** A Data API call as the user (role authenticated + claims, one transaction). */
+async function asUser(user: ProbeUser, sql: string, params: string[]): Promise<void> {
+  await probe.admin.begin(async (tx) => {
+    await tx`select set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId })}, true),
+                    set_config('role', 'authenticated', true)`;
+    await tx.unsafe(sql, params);
+  });
+}
+
+async function count(table: string, ids: string[]): Promise<number> {
+  const [row] = await probe.admin.unsafe(`select count(*)::int as n from public.${table} where id = any ($1::uuid[])`, [ids]);
+  return row.n;
+}
+
+const applied = (n: number) => Array.from({ length: n }, () => ({ status: "applied" }));
+
+describe("a foreign key's action is not the user's write", () => {
+  it("comments (the docs' recipe): Bob deletes his task and his list, both pointed at from a list he has left, through the push and the Data API", async () => {
+    const [alice, bob] = [await probe.newUser(), await probe.newUser()];
+    const [listA, listB, listC] = [randomUUID(), randomUUID(), randomUUID()];
+    const [t1, t2, t3] = [randomUUID(), randomUUID(), randomUUID()];
+    const [c1, c2, c3] = [randomUUID(), randomUUID(), randomUUID()];
+    expect(await push(alice, [upsert("lists", listA, { title: "A" })])).toMatchObject(applied(1));
+    await probe.admin`insert into public.list_members (list_id, user_id, role) values (${listA}, ${bob.userId}, 'editor')`;
+    // Bob's tasks in Alice's list A; her comments there point at them (same list: the guard allows it).
+    expect(await push(bob, [upsert("lists", listB, { title: "B" }), upsert("lists", listC, { title: "C" }),
+      ...[t1, t2, t3].map((t) => upsert("tasks", t, { list_id: listA, title: "Bob's" }))])).toMatchObject(applied(5));
+    expect(await push(alice, [[c1, t1], [c2, t2], [c3, t3]].map(([c, t]) => upsert("comments", c, { list_id: listA, body: "about it", ref_task: t }))))
+      .toMatchObject(applied(3));
+    // Bob moves them into his lists B and C (the comments keep their references); Alice removes him from A.
+    let bobs = await pull(bob);
+    expect(await push(bob, [[t1, listB], [t2, listB], [t3, listC]].map(([t, list]) => upsert("tasks", t, { list_id: list }, bobs.get(t)!.version))))
+      .toMatchObject(applied(3));
+    await asUser(alice, `delete from public.list_members where list_id = $1 and user_id = $2`, [listA, bob.userId]);
+
+    bobs = await pull(bob);
+    expect(await push(bob, [remove("tasks", t1, bobs.get(t1)!.version)]), "his task").toMatchObject(applied(1));
+    expect(await push(bob, [remove("lists", listB, bobs.get(listB)!.version)]), "his list, with t2").toMatchObject(applied(1));
+    await asUser(bob, `delete from public.lists where id = $1`, [listC]);
+    expect([await count("tasks", [t1, t2, t3]), await count("lists", [listB, listC])]).toEqual([0, 0]);
+
+    const alices = await pull(alice);
+    expect([c1, c2, c3].map((c) => alices.get(c)?.data)).toEqual([c1, c2, c3].map(() => expect.objectContaining({ list_id: listA, ref_task: null })));
+  }, 60_000);
+
+  it("tasks (the sample's own recheck): Bob deletes his task, and his list, which tasks in Alice's private list point at", async () => {
+    const [alice, bob] = [await probe.newUser(), await probe.newUser()];
+    const listB = randomUUID();
+    const [t1, t2, t3] = [randomUUID(), randomUUID(), randomUUID()];
+    const [s1, s2, s3] = [randomUUID(), randomUUID(), randomUUID()];
+    expect(await push(bob, [upsert("lists", listB, { title: "B" }), upsert("tasks", t1, { list_id: bob.userId, title: "his" }),
+      upsert("tasks", t2, { list_id: bob.userId, title: "his" }), upsert("tasks", t3, { list_id: listB, title: "his" })])).toMatchObject(applied(4));
+    expect(await push(alice, [[s1, t1], [s2, t2], [s3, t3]].map(([s, t]) => upsert("tasks", s, { list_id: alice.userId, title: "sub", parent_id: t }))))
+      .toMatchObject(applied(3));
+
+    const bobs = await pull(bob);
+    expect(await push(bob, [remove("tasks", t1, bobs.get(t1)!.version)]), "his task").toMatchObject(applied(1));
+    await asUser(bob, `delete from public.tasks where id = $1`, [t2]);
+    expect(await push(bob, [remove("lists", listB, bobs.get(listB)!.version)]), "his list, with t3").toMatchObject(applied(1));
+    expect(await count("tasks", [t1, t2, t3])).toBe(0);
+
+    const alices = await pull(alice);
+    expect([s1, s2, s3].map((s) => alices.get(s)?.data?.parent_id)).toEqual([null, null, null]);
+  }, 60_000);
+});
