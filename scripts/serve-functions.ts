@@ -4,7 +4,7 @@
 // sees /api/v1/meta); this gateway does the same. Run with Deno:
 //   deno run --config functions/api/deno.json --allow-net --allow-env --allow-read scripts/serve-functions.ts
 import { createApp } from "../functions/api/app.ts";
-import { loadConfig } from "../functions/api/lib/config.ts";
+import { loadStartUpConfig } from "../functions/api/lib/config.ts";
 import { keepServingOnUncaughtErrors } from "../functions/api/lib/keep-serving.ts";
 import { requestIdFor } from "../functions/api/lib/middleware.ts";
 import { startOrExit } from "../functions/api/lib/start-up.ts";
@@ -14,7 +14,7 @@ import { urlHost } from "./lib/url-host.ts";
 
 const TCP_PORT = { min: 1, max: 65535 };
 const env = Deno.env.toObject();
-const port = startOrExit(() =>
+const port = await startOrExit(() =>
   env.TIDESYNC_PORT ? intSetting(env, "TIDESYNC_PORT", 54321, TCP_PORT) : intSetting(env, "PORT", 54321, TCP_PORT)
 );
 const hostname = env.TIDESYNC_HOST || "127.0.0.1";
@@ -37,7 +37,7 @@ async function readLocalObject(bucket: string, path: string): Promise<Uint8Array
   }
 }
 
-const api = startOrExit(() => createApp(loadConfig(env)));
+const api = await startOrExit(async () => createApp(await loadStartUpConfig(env)));
 const functions: Record<string, { fetch: (request: Request) => Response | Promise<Response>; allowedMethodsAt: (url: string) => string[] }> = {
   api: { fetch: api.app.fetch, allowedMethodsAt: api.allowedMethodsAt },
 };
@@ -55,7 +55,7 @@ function gatewayError(request: Request, status: 404 | 405, code: "NOT_FOUND" | "
 const notFound = (request: Request) => gatewayError(request, 404, "NOT_FOUND", "no such function");
 
 // Listening is part of start-up too: a port in use (AddrInUse) ends the process.
-const server = startOrExit(() => Deno.serve({
+const server = await startOrExit(() => Deno.serve({
   port,
   hostname,
   onListen: ({ hostname, port }) => {

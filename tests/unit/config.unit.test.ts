@@ -1,13 +1,16 @@
 // The function's environment → Config: defaults, derived values, and a clear
 // start-up error (naming the variable) for anything missing or malformed.
+import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { loadConfig, SETTING_RANGES } from "../../functions/api/lib/config.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { exportJWK, generateKeyPair, type JWK } from "jose";
+import { loadConfig, loadStartUpConfig, SETTING_RANGES } from "../../functions/api/lib/config.ts";
 import { DEFAULT_RATE_LIMITS } from "../../functions/api/lib/rate-limit-rules.ts";
 import { DEFAULT_LIMITS, LIMIT_RANGES, limitEnvName } from "../../functions/_shared/limits.ts";
 import { MAX_TIMER_MS } from "../../functions/_shared/int-setting.ts";
 import { CLIENT_TIMEOUT_GRACE_MS } from "../../functions/api/lib/db.ts";
+import { createSigningKeys, type SigningKeys } from "../support/signing-keys.ts";
 
 const BASE = {
   SUPABASE_DB_URL: "postgres://postgres:pw@db.example.test:5432/postgres",
@@ -200,5 +203,53 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ ...BASE, TIDESYNC_DEPRECATIONS: "[" })).toThrow(/TIDESYNC_DEPRECATIONS must be a JSON array/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DEPRECATIONS: JSON.stringify([{ ...row, route: "whoami" }]) })).toThrow(/TIDESYNC_DEPRECATIONS is invalid: 0.route/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DEPRECATIONS: JSON.stringify([{ ...row, sunset: "soon" }]) })).toThrow(/0.sunset/);
+  });
+});
+
+// A key set that cannot verify started fine, and then every valid token answered 401 "the access token
+// is invalid": jose imports a key on the first token that needs it. Each key is now imported at start-up.
+describe("loadStartUpConfig: SUPABASE_JWKS's keys", () => {
+  let keys: SigningKeys;
+  let publicKey: JWK;
+  let rsaPublic: JWK;
+  let rsa1024: JWK;
+  beforeAll(async () => {
+    keys = await createSigningKeys();
+    publicKey = keys.publicJwks.keys[0];
+    rsaPublic = { ...(await exportJWK((await generateKeyPair("RS256", { extractable: true })).publicKey)), kid: "rsa", alg: "RS256" };
+    // jose generates no key this short; an old one may still be pasted.
+    rsa1024 = { ...generateKeyPairSync("rsa", { modulusLength: 1024 }).publicKey.export({ format: "jwk" }), kid: "short" } as JWK;
+  });
+  const start = (jwks: unknown, env: Record<string, string | undefined> = { SUPABASE_JWT_SECRET: undefined }) =>
+    loadStartUpConfig({ ...BASE, ...env, SUPABASE_JWKS: JSON.stringify(jwks) });
+
+  it("takes Supabase Auth's public ES256 and RS256 keys", async () => {
+    expect((await start({ keys: [publicKey, rsaPublic] })).auth.jwks?.keys).toHaveLength(2);
+    expect((await start({ keys: [{ ...publicKey, alg: undefined, use: undefined, key_ops: undefined }] })).auth.jwks?.keys).toHaveLength(1);
+  });
+
+  it.each([
+    ["a coordinate cut short (a bad paste)", () => ({ ...publicKey, x: String(publicKey.x).slice(0, 20) }), /SUPABASE_JWKS: key 0 \(kid ".+"\) is not an ES256 public key/],
+    ["a misspelt kty", () => ({ ...publicKey, kty: "ECC" }), /SUPABASE_JWKS: key 0 \(kid ".+"\) is not a JSON Web Key: its kty is "ECC"/],
+    ["no key at all", () => ({ hello: "world" }), /SUPABASE_JWKS: key 0 is not a JSON Web Key/],
+    ["the private signing key", () => keys.privateJwk, /SUPABASE_JWKS: key 0 \(kid ".+"\) is a private key \(it has d\)/],
+    ["an ES256 key on another curve", () => ({ ...publicKey, crv: "P-384" }), /SUPABASE_JWKS: key 0 .* is not an ES256 public key/],
+    ["an RS256 key of 1024 bits", () => rsa1024, /SUPABASE_JWKS: key 0 \(kid "short"\) is a 1024-bit RSA key: RS256 needs at least 2048 bits/],
+  ])("refuses %s, naming SUPABASE_JWKS and the key", async (_name, key, message) => {
+    await expect(start({ keys: [key(), publicKey] })).rejects.toThrow(message);
+    // With a legacy secret besides, as much: the key set's tokens would all be refused.
+    await expect(start({ keys: [key()] }, {})).rejects.toThrow(message);
+  });
+
+  // The Supabase CLI's SUPABASE_JWKS lists the legacy secret as an oct key, and adds third-party providers' keys.
+  it("passes the keys the verifier never tries, but not a key set of only those without a legacy secret", async () => {
+    const untried = [
+      { kty: "oct", k: "c2VjcmV0" },
+      { kty: "OKP", crv: "Ed25519", x: "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo" },
+      { ...rsaPublic, kid: "enc", use: "enc" },
+    ];
+    expect((await start({ keys: [...untried, publicKey] })).auth.jwks?.keys).toHaveLength(4);
+    expect((await start({ keys: untried }, {})).auth.hsSecret).toBe("legacy-secret");
+    await expect(start({ keys: untried })).rejects.toThrow(/SUPABASE_JWKS holds no ES256 or RS256 public key, and no HS256 secret is set/);
   });
 });

@@ -1,6 +1,7 @@
 // Reads the function's environment once, at start-up, into a typed Config.
 // A missing or malformed setting stops the function with a clear message
-// instead of failing on the first request. Every variable is listed in README.
+// instead of failing on the first request (loadStartUpConfig). Every variable
+// is listed in README.
 import { z } from "zod";
 import { type IntRange, intSetting, MAX_TIMER_MS } from "../../_shared/int-setting.ts";
 import { type Limits, loadLimits } from "../../_shared/limits.ts";
@@ -8,6 +9,7 @@ import type { Deprecation } from "../../_shared/schemas/deprecation.ts";
 import { loadReleaseConfig, type ReleaseConfig } from "../releases/release-config.ts";
 import { loadDeprecations } from "./deprecations.ts";
 import { DEFAULT_RATE_LIMITS, mergeRateLimits, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
+import { importKeySet } from "./verify-token.ts";
 
 export interface Config {
   dbUrl: string;
@@ -84,6 +86,26 @@ function booleanSetting(env: Record<string, string | undefined>, name: string): 
   if (raw === undefined || raw === "") return undefined;
   if (raw === "true" || raw === "false") return raw === "true";
   throw new Error(`${name} must be true or false (lower case), got ${JSON.stringify(raw)}`);
+}
+
+/**
+ * The function's configuration, with SUPABASE_JWKS's keys imported as the
+ * token verifier will import them (importKeySet): its start-up. WebCrypto
+ * imports keys asynchronously, so loadConfig, which the OpenAPI generator and
+ * the tests call, checks only the key set's shape.
+ */
+export async function loadStartUpConfig(env: Record<string, string | undefined>): Promise<Config> {
+  const config = loadConfig(env);
+  const { jwks, hsSecret } = config.auth;
+  if (jwks) {
+    const verifying = await importKeySet(jwks.keys).catch((error: Error) => {
+      throw new Error(`SUPABASE_JWKS: ${error.message}`);
+    });
+    if (verifying === 0 && !hsSecret) {
+      throw new Error("SUPABASE_JWKS holds no ES256 or RS256 public key, and no HS256 secret is set (TIDESYNC_JWT_SECRET): no token could be verified");
+    }
+  }
+  return config;
 }
 
 export function loadConfig(env: Record<string, string | undefined>): Config {

@@ -1,11 +1,12 @@
-// The function's start-up (reading its configuration, building the app) runs
-// before keepServingOnUncaughtErrors is installed: a refused setting must end
+// The function's start-up (reading its configuration, importing its token
+// verification keys, building the app) runs before
+// keepServingOnUncaughtErrors is installed: a refused setting must end
 // the process with a non-zero status and its message, not be logged as an
 // "unhandled rejection (kept serving)" by a process that then exits with 0.
 // Deno-only (Deno.exit), so it is not in _shared/.
-export function startOrExit<T>(start: () => T): T {
+export async function startOrExit<T>(start: () => T | Promise<T>): Promise<T> {
   try {
-    return start();
+    return await start();
   } catch (error) {
     console.error(JSON.stringify({
       level: "fatal",

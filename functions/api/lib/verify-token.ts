@@ -2,7 +2,7 @@
 // ES256/RS256 against the project's JWKS (inline or fetched, cached), or HS256
 // against the legacy shared secret when one is configured. Nothing in the token
 // is trusted before its signature, `exp`, `aud` and `role` have been checked.
-import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, type JWTPayload, jwtVerify } from "jose";
+import { createLocalJWKSet, decodeProtectedHeader, errors as joseErrors, importJWK, type JWK, type JWTPayload, jwtVerify } from "jose";
 import { LRUCache } from "lru-cache";
 import { ApiError } from "../../_shared/errors.ts";
 import type { Config } from "./config.ts";
@@ -24,6 +24,78 @@ export type AssuranceLevel = typeof ASSURANCE_LEVELS[number];
 
 const ASYMMETRIC = ["ES256", "RS256"];
 const CLOCK_TOLERANCE_SECONDS = 5;
+
+/** The key types a JSON Web Key has (IANA's "JSON Web Key Types"). */
+const KEY_TYPES = ["EC", "RSA", "OKP", "oct", "AKP"];
+/** Members only a private key has (RFC 7518 6.2.2 and 6.3.2, RFC 8037, ML-DSA's `priv`). */
+const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "priv"];
+/** How jose verifies each algorithm of ASYMMETRIC with WebCrypto. */
+const SIGNING: Record<string, AlgorithmIdentifier | EcdsaParams> = {
+  ES256: { name: "ECDSA", hash: "SHA-256" },
+  RS256: { name: "RSASSA-PKCS1-v1_5" },
+};
+/** The shortest RSA modulus jose verifies RS256 with. */
+const MIN_RSA_BITS = 2048;
+
+/**
+ * The algorithm the verifier tries `jwk` for (as jose's key set picks keys), or
+ * undefined when it never does: the key's `alg`, else the one its type means
+ * (RSA: RS256; EC: ES256 unless it names another curve); a key marked for
+ * another use than verifying (`use`, `key_ops`) is never tried.
+ */
+function verifyingAlgorithm(jwk: Record<string, unknown>): string | undefined {
+  if (jwk.use !== undefined && jwk.use !== "sig") return undefined;
+  if (Array.isArray(jwk.key_ops) && !jwk.key_ops.includes("verify")) return undefined;
+  const alg = typeof jwk.alg === "string"
+    ? jwk.alg
+    : jwk.kty === "RSA"
+    ? "RS256"
+    : jwk.kty === "EC" && (jwk.crv === undefined || jwk.crv === "P-256")
+    ? "ES256"
+    : undefined;
+  return alg !== undefined && ASYMMETRIC.includes(alg) ? alg : undefined;
+}
+
+/**
+ * Imports every key of an inline key set (SUPABASE_JWKS) as the verifier will,
+ * at start-up: jose imports a key on the first token it is needed for, so a key
+ * that cannot verify would start fine and answer every token it signed 401.
+ * Throws, naming the key, for one that is no JSON Web Key (no `kty` of one),
+ * carries private members (a signing key pasted for its public half), or is
+ * for ES256 or RS256 and does not import as a public key jose verifies with
+ * (a coordinate cut short, another curve, RSA under 2048 bits). The keys the
+ * verifier never tries pass: the legacy HS256 secret, which the Supabase CLI
+ * lists as an `oct` key (this verifier takes it from TIDESYNC_JWT_SECRET), a
+ * key of another algorithm or use (a third-party provider's). Returns how many
+ * keys verify tokens.
+ */
+export async function importKeySet(keys: Record<string, unknown>[]): Promise<number> {
+  let verifying = 0;
+  for (const [index, jwk] of keys.entries()) {
+    const name = `key ${index}${typeof jwk.kid === "string" ? ` (kid ${JSON.stringify(jwk.kid)})` : ""}`;
+    if (typeof jwk.kty !== "string" || !KEY_TYPES.includes(jwk.kty)) {
+      throw new Error(`${name} is not a JSON Web Key: its kty is ${JSON.stringify(jwk.kty)}, not one of ${KEY_TYPES.join(", ")}`);
+    }
+    const secret = PRIVATE_MEMBERS.filter((member) => Object.hasOwn(jwk, member));
+    if (secret.length > 0) throw new Error(`${name} is a private key (it has ${secret.join(", ")}): give its public key only`);
+    const alg = verifyingAlgorithm(jwk);
+    if (!alg) continue;
+    let key: CryptoKey;
+    try {
+      // As jose's key set imports it (extractable), so that what passes here verifies there.
+      key = await importJWK(jwk as JWK, alg, { extractable: true }) as CryptoKey;
+      // Deno's WebCrypto reads an EC key's point only when it first uses it (a point cut short or off
+      // the curve imports): one verification, of nothing (false), uses it as jose will.
+      await crypto.subtle.verify(SIGNING[alg], key, new Uint8Array(64), new Uint8Array(0));
+    } catch (error) {
+      throw new Error(`${name} is not an ${alg} public key: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const bits = (key.algorithm as RsaHashedKeyAlgorithm).modulusLength;
+    if (bits < MIN_RSA_BITS) throw new Error(`${name} is a ${bits}-bit RSA key: ${alg} needs at least ${MIN_RSA_BITS} bits`);
+    verifying++;
+  }
+  return verifying;
+}
 
 /**
  * The latest `exp` a token may carry: 9999-12-31T23:59:59Z, in seconds. A

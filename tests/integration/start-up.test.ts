@@ -1,0 +1,35 @@
+// A setting that would break every request stops the function at start-up,
+// with a fatal line naming the variable (docs/configuration.md), instead of a
+// function that starts and then answers every request in error. The real
+// entry point of the local stack (scripts/serve-functions.ts), as the tests
+// start it; each unit's own cases are in tests/unit/config.unit.test.ts.
+import { readFile } from "node:fs/promises";
+import { describe, expect, it } from "vitest";
+import { stack } from "../support/harness.ts";
+import { startFunctionsServer } from "../support/functions-server.ts";
+
+/** The `fatal` log line of a functions server started with `env`, which must exit before answering. */
+async function refusedStart(name: string, env: Record<string, string>): Promise<{ msg: string; error: string }> {
+  const outcome = await startFunctionsServer({ ...stack.functionsEnv, ...env }, { name: `${stack.database}-${name}`, readyTimeoutMs: 60_000 })
+    .then(async (server) => {
+      await server.stop();
+      return new Error("the functions started");
+    }, (error: Error) => error);
+  expect(outcome.message).toMatch(/exited with 1 before answering/);
+  const logFile = /; see (\S+)$/.exec(outcome.message)![1];
+  const lines = (await readFile(logFile, "utf8")).split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
+  return lines.find((line) => line.level === "fatal");
+}
+
+describe("start-up refusals", () => {
+  const publicKey = stack.keys.publicJwks.keys[0] as Record<string, unknown>;
+
+  // Each of these started, and then every valid token answered 401 "the access token is invalid".
+  it.each([
+    ["jwks-cut-short", "a key's x coordinate cut short", { keys: [{ ...publicKey, x: String(publicKey.x).slice(0, 20) }] }],
+    ["jwks-private", "the private signing key pasted", { keys: [stack.keys.privateJwk] }],
+  ])("SUPABASE_JWKS with %s (%s)", async (name, _what, jwks) => {
+    const fatal = await refusedStart(name, { SUPABASE_JWKS: JSON.stringify(jwks) });
+    expect(fatal).toMatchObject({ msg: "the function cannot start", error: expect.stringMatching(/^SUPABASE_JWKS: key 0 \(kid ".+"\) is /) });
+  });
+});
