@@ -24,12 +24,18 @@ async function refusedStart(name: string, env: Record<string, string>): Promise<
 describe("start-up refusals", () => {
   const publicKey = stack.keys.publicJwks.keys[0] as Record<string, unknown>;
 
-  // Each of these started, and then every valid token answered 401 "the access token is invalid".
-  it.each([
-    ["jwks-cut-short", "a key's x coordinate cut short", { keys: [{ ...publicKey, x: String(publicKey.x).slice(0, 20) }] }],
-    ["jwks-private", "the private signing key pasted", { keys: [stack.keys.privateJwk] }],
-  ])("SUPABASE_JWKS with %s (%s)", async (name, _what, jwks) => {
-    const fatal = await refusedStart(name, { SUPABASE_JWKS: JSON.stringify(jwks) });
-    expect(fatal).toMatchObject({ msg: "the function cannot start", error: expect.stringMatching(/^SUPABASE_JWKS: key 0 \(kid ".+"\) is /) });
+  it.each<[name: string, what: string, env: Record<string, string>, error: RegExp]>([
+    // These two started, and then every valid token answered 401 "the access token is invalid".
+    ["jwks-cut-short", "a key's x coordinate cut short", {
+      SUPABASE_JWKS: JSON.stringify({ keys: [{ ...publicKey, x: String(publicKey.x).slice(0, 20) }] }),
+    }, /^SUPABASE_JWKS: key 0 \(kid ".+"\) is not an ES256 public key/],
+    ["jwks-private", "the private signing key pasted", {
+      SUPABASE_JWKS: JSON.stringify({ keys: [stack.keys.privateJwk] }),
+    }, /^SUPABASE_JWKS: key 0 \(kid ".+"\) is a private key/],
+    // Started with one export allowed on its one connection: one export to a slow reader, and every other request answered 503.
+    ["pool-1", "a pool of one connection", { TIDESYNC_DB_POOL_MAX: "1" }, /^TIDESYNC_DB_POOL_MAX must be a whole number from 2 to/],
+  ])("%s: %s", async (name, _what, env, error) => {
+    const fatal = await refusedStart(name, env);
+    expect(fatal).toMatchObject({ msg: "the function cannot start", error: expect.stringMatching(error) });
   });
 });

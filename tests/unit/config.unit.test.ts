@@ -45,7 +45,7 @@ describe("loadConfig", () => {
     const config = loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "3", TIDESYNC_CONCURRENT_REQUESTS: "6", TIDESYNC_DB_CONNECT_TIMEOUT_S: "2", TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "250" });
     expect(config.db).toMatchObject({ poolMax: 3, maxConcurrentRequests: 6, connectTimeoutSeconds: 2, statementTimeoutMs: 250 });
     expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_REQUESTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_REQUESTS must be a whole number from 1 to/);
-    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a whole number from 1 to/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "0" })).toThrow(/TIDESYNC_DB_POOL_MAX must be a whole number from 2 to/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "fast" })).toThrow(/TIDESYNC_DB_STATEMENT_TIMEOUT_MS/);
   });
 
@@ -53,8 +53,25 @@ describe("loadConfig", () => {
     expect(loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "3" }).db.maxConcurrentExports).toBe(1);
     expect(loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "40" }).db.maxConcurrentExports).toBe(10);
     expect(loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "5" }).db.maxConcurrentExports).toBe(5);
-    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "11" })).toThrow(/TIDESYNC_CONCURRENT_EXPORTS \(11\) must be at most TIDESYNC_DB_POOL_MAX \(10\)/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "11" })).toThrow(/TIDESYNC_CONCURRENT_EXPORTS \(11\) must be below TIDESYNC_DB_POOL_MAX \(10\)/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "0" })).toThrow(/TIDESYNC_CONCURRENT_EXPORTS must be a whole number from 1 to/);
+  });
+
+  // TIDESYNC_DB_POOL_MAX=1 was taken, and its default export cap was the whole pool: one export to a
+  // slow reader, and every other request waited for a connection until it answered 503.
+  it("leaves the other requests a connection however many exports stream: the pool is at least 2, exports at most one less", () => {
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "1" })).toThrow('TIDESYNC_DB_POOL_MAX must be a whole number from 2 to 1000, got "1"');
+    expect(loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "2" }).db.maxConcurrentExports).toBe(1);
+    expect(loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "9" }).db.maxConcurrentExports).toBe(9);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_CONCURRENT_EXPORTS: "10" }))
+      .toThrow(/TIDESYNC_CONCURRENT_EXPORTS \(10\) must be below TIDESYNC_DB_POOL_MAX \(10\)/);
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: "2", TIDESYNC_CONCURRENT_EXPORTS: "2" }))
+      .toThrow(/TIDESYNC_CONCURRENT_EXPORTS \(2\) must be below TIDESYNC_DB_POOL_MAX \(2\)/);
+    for (let pool = SETTING_RANGES.TIDESYNC_DB_POOL_MAX.min; pool <= 100; pool++) {
+      const { maxConcurrentExports } = loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: String(pool) }).db;
+      expect(maxConcurrentExports, `pool ${pool}`).toBeGreaterThanOrEqual(1);
+      expect(maxConcurrentExports, `pool ${pool}`).toBeLessThan(pool);
+    }
   });
 
   it("reads the body read deadline (TIDESYNC_BODY_READ_TIMEOUT_MS) and refuses a non-positive one", () => {
@@ -72,7 +89,8 @@ describe("loadConfig", () => {
     ["TIDESYNC_DB_POOL_MAX", "1000000000", "1000"],
     ["TIDESYNC_CONCURRENT_REQUESTS", "1000000000", "10000"],
   ])("refuses %s=%s, naming the variable and its range (largest %s)", (name, value, max) => {
-    expect(() => loadConfig({ ...BASE, [name]: value })).toThrow(`${name} must be a whole number from 1 to ${max}, got "${value}"`);
+    const { min } = SETTING_RANGES[name as keyof typeof SETTING_RANGES];
+    expect(() => loadConfig({ ...BASE, [name]: value })).toThrow(`${name} must be a whole number from ${min} to ${max}, got "${value}"`);
     expect(loadConfig({ ...BASE, [name]: max })).toBeDefined();
   });
 

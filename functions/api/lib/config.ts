@@ -20,6 +20,7 @@ export interface Config {
     /**
      * Data exports streaming at once per process, each holding a pool connection
      * for its whole download; one more answers 429 RATE_LIMITED (routes/account-export.ts).
+     * At most poolMax - 1, so that one connection always stays for the other requests.
      */
     maxConcurrentExports: number;
     connectTimeoutSeconds: number;
@@ -68,9 +69,10 @@ const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())).m
  * the idle-in-transaction timeout is twice the statement timeout.
  */
 export const SETTING_RANGES = {
-  TIDESYNC_DB_POOL_MAX: { min: 1, max: 1000 },
+  // At least 2: one connection for a data export, which holds it for its whole download, and one for the rest.
+  TIDESYNC_DB_POOL_MAX: { min: 2, max: 1000 },
   TIDESYNC_CONCURRENT_REQUESTS: { min: 1, max: 10_000 },
-  TIDESYNC_CONCURRENT_EXPORTS: { min: 1, max: 1000 },
+  TIDESYNC_CONCURRENT_EXPORTS: { min: 1, max: 999 },
   TIDESYNC_DB_CONNECT_TIMEOUT_S: { min: 1, max: Math.floor(MAX_TIMER_MS / 1000) },
   TIDESYNC_DB_STATEMENT_TIMEOUT_MS: { min: 1, max: Math.floor(MAX_TIMER_MS / 2) },
   TIDESYNC_BODY_READ_TIMEOUT_MS: { min: 1, max: MAX_TIMER_MS },
@@ -166,10 +168,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
 
   const poolMax = setting(env, "TIDESYNC_DB_POOL_MAX", 10);
   // Exports may hold their connections for minutes: by default a quarter of
-  // the pool, so the other requests always find connections.
+  // the pool, and never the whole pool, so the other requests always find a
+  // connection (with exports holding every one, each of them waits for one
+  // until it answers 503).
   const maxConcurrentExports = setting(env, "TIDESYNC_CONCURRENT_EXPORTS", Math.max(1, Math.floor(poolMax / 4)));
-  if (maxConcurrentExports > poolMax) {
-    throw new Error(`TIDESYNC_CONCURRENT_EXPORTS (${maxConcurrentExports}) must be at most TIDESYNC_DB_POOL_MAX (${poolMax}), and is best well below it`);
+  if (maxConcurrentExports > poolMax - 1) {
+    throw new Error(`TIDESYNC_CONCURRENT_EXPORTS (${maxConcurrentExports}) must be below TIDESYNC_DB_POOL_MAX (${poolMax}), and is best well below it: ` +
+      "each export holds a connection for its whole download, and the other requests need one");
   }
 
   return {
