@@ -4,6 +4,7 @@
 // instance shares the budget). Each case starts its own functions server
 // with other settings, next to the suite's stack.
 import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { type FunctionsServer, freePort, startFunctionsServer } from "../support/functions-server.ts";
@@ -24,15 +25,20 @@ afterAll(async () => {
 describe("database unavailable → 503", () => {
   let deadDb: FunctionsServer;
   let slowDb: FunctionsServer;
+  let readOnlyDb: FunctionsServer;
 
   beforeAll(async () => {
     const closedPort = await freePort();
-    [deadDb, slowDb] = await Promise.all([
+    const readOnlyUrl = new URL(stack.ownerDbUrl);
+    // Every transaction of its connections read-only, as in Supabase's read-only mode (a full disk) or on a standby.
+    readOnlyUrl.searchParams.set("default_transaction_read_only", "on");
+    [deadDb, slowDb, readOnlyDb] = await Promise.all([
       server("dead-db", {
         SUPABASE_DB_URL: `postgres://tidesync_owner@127.0.0.1:${closedPort}/nowhere`,
         TIDESYNC_DB_CONNECT_TIMEOUT_S: "2",
       }),
       server("slow-db", { TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "300" }),
+      server("read-only-db", { SUPABASE_DB_URL: readOnlyUrl.href }),
     ]);
   });
 
@@ -53,6 +59,24 @@ describe("database unavailable → 503", () => {
     expect(error.retryable).toBe(true);
     expect(Number(meta.headers.get("retry-after"))).toBeGreaterThan(0);
     expect(meta.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|nowhere/);
+  });
+
+  // Each answered 500 INTERNAL, logged as an "unhandled error" (25006, read_only_sql_transaction): even a
+  // read, whose rate-limit counter is a write.
+  it("a read-only database → 503 UNAVAILABLE, retryable, with Retry-After, on reads and writes alike", async () => {
+    const user = await createTestUser();
+    const answers = {
+      whoami: await call("/v1/whoami", { token: user.token, baseUrl: readOnlyDb.apiUrl }),
+      pull: await call("/v1/sync/changes", { token: user.token, baseUrl: readOnlyDb.apiUrl }),
+      push: await push(user, { ops: [upsert("lists", randomUUID(), { title: "read-only" })] }, readOnlyDb.apiUrl),
+    };
+    for (const [route, response] of Object.entries(answers)) {
+      const error = expectEnvelope(response, 503, "UNAVAILABLE");
+      expect(error.retryable, route).toBe(true);
+      expect(Number(response.headers.get("retry-after")), route).toBeGreaterThan(0);
+      expect(response.text, route).not.toMatch(/read-only|25006/);
+    }
+    expect(await readFile(readOnlyDb.logFile, "utf8")).not.toMatch(/unhandled error/);
   });
 
   it("a statement that exceeds the statement timeout (blocked by a lock) → 503, and the retry succeeds", async () => {

@@ -117,7 +117,10 @@ export async function signedOutIfGone(sql: Sql, claims: Pick<UserClaims, "sub" |
 }
 
 // SQLSTATEs that mean "the database could not serve this now" rather than "bad request".
-const UNAVAILABLE_SQLSTATES = new Set(["57014", "57P01", "57P02", "57P03", "53300", "53400", "40001", "40P01", "55P03"]);
+// 25006 (read_only_sql_transaction): the database takes no writes for now (Supabase's
+// read-only mode on a full disk, a standby after a failover); a signed-in request writes
+// its rate-limit counter first, so even a read meets it.
+const UNAVAILABLE_SQLSTATES = new Set(["57014", "57P01", "57P02", "57P03", "53300", "53400", "40001", "40P01", "55P03", "25006"]);
 const UNAVAILABLE_CLIENT_CODES = new Set([
   "CONNECT_TIMEOUT",
   "CONNECTION_CLOSED",
