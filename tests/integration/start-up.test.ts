@@ -34,6 +34,8 @@ describe("start-up refusals", () => {
     }, /^SUPABASE_JWKS: key 0 \(kid ".+"\) is a private key/],
     // Started with one export allowed on its one connection: one export to a slow reader, and every other request answered 503.
     ["pool-1", "a pool of one connection", { TIDESYNC_DB_POOL_MAX: "1" }, /^TIDESYNC_DB_POOL_MAX must be a whole number from 2 to/],
+    // Stopped with "Invalid URL: 'not a url/auth/v1/.well-known/jwks.json'", naming no variable.
+    ["supabase-url", "a project URL that is no URL", { SUPABASE_JWKS: "", SUPABASE_URL: "not a url" }, /^SUPABASE_URL must be the project's http\(s\) URL/],
   ])("%s: %s", async (name, _what, env, error) => {
     const fatal = await refusedStart(name, env);
     expect(fatal).toMatchObject({ msg: "the function cannot start", error: expect.stringMatching(error) });

@@ -143,6 +143,14 @@ describe("loadConfig", () => {
     expect(config.auth.hsSecret).toBeUndefined();
   });
 
+  // "not a url" stopped the function with "Invalid URL: 'not a url/auth/v1/.well-known/jwks.json'", naming no variable.
+  it.each(["not a url", "abc.supabase.co", "ftp://abc.supabase.co", "/auth/v1"])("refuses SUPABASE_URL=%j, naming it", (value) => {
+    const message = `SUPABASE_URL must be the project's http(s) URL (e.g. https://<ref>.supabase.co), got ${JSON.stringify(value)}`;
+    expect(() => loadConfig({ ...BASE, SUPABASE_JWT_SECRET: undefined, SUPABASE_URL: value })).toThrow(message);
+    // Also where it serves Supabase Storage only.
+    expect(() => loadConfig({ ...BASE, SUPABASE_JWKS: JWKS, SUPABASE_URL: value })).toThrow(message);
+  });
+
   it("refuses a malformed or empty SUPABASE_JWKS", () => {
     expect(() => loadConfig({ ...BASE, SUPABASE_JWKS: "{not json" })).toThrow(/SUPABASE_JWKS must be a JSON Web Key Set/);
     expect(() => loadConfig({ ...BASE, SUPABASE_JWKS: JSON.stringify({ keys: [] }) })).toThrow(/at least one key/);

@@ -110,6 +110,14 @@ export async function loadStartUpConfig(env: Record<string, string | undefined>)
   return config;
 }
 
+function isHttpUrl(text: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const dbUrl = env.SUPABASE_DB_URL;
   if (!dbUrl) throw new Error("SUPABASE_DB_URL is required (the function's Postgres connection string)");
@@ -127,6 +135,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     jwks = result.data;
   }
   const supabaseUrl = env.SUPABASE_URL?.replace(/\/+$/, "");
+  // The JWKS endpoint and Supabase Storage are reached there: anything but an http(s) URL failed later,
+  // on every request, or at start-up with a message naming no variable.
+  if (supabaseUrl && !isHttpUrl(supabaseUrl)) {
+    throw new Error(`SUPABASE_URL must be the project's http(s) URL (e.g. https://<ref>.supabase.co), got ${JSON.stringify(env.SUPABASE_URL)}`);
+  }
   const jwksUrl = jwks ? undefined : supabaseUrl ? `${supabaseUrl}/auth/v1/.well-known/jwks.json` : undefined;
   // `supabase secrets set` refuses names starting with SUPABASE_ (and the platform sets no
   // SUPABASE_JWT_SECRET), so a hosted project gives the legacy secret as TIDESYNC_JWT_SECRET.
