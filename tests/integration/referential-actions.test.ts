@@ -41,7 +41,7 @@ beforeAll(async () => {
     `create policy "Editors can change comments" on public.comments for update to authenticated using (${editor}) with check (${editor} and ${taskOfTheList})`,
     `create policy "Editors can delete comments" on public.comments for delete to authenticated using (${editor})`,
     `grant select, delete on public.comments to authenticated`,
-    `grant insert (id, list_id, body, ref_task), update (list_id, body, ref_task) on public.comments to authenticated`,
+    `grant insert (id, list_id, body, ref_task), update (id, list_id, body, ref_task) on public.comments to authenticated`,
     recheck("insert"),
     recheck("update"),
     `select app_private.enable_sync('public.comments', 'list_id')`,
