@@ -3,17 +3,15 @@
 // (client/batching.ts pullLimitOf). Before, they went out as they were, and a server with
 // TIDESYNC_MAX_PULL_LIMIT=50 answered every pull 400 VALIDATION_FAILED: the core client's and
 // Watermelon's sync failed, RxDB retried for ever (as it did with `batchSize: 2000` on a default server).
-import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
 import type { DeviceFactory } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
-import { createTestUser, stack, type TestUser } from "../support/harness.ts";
-import { pushOk, settled, upsert } from "../support/shared-lists.ts";
+import { userWithPulls } from "../support/client-device.ts";
+import { stack } from "../support/harness.ts";
 
 const MAX_PULL_LIMIT = 50;
 const TASKS = 120;
@@ -29,24 +27,10 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** A user with TASKS tasks in their personal list, and an API on the server with the low max_pull_limit that records each pull's `limit`. */
-async function userWithTasks(): Promise<{ user: TestUser; api: TidesyncApi; installationId: string; limits: (number | null)[] }> {
-  const user = await createTestUser();
-  await pushOk(user, { ops: Array.from({ length: TASKS }, (_, i) => upsert("tasks", randomUUID(), { list_id: user.userId, title: `t${i}` })) });
-  await settled();
-  const limits: (number | null)[] = [];
-  const api = new TidesyncApi({
-    baseUrl: server.apiUrl,
-    getAccessToken: () => user.token,
-    fetch: (input, init) => {
-      const url = new URL(input);
-      if (url.pathname.endsWith("/v1/sync/changes")) limits.push(url.searchParams.has("limit") ? Number(url.searchParams.get("limit")) : null);
-      return globalThis.fetch(input, init);
-    },
-  });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  return { user, api, installationId, limits };
+/** A user with TASKS tasks, on the server with the low max_pull_limit, and each pull's `limit` (null: none), in order. */
+async function userWithTasks() {
+  const { api, installationId, pulls: limits } = await userWithPulls(server.apiUrl, TASKS, (query) => query.has("limit") ? Number(query.get("limit")) : null);
+  return { api, installationId, limits };
 }
 
 it("the core client asks for pages of at most max_pull_limit, whatever its pullLimit", async () => {

@@ -9,31 +9,17 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { SqliteStorage } from "../../client/storage-sqlite.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { betterSqliteDriver } from "../../client/test/better-sqlite3-driver.ts";
-import { createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { userWithPulls } from "../support/client-device.ts";
+import { stack, type TestUser } from "../support/harness.ts";
 import { pushOk, settled, upsert } from "../support/shared-lists.ts";
 
 /** A user with 20 tasks, a session, a new SQLite file, and the `collections` query of every pull (null: none), in order. */
 async function sharedFile() {
-  const alice = await createTestUser();
-  await pushOk(alice, { ops: Array.from({ length: 20 }, (_, i) => upsert("tasks", randomUUID(), { list_id: alice.userId, title: `t${i}` })) });
-  await settled();
-  const filters: (string | null)[] = [];
-  const api = new TidesyncApi({
-    baseUrl: stack.apiUrl,
-    getAccessToken: () => alice.token,
-    fetch: (input, init) => {
-      const url = new URL(input);
-      if (url.pathname.endsWith("/v1/sync/changes")) filters.push(url.searchParams.get("collections"));
-      return globalThis.fetch(input, init);
-    },
-  });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  const { user: alice, api, installationId, pulls: filters } = await userWithPulls(stack.apiUrl, 20, (query) => query.get("collections"));
   const file = path.join(mkdtempSync(path.join(tmpdir(), "tidesync-collections-")), "tidesync.db");
   const open = (collections?: string[]) => TidesyncClient.open({ api, storage: new SqliteStorage(betterSqliteDriver(file)), installationId, ...(collections ? { collections } : {}) });
   return { alice, filters, open, store: () => new SqliteStorage(betterSqliteDriver(file)) };

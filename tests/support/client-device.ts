@@ -9,8 +9,8 @@ import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient, type TidesyncClientOptions } from "../../client/sync-client.ts";
-import { stack, type TestUser } from "./harness.ts";
-import { settled, share } from "./shared-lists.ts";
+import { createTestUser, stack, type TestUser } from "./harness.ts";
+import { pushOk, settled, share, upsert } from "./shared-lists.ts";
 
 export interface ClientDeviceOptions extends Pick<TidesyncClientOptions, "backoff"> {
   installationId?: string;
@@ -42,4 +42,28 @@ export async function listSharedWithBob(alice: TestUser, bob: TestUser, tasks = 
   await settled();
   const file = path.join(mkdtempSync(path.join(tmpdir(), "tidesync-shared-store-")), "tidesync.db");
   return { list, taskIds, file };
+}
+
+/**
+ * A new user with `tasks` tasks (t0, t1, …) in their personal list, a session on a new
+ * installation, and an API (on the functions at `apiUrl`) that records what `pick` reads of each
+ * pull's query (GET /v1/sync/changes), in order: what the clients built on it asked for.
+ */
+export async function userWithPulls<T>(apiUrl: string, tasks: number, pick: (query: URLSearchParams) => T) {
+  const user = await createTestUser();
+  await pushOk(user, { ops: Array.from({ length: tasks }, (_, i) => upsert("tasks", randomUUID(), { list_id: user.userId, title: `t${i}` })) });
+  await settled();
+  const pulls: T[] = [];
+  const api = new TidesyncApi({
+    baseUrl: apiUrl,
+    getAccessToken: () => user.token,
+    fetch: (input, init) => {
+      const url = new URL(input);
+      if (url.pathname.endsWith("/v1/sync/changes")) pulls.push(pick(url.searchParams));
+      return globalThis.fetch(input, init);
+    },
+  });
+  const installationId = randomUUID();
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  return { user, api, installationId, pulls };
 }
