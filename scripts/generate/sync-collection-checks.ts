@@ -25,7 +25,7 @@ import { MAX_SYNCED_COLLECTIONS } from "../../functions/api/sync/cursor.ts";
  * lets authenticated insert rows but not choose their id, or insert them with
  * their id and update them but not name the id in an update (upsert).
  */
-export async function refuseUncreatableIds(sql: postgres.Sql): Promise<void> {
+export async function refuseMissingIdGrants(sql: postgres.Sql): Promise<void> {
   const tables = await sql<{ table_name: string; inserts: boolean; inserts_id: boolean; updates: boolean; updates_id: boolean }[]>`
     select format('%I.%I', n.nspname, c.relname) as table_name,
            bool_or(has_column_privilege('authenticated', t.relation, a.attname, 'INSERT')) as inserts,
