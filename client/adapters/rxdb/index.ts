@@ -132,6 +132,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     });
   const stream = new Subject<RxReplicationPullStreamItem<Record<string, unknown>, TidesyncCheckpoint>>();
   let meta: ServerMeta | null = null;
+  /** GET /v1/meta, read once (the pull's page size, the push's fields and bounds). */
+  const serverMeta = async (): Promise<ServerMeta> => (meta ??= await loadServerMeta(api, retry, options));
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */
   let fullSyncSeen: Set<string> | null = null;
 
@@ -154,8 +156,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
       const docs = new Map<string, Doc>();
       const corrections = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
       // The pages asked for are at most max_pull_limit (a larger limit is refused on every retry).
-      meta ??= await loadServerMeta(api, retry, options);
-      const limit = pullLimitOf(batchSize, meta.maxPullLimit);
+      const limit = pullLimitOf(batchSize, (await serverMeta()).maxPullLimit);
       for (;;) {
         const pulled = await pullPage(api, { cursor, collections: [name], limit }, retry);
         if (pulled.full) {
@@ -221,8 +222,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     batchSize,
     async handler(rows: RxReplicationWriteToMasterRow<Record<string, unknown>>[]) {
       await order.beforeUpserts(name);
-      meta ??= await loadServerMeta(api, retry, options);
-      const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, meta!.writable)).filter((change) => {
+      const server = await serverMeta();
+      const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, server.writable)).filter((change) => {
         const refused = unsendableId(change, newId());
         if (refused) callListener(options.onEvent, refused);
         return refused === null;
@@ -238,7 +239,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           await store.set(HELD_DELETES_KEY, [...held, ...later]);
           order.sendDeletes();
         }
-        await keepCorrections((await pushOps(pushContext(meta!), ops.filter((op) => !later.includes(op)))).corrections);
+        await keepCorrections((await pushOps(pushContext(server), ops.filter((op) => !later.includes(op)))).corrections);
       });
       // Never a conflict for RxDB: every answer was handled above.
       return [];
@@ -283,7 +284,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     retryMs: options.retryTime ?? 5000,
     exclusive,
     store,
-    pushContext: async () => pushContext(meta ??= await loadServerMeta(api, retry, options)),
+    pushContext: async () => pushContext(await serverMeta()),
     keepCorrections,
   };
   order.join(name, member);
