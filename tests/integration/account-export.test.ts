@@ -283,4 +283,20 @@ describe("GET /v1/users/me/export under its default budget", () => {
     const other = await createTestUser();
     expect((await exportOf(other.token, server.apiUrl)).status).toBe(200);
   });
+
+  it("an export refused for its query (400) spends none of the budget; a bad token is still 401 first", async () => {
+    const user = await createTestUser();
+    for (const query of ["format=csv", "limit=10", "%00=1"]) {
+      const refused = await call(`/v1/users/me/export?${query}`, { token: user.token, baseUrl: server.apiUrl });
+      expectEnvelope(refused, 400, "VALIDATION_FAILED");
+      expect(refused.headers.get("ratelimit-remaining"), query).toBeNull();
+    }
+    expectEnvelope(await call("/v1/users/me/export?format=csv", { baseUrl: server.apiUrl }), 401, "UNAUTHENTICATED");
+    for (let i = 0; i < 3; i++) {
+      const download = await exportOf(user.token, server.apiUrl);
+      expect(download.status, download.text.slice(0, 200)).toBe(200);
+      expect(download.headers.get("ratelimit-remaining")).toBe(String(2 - i));
+    }
+    expectEnvelope(await exportOf(user.token, server.apiUrl), 429, "RATE_LIMITED");
+  });
 });

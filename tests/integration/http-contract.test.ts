@@ -166,6 +166,8 @@ describe("query parameters", () => {
       }
       const error = expectEnvelope(response, 400, "VALIDATION_FAILED");
       expect(error.details, `${options?.method ?? "GET"} ${url}`).toEqual([expect.objectContaining({ field: "/surprise", code: "unexpected_field" })]);
+      // Refused before the budget is spent: no RateLimit-* headers (docs/errors.md#query-parameters).
+      expect(response.headers.get("ratelimit-remaining"), `${options?.method ?? "GET"} ${url}`).toBeNull();
     }
     // Nothing was done: the preferences are unsaved, no deletion is scheduled.
     expect((await call("/v1/users/me/notifications", { token })).body.version).toBe(0);

@@ -9,6 +9,7 @@ import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
+import { checkQuery } from "./strict-query.ts";
 import { TokenRefused, type UserClaims } from "./verify-token.ts";
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{8,128}$/;
@@ -96,9 +97,10 @@ async function spendBudget(c: Context<AppEnv>, deps: Deps, user: UserClaims, ope
 export type Admit = (c: Context<AppEnv>) => () => void;
 
 /**
- * Verifies the caller's token, admits the request (`admit`, if given) and
- * spends one unit of their budget for `operation`; the same statement reads
- * the database's clock (c.var.serverTime).
+ * Verifies the caller's token, checks the query (a request refused for it
+ * spends nothing), admits the request (`admit`, if given) and spends one unit
+ * of their budget for `operation`; the same statement reads the database's
+ * clock (c.var.serverTime).
  */
 export function requireUser(deps: Deps, operation: string, admit?: Admit): MiddlewareHandler<AppEnv> {
   const rule = deps.config.rateLimits[operation];
@@ -107,6 +109,7 @@ export function requireUser(deps: Deps, operation: string, admit?: Admit): Middl
     refuseHead(c);
     const user = await deps.verifyToken(c.req.header("authorization"));
     c.set("user", user);
+    await checkQuery(c);
     const giveBack = admit?.(c);
     try {
       await spendBudget(c, deps, user, operation, rule);
@@ -115,8 +118,8 @@ export function requireUser(deps: Deps, operation: string, admit?: Admit): Middl
       giveBack?.();
       throw error;
     }
-    // Refused after admission without a throw reaching here (the route's query validation answers
-    // 400 itself; Hono answers a handler's error through onError): nothing holds the slot.
+    // Refused after admission without a throw reaching here (Hono answers a handler's error
+    // through onError): nothing holds the slot.
     if (!c.res.ok) giveBack?.();
   };
 }
@@ -310,6 +313,7 @@ export function optionalUser(deps: Deps, operation: string): MiddlewareHandler<A
       try {
         const user = await deps.verifyToken(authorization);
         verified = true;
+        await checkQuery(c);
         await spendBudget(c, deps, user, operation, rule);
         c.set("user", user);
       } catch (error) {
