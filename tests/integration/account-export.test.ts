@@ -107,6 +107,38 @@ describe("GET /v1/users/me/export", () => {
     for (const secret of [alice.userId, alice.email, "Alice Export", ...aliceTasks]) expect(bobsResponse.text).not.toContain(secret);
   });
 
+  it("a list handed over when its creator's account is deleted: each member's export holds what they wrote in it; what the deleted user wrote is nobody's", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const xavier = await createTestUser();
+    const list = randomUUID();
+    const [aliceTask, bobTask, xavierTask] = [randomUUID(), randomUUID(), randomUUID()];
+    await pushOk(alice, { ops: [upsert("lists", list, { title: "Handed over" }), upsert("tasks", aliceTask, { list_id: list, title: "alice-wrote" })] });
+    await share(alice, list, bob, "editor");
+    await share(alice, list, xavier, "editor");
+    await pushOk(bob, { ops: [upsert("tasks", bobTask, { list_id: list, title: "bob-wrote" })] });
+    await pushOk(xavier, { ops: [upsert("tasks", xavierTask, { list_id: list, title: "xavier-wrote" })] });
+
+    await adminSql`delete from auth.users where id = ${alice.userId}`;
+
+    // Bob, the longest-standing editor, owns the list now: his export names it
+    // with its title and his role, and holds the task he wrote, not the list's row.
+    const bobs = accountExportSchema.parse((await exportOf(bob.token)).body);
+    expect(bobs.list_memberships.find((m) => m.list_id === list)).toMatchObject({ role: "owner", title: "Handed over" });
+    expect(bobs.synced.lists.map((l) => l.id)).not.toContain(list);
+    expect(bobs.synced.tasks.map((t) => t.id)).toEqual([bobTask]);
+    // Xavier, still an editor, keeps what he wrote in it.
+    const xaviers = accountExportSchema.parse((await exportOf(xavier.token)).body);
+    expect(xaviers.list_memberships.find((m) => m.list_id === list)).toMatchObject({ role: "editor", title: "Handed over" });
+    expect(xaviers.synced.tasks.map((t) => t.id)).toEqual([xavierTask]);
+    // What Alice wrote stays with the list and names no one (docs/account-deletion.md, step 5).
+    const created = await adminSql<{ id: string; created_by: string | null }[]>`
+      select id::text, created_by::text from public.lists where id = ${list}
+      union all select id::text, created_by::text from public.tasks where id = ${aliceTask}`;
+    expect(created).toEqual(expect.arrayContaining([{ id: list, created_by: null }, { id: aliceTask, created_by: null }]));
+    expect(created).toHaveLength(2);
+  });
+
   it("holds the caller's tester-group memberships and release feedback, and nothing of another tester of the same build", async () => {
     const tester = await createTestUser();
     const other = await createTestUser();
