@@ -2200,6 +2200,28 @@ $function$;
 comment on function app_private.release_push_tokens_of_banned_user() is 'Trigger (after update of banned_until on auth.users, per row, when the user is now banned): the user''s devices lose their push tokens at once (app_private.release_ended_push_tokens). Not callable by any API role.';
 revoke execute on function app_private.release_push_tokens_of_banned_user() from public;
 
+-- function app_private.remember_past_rollback()
+CREATE OR REPLACE FUNCTION app_private.remember_past_rollback()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- Still rolled back (its rollout changed, say): the releases show it.
+  if tg_op = 'UPDATE' and new.status = 'rolled_back' then
+    return null;
+  end if;
+  insert into app_private.release_past_rollbacks as p (platform, channel, runtime_version, rolled_back_at)
+  values (old.platform, old.channel, old.runtime_version, old.updated_at)
+  on conflict (channel, platform, runtime_version)
+    do update set rolled_back_at = greatest(p.rolled_back_at, excluded.rolled_back_at);
+  return null;
+end
+$function$;
+comment on function app_private.remember_past_rollback() is 'AFTER UPDATE/DELETE trigger of app_private.releases: an OTA release leaving rolled_back (made active or paused again, or deleted) leaves the time of its latest rollback (old.updated_at) in app_private.release_past_rollbacks.';
+revoke execute on function app_private.remember_past_rollback() from public;
+
 -- function app_private.request_account_deletion(p_grace_days integer)
 CREATE OR REPLACE FUNCTION app_private.request_account_deletion(p_grace_days integer)
  RETURNS TABLE(requested_at timestamp with time zone, scheduled_for timestamp with time zone)

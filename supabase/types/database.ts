@@ -356,6 +356,28 @@ export type Database = {
           },
         ];
       };
+      "release_past_rollbacks": {
+        Row: {
+          "channel": string;
+          "platform": string;
+          "rolled_back_at": string;
+          "runtime_version": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "channel": string;
+          "platform": string;
+          "rolled_back_at": string;
+          "runtime_version": string;
+        };
+        Update: {
+          "channel"?: string;
+          "platform"?: string;
+          "rolled_back_at"?: string;
+          "runtime_version"?: string;
+        };
+        Relationships: [];
+      };
       "release_update_policies": {
         Row: {
           "below_minimum_level": string;

@@ -120,3 +120,4 @@ grant insert, update (rollout_percentage) on table app_private.releases to servi
 
 -- triggers
 CREATE TRIGGER releases_10_maintain BEFORE INSERT OR UPDATE ON app_private.releases FOR EACH ROW EXECUTE FUNCTION app_private.maintain_release();
+CREATE TRIGGER releases_20_remember_past_rollback AFTER DELETE OR UPDATE ON app_private.releases FOR EACH ROW WHEN (old.kind = 'ota'::text AND old.status = 'rolled_back'::text) EXECUTE FUNCTION app_private.remember_past_rollback();

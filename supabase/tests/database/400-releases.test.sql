@@ -292,8 +292,8 @@ select results_eq(
        and (has_table_privilege('anon', c.oid, 'select') or has_table_privilege('anon', c.oid, 'insert')
             or has_table_privilege('anon', c.oid, 'update') or has_table_privilege('anon', c.oid, 'delete'))
      order by 1 $$,
-  $$ values ('release_update_policies'::text collate "C"), ('releases'::text collate "C") $$,
-  'anon reaches exactly the two release tables of app_private (read only)'
+  $$ values ('release_past_rollbacks'::text collate "C"), ('release_update_policies'::text collate "C"), ('releases'::text collate "C") $$,
+  'anon reaches exactly the three release tables of app_private (read only)'
 );
 
 select * from finish();
