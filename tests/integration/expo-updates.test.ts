@@ -285,6 +285,49 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect(after(widened, followedA)).toBe(true);
   });
 
+  it("a device that a rollback sent to its embedded bundle takes the update offered again afterwards, as expo-updates decides, also once the rolled-back release is active again or deleted", async () => {
+    // expo-updates gives the embedded bundle the rollBackToEmbedded's commitTime; from then on it
+    // reports the embedded update's id and takes only a manifest whose createdAt is later.
+    const after = (time: string, than: string) => Date.parse(time) > Date.parse(than);
+    const certificate = codeSigningCertificate();
+    const expectSignature = 'sig, keyid="main", alg="rsa-v1_5-sha256"';
+    const embeddedUpdateId = randomUUID();
+    const onEmbedded = { currentUpdateId: embeddedUpdateId, embeddedUpdateId, expectSignature };
+
+    // The only update rolled back, then made active again (the rollback was a mistake).
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    const a = await publish(await otaRelease(track, 1));
+    expect((await manifestRequest({ channel: track, ...onEmbedded })).manifest.id).toBe(a.id);
+    await setRelease(a.id, { status: "rolled_back" });
+    const back = await manifestRequest({ channel: track, currentUpdateId: a.id, embeddedUpdateId, expectSignature });
+    expect(back.directive).toMatchObject({ type: "rollBackToEmbedded" });
+    expect(signatureIsValid(back.parts[0], certificate)).toBe(true);
+    await setRelease(a.id, { status: "active" });
+    const again = await manifestRequest({ channel: track, ...onEmbedded });
+    expect(again.manifest.extra.tidesync.release_id).toBe(a.id);
+    expect(after(again.manifest.createdAt, back.directive.parameters.commitTime)).toBe(true);
+    for (const part of again.parts) expect(signatureIsValid(part, certificate)).toBe(true);
+    // Taken, nothing more to take; a device that never left A keeps it.
+    expect((await manifestRequest({ channel: track, currentUpdateId: again.manifest.id, embeddedUpdateId })).directive).toEqual({ type: "noUpdateAvailable" });
+    expect((await manifestRequest({ channel: track, currentUpdateId: a.id, embeddedUpdateId })).directive).toEqual({ type: "noUpdateAvailable" });
+
+    // An older update paused, the newer one rolled back and then deleted by the owner; the older one resumed.
+    const held = freshChannel("prod");
+    await testerGroup([held], [], { everyone: true });
+    const older = await publish(await otaRelease(held, 1, { status: "paused" }));
+    const newer = await publish(await otaRelease(held, 2));
+    expect((await manifestRequest({ channel: held, ...onEmbedded })).manifest.id).toBe(newer.id);
+    await setRelease(newer.id, { status: "rolled_back" });
+    const toEmbedded = (await manifestRequest({ channel: held, currentUpdateId: newer.id, embeddedUpdateId })).directive;
+    expect(toEmbedded).toMatchObject({ type: "rollBackToEmbedded" });
+    await adminSql`delete from app_private.releases where id = ${newer.id}`;
+    await setRelease(older.id, { status: "active" });
+    const resumed = (await manifestRequest({ channel: held, ...onEmbedded })).manifest;
+    expect(resumed.extra.tidesync.release_id).toBe(older.id);
+    expect(after(resumed.createdAt, toEmbedded.parameters.commitTime)).toBe(true);
+  });
+
   it("a device on an update deleted by the database owner (docs/test-builds.md) leaves it, as expo-updates decides; one on its embedded update is left alone", async () => {
     const after = (time: string, running: { createdAt: string }) => Date.parse(time) > Date.parse(running.createdAt);
     const embeddedUpdateId = randomUUID();

@@ -128,9 +128,9 @@ const candidate = (build: number, overrides: Partial<{ status: "active" | "pause
 /** The time every planExpoUpdate test answers at: after every candidate's created_at and updated_at. */
 const NOW = new Date(2_000_000_000_000);
 const EMBEDDED = "0b7a4a43-5d6b-4a8e-9a3c-0e1f2d3c4b5a";
-/** A request from a device running `currentUpdateId` (none reported when undefined), with the embedded update EMBEDDED. */
+/** A request from a device running `currentUpdateId` (none reported when undefined), with the embedded update EMBEDDED; no rollback undone before. */
 const on = (currentUpdateId?: string, more: Partial<ExpoRequest> = {}): ExpoRequest =>
-  ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true, now: NOW, ...more });
+  ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true, pastRollbackAt: null, now: NOW, ...more });
 
 describe("planUpdateCheck", () => {
   it("offers the newest active build above the caller's, skipping paused, rolled back and out-of-rollout ones", () => {
@@ -179,7 +179,7 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
 
   it("the previous update is served as of the rollback, under one id, to a device on the rolled-back one and to new devices", async () => {
     const [a, b] = [candidate(1), candidate(2, { status: "rolled_back" })];
-    const at = republishTime([a, b])!;
+    const at = republishTime([a, b], null)!;
     const plan = await manifest([a, b], on(b.id));
     expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, new Date(at.getTime() + 1)), createdAt: new Date(b.updated_at.getTime() + 2) });
     expect(plan.createdAt.getTime()).toBeGreaterThan(b.created_at.getTime());
@@ -241,6 +241,39 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
       expect(plan.release).toBe(resumed);
       expect(plan.createdAt.getTime()).toBeGreaterThan(back.commitTime.getTime());
     }
+  });
+
+  // The rolled-back release made active again, or deleted and an older one resumed: the candidates no longer
+  // show the rollback, the database does (pastRollbackAt: the rolled-back release's updated_at as it left rolled_back).
+  it("an update offered after the rolled-back release is active again or deleted is later than the rollBackToEmbedded of its rollback", async () => {
+    const a = candidate(1, { status: "rolled_back" });
+    const back = await planExpoUpdate([a], on(a.id));
+    if (back.kind !== "rollBackToEmbedded") throw new Error(`rollBackToEmbedded, not ${back.kind}`);
+    const reactivated = { ...a, status: "active" as const, updated_at: new Date(a.updated_at.getTime() + 60_000) };
+    const remembered = on(EMBEDDED, { pastRollbackAt: a.updated_at });
+    const plan = await manifest([reactivated], remembered);
+    expect(plan.release).toBe(reactivated);
+    expect(plan.createdAt.getTime()).toBeGreaterThan(back.commitTime.getTime());
+    expect(plan.id).toBe(await republishedUpdateId(a.id, plan.createdAt));
+    // The same for every device but one that never left it; once taken, nothing more to take.
+    expect(await planExpoUpdate([reactivated], { ...remembered, currentUpdateId: undefined })).toEqual(plan);
+    expect(await planExpoUpdate([reactivated], { ...remembered, currentUpdateId: a.id })).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([reactivated], { ...remembered, currentUpdateId: plan.id })).toEqual({ kind: "noUpdateAvailable" });
+    // Deleted instead, an older update resumed: the same.
+    const older = { ...candidate(0), updated_at: reactivated.updated_at };
+    expect((await manifest([older], remembered)).createdAt.getTime()).toBeGreaterThan(back.commitTime.getTime());
+    // Published after the rollback: as published. Nothing offered: no rollback for a device that reports
+    // no update (it runs nothing rolled back any more), nor for one on its embedded update.
+    const c = candidate(3, { created_at: new Date(1_900_000_000_000) });
+    expect(await planExpoUpdate([reactivated, c], remembered)).toEqual({ kind: "manifest", release: c, id: c.id, createdAt: c.created_at });
+    const paused = { ...reactivated, status: "paused" as const };
+    for (const device of [remembered, { ...remembered, currentUpdateId: undefined }]) expect(await planExpoUpdate([paused], device)).toEqual({ kind: "noUpdateAvailable" });
+    // Rolled back again later: the later rollback counts, whichever is remembered.
+    const again = { ...a, updated_at: new Date(a.updated_at.getTime() + 120_000) };
+    expect(await planExpoUpdate([again], on(a.id, { pastRollbackAt: a.updated_at })))
+      .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(again.updated_at.getTime() + 1) });
+    expect(await planExpoUpdate([candidate(0), { ...a, status: "rolled_back" as const }], on(a.id, { pastRollbackAt: again.updated_at })))
+      .toMatchObject({ kind: "manifest", createdAt: new Date(again.updated_at.getTime() + 2) });
   });
 
   it("a staged rollout published before a rollback and widened after it reaches the devices that followed the rollback", async () => {

@@ -9,6 +9,10 @@
 // offered again after a rollback is therefore served as of the rollback, under
 // an id of its own (what `eas update:rollback` does by republishing it);
 // otherwise a device that took the rolled-back update would keep running it.
+// A device sent back to its embedded bundle gave it the commitTime of that
+// rollBackToEmbedded: an update published before the rollback and offered
+// after it is served later than that, also once no release is rolled back
+// any more (the database remembers when: app_private.release_past_rollbacks).
 // Likewise an update offered to a device that runs such a republished one is
 // served later than that, or the device would stay on it. An update the
 // server no longer has (deleted) is withdrawn like a rolled-back one, as of
@@ -33,6 +37,12 @@ export interface ExpoRequest {
    * token was ignored, as the candidates are then only those anyone may see.
    */
   complete: boolean;
+  /**
+   * The latest rollback of this (platform, channel, runtime version) that the
+   * candidates no longer show as rolled back (that release made active or
+   * paused again, or deleted): visiblePastRollback, or null.
+   */
+  pastRollbackAt: Date | null;
   now: Date;
 }
 
@@ -48,15 +58,16 @@ function newestFirst(a: ExpoCandidate, b: ExpoCandidate): number {
 const later = (time: Date) => new Date(time.getTime() + 1);
 
 /**
- * One millisecond after the latest rollback among the candidates (its
- * updated_at), or null when none was rolled back: later than the commitTime
- * of every update a device took before that rollback (manifests carry
+ * One millisecond after the latest rollback of the runtime version, or null
+ * when there was none: a rolled-back candidate's (its updated_at) or one the
+ * candidates no longer show (pastRollbackAt). Later than the commitTime of
+ * every update a device took before that rollback (manifests carry
  * milliseconds, so the same millisecond would not be "after"). The
  * rollBackToEmbedded of that rollback carries it; an update offered after it
  * is served one millisecond later still.
  */
-export function republishTime(candidates: readonly Pick<ExpoCandidate, "status" | "updated_at">[]): Date | null {
-  let latest: number | null = null;
+export function republishTime(candidates: readonly Pick<ExpoCandidate, "status" | "updated_at">[], pastRollbackAt: Date | null): Date | null {
+  let latest = pastRollbackAt?.getTime() ?? null;
   for (const r of candidates) if (r.status === "rolled_back") latest = Math.max(latest ?? 0, r.updated_at.getTime());
   return latest === null ? null : later(new Date(latest));
 }
@@ -125,17 +136,18 @@ const latest = (...times: (Date | null)[]): Date | null =>
  * an id of its own (republishedUpdateId) whenever that is not the release's
  * own createdAt. With none to offer, a device on a withdrawn update gets
  * rollBackToEmbedded as of that withdrawal; one that reports no update
- * gets it as of the latest rollback, if any. A device running a newer update
- * that was not rolled back (paused, or outside a narrowed rollout), or its
- * embedded update, keeps it: it gets the offered update as published (as of
- * the latest rollback), or noUpdateAvailable.
+ * gets it as of the latest rollback while a release is rolled back (it may
+ * run that one). A device running a newer update that was not rolled back
+ * (paused, or outside a narrowed rollout), or its embedded update, keeps it:
+ * it gets the offered update as published (as of the latest rollback), or
+ * noUpdateAvailable.
  */
 export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readonly T[], request: ExpoRequest): Promise<ExpoPlan<T>> {
   const sorted = [...candidates].sort(newestFirst);
   const running = await servedAs(sorted, request.currentUpdateId);
   const current = running?.release;
   const offered = sorted.find((r) => r.status === "active" && inRollout(r.rollout_bucket, r.rollout_percentage));
-  const rolledBackAt = republishTime(sorted);
+  const rolledBackAt = republishTime(sorted, request.pastRollbackAt);
   const withdrawn = withdrawnAt(running, rolledBackAt, request);
   const afterRunning = (time: Date) => (running && time <= running.since ? later(running.since) : time);
   if (offered) {
@@ -148,6 +160,7 @@ export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readon
     const id = createdAt.getTime() === offered.created_at.getTime() ? offered.id : await republishedUpdateId(offered.id, createdAt);
     return { kind: "manifest", release: offered, id, createdAt };
   }
-  const commitTime = withdrawn ?? (request.currentUpdateId === undefined ? rolledBackAt : null);
+  const mayRunRolledBack = request.currentUpdateId === undefined && sorted.some((r) => r.status === "rolled_back");
+  const commitTime = withdrawn ?? (mayRunRolledBack ? rolledBackAt : null);
   return commitTime ? { kind: "rollBackToEmbedded", commitTime: afterRunning(commitTime) } : { kind: "noUpdateAvailable" };
 }

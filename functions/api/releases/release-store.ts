@@ -199,6 +199,19 @@ export async function visibleReleases(
 }
 
 /**
+ * The latest rollback of an OTA update of (platform, channel, runtime version) that no rolled-back
+ * release shows any more (made active or paused again, or deleted), if the caller may see the
+ * channel (RLS). Read after the releases, in the same transaction: a rollback undone between the two
+ * reads is then in one of them (app_private.release_past_rollbacks).
+ */
+export async function visiblePastRollback(tx: Tx, key: { platform: string; channel: string; runtimeVersion: string }): Promise<Date | null> {
+  const [row] = await tx<{ rolled_back_at: Date }[]>`
+    select rolled_back_at from app_private.release_past_rollbacks
+    where channel = ${key.channel} and platform = ${key.platform} and runtime_version = ${key.runtimeVersion}`;
+  return row?.rolled_back_at ?? null;
+}
+
+/**
  * The (platform, channel) update policy, if the caller may see the channel and one is set, and the
  * database's time for the answer's server_time, in the one wire format (sync/wire-time.ts): one
  * statement, so server_time costs the check no round trip.

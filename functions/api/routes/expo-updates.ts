@@ -16,7 +16,7 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
 import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
-import { sessionDevice, visibleReleases } from "../releases/release-store.ts";
+import { sessionDevice, visiblePastRollback, visibleReleases } from "../releases/release-store.ts";
 
 export const EXPO_MANIFEST_PATH = "/v1/expo-updates/manifest";
 /** OTA updates of one runtime version weighed per request (newest first). */
@@ -91,6 +91,8 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     const read = async (tx: Tx) => ({
       device: user ? await sessionDevice(tx, user.session_id) : null,
       releases: await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES),
+      // After the releases (visiblePastRollback says why).
+      pastRollbackAt: await visiblePastRollback(tx, filter),
     });
     const seen = user ? await deps.db.withUser(user, read) : await deps.db.asAnon(read);
 
@@ -105,6 +107,7 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       embeddedUpdateId: headers["expo-embedded-update-id"],
       // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
       complete: c.get("tokenIgnored") === undefined,
+      pastRollbackAt: seen.pastRollbackAt,
       // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
       now: new Date(),
     });
