@@ -666,8 +666,8 @@ $function$;
 comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
 revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
 
--- function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid)
-CREATE OR REPLACE FUNCTION app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid)
+-- function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid)
+CREATE OR REPLACE FUNCTION app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid)
  RETURNS boolean
  LANGUAGE plpgsql
  STABLE
@@ -676,11 +676,19 @@ AS $function$
 begin
   return exists (select 1 from public.list_members m
                   where m.list_id = p_list_id and m.user_id = p_created_by and m.role = 'owner')
-     and not app_private.cannot_sign_in(p_created_by);
+     and not app_private.cannot_sign_in(p_created_by)
+     -- The session that created it still counts (session_is_live's rule, whose
+     -- guard would refuse the redeemer, another user): a stolen session's
+     -- codes go when it is signed out.
+     and (p_created_session is null
+          or exists (select 1 from auth.sessions s
+                      where s.id = p_created_session
+                        and s.user_id = p_created_by
+                        and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at)));
 end;
 $function$;
-comment on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid) is 'The one rule for "an invite code of this creator works": p_created_by is an owner of p_list_id who can sign in (app_private.cannot_sign_in). redeem_list_invite honours only such codes and the cap of pending invites counts only those (pending_list_invites). Not callable by any API role.';
-revoke execute on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid) from public;
+comment on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) is 'The one rule for "an invite code works": p_created_by is an owner of p_list_id who can sign in (app_private.cannot_sign_in), and the session that created it (p_created_session, list_invites.created_session; none for a code written without one) still counts: its auth.sessions row exists for p_created_by and has not ended by time (app_private.session_has_ended, as app_private.session_is_live). redeem_list_invite honours only such codes and the cap of pending invites counts only those (pending_list_invites). Not callable by any API role; reads auth.sessions, so only from the security definer functions that call it.';
+revoke execute on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) from public;
 
 -- function app_private.is_another_users_id(p_id uuid)
 CREATE OR REPLACE FUNCTION app_private.is_another_users_id(p_id uuid)
@@ -1428,9 +1436,9 @@ AS $function$
      and p_list_id = any (app_private.my_list_ids('owner'))
      and i.used_at is null
      and i.expires_at > now()
-     and app_private.invite_is_honoured(i.list_id, i.created_by)
+     and app_private.invite_is_honoured(i.list_id, i.created_by, i.created_session)
 $function$;
-comment on function app_private.pending_list_invites(p_list_id uuid) is 'How many of the list''s invites are pending and would be honoured (unused, unexpired, their creator an owner who can sign in: invite_is_honoured): what the cap of create_list_invite counts. 0 unless the caller owns the list. SECURITY DEFINER: whether a creator can sign in is read from auth.users.';
+comment on function app_private.pending_list_invites(p_list_id uuid) is 'How many of the list''s invites are pending and would be honoured (unused, unexpired, app_private.invite_is_honoured: their creator an owner who can sign in, their creating session still counting): what the cap of create_list_invite counts. 0 unless the caller owns the list. SECURITY DEFINER: whether a creator can sign in and their session counts is read from auth.users and auth.sessions.';
 revoke execute on function app_private.pending_list_invites(p_list_id uuid) from public;
 grant execute on function app_private.pending_list_invites(p_list_id uuid) to authenticated;
 
@@ -1881,13 +1889,14 @@ begin
    where i.code_sha256 = v_hash
      and i.used_at is null
      and i.expires_at > now()
-     -- the owner who created it still is one and can sign in (a removed,
-     -- soft-deleted or banned owner's codes admit nobody)
-     and app_private.invite_is_honoured(i.list_id, i.created_by)
+     -- the owner who created it still is one and can sign in, and the session
+     -- that created it still counts (a removed, soft-deleted or banned owner's
+     -- codes, and a signed-out session's, admit nobody)
+     and app_private.invite_is_honoured(i.list_id, i.created_by, i.created_session)
      for update of i;
   if v_invite is null then
-    -- wrong, used and expired codes, and those of a former owner or one who
-    -- cannot sign in, get the same answer
+    -- wrong, used and expired codes, and those of a former owner, one who
+    -- cannot sign in or a signed-out session, get the same answer
     raise exception 'this invite code is not valid (wrong, already used or expired)' using errcode = 'no_data_found';
   end if;
   select m.role into v_current from public.list_members m where m.list_id = v_list and m.user_id = v_user;
@@ -1906,7 +1915,7 @@ begin
   return v_list;
 end;
 $function$;
-comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller while its creator is an owner of the list who can sign in (app_private.invite_is_honoured) and the caller''s own session counts (app_private.live_uid(): else 42501, as for anon): adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. Locks the list''s row (FOR KEY SHARE) before the code''s, as a delete of the list does: racing that delete, it waits and answers as for a wrong code. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
+comment on function app_private.redeem_list_invite(p_code text) is 'Redeems an invite code (trimmed, lower-cased) for the caller while the code is honoured (app_private.invite_is_honoured: its creator an owner of the list who can sign in, the session that created it still counting) and the caller''s own session counts (app_private.live_uid(): else 42501, as for anon): adds the membership or raises the caller''s role to the invite''s and marks the code used; a member whose role is already as good keeps it and leaves the code unused. Locks the list''s row (FOR KEY SHARE) before the code''s, as a delete of the list does: racing that delete, it waits and answers as for a wrong code. SECURITY DEFINER (the caller can see neither the invite nor insert memberships); reached only through public.accept_list_invite.';
 revoke execute on function app_private.redeem_list_invite(p_code text) from public;
 grant execute on function app_private.redeem_list_invite(p_code text) to authenticated;
 

@@ -62,6 +62,6 @@ exception
     raise exception 'no such list, or you are not its owner' using errcode = 'insufficient_privilege';
 end;
 $function$;
-comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30); at most app_private.max_pending_invites_per_list() pending invites per list whose creator is still an owner who can sign in (app_private.pending_list_invites; 23514).';
+comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30) and while the calling session counts (list_invites.created_session: signing it out withdraws the code); at most app_private.max_pending_invites_per_list() pending invites per list that would be honoured (app_private.pending_list_invites: their creator still an owner who can sign in, their session still counting; 23514).';
 revoke execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) from public;
 grant execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) to authenticated;

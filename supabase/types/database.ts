@@ -168,6 +168,7 @@ export type Database = {
           "code_sha256": string;
           "created_at": string;
           "created_by": string | null;
+          "created_session": string | null;
           "expires_at": string;
           "id": string;
           "list_id": string;
@@ -180,6 +181,7 @@ export type Database = {
           "code_sha256": string;
           "created_at"?: string;
           "created_by"?: string | null;
+          "created_session"?: string | null;
           "expires_at": string;
           "id"?: string;
           "list_id": string;
@@ -191,6 +193,7 @@ export type Database = {
           "code_sha256"?: string;
           "created_at"?: string;
           "created_by"?: string | null;
+          "created_session"?: string | null;
           "expires_at"?: string;
           "id"?: string;
           "list_id"?: string;
@@ -908,7 +911,11 @@ export type Database = {
         }[];
       };
       "invite_is_honoured": {
-        Args: { "p_created_by": string; "p_list_id": string };
+        Args: {
+          "p_created_by": string;
+          "p_created_session": string;
+          "p_list_id": string;
+        };
         Returns: boolean;
       };
       "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };

@@ -3,15 +3,21 @@
 // an access token that stays unexpired for up to an hour, and PostgREST (the
 // Data API, supabase-js) accepts it until then. It opens nothing there either:
 // the policies and public functions check the session as the api function
-// does (app_private.live_uid(), migration 20261128001800).
+// does (app_private.live_uid(), migration 20261128001800). Nor does an invite
+// code it created while it was live: a code works only while the session that
+// created it counts (app_private.invite_is_honoured, migration 20261128002400).
 // `viaDataApi` runs SQL as PostgREST does for a token it verified: role
 // authenticated, the token's payload as request.jwt.claims.
 import { randomUUID } from "node:crypto";
-import type postgres from "postgres";
-import { describe, expect, it } from "vitest";
-import { adminSql, call, createTestUser, type TestUser } from "../support/harness.ts";
+import postgres from "postgres";
+import { afterAll, describe, expect, it } from "vitest";
+import { adminSql, call, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { phone, startSession } from "../support/device-sessions.ts";
 import { asUser, pushOk, upsert } from "../support/shared-lists.ts";
+
+/** The owner (hosted `postgres`): what pg_cron runs the account purge as. */
+const ownerSql = postgres(stack.ownerDbUrl, { max: 2, onnotice: () => {} });
+afterAll(async () => { await ownerSql.end({ timeout: 5 }); });
 
 async function viaDataApi<T>(token: string, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   const claims = Buffer.from(token.split(".")[1], "base64url").toString("utf8");
@@ -28,6 +34,9 @@ async function outcome(token: string, work: (tx: postgres.TransactionSql) => Pro
 
 const tasksOf = (token: string, list: string) =>
   viaDataApi(token, async (tx) => (await tx<{ title: string }[]>`select title from public.tasks where list_id = ${list} order by title`).map((t) => t.title));
+
+const createInvite = (token: string, list: string, role: "owner" | "editor" | "viewer") =>
+  viaDataApi(token, async (tx) => (await tx<{ code: string }[]>`select public.create_list_invite(${list}, ${role}) as code`)[0].code);
 
 async function listWithTask(user: TestUser, title: string): Promise<string> {
   const list = randomUUID();
@@ -58,6 +67,47 @@ describe("the Data API after tidesync signed a session out", () => {
     expect(await tasksOf(alice.token, list)).toEqual(["secret"]);
     const members = await adminSql`select user_id from public.list_members where list_id = ${list}`;
     expect(members.map((m) => m.user_id)).toEqual([alice.userId]);
+  });
+
+  it("a deletion request: an owner code the stolen session created while live admits nobody, and the purge hands the list to nobody", async () => {
+    const alice = await createTestUser();
+    const mallory = await createTestUser(); // the thief's own account
+    const stolen = await alice.newSession();
+    const list = await listWithTask(alice, "secret");
+    const code = await createInvite(stolen.token, list, "owner"); // while the stolen session is live
+
+    const request = await call("/v1/users/me/deletion", { method: "POST", token: alice.token, body: {} });
+    expect(request.status, request.text).toBe(202);
+
+    expect(await outcome(mallory.token, (tx) => tx`select public.accept_list_invite(${code})`)).toBe("P0002"); // as a wrong code
+    expect(await tasksOf(mallory.token, list)).toEqual([]);
+    // Cancelling does not bring the code back: its session stays signed out.
+    expect((await call("/v1/users/me/deletion", { method: "DELETE", token: alice.token })).status).toBe(204);
+    expect(await outcome(mallory.token, (tx) => tx`select public.accept_list_invite(${code})`)).toBe("P0002");
+
+    expect((await call("/v1/users/me/deletion", { method: "POST", token: alice.token, body: {} })).status).toBe(202);
+    await adminSql`update app_private.account_deletion_requests
+                      set requested_at = now() - interval '30 days', scheduled_for = now() - interval '1 second'
+                    where user_id = ${alice.userId}`;
+    await ownerSql`select * from app_private.run_account_deletions()`;
+    expect(await adminSql`select 1 from auth.users where id = ${alice.userId}`).toHaveLength(0);
+    expect(await adminSql`select 1 from public.lists where id = ${list}`).toHaveLength(0); // nobody to hand it to
+  });
+
+  it("remote sign-out of a lost phone (DELETE /v1/devices/{id}): the codes it created admit nobody; the owner's other codes still work", async () => {
+    const dana = await createTestUser();
+    const bob = await createTestUser();
+    const lost = await dana.newSession();
+    const device = await startSession(lost.token, phone());
+    const list = await listWithTask(dana, "dana's task");
+    const lostCode = await createInvite(lost.token, list, "owner");
+    const ownCode = await createInvite(dana.token, list, "viewer");
+    expect((await call(`/v1/devices/${device.body.device.id}`, { method: "DELETE", token: dana.token })).status).toBe(204);
+
+    expect(await outcome(bob.token, (tx) => tx`select public.accept_list_invite(${lostCode})`)).toBe("P0002");
+    expect(await outcome(bob.token, (tx) => tx`select public.accept_list_invite(${ownCode})`)).toBe("ok");
+    const [member] = await adminSql<{ role: string }[]>`select role from public.list_members where list_id = ${list} and user_id = ${bob.userId}`;
+    expect(member.role).toBe("viewer");
   });
 
   it("remote sign-out of a lost phone (DELETE /v1/devices/{id}): its token deletes nothing through the Data API", async () => {

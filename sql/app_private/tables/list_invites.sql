@@ -13,6 +13,7 @@ create table app_private.list_invites (
   expires_at timestamp with time zone not null,
   used_at timestamp with time zone,
   used_by uuid,
+  created_session uuid default (NULLIF((auth.jwt() ->> 'session_id'::text), ''::text))::uuid,
   constraint list_invites_pkey PRIMARY KEY (id),
   constraint list_invites_code_sha256_key UNIQUE (code_sha256),
   constraint list_invites_created_by_fkey FOREIGN KEY (created_by) REFERENCES auth.users(id) ON DELETE CASCADE,
@@ -28,6 +29,7 @@ create table app_private.list_invites (
 comment on table app_private.list_invites is 'Single-use, expiring invite codes to a list (only the code''s SHA-256 is stored). Created by owners through public.create_list_invite, redeemed by public.accept_list_invite.';
 comment on column app_private.list_invites.code_sha256 is 'SHA-256 of the code; the code itself is shown once, to the owner who created it.';
 comment on column app_private.list_invites.used_by is 'Who redeemed the code (null once that user is deleted).';
+comment on column app_private.list_invites.created_session is 'The Supabase session (auth.sessions.id, the token''s session_id claim) that created the invite: the code works only while it counts (app_private.invite_is_honoured). No foreign key: the id outlives its session, which is what withdraws the code. Null for an invite written without a session (the table''s owner, or before migration 20261128002400). Neither readable nor writable by users.';
 
 -- indexes
 CREATE INDEX list_invites_created_by_idx ON app_private.list_invites USING btree (created_by);
