@@ -15,6 +15,7 @@ import { isMultipartPartWithName, type MultipartPart, parseMultipartMixedRespons
 import { parseDictionary } from "structured-headers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PublishRelease } from "../../functions/_shared/schemas/releases.ts";
+import { MAX_EXPO_CANDIDATES } from "../../functions/api/routes/expo-updates.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { signHs256, supabaseClaims } from "../support/tokens.ts";
 import { freshChannel, publish, putArtifact, setRelease, testerGroup } from "../support/releases.ts";
@@ -359,6 +360,70 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect(toEmbedded).toMatchObject({ type: "rollBackToEmbedded" });
     expect(after(toEmbedded.parameters.commitTime, tookMistake)).toBe(true);
     expect((await manifestRequest({ channel: only, currentUpdateId: embeddedUpdateId, embeddedUpdateId })).directive).toEqual({ type: "noUpdateAvailable" });
+  });
+
+  // The candidates are a window of the newest (MAX_EXPO_CANDIDATES): the update a device runs may be older than
+  // all of them, e.g. below a run of staged updates not started yet. It is read by its id, never taken as deleted.
+  describe("a device on an update older than the window of the newest", () => {
+    const after = (time: string, than: string) => Date.parse(time) > Date.parse(than);
+    const expectSignature = 'sig, keyid="main", alg="rsa-v1_5-sha256"';
+    const embeddedUpdateId = randomUUID();
+    /** A window's worth of newer updates, staged at 0% (not started); newest last. */
+    const staged = async (channel: string, from: number) => {
+      const newer: { id: string }[] = [];
+      for (let build = from; build < from + MAX_EXPO_CANDIDATES; build++) newer.push(await publish(await otaRelease(channel, build, { rollout_percentage: 0 })));
+      return newer;
+    };
+
+    it("keeps it, takes the newest once it is rolled out to it, and leaves it once it is deleted", async () => {
+      const certificate = codeSigningCertificate();
+      const track = freshChannel("prod");
+      await testerGroup([track], [], { everyone: true });
+      const r0 = await publish(await otaRelease(track, 1));
+      const tookR0 = (await manifestRequest({ channel: track, currentUpdateId: embeddedUpdateId, embeddedUpdateId })).manifest;
+      expect(tookR0.id).toBe(r0.id);
+      const newer = await staged(track, 2);
+      const onR0 = { channel: track, currentUpdateId: r0.id, embeddedUpdateId, expectSignature };
+      const kept = await manifestRequest(onR0);
+      expect(kept.directive).toEqual({ type: "noUpdateAvailable" });
+      expect(signatureIsValid(kept.parts[0], certificate)).toBe(true);
+      // The newest ramped to everyone: the device takes it (after a rollBackToEmbedded as of the request it would not have).
+      const newest = newer[newer.length - 1];
+      await setRelease(newest.id, { rollout_percentage: 100 });
+      const ramped = await manifestRequest(onR0);
+      expect(ramped.manifest.extra.tidesync.release_id).toBe(newest.id);
+      expect(after(ramped.manifest.createdAt, tookR0.createdAt)).toBe(true);
+      for (const part of ramped.parts) expect(signatureIsValid(part, certificate)).toBe(true);
+      // Deleted by the owner, R0 is withdrawn as before: none offered to this device, back to the embedded bundle.
+      await setRelease(newest.id, { rollout_percentage: 0 });
+      await adminSql`delete from app_private.releases where id = ${r0.id}`;
+      const gone = (await manifestRequest(onR0)).directive;
+      expect(gone).toMatchObject({ type: "rollBackToEmbedded" });
+      expect(after(gone.parameters.commitTime, tookR0.createdAt)).toBe(true);
+    });
+
+    it("republished by a rollback, it keeps it, and leaves it as of the rollback of its release", async () => {
+      const certificate = codeSigningCertificate();
+      const track = freshChannel("prod");
+      await testerGroup([track], [], { everyone: true });
+      const a = await publish(await otaRelease(track, 1));
+      const b = await publish(await otaRelease(track, 2));
+      await setRelease(b.id, { status: "rolled_back" });
+      const followed = (await manifestRequest({ channel: track, currentUpdateId: b.id, embeddedUpdateId })).manifest;
+      expect(followed.extra.tidesync.release_id).toBe(a.id);
+      expect(followed.id).not.toBe(a.id);
+      await staged(track, 3);
+      const onFollowed = { channel: track, currentUpdateId: followed.id.toUpperCase(), embeddedUpdateId, expectSignature };
+      const stays = await manifestRequest(onFollowed);
+      expect(stays.directive).toEqual({ type: "noUpdateAvailable" });
+      expect(signatureIsValid(stays.parts[0], certificate)).toBe(true);
+      // A rolled back in turn: that device leaves it as of that rollback (not of the request), later than what it runs.
+      const rolledBack = await setRelease(a.id, { status: "rolled_back" });
+      const leaves = (await manifestRequest(onFollowed)).directive;
+      expect(leaves).toMatchObject({ type: "rollBackToEmbedded" });
+      expect(after(leaves.parameters.commitTime, followed.createdAt)).toBe(true);
+      expect(Date.parse(leaves.parameters.commitTime)).toBe(Date.parse(rolledBack.updated_at) + 1);
+    });
   });
 
   it("a tester's update that the answer without a token does not show is kept while the token is ignored, and left once deleted", async () => {

@@ -5,7 +5,15 @@ import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { type ExpoRequest, planExpoUpdate, republishedUpdateId, republishTime } from "../../functions/_shared/releases/plan-expo-update.ts";
+import {
+  expoCandidates,
+  type ExpoRequest,
+  type IdRange,
+  planExpoUpdate,
+  releaseIdRanges,
+  republishedUpdateId,
+  republishTime,
+} from "../../functions/_shared/releases/plan-expo-update.ts";
 import { planUpdateCheck } from "../../functions/_shared/releases/plan-update-check.ts";
 import { inRollout, rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
 import {
@@ -352,6 +360,78 @@ describe("planExpoUpdate for a device on an update the server no longer has (del
       else expect(await planExpoUpdate(updates, on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
       if (plan.kind === "manifest") expect(plan.createdAt).toEqual(NOW);
     }), { numRuns: 100 });
+  });
+});
+
+// The candidates are a window of the newest (the route's MAX_EXPO_CANDIDATES): the update a device runs may be
+// older than all of them. expoCandidates reads it by id then; only what it could not find is deleted.
+describe("expoCandidates: the update a device runs, outside a full window of the newest", () => {
+  const LIMIT = 50;
+  const r0 = candidate(0);
+  const staged = Array.from({ length: LIMIT }, (_, i) => candidate(i + 1, { rollout_percentage: 0 }));
+  /** The store's read (visibleReleasesWithIds) over `rows`, recording each call: uuid strings order as their bytes. */
+  const store = (rows: ReturnType<typeof candidate>[]) => {
+    const calls: IdRange[][] = [];
+    const readIds = async (ranges: IdRange[]) => {
+      calls.push(ranges);
+      return rows.filter((r) => ranges.some(([first, last]) => first <= r.id && r.id <= last));
+    };
+    return { calls, readIds };
+  };
+  const weigh = async (window: ReturnType<typeof candidate>[], request: ExpoRequest, rows = [r0, ...staged], limit = LIMIT) => {
+    const { calls, readIds } = store(rows);
+    const candidates = await expoCandidates(window, limit, request, readIds);
+    return { candidates, reads: calls.length, plan: await planExpoUpdate(candidates, request) };
+  };
+
+  it("a device on an update below a window of staged updates keeps it; it takes the newest once rolled out to it", async () => {
+    // The window alone names no update of the device's: the planner would take it as deleted.
+    expect(await planExpoUpdate(staged, on(r0.id))).toEqual({ kind: "rollBackToEmbedded", commitTime: NOW });
+    const kept = await weigh(staged, on(r0.id.toUpperCase()));
+    expect(kept).toMatchObject({ reads: 1, plan: { kind: "noUpdateAvailable" } });
+    expect(kept.candidates).toContain(r0);
+    const ramped = staged.map((r, i) => (i === LIMIT - 1 ? { ...r, rollout_percentage: 100 } : r));
+    const newest = ramped[LIMIT - 1];
+    expect((await weigh(ramped, on(r0.id))).plan).toEqual({ kind: "manifest", release: newest, id: newest.id, createdAt: newest.created_at });
+    // Rolled back, it is withdrawn as of its rollback (not of the request).
+    const rolledBack = { ...r0, status: "rolled_back" as const };
+    expect((await weigh(staged, on(r0.id), [rolledBack, ...staged])).plan)
+      .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
+  });
+
+  it("a device on a republished update below the window keeps it; of the releases its id's range holds, only the one it names is added", async () => {
+    const since = new Date(1_850_000_000_000);
+    const republished = await republishedUpdateId(r0.id, since);
+    // An id that begins as r0's does is in the range too (as every candidate's here); it is not what the device runs.
+    const sibling = { ...r0, id: "00000000-0000-4000-9000-000000000000" };
+    const { candidates, reads, plan } = await weigh(staged, on(republished.toUpperCase()), [r0, sibling, ...staged]);
+    expect({ reads, plan }).toEqual({ reads: 1, plan: { kind: "noUpdateAvailable" } });
+    expect(candidates).toEqual([...staged, r0]);
+    // What it runs was served as of `since`: the newest, published before, is offered later than that.
+    const ramped = staged.map((r, i) => (i === LIMIT - 1 ? { ...r, rollout_percentage: 100 } : r));
+    expect((await weigh(ramped, on(republished))).plan).toMatchObject({ kind: "manifest", release: ramped[LIMIT - 1], createdAt: new Date(since.getTime() + 1) });
+  });
+
+  it("an update it cannot find is deleted, as before; no read when the window names it, is not full, or the device runs its embedded update", async () => {
+    expect(await weigh(staged, on(r0.id), staged)).toMatchObject({ reads: 1, plan: { kind: "rollBackToEmbedded", commitTime: NOW } });
+    expect(await weigh(staged, on(await republishedUpdateId(r0.id, NOW)), staged)).toMatchObject({ reads: 1, plan: { kind: "rollBackToEmbedded", commitTime: NOW } });
+    for (const request of [on(staged[7].id), on(await republishedUpdateId(staged[7].id, NOW)), on(EMBEDDED), on(EMBEDDED.toUpperCase()), on(), on("not-an-update-id")]) {
+      expect((await weigh(staged, request)).reads).toBe(0);
+    }
+    expect(await weigh(staged, on(r0.id), undefined, LIMIT + 1)).toMatchObject({ reads: 0, plan: { kind: "rollBackToEmbedded" } });
+  });
+
+  it("a republished id names its release by the first bytes of the release's id: one index range holds it, for any release and time", async () => {
+    await fc.assert(fc.asyncProperty(fc.uuid(), fc.integer({ min: 0, max: 2 ** 48 - 1 }), async (releaseId, ms) => {
+      const id = await republishedUpdateId(releaseId, new Date(ms));
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(parseInt(id.replaceAll("-", "").slice(0, 12), 16)).toBe(ms);
+      const ranges = releaseIdRanges(id.toUpperCase());
+      expect(ranges).toHaveLength(2);
+      expect(ranges.some(([first, last]) => first <= releaseId.toLowerCase() && releaseId.toLowerCase() <= last)).toBe(true);
+    }), { numRuns: 100 });
+    expect(releaseIdRanges(r0.id)).toEqual([[r0.id, r0.id]]);
+    expect(releaseIdRanges("not-an-update-id")).toEqual([]);
   });
 });
 

@@ -1,7 +1,8 @@
 // What the Expo Updates manifest endpoint answers (protocol v1,
 // docs.expo.dev/technical-specs/expo-updates-1): an update's manifest, or a
 // directive. Pure; the candidates are the OTA releases of one (platform,
-// channel, runtime version) the caller may see, in any order.
+// channel, runtime version) the caller may see, in any order: the newest, and
+// the one the device runs if it still exists (expoCandidates).
 //
 // expo-updates takes a manifest only when its createdAt (commitTime) is after
 // the one of the update it runs, and a rollBackToEmbedded only when its
@@ -72,38 +73,95 @@ export function republishTime(candidates: readonly Pick<ExpoCandidate, "status" 
   return latest === null ? null : later(new Date(latest));
 }
 
-const UUID = /^([0-9a-f]{8})-([0-9a-f]{4})-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const REPUBLISHED = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** The bytes of a release's id that an id republishedUpdateId derives from it begins with (its last bytes). */
+const RELEASE_PREFIX_BYTES = 7;
+
+const hexOf = (uuid: string) => uuid.toLowerCase().replaceAll("-", "");
+const uuidOf = (hex: string) => `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 
 /**
  * The id of release `releaseId` served as of `at`: a UUID (version 8), the
  * same for every device. Its first 48 bits are `at` in milliseconds (as in a
- * version 7 UUID), the rest SHA-256 of the release and the time, so a device
- * that reports it is known to run that release since `at` whatever changed
- * since (servedAs).
+ * version 7 UUID), its last 7 bytes the first 7 of the release's id (so the
+ * release is found by an index range, releaseIdRanges, whatever changed
+ * since), the bits between from SHA-256 of the release and the time. A device
+ * that reports it is known to run that release since `at` (servedAs).
  */
 export async function republishedUpdateId(releaseId: string, at: Date): Promise<string> {
   const digest = await sha256(`tidesync.expo-republish:${releaseId}@${at.toISOString()}`);
   const bytes = new Uint8Array(16);
   const ms = at.getTime();
   for (let i = 0; i < 6; i++) bytes[i] = Math.floor(ms / 2 ** (8 * (5 - i))) % 256;
-  bytes.set(digest.subarray(0, 10), 6);
+  bytes.set(digest.subarray(0, 16 - 6 - RELEASE_PREFIX_BYTES), 6);
   bytes[6] = (bytes[6] & 0x0f) | 0x80;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
-  const hex = toHex(bytes);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidOf(toHex(bytes).slice(0, 2 * (16 - RELEASE_PREFIX_BYTES)) + hexOf(releaseId).slice(0, 2 * RELEASE_PREFIX_BYTES));
 }
 
-/** The release a device runs and the createdAt it was served with, when its update id names one of the candidates. */
-async function servedAs<T extends ExpoCandidate>(sorted: readonly T[], updateId: string | undefined): Promise<{ release: T; since: Date } | undefined> {
+/** What a republished id says: when it was served, and how the id of its release begins (hex). */
+function republication(updateId: string): { since: Date; releasePrefix: string } | undefined {
+  if (!REPUBLISHED.test(updateId)) return undefined;
+  const hex = hexOf(updateId);
+  return { since: new Date(parseInt(hex.slice(0, 12), 16)), releasePrefix: hex.slice(2 * (16 - RELEASE_PREFIX_BYTES)) };
+}
+
+/** The release a device runs and the createdAt it was served with, when its update id names one of the releases. */
+async function servedAs<T extends Pick<ExpoCandidate, "id" | "created_at">>(releases: readonly T[], updateId: string | undefined): Promise<{ release: T; since: Date } | undefined> {
   const wanted = updateId?.toLowerCase();
   if (wanted === undefined) return undefined;
-  const asPublished = sorted.find((r) => r.id === wanted);
+  const asPublished = releases.find((r) => r.id === wanted);
   if (asPublished) return { release: asPublished, since: asPublished.created_at };
-  const time = UUID.exec(wanted);
-  if (!time) return undefined;
-  const since = new Date(parseInt(time[1] + time[2], 16));
-  for (const r of sorted) if (await republishedUpdateId(r.id, since) === wanted) return { release: r, since };
+  const republished = republication(wanted);
+  if (!republished) return undefined;
+  const { since, releasePrefix } = republished;
+  for (const r of releases) {
+    if (hexOf(r.id).startsWith(releasePrefix) && await republishedUpdateId(r.id, since) === wanted) return { release: r, since };
+  }
   return undefined;
+}
+
+/** expo-updates reports its embedded update's id as the current one while it runs that one. */
+const runsEmbedded = ({ currentUpdateId, embeddedUpdateId }: Pick<ExpoRequest, "currentUpdateId" | "embeddedUpdateId">) =>
+  currentUpdateId !== undefined && currentUpdateId.toLowerCase() === embeddedUpdateId?.toLowerCase();
+
+/** Inclusive bounds in the order of uuids (bytewise, as Postgres compares them). */
+export type IdRange = readonly [first: string, last: string];
+
+/**
+ * The ids among which a device's update id names a release: itself, and for a
+ * republished id the ids that begin as its release's did (one index range
+ * each). None when it is no UUID, so names no release.
+ */
+export function releaseIdRanges(updateId: string): IdRange[] {
+  const wanted = updateId.toLowerCase();
+  if (!UUID.test(wanted)) return [];
+  const prefix = republication(wanted)?.releasePrefix;
+  if (prefix === undefined) return [[wanted, wanted]];
+  const pad = (digit: string) => uuidOf(prefix + digit.repeat(32 - prefix.length));
+  return [[wanted, wanted], [pad("0"), pad("f")]];
+}
+
+/**
+ * The candidates planExpoUpdate weighs: `window`, the newest releases of the
+ * runtime version (at most `limit`), and the one the device runs when the
+ * window does not name it although it may have left it out (full): read by
+ * its id with `readIds` (one index read, in the transaction of the window;
+ * only then). Without it, a device on an update older than the window (below
+ * a run of staged updates, say) would be taken as running a deleted one.
+ */
+export async function expoCandidates<T extends Pick<ExpoCandidate, "id" | "created_at">>(
+  window: readonly T[],
+  limit: number,
+  request: Pick<ExpoRequest, "currentUpdateId" | "embeddedUpdateId">,
+  readIds: (ranges: IdRange[]) => Promise<readonly T[]>,
+): Promise<T[]> {
+  const current = request.currentUpdateId;
+  if (current === undefined || runsEmbedded(request) || window.length < limit || await servedAs(window, current)) return [...window];
+  const ranges = releaseIdRanges(current);
+  const running = ranges.length === 0 ? undefined : await servedAs(await readIds(ranges), current);
+  return running ? [...window, running.release] : [...window];
 }
 
 /**
@@ -116,8 +174,7 @@ async function servedAs<T extends ExpoCandidate>(sorted: readonly T[], updateId:
  */
 function withdrawnAt(running: { release: ExpoCandidate } | undefined, rolledBackAt: Date | null, request: ExpoRequest): Date | null {
   if (running) return running.release.status === "rolled_back" ? rolledBackAt : null;
-  const current = request.currentUpdateId?.toLowerCase();
-  const unnamed = current !== undefined && current !== request.embeddedUpdateId?.toLowerCase();
+  const unnamed = request.currentUpdateId !== undefined && !runsEmbedded(request);
   return unnamed && request.complete ? request.now : null;
 }
 

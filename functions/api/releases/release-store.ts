@@ -3,6 +3,7 @@
 // manifest and feedback inside deps.db.withUser / asAnon, where the policies
 // of app_private.releases decide which releases exist for the caller.
 import type { Feedback, OtaAsset, PublishRelease, Release } from "../../_shared/schemas/releases.ts";
+import type { IdRange } from "../../_shared/releases/plan-expo-update.ts";
 import type { UpdatePolicy } from "../../_shared/releases/plan-update-check.ts";
 import { WEBHOOK_TOLERANCE_SECONDS } from "../../_shared/releases/webhook-signature.ts";
 import { WIRE_TIME_FORMAT } from "../sync/wire-time.ts";
@@ -195,6 +196,26 @@ export async function visibleReleases(
      order by build_number desc, created_at desc
      limit $6`,
     [filter.channel, filter.platform, filter.kind, filter.runtimeVersion ?? null, filter.aboveBuild ?? null, limit],
+  );
+}
+
+/**
+ * The OTA releases of (platform, channel, runtime version) the caller may see (RLS) whose ids lie in
+ * `ranges` (inclusive, uuid order; releaseIdRanges gives at most two): a range of the primary key each.
+ * Spelt out, not joined to an array, so the planner sees each range's bounds and scans only those.
+ */
+export async function visibleReleasesWithIds(
+  tx: Tx,
+  key: { platform: string; channel: string; runtimeVersion: string },
+  ranges: readonly IdRange[],
+): Promise<ReleaseRow[]> {
+  if (ranges.length === 0) return [];
+  const inRanges = ranges.map((_, i) => `id between $${4 + 2 * i}::uuid and $${5 + 2 * i}::uuid`).join(" or ");
+  return await tx.unsafe<ReleaseRow[]>(
+    `select ${RELEASE_COLUMNS}
+     from app_private.releases
+     where channel = $1 and platform = $2 and kind = 'ota' and runtime_version = $3 and (${inRanges})`,
+    [key.channel, key.platform, key.runtimeVersion, ...ranges.flat()],
   );
 }
 

@@ -6,7 +6,7 @@
 // signed out: optionalUser), only `everyone` channels exist.
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
-import { planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
+import { expoCandidates, planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
 import { ROLLOUT_BUCKETS, rolloutBucket } from "../../_shared/releases/rollout.ts";
 import { channelNameSchema } from "../../_shared/schemas/releases.ts";
 import type { App, Deps } from "../lib/app-env.ts";
@@ -16,10 +16,10 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
 import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
-import { sessionDevice, visiblePastRollback, visibleReleases } from "../releases/release-store.ts";
+import { sessionDevice, visiblePastRollback, visibleReleases, visibleReleasesWithIds } from "../releases/release-store.ts";
 
 export const EXPO_MANIFEST_PATH = "/v1/expo-updates/manifest";
-/** OTA updates of one runtime version weighed per request (newest first). */
+/** OTA updates of one runtime version weighed per request (newest first), and the one the device runs (expoCandidates). */
 export const MAX_EXPO_CANDIDATES = 50;
 
 const expoHeadersSchema = z.object({
@@ -88,9 +88,11 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     const signWith = expect === undefined ? null : signatureRequest(expect, signing);
     const user = c.get("user");
     const filter = { platform: headers["expo-platform"], channel: headers["expo-channel-name"], kind: "ota" as const, runtimeVersion: headers["expo-runtime-version"] };
+    const updateIds = { currentUpdateId: headers["expo-current-update-id"], embeddedUpdateId: headers["expo-embedded-update-id"] };
     const read = async (tx: Tx) => ({
       device: user ? await sessionDevice(tx, user.session_id) : null,
-      releases: await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES),
+      releases: await expoCandidates(await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES), MAX_EXPO_CANDIDATES, updateIds, (ranges) =>
+        visibleReleasesWithIds(tx, filter, ranges)),
       // After the releases (visiblePastRollback says why).
       pastRollbackAt: await visiblePastRollback(tx, filter),
     });
@@ -103,8 +105,7 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
     })));
     const plan = await planExpoUpdate(candidates, {
-      currentUpdateId: headers["expo-current-update-id"],
-      embeddedUpdateId: headers["expo-embedded-update-id"],
+      ...updateIds,
       // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
       complete: c.get("tokenIgnored") === undefined,
       pastRollbackAt: seen.pastRollbackAt,
