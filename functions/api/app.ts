@@ -2,6 +2,7 @@
 // the edge runtime passes it) with every operation under /v1/.
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
+import type { ValidationTargets } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { ApiError, errorEnvelope } from "../_shared/errors.ts";
 import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../_shared/validation-details.ts";
@@ -37,6 +38,21 @@ const openApiDocumentRoute = createRoute({
     ...errorResponses(),
   },
 });
+
+/**
+ * Where a detail's pointer starts, per validation target (docs/errors.md): a body field's and a
+ * query parameter's at the root (`/ops/3/data/title`, `/limit`), a header's under `/headers/`
+ * (`/headers/expo-platform`), as the routes' own header refusals name theirs. A path parameter is
+ * any string (an id that names nothing is 404), so none fails; no route reads a form or a cookie.
+ */
+const POINTER_BASES: Record<keyof ValidationTargets, readonly string[]> = {
+  json: [],
+  form: [],
+  query: [],
+  param: [],
+  header: ["headers"],
+  cookie: [],
+};
 
 function toApiError(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
@@ -84,7 +100,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): {
         // @hono/zod-validator passes the value it parsed (the body, query, path or headers) as
         // `data`, failed or not (its Hook type says so; @hono/zod-openapi's narrower one does not).
         const { data } = result as { data?: unknown };
-        const details = boundedDetails(zodIssuesToDetails(issues, data, [], MAX_FIELD_DETAILS));
+        const details = boundedDetails(zodIssuesToDetails(issues, data, POINTER_BASES[result.target], MAX_FIELD_DETAILS));
         throw new ApiError("VALIDATION_FAILED", validationMessage(issueCount(issues)), { details });
       }
     },

@@ -510,10 +510,17 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect(expectEnvelope(check, 401, "UNAUTHENTICATED").message).toMatch(/expired/);
   });
 
-  it("400 in the envelope without the protocol's headers", async () => {
+  it("400 in the envelope without the protocol's headers, each detail on /headers/<name> (docs/errors.md)", async () => {
     const missing = await call(MANIFEST_PATH, { headers: { "expo-protocol-version": "1" } });
-    const fields = expectEnvelope(missing, 400, "VALIDATION_FAILED").details?.map((d) => d.field) ?? [];
-    expect(fields.join(" ")).toMatch(/expo-platform/);
-    expect(fields.join(" ")).toMatch(/expo-runtime-version/);
+    expect(expectEnvelope(missing, 400, "VALIDATION_FAILED").details?.map((d) => [d.field, d.code])).toEqual([
+      ["/headers/expo-platform", "required"],
+      ["/headers/expo-runtime-version", "required"],
+      ["/headers/expo-channel-name", "required"],
+    ]);
+    const unknownProtocol = await call(MANIFEST_PATH, { headers: { "expo-protocol-version": "7", "expo-platform": "ios", "expo-runtime-version": "1.0", "expo-channel-name": channel } });
+    expect(expectEnvelope(unknownProtocol, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toEqual(["/headers/expo-protocol-version"]);
+    // The route's own header refusal names its header the same way.
+    const unsigned = await call(MANIFEST_PATH, { headers: { "expo-protocol-version": "1", "expo-platform": "ios", "expo-runtime-version": "1.0", "expo-channel-name": channel, "expo-expect-signature": 'sig, alg="ed25519"' } });
+    expect(expectEnvelope(unsigned, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toEqual(["/headers/expo-expect-signature"]);
   });
 });
