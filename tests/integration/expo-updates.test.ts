@@ -120,7 +120,8 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect(response.headers.get("content-type")).toMatch(/^multipart\/mixed; boundary=/);
     expect(response.headers.get("expo-protocol-version")).toBe("1");
     expect(response.headers.get("expo-sfv-version")).toBe("0");
-    expect(response.headers.get("cache-control")).toBe("private, max-age=0");
+    // The protocol wants "an appropriately short" cache time (it recommends private, max-age=0): none at all, as every answer.
+    expect(response.headers.get("cache-control")).toBe("no-store");
     expect(directive).toBeUndefined();
     expect(extensions).toEqual({ assetRequestHeaders: {} });
     expect(manifest).toMatchObject({ id, runtimeVersion: "1.0", metadata: {}, extra: { tidesync: { release_id: id, channel } } });
@@ -173,6 +174,7 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     const legacy = await manifestRequest({ channel: other, runtimeVersion: "2.0", protocol: "0" });
     expect(legacy.response.status).toBe(204);
     expect(legacy.response.headers.get("expo-protocol-version")).toBe("0");
+    expect(legacy.response.headers.get("cache-control")).toBe("no-store");
   });
 
   it("rolling back the newest update offers the previous; rolling back the last one is rollBackToEmbedded", async () => {

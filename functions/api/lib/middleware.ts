@@ -27,8 +27,8 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
     c.set("logFields", {});
     await next();
     c.res.headers.set("X-Request-Id", requestId);
-    // no-store unless the route chose its own (the Expo Updates protocol prescribes one).
-    if (!c.res.headers.has("Cache-Control")) c.res.headers.set("Cache-Control", "no-store");
+    // Every answer, the Expo Updates manifest's too (docs/errors.md#headers-on-every-response).
+    c.res.headers.set("Cache-Control", "no-store");
     const user = c.get("user");
     const line: Record<string, unknown> = {
       level: c.res.status >= 500 ? "error" : c.res.status >= 400 ? "warn" : "info",

@@ -51,7 +51,7 @@ type HeaderObject = { description: string; schema: { type: "string" | "integer" 
 /** The headers the middleware sets (lib/middleware.ts, lib/rate-limit.ts, app.ts), as the document names them. */
 const RESPONSE_HEADERS: Record<string, HeaderObject> = {
   "X-Request-Id": { description: "the caller's X-Request-Id when sane (8-128 of A-Z a-z 0-9 . _ : -), else a new id; equals error.request_id", schema: { type: "string" } },
-  "Cache-Control": { description: "no-store (the Expo Updates manifest's answers: private, max-age=0)", schema: { type: "string" } },
+  "Cache-Control": { description: "no-store", schema: { type: "string" } },
   "Retry-After": { description: "seconds to wait before retrying", schema: { type: "integer" } },
   "Allow": { description: "the methods the path takes", schema: { type: "string" } },
   "RateLimit-Limit": { description: "requests allowed per window for this operation", schema: { type: "integer" } },

@@ -114,7 +114,9 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     });
     Object.assign(c.get("logFields"), { expo_answer: plan.kind, release_id: plan.kind === "manifest" ? plan.release.id : undefined });
 
-    const protocolHeaders = { "expo-protocol-version": String(protocol), "expo-sfv-version": "0", "Cache-Control": "private, max-age=0" };
+    // Cache-Control is the middleware's no-store, as on every answer: the protocol asks for "an appropriately short"
+    // time and recommends private, max-age=0; no-store is shorter still, and keeps the signed download links out of caches.
+    const protocolHeaders = { "expo-protocol-version": String(protocol), "expo-sfv-version": "0" };
     let parts: ExpoPart[];
     if (plan.kind === "manifest") {
       const release = plan.release;
