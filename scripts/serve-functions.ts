@@ -9,10 +9,9 @@ import { keepServingOnUncaughtErrors } from "../functions/api/lib/keep-serving.t
 import { requestIdFor } from "../functions/api/lib/middleware.ts";
 import { startOrExit } from "../functions/api/lib/start-up.ts";
 import { serveSignedObject } from "../functions/api/releases/local-artifact-store.ts";
-import { intSetting } from "../functions/_shared/int-setting.ts";
+import { intSetting, TCP_PORT } from "../functions/_shared/int-setting.ts";
 import { urlHost } from "./lib/url-host.ts";
 
-const TCP_PORT = { min: 1, max: 65535 };
 const env = Deno.env.toObject();
 const port = await startOrExit(() =>
   env.TIDESYNC_PORT ? intSetting(env, "TIDESYNC_PORT", 54321, TCP_PORT) : intSetting(env, "PORT", 54321, TCP_PORT)

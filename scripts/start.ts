@@ -19,6 +19,7 @@ import path from "node:path";
 import { OWNER_ROLE, provisionDatabase, type SeedChoice, setupDatabase, withDatabase } from "./db/database.ts";
 import { signEs256, supabaseClaims } from "./lib/access-tokens.ts";
 import { mkdir, writeFile } from "node:fs/promises";
+import { intSetting, TCP_PORT } from "../functions/_shared/int-setting.ts";
 import { DEFAULT_ARTIFACT_BUCKET } from "../functions/api/releases/release-config.ts";
 import { DATA_DIR, devReleaseSecrets, devSecrets, devSigningKey } from "./lib/dev-secrets.ts";
 import { startEmbeddedPostgres } from "./lib/embedded-postgres.ts";
@@ -36,10 +37,7 @@ const DEV_DATABASE = "tidesync";
 const DEV_TOKEN_TTL_SECONDS = 24 * 3600;
 
 function port(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const value = raw ? Number(raw) : fallback;
-  if (!Number.isInteger(value) || value < 1 || value > 65535) throw new Error(`${name} must be a TCP port, got ${JSON.stringify(raw)}`);
-  return value;
+  return intSetting(process.env, name, fallback, TCP_PORT);
 }
 
 function redact(url: string): string {

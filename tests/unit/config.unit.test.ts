@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { loadConfig, loadStartUpConfig, SETTING_RANGES } from "../../functions/api/lib/config.ts";
 import { DEFAULT_RATE_LIMITS } from "../../functions/api/lib/rate-limit-rules.ts";
+import { RELEASE_SETTING_RANGES } from "../../functions/api/releases/release-config.ts";
 import { DEFAULT_LIMITS, LIMIT_RANGES, limitEnvName } from "../../functions/_shared/limits.ts";
 import { MAX_TIMER_MS } from "../../functions/_shared/int-setting.ts";
 import { CLIENT_TIMEOUT_GRACE_MS } from "../../functions/api/lib/db.ts";
@@ -102,14 +103,32 @@ describe("loadConfig", () => {
     expect(SETTING_RANGES.TIDESYNC_BODY_READ_TIMEOUT_MS.max).toBeLessThanOrEqual(MAX_TIMER_MS);
   });
 
-  it.each(["1e3", "1.0", "0x10", " ", "12abc"])("refuses %j as a number", (value) => {
+  // Digits only (docs/configuration.md): what Number() would also read as a number is refused.
+  const NOT_DIGITS = ["1e3", "1.0", "0x10", " ", "12abc", "+10", " 10", "10 ", "-0", "1_000"];
+
+  it.each(NOT_DIGITS)("refuses %j as a number", (value) => {
     expect(() => loadConfig({ ...BASE, TIDESYNC_DB_POOL_MAX: value })).toThrow(/TIDESYNC_DB_POOL_MAX must be a whole number/);
+  });
+
+  it.each(NOT_DIGITS)("refuses %j as TIDESYNC_DOWNLOAD_LINK_TTL_S, as every other number", (value) => {
+    expect(() => loadConfig({ ...BASE, TIDESYNC_DOWNLOAD_LINK_TTL_S: value })).toThrow(/TIDESYNC_DOWNLOAD_LINK_TTL_S must be a whole number from 1 to 604800/);
+  });
+
+  it("reads TIDESYNC_DOWNLOAD_LINK_TTL_S within 1 s to 7 days, 3600 when unset or empty", () => {
+    expect(loadConfig(BASE).releases.linkTtlSeconds).toBe(3600);
+    expect(loadConfig({ ...BASE, TIDESYNC_DOWNLOAD_LINK_TTL_S: "" }).releases.linkTtlSeconds).toBe(3600);
+    expect(loadConfig({ ...BASE, TIDESYNC_DOWNLOAD_LINK_TTL_S: "1" }).releases.linkTtlSeconds).toBe(1);
+    expect(loadConfig({ ...BASE, TIDESYNC_DOWNLOAD_LINK_TTL_S: "604800" }).releases.linkTtlSeconds).toBe(604800);
+    for (const value of ["0", "604801"]) {
+      expect(() => loadConfig({ ...BASE, TIDESYNC_DOWNLOAD_LINK_TTL_S: value }), value).toThrow(/TIDESYNC_DOWNLOAD_LINK_TTL_S must be a whole number from 1 to 604800/);
+    }
   });
 
   it("states every range in docs/configuration.md as the code decides it", () => {
     const doc = readFileSync(path.join(import.meta.dirname, "../../docs/configuration.md"), "utf8");
     const ranges: [string, { min: number; max: number }][] = [
       ...Object.entries(SETTING_RANGES),
+      ...Object.entries(RELEASE_SETTING_RANGES),
       ...Object.entries(LIMIT_RANGES).map(([key, range]) => [limitEnvName(key as keyof typeof LIMIT_RANGES), range] as [string, typeof range]),
     ];
     for (const [name, range] of ranges) {

@@ -1,6 +1,7 @@
 // The settings of test-build distribution, read once at start-up with the
 // rest of the configuration (lib/config.ts). Every variable is listed in
 // docs/configuration.md; docs/test-builds.md shows how to create each secret.
+import { type IntRange, intSetting } from "../../_shared/int-setting.ts";
 import { decodeWebhookSecret } from "../../_shared/releases/webhook-signature.ts";
 
 export type ArtifactStoreConfig =
@@ -26,6 +27,11 @@ export const DEFAULT_ARTIFACT_BUCKET = "test-builds";
 export const DEFAULT_LINK_TTL_SECONDS = 3600;
 /** Storage signs links for at most a week; longer-lived links defeat their purpose. */
 export const MAX_LINK_TTL_SECONDS = 7 * 24 * 3600;
+
+/** What each numeric setting of test-build distribution accepts (docs/configuration.md lists the ranges). */
+export const RELEASE_SETTING_RANGES = {
+  TIDESYNC_DOWNLOAD_LINK_TTL_S: { min: 1, max: MAX_LINK_TTL_SECONDS },
+} as const satisfies Record<string, IntRange>;
 export const MIN_LOCAL_STORAGE_SECRET_LENGTH = 32;
 
 export function loadReleaseConfig(env: Record<string, string | undefined>): ReleaseConfig {
@@ -41,11 +47,7 @@ export function loadReleaseConfig(env: Record<string, string | undefined>): Rele
   const bucket = env.TIDESYNC_ARTIFACT_BUCKET || DEFAULT_ARTIFACT_BUCKET;
   if (!/^[a-z0-9][a-z0-9._-]{1,62}$/.test(bucket)) throw new Error(`TIDESYNC_ARTIFACT_BUCKET is not a bucket name: ${JSON.stringify(bucket)}`);
 
-  const rawTtl = env.TIDESYNC_DOWNLOAD_LINK_TTL_S;
-  const linkTtlSeconds = rawTtl ? Number(rawTtl) : DEFAULT_LINK_TTL_SECONDS;
-  if (!Number.isSafeInteger(linkTtlSeconds) || linkTtlSeconds < 1 || linkTtlSeconds > MAX_LINK_TTL_SECONDS) {
-    throw new Error(`TIDESYNC_DOWNLOAD_LINK_TTL_S must be 1..${MAX_LINK_TTL_SECONDS} seconds, got ${JSON.stringify(rawTtl)}`);
-  }
+  const linkTtlSeconds = intSetting(env, "TIDESYNC_DOWNLOAD_LINK_TTL_S", DEFAULT_LINK_TTL_SECONDS, RELEASE_SETTING_RANGES.TIDESYNC_DOWNLOAD_LINK_TTL_S);
 
   const supabaseUrl = env.SUPABASE_URL?.replace(/\/+$/, "");
   const kind = env.TIDESYNC_ARTIFACT_STORE || (env.SUPABASE_SERVICE_ROLE_KEY && supabaseUrl ? "supabase" : "");
