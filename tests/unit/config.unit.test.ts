@@ -1,7 +1,7 @@
 // The function's environment → Config: defaults, derived values, and a clear
 // start-up error (naming the variable) for anything missing or malformed.
 import { generateKeyPairSync } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
@@ -296,5 +296,62 @@ describe("loadStartUpConfig: SUPABASE_JWKS's keys", () => {
     expect((await start({ keys: [...untried, publicKey] })).auth.jwks?.keys).toHaveLength(4);
     expect((await start({ keys: untried }, {})).auth.hsSecret).toBe("legacy-secret");
     await expect(start({ keys: untried })).rejects.toThrow(/SUPABASE_JWKS holds no ES256 or RS256 public key, and no HS256 secret is set/);
+  });
+});
+
+// README and docs/configuration.md promise that .env.example lists every variable and the docs
+// describe each. The names are what the function's configuration reads: loadConfig run on an
+// environment that records each name asked for (every branch: a local store, a signing key),
+// and every `env.NAME` / `(env, "NAME")` of functions/, for a branch no environment here takes.
+describe("every variable the function reads", () => {
+  const ROOT = path.join(import.meta.dirname, "../..");
+  /** Read only to be refused unless it says what the database holds: no setting, so a comment in .env.example. */
+  const NOT_SETTINGS = ["TIDESYNC_MAX_LIVE_RECORDS_PER_USER"];
+
+  function namesRead(): string[] {
+    const names = new Set<string>();
+    const branches: Record<string, string>[] = [
+      BASE,
+      {
+        ...BASE,
+        TIDESYNC_ARTIFACT_STORE: "local",
+        TIDESYNC_LOCAL_STORAGE_URL: "http://127.0.0.1:54321/storage/v1",
+        TIDESYNC_LOCAL_STORAGE_SECRET: "s".repeat(32),
+        TIDESYNC_EXPO_SIGNING_KEY: "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----",
+      },
+    ];
+    for (const env of branches) {
+      loadConfig(new Proxy(env, {
+        get: (target, name) => {
+          if (typeof name === "string") names.add(name);
+          return Reflect.get(target, name);
+        },
+      }));
+    }
+    const sources = readdirSync(path.join(ROOT, "functions"), { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts"));
+    for (const file of sources) {
+      const text = readFileSync(path.join(ROOT, "functions", file), "utf8");
+      for (const match of text.matchAll(/\benv(?:\.|, ")([A-Z][A-Z0-9_]*)/g)) names.add(match[1]);
+    }
+    return [...names].sort();
+  }
+
+  const names = namesRead();
+
+  it("finds them: the numeric settings, the limits, the secrets and the test-build ones", () => {
+    expect(names).toEqual(expect.arrayContaining([
+      ...Object.keys(SETTING_RANGES),
+      ...Object.keys(LIMIT_RANGES).map((key) => limitEnvName(key as keyof typeof LIMIT_RANGES)),
+      ...Object.keys(RELEASE_SETTING_RANGES),
+      "SUPABASE_DB_URL", "SUPABASE_JWKS", "TIDESYNC_CURSOR_SECRET", "TIDESYNC_LOCAL_STORAGE_SECRET", "TIDESYNC_EXPO_SIGNING_KEY_ID",
+    ]));
+  });
+
+  it.each(names)("lists %s in .env.example and docs/configuration.md", (name) => {
+    const example = readFileSync(path.join(ROOT, ".env.example"), "utf8");
+    const doc = readFileSync(path.join(ROOT, "docs/configuration.md"), "utf8");
+    const listed = NOT_SETTINGS.includes(name) ? new RegExp(`^# .*\\b${name}\\b`, "m") : new RegExp(`^${name}=`, "m");
+    expect(listed.test(example), `.env.example has no line matching ${listed}`).toBe(true);
+    expect(doc.split("\n").some((line) => line.startsWith(`| \`${name}\` |`)), `docs/configuration.md has no row for ${name}`).toBe(true);
   });
 });
