@@ -76,3 +76,6 @@ on conflict do nothing;
 insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path, artifact_sha256, artifact_size, artifact_content_type, created_at, updated_at)
 values ('00000000-0000-4000-8000-000000007004', 'ios', 'production', 'ota', '1.4.1', 141, '1.4', 'Sample OTA update: a typo fixed.', 'ota/production/1.4/141/bundle.js', '1705840f524da9ede63b4d161418e86c0776e4864748cfc3a72dc2918044aa68', 37, 'application/javascript', '2026-01-06T09:00:00Z', '2026-01-06T09:00:00Z')
 on conflict do nothing;
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path, artifact_sha256, artifact_size, artifact_content_type, created_at, updated_at)
+values ('00000000-0000-4000-8000-000000007005', 'android', 'beta', 'binary', '1.5.0', 150, null, 'Sample beta: offline attachments. Tell us what breaks.', 'android/beta/150.apk', 'af0742752661ea020060d47bd469263afe9117d12a8449d7bd224520d9b4ebd6', 44, 'application/octet-stream', '2026-01-10T09:00:00Z', '2026-01-10T09:00:00Z')
+on conflict do nothing;
