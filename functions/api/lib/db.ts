@@ -116,23 +116,29 @@ export async function signedOutIfGone(sql: Sql, claims: Pick<UserClaims, "sub" |
   return live ? error : signedOut();
 }
 
+/**
+ * Client-side codes of postgres.js (and the socket under it) for a connection that has closed or
+ * is closing: nothing more can be sent on it.
+ */
+const CONNECTION_LOST_CODES = new Set(["CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "ECONNRESET", "ETIMEDOUT", "EPIPE"]);
+
+/**
+ * Whether `error` means the connection it came from is gone: closed under it, or a FATAL (or
+ * PANIC) error from the server, which always ends the session (pg_terminate_backend's 57P01, a
+ * session timeout). A PostgresError carries the message's severity.
+ */
+function isConnectionLost(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const { code, severity } = error as { code?: unknown; severity?: unknown };
+  return (typeof code === "string" && CONNECTION_LOST_CODES.has(code)) || severity === "FATAL" || severity === "PANIC";
+}
+
 // SQLSTATEs that mean "the database could not serve this now" rather than "bad request".
 // 25006 (read_only_sql_transaction): the database takes no writes for now (Supabase's
 // read-only mode on a full disk, a standby after a failover); a signed-in request writes
 // its rate-limit counter first, so even a read meets it.
 const UNAVAILABLE_SQLSTATES = new Set(["57014", "57P01", "57P02", "57P03", "53300", "53400", "40001", "40P01", "55P03", "25006"]);
-const UNAVAILABLE_CLIENT_CODES = new Set([
-  "CONNECT_TIMEOUT",
-  "CONNECTION_CLOSED",
-  "CONNECTION_ENDED",
-  "CONNECTION_DESTROYED",
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENOTFOUND",
-  "EPIPE",
-]);
+const UNAVAILABLE_CLIENT_CODES = new Set([...CONNECTION_LOST_CODES, "CONNECT_TIMEOUT", "ECONNREFUSED", "EHOSTUNREACH", "ENOTFOUND"]);
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
@@ -159,6 +165,8 @@ interface Unit {
   pid?: number;
   /** Settles once the bound's clean-up of this unit is over (never rejects). */
   ended?: Promise<void>;
+  /** The clean-up ends the transaction's server process (its pid was known): its connection is lost. */
+  endsBackend?: boolean;
 }
 
 export function createDb(config: Config): Db {
@@ -225,6 +233,7 @@ export function createDb(config: Config): Db {
     const bound = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         unit.abandoned = new ClientTimeout(ms);
+        unit.endsBackend = unit.pid !== undefined;
         unit.ended = endAbandoned(current, unit.pid);
         reject(unit.abandoned);
       }, ms);
@@ -245,19 +254,50 @@ export function createDb(config: Config): Db {
    * its bound does nothing, and one whose bound fires while its callback runs
    * commits nothing and keeps its connection (so no other request gets it)
    * until endAbandoned has ended it. `body` sets unit.pid from its first answer.
+   *
+   * A transaction whose connection is lost (closed under it, a FATAL error, its
+   * backend ended by endAbandoned) starts no further statement, and its callback
+   * never settles. postgres.js (3.4.9) rejects begin() as soon as the connection
+   * closes but lets the callback run on, and sends ROLLBACK (or COMMIT) on that
+   * connection once it settles: with the socket gone, the write, deferred to a
+   * setImmediate, throws outside any request ("Cannot read properties of null
+   * (reading 'write')", porsager/postgres#1208) and leaves the connection unable
+   * to connect again (every reconnect ends in CONNECT_TIMEOUT); reconnected
+   * meanwhile for another request, the statement would run in that request's
+   * session. The server has rolled the transaction back already, and the caller
+   * has begin()'s rejection.
    */
   function transaction<T>(sql: Sql, unit: Unit, mode: string, body: (tx: Tx) => Promise<T>): Promise<T> {
-    return sql.begin(mode, async (tx) => {
-      if (unit.abandoned) throw unit.abandoned;
+    let running = false;
+    let lost: Error | undefined;
+    const begun = sql.begin(mode, async (tx) => {
+      running = true;
+      let outcome: { ok: true; value: T } | { ok: false; error: unknown };
       try {
-        const result = await body(refusingWhen(tx, () => unit.abandoned));
         if (unit.abandoned) throw unit.abandoned;
-        return result;
+        const value = await body(refusingWhen(tx, () => unit.abandoned ?? lost));
+        if (unit.abandoned) throw unit.abandoned;
+        outcome = { ok: true, value };
+      } catch (error) {
+        if (isConnectionLost(error)) lost ??= error as Error;
+        outcome = { ok: false, error };
       } finally {
         if (unit.abandoned) await unit.ended;
         unit.pid = undefined;
       }
+      running = false;
+      // A promise of its own each time: nothing references it, so the pending
+      // callback, and postgres.js's transaction scope awaiting it, are garbage.
+      if (lost || unit.endsBackend) return await new Promise<never>(() => {});
+      if (!outcome.ok) throw outcome.error;
+      return outcome.value;
     }) as Promise<T>;
+    // Rejected while the callback runs: the connection closed (the only way
+    // postgres.js settles begin() before the callback has).
+    begun.catch((error) => {
+      if (running) lost ??= error;
+    });
+    return begun;
   }
 
   function withUser<T>(claims: UserClaims, work: (tx: Tx) => Promise<T>, options?: WorkOptions): Promise<T> {
