@@ -13,6 +13,14 @@ import type postgres from "postgres";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import type { FaultNetwork } from "./fault-network.ts";
 
+export interface SurvivedError {
+  /** The log message, the error's message and its first stack frame. */
+  origin: string;
+  count: number;
+  /** The first log it was seen in. */
+  logFile: string;
+}
+
 export class ServerChaos {
   private generation = 0;
   private server!: FunctionsServer;
@@ -103,20 +111,33 @@ export class ServerChaos {
     for (const logFile of this.crashedLogs) {
       const log = await readFile(logFile, "utf8").catch(() => "");
       const lines = log.split("\n");
-      const at = lines.findIndex((line) => /^error: Uncaught/.test(line));
+      // Deno's own report of an uncaught error, or the function's fatal line (keep-serving.ts exits after one).
+      const at = lines.findIndex((line) => /^error: Uncaught/.test(line) || line.includes('"level":"fatal"'));
       reports.push(`function process crashed (${logFile}): ${at >= 0 ? lines.slice(at, at + 4).join(" | ") : "no error in its log"}`);
     }
     return reports;
   }
 
-  /** Uncaught errors the function processes logged and survived (the local gateway keeps serving). */
-  async survivedUncaughtErrors(): Promise<number> {
-    let count = 0;
+  /**
+   * Uncaught errors the function processes logged and survived (functions/api/lib/keep-serving.ts),
+   * grouped by where they came from: the message and the first stack frame (the one that threw).
+   */
+  async survivedUncaughtErrors(): Promise<SurvivedError[]> {
+    const byOrigin = new Map<string, SurvivedError>();
     for (const logFile of this.logFiles) {
       const log = await readFile(logFile, "utf8").catch(() => "");
-      count += log.split("\n").filter((line) => line.includes('"msg":"uncaught error') || line.includes('"msg":"unhandled rejection')).length;
+      for (const line of log.split("\n")) {
+        if (!line.includes('"msg":"uncaught error') && !line.includes('"msg":"unhandled rejection')) continue;
+        const entry = JSON.parse(line) as { msg: string; error: string };
+        const [message, ...frames] = entry.error.split("\n");
+        const frame = frames.map((f) => f.trim()).find((f) => f.startsWith("at ")) ?? "(no stack)";
+        const origin = `${entry.msg}: ${message} ${frame}`;
+        const seen = byOrigin.get(origin) ?? { origin, count: 0, logFile };
+        seen.count++;
+        byOrigin.set(origin, seen);
+      }
     }
-    return count;
+    return [...byOrigin.values()].sort((a, b) => b.count - a.count);
   }
 
   async stop(): Promise<void> {

@@ -118,6 +118,7 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   const faults = Object.values(network.faults).reduce((a, b) => a + b, 0);
   const syncErrors = new Map<string, number>();
   for (const device of devices) for (const [code, n] of device.syncErrors) syncErrors.set(code, (syncErrors.get(code) ?? 0) + n);
+  const survived = await chaos.survivedUncaughtErrors();
   const result = failures.length === 0 ? "PASS" : "FAIL";
   console.log(
     `convergence: seed=${config.seed} devices=${devices.length} users=${users.length} ops=${devices.reduce((n, d) => n + d.writes, 0)} ` +
@@ -128,9 +129,10 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
     `convergence details: faults=${JSON.stringify(network.faults)} db_backends_killed=${dbBackendsKilled} requests=${network.requests} error_statuses=${JSON.stringify(network.errorStatuses)} ` +
       `ledger_ops=${totals.ledgerOps} applied=${totals.applied} rejected=${totals.rejected} records=${totals.records} discarded_writes_told=${totals.discardedWrites} ` +
       `membership=${JSON.stringify(churn.counts)} ` +
-      `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} server_uncaught_errors_survived=${await chaos.survivedUncaughtErrors()} final_rounds=${rounds} ` +
+      `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} server_uncaught_errors_survived=${survived.reduce((n, e) => n + e.count, 0)} final_rounds=${rounds} ` +
       `seconds=${((Date.now() - started) / 1000).toFixed(1)} (devices ${runSeconds.toFixed(1)})`,
   );
+  for (const { origin, count, logFile } of survived) console.log(`convergence: server ${origin} (×${count}, first in ${logFile})`);
   expect(failures).toEqual([]);
   // The run must actually have exercised what it claims to.
   expect(network.faults.serverRestarts).toBe(config.serverRestarts);
@@ -144,6 +146,8 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   }
   // Killed processes and connections are 503s or network errors, never a 500.
   expect(network.errorStatuses[500] ?? 0).toBe(0);
+  // Nothing thrown outside a request: each such error, printed above with where it was thrown, is a bug to find.
+  expect(survived.map((e) => e.origin)).toEqual([]);
   // Only transient failures may have interrupted a sync.
   expect([...syncErrors.keys()].filter((code) => !["NETWORK", "TIMEOUT", "UNAVAILABLE", "BAD_RESPONSE"].includes(code))).toEqual([]);
 }, 900_000);
