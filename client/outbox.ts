@@ -14,6 +14,10 @@
 // The server's own rules (scopes, roles, foreign keys, triggers) decide which
 // writes of two records commute; the client cannot, so it never reorders them.
 // An app that keeps editing one record still queues one op for the run.
+// For the same reason an op rebased after a conflict (rebase.ts) takes its
+// original's place, ahead of the ops queued after it (outboxChange): at the
+// end it would go after them, e.g. a task's move after its old list's delete,
+// whose cascade takes the task.
 import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import type { PendingOp, StorageChange } from "./storage.ts";
 
@@ -63,4 +67,27 @@ export function baseVersion(server: SyncRecord | undefined, queued: readonly Pen
   const last = queued.at(-1);
   if (server?.deleted && last) return last.op.base_version;
   return server?.version ?? null;
+}
+
+/**
+ * The storage change that turns the stored outbox `before` into `after` (the same ops, some
+ * replaced, removed or new, in `after`'s order), with the stores' one ordering rule (`deleteOps`
+ * first; a replaced op keeps its place, a new one goes last): from the first op out of place on,
+ * the ops are removed and put again, in order. Only an op put in the middle (a rebased op in its
+ * original's place) moves any, and then only the ops behind it.
+ */
+export function outboxChange(before: Iterable<PendingOp>, after: readonly PendingOp[]): Required<Pick<StorageChange, "putOps" | "deleteOps">> {
+  const stored = new Map([...before].map((pending) => [pending.op.op_id, pending]));
+  const kept = new Set(after.map((pending) => pending.op.op_id));
+  const deleteOps = [...stored.keys()].filter((opId) => !kept.has(opId));
+  const remaining = [...stored.keys()].filter((opId) => kept.has(opId));
+  let inPlace = 0;
+  while (inPlace < after.length && inPlace < remaining.length && after[inPlace].op.op_id === remaining[inPlace]) inPlace++;
+  const putOps: PendingOp[] = [];
+  for (const [i, pending] of after.entries()) {
+    const current = stored.get(pending.op.op_id);
+    if (i >= inPlace && current) deleteOps.push(pending.op.op_id);
+    if (i >= inPlace || current !== pending) putOps.push(pending);
+  }
+  return { putOps, deleteOps };
 }

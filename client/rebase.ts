@@ -5,7 +5,8 @@
 //   upsert vs a live record  → the fields another device changed keep the
 //                              server's values; the op's other fields are
 //                              re-applied on top, as a new op based on the
-//                              server's current version
+//                              server's current version, queued in the
+//                              refused op's place (client/outbox.ts)
 //   upsert vs a deleted one  → the delete wins; the local edit is discarded
 //   delete vs a changed one  → the other device's change wins; the record stays
 // Whatever the rule, the client tells the app (event `write_discarded`) about

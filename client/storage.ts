@@ -115,7 +115,7 @@ export interface StorageChange {
   deleteRecords?: RecordRef[];
   /** Insert or replace by (collection, id). */
   putRecords?: SyncRecord[];
-  /** Insert or replace by op_id; a replaced op keeps its place in the outbox, a new one goes last. */
+  /** Insert or replace by op_id; a replaced op keeps its place in the outbox, a new one goes last (in this order; one `deleteOps` removed goes last too). */
   putOps?: PendingOp[];
   /** Remove from the outbox by op_id. Applied before `putOps`. */
   deleteOps?: string[];

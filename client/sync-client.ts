@@ -44,7 +44,7 @@ import { callListeners } from "./listeners.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
-import { baseVersion, enqueueOp, pendingFor } from "./outbox.ts";
+import { baseVersion, enqueueOp, outboxChange, pendingFor } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
 import { checkStoreOwner } from "./store-owner.ts";
@@ -756,10 +756,11 @@ export class TidesyncClient {
     const outbox = new Map(this.outbox);
     const stored = await this.recordsByKey(batch.map((p) => ({ collection: p.op.collection, id: p.op.record_id })));
     const records = new Map<string, SyncRecord>();
-    const removed: string[] = [];
     const events: SyncEvent[] = [];
     /** Records the server answered for without showing them: the user cannot see them (NOT_FOUND). */
     const unseen = new Map<string, { ref: RecordRef; error: SyncOpError }>();
+    /** The op rebased from each refused one, by the refused op's id: it takes that op's place in the outbox. */
+    const rebasedFor = new Map<string, string>();
     /** `replace`: the answer's record is the server's state even if this device holds a higher version (ahead_of_server). */
     const keep = (record: SyncRecord | undefined, replace = false) => {
       if (!record) return;
@@ -777,7 +778,6 @@ export class TidesyncClient {
       const { op } = pending;
       const key = recordKey(op.collection, op.record_id);
       outbox.delete(op.op_id);
-      removed.push(op.op_id);
       report.acknowledged++;
       if (result.status === "duplicate") report.duplicates++;
       // A duplicate carries the outcome of the first processing (and the record as it is now); act on that.
@@ -813,9 +813,14 @@ export class TidesyncClient {
           ...(result.conflicting_fields ? { conflictingFields: result.conflicting_fields } : {}),
         });
         const fields = discardedFields(op, server, resolution);
-        const later = pendingFor(outbox.values(), op.collection, op.record_id).map((p) => p.op);
+        // The record's ops queued behind this one (an op rebased earlier in this batch goes before it).
+        const rebasedHere = new Set(rebasedFor.values());
+        const later = pendingFor(outbox.values(), op.collection, op.record_id).filter((p) => !rebasedHere.has(p.op.op_id)).map((p) => p.op);
         const rebased = rebasedOp(op, server, resolution, later, () => this.newId());
-        if (rebased) outbox.set(rebased.op_id, { op: rebased, sent: false, base_data: server.deleted ? null : server.data });
+        if (rebased) {
+          outbox.set(rebased.op_id, { op: rebased, sent: false, base_data: server.deleted ? null : server.data });
+          rebasedFor.set(op.op_id, rebased.op_id);
+        }
         events.push({ type: "conflict", op, server, resolution, rebasedOpId: rebased?.op_id ?? null });
         if (fields === null || fields.length > 0) {
           events.push({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields, server });
@@ -839,12 +844,13 @@ export class TidesyncClient {
     const refs = new Map([...unseen].map(([key, { ref }]) => [key, ref]));
     const forgotten = this.forget(refs, outbox, (op) => ({ reason: "rejected", error: unseen.get(recordKey(op.collection, op.record_id))?.error }));
     for (const { collection, id } of forgotten.deleteRecords) records.delete(recordKey(collection, id));
-    const putOps = [...outbox.values()].filter((p) => this.outbox.get(p.op.op_id) !== p);
+    // A rebased op goes where the op it replaces was, ahead of the ops queued after that one (client/outbox.ts).
+    const inPlace = [...this.outbox.keys()].map((opId) => rebasedFor.get(opId) ?? opId);
+    const order = [...new Set([...inPlace, ...outbox.keys()])].flatMap((opId) => outbox.get(opId) ?? []);
     await this.commit({
       deleteRecords: forgotten.deleteRecords,
       putRecords: [...records.values()],
-      deleteOps: [...removed, ...forgotten.deleteOps],
-      putOps,
+      ...outboxChange(this.outbox.values(), order),
     }, [...events, ...forgotten.events]);
   }
 

@@ -1,9 +1,10 @@
 // Coalescing of pending ops per record (client/outbox.ts), on its own and
 // through the client: what reaches the server after several local writes, and
 // in which order (the app's: the server runs a batch's ops in order).
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { enqueueOp } from "../outbox.ts";
-import type { PendingOp } from "../storage.ts";
+import { enqueueOp, outboxChange } from "../outbox.ts";
+import { type PendingOp, StateMaps } from "../storage.ts";
 import { FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 import { closeSqliteFiles, sqliteFile } from "./sqlite-file.ts";
@@ -58,6 +59,43 @@ describe("enqueueOp", () => {
     // A delete neither takes the record's earlier op's place nor drops it: ops between may need the record.
     const deletion = pending("c", "delete", undefined, { base: null });
     expect(enqueueOp(outbox, deletion)).toEqual({ putOps: [deletion] });
+  });
+});
+
+describe("outboxChange", () => {
+  const stored = (ops: PendingOp[]) => {
+    const maps = StateMaps.from({ records: [], outbox: ops, cursor: null });
+    return (change: ReturnType<typeof outboxChange>) => {
+      maps.apply(change);
+      return [...maps.outbox.values()];
+    };
+  };
+
+  it("moves only the ops behind an op put in the middle (a rebased op in its original's place); appending moves none", () => {
+    const [a, b, c, d] = ["a", "b", "c", "d"].map((id) => pending(id, "upsert", { title: id }, { record: OTHER }));
+    const rebased = pending("r", "upsert", { done: true });
+    // a answered (conflict): its rebased op takes its place, ahead of b, c and d.
+    expect(outboxChange([a, b, c, d], [rebased, b, c, d])).toEqual({ deleteOps: ["a", "b", "c", "d"], putOps: [rebased, b, c, d] });
+    // b answered: a stays where it is, untouched.
+    expect(outboxChange([a, b, c, d], [a, rebased, c, d])).toEqual({ deleteOps: ["b", "c", "d"], putOps: [rebased, c, d] });
+    const edited = { ...c, sent: true };
+    expect(outboxChange([a, b, c], [a, b, edited, d])).toEqual({ deleteOps: [], putOps: [edited, d] });
+  });
+
+  it("leaves a store's outbox exactly as asked: every op, in order (property)", () => {
+    const ops = fc.uniqueArray(fc.integer({ min: 0, max: 40 }), { maxLength: 15 }).map((ids) => ids.map((id) => pending(`op${id}`, "upsert", { title: String(id) })));
+    fc.assert(fc.property(ops, fc.array(fc.tuple(fc.nat(), fc.constantFrom("keep", "replace", "drop", "new"))), (before, steps) => {
+      const after = before.map((p) => p);
+      steps.forEach(([at, step], n) => {
+        if (after.length === 0 && step !== "new") return;
+        const i = at % Math.max(after.length, 1);
+        if (step === "replace") after[i] = { ...after[i], sent: !after[i].sent };
+        if (step === "drop") after.splice(i, 1);
+        if (step === "new") after.splice(at % (after.length + 1), 0, pending(`new${n}`, "upsert", { done: true }));
+        if (step === "keep" && after.length > 1) after.push(...after.splice(i, 1)); // moved last
+      });
+      expect(stored(before)(outboxChange(before, after))).toEqual(after);
+    }));
   });
 });
 

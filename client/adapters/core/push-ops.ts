@@ -136,7 +136,8 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     }
     // Later ops of a record whose op was refused stay: a field they set that nobody else changed is
     // applied, one that clashes is answered conflict in turn (and reported), as within one batch.
-    queue = [...queue.filter((op) => !answered.has(op.op_id)), ...rebased];
+    // The batch was the queue's head: its rebased ops take its place, ahead of the ops after it.
+    queue = [...rebased, ...queue.filter((op) => !answered.has(op.op_id))];
     await store.set(SENT_KEY, queue);
   }
   result.corrections = [...corrections.values()];
