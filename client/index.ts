@@ -25,7 +25,7 @@ export {
 } from "./api-error.ts";
 export type { Feedback, FeedbackRequest, UpdateCheckResponse } from "../functions/_shared/schemas/releases.ts";
 export { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfter } from "./backoff.ts";
-export { type BatchBounds, batchBoundsOf, fittingCount, jsonBytes, splitIntoBatches } from "./batching.ts";
+export { type BatchBounds, batchBoundsOf, fittingCount, jsonBytes, type ScopeFields, scopeFieldsOf, splitIntoBatches } from "./batching.ts";
 export type { ConflictEvent, OpRejectedEvent, ResyncEvent, SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 export type { LocalRecord } from "./local-view.ts";
 export { enqueueOp } from "./outbox.ts";

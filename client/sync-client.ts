@@ -37,7 +37,7 @@ import {
 } from "./api-error.ts";
 import type { BackoffOptions } from "./backoff.ts";
 import { BatchSize } from "./batch-refusal.ts";
-import { fittingCount, pullLimitOf } from "./batching.ts";
+import { fittingCount, pullLimitOf, scopeFieldsOf } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
 import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 import { callListeners } from "./listeners.ts";
@@ -688,12 +688,13 @@ export class TidesyncClient {
     return chosen;
   }
 
-  /** A prefix of `ops` within the op count and body size limits (at least one op). */
+  /** A prefix of `ops` within the op count and body size limits, up to a list's delete that must wait (client/batching.ts); at least one op. */
   private fitting(ops: PendingOp[], limit: number): PendingOp[] {
     const published = this.catalog?.schema.limits;
     const bounds = {
       maxOps: Math.min(limit, published?.max_ops_per_batch ?? limit),
       maxBodyBytes: Math.min(this.maxBodyBytes, published?.max_body_bytes ?? this.maxBodyBytes),
+      ...(this.catalog ? { scopeFields: scopeFieldsOf(this.catalog.schema.collection_schemas) } : {}),
     };
     const count = fittingCount(ops.map((p) => p.op), bounds, this.installationId);
     return ops.slice(0, count);

@@ -6,6 +6,8 @@
 // which whole-batch refusals may drop an op (client/batch-refusal.ts), and the
 // guard of an adapter's requests (its database's user; stopping on sign-out).
 import { describe, expect, it } from "vitest";
+import { collectionSchemas } from "../../functions/_shared/collections.ts";
+import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
 import type { KeyValueStore } from "../adapters/core/key-value.ts";
 import { TidesyncApi } from "../api-client.ts";
@@ -14,6 +16,7 @@ import { OWNER_KEY, ownerGuarded } from "../adapters/core/owner-guard.ts";
 import { orderOps, sendPhase } from "../adapters/core/op-order.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
 import { type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
+import { batchBoundsOf } from "../batching.ts";
 import type { SyncEvent } from "../events.ts";
 import { retryOptions, withRetry } from "../retry.ts";
 import { BASE_URL, envelope, FakeServer, INSTALLATION_ID } from "./fake-server.ts";
@@ -212,5 +215,39 @@ describe("pushOps: a whole batch refused", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "op_rejected", op: broken, error: expect.objectContaining({ code: "VALIDATION_FAILED" }) }));
     expect(await unansweredOps(context.store)).toEqual([]);
     expect(server.records.size).toBe(4);
+  });
+});
+
+describe("pushOps: a list's delete and a rebased op", () => {
+  it("sends the op rebased after a conflict in its original's place, and the list's delete once the task's move is answered", async () => {
+    const server = new FakeServer();
+    const [l1, l2, task] = [newId(), newId(), newId()];
+    const list = server.write("lists", l1, { type: "upsert", data: { title: "L1" } });
+    const synced = server.write("tasks", task, { type: "upsert", data: { list_id: l1, title: "T" } });
+    server.write("tasks", task, { type: "upsert", data: { title: "Renamed (tablet)" } });
+    const events: SyncEvent[] = [];
+    const context: PushContext = {
+      api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
+      installationId: INSTALLATION_ID,
+      store: memoryStore(),
+      retry: retryOptions({ sleep: async () => {} }),
+      newId,
+      emit: (event) => events.push(event),
+      bounds: batchBoundsOf(DEFAULT_LIMITS, collectionSchemas()),
+    };
+    // As orderOps hands them over: upserts parents first, then deletes children first.
+    const result = await pushOps(context, [
+      { op_id: newId(), collection: "lists", record_id: l2, type: "upsert", base_version: null, data: { title: "L2" } },
+      { op_id: newId(), collection: "tasks", record_id: task, type: "upsert", base_version: synced.version, data: { title: "Keep me (phone)", list_id: l2 } },
+      { op_id: newId(), collection: "lists", record_id: l1, type: "delete", base_version: list.version },
+    ]);
+    expect(result).toMatchObject({ applied: 3, conflicts: 1, rejected: 0 });
+    expect(server.batches().map((batch) => batch.ops.map((op) => `${op.collection} ${op.type} ${Object.keys(op.data ?? {}).sort().join(",")}`))).toEqual([
+      ["lists upsert title", "tasks upsert list_id,title"],
+      ["tasks upsert list_id"],
+      ["lists delete "],
+    ]);
+    expect(server.records.get(`tasks/${task}`)?.data).toMatchObject({ list_id: l2, title: "Renamed (tablet)" });
+    expect(events.flatMap((event) => (event.type === "write_discarded" ? [event.fields] : []))).toEqual([["title"]]);
   });
 });

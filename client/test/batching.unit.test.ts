@@ -4,9 +4,10 @@
 // sends a body the server must refuse whole (the 9 KB notes × 150 case).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { collectionSchemas } from "../../functions/_shared/collections.ts";
 import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
-import { fittingCount, jsonBytes, pullLimitOf, splitIntoBatches } from "../batching.ts";
+import { batchBoundsOf, fittingCount, jsonBytes, pullLimitOf, scopeFieldsOf, splitIntoBatches } from "../batching.ts";
 import { FakeServer, idSequence, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
@@ -58,6 +59,49 @@ describe("splitIntoBatches", () => {
     const ops = [noteOp(100), noteOp(5_000), noteOp(100)];
     expect(splitIntoBatches(ops, { maxOps: 10, maxBodyBytes: 1_000 }).map((b) => b.length)).toEqual([1, 1, 1]);
     expect(fittingCount([], { maxOps: 10, maxBodyBytes: 1_000 })).toBe(0);
+  });
+});
+
+describe("a list's delete after an op that puts a record in a list", () => {
+  const bounds = batchBoundsOf(DEFAULT_LIMITS, collectionSchemas());
+  const [L1, L2, T, M] = [ids(), ids(), ids(), ids()];
+  const op = (collection: string, record_id: string, type: "upsert" | "delete", data?: Record<string, unknown>): SyncOp =>
+    ({ op_id: ids(), collection, record_id, type, base_version: 1, ...(data ? { data } : {}) });
+  const shapes = (batches: SyncOp[][]) => batches.map((batch) => batch.map((o) => `${o.collection} ${o.type}`));
+
+  it("goes in the next batch: a task moved (or created) in the batch is answered first", () => {
+    expect(scopeFieldsOf(collectionSchemas())).toMatchObject({ lists: "id", tasks: "list_id", list_members: "list_id" });
+    const moved = [op("lists", L2, "upsert", { title: "L2" }), op("tasks", T, "upsert", { title: "t", list_id: L2 }), op("lists", L1, "delete")];
+    expect(shapes(splitIntoBatches(moved, bounds, DEVICE))).toEqual([["lists upsert", "tasks upsert"], ["lists delete"]]);
+  });
+
+  it("shares the batch of deletes and of edits that move nothing, and leads a batch of its own (no cut when it comes first)", () => {
+    const edits = [op("tasks", T, "upsert", { title: "renamed" }), op("lists", L2, "upsert", { title: "L2" }), op("list_members", M, "upsert", { role: "viewer" }), op("lists", L1, "delete")];
+    expect(shapes(splitIntoBatches(edits, bounds, DEVICE))).toEqual([["tasks upsert", "lists upsert", "list_members upsert", "lists delete"]]);
+    // An owner's delete of their own membership goes with the list's (a batch of its own would leave the list without an owner).
+    const owner = [op("tasks", T, "delete"), op("list_members", M, "delete"), op("lists", L1, "delete")];
+    expect(shapes(splitIntoBatches(owner, bounds, DEVICE))).toEqual([["tasks delete", "list_members delete", "lists delete"]]);
+    const first = [op("lists", L1, "delete"), op("tasks", T, "upsert", { list_id: L2 }), op("lists", L2, "delete")];
+    expect(shapes(splitIntoBatches(first, bounds, DEVICE))).toEqual([["lists delete", "tasks upsert"], ["lists delete"]]);
+    // Bounds without the collections' scopes (an app's own client on batchBoundsOf(limits)) cut by size only.
+    expect(splitIntoBatches(first, batchBoundsOf(DEFAULT_LIMITS), DEVICE)).toHaveLength(1);
+  });
+
+  it("never shares a batch with an earlier op that puts a record in a list; nothing lost or reordered (property)", () => {
+    const anOp = fc.record({
+      collection: fc.constantFrom("lists", "tasks", "list_members"),
+      record: fc.constantFrom(L1, L2, T, M),
+      type: fc.constantFrom("upsert" as const, "delete" as const),
+      moves: fc.boolean(),
+    }).map(({ collection, record, type, moves }) => op(collection, record, type, type === "upsert" ? (moves ? { list_id: L2 } : { title: "x" }) : undefined));
+    fc.assert(fc.property(fc.array(anOp, { maxLength: 30 }), fc.integer({ min: 1, max: 8 }), (ops, maxOps) => {
+      const batches = splitIntoBatches(ops, { ...bounds, maxOps }, DEVICE);
+      expect(batches.flat()).toEqual(ops);
+      for (const batch of batches) {
+        const firstMove = batch.findIndex((o) => o.collection !== "lists" && o.type === "upsert" && o.data?.list_id !== undefined);
+        if (firstMove >= 0) expect(batch.slice(firstMove).some((o) => o.collection === "lists" && o.type === "delete")).toBe(false);
+      }
+    }));
   });
 });
 

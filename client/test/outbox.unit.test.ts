@@ -134,7 +134,7 @@ describe("the client's outbox", () => {
     expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: trip, title: "Pack bags" } });
   });
 
-  it("sends a list's delete after a task's move out of it, though the list's rename was queued before the move", async () => {
+  it("sends a list's delete after a task's move out of it, though the list's rename was queued before the move (the delete in a batch of its own)", async () => {
     const server = new FakeServer();
     const { client } = await openClient(server);
     const old = await client.create("lists", { title: "Old" });
@@ -145,7 +145,44 @@ describe("the client's outbox", () => {
     await client.delete("lists", old);
 
     await client.sync();
-    expect(server.batches().at(-1)!.ops.map((op) => [op.record_id, op.type])).toEqual([[old, "upsert"], [task, "upsert"], [old, "delete"]]);
+    // The delete waits for the move's answer: were the move refused, its rebased op would go first.
+    expect(server.batches().slice(-2).map((batch) => batch.ops.map((op) => [op.record_id, op.type]))).toEqual([[[old, "upsert"], [task, "upsert"]], [[old, "delete"]]]);
+  });
+
+  it("sends an op rebased after a conflict where its original was: a task's move goes before its old list's delete, also after a restart", async () => {
+    const server = new FakeServer();
+    const open = await sqliteFile();
+    const l1 = "00000000-0000-4000-8000-0000000001d1";
+    const task = "00000000-0000-4000-8000-00000000aa01";
+    server.write("lists", l1, { type: "upsert", data: { title: "L1" } });
+    server.write("tasks", task, { type: "upsert", data: { list_id: l1, title: "T" } });
+    const { client } = await openClient(server, { storage: open() });
+    await client.sync();
+    const l2 = await client.create("lists", { title: "L2" });
+    await client.upsert("tasks", task, { title: "Keep me (phone)", list_id: l2 });
+    await client.delete("lists", l1);
+    server.write("tasks", task, { type: "upsert", data: { title: "Renamed (tablet)" } });
+    // Every batch after the conflict's is lost on the way: the app restarts with the rebased op sent.
+    let batches = 0;
+    server.script = (request) => {
+      if (request.path === "/v1/sync/batch" && ++batches >= 2) throw new TypeError("connection reset");
+      return undefined;
+    };
+    await expect(client.sync()).rejects.toMatchObject({ code: "NETWORK" });
+    const reopened = (await openClient(server, { storage: open(), idPrefix: 2 })).client;
+    expect(reopened.pendingOps().map(({ op, sent }) => [op.collection, op.type, op.data ?? null, sent])).toEqual([
+      ["tasks", "upsert", { list_id: l2 }, true],
+      ["lists", "delete", null, false],
+    ]);
+    server.script = null;
+    const lost = server.batches().length;
+    await reopened.sync();
+    const shapes = (batches: ReturnType<FakeServer["batches"]>) =>
+      batches.map((batch) => batch.ops.map((op) => `${op.collection} ${op.type} ${Object.keys(op.data ?? {}).sort().join(",")}`));
+    expect(shapes(server.batches().slice(0, 1))).toEqual([["lists upsert title", "tasks upsert list_id,title"]]);
+    // The list's delete in a batch of its own, once the move is answered.
+    expect(shapes(server.batches().slice(lost))).toEqual([["tasks upsert list_id"], ["lists delete "]]);
+    expect(server.records.get(`tasks/${task}`)?.data).toMatchObject({ list_id: l2, title: "Renamed (tablet)" });
   });
 
   it("keeps one op per run of edits of a record: an app editing one record all day queues a few ops, not thousands", async () => {

@@ -13,7 +13,12 @@
 //       own too) and its task, as an app cascading locally does: RxDB sent
 //       each collection's deletes in a batch of its own, list_members first,
 //       and the owner's own membership delete came back refused
-//       (list_members_keep_an_owner) though the list's delete follows it.
+//       (list_members_keep_an_owner) though the list's delete follows it;
+//   (d) a task moved to another list while another device renamed it, then
+//       its old list deleted: the move's op conflicted (on the title) and
+//       applied nothing, the list's delete in the same batch took the task,
+//       and the rebased op (the move), queued last, found a tombstone
+//       (WatermelonDB and the core client; RxDB held the delete back).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
@@ -23,6 +28,7 @@ import { TidesyncClient } from "../../client/sync-client.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
 import type { AdapterDevice, DeviceFactory, DeviceRecord, DeviceSetup } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
+import { clientDevice } from "../support/client-device.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { personalKeys, pushOk, settled, share, upsert } from "../support/shared-lists.ts";
 
@@ -109,6 +115,33 @@ for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonD
         await p.device.close();
       }, 60_000);
     }
+
+    it("a task moved to another list while another device renames it, then its old list deleted: the task is kept, moved", async () => {
+      const alice = await createTestUser();
+      const [l1, l2, task] = [randomUUID(), randomUUID(), randomUUID()];
+      await pushOk(alice, { ops: [upsert("lists", l1, { title: "L1" }), upsert("tasks", task, { list_id: l1, title: "T" })] });
+      await settled();
+      const p = await phone(factory, alice);
+      const tablet = await clientDevice(alice);
+      await tablet.client.sync();
+      await p.device.write("lists", l2, { title: "L2" });
+      await p.device.sync();
+      p.offline();
+      await p.device.write("tasks", task, { title: "Keep me (phone)", list_id: l2 });
+      await p.device.remove("lists", l1);
+      await tablet.client.upsert("tasks", task, { title: "Renamed (tablet)" });
+      await tablet.client.sync();
+      await p.reconnect();
+      // The op carrying the move conflicts on the title: the rebased op (the move) goes before the list's delete.
+      expect(await adminSql`select list_id, title from public.tasks where id = ${task}`).toEqual([{ list_id: l2, title: "Renamed (tablet)" }]);
+      expect(await adminSql`select id from public.lists where id = ${l1}`).toEqual([]);
+      expect(p.events.filter((e) => e.type === "op_rejected")).toEqual([]);
+      expect(p.events.flatMap((e) => (e.type === "write_discarded" ? [e.fields] : []))).toEqual([["title"]]);
+      const local = await p.device.records();
+      expect(local.get(`tasks/${task}`)?.data).toMatchObject({ list_id: l2, title: "Renamed (tablet)" });
+      expect(local.has(`lists/${l1}`)).toBe(false);
+      await p.device.close();
+    }, 60_000);
 
     it("an editor's task edits, then their leaving the shared list (list_members listed before tasks): the edits are applied", async () => {
       const alice = await createTestUser();

@@ -3,6 +3,8 @@
 // ops in request order (docs/sync.md), so an edit that points a record at one
 // created after the record's earlier queued op must not be merged into that op:
 // it would go before its target exists and be refused, the record lost with it.
+// Nor may a list's delete share a batch with, or go before, the op rebased from
+// a refused move out of it: its cascade would take the record.
 import { describe, expect, it } from "vitest";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { clientDevice } from "../support/client-device.ts";
@@ -66,6 +68,49 @@ describe("the client's writes reach the server in the app's order", () => {
     expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: alice.userId, title: "Keep me" } });
     expect((await client.list("lists")).map((list) => list.id)).not.toContain(old);
   });
+
+  // Another device renamed the task meanwhile: the op carrying the move conflicts (on the title), so
+  // nothing of it is applied, the move neither. The list's delete must wait for the rebased op (the
+  // move, without the title): sent with that op, or behind it, its cascade takes the task.
+  for (const merged of [false, true]) {
+    it(`a task moved to a new list${merged ? " (two writes, one op)" : ""} while another device renames it, then its old list deleted: the task is kept in the new list`, async () => {
+      const alice = await createTestUser();
+      const { client: phoneClient, events } = await phone(alice);
+      const { client: tablet, events: tabletEvents } = await phone(alice);
+      const l1 = await phoneClient.create("lists", { title: "L1" });
+      const task = await phoneClient.create("tasks", { list_id: l1, title: "T" });
+      await phoneClient.sync();
+      await tablet.sync();
+
+      const l2 = await phoneClient.create("lists", { title: "L2" });
+      if (merged) {
+        await phoneClient.upsert("tasks", task, { title: "Keep me (phone)" });
+        await phoneClient.upsert("tasks", task, { list_id: l2 });
+      } else {
+        await phoneClient.upsert("tasks", task, { title: "Keep me (phone)", list_id: l2 });
+      }
+      await phoneClient.delete("lists", l1);
+      expect(phoneClient.pendingOps().map(({ op }) => [op.collection, op.type])).toEqual([["lists", "upsert"], ["tasks", "upsert"], ["lists", "delete"]]);
+      await tablet.upsert("tasks", task, { title: "Renamed (tablet)" });
+      await tablet.sync();
+
+      await phoneClient.sync();
+      // The title is the tablet's (server wins on the field it changed); the move is the phone's.
+      expect(await taskRow(task)).toEqual({ list_id: l2, title: "Renamed (tablet)" });
+      expect(await adminSql`select 1 from public.lists where id = ${l1}`).toHaveLength(0);
+      const conflicts = events.filter((event) => event.type === "conflict");
+      expect(conflicts).toHaveLength(1);
+      expect(conflicts[0]).toMatchObject({ resolution: { type: "upsert", data: { list_id: l2 } } });
+      expect(events.filter((event) => event.type === "write_discarded").map((event) => event.type === "write_discarded" && event.fields)).toEqual([["title"]]);
+      expect(events.filter((event) => event.type === "op_rejected")).toEqual([]);
+      expect(phoneClient.pendingOps()).toEqual([]);
+      expect(await phoneClient.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: l2, title: "Renamed (tablet)" } });
+
+      await tablet.sync();
+      expect(await tablet.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: l2, title: "Renamed (tablet)" } });
+      expect(tabletEvents).toEqual([]);
+    });
+  }
 
   it("a task created offline in a synced list, then the list deleted: the device keeps neither, as the server and its pulls", async () => {
     const alice = await createTestUser();

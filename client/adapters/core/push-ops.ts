@@ -8,7 +8,9 @@
 //   surfaced and the record goes back to the server's state (or leaves the
 //   device when the server shows none); the record's later ops are still
 //   sent, each judged by the server against its own base, as in one batch;
-// - batches respect the op count and body size limits (client/batching.ts),
+// - batches respect the op count and body size limits, and a list's delete
+//   ends a batch that puts a record in a list (client/batching.ts); a rebased
+//   op takes its original's place, ahead of the ops after it (client/outbox.ts);
 //   retries the backoff and Retry-After.
 // What the local database must show afterwards comes back as `corrections`.
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
@@ -31,7 +33,7 @@ export interface PushContext {
   retry: RetryOptions;
   newId: () => string;
   emit: (event: SyncEvent) => void;
-  /** Batch limits: what GET /v1/meta published, or lower. */
+  /** Batch limits: what GET /v1/meta published, or lower, with its collections' scope fields. */
   bounds: BatchBounds;
   /** How a conflict is rebased (default serverWinsPerField: the clashing fields take the server's values). */
   onConflict?: ConflictHandler;

@@ -1,5 +1,6 @@
 // What an adapter needs from GET /v1/meta, fetched once per adapter object:
-// the batch limits and max_pull_limit (client/batching.ts) and which fields a device may send,
+// the batch limits, the collections' scopes (a list's delete ends a batch that moves a record:
+// client/batching.ts) and max_pull_limit, and which fields a device may send,
 // per collection (a create sets the insertable ones, a change the updatable
 // ones; a local database holds server-owned columns too, e.g. created_by and
 // created_at, and sending them would get the op rejected as `read_only`).
@@ -19,10 +20,11 @@ export interface ServerMeta {
 /** GET /v1/meta, with the batch limits lowered to the app's caps where it set any. */
 export async function loadServerMeta(api: TidesyncApi, retry: RetryOptions, caps: { maxOpsPerBatch?: number; maxBodyBytes?: number }): Promise<ServerMeta> {
   const meta = await withRetry(() => api.meta(), retry);
-  const published = batchBoundsOf(meta.limits);
+  const published = batchBoundsOf(meta.limits, meta.collection_schemas);
   return {
     writable: WritableFields.from(meta),
     bounds: {
+      ...published,
       maxOps: Math.min(published.maxOps, caps.maxOpsPerBatch ?? published.maxOps),
       maxBodyBytes: Math.min(published.maxBodyBytes, caps.maxBodyBytes ?? published.maxBodyBytes),
     },
