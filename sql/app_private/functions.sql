@@ -893,6 +893,26 @@ comment on function app_private.lock_installation_push_tokens(p_push_token text,
 revoke execute on function app_private.lock_installation_push_tokens(p_push_token text, p_installation_id uuid) from public;
 grant execute on function app_private.lock_installation_push_tokens(p_push_token text, p_installation_id uuid) to authenticated;
 
+-- function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean)
+CREATE OR REPLACE FUNCTION app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ SECURITY DEFINER COST 10000
+ SET search_path TO ''
+AS $function$
+begin
+  if p_removal then
+    perform 1 from public.lists l where l.id = p_list_id for update;
+  elsif p_role = 'owner' then
+    perform 1 from public.lists l where l.id = p_list_id for no key update;
+  end if;
+  return true;
+end;
+$function$;
+comment on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) is 'Always true: the last condition of the UPDATE and DELETE policies of public.list_members, which Postgres evaluates before it locks the membership row. Locks the list''s row as the triggers that follow will (a removal FOR UPDATE: track_sync_access; an owner''s role change FOR NO KEY UPDATE: keep_a_list_owner; any other role change needs no lock), so that a membership change takes the list before its membership, as a delete of the list does (its cascade): the two wait for each other instead of deadlocking. Waiting for a list deleted meanwhile, it locks nothing and the row is gone too. SECURITY DEFINER: a viewer leaving may lock the list, which its policies would not let them.';
+revoke execute on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) from public;
+grant execute on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) to authenticated;
+
 -- function app_private.lock_registration_sessions(p_installation_id uuid)
 CREATE OR REPLACE FUNCTION app_private.lock_registration_sessions(p_installation_id uuid)
  RETURNS void

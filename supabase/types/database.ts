@@ -938,6 +938,10 @@ export type Database = {
         Args: { "p_installation_id": string; "p_push_token": string };
         Returns: undefined;
       };
+      "lock_list_for_member_change": {
+        Args: { "p_list_id": string; "p_removal": boolean; "p_role": string };
+        Returns: boolean;
+      };
       "lock_registration_sessions": {
         Args: { "p_installation_id": string };
         Returns: undefined;

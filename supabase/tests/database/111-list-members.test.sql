@@ -3,7 +3,7 @@
 -- role who reads members, changes roles (owners only), removes members
 -- (owners) and leaves (anyone); a list always keeps an owner.
 begin;
-select plan(37);
+select plan(40);
 
 select from tests.create_supabase_user('members_owner');
 select from tests.create_supabase_user('members_editor');
@@ -24,6 +24,13 @@ select is(array(select c from unnest(array['list_id', 'user_id', 'role', 'create
   array['role'], 'authenticated may update only the role of a membership');
 select table_privs_are('public', 'list_members', 'anon', '{}'::text[], 'anon has no privilege on list_members');
 select table_privs_are('public', 'list_members', 'service_role', array['SELECT', 'INSERT', 'UPDATE', 'DELETE'], 'service_role may do everything');
+-- the last condition of the update and delete policies: it locks the list first (migration 20261128002500)
+select ok(has_function_privilege('authenticated', 'app_private.lock_list_for_member_change(uuid, text, boolean)', 'execute'),
+  'authenticated runs lock_list_for_member_change (its policies call it as the caller)');
+select ok(not has_function_privilege('anon', 'app_private.lock_list_for_member_change(uuid, text, boolean)', 'execute'),
+  'anon may not run lock_list_for_member_change');
+select ok(not has_function_privilege('service_role', 'app_private.lock_list_for_member_change(uuid, text, boolean)', 'execute'),
+  'service_role may not run lock_list_for_member_change (it bypasses the policies)');
 
 select tests.authenticate_as('members_owner');
 insert into public.lists (id, title) values ('d1000000-0000-4000-8000-000000000001', 'Team');
