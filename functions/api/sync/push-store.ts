@@ -4,7 +4,8 @@
 // whatever the op count:
 //   0. wait for the user's other pushes to end (a transaction-level advisory lock);
 //   1. lock the rows the ops name that the caller may change
-//      (select … for no key update: the policies filter what they may not), and, in a
+//      (select … for no key update: the policies filter what they may not; the scope rows of
+//      the memberships the ops name first, SCOPE_LOCK_SQL), and, in a
 //      NEW statement pipelined behind it (so its snapshot includes whatever
 //      committed while we waited for the locks), read the ledger rows of the
 //      batch's op_ids, the sync state and data of the named rows and of the
@@ -37,7 +38,7 @@ import { pgArray } from "../lib/pg-array.ts";
 import { type AfterRefusal, cascadedResult, NOT_READABLE_AFTER_WRITE, type Refusal, refusalError, refusedResult } from "./db-refusal.ts";
 import { parseRowsJson } from "./lossless-json.ts";
 import { type BatchPlan, inOneOf, keyParts, type LedgerEntry, namedRecord, notFound, planBatch, type PlannedOp, recordKey } from "./plan-batch.ts";
-import { quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
+import { quoteIdent, quoteLiteral, RECORDS_PER_ROW, recordJsonSql, rowJsonSql } from "./row-json.ts";
 import { perCollectionsInStep } from "./schema-drift.ts";
 import { wireTimeSql as iso } from "./wire-time.ts";
 
@@ -64,6 +65,47 @@ export const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
     where t.id = any ($1::uuid[])
     order by t.id for no key update of t`,
 ]));
+
+// A batch that names rows of a membership table (list_members) first locks their scope rows (their
+// lists), with the scope rows it names, in one statement in id order, before any other row: a
+// membership's write locks its scope row (the list_members policies, app_private.
+// lock_list_for_member_change; track_sync_access on a loss), and a scope's delete holds that row
+// before its cascade takes the memberships and the rows in it (tasks). Taken after the batch's
+// other locks, the two orders crossed: a deadlock (40P01, 503) with an owner deleting the list.
+// Rows the caller may not change (a viewer leaving) are not locked here: the DELETE policy
+// locks the scope itself, and a viewer holds no other row of it. $1 the named scope ids, then one
+// id list per membership collection of that scope (membershipIds). No such statement, and the same
+// LOCK_SQL as before, for a batch without membership rows.
+const MEMBERSHIPS = new Map(COLLECTIONS.filter((c) => c.isScope).map((scope) => [
+  scope.name,
+  COLLECTIONS.filter((c) => c.memberColumn !== null && c.scopeCollection === scope.name),
+]));
+export const SCOPE_LOCK_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
+  scope,
+  `select t.id::text as id from ${findCollection(scope)!.table} t
+    where t.id = any (array(select unnest($1::uuid[])${members.map((m, i) => `
+                            union all select m.${quoteIdent(m.scopeColumn)} from ${m.table} m where m.id = any ($${i + 2}::uuid[])`).join("")}))
+    order by t.id for no key update of t`,
+]));
+
+/**
+ * The lock statements of a batch, in the order they are sent: per scope collection whose
+ * memberships the batch names, SCOPE_LOCK_SQL (answering only the scope rows the batch names),
+ * then LOCK_SQL per other collection, in the collections' order.
+ */
+function lockStatements(named: Map<string, string[]>): { collection: string; text: string; parameters: string[]; only?: Set<string> }[] {
+  const scopesFirst = [...MEMBERSHIPS].filter(([, members]) => members.some((m) => named.get(m.name)!.length > 0));
+  const rest = [...named].filter(([collection, ids]) => ids.length > 0 && !scopesFirst.some(([scope]) => scope === collection));
+  return [
+    ...scopesFirst.map(([scope, members]) => ({
+      collection: scope,
+      text: SCOPE_LOCK_SQL.get(scope)!,
+      parameters: [pgArray(named.get(scope)!), ...members.map((m) => pgArray(named.get(m.name)!))],
+      only: new Set(named.get(scope)!.map((id) => id.toLowerCase())),
+    })),
+    ...rest.map(([collection, ids]) => ({ collection, text: LOCK_SQL.get(collection)!, parameters: [pgArray(ids)] })),
+  ];
+}
 
 // A named record's sync state as JSON text (the shape of StateRow["state"]).
 const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::text || '","version":' || s.version::text ||
@@ -329,9 +371,9 @@ export async function pushBatch(
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED);
   const records = namedRecords(batch.ops);
   const named = byCollection(records);
-  const locks = [...named].filter(([, ids]) => ids.length > 0)
-    .map(([collection, ids]) => tx.unsafe<{ id: string }[]>(LOCK_SQL.get(collection)!, [pgArray(ids)], PREPARED)
-      .then((rows) => rows.map((r) => recordKey(collection, r.id))));
+  const locks = lockStatements(named)
+    .map(({ collection, text, parameters, only }) => tx.unsafe<{ id: string }[]>(text, parameters, PREPARED)
+      .then((rows) => rows.filter((r) => !only || only.has(r.id)).map((r) => recordKey(collection, r.id))));
   const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(records), batch.device_id ?? null, caller.session_id);
   const [, writable, stateText] = await Promise.all([setUp, Promise.all(locks), statePromise]);
   const state = parseState(stateText);
