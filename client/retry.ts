@@ -6,6 +6,8 @@
 // RxDB retrying a failed handler on its own timer: the gate keeps every request
 // of one client or adapter back until it has passed. An aborted `signal`
 // (client.close() on sign-out) ends a wait at once: a Retry-After may be long.
+// The gate runs on a monotonic clock, not Date: a device whose time is set
+// back an hour would otherwise wait that hour more before every sync.
 import { unlessAborted } from "./abortable.ts";
 import { isRetryable, retryAfterOf, TidesyncAbortedError } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
@@ -14,19 +16,35 @@ export interface RetryOptions {
   backoff: BackoffOptions;
   random: () => number;
   sleep: (ms: number) => Promise<void>;
-  now: () => number;
-  /** No request before this time (ms since the epoch): the last Retry-After. */
-  gate: { until: number };
+  /** The gate's clock, ms, monotonic (default performance.now()): setting the device's time does not move it. */
+  monotonicNow: () => number;
+  /**
+   * No request before `until` (a monotonicNow time): the last Retry-After. `longestMs`, the largest
+   * Retry-After received since the gate was last cleared, bounds any wait on it (a clock that is not
+   * monotonic after all, e.g. the Date fallback, cannot stretch it). A request that succeeds clears both.
+   */
+  gate: { until: number; longestMs: number };
 }
 
-export function retryOptions(options: { backoff?: Partial<BackoffOptions>; random?: () => number; sleep?: (ms: number) => Promise<void>; now?: () => number } = {}): RetryOptions {
+/** performance.now() where the platform has it (browsers, Node, Deno, Hermes), else Date.now. */
+function defaultMonotonicNow(): () => number {
+  const performance = globalThis.performance;
+  return typeof performance?.now === "function" ? () => performance.now() : Date.now;
+}
+
+export function retryOptions(options: { backoff?: Partial<BackoffOptions>; random?: () => number; sleep?: (ms: number) => Promise<void>; monotonicNow?: () => number } = {}): RetryOptions {
   return {
     backoff: { ...DEFAULT_BACKOFF, ...(options.backoff ?? {}) },
     random: options.random ?? Math.random,
     sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
-    now: options.now ?? Date.now,
-    gate: { until: 0 },
+    monotonicNow: options.monotonicNow ?? defaultMonotonicNow(),
+    gate: { until: 0, longestMs: 0 },
   };
+}
+
+/** How long the gate still holds requests back, ms (never more than the longest Retry-After it was set for). */
+function gateWaitMs({ gate, monotonicNow }: RetryOptions): number {
+  return Math.min(gate.until - monotonicNow(), gate.longestMs);
 }
 
 /** `call`, retried; `onRetry` hears each failure that is retried (before the wait); `signal` ends the waits. */
@@ -34,14 +52,23 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
   let backoff = 0;
   for (let attempt = 0; ; attempt++) {
     // One wait per attempt: the backoff already covers this call's own Retry-After.
-    const ms = Math.max(backoff, options.gate.until - options.now());
+    const ms = Math.max(backoff, gateWaitMs(options));
     if (ms > 0) await unlessAborted(options.sleep(ms), signal);
     if (signal?.aborted) throw new TidesyncAbortedError();
+    const gateSent = options.gate.until;
     try {
-      return await call();
+      const result = await call();
+      // The server took a request: its Retry-After has passed (unless another call got a new one meanwhile).
+      if (options.gate.until === gateSent) Object.assign(options.gate, { until: 0, longestMs: 0 });
+      return result;
     } catch (error) {
       const retryAfter = retryAfterOf(error);
-      if (retryAfter !== undefined && retryAfter > 0) options.gate.until = Math.max(options.gate.until, options.now() + retryAfter * 1000);
+      if (retryAfter !== undefined && retryAfter > 0) {
+        // Mutated, never replaced: copies of these options (the adapters' guarded ones) share the gate.
+        const { gate, monotonicNow } = options;
+        gate.until = Math.max(gate.until, monotonicNow() + retryAfter * 1000);
+        gate.longestMs = Math.max(gate.longestMs, retryAfter * 1000);
+      }
       if (!isRetryable(error) || attempt + 1 >= options.backoff.maxAttempts) throw error;
       onRetry?.(error);
       backoff = backoffDelayMs(attempt, options.backoff, options.random, retryAfter);

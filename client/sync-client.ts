@@ -112,8 +112,13 @@ export interface TidesyncClientOptions {
   generateId?: () => string;
   random?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** The clock of lastSyncedAt and of the Retry-After gate. */
+  /** The clock of lastSyncedAt. */
   now?: () => Date;
+  /**
+   * The Retry-After gate's clock, ms (default performance.now()): monotonic, so setting the
+   * device's time back does not hold syncs back by as much (client/retry.ts).
+   */
+  monotonicNow?: () => number;
 }
 
 export interface SyncReport {
@@ -223,7 +228,7 @@ export class TidesyncClient {
     this.batchSize = new BatchSize(this.maxOpsPerBatch);
     this.generateId = options.generateId ?? defaultGenerateId;
     this.now = options.now ?? (() => new Date());
-    this.retry = retryOptions({ backoff: options.backoff, random: options.random, sleep: options.sleep, now: () => this.now().getTime() });
+    this.retry = retryOptions({ backoff: options.backoff, random: options.random, sleep: options.sleep, monotonicNow: options.monotonicNow });
     this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
     this.cursor = state.cursor;
     this.pullCollections = state.pullCollections;

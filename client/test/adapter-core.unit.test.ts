@@ -91,7 +91,7 @@ describe("withRetry", () => {
   it("waits Retry-After before the next attempt, and holds later calls back until it has passed", async () => {
     let clock = 1_000_000;
     const slept: number[] = [];
-    const options = retryOptions({ backoff: { baseMs: 10, maxMs: 10, maxAttempts: 2 }, random: () => 0, now: () => clock, sleep: async (ms) => {
+    const options = retryOptions({ backoff: { baseMs: 10, maxMs: 10, maxAttempts: 2 }, random: () => 0, monotonicNow: () => clock, sleep: async (ms) => {
       slept.push(ms);
       clock += ms;
     } });
@@ -108,6 +108,22 @@ describe("withRetry", () => {
     slept.length = 0;
     expect(await withRetry(async () => "ok", options)).toBe("ok");
     expect(slept).toEqual([6000]);
+  });
+
+  it("a success clears the gate, and a clock that runs back never stretches a wait past the longest Retry-After", async () => {
+    // A monotonic clock that is not (the Date fallback of a platform without performance.now()).
+    let clock = 1_000_000;
+    const slept: number[] = [];
+    const options = retryOptions({ backoff: { maxAttempts: 1 }, monotonicNow: () => clock, sleep: async (ms) => {
+      slept.push(ms);
+    } });
+    await expect(withRetry(() => Promise.reject(rateLimited()), options)).rejects.toMatchObject({ code: "RATE_LIMITED" });
+    clock -= 3 * 3600_000;
+    expect(await withRetry(async () => "ok", options)).toBe("ok");
+    expect(slept).toEqual([7000]);
+    clock -= 3 * 3600_000;
+    expect(await withRetry(async () => "ok", options)).toBe("ok");
+    expect(slept).toEqual([7000]);
   });
 
   it("does not retry what is not retryable", async () => {

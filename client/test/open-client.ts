@@ -1,7 +1,7 @@
 // Opens a client on a FakeServer for unit tests: in-memory store unless one
 // is given, deterministic ids, and sleeps recorded instead of waited (the
-// client's clock moves by them, as it would when they are really waited: the
-// Retry-After gate measures time with it).
+// client's clocks move by them, as they would when they are really waited: the
+// Retry-After gate measures time with the monotonic one).
 import { TidesyncApi } from "../api-client.ts";
 import { MemoryStorage, type SyncStorage } from "../storage.ts";
 import { TidesyncClient, type TidesyncClientOptions } from "../sync-client.ts";
@@ -29,6 +29,7 @@ export async function openClient(server: FakeServer, overrides: Partial<Tidesync
       clock += ms;
     },
     now: () => new Date(clock),
+    monotonicNow: () => clock,
     backoff: { baseMs: 100, maxMs: 10_000, maxAttempts: 5 },
     ...overrides,
   });

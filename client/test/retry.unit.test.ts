@@ -1,6 +1,6 @@
 // Retries: exponential backoff with full jitter, Retry-After honoured,
 // `retryable` respected, and ALWAYS the same op_ids on every attempt.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { TidesyncNetworkError } from "../api-error.ts";
 import { backoffDelayMs, parseRetryAfter } from "../backoff.ts";
 import { envelope, FakeServer } from "./fake-server.ts";
@@ -97,8 +97,8 @@ describe("the sync loop's retries", () => {
   });
 
   // The last attempt of a sync gets Retry-After: 120; the next sync (start()'s timer, a poke, the app)
-  // comes 30 s later. With the client's clock moved by its sleeps, and with the real clock (which a
-  // fake sleep does not move).
+  // comes 30 s later. With the gate's clock moved by the client's sleeps, and with the real monotonic
+  // clock (which a fake sleep does not move).
   for (const injectedClock of [true, false]) {
     it(`holds every later request back until the last Retry-After has passed, also in the next sync (${injectedClock ? "injected" : "real"} clock)`, async () => {
       let clock = Date.parse("2026-11-22T10:00:00Z");
@@ -114,7 +114,7 @@ describe("the sync loop's retries", () => {
         sleep: async (ms) => {
           clock += ms;
         },
-        now: injectedClock ? () => new Date(clock) : () => new Date(),
+        monotonicNow: injectedClock ? () => clock : () => performance.now(),
       });
       await client.create("tasks", { title: "a" });
       await expect(client.sync()).rejects.toMatchObject({ code: "RATE_LIMITED" });
@@ -131,6 +131,65 @@ describe("the sync loop's retries", () => {
       expect(gaps.every((gap) => gap >= 120_000 && gap < 240_000), String(gaps)).toBe(true);
     });
   }
+
+  // The device's time is set back (by the user, or a network time fix) while the client runs: Date
+  // jumps 3 h back, the monotonic clock does not.
+  describe("the device's clock set back", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+    const THREE_HOURS = 3 * 3600_000;
+
+    async function clientOnFakedDate(server: FakeServer) {
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(Date.parse("2026-11-22T10:00:00Z"));
+      const sleeps: number[] = [];
+      // The client's clocks as they are by default: lastSyncedAt from Date, the gate on
+      // performance.now(). A sleep moves Date as a real wait would (performance.now() stays: the
+      // gate then waits a little more than it should, never less).
+      const { client } = await openClient(server, {
+        now: undefined,
+        monotonicNow: undefined,
+        backoff: { maxAttempts: 2 },
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          vi.setSystemTime(Date.now() + ms);
+        },
+      });
+      return { client, sleeps };
+    }
+
+    it("after a Retry-After whose retry succeeded, the next sync waits for nothing", async () => {
+      const server = new FakeServer();
+      const { client, sleeps } = await clientOnFakedDate(server);
+      await client.create("tasks", { title: "a" });
+      server.script = (request) => (request.path === "/v1/sync/batch" && server.batches().length === 1 ? envelope(429, "RATE_LIMITED", { "retry-after": "2" }) : undefined);
+      await client.sync();
+      expect(sleeps).toEqual([2000]);
+      vi.setSystemTime(Date.now() - THREE_HOURS);
+      const [first] = server.batches();
+      await client.upsert("tasks", first.ops[0].record_id, { done: true });
+      await client.sync();
+      expect(sleeps).toEqual([2000]);
+      expect(server.batches().at(-1)?.ops.map((op) => op.data)).toEqual([{ done: true }]);
+    });
+
+    it("a Retry-After still running holds the next sync back for at most its own length", async () => {
+      const server = new FakeServer();
+      const { client, sleeps } = await clientOnFakedDate(server);
+      await client.create("tasks", { title: "a" });
+      server.script = () => envelope(429, "RATE_LIMITED", { "retry-after": "120" });
+      await expect(client.sync()).rejects.toMatchObject({ code: "RATE_LIMITED" });
+      vi.setSystemTime(Date.now() - THREE_HOURS);
+      server.script = null;
+      sleeps.length = 0;
+      await client.sync();
+      expect(sleeps).toHaveLength(1);
+      expect(sleeps[0]).toBeGreaterThan(100_000);
+      expect(sleeps[0]).toBeLessThanOrEqual(120_000);
+      expect(server.records.size).toBe(1);
+    });
+  });
 
   it("retries a 429 after Retry-After", async () => {
     const server = new FakeServer();
