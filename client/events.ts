@@ -53,5 +53,18 @@ export interface ResyncEvent {
   reason: "RESYNC_REQUIRED" | "INVALID_CURSOR";
 }
 
-export type SyncEvent = WriteDiscardedEvent | ConflictEvent | OpRejectedEvent | ResyncEvent;
+/**
+ * Some of the client's `collections` are not synced by the server (its GET /v1/meta does not list
+ * them: dropped, or not deployed yet): the pull leaves them out, since the server refuses a filter
+ * naming them (400 VALIDATION_FAILED) on every pull. Told each time the client fetches GET /v1/meta.
+ */
+export interface CollectionsUnavailableEvent {
+  type: "collections_unavailable";
+  /** The `collections` the server does not sync. */
+  collections: string[];
+  /** Those pulled instead; empty: none of them is synced, and nothing is pulled. */
+  pulling: string[];
+}
+
+export type SyncEvent = WriteDiscardedEvent | ConflictEvent | OpRejectedEvent | ResyncEvent | CollectionsUnavailableEvent;
 export type SyncEventListener = (event: SyncEvent) => void;

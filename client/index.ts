@@ -26,7 +26,7 @@ export {
 export type { Feedback, FeedbackRequest, UpdateCheckResponse } from "../functions/_shared/schemas/releases.ts";
 export { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF, parseRetryAfter } from "./backoff.ts";
 export { type BatchBounds, batchBoundsOf, fittingCount, jsonBytes, type ScopeFields, scopeFieldsOf, splitIntoBatches } from "./batching.ts";
-export type { ConflictEvent, OpRejectedEvent, ResyncEvent, SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
+export type { CollectionsUnavailableEvent, ConflictEvent, OpRejectedEvent, ResyncEvent, SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
 export type { LocalRecord } from "./local-view.ts";
 export { enqueueOp } from "./outbox.ts";
 export { type PokeChannel, PokeListener, type PokeMessage, type RealtimeClientLike, scopeTopic, userTopic } from "./realtime-pokes.ts";

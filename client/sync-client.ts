@@ -79,7 +79,8 @@ export interface TidesyncClientOptions {
    * Pull only these collections (default: all). The store keeps the filter its cursor was issued
    * for: while that one takes these in (another client's on a shared store, an app's of every
    * collection), the pull goes on with it and brings its other collections too (client/README.md,
-   * "Background sync"); one that adds a collection pulls everything once with its own.
+   * "Background sync"); one that adds a collection pulls everything once with its own. Those the
+   * server does not sync (not in GET /v1/meta) are left out, with a `collections_unavailable` event.
    */
   collections?: readonly string[];
   /** How to rebase a local write the server answered `conflict` for (default serverWinsPerField). */
@@ -400,6 +401,8 @@ export class TidesyncClient {
       this.catalog = catalog;
     });
     this.schemaFetched = true;
+    const own = this.ownCollections();
+    if (own && own.unserved.length > 0) this.emit({ type: "collections_unavailable", collections: own.unserved, pulling: own.served });
     return schema;
   }
 
@@ -882,12 +885,26 @@ export class TidesyncClient {
    * for another filter is refused once, and the full sync makes its filter the store's.
    */
   private pullFilter(): string[] | null {
-    const own = this.options.collections?.length ? [...this.options.collections] : null;
+    const own = this.ownCollections()?.served ?? null;
     const stored = this.pullCollections;
     if (stored === undefined) return own;
     const covers = stored === null || (own !== null && own.every((collection) => stored.includes(collection)));
     const served = stored === null || this.catalog === null || stored.every((collection) => this.catalog!.has(collection));
     return covers && served ? stored : own;
+  }
+
+  /**
+   * The app's `collections` (null: all), split by the schema fetched in this session: a filter
+   * naming a collection the server does not sync is refused (400 VALIDATION_FAILED, not retryable)
+   * on every pull, so only the `served` ones are pulled. A stored schema (not fetched yet) may
+   * predate a collection the server added: it leaves every name served.
+   */
+  private ownCollections(): { served: string[]; unserved: string[] } | null {
+    const wanted = this.options.collections?.length ? [...this.options.collections] : null;
+    if (wanted === null) return null;
+    const catalog = this.schemaFetched ? this.catalog : null;
+    if (catalog === null) return { served: wanted, unserved: [] };
+    return { served: wanted.filter((name) => catalog.has(name)), unserved: wanted.filter((name) => !catalog.has(name)) };
   }
 
   /**
@@ -897,6 +914,9 @@ export class TidesyncClient {
    * page and goes on from where the store's pull stands, the other's full sync included.
    */
   private async pull(report: SyncReport): Promise<void> {
+    // None of the app's `collections` is synced (told by collections_unavailable): nothing to pull,
+    // rather than everything, which an empty filter would ask for.
+    if (this.ownCollections()?.served.length === 0) return;
     let resynced = false;
     /** Collections of this pull's changes that the server's schema as last fetched did not name. */
     const unknown = new Set<string>();

@@ -102,7 +102,7 @@ describe("RxdbPushOrder", () => {
     for (const store of stores) expect(await store.get(HELD_DELETES_KEY)).toEqual([]);
     // Each collection's replication is handed its own answers and tells the app of its own ops.
     expect(replications.map((r) => r.corrections.map((c) => c.collection))).toEqual([["lists"], ["list_members", "list_members"], ["tasks"]]);
-    expect(events.map((told) => [...new Set(told.map((event) => (event.type === "write_discarded" ? event.collection : event.type === "resync" ? "" : event.op.collection)))])).toEqual(COLLECTIONS.map((name) => [name]));
+    expect(events.map((told) => [...new Set(told.map((event) => (event.type === "write_discarded" ? event.collection : "op" in event ? event.op.collection : "")))])).toEqual(COLLECTIONS.map((name) => [name]));
   });
 
   it("names a collection that never replicates on error$, and awaitInSync rejects, instead of holding the deletes back for ever", async () => {

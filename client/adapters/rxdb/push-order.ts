@@ -187,7 +187,7 @@ export class RxdbPushOrder {
 
 /** The collection an event of a push is about. */
 function eventCollection(event: SyncEvent): string {
-  return event.type === "write_discarded" ? event.collection : event.type === "resync" ? "" : event.op.collection;
+  return event.type === "write_discarded" ? event.collection : "op" in event ? event.op.collection : "";
 }
 
 /**
