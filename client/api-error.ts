@@ -11,10 +11,12 @@
 //                         user's data (signed out, someone else signed in)
 //   TidesyncAbortedError  cancelled: client.close() (sign-out), or the signal
 //                         a TidesyncApi was given
+//   TidesyncStoreWrittenElsewhereError a WholeStateStorage refused a write:
+//                         another instance (a second tab) wrote the store since
 // CLIENT_FAILURE (status only) is anything else, e.g. the storage adapter failing.
 import type { ErrorCode, FieldDetail } from "../functions/_shared/errors.ts";
 
-export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER" | "ABORTED";
+export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER" | "STORE_WRITTEN_ELSEWHERE" | "ABORTED";
 
 export abstract class TidesyncError extends Error {
   abstract readonly code: ClientErrorCode;
@@ -107,6 +109,23 @@ export class TidesyncStoreOwnerError extends TidesyncError {
   constructor(readonly storeUserId: string, readonly userId: string) {
     super(`this store holds the data of user ${storeUserId}, not of the signed-in user ${userId}: open a store of their own`);
     this.name = "TidesyncStoreOwnerError";
+  }
+}
+
+/**
+ * A WholeStateStorage refused a change, writing nothing: the stored state is no longer the one this
+ * instance read or last wrote, because another instance on the same data (a second browser tab, a
+ * second JS context) wrote it since. Each instance keeps the whole state in memory and writes it
+ * whole, so writing would have overwritten the other's writes. This instance refuses every change
+ * from then on: open the store again, in one instance only (client/README.md, "Your own store").
+ */
+export class TidesyncStoreWrittenElsewhereError extends TidesyncError {
+  readonly code = "STORE_WRITTEN_ELSEWHERE" as const;
+  readonly retryable = false;
+
+  constructor() {
+    super("another instance (a second tab or JS context) wrote this store since this one read it; nothing was written: a WholeStateStorage takes one writer at a time, open the store again in one instance only");
+    this.name = "TidesyncStoreWrittenElsewhereError";
   }
 }
 

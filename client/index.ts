@@ -21,6 +21,7 @@ export {
   TidesyncNetworkError,
   TidesyncResponseError,
   TidesyncStoreOwnerError,
+  TidesyncStoreWrittenElsewhereError,
   TidesyncValidationError,
 } from "./api-error.ts";
 export type { Feedback, FeedbackRequest, UpdateCheckResponse } from "../functions/_shared/schemas/releases.ts";

@@ -79,6 +79,9 @@ function holderLives(lock: { pid: number; start: string | null }): boolean {
 }
 
 export class FileStorage extends WholeStateStorage {
+  /** The lock keeps every other instance out. */
+  protected override readonly soleWriter = true;
+
   constructor(readonly filePath: string) {
     super();
   }

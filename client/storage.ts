@@ -5,6 +5,7 @@
 // or none of it is. That is the whole contract; see client/README.md.
 import type { MetaResponse } from "../functions/_shared/schemas/meta.ts";
 import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
+import { TidesyncStoreWrittenElsewhereError } from "./api-error.ts";
 import type { SyncEvent } from "./events.ts";
 
 /** The fields of a record (what `data` holds on the wire). */
@@ -60,6 +61,11 @@ export interface StoredState {
   schema?: ServerSchema | null;
   /** The user whose data this is: the first sync stores its token's user (absent or null before). */
   owner?: string | null;
+  /**
+   * Which write of a WholeStateStorage this state is (a new random one each write; absent in stores
+   * with one writer by construction, and before the first write): how it tells another instance's write.
+   */
+  stamp?: string;
 }
 
 /**
@@ -219,6 +225,8 @@ export class StateMaps {
   pullCollections?: string[] | null;
   schema: ServerSchema | null = null;
   owner: string | null = null;
+  /** StoredState.stamp: absent until a WholeStateStorage that checks for other writers writes. */
+  stamp?: string;
 
   static from(state: StoredState): StateMaps {
     const maps = new StateMaps();
@@ -228,6 +236,7 @@ export class StateMaps {
     if (state.pullCollections !== undefined) maps.pullCollections = state.pullCollections;
     maps.schema = state.schema ?? null;
     maps.owner = state.owner ?? null;
+    if (state.stamp !== undefined) maps.stamp = state.stamp;
     return maps;
   }
 
@@ -247,7 +256,8 @@ export class StateMaps {
   }
 
   toState(): StoredState {
-    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.recordedFields() };
+    const stamp = this.stamp === undefined ? {} : { stamp: this.stamp };
+    return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.recordedFields(), ...stamp };
   }
 
   /** The owner and the pull's filter: absent until set, as in stores written before they existed. */
@@ -282,6 +292,11 @@ export class StateMaps {
   }
 }
 
+/** A WholeStateStorage write's stamp: random, so that two instances never write the same one. */
+function newStamp(): string {
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+}
+
 /** Copies through JSON so neither side can mutate what the other holds, as a real store would. */
 export function detached<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
@@ -291,15 +306,32 @@ export function detached<T>(value: T): T {
  * A store that keeps the whole state in memory (StateMaps) and persists it
  * with `persist`, which is given the change and the state after it. For
  * small data sets: memory, a JSON file, AsyncStorage (one setItem).
+ *
+ * One writer at a time: each instance writes the whole state it holds, so a
+ * second instance on the same data (another browser tab) would overwrite the
+ * first one's writes. Unless the store has one writer by construction
+ * (`soleWriter`), every state written carries a new `stamp`, and before each
+ * write the stored one is read back (`storedStamp`): when it is not the one
+ * this instance read or last wrote, the change is refused, nothing written
+ * (TidesyncStoreWrittenElsewhereError), and so is every later one of this
+ * instance. Two writes in the moment between the other's check and its write
+ * are not caught then, but the overwritten instance's next write is refused.
  */
 export abstract class WholeStateStorage implements SyncStorage {
   /** Reads the whole stored state (an empty one the first time). */
   protected abstract read(): Promise<StoredState>;
-  /** Makes the state after `change` durable, atomically. */
+  /** Makes the state after `change` durable, atomically: all of `next.toState()`, its `stamp` included. */
   protected abstract persist(next: StateMaps, change: StorageChange): Promise<void>;
 
   /** False when `persist` cannot fail (memory): changes then apply in place, without a copy. */
   protected readonly copyOnWrite: boolean = true;
+  /** True when no other instance can write the same data (memory; a file this instance locked): no stamps, no read-back. */
+  protected readonly soleWriter: boolean = false;
+
+  /** The stamp of the state as stored now (by default read() whole; a store may read it more cheaply). */
+  protected async storedStamp(): Promise<string | undefined> {
+    return (await this.read()).stamp;
+  }
   private maps: Promise<StateMaps> | null = null;
   /** Writes run one after another, in call order. */
   private queue: Promise<void> = Promise.resolve();
@@ -339,6 +371,7 @@ export abstract class WholeStateStorage implements SyncStorage {
   apply(change: StorageChange): Promise<void> {
     const write = this.queue.then(async () => {
       const current = await this.state();
+      if (!this.soleWriter && (await this.storedStamp()) !== current.stamp) throw new TidesyncStoreWrittenElsewhereError();
       // Apply to a copy first so a failed write leaves memory and the store agreeing.
       let next = current;
       if (this.copyOnWrite) {
@@ -347,6 +380,7 @@ export abstract class WholeStateStorage implements SyncStorage {
         next.reset = current.reset;
       }
       next.apply(detached(change));
+      if (!this.soleWriter) next.stamp = newStamp();
       await this.persist(next, change);
       this.maps = Promise.resolve(next);
     });
@@ -361,6 +395,7 @@ export abstract class WholeStateStorage implements SyncStorage {
  */
 export class MemoryStorage extends WholeStateStorage {
   protected override readonly copyOnWrite = false;
+  protected override readonly soleWriter = true;
 
   protected async read(): Promise<StoredState> {
     return { records: [], outbox: [], cursor: null, schema: null };

@@ -8,7 +8,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileStorage } from "../storage-file.ts";
 import { SqliteStorage } from "../storage-sqlite.ts";
-import { MemoryStorage, type PendingOp, type RecordRef, StaleStoreError, type SyncStorage } from "../storage.ts";
+import { TidesyncStoreWrittenElsewhereError } from "../api-error.ts";
+import { MemoryStorage, type PendingOp, type RecordRef, StaleStoreError, type StateMaps, type StoredState, type SyncStorage, WholeStateStorage } from "../storage.ts";
 import { type BetterSqliteDriver, betterSqliteDriver } from "./better-sqlite3-driver.ts";
 import { FakeServer } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
@@ -268,4 +269,55 @@ describe("FileStorage", () => {
     expect((await storage.loadState()).outbox).toEqual([]);
     await storage.close();
   }, 30_000);
+});
+
+/** An app's own whole-state store, as client/README.md suggests (IndexedDB, AsyncStorage): here one key of a Map that every instance shares. */
+class SharedMapStorage extends WholeStateStorage {
+  constructor(private readonly shared: Map<string, string>) {
+    super();
+  }
+
+  protected async read(): Promise<StoredState> {
+    const text = this.shared.get("tidesync");
+    return text ? (JSON.parse(text) as StoredState) : { records: [], outbox: [], cursor: null, schema: null };
+  }
+
+  protected async persist(next: StateMaps): Promise<void> {
+    this.shared.set("tidesync", JSON.stringify(next.toState()));
+  }
+}
+
+describe("a WholeStateStorage opened twice (two browser tabs on one IndexedDB)", () => {
+  it("the instance that did not read the other's write refuses to overwrite it, and says so; opened again, it goes on", async () => {
+    const shared = new Map<string, string>();
+    const server = new FakeServer();
+    const tabA = await openClient(server, { storage: new SharedMapStorage(shared), idPrefix: 1 });
+    const tabB = await openClient(server, { storage: new SharedMapStorage(shared), idPrefix: 2 });
+    await tabA.client.create("tasks", { title: "from A" });
+    // B's state predates A's write: writing it whole would drop A's queued task.
+    await expect(tabB.client.create("tasks", { title: "from B" })).rejects.toBeInstanceOf(TidesyncStoreWrittenElsewhereError);
+    await expect(tabB.client.sync()).rejects.toMatchObject({ code: "STORE_WRITTEN_ELSEWHERE" });
+    expect(tabB.client.status).toMatchObject({ state: "error", lastErrorCode: "STORE_WRITTEN_ELSEWHERE" });
+    expect(server.batches()).toEqual([]);
+    await tabA.client.create("tasks", { title: "from A, again" });
+    const stored = () => (JSON.parse(shared.get("tidesync")!) as StoredState).outbox.map((p) => p.op.data?.title);
+    expect(stored()).toEqual(["from A", "from A, again"]);
+    // B opened again reads A's writes; from then on A is the one refused.
+    const reopened = await openClient(server, { storage: new SharedMapStorage(shared), idPrefix: 3 });
+    await reopened.client.create("tasks", { title: "from B" });
+    expect(stored()).toEqual(["from A", "from A, again", "from B"]);
+    await expect(tabA.client.create("tasks", { title: "lost?" })).rejects.toMatchObject({ code: "STORE_WRITTEN_ELSEWHERE" });
+    await reopened.client.sync();
+    expect([...server.records.values()].map((record) => record.data?.title).sort()).toEqual(["from A", "from A, again", "from B"]);
+  });
+
+  it("stores with one writer by construction write no stamp (MemoryStorage; FileStorage, which locks its file)", async () => {
+    const fileStorage = new FileStorage(path.join(await tempDir(), "store.json"));
+    for (const storage of [new MemoryStorage(), fileStorage]) {
+      await storage.apply({ cursor: "c1" });
+      await storage.apply({ cursor: "c2" });
+      expect(await storage.load()).toEqual({ records: [], outbox: [], cursor: "c2", schema: null });
+    }
+    await fileStorage.close();
+  });
 });
