@@ -1,0 +1,41 @@
+// docs/security-model.md opens with "nearly every [policy] is for one role" and names the
+// exceptions: a DBA reads that list as complete. Every policy of the generated reference
+// schema (sql/, kept fresh by `npm run generate:check`) that is for more than one role, or
+// for `public` (every role), must be named there in bold; a new one fails here until it is.
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "../..");
+
+function sqlFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sqlFiles(join(dir, entry.name)) : entry.name.endsWith(".sql") ? [join(dir, entry.name)] : []
+  );
+}
+
+/** Every policy of sql/ with its roles, as the generator writes it (`create policy "…"` … `to a, b`). */
+function policies(): { name: string; roles: string[] }[] {
+  return sqlFiles(join(ROOT, "sql")).flatMap((file) =>
+    [...readFileSync(file, "utf8").matchAll(/^create policy "((?:[^"]|"")+)"\n(?:  (?!to ).*\n)*  to (.+)$/gm)]
+      .map((m) => ({ name: m[1].replaceAll('""', '"'), roles: m[2].split(",").map((r) => r.trim()) }))
+  );
+}
+
+describe("docs/security-model.md's opening", () => {
+  const doc = readFileSync(join(ROOT, "docs/security-model.md"), "utf8");
+  const opening = doc.slice(0, doc.indexOf("\n## ")).replace(/\s+/g, " ");
+  const shared = policies().filter((p) => p.roles.length > 1 || p.roles[0] === "public");
+
+  it("finds the policies for more than one role", () => {
+    expect(policies().length).toBeGreaterThan(50);
+    expect(shared.map((p) => p.name)).toEqual(expect.arrayContaining([
+      "Callers can read releases of channels they may receive",
+      "Only signed-in users receive on tidesync's topics",
+    ]));
+  });
+
+  it.each(shared.map((p) => [p.name, p.roles.join(", ")]))("names %s (to %s) among the exceptions", (name) => {
+    expect(opening.includes(`**${name}**`), `"${name}" is not for one role but docs/security-model.md's opening does not name it`).toBe(true);
+  });
+});
