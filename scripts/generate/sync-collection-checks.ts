@@ -15,6 +15,14 @@
 // privilege when it plans the statement, so without it every upsert fails
 // 42501, even of a new row (the sync trigger refuses a change of the id).
 //
+// A table with a delete policy for `authenticated` must grant it DELETE: a
+// policy only narrows what a privilege allows, so without the grant every
+// delete is refused before any policy is read (42501 "permission denied"; a
+// push's delete answered FORBIDDEN, which the owner cannot tell from a refusal
+// by the policy). The grants of step 2 are written apart from the policies of
+// step 3, and "select and the insertable and updatable columns" read as if
+// that were all.
+//
 // A pull cursor names the collections its server synced (functions/api/sync/cursor.ts `synced`),
 // within a bounded length: at most MAX_SYNCED_COLLECTIONS synced tables.
 import type postgres from "postgres";
@@ -53,6 +61,32 @@ export async function refuseMissingIdGrants(sql: postgres.Sql): Promise<void> {
     return [];
   });
   if (messages.length > 0) throw new Error(messages.join("\n"));
+}
+
+/**
+ * Throws, naming every such table and the grant to add, when a synced table has a permissive
+ * DELETE policy that applies to authenticated (to it or to public, for delete or for all)
+ * but authenticated may not delete from it.
+ */
+export async function refuseMissingDeleteGrants(sql: postgres.Sql): Promise<void> {
+  const tables = await sql<{ table_name: string; policy: string }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name, min(p.polname) as policy
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_policy p on p.polrelid = t.relation
+     where p.polcmd in ('d', '*') and p.polpermissive
+       and p.polroles && array[0::oid, (select r.oid from pg_catalog.pg_roles r where r.rolname = 'authenticated')]
+       and not has_table_privilege('authenticated', t.relation, 'DELETE')
+     group by n.nspname, c.relname
+     order by 1`;
+  if (tables.length === 0) return;
+  throw new Error(tables.map(({ table_name: table, policy }) =>
+    `${table}: authenticated has a delete policy ("${policy}") but no DELETE privilege, so every delete of it would be refused ` +
+    `(a sync delete FORBIDDEN, a supabase-js delete 42501 "permission denied"): a policy only narrows what a grant allows. ` +
+    `Grant it in the table's migration: grant select, delete on ${table} to authenticated (docs/security-model.md, ` +
+    `"Making a new table syncable", step 2), or drop the policy if nobody may delete its rows.`
+  ).join("\n"));
 }
 
 /** Throws when more tables sync than a pull cursor can name (each pull without a filter would fail). */
