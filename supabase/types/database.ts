@@ -921,19 +921,14 @@ export type Database = {
       "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };
       "list_has_members": { Args: { "p_list_id": string }; Returns: boolean };
       "live_uid": { Args: Record<PropertyKey, never>; Returns: string };
-      "lock_device_registration":
-        | {
-          Args: { "p_push_token": string; "p_user_id": string };
-          Returns: undefined;
-        }
-        | {
-          Args: {
-            "p_installation_id": string;
-            "p_push_token": string;
-            "p_user_id": string;
-          };
-          Returns: undefined;
+      "lock_device_registration": {
+        Args: {
+          "p_installation_id": string;
+          "p_push_token": string;
+          "p_user_id": string;
         };
+        Returns: undefined;
+      };
       "lock_installation_push_tokens": {
         Args: { "p_installation_id": string; "p_push_token": string };
         Returns: undefined;

@@ -266,13 +266,10 @@ select ok(
   and not has_function_privilege('public', 'app_private.lock_user_devices(uuid)', 'execute'),
   'lock_user_devices(uuid): EXECUTE for authenticated only (session start takes it)'
 );
-select ok(
-  has_function_privilege('authenticated', 'app_private.lock_device_registration(uuid, text)', 'execute')
-  and not has_function_privilege('anon', 'app_private.lock_device_registration(uuid, text)', 'execute')
-  and not has_function_privilege('service_role', 'app_private.lock_device_registration(uuid, text)', 'execute')
-  and not has_function_privilege('public', 'app_private.lock_device_registration(uuid, text)', 'execute'),
-  'lock_device_registration(uuid, text): EXECUTE for authenticated only (session start takes it first)'
-);
+-- Unused since the three-argument form took its locks (20261128001300), it let
+-- authenticated take any user's device and token locks (20261128002510).
+select hasnt_function('app_private', 'lock_device_registration', array['uuid', 'text'],
+  'lock_device_registration(uuid, text) is gone: a session start takes the three-argument form');
 select ok(
   has_function_privilege('authenticated', 'app_private.push_token_lock_key(text)', 'execute')
   and not has_function_privilege('anon', 'app_private.push_token_lock_key(text)', 'execute')
@@ -281,10 +278,9 @@ select ok(
   'push_token_lock_key(text): EXECUTE for authenticated only (lock_device_registration runs as the caller)'
 );
 select is(
-  (select array_agg(array_to_string(proconfig, ',') order by oid) from pg_proc
-    where oid in ('app_private.lock_device_registration(uuid, text)'::regprocedure, 'app_private.push_token_lock_key(text)'::regprocedure)),
-  array['search_path=""', 'search_path=""'],
-  'lock_device_registration and push_token_lock_key pin an empty search_path'
+  (select array_to_string(proconfig, ',') from pg_proc where oid = 'app_private.push_token_lock_key(text)'::regprocedure),
+  'search_path=""',
+  'push_token_lock_key pins an empty search_path'
 );
 select ok(
   has_function_privilege('authenticated', 'app_private.lock_device_registration(uuid, text, uuid)', 'execute')
