@@ -1,7 +1,10 @@
 -- public.tasks (every task belongs to a list): RLS and exact policy names,
 -- grants and column privileges, and per role (owner, editor, viewer,
 -- non-member, anon, service role) who reads, adds, changes, moves and
--- deletes tasks.
+-- deletes tasks. A refused write is asserted with its message: the policy's own
+-- ('new row violates row-level security policy'), or a missing privilege's; the
+-- recheck triggers raise 42501 as well, so the code alone would not tell a
+-- wrongly written policy from them.
 begin;
 select plan(42);
 
@@ -49,7 +52,7 @@ select lives_ok($$ insert into public.tasks (id, list_id, title) values ('e10000
 select results_eq($$ select created_by, done from public.tasks where id = 'e1000000-0000-4000-8000-0000000000a1' $$,
   $$ values ((select auth.uid()), false) $$, 'the database sets created_by; defaults apply');
 select throws_ok($$ insert into public.tasks (list_id, title, created_by) values ('e1000000-0000-4000-8000-000000000001', 'forged', tests.get_supabase_uid('tasks_editor')) $$,
-  '42501', null, 'a task cannot be created in someone else''s name');
+  '42501', 'permission denied for table tasks', 'a task cannot be created in someone else''s name');
 select throws_ok($$ insert into public.tasks (list_id, title) values ('e1000000-0000-4000-8000-000000000001', repeat('x', 201)) $$,
   '23514', null, 'a title is 1 to 200 characters');
 
@@ -61,11 +64,11 @@ select lives_ok($$ insert into public.tasks (id, list_id, title) values ('e10000
 select results_eq($$ with u as (update public.tasks set done = true where id = 'e1000000-0000-4000-8000-0000000000a1' returning 1) select count(*)::int from u $$,
   array[1], 'an editor changes a task someone else created');
 select throws_ok($$ update public.tasks set created_by = (select auth.uid()) where id = 'e1000000-0000-4000-8000-0000000000a1' $$,
-  '42501', null, 'an editor cannot rewrite created_by');
+  '42501', 'permission denied for table tasks', 'an editor cannot rewrite created_by');
 select throws_ok($$ update public.tasks set list_id = tests.get_supabase_uid('tasks_viewer') where id = 'e1000000-0000-4000-8000-0000000000b1' $$,
-  '42501', null, 'an editor cannot move a task into a list where they are only a viewer');
+  '42501', 'new row violates row-level security policy for table "tasks"', 'an editor cannot move a task into a list where they are only a viewer');
 select throws_ok($$ insert into public.tasks (list_id, title) values (tests.get_supabase_uid('tasks_viewer'), 'sneaky') $$,
-  '42501', null, 'an editor cannot add a task to a list where they are only a viewer');
+  '42501', 'new row violates row-level security policy for table "tasks"', 'an editor cannot add a task to a list where they are only a viewer');
 select lives_ok($$ update public.tasks set list_id = (select auth.uid()) where id = 'e1000000-0000-4000-8000-0000000000b1' $$,
   'an editor moves a task to another list they can write (their personal list)');
 select results_eq($$ with d as (delete from public.tasks where id = 'e1000000-0000-4000-8000-0000000000b1' returning 1) select count(*)::int from d $$,
@@ -87,7 +90,7 @@ select tests.authenticate_as('tasks_viewer');
 select results_eq($$ select title, done from public.tasks where list_id = 'e1000000-0000-4000-8000-000000000001' $$,
   $$ values ('owner task'::text, true) $$, 'a viewer reads the list''s tasks');
 select throws_ok($$ insert into public.tasks (list_id, title) values ('e1000000-0000-4000-8000-000000000001', 'viewer task') $$,
-  '42501', null, 'a viewer cannot add a task');
+  '42501', 'new row violates row-level security policy for table "tasks"', 'a viewer cannot add a task');
 select results_eq($$ with u as (update public.tasks set title = 'viewer edit' where id = 'e1000000-0000-4000-8000-0000000000a1' returning 1) select count(*)::int from u $$,
   array[0], 'a viewer cannot change a task');
 select results_eq($$ with d as (delete from public.tasks where id = 'e1000000-0000-4000-8000-0000000000a1' returning 1) select count(*)::int from d $$,
@@ -99,7 +102,7 @@ select results_eq($$ with u as (update public.tasks set list_id = (select auth.u
 select tests.authenticate_as('tasks_stranger');
 select is_empty($$ select 1 from public.tasks where list_id = 'e1000000-0000-4000-8000-000000000001' $$, 'a non-member sees none of the list''s tasks');
 select throws_ok($$ insert into public.tasks (list_id, title) values ('e1000000-0000-4000-8000-000000000001', 'intruder') $$,
-  '42501', null, 'a non-member cannot add a task to the list');
+  '42501', 'new row violates row-level security policy for table "tasks"', 'a non-member cannot add a task to the list');
 select results_eq($$ with u as (update public.tasks set title = 'pwned' where id = 'e1000000-0000-4000-8000-0000000000a1' returning 1) select count(*)::int from u $$,
   array[0], 'a non-member cannot change a task of the list');
 select results_eq($$ with d as (delete from public.tasks where id = 'e1000000-0000-4000-8000-0000000000a1' returning 1) select count(*)::int from d $$,
@@ -108,10 +111,10 @@ select lives_ok($$ insert into public.tasks (list_id, title) values ((select aut
 
 -- ------------------------------------------------------------ anon
 select tests.authenticate_as_anon();
-select throws_ok($$ select 1 from public.tasks $$, '42501', null, 'anon cannot read tasks');
-select throws_ok($$ insert into public.tasks (list_id, title) values ('e1000000-0000-4000-8000-000000000001', 'anon') $$, '42501', null, 'anon cannot add tasks');
-select throws_ok($$ update public.tasks set done = false $$, '42501', null, 'anon cannot change tasks');
-select throws_ok($$ delete from public.tasks $$, '42501', null, 'anon cannot delete tasks');
+select throws_ok($$ select 1 from public.tasks $$, '42501', 'permission denied for table tasks', 'anon cannot read tasks');
+select throws_ok($$ insert into public.tasks (list_id, title) values ('e1000000-0000-4000-8000-000000000001', 'anon') $$, '42501', 'permission denied for table tasks', 'anon cannot add tasks');
+select throws_ok($$ update public.tasks set done = false $$, '42501', 'permission denied for table tasks', 'anon cannot change tasks');
+select throws_ok($$ delete from public.tasks $$, '42501', 'permission denied for table tasks', 'anon cannot delete tasks');
 
 -- ------------------------------------------------------------ service role
 select tests.authenticate_as_service_role();
