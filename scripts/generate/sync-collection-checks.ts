@@ -64,6 +64,36 @@ export async function refuseMissingIdGrants(sql: postgres.Sql): Promise<void> {
 }
 
 /**
+ * Warnings, one per synced table that authenticated may insert into (with the id) and update but
+ * with insertable columns it may not update (a scope column left out so rows cannot move, say):
+ * supabase-js upsert() sends every column it is given and PostgREST sets each in the update,
+ * so every upsert naming one fails 42501, even of a new row. Not refused: a table whose rows
+ * are created by insert() and changed by update() works, and keeping a column unchangeable is
+ * a choice; the warning says what it costs.
+ */
+export async function insertOnlyColumnWarnings(sql: postgres.Sql): Promise<string[]> {
+  const tables = await sql<{ table_name: string; columns: string[] }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name,
+           array_agg(a.attname::text order by a.attnum) as columns
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
+     where has_column_privilege('authenticated', t.relation, 'id', 'INSERT')
+       and has_column_privilege('authenticated', t.relation, 'id', 'UPDATE')
+       and has_column_privilege('authenticated', t.relation, a.attname, 'INSERT')
+       and not has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE')
+     group by n.nspname, c.relname
+     order by 1`;
+  return tables.map(({ table_name: table, columns }) =>
+    `${table}: authenticated may insert ${columns.join(", ")} but not update ${columns.length === 1 ? "it" : "them"}, so a supabase-js ` +
+    `upsert() that sends ${columns.length === 1 ? "it" : "one of them"} fails 42501, even of a new row (PostgREST's upsert sets every ` +
+    `column it sends). Use insert() and update() for this table, or grant update (${columns.join(", ")}, …) on ${table} to ` +
+    `authenticated and let the policies decide (docs/security-model.md, "Making a new table syncable", step 2).`
+  );
+}
+
+/**
  * Throws, naming every such table and the grant to add, when a synced table has a permissive
  * DELETE policy that applies to authenticated (to it or to public, for delete or for all)
  * but authenticated may not delete from it.

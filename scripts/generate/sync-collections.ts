@@ -8,7 +8,7 @@
 import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections } from "./sync-collection-checks.ts";
+import { insertOnlyColumnWarnings, refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections } from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
@@ -121,6 +121,7 @@ function applyCheck(fields: Map<string, GeneratedField>, definition: string): vo
 export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedCollection[]> {
   await refuseMissingIdGrants(sql);
   await refuseMissingDeleteGrants(sql);
+  for (const warning of await insertOnlyColumnWarnings(sql)) console.warn(`generate: warning: ${warning}`);
   const columns = await sql<ColumnRow[]>`
     select t.collection,
            (select format('%I.%I', n.nspname, c.relname) from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace where c.oid = t.relation) as table_name, t.scope_column::text as scope_column,

@@ -6,9 +6,20 @@
 // supabase-js upsert() does. The message names the table and the grant to add. Each table is made
 // in a transaction rolled back afterwards, and read as the generator reads it.
 import type postgres from "postgres";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readSyncCollections } from "../../scripts/generate/sync-collections.ts";
 import { adminSql } from "../support/harness.ts";
+
+/** The generator's warnings while it reads the table after `grants`. */
+async function warningsWith(grants: string[]): Promise<string[]> {
+  const warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+  try {
+    await generateWith(grants);
+    return warn.mock.calls.map((call) => String(call[0])).filter((line) => line.includes("idgrant_notes"));
+  } finally {
+    warn.mockRestore();
+  }
+}
 
 /** What the generator reads after `grants` on a new synced table public.idgrant_notes (all rolled back). */
 async function generateWith(grants: string[]): Promise<string[]> {
@@ -58,5 +69,18 @@ describe("npm run generate and a synced table's insert and update grants on id",
       `grant insert (id, list_id, body) on public.idgrant_notes to authenticated`,
     ])).toContain("idgrant_notes");
     expect(await generateWith([`grant select on public.idgrant_notes to authenticated`])).toContain("idgrant_notes");
+  });
+
+  it("warns (and takes the table) when authenticated may insert a column it may not update: every supabase-js upsert() sending it fails 42501", async () => {
+    const warnings = await warningsWith([
+      `grant select, delete on public.idgrant_notes to authenticated`,
+      `grant insert (id, list_id, body), update (id, body) on public.idgrant_notes to authenticated`,
+    ]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/public\.idgrant_notes: authenticated may insert list_id but not update it, so a supabase-js upsert\(\).*42501.*grant update \(list_id, …\)/);
+    expect(await warningsWith([
+      `grant select, delete on public.idgrant_notes to authenticated`,
+      `grant insert (id, list_id, body), update (id, list_id, body) on public.idgrant_notes to authenticated`,
+    ])).toEqual([]);
   });
 });
