@@ -1,10 +1,10 @@
 // One JSON log line per request (conventions: request id, route, status,
 // duration, error code): its level follows the status whatever a route adds,
 // and every error line names its code, routing errors included.
-import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
 import { call, createTestUser, stack } from "../support/harness.ts";
+import { requestLogLine } from "../support/request-log.ts";
 
 let server: FunctionsServer;
 
@@ -15,19 +15,8 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** The request line of `requestId` in the server's log (written by a stream: polled until it is there). */
-async function logLine(requestId: string): Promise<Record<string, unknown>> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const text = await readFile(server.logFile, "utf8");
-    for (const raw of text.split("\n")) {
-      if (!raw.startsWith("{")) continue;
-      const line = JSON.parse(raw) as Record<string, unknown>;
-      if (line.msg === "request" && line.request_id === requestId) return line;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`no request log line for ${requestId} in ${server.logFile}`);
-}
+/** The request line of `requestId` in the server's log. */
+const logLine = (requestId: string) => requestLogLine(server.logFile, requestId);
 
 describe("the request log line", () => {
   it("keeps its level when a route logs a field of the same name (the update check's level is update_level)", async () => {

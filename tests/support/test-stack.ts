@@ -24,6 +24,8 @@ export interface StackInfo {
   keys: SigningKeys;
   /** Environment the functions server was started with (for starting variants). */
   functionsEnv: Record<string, string>;
+  /** Where the functions server writes its output (its request log lines: request-log.ts). */
+  logFile: string;
 }
 
 export interface TestStack {
@@ -84,7 +86,7 @@ export async function startTestStack(prefix = "tidesync_it"): Promise<TestStack>
     const keys = await createSigningKeys();
     const functionsEnv = functionsEnvFor(ownerDbUrl, keys);
     const server = await startFunctionsServer(functionsEnv, { name: database });
-    const info: StackInfo = { database, adminDbUrl, ownerDbUrl, apiUrl: server.apiUrl, keys, functionsEnv };
+    const info: StackInfo = { database, adminDbUrl, ownerDbUrl, apiUrl: server.apiUrl, keys, functionsEnv, logFile: server.logFile };
     return {
       info,
       server,
