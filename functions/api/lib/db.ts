@@ -147,6 +147,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return UNAVAILABLE_SQLSTATES.has(code) || code.startsWith("08") || UNAVAILABLE_CLIENT_CODES.has(code);
 }
 
+/**
+ * Whether `error` is a deadlock's victim (40P01), as thrown by a unit of work (unavailable(), the
+ * database's error as its cause): Postgres rolled its whole transaction back.
+ */
+export function isDeadlockVictim(error: unknown): boolean {
+  const cause = error instanceof ApiError ? error.cause : error;
+  return (cause as { code?: unknown } | null)?.code === "40P01";
+}
+
 export function unavailable(cause: unknown): ApiError {
   return new ApiError("UNAVAILABLE", "the database is unavailable or too slow right now; retry shortly", {
     headers: { "Retry-After": "2" },

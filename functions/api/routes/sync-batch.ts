@@ -14,6 +14,7 @@ import type { MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
 import { syncBatchEnvelopeSchema, syncBatchResponseSchema, syncOpSchema } from "../../_shared/schemas/sync.ts";
 import type { App, AppEnv, Deps } from "../lib/app-env.ts";
+import { isDeadlockVictim } from "../lib/db.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
 import { inexactNumbersOfOps } from "../sync/inexact-op-numbers.ts";
@@ -75,8 +76,23 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     const inexactNumbers = inexactNumbersOfOps(await c.req.text(), c.get("longNumberLiterals"));
     // 503 while a collection it reads or writes is out of step with the database (schema-drift.ts).
     const needs = collectionsOfBatch(batch.ops);
-    const push = (replanned: boolean, refusedDeletes?: StaleBatch["refusedDeletes"]) =>
+    const attempt = (replanned: boolean, refusedDeletes?: StaleBatch["refusedDeletes"]) =>
       inStep(deps.db, needs, () => deps.db.withUser(user, (tx) => pushBatch(tx, batch, user, deps.config.limits, inexactNumbers, replanned, refusedDeletes)));
+    // A deadlock's victim (40P01: the push and another writer each waited for a lock the other
+    // held; Postgres rolled the push's whole transaction back after deadlock_timeout) is run once
+    // more in a new transaction, as the client's retry would be, without the 503 and its
+    // Retry-After. Once per request: a second one is the 503 (docs/sync.md).
+    let deadlockRetried = false;
+    const push = async (replanned: boolean, refusedDeletes?: StaleBatch["refusedDeletes"]) => {
+      try {
+        return await attempt(replanned, refusedDeletes);
+      } catch (error) {
+        if (deadlockRetried || !isDeadlockVictim(error)) throw error;
+        deadlockRetried = true;
+        c.get("logFields").deadlock_retried = true;
+        return await attempt(replanned, refusedDeletes);
+      }
+    };
     // Planned again once, in a new transaction, when it wrote a row the caller cannot read back
     // (push-store.ts): the rows changed while it was written; a second time, such a row is the
     // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.

@@ -1,0 +1,98 @@
+// A push that meets a deadlock (40P01: Postgres rolled its whole transaction back after
+// deadlock_timeout) is run once more in a new transaction, not answered 503; once per request
+// (docs/sync.md, "Push"). The deadlocks are made with a held transaction
+// (held-transactions.ts), not by luck.
+import { randomUUID } from "node:crypto";
+import type postgres from "postgres";
+import { describe, expect, it } from "vitest";
+import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
+import { adminSql, type ApiResponse, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
+import { requestLogLine } from "../support/request-log.ts";
+import { push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
+
+async function usage(user: TestUser): Promise<number> {
+  const [row] = await adminSql<{ n: number }[]>`select coalesce((select live_records from app_private.sync_usage where user_id = ${user.userId}), 0) as n`;
+  return row.n;
+}
+
+/** The push's log line says whether it was run again after a deadlock. */
+async function deadlockRetried(response: ApiResponse): Promise<boolean> {
+  return (await requestLogLine(stack.logFile, response.headers.get("x-request-id")!)).deadlock_retried === true;
+}
+
+/** Alice's list shared with Bob (editor), one task of each in it, with its version. */
+async function aTaskEach() {
+  const [alice, bob] = await Promise.all([randomUUID(), randomUUID()].sort().map((userId) => createTestUser({ userId })));
+  const list = randomUUID();
+  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" })] });
+  await share(alice, list, bob, "editor");
+  const task = async (user: TestUser) => {
+    const id = randomUUID();
+    const { results: [result] } = await pushOk(user, { ops: [upsert("tasks", id, { list_id: list, title: `${user.email}'s` })] });
+    return { id, version: result.record!.version };
+  };
+  return { alice, bob, list, aliceTask: await task(alice), bobTask: await task(bob) };
+}
+
+describe("a push that meets a deadlock", () => {
+  /**
+   * Bob's batch edits a task of his (its id below every other: the push locks the rows it names
+   * in id order) and deletes Alice's, while a transaction holds Alice's usage row; once Bob's
+   * delete waits for that row, the transaction asks for Alice's task, which Bob's push holds: a
+   * deadlock, which Postgres breaks by rolling Bob's push back (it waited first: its
+   * deadlock_timeout ends first). `then` runs in that transaction once Bob's push waits for it
+   * again (for Alice's task), before it commits.
+   */
+  async function bobPushesThroughADeadlock(then: (tx: postgres.TransactionSql, bobsTask: string) => Promise<unknown> = async () => {}) {
+    const { alice, bob, list, aliceTask } = await aTaskEach();
+    const bobsTask = randomUUID().replace(/^.{8}/, "00000000");
+    const { results: [created] } = await pushOk(bob, { ops: [upsert("tasks", bobsTask, { list_id: list, title: "Bob's first" })] });
+    const before = await usage(alice);
+    let usageHeld!: () => void;
+    const usageIsHeld = new Promise<void>((resolve) => (usageHeld = resolve));
+    let deadlock!: () => void;
+    const closeTheCycle = new Promise<void>((resolve) => (deadlock = resolve));
+    let taskHeld!: () => void;
+    const taskIsHeld = new Promise<void>((resolve) => (taskHeld = resolve));
+    let pushed!: Promise<ApiResponse>;
+    const held = holdTransaction(async (tx) => {
+      await tx`set local deadlock_timeout = '1min'`; // never this transaction's own check
+      await tx`select 1 from app_private.sync_usage where user_id = ${alice.userId} for update`;
+      usageHeld();
+      await closeTheCycle;
+      await tx`select 1 from public.tasks where id = ${aliceTask.id} for update`;
+      taskHeld();
+      const [{ pid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      await Promise.race([waitersOf(pid, 1), pushed]); // (answered already when it is not run again)
+      await then(tx, bobsTask);
+    });
+    const pid = await held.pid;
+    await usageIsHeld;
+    pushed = push(bob, { ops: [upsert("tasks", bobsTask, { title: "edited" }, created.record!.version), remove("tasks", aliceTask.id, aliceTask.version)] });
+    await waitersOf(pid, 1);
+    deadlock();
+    await taskIsHeld; // Bob's push was rolled back, its locks with it
+    await Promise.race([held.ran, held.done]);
+    held.commit();
+    await held.done;
+    return { response: await pushed, alice, before };
+  }
+
+  it("is run once more in a new transaction and applied", async () => {
+    const { response, alice, before } = await bobPushesThroughADeadlock();
+    expect(response.status, response.text).toBe(200);
+    expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await deadlockRetried(response)).toBe(true);
+    expect(await usage(alice)).toBe(before - 1);
+  });
+
+  it("only once: a second deadlock answers 503 UNAVAILABLE, retryable, and nothing of the batch is kept", async () => {
+    // Bob's second push holds his task and waits for Alice's: asked for his, a second deadlock.
+    const { response, alice, before } = await bobPushesThroughADeadlock((tx, bobsTask) => tx`select 1 from public.tasks where id = ${bobsTask} for update`);
+    expect(response.status, response.text).toBe(503);
+    expect(response.body.error).toMatchObject({ code: "UNAVAILABLE", retryable: true });
+    expect(await deadlockRetried(response)).toBe(true);
+    expect(await usage(alice)).toBe(before);
+  });
+});
