@@ -917,6 +917,36 @@ comment on function app_private.lock_registration_sessions(p_installation_id uui
 revoke execute on function app_private.lock_registration_sessions(p_installation_id uuid) from public;
 grant execute on function app_private.lock_registration_sessions(p_installation_id uuid) to authenticated;
 
+-- function app_private.lock_sync_usage(p_users uuid[])
+CREATE OR REPLACE FUNCTION app_private.lock_sync_usage(p_users uuid[])
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_announced jsonb := nullif(current_setting('tidesync.usage_rows', true), '')::jsonb;
+  v_users uuid[] := p_users;
+begin
+  if v_announced is not null then
+    -- Taken once: the write's later statements find these rows locked.
+    perform set_config('tidesync.usage_rows', '', true);
+    v_users := v_users
+      || case when (v_announced ->> 'caller')::boolean then array[auth.uid()] else '{}' end
+      || array(select s.created_by
+                 from jsonb_array_elements(v_announced -> 'groups') g
+                cross join lateral jsonb_to_recordset(g -> 'rows') as k(id uuid)
+                 join app_private.sync_records s on s.collection = g ->> 'collection' and s.id = k.id);
+  end if;
+  v_users := array(select distinct u.user_id from unnest(v_users) as u(user_id) where u.user_id is not null order by u.user_id);
+  if cardinality(v_users) > 1 then
+    -- FOR NO KEY UPDATE: the lock the usage updates take (nothing references sync_usage).
+    perform from app_private.sync_usage u where u.user_id = any (v_users) order by u.user_id for no key update;
+  end if;
+end;
+$function$;
+comment on function app_private.lock_sync_usage(p_users uuid[]) is 'Called by the sync trigger (track_sync_changes), running as its owner, before it changes live-records usage (app_private.sync_usage): locks the rows of these users and of those the transaction announced in tidesync.usage_rows (app_private.sync_apply: the caller, and the rows whose creators'' usage the push''s write may change), in user_id order, so that no two writers take two users'' rows in opposite orders (40P01); then forgets the announcement. Nothing to order for one user alone. A user with no usage row yet has none to lock (their first is made by the insert that counts it).';
+revoke execute on function app_private.lock_sync_usage(p_users uuid[]) from public;
+
 -- function app_private.lock_user_devices(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.lock_user_devices(p_user_id uuid)
  RETURNS void
@@ -2593,6 +2623,7 @@ declare
   v_constraint text;
   v_column text;
   v_message text;
+  v_usage jsonb;
 begin
   -- p_writes: [{collection, kind: insert|update|delete, columns: [...], rows: [{id, ...}]}], planned by
   -- functions/api/sync/plan-batch.ts. Runs as the caller: the table's RLS policies, grants and
@@ -2602,6 +2633,34 @@ begin
   -- subtransaction) so that only the rows it refuses fail, each with its SQLSTATE, constraint
   -- and column. Only the named columns are read from the rows (sync_record_columns). A delete
   -- row is {id} or {id, xmin}: the row version it was planned against.
+  -- What this write may change of live-records usage, announced to the sync triggers, which
+  -- lock every usage row it names, in user_id order, the first time one of its statements
+  -- changes a usage (app_private.lock_sync_usage): the caller's, when it inserts or moves rows
+  -- (an update of a scope column), and the creators' of the rows it deletes or moves, named by
+  -- their write groups (the trigger reads their creators, under no policy: a read here, as the
+  -- caller, paid the scope policy of sync_records once more). Without it each statement
+  -- locked its own: a push that inserts, then deletes another member's row, took its user's
+  -- usage, then theirs, and two such pushes crossed (40P01). A superset of what the triggers
+  -- change (a move that keeps its creator, the other rows of a group of edits that moves one,
+  -- a membership table's insert, counted for nobody) only locks a row more. The rows a
+  -- scope's delete cascades to are not named: that statement locks their creators' itself, in
+  -- order. A write with one group that may change usage (creates alone, deletes alone) is one
+  -- statement, which orders its own (but for its rows retried one by one after a refusal);
+  -- inserts alone change the caller's usage only: nothing to announce, and, unless the write
+  -- deletes or edits, nothing read.
+  v_usage := null;
+  if p_writes @? '$[*] ? (@.kind == "delete" || @.kind == "update")' then
+    select case when count(*) > 1 then jsonb_build_object(
+             'caller', bool_or(g ->> 'kind' <> 'delete'),
+             'groups', jsonb_agg(jsonb_build_object('collection', t.collection, 'rows', g -> 'rows')) filter (where g ->> 'kind' <> 'insert')) end
+      into v_usage
+      from jsonb_array_elements(p_writes) g
+      join app_private.sync_tables t on t.collection = g ->> 'collection'
+     where g ->> 'kind' in ('insert', 'delete')
+        or (g ->> 'kind' = 'update' and t.scope_column <> 'id' and g -> 'columns' ? t.scope_column);
+  end if;
+  perform set_config('tidesync.usage_rows', case when v_usage -> 'groups' <> 'null' then v_usage::text else '' end, true);
+
   for v_group in select g from jsonb_array_elements(p_writes) g loop
     v_kind := v_group ->> 'kind';
     v_collection := v_group ->> 'collection';
@@ -2711,7 +2770,7 @@ begin
   return jsonb_build_object('failed', v_failed);
 end;
 $function$;
-comment on function app_private.sync_apply(p_writes jsonb) is 'The write of POST /v1/sync/batch: inserts, updates and deletes the planned rows of synced tables as the caller (RLS, grants and constraints decide), isolating rows the database refuses (each reported with its SQLSTATE, constraint and column) and rows the policies leave unwritten; returns those failures as {"failed": [...]}. The push reads the written rows back itself.';
+comment on function app_private.sync_apply(p_writes jsonb) is 'The write of POST /v1/sync/batch: inserts, updates and deletes the planned rows of synced tables as the caller (RLS, grants and constraints decide), isolating rows the database refuses (each reported with its SQLSTATE, constraint and column) and rows the policies leave unwritten; returns those failures as {"failed": [...]}. First announces (tidesync.usage_rows) what the write may change of live-records usage (the caller''s, the keys of the rows it deletes or moves), which the sync triggers lock in user_id order at the first usage change. The push reads the written rows back itself.';
 revoke execute on function app_private.sync_apply(p_writes jsonb) from public;
 grant execute on function app_private.sync_apply(p_writes jsonb) to authenticated;
 
@@ -2945,6 +3004,8 @@ declare
   v_rows integer;
   v_ids uuid[];
   v_scopes uuid[];
+  v_users uuid[];
+  v_counts bigint[];
 begin
   -- An insert's creator is its writer, except in a membership table: a
   -- membership is made by an invite or a list's creation, in nobody's usage.
@@ -2967,6 +3028,11 @@ begin
     end if;
     if v_ids is null then
       return null; -- no row (e.g. the insert half of an INSERT … ON CONFLICT that only updated)
+    end if;
+    -- Its rows count for one user, the writer: nothing to order, unless the write announced
+    -- more (sync_apply). (The call costs ~13 µs; the setting's read, ~1.)
+    if v_actor is not null and current_setting('tidesync.usage_rows', true) <> '' then
+      perform app_private.lock_sync_usage(array[v_actor]);
     end if;
     with written as (
       select w.id, w.scope_id, nextval('app_private.sync_seq') as seq
@@ -3036,16 +3102,6 @@ begin
                || (select jsonb_object_agg(f, jsonb_build_object('v', w.seq, 'd', v_device)) from unnest(w.fields) f)
         from written w left join handed h on h.id = w.id
        where s.collection = v_collection and s.id = w.id
-    ), taken as (
-      -- The mover's usage grows like a create's: at the quota the move is refused (23514).
-      insert into app_private.sync_usage as u (user_id, live_records)
-      select v_actor, count(*) from handed having count(*) > 0
-      on conflict (user_id) do update set live_records = u.live_records + excluded.live_records
-    ), given as (
-      update app_private.sync_usage u
-         set live_records = greatest(0, u.live_records - r.n)
-        from (select h.creator, count(*) as n from handed h group by h.creator) r
-       where u.user_id = r.creator
     ), stayed as (
       -- A row that stays in its scope: its entry there is updated in place.
       update app_private.sync_changes c
@@ -3069,9 +3125,24 @@ begin
       on conflict (scope_id, collection, id) do update
         set present = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at
     )
-    select count(*) into v_pairs from pairs;
+    -- The rows handed over, per creator: their usage and the mover's change below, once locked.
+    select (select count(*) from pairs), g.creators, g.counts
+      into v_pairs, v_users, v_counts
+      from (select array_agg(r.creator order by r.creator) as creators, array_agg(r.n order by r.creator) as counts
+              from (select h.creator, count(*) as n from handed h group by h.creator) r) g;
     if v_pairs <> v_rows then
       raise exception 'the id of a synced row cannot change (table %)', tg_relid::regclass using errcode = 'check_violation';
+    end if;
+    if v_users is not null then
+      perform app_private.lock_sync_usage(v_users || v_actor);
+      -- The mover's usage grows like a create's: at the quota the move is refused (23514).
+      insert into app_private.sync_usage as u (user_id, live_records)
+      select v_actor, sum(n)::integer from unnest(v_counts) n
+      on conflict (user_id) do update set live_records = u.live_records + excluded.live_records;
+      update app_private.sync_usage u
+         set live_records = greatest(0, u.live_records - r.n)
+        from unnest(v_users, v_counts) as r(creator, n)
+       where u.user_id = r.creator;
     end if;
 
   elsif tg_op = 'DELETE' then
@@ -3096,21 +3167,30 @@ begin
         from written w
        where s.collection = v_collection and s.id = w.id and not s.deleted
       returning s.created_by
-    ), counted as (
+    ), departed as (
+      update app_private.sync_changes c
+         set present = false, seq = w.seq, txid = v_txid, changed_at = now()
+        from written w
+       where c.scope_id = w.scope_id and c.collection = v_collection and c.id = w.id
+    )
+    -- The live rows deleted, per creator: their usage drops below, once locked.
+    select array_agg(r.created_by order by r.created_by), array_agg(r.n order by r.created_by)
+      into v_users, v_counts
+      from (select r.created_by, count(*) as n from recorded r where r.created_by is not null group by r.created_by) r;
+    if v_users is not null then
+      if cardinality(v_users) > 1 or current_setting('tidesync.usage_rows', true) <> '' then
+        perform app_private.lock_sync_usage(v_users);
+      end if;
       update app_private.sync_usage u
          set live_records = greatest(0, u.live_records - r.n)
-        from (select r.created_by, count(*) as n from recorded r where r.created_by is not null group by r.created_by) r
-       where u.user_id = r.created_by
-    )
-    update app_private.sync_changes c
-       set present = false, seq = w.seq, txid = v_txid, changed_at = now()
-      from written w
-     where c.scope_id = w.scope_id and c.collection = v_collection and c.id = w.id;
+        from unnest(v_users, v_counts) as r(creator, n)
+       where u.user_id = r.creator;
+    end if;
   end if;
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody; a row a user moves into a scope its creator is no member of, per sync_access, becomes the mover''s, and counts for them like a create). SECURITY DEFINER: users never write bookkeeping themselves.';
+comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody; a row a user moves into a scope its creator is no member of, per sync_access, becomes the mover''s, and counts for them like a create), locking the usage rows it changes, and those the transaction announced, in user_id order first (lock_sync_usage). SECURITY DEFINER: users never write bookkeeping themselves.';
 revoke execute on function app_private.track_sync_changes() from public;
 
 -- function app_private.trim_display_name(p_name text)

@@ -941,6 +941,10 @@ export type Database = {
         Args: { "p_installation_id": string };
         Returns: undefined;
       };
+      "lock_sync_usage": {
+        Args: { "p_users": (string)[] };
+        Returns: undefined;
+      };
       "lock_user_devices": {
         Args: { "p_user_id": string };
         Returns: undefined;

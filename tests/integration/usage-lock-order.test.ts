@@ -1,7 +1,11 @@
-// A push that meets a deadlock (40P01: Postgres rolled its whole transaction back after
-// deadlock_timeout) is run once more in a new transaction, not answered 503; once per request
-// (docs/sync.md, "Push"). The deadlocks are made with a held transaction
-// (held-transactions.ts), not by luck.
+// The live-records usage rows (app_private.sync_usage, one per user) are taken in user_id order
+// (migration 20261128002600_usage_rows_locked_in_user_order, docs/sync.md "Limits and their
+// errors"): two editors of one list who each create a task and delete one of the other's, at the
+// same moment, no longer deadlock (each push counted its own create, then the other's delete: the
+// loser stalled deadlock_timeout and answered 503); neither do two single Data API statements
+// that each move one of the other's tasks. A deadlock that still happens (a transaction of several
+// statements, below) costs the push one retry, not a 503.
+// Every interleaving is made with a held transaction (held-transactions.ts), not by luck.
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
@@ -9,7 +13,7 @@ import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts
 import { adminSql, type ApiResponse, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
 import { requestLogLine } from "../support/request-log.ts";
-import { push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
+import { asUser, push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
 
 async function usage(user: TestUser): Promise<number> {
   const [row] = await adminSql<{ n: number }[]>`select coalesce((select live_records from app_private.sync_usage where user_id = ${user.userId}), 0) as n`;
@@ -21,7 +25,10 @@ async function deadlockRetried(response: ApiResponse): Promise<boolean> {
   return (await requestLogLine(stack.logFile, response.headers.get("x-request-id")!)).deadlock_retried === true;
 }
 
-/** Alice's list shared with Bob (editor), one task of each in it, with its version. */
+/**
+ * Alice's list shared with Bob (editor), one task of each in it, with its version. Alice's user id
+ * is the lower of the two: the order in which usage rows are taken.
+ */
 async function aTaskEach() {
   const [alice, bob] = await Promise.all([randomUUID(), randomUUID()].sort().map((userId) => createTestUser({ userId })));
   const list = randomUUID();
@@ -34,6 +41,76 @@ async function aTaskEach() {
   };
   return { alice, bob, list, aliceTask: await task(alice), bobTask: await task(bob) };
 }
+
+describe("usage rows are taken in user_id order", () => {
+  for (const order of ["create, then delete", "delete, then create"]) {
+    it(`two editors each creating a task and deleting one of the other's (${order}) at the same moment: both applied, no deadlock`, async () => {
+      const { alice, bob, list, aliceTask, bobTask } = await aTaskEach();
+      const before = [await usage(alice), await usage(bob)];
+      const batch = (other: { id: string; version: number }) => {
+        const ops = [upsert("tasks", randomUUID(), { list_id: list, title: "new" }), remove("tasks", other.id, other.version)];
+        return { ops: order === "create, then delete" ? ops : ops.reverse() };
+      };
+      // The deletes' bookkeeping (the deleted tasks' sync state) waits for this transaction: each
+      // push waits there once it has counted its create, as two pushes landing together may.
+      const held = holdTransaction((tx) => tx`
+        select 1 from app_private.sync_records where collection = 'tasks' and id in (${aliceTask.id}, ${bobTask.id}) for update`);
+      await held.ran;
+      const pushes = Promise.all([push(alice, batch(bobTask)), push(bob, batch(aliceTask))]);
+      await waitersOf(await held.pid, 2);
+      held.commit();
+      await held.done;
+
+      const responses = await pushes;
+      for (const response of responses) {
+        expect(response.status, response.text).toBe(200);
+        expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
+        expect(await deadlockRetried(response)).toBe(false);
+      }
+      expect([await usage(alice), await usage(bob)]).toEqual(before); // each: one created, one of theirs deleted
+    });
+  }
+
+  const statements: { name: string; write: (users: Awaited<ReturnType<typeof aTaskEach>>) => Promise<unknown>; rows: number; usage: [number, number] }[] = [
+    // Before, a move took the creator's usage row (Bob's, the higher id), then the mover's; a
+    // delete, its creators' in the order of a hash join.
+    { name: "Alice moves Bob's task into her personal list", rows: 1, usage: [+1, -1],
+      write: ({ alice, bobTask }) => asUser(alice, (tx) => tx`update public.tasks set list_id = ${alice.userId} where id = ${bobTask.id}`) },
+    { name: "Alice deletes her task and Bob's", rows: 2, usage: [-1, -1],
+      write: ({ alice, aliceTask, bobTask }) => asUser(alice, (tx) => tx`delete from public.tasks where id in (${aliceTask.id}, ${bobTask.id})`) },
+  ];
+  for (const { name, write, rows, usage: change } of statements) {
+    it(`one Data API statement that changes two users' usage (${name}) never crosses a transaction taking them in user_id order`, async () => {
+      const users = await aTaskEach();
+      const { alice, bob } = users;
+      const before = [await usage(alice), await usage(bob)];
+      let aliceHeld!: () => void;
+      const alicesIsHeld = new Promise<void>((resolve) => (aliceHeld = resolve));
+      let takeBobs!: () => void;
+      const bobsTurn = new Promise<void>((resolve) => (takeBobs = resolve));
+      const held = holdTransaction(async (tx) => {
+        // Takes Alice's row, then Bob's, as every writer now does. A deadlock is the statement's
+        // to find (its deadlock_timeout, 1 s), never this transaction's.
+        await tx`set local deadlock_timeout = '1min'`;
+        await tx`select 1 from app_private.sync_usage where user_id = ${alice.userId} for update`;
+        aliceHeld();
+        await bobsTurn;
+        await tx`select 1 from app_private.sync_usage where user_id = ${bob.userId} for update`;
+      });
+      const pid = await held.pid;
+      await alicesIsHeld;
+      const written = write(users);
+      await waitersOf(pid, 1); // the statement waits for Alice's row
+      takeBobs();
+      await Promise.race([held.ran, held.done]);
+      held.commit();
+      await held.done;
+
+      expect(await written).toMatchObject({ count: rows });
+      expect([await usage(alice), await usage(bob)]).toEqual([before[0] + change[0], before[1] + change[1]]);
+    });
+  }
+});
 
 describe("a push that meets a deadlock", () => {
   /**
