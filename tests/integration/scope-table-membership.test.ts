@@ -28,11 +28,11 @@ const boardsTable = (name: string) => [
   `revoke all on public.${name} from public, anon, authenticated, service_role`,
   `grant select, delete on public.${name} to authenticated`,
   `grant insert (id, name), update (id, name) on public.${name} to authenticated`,
-  `create policy "Owners read their ${name}" on public.${name} for select to authenticated using (created_by = (select auth.uid()))`,
-  `create policy "Owners add ${name}" on public.${name} for insert to authenticated with check (created_by = (select auth.uid()))`,
+  `create policy "Owners read their ${name}" on public.${name} for select to authenticated using (created_by = (select app_private.live_uid()))`,
+  `create policy "Owners add ${name}" on public.${name} for insert to authenticated with check (created_by = (select app_private.live_uid()))`,
   `create policy "Owners change ${name}" on public.${name} for update to authenticated
-     using (created_by = (select auth.uid())) with check (created_by = (select auth.uid()))`,
-  `create policy "Owners delete ${name}" on public.${name} for delete to authenticated using (created_by = (select auth.uid()))`,
+     using (created_by = (select app_private.live_uid())) with check (created_by = (select app_private.live_uid()))`,
+  `create policy "Owners delete ${name}" on public.${name} for delete to authenticated using (created_by = (select app_private.live_uid()))`,
 ];
 
 let probe: ProbeStack;
@@ -154,11 +154,20 @@ describe("a scope table of the app's own", () => {
     expect(gone.results[0].status).toBe("applied");
     await probe.admin.begin(async (tx) => {
       await tx`select set_config('role', 'authenticated', true),
-                      set_config('request.jwt.claims', ${JSON.stringify({ sub: alice.userId, role: "authenticated" })}, true)`;
+                      set_config('request.jwt.claims', ${JSON.stringify({ sub: alice.userId, role: "authenticated", session_id: alice.sessionId })}, true)`;
       await tx`insert into public.boards (id, name) values (${board}, 'web')`;
     });
     const [{ count }] = await probe.admin`select count(*)::int as count from public.board_members where board_id = ${board} and user_id = ${alice.userId}`;
     expect(count).toBe(1);
+    // The policies compare live_uid() (step 3): a token of a session that was signed out (its row is gone) reads nothing.
+    const boardsSeenWith = (sessionId: string) =>
+      probe.admin.begin(async (tx) => {
+        await tx`select set_config('role', 'authenticated', true),
+                        set_config('request.jwt.claims', ${JSON.stringify({ sub: alice.userId, role: "authenticated", session_id: sessionId })}, true)`;
+        const [{ count }] = await tx`select count(*)::int as count from public.boards where id = ${board}`;
+        return count as number;
+      });
+    expect([await boardsSeenWith(alice.sessionId), await boardsSeenWith(randomUUID())]).toEqual([1, 0]);
   }, 120_000);
 
   it("someone else cannot create a deleted board's id (its history was never theirs)", async () => {

@@ -2,6 +2,9 @@
 // exceptions: a DBA reads that list as complete. Every policy of the generated reference
 // schema (sql/, kept fresh by `npm run generate:check`) that is for more than one role, or
 // for `public` (every role), must be named there in bold; a new one fails here until it is.
+// Its recipe for an app's own synced table is copied as written: its policies must be the
+// form it recommends, by scope `= any ((select app_private.my_list_ids(…))::uuid[])` (an index
+// condition) and by caller `(select app_private.live_uid())` (a signed-out token opens nothing).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -37,5 +40,24 @@ describe("docs/security-model.md's opening", () => {
 
   it.each(shared.map((p) => [p.name, p.roles.join(", ")]))("names %s (to %s) among the exceptions", (name) => {
     expect(opening.includes(`**${name}**`), `"${name}" is not for one role but docs/security-model.md's opening does not name it`).toBe(true);
+  });
+});
+
+describe("docs/security-model.md's recipe (Making a new table syncable)", () => {
+  const doc = readFileSync(join(ROOT, "docs/security-model.md"), "utf8");
+  const start = doc.indexOf("## Making a new table syncable");
+  const recipe = doc.slice(start, doc.indexOf("\n## ", start + 1)).replace(/\s+/g, " ");
+
+  it("compares the caller as live_uid(), never as auth.uid() (a signed-out session's token)", () => {
+    expect(start).toBeGreaterThan(0);
+    expect(recipe).toContain("(select app_private.live_uid())");
+    expect(recipe).not.toContain("(select auth.uid())");
+  });
+
+  it("decides by scope with = any ((select …)::uuid[]); in (select unnest(…)) only where it says why not", () => {
+    expect(recipe).toContain("list_id = any ((select app_private.my_list_ids('viewer'))::uuid[])");
+    for (const m of recipe.matchAll(/in \(select unnest\(/g)) {
+      expect(recipe.slice(m.index, m.index + 200), "the recipe writes a policy as in (select unnest(…))").toContain("hashed subplan");
+    }
   });
 });
