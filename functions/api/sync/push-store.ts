@@ -368,7 +368,10 @@ export async function pushBatch(
 ): Promise<{ results: SyncOpResult[]; now: string; written: number; refusals: Refusal[] }> {
   // One push per user at a time: a concurrent copy of this batch (a client's retry) waits
   // here, then its ledger read (a later statement, a later snapshot) sees this one's op_ids.
-  const setUp = tx.unsafe(SETUP_SQL, [], PREPARED);
+  // Sent now (execute): postgres.js sends a query when it is first awaited, and the locks
+  // below are awaited as they are made, so the set-up went after them; a push waiting its
+  // turn then held its rows, and the locks ran without the plan settings.
+  const setUp = tx.unsafe(SETUP_SQL, [], PREPARED).execute();
   const records = namedRecords(batch.ops);
   const named = byCollection(records);
   const locks = lockStatements(named)
