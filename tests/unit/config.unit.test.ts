@@ -317,7 +317,8 @@ describe("every variable the function reads", () => {
         TIDESYNC_ARTIFACT_STORE: "local",
         TIDESYNC_LOCAL_STORAGE_URL: "http://127.0.0.1:54321/storage/v1",
         TIDESYNC_LOCAL_STORAGE_SECRET: "s".repeat(32),
-        TIDESYNC_EXPO_SIGNING_KEY: "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----",
+        // No key, only the PEM frame loadConfig checks (the key itself is imported at start-up).
+        TIDESYNC_EXPO_SIGNING_KEY: "-----BEGIN PRIVATE KEY-----\nnot-a-key\n-----END PRIVATE KEY-----",
       },
     ];
     for (const env of branches) {
