@@ -53,6 +53,16 @@ function noSuchRelease(): ApiError {
   return new ApiError("NOT_FOUND", "no such release");
 }
 
+/**
+ * Feedback whose release an operator deleted after it was found: the insert
+ * waited for the delete, then failed its foreign key. That is the release
+ * already gone (404), as for feedback sent a moment later.
+ */
+function releaseDeletedMeanwhile(error: unknown): unknown {
+  const { code, constraint_name } = (error ?? {}) as { code?: unknown; constraint_name?: unknown };
+  return code === "23503" && constraint_name === "release_feedback_release_id_fkey" ? noSuchRelease() : error;
+}
+
 /** Another request under a webhook-id a delivery already used: nothing is written. */
 function webhookIdReused(): ApiError {
   const message = "was already used for another request: a webhook-id names one delivery, reuse it only to retry that very request";
@@ -256,6 +266,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
         });
       }
       return await insertFeedback(tx, { releaseId: id.toLowerCase(), userId: user.sub, deviceId: device?.id ?? null, platform, buildNumber, body: body.body });
+    }).catch((error) => {
+      throw releaseDeletedMeanwhile(error);
     });
     if (!stored) throw noSuchRelease();
     Object.assign(c.get("logFields"), { release_id: stored.release_id, feedback_id: stored.id });
