@@ -9,7 +9,7 @@ import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIs
 import type { App, AppEnv, Deps } from "./lib/app-env.ts";
 import { BASE_PATH } from "./lib/base-path.ts";
 import { type Config } from "./lib/config.ts";
-import { createDb, isDatabaseUnavailable, unavailable } from "./lib/db.ts";
+import { createDb, isDatabaseUnavailable, isLoginRefused, unavailable } from "./lib/db.ts";
 import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
@@ -179,7 +179,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): {
       console.error(JSON.stringify({
         level: "error",
         time: new Date().toISOString(),
-        msg: known ? "dependency unavailable" : "unhandled error",
+        msg: !known ? "unhandled error" : isLoginRefused(cause) ? "the database refused the function's login: check SUPABASE_DB_URL" : "dependency unavailable",
         request_id: requestId,
         route: c.req.routePath,
         error: cause instanceof Error ? { name: cause.name, message: cause.message, code: (cause as { code?: unknown }).code, stack: cause.stack } : String(cause),

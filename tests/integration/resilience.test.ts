@@ -26,20 +26,44 @@ describe("database unavailable → 503", () => {
   let deadDb: FunctionsServer;
   let slowDb: FunctionsServer;
   let readOnlyDb: FunctionsServer;
+  let refusedLogin: FunctionsServer;
+  let noSuchDatabase: FunctionsServer;
 
   beforeAll(async () => {
     const closedPort = await freePort();
     const readOnlyUrl = new URL(stack.ownerDbUrl);
     // Every transaction of its connections read-only, as in Supabase's read-only mode (a full disk) or on a standby.
     readOnlyUrl.searchParams.set("default_transaction_read_only", "on");
-    [deadDb, slowDb, readOnlyDb] = await Promise.all([
+    const wrongUser = new URL(stack.ownerDbUrl);
+    wrongUser.username = "no_such_role";
+    const wrongDatabase = new URL(stack.ownerDbUrl);
+    wrongDatabase.pathname = "/no_such_database";
+    [deadDb, slowDb, readOnlyDb, refusedLogin, noSuchDatabase] = await Promise.all([
       server("dead-db", {
         SUPABASE_DB_URL: `postgres://tidesync_owner@127.0.0.1:${closedPort}/nowhere`,
         TIDESYNC_DB_CONNECT_TIMEOUT_S: "2",
       }),
       server("slow-db", { TIDESYNC_DB_STATEMENT_TIMEOUT_MS: "300" }),
       server("read-only-db", { SUPABASE_DB_URL: readOnlyUrl.href }),
+      server("refused-login", { SUPABASE_DB_URL: wrongUser.href }),
+      server("no-such-database", { SUPABASE_DB_URL: wrongDatabase.href }),
     ]);
+  });
+
+  // Each answered 500 INTERNAL, logged as an "unhandled error" with the stack (28000 / 3D000): a setting to fix,
+  // which no client retry can get past until it is fixed, so the log line says which one.
+  it("a database that refuses the login (unknown role) or has no such database → 503 UNAVAILABLE, logged as SUPABASE_DB_URL to check", async () => {
+    const user = await createTestUser();
+    for (const server of [refusedLogin, noSuchDatabase]) {
+      const response = await call("/v1/whoami", { token: user.token, baseUrl: server.apiUrl });
+      const error = expectEnvelope(response, 503, "UNAVAILABLE");
+      expect(error.retryable).toBe(true);
+      expect(response.text).not.toMatch(/no_such|password|role|database "/);
+      const log = await readFile(server.logFile, "utf8");
+      const line = log.split("\n").find((l) => l.includes(error.request_id));
+      expect(line, log).toBeDefined();
+      expect(JSON.parse(line!)).toMatchObject({ level: "error", msg: "the database refused the function's login: check SUPABASE_DB_URL" });
+    }
   });
 
   it("nothing listening at SUPABASE_DB_URL → 503 UNAVAILABLE, retryable, with Retry-After, nothing leaked", async () => {

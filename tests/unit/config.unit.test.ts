@@ -34,6 +34,8 @@ describe("loadConfig", () => {
   it("requires SUPABASE_DB_URL and a valid URL in it", () => {
     expect(() => loadConfig({ ...BASE, SUPABASE_DB_URL: undefined })).toThrow(/SUPABASE_DB_URL is required/);
     expect(() => loadConfig({ ...BASE, SUPABASE_DB_URL: "not a url" })).toThrow(/SUPABASE_DB_URL is not a valid URL/);
+    expect(() => loadConfig({ ...BASE, SUPABASE_DB_URL: "mysql://x@127.0.0.1:5432/tidesync" })).toThrow(/SUPABASE_DB_URL must be a postgres:\/\/ .*not mysql:\/\//);
+    expect(loadConfig({ ...BASE, SUPABASE_DB_URL: "postgresql://x@127.0.0.1:5432/tidesync" }).dbUrl).toBe("postgresql://x@127.0.0.1:5432/tidesync");
   });
 
   it("turns prepared statements off behind the transaction pooler (port 6543), unless told otherwise", () => {

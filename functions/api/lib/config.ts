@@ -172,12 +172,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       "(e.g. `openssl rand -base64 32`); keep it stable across instances and restarts, or clients must pull from scratch");
   }
 
-  let port = "";
+  let parsedDbUrl: URL;
   try {
-    port = new URL(dbUrl).port;
+    parsedDbUrl = new URL(dbUrl);
   } catch {
     throw new Error("SUPABASE_DB_URL is not a valid URL");
   }
+  if (parsedDbUrl.protocol !== "postgres:" && parsedDbUrl.protocol !== "postgresql:") {
+    throw new Error(`SUPABASE_DB_URL must be a postgres:// (or postgresql://) URL, not ${parsedDbUrl.protocol}//`);
+  }
+  const port = parsedDbUrl.port;
 
   const poolMax = setting(env, "TIDESYNC_DB_POOL_MAX", 10);
   // Exports may hold their connections for minutes: by default a quarter of

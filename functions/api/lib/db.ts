@@ -140,11 +140,21 @@ function isConnectionLost(error: unknown): boolean {
 const UNAVAILABLE_SQLSTATES = new Set(["57014", "57P01", "57P02", "57P03", "53300", "53400", "40001", "40P01", "55P03", "25006"]);
 const UNAVAILABLE_CLIENT_CODES = new Set([...CONNECTION_LOST_CODES, "CONNECT_TIMEOUT", "ECONNREFUSED", "EHOSTUNREACH", "ENOTFOUND"]);
 
+/**
+ * Whether the database refused the function's login: class 28 (an unknown role, a wrong
+ * password) or 3D000 (no such database). A setting to fix (SUPABASE_DB_URL), or a password
+ * being rotated: no request can be served until then, so it is answered as unavailable.
+ */
+export function isLoginRefused(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code.startsWith("28") || code === "3D000");
+}
+
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (typeof error !== "object" || error === null) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code !== "string") return /connect|connection|timed out|refused/i.test(String((error as { message?: unknown }).message ?? ""));
-  return UNAVAILABLE_SQLSTATES.has(code) || code.startsWith("08") || UNAVAILABLE_CLIENT_CODES.has(code);
+  return UNAVAILABLE_SQLSTATES.has(code) || code.startsWith("08") || UNAVAILABLE_CLIENT_CODES.has(code) || isLoginRefused(error);
 }
 
 /**
