@@ -43,6 +43,15 @@ async function refusedConfigurationExits(report: Report): Promise<void> {
   }
 }
 
+/** A DATABASE_URL that is no postgres:// URL stops npm start and db:setup with its name (it said "Invalid URL"). */
+async function malformedDatabaseUrlIsNamed(report: Report): Promise<void> {
+  for (const script of ["start", "db:setup"]) {
+    const result = await npmRun(script, "not a url");
+    report(result.code !== 0 && result.stderr.includes("DATABASE_URL is not a valid URL"),
+      `npm ${script === "start" ? "start" : `run ${script}`} with a DATABASE_URL that is no URL stops and names it`, `status ${result.code}\n${result.stdout}${result.stderr}`);
+  }
+}
+
 /** A server on a free port of 127.0.0.1, standing for another stack already there. */
 async function occupyPort(): Promise<{ port: number; close(): Promise<void> }> {
   const server = net.createServer((socket) => socket.end("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}"));
@@ -86,28 +95,37 @@ function npmRun(script: string, databaseUrl: string, args: string[] = []): Retur
   return run("npm", ["run", "-s", script, ...(args.length ? ["--", ...args] : [])], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl }, timeoutMs: 240_000 });
 }
 
-/** db:reset on a plain database that is someone's (not a stand-in) refuses and leaves it as it was; it dropped it before. */
-async function resetRefusesOtherDatabases(report: Report): Promise<void> {
-  const name = temporaryDatabaseName("tidesync_not_ours");
-  const admin = postgres(TEST_ADMIN_URL, { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database ${name}`);
-    const db = postgres(withDatabase(TEST_ADMIN_URL, name), { max: 1, onnotice: () => {} });
+/**
+ * db:reset and db:setup on a plain database that is someone's (not a stand-in) refuse and leave it as
+ * it was: db:reset dropped it before; db:setup took its ownership and added the stand-in and the
+ * sample users to it.
+ */
+async function setupAndResetRefuseOtherDatabases(report: Report): Promise<void> {
+  const expected: Record<string, string> = { "db:reset": "is not a tidesync stand-in database", "db:setup": "is neither a Supabase nor a tidesync stand-in database" };
+  for (const [script, refusal] of Object.entries(expected)) {
+    const name = temporaryDatabaseName("tidesync_not_ours");
+    const check = `${script} refuses a plain database with tables of its own and leaves them`;
+    const admin = postgres(TEST_ADMIN_URL, { max: 1, onnotice: () => {} });
     try {
-      await db.unsafe("create table customers (id int primary key, name text); insert into customers values (1, 'precious')");
-      const result = await npmRun("db:reset", withDatabase(TEST_ADMIN_URL, name));
-      const [row] = await db<{ n: number }[]>`select count(*)::int as n from customers`;
-      report(result.code === 1 && result.stderr.includes(`${name} is not a tidesync stand-in database`) &&
-        result.stderr.includes("public.customers") && result.stderr.includes("drop it yourself") && row.n === 1,
-        "db:reset refuses a plain database with tables of its own and leaves them", `status ${result.code}\n${result.stdout}${result.stderr}`);
+      await admin.unsafe(`create database ${name}`);
+      const db = postgres(withDatabase(TEST_ADMIN_URL, name), { max: 1, onnotice: () => {} });
+      try {
+        await db.unsafe("create table customers (id int primary key, name text); insert into customers values (1, 'precious')");
+        const result = await npmRun(script, withDatabase(TEST_ADMIN_URL, name));
+        const [row] = await db<{ n: number; auth: boolean; owner: string }[]>`
+          select (select count(*)::int from customers) as n, exists (select 1 from pg_namespace where nspname = 'auth') as auth,
+                 (select pg_get_userbyid(datdba) from pg_database where datname = current_database()) as owner`;
+        report(result.code === 1 && result.stderr.includes(`${name} ${refusal}`) && result.stderr.includes("public.customers") &&
+          row.n === 1 && !row.auth && row.owner !== "tidesync_owner", check, `status ${result.code}\n${result.stdout}${result.stderr}\n${JSON.stringify(row)}`);
+      } finally {
+        await db.end();
+      }
+    } catch (error) {
+      report(false, check, (error as Error).message);
     } finally {
-      await db.end();
+      await admin.end();
+      await dropDatabase(TEST_ADMIN_URL, name);
     }
-  } catch (error) {
-    report(false, "db:reset refuses a plain database with tables of its own and leaves them", (error as Error).message);
-  } finally {
-    await admin.end();
-    await dropDatabase(TEST_ADMIN_URL, name);
   }
 }
 
@@ -359,7 +377,7 @@ async function migrationsNeverRunAsSuperuser(report: Report): Promise<void> {
   }
 }
 
-const CHECKS = [refusedConfigurationExits, portInUseIsRefused, resetRefusesOtherDatabases, setupKeepsTheData, seedStaysOutOfRealDatabases, seedAfterEveryRollback, migrationsNeverRunAsSuperuser];
+const CHECKS = [refusedConfigurationExits, malformedDatabaseUrlIsNamed, portInUseIsRefused, setupAndResetRefuseOtherDatabases, setupKeepsTheData, seedStaysOutOfRealDatabases, seedAfterEveryRollback, migrationsNeverRunAsSuperuser];
 
 /** Every check, or those whose function name contains `only` (`npx tsx scripts/local-stack-checks.ts seed`). */
 export async function localStackChecks(reportAll: Report, only?: string): Promise<void> {

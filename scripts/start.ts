@@ -16,7 +16,7 @@
 // Ctrl-C / SIGTERM stops Deno, then the embedded Postgres.
 import os from "node:os";
 import path from "node:path";
-import { OWNER_ROLE, provisionDatabase, type SeedChoice, setupDatabase, withDatabase } from "./db/database.ts";
+import { databaseUrlSetting, OWNER_ROLE, provisionDatabase, type SeedChoice, setupDatabase, withDatabase } from "./db/database.ts";
 import { signEs256, supabaseClaims } from "./lib/access-tokens.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import { intSetting, TCP_PORT } from "../functions/_shared/int-setting.ts";
@@ -99,16 +99,17 @@ async function sampleSessionsPresent(url: string, sessionIds: string[]): Promise
 
 async function main(): Promise<void> {
   console.log("tidesync local stack (development only)");
+  const databaseUrl = databaseUrlSetting("DATABASE_URL");
   // Before the database is set up: a port in use fails at once (checked again when Deno starts).
   const apiPort = port("TIDESYNC_PORT", 54321);
   const apiHost = process.env.TIDESYNC_HOST || "127.0.0.1";
   await assertPortFree(apiPort, apiHost, "TIDESYNC_PORT", "the functions");
   let db: { functionsDbUrl: string; adminDbUrl: string; description: string };
-  if (process.env.DATABASE_URL) {
-    log(`using DATABASE_URL ${redact(process.env.DATABASE_URL)}`);
+  if (databaseUrl) {
+    log(`using DATABASE_URL ${redact(databaseUrl)}`);
     // Migrations, seed and the function run as the database owner (or DATABASE_OWNER_URL), never as a superuser of DATABASE_URL.
-    const { migrationUrl } = await setupDatabase({ adminUrl: process.env.DATABASE_URL, migrationUrl: process.env.DATABASE_OWNER_URL, seed: seedChoice, log });
-    db = { functionsDbUrl: migrationUrl, adminDbUrl: process.env.DATABASE_URL, description: "DATABASE_URL" };
+    const { migrationUrl } = await setupDatabase({ adminUrl: databaseUrl, migrationUrl: databaseUrlSetting("DATABASE_OWNER_URL"), seed: seedChoice, log });
+    db = { functionsDbUrl: migrationUrl, adminDbUrl: databaseUrl, description: "DATABASE_URL" };
   } else {
     db = await embeddedDatabase();
   }

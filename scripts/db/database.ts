@@ -19,6 +19,23 @@ const STANDIN_MARKER = "tidesync stand-in for the Supabase Auth schema";
 
 const quiet = { onnotice: () => {}, max: 1, connect_timeout: 10 } as const;
 
+/**
+ * A connection string from the environment (DATABASE_URL, DATABASE_OWNER_URL), empty counting as
+ * unset as in .env.example; one that is no postgres:// URL stops the script naming the variable.
+ */
+export function databaseUrlSetting(name: string): string | undefined {
+  const value = process.env[name] || undefined;
+  if (value === undefined) return undefined;
+  let protocol: string;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    throw new Error(`${name} is not a valid URL: expected postgres://user[:password]@host:port/database`);
+  }
+  if (protocol !== "postgres:" && protocol !== "postgresql:") throw new Error(`${name} must be a postgres:// URL, not ${protocol}//`);
+  return value;
+}
+
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = "/" + database;
@@ -243,6 +260,27 @@ async function migrationConnection(adminUrl: string, ownerUrl: string | undefine
   }
 }
 
+/** Tables, views and sequences outside Postgres' own schemas, by name (the first few). */
+export async function ownRelations(url: string): Promise<string[]> {
+  const sql = postgres(url, quiet);
+  try {
+    const rows = await sql<{ name: string }[]>`
+      select format('%I.%I', n.nspname, c.relname) as name
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where c.relkind in ('r', 'p', 'v', 'm', 'S', 'f')
+        and n.nspname <> 'information_schema' and n.nspname !~ '^pg_'
+      order by 1 limit 4`;
+    return rows.map((r) => r.name);
+  } finally {
+    await sql.end();
+  }
+}
+
+/** "a table of its own (public.customers)", for a refusal. */
+export function describeRelations(own: string[]): string {
+  return `${own.length === 1 ? "a table" : "tables"} of its own (${own.slice(0, 3).join(", ")}${own.length > 3 ? ", …" : ""})`;
+}
+
 export interface SetupOptions {
   /** Connection used for the stand-in (needs a superuser when the stand-in is applied). */
   adminUrl: string;
@@ -263,6 +301,16 @@ export interface SetupResult {
 export async function setupDatabase(options: SetupOptions): Promise<SetupResult> {
   const log = options.log ?? (() => {});
   const plainKind = await databaseKind(options.adminUrl);
+  if (plainKind === "plain") {
+    // Someone's app database pointed at by mistake: the stand-in would add Supabase's roles and auth
+    // schema to it, and the sample users (whose password README publishes), and take its ownership.
+    const own = await ownRelations(options.adminUrl);
+    if (own.length > 0) {
+      throw new Error(`${new URL(options.adminUrl).pathname.slice(1)} is neither a Supabase nor a tidesync stand-in database, and holds ${describeRelations(own)}: ` +
+        "tidesync's local set-up adds the Supabase stand-in (roles, the auth schema, sample users) to the database it is given. " +
+        "Give it a database of its own (createdb tidesync), or a Supabase one.");
+    }
+  }
   const kind = plainKind === "plain" ? "standin" : plainKind;
   const { url: migrationUrl, reapplyStandin } = await migrationConnection(options.adminUrl, options.migrationUrl, plainKind, log);
   const role = roleOf(migrationUrl);

@@ -6,25 +6,19 @@
 // other database that is not a stand-in one (someone's app database pointed at
 // by mistake) unless it holds nothing yet.
 import postgres from "postgres";
-import { databaseKind, setupDatabase, withDatabase } from "./database.ts";
+import { databaseKind, databaseUrlSetting, describeRelations, ownRelations, setupDatabase, withDatabase } from "./database.ts";
 
-/** Tables, views and sequences outside Postgres' own schemas, by name (the first few). */
-async function ownRelations(url: string): Promise<string[]> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+function urlSetting(variable: string): string | undefined {
   try {
-    const rows = await sql<{ name: string }[]>`
-      select format('%I.%I', n.nspname, c.relname) as name
-      from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where c.relkind in ('r', 'p', 'v', 'm', 'S', 'f')
-        and n.nspname <> 'information_schema' and n.nspname !~ '^pg_'
-      order by 1 limit 4`;
-    return rows.map((r) => r.name);
-  } finally {
-    await sql.end();
+    return databaseUrlSetting(variable);
+  } catch (error) {
+    console.error(`db:reset: ${(error as Error).message}`);
+    process.exit(2);
   }
 }
 
-const url = process.env.DATABASE_URL;
+const url = urlSetting("DATABASE_URL");
+const ownerUrl = urlSetting("DATABASE_OWNER_URL");
 if (!url) {
   console.error("DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidesync npm run db:reset");
   process.exit(2);
@@ -43,8 +37,7 @@ try {
   if (kind === "plain") {
     const own = await ownRelations(url);
     if (own.length > 0) {
-      throw new Error(`${database} is not a tidesync stand-in database: it has no Supabase stand-in and holds ` +
-        `${own.length === 1 ? "a table" : "tables"} of its own (${own.slice(0, 3).join(", ")}${own.length > 3 ? ", …" : ""}). ` +
+      throw new Error(`${database} is not a tidesync stand-in database: it has no Supabase stand-in and holds ${describeRelations(own)}. ` +
         "db:reset only starts stand-in databases over; if you mean to throw this one away, drop it yourself.");
     }
   }
@@ -63,7 +56,7 @@ try {
   // Migrations run as the database owner, as on hosted Supabase (where it is
   // `postgres`, not a superuser): DATABASE_OWNER_URL, or DATABASE_URL with the
   // owner's name; a database a superuser owns is handed to tidesync_owner first.
-  await setupDatabase({ adminUrl: url, migrationUrl: process.env.DATABASE_OWNER_URL, seed: "if-new", log: (line) => console.log(`  · ${line}`) });
+  await setupDatabase({ adminUrl: url, migrationUrl: ownerUrl, seed: "if-new", log: (line) => console.log(`  · ${line}`) });
   console.log("db:reset done");
 } catch (error) {
   console.error(`db:reset: ${error instanceof Error ? error.message : String(error)}`);

@@ -3,7 +3,8 @@ import path from "node:path";
 import { bin, ROOT } from "./paths.ts";
 
 export const DENO = bin("deno");
-export const DENO_DIR = process.env.DENO_DIR ?? path.join(ROOT, ".cache", "deno");
+// Empty counts as unset, as .env.example says ("empty means use the default").
+export const DENO_DIR = process.env.DENO_DIR || path.join(ROOT, ".cache", "deno");
 
 /**
  * The function's import map and lock: every Deno command on its code resolves packages the same

@@ -7,7 +7,8 @@ import { dropDatabase, provisionDatabase, setupDatabase, withDatabase } from "..
 import { onShutdown } from "./shutdown.ts";
 
 /** Superuser connection to the machine's Postgres; runs create and drop their own databases there. */
-export const TEST_ADMIN_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+// Empty counts as unset, as .env.example says ("empty means use the default").
+export const TEST_ADMIN_URL = process.env.TEST_DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
 
 export interface TempDatabase {
   name: string;
