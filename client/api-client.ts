@@ -193,8 +193,9 @@ export class TidesyncApi {
    * GET /v1/releases/check: `update`, the newest build of `channel` for this
    * platform above `buildNumber` that the signed-in user may install, with a
    * download link that expires (null: none). `level: "required"` means the
-   * running build is below the channel's minimum (`min_supported_build`): block
-   * the app until the user updates. (`release` is `update`'s deprecated name.)
+   * running build is below the channel's minimum (`min_supported_build`) and
+   * `update` meets it: block the app until the user installs it. (`release` is
+   * `update`'s deprecated name.)
    */
   async checkForUpdate(params: { platform: "ios" | "android" | "web"; channel: string; buildNumber: number }): Promise<UpdateCheckResponse> {
     const query = { platform: params.platform, channel: params.channel, build_number: String(params.buildNumber) };

@@ -331,6 +331,22 @@ describe("GET /v1/releases/check", () => {
     expect((await checkBody(tester.token, { channel, build_number: 100, platform: "android" })).level).toBe("optional");
   });
 
+  it("required only when the build offered meets the minimum: a staged build's minimum reaches each device with its rollout", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    await publish(await binaryRelease(channel, 190));
+    const staged = await publish(await binaryRelease(channel, 200, { rollout_percentage: 0, update_policy: { minimum_build_number: 200 } }));
+    // 200 reaches this device not yet: 190, still below the minimum, is offered, not forced (installing it would not lift a block).
+    expect(await checkBody(tester.token, { channel, build_number: 150 })).toMatchObject({ level: "optional", update: { build_number: 190 }, min_supported_build: 200 });
+    expect(await checkBody(tester.token, { channel, build_number: 190 })).toMatchObject({ level: "none", update: null, min_supported_build: 200 });
+    // Rolled out: the build that meets the minimum is offered, and required.
+    await setRelease(staged.id, { rollout_percentage: 100 });
+    for (const build of [150, 190]) {
+      expect(await checkBody(tester.token, { channel, build_number: build })).toMatchObject({ level: "required", update: { build_number: 200 }, min_supported_build: 200 });
+    }
+  });
+
   it("answers the fields api-v1.md fixes — update, level, min_supported_build, server_time — and release, update's deprecated name", async () => {
     const tester = await createTestUser();
     const channel = freshChannel();

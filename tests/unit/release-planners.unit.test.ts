@@ -159,6 +159,18 @@ describe("planUpdateCheck", () => {
     expect(planUpdateCheck([], 100, policy)).toEqual({ level: "none", release: null });
     expect(planUpdateCheck([candidate(200)], 100, { ...policy, below_minimum_level: "optional" }).level).toBe("optional");
   });
+
+  it("required only when the build offered meets the minimum: a build still below it is offered as optional (the minimum follows a staged rollout)", () => {
+    const policy = { minimum_build_number: 200, below_minimum_level: "required" as const };
+    // 200 (which sets the minimum) is staged and reaches this device not yet: 190 is all it can install.
+    const staged = [candidate(200, { rollout_percentage: 0, rollout_bucket: 5000 }), candidate(190)];
+    expect(planUpdateCheck(staged, 150, policy)).toMatchObject({ level: "optional", release: { build_number: 190 } });
+    expect(planUpdateCheck(staged, 190, policy)).toEqual({ level: "none", release: null });
+    // Rolled out to the device: 200 is offered and meets the minimum, so the device must take it.
+    const rolledOut = [candidate(200), candidate(190)];
+    expect(planUpdateCheck(rolledOut, 150, policy)).toMatchObject({ level: "required", release: { build_number: 200 } });
+    expect(planUpdateCheck(rolledOut, 190, policy)).toMatchObject({ level: "required", release: { build_number: 200 } });
+  });
 });
 
 describe("planExpoUpdate", () => {

@@ -27,7 +27,13 @@ export interface UpdateCheckPlan<T extends CheckCandidate> {
  * The newest active release above the caller's build whose rollout includes
  * the device. Paused and rolled-back releases are skipped (so rolling back the
  * newest offers the previous one again). With nothing to offer the answer is
- * `none`, whatever the policy says (there is nothing to install). The answer's
+ * `none`, whatever the policy says (there is nothing to install). Below the
+ * minimum, the policy's level applies only when the build offered meets the
+ * minimum: `required` blocks the app until the user installs it, which must
+ * lift the block. A build offered below the minimum (the one that meets it is
+ * staged and has not reached this device) is `optional`: forcing it would
+ * force a build the policy calls unsupported, and the requirement reaches
+ * each device with the rollout of a build that meets it. The answer's
  * min_supported_build is the policy as the caller sees it: RLS hides the
  * policy of a channel they may not receive, so such a channel looks like one
  * without builds or policy.
@@ -41,6 +47,6 @@ export function planUpdateCheck<T extends CheckCandidate>(
     .filter((r) => r.status === "active" && r.build_number > callerBuild && inRollout(r.rollout_bucket, r.rollout_percentage))
     .reduce<T | null>((best, r) => (best === null || r.build_number > best.build_number ? r : best), null);
   if (!offered) return { level: "none", release: null };
-  const belowMinimum = policy !== null && callerBuild < policy.minimum_build_number;
-  return { level: belowMinimum ? policy.below_minimum_level : "optional", release: offered };
+  const enforced = policy !== null && callerBuild < policy.minimum_build_number && offered.build_number >= policy.minimum_build_number;
+  return { level: enforced ? policy.below_minimum_level : "optional", release: offered };
 }

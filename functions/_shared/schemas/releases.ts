@@ -168,10 +168,14 @@ const offeredBuildSchema = z.object({
 // is the name `update` had before, kept (deprecated) for clients built then.
 export const updateCheckResponseSchema = z.object({
   update: offeredBuildSchema.nullable().describe("the newest build for you above build_number; null when level is none"),
-  level: z.enum(UPDATE_LEVELS).describe("none: nothing newer for you; optional: offer it; required: block until updated (below the minimum build)"),
+  level: z.enum(UPDATE_LEVELS).describe(
+    "none: nothing newer for you; optional: offer it; required: block until updated (build_number is below the minimum build " +
+      "and update meets it)",
+  ),
   min_supported_build: z.number().int().nullable().describe(
     "the channel's minimum supported build (its update policy: a build below it gets level required, or optional where " +
-      "the policy says so, whenever a newer build is offered); null when the channel has none, or is not one you may receive",
+      "the policy says so, when the build offered meets it; a build offered below it is optional); null when the channel " +
+      "has none, or is not one you may receive",
   ),
   server_time: serverTimeSchema,
   release: offeredBuildSchema.nullable().meta({ deprecated: true }).describe(

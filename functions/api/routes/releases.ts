@@ -125,7 +125,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     summary: "Is there a newer build for me?",
     description: "The newest active build of the platform and channel above build_number that the caller may receive and " +
       "whose rollout includes the calling device (update), with a download link that expires. level is required when " +
-      "build_number is below the channel's minimum supported build (min_supported_build) and a newer build is offered. A " +
+      "build_number is below the channel's minimum supported build (min_supported_build) and the build offered meets it (one " +
+      "offered below it, the one that meets it not yet rolled out to the device, is optional). A " +
       "channel the caller may not receive answers exactly like one without builds or policy: update null, level none, " +
       "min_supported_build null. release is update under its former name (deprecated).",
     security: bearerSecurity,
