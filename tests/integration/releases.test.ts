@@ -185,6 +185,28 @@ describe("POST /v1/releases (CI, Standard Webhooks)", () => {
   });
 });
 
+describe("POST /v1/releases: what belongs to one kind only", () => {
+  const otaOf = (release: Awaited<ReturnType<typeof binaryRelease>>) =>
+    ({ ...release, kind: "ota" as const, runtime_version: "1.0", artifact: { ...release.artifact, content_type: "application/javascript" } });
+
+  it("an OTA update carries no update_policy (400 unexpected_field): it would move the binaries' minimum, whose build numbers it does not share", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    await publish(await binaryRelease(channel, 200, { update_policy: { minimum_build_number: 180 } }));
+    expect(await checkBody(tester.token, { channel, build_number: 150 })).toMatchObject({ level: "required", min_supported_build: 180 });
+
+    const ota = otaOf(await binaryRelease(channel, 3, { update_policy: { minimum_build_number: 3 } }));
+    const refused = await signedCall("/v1/releases", ota);
+    expect(expectEnvelope(refused, 400, "VALIDATION_FAILED").details).toEqual([
+      { field: "/update_policy", code: "unexpected_field", message: expect.any(String) },
+    ]);
+    expect(await releaseCount(channel)).toBe(1);
+    // The binaries' minimum is untouched: the build below it must still update.
+    expect(await checkBody(tester.token, { channel, build_number: 150 })).toMatchObject({ level: "required", min_supported_build: 180 });
+  });
+});
+
 describe("PATCH /v1/releases/{id}", () => {
   it("changes status and rollout once per webhook-id; unknown ids are 404; unsigned is 401", async () => {
     const channel = freshChannel();

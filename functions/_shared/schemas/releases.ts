@@ -84,13 +84,26 @@ export const publishReleaseSchema = z.strictObject({
   assets: z.array(otaAssetSchema).max(MAX_OTA_ASSETS).optional().describe("ota only: the update's other assets"),
   status: z.enum(["active", "paused"]).optional().describe("default active"),
   rollout_percentage: z.number().int().min(0).max(100).optional().describe("default 100"),
-  update_policy: updatePolicySchema.optional().describe("also set this (platform, channel)'s minimum supported build"),
+  update_policy: updatePolicySchema.optional().describe(
+    "binary only: also set this (platform, channel)'s minimum supported build (the update check's); an ota update's build " +
+      "numbers are another sequence, per runtime version",
+  ),
 }).superRefine((release, ctx) => {
   if (release.kind === "ota" && release.runtime_version === undefined) {
     ctx.addIssue({ code: "custom", path: ["runtime_version"], message: "is required for an ota release", params: { code: "required" } });
   }
   if (release.kind !== "ota" && release.assets !== undefined && release.assets.length > 0) {
     ctx.addIssue({ code: "custom", path: ["assets"], message: "only an ota release has assets", params: { code: "unexpected_field" } });
+  }
+  // The policy is the binaries' (the update check compares it with installed builds); an OTA update's
+  // build number counts updates of its runtime version, and the Expo endpoint reads no policy.
+  if (release.kind === "ota" && release.update_policy !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["update_policy"],
+      message: "only a binary release sets the minimum supported build (an ota update's build numbers are another sequence)",
+      params: { code: "unexpected_field" },
+    });
   }
 });
 export type PublishRelease = z.infer<typeof publishReleaseSchema>;

@@ -145,6 +145,7 @@ export async function publishRelease(tx: Tx, delivery: WebhookDelivery, release:
     if ((error as { code?: string }).code === UNIQUE_VIOLATION) return { kind: "conflict" };
     throw error;
   }
+  // A binary's only (the schema refuses it for an ota update): the minimum is of installed builds.
   if (release.update_policy) {
     await tx`
       insert into app_private.release_update_policies (platform, channel, minimum_build_number, below_minimum_level)
