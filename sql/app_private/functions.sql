@@ -1065,10 +1065,12 @@ begin
     -- Only status and rollout change after publication (column grants say so
     -- for the service role; this says so for everyone else).
     if (new.platform, new.channel, new.kind, new.version, new.build_number, new.runtime_version, new.release_notes,
-        new.artifact_path, new.artifact_url, new.artifact_sha256, new.artifact_size, new.artifact_content_type, new.assets)
+        new.artifact_path, new.artifact_url, new.artifact_sha256, new.artifact_size, new.artifact_content_type, new.assets,
+        new.expo_client)
        is distinct from
        (old.platform, old.channel, old.kind, old.version, old.build_number, old.runtime_version, old.release_notes,
-        old.artifact_path, old.artifact_url, old.artifact_sha256, old.artifact_size, old.artifact_content_type, old.assets) then
+        old.artifact_path, old.artifact_url, old.artifact_sha256, old.artifact_size, old.artifact_content_type, old.assets,
+        old.expo_client) then
       raise exception 'a published release is immutable: publish a new build instead' using errcode = '22023';
     end if;
     new.id := old.id;

@@ -466,6 +466,7 @@ export type Database = {
           "build_number": number;
           "channel": string;
           "created_at": string;
+          "expo_client": Json | null;
           "id": string;
           "kind": string;
           "platform": string;
@@ -487,6 +488,7 @@ export type Database = {
           "build_number": number;
           "channel": string;
           "created_at"?: string;
+          "expo_client"?: Json | null;
           "id"?: string;
           "kind": string;
           "platform": string;
@@ -507,6 +509,7 @@ export type Database = {
           "build_number"?: number;
           "channel"?: string;
           "created_at"?: string;
+          "expo_client"?: Json | null;
           "id"?: string;
           "kind"?: string;
           "platform"?: string;

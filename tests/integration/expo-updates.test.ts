@@ -165,6 +165,28 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expectEnvelope(unknownKey, 400, "VALIDATION_FAILED");
   });
 
+  it("extra.expoClient is the app config published with the update (expo-constants' Constants.expoConfig), inside the signed manifest", async () => {
+    const certificate = codeSigningCertificate();
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    // What `npx expo config --json --type public` prints, in part.
+    const expoClient = { name: "Tide", slug: "tide", version: "1.0.0", runtimeVersion: "1.0", sdkVersion: "54.0.0", extra: { eas: { projectId: randomUUID() }, apiUrl: "https://api.example.com" } };
+    const withConfig = await publish(await otaRelease(track, 1, { expo_client: expoClient }));
+    const signed = await manifestRequest({ channel: track, expectSignature: 'sig, keyid="main", alg="rsa-v1_5-sha256"' });
+    expect(signed.manifest.id).toBe(withConfig.id);
+    expect(signed.manifest.extra).toEqual({ expoClient, tidesync: expect.objectContaining({ release_id: withConfig.id }) });
+    // expo-updates verifies the manifest part as sent, expoClient included: a changed config does not verify.
+    const manifestPart = signed.parts.find((p) => p.name === "manifest")!;
+    expect(signatureIsValid(manifestPart, certificate)).toBe(true);
+    expect(signatureIsValid({ ...manifestPart, body: manifestPart.body.replace("api.example.com", "evil.example.com") }, certificate)).toBe(false);
+
+    // An update published without one has no expoClient (as before).
+    const without = await publish(await otaRelease(track, 2));
+    const plain = await manifestRequest({ channel: track });
+    expect(plain.manifest.id).toBe(without.id);
+    expect(Object.keys(plain.manifest.extra)).toEqual(["tidesync"]);
+  });
+
   it("a wrong runtime version or platform gets no update (noUpdateAvailable; 204 for protocol 0)", async () => {
     const other = freshChannel("prod");
     await testerGroup([other], [], { everyone: true });

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
-import { releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
+import { MAX_EXPO_CLIENT_BYTES, releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { phone, startSession, withoutRequestId } from "../support/device-sessions.ts";
 import {
@@ -204,6 +204,32 @@ describe("POST /v1/releases: what belongs to one kind only", () => {
     expect(await releaseCount(channel)).toBe(1);
     // The binaries' minimum is untouched: the build below it must still update.
     expect(await checkBody(tester.token, { channel, build_number: 150 })).toMatchObject({ level: "required", min_supported_build: 180 });
+  });
+
+  it("expo_client (the app's public Expo config) is an OTA update's only: a plain JSON object of bounded size, refused for a binary", async () => {
+    const channel = freshChannel();
+    const binary = await binaryRelease(channel, 1);
+    const expoClient = { name: "App", slug: "app", version: "1.0.0", extra: { eas: { projectId: randomUUID() } } };
+    const refusals: [string, unknown, { field: string; code: string }][] = [
+      ["a binary's", { ...binary, expo_client: expoClient }, { field: "/expo_client", code: "unexpected_field" }],
+      ["an array", { ...otaOf(binary), expo_client: [expoClient] }, { field: "/expo_client", code: "invalid_type" }],
+      ["null", { ...otaOf(binary), expo_client: null }, { field: "/expo_client", code: "invalid_type" }],
+      ["a string", { ...otaOf(binary), expo_client: JSON.stringify(expoClient) }, { field: "/expo_client", code: "invalid_type" }],
+      ["too large", { ...otaOf(binary), expo_client: { ...expoClient, extra: { blob: "x".repeat(MAX_EXPO_CLIENT_BYTES) } } }, { field: "/expo_client", code: "too_large" }],
+      ["with a NUL", { ...otaOf(binary), expo_client: { ...expoClient, name: "A\u0000pp" } }, { field: "/expo_client/name", code: "invalid_characters" }],
+    ];
+    for (const [label, body, detail] of refusals) {
+      const response = await signedCall("/v1/releases", body);
+      expect({ label, details: expectEnvelope(response, 400, "VALIDATION_FAILED").details }).toEqual({ label, details: [{ ...detail, message: expect.any(String) }] });
+    }
+    expect(await releaseCount(channel)).toBe(0);
+
+    // Published with an OTA update, it is kept and answered back as it was sent; without one it is null.
+    const published = await signedCall("/v1/releases", { ...otaOf(binary), expo_client: expoClient });
+    expect(published.status, published.text).toBe(201);
+    expect(releaseSchema.parse(published.body).expo_client).toEqual(expoClient);
+    const plain = await signedCall("/v1/releases", otaOf(await binaryRelease(channel, 2)));
+    expect(releaseSchema.parse(plain.body).expo_client).toBeNull();
   });
 });
 

@@ -2,6 +2,7 @@
 // /v1/releases), what an app asks (GET /v1/releases/check) and is answered,
 // and tester feedback. docs/test-builds.md tells the model.
 import { z } from "zod";
+import { type JsonValue, jsonValueProblems } from "../json-value.ts";
 import { storableText } from "../storable-text.ts";
 import { PLATFORMS } from "./devices.ts";
 import { serverTimeSchema } from "./server-time.ts";
@@ -13,6 +14,8 @@ export const UPDATE_LEVELS = ["none", "optional", "required"] as const;
 export const BELOW_MINIMUM_LEVELS = ["optional", "required"] as const;
 /** Most assets one OTA update may list besides its launch asset. */
 export const MAX_OTA_ASSETS = 500;
+/** Most bytes of an OTA update's expo_client, as JSON in UTF-8: it rides in every manifest of the update. */
+export const MAX_EXPO_CLIENT_BYTES = 64 * 1024;
 
 const MAX_BUILD_NUMBER = 2_147_483_647;
 const buildNumber = z.number().int().min(0).max(MAX_BUILD_NUMBER);
@@ -72,6 +75,23 @@ export const updatePolicySchema = z.strictObject({
   below_minimum_level: z.enum(BELOW_MINIMUM_LEVELS).optional().describe("default required: the app blocks until updated"),
 });
 
+/**
+ * The app's public Expo config, served as the manifest's extra.expoClient: what expo-constants'
+ * Constants.expoConfig reads while the app runs a downloaded update. A JSON object taken as it is
+ * (z.custom, not z.record(), which rebuilds it key by key and drops a "__proto__" key), that jsonb
+ * can store (json-value.ts), at most MAX_EXPO_CLIENT_BYTES.
+ */
+const expoClientSchema = z.custom<{ [key: string]: JsonValue }>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+  { message: "must be a JSON object (the app config: npx expo config --json --type public)", params: { code: "invalid_type" } },
+).superRefine((value, ctx) => {
+  const problems = jsonValueProblems(value);
+  for (const problem of problems) ctx.addIssue({ code: "custom", path: problem.path, message: problem.message, params: { code: problem.code } });
+  if (problems.length === 0 && new TextEncoder().encode(JSON.stringify(value)).byteLength > MAX_EXPO_CLIENT_BYTES) {
+    ctx.addIssue({ code: "custom", message: `must be at most ${MAX_EXPO_CLIENT_BYTES} bytes as JSON`, params: { code: "too_large" } });
+  }
+}).meta({ type: "object", additionalProperties: {} });
+
 export const publishReleaseSchema = z.strictObject({
   platform: z.enum(PLATFORMS),
   channel: channelNameSchema,
@@ -88,12 +108,19 @@ export const publishReleaseSchema = z.strictObject({
     "binary only: also set this (platform, channel)'s minimum supported build (the update check's); an ota update's build " +
       "numbers are another sequence, per runtime version",
   ),
+  expo_client: expoClientSchema.optional().describe(
+    `ota only: the app's public Expo config (npx expo config --json --type public), served as the manifest's ` +
+      `extra.expoClient (expo-constants' Constants.expoConfig); a JSON object, at most ${MAX_EXPO_CLIENT_BYTES} bytes as JSON`,
+  ),
 }).superRefine((release, ctx) => {
   if (release.kind === "ota" && release.runtime_version === undefined) {
     ctx.addIssue({ code: "custom", path: ["runtime_version"], message: "is required for an ota release", params: { code: "required" } });
   }
   if (release.kind !== "ota" && release.assets !== undefined && release.assets.length > 0) {
     ctx.addIssue({ code: "custom", path: ["assets"], message: "only an ota release has assets", params: { code: "unexpected_field" } });
+  }
+  if (release.kind !== "ota" && release.expo_client !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["expo_client"], message: "only an ota release has an Expo config", params: { code: "unexpected_field" } });
   }
   // The policy is the binaries' (the update check compares it with installed builds); an OTA update's
   // build number counts updates of its runtime version, and the Expo endpoint reads no policy.
@@ -143,6 +170,7 @@ export const releaseSchema = z.object({
   })),
   status: z.enum(RELEASE_STATUSES),
   rollout_percentage: z.number().int(),
+  expo_client: z.record(z.string(), z.unknown()).nullable().describe("ota: the Expo config published with it (extra.expoClient); null when none"),
   created_at: timestamp,
   updated_at: timestamp,
 });

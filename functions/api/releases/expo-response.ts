@@ -2,7 +2,7 @@
 // (docs.expo.dev/technical-specs/expo-updates-1): multipart/mixed parts
 // (`manifest` or `directive`, plus `extensions`), each optionally code-signed
 // with RSA PKCS#1 v1.5 SHA-256 in an `expo-signature` structured header.
-import type { OtaAsset } from "../../_shared/schemas/releases.ts";
+import type { OtaAsset, Release } from "../../_shared/schemas/releases.ts";
 import type { DownloadLink } from "./download-links.ts";
 import type { ReleaseRow } from "./release-store.ts";
 
@@ -94,9 +94,16 @@ function manifestAsset(sha256: string, contentType: string, fileExtension: strin
 /**
  * The manifest of an OTA release, served under `served`'s id and createdAt (the release's own, or
  * those of its republication after a rollback: plan-expo-update.ts); `links` holds the launch
- * asset's link first, then one per asset.
+ * asset's link first, then one per asset. `expoClient`, the app config published with it, is
+ * extra.expoClient, where expo-constants reads Constants.expoConfig in an app running a downloaded
+ * update (Expo's reference server sends it there too); signed with the rest of the manifest part.
  */
-export function expoManifest(release: ReleaseRow, links: readonly DownloadLink[], served: { id: string; createdAt: Date }) {
+export function expoManifest(
+  release: ReleaseRow,
+  links: readonly DownloadLink[],
+  served: { id: string; createdAt: Date },
+  expoClient: Release["expo_client"],
+) {
   const [launchLink, ...assetLinks] = links;
   return {
     id: served.id,
@@ -106,6 +113,7 @@ export function expoManifest(release: ReleaseRow, links: readonly DownloadLink[]
     assets: release.assets.map((asset: OtaAsset, i) => manifestAsset(asset.sha256, asset.content_type, asset.file_extension, assetLinks[i])),
     metadata: {},
     extra: {
+      ...(expoClient ? { expoClient } : {}),
       tidesync: { release_id: release.id, version: release.version, build_number: release.build_number, channel: release.channel },
     },
   };

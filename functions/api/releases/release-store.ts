@@ -33,7 +33,16 @@ export interface ReleaseRow {
 const RELEASE_COLUMNS = `id, platform, channel, kind, version, build_number, runtime_version, release_notes, artifact_path,
   artifact_url, artifact_sha256, artifact_size::text, artifact_content_type, assets, status, rollout_percentage, created_at, updated_at`;
 
-export function toRelease(row: ReleaseRow): Release {
+/**
+ * A release as CI is answered: with its Expo config, which the update check and the Expo manifest's
+ * candidates (up to 100 and 50 rows a request) leave out; the manifest reads the one it serves (expoClientOf).
+ */
+interface ManagedReleaseRow extends ReleaseRow {
+  expo_client: Release["expo_client"];
+}
+const MANAGED_RELEASE_COLUMNS = `${RELEASE_COLUMNS}, expo_client`;
+
+export function toRelease(row: ManagedReleaseRow): Release {
   return {
     id: row.id,
     platform: row.platform,
@@ -53,6 +62,7 @@ export function toRelease(row: ReleaseRow): Release {
     assets: row.assets,
     status: row.status,
     rollout_percentage: row.rollout_percentage,
+    expo_client: row.expo_client,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -69,12 +79,12 @@ export interface WebhookDelivery {
  * changed when it was this very request (a retry), "reused" when it was
  * another request, or null for a new delivery.
  */
-async function deliveredRelease(tx: Tx, delivery: WebhookDelivery): Promise<ReleaseRow | "reused" | null> {
+async function deliveredRelease(tx: Tx, delivery: WebhookDelivery): Promise<ManagedReleaseRow | "reused" | null> {
   // Serializes concurrent deliveries of the same id (a CI retry racing the
   // original): the second waits here and then finds the first one's release.
   await tx`select pg_advisory_xact_lock(hashtextextended(${"tidesync.release_webhook:" + delivery.id}, 0))`;
-  const [row] = await tx.unsafe<(ReleaseRow & { request_sha256: string | null })[]>(
-    `select ${RELEASE_COLUMNS.split(",").map((c) => `r.${c.trim()}`).join(", ")}, d.request_sha256
+  const [row] = await tx.unsafe<(ManagedReleaseRow & { request_sha256: string | null })[]>(
+    `select ${MANAGED_RELEASE_COLUMNS.split(",").map((c) => `r.${c.trim()}`).join(", ")}, d.request_sha256
      from app_private.release_webhook_deliveries d join app_private.releases r on r.id = d.release_id
      where d.webhook_id = $1`,
     [delivery.id],
@@ -124,19 +134,21 @@ export async function publishRelease(tx: Tx, delivery: WebhookDelivery, release:
   if (previous === "reused") return { kind: "webhook_id_reused" };
   if (previous) return { kind: "replayed", release: toRelease(previous) };
   const artifact = release.artifact;
-  let row: ReleaseRow;
+  let row: ManagedReleaseRow;
   try {
     // In a savepoint: a refused insert leaves the transaction usable.
-    [row] = await tx.savepoint((sp) => sp.unsafe<ReleaseRow[]>(
+    [row] = await tx.savepoint((sp) => sp.unsafe<ManagedReleaseRow[]>(
       `insert into app_private.releases (platform, channel, kind, version, build_number, runtime_version, release_notes,
-         artifact_path, artifact_url, artifact_sha256, artifact_size, artifact_content_type, assets, status, rollout_percentage)
-       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::jsonb, $14, $15)
-       returning ${RELEASE_COLUMNS}`,
+         artifact_path, artifact_url, artifact_sha256, artifact_size, artifact_content_type, assets, status, rollout_percentage,
+         expo_client)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::text::jsonb, $14, $15, $16::text::jsonb)
+       returning ${MANAGED_RELEASE_COLUMNS}`,
       [
         release.platform, release.channel, release.kind, release.version, release.build_number, release.runtime_version ?? null,
         release.release_notes ?? "", artifact.path ?? null, artifact.url ?? null, artifact.sha256, artifact.size,
         artifact.content_type ?? (release.kind === "ota" ? "application/javascript" : "application/octet-stream"),
         JSON.stringify(release.assets ?? []), release.status ?? "active", release.rollout_percentage ?? 100,
+        release.expo_client === undefined ? null : JSON.stringify(release.expo_client),
       ],
     ));
   } catch (error) {
@@ -170,11 +182,11 @@ export async function changeRelease(
   const previous = await deliveredRelease(tx, delivery);
   if (previous === "reused") return { kind: "webhook_id_reused" };
   if (previous) return { kind: "replayed", release: toRelease(previous) };
-  const [row] = await tx.unsafe<ReleaseRow[]>(
+  const [row] = await tx.unsafe<ManagedReleaseRow[]>(
     `update app_private.releases
      set status = coalesce($2, status), rollout_percentage = coalesce($3, rollout_percentage)
      where id = $1::uuid
-     returning ${RELEASE_COLUMNS}`,
+     returning ${MANAGED_RELEASE_COLUMNS}`,
     [releaseId, change.status ?? null, change.rollout_percentage ?? null],
   );
   if (!row) return null;
@@ -218,6 +230,16 @@ export async function visibleReleasesWithIds(
      where channel = $1 and platform = $2 and kind = 'ota' and runtime_version = $3 and (${inRanges})`,
     [key.channel, key.platform, key.runtimeVersion, ...ranges.flat()],
   );
+}
+
+/**
+ * The Expo config published with an OTA release (extra.expoClient of its manifest), if the caller
+ * may see the release (RLS) and it has one. Read for the one release a manifest serves.
+ */
+export async function expoClientOf(tx: Tx, releaseId: string): Promise<Release["expo_client"]> {
+  const [row] = await tx<{ expo_client: Release["expo_client"] }[]>`
+    select expo_client from app_private.releases where id = ${releaseId}::uuid`;
+  return row?.expo_client ?? null;
 }
 
 /**

@@ -16,7 +16,7 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
 import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
-import { sessionDevice, visiblePastRollback, visibleReleases, visibleReleasesWithIds } from "../releases/release-store.ts";
+import { expoClientOf, sessionDevice, visiblePastRollback, visibleReleases, visibleReleasesWithIds } from "../releases/release-store.ts";
 
 export const EXPO_MANIFEST_PATH = "/v1/expo-updates/manifest";
 /** OTA updates of one runtime version weighed per request (newest first), and the one the device runs (expoCandidates). */
@@ -124,7 +124,10 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
         { path: release.artifact_path, url: release.artifact_url },
         ...release.assets,
       ]);
-      parts = [{ name: "manifest", json: expoManifest(release, links, plan) }, { name: "extensions", json: { assetRequestHeaders: {} } }];
+      // Of the served release only: the candidates leave their configs out (release-store.ts).
+      const readConfig = (tx: Tx) => expoClientOf(tx, release.id);
+      const expoClient = user ? await deps.db.withUser(user, readConfig) : await deps.db.asAnon(readConfig);
+      parts = [{ name: "manifest", json: expoManifest(release, links, plan, expoClient) }, { name: "extensions", json: { assetRequestHeaders: {} } }];
     } else {
       if (protocol === 0) return c.body(null, 204, protocolHeaders);
       const directive = plan.kind === "rollBackToEmbedded"

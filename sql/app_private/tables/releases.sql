@@ -22,6 +22,7 @@ create table app_private.releases (
   rollout_percentage integer default 100 not null,
   created_at timestamp with time zone default now() not null,
   updated_at timestamp with time zone default now() not null,
+  expo_client jsonb,
   constraint releases_pkey PRIMARY KEY (id),
   constraint releases_artifact_content_type_length CHECK (char_length(artifact_content_type) >= 1 AND char_length(artifact_content_type) <= 255),
   constraint releases_artifact_path_shape CHECK (char_length(artifact_path) >= 1 AND char_length(artifact_path) <= 1024 AND artifact_path !~ '(^/|(^|/)\.\.?(/|$)|//)'::text),
@@ -31,6 +32,7 @@ create table app_private.releases (
   constraint releases_assets_only_ota CHECK (jsonb_typeof(assets) = 'array'::text AND (kind = 'ota'::text OR assets = '[]'::jsonb)),
   constraint releases_build_number_not_negative CHECK (build_number >= 0),
   constraint releases_channel_shape CHECK (channel ~ '^[a-z0-9][a-z0-9_-]{0,31}$'::text),
+  constraint releases_expo_client_only_ota CHECK (expo_client IS NULL OR kind = 'ota'::text AND jsonb_typeof(expo_client) = 'object'::text),
   constraint releases_kind_known CHECK (kind = ANY (ARRAY['binary'::text, 'ota'::text])),
   constraint releases_one_artifact CHECK ((artifact_path IS NULL) <> (artifact_url IS NULL)),
   constraint releases_ota_has_runtime_version CHECK (kind <> 'ota'::text OR runtime_version IS NOT NULL),
@@ -52,6 +54,7 @@ comment on column app_private.releases.artifact_sha256 is 'Lower-case hex SHA-25
 comment on column app_private.releases.assets is 'OTA only: the update''s other assets, [{path|url, sha256, content_type, file_extension}] (validated by the api function).';
 comment on column app_private.releases.status is 'active: offered; paused: held back (never offered); rolled_back: withdrawn (never offered; the previous release is offered again).';
 comment on column app_private.releases.rollout_percentage is 'Share of devices offered this release, assigned deterministically per (release, device); raising it only adds devices.';
+comment on column app_private.releases.expo_client is 'OTA only: the app''s public Expo config (npx expo config --json --type public), served as the manifest''s extra.expoClient (expo-constants'' Constants.expoConfig). Null: none.';
 
 -- indexes
 CREATE UNIQUE INDEX releases_binary_build_key ON app_private.releases USING btree (platform, channel, build_number) WHERE (kind = 'binary'::text);
@@ -117,6 +120,7 @@ grant insert (artifact_content_type) on table app_private.releases to service_ro
 grant insert (assets) on table app_private.releases to service_role;
 grant insert, update (status) on table app_private.releases to service_role;
 grant insert, update (rollout_percentage) on table app_private.releases to service_role;
+grant insert (expo_client) on table app_private.releases to service_role;
 
 -- triggers
 CREATE TRIGGER releases_10_maintain BEFORE INSERT OR UPDATE ON app_private.releases FOR EACH ROW EXECUTE FUNCTION app_private.maintain_release();
