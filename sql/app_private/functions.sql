@@ -471,6 +471,17 @@ $function$;
 comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user (their user topic, their personal list''s topic). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role.';
 revoke execute on function app_private.forget_pokes_of_deleted_users() from public;
 
+-- function app_private.forget_purged_installations()
+CREATE OR REPLACE FUNCTION app_private.forget_purged_installations()
+ RETURNS boolean
+ LANGUAGE sql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$ select app_private.forget_queued_installations() $function$;
+comment on function app_private.forget_purged_installations() is 'The account purge''s installation-id sweep: app_private.forget_queued_installations() with its defaults (a 10 s budget), as the owner. For purge_due_accounts, which runs as its caller; service_role.';
+revoke execute on function app_private.forget_purged_installations() from public;
+grant execute on function app_private.forget_purged_installations() to service_role;
+
 -- function app_private.forget_queued_installations(p_time_budget interval, p_batch integer)
 CREATE OR REPLACE FUNCTION app_private.forget_queued_installations(p_time_budget interval DEFAULT '00:00:10'::interval, p_batch integer DEFAULT 5000)
  RETURNS boolean
@@ -576,7 +587,7 @@ begin
   return false;
 end
 $function$;
-comment on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) is 'Forgets the ids of app_private.installations_to_forget in the sync state: sets d (the writing device) to null in every sync_records.field_versions entry stamped with one (the merge reads null as an unknown device). A sweep takes the queue and goes over every record by primary key, p_batch at a time, until p_time_budget is spent (at least one batch), keeping its place in app_private.installation_sweep for the next call; returns true when no sweep is left under way. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED) and the ids they name are queued again when the sweep ends. Run by run_account_deletions (the defaults) and purge_sync_retention (its budget and batch). Not callable by any API role.';
+comment on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) is 'Forgets the ids of app_private.installations_to_forget in the sync state: sets d (the writing device) to null in every sync_records.field_versions entry stamped with one (the merge reads null as an unknown device). A sweep takes the queue and goes over every record by primary key, p_batch at a time, until p_time_budget is spent (at least one batch), keeping its place in app_private.installation_sweep for the next call; returns true when no sweep is left under way. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED) and the ids they name are queued again when the sweep ends. Run by the account purge with its defaults (purge_due_accounts through forget_purged_installations, in a transaction of its own; run_account_deletions) and purge_sync_retention (its budget and batch). Not callable by any API role.';
 revoke execute on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) from public;
 
 -- function app_private.hand_over_lists(p_user_id uuid)
@@ -1482,6 +1493,142 @@ $function$;
 comment on function app_private.prune_signed_out_devices() is 'Trigger (after insert on app_private.devices, per row): deletes the user''s signed-out devices beyond the signed_out_devices_kept() most recently signed out. Not callable by any API role.';
 revoke execute on function app_private.prune_signed_out_devices() from public;
 
+-- procedure app_private.purge_due_accounts(IN p_now timestamp with time zone, IN p_batch integer)
+CREATE OR REPLACE PROCEDURE app_private.purge_due_accounts(IN p_now timestamp with time zone DEFAULT now(), IN p_batch integer DEFAULT 20)
+ LANGUAGE plpgsql
+AS $procedure$
+declare
+  v_step record;
+  v_deleted integer := 0;
+  -- The last request tried: the next one sorts after it.
+  v_last_scheduled timestamptz := '-infinity';
+  v_last_user uuid := '00000000-0000-0000-0000-000000000000';
+begin
+  if p_now is null or p_batch is null or p_batch < 1 then
+    raise exception 'purge_due_accounts: p_now is required and p_batch must be positive' using errcode = 'invalid_parameter_value';
+  end if;
+  -- Called inside a transaction block (BEGIN; CALL …, or a cron command of
+  -- several statements), it could not end the accounts' transactions: this
+  -- refuses before any work (2D000 invalid transaction termination).
+  commit;
+
+  -- Due requests one by one, oldest first, each tried once in this run
+  -- (keyset past the last one tried), until p_batch accounts are deleted:
+  -- refused ones never take the slots of those behind them. Each account
+  -- commits on its own: its locks (the lists handed over, the rows the
+  -- user's delete changed, the request) and its transaction id (which holds
+  -- back every pull's bound) go as soon as it is done.
+  loop
+    exit when v_deleted >= p_batch;
+    select * into v_step from app_private.purge_next_due_account(p_now, v_last_scheduled, v_last_user);
+    exit when v_step.scheduled_for is null;
+    v_last_scheduled := v_step.scheduled_for;
+    v_last_user := v_step.user_id;
+    if v_step.deleted then
+      v_deleted := v_deleted + 1;
+    end if;
+    commit;
+  end loop;
+  commit;
+
+  -- One pass over the sync state for every account of the run, and whoever
+  -- else was deleted since the last pass, in a transaction of its own (it
+  -- reads every record: docs/account-deletion.md has the cost).
+  perform app_private.forget_purged_installations();
+end
+$procedure$;
+comment on procedure app_private.purge_due_accounts(IN p_now timestamp with time zone, IN p_batch integer) is 'The account purge as pg_cron runs it (call app_private.purge_due_accounts()): deletes up to p_batch accounts due at p_now, oldest first, each once per run (app_private.purge_next_due_account), committing after each account, then forgets the queued installation ids (forget_purged_installations) in a transaction of its own. Must be called outside a transaction block (a top-level CALL): inside one it raises 2D000 before doing anything; run_account_deletions is the one-transaction form. Runs as its caller: the owner (pg_cron) or service_role.';
+revoke execute on procedure app_private.purge_due_accounts(IN p_now timestamp with time zone, IN p_batch integer) from public;
+grant execute on procedure app_private.purge_due_accounts(IN p_now timestamp with time zone, IN p_batch integer) to service_role;
+
+-- function app_private.purge_next_due_account(p_now timestamp with time zone, p_after_scheduled timestamp with time zone, p_after_user uuid, OUT scheduled_for timestamp with time zone, OUT user_id uuid, OUT deleted boolean, OUT lists_handed_over integer)
+CREATE OR REPLACE FUNCTION app_private.purge_next_due_account(p_now timestamp with time zone, p_after_scheduled timestamp with time zone DEFAULT '-infinity'::timestamp with time zone, p_after_user uuid DEFAULT '00000000-0000-0000-0000-000000000000'::uuid, OUT scheduled_for timestamp with time zone, OUT user_id uuid, OUT deleted boolean, OUT lists_handed_over integer)
+ RETURNS record
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_request uuid;
+  v_scopes uuid[];
+begin
+  if p_now is null or p_after_scheduled is null or p_after_user is null then
+    raise exception 'purge_next_due_account: p_now, p_after_scheduled and p_after_user are required' using errcode = 'invalid_parameter_value';
+  end if;
+  deleted := false;
+  lists_handed_over := 0;
+
+  -- One account per subtransaction, its request's lock taken inside it: an
+  -- account that cannot be deleted yet (the hook or the Storage check
+  -- refuses, a deadlock) is rolled back alone and gives its request back at
+  -- once (its cancel need not wait), and is retried on the next run.
+  begin
+    -- The next due request after the position given (oldest first), locked
+    -- as taken: a concurrent run skips it, a concurrent cancel waits.
+    select r.scheduled_for, r.user_id, r.request_id into scheduled_for, user_id, v_request
+      from app_private.account_deletion_requests r
+     where r.scheduled_for <= p_now
+       and (r.scheduled_for, r.user_id) > (p_after_scheduled, p_after_user)
+     order by r.scheduled_for, r.user_id
+     limit 1
+       for update skip locked;
+    if not found then
+      return;
+    end if;
+
+    v_scopes := array(select m.list_id from public.list_members m where m.user_id = purge_next_due_account.user_id);
+    lists_handed_over := app_private.hand_over_lists(purge_next_due_account.user_id);
+    perform app_private.before_account_purge(purge_next_due_account.user_id);
+    -- Storage objects still naming the user (owner or owner_id) once the
+    -- hook has run refuse the purge: the account is kept, retried next run.
+    perform app_private.refuse_purge_while_storage_objects_remain(purge_next_due_account.user_id);
+
+    -- Lists with no other member go first, each as one cascade: deleting
+    -- the user first would null created_by on every row of them (through
+    -- the sync triggers) only to delete those rows next (5x slower).
+    delete from public.lists l
+     where l.id = any (v_scopes)
+       and not exists (select 1 from public.list_members o where o.list_id = l.id and o.user_id <> purge_next_due_account.user_id);
+
+    -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
+    -- (GoTrue deletes them itself); those of no session would outlive the user.
+    delete from auth.refresh_tokens t where t.user_id = purge_next_due_account.user_id::text;
+    -- The request goes first, so the trigger before the user's delete does
+    -- not record the outcome too (20261127002420): the purge records it below.
+    delete from app_private.account_deletion_requests r where r.request_id = v_request;
+    -- The cascades: sessions, refresh tokens, profile, devices, preferences and
+    -- their audit, memberships (a list left without members is deleted),
+    -- invites, sync usage/ops/access, rate-limit counters.
+    -- created_by of lists, tasks and sync state the user wrote becomes null;
+    -- the user's installation ids are queued (a trigger on the delete).
+    delete from auth.users u where u.id = purge_next_due_account.user_id;
+
+    -- Sync bookkeeping of the lists that went with the user (no member left
+    -- and no former member still to be told): nobody can read it any more.
+    delete from app_private.sync_changes c
+     where c.scope_id = any (v_scopes)
+       and not exists (select 1 from public.lists l where l.id = c.scope_id)
+       and not exists (select 1 from app_private.sync_access a where a.scope_id = c.scope_id);
+    delete from app_private.sync_records s
+     where s.scope_id = any (v_scopes) and s.deleted
+       and not exists (select 1 from public.lists l where l.id = s.scope_id)
+       and not exists (select 1 from app_private.sync_access a where a.scope_id = s.scope_id);
+
+    insert into app_private.account_deletion_audit (request_id, event, lists_handed_over)
+    values (v_request, 'purged', purge_next_due_account.lists_handed_over);
+    deleted := true;
+  exception when others then
+    -- The request id only: the log names no user.
+    raise warning 'account purge: request % not carried out this run (%: %)', v_request, sqlstate, sqlerrm;
+    deleted := false;
+    lists_handed_over := 0;
+  end;
+end
+$function$;
+comment on function app_private.purge_next_due_account(p_now timestamp with time zone, p_after_scheduled timestamp with time zone, p_after_user uuid, OUT scheduled_for timestamp with time zone, OUT user_id uuid, OUT deleted boolean, OUT lists_handed_over integer) is 'One account of the purge: takes the next request due at p_now after (p_after_scheduled, p_after_user) in (scheduled_for, user_id) order (FOR UPDATE SKIP LOCKED) and, in a subtransaction that includes that lock, hands over the user''s shared lists, runs the before_account_purge hook and the Storage check refuse_purge_while_storage_objects_remain, deletes the lists that go with the account, the request and the auth.users row (its cascades), and records purged in account_deletion_audit. Returns the request''s position (scheduled_for, user_id: null when none is due), whether the account was deleted and how many lists it handed over; a refused or failed account is rolled back alone, logged by request id, and its request stays for the next run. Its locks last until the caller''s transaction ends: purge_due_accounts commits after each. Runs as the owner; service_role (for purge_due_accounts).';
+revoke execute on function app_private.purge_next_due_account(p_now timestamp with time zone, p_after_scheduled timestamp with time zone, p_after_user uuid, OUT scheduled_for timestamp with time zone, OUT user_id uuid, OUT deleted boolean, OUT lists_handed_over integer) from public;
+grant execute on function app_private.purge_next_due_account(p_now timestamp with time zone, p_after_scheduled timestamp with time zone, p_after_user uuid, OUT scheduled_for timestamp with time zone, OUT user_id uuid, OUT deleted boolean, OUT lists_handed_over integer) to service_role;
+
 -- function app_private.purge_rate_limit_counters(p_now timestamp with time zone, p_batch integer)
 CREATE OR REPLACE FUNCTION app_private.purge_rate_limit_counters(p_now timestamp with time zone DEFAULT now(), p_batch integer DEFAULT 10000)
  RETURNS integer
@@ -2063,7 +2210,7 @@ begin
   end if;
 end
 $function$;
-comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by run_account_deletions after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried next run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
+comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by the account purge (purge_next_due_account) after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried next run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
 revoke execute on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) from public;
 
 -- function app_private.refuse_scope_table_without_membership()
@@ -2384,10 +2531,7 @@ CREATE OR REPLACE FUNCTION app_private.run_account_deletions(p_now timestamp wit
  SET search_path TO ''
 AS $function$
 declare
-  v_due record;
-  v_scopes uuid[];
-  v_handed integer;
-  -- The last request tried: the next one sorts after it.
+  v_step record;
   v_last_scheduled timestamptz := '-infinity';
   v_last_user uuid := '00000000-0000-0000-0000-000000000000';
 begin
@@ -2396,84 +2540,22 @@ begin
   end if;
   users_deleted := 0;
   lists_handed_over := 0;
-
-  -- Due requests one by one, oldest first, each tried once in this run
-  -- (keyset past the last one tried), until p_batch accounts are deleted:
-  -- refused ones never take the slots of those behind them. Locked as taken:
-  -- a concurrent run skips them, a concurrent cancel waits.
   loop
     exit when users_deleted >= p_batch;
-    select r.user_id, r.request_id, r.scheduled_for into v_due
-      from app_private.account_deletion_requests r
-     where r.scheduled_for <= p_now
-       and (r.scheduled_for, r.user_id) > (v_last_scheduled, v_last_user)
-     order by r.scheduled_for, r.user_id
-     limit 1
-       for update skip locked;
-    exit when not found;
-    v_last_scheduled := v_due.scheduled_for;
-    v_last_user := v_due.user_id;
-
-    -- One account per subtransaction: an account that cannot be deleted yet
-    -- (the hook refuses, e.g. Storage objects left) is skipped and retried on
-    -- the next run; the run goes on to the next due one.
-    begin
-      v_scopes := array(select m.list_id from public.list_members m where m.user_id = v_due.user_id);
-      v_handed := app_private.hand_over_lists(v_due.user_id);
-      perform app_private.before_account_purge(v_due.user_id);
-      -- Storage objects still naming the user (owner or owner_id) once the
-      -- hook has run refuse the purge: the account is kept, retried next run.
-      perform app_private.refuse_purge_while_storage_objects_remain(v_due.user_id);
-
-      -- Lists with no other member go first, each as one cascade: deleting
-      -- the user first would null created_by on every row of them (through
-      -- the sync triggers) only to delete those rows next (5x slower).
-      delete from public.lists l
-       where l.id = any (v_scopes)
-         and not exists (select 1 from public.list_members o where o.list_id = l.id and o.user_id <> v_due.user_id);
-
-      -- Supabase Auth's refresh_tokens.user_id is text without a foreign key
-      -- (GoTrue deletes them itself); those of no session would outlive the user.
-      delete from auth.refresh_tokens t where t.user_id = v_due.user_id::text;
-      -- The request goes first, so the trigger before the user's delete does
-      -- not record the outcome too (20261127002420): this run records it below.
-      delete from app_private.account_deletion_requests r where r.request_id = v_due.request_id;
-      -- The cascades: sessions, refresh tokens, profile, devices, preferences and
-      -- their audit, memberships (a list left without members is deleted),
-      -- invites, sync usage/ops/access, rate-limit counters.
-      -- created_by of lists, tasks and sync state the user wrote becomes null;
-      -- the user's installation ids are queued (a trigger on the delete).
-      delete from auth.users u where u.id = v_due.user_id;
-
-      -- Sync bookkeeping of the lists that went with the user (no member left
-      -- and no former member still to be told): nobody can read it any more.
-      delete from app_private.sync_changes c
-       where c.scope_id = any (v_scopes)
-         and not exists (select 1 from public.lists l where l.id = c.scope_id)
-         and not exists (select 1 from app_private.sync_access a where a.scope_id = c.scope_id);
-      delete from app_private.sync_records s
-       where s.scope_id = any (v_scopes) and s.deleted
-         and not exists (select 1 from public.lists l where l.id = s.scope_id)
-         and not exists (select 1 from app_private.sync_access a where a.scope_id = s.scope_id);
-
-      insert into app_private.account_deletion_audit (request_id, event, lists_handed_over)
-      values (v_due.request_id, 'purged', v_handed);
+    select * into v_step from app_private.purge_next_due_account(p_now, v_last_scheduled, v_last_user);
+    exit when v_step.scheduled_for is null;
+    v_last_scheduled := v_step.scheduled_for;
+    v_last_user := v_step.user_id;
+    if v_step.deleted then
       users_deleted := users_deleted + 1;
-      lists_handed_over := lists_handed_over + v_handed;
-    exception when others then
-      -- The request id only: the log names no user.
-      raise warning 'run_account_deletions: request % not carried out this run (%: %)', v_due.request_id, sqlstate, sqlerrm;
-    end;
+      lists_handed_over := lists_handed_over + v_step.lists_handed_over;
+    end if;
   end loop;
-
-  -- One pass over the sync state for every account of the run, and whoever
-  -- else was deleted since the last pass (it reads every record:
-  -- docs/account-deletion.md has the cost).
   perform app_private.forget_queued_installations();
   return next;
 end
 $function$;
-comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge: deletes up to p_batch accounts whose deletion was scheduled at or before p_now, trying the due requests oldest first, each once per run, until p_batch are deleted or none is left (hand-over of shared lists, the before_account_purge hook, the Storage check refuse_purge_while_storage_objects_remain, then the auth.users row and its cascades), records each in account_deletion_audit, then goes on forgetting the queued installation ids in the sync state (forget_queued_installations with its default budget, 10 s: these users'' and those of anyone deleted otherwise; a sweep the budget cuts short goes on in the next run of either purge). An account that fails (the hook or the Storage check refuses) is rolled back alone, logged by request id and retried next run; the run goes on past it. Idempotent; concurrent runs never take the same request (FOR UPDATE SKIP LOCKED). Runs as the owner (no superuser needed): pg_cron where available, else service_role; tests pass p_now.';
+comment on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) is 'The account purge in one transaction (the caller''s): the accounts of purge_due_accounts (app_private.purge_next_due_account, up to p_batch deleted, oldest first, each tried once) and then forget_queued_installations, returning how many users were deleted and lists handed over. Every account''s locks and the transaction id are held until that transaction ends, through every later account: pg_cron runs purge_due_accounts, which commits after each; this form is for tests and callers already in a transaction. Runs as the owner; service_role; tests pass p_now.';
 revoke execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) from public;
 grant execute on function app_private.run_account_deletions(p_now timestamp with time zone, p_batch integer) to service_role;
 

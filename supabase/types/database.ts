@@ -896,6 +896,10 @@ export type Database = {
         };
         Returns: undefined;
       };
+      "forget_purged_installations": {
+        Args: Record<PropertyKey, never>;
+        Returns: boolean;
+      };
       "forget_queued_installations": {
         Args: { "p_batch"?: number; "p_time_budget"?: string };
         Returns: boolean;
@@ -1085,6 +1089,14 @@ export type Database = {
       "pending_list_invites": {
         Args: { "p_list_id": string };
         Returns: number;
+      };
+      "purge_next_due_account": {
+        Args: {
+          "p_after_scheduled"?: string;
+          "p_after_user"?: string;
+          "p_now": string;
+        };
+        Returns: Record<string, unknown>;
       };
       "purge_rate_limit_counters": {
         Args: { "p_batch"?: number; "p_now"?: string };

@@ -1,7 +1,8 @@
 // Account deletion through real Deno and Postgres: POST/GET/DELETE
 // /v1/users/me/deletion and what the grace period allows, then the purge
-// (app_private.run_account_deletions) run as the owner role, the way pg_cron
-// runs it on hosted Supabase: not before the grace period, once after it,
+// run as the owner role with the command pg_cron runs on hosted Supabase
+// (`call app_private.purge_due_accounts()`; two overlapping runs: the
+// one-transaction form, app_private.run_account_deletions, holds the first): not before the grace period, once after it,
 // a no-op the second time, once when two runs overlap; and afterwards every
 // token of the user is refused. The grace period passes by moving the
 // request's dates back (the purge's own clock stays now(): other test files'
@@ -59,8 +60,14 @@ async function userExists(user: TestUser): Promise<boolean> {
   return row.n === 1;
 }
 
-async function purge(sql: postgres.Sql | postgres.TransactionSql = ownerSql) {
-  const [row] = await sql<{ users_deleted: number }[]>`select users_deleted from app_private.run_account_deletions()`;
+/** pg_cron's command: one transaction per account. */
+async function purge(): Promise<void> {
+  await ownerSql`call app_private.purge_due_accounts()`;
+}
+
+/** The same purge in the caller's transaction (held open by a test); how many users it deleted. */
+async function purgeIn(tx: postgres.TransactionSql): Promise<number> {
+  const [row] = await tx<{ users_deleted: number }[]>`select users_deleted from app_private.run_account_deletions()`;
   return row.users_deleted;
 }
 
@@ -198,7 +205,7 @@ describe("the grace period", () => {
   });
 });
 
-describe("the purge (app_private.run_account_deletions, as the owner role)", () => {
+describe("the purge (app_private.purge_due_accounts, as the owner role)", () => {
   it("does nothing before the grace period, deletes after it, and a second run is a no-op; the user's tokens get 401", async () => {
     const { user } = await userWithData();
     const spare = await user.newSession();
@@ -237,7 +244,7 @@ describe("the purge (app_private.run_account_deletions, as the owner role)", () 
     const held = new Promise<void>((resolve) => (release = resolve));
     let firstDeleted = -1;
     const first = ownerSql.begin(async (tx) => {
-      firstDeleted = await purge(tx);
+      firstDeleted = await purgeIn(tx);
       await held; // keeps its locks until the second run is done
     });
     // Wait until the first run has taken the request (the row is locked).

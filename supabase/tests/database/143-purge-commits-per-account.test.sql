@@ -1,0 +1,72 @@
+-- The account purge pg_cron runs commits after each account (migration
+-- 20261128003300_purge_commits_per_account): app_private.purge_due_accounts
+-- is a procedure that may commit (not SECURITY DEFINER, no SET clause),
+-- refuses inside a transaction block before doing anything, and runs each
+-- account through app_private.purge_next_due_account, which takes the next
+-- due request after a position and carries it out or rolls it back alone.
+-- Its commits need a top-level CALL, which pgTAP's transaction is not: what
+-- the commits change for others (a push, a cancel, a pull during the run) is
+-- tests/integration/account-purge-per-account.test.ts.
+begin;
+select plan(14);
+
+select is((select p.prokind::text || ':' || p.prosecdef::text || ':' || coalesce(array_length(p.proconfig, 1), 0)::text from pg_proc p
+            where p.oid = 'app_private.purge_due_accounts(timestamptz, integer)'::regprocedure), 'p:false:0',
+  'purge_due_accounts is a procedure without SECURITY DEFINER or SET clause (either would forbid its COMMITs)');
+select is(tests.function_callers('app_private.purge_due_accounts(timestamptz, integer)'), array['service_role'],
+  'purge_due_accounts: the owner (pg_cron) and service_role only');
+select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
+            where p.oid in ('app_private.purge_next_due_account(timestamptz, timestamptz, uuid)'::regprocedure,
+                            'app_private.forget_purged_installations()'::regprocedure)
+              and p.prosecdef and p.proconfig = array['search_path=""']),
+  array['app_private.forget_purged_installations()', 'app_private.purge_next_due_account(timestamp with time zone,timestamp with time zone,uuid)'],
+  'what it runs each account and the sweep with is security definer with an empty search_path');
+select is(tests.function_callers('app_private.purge_next_due_account(timestamptz, timestamptz, uuid)'), array['service_role'],
+  'purge_next_due_account: the owner and service_role only');
+select is(tests.function_callers('app_private.forget_purged_installations()'), array['service_role'],
+  'forget_purged_installations: the owner and service_role only');
+
+-- Two accounts due long ago (other requests are due later): the first still
+-- owns a Storage object (refused), the second can go.
+insert into storage.buckets (id, name) values ('avatars-143', 'avatars-143');
+select from tests.create_supabase_user('purge143_keeper');
+select from tests.create_supabase_user('purge143_free');
+insert into storage.objects (bucket_id, name, owner_id)
+values ('avatars-143', 'keeper/face.png', tests.get_supabase_uid('purge143_keeper')::text);
+-- Their ids, to ask about them once they may be gone.
+create temporary table ids as
+  select tests.get_supabase_uid('purge143_keeper') as keeper, tests.get_supabase_uid('purge143_free') as free;
+insert into app_private.account_deletion_requests (user_id, requested_at, scheduled_for)
+values ((select keeper from ids), '1999-12-25', '2000-01-01 00:00:00+00'),
+       ((select free from ids), '1999-12-25', '2000-01-01 00:00:01+00');
+
+select throws_ok($$ call app_private.purge_due_accounts('2000-01-02', 20) $$, '2D000', null,
+  'called inside a transaction block, the procedure refuses (invalid transaction termination)');
+select is((select count(*)::int from app_private.account_deletion_requests
+            where user_id in ((select keeper from ids), (select free from ids))), 2,
+  'and did nothing: both requests are still there');
+select throws_ok($$ call app_private.purge_due_accounts('2000-01-02', 0) $$, '22023', null,
+  'a batch below 1 is refused');
+
+select results_eq($$ select scheduled_for, user_id, deleted, lists_handed_over from app_private.purge_next_due_account('2000-01-02') $$,
+  $$ values ('2000-01-01 00:00:00+00'::timestamptz, (select keeper from ids), false, 0) $$,
+  'the first due account is tried and refused (Storage objects left): its position, not deleted');
+select is((select count(*)::int from auth.users where id = (select keeper from ids)), 1,
+  'the refused account is kept, whole');
+select results_eq($$ select scheduled_for, user_id, deleted from app_private.purge_next_due_account('2000-01-02', '2000-01-01 00:00:00+00', (select keeper from ids)) $$,
+  $$ values ('2000-01-01 00:00:01+00'::timestamptz, (select free from ids), true) $$,
+  'from that position, the next due account is deleted');
+select is((select count(*)::int from auth.users where id = (select free from ids)), 0,
+  'it is gone');
+select results_eq($$ select scheduled_for, user_id, deleted from app_private.purge_next_due_account('2000-01-02', '2000-01-01 00:00:01+00', (select free from ids)) $$,
+  $$ values (null::timestamptz, null::uuid, false) $$,
+  'past the last due request: no position (the run stops)');
+
+-- The function form takes the same accounts in one transaction.
+delete from storage.objects where bucket_id = 'avatars-143';
+select results_eq($$ select users_deleted, lists_handed_over from app_private.run_account_deletions('2000-01-02', 20) $$,
+  $$ values (1, 0) $$,
+  'run_account_deletions, the one-transaction form, deletes the account once its objects are gone');
+
+select * from finish();
+rollback;
