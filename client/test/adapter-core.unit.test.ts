@@ -15,7 +15,7 @@ import { TidesyncApiError, TidesyncNetworkError } from "../api-error.ts";
 import { OWNER_KEY, ownerGuarded } from "../adapters/core/owner-guard.ts";
 import { orderOps, sendPhase } from "../adapters/core/op-order.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
-import { type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
+import { type CreatedRecord, type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
 import { batchBoundsOf } from "../batching.ts";
 import type { SyncEvent } from "../events.ts";
 import { retryOptions, withRetry } from "../retry.ts";
@@ -265,5 +265,39 @@ describe("pushOps: a list's delete and a rebased op", () => {
     ]);
     expect(server.records.get(`tasks/${task}`)?.data).toMatchObject({ list_id: l2, title: "Renamed (tablet)" });
     expect(events.flatMap((event) => (event.type === "write_discarded" ? [event.fields] : []))).toEqual([["title"]]);
+  });
+});
+
+describe("pushOps: the versions creates got", () => {
+  it("tells each applied create's version before its op leaves the stored outbox; a re-send after a crash there tells it again (duplicate)", async () => {
+    const server = new FakeServer();
+    const existing = newId();
+    const before = server.write("tasks", existing, { type: "upsert", data: { title: "old" } });
+    const told: { created: CreatedRecord[]; stillStored: string[] }[] = [];
+    let crash = true;
+    const context: PushContext = {
+      api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
+      installationId: INSTALLATION_ID,
+      store: memoryStore(),
+      retry: retryOptions({ sleep: async () => {} }),
+      newId,
+      emit: () => {},
+      bounds: { maxOps: 500, maxBodyBytes: 1_000_000 },
+      onCreated: async (created) => {
+        told.push({ created, stillStored: (await unansweredOps(context.store)).map((op) => op.record_id) });
+        if (crash) throw new Error("the app was killed");
+      },
+    };
+    const created = newId();
+    await expect(pushOps(context, [
+      { op_id: newId(), collection: "tasks", record_id: created, type: "upsert", base_version: null, data: { title: "new" } },
+      { op_id: newId(), collection: "tasks", record_id: existing, type: "upsert", base_version: before.version, data: { title: "edited" } },
+    ])).rejects.toThrow("the app was killed");
+    crash = false;
+    expect(await pushOps(context, [])).toMatchObject({ applied: 2, duplicates: 2 });
+    const version = server.records.get(`tasks/${created}`)!.version;
+    const once = { created: [{ collection: "tasks", id: created, version }], stillStored: [created, existing] };
+    expect(told).toEqual([once, once]);
+    expect(await unansweredOps(context.store)).toEqual([]);
   });
 });

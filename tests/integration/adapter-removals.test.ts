@@ -11,11 +11,10 @@ import { describe, expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import type { RecordData } from "../../client/storage.ts";
-import { MemoryStorage } from "../../client/storage.ts";
-import { TidesyncClient } from "../../client/sync-client.ts";
 import { encodeCursor } from "../../functions/api/sync/cursor.ts";
+import { coreClientDevice } from "../adapters/core-client-device.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
-import type { AdapterDevice, DeviceFactory, DeviceRecord } from "../adapters/scenario.ts";
+import type { AdapterDevice, DeviceFactory } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { cursorPayload } from "../support/cursor-payload.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
@@ -61,26 +60,6 @@ async function phone(factory: DeviceFactory, user: TestUser): Promise<Phone> {
     online: () => void (net.offline = false),
   };
 }
-
-/** The core client (client/sync-client.ts) as a device: what the adapters must match. */
-const coreClientDevice: DeviceFactory = async ({ api, installationId, onEvent }) => {
-  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
-  client.on(onEvent);
-  return {
-    sync: async () => void (await client.sync()),
-    write: (collection, id, data) => client.upsert(collection, id, data),
-    remove: (collection, id) => client.delete(collection, id),
-    async records() {
-      const result = new Map<string, DeviceRecord>();
-      for (const collection of ["lists", "tasks"]) {
-        for (const r of await client.list(collection)) result.set(`${collection}/${r.id}`, { version: r.version!, data: r.data! });
-      }
-      return result;
-    },
-    restart: async () => {},
-    close: async () => {},
-  };
-};
 
 /** The events an app sees about the record, as [type, reason or error code, fields]. */
 function told(events: SyncEvent[], id: string) {

@@ -23,10 +23,9 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
-import { MemoryStorage } from "../../client/storage.ts";
-import { TidesyncClient } from "../../client/sync-client.ts";
+import { coreClientDevice } from "../adapters/core-client-device.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
-import type { AdapterDevice, DeviceFactory, DeviceRecord, DeviceSetup } from "../adapters/scenario.ts";
+import type { AdapterDevice, DeviceFactory, DeviceSetup } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { clientDevice } from "../support/client-device.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
@@ -64,26 +63,6 @@ async function phone(factory: DeviceFactory, user: TestUser, setup: Partial<Devi
     },
   };
 }
-
-/** The core client (client/sync-client.ts), whose outbox keeps the app's order: the reference. */
-const coreClientDevice: DeviceFactory = async ({ api, installationId, onEvent, tables = ["lists", "tasks"], maxOpsPerBatch }) => {
-  const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId, maxOpsPerBatch });
-  client.on(onEvent);
-  return {
-    sync: async () => void (await client.sync()),
-    write: (collection, id, data) => client.upsert(collection, id, data),
-    remove: (collection, id) => client.delete(collection, id),
-    async records() {
-      const result = new Map<string, DeviceRecord>();
-      for (const collection of tables) {
-        for (const r of await client.list(collection)) result.set(`${collection}/${r.id}`, { version: r.version!, data: r.data! });
-      }
-      return result;
-    },
-    restart: async () => {},
-    close: async () => {},
-  };
-};
 
 /** What the app was told went wrong. */
 const refusals = (events: SyncEvent[]) => events.filter((e) => e.type === "conflict" || e.type === "op_rejected" || e.type === "write_discarded");

@@ -18,6 +18,12 @@
 //   that: the push after the pull sends them, and the server's answer (a
 //   conflict with the tombstone, or NOT_FOUND) reports what is lost, as the
 //   core client's push-then-pull does; its correction removes the record.
+// - Watermelon pulls before it pushes, so a record created here holds no server
+//   version until the sync after the one that pushed it. The versions the
+//   server gave this device's creates are kept (in Watermelon's local storage)
+//   until the record's row holds one: an edit or delete of it meanwhile is
+//   based on that version, and its delete is sent, not taken for that of a
+//   record never sent.
 // - Watermelon hands over each table's changes, not the order they were made
 //   in: upserts go parents first, then deletes children first (core/op-order.ts).
 // - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
@@ -45,13 +51,15 @@ import { orderOps } from "../core/op-order.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
-import { type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type Correction, type CreatedRecord, pushOps, unansweredOps } from "../core/push-ops.ts";
 import type { RetryOptions } from "../../retry.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
 
 const CURSOR_KEY = "tidesync.cursor";
 const CORRECTIONS_KEY = "tidesync.corrections";
+/** The versions the server gave this device's creates, by "table/id", until the record's row holds one. */
+const CREATED_KEY = "tidesync.created_versions";
 /** Watermelon's own columns, never sent. */
 const LOCAL_COLUMNS = new Set(["id", "_status", "_changed"]);
 /** A full sync replaces only the records without local changes (the others' changes go up first). */
@@ -266,6 +274,7 @@ export class WatermelonTidesync {
   // ------------------------------------------------------------------ push
   private async pushChanges(args: SyncPushArgs): Promise<{ experimentalRejectedIds: Record<string, string[]> }> {
     const changes = args.changes as Record<string, SyncTableChangeSet>;
+    const created = await this.createdVersions();
     const local: LocalChange[] = [];
     const unsendable: Record<string, string[]> = {};
     for (const table of this.options.tables) {
@@ -273,17 +282,19 @@ export class WatermelonTidesync {
       if (!set) continue;
       for (const raw of [...set.created, ...set.updated]) {
         if (!this.sendableId({ collection: table, id: raw.id, type: "upsert" }, unsendable)) continue;
-        const creating = raw._status === "created" || raw[this.versionColumn] == null;
+        // A create sent again (its row changed while its push was under way: still "created") stays a create.
+        const baseVersion = raw._status === "created" ? ((raw[this.versionColumn] as number | null) ?? null) : this.baseVersion(table, raw, created);
+        const creating = raw._status === "created" || baseVersion === null;
         const fields = creating
           ? Object.keys(raw).filter((f) => !LOCAL_COLUMNS.has(f) && f !== this.versionColumn)
           : String(raw._changed ?? "").split(",").filter((f) => f !== "" && f !== this.versionColumn);
         const data: RecordData = Object.fromEntries(fields.map((f) => [this.fieldOf(table, f), raw[f]]));
-        local.push({ collection: table, id: raw.id, type: "upsert", data: this.meta!.writable.pick(table, data, creating), baseVersion: (raw[this.versionColumn] as number | null) ?? null });
+        local.push({ collection: table, id: raw.id, type: "upsert", data: this.meta!.writable.pick(table, data, creating), baseVersion });
       }
       for (const id of set.deleted) {
         if (!this.sendableId({ collection: table, id, type: "delete" }, unsendable)) continue;
-        const raw = await this.deletedRaw(table, id);
-        const baseVersion = (raw?.[this.versionColumn] as number | null | undefined) ?? null;
+        const raw = await this.localRaw(table, id);
+        const baseVersion = raw ? this.baseVersion(table, raw, created) : null;
         // Created and deleted here before it ever reached the server: nothing to tell it.
         if (baseVersion === null && raw?._status === "deleted" && !(await this.wasSent(table, id))) continue;
         local.push({ collection: table, id, type: "delete", baseVersion });
@@ -299,6 +310,7 @@ export class WatermelonTidesync {
       emit: (event) => this.options.onEvent?.(event),
       bounds: this.meta!.bounds,
       onConflict: this.options.onConflict,
+      onCreated: async (acknowledged) => await this.keepCreatedVersions(acknowledged),
     }, newOps);
     this.report.applied += result.applied;
     this.report.duplicates += result.duplicates;
@@ -334,8 +346,32 @@ export class WatermelonTidesync {
     return false;
   }
 
-  /** A locally deleted record's raw (Watermelon hands over only its id). */
-  private async deletedRaw(table: string, id: string): Promise<DirtyRaw | null> {
+  /** The server version a local change of the record is based on: its row's, else the one its create got here. */
+  private baseVersion(table: string, raw: DirtyRaw, created: Readonly<Record<string, number>>): number | null {
+    return (raw[this.versionColumn] as number | null | undefined) ?? created[`${table}/${raw.id}`] ?? null;
+  }
+
+  /** The versions this device's creates got, without those of records whose row holds a version (or is gone). */
+  private async createdVersions(): Promise<Record<string, number>> {
+    const stored = (await this.store.get<Record<string, number>>(CREATED_KEY)) ?? {};
+    const kept: Record<string, number> = {};
+    for (const [key, version] of Object.entries(stored)) {
+      const [table, id] = key.split("/");
+      const raw = await this.localRaw(table, id);
+      if (raw && raw[this.versionColumn] == null) kept[key] = version;
+    }
+    if (Object.keys(kept).length !== Object.keys(stored).length) await this.store.set(CREATED_KEY, kept);
+    return kept;
+  }
+
+  private async keepCreatedVersions(acknowledged: readonly CreatedRecord[]): Promise<void> {
+    const stored = (await this.store.get<Record<string, number>>(CREATED_KEY)) ?? {};
+    for (const { collection, id, version } of acknowledged) stored[`${collection}/${id}`] = version;
+    await this.store.set(CREATED_KEY, stored);
+  }
+
+  /** A record's raw, also a locally deleted one's (Watermelon hands over only its id). */
+  private async localRaw(table: string, id: string): Promise<DirtyRaw | null> {
     const found = (await this.options.database.adapter.find(table, id)) as DirtyRaw | string | null;
     if (found !== null && typeof found === "object") return found;
     // Already cached in memory: the adapter answers with the id only.

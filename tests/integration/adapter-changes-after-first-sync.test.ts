@@ -1,0 +1,128 @@
+// A record created on a device and synced once, then deleted or edited
+// there: each adapter, on its real local database, sends the change based on
+// the version the create got, as the core client does.
+// WatermelonDB pulls before it pushes, so after the sync that pushed the
+// create its row holds no server version until a later pull. The adapter
+// took the delete for that of a record never sent and dropped it (the server
+// and the user's other devices kept the task, nothing was reported, and a
+// pull could bring it back to the device), and sent an edit as the whole
+// record again, based on no version: another device's edit of another field
+// meanwhile answered it `conflict`.
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { TidesyncApi } from "../../client/api-client.ts";
+import type { SyncEvent } from "../../client/events.ts";
+import { coreClientDevice } from "../adapters/core-client-device.ts";
+import { rxdbDevice } from "../adapters/rxdb-device.ts";
+import type { AdapterDevice, DeviceFactory } from "../adapters/scenario.ts";
+import { watermelonDevice } from "../adapters/watermelon-device.ts";
+import { clientDevice } from "../support/client-device.ts";
+import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { settled } from "../support/shared-lists.ts";
+
+async function phone(factory: DeviceFactory, user: TestUser): Promise<{ device: AdapterDevice; events: SyncEvent[] }> {
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+  const installationId = randomUUID();
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  const events: SyncEvent[] = [];
+  const device = await factory({ name: `first-sync-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event) });
+  await device.sync();
+  return { device, events };
+}
+
+/** A sync, then another that sees everything committed meanwhile. */
+async function syncTwice(device: AdapterDevice) {
+  await device.sync();
+  await settled();
+  await device.sync();
+}
+
+/** What the server's ledger holds of the record's ops, oldest first. */
+const ledger = (id: string) => adminSql<{ type: string; status: string }[]>`select type, status from app_private.sync_ops where record_id = ${id} order by created_at, type desc`;
+
+/** The events an app sees about the record: a conflict's op type and whether the server's record is a tombstone, a discarded write's reason and fields. */
+function told(events: SyncEvent[], id: string) {
+  return events.flatMap<unknown[]>((e) => {
+    if (e.type === "conflict") return e.op.record_id === id ? [["conflict", e.op.type, e.server.deleted]] : [];
+    if (e.type === "op_rejected") return e.op.record_id === id ? [["op_rejected", e.error.code, null]] : [];
+    if (e.type === "write_discarded") return e.record_id === id ? [["write_discarded", e.reason, e.fields]] : [];
+    return [];
+  });
+}
+
+for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonDB", watermelonDevice], ["RxDB", rxdbDevice]] as const) {
+  describe(`${label}: a record created here,`, () => {
+    it("synced once, then deleted: it is deleted on the server, on the user's other device and here, with nothing to report", async () => {
+      const alice = await createTestUser();
+      const p = await phone(factory, alice);
+      const task = randomUUID();
+      await p.device.write("tasks", task, { list_id: alice.userId, title: "Milk", done: false, position: 0 });
+      await p.device.sync();
+      await p.device.remove("tasks", task);
+      await syncTwice(p.device);
+      expect(told(p.events, task)).toEqual([]);
+      expect(await ledger(task)).toEqual([{ type: "upsert", status: "applied" }, { type: "delete", status: "applied" }]);
+      expect(await adminSql`select id from public.tasks where id = ${task}`).toEqual([]);
+      const other = await clientDevice(alice);
+      await other.client.sync();
+      expect((await other.client.list("tasks")).map((r) => r.id)).not.toContain(task);
+      // A later sync does not bring it back.
+      await syncTwice(p.device);
+      expect((await p.device.records()).has(`tasks/${task}`)).toBe(false);
+      await p.device.close();
+    }, 60_000);
+
+    it("synced once, then deleted while another device edited it: the delete answers conflict and the edit stays, here too", async () => {
+      const alice = await createTestUser();
+      const p = await phone(factory, alice);
+      const task = randomUUID();
+      await p.device.write("tasks", task, { list_id: alice.userId, title: "Milk", done: false, position: 0 });
+      await p.device.sync();
+      const other = await clientDevice(alice);
+      await other.client.sync();
+      await other.client.upsert("tasks", task, { title: "Milk, 2 litres" });
+      await other.client.sync();
+      await settled();
+      await p.device.remove("tasks", task);
+      await syncTwice(p.device);
+      // The core client's serverWinsPerField keeps the server's record; the delete is lost and told.
+      expect(told(p.events, task)).toEqual([["conflict", "delete", false], ["write_discarded", "conflict", null]]);
+      expect(await adminSql`select title from public.tasks where id = ${task}`).toEqual([{ title: "Milk, 2 litres" }]);
+      expect((await p.device.records()).get(`tasks/${task}`)?.data.title).toBe("Milk, 2 litres");
+      await p.device.close();
+    }, 60_000);
+
+    it("synced once, then edited while another device edited another field: both edits stay, with nothing to report", async () => {
+      const alice = await createTestUser();
+      const p = await phone(factory, alice);
+      const task = randomUUID();
+      await p.device.write("tasks", task, { list_id: alice.userId, title: "Milk", done: false, position: 0 });
+      await p.device.sync();
+      const other = await clientDevice(alice);
+      await other.client.sync();
+      await other.client.upsert("tasks", task, { title: "Milk, 2 litres" });
+      await other.client.sync();
+      await settled();
+      await p.device.write("tasks", task, { done: true });
+      await syncTwice(p.device);
+      expect(told(p.events, task)).toEqual([]);
+      expect(await adminSql`select title, done from public.tasks where id = ${task}`).toEqual([{ title: "Milk, 2 litres", done: true }]);
+      expect((await p.device.records()).get(`tasks/${task}`)?.data).toMatchObject({ title: "Milk, 2 litres", done: true });
+      await p.device.close();
+    }, 60_000);
+
+    // RxDB's replication is live: it pushes the create as it is made.
+    it.skipIf(label === "RxDB")("deleted before any sync: nothing is sent", async () => {
+      const alice = await createTestUser();
+      const p = await phone(factory, alice);
+      const task = randomUUID();
+      await p.device.write("tasks", task, { list_id: alice.userId, title: "Milk", done: false, position: 0 });
+      await p.device.remove("tasks", task);
+      await syncTwice(p.device);
+      expect(told(p.events, task)).toEqual([]);
+      expect(await ledger(task)).toEqual([]);
+      expect((await p.device.records()).has(`tasks/${task}`)).toBe(false);
+      await p.device.close();
+    }, 60_000);
+  });
+}
