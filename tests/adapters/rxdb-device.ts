@@ -8,7 +8,7 @@ import { getRxStorageMemory } from "rxdb/plugins/storage-memory";
 import type { Subscription } from "rxjs";
 import { replicateTidesync, RxdbPushOrder, type RxdbTidesync } from "../../client/adapters/rxdb/index.ts";
 import type { RecordData } from "../../client/storage.ts";
-import type { DeviceFactory, DeviceRecord } from "./scenario.ts";
+import type { AdapterDevice, DeviceRecord, DeviceSetup } from "./scenario.ts";
 
 // The adapter keeps its cursor and sent ops in the collection's local documents.
 addRxPlugin(RxDBLocalDocumentsPlugin);
@@ -43,7 +43,10 @@ const schemas = {
 };
 const LOCAL = new Set(["id", VERSION, "_deleted", "_meta", "_rev", "_attachments"]);
 
-export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onEvent, pullLimit, tables = ["lists", "tasks"], maxOpsPerBatch }) => {
+/** A phone on RxDB; `collection(name)` is the app's RxCollection (for writes the device's own methods do not make). */
+export async function rxdbDevice(
+  { name, api, installationId, onEvent, pullLimit, tables = ["lists", "tasks"], maxOpsPerBatch }: DeviceSetup,
+): Promise<AdapterDevice & { collection(name: string): RxCollection<Record<string, unknown>> }> {
   const database = await createRxDatabase({ name: `${name}-${crypto.randomUUID()}`, storage: getRxStorageMemory() });
   await database.addCollections(Object.fromEntries(tables.map((table) => [table, { schema: schemas[table as keyof typeof schemas], localDocuments: true }])));
   const collection = (n: string) => database.collections[n] as RxCollection<Record<string, unknown>>;
@@ -73,6 +76,7 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
   start();
 
   return {
+    collection,
     async sync() {
       // Each replication catches up, or the sync fails with the first error it meets.
       for (const replication of replications.values()) {
@@ -117,4 +121,4 @@ export const rxdbDevice: DeviceFactory = async ({ name, api, installationId, onE
       await database.close();
     },
   };
-};
+}

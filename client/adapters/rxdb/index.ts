@@ -317,7 +317,11 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   };
 }
 
-/** A push row as a change: a create, the fields that differ from the server's state RxDB assumes, or a delete. */
+/**
+ * A push row as a change: a create, the fields that differ from the server's state RxDB assumes, or a delete.
+ * A field the document no longer holds (left out, or undefined) is cleared: sent as null (the server refuses
+ * it, told as op_rejected, for a column that is not nullable).
+ */
 function localChange(row: RxReplicationWriteToMasterRow<Record<string, unknown>>, primary: string, versionField: string, name: string, writable: WritableFields): LocalChange[] {
   const next = row.newDocumentState as Record<string, unknown>;
   const assumed = row.assumedMasterState as Record<string, unknown> | undefined;
@@ -326,9 +330,10 @@ function localChange(row: RxReplicationWriteToMasterRow<Record<string, unknown>>
   if (next._deleted) return assumed && !assumed._deleted ? [{ collection: name, id, type: "delete", baseVersion }] : [];
   const creating = !assumed || assumed._deleted === true;
   const data: RecordData = {};
-  for (const [field, value] of Object.entries(next)) {
+  for (const field of new Set([...Object.keys(next), ...(creating ? [] : Object.keys(assumed!))])) {
     if (RXDB_FIELDS.has(field) || field === primary || field === versionField) continue;
-    if (creating || !jsonEqual(assumed?.[field], value)) data[field] = value;
+    const value = next[field] ?? null;
+    if (creating ? next[field] !== undefined : !jsonEqual(assumed![field] ?? null, value)) data[field] = value;
   }
   return [{ collection: name, id, type: "upsert", data: writable.pick(name, data, creating), baseVersion }];
 }
