@@ -278,6 +278,31 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect((await manifestRequest({ channel: held, currentUpdateId: c3.id })).directive).toEqual({ type: "noUpdateAvailable" });
   });
 
+  it("a device on a newer update that was paused or narrowed keeps it, also over a lower build published after it (an old CI run re-run), as expo-updates decides", async () => {
+    const after = (time: string, running: { createdAt: string }) => Date.parse(time) > Date.parse(running.createdAt);
+    const embeddedUpdateId = randomUUID();
+    for (const narrowed of [{ status: "paused" }, { rollout_percentage: 0 }]) {
+      const track = freshChannel("prod");
+      await testerGroup([track], [], { everyone: true });
+      const clientId = randomUUID();
+      const onEmbedded = { channel: track, currentUpdateId: embeddedUpdateId, embeddedUpdateId };
+      const n = await publish(await otaRelease(track, 10));
+      const tookN = (await manifestRequest({ ...onEmbedded, clientId })).manifest;
+      expect(tookN.id).toBe(n.id);
+      // Build 9 published in a later millisecond than build 10 (manifests carry milliseconds).
+      while (Date.now() <= Date.parse(tookN.createdAt) + 1) await new Promise((resolve) => setTimeout(resolve, 2));
+      const o = await publish(await otaRelease(track, 9));
+      await setRelease(n.id, narrowed);
+      // A device without build 10 gets build 9 as published, which expo-updates would take over build 10 ...
+      const nine = (await manifestRequest(onEmbedded)).manifest;
+      expect(nine).toMatchObject({ id: o.id, extra: { tidesync: { build_number: 9 } } });
+      expect(after(nine.createdAt, tookN), JSON.stringify(narrowed)).toBe(true);
+      // ... so the device on build 10 is not sent it: it keeps build 10.
+      const kept = await manifestRequest({ ...onEmbedded, clientId, currentUpdateId: n.id });
+      expect(kept.directive, JSON.stringify(narrowed)).toEqual({ type: "noUpdateAvailable" });
+    }
+  });
+
   it("a device that followed a rollback takes an older release made active again, or rolled out to it since, as expo-updates decides", async () => {
     const after = (offered: { createdAt: string }, running: { createdAt: string }) => Date.parse(offered.createdAt) > Date.parse(running.createdAt);
 
@@ -424,6 +449,28 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
       const gone = (await manifestRequest(onR0)).directive;
       expect(gone).toMatchObject({ type: "rollBackToEmbedded" });
       expect(after(gone.parameters.commitTime, tookR0.createdAt)).toBe(true);
+    });
+
+    // The rolled-back update is older than every update the window holds: the rollback still counts.
+    it("rolled back, it sends the device to its embedded bundle; the update offered afterwards is later than that", async () => {
+      const track = freshChannel("prod");
+      await testerGroup([track], [], { everyone: true });
+      const onEmbedded = { channel: track, currentUpdateId: embeddedUpdateId, embeddedUpdateId };
+      const r = await publish(await otaRelease(track, 1));
+      expect((await manifestRequest(onEmbedded)).manifest.id).toBe(r.id);
+      const newer = await staged(track, 2);
+      await setRelease(r.id, { status: "rolled_back" });
+      const back = (await manifestRequest({ ...onEmbedded, currentUpdateId: r.id })).directive;
+      expect(back).toMatchObject({ type: "rollBackToEmbedded" });
+      const newest = newer[newer.length - 1];
+      await setRelease(newest.id, { rollout_percentage: 100 });
+      const offered = (await manifestRequest(onEmbedded)).manifest;
+      expect(offered.extra.tidesync.release_id).toBe(newest.id);
+      expect(after(offered.createdAt, back.parameters.commitTime)).toBe(true);
+      expect((await manifestRequest({ ...onEmbedded, currentUpdateId: offered.id })).directive).toEqual({ type: "noUpdateAvailable" });
+      // Nothing offered again: a device that reports no update may run the rolled-back one, and is sent back alike.
+      await setRelease(newest.id, { rollout_percentage: 0 });
+      expect((await manifestRequest({ channel: track })).directive).toEqual(back);
     });
 
     it("republished by a rollback, it keeps it, and leaves it as of the rollback of its release", async () => {

@@ -136,9 +136,9 @@ const candidate = (build: number, overrides: Partial<{ status: "active" | "pause
 /** The time every planExpoUpdate test answers at: after every candidate's created_at and updated_at. */
 const NOW = new Date(2_000_000_000_000);
 const EMBEDDED = "0b7a4a43-5d6b-4a8e-9a3c-0e1f2d3c4b5a";
-/** A request from a device running `currentUpdateId` (none reported when undefined), with the embedded update EMBEDDED; no rollback undone before. */
+/** A request from a device running `currentUpdateId` (none reported when undefined), with the embedded update EMBEDDED; no rollback but the candidates'. */
 const on = (currentUpdateId?: string, more: Partial<ExpoRequest> = {}): ExpoRequest =>
-  ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true, pastRollbackAt: null, now: NOW, ...more });
+  ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true, rolledBackAt: null, pastRollbackAt: null, now: NOW, ...more });
 
 describe("planUpdateCheck", () => {
   it("offers the newest active build above the caller's, skipping paused, rolled back and out-of-rollout ones", () => {
@@ -199,7 +199,7 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
 
   it("the previous update is served as of the rollback, under one id, to a device on the rolled-back one and to new devices", async () => {
     const [a, b] = [candidate(1), candidate(2, { status: "rolled_back" })];
-    const at = republishTime([a, b], null)!;
+    const at = republishTime([a, b], on())!;
     const plan = await manifest([a, b], on(b.id));
     expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, new Date(at.getTime() + 1)), createdAt: new Date(b.updated_at.getTime() + 2) });
     expect(plan.createdAt.getTime()).toBeGreaterThan(b.created_at.getTime());
@@ -225,9 +225,39 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
     }
   });
 
-  it("a device on an update that was not rolled back keeps it: the offered update as published", async () => {
+  // Build order is by build number: a re-run of an old CI run publishes a lower build after a newer one, and
+  // expo-updates would take that manifest (a later createdAt) over the build the device keeps.
+  it("a device on a newer update that was paused or narrowed keeps it: noUpdateAvailable, also when a lower build was published after it", async () => {
+    const kept = candidate(10, { created_at: new Date(1_700_000_000_000) });
+    const rerun = candidate(9, { created_at: new Date(1_700_000_000_020) });
+    for (const narrowed of [{ ...kept, status: "paused" as const }, { ...kept, rollout_percentage: 0 }, { ...kept, rollout_percentage: 10, rollout_bucket: 5000 }]) {
+      expect(await planExpoUpdate([narrowed, rerun], on(kept.id))).toEqual({ kind: "noUpdateAvailable" });
+      // A device that does not run it gets the lower build as published.
+      for (const device of [on(), on(EMBEDDED)]) expect(await planExpoUpdate([narrowed, rerun], device)).toEqual({ kind: "manifest", release: rerun, id: rerun.id, createdAt: rerun.created_at });
+    }
+    // Published before it, too (expo-updates would not take it either way), beside a rolled-back one.
     const updates = [candidate(1), candidate(2, { status: "rolled_back" }), candidate(3, { status: "paused" })];
-    expect(await planExpoUpdate(updates, on(updates[2].id))).toEqual({ kind: "manifest", release: updates[0], id: updates[0].id, createdAt: updates[0].created_at });
+    expect(await planExpoUpdate(updates, on(updates[2].id))).toEqual({ kind: "noUpdateAvailable" });
+  });
+
+  it("whatever the candidates and their times, a device on an update that was not rolled back is never offered a lower build", async () => {
+    const status = fc.constantFrom("active" as const, "paused" as const, "rolled_back" as const);
+    const release = fc.record({
+      build: fc.integer({ min: 1, max: 20 }),
+      status,
+      rollout_percentage: fc.constantFrom(0, 10, 100),
+      rollout_bucket: fc.integer({ min: 0, max: 9999 }),
+      published: fc.integer({ min: 0, max: 1000 }),
+    });
+    await fc.assert(fc.asyncProperty(fc.uniqueArray(release, { selector: (r) => r.build, minLength: 1, maxLength: 5 }), fc.nat(), async (rows, pick) => {
+      const updates = rows.map(({ build, published, ...rest }) => candidate(build, { ...rest, created_at: new Date(1_700_000_000_000 + published) }));
+      const current = updates[pick % updates.length];
+      const plan = await planExpoUpdate(updates, on(current.id));
+      if (current.status !== "rolled_back" && plan.kind !== "noUpdateAvailable") {
+        expect(plan).toMatchObject({ kind: "manifest" });
+        if (plan.kind === "manifest") expect(plan.release.build_number).toBeGreaterThan(current.build_number);
+      }
+    }), { numRuns: 200 });
   });
 
   // A device that followed a rollback runs the older update as of that rollback: whatever is offered to it
@@ -409,6 +439,25 @@ describe("expoCandidates: the update a device runs, outside a full window of the
     const rolledBack = { ...r0, status: "rolled_back" as const };
     expect((await weigh(staged, on(r0.id), [rolledBack, ...staged])).plan)
       .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
+  });
+
+  // The store reads the latest rollback of the whole runtime version (rolledBackAt) beside the window, as the
+  // rolled-back release may be older than all of it; expo-updates then takes only an update later than that.
+  it("a rollback of an update below the window counts: the update offered after it is later than its rollBackToEmbedded", async () => {
+    const rolledBack = { ...r0, status: "rolled_back" as const };
+    const back = (await weigh(staged, on(r0.id), [rolledBack, ...staged])).plan;
+    expect(back).toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
+    if (back.kind !== "rollBackToEmbedded") throw new Error(back.kind);
+    // Back on its embedded bundle, the device reports that id: the window alone names no rolled-back update.
+    const ramped = staged.map((r, i) => (i === LIMIT - 1 ? { ...r, rollout_percentage: 100 } : r));
+    const newest = ramped[LIMIT - 1];
+    const remembered = on(EMBEDDED, { rolledBackAt: rolledBack.updated_at });
+    const { plan, reads } = await weigh(ramped, remembered, [rolledBack, ...ramped]);
+    expect(reads).toBe(0);
+    expect(plan).toEqual({ kind: "manifest", release: newest, id: await republishedUpdateId(newest.id, new Date(back.commitTime.getTime() + 1)), createdAt: new Date(back.commitTime.getTime() + 1) });
+    // A device that reports no update may run it: with nothing offered, back to its embedded bundle as of that rollback.
+    expect(await planExpoUpdate(staged, { ...remembered, currentUpdateId: undefined })).toEqual(back);
+    expect(await planExpoUpdate(staged, remembered)).toEqual({ kind: "noUpdateAvailable" });
   });
 
   it("a device on a republished update below the window keeps it; of the releases its id's range holds, only the one it names is added", async () => {

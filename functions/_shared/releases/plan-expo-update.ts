@@ -2,7 +2,8 @@
 // docs.expo.dev/technical-specs/expo-updates-1): an update's manifest, or a
 // directive. Pure; the candidates are the OTA releases of one (platform,
 // channel, runtime version) the caller may see, in any order: the newest, and
-// the one the device runs if it still exists (expoCandidates).
+// the one the device runs if it still exists (expoCandidates), and the times
+// of the latest rollbacks of the whole runtime version (ExpoRequest).
 //
 // expo-updates takes a manifest only when its createdAt (commitTime) is after
 // the one of the update it runs, and a rollBackToEmbedded only when its
@@ -13,7 +14,8 @@
 // A device sent back to its embedded bundle gave it the commitTime of that
 // rollBackToEmbedded: an update published before the rollback and offered
 // after it is served later than that, also once no release is rolled back
-// any more (the database remembers when: app_private.release_past_rollbacks).
+// any more (the database remembers when: app_private.release_past_rollbacks),
+// and also when the rolled-back update is older than the candidates.
 // Likewise an update offered to a device that runs such a republished one is
 // served later than that, or the device would stay on it. An update the
 // server no longer has (deleted) is withdrawn like a rolled-back one, as of
@@ -39,9 +41,16 @@ export interface ExpoRequest {
    */
   complete: boolean;
   /**
-   * The latest rollback of this (platform, channel, runtime version) that the
-   * candidates no longer show as rolled back (that release made active or
-   * paused again, or deleted): visiblePastRollback, or null.
+   * The latest rollback of a release of this (platform, channel, runtime
+   * version) that is still rolled back (its updated_at), or null: of every
+   * release, as the candidates are only the newest and may leave it out
+   * (visibleRollbacks).
+   */
+  rolledBackAt: Date | null;
+  /**
+   * The latest rollback of this (platform, channel, runtime version) that no
+   * release shows as rolled back any more (that release made active or paused
+   * again, or deleted), or null (visibleRollbacks).
    */
   pastRollbackAt: Date | null;
   now: Date;
@@ -58,19 +67,25 @@ function newestFirst(a: ExpoCandidate, b: ExpoCandidate): number {
 
 const later = (time: Date) => new Date(time.getTime() + 1);
 
+const latest = (...times: (Date | null)[]): Date | null =>
+  times.reduce<Date | null>((a, b) => (b !== null && (a === null || b > a) ? b : a), null);
+
 /**
  * One millisecond after the latest rollback of the runtime version, or null
- * when there was none: a rolled-back candidate's (its updated_at) or one the
- * candidates no longer show (pastRollbackAt). Later than the commitTime of
- * every update a device took before that rollback (manifests carry
- * milliseconds, so the same millisecond would not be "after"). The
- * rollBackToEmbedded of that rollback carries it; an update offered after it
- * is served one millisecond later still.
+ * when there was none: of a release still rolled back (rolledBackAt, or a
+ * rolled-back candidate's updated_at) or of one no release shows any more
+ * (pastRollbackAt). Later than the commitTime of every update a device took
+ * before that rollback (manifests carry milliseconds, so the same millisecond
+ * would not be "after"). The rollBackToEmbedded of that rollback carries it;
+ * an update offered after it is served one millisecond later still.
  */
-export function republishTime(candidates: readonly Pick<ExpoCandidate, "status" | "updated_at">[], pastRollbackAt: Date | null): Date | null {
-  let latest = pastRollbackAt?.getTime() ?? null;
-  for (const r of candidates) if (r.status === "rolled_back") latest = Math.max(latest ?? 0, r.updated_at.getTime());
-  return latest === null ? null : later(new Date(latest));
+export function republishTime(
+  candidates: readonly Pick<ExpoCandidate, "status" | "updated_at">[],
+  rollbacks: Pick<ExpoRequest, "rolledBackAt" | "pastRollbackAt">,
+): Date | null {
+  const rolledBack = candidates.filter((r) => r.status === "rolled_back").map((r) => r.updated_at);
+  const at = latest(rollbacks.rolledBackAt, rollbacks.pastRollbackAt, ...rolledBack);
+  return at && later(at);
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -172,14 +187,11 @@ export async function expoCandidates<T extends Pick<ExpoCandidate, "id" | "creat
  * runs that one), nor, when the device's token was ignored, one the answer
  * without a token does not show (a tester's update is still there).
  */
-function withdrawnAt(running: { release: ExpoCandidate } | undefined, rolledBackAt: Date | null, request: ExpoRequest): Date | null {
-  if (running) return running.release.status === "rolled_back" ? rolledBackAt : null;
+function withdrawnAt(running: { release: ExpoCandidate } | undefined, afterRollback: Date | null, request: ExpoRequest): Date | null {
+  if (running) return running.release.status === "rolled_back" ? afterRollback : null;
   const unnamed = request.currentUpdateId !== undefined && !runsEmbedded(request);
   return unnamed && request.complete ? request.now : null;
 }
-
-const latest = (...times: (Date | null)[]): Date | null =>
-  times.reduce<Date | null>((a, b) => (b !== null && (a === null || b > a) ? b : a), null);
 
 /**
  * The newest active update in the device's rollout, unless the device already
@@ -194,30 +206,30 @@ const latest = (...times: (Date | null)[]): Date | null =>
  * own createdAt. With none to offer, a device on a withdrawn update gets
  * rollBackToEmbedded as of that withdrawal; one that reports no update
  * gets it as of the latest rollback while a release is rolled back (it may
- * run that one). A device running a newer update that was not rolled back
- * (paused, or outside a narrowed rollout), or its embedded update, keeps it:
- * it gets the offered update as published (as of the latest rollback), or
- * noUpdateAvailable.
+ * run that one). A device running its embedded update keeps it: it gets the
+ * offered update as published (as of the latest rollback), or
+ * noUpdateAvailable. One running a newer update (a higher build) that was not
+ * withdrawn (paused, or outside a narrowed rollout) keeps it: noUpdateAvailable,
+ * as a lower build published after it (an old CI run re-run) would be taken.
  */
 export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readonly T[], request: ExpoRequest): Promise<ExpoPlan<T>> {
   const sorted = [...candidates].sort(newestFirst);
   const running = await servedAs(sorted, request.currentUpdateId);
   const current = running?.release;
   const offered = sorted.find((r) => r.status === "active" && inRollout(r.rollout_bucket, r.rollout_percentage));
-  const rolledBackAt = republishTime(sorted, request.pastRollbackAt);
-  const withdrawn = withdrawnAt(running, rolledBackAt, request);
+  const afterRollback = republishTime(sorted, request);
+  const withdrawn = withdrawnAt(running, afterRollback, request);
   const afterRunning = (time: Date) => (running && time <= running.since ? later(running.since) : time);
   if (offered) {
-    if (current === offered) return { kind: "noUpdateAvailable" };
     const keepsCurrent = current !== undefined && !withdrawn && newestFirst(current, offered) < 0;
-    if (keepsCurrent) return { kind: "manifest", release: offered, id: offered.id, createdAt: offered.created_at };
-    // Later than the rollBackToEmbedded a device may have taken as of the rollback (rolledBackAt):
+    if (current === offered || keepsCurrent) return { kind: "noUpdateAvailable" };
+    // Later than the rollBackToEmbedded a device may have taken as of the rollback (afterRollback):
     // expo-updates gives its embedded bundle that commitTime and takes only a later createdAt.
-    const createdAt = afterRunning(latest(offered.created_at, rolledBackAt && later(rolledBackAt), withdrawn)!);
+    const createdAt = afterRunning(latest(offered.created_at, afterRollback && later(afterRollback), withdrawn)!);
     const id = createdAt.getTime() === offered.created_at.getTime() ? offered.id : await republishedUpdateId(offered.id, createdAt);
     return { kind: "manifest", release: offered, id, createdAt };
   }
-  const mayRunRolledBack = request.currentUpdateId === undefined && sorted.some((r) => r.status === "rolled_back");
-  const commitTime = withdrawn ?? (mayRunRolledBack ? rolledBackAt : null);
+  const mayRunRolledBack = request.currentUpdateId === undefined && (request.rolledBackAt !== null || sorted.some((r) => r.status === "rolled_back"));
+  const commitTime = withdrawn ?? (mayRunRolledBack ? afterRollback : null);
   return commitTime ? { kind: "rollBackToEmbedded", commitTime: afterRunning(commitTime) } : { kind: "noUpdateAvailable" };
 }

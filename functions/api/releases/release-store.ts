@@ -243,16 +243,26 @@ export async function expoClientOf(tx: Tx, releaseId: string): Promise<Release["
 }
 
 /**
- * The latest rollback of an OTA update of (platform, channel, runtime version) that no rolled-back
- * release shows any more (made active or paused again, or deleted), if the caller may see the
- * channel (RLS). Read after the releases, in the same transaction: a rollback undone between the two
- * reads is then in one of them (app_private.release_past_rollbacks).
+ * The latest rollbacks of the OTA updates of (platform, channel, runtime version), if the caller may
+ * see the channel (RLS), of every release, not only the newest the manifest weighs: rolledBackAt, of
+ * a release still rolled back (its updated_at; releases_ota_build_key's range of the runtime version,
+ * each of its updates, as the rolled-back one may be older than the window), and pastRollbackAt,
+ * one no release shows any more (made active or paused again, or deleted:
+ * app_private.release_past_rollbacks). One statement, so one snapshot: a rollback undone meanwhile
+ * is in one of the two. Read after the releases, in the same transaction: so is one undone since.
  */
-export async function visiblePastRollback(tx: Tx, key: { platform: string; channel: string; runtimeVersion: string }): Promise<Date | null> {
-  const [row] = await tx<{ rolled_back_at: Date }[]>`
-    select rolled_back_at from app_private.release_past_rollbacks
-    where channel = ${key.channel} and platform = ${key.platform} and runtime_version = ${key.runtimeVersion}`;
-  return row?.rolled_back_at ?? null;
+export async function visibleRollbacks(
+  tx: Tx,
+  key: { platform: string; channel: string; runtimeVersion: string },
+): Promise<{ rolledBackAt: Date | null; pastRollbackAt: Date | null }> {
+  const [row] = await tx<{ rolled_back_at: Date | null; past_rollback_at: Date | null }[]>`
+    select
+      (select max(updated_at) from app_private.releases
+        where channel = ${key.channel} and platform = ${key.platform} and kind = 'ota'
+          and runtime_version = ${key.runtimeVersion} and status = 'rolled_back') as rolled_back_at,
+      (select rolled_back_at from app_private.release_past_rollbacks
+        where channel = ${key.channel} and platform = ${key.platform} and runtime_version = ${key.runtimeVersion}) as past_rollback_at`;
+  return { rolledBackAt: row.rolled_back_at, pastRollbackAt: row.past_rollback_at };
 }
 
 /**

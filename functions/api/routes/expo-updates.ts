@@ -16,7 +16,7 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
 import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
-import { expoClientOf, sessionDevice, visiblePastRollback, visibleReleases, visibleReleasesWithIds } from "../releases/release-store.ts";
+import { expoClientOf, sessionDevice, visibleReleases, visibleReleasesWithIds, visibleRollbacks } from "../releases/release-store.ts";
 
 export const EXPO_MANIFEST_PATH = "/v1/expo-updates/manifest";
 /** OTA updates of one runtime version weighed per request (newest first), and the one the device runs (expoCandidates). */
@@ -93,8 +93,8 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       device: user ? await sessionDevice(tx, user.session_id) : null,
       releases: await expoCandidates(await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES), MAX_EXPO_CANDIDATES, updateIds, (ranges) =>
         visibleReleasesWithIds(tx, filter, ranges)),
-      // After the releases (visiblePastRollback says why).
-      pastRollbackAt: await visiblePastRollback(tx, filter),
+      // After the releases (visibleRollbacks says why).
+      rollbacks: await visibleRollbacks(tx, filter),
     });
     const seen = user ? await deps.db.withUser(user, read) : await deps.db.asAnon(read);
 
@@ -108,7 +108,7 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       ...updateIds,
       // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
       complete: c.get("tokenIgnored") === undefined,
-      pastRollbackAt: seen.pastRollbackAt,
+      ...seen.rollbacks,
       // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
       now: new Date(),
     });
