@@ -809,7 +809,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.live_uid() is 'auth.uid() while the caller''s session counts (app_private.session_is_live of the token''s session_id claim: not signed out, not ended by time, the user neither banned nor soft-deleted), else null; null for a token without session_id. What the policies and functions reached with a user''s token (Data API, Realtime) take for the caller, in an initplan ((select app_private.live_uid())), so that a signed-out session''s unexpired token opens nothing. A transaction of the api function that checked its session first (setting tidesync.live_session to its id, as it sets request.jwt.claims) is not checked again: a request runs to its end as if before a sign-out that commits meanwhile. EXECUTE for authenticated only.';
+comment on function app_private.live_uid() is 'auth.uid() while the caller''s session counts (app_private.session_is_live of the token''s session_id claim: not signed out, not ended by time, the user neither banned nor soft-deleted, and aal2 if the user has a verified MFA factor), else null; null for a token without session_id. What the policies and functions reached with a user''s token (Data API, Realtime) take for the caller, in an initplan ((select app_private.live_uid())), so that a signed-out session''s unexpired token, or the password step of an MFA user''s sign-in, opens nothing. A transaction of the api function that checked its session first (setting tidesync.live_session to its id, as it sets request.jwt.claims) is not checked again: a request runs to its end as if before a sign-out that commits meanwhile. EXECUTE for authenticated only.';
 revoke execute on function app_private.live_uid() from public;
 grant execute on function app_private.live_uid() to authenticated;
 
@@ -2652,27 +2652,53 @@ revoke execute on function app_private.session_has_ended(p_not_after timestamp w
 CREATE OR REPLACE FUNCTION app_private.session_is_live(p_session_id uuid, p_user_id uuid)
  RETURNS boolean
  LANGUAGE plpgsql
- STABLE SECURITY DEFINER
+ STABLE
  SET search_path TO ''
 AS $function$
 begin
-  -- A user learns nothing of another user's sessions.
-  if current_setting('role') = 'authenticated' and p_user_id is distinct from auth.uid() then
-    return false;
-  end if;
-  -- A session row always has its user (the foreign key cascades).
-  return exists (select 1
-                   from auth.sessions s
-                  where s.id = p_session_id
-                    and s.user_id = p_user_id
-                    and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at))
-     and not app_private.cannot_sign_in(p_user_id);
+  return app_private.session_standing(p_session_id, p_user_id) = 'live';
 end
 $function$;
-comment on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) is 'The one rule for "this Supabase session still counts": its auth.sessions row exists for p_user_id and has not ended by time (app_private.session_has_ended: not_after, Supabase Auth''s time-box and inactivity timeout), and the user can sign in (app_private.cannot_sign_in: neither banned nor soft-deleted). The api function''s session check, the Data API''s and Realtime''s policies and functions (through app_private.live_uid()), GET /v1/devices (active) and app_private.push_targets apply it. Security definer: authenticated cannot read auth.sessions; called as authenticated it answers only for the caller''s own sessions (false for anyone else''s). plpgsql, so its plan is cached per connection.';
+comment on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) is 'Whether a Supabase session may act as its user: app_private.session_standing() = ''live'' (its auth.sessions row exists for p_user_id and has not ended by time, the user can sign in, and the session completed MFA (aal2) if the user has a verified factor). The api function''s session check, the Data API''s and Realtime''s policies and functions (through app_private.live_uid()), GET /v1/devices (active) and app_private.push_targets apply it. Called as authenticated it answers only for the caller''s own sessions (false for anyone else''s).';
 revoke execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) from public;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to authenticated;
 grant execute on function app_private.session_is_live(p_session_id uuid, p_user_id uuid) to service_role;
+
+-- function app_private.session_standing(p_session_id uuid, p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.session_standing(p_session_id uuid, p_user_id uuid)
+ RETURNS text
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_aal text;
+begin
+  -- A user learns nothing of another user's sessions.
+  if current_setting('role') = 'authenticated' and p_user_id is distinct from auth.uid() then
+    return 'signed_out';
+  end if;
+  -- A session row always has its user (the foreign key cascades).
+  select s.aal::text into v_aal
+    from auth.sessions s
+   where s.id = p_session_id
+     and s.user_id = p_user_id
+     and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at);
+  if not found or app_private.cannot_sign_in(p_user_id) then
+    return 'signed_out';
+  end if;
+  -- Supabase Auth leaves aal null or aal1 until a second factor is verified in the session.
+  if coalesce(v_aal, 'aal1') = 'aal1'
+     and exists (select 1 from auth.mfa_factors f where f.user_id = p_user_id and f.status = 'verified') then
+    return 'aal2_required';
+  end if;
+  return 'live';
+end
+$function$;
+comment on function app_private.session_standing(p_session_id uuid, p_user_id uuid) is 'The one rule for what a Supabase session may do as its user: ''signed_out'' when it no longer counts (its auth.sessions row is gone for p_user_id or has ended by time, app_private.session_has_ended; or the user cannot sign in, app_private.cannot_sign_in: banned or soft-deleted); ''aal2_required'' when it counts but is aal1 (auth.sessions.aal, which Supabase Auth raises to aal2 when a second factor is verified in the session; not the token''s aal claim) while the user has a verified factor (auth.mfa_factors); else ''live''. app_private.session_is_live() is standing = ''live''; the api function reads the standing to answer ''aal2_required'' with 403 FORBIDDEN. The factor lookup is made for aal1 sessions only. Security definer: authenticated cannot read auth.*; called as authenticated it answers only for the caller''s own sessions (''signed_out'' for anyone else''s). plpgsql, so its plan is cached per connection.';
+revoke execute on function app_private.session_standing(p_session_id uuid, p_user_id uuid) from public;
+grant execute on function app_private.session_standing(p_session_id uuid, p_user_id uuid) to authenticated;
+grant execute on function app_private.session_standing(p_session_id uuid, p_user_id uuid) to service_role;
 
 -- function app_private.signed_out_devices_kept()
 CREATE OR REPLACE FUNCTION app_private.signed_out_devices_kept()

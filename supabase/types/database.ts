@@ -1184,6 +1184,10 @@ export type Database = {
         Args: { "p_session_id": string; "p_user_id": string };
         Returns: boolean;
       };
+      "session_standing": {
+        Args: { "p_session_id": string; "p_user_id": string };
+        Returns: string;
+      };
       "signed_out_devices_kept": {
         Args: Record<PropertyKey, never>;
         Returns: number;

@@ -218,6 +218,8 @@ describe("GET /v1/users/me/export", () => {
       (${totp}, ${erin.userId}, 'ERIN-AUTHENTICATOR', 'totp', 'verified', now() - interval '1 hour', now(), 'ERIN-TOTP-SECRET-1', null),
       (${sms}, ${erin.userId}, 'ERIN-SMS', 'phone', 'unverified', now(), now(), null, '+15550001234'),
       (${randomUUID()}, ${frank.userId}, 'FRANK-AUTHENTICATOR', 'totp', 'verified', now(), now(), 'FRANK-TOTP-SECRET-2', null)`;
+    // Their sessions completed MFA (mfa.verify raised them to aal2): an aal1 one would reach nothing (mfa-needs-aal2).
+    await adminSql`update auth.sessions set aal = 'aal2' where user_id in (${erin.userId}, ${frank.userId})`;
     await adminSql`insert into storage.buckets (id, name) values (${bucket}, ${bucket})`;
     try {
       await adminSql`insert into storage.objects (bucket_id, name, owner_id, metadata, user_metadata) values

@@ -532,13 +532,18 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     }
   });
 
-  it("a token that opens no session (expired, forged, malformed, signed out) is ignored: the answer without a token, never a 401 that would cut the app off every update", async () => {
+  it("a token that opens no session (expired, forged, malformed, signed out, an MFA user's aal1) is ignored: the answer without a token, never a 401 that would cut the app off every update", async () => {
     // expo-updates keeps sending the Authorization it was given (setUpdateRequestHeadersOverride
     // persists), and access tokens expire hourly: a 401 left such an app without even the public fix.
     const tester = await createTestUser();
+    // A tester too, at the password step of an MFA sign-in: aal1 while a verified factor waits.
+    const mfaPending = await createTestUser();
+    await adminSql`
+      insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at)
+      values (${randomUUID()}, ${mfaPending.userId}, 'authenticator', 'totp', 'verified', now(), now())`;
     const beta = freshChannel("beta");
     const everyone = freshChannel("prod");
-    await testerGroup([beta], [tester.userId]);
+    await testerGroup([beta], [tester.userId, mfaPending.userId]);
     await testerGroup([everyone], [], { everyone: true });
     const betaUpdate = await publish(await otaRelease(beta, 1));
     const fix = await publish(await otaRelease(everyone, 1));
@@ -556,6 +561,7 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
       ["invalid", { token: "not-a-token" }],
       ["invalid", { authorization: "Basic dXNlcjpwYXNz" }],
       ["signed_out", { token: signedOut.token }],
+      ["aal2_required", { token: mfaPending.token }],
     ];
     for (const [reason, auth] of tokens) {
       const label = `${reason} ${JSON.stringify(auth).slice(0, 60)}`;

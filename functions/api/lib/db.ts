@@ -64,14 +64,22 @@ class ClientTimeout extends Error {
 }
 
 /**
- * Whether this token's session still counts, by the database's one rule,
- * app_private.session_is_live() (migration 20261126003200): the session row
- * exists for this user and has not expired, and the user is neither banned nor
- * deleted, as Supabase Auth applies it. GET /v1/devices and the push senders'
- * view read the same function.
+ * What this token's session may do, by the database's one rule,
+ * app_private.session_standing() (migration 20261128003350): 'live'; or
+ * 'signed_out' (its row is gone or has ended, or the user is banned or
+ * deleted, as Supabase Auth applies it); or 'aal2_required' (aal1 while the
+ * user has a verified MFA factor). GET /v1/devices and the push senders' view
+ * read the same rule (app_private.session_is_live(): standing = 'live').
  */
-export function liveSession(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "session_id">) {
-  return q`app_private.session_is_live(${claims.session_id}::uuid, ${claims.sub}::uuid)`;
+export type SessionStanding = "live" | "signed_out" | "aal2_required";
+
+export function sessionStanding(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "session_id">) {
+  return q`app_private.session_standing(${claims.session_id}::uuid, ${claims.sub}::uuid)`;
+}
+
+/** The answer to a session that is not live: 401, or 403 for the password step of an MFA user's sign-in. */
+export function sessionRefusal(standing: Exclude<SessionStanding, "live">): ApiError {
+  return standing === "aal2_required" ? new Aal2Required() : signedOut();
 }
 
 /** `tx`, refusing to start any further statement with the error `refusal()` returns, once it returns one. */
@@ -100,6 +108,18 @@ export function signedOut(): ApiError {
   return new ApiError("UNAUTHENTICATED", "this session has been signed out; sign in again");
 }
 
+/**
+ * A session at aal1 of a user with a verified MFA factor: signed in, but it
+ * reaches nothing until Supabase Auth verifies the second factor (mfa.verify)
+ * and raises it to aal2; a refresh after that carries aal2. 403: the token is
+ * valid and signing in again does not help.
+ */
+export class Aal2Required extends ApiError {
+  constructor() {
+    super("FORBIDDEN", "complete multi-factor sign-in (aal2): this account has a verified MFA factor and this session signed in with one factor only");
+  }
+}
+
 const FOREIGN_KEY_VIOLATION = "23503";
 
 /**
@@ -112,8 +132,8 @@ const FOREIGN_KEY_VIOLATION = "23503";
  */
 export async function signedOutIfGone(sql: Sql, claims: Pick<UserClaims, "sub" | "session_id">, error: unknown): Promise<unknown> {
   if ((error as { code?: unknown } | null)?.code !== FOREIGN_KEY_VIOLATION) return error;
-  const [{ live }] = await sql<{ live: boolean }[]>`select ${liveSession(sql, claims)} as live`;
-  return live ? error : signedOut();
+  const [{ standing }] = await sql<{ standing: SessionStanding }[]>`select ${sessionStanding(sql, claims)} as standing`;
+  return standing === "live" ? error : sessionRefusal(standing);
 }
 
 /**
@@ -330,17 +350,17 @@ export function createDb(config: Config): Db {
         // session is marked for the transaction (tidesync.live_session): the
         // policies, which check the session of every Data API statement
         // (app_private.live_uid()), take this check for the whole request.
-        const state = tx<{ live: boolean; pid: number }[]>`
+        const state = tx<{ standing: SessionStanding; pid: number }[]>`
           select
-            checked.live,
+            checked.standing,
             pg_backend_pid() as pid,
-            set_config('tidesync.live_session', case when checked.live then ${claims.session_id} else '' end, true),
+            set_config('tidesync.live_session', case when checked.standing = 'live' then ${claims.session_id} else '' end, true),
             set_config('request.jwt.claims', ${JSON.stringify(claims)}, true),
             set_config('role', 'authenticated', true)
             ${limit === undefined ? tx`` : tx`,
             set_config('statement_timeout', ${limit}, true),
             set_config('idle_in_transaction_session_timeout', ${limit}, true)`}
-          from (select ${liveSession(tx, claims)} as live offset 0) checked`.execute();
+          from (select ${sessionStanding(tx, claims)} as standing offset 0) checked`.execute();
         // The work's first statements travel in the same round trip (pipelined
         // behind the check, as the caller under RLS). Its answer arrives first:
         // a signed-out session refuses every later statement, nothing the work
@@ -348,16 +368,16 @@ export function createDb(config: Config): Db {
         let refused = false;
         const outcome = work(refusingWhen(tx, () => refused ? signedOut() : undefined));
         outcome.catch(() => {}); // settled below in both cases
-        const [{ live, pid }] = await state.catch(async (error) => {
+        const [{ standing, pid }] = await state.catch(async (error) => {
           refused = true;
           await outcome.catch(() => {});
           throw error;
         });
         unit.pid = pid;
-        if (!live) {
+        if (standing !== "live") {
           refused = true;
           await outcome.catch(() => {});
-          throw signedOut();
+          throw sessionRefusal(standing);
         }
         options?.onLive?.();
         return await outcome;

@@ -7,6 +7,7 @@ import { longNumberLiterals } from "../../_shared/long-number-literals.ts";
 import { isNonFiniteNumberLiteral, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
+import { Aal2Required } from "./db.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
 import { checkQuery } from "./strict-query.ts";
@@ -275,9 +276,10 @@ function useJsonBody(c: Context, text: string, value: unknown, literals: string[
  * Why optionalUser went on without the request's token: `expired` (a token of
  * this project past its exp), `invalid` (any other token the verifier refuses:
  * not a JWT, another key or issuer, not a user's session), `signed_out` (its
- * session is gone).
+ * session is gone), `aal2_required` (its session is the password step of an
+ * MFA user's sign-in: aal1 while the user has a verified factor).
  */
-export const IGNORED_TOKENS = ["expired", "invalid", "signed_out"] as const;
+export const IGNORED_TOKENS = ["expired", "invalid", "signed_out", "aal2_required"] as const;
 export type IgnoredToken = typeof IGNORED_TOKENS[number];
 export const TOKEN_IGNORED_HEADER = "Tidesync-Token-Ignored";
 
@@ -289,6 +291,7 @@ function ignoredToken(error: unknown, verified: boolean): IgnoredToken | null {
     // A token of another role (the project's anon key): no user session.
     return error.code === "UNAUTHENTICATED" || error.code === "FORBIDDEN" ? "invalid" : null;
   }
+  if (error instanceof Aal2Required) return "aal2_required";
   return error.code === "UNAUTHENTICATED" ? "signed_out" : null;
 }
 

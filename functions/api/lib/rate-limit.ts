@@ -3,11 +3,12 @@
 // in Postgres so it holds across every function instance; it is written in its
 // own short statement (not the request transaction) so that requests which
 // fail still count. Only a live session spends budget: the same statement
-// checks it first, so a signed-out or stolen-and-revoked token gets 401 and
-// can never exhaust its owner's budget. It also reads the database's clock:
+// checks it first, so a signed-out or stolen-and-revoked token gets 401 (the
+// password step of an MFA user's sign-in 403) and can never exhaust its
+// owner's budget. It also reads the database's clock:
 // the request's server_time where no statement of its own answers one.
 import { ApiError } from "../../_shared/errors.ts";
-import { type Db, liveSession, signedOut, signedOutIfGone, unavailable } from "./db.ts";
+import { type Db, sessionRefusal, type SessionStanding, sessionStanding, signedOut, signedOutIfGone, unavailable } from "./db.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
 import { wireNow } from "../sync/wire-time.ts";
 import type { UserClaims } from "./verify-token.ts";
@@ -19,7 +20,7 @@ export interface RateLimitState {
 }
 
 interface Admission {
-  live: boolean;
+  standing: SessionStanding;
   hit: { hits: number; reset_seconds: number } | null;
   server_time: string;
 }
@@ -30,14 +31,14 @@ export async function consumeRateLimit(db: Db, claims: UserClaims, operation: st
   // this statement is signed out too.
   const [admission] = await db.query((sql) =>
     sql<Admission[]>`
-      select live,
-             case when live then (
+      select standing,
+             case when standing = 'live' then (
                select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
                from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
                                                ${rule.per === "session" ? claims.session_id : null}::uuid) h
              ) end as hit,
              ${wireNow(sql)} as server_time
-      from (select ${liveSession(sql, claims)} as live) session`
+      from (select ${sessionStanding(sql, claims)} as standing) session`
       .catch(async (error) => {
         throw await signedOutIfGone(sql, claims, error);
       })
@@ -45,7 +46,8 @@ export async function consumeRateLimit(db: Db, claims: UserClaims, operation: st
   // A connection terminated under the statement can end it without a row (seen when the
   // database kills backends): that is the database being unavailable, not a bug of the request.
   if (!admission) throw unavailable(new Error("the rate-limit admission answered no row"));
-  if (!admission.live || !admission.hit) throw signedOut();
+  if (admission.standing !== "live") throw sessionRefusal(admission.standing);
+  if (!admission.hit) throw signedOut();
   const row = admission.hit;
   const remaining = Math.max(0, rule.limit - row.hits);
   const headers = {

@@ -16,7 +16,7 @@ create view app_private.push_targets with (security_invoker=true) as
   WHERE d.push_token IS NOT NULL AND app_private.session_is_live(d.session_id, d.user_id);
 
 -- comments
-comment on view app_private.push_targets is 'Where to send a user''s pushes: the devices holding a push token whose session still counts (app_private.session_is_live: not expired, user neither banned nor deleted). What push senders read (service_role), never app_private.devices.push_token directly. See docs/devices-and-sessions.md, "Sending pushes".';
+comment on view app_private.push_targets is 'Where to send a user''s pushes: the devices holding a push token whose session still counts (app_private.session_is_live: not expired, user neither banned nor deleted, aal2 if the user has a verified MFA factor). What push senders read (service_role), never app_private.devices.push_token directly. See docs/devices-and-sessions.md, "Sending pushes".';
 
 -- grants (the owner's implicit rights not shown)
 grant select on table app_private.push_targets to service_role;

@@ -352,9 +352,9 @@ select ok(
   'session_is_live(uuid, uuid): EXECUTE for authenticated (GET /v1/devices) and service_role (push_targets)'
 );
 select is(
-  (select prosecdef::text || ' ' || array_to_string(proconfig, ',') from pg_proc where oid = 'app_private.session_is_live(uuid, uuid)'::regprocedure),
+  (select prosecdef::text || ' ' || array_to_string(proconfig, ',') from pg_proc where oid = 'app_private.session_standing(uuid, uuid)'::regprocedure),
   'true search_path=""',
-  'session_is_live is security definer (authenticated has no right on auth.sessions) and pins an empty search_path'
+  'session_standing, the rule under session_is_live, is security definer (authenticated has no right on auth.sessions) and pins an empty search_path'
 );
 select ok(
   has_table_privilege('service_role', 'app_private.push_targets', 'select')

@@ -28,6 +28,10 @@ values ('e5060000-0000-4000-8000-000000000001', tests.get_supabase_uid('export_e
         now(), now(), null, '+15550000506'),
        ('e5060000-0000-4000-8000-000000000003', tests.get_supabase_uid('export_frank'), 'Frank''s phone', 'totp', 'verified',
         now(), now(), 'FRANK-TOTP-SECRET', null);
+-- Their sessions completed MFA (Supabase Auth's mfa.verify raises them to aal2):
+-- an aal1 session of a user with a verified factor reaches nothing (pgTAP 142).
+update auth.sessions set aal = 'aal2'
+ where user_id in (tests.get_supabase_uid('export_erin'), tests.get_supabase_uid('export_frank'));
 
 -- Erin's list, shared with Grace as owner through an invite Grace used; Grace
 -- then invites Frank (who uses it) and another, then Erin demotes Grace: the

@@ -1,0 +1,122 @@
+// A user who turned MFA on (a verified factor in auth.mfa_factors) is not
+// reached by the password alone. Supabase Auth answers the password step with
+// an aal1 session and upgrades that session to aal2 (auth.sessions.aal) when
+// the second factor is verified; until then the session opens nothing of
+// tidesync's: the api function answers 403 FORBIDDEN, and the Data API, which
+// runs as role authenticated with the token's claims, sees nothing
+// (app_private.session_standing, migration 20261128003350). A user without a
+// verified factor is reached at aal1, as before.
+import { randomUUID } from "node:crypto";
+import type postgres from "postgres";
+import { describe, expect, it } from "vitest";
+import { adminSql, call, createSession, createTestUser, expectEnvelope, type TestUser } from "../support/harness.ts";
+import { phone, startSession } from "../support/device-sessions.ts";
+import { push, pushOk, upsert } from "../support/shared-lists.ts";
+import { signEs256, supabaseClaims } from "../support/tokens.ts";
+import { stack } from "../support/harness.ts";
+
+const now = () => Math.floor(Date.now() / 1000);
+const PASSWORD = () => ({ aal: "aal1", amr: [{ method: "password", timestamp: now() }] });
+const PASSWORD_AND_TOTP = () => ({ aal: "aal2", amr: [{ method: "totp", timestamp: now() }, { method: "password", timestamp: now() - 30 }] });
+
+async function addFactor(userId: string, status: "verified" | "unverified"): Promise<void> {
+  await adminSql`
+    insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, secret)
+    values (${randomUUID()}, ${userId}, ${"authenticator " + status}, 'totp', ${status}, now(), now(), 'TOTP-SECRET')`;
+}
+
+/** Supabase Auth's verify of the second factor: the session row becomes aal2, and so does the token it then issues. */
+async function completeMfa(user: TestUser, sessionId: string): Promise<string> {
+  await adminSql`update auth.sessions set aal = 'aal2', updated_at = now() where id = ${sessionId}`;
+  return await signEs256(stack.keys.privateJwk, supabaseClaims({ userId: user.userId, sessionId, email: user.email, claims: PASSWORD_AND_TOTP() }));
+}
+
+/** A new session after the password step only (aal1), as Supabase Auth issues it before the TOTP step. */
+async function passwordOnlySession(user: TestUser): Promise<{ sessionId: string; token: string }> {
+  const sessionId = await createSession(user.userId);
+  return { sessionId, token: await signEs256(stack.keys.privateJwk, supabaseClaims({ userId: user.userId, sessionId, email: user.email, claims: PASSWORD() })) };
+}
+
+/** Runs SQL as PostgREST does for a token it verified: role authenticated, the token's payload as request.jwt.claims. */
+async function viaDataApi<T>(token: string, work: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  const claims = Buffer.from(token.split(".")[1], "base64url").toString("utf8");
+  return await adminSql.begin(async (tx) => {
+    await tx`select set_config('request.jwt.claims', ${claims}, true), set_config('role', 'authenticated', true)`;
+    return await work(tx);
+  }) as T;
+}
+
+const listsOf = (token: string) =>
+  viaDataApi(token, async (tx) => (await tx<{ title: string }[]>`select title from public.lists order by title`).map((l) => l.title));
+
+/** Alice: a list, a verified TOTP factor and her phone's session, which completed MFA (aal2). */
+async function aliceWithMfa() {
+  const alice = await createTestUser();
+  const phoneToken = await completeMfa(alice, alice.sessionId);
+  await startSession(phoneToken, phone());
+  await pushOk(phoneToken, { ops: [upsert("lists", randomUUID(), { title: "Alice's private list" })] });
+  await addFactor(alice.userId, "verified");
+  return { alice, phoneToken };
+}
+
+describe("a user with a verified MFA factor", () => {
+  it("a password-only (aal1) session reads nothing through the Data API and gets 403 from every route; the aal2 phone is untouched", async () => {
+    const { alice, phoneToken } = await aliceWithMfa();
+    const intruder = await passwordOnlySession(alice);
+
+    expect(await listsOf(intruder.token)).toEqual([]);
+    expect(await listsOf(phoneToken)).toContain("Alice's private list");
+
+    const refusals = {
+      export: await call("/v1/users/me/export", { token: intruder.token }),
+      deletion: await call("/v1/users/me/deletion", { method: "POST", token: intruder.token, body: { confirm: "delete my account" } }),
+      push: await push(intruder.token, { ops: [upsert("lists", randomUUID(), { title: "written with the password alone" })] }),
+      pull: await call("/v1/sync/changes", { token: intruder.token }),
+      session: await call("/v1/auth/session", { method: "POST", token: intruder.token, body: { device: phone() } }),
+      whoami: await call("/v1/whoami", { token: intruder.token }),
+      devices: await call("/v1/devices", { token: intruder.token }),
+    };
+    for (const [route, response] of Object.entries(refusals)) {
+      expect(expectEnvelope(response, 403, "FORBIDDEN").message, route).toMatch(/multi-factor sign-in \(aal2\)/);
+    }
+
+    // Nothing of it happened: no deletion scheduled, no list written, the phone still signed in and reading.
+    const [{ deletions }] = await adminSql`select count(*)::int as deletions from app_private.account_deletion_requests where user_id = ${alice.userId}`;
+    expect(deletions).toBe(0);
+    const [{ lists }] = await adminSql`select count(*)::int as lists from public.lists where title = 'written with the password alone'`;
+    expect(lists).toBe(0);
+    const pulled = await call("/v1/sync/changes", { token: phoneToken });
+    expect(pulled.status, pulled.text).toBe(200);
+    expect((await call("/v1/users/me/export", { token: phoneToken })).status).toBe(200);
+  });
+
+  it("the same session, once Supabase Auth upgraded it to aal2, is reached, also with the aal1 token it held before", async () => {
+    const { alice } = await aliceWithMfa();
+    const signingIn = await passwordOnlySession(alice);
+    expect((await call("/v1/sync/changes", { token: signingIn.token })).status).toBe(403);
+
+    const upgraded = await completeMfa(alice, signingIn.sessionId);
+    expect(await listsOf(upgraded)).toContain("Alice's private list");
+    expect((await call("/v1/sync/changes", { token: upgraded })).status).toBe(200);
+    // The session row is the authority, as for Supabase Auth's own aal2 checks (session.IsAAL2()).
+    expect(await listsOf(signingIn.token)).toContain("Alice's private list");
+    const whoami = await call("/v1/whoami", { token: signingIn.token });
+    expect(whoami.status, whoami.text).toBe(200);
+  });
+});
+
+describe("a user without a verified factor is reached at aal1", () => {
+  for (const factor of ["none", "unverified"] as const) {
+    it(`factor: ${factor}`, async () => {
+      const bob = await createTestUser();
+      if (factor === "unverified") await addFactor(bob.userId, "unverified");
+      await startSession(bob.token, phone());
+      await pushOk(bob, { ops: [upsert("lists", randomUUID(), { title: "Bob's list" })] });
+      expect(await listsOf(bob.token)).toContain("Bob's list");
+      expect((await call("/v1/sync/changes", { token: bob.token })).status).toBe(200);
+      expect((await call("/v1/users/me/export", { token: bob.token })).status).toBe(200);
+      const deletion = await call("/v1/users/me/deletion", { method: "POST", token: bob.token, body: { confirm: "delete my account" } });
+      expect(deletion.status, deletion.text).toBe(202);
+    });
+  }
+});
