@@ -1954,14 +1954,22 @@ declare
   v_lists uuid[];
 begin
   if current_user = 'authenticated' then
-    select array_agg(distinct n.list_id) into v_lists from new_rows n;
-    -- The role of the tasks policies ("Editors can add tasks…", "Editors can change the tasks…").
+    -- The lists written into (new_rows) and taken out of (old_rows): a move needs editor in both.
+    if tg_op = 'INSERT' then
+      select array_agg(distinct n.list_id) into v_lists from new_rows n;
+    elsif tg_op = 'UPDATE' then
+      select array_agg(distinct l.list_id) into v_lists
+        from (select n.list_id from new_rows n union all select o.list_id from old_rows o) l;
+    else
+      select array_agg(distinct o.list_id) into v_lists from old_rows o;
+    end if;
+    -- The role of the tasks policies ("Editors can add / change / delete the tasks…").
     perform app_private.require_list_role(v_lists, 'editor');
   end if;
   return null;
 end;
 $function$;
-comment on function app_private.recheck_task_writes() is 'Trigger (after insert or update of public.tasks, per statement, with new_rows, when (current_user = ''authenticated'')): the caller must still be an editor of every list the statement wrote tasks into, as last committed (require_list_role). The WHEN, evaluated as the statement ends, leaves out a foreign key''s action (set null, set default, cascade), which Postgres runs as the table''s owner but whose triggers it fires as the user. recheck_write_into_list() with a static query.';
+comment on function app_private.recheck_task_writes() is 'Trigger (after insert, update or delete of public.tasks, per statement, with new_rows and/or old_rows, when (current_user = ''authenticated'')): the caller must still be an editor of every list the statement wrote tasks into or took tasks out of (deleted, moved away), as last committed (require_list_role). The WHEN, evaluated as the statement ends, leaves out a foreign key''s action (set null, set default, cascade), which Postgres runs as the table''s owner but whose triggers it fires as the user. recheck_write_into_list() with static queries.';
 revoke execute on function app_private.recheck_task_writes() from public;
 
 -- function app_private.recheck_write_into_list()
@@ -1974,13 +1982,22 @@ declare
   v_lists uuid[];
 begin
   if current_user = 'authenticated' then
-    execute format('select array_agg(distinct n.%I) from new_rows n', tg_argv[1]) into v_lists;
+    if tg_op = 'DELETE' then
+      execute format('select array_agg(distinct o.%I) from old_rows o', tg_argv[1]) into v_lists;
+    elsif tg_op = 'UPDATE' and exists (select 1 from pg_catalog.pg_trigger t
+                                        where t.tgrelid = tg_relid and t.tgname = tg_name and t.tgoldtable is not null) then
+      execute format('select array_agg(distinct l.c) from (select n.%1$I as c from new_rows n union all select o.%1$I from old_rows o) l',
+                     tg_argv[1]) into v_lists;
+    else
+      -- An insert; or an update whose trigger, made with the earlier recipe, has no old table.
+      execute format('select array_agg(distinct n.%I) from new_rows n', tg_argv[1]) into v_lists;
+    end if;
     perform app_private.require_list_role(v_lists, tg_argv[0]);
   end if;
   return null;
 end;
 $function$;
-comment on function app_private.recheck_write_into_list() is 'Trigger (after insert or update of a table scoped by a list, per statement, with new_rows, when (current_user = ''authenticated''); arguments: the least role, the list column): the caller must still hold that role in every list the statement wrote rows into, as last committed (require_list_role). The WHEN, evaluated as the statement ends, leaves out a foreign key''s action (set null, set default, cascade), which Postgres runs as the table''s owner but whose triggers it fires as the user (docs/security-model.md, step 3).';
+comment on function app_private.recheck_write_into_list() is 'Trigger (after insert, update or delete of a table scoped by a list, per statement, with new_rows and/or old_rows, when (current_user = ''authenticated''); arguments: the least role, the list column): the caller must still hold that role in every list the statement wrote rows into or took rows out of (deleted, moved away: an update trigger with an old table), as last committed (require_list_role). The WHEN, evaluated as the statement ends, leaves out a foreign key''s action (set null, set default, cascade), which Postgres runs as the table''s owner but whose triggers it fires as the user (docs/security-model.md, step 3).';
 revoke execute on function app_private.recheck_write_into_list() from public;
 
 -- function app_private.record_notification_preference_change()

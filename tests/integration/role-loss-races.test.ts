@@ -15,7 +15,7 @@ import { syncBatchResponseSchema, type SyncOpEnvelope } from "../../functions/_s
 import { pushBatch, StaleBatch } from "../../functions/api/sync/push-store.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { holdTransaction, type Isolation, waitersOf } from "../support/held-transactions.ts";
-import { asUser, push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
+import { asUser, pullAll, push, pushOk, remove, removeMember, share, upsert } from "../support/shared-lists.ts";
 
 type Role = "owner" | "editor" | "viewer";
 type Change = "demote" | "remove";
@@ -117,6 +117,82 @@ describe("a Data API write that waited for its writer's loss of role is judged b
       () => asUser(bob, (tx) => tx`delete from public.list_members where list_id = ${list} and user_id = ${carol.userId}`));
     expect(out).toMatchObject({ ok: true });
     expect(await adminSql`select 1 from public.list_members where list_id = ${list} and user_id = ${carol.userId}`).toHaveLength(0);
+  });
+});
+
+/**
+ * Alice holds a row lock on `task` (her edit of it, open); Bob's `write` starts and waits for
+ * it (the test sees it wait); Alice removes Bob from the list and commits that, then her edit.
+ * Returns how Bob's write settled.
+ */
+async function whileBobIsRemovedBehindARowLock<T>(alice: TestUser, bob: TestUser, list: string, task: string, write: () => Promise<T>) {
+  const held = holdTransaction((tx) => tx`update public.tasks set notes = 'held' where id = ${task}`, { as: alice });
+  let settled: Promise<{ ok: true; value: T } | { ok: false; error: { code?: string; message?: string } }> | undefined;
+  try {
+    await Promise.race([held.ran, held.done.then(() => { throw new Error("Alice's edit ended early"); })]);
+    settled = write().then((value) => ({ ok: true as const, value }), (error) => ({ ok: false as const, error }));
+    await waitersOf(await held.pid);
+    await removeMember(alice, list, bob);
+  } finally {
+    held.commit();
+  }
+  await held.done;
+  return await settled!;
+}
+
+describe("a Data API write out of a list, that waited for a row lock while its writer was removed, is judged by the new role", () => {
+  it("Bob's delete of Alice's task: 42501, the task stays and Alice's devices keep it", async () => {
+    const { alice, bob, list } = await listWith("editor");
+    const task = randomUUID();
+    await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "hers" })] });
+    const { cursor } = await pullAll(alice);
+    const out = await whileBobIsRemovedBehindARowLock(alice, bob, list, task,
+      () => asUser(bob, (tx) => tx`delete from public.tasks where id = ${task}`));
+    expect(out).toMatchObject({ ok: false, error: { code: "42501", message: `your role in list ${list} no longer allows this write (it changed while the write ran)` } });
+    expect(await adminSql`select list_id from public.tasks where id = ${task}`).toEqual([{ list_id: list }]);
+    const { changes } = await pullAll(alice, cursor);
+    expect(changes.filter((c) => c.id === task).map((c) => [c.deleted, c.data?.notes])).toEqual([[false, "held"]]);
+  });
+
+  it("Bob's move of Alice's task into his personal list: 42501, the task stays in her list", async () => {
+    const { alice, bob, list } = await listWith("editor");
+    const task = randomUUID();
+    await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "hers" })] });
+    const out = await whileBobIsRemovedBehindARowLock(alice, bob, list, task,
+      () => asUser(bob, (tx) => tx`update public.tasks set list_id = ${bob.userId} where id = ${task}`));
+    expect(out).toMatchObject({ ok: false, error: { code: "42501" } });
+    expect(await adminSql`select list_id from public.tasks where id = ${task}`).toEqual([{ list_id: list }]);
+    expect(await asUser(bob, (tx) => tx`select 1 from public.tasks where id = ${task}`)).toHaveLength(0);
+  });
+
+  it("the push's delete of it, as before: NOT_FOUND, the task stays", async () => {
+    const { alice, bob, list } = await listWith("editor");
+    const task = randomUUID();
+    const created = await pushOk(alice, { ops: [upsert("tasks", task, { list_id: list, title: "hers" })] });
+    const out = await whileBobIsRemovedBehindARowLock(alice, bob, list, task,
+      () => push(bob, { ops: [remove("tasks", task, created.results[0].record!.version)] }));
+    const response = (out as { value: Awaited<ReturnType<typeof push>> }).value;
+    expect(syncBatchResponseSchema.parse(response.body).results[0]).toMatchObject({ status: "rejected", error: { code: "NOT_FOUND" } });
+    expect(await adminSql`select list_id from public.tasks where id = ${task}`).toEqual([{ list_id: list }]);
+  });
+
+  it("the role kept: Bob's delete and move that waited for Alice's edit go through", async () => {
+    const { alice, bob, list } = await listWith("editor");
+    const [deleted, moved] = [randomUUID(), randomUUID()];
+    await pushOk(alice, { ops: [upsert("tasks", deleted, { list_id: list, title: "d" }), upsert("tasks", moved, { list_id: list, title: "m" })] });
+    for (const [task, write] of [
+      [deleted, () => asUser(bob, (tx) => tx`delete from public.tasks where id = ${deleted}`)],
+      [moved, () => asUser(bob, (tx) => tx`update public.tasks set list_id = ${bob.userId} where id = ${moved}`)],
+    ] as const) {
+      const held = holdTransaction((tx) => tx`update public.tasks set notes = 'held' where id = ${task}`, { as: alice });
+      await held.ran;
+      const settled = write();
+      await waitersOf(await held.pid);
+      held.commit();
+      await held.done;
+      expect((await settled).count).toBe(1);
+    }
+    expect(await adminSql`select id, list_id from public.tasks where id in (${deleted}, ${moved})`).toEqual([{ id: moved, list_id: bob.userId }]);
   });
 });
 

@@ -3,7 +3,8 @@
 // schema (sql/, kept fresh by `npm run generate:check`) that is for more than one role, or
 // for `public` (every role), must be named there in bold; a new one fails here until it is.
 // Its recipe for an app's own synced table is copied as written: its policies must name the
-// caller as `(select app_private.live_uid())` (a signed-out token opens nothing).
+// caller as `(select app_private.live_uid())` (a signed-out token opens nothing), and its
+// recheck triggers judge deletes and the old rows of updates too (a move out of a scope).
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -51,5 +52,15 @@ describe("docs/security-model.md's recipe (Making a new table syncable)", () => 
     expect(start).toBeGreaterThan(0);
     expect(recipe).toContain("(select app_private.live_uid())");
     expect(recipe).not.toContain("(select auth.uid())");
+  });
+
+  it("rechecks a write after insert, after update with the old rows (a move out of a scope) and after delete", () => {
+    const rechecks = [...recipe.matchAll(/create trigger (writer_role_rechecked_on_\w+) (after \w+) on public\.<table> referencing (.+?) for each statement when \(current_user = 'authenticated'\) execute function app_private\.recheck_write_into_list\(/g)]
+      .map((m) => [m[1], m[2], m[3]]);
+    expect(rechecks).toEqual([
+      ["writer_role_rechecked_on_insert", "after insert", "new table as new_rows"],
+      ["writer_role_rechecked_on_update", "after update", "old table as old_rows new table as new_rows"],
+      ["writer_role_rechecked_on_delete", "after delete", "old table as old_rows"],
+    ]);
   });
 });

@@ -89,7 +89,9 @@ CREATE TRIGGER tidesync_refuse_truncate BEFORE TRUNCATE ON tasks FOR EACH STATEM
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON tasks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON tasks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_updates AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
+CREATE TRIGGER writer_role_rechecked_on_delete AFTER DELETE ON tasks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT WHEN (CURRENT_USER = 'authenticated'::name) EXECUTE FUNCTION app_private.recheck_task_writes();
+comment on trigger writer_role_rechecked_on_delete on public.tasks is 'A task deleted while its writer lost its list (the delete waited for a row lock meanwhile) is refused (require_list_role).';
 CREATE TRIGGER writer_role_rechecked_on_insert AFTER INSERT ON tasks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT WHEN (CURRENT_USER = 'authenticated'::name) EXECUTE FUNCTION app_private.recheck_task_writes();
 comment on trigger writer_role_rechecked_on_insert on public.tasks is 'A task added while its writer lost the list (the foreign-key check waited for the removal) is refused (require_list_role).';
-CREATE TRIGGER writer_role_rechecked_on_update AFTER UPDATE ON tasks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT WHEN (CURRENT_USER = 'authenticated'::name) EXECUTE FUNCTION app_private.recheck_task_writes();
-comment on trigger writer_role_rechecked_on_update on public.tasks is 'A task moved into a list while its writer lost it is refused (require_list_role).';
+CREATE TRIGGER writer_role_rechecked_on_update AFTER UPDATE ON tasks REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT WHEN (CURRENT_USER = 'authenticated'::name) EXECUTE FUNCTION app_private.recheck_task_writes();
+comment on trigger writer_role_rechecked_on_update on public.tasks is 'A task changed, moved into or out of a list while its writer lost that list is refused (require_list_role).';

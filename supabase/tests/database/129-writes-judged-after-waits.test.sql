@@ -37,12 +37,13 @@ select is(array(select c.relname || '.' || t.tgname from pg_trigger t join pg_cl
                  where t.tgname like 'writer_role_rechecked%'
                    and c.oid in ('public.lists'::regclass, 'public.tasks'::regclass, 'public.list_members'::regclass) order by 1),
   array['list_members.writer_role_rechecked_on_delete', 'list_members.writer_role_rechecked_on_update', 'lists.writer_role_rechecked',
-        'tasks.writer_role_rechecked_on_insert', 'tasks.writer_role_rechecked_on_update'],
+        'tasks.writer_role_rechecked_on_delete', 'tasks.writer_role_rechecked_on_insert', 'tasks.writer_role_rechecked_on_update'],
   'the recheck triggers of lists, tasks and list_members');
 select is(array(select t.tgname || ' ' || t.tgfoid::regproc::text from pg_trigger t
                  where t.tgrelid = 'public.tasks'::regclass and t.tgname like 'writer_role_rechecked%' order by 1),
-  array['writer_role_rechecked_on_insert app_private.recheck_task_writes', 'writer_role_rechecked_on_update app_private.recheck_task_writes'],
-  'tasks: both recheck triggers run the static recheck_task_writes');
+  array['writer_role_rechecked_on_delete app_private.recheck_task_writes', 'writer_role_rechecked_on_insert app_private.recheck_task_writes',
+        'writer_role_rechecked_on_update app_private.recheck_task_writes'],
+  'tasks: its three recheck triggers run the static recheck_task_writes (144-writes-out-of-a-list-rechecked)');
 -- AFTER triggers of one event fire in name order: the recheck must come after the list locks.
 select is_empty($$ select t.tgname from pg_trigger t
                     where t.tgrelid = 'public.list_members'::regclass and not t.tgisinternal

@@ -37,7 +37,9 @@ create policy "ra" on public.ra_notes for all to authenticated using (true) with
 grant select, insert, update on public.ra_notes to authenticated;
 create trigger writer_role_rechecked_on_insert after insert on public.ra_notes referencing new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
-create trigger writer_role_rechecked_on_update after update on public.ra_notes referencing new table as new_rows
+create trigger writer_role_rechecked_on_update after update on public.ra_notes referencing old table as old_rows new table as new_rows
+  for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
+create trigger writer_role_rechecked_on_delete after delete on public.ra_notes referencing old table as old_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
 
 -- ------------------------------------------------------------ structure
