@@ -2110,11 +2110,15 @@ CREATE OR REPLACE FUNCTION app_private.refuse_another_users_list_id()
 AS $function$
 begin
   -- Only for the API's role: the service role and the owner (the sign-up trigger creating
-  -- a personal list) bypass RLS, as the policy did.
-  if current_user = 'authenticated' and app_private.is_another_users_id(new.id) then
-    raise exception 'duplicate key value violates unique constraint "lists_pkey"'
-      using errcode = 'unique_violation', constraint = 'lists_pkey',
-            detail = format('Key (id)=(%s) already exists.', new.id);
+  -- a personal list) bypass RLS, as the policy did. Two conditions, not one `and`: Postgres
+  -- checks EXECUTE on every function of an expression, and only authenticated may run
+  -- is_another_users_id.
+  if current_user = 'authenticated' then
+    if app_private.is_another_users_id(new.id) then
+      raise exception 'duplicate key value violates unique constraint "lists_pkey"'
+        using errcode = 'unique_violation', constraint = 'lists_pkey',
+              detail = format('Key (id)=(%s) already exists.', new.id);
+    end if;
   end if;
   return new;
 end;
