@@ -1,4 +1,5 @@
-// The web deletion page: supabase-js signs the user in (Supabase Auth), then
+// The web deletion page: supabase-js signs the user in (Supabase Auth), with
+// the authenticator app's code when the user turned MFA on, then
 // the page calls the same endpoints as the app: GET/POST/DELETE
 // /functions/v1/api/v1/users/me/deletion and GET /v1/meta for the grace period.
 // config.js (served beside this file) sets window.TIDESYNC_CONFIG =
@@ -45,19 +46,34 @@ function render(state) {
   $("cancel-box").hidden = !scheduled;
 }
 
+/** One step of the page at a time: "signed-out", "mfa" (the second factor) or "signed-in". */
+function showStep(step) {
+  for (const id of ["signed-out", "mfa", "signed-in"]) $(id).hidden = id !== step;
+}
+
 async function showAccount() {
   const { data } = await client.auth.getSession();
-  if (!data.session) {
-    $("signed-out").hidden = false;
-    $("signed-in").hidden = true;
-    return;
-  }
+  if (!data.session) return showStep("signed-out");
+  // With MFA turned on the password gives an aal1 session, which the API refuses until the second factor raises it to aal2.
+  const { data: level, error } = await client.auth.mfa.getAuthenticatorAssuranceLevel();
+  if (error) throw error;
+  if (level.currentLevel === "aal1" && level.nextLevel === "aal2") return await askForCode();
   $("who").textContent = data.session.user?.email ?? data.session.user?.id ?? "";
-  $("signed-out").hidden = true;
-  $("signed-in").hidden = false;
+  showStep("signed-in");
   const meta = await (await fetch(`${api}/meta`)).json();
   $("grace").textContent = String(meta.limits.account_deletion_grace_days);
   render(await callApi("/users/me/deletion"));
+}
+
+let factorId;
+
+async function askForCode() {
+  const { data, error } = await client.auth.mfa.listFactors();
+  if (error) throw error;
+  factorId = data.totp[0]?.id; // verified TOTP factors only
+  if (!factorId) throw new Error("This page takes an authenticator app's code only; delete your account in the app.");
+  showStep("mfa");
+  $("code").focus();
 }
 
 $("sign-in-form").addEventListener("submit", async (event) => {
@@ -65,6 +81,15 @@ $("sign-in-form").addEventListener("submit", async (event) => {
   showError("");
   const { error } = await client.auth.signInWithPassword({ email: $("email").value, password: $("password").value });
   if (error) return showError(error.message);
+  await showAccount().catch((e) => showError(e.message));
+});
+
+$("mfa-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  showError("");
+  const { error } = await client.auth.mfa.challengeAndVerify({ factorId, code: $("code").value.trim() });
+  if (error) return showError(error.message);
+  $("code").value = "";
   await showAccount().catch((e) => showError(e.message));
 });
 
@@ -88,9 +113,12 @@ $("cancel").addEventListener("click", async () => {
   }
 });
 
-$("sign-out").addEventListener("click", async () => {
-  await client.auth.signOut({ scope: "local" });
-  await showAccount();
-});
+for (const id of ["sign-out", "mfa-sign-out"]) {
+  $(id).addEventListener("click", async () => {
+    showError("");
+    await client.auth.signOut({ scope: "local" });
+    await showAccount();
+  });
+}
 
 showAccount().catch((e) => showError(e.message));
