@@ -1773,8 +1773,29 @@ begin
     exit when v_count < p_batch or clock_timestamp() >= v_deadline;
   end loop;
 
-  -- Invites used or expired before the cutoff: no longer redeemable, and kept
-  -- that long for their owners to see who joined.
+  -- Invites that expired unused: nobody joined through them, so there is
+  -- nothing to keep; they go at the next run (kept retention_days, they
+  -- piled up at the rate of an owner's creates, which the cap of pending
+  -- invites does not bound). Read through list_invites_unused_expires_at_idx.
+  loop
+    with doomed as (
+      select i.id
+        from app_private.list_invites i
+       where i.used_at is null and i.expires_at < p_now
+       order by i.expires_at
+       limit p_batch
+         for update skip locked
+    ), purged as (
+      delete from app_private.list_invites i using doomed d
+       where i.id = d.id
+      returning 1
+    )
+    select count(*)::integer into v_count from purged;
+    exit when v_count < p_batch or clock_timestamp() >= v_deadline;
+  end loop;
+
+  -- Invites used before the cutoff: kept that long for their owners to see
+  -- who joined (and any expired unused one the loop above had no time for).
   loop
     with doomed as (
       select i.id
@@ -1800,7 +1821,7 @@ begin
   return next;
 end;
 $function$;
-comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used or expired list invites older than p_retention_days before p_now, and expired rate-limit counters, p_batch at a time (first it goes on with forgetting queued installation ids: forget_queued_installations, within the same budget and batch), each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410); purges only entries below the xmin of its snapshot (written by transactions that had all ended), so the horizon stays below the bound of every later pull. Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
+comment on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) is 'Retention job: deletes ledger rows, tombstones, entries of deleted/moved rows, revocations and used list invites older than p_retention_days before p_now, list invites that expired unused before p_now (nobody joined through them: at once), and expired rate-limit counters, p_batch at a time (first it goes on with forgetting queued installation ids: forget_queued_installations, within the same budget and batch), each table''s batches repeated until one deletes fewer than p_batch or p_time_budget is spent (at least one per table); raises app_private.sync_horizon to the highest txid purged (older pull cursors get 410); purges only entries below the xmin of its snapshot (written by transactions that had all ended), so the horizon stays below the bound of every later pull. Never waits for a writer (SKIP LOCKED). pg_cron runs it where available, else the operator as service_role; tests pass p_now.';
 revoke execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) from public;
 grant execute on function app_private.purge_sync_retention(p_now timestamp with time zone, p_batch integer, p_retention_days integer, p_time_budget interval) to service_role;
 

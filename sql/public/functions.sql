@@ -42,8 +42,10 @@ begin
   if p_role is null or p_role not in ('owner', 'editor', 'viewer') then
     raise exception 'p_role must be owner, editor or viewer' using errcode = 'invalid_parameter_value';
   end if;
-  if p_valid_for is null or p_valid_for <= interval '0' or p_valid_for > interval '30 days' then
-    raise exception 'p_valid_for must be between 1 second and 30 days' using errcode = 'invalid_parameter_value';
+  -- At least a minute: the cap counts an invite only while it is pending, so
+  -- shorter ones let an owner create rows at the rate of their requests.
+  if p_valid_for is null or p_valid_for < interval '1 minute' or p_valid_for > interval '30 days' then
+    raise exception 'p_valid_for must be between 1 minute and 30 days' using errcode = 'invalid_parameter_value';
   end if;
   -- One create of a list's invites at a time, so that two cannot pass the cap together.
   perform pg_advisory_xact_lock(hashtextextended('app_private.list_invites:' || p_list_id::text, 0));
@@ -62,6 +64,6 @@ exception
     raise exception 'no such list, or you are not its owner' using errcode = 'insufficient_privilege';
 end;
 $function$;
-comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days, at most 30) and while the calling session counts (list_invites.created_session: signing it out withdraws the code); at most app_private.max_pending_invites_per_list() pending invites per list that would be honoured (app_private.pending_list_invites: their creator still an owner who can sign in, their session still counting; 23514).';
+comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for p_valid_for (default 7 days; at least 1 minute and at most 30 days, else 22023) and while the calling session counts (list_invites.created_session: signing it out withdraws the code); at most app_private.max_pending_invites_per_list() pending invites per list that would be honoured (app_private.pending_list_invites: their creator still an owner who can sign in, their session still counting; 23514). One that expires unused is deleted by the next run of app_private.purge_sync_retention.';
 revoke execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) from public;
 grant execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) to authenticated;

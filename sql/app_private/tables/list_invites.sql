@@ -38,6 +38,8 @@ CREATE INDEX list_invites_list_id_idx ON app_private.list_invites USING btree (l
 comment on index app_private.list_invites_list_id_idx is 'Policies and the foreign key: invites by list.';
 CREATE INDEX list_invites_spent_at_idx ON app_private.list_invites USING btree (COALESCE(used_at, expires_at));
 comment on index app_private.list_invites_spent_at_idx is 'The retention purge: invites by the moment they stopped being redeemable.';
+CREATE INDEX list_invites_unused_expires_at_idx ON app_private.list_invites USING btree (expires_at) WHERE (used_at IS NULL);
+comment on index app_private.list_invites_unused_expires_at_idx is 'The retention purge: unused invites by when they expire (those that expired unused go at its next run).';
 CREATE INDEX list_invites_used_by_idx ON app_private.list_invites USING btree (used_by);
 comment on index app_private.list_invites_used_by_idx is 'The foreign key to auth.users.';
 

@@ -18,11 +18,13 @@ select is((select prosecdef from pg_proc where oid = 'app_private.purge_sync_ret
   'the purge is security definer (it deletes rows no API role may delete)');
 select is((select proconfig from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer, interval)'::regprocedure), array['search_path=""'],
   'the purge pins an empty search_path');
--- Each of the five purges picks its victims with FOR UPDATE SKIP LOCKED (the
--- end of this file shows it for tombstones, with a second session).
+-- Each of the six purges (two of them for list invites: expired unused, and
+-- used before the cutoff, migration 20261128003700) picks its victims with
+-- FOR UPDATE SKIP LOCKED (the end of this file shows it for tombstones, with
+-- a second session).
 select is((select array_length(regexp_split_to_array(lower(prosrc), 'for update skip locked'), 1) - 1
              from pg_proc where oid = 'app_private.purge_sync_retention(timestamptz, integer, integer, interval)'::regprocedure),
-  5, 'every purge step skips rows a writer holds (FOR UPDATE SKIP LOCKED), so the job never waits for a push');
+  6, 'every purge step skips rows a writer holds (FOR UPDATE SKIP LOCKED), so the job never waits for a push');
 select has_index('app_private', 'sync_records', 'sync_records_tombstones_idx', 'tombstones are indexed by age');
 select has_index('app_private', 'sync_changes', 'sync_changes_departed_idx', 'entries of deleted or moved rows are indexed by age');
 select has_index('app_private', 'sync_access', 'sync_access_revoked_idx', 'revocations are indexed by age');

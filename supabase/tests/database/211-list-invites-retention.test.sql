@@ -1,7 +1,8 @@
--- The retention purge deletes list invites used or expired more than
--- p_retention_days before p_now, and keeps pending ones and those that
--- stopped being redeemable since (migration 20261127000520). Times are
--- relative to a fixed p_now = 2030-01-01; with 30 days the cutoff is 2029-12-02.
+-- The retention purge deletes list invites used more than p_retention_days
+-- before p_now (migration 20261127000520) and those that expired unused
+-- before p_now (20261128003700: nobody joined through them), and keeps
+-- pending ones and those used since. Times are relative to a fixed
+-- p_now = 2030-01-01; with 30 days the cutoff is 2029-12-02.
 begin;
 select plan(3);
 
@@ -22,8 +23,8 @@ select tests.authenticate_as_service_role();
 select lives_ok($$ select * from app_private.purge_sync_retention('2030-01-01', 5000, 30, '0') $$, 'the service role runs the purge');
 select tests.clear_authentication();
 select results_eq($$ select right(id::text, 1) from app_private.list_invites where list_id = 'f3000000-0000-4000-8000-000000000001' order by id $$,
-  array['c', 'd', 'e'],
-  'invites used (a) or expired (b) before the cutoff are gone; one used (c) or expired (d) since, and a pending one (e), stay');
+  array['c', 'e'],
+  'invites used before the cutoff (a) or expired unused (b before the cutoff, d since) are gone; one used since (c) and a pending one (e) stay');
 
 select * from finish();
 rollback;
