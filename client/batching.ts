@@ -12,12 +12,18 @@
 // created in, or moved to, a list). Such an op answered `conflict` (another
 // device changed one of its other fields) applies nothing, the move neither,
 // and the delete's cascade, later in the same batch, would take the record;
-// the rebased op carrying the move would come too late. In a batch of its own
+// the rebased op carrying the move would come too late. In a later batch
 // the delete goes once every op before it is answered and every rebased op
 // queued in its original's place (client/outbox.ts) is sent: one round trip
 // more, only then. Deletes and other edits before it share its batch: nothing
-// of them needs the record outside the list (and the server takes an owner's
-// delete of their own membership only with the list's delete).
+// of them needs the record outside the list.
+//
+// And no cut (that one, or the limits') falls between a scope record's delete
+// and the deletes right before it, when they fit in one batch: the server
+// takes an owner's delete of their own membership only in the batch of the
+// list's delete (list_members_keep_an_owner), and deletes sent children first
+// (the list's tasks, its memberships, the list) are one run. The batch then
+// ends before as much of the run as the next one holds.
 import type { Limits } from "../functions/_shared/limits.ts";
 import type { MetaResponse } from "../functions/_shared/schemas/meta.ts";
 import type { SyncOp } from "../functions/_shared/schemas/sync.ts";
@@ -60,6 +66,42 @@ function placesInScope(op: SyncOp, scopeFields: ScopeFields): boolean {
 }
 
 /**
+ * Where to cut instead of before `ops[cut]` (an index in (`start`, `cut`]), when `ops[cut]` is a
+ * scope record's delete or one of the deletes leading up to it: before the whole run of deletes
+ * that ends in it when the next batch holds them; else before as many of them as it holds, back
+ * to the last scope record's delete of the run at most (the run before that one stays with it).
+ * The run is followed at most `maxOps` ops on.
+ */
+function cutBeforeDeleteRun(ops: readonly SyncOp[], bounds: BatchBounds, scopeFields: ScopeFields, deviceId: string | undefined, start: number, cut: number): number {
+  if (ops[cut - 1]?.type !== "delete") return cut;
+  let scopeDelete = -1;
+  for (let i = cut; i < ops.length && i < cut + bounds.maxOps && ops[i].type === "delete"; i++) {
+    if (deletesScope(ops[i], scopeFields)) {
+      scopeDelete = i;
+      break;
+    }
+  }
+  if (scopeDelete < 0) return cut;
+  const next = ops.slice(cut, scopeDelete + 1);
+  let bytes = jsonBytes(deviceId === undefined ? { ops: next } : { device_id: deviceId, ops: next });
+  let from = cut;
+  let best = cut;
+  let crossed = false;
+  let fits = true;
+  while (from - 1 > start && ops[from - 1].type === "delete") {
+    bytes += jsonBytes(ops[from - 1]) + 1;
+    fits = scopeDelete - from + 2 <= bounds.maxOps && bytes <= bounds.maxBodyBytes;
+    if (!fits) break;
+    from--;
+    if (deletesScope(ops[from], scopeFields)) crossed = true;
+    else if (!crossed) best = from;
+  }
+  // Past another scope record's delete, only the run's start is a cut that splits no run.
+  const runStart = fits && ops[from - 1].type !== "delete";
+  return runStart ? from : best;
+}
+
+/**
  * The `limit` a pull asks for: the app's page size (undefined: the server's default), at most the
  * `max_pull_limit` the server published (undefined: not known yet). A larger one is refused, 400
  * VALIDATION_FAILED, on every retry: the pull would never get a page.
@@ -80,8 +122,10 @@ export function jsonBytes(value: unknown): number {
  * `deviceId`: at most `maxOps` and `maxBodyBytes` (the exact size of
  * `JSON.stringify({ device_id, ops })`), and, with `scopeFields`, none from a
  * scope record's delete on when an earlier op of the batch puts a record in a
- * scope (above). Always at least one when `ops` is not empty: an op too large
- * even alone is sent alone, and the server's answer (413) is about that op only.
+ * scope, and none of the deletes right before a scope record's delete the next
+ * batch holds with it (above). Always at least one when `ops` is not empty: an
+ * op too large even alone is sent alone, and the server's answer (413) is
+ * about that op only.
  */
 export function fittingCount(ops: readonly SyncOp[], bounds: BatchBounds, deviceId?: string, start = 0): number {
   let bytes = jsonBytes(deviceId === undefined ? { ops: [] } : { device_id: deviceId, ops: [] });
@@ -100,7 +144,9 @@ export function fittingCount(ops: readonly SyncOp[], bounds: BatchBounds, device
     bytes += size;
     count++;
   }
-  return count;
+  const cut = start + count;
+  if (!bounds.scopeFields || cut >= ops.length) return count;
+  return cutBeforeDeleteRun(ops, bounds, bounds.scopeFields, deviceId, start, cut) - start;
 }
 
 /** `ops` cut, in order, into consecutive batches that each fit (see fittingCount). */

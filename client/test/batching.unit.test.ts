@@ -87,6 +87,42 @@ describe("a list's delete after an op that puts a record in a list", () => {
     expect(splitIntoBatches(first, batchBoundsOf(DEFAULT_LIMITS), DEVICE)).toHaveLength(1);
   });
 
+  it("takes the deletes right before it along (an owner's own membership's): the cut goes before them", () => {
+    // An owner deleting a shared list, children first, after a task created in their own list: their
+    // membership's delete in the batch before the list's would be refused (list_members_keep_an_owner).
+    const [M2, T2] = [ids(), ids()];
+    const ownerAfterCreate = [
+      op("tasks", T2, "upsert", { list_id: L2, title: "new" }),
+      op("tasks", T, "delete"),
+      op("list_members", M, "delete"),
+      op("list_members", M2, "delete"),
+      op("lists", L1, "delete"),
+    ];
+    expect(shapes(splitIntoBatches(ownerAfterCreate, bounds, DEVICE))).toEqual([
+      ["tasks upsert"],
+      ["tasks delete", "list_members delete", "list_members delete", "lists delete"],
+    ]);
+    // The same when the op count or the body size would cut between them: the run goes on together.
+    expect(shapes(splitIntoBatches(ownerAfterCreate.slice(1), { ...bounds, maxOps: 3 }, DEVICE))).toEqual([
+      ["tasks delete"],
+      ["list_members delete", "list_members delete", "lists delete"],
+    ]);
+    const [, ...deletes] = ownerAfterCreate;
+    const oneEdit = [op("tasks", T2, "upsert", { title: "renamed" }), ...deletes];
+    expect(shapes(splitIntoBatches(oneEdit, { ...bounds, maxOps: 4 }, DEVICE))).toEqual([
+      ["tasks upsert"],
+      ["tasks delete", "list_members delete", "list_members delete", "lists delete"],
+    ]);
+    // By size the first batch takes the edit and two deletes: the memberships' go on with the list's.
+    const bytes = bodyBytes(oneEdit.slice(0, 3));
+    expect(shapes(splitIntoBatches(oneEdit, { ...bounds, maxBodyBytes: bytes }, DEVICE))).toEqual([
+      ["tasks upsert", "tasks delete"],
+      ["list_members delete", "list_members delete", "lists delete"],
+    ]);
+    // A run longer than a batch can hold is cut where the limits say (each batch at least one op).
+    expect(splitIntoBatches(deletes, { ...bounds, maxOps: 2 }, DEVICE).map((batch) => batch.length)).toEqual([2, 2]);
+  });
+
   it("never shares a batch with an earlier op that puts a record in a list; nothing lost or reordered (property)", () => {
     const anOp = fc.record({
       collection: fc.constantFrom("lists", "tasks", "list_members"),
@@ -101,6 +137,14 @@ describe("a list's delete after an op that puts a record in a list", () => {
         const firstMove = batch.findIndex((o) => o.collection !== "lists" && o.type === "upsert" && o.data?.list_id !== undefined);
         if (firstMove >= 0) expect(batch.slice(firstMove).some((o) => o.collection === "lists" && o.type === "delete")).toBe(false);
       }
+      // A list's delete and the deletes right before it (a run that fits one batch) are never cut apart.
+      const batchOf = batches.flatMap((batch, b) => batch.map(() => b));
+      ops.forEach((o, j) => {
+        if (o.collection !== "lists" || o.type !== "delete") return;
+        let from = j;
+        while (from > 0 && ops[from - 1].type === "delete") from--;
+        if (j - from + 1 <= maxOps) expect(new Set(batchOf.slice(from, j + 1)).size, JSON.stringify(shapes(batches))).toBe(1);
+      });
     }));
   });
 });

@@ -14,6 +14,11 @@
 //       each collection's deletes in a batch of its own, list_members first,
 //       and the owner's own membership delete came back refused
 //       (list_members_keep_an_owner) though the list's delete follows it;
+//   (c') the same after a task created in another list (the owner's personal
+//       one), the deletes children first (the order the WatermelonDB adapter
+//       sends): the batch was cut right before the list's delete, to answer
+//       the create first, so the owner's membership delete went in the batch
+//       before it, without it, and came back refused (list_members_keep_an_owner);
 //   (d) a task moved to another list while another device renamed it, then
 //       its old list deleted: the move's op conflicted (on the title) and
 //       applied nothing, the list's delete in the same batch took the task,
@@ -168,6 +173,31 @@ for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonD
       expect(await adminSql`select id from public.list_members where list_id = ${list}`).toEqual([]);
       expect(await adminSql`select id from public.tasks where id = ${t1}`).toEqual([]);
       expect([...(await p.device.records()).keys()].sort()).toEqual(await personalKeys(alice));
+      await p.device.close();
+    }, 60_000);
+
+    it("an owner creates a task in their own list, then deletes a shared list offline, children first: nothing is refused, the list and its rows are gone, the task kept", async () => {
+      const alice = await createTestUser();
+      const bob = await createTestUser();
+      const [list, t1, t2] = [randomUUID(), randomUUID(), randomUUID()];
+      await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), upsert("tasks", t1, { list_id: list, title: "one" })] });
+      await share(alice, list, bob, "editor");
+      await settled();
+      const p = await phone(factory, alice, { tables: ["lists", "list_members", "tasks"] });
+      const members = await adminSql<{ id: string }[]>`select id from public.list_members where list_id = ${list}`;
+      expect(members).toHaveLength(2);
+      p.offline();
+      // A task that puts a record in a list: a list's delete after it waits for its answer.
+      await p.device.write("tasks", t2, { list_id: alice.userId, title: "buy milk" });
+      await p.device.remove("tasks", t1);
+      for (const m of members) await p.device.remove("list_members", m.id);
+      await p.device.remove("lists", list);
+      await p.reconnect();
+      expect(refusals(p.events)).toEqual([]);
+      expect(await adminSql`select id from public.lists where id = ${list}`).toEqual([]);
+      expect(await adminSql`select id from public.list_members where list_id = ${list}`).toEqual([]);
+      expect(await adminSql`select id, list_id, title from public.tasks where id in ${adminSql([t1, t2])}`).toEqual([{ id: t2, list_id: alice.userId, title: "buy milk" }]);
+      expect((await p.device.records()).get(`tasks/${t2}`)?.data).toMatchObject({ list_id: alice.userId, title: "buy milk" });
       await p.device.close();
     }, 60_000);
   });
