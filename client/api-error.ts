@@ -123,8 +123,11 @@ export class TidesyncStoreWrittenElsewhereError extends TidesyncError {
   readonly code = "STORE_WRITTEN_ELSEWHERE" as const;
   readonly retryable = false;
 
-  constructor() {
-    super("another instance (a second tab or JS context) wrote this store since this one read it; nothing was written: a WholeStateStorage takes one writer at a time, open the store again in one instance only");
+  /** `unsaved`: the store holds no stamp though this instance wrote one, which is what a `persist` that does not save it leaves too. */
+  constructor(why: "overwritten" | "unsaved" = "overwritten") {
+    super(why === "unsaved"
+      ? "the stored state has no stamp though this instance wrote one: either its persist() does not save the stamp (save next.stamp, or change.stamp for a store that saves only what changed) or another instance (a second tab or JS context) wrote the store without one; nothing was written"
+      : "another instance (a second tab or JS context) wrote this store since this one read it; nothing was written: a WholeStateStorage takes one writer at a time, open the store again in one instance only");
     this.name = "TidesyncStoreWrittenElsewhereError";
   }
 }

@@ -157,6 +157,11 @@ export interface StorageChange {
    * apply nothing (set by the client for stores that implement `revision`).
    */
   ifRevision?: number;
+  /**
+   * The stamp the state after this change carries (StoredState.stamp): set by a WholeStateStorage
+   * on the change it hands its `persist`, so that a store saving only what changed saves it too.
+   */
+  stamp?: string;
 }
 
 /** apply() refused: another writer changed the store since the client read it. Nothing was applied. */
@@ -253,6 +258,7 @@ export class StateMaps {
     if (change.pullCollections !== undefined) this.pullCollections = change.pullCollections;
     if (change.schema !== undefined) this.schema = change.schema;
     if (change.owner !== undefined) this.owner = change.owner;
+    if (change.stamp !== undefined) this.stamp = change.stamp;
   }
 
   toState(): StoredState {
@@ -320,7 +326,10 @@ export function detached<T>(value: T): T {
 export abstract class WholeStateStorage implements SyncStorage {
   /** Reads the whole stored state (an empty one the first time). */
   protected abstract read(): Promise<StoredState>;
-  /** Makes the state after `change` durable, atomically: all of `next.toState()`, its `stamp` included. */
+  /**
+   * Makes the state after `change` durable, atomically: all of `next.toState()`, or only what
+   * `change` touched, its `stamp` included (`change.stamp`, absent for a `soleWriter` store).
+   */
   protected abstract persist(next: StateMaps, change: StorageChange): Promise<void>;
 
   /** False when `persist` cannot fail (memory): changes then apply in place, without a copy. */
@@ -371,7 +380,11 @@ export abstract class WholeStateStorage implements SyncStorage {
   apply(change: StorageChange): Promise<void> {
     const write = this.queue.then(async () => {
       const current = await this.state();
-      if (!this.soleWriter && (await this.storedStamp()) !== current.stamp) throw new TidesyncStoreWrittenElsewhereError();
+      if (!this.soleWriter) {
+        const stored = await this.storedStamp();
+        // A stamp this instance wrote and the store does not hold: its persist does not save it.
+        if (stored !== current.stamp) throw new TidesyncStoreWrittenElsewhereError(stored === undefined && current.stamp !== undefined ? "unsaved" : "overwritten");
+      }
       // Apply to a copy first so a failed write leaves memory and the store agreeing.
       let next = current;
       if (this.copyOnWrite) {
@@ -379,9 +392,9 @@ export abstract class WholeStateStorage implements SyncStorage {
         for (const key of current.listed) next.listed.add(key);
         next.reset = current.reset;
       }
-      next.apply(detached(change));
-      if (!this.soleWriter) next.stamp = newStamp();
-      await this.persist(next, change);
+      const stamp = this.soleWriter ? {} : { stamp: newStamp() };
+      next.apply({ ...detached(change), ...stamp });
+      await this.persist(next, { ...change, ...stamp });
       this.maps = Promise.resolve(next);
     });
     this.queue = write.catch(() => {});

@@ -9,9 +9,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { FileStorage } from "../storage-file.ts";
 import { SqliteStorage } from "../storage-sqlite.ts";
 import { TidesyncStoreWrittenElsewhereError } from "../api-error.ts";
-import { MemoryStorage, type PendingOp, type RecordRef, StaleStoreError, type StateMaps, type StoredState, type SyncStorage, WholeStateStorage } from "../storage.ts";
+import { MemoryStorage, type PendingOp, type RecordRef, StaleStoreError, type StateMaps, type StorageChange, type StoredState, type SyncStorage, WholeStateStorage } from "../storage.ts";
 import { type BetterSqliteDriver, betterSqliteDriver } from "./better-sqlite3-driver.ts";
-import { FakeServer } from "./fake-server.ts";
+import { FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 const dirs: string[] = [];
@@ -287,6 +287,32 @@ class SharedMapStorage extends WholeStateStorage {
   }
 }
 
+/**
+ * An app's own store that saves only the parts a change touched (one key each, as an IndexedDB store
+ * of several object stores would), `change.stamp` included, unless told not to (a store that forgets it).
+ */
+class ChangedPartsStorage extends WholeStateStorage {
+  constructor(private readonly shared: Map<string, string>, private readonly options = { saveStamp: true }) {
+    super();
+  }
+
+  protected async read(): Promise<StoredState> {
+    const part = <T>(key: string, empty: T): T => (this.shared.has(key) ? (JSON.parse(this.shared.get(key)!) as T) : empty);
+    const stamp = part<string | undefined>("stamp", undefined);
+    return { records: part("records", []), outbox: part("outbox", []), cursor: part("cursor", null), schema: part("schema", null), owner: part("owner", null), ...(stamp ? { stamp } : {}) };
+  }
+
+  protected async persist(next: StateMaps, change: StorageChange): Promise<void> {
+    const state = next.toState();
+    if (change.putRecords || change.deleteRecords) this.shared.set("records", JSON.stringify(state.records));
+    if (change.putOps || change.deleteOps) this.shared.set("outbox", JSON.stringify(state.outbox));
+    if (change.cursor !== undefined) this.shared.set("cursor", JSON.stringify(state.cursor));
+    if (change.schema !== undefined) this.shared.set("schema", JSON.stringify(state.schema));
+    if (change.owner !== undefined) this.shared.set("owner", JSON.stringify(state.owner));
+    if (this.options.saveStamp && change.stamp !== undefined) this.shared.set("stamp", JSON.stringify(change.stamp));
+  }
+}
+
 describe("a WholeStateStorage opened twice (two browser tabs on one IndexedDB)", () => {
   it("the instance that did not read the other's write refuses to overwrite it, and says so; opened again, it goes on", async () => {
     const shared = new Map<string, string>();
@@ -309,6 +335,29 @@ describe("a WholeStateStorage opened twice (two browser tabs on one IndexedDB)",
     await expect(tabA.client.create("tasks", { title: "lost?" })).rejects.toMatchObject({ code: "STORE_WRITTEN_ELSEWHERE" });
     await reopened.client.sync();
     expect([...server.records.values()].map((record) => record.data?.title).sort()).toEqual(["from A", "from A, again", "from B"]);
+  });
+
+  it("a store that saves only what changed (persist's `change`) saves the stamp the change carries: its writes go on, another instance's are refused", async () => {
+    const shared = new Map<string, string>();
+    const server = new FakeServer();
+    const app = await openClient(server, { storage: new ChangedPartsStorage(shared), idPrefix: 1 });
+    await app.client.create("tasks", { list_id: LIST_ID, title: "one" });
+    await app.client.create("tasks", { list_id: LIST_ID, title: "two" });
+    await app.client.sync();
+    await app.client.create("tasks", { list_id: LIST_ID, title: "three" });
+    expect([...server.records.values()].map((record) => record.data?.title).sort()).toEqual(["one", "two"]);
+    expect(JSON.parse(shared.get("outbox")!).map((p: PendingOp) => p.op.data?.title)).toEqual(["three"]);
+    const other = await openClient(server, { storage: new ChangedPartsStorage(shared), idPrefix: 2 });
+    await app.client.create("tasks", { list_id: LIST_ID, title: "four" });
+    await expect(other.client.create("tasks", { list_id: LIST_ID, title: "from the other" })).rejects.toBeInstanceOf(TidesyncStoreWrittenElsewhereError);
+  });
+
+  it("a store whose persist never saves the stamp is refused at its second write with an error that says so", async () => {
+    const storage = new ChangedPartsStorage(new Map(), { saveStamp: false });
+    await storage.apply({ cursor: "c1" });
+    const refused = storage.apply({ cursor: "c2" });
+    await expect(refused).rejects.toBeInstanceOf(TidesyncStoreWrittenElsewhereError);
+    await expect(refused).rejects.toThrow(/stamp/);
   });
 
   it("stores with one writer by construction write no stamp (MemoryStorage; FileStorage, which locks its file)", async () => {
