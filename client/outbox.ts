@@ -18,16 +18,94 @@
 // original's place, ahead of the ops queued after it (outboxChange): at the
 // end it would go after them, e.g. a task's move after its old list's delete,
 // whose cascade takes the task.
+// The client holds the outbox as an `Outbox`: each record's ops and the last
+// op at hand, so a write costs the same behind 10 queued ops or 10,000.
 import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
-import type { PendingOp, StorageChange } from "./storage.ts";
+import { type PendingOp, recordKey, type StorageChange } from "./storage.ts";
 
-/** Pending ops of one record, oldest first. */
-export function pendingFor(outbox: Iterable<PendingOp>, collection: string, recordId: string): PendingOp[] {
-  const ops: PendingOp[] = [];
-  for (const pending of outbox) {
-    if (pending.op.collection === collection && pending.op.record_id === recordId) ops.push(pending);
+/**
+ * The outbox in memory: the ops by op_id in order (a replaced op keeps its place, a new one goes
+ * last, as in the stores), with each record's ops and the last op at hand, so that a write looks
+ * at its record's ops only, not at the whole outbox (queueing n writes offline took n² steps).
+ */
+export class Outbox {
+  private readonly ops = new Map<string, PendingOp>();
+  /** Each record's ops by op_id: the same puts and removals keep them in the outbox's order. */
+  private readonly byRecord = new Map<string, Map<string, PendingOp>>();
+  /** op_ids in the order they went last, some removed since (skipped): the last op without a scan. */
+  private order: string[] = [];
+
+  constructor(ops: Iterable<PendingOp> = []) {
+    for (const pending of ops) this.set(pending);
   }
-  return ops;
+
+  get size(): number {
+    return this.ops.size;
+  }
+
+  has(opId: string): boolean {
+    return this.ops.has(opId);
+  }
+
+  get(opId: string): PendingOp | undefined {
+    return this.ops.get(opId);
+  }
+
+  keys(): IterableIterator<string> {
+    return this.ops.keys();
+  }
+
+  values(): IterableIterator<PendingOp> {
+    return this.ops.values();
+  }
+
+  /** Puts `pending` in its op's place, or last if its op_id is not queued. */
+  set(pending: PendingOp): void {
+    const opId = pending.op.op_id;
+    const key = recordKey(pending.op.collection, pending.op.record_id);
+    const current = this.ops.get(opId);
+    if (!current) this.order.push(opId);
+    else if (recordKey(current.op.collection, current.op.record_id) !== key) this.removeFromRecord(current);
+    this.ops.set(opId, pending);
+    let forRecord = this.byRecord.get(key);
+    if (!forRecord) this.byRecord.set(key, forRecord = new Map());
+    forRecord.set(opId, pending);
+  }
+
+  delete(opId: string): boolean {
+    const current = this.ops.get(opId);
+    if (!current) return false;
+    this.ops.delete(opId);
+    this.removeFromRecord(current);
+    if (this.order.length > 2 * this.ops.size + 64) this.order = [...this.ops.keys()];
+    return true;
+  }
+
+  private removeFromRecord({ op }: PendingOp): void {
+    const key = recordKey(op.collection, op.record_id);
+    const forRecord = this.byRecord.get(key);
+    forRecord?.delete(op.op_id);
+    if (forRecord?.size === 0) this.byRecord.delete(key);
+  }
+
+  clear(): void {
+    this.ops.clear();
+    this.byRecord.clear();
+    this.order = [];
+  }
+
+  /** The record's ops, oldest first. */
+  forRecord(collection: string, recordId: string): PendingOp[] {
+    return [...(this.byRecord.get(recordKey(collection, recordId))?.values() ?? [])];
+  }
+
+  /** The op queued last. */
+  last(): PendingOp | undefined {
+    // An op_id removed and put again went last again: its later entry is the one that counts.
+    while (this.order.length > 0 && !this.ops.has(this.order.at(-1)!)) this.order.pop();
+    const opId = this.order.at(-1);
+    return opId === undefined ? undefined : this.ops.get(opId);
+  }
 }
 
 /**
@@ -35,10 +113,14 @@ export function pendingFor(outbox: Iterable<PendingOp>, collection: string, reco
  * with the outbox's last op when that is an unsent upsert of the same record.
  */
 export function enqueueOp(outbox: Iterable<PendingOp>, incoming: PendingOp): Pick<StorageChange, "putOps" | "deleteOps"> {
-  const queued = [...outbox];
-  const forRecord = pendingFor(queued, incoming.op.collection, incoming.op.record_id);
+  const queued = outbox instanceof Outbox ? outbox : new Outbox(outbox);
+  return enqueueBehind(queued.forRecord(incoming.op.collection, incoming.op.record_id), queued.last(), incoming);
+}
+
+/** enqueueOp given the record's queued ops (`forRecord`, oldest first) and the outbox's last op. */
+export function enqueueBehind(forRecord: readonly PendingOp[], lastOfOutbox: PendingOp | undefined, incoming: PendingOp): Pick<StorageChange, "putOps" | "deleteOps"> {
   const last = forRecord.at(-1);
-  if (!last || last !== queued.at(-1) || last.sent || last.op.type !== "upsert") return { putOps: [incoming] };
+  if (!last || last !== lastOfOutbox || last.sent || last.op.type !== "upsert") return { putOps: [incoming] };
 
   if (incoming.op.type === "upsert") {
     // Same op_id, same base: the server sees one change with the union of the fields.

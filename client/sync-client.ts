@@ -45,7 +45,7 @@ import { callListeners } from "./listeners.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
-import { baseVersion, enqueueOp, outboxChange, pendingFor } from "./outbox.ts";
+import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
 import { checkStoreOwner } from "./store-owner.ts";
@@ -172,8 +172,8 @@ function sameRecord(a: SyncRecord, b: SyncRecord): boolean {
  * Sent ops are resent unchanged (the server answers them ahead_of_server, and the answer's record
  * replaces the local one).
  */
-function rebasedOnRestored(outbox: Iterable<PendingOp>, record: SyncRecord): PendingOp[] {
-  return pendingFor(outbox, record.collection, record.id)
+function rebasedOnRestored(outbox: Outbox, record: SyncRecord): PendingOp[] {
+  return outbox.forRecord(record.collection, record.id)
     .filter((p) => !p.sent && p.op.base_version !== null && p.op.base_version > record.version)
     .map((p) => ({ ...p, op: { ...p.op, base_version: record.version }, base_data: record.deleted ? null : record.data }));
 }
@@ -210,8 +210,8 @@ export class TidesyncClient {
   /** Realtime pokes being listened to (listen()), refreshed after each sync. */
   private pokes: PokeListener | null = null;
 
-  /** The outbox by op_id, in order (a Map keeps a replaced key's place): a copy of the stored one. */
-  private readonly outbox: Map<string, PendingOp>;
+  /** The outbox by op_id, in order (a replaced op keeps its place), by record too: a copy of the stored one. */
+  private readonly outbox: Outbox;
   private cursor: string | null;
   /** The `collections` filter the store's cursors were issued for (undefined: not recorded; see pullFilter). */
   private pullCollections: string[] | null | undefined;
@@ -236,7 +236,7 @@ export class TidesyncClient {
     this.generateId = options.generateId ?? defaultGenerateId;
     this.now = options.now ?? (() => new Date());
     this.retry = retryOptions({ backoff: options.backoff, random: options.random, sleep: options.sleep, monotonicNow: options.monotonicNow });
-    this.outbox = new Map(state.outbox.map((pending) => [pending.op.op_id, pending]));
+    this.outbox = new Outbox(state.outbox);
     this.cursor = state.cursor;
     this.pullCollections = state.pullCollections;
     this.reset = state.reset ?? null;
@@ -281,7 +281,7 @@ export class TidesyncClient {
   /** The record as the app sees it (server state + pending local writes), tombstones included. Ids match in any case. */
   async get(collection: string, id: string): Promise<LocalRecord | undefined> {
     id = id.toLowerCase();
-    const ops = pendingFor(await this.outboxToRead(), collection, id).map((p) => p.op);
+    const ops = (await this.outboxToRead()).forRecord(collection, id).map((p) => p.op);
     const [server] = await this.storage.getRecords([{ collection, id }]);
     return localView(collection, id, server, ops);
   }
@@ -296,7 +296,7 @@ export class TidesyncClient {
   async list(collection: string, each: (page: LocalRecord[]) => void | Promise<void>, pageSize?: number): Promise<void>;
   async list(collection: string, each?: (page: LocalRecord[]) => void | Promise<void>, pageSize = PAGE): Promise<LocalRecord[] | void> {
     const ops = new Map<string, SyncOp[]>();
-    for (const { op } of await this.outboxToRead()) {
+    for (const { op } of (await this.outboxToRead()).values()) {
       if (op.collection !== collection) continue;
       const list = ops.get(op.record_id) ?? [];
       list.push(op);
@@ -325,9 +325,9 @@ export class TidesyncClient {
   }
 
   /** The outbox as stored: another writer of the store may have changed it since this client last did. */
-  private async outboxToRead(): Promise<Iterable<PendingOp>> {
-    if (this.revision === undefined || (await this.storage.revision!()) === this.revision) return this.outbox.values();
-    return (await this.storage.loadState()).outbox;
+  private async outboxToRead(): Promise<Outbox> {
+    if (this.revision === undefined || (await this.storage.revision!()) === this.revision) return this.outbox;
+    return new Outbox((await this.storage.loadState()).outbox);
   }
 
   /**
@@ -354,7 +354,7 @@ export class TidesyncClient {
     if (this.revision === undefined || (await this.storage.revision!()) === this.revision) return;
     const state = await this.storage.loadState();
     this.outbox.clear();
-    for (const pending of state.outbox) this.outbox.set(pending.op.op_id, pending);
+    for (const pending of state.outbox) this.outbox.set(pending);
     this.cursor = state.cursor;
     this.pullCollections = state.pullCollections;
     this.reset = state.reset ?? null;
@@ -441,7 +441,7 @@ export class TidesyncClient {
     const copy = JSON.parse(JSON.stringify(patch)) as RecordData;
     await this.section(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
-      const queued = pendingFor(this.outbox.values(), collection, id);
+      const queued = this.outbox.forRecord(collection, id);
       const view = localView(collection, id, server, queued.map((p) => p.op));
       const data = this.checkData(collection, copy, !view || view.deleted) ?? copy;
       const pending: PendingOp = {
@@ -449,7 +449,7 @@ export class TidesyncClient {
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };
-      await this.commit(enqueueOp(this.outbox.values(), pending));
+      await this.commit(enqueueBehind(queued, this.outbox.last(), pending));
     });
   }
 
@@ -459,7 +459,7 @@ export class TidesyncClient {
     this.checkData(collection, null, false);
     await this.section(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
-      const queued = pendingFor(this.outbox.values(), collection, id);
+      const queued = this.outbox.forRecord(collection, id);
       const view = localView(collection, id, server, queued.map((p) => p.op));
       if (!view || view.deleted) return;
       const pending: PendingOp = {
@@ -467,7 +467,7 @@ export class TidesyncClient {
         sent: false,
         base_data: server && !server.deleted ? server.data : null,
       };
-      await this.commit(enqueueOp(this.outbox.values(), pending));
+      await this.commit(enqueueBehind(queued, this.outbox.last(), pending));
     });
   }
 
@@ -504,7 +504,7 @@ export class TidesyncClient {
     const delivered = new Set(change.deleteNotices ?? []);
     this.notices = [...this.notices.filter((notice) => !delivered.has(notice.id)), ...(change.putNotices ?? [])];
     for (const opId of change.deleteOps ?? []) this.outbox.delete(opId);
-    for (const pending of change.putOps ?? []) this.outbox.set(pending.op.op_id, pending);
+    for (const pending of change.putOps ?? []) this.outbox.set(pending);
     if (change.cursor !== undefined) this.cursor = change.cursor;
     if (change.pullCollections !== undefined) this.pullCollections = change.pullCollections;
     if (change.reset !== undefined) this.reset = change.reset;
@@ -749,7 +749,7 @@ export class TidesyncClient {
    * Forgets records this user cannot see: their rows and every op still
    * queued for them (an op that loses something is reported with `reason`).
    */
-  private forget(gone: Map<string, RecordRef>, outbox: Map<string, PendingOp>, reason: (op: SyncOp) => Omit<WriteDiscardedEvent, "type" | "collection" | "record_id" | "op" | "fields"> | null) {
+  private forget(gone: Map<string, RecordRef>, outbox: Outbox, reason: (op: SyncOp) => Omit<WriteDiscardedEvent, "type" | "collection" | "record_id" | "op" | "fields"> | null) {
     // Deleting a record the storage does not hold is a no-op: no need to read it first.
     const deleteRecords = [...gone.values()];
     const deleteOps: string[] = [];
@@ -772,16 +772,16 @@ export class TidesyncClient {
    * op takes them; sent (in this batch), it is sent again with them as a new op right after it
    * (`resentAfter`). False when there is no such op: the create's data is lost.
    */
-  private carryCreate({ op }: PendingOp, outbox: Map<string, PendingOp>, resentAfter: Map<string, string>): boolean {
+  private carryCreate({ op }: PendingOp, outbox: Outbox, resentAfter: Map<string, string>): boolean {
     if (op.type !== "upsert" || op.base_version !== null) return false;
-    const [next] = pendingFor(outbox.values(), op.collection, op.record_id);
+    const [next] = outbox.forRecord(op.collection, op.record_id);
     if (!next || next.op.type !== "upsert" || next.op.base_version !== null) return false;
     const data = { ...(op.data ?? {}), ...(next.op.data ?? {}) };
     if (!next.sent) {
-      outbox.set(next.op.op_id, { ...next, op: { ...next.op, data } });
+      outbox.set({ ...next, op: { ...next.op, data } });
     } else if (!jsonEqual(data, next.op.data ?? {}) && !resentAfter.has(next.op.op_id)) {
       const resent: PendingOp = { op: { op_id: this.newId(), collection: op.collection, record_id: op.record_id, type: "upsert", base_version: null, data }, sent: false, base_data: null };
-      outbox.set(resent.op.op_id, resent);
+      outbox.set(resent);
       resentAfter.set(next.op.op_id, resent.op.op_id);
     }
     return true;
@@ -791,7 +791,7 @@ export class TidesyncClient {
     if (results.length !== batch.length || results.some((result, i) => result.op_id !== batch[i].op.op_id)) {
       throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
     }
-    const outbox = new Map(this.outbox);
+    const outbox = new Outbox(this.outbox.values());
     const stored = await this.recordsByKey(batch.map((p) => ({ collection: p.op.collection, id: p.op.record_id })));
     const records = new Map<string, SyncRecord>();
     const events: SyncEvent[] = [];
@@ -832,10 +832,10 @@ export class TidesyncClient {
         // the loss of the record (deleted, or no longer visible) answers conflict or NOT_FOUND
         // instead of a create refused for missing fields, and a later local delete is sent.
         const writtenVersion = result.status === "duplicate" ? result.original_version : result.record?.version;
-        for (const later of pendingFor(outbox.values(), op.collection, op.record_id)) {
+        for (const later of outbox.forRecord(op.collection, op.record_id)) {
           const base_data = op.type === "delete" ? null : { ...(later.base_data ?? {}), ...(op.data ?? {}) };
           const rebase = !later.sent && later.op.type === "upsert" && later.op.base_version === null && op.type === "upsert" && writtenVersion !== undefined;
-          outbox.set(later.op.op_id, { ...later, base_data, ...(rebase ? { op: { ...later.op, base_version: writtenVersion } } : {}) });
+          outbox.set({ ...later, base_data, ...(rebase ? { op: { ...later.op, base_version: writtenVersion } } : {}) });
         }
       } else if (outcome === "conflict" && !result.record) {
         // A repeated conflict on a record the user can no longer see: nothing to rebase on.
@@ -855,10 +855,10 @@ export class TidesyncClient {
         const fields = discardedFields(op, server, resolution);
         // The record's ops queued behind this one (an op rebased earlier in this batch goes before it).
         const rebasedHere = new Set(rebasedFor.values());
-        const later = pendingFor(outbox.values(), op.collection, op.record_id).filter((p) => !rebasedHere.has(p.op.op_id)).map((p) => p.op);
+        const later = outbox.forRecord(op.collection, op.record_id).filter((p) => !rebasedHere.has(p.op.op_id)).map((p) => p.op);
         const rebased = rebasedOp(op, server, resolution, later, () => this.newId());
         if (rebased) {
-          outbox.set(rebased.op_id, { op: rebased, sent: false, base_data: server.deleted ? null : server.data });
+          outbox.set({ op: rebased, sent: false, base_data: server.deleted ? null : server.data });
           rebasedFor.set(op.op_id, rebased.op_id);
         }
         events.push({ type: "conflict", op, server, resolution, rebasedOpId: rebased?.op_id ?? null });
@@ -873,7 +873,7 @@ export class TidesyncClient {
         // database): the server's record replaces it, and the record's unsent ops are based on it.
         const ahead = error.details?.some((detail) => detail.code === "ahead_of_server") === true;
         keep(result.record, ahead);
-        if (ahead && result.record) for (const later of rebasedOnRestored(outbox.values(), result.record)) outbox.set(later.op.op_id, later);
+        if (ahead && result.record) for (const later of rebasedOnRestored(outbox, result.record)) outbox.set(later);
         // NOT_FOUND on a field of the data is about what it points at (the list the op puts the record in is gone), not the record.
         const dropped = !result.record && error.code === "NOT_FOUND" && !pointsIntoData(error);
         if (dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
@@ -1043,7 +1043,7 @@ export class TidesyncClient {
       if (!current || change.version > current.version || (full && !sameRecord(change, current))) records.set(key, change);
     }
     const forgotten = this.forgetGone(gone);
-    const putOps = full ? [...records.values()].flatMap((record) => rebasedOnRestored(this.outbox.values(), record)) : [];
+    const putOps = full ? [...records.values()].flatMap((record) => rebasedOnRestored(this.outbox, record)) : [];
     // The full sync gets an id when it begins, so that a client whose full sync another one's superseded knows.
     const position: StorageChange = full
       ? {
@@ -1105,7 +1105,7 @@ export class TidesyncClient {
 
   /** forget() for records a pull says are gone, with the reason each loses its queued ops for. */
   private forgetGone(gone: Map<string, { ref: RecordRef; reason: "deleted" | "access_revoked" }>) {
-    const outbox = new Map(this.outbox);
+    const outbox = new Outbox(this.outbox.values());
     // Every dropped op is reported, a delete too: a removal does not say whether
     // the row was deleted or moved to a list this user cannot see, and a moved
     // row may come back into view, undeleted (seen in the convergence suite).
