@@ -339,7 +339,7 @@ export async function pullStatementProfile(stack: BenchStack, user: BenchUser, p
           const bytes = (text: string) => new TextEncoder().encode(text);
           const empty: Record<(typeof PAGE_COLUMNS)[number], Uint8Array | null> = {
             upper: bytes("1"), snapshot: bytes("1:1:"), horizon: bytes("0"), server_time: bytes(""), fetched: bytes("0"),
-            resyncs: bytes("0"), last_key: null, last_caught_up: bytes("f"), entries: null,
+            resyncs: bytes("0"), born: null, last_key: null, last_caught_up: bytes("f"), entries: null,
           };
           const emptyPage = Object.assign([PAGE_COLUMNS.map((name) => empty[name])], { columns: PAGE_COLUMNS.map((name) => ({ name })) });
           return Object.assign(explained.then(() => []), { raw: () => explained.then(() => emptyPage) });

@@ -3,6 +3,19 @@
 
 -- functions of schema app_private, by name (grants: the owner's implicit rights not shown)
 
+-- function app_private.account_created_at()
+CREATE OR REPLACE FUNCTION app_private.account_created_at()
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select u.created_at from auth.users u where u.id = (select auth.uid())
+$function$;
+comment on function app_private.account_created_at() is 'The caller''s auth.users.created_at (null without a caller, or when their account is gone): what tells an account from an earlier one with the same id. Read by the page statement of GET /v1/sync/changes. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+revoke execute on function app_private.account_created_at() from public;
+grant execute on function app_private.account_created_at() to authenticated;
+
 -- function app_private.add_list_creator_as_owner()
 CREATE OR REPLACE FUNCTION app_private.add_list_creator_as_owner()
  RETURNS trigger

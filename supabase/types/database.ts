@@ -854,6 +854,10 @@ export type Database = {
       };
     };
     Functions: {
+      "account_created_at": {
+        Args: Record<PropertyKey, never>;
+        Returns: string;
+      };
       "auth_sessions_inactivity_timeout": {
         Args: Record<PropertyKey, never>;
         Returns: string;

@@ -14,6 +14,7 @@ import type { ChangesResponse } from "../../functions/_shared/schemas/sync.ts";
 import { encodeCursor } from "../../functions/api/sync/cursor.ts";
 import { cursorPayload } from "../support/cursor-payload.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { holdOpenTransactions } from "../support/open-transactions.ts";
 import { asUser, removeMember, settled, share } from "../support/shared-lists.ts";
 import { writeRows } from "../support/sync-records.ts";
 
@@ -97,7 +98,10 @@ describe("the client's full sync while others write", () => {
   /**
    * Bob, an editor of Alice's list, holds its task on his phone; a full sync (after 410) starts,
    * and while its first page is read Alice removes him from the list and he edits the task: the
-   * pages do not list it (he cannot see it when they are read), and the edit is queued.
+   * pages do not list it (he cannot see it when they are read), and the edit is queued. A
+   * transaction held open from before the sync to its end keeps every pull below the removal
+   * (docs/sync.md, guarantee 1), so the sync ends without having pulled it: the case where only
+   * the pages' not listing it tells the client.
    */
   async function editedWhileRemoved() {
     const [alice, bob] = [await createTestUser(), await createTestUser()];
@@ -117,7 +121,8 @@ describe("the client's full sync while others write", () => {
       await removeMember(alice, list, bob);
       await client.upsert("tasks", task, { title: "Oat milk" });
     };
-    const report = await client.sync();
+    const held = await holdOpenTransactions(stack.adminDbUrl, 1);
+    const report = await client.sync().finally(() => held.end());
     device.hooks.onPage = async () => {};
     expect(report.resynced).toBe(true);
     // Not listed, but its edit is not dropped without the server's answer: the record stays for it.
@@ -138,6 +143,34 @@ describe("the client's full sync while others write", () => {
     expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { title: "Oat milk", list_id: list } });
     const [stored] = await adminSql<{ title: string }[]>`select title from public.tasks where id = ${task}`;
     expect(stored.title).toBe("Oat milk");
+  });
+
+  it("a record the user lost while the pages were read is removed before the sync ends, with the edit made on it meanwhile", async () => {
+    const [alice, bob] = [await createTestUser(), await createTestUser()];
+    const [list, task] = [earlyId(), randomUUID()];
+    await writeRows(alice, [{ collection: "lists", id: list, data: { title: "Shared" } }, { collection: "tasks", id: task, data: { list_id: list, title: "Milk" } }]);
+    await share(alice, list, bob, "editor");
+    const device = await phone(bob);
+    await settled();
+    await (await device.open()).sync();
+    await ageCursor(bob, device.storage);
+    const client = await device.open();
+    let removed = false;
+    device.hooks.onPage = async () => {
+      if (removed) return;
+      removed = true;
+      await removeMember(alice, list, bob);
+      await settled();
+      await client.upsert("tasks", task, { title: "Oat milk" });
+    };
+    const report = await client.sync();
+    device.hooks.onPage = async () => {};
+    expect(report.resynced).toBe(true);
+    // the full sync's pages do not list the removals; the pull it hands over to does, in this sync()
+    expect(device.events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "access_revoked", record_id: task }));
+    expect(client.pendingOps()).toEqual([]);
+    expect(await client.get("tasks", task)).toBeUndefined();
+    expect(await client.get("lists", list)).toBeUndefined();
   });
 
   it("... and dropped, told as NOT_FOUND, when the server refuses it (still not theirs)", async () => {

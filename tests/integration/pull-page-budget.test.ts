@@ -49,7 +49,11 @@ async function walk(first: PageRequest, maxBytes: number, between: (page: number
     const text = page.entries.map((e) => utf8.decode(e)).join(",");
     const entries = JSON.parse(`[${text}]`) as { collection: string; id: string }[];
     const sizes = entries.map((e) => Buffer.byteLength(JSON.stringify(e)) + 1);
-    const { position, hasMore } = nextPosition(request, page);
+    const next = nextPosition(request, page);
+    const { position } = next;
+    // A full sync ends at its last page, whose position is incremental (has_more when others wrote
+    // meanwhile: the pull it hands over to, not walked here).
+    const hasMore = next.hasMore && position.mode === request.mode;
     pages.push({ bytes: Buffer.byteLength(text) + 1, sizes, ids: entries.filter((e) => e.collection === "tasks").map((e) => e.id), hasMore,
       // the page ended within a catch-up of passed keys: the next one goes on with it
       catchingUp: position.mode === "full" && position.catch_up !== undefined });

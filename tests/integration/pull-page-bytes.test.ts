@@ -5,6 +5,7 @@
 // passes the budget; the cursor goes on right after it: every record arrives exactly once.
 import { describe, expect, it } from "vitest";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
+import { cursorPayload } from "../support/cursor-payload.ts";
 import { call } from "../support/harness.ts";
 import { asUser, pullAll, settled, sharedList } from "../support/shared-lists.ts";
 
@@ -13,9 +14,13 @@ const BIG_TASKS = 300;
 /** One big task's entry: a 10,000-char note of \u0001, 6 bytes each in JSON, and a 200-char title. */
 const ENTRY_BYTES = 62 * 1024;
 
-/** Every page from `cursor` (none: a full sync) at the default limit, with each body's size. */
+/**
+ * Every page from `cursor` (none: a full sync, up to its last page, whose cursor is incremental)
+ * at the default limit, with each body's size.
+ */
 async function pages(user: Parameters<typeof pullAll>[0], cursor?: string) {
   await settled();
+  const full = cursor === undefined;
   const out: { bytes: number; changes: ReturnType<typeof changesResponseSchema.parse>["changes"] }[] = [];
   for (;;) {
     const response = await call(`/v1/sync/changes${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ""}`, { token: user.token });
@@ -23,7 +28,7 @@ async function pages(user: Parameters<typeof pullAll>[0], cursor?: string) {
     const page = changesResponseSchema.parse(response.body);
     out.push({ bytes: Buffer.byteLength(response.text), changes: page.changes });
     cursor = page.cursor;
-    if (!page.has_more) return { pages: out, cursor };
+    if (!page.has_more || (full && cursorPayload(cursor).mode === "incremental")) return { pages: out, cursor };
   }
 }
 

@@ -6,7 +6,8 @@
 // over to incremental pulls at the snapshot bound `upper` it started with; and, against a model of what a page reads, the pages of a
 // full sync list every row the last page's snapshot shows while rows move,
 // appear and scopes are granted between pages; and how the collections a cursor was issued for
-// differ from the server's (a deploy that adds or drops a synced collection).
+// differ from the server's (a deploy that adds or drops a synced collection); and which cursors an
+// account deleted and created again with the same id refuses (issued to the earlier one).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
@@ -14,6 +15,7 @@ import type { CursorPayload } from "../../functions/api/sync/cursor.ts";
 import {
   collectionsChange,
   type FullKey,
+  issuedToEarlierAccount,
   type FullRequest,
   type IncrementalKey,
   nextPosition,
@@ -86,7 +88,9 @@ const fullCase = fc.record({
   since: snapshot,
   catchUp: fc.option(fc.record({ after: fullKey, next: snapshot }), { nil: null }),
   last: fc.constantFrom("ahead", "caught up", "none"),
-}).map(({ after, later, caught, hasMore, upper, first, since, catchUp, last }) => {
+  /** How far the page snapshot's xmin is past `upper` (transactions ended since the sync began; none on its first page). */
+  ended: fc.nat({ max: 3 }),
+}).map(({ after, later, caught, hasMore, upper, first, since, catchUp, last, ended }) => {
   const request: FullRequest = first
     ? { mode: "full", upper: null, after: [ZERO_UUID, "", ZERO_UUID] }
     : { mode: "full", upper: String(upper), after, since, catchUp: catchUp && compare(full(catchUp.after), full(after)) < 0 ? catchUp : null };
@@ -97,7 +101,7 @@ const fullCase = fc.record({
   const page: Omit<PageOutcome, "horizon"> = {
     hasMore,
     upper: String(upper),
-    snapshot: `${upper + 3n}:${upper + 3n}:`,
+    snapshot: `${upper + (first ? 0n : BigInt(ended))}:${upper + 3n}:`,
     lastKey,
     lastCaughtUp: lastKey !== null && lastKey === caughtUp,
   };
@@ -153,9 +157,12 @@ describe("nextPosition", () => {
         expect(position).toEqual({ mode: "full", upper: page.upper, after: page.lastKey !== null && !page.lastCaughtUp ? page.lastKey : request.after, since: request.catchUp.next });
         expect(hasMore).toBe(true);
       } else {
-        // a round's first page that read everything: done, incremental from exactly `upper`
+        // a round's first page that read everything: done, incremental from exactly `upper`; and the
+        // incremental page comes now (its removals) when a transaction ended after `upper` before
+        // this page, never after a one-page full sync
         expect(position).toEqual({ mode: "incremental", after: [page.upper, 0, "", ZERO_UUID] });
-        expect(hasMore).toBe(false);
+        expect(hasMore).toBe(BigInt(page.snapshot.split(":")[0]) > BigInt(page.upper));
+        if (isFirstPage(request)) expect(hasMore).toBe(false);
       }
     }), { numRuns: 3000 });
   });
@@ -304,17 +311,23 @@ describe("a full sync's pages, against a model of what a page reads", () => {
         for (const [scope, id] of initial) db.write(ModelDatabase.key(scope, id));
         const listed = new Set<string>();
         let request: PageRequest = pageRequestFor(null, 0, 30);
+        const began = db.next;
         let pages = 0;
         for (;;) {
           const { outcome, listed: keys } = db.page(request as FullRequest, limit);
           for (const k of keys) listed.add(k);
           const { position, hasMore } = nextPosition(request, outcome);
-          if (!hasMore) {
+          if (position.mode === "incremental") {
             expect(position).toEqual({ mode: "incremental", after: [outcome.upper, 0, "", ZERO_UUID] });
             // every row the last page's snapshot shows was listed by some page
             expect(db.visibleRows().filter((k) => !listed.has(k))).toEqual([]);
+            // what the pages listed and was removed since comes on the incremental page, now: it
+            // follows when anything was written after the sync began (never after a one-page sync)
+            expect(hasMore).toBe(db.next > began);
+            if (pages === 0) expect(hasMore).toBe(false);
             return;
           }
+          expect(hasMore).toBe(true);
           request = pageRequestFor({ v: 2, scope: "*", iat: 0, ...position } as CursorPayload, 0, 30);
           // other transactions commit between this page and the next
           for (const c of between[pages] ?? []) {
@@ -416,5 +429,29 @@ describe("collectionsChange", () => {
     fc.assert(fc.property(names, (mine) => {
       expect(collectionsChange(undefined, synced(mine))).toEqual({ unknown: [], missing: [] });
     }));
+  });
+});
+
+describe("issuedToEarlierAccount", () => {
+  const MICROS = 1_000_000;
+  const base = { v: 2 as const, mode: "incremental" as const, after: ["42", 0, "", ZERO_UUID] as IncrementalKey, scope: "*" };
+  const born = fc.integer({ min: 1, max: 2_000_000_000 * MICROS });
+
+  it("refuses a cursor naming another creation time than the account's, whenever it was issued", () => {
+    fc.assert(fc.property(born, born, fc.nat({ max: 2_000_000_000 }), (account, named, iat) => {
+      expect(issuedToEarlierAccount({ ...base, iat, born: String(named) }, String(account))).toBe(named !== account);
+    }));
+  });
+
+  it("judges a cursor from before (no creation time) by when it was issued: before the second the account was created", () => {
+    fc.assert(fc.property(born, fc.integer({ min: -3, max: 3 }), (account, seconds) => {
+      const iat = Math.max(0, Math.floor(account / MICROS) + seconds);
+      expect(issuedToEarlierAccount({ ...base, iat }, String(account))).toBe(iat < Math.floor(account / MICROS));
+    }));
+  });
+
+  it("refuses nothing when the account's creation time is unknown", () => {
+    expect(issuedToEarlierAccount({ ...base, iat: 0, born: "5" }, null)).toBe(false);
+    expect(issuedToEarlierAccount({ ...base, iat: 0 }, null)).toBe(false);
   });
 });

@@ -93,7 +93,8 @@ describe("sync cursor codec", () => {
     // A filter's scope (a hash) and `synced` (no filter) never come together: both, to be safe.
     const payload: CursorPayload = {
       v: 2, mode: "full", upper: top, after: [u, name, u], since: longest, catch_up: { after: [u, name, u], next: longest },
-      scope: await collectionsScope(["lists"]), iat: 4_000_000_000, resyncs: 2 ** 31, synced: syncedOf([...tags.values()].slice(1)),
+      scope: await collectionsScope(["lists"]), iat: 4_000_000_000, resyncs: 2 ** 31, born: "-9223372036854775808",
+      synced: syncedOf([...tags.values()].slice(1)),
     };
     const cursor = await encodeCursor(SECRET, ALICE, payload);
     expect(cursor.length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);

@@ -9,7 +9,16 @@ import type { App, Deps } from "../lib/app-env.ts";
 import { requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 import { collectionsScope, collectionTags, type CursorPayload, decodeCursor, encodeCursor, syncedOf, tagsOf } from "../sync/cursor.ts";
-import { collectionsAddedSince, collectionsChange, issuedByNewerFunction, nextPosition, pageRequestFor, resyncRequired } from "../sync/plan-pull.ts";
+import {
+  accountResyncRequired,
+  collectionsAddedSince,
+  collectionsChange,
+  issuedByNewerFunction,
+  issuedToEarlierAccount,
+  nextPosition,
+  pageRequestFor,
+  resyncRequired,
+} from "../sync/plan-pull.ts";
 import { databaseCollections, passedRowsOf, readChangesPage } from "../sync/pull-store.ts";
 import { inStep } from "../sync/schema-drift.ts";
 
@@ -44,8 +53,8 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     summary: "Pull the caller's changes: a full sync without a cursor, then incremental pages after it",
     description: "Follow `cursor` while `has_more` is true. A cursor is bound to the user and to the `collections` filter it was " +
       "issued with (without one, to the collections the server synced). 410 RESYNC_REQUIRED when the cursor is older than the " +
-      "tombstone horizon, or predates a collection the server now syncs; 503 UNAVAILABLE while a newer version of the server " +
-      "issued it (a deploy under way). See docs/sync.md.",
+      "tombstone horizon, predates a collection the server now syncs, or was issued to an earlier account with this user id; " +
+      "503 UNAVAILABLE while a newer version of the server issued it (a deploy under way). See docs/sync.md.",
     security: bearerSecurity,
     middleware: [requireUser(deps, "sync.pull")] as const,
     request: { query: changesQuerySchemaFor(limits, collectionNames()) },
@@ -86,9 +95,12 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
       }));
     // A cursor issued before a disable_sync (docs/sync.md, "Making a table syncable").
     if (cursor !== null && (cursor.resyncs ?? 0) < page.resyncs) throw resyncRequired();
+    // A cursor of an earlier account with this user id (docs/sync.md, "An account deleted and created again").
+    if (cursor !== null && issuedToEarlierAccount(cursor, page.born)) throw accountResyncRequired();
     const { position, hasMore } = nextPosition(request, page);
     const nextCursor = await encodeCursor(cursorSecret, user.sub, {
-      v: 2, ...position, scope, iat: nowSeconds, resyncs: page.resyncs, ...(collections === null ? { synced: synced.text } : {}),
+      v: 2, ...position, scope, iat: nowSeconds, resyncs: page.resyncs, ...(page.born === null ? {} : { born: page.born }),
+      ...(collections === null ? { synced: synced.text } : {}),
     } as CursorPayload);
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: hasMore, pull_mode: cursor?.mode ?? "start" });

@@ -40,6 +40,13 @@ const common = {
    */
   resyncs: z.number().int().nonnegative().optional(),
   /**
+   * The account's auth.users.created_at when issued, epoch microseconds (text: exact): the cursor of an account
+   * deleted and created again with the same id (an earlier one) is refused (410), its device may
+   * hold rows of lists no entry removes (plan-pull.ts issuedToEarlierAccount). Absent: a cursor
+   * from before it (judged by `iat`), or an account without a creation time.
+   */
+  born: z.string().regex(/^-?[0-9]{1,20}$/).optional(),
+  /**
    * Without a collections filter: the collections the issuing server synced (syncedOf), so that a
    * server syncing others neither follows the cursor past entries it never listed nor lists what it
    * does not know (plan-pull.ts collectionsChange). Absent: a filtered cursor, or one from before.

@@ -67,6 +67,8 @@ export type Position =
 
 /** xmax of a pg_snapshot text "xmin:xmax:xip,…" (one past the latest completed txid): no txid at or above it had completed. */
 const snapshotXmax = (snapshot: string) => BigInt(snapshot.split(":")[1]);
+/** xmin of a pg_snapshot text: every txid below it had ended. */
+const snapshotXmin = (snapshot: string) => BigInt(snapshot.split(":")[0]);
 
 export function resyncRequired(): ApiError {
   return new ApiError("RESYNC_REQUIRED", "this cursor is older than the changes the server still keeps; discard local synced data and pull again without a cursor");
@@ -112,6 +114,28 @@ export function collectionsAddedSince(missing: readonly string[]): ApiError {
     "RESYNC_REQUIRED",
     `this server now syncs ${missing.join(", ")}, which this cursor predates (the server that issued it did not list their changes); ` +
       "discard local synced data and pull again without a cursor",
+  );
+}
+
+/**
+ * Whether `cursor` was issued to an earlier account with the caller's user id (deleted, then created
+ * again with it: auth.admin.createUser({ id })), by the account's creation time `born` (epoch
+ * microseconds; null: unknown, never refused). Its device may hold rows of lists that account was
+ * shared: their access-loss entries went with it (sync_access rows go with auth.users), so no pull
+ * removes them. A cursor naming its account's creation time is judged by it; one from before
+ * (without `born`) by when it was issued: before the second the account was created (one issued in
+ * that second passes, as before).
+ */
+export function issuedToEarlierAccount(cursor: CursorPayload, born: string | null): boolean {
+  if (born === null) return false;
+  if (cursor.born !== undefined) return BigInt(cursor.born) !== BigInt(born);
+  return BigInt(cursor.iat) < BigInt(born) / 1_000_000n;
+}
+
+export function accountResyncRequired(): ApiError {
+  return new ApiError(
+    "RESYNC_REQUIRED",
+    "this cursor was issued to an earlier account with this user id (deleted since); discard local synced data and pull again without a cursor",
   );
 }
 
@@ -170,6 +194,11 @@ export function nextPosition(request: PageRequest, page: PageOutcome): { positio
   if (page.hasMore || request.catchUp) return { position: { mode: "full", upper, after, since: roundStart }, hasMore: true };
   // Done: every row this page's snapshot shows was listed; what changed since has a txid at or
   // above `upper` (below it every transaction had ended when the sync began), and the
-  // incremental pulls from there deliver it.
-  return { position: { mode: "incremental", after: [upper, 0, "", ZERO_UUID] }, hasMore: false };
+  // incremental pulls from there deliver it. The pages list no removals: when transactions ended
+  // after `upper` before this page (its snapshot's xmin is above it), one may have removed a row
+  // an earlier page listed (a list the user lost between pages), so the next page, the
+  // incremental one from `upper`, comes now (has_more), and has_more: false still means the
+  // device is up to date as of the last page's snapshot. A one-page full sync has no such page.
+  const removedSince = BigInt(upper) < snapshotXmin(page.snapshot);
+  return { position: { mode: "incremental", after: [upper, 0, "", ZERO_UUID] }, hasMore: removedSince };
 }

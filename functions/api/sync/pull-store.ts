@@ -183,8 +183,9 @@ function entriesSql(order: string, mode: "full" | "incremental", collections: re
 /**
  * The page's rows: first one row of what the page is (the snapshot's upper
  * bound, the purge horizon, the time, how many candidates were read, the count
- * of disable_syncs, the last listed key; `entries` null), then the entries, in order (the row that ends
- * the page at its byte budget says so: entriesSql). UNION ALL runs its
+ * of disable_syncs, the account's creation time, the last listed key; `entries`
+ * null), then the entries, in order (the row that ends the page at its byte
+ * budget says so: entriesSql). UNION ALL runs its
  * branches in order, and the plan is never parallel (PAGE_SETTINGS_SQL).
  */
 const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: string }, entries: string) => `
@@ -195,11 +196,14 @@ const pageRowsSql = (page: { lastKey: string; snapshot: string; lastCaughtUp: st
     (select now from bounds) as server_time,
     (select count(*) from candidates)::integer as fetched,
     (select h.resyncs::text from app_private.sync_horizon h) as resyncs,
+    -- the caller's account's creation time (epoch microseconds), which the cursor names
+    (select trunc(extract(epoch from a.created_at) * 1000000)::text
+       from (select app_private.account_created_at() as created_at) a where isfinite(a.created_at)) as born,
     (${page.lastKey}) as last_key,
     (${page.lastCaughtUp}) as last_caught_up,
     null::text as entries
   union all
-  (select null, null, null, null, entries.fetched, null, entries.last_key, entries.last_caught_up, entries.entries from (${entries}) entries)`;
+  (select null, null, null, null, entries.fetched, null, null, entries.last_key, entries.last_caught_up, entries.entries from (${entries}) entries)`;
 
 // $1 upper or null (first page), $2..$4 after (scope, collection, id), $5 limit, $6 collections filter or null,
 // $7 since: the previous page's snapshot (null: the first page) without its counted in-progress ids, $11 how
@@ -417,9 +421,11 @@ export interface Page extends PageOutcome {
   serverTime: string;
   /** How many times disable_sync has run (app_private.sync_horizon.resyncs), as the page's snapshot saw it. */
   resyncs: number;
+  /** The caller's account's auth.users.created_at, epoch microseconds (null: none, infinite, or the account is gone). */
+  born: string | null;
 }
 
-const META_COLUMNS = ["upper", "snapshot", "horizon", "server_time", "fetched", "resyncs", "last_key", "last_caught_up"] as const;
+const META_COLUMNS = ["upper", "snapshot", "horizon", "server_time", "fetched", "resyncs", "born", "last_key", "last_caught_up"] as const;
 /** The page statement's columns, in order (bench/time-breakdown.ts fakes an empty page with them). */
 export const COLUMNS = [...META_COLUMNS, "entries"] as const;
 type RawRow = readonly (Uint8Array | null)[];
@@ -497,6 +503,7 @@ export async function readChangesPage(
     lastCaughtUp: text(ends.last_caught_up) === "t",
     serverTime: text(meta.server_time),
     resyncs: Number(text(meta.resyncs)),
+    born: meta.born === null ? null : text(meta.born),
   };
 }
 
