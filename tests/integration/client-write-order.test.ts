@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { clientDevice } from "../support/client-device.ts";
+import { settled } from "../support/shared-lists.ts";
 
 const phone = (user: TestUser) => clientDevice(user);
 
@@ -80,6 +81,7 @@ describe("the client's writes reach the server in the app's order", () => {
       const l1 = await phoneClient.create("lists", { title: "L1" });
       const task = await phoneClient.create("tasks", { list_id: l1, title: "T" });
       await phoneClient.sync();
+      await settled(); // a pull stops below the cluster's oldest open transaction (other files' writers)
       await tablet.sync();
 
       const l2 = await phoneClient.create("lists", { title: "L2" });
@@ -106,6 +108,7 @@ describe("the client's writes reach the server in the app's order", () => {
       expect(phoneClient.pendingOps()).toEqual([]);
       expect(await phoneClient.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: l2, title: "Renamed (tablet)" } });
 
+      await settled();
       await tablet.sync();
       expect(await tablet.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: l2, title: "Renamed (tablet)" } });
       expect(tabletEvents).toEqual([]);
