@@ -3171,6 +3171,7 @@ declare
   v_scopes uuid[];
   v_users uuid[];
   v_counts bigint[];
+  v_cascaded uuid[];
 begin
   -- An insert's creator is its writer, except in a membership table: a
   -- membership is made by an invite or a list's creation, in nobody's usage.
@@ -3342,10 +3343,24 @@ begin
     select array_agg(r.created_by order by r.created_by), array_agg(r.n order by r.created_by)
       into v_users, v_counts
       from (select r.created_by, count(*) as n from recorded r where r.created_by is not null group by r.created_by) r;
+    -- A scope's delete (a list's) cascades to the scope's rows in statements of their own,
+    -- whose sync triggers run after this one (queued behind it) and lock their creators'
+    -- rows: those creators are locked here, with the scope's, in one order. Read from the
+    -- bookkeeping, where the cascaded rows are live until their triggers run: the scopes'
+    -- entries, then each live one's sync state by its key (a subquery, not a join: the
+    -- cached generic plan of a join hashed all of sync_records, ~40 ms for an empty list).
+    if v_scope = 'id' then
+      v_cascaded := array_remove(array(
+        select distinct (select s.created_by from app_private.sync_records s
+                          where s.collection = c.collection and s.id = c.id and not s.deleted)
+          from app_private.sync_changes c
+         where c.scope_id = any (v_ids) and c.present and c.collection <> v_collection), null);
+    end if;
+    if coalesce(cardinality(v_users), 0) + coalesce(cardinality(v_cascaded), 0) > 1
+       or (v_users is not null and current_setting('tidesync.usage_rows', true) <> '') then
+      perform app_private.lock_sync_usage(coalesce(v_users, '{}') || coalesce(v_cascaded, '{}'));
+    end if;
     if v_users is not null then
-      if cardinality(v_users) > 1 or current_setting('tidesync.usage_rows', true) <> '' then
-        perform app_private.lock_sync_usage(v_users);
-      end if;
       update app_private.sync_usage u
          set live_records = greatest(0, u.live_records - r.n)
         from unnest(v_users, v_counts) as r(creator, n)
@@ -3355,7 +3370,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody; a row a user moves into a scope its creator is no member of, per sync_access, becomes the mover''s, and counts for them like a create), locking the usage rows it changes, and those the transaction announced, in user_id order first (lock_sync_usage). SECURITY DEFINER: users never write bookkeeping themselves.';
+comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody; a row a user moves into a scope its creator is no member of, per sync_access, becomes the mover''s, and counts for them like a create), locking the usage rows it changes, and those the transaction announced, in user_id order first (lock_sync_usage); a scope row''s delete locks those of the creators of the scope''s live rows, which its cascade deletes, with them. SECURITY DEFINER: users never write bookkeeping themselves.';
 revoke execute on function app_private.track_sync_changes() from public;
 
 -- function app_private.trim_display_name(p_name text)

@@ -3,8 +3,9 @@
 // errors"): two editors of one list who each create a task and delete one of the other's, at the
 // same moment, no longer deadlock (each push counted its own create, then the other's delete: the
 // loser stalled deadlock_timeout and answered 503); neither do two single Data API statements
-// that each move one of the other's tasks. A deadlock that still happens (a transaction of several
-// statements, below) costs the push one retry, not a 503.
+// that each move one of the other's tasks, nor two owners deleting their lists holding each
+// other's tasks (migration 20261128003800_scope_delete_locks_cascaded_usage). A deadlock that
+// still happens (a transaction of several statements, below) costs the push one retry, not a 503.
 // Every interleaving is made with a held transaction (held-transactions.ts), not by luck.
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
@@ -110,6 +111,38 @@ describe("usage rows are taken in user_id order", () => {
       expect([await usage(alice), await usage(bob)]).toEqual([before[0] + change[0], before[1] + change[1]]);
     });
   }
+
+  it("two owners each deleting their list (one Data API statement each), in which the other has tasks, at the same moment: both deleted, no deadlock", async () => {
+    // Before, a list's delete locked its creator's usage row in its own sync trigger, then its
+    // tasks' creators' in the trigger of its cascade's statement (which runs after it): Alice's
+    // took her row, then Bob's; Bob's, his, then hers (40P01, "while locking tuple … in relation
+    // sync_usage").
+    const [alice, bob] = await Promise.all([randomUUID(), randomUUID()].sort().map((userId) => createTestUser({ userId })));
+    const lists = { alice: randomUUID(), bob: randomUUID() };
+    await pushOk(alice, { ops: [upsert("lists", lists.alice, { title: "Alice's" })] });
+    await pushOk(bob, { ops: [upsert("lists", lists.bob, { title: "Bob's" })] });
+    await share(alice, lists.alice, bob, "editor");
+    await share(bob, lists.bob, alice, "editor");
+    await asUser(bob, (tx) => tx`insert into public.tasks (list_id, title) select ${lists.alice}, 'Bob''s ' || g from generate_series(1, 3) g`);
+    await asUser(alice, (tx) => tx`insert into public.tasks (list_id, title) select ${lists.bob}, 'Alice''s ' || g from generate_series(1, 3) g`);
+    const before = [await usage(alice), await usage(bob)];
+    // The tasks' bookkeeping (their sync state) waits for this transaction: each delete waits
+    // there once the list's own trigger has run, before the cascade's changes a usage.
+    const held = holdTransaction((tx) => tx`
+      select 1 from app_private.sync_records where collection = 'tasks' and scope_id in (${lists.alice}, ${lists.bob}) for update`);
+    await held.ran;
+    const deletes = Promise.allSettled([
+      asUser(alice, (tx) => tx`delete from public.lists where id = ${lists.alice}`),
+      asUser(bob, (tx) => tx`delete from public.lists where id = ${lists.bob}`),
+    ]);
+    await waitersOf(await held.pid, 2);
+    held.commit();
+    await held.done;
+
+    const outcomes = (await deletes).map((r) => (r.status === "fulfilled" ? r.value.count : `${(r.reason as { code?: string }).code} ${String(r.reason)}`));
+    expect(outcomes).toEqual([1, 1]);
+    expect([await usage(alice), await usage(bob)]).toEqual([before[0] - 4, before[1] - 4]); // each: a list and 3 tasks
+  });
 });
 
 describe("a push that meets a deadlock", () => {
