@@ -260,7 +260,7 @@ async function migrationConnection(adminUrl: string, ownerUrl: string | undefine
   }
 }
 
-/** Tables, views and sequences outside Postgres' own schemas, by name (the first few). */
+/** Tables, views and sequences outside Postgres' own schemas and not an extension's, by name (the first few). */
 export async function ownRelations(url: string): Promise<string[]> {
   const sql = postgres(url, quiet);
   try {
@@ -269,6 +269,8 @@ export async function ownRelations(url: string): Promise<string[]> {
       from pg_class c join pg_namespace n on n.oid = c.relnamespace
       where c.relkind in ('r', 'p', 'v', 'm', 'S', 'f')
         and n.nspname <> 'information_schema' and n.nspname !~ '^pg_'
+        -- an extension's own (pg_buffercache's view, PostGIS' spatial_ref_sys), as template1 may carry them
+        and not exists (select 1 from pg_depend d where d.classid = 'pg_class'::regclass and d.objid = c.oid and d.deptype = 'e')
       order by 1 limit 4`;
     return rows.map((r) => r.name);
   } finally {
