@@ -43,10 +43,7 @@ export interface OpRejectedEvent {
   error: SyncOpError;
   /** The server's current record, which the local row shows again (the op no longer applies on top); absent when the server sent none. */
   record?: SyncRecord;
-  /**
-   * NOT_FOUND on the record (not on a field of its data, such as the list it was put in) without a
-   * record: the user cannot see the record, so its local row and its other queued ops were dropped.
-   */
+  /** NOT_FOUND without a record: the user cannot see the record, so its local row and its other queued ops were dropped. */
   dropped: boolean;
 }
 

@@ -19,8 +19,7 @@
 //   applies only where the store's pull still stands (its cursor, or the full
 //   sync under way, by id): another client's newer pages and full sync stand.
 // - A record the server says this user cannot see (deleted, access revoked,
-//   NOT_FOUND on the record, not on a field of its data) leaves the device:
-//   its row and every queued op for it. One a
+//   NOT_FOUND) leaves the device: its row and every queued op for it. One a
 //   full sync did not list leaves too, unless ops are queued for it: it stays
 //   until the server answers them.
 // - Ids are uuids, kept lower-case (the server compares and returns them so).
@@ -153,11 +152,6 @@ const STALE_RETRIES = 10;
 /** What an op of a record the user cannot see anymore loses: its fields, or the whole delete (null). */
 function lostFields(op: SyncOp): string[] | null {
   return op.type === "upsert" ? Object.keys(op.data ?? {}) : null;
-}
-
-/** The error points at fields of the op's data (`/ops/i/data/…`), not at the record (`/ops/i/record_id`). */
-function pointsIntoData(error: SyncOpError): boolean {
-  return (error.details?.length ?? 0) > 0 && error.details!.every((detail) => /^\/ops\/\d+\/data(\/|$)/.test(detail.field));
 }
 
 /** The same server state (versions of a restored database may be issued again, to other data). */
@@ -764,29 +758,6 @@ export class TidesyncClient {
     return { deleteRecords, deleteOps, events };
   }
 
-  /**
-   * A refused create (an upsert with no base, answered without a record: nothing of it is on the
-   * server) passes its data on to the record's next queued op when that one has no base either (a
-   * later edit of the record the device created, a move): its fields go under that op's, as the
-   * local view shows them, so that op creates the record with everything the user sees. Unsent, the
-   * op takes them; sent (in this batch), it is sent again with them as a new op right after it
-   * (`resentAfter`). False when there is no such op: the create's data is lost.
-   */
-  private carryCreate({ op }: PendingOp, outbox: Outbox, resentAfter: Map<string, string>): boolean {
-    if (op.type !== "upsert" || op.base_version !== null) return false;
-    const [next] = outbox.forRecord(op.collection, op.record_id);
-    if (!next || next.op.type !== "upsert" || next.op.base_version !== null) return false;
-    const data = { ...(op.data ?? {}), ...(next.op.data ?? {}) };
-    if (!next.sent) {
-      outbox.set({ ...next, op: { ...next.op, data } });
-    } else if (!jsonEqual(data, next.op.data ?? {}) && !resentAfter.has(next.op.op_id)) {
-      const resent: PendingOp = { op: { op_id: this.newId(), collection: op.collection, record_id: op.record_id, type: "upsert", base_version: null, data }, sent: false, base_data: null };
-      outbox.set(resent);
-      resentAfter.set(next.op.op_id, resent.op.op_id);
-    }
-    return true;
-  }
-
   private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport): Promise<void> {
     if (results.length !== batch.length || results.some((result, i) => result.op_id !== batch[i].op.op_id)) {
       throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
@@ -799,8 +770,6 @@ export class TidesyncClient {
     const unseen = new Map<string, { ref: RecordRef; error: SyncOpError }>();
     /** The op rebased from each refused one, by the refused op's id: it takes that op's place in the outbox. */
     const rebasedFor = new Map<string, string>();
-    /** Sent ops whose record's refused create is sent again with them (carryCreate), by their id: the new op goes right after them. */
-    const resentAfter = new Map<string, string>();
     /** `replace`: the answer's record is the server's state even if this device holds a higher version (ahead_of_server). */
     const keep = (record: SyncRecord | undefined, replace = false) => {
       if (!record) return;
@@ -874,15 +843,10 @@ export class TidesyncClient {
         const ahead = error.details?.some((detail) => detail.code === "ahead_of_server") === true;
         keep(result.record, ahead);
         if (ahead && result.record) for (const later of rebasedOnRestored(outbox, result.record)) outbox.set(later);
-        // NOT_FOUND on a field of the data is about what it points at (the list the op puts the record in is gone), not the record.
-        const dropped = !result.record && error.code === "NOT_FOUND" && !pointsIntoData(error);
+        const dropped = !result.record && error.code === "NOT_FOUND";
         if (dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
-        const carried = !result.record && !dropped && this.carryCreate(pending, outbox, resentAfter);
-        // An op sent again with a refused create's data before it: the new op answers for it.
-        if (!resentAfter.has(op.op_id) || !carried) {
-          events.push({ type: "op_rejected", op, error, ...(result.record ? { record: result.record } : {}), dropped });
-          if (!carried) events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
-        }
+        events.push({ type: "op_rejected", op, error, ...(result.record ? { record: result.record } : {}), dropped });
+        events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
       }
     }
 
@@ -890,7 +854,7 @@ export class TidesyncClient {
     const forgotten = this.forget(refs, outbox, (op) => ({ reason: "rejected", error: unseen.get(recordKey(op.collection, op.record_id))?.error }));
     for (const { collection, id } of forgotten.deleteRecords) records.delete(recordKey(collection, id));
     // A rebased op goes where the op it replaces was, ahead of the ops queued after that one (client/outbox.ts).
-    const inPlace = [...this.outbox.keys()].flatMap((opId) => [rebasedFor.get(opId) ?? opId, ...(resentAfter.has(opId) ? [resentAfter.get(opId)!] : [])]);
+    const inPlace = [...this.outbox.keys()].map((opId) => rebasedFor.get(opId) ?? opId);
     const order = [...new Set([...inPlace, ...outbox.keys()])].flatMap((opId) => outbox.get(opId) ?? []);
     await this.commit({
       deleteRecords: forgotten.deleteRecords,

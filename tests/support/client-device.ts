@@ -12,7 +12,7 @@ import { TidesyncClient, type TidesyncClientOptions } from "../../client/sync-cl
 import { createTestUser, stack, type TestUser } from "./harness.ts";
 import { pushOk, settled, share, upsert } from "./shared-lists.ts";
 
-export interface ClientDeviceOptions extends Pick<TidesyncClientOptions, "backoff" | "maxOpsPerBatch"> {
+export interface ClientDeviceOptions extends Pick<TidesyncClientOptions, "backoff"> {
   installationId?: string;
   /** The client's fetch (a test's network faults); the global one by default. */
   fetch?: FetchFunction;
