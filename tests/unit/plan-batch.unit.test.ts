@@ -143,6 +143,35 @@ describe("planBatch", () => {
     expect(plan.groups).toEqual([]);
   });
 
+  it("a record created and deleted again is tried: inserted in its last live state, and deleted, where the write would have written it, for the database to judge", () => {
+    const [id, list, inList, kept] = [uuid(), uuid(), uuid(), uuid()];
+    const plan = planBatch([
+      create(kept, { title: "kept" }),
+      create(id, { title: "a" }), op({ record_id: id, data: { title: "b" } }), del(id),
+      op({ record_id: list, collection: "lists", data: { title: "N" } }), create(inList, { list_id: list }), del(inList),
+    ], DEVICE, state(), LIMITS, NOW);
+    expect(statuses(plan)).toEqual(Array(7).fill("applied"));
+    expect(plan.groups.map((g) => [g.kind, g.collection, g.rows.map((r) => r.id)])).toEqual([["insert", "lists", [list]], ["insert", "tasks", [kept]]]);
+    expect(plan.neverStored!.keys).toEqual(new Set([recordKey("tasks", id), recordKey("tasks", inList)]));
+    // The batch's own list first, then the tasks, each as it stood before its delete; then their deletes.
+    expect(plan.neverStored!.groups).toEqual([
+      { collection: "lists", kind: "insert", columns: ["title"], rows: [{ id: list, title: "N" }] },
+      { collection: "tasks", kind: "insert", columns: ["list_id", "title"], rows: [{ id: kept, list_id: LIST, title: "kept" }, { id, list_id: LIST, title: "b" }, { id: inList, list_id: list, title: "t" }] },
+      { collection: "tasks", kind: "delete", columns: [], rows: [{ id }, { id: inList }] },
+    ]);
+  });
+
+  it("a task created in a list the batch then deletes is tried, its delete left to the list's cascade; a batch that stores every record it creates tries nothing", () => {
+    const id = uuid();
+    const plan = planBatch([create(id), del(LIST, "lists", 5)], DEVICE, state(), LIMITS, NOW);
+    expect(plan.groups.map((g) => [g.kind, g.collection])).toEqual([["delete", "lists"]]);
+    expect(plan.neverStored).toEqual({ keys: new Set([recordKey("tasks", id)]), groups: [
+      { collection: "tasks", kind: "insert", columns: ["list_id", "title"], rows: [{ id, list_id: LIST, title: "t" }] },
+      { collection: "lists", kind: "delete", columns: [], rows: [{ id: LIST }] },
+    ] });
+    expect(planBatch([create(uuid()), del(uuid())], DEVICE, state(), LIMITS, NOW).neverStored).toBeUndefined();
+  });
+
   it("a visible row the caller may not lock: a change is FORBIDDEN, with the current record, a delete is the database's to allow; a scope the caller cannot see is NOT_FOUND", () => {
     const id = uuid();
     const current = record("tasks", id, 4, { list_id: LIST, title: "read only" });
@@ -294,6 +323,8 @@ describe("planBatch", () => {
     const gone = planBatch([del(id, "tasks", 6), create(id, { title: "a" }), del(id)], DEVICE, state([current]), LIMITS, NOW);
     expect(gone.groups).toEqual([{ collection: "tasks", kind: "delete", columns: [], rows: [{ id }] }]);
     expect(gone.phasesOf.size).toBe(0);
+    // (A row of it is written, the delete: the database judges the ops before the re-creation.)
+    expect(gone.neverStored).toBeUndefined();
   });
 
   it("counts live records for the quota: creates add, deletes free, updates are neutral", () => {

@@ -98,7 +98,8 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     // refusal of its ops (not_readable_after_write), never a 503 the client would retry forever.
     // Also when the database refused a scope row's delete the plan counted on, in any pass (the
     // caller demoted between two): known in the next one, where it is never written, so each
-    // pass knows one more and they end; and when a delete of a row it could not lock found the row
+    // pass knows one more and they end (so too a delete of a record the batch created, refused when
+    // tried: push-store.ts, tryNeverStored); and when a delete of a row it could not lock found the row
     // changed since the read (the merge then sees the change; changed once more in that moment,
     // the batch is a retryable 503).
     let replanned = false;

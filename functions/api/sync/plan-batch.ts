@@ -21,6 +21,9 @@
 // One exception to "once": a row deleted and then re-created by the batch is
 // deleted, and then inserted from the patch, exactly as two batches would do
 // it: the writes up to the re-creation form one phase, run before the rest.
+// A record the batch creates and deletes again is never written; so that the
+// database still judges its create and delete, the plan carries the writes that
+// try them (BatchPlan.neverStored), which the push rolls back.
 // A scope row's delete takes the rows the batch knows in that scope with it, as
 // its cascade does: later ops on them are ops on a record deleted by then (a
 // co-owner deleting a list and then leaving it), and their rows are left to the
@@ -131,6 +134,16 @@ export interface BatchPlan {
    * the record, in order, so that a refusal of one of them rejects only the ops from that phase on.
    */
   phasesOf: Map<string, { phase: number; kind: WriteGroup["kind"] }[]>;
+  /**
+   * Only when the batch creates records and deletes them again, with no row of them written
+   * (`keys`: never stored, so the database would never judge their creates or deletes): the plan's
+   * writes up to the last phase that creates one, none of a membership table (whose writes run
+   * last), with each such record inserted in its last live state where the write would have
+   * inserted it and, when an op deleted it (not its list's cascade), deleted where the write
+   * deletes rows. The push runs them and rolls them back (push-store.ts): the database's refusal
+   * of such a create answers its ops; of such a delete, plans the batch again with it known.
+   */
+  neverStored?: { keys: Set<string>; groups: WriteGroup[] };
 }
 
 /** The writes of a run of ops, from the rows as the database holds them when the run begins. */
@@ -141,6 +154,10 @@ interface Phase {
   cascaded: Set<string>;
   /** The row version each unlocked row this phase deletes was read at (BatchState.rowVersions). */
   readAt: Map<string, string>;
+  /** The last live state of each record this phase's ops left live (BatchPlan.neverStored). */
+  lastLive: Map<string, ServerRecord>;
+  /** The records this phase deleted last by an op of theirs, not by their scope's delete. */
+  deletedByOp: Set<string>;
 }
 
 export function recordKey(collection: string, id: string): string {
@@ -278,7 +295,7 @@ export function planBatch(
   const floor = Math.max(0, ...[...state.records.values()].map((r) => r.version));
   let provisional = floor;
   const phases: Phase[] = [];
-  let phase: Phase = { start: initial, written: new Set(), cascaded: new Set(), readAt: new Map() };
+  let phase: Phase = { start: initial, written: new Set(), cascaded: new Set(), readAt: new Map(), lastLive: new Map(), deletedByOp: new Set() };
   // Every record a scope delete of the batch took with it (cascaded in some phase).
   const cascaded = new Set<string>();
   // Every record the batch has seen in each scope (by the scope's recordKey): where a scope's delete
@@ -431,7 +448,7 @@ export function planBatch(
     // that its cascades run and the new row gets the table's defaults, not the old row's columns.
     if (isLive && current?.deleted && phase.start.get(key)?.deleted === false) {
       phases.push(phase);
-      phase = { start: new Map(records), written: new Set(), cascaded: new Set(), readAt: new Map() };
+      phase = { start: new Map(records), written: new Set(), cascaded: new Set(), readAt: new Map(), lastLive: new Map(), deletedByOp: new Set() };
     }
     // A row deleted as the batch read it that it could not lock (its DELETE policy is wider than
     // its UPDATE policy): another writer may change it before the delete runs, so the delete names
@@ -442,6 +459,12 @@ export function planBatch(
     liveRecords += Number(isLive) - Number(live);
     provisional = next.version;
     records.set(key, next);
+    if (isLive) {
+      phase.lastLive.set(key, next);
+      phase.deletedByOp.delete(key);
+    } else {
+      phase.deletedByOp.add(key);
+    }
     noteScope(key, next);
     written.add(key);
     phase.written.add(key);
@@ -465,6 +488,7 @@ export function planBatch(
         const gone = mergeOp(record, { type: "delete", base_version: record.version }, { ...context, collection: record.collection, id: record.id, seq: ++provisional });
         if (gone.outcome !== "applied") continue;
         records.set(inside, gone.next);
+        phase.deletedByOp.delete(inside);
         written.add(inside);
         phase.written.add(inside);
         cascaded.add(inside);
@@ -500,7 +524,28 @@ export function planBatch(
       if (p.result.record) p.result = { ...p.result, record: toSyncRecord(before) };
     }
   }
-  return { ops: planned, groups, written, phasesOf };
+  const neverStored = neverStoredTrial(phases, records, rowsWritten);
+  return { ops: planned, groups, written, phasesOf, ...(neverStored ? { neverStored } : {}) };
+}
+
+/**
+ * BatchPlan.neverStored: the records a phase creates and deletes again (not live when it begins,
+ * deleted when it ends) of which no phase writes a row, and the writes that try them.
+ */
+function neverStoredTrial(phases: Phase[], final: Map<string, ServerRecord>, rowsWritten: Set<string>): BatchPlan["neverStored"] {
+  const created = new Map<string, { phase: number; record: ServerRecord }>();
+  phases.forEach((p, i) => {
+    const end = phases[i + 1]?.start ?? final;
+    for (const [key, record] of p.lastLive) {
+      if (p.start.get(key)?.deleted !== false && end.get(key)!.deleted && !rowsWritten.has(key)) created.set(key, { phase: i, record });
+    }
+  });
+  if (created.size === 0) return undefined;
+  const last = Math.max(...[...created.values()].map((c) => c.phase));
+  const groups = phases.slice(0, last + 1).flatMap((p, i) =>
+    writeGroups(p, phases[i + 1]?.start ?? final, new Map([...created].filter(([, c]) => c.phase === i).map(([key, c]) => [key, c.record])))
+  );
+  return { keys: new Set(created.keys()), groups: groups.filter((g) => !findCollection(g.collection)?.memberColumn) };
 }
 
 function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
@@ -512,7 +557,15 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
  * the start of a phase to its state at the end (a live record left as it was
  * needs nothing, nor one a scope delete's cascade deletes).
  */
-function writeGroups({ written, start: initial, cascaded, readAt }: Phase, final: Map<string, ServerRecord>): WriteGroup[] {
+function writeGroups(
+  { written, start: initial, cascaded, readAt, deletedByOp }: Phase,
+  final: Map<string, ServerRecord>,
+  /**
+   * Records the phase creates and deletes again, to insert in this state all the same, and to delete
+   * again where an op of theirs deleted them (BatchPlan.neverStored).
+   */
+  tried: Map<string, ServerRecord> = new Map(),
+): WriteGroup[] {
   // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
   const groups = new Map<string, Omit<WriteGroup, "columns"> & { columns: Set<string> }>();
   const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
@@ -524,12 +577,13 @@ function writeGroups({ written, start: initial, cascaded, readAt }: Phase, final
   };
   for (const key of written) {
     const before = initial.get(key);
-    const after = final.get(key)!;
+    const after = tried.get(key) ?? final.get(key)!;
     const wasLive = before !== undefined && !before.deleted;
     if (!after.deleted && !wasLive) {
       // Created (or re-created after a delete): only the columns ops set; the table's defaults fill the rest.
       const columns = Object.keys(after.data ?? {}).sort();
       add(after.collection, "insert", columns, { id: after.id, ...after.data });
+      if (tried.has(key) && deletedByOp.has(key)) add(after.collection, "delete", [], { id: after.id });
     } else if (!after.deleted) {
       const columns = changedColumns(before!, after);
       if (columns.length > 0) add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });

@@ -12,6 +12,8 @@
 //      scopes the ops point at, the caller's live-record count and device (which the
 //      same statement sets for the sync triggers);
 //   (the ops are decided in memory by planBatch)
+//   only when the batch creates records and deletes them again: try those writes in a
+//   savepoint rolled back at once, pipelined ahead of step 2 (tryNeverStored);
 //   2. write every changed row in its final state (app_private.sync_apply,
 //      as the caller: policies, grants and constraints decide; the sync
 //      triggers keep versions, field versions and change entries; a delete of a row
@@ -342,7 +344,8 @@ function rowVersions(row: StateRow): Map<string, string> {
 /**
  * Thrown (the transaction rolls back) when the batch's write shows its plan rested on rows that
  * changed meanwhile, or on a scope row's delete the database refused (`refusedDeletes`: planned
- * again with it known, the ops in that scope are decided as if it stayed, as it does).
+ * again with it known, the ops in that scope are decided as if it stayed, as it does), or on the
+ * delete of a record the batch created that the database refused when tried (tryNeverStored).
  */
 export class StaleBatch extends ApiError {
   constructor(readonly refusedDeletes: ReadonlyMap<string, Refusal> = new Map()) {
@@ -405,8 +408,10 @@ export async function pushBatch(
   // lock, its policies having let the row in before): the batch rests on a stale picture, and is
   // planned again; or, planned again, the table's SELECT policy hides a row its INSERT policy lets
   // them write: that row is refused, the rest of the batch applies.
+  const tried = plan.neverStored ? tryNeverStored(tx, plan.neverStored) : undefined;
   const applied = await applyPlan(tx, plan, replanned, visible, caller.sub);
-  const refused = firstRefusals(applied.failed);
+  const { createsRefused, deletesRefused } = tried ? await tried : { createsRefused: [], deletesRefused: new Map() };
+  const refused = firstRefusals([...applied.failed, ...createsRefused]);
   // A scope row's delete the database refused (its DELETE policy is narrower than its UPDATE
   // policy: an editor deleting a list): the batch's ops in that scope were planned as if it were
   // gone (a task created in it NOT_FOUND, an edit of one left to the cascade, unwritten): planned
@@ -417,14 +422,16 @@ export async function pushBatch(
   // again, the merge sees that edit (a conflict), or none (a write of the same values: the delete
   // applies). Raced again, the batch is a retryable 503. Told by the row as it stands after the
   // write, read again only when such a delete was left undone (rare: a plain push never reads it).
+  // A delete of a record the batch created that the database refused when tried (tryNeverStored):
+  // planned again, that delete is rejected and the record is created, as two batches would do.
   const cascaded = inDeletedScopes(plan);
   const readAfter = () => readAfterWrite(tx, plan, refused, cascaded, batch.device_id ?? null, caller.session_id);
   const versioned = versionedDeletesLeft(plan, refused);
   let after = versioned.size > 0 ? await readAfter() : undefined;
   const changed = after ? changedSinceRead(versioned, after.rowVersions) : new Set<string>();
   const scopeDeletesRefused = new Map([...refused].filter(([key, r]) => r.kind === "delete" && !changed.has(key) && findCollection(r.collection)?.isScope));
-  if (changed.size > 0 || scopeDeletesRefused.size > 0 || (!replanned && unreadable(applied, refused).length > 0)) {
-    throw new StaleBatch(scopeDeletesRefused);
+  if (changed.size > 0 || scopeDeletesRefused.size > 0 || deletesRefused.size > 0 || (!replanned && unreadable(applied, refused).length > 0)) {
+    throw new StaleBatch(new Map([...scopeDeletesRefused, ...deletesRefused]));
   }
   // Only when the database refused a record, or the batch deleted a scope row (a list) after
   // answering ops on records in it without writing them (its cascade may have taken them): those
@@ -501,6 +508,31 @@ function changedSinceRead(versioned: Map<string, string>, now: Map<string, strin
 /** The written records the caller cannot read back (live, no data) and the database did not refuse. */
 function unreadable(applied: ApplyResult, refused: Map<string, Refusal>): ApplyResult["records"] {
   return applied.records.filter((r) => !r.deleted && r.data === null && !refused.has(recordKey(r.collection, r.id)));
+}
+
+/**
+ * The database's refusals of the creates and deletes of records the batch creates and deletes
+ * again (BatchPlan.neverStored), which the write never stores: those writes are run in a savepoint
+ * and rolled back, so that the table's policies, constraints and triggers (and the live-records
+ * quota) judge each such create and delete as they judge those the batch keeps, and nothing of
+ * them stays. Sent now, pipelined ahead of the batch's write (no round trip of its own); only such
+ * a batch has it. A delete counts as refused only when its create was not (the row was there).
+ */
+function tryNeverStored(tx: Tx, neverStored: NonNullable<BatchPlan["neverStored"]>) {
+  const refusals = Promise.all([
+    tx.unsafe("savepoint tidesync_never_stored").execute(),
+    tx.unsafe<{ result: Pick<ApplyResult, "failed"> }[]>(APPLY_SQL, [JSON.stringify(neverStored.groups)], PREPARED).execute(),
+    tx.unsafe("rollback to savepoint tidesync_never_stored").execute(),
+  ]).then(([, [row]]) => {
+    const failed = row.result.failed.filter((f) => neverStored.keys.has(recordKey(f.collection, f.id)));
+    const createsRefused = failed.filter((f) => f.kind === "insert");
+    const notCreated = new Set(createsRefused.map((f) => recordKey(f.collection, f.id)));
+    const deletesRefused = new Map<string, Refusal>();
+    for (const f of failed) if (f.kind === "delete" && !notCreated.has(recordKey(f.collection, f.id))) deletesRefused.set(recordKey(f.collection, f.id), f);
+    return { createsRefused, deletesRefused };
+  });
+  refusals.catch(() => {}); // awaited by the caller, after the write sent behind it
+  return refusals;
 }
 
 /**
