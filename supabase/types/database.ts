@@ -38,6 +38,7 @@ export type Database = {
       };
       "account_deletion_requests": {
         Row: {
+          "last_attempt_at": string | null;
           "request_id": string;
           "requested_at": string;
           "scheduled_for": string;
@@ -45,12 +46,14 @@ export type Database = {
         };
         ComputedFields: never;
         Insert: {
+          "last_attempt_at"?: string | null;
           "request_id"?: string;
           "requested_at"?: string;
           "scheduled_for": string;
           "user_id": string;
         };
         Update: {
+          "last_attempt_at"?: string | null;
           "request_id"?: string;
           "requested_at"?: string;
           "scheduled_for"?: string;
@@ -870,6 +873,10 @@ export type Database = {
         Args: { "p_user_id": string };
         Returns: undefined;
       };
+      "begin_purge_attempt": {
+        Args: { "p_now": string; "p_tried_before": string };
+        Returns: string;
+      };
       "cancel_account_deletion": {
         Args: Record<PropertyKey, never>;
         Returns: boolean;
@@ -1094,12 +1101,8 @@ export type Database = {
         Args: { "p_list_id": string };
         Returns: number;
       };
-      "purge_next_due_account": {
-        Args: {
-          "p_after_scheduled"?: string;
-          "p_after_user"?: string;
-          "p_now": string;
-        };
+      "purge_account": {
+        Args: { "p_now": string; "p_request": string };
         Returns: Record<string, unknown>;
       };
       "purge_rate_limit_counters": {

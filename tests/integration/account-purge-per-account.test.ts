@@ -163,3 +163,56 @@ describe("the account purge commits after each account", () => {
     }, 120_000);
   }
 });
+
+/** pg_cron's command on a connection of its own, with `statement_timeout` set for it as Supabase sets one for every role (2 min for postgres). */
+async function runPurgeWithin(statementTimeout: string, now: Date, batch: number): Promise<void> {
+  const conn = await ownerSql.reserve();
+  try {
+    await conn`select set_config('statement_timeout', ${statementTimeout}, false)`;
+    await conn`call app_private.purge_due_accounts(${now}::timestamptz, ${batch})`;
+  } finally {
+    await conn`reset statement_timeout`.catch(() => {});
+    conn.release();
+  }
+}
+
+describe("one account that waits does not stop the purge for the accounts due after it", () => {
+  it("an account waiting on a lock is given up after lock_timeout, and the run purges the next one", async () => {
+    const xavier = await createTestUser();
+    const yann = await createTestUser();
+    const last = await dueInOrder(xavier, yann);
+    const xaviersWrite = await writeInFlight(xavier);
+    try {
+      // Until migration 20261128004000 the run waited for Xavier's write for as long as it lasted (here, until this bound cancelled it).
+      await runPurgeWithin("60s", last, 2);
+      expect(await userExists(yann)).toBe(false);
+      expect(await userExists(xavier)).toBe(true);
+    } finally {
+      xaviersWrite.commit();
+      await xaviersWrite.done;
+    }
+    await runPurge(last, 2);
+    expect(await userExists(xavier)).toBe(false);
+  }, 120_000);
+
+  it("a run cancelled by statement_timeout during one account tries the others first the next time", async () => {
+    const xavier = await createTestUser();
+    const yann = await createTestUser();
+    const last = await dueInOrder(xavier, yann);
+    // Xavier's account waits longer than the run may last (statement_timeout spans the whole CALL, below lock_timeout).
+    const xaviersWrite = await writeInFlight(xavier);
+    try {
+      await expect(runPurgeWithin("3s", last, 2)).rejects.toMatchObject({ code: "57014" });
+      expect(await userExists(yann), "the run ended during Xavier's account, the first due").toBe(true);
+      // Until migration 20261128004000 every run took Xavier first again and Yann was never reached.
+      await expect(runPurgeWithin("3s", last, 2)).rejects.toMatchObject({ code: "57014" });
+      expect(await userExists(yann), "the next run took Yann first").toBe(false);
+      expect(await userExists(xavier)).toBe(true);
+    } finally {
+      xaviersWrite.commit();
+      await xaviersWrite.done;
+    }
+    await runPurge(last, 2);
+    expect(await userExists(xavier)).toBe(false);
+  }, 120_000);
+});

@@ -8,6 +8,7 @@ create table app_private.account_deletion_requests (
   request_id uuid default gen_random_uuid() not null,
   requested_at timestamp with time zone default now() not null,
   scheduled_for timestamp with time zone not null,
+  last_attempt_at timestamp with time zone,
   constraint account_deletion_requests_pkey PRIMARY KEY (user_id),
   constraint account_deletion_requests_request_id_key UNIQUE (request_id),
   constraint account_deletion_requests_user_id_fkey FOREIGN KEY (user_id) REFERENCES auth.users(id) ON DELETE CASCADE,
@@ -17,6 +18,7 @@ create table app_private.account_deletion_requests (
 -- comments
 comment on table app_private.account_deletion_requests is 'Pending account deletions, one per user: the account is purged at scheduled_for unless the user cancels first. Written only by request_account_deletion / cancel_account_deletion; the purge''s delete of auth.users removes the row.';
 comment on column app_private.account_deletion_requests.request_id is 'Random id of this request; the audit trail names the request by it (never by the user), so nothing links the trail to the person once the row is gone.';
+comment on column app_private.account_deletion_requests.last_attempt_at is 'When the purge last began an attempt at this account (null: never), recorded before the attempt''s work (purge_due_accounts commits it first): a run tries requests never tried first, then the least recently tried, so one whose attempt failed or was cancelled goes behind the others.';
 
 -- indexes
 CREATE INDEX account_deletion_requests_due_idx ON app_private.account_deletion_requests USING btree (scheduled_for);

@@ -2,13 +2,14 @@
 -- 20261128003300_purge_commits_per_account): app_private.purge_due_accounts
 -- is a procedure that may commit (not SECURITY DEFINER, no SET clause),
 -- refuses inside a transaction block before doing anything, and runs each
--- account through app_private.purge_next_due_account, which takes the next
--- due request after a position and carries it out or rolls it back alone.
+-- account through app_private.begin_purge_attempt, which takes the next due
+-- request and records the attempt (committed first: pgTAP 151), and
+-- app_private.purge_account, which carries it out or rolls it back alone.
 -- Its commits need a top-level CALL, which pgTAP's transaction is not: what
 -- the commits change for others (a push, a cancel, a pull during the run) is
 -- tests/integration/account-purge-per-account.test.ts.
 begin;
-select plan(14);
+select plan(16);
 
 select is((select p.prokind::text || ':' || p.prosecdef::text || ':' || coalesce(array_length(p.proconfig, 1), 0)::text from pg_proc p
             where p.oid = 'app_private.purge_due_accounts(timestamptz, integer)'::regprocedure), 'p:false:0',
@@ -16,13 +17,15 @@ select is((select p.prokind::text || ':' || p.prosecdef::text || ':' || coalesce
 select is(tests.function_callers('app_private.purge_due_accounts(timestamptz, integer)'), array['service_role'],
   'purge_due_accounts: the owner (pg_cron) and service_role only');
 select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
-            where p.oid in ('app_private.purge_next_due_account(timestamptz, timestamptz, uuid)'::regprocedure,
+            where p.oid in ('app_private.begin_purge_attempt(timestamptz, timestamptz)'::regprocedure,
+                            'app_private.purge_account(uuid, timestamptz)'::regprocedure,
                             'app_private.forget_purged_installations()'::regprocedure)
-              and p.prosecdef and p.proconfig = array['search_path=""']),
-  array['app_private.forget_purged_installations()', 'app_private.purge_next_due_account(timestamp with time zone,timestamp with time zone,uuid)'],
+              and p.prosecdef and p.proconfig[1] = 'search_path=""'),
+  array['app_private.begin_purge_attempt(timestamp with time zone,timestamp with time zone)', 'app_private.forget_purged_installations()',
+        'app_private.purge_account(uuid,timestamp with time zone)'],
   'what it runs each account and the sweep with is security definer with an empty search_path');
-select is(tests.function_callers('app_private.purge_next_due_account(timestamptz, timestamptz, uuid)'), array['service_role'],
-  'purge_next_due_account: the owner and service_role only');
+select is(tests.function_callers('app_private.purge_account(uuid, timestamptz)'), array['service_role'],
+  'purge_account: the owner and service_role only');
 select is(tests.function_callers('app_private.forget_purged_installations()'), array['service_role'],
   'forget_purged_installations: the owner and service_role only');
 
@@ -48,19 +51,26 @@ select is((select count(*)::int from app_private.account_deletion_requests
 select throws_ok($$ call app_private.purge_due_accounts('2000-01-02', 0) $$, '22023', null,
   'a batch below 1 is refused');
 
-select results_eq($$ select scheduled_for, user_id, deleted, lists_handed_over from app_private.purge_next_due_account('2000-01-02') $$,
-  $$ values ('2000-01-01 00:00:00+00'::timestamptz, (select keeper from ids), false, 0) $$,
-  'the first due account is tried and refused (Storage objects left): its position, not deleted');
+select is(app_private.begin_purge_attempt('2000-01-02', clock_timestamp()),
+  (select request_id from app_private.account_deletion_requests where user_id = (select keeper from ids)),
+  'the first due account is taken');
+select results_eq($$ select deleted, lists_handed_over from app_private.purge_account(
+                       (select request_id from app_private.account_deletion_requests where user_id = (select keeper from ids)), '2000-01-02') $$,
+  $$ values (false, 0) $$,
+  'and refused (Storage objects left): not deleted');
 select is((select count(*)::int from auth.users where id = (select keeper from ids)), 1,
   'the refused account is kept, whole');
-select results_eq($$ select scheduled_for, user_id, deleted from app_private.purge_next_due_account('2000-01-02', '2000-01-01 00:00:00+00', (select keeper from ids)) $$,
-  $$ values ('2000-01-01 00:00:01+00'::timestamptz, (select free from ids), true) $$,
-  'from that position, the next due account is deleted');
+create temporary table free_request as
+  select request_id from app_private.account_deletion_requests where user_id = (select free from ids);
+select is(app_private.begin_purge_attempt('2000-01-02', '2000-01-01'), (select request_id from free_request),
+  'the next one is the due account not tried in this run');
+select results_eq($$ select deleted from app_private.purge_account((select request_id from free_request), '2000-01-02') $$,
+  array[true],
+  'it is deleted');
 select is((select count(*)::int from auth.users where id = (select free from ids)), 0,
   'it is gone');
-select results_eq($$ select scheduled_for, user_id, deleted from app_private.purge_next_due_account('2000-01-02', '2000-01-01 00:00:01+00', (select free from ids)) $$,
-  $$ values (null::timestamptz, null::uuid, false) $$,
-  'past the last due request: no position (the run stops)');
+select is(app_private.begin_purge_attempt('2000-01-02', '2000-01-01'), null::uuid,
+  'no request due is left untried in this run (the run stops)');
 
 -- The function form takes the same accounts in one transaction.
 delete from storage.objects where bucket_id = 'avatars-143';

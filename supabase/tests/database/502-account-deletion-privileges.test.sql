@@ -31,9 +31,10 @@ select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedu
   array['app_private.before_account_purge(uuid)', 'app_private.cancel_account_deletion()', 'app_private.hand_over_lists(uuid)',
         'app_private.request_account_deletion(integer)', 'app_private.run_account_deletions(timestamp with time zone,integer)'],
   'every deletion function is security definer with an empty search_path');
-select is((select array_length(regexp_split_to_array(lower(prosrc), 'for update skip locked'), 1) - 1 from pg_proc
-            where oid = 'app_private.purge_next_due_account(timestamptz, timestamptz, uuid)'::regprocedure), 1,
-  'the purge takes due requests with FOR UPDATE SKIP LOCKED (two runs never take the same one; one function takes them for both forms, migration 20261128003300)');
+select is((select array_agg(array_length(regexp_split_to_array(lower(prosrc), 'for update skip locked'), 1) - 1 order by proname) from pg_proc
+            where oid in ('app_private.begin_purge_attempt(timestamptz, timestamptz)'::regprocedure, 'app_private.purge_account(uuid, timestamptz)'::regprocedure)),
+  array[1, 1],
+  'the purge takes due requests with FOR UPDATE SKIP LOCKED, and locks the one it carries out the same way (two runs never take the same one; one function takes them for both forms, migrations 20261128003300, 20261128004000)');
 select ok((select prosrc ~ 'perform app_private\.lock_user_devices\(v_caller\);\s+delete from app_private\.account_deletion_requests' from pg_proc
             where oid = 'app_private.cancel_account_deletion()'::regprocedure)
       and (select prosrc ~ 'perform app_private\.lock_user_devices\(v_caller\);\s+.*insert into app_private\.account_deletion_requests' from pg_proc
