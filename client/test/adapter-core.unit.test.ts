@@ -15,7 +15,7 @@ import { TidesyncApiError, TidesyncNetworkError } from "../api-error.ts";
 import { OWNER_KEY, ownerGuarded } from "../adapters/core/owner-guard.ts";
 import { orderOps, sendPhase } from "../adapters/core/op-order.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
-import { type CreatedRecord, type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
+import { type AppliedVersion, type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
 import { batchBoundsOf } from "../batching.ts";
 import type { SyncEvent } from "../events.ts";
 import { retryOptions, withRetry } from "../retry.ts";
@@ -268,12 +268,12 @@ describe("pushOps: a list's delete and a rebased op", () => {
   });
 });
 
-describe("pushOps: the versions creates got", () => {
-  it("tells each applied create's version before its op leaves the stored outbox; a re-send after a crash there tells it again (duplicate)", async () => {
+describe("pushOps: the versions upserts got", () => {
+  it("tells each applied upsert's version, a create's and an edit's, before its op leaves the stored outbox; a re-send after a crash there tells it again (duplicate)", async () => {
     const server = new FakeServer();
     const existing = newId();
     const before = server.write("tasks", existing, { type: "upsert", data: { title: "old" } });
-    const told: { created: CreatedRecord[]; stillStored: string[] }[] = [];
+    const told: { applied: AppliedVersion[]; stillStored: string[] }[] = [];
     let crash = true;
     const context: PushContext = {
       api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
@@ -283,8 +283,8 @@ describe("pushOps: the versions creates got", () => {
       newId,
       emit: () => {},
       bounds: { maxOps: 500, maxBodyBytes: 1_000_000 },
-      onCreated: async (created) => {
-        told.push({ created, stillStored: (await unansweredOps(context.store)).map((op) => op.record_id) });
+      onApplied: async (applied) => {
+        told.push({ applied, stillStored: (await unansweredOps(context.store)).map((op) => op.record_id) });
         if (crash) throw new Error("the app was killed");
       },
     };
@@ -295,8 +295,8 @@ describe("pushOps: the versions creates got", () => {
     ])).rejects.toThrow("the app was killed");
     crash = false;
     expect(await pushOps(context, [])).toMatchObject({ applied: 2, duplicates: 2 });
-    const version = server.records.get(`tasks/${created}`)!.version;
-    const once = { created: [{ collection: "tasks", id: created, version }], stillStored: [created, existing] };
+    const version = (id: string) => server.records.get(`tasks/${id}`)!.version;
+    const once = { applied: [{ collection: "tasks", id: created, version: version(created) }, { collection: "tasks", id: existing, version: version(existing) }], stillStored: [created, existing] };
     expect(told).toEqual([once, once]);
     expect(await unansweredOps(context.store)).toEqual([]);
   });

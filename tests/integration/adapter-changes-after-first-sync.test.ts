@@ -8,6 +8,8 @@
 // pull could bring it back to the device), and sent an edit as the whole
 // record again, based on no version: another device's edit of another field
 // meanwhile answered it `conflict`.
+// Below: a record edited here at a sync whose pull brought another device's
+// change, then edited or deleted again.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
@@ -126,4 +128,78 @@ for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonD
       await p.device.close();
     }, 60_000);
   });
+}
+
+// A record this device holds (created here, or pulled), renamed here and
+// synced by a sync whose pull brings another device's tick of it first (the
+// tick shows here), then unticked or deleted here. WatermelonDB pulls before
+// it pushes: the pull left the row's version at the one before the tick (the
+// rename's base), and nothing moved it on once the rename was applied on top
+// of the tick, so the untick or delete went out based on a version before the
+// tick the user had seen: conflict, and the server kept the tick (or the
+// task), told as write_discarded.
+async function renamedAfterATick(label: string, factory: DeviceFactory, origin: "created here" | "pulled") {
+  const alice = await createTestUser();
+  const other = await clientDevice(alice);
+  const task = randomUUID();
+  const milk = { list_id: alice.userId, title: "Milk", done: false, position: 0 };
+  if (origin === "pulled") {
+    await other.client.upsert("tasks", task, milk);
+    await other.client.sync();
+    await settled();
+  }
+  const p = await phone(factory, alice);
+  if (origin === "created here") {
+    await p.device.write("tasks", task, milk);
+    await p.device.sync();
+    await settled();
+  }
+  await other.client.sync();
+  await other.client.upsert("tasks", task, { done: true });
+  await other.client.sync();
+  await settled();
+  await p.device.write("tasks", task, { title: "Milk, 2 litres" });
+  // RxDB pushes the rename as it is made: here its sync's pull comes after that push (a pull racing the
+  // push has been seen to leave the tick unshown on this device: another case, not this one).
+  if (label === "RxDB") await until(async () => (await adminSql`select 1 from public.tasks where id = ${task} and title = 'Milk, 2 litres'`).length > 0);
+  await p.device.sync();
+  await settled();
+  expect((await p.device.records()).get(`tasks/${task}`)?.data).toMatchObject({ title: "Milk, 2 litres", done: true });
+  return { p, task, other };
+}
+
+/** Waits for a condition the test cannot await directly. */
+async function until(holds: () => Promise<boolean>) {
+  for (let i = 0; !(await holds()); i++) {
+    if (i === 400) throw new Error("still not the case after 20 s");
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonDB", watermelonDevice], ["RxDB", rxdbDevice]] as const) {
+  for (const origin of ["created here", "pulled"] as const) {
+    describe(`${label}: a record ${origin}, renamed at a sync that brought another device's tick of it,`, () => {
+      it("then unticked: the untick is applied and the rename kept, with nothing to report", async () => {
+        const { p, task } = await renamedAfterATick(label, factory, origin);
+        await p.device.write("tasks", task, { done: false });
+        await syncTwice(p.device);
+        expect(told(p.events, task)).toEqual([]);
+        expect(await adminSql`select title, done from public.tasks where id = ${task}`).toEqual([{ title: "Milk, 2 litres", done: false }]);
+        expect((await p.device.records()).get(`tasks/${task}`)?.data).toMatchObject({ title: "Milk, 2 litres", done: false });
+        await p.device.close();
+      }, 60_000);
+
+      it("then deleted: it is deleted on the server and on the other device, with nothing to report", async () => {
+        const { p, task, other } = await renamedAfterATick(label, factory, origin);
+        await p.device.remove("tasks", task);
+        await syncTwice(p.device);
+        expect(told(p.events, task)).toEqual([]);
+        expect(await adminSql`select id from public.tasks where id = ${task}`).toEqual([]);
+        await other.client.sync();
+        expect((await other.client.list("tasks")).map((r) => r.id)).not.toContain(task);
+        expect((await p.device.records()).has(`tasks/${task}`)).toBe(false);
+        await p.device.close();
+      }, 60_000);
+    });
+  }
 }

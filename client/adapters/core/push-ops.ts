@@ -38,14 +38,14 @@ export interface PushContext {
   /** How a conflict is rebased (default serverWinsPerField: the clashing fields take the server's values). */
   onConflict?: ConflictHandler;
   /**
-   * The versions a batch's applied creates (upserts with no base) wrote, told before their ops leave
-   * the stored outbox (a crash in between re-sends them: `duplicate`, told again).
+   * The versions a batch's applied upserts (creates, edits, rebased ops) wrote, told before their ops
+   * leave the stored outbox (a crash in between re-sends them: `duplicate`, told again).
    */
-  onCreated?: (created: CreatedRecord[]) => Promise<void>;
+  onApplied?: (applied: AppliedVersion[]) => Promise<void>;
 }
 
-/** A record this device created, as the server acknowledged it. */
-export interface CreatedRecord {
+/** The version an upsert of this device wrote, as the server acknowledged it. */
+export interface AppliedVersion {
   collection: string;
   id: string;
   version: number;
@@ -106,7 +106,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     }
     const answered = new Set(batch.map((op) => op.op_id));
     const rebased: SyncOp[] = [];
-    const created: CreatedRecord[] = [];
+    const appliedVersions: AppliedVersion[] = [];
     for (const [i, answer] of results.entries()) {
       const op = batch[i];
       const key = `${op.collection}/${op.record_id}`;
@@ -119,7 +119,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       if (outcome === "applied") {
         result.applied++;
         const written = answer.status === "duplicate" ? answer.original_version : answer.record?.version;
-        if (op.type === "upsert" && op.base_version === null && written !== undefined) created.push({ collection: op.collection, id: op.record_id, version: written });
+        if (op.type === "upsert" && written !== undefined) appliedVersions.push({ collection: op.collection, id: op.record_id, version: written });
         // A rebased op landed: the record's state is now the answer's.
         const corrected = corrections.get(key);
         if (corrected && answer.record) corrections.set(key, { ...corrected, record: answer.record });
@@ -155,7 +155,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     // applied, one that clashes is answered conflict in turn (and reported), as within one batch.
     // The batch was the queue's head: its rebased ops take its place, ahead of the ops after it.
     queue = [...rebased, ...queue.filter((op) => !answered.has(op.op_id))];
-    if (created.length > 0) await context.onCreated?.(created);
+    if (appliedVersions.length > 0) await context.onApplied?.(appliedVersions);
     await store.set(SENT_KEY, queue);
   }
   result.corrections = [...corrections.values()];

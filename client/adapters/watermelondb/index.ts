@@ -18,12 +18,16 @@
 //   that: the push after the pull sends them, and the server's answer (a
 //   conflict with the tombstone, or NOT_FOUND) reports what is lost, as the
 //   core client's push-then-pull does; its correction removes the record.
-// - Watermelon pulls before it pushes, so a record created here holds no server
-//   version until the sync after the one that pushed it. The versions the
-//   server gave this device's creates are kept (in Watermelon's local storage)
-//   until the record's row holds one: an edit or delete of it meanwhile is
-//   based on that version, and its delete is sent, not taken for that of a
-//   record never sent.
+// - Watermelon pulls before it pushes and keeps no push answer, so a row's
+//   version is that of the last pull that found it clean: none yet for a
+//   record created here, and for one edited here while a pull brought another
+//   device's change, the version before that change (the edit's base, above),
+//   even after the edit is applied on top of it. The versions the server gave
+//   this device's upserts are kept (in Watermelon's local storage) until the
+//   row's version reaches them: a later edit or delete is based on the newer
+//   of the two, the version of what the row shows (else it answers conflict
+//   with the change the user saw), and a delete is sent, not taken for that
+//   of a record never sent.
 // - Watermelon hands over each table's changes, not the order they were made
 //   in: upserts go parents first, then deletes children first (core/op-order.ts).
 // - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
@@ -51,15 +55,18 @@ import { orderOps } from "../core/op-order.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
-import { type Correction, type CreatedRecord, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type AppliedVersion, type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
 import type { RetryOptions } from "../../retry.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
 
 const CURSOR_KEY = "tidesync.cursor";
 const CORRECTIONS_KEY = "tidesync.corrections";
-/** The versions the server gave this device's creates, by "table/id", until the record's row holds one. */
-const CREATED_KEY = "tidesync.created_versions";
+/**
+ * The versions the server gave this device's upserts, by "table/id", until the record's row holds one
+ * as new (the key is from when it held creates' only: a database's stored versions stay in use).
+ */
+const APPLIED_KEY = "tidesync.created_versions";
 /** Watermelon's own columns, never sent. */
 const LOCAL_COLUMNS = new Set(["id", "_status", "_changed"]);
 /** A full sync replaces only the records without local changes (the others' changes go up first). */
@@ -123,6 +130,8 @@ export class WatermelonTidesync {
   /** The cursor of the changes Watermelon applied in this synchronize(), saved once they are. */
   private appliedCursor: string | null = null;
   private report!: WatermelonSyncReport;
+  /** The raws read in this push (Watermelon hands a raw out once: see localRaw). */
+  private raws = new Map<string, DirtyRaw | null>();
   private running: Promise<WatermelonSyncReport> | null = null;
 
   constructor(private readonly options: WatermelonSyncOptions) {
@@ -274,7 +283,8 @@ export class WatermelonTidesync {
   // ------------------------------------------------------------------ push
   private async pushChanges(args: SyncPushArgs): Promise<{ experimentalRejectedIds: Record<string, string[]> }> {
     const changes = args.changes as Record<string, SyncTableChangeSet>;
-    const created = await this.createdVersions();
+    this.raws.clear();
+    const applied = await this.appliedVersions();
     const local: LocalChange[] = [];
     const unsendable: Record<string, string[]> = {};
     for (const table of this.options.tables) {
@@ -283,7 +293,7 @@ export class WatermelonTidesync {
       for (const raw of [...set.created, ...set.updated]) {
         if (!this.sendableId({ collection: table, id: raw.id, type: "upsert" }, unsendable)) continue;
         // A create sent again (its row changed while its push was under way: still "created") stays a create.
-        const baseVersion = raw._status === "created" ? ((raw[this.versionColumn] as number | null) ?? null) : this.baseVersion(table, raw, created);
+        const baseVersion = raw._status === "created" ? ((raw[this.versionColumn] as number | null) ?? null) : this.baseVersion(table, raw, applied);
         const creating = raw._status === "created" || baseVersion === null;
         const fields = creating
           ? Object.keys(raw).filter((f) => !LOCAL_COLUMNS.has(f) && f !== this.versionColumn)
@@ -294,7 +304,7 @@ export class WatermelonTidesync {
       for (const id of set.deleted) {
         if (!this.sendableId({ collection: table, id, type: "delete" }, unsendable)) continue;
         const raw = await this.localRaw(table, id);
-        const baseVersion = raw ? this.baseVersion(table, raw, created) : null;
+        const baseVersion = raw ? this.baseVersion(table, raw, applied) : null;
         // Created and deleted here before it ever reached the server: nothing to tell it.
         if (baseVersion === null && raw?._status === "deleted" && !(await this.wasSent(table, id))) continue;
         local.push({ collection: table, id, type: "delete", baseVersion });
@@ -310,7 +320,7 @@ export class WatermelonTidesync {
       emit: (event) => this.options.onEvent?.(event),
       bounds: this.meta!.bounds,
       onConflict: this.options.onConflict,
-      onCreated: async (acknowledged) => await this.keepCreatedVersions(acknowledged),
+      onApplied: async (acknowledged) => await this.keepAppliedVersions(acknowledged),
     }, newOps);
     this.report.applied += result.applied;
     this.report.duplicates += result.duplicates;
@@ -346,32 +356,45 @@ export class WatermelonTidesync {
     return false;
   }
 
-  /** The server version a local change of the record is based on: its row's, else the one its create got here. */
-  private baseVersion(table: string, raw: DirtyRaw, created: Readonly<Record<string, number>>): number | null {
-    return (raw[this.versionColumn] as number | null | undefined) ?? created[`${table}/${raw.id}`] ?? null;
+  /** The server version a local change of the record is based on: its row's, or the one this device's last upsert of it wrote, if newer. */
+  private baseVersion(table: string, raw: DirtyRaw, applied: Readonly<Record<string, number>>): number | null {
+    const row = (raw[this.versionColumn] as number | null | undefined) ?? null;
+    const written = applied[`${table}/${raw.id}`] ?? null;
+    return row === null || written === null ? (row ?? written) : Math.max(row, written);
   }
 
-  /** The versions this device's creates got, without those of records whose row holds a version (or is gone). */
-  private async createdVersions(): Promise<Record<string, number>> {
-    const stored = (await this.store.get<Record<string, number>>(CREATED_KEY)) ?? {};
+  /** The versions this device's upserts got, without those a record's row has reached (or whose record is gone). */
+  private async appliedVersions(): Promise<Record<string, number>> {
+    const stored = (await this.store.get<Record<string, number>>(APPLIED_KEY)) ?? {};
     const kept: Record<string, number> = {};
     for (const [key, version] of Object.entries(stored)) {
       const [table, id] = key.split("/");
       const raw = await this.localRaw(table, id);
-      if (raw && raw[this.versionColumn] == null) kept[key] = version;
+      const row = raw?.[this.versionColumn] as number | null | undefined;
+      if (raw && (row == null || row < version)) kept[key] = version;
     }
-    if (Object.keys(kept).length !== Object.keys(stored).length) await this.store.set(CREATED_KEY, kept);
+    if (Object.keys(kept).length !== Object.keys(stored).length) await this.store.set(APPLIED_KEY, kept);
     return kept;
   }
 
-  private async keepCreatedVersions(acknowledged: readonly CreatedRecord[]): Promise<void> {
-    const stored = (await this.store.get<Record<string, number>>(CREATED_KEY)) ?? {};
-    for (const { collection, id, version } of acknowledged) stored[`${collection}/${id}`] = version;
-    await this.store.set(CREATED_KEY, stored);
+  private async keepAppliedVersions(acknowledged: readonly AppliedVersion[]): Promise<void> {
+    const stored = (await this.store.get<Record<string, number>>(APPLIED_KEY)) ?? {};
+    for (const { collection, id, version } of acknowledged) stored[`${collection}/${id}`] = Math.max(stored[`${collection}/${id}`] ?? 0, version);
+    await this.store.set(APPLIED_KEY, stored);
   }
 
-  /** A record's raw, also a locally deleted one's (Watermelon hands over only its id). */
+  /**
+   * A record's raw, also a locally deleted one's (Watermelon hands over only its id). Read once a
+   * push: the adapter answers a record it handed out before with its id only, and the collection's
+   * cache no longer holds a deleted one.
+   */
   private async localRaw(table: string, id: string): Promise<DirtyRaw | null> {
+    const key = `${table}/${id}`;
+    if (!this.raws.has(key)) this.raws.set(key, await this.readRaw(table, id));
+    return this.raws.get(key)!;
+  }
+
+  private async readRaw(table: string, id: string): Promise<DirtyRaw | null> {
     const found = (await this.options.database.adapter.find(table, id)) as DirtyRaw | string | null;
     if (found !== null && typeof found === "object") return found;
     // Already cached in memory: the adapter answers with the id only.
