@@ -1109,6 +1109,10 @@ export type Database = {
         Args: { "p_batch"?: number; "p_now"?: string };
         Returns: number;
       };
+      "purge_run_command": {
+        Args: { "p_batch"?: number; "p_now"?: string };
+        Returns: string;
+      };
       "purge_sync_retention": {
         Args: {
           "p_batch"?: number;

@@ -1,7 +1,7 @@
 // Account deletion through real Deno and Postgres: POST/GET/DELETE
 // /v1/users/me/deletion and what the grace period allows, then the purge
 // run as the owner role with the command pg_cron runs on hosted Supabase
-// (`call app_private.purge_due_accounts()`; two overlapping runs: the
+// (the DO block of `app_private.purge_run_command()`; two overlapping runs: the
 // one-transaction form, app_private.run_account_deletions, holds the first): not before the grace period, once after it,
 // a no-op the second time, once when two runs overlap; and afterwards every
 // token of the user is refused. The grace period passes by moving the
@@ -14,6 +14,7 @@ import { deletionScheduledResponseSchema, deletionStateResponseSchema } from "..
 import { metaResponseSchema } from "../../functions/_shared/schemas/meta.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 import { deviceRow, phone, pushToken, startSession } from "../support/device-sessions.ts";
+import { runPurgeBlock } from "../support/account-purge.ts";
 import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
 import { pushOk, upsert } from "../support/shared-lists.ts";
 
@@ -62,7 +63,7 @@ async function userExists(user: TestUser): Promise<boolean> {
 
 /** pg_cron's command: one transaction per account. */
 async function purge(): Promise<void> {
-  await ownerSql`call app_private.purge_due_accounts()`;
+  await runPurgeBlock(ownerSql);
 }
 
 /** The same purge in the caller's transaction (held open by a test); how many users it deleted. */
@@ -205,7 +206,7 @@ describe("the grace period", () => {
   });
 });
 
-describe("the purge (app_private.purge_due_accounts, as the owner role)", () => {
+describe("the purge (the DO block of app_private.purge_run_command, as the owner role)", () => {
   it("does nothing before the grace period, deletes after it, and a second run is a no-op; the user's tokens get 401", async () => {
     const { user } = await userWithData();
     const spare = await user.newSession();

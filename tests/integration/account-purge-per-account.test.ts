@@ -1,4 +1,4 @@
-// The account purge as pg_cron runs it (`call app_private.purge_due_accounts()`,
+// The account purge as pg_cron runs it (the DO block of `app_private.purge_run_command()`,
 // as the owner role) commits after each account: while a later account of the
 // same run is still in progress (here it waits for a write of that user's own
 // session, held open by the test), what the earlier accounts did is done and
@@ -14,6 +14,7 @@ import postgres from "postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, call, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { runPurgeBlock } from "../support/account-purge.ts";
 import { type HeldTransaction, holdTransaction, waitersOf } from "../support/held-transactions.ts";
 import { pullAll, push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
 
@@ -25,7 +26,7 @@ afterAll(async () => {
 
 /** pg_cron's command, at `now` (a date long past: other files' requests, due now, are not taken). */
 async function runPurge(now: Date, batch: number): Promise<void> {
-  await ownerSql`call app_private.purge_due_accounts(${now}::timestamptz, ${batch})`;
+  await runPurgeBlock(ownerSql, now, batch);
 }
 
 /** Deletion requests of `users`, due long ago one second apart in this order; returns the last one's date. */
@@ -169,7 +170,7 @@ async function runPurgeWithin(statementTimeout: string, now: Date, batch: number
   const conn = await ownerSql.reserve();
   try {
     await conn`select set_config('statement_timeout', ${statementTimeout}, false)`;
-    await conn`call app_private.purge_due_accounts(${now}::timestamptz, ${batch})`;
+    await runPurgeBlock(conn, now, batch);
   } finally {
     await conn`reset statement_timeout`.catch(() => {});
     conn.release();

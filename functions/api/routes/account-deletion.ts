@@ -1,6 +1,6 @@
 // POST /v1/users/me/deletion: schedule the caller's account deletion after the
 // grace period (no body needed; an optional confirmation); GET: the state; DELETE:
-// cancel it. The purge (app_private.purge_due_accounts, pg_cron's) does the deleting.
+// cancel it. The purge (the DO block of app_private.purge_run_command, pg_cron's) does the deleting.
 // docs/account-deletion.md tells the flow and what the grace period allows.
 import { createRoute } from "@hono/zod-openapi";
 import {

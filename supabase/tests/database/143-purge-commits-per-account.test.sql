@@ -1,21 +1,24 @@
--- The account purge pg_cron runs commits after each account (migration
--- 20261128003300_purge_commits_per_account): app_private.purge_due_accounts
--- is a procedure that may commit (not SECURITY DEFINER, no SET clause),
--- refuses inside a transaction block before doing anything, and runs each
--- account through app_private.begin_purge_attempt, which takes the next due
--- request and records the attempt (committed first: pgTAP 151), and
+-- The account purge pg_cron runs commits after each account (migrations
+-- 20261128003300, 20261128004100): app_private.purge_run_command() returns
+-- the DO block pg_cron's job runs (a block may commit; a procedure that
+-- commits could have no fixed search_path), which refuses inside a
+-- transaction block before doing anything and runs each account through
+-- app_private.begin_purge_attempt, which takes the next due request and
+-- records the attempt (committed first: pgTAP 151), and
 -- app_private.purge_account, which carries it out or rolls it back alone.
--- Its commits need a top-level CALL, which pgTAP's transaction is not: what
--- the commits change for others (a push, a cancel, a pull during the run) is
--- tests/integration/account-purge-per-account.test.ts.
+-- Its commits need a top-level statement, which pgTAP's transaction is not:
+-- what the commits change for others (a push, a cancel, a pull during the
+-- run) is tests/integration/account-purge-per-account.test.ts.
 begin;
-select plan(16);
+select plan(17);
 
-select is((select p.prokind::text || ':' || p.prosecdef::text || ':' || coalesce(array_length(p.proconfig, 1), 0)::text from pg_proc p
-            where p.oid = 'app_private.purge_due_accounts(timestamptz, integer)'::regprocedure), 'p:false:0',
-  'purge_due_accounts is a procedure without SECURITY DEFINER or SET clause (either would forbid its COMMITs)');
-select is(tests.function_callers('app_private.purge_due_accounts(timestamptz, integer)'), array['service_role'],
-  'purge_due_accounts: the owner (pg_cron) and service_role only');
+select is((select p.prokind::text || ':' || p.prosecdef::text || ':' || array_to_string(p.proconfig, ',') from pg_proc p
+            where p.oid = 'app_private.purge_run_command(timestamptz, integer)'::regprocedure), 'f:false:search_path=""',
+  'purge_run_command is a function with an empty search_path (what the advisors ask of every routine)');
+select is((select count(*)::int from pg_proc p where p.proname = 'purge_due_accounts' and p.pronamespace = 'app_private'::regnamespace), 0,
+  'no procedure is left: one that commits can have no SET clause, so no fixed search_path');
+select is(tests.function_callers('app_private.purge_run_command(timestamptz, integer)'), array['service_role'],
+  'purge_run_command: the owner (pg_cron) and service_role only');
 select is((select array_agg(p.oid::regprocedure::text order by p.oid::regprocedure::text) from pg_proc p
             where p.oid in ('app_private.begin_purge_attempt(timestamptz, timestamptz)'::regprocedure,
                             'app_private.purge_account(uuid, timestamptz)'::regprocedure,
@@ -43,12 +46,12 @@ insert into app_private.account_deletion_requests (user_id, requested_at, schedu
 values ((select keeper from ids), '1999-12-25', '2000-01-01 00:00:00+00'),
        ((select free from ids), '1999-12-25', '2000-01-01 00:00:01+00');
 
-select throws_ok($$ call app_private.purge_due_accounts('2000-01-02', 20) $$, '2D000', null,
-  'called inside a transaction block, the procedure refuses (invalid transaction termination)');
+select throws_ok(app_private.purge_run_command('2000-01-02', 20), '2D000', null,
+  'run inside a transaction block, the block refuses (invalid transaction termination)');
 select is((select count(*)::int from app_private.account_deletion_requests
             where user_id in ((select keeper from ids), (select free from ids))), 2,
   'and did nothing: both requests are still there');
-select throws_ok($$ call app_private.purge_due_accounts('2000-01-02', 0) $$, '22023', null,
+select throws_ok($$ select app_private.purge_run_command('2000-01-02', 0) $$, '22023', null,
   'a batch below 1 is refused');
 
 select is(app_private.begin_purge_attempt('2000-01-02', clock_timestamp()),
