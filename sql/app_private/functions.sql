@@ -112,7 +112,7 @@ begin
   return v_request;
 end
 $function$;
-comment on function app_private.begin_purge_attempt(p_now timestamp with time zone, p_tried_before timestamp with time zone) is 'The purge''s next account: takes the request due at p_now not tried since p_tried_before (the run''s start: each is tried once a run) that was never tried, else least recently (then oldest due, then by user id; FOR UPDATE SKIP LOCKED), sets its last_attempt_at and returns its request_id (null when none is left). the purge run (the DO block of purge_run_command) commits this before the account''s work (purge_account), so a cancelled attempt stays recorded. Runs as the owner; service_role (for the purge run, purge_run_command).';
+comment on function app_private.begin_purge_attempt(p_now timestamp with time zone, p_tried_before timestamp with time zone) is 'The purge''s next account: takes the request due at p_now not tried since p_tried_before (the run''s start: each is tried once a run) that was never tried, else least recently (then oldest due, then by user id; FOR UPDATE SKIP LOCKED), sets its last_attempt_at and returns its request_id (null when none is left). The purge run (the DO block of purge_run_command) commits this before the account''s work (purge_account), so a cancelled attempt stays recorded. Runs as the owner; service_role (for the purge run, purge_run_command).';
 revoke execute on function app_private.begin_purge_attempt(p_now timestamp with time zone, p_tried_before timestamp with time zone) from public;
 grant execute on function app_private.begin_purge_attempt(p_now timestamp with time zone, p_tried_before timestamp with time zone) to service_role;
 
@@ -1655,7 +1655,7 @@ grant execute on function app_private.purge_rate_limit_counters(p_now timestamp 
 CREATE OR REPLACE FUNCTION app_private.purge_run_command(p_now timestamp with time zone DEFAULT NULL::timestamp with time zone, p_batch integer DEFAULT 20)
  RETURNS text
  LANGUAGE plpgsql
- IMMUTABLE
+ STABLE
  SET search_path TO ''
 AS $function$
 begin

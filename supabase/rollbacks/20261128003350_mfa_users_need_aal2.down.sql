@@ -1,7 +1,8 @@
 -- Down step of 20261128003350_mfa_users_need_aal2.sql: session_is_live() reads
 -- auth.sessions itself again, as 20261128001800 made it (an aal1 session of a
 -- user with a verified factor counts again), live_uid() and push_targets get
--- their comments back, and session_standing() goes.
+-- their comments back, and session_standing() goes. Deploy the previous api
+-- function first: this one calls session_standing() on every request.
 
 create or replace function app_private.session_is_live(p_session_id uuid, p_user_id uuid)
 returns boolean

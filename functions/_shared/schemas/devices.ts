@@ -75,7 +75,7 @@ export const deviceSchema = z.object({
   created_at: timestamp,
   revoked_at: timestamp.nullable().describe("when the device was signed out (its session ended); null while a session is bound, see active"),
   active: z.boolean().describe(
-    "true while the device's session counts: bound, not ended by time (its not_after, or Supabase Auth's session time-box or inactivity timeout as the database's app_private.auth_sessions_timebox() and auth_sessions_inactivity_timeout() mirror them), its user neither banned nor deleted. A device whose session ended is not active (and has no push token in use) although revoked_at stays null until Supabase Auth deletes the session",
+    "true while the device's session counts: bound, not ended by time (its not_after, or Supabase Auth's session time-box or inactivity timeout as the database's app_private.auth_sessions_timebox() and auth_sessions_inactivity_timeout() mirror them), its user neither banned nor deleted, and, for a user with a verified MFA factor, past its second factor (aal2). A device whose session ended is not active (and has no push token in use) although revoked_at stays null until Supabase Auth deletes the session",
   ),
   current: z.boolean().describe("true for the device of the calling session"),
 });

@@ -25,7 +25,7 @@ interface DeviceRow {
   created_at: Date;
   revoked_at: Date | null;
   session_id: string | null;
-  /** app_private.session_is_live() of the bound session: false once it expired or its user was banned or deleted. */
+  /** app_private.session_is_live() of the bound session: false once it expired or its user was banned or deleted, or while it is the password step (aal1) of an MFA user's sign-in. */
   live: boolean;
 }
 

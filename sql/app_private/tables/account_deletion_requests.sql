@@ -18,7 +18,7 @@ create table app_private.account_deletion_requests (
 -- comments
 comment on table app_private.account_deletion_requests is 'Pending account deletions, one per user: the account is purged at scheduled_for unless the user cancels first. Written only by request_account_deletion / cancel_account_deletion; the purge''s delete of auth.users removes the row.';
 comment on column app_private.account_deletion_requests.request_id is 'Random id of this request; the audit trail names the request by it (never by the user), so nothing links the trail to the person once the row is gone.';
-comment on column app_private.account_deletion_requests.last_attempt_at is 'When the purge last began an attempt at this account (null: never), recorded before the attempt''s work (purge_due_accounts commits it first): a run tries requests never tried first, then the least recently tried, so one whose attempt failed or was cancelled goes behind the others.';
+comment on column app_private.account_deletion_requests.last_attempt_at is 'When the purge last began an attempt at this account (null: never), recorded before the attempt''s work (the purge run, the DO block of purge_run_command, commits it first): a run tries requests never tried first, then the least recently tried, so one whose attempt failed or was cancelled goes behind the others.';
 
 -- indexes
 CREATE INDEX account_deletion_requests_due_idx ON app_private.account_deletion_requests USING btree (scheduled_for);
