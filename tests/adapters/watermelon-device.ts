@@ -75,7 +75,7 @@ const LOCAL = new Set(["id", "_status", "_changed", VERSION]);
 /** A phone on WatermelonDB; `syncer()` makes the adapter object its sync() makes (close() it, as an app does on sign-out). */
 export async function watermelonDevice(
   { name, api, installationId, onEvent, pullLimit, tables = ["lists", "tasks"], maxOpsPerBatch }: DeviceSetup,
-): Promise<AdapterDevice & { syncer(): WatermelonTidesync }> {
+): Promise<AdapterDevice & { syncer(): WatermelonTidesync; database: Database }> {
   const adapter = new LokiJSAdapter({ schema, useWebWorker: false, useIncrementalIndexedDB: true, dbName: name });
   const database = new Database({ adapter, modelClasses: [List, Task, ListMember] });
   // A new adapter object for every sync, as after an app restart: what it needs (cursor, sent ops) is in the database.
@@ -99,8 +99,9 @@ export async function watermelonDevice(
     }
   };
 
-  const device: AdapterDevice & { syncer(): WatermelonTidesync } = {
+  const device: AdapterDevice & { syncer(): WatermelonTidesync; database: Database } = {
     syncer,
+    database,
     async sync() {
       await syncer().sync();
     },

@@ -203,3 +203,32 @@ for (const [label, factory] of [["core client", coreClientDevice], ["WatermelonD
     });
   }
 }
+
+// WatermelonDB keeps the version each of its upserts got until the row holds it. A restore of the
+// server (docs/sync.md "Restores") may undo such a write: the server then holds the record at a
+// lower version, refuses the next change as ahead_of_server and sends its record as a correction.
+// The kept version must not outlive that answer, or every later change is refused the same way.
+// The restore is simulated by raising the kept version, as a write the restore undid left it.
+describe("WatermelonDB: a record whose kept version a restore undid", () => {
+  it("is refused once (ahead_of_server), then takes later edits on the server's version", async () => {
+    const alice = await createTestUser();
+    let watermelon: Awaited<ReturnType<typeof watermelonDevice>> | undefined;
+    const p = await phone(async (setup) => (watermelon = await watermelonDevice(setup)), alice);
+    const task = randomUUID();
+    await p.device.write("tasks", task, { list_id: alice.userId, title: "Milk", done: false, position: 0 });
+    await syncTwice(p.device);
+    const version = (await p.device.records()).get(`tasks/${task}`)!.version;
+    await watermelon!.database.localStorage.set("tidesync.created_versions", { [`tasks/${task}`]: version + 1000 });
+
+    await p.device.write("tasks", task, { done: true });
+    await syncTwice(p.device);
+    const refused = p.events.filter((e) => e.type === "op_rejected");
+    expect(refused.map((e) => e.type === "op_rejected" && e.error.details?.map((d) => d.code))).toEqual([["ahead_of_server"]]);
+
+    await p.device.write("tasks", task, { title: "Oat milk" });
+    await syncTwice(p.device);
+    expect(p.events.filter((e) => e.type === "op_rejected")).toHaveLength(1);
+    expect(await adminSql`select title from public.tasks where id = ${task}`).toEqual([{ title: "Oat milk" }]);
+    await p.device.close();
+  }, 60_000);
+});

@@ -329,6 +329,7 @@ export class WatermelonTidesync {
     if (result.corrections.length > 0) {
       const stored = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
       await this.store.set(CORRECTIONS_KEY, [...stored, ...result.corrections]);
+      await this.forgetOverruledVersions(result.corrections);
     }
     return { experimentalRejectedIds: unsendable };
   }
@@ -375,6 +376,25 @@ export class WatermelonTidesync {
     }
     if (Object.keys(kept).length !== Object.keys(stored).length) await this.store.set(APPLIED_KEY, kept);
     return kept;
+  }
+
+  /**
+   * A correction puts the server's record in the row at the next pull: one gone, or at a version
+   * below the one this device's upsert got (a restore undid that write), overrules the kept
+   * version, which would base every later change on a version the server no longer has
+   * (refused ahead_of_server, again and again).
+   */
+  private async forgetOverruledVersions(corrections: readonly Correction[]): Promise<void> {
+    const stored = (await this.store.get<Record<string, number>>(APPLIED_KEY)) ?? {};
+    let changed = false;
+    for (const { collection, id, record } of corrections) {
+      const key = `${collection}/${id}`;
+      if (stored[key] !== undefined && (record === null || record.version < stored[key])) {
+        delete stored[key];
+        changed = true;
+      }
+    }
+    if (changed) await this.store.set(APPLIED_KEY, stored);
   }
 
   private async keepAppliedVersions(acknowledged: readonly AppliedVersion[]): Promise<void> {
