@@ -1,6 +1,7 @@
 // The function's environment → Config: defaults, derived values, and a clear
 // start-up error (naming the variable) for anything missing or malformed.
 import { generateKeyPairSync } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -319,8 +320,8 @@ describe("every variable the function reads", () => {
         TIDESYNC_ARTIFACT_STORE: "local",
         TIDESYNC_LOCAL_STORAGE_URL: "http://127.0.0.1:54321/storage/v1",
         TIDESYNC_LOCAL_STORAGE_SECRET: "s".repeat(32),
-        // No key, only the PEM frame loadConfig checks (the key itself is imported at start-up).
-        TIDESYNC_EXPO_SIGNING_KEY: "-----BEGIN PRIVATE KEY-----\nnot-a-key\n-----END PRIVATE KEY-----",
+        // A key made for this run (loadConfig checks its PEM frame; the key itself is imported at start-up).
+        TIDESYNC_EXPO_SIGNING_KEY: generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
       },
     ];
     for (const env of branches) {
