@@ -1,7 +1,6 @@
 // The function's environment → Config: defaults, derived values, and a clear
 // start-up error (naming the variable) for anything missing or malformed.
 import { generateKeyPairSync } from "node:crypto";
-import { generateKeyPairSync } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
