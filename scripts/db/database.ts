@@ -36,6 +36,21 @@ export function databaseUrlSetting(name: string): string | undefined {
   return value;
 }
 
+/**
+ * DATABASE_URL (required) and DATABASE_OWNER_URL of a db: script (`script` names it in the
+ * message); one missing or malformed ends the process with status 2, saying which.
+ */
+export function scriptDatabaseUrls(script: string): { url: string; ownerUrl: string | undefined } {
+  try {
+    const url = databaseUrlSetting("DATABASE_URL");
+    if (!url) throw new Error(`DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidesync npm run ${script}`);
+    return { url, ownerUrl: databaseUrlSetting("DATABASE_OWNER_URL") };
+  } catch (error) {
+    console.error(`${script}: ${(error as Error).message}`);
+    process.exit(2);
+  }
+}
+
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = "/" + database;

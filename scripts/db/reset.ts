@@ -6,23 +6,9 @@
 // other database that is not a stand-in one (someone's app database pointed at
 // by mistake) unless it holds nothing yet.
 import postgres from "postgres";
-import { databaseKind, databaseUrlSetting, describeRelations, ownRelations, setupDatabase, withDatabase } from "./database.ts";
+import { databaseKind, describeRelations, ownRelations, scriptDatabaseUrls, setupDatabase, withDatabase } from "./database.ts";
 
-function urlSetting(variable: string): string | undefined {
-  try {
-    return databaseUrlSetting(variable);
-  } catch (error) {
-    console.error(`db:reset: ${(error as Error).message}`);
-    process.exit(2);
-  }
-}
-
-const url = urlSetting("DATABASE_URL");
-const ownerUrl = urlSetting("DATABASE_OWNER_URL");
-if (!url) {
-  console.error("DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidesync npm run db:reset");
-  process.exit(2);
-}
+const { url, ownerUrl } = scriptDatabaseUrls("db:reset");
 const database = decodeURIComponent(new URL(url).pathname.replace(/^\//, ""));
 
 try {

@@ -7,7 +7,7 @@
 // keeps its data (sample rows and members deleted since stay deleted). With a
 // superuser's URL, migrations and seed run as the database owner (or
 // DATABASE_OWNER_URL), never as the superuser: hosted `postgres` is not one.
-import { databaseKind, databaseUrlSetting, type SeedChoice, setupDatabase } from "./database.ts";
+import { databaseKind, type SeedChoice, scriptDatabaseUrls, setupDatabase } from "./database.ts";
 
 function redact(url: string): string {
   const u = new URL(url);
@@ -15,21 +15,7 @@ function redact(url: string): string {
   return u.toString();
 }
 
-function urlSetting(variable: string): string | undefined {
-  try {
-    return databaseUrlSetting(variable);
-  } catch (error) {
-    console.error(`db:setup: ${(error as Error).message}`);
-    process.exit(2);
-  }
-}
-
-const url = urlSetting("DATABASE_URL");
-const ownerUrl = urlSetting("DATABASE_OWNER_URL");
-if (!url) {
-  console.error("DATABASE_URL is required, e.g. DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidesync npm run db:setup");
-  process.exit(2);
-}
+const { url, ownerUrl } = scriptDatabaseUrls("db:setup");
 const seed: SeedChoice = process.argv.includes("--no-seed") ? "never" : process.argv.includes("--seed") ? "always" : "if-new";
 
 try {
