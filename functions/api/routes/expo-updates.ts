@@ -89,29 +89,31 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     const user = c.get("user");
     const filter = { platform: headers["expo-platform"], channel: headers["expo-channel-name"], kind: "ota" as const, runtimeVersion: headers["expo-runtime-version"] };
     const updateIds = { currentUpdateId: headers["expo-current-update-id"], embeddedUpdateId: headers["expo-embedded-update-id"] };
-    const read = async (tx: Tx) => ({
-      device: user ? await sessionDevice(tx, user.session_id) : null,
-      releases: await expoCandidates(await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES), MAX_EXPO_CANDIDATES, updateIds, (ranges) =>
-        visibleReleasesWithIds(tx, filter, ranges)),
+    // One transaction: the candidates, the rollbacks and, once planned, the served update's config.
+    const decide = async (tx: Tx) => {
+      const device = user ? await sessionDevice(tx, user.session_id) : null;
+      const releases = await expoCandidates(await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES), MAX_EXPO_CANDIDATES, updateIds, (ranges) =>
+        visibleReleasesWithIds(tx, filter, ranges));
       // After the releases (visibleRollbacks says why).
-      rollbacks: await visibleRollbacks(tx, filter),
-    });
-    const seen = user ? await deps.db.withUser(user, read) : await deps.db.asAnon(read);
-
-    // Without any stable id, only a release rolled out to 100% is offered.
-    const rolloutKey = seen.device?.installation_id ?? headers["eas-client-id"] ?? user?.sub;
-    const candidates = await Promise.all(seen.releases.map(async (r) => ({
-      ...r,
-      rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
-    })));
-    const plan = await planExpoUpdate(candidates, {
-      ...updateIds,
-      // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
-      complete: c.get("tokenIgnored") === undefined,
-      ...seen.rollbacks,
-      // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
-      now: new Date(),
-    });
+      const rollbacks = await visibleRollbacks(tx, filter);
+      // Without any stable id, only a release rolled out to 100% is offered.
+      const rolloutKey = device?.installation_id ?? headers["eas-client-id"] ?? user?.sub;
+      const candidates = await Promise.all(releases.map(async (r) => ({
+        ...r,
+        rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
+      })));
+      const plan = await planExpoUpdate(candidates, {
+        ...updateIds,
+        // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
+        complete: c.get("tokenIgnored") === undefined,
+        ...rollbacks,
+        // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
+        now: new Date(),
+      });
+      // Of the served release only: the candidates leave their configs out (release-store.ts).
+      return { plan, expoClient: plan.kind === "manifest" ? await expoClientOf(tx, plan.release.id) : null };
+    };
+    const { plan, expoClient } = user ? await deps.db.withUser(user, decide) : await deps.db.asAnon(decide);
     Object.assign(c.get("logFields"), { expo_answer: plan.kind, release_id: plan.kind === "manifest" ? plan.release.id : undefined });
 
     // Cache-Control is the middleware's no-store, as on every answer: the protocol asks for "an appropriately short"
@@ -124,9 +126,6 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
         { path: release.artifact_path, url: release.artifact_url },
         ...release.assets,
       ]);
-      // Of the served release only: the candidates leave their configs out (release-store.ts).
-      const readConfig = (tx: Tx) => expoClientOf(tx, release.id);
-      const expoClient = user ? await deps.db.withUser(user, readConfig) : await deps.db.asAnon(readConfig);
       parts = [{ name: "manifest", json: expoManifest(release, links, plan, expoClient) }, { name: "extensions", json: { assetRequestHeaders: {} } }];
     } else {
       if (protocol === 0) return c.body(null, 204, protocolHeaders);
