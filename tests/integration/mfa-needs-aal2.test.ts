@@ -4,13 +4,15 @@
 // the second factor is verified; until then the session opens nothing of
 // tidesync's: the api function answers 403 FORBIDDEN, and the Data API, which
 // runs as role authenticated with the token's claims, sees nothing
-// (app_private.session_standing, migration 20261128003350). A user without a
-// verified factor is reached at aal1, as before.
+// (app_private.session_standing, migration 20261128003350). One thing such a
+// session does: sign itself out (DELETE /v1/auth/session), as Supabase Auth's
+// own logout does at aal1; signing any other device out stays refused. A user
+// without a verified factor is reached at aal1, as before.
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
 import { adminSql, call, createSession, createTestUser, expectEnvelope, type TestUser } from "../support/harness.ts";
-import { phone, startSession } from "../support/device-sessions.ts";
+import { addRefreshToken, deviceRow, phone, pushToken, sessionState, startSession } from "../support/device-sessions.ts";
 import { push, pushOk, upsert } from "../support/shared-lists.ts";
 import { signEs256, supabaseClaims } from "../support/tokens.ts";
 import { stack } from "../support/harness.ts";
@@ -102,6 +104,57 @@ describe("a user with a verified MFA factor", () => {
     expect(await listsOf(signingIn.token)).toContain("Alice's private list");
     const whoami = await call("/v1/whoami", { token: signingIn.token });
     expect(whoami.status, whoami.text).toBe(200);
+  });
+});
+
+describe("an aal1 session of a user with a verified MFA factor signs itself out, and nothing else", () => {
+  it("the password step of a sign-in not finished: 204, its session and refresh token gone, its token 401 from then on", async () => {
+    const { alice, phoneToken } = await aliceWithMfa();
+    const signingIn = await passwordOnlySession(alice);
+    await addRefreshToken(alice.userId, signingIn.sessionId);
+
+    const response = await call("/v1/auth/session", { method: "DELETE", token: signingIn.token });
+    expect(response.status, response.text).toBe(204);
+    expect(response.text).toBe("");
+
+    expect(await sessionState(signingIn.sessionId)).toEqual({ sessions: 0, refreshTokens: 0 });
+    expectEnvelope(await call("/v1/auth/session", { method: "DELETE", token: signingIn.token }), 401, "UNAUTHENTICATED");
+    expectEnvelope(await call("/v1/whoami", { token: signingIn.token }), 401, "UNAUTHENTICATED");
+    // The aal2 phone is untouched.
+    expect(await sessionState(alice.sessionId)).toEqual({ sessions: 1, refreshTokens: 0 });
+    expect((await call("/v1/sync/changes", { token: phoneToken })).status).toBe(200);
+  });
+
+  it("a device's session back at aal1 (Supabase Auth lowers it when the factor that raised it is unenrolled): 204, the device signed out and its push token cleared", async () => {
+    const { alice } = await aliceWithMfa();
+    const tablet = await passwordOnlySession(alice);
+    const tabletToken = await completeMfa(alice, tablet.sessionId);
+    const { body } = await startSession(tabletToken, phone({ push_token: pushToken(), push_provider: "apns" }));
+    await adminSql`update auth.sessions set aal = 'aal1', updated_at = now() where id = ${tablet.sessionId}`;
+    expectEnvelope(await call("/v1/devices", { token: tabletToken }), 403, "FORBIDDEN");
+
+    const response = await call("/v1/auth/session", { method: "DELETE", token: tabletToken });
+    expect(response.status, response.text).toBe(204);
+
+    expect(await sessionState(tablet.sessionId)).toEqual({ sessions: 0, refreshTokens: 0 });
+    const device = await deviceRow(body.device.id);
+    expect(device).toMatchObject({ push_token: null, push_provider: null, session_id: null });
+    expect(device.revoked_at).not.toBeNull();
+    expectEnvelope(await call("/v1/auth/session", { method: "DELETE", token: tabletToken }), 401, "UNAUTHENTICATED");
+  });
+
+  it("signing another device out (DELETE /v1/devices/{id}) stays 403, and that device stays signed in", async () => {
+    const { alice, phoneToken } = await aliceWithMfa();
+    const phoneDevice = (await startSession(phoneToken, phone({ push_token: pushToken(), push_provider: "apns" }))).body.device;
+    const signingIn = await passwordOnlySession(alice);
+
+    const response = await call(`/v1/devices/${phoneDevice.id}`, { method: "DELETE", token: signingIn.token });
+    expect(expectEnvelope(response, 403, "FORBIDDEN").message).toMatch(/multi-factor sign-in \(aal2\)/);
+
+    expect(await sessionState(alice.sessionId)).toEqual({ sessions: 1, refreshTokens: 0 });
+    expect(await deviceRow(phoneDevice.id)).toMatchObject({ session_id: alice.sessionId, revoked_at: null, push_token: expect.any(String) });
+    // The aal1 session itself is still there: only its own sign-out ends it.
+    expect(await sessionState(signingIn.sessionId)).toEqual({ sessions: 1, refreshTokens: 0 });
   });
 });
 

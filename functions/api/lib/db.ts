@@ -31,6 +31,8 @@ export interface WorkOptions {
    * consistent with itself.
    */
   snapshot?: boolean;
+  /** What the work does with the caller's session: `act` unless said (SessionUse). */
+  use?: SessionUse;
 }
 
 export interface Db {
@@ -73,12 +75,33 @@ class ClientTimeout extends Error {
  */
 export type SessionStanding = "live" | "signed_out" | "aal2_required";
 
+/**
+ * What a request does with its session: act as its user (`act`: every route
+ * but one), or end that very session (`sign_out`: DELETE /v1/auth/session).
+ * A session acts only while 'live'. It ends itself at 'aal2_required' too, as
+ * Supabase Auth's own logout does at aal1: the password step of an MFA
+ * sign-in left unfinished on a device can be signed out there (its refresh
+ * token revoked). Signing any other session out (DELETE /v1/devices/{id}) is
+ * acting.
+ */
+export type SessionUse = "act" | "sign_out";
+
+/** The standings each use accepts: the one place the rule above is written. */
+export const ACCEPTED_STANDINGS: Record<SessionUse, readonly SessionStanding[]> = {
+  act: ["live"],
+  sign_out: ["live", "aal2_required"],
+};
+
 export function sessionStanding(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "session_id">) {
   return q`app_private.session_standing(${claims.session_id}::uuid, ${claims.sub}::uuid)`;
 }
 
-/** The answer to a session that is not live: 401, or 403 for the password step of an MFA user's sign-in. */
-export function sessionRefusal(standing: Exclude<SessionStanding, "live">): ApiError {
+/**
+ * The answer to a session whose standing `use` does not accept (none when it
+ * does): 401, or 403 for the password step of an MFA user's sign-in.
+ */
+export function sessionRefusal(standing: SessionStanding, use: SessionUse = "act"): ApiError | undefined {
+  if (ACCEPTED_STANDINGS[use].includes(standing)) return undefined;
   return standing === "aal2_required" ? new Aal2Required() : signedOut();
 }
 
@@ -130,10 +153,15 @@ const FOREIGN_KEY_VIOLATION = "23503";
  * The session is checked again to tell it from any other foreign-key failure,
  * which stays what it was.
  */
-export async function signedOutIfGone(sql: Sql, claims: Pick<UserClaims, "sub" | "session_id">, error: unknown): Promise<unknown> {
+export async function signedOutIfGone(
+  sql: Sql,
+  claims: Pick<UserClaims, "sub" | "session_id">,
+  error: unknown,
+  use?: SessionUse,
+): Promise<unknown> {
   if ((error as { code?: unknown } | null)?.code !== FOREIGN_KEY_VIOLATION) return error;
   const [{ standing }] = await sql<{ standing: SessionStanding }[]>`select ${sessionStanding(sql, claims)} as standing`;
-  return standing === "live" ? error : sessionRefusal(standing);
+  return sessionRefusal(standing, use) ?? error;
 }
 
 /**
@@ -349,7 +377,9 @@ export function createDb(config: Config): Db {
         // do the timeouts of a work with a time limit of its own. A live
         // session is marked for the transaction (tidesync.live_session): the
         // policies, which check the session of every Data API statement
-        // (app_private.live_uid()), take this check for the whole request.
+        // (app_private.live_uid()), take this check for the whole request. A
+        // sign-out accepted at 'aal2_required' is not marked: the policies
+        // still refuse it, and revoke_session (security definer) needs no mark.
         const state = tx<{ standing: SessionStanding; pid: number }[]>`
           select
             checked.standing,
@@ -374,15 +404,16 @@ export function createDb(config: Config): Db {
           throw error;
         });
         unit.pid = pid;
-        if (standing !== "live") {
+        const refusal = sessionRefusal(standing, options?.use);
+        if (refusal) {
           refused = true;
           await outcome.catch(() => {});
-          throw sessionRefusal(standing);
+          throw refusal;
         }
         options?.onLive?.();
         return await outcome;
       }).catch(async (error) => {
-        throw await signedOutIfGone(sql, claims, error);
+        throw await signedOutIfGone(sql, claims, error, options?.use);
       }), options);
   }
 

@@ -7,7 +7,7 @@ import { longNumberLiterals } from "../../_shared/long-number-literals.ts";
 import { isNonFiniteNumberLiteral, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
-import { Aal2Required } from "./db.ts";
+import { Aal2Required, type SessionUse } from "./db.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
 import { checkQuery } from "./strict-query.ts";
@@ -83,8 +83,15 @@ function refuseHead(c: Context): void {
 }
 
 /** Spends one unit of the user's budget for `operation`; the same statement reads the database's clock (c.var.serverTime). */
-async function spendBudget(c: Context<AppEnv>, deps: Deps, user: UserClaims, operation: string, rule: RateLimitRule): Promise<void> {
-  const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule);
+async function spendBudget(
+  c: Context<AppEnv>,
+  deps: Deps,
+  user: UserClaims,
+  operation: string,
+  rule: RateLimitRule,
+  use?: SessionUse,
+): Promise<void> {
+  const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule, use);
   c.set("serverTime", serverTime);
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
 }
@@ -97,13 +104,20 @@ async function spendBudget(c: Context<AppEnv>, deps: Deps, user: UserClaims, ope
  */
 export type Admit = (c: Context<AppEnv>) => () => void;
 
+export interface RequireUserOptions {
+  admit?: Admit;
+  /** What the route does with the caller's session (db.ts, SessionUse); its work passes the same to withUser. */
+  use?: SessionUse;
+}
+
 /**
  * Verifies the caller's token, checks the query (a request refused for it
  * spends nothing), admits the request (`admit`, if given) and spends one unit
- * of their budget for `operation`; the same statement reads the database's
- * clock (c.var.serverTime).
+ * of their budget for `operation`, refusing a session whose standing `use`
+ * does not accept; the same statement reads the database's clock
+ * (c.var.serverTime).
  */
-export function requireUser(deps: Deps, operation: string, admit?: Admit): MiddlewareHandler<AppEnv> {
+export function requireUser(deps: Deps, operation: string, { admit, use }: RequireUserOptions = {}): MiddlewareHandler<AppEnv> {
   const rule = deps.config.rateLimits[operation];
   if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
   return async (c, next) => {
@@ -113,7 +127,7 @@ export function requireUser(deps: Deps, operation: string, admit?: Admit): Middl
     await checkQuery(c);
     const giveBack = admit?.(c);
     try {
-      await spendBudget(c, deps, user, operation, rule);
+      await spendBudget(c, deps, user, operation, rule, use);
       await next();
     } catch (error) {
       giveBack?.();

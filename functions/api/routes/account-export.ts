@@ -37,7 +37,7 @@ function exportRoute(deps: Deps, admit: Admit) {
     "tightly (operation `account.export`). A server streams a few exports at once (TIDESYNC_CONCURRENT_EXPORTS); one more answers " +
     "429 RATE_LIMITED with Retry-After and spends none of the budget.",
   security: bearerSecurity,
-  middleware: [requireUser(deps, "account.export", admit)] as const,
+  middleware: [requireUser(deps, "account.export", { admit })] as const,
   responses: {
     200: {
       description: "The export",

@@ -38,9 +38,10 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
     path: "/v1/auth/session",
     summary: "Sign this device out",
     description: "Deletes the caller's Supabase session (its refresh token stops working, this access token is refused from now " +
-      "on) and clears the device's push token.",
+      "on) and clears the device's push token. The one route a session at aal1 of a user with a verified MFA factor reaches " +
+      "(the password step of a sign-in left unfinished), as Supabase Auth's own logout does.",
     security: bearerSecurity,
-    middleware: [requireUser(deps, "auth.session")] as const,
+    middleware: [requireUser(deps, "auth.session", { use: "sign_out" })] as const,
     responses: {
       204: { description: "Signed out" },
       ...errorResponses(...AUTHENTICATED_ERRORS),
@@ -78,7 +79,7 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
 
   app.openapi(endSession, async (c) => {
     const user = c.get("user");
-    await deps.db.withUser(user, (tx) => revokeSession(tx, user.session_id));
+    await deps.db.withUser(user, (tx) => revokeSession(tx, user.session_id), { use: "sign_out" });
     return c.body(null, 204);
   });
 }
