@@ -46,6 +46,8 @@ beforeAll(async () => {
     `create index board_members_user_id_idx on public.board_members (user_id)`,
     `alter table public.board_members enable row level security`,
     `revoke all on public.board_members from public, anon, authenticated, service_role`,
+    `create policy "Nobody reads board memberships" on public.board_members
+       as restrictive for select to anon, authenticated, service_role using (false)`,
     `create function app_private.add_board_creator_as_owner() returns trigger language plpgsql security definer set search_path = '' as $$
      begin
        insert into public.board_members (board_id, user_id) select n.id, n.created_by from new_rows n;
