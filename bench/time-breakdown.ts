@@ -223,7 +223,9 @@ export async function pushStatementProfile(stack: BenchStack, user: BenchUser, b
       const timed = new Proxy(tx, {
         get(target, property, receiver) {
           if (property !== "unsafe") return Reflect.get(target, property, receiver);
-          return async (query: string, params: unknown[] = [], options?: { prepare?: boolean }) => {
+          // Sent when called, and answered as postgres.js answers a query: awaited, or
+          // `.execute()` (pushBatch sends its set-up that way, ahead of its locks).
+          const statement = async (query: string, params: unknown[] = [], options?: { prepare?: boolean }) => {
             const label = labelOf(query);
             if (explainRound && label.startsWith("3")) {
               const groups = JSON.parse(params[0] as string) as { collection: string; kind: string; columns: string[]; rows: { id: string }[] }[];
@@ -245,6 +247,10 @@ export async function pushStatementProfile(stack: BenchStack, user: BenchUser, b
             if (timedRound) timings.set(label, [...(timings.get(label) ?? []), answered - Math.max(t0, lastAnswered)]);
             lastAnswered = answered;
             return rows;
+          };
+          return (...args: Parameters<typeof statement>) => {
+            const answer = statement(...args);
+            return Object.assign(answer, { execute: () => answer });
           };
         },
       });
