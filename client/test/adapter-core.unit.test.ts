@@ -15,7 +15,7 @@ import { TidesyncApiError, TidesyncNetworkError } from "../api-error.ts";
 import { OWNER_KEY, ownerGuarded } from "../adapters/core/owner-guard.ts";
 import { orderOps, sendPhase } from "../adapters/core/op-order.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
-import { type AppliedVersion, type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
+import { type AppliedUpsert, type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
 import { batchBoundsOf } from "../batching.ts";
 import type { SyncEvent } from "../events.ts";
 import { retryOptions, withRetry } from "../retry.ts";
@@ -268,12 +268,12 @@ describe("pushOps: a list's delete and a rebased op", () => {
   });
 });
 
-describe("pushOps: the versions upserts got", () => {
-  it("tells each applied upsert's version, a create's and an edit's, before its op leaves the stored outbox; a re-send after a crash there tells it again (duplicate)", async () => {
+describe("pushOps: the records upserts wrote", () => {
+  it("tells each applied upsert's record, a create's and an edit's, before its op leaves the stored outbox; a re-send after a crash there tells it again (duplicate)", async () => {
     const server = new FakeServer();
     const existing = newId();
     const before = server.write("tasks", existing, { type: "upsert", data: { title: "old" } });
-    const told: { applied: AppliedVersion[]; stillStored: string[] }[] = [];
+    const told: { applied: AppliedUpsert[]; stillStored: string[] }[] = [];
     let crash = true;
     const context: PushContext = {
       api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
@@ -295,8 +295,8 @@ describe("pushOps: the versions upserts got", () => {
     ])).rejects.toThrow("the app was killed");
     crash = false;
     expect(await pushOps(context, [])).toMatchObject({ applied: 2, duplicates: 2 });
-    const version = (id: string) => server.records.get(`tasks/${id}`)!.version;
-    const once = { applied: [{ collection: "tasks", id: created, version: version(created) }, { collection: "tasks", id: existing, version: version(existing) }], stillStored: [created, existing] };
+    const record = (id: string, title: string) => ({ collection: "tasks", id, record: expect.objectContaining({ id, version: server.records.get(`tasks/${id}`)!.version, data: expect.objectContaining({ title }) }) });
+    const once = { applied: [record(created, "new"), record(existing, "edited")], stillStored: [created, existing] };
     expect(told).toEqual([once, once]);
     expect(await unansweredOps(context.store)).toEqual([]);
   });

@@ -38,17 +38,20 @@ export interface PushContext {
   /** How a conflict is rebased (default serverWinsPerField: the clashing fields take the server's values). */
   onConflict?: ConflictHandler;
   /**
-   * The versions a batch's applied upserts (creates, edits, rebased ops) wrote, told before their ops
-   * leave the stored outbox (a crash in between re-sends them: `duplicate`, told again).
+   * A batch's applied upserts (creates, edits, rebased ops) with their answers' records, told before
+   * their ops leave the stored outbox (a crash in between re-sends them: `duplicate`, told again).
    */
-  onApplied?: (applied: AppliedVersion[]) => Promise<void>;
+  onApplied?: (applied: AppliedUpsert[]) => Promise<void>;
 }
 
-/** The version an upsert of this device wrote, as the server acknowledged it. */
-export interface AppliedVersion {
+/**
+ * An upsert of this device the server applied, and the record its answer holds: the one it wrote (a
+ * duplicate's: the record now, which may hold other devices' later changes, or be a tombstone).
+ */
+export interface AppliedUpsert {
   collection: string;
   id: string;
-  version: number;
+  record: SyncRecord;
 }
 
 /** What the local database must hold for a record after the push: the server's record, or nothing (null). */
@@ -106,7 +109,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     }
     const answered = new Set(batch.map((op) => op.op_id));
     const rebased: SyncOp[] = [];
-    const appliedVersions: AppliedVersion[] = [];
+    const appliedUpserts: AppliedUpsert[] = [];
     for (const [i, answer] of results.entries()) {
       const op = batch[i];
       const key = `${op.collection}/${op.record_id}`;
@@ -118,8 +121,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       }
       if (outcome === "applied") {
         result.applied++;
-        const written = answer.status === "duplicate" ? answer.original_version : answer.record?.version;
-        if (op.type === "upsert" && written !== undefined) appliedVersions.push({ collection: op.collection, id: op.record_id, version: written });
+        if (op.type === "upsert" && answer.record) appliedUpserts.push({ collection: op.collection, id: op.record_id, record: answer.record });
         // A rebased op landed: the record's state is now the answer's.
         const corrected = corrections.get(key);
         if (corrected && answer.record) corrections.set(key, { ...corrected, record: answer.record });
@@ -155,7 +157,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     // applied, one that clashes is answered conflict in turn (and reported), as within one batch.
     // The batch was the queue's head: its rebased ops take its place, ahead of the ops after it.
     queue = [...rebased, ...queue.filter((op) => !answered.has(op.op_id))];
-    if (appliedVersions.length > 0) await context.onApplied?.(appliedVersions);
+    if (appliedUpserts.length > 0) await context.onApplied?.(appliedUpserts);
     await store.set(SENT_KEY, queue);
   }
   result.corrections = [...corrections.values()];

@@ -22,12 +22,16 @@
 //   version is that of the last pull that found it clean: none yet for a
 //   record created here, and for one edited here while a pull brought another
 //   device's change, the version before that change (the edit's base, above),
-//   even after the edit is applied on top of it. The versions the server gave
-//   this device's upserts are kept (in Watermelon's local storage) until the
-//   row's version reaches them: a later edit or delete is based on the newer
-//   of the two, the version of what the row shows (else it answers conflict
-//   with the change the user saw), and a delete is sent, not taken for that
-//   of a record never sent.
+//   even after the edit is applied on top of it. The version an upsert of
+//   this device got is kept (in Watermelon's local storage) until the row's
+//   version reaches it, when the answer's record is what the row showed as it
+//   was pushed (in every field a change may send): a later edit or delete is
+//   based on the newer of the two, the version of what the row shows (else it
+//   answers conflict with the change the user saw), and a delete is sent, not
+//   taken for that of a record never sent. A record holding more than the row
+//   shows (another device's change that landed between the pull and the
+//   push, a field a conflict left to the server) is a correction instead: a
+//   base covering that change would let the next edit overwrite it unseen.
 // - Watermelon hands over each table's changes, not the order they were made
 //   in: upserts go parents first, then deletes children first (core/op-order.ts).
 // - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
@@ -55,7 +59,8 @@ import { orderOps } from "../core/op-order.ts";
 import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
-import { type AppliedVersion, type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { jsonEqual } from "../../rebase.ts";
+import { type AppliedUpsert, type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
 import type { RetryOptions } from "../../retry.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
@@ -63,8 +68,9 @@ import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
 const CURSOR_KEY = "tidesync.cursor";
 const CORRECTIONS_KEY = "tidesync.corrections";
 /**
- * The versions the server gave this device's upserts, by "table/id", until the record's row holds one
- * as new (the key is from when it held creates' only: a database's stored versions stay in use).
+ * The versions the server gave this device's upserts whose records the rows showed, by "table/id",
+ * until the row holds one as new (the key is from when it held creates' only: a database's stored
+ * versions stay in use).
  */
 const APPLIED_KEY = "tidesync.created_versions";
 /** Watermelon's own columns, never sent. */
@@ -130,8 +136,10 @@ export class WatermelonTidesync {
   /** The cursor of the changes Watermelon applied in this synchronize(), saved once they are. */
   private appliedCursor: string | null = null;
   private report!: WatermelonSyncReport;
-  /** The raws read in this push (Watermelon hands a raw out once: see localRaw). */
+  /** The rows as this push found them (Watermelon hands a raw out once: see localRaw). */
   private raws = new Map<string, DirtyRaw | null>();
+  /** This push's applied upserts whose answers hold more than the row showed, by "table/id". */
+  private unshown = new Map<string, Correction>();
   private running: Promise<WatermelonSyncReport> | null = null;
 
   constructor(private readonly options: WatermelonSyncOptions) {
@@ -284,6 +292,7 @@ export class WatermelonTidesync {
   private async pushChanges(args: SyncPushArgs): Promise<{ experimentalRejectedIds: Record<string, string[]> }> {
     const changes = args.changes as Record<string, SyncTableChangeSet>;
     this.raws.clear();
+    this.unshown.clear();
     const applied = await this.appliedVersions();
     const local: LocalChange[] = [];
     const unsendable: Record<string, string[]> = {};
@@ -291,6 +300,7 @@ export class WatermelonTidesync {
       const set = changes[table];
       if (!set) continue;
       for (const raw of [...set.created, ...set.updated]) {
+        this.raws.set(`${table}/${raw.id}`, raw);
         if (!this.sendableId({ collection: table, id: raw.id, type: "upsert" }, unsendable)) continue;
         // A create sent again (its row changed while its push was under way: still "created") stays a create.
         const baseVersion = raw._status === "created" ? ((raw[this.versionColumn] as number | null) ?? null) : this.baseVersion(table, raw, applied);
@@ -326,9 +336,12 @@ export class WatermelonTidesync {
     this.report.duplicates += result.duplicates;
     this.report.conflicts += result.conflicts;
     this.report.rejected += result.rejected;
-    if (result.corrections.length > 0) {
+    // A record the push corrects itself (conflict, rejection, duplicate) gets that correction: its last answer's record.
+    const corrections = new Map(this.unshown);
+    for (const correction of result.corrections) corrections.set(`${correction.collection}/${correction.id}`, correction);
+    if (corrections.size > 0) {
       const stored = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
-      await this.store.set(CORRECTIONS_KEY, [...stored, ...result.corrections]);
+      await this.store.set(CORRECTIONS_KEY, [...stored, ...corrections.values()]);
       await this.forgetOverruledVersions(result.corrections);
     }
     return { experimentalRejectedIds: unsendable };
@@ -397,10 +410,36 @@ export class WatermelonTidesync {
     if (changed) await this.store.set(APPLIED_KEY, stored);
   }
 
-  private async keepAppliedVersions(acknowledged: readonly AppliedVersion[]): Promise<void> {
+  /**
+   * Keeps the version of each applied upsert whose record the row showed as this push found it; the
+   * others' records go in the row at the next pull (corrections), and until then the row's version,
+   * or one kept before, stays the base.
+   */
+  private async keepAppliedVersions(applied: readonly AppliedUpsert[]): Promise<void> {
     const stored = (await this.store.get<Record<string, number>>(APPLIED_KEY)) ?? {};
-    for (const { collection, id, version } of acknowledged) stored[`${collection}/${id}`] = Math.max(stored[`${collection}/${id}`] ?? 0, version);
+    for (const { collection, id, record } of applied) {
+      const key = `${collection}/${id}`;
+      const raw = await this.localRaw(collection, id);
+      // Gone here, or there since (a duplicate's answer): nothing to base a change on.
+      if (!raw || record.deleted) continue;
+      if (this.shows(collection, raw, record)) {
+        stored[key] = Math.max(stored[key] ?? 0, record.version);
+        this.unshown.delete(key);
+      } else {
+        this.unshown.set(key, { collection, id, record });
+      }
+    }
     await this.store.set(APPLIED_KEY, stored);
+  }
+
+  /** Whether the row holds the record's value in every field a change of it may send (what its base vouches for). */
+  private shows(table: string, raw: DirtyRaw, record: SyncRecord): boolean {
+    const renamed = this.options.columns?.[table] ?? {};
+    return Object.entries(this.meta!.writable.pick(table, record.data ?? {}, false)).every(([field, value]) => {
+      const column = renamed[field] ?? field;
+      // A field the app's schema leaves out is never sent.
+      return !Object.hasOwn(raw, column) || jsonEqual(raw[column], value);
+    });
   }
 
   /**
@@ -419,7 +458,9 @@ export class WatermelonTidesync {
     if (found !== null && typeof found === "object") return found;
     // Already cached in memory: the adapter answers with the id only.
     const cache = (this.options.database.get(table) as unknown as { _cache: { get(id: string): { _raw: DirtyRaw } | undefined } })._cache;
-    return cache.get(id)?._raw ?? null;
+    // A copy: the record's own raw changes with the app's writes made while the push runs.
+    const raw = cache.get(id)?._raw;
+    return raw ? { ...raw } : null;
   }
 
   private async wasSent(table: string, id: string): Promise<boolean> {
