@@ -232,6 +232,33 @@ describe("pushOps: a whole batch refused", () => {
     expect(await unansweredOps(context.store)).toEqual([]);
     expect(server.records.size).toBe(4);
   });
+
+  it("too large even alone, an edit of a record the server keeps: corrected to the server's record and told with it (dropped: false), looked up only when no answer of the push showed it", async () => {
+    const server = new FakeServer();
+    const [kept, other] = [newId(), newId()];
+    const k1 = server.write("tasks", kept, { type: "upsert", data: { title: "old" } });
+    const o1 = server.write("tasks", other, { type: "upsert", data: { title: "old" } });
+    server.script = (request) =>
+      request.path === "/v1/sync/batch" && (request.body as { ops: SyncOp[] }).ops.some((op) => op.data?.title === "pasted") ? envelope(413, "PAYLOAD_TOO_LARGE") : undefined;
+    const events: SyncEvent[] = [];
+    const context = pushContext(server, events);
+    const edit = (id: string, version: number, data: Record<string, unknown>): SyncOp => ({ op_id: newId(), collection: "tasks", record_id: id, type: "upsert", base_version: version, data });
+    const [ticked, pastedKept, pastedOther] = [edit(kept, k1.version, { done: true }), edit(kept, k1.version, { title: "pasted" }), edit(other, o1.version, { title: "pasted" })];
+    const result = await pushOps(context, [ticked, pastedKept, pastedOther]);
+    const now = (id: string) => server.records.get(`tasks/${id}`)!;
+    expect(result).toMatchObject({ applied: 1, rejected: 2 });
+    expect(result.corrections.map((c) => [c.id, c.record?.version, c.record?.data])).toEqual([
+      [kept, now(kept).version, { title: "old", done: true }],
+      [other, o1.version, { title: "old" }],
+    ]);
+    expect(events.flatMap((e) => e.type === "op_rejected" ? [[e.op.op_id, e.error.code, e.record?.id, e.dropped]] : [])).toEqual([
+      [pastedKept.op_id, "PAYLOAD_TOO_LARGE", kept, false],
+      [pastedOther.op_id, "PAYLOAD_TOO_LARGE", other, false],
+    ]);
+    // The kept task's state came with the answer to its applied op; only the other one was looked up.
+    expect(server.requests.filter((r) => r.path === "/v1/sync/changes").map((r) => r.query.get("collections"))).toEqual(["tasks"]);
+    expect(await unansweredOps(context.store)).toEqual([]);
+  });
 });
 
 describe("pushOps: a list's delete and a rebased op", () => {

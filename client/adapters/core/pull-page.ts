@@ -3,7 +3,7 @@
 // 410 RESYNC_REQUIRED (the cursor is older than the server keeps) and
 // 400 INVALID_CURSOR (the cursor secret rotated). The page then comes from a
 // full sync, and `full` tells the adapter to drop what the full sync does not list.
-import type { ChangesResponse } from "../../../functions/_shared/schemas/sync.ts";
+import type { ChangesResponse, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import { TidesyncApiError } from "../../api-error.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
@@ -36,5 +36,22 @@ export async function pullPage(api: TidesyncApi, params: PullParams, retry: Retr
   } catch (error) {
     if (!(error instanceof TidesyncApiError) || (error.code !== "RESYNC_REQUIRED" && error.code !== "INVALID_CURSOR")) throw error;
     return { page: await fetchPage(null), full: true, resync: error.code };
+  }
+}
+
+/**
+ * The record as the server lists it to this user now; null when it lists none (never stored,
+ * deleted, or out of the user's sight). The API has no read of one record: this reads a full
+ * listing of its collection, up to the page that holds it, and keeps no cursor. For the rare
+ * record no push answer showed (an op refused before the server judged it).
+ */
+export async function listedRecord(api: TidesyncApi, collection: string, id: string, retry: RetryOptions): Promise<SyncRecord | null> {
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await withRetry(() => api.syncChanges({ cursor, collections: [collection] }), retry);
+    const found = page.changes.find((change) => change.collection === collection && change.id === id);
+    if (found) return found.deleted ? null : found;
+    if (!page.has_more) return null;
+    cursor = page.cursor;
   }
 }

@@ -7,7 +7,10 @@
 //   not clash are sent again on top of the server's record), `rejected` is
 //   surfaced and the record goes back to the server's state (or leaves the
 //   device when the server shows none); the record's later ops are still
-//   sent, each judged by the server against its own base, as in one batch;
+//   sent, each judged by the server against its own base, as in one batch.
+//   An op refused even alone before the server judged it (a 413, a 400
+//   naming it) comes with no record: the server's is looked up, so an edit
+//   of a record the server keeps does not remove it from the device;
 // - batches respect the op count and body size limits, and a list's delete
 //   ends a batch that puts a record in a list (client/batching.ts); a rebased
 //   op takes its original's place, ahead of the ops after it (client/outbox.ts);
@@ -22,6 +25,7 @@ import type { SyncEvent } from "../../events.ts";
 import { callListener } from "../../listeners.ts";
 import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "./key-value.ts";
+import { listedRecord } from "./pull-page.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
 
 const SENT_KEY = "tidesync.sent_ops";
@@ -88,6 +92,8 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   if (newOps.length > 0) await store.set(SENT_KEY, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   const corrections = new Map<string, Correction>();
+  /** The server's record as this push's answers last showed it (null: none the user can see). */
+  const shown = new Map<string, SyncRecord | null>();
   const size = new BatchSize(context.bounds.maxOps);
 
   while (queue.length > 0) {
@@ -102,7 +108,12 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       const next = size.refused(error, batch.length);
       if (!next) throw error;
       if (next.type === "retry") continue;
-      results = [{ op_id: batch[0].op_id, status: "rejected", error: next.error }];
+      // Refused unjudged: the answer the server would give carries its record, so find it (looked
+      // up before anything is told or stored: a failed look-up sends the op again, refused again).
+      const [op] = batch;
+      const key = `${op.collection}/${op.record_id}`;
+      const record = shown.has(key) ? shown.get(key)! : await listedRecord(api, op.collection, op.record_id, context.retry);
+      results = [{ op_id: op.op_id, status: "rejected", error: next.error, ...(record ? { record } : {}) }];
     }
     if (results.length !== batch.length || results.some((r, i) => r.op_id !== batch[i].op_id)) {
       throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
@@ -115,6 +126,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       const key = `${op.collection}/${op.record_id}`;
       if (answer.status === "duplicate") result.duplicates++;
       const outcome = answer.status === "duplicate" ? (answer.original_status ?? "applied") : answer.status;
+      if (answer.record || outcome !== "applied") shown.set(key, answer.record ?? null);
       if (answer.status === "duplicate") {
         // An earlier attempt was processed; the record may have moved on since (another device): show what it is now.
         corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
@@ -150,7 +162,10 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       result.rejected++;
       const error: SyncOpError = answer.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
       corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
-      emit({ type: "op_rejected", op, error, ...(answer.record ? { record: answer.record } : {}), dropped: !answer.record });
+      // As the core client tells it: dropped is a NOT_FOUND's (the record left the user's sight); an op
+      // refused unjudged is not one, even when its record leaves the device (a create never stored).
+      const dropped = !answer.record && error.code === "NOT_FOUND";
+      emit({ type: "op_rejected", op, error, ...(answer.record ? { record: answer.record } : {}), dropped });
       emit({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
     }
     // Later ops of a record whose op was refused stay: a field they set that nobody else changed is
