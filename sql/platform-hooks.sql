@@ -11,6 +11,7 @@ CREATE TRIGGER on_auth_user_soft_deleted_hand_over_lists AFTER UPDATE OF deleted
 CREATE TRIGGER on_auth_user_soft_deleted_queue_installations AFTER UPDATE OF deleted_at ON auth.users FOR EACH ROW WHEN (old.deleted_at IS NULL AND new.deleted_at IS NOT NULL) EXECUTE FUNCTION app_private.queue_installations_of_deleted_user();
 CREATE TRIGGER on_auth_users_deleted_forget_pokes AFTER DELETE ON auth.users REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.forget_pokes_of_deleted_users();
 CREATE TRIGGER on_auth_users_deleted_forget_sync_creators AFTER DELETE ON auth.users REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.forget_deleted_creators();
+CREATE TRIGGER on_auth_users_deleted_retire_ids AFTER DELETE ON auth.users REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.retire_deleted_user_ids();
 
 -- our policies on platform tables
 

@@ -188,13 +188,26 @@ CREATE OR REPLACE FUNCTION app_private.create_personal_list_for_new_user()
  SET search_path TO ''
 AS $function$
 begin
+  -- An account created again with a deleted user's id takes the id back.
+  delete from app_private.retired_user_ids r where r.user_id = new.id;
   -- The personal list's id is the user's id: one per user, known without a lookup.
   insert into public.lists (id, title, created_by) values (new.id, 'Personal', new.id)
   on conflict (id) do nothing;
+  if not found then
+    -- No user may create a list with another user's id, live or deleted, so
+    -- such a list was handed over when an earlier account with this id was
+    -- deleted (or written by the owner or the service role, bypassing the
+    -- reservation, or before 20261128004650). Its members are others: an
+    -- account without its personal list would write into theirs.
+    raise exception 'a list with the new user''s id exists, so the user cannot get their personal list'
+      using errcode = 'unique_violation', constraint = 'lists_pkey',
+            detail = format('Key (id)=(%s) already exists.', new.id),
+            hint = 'The earlier account with this id shared its personal list, which was handed over: create the user with another id, or delete that list first.';
+  end if;
   return null;
 end;
 $function$;
-comment on function app_private.create_personal_list_for_new_user() is 'Trigger (after insert on auth.users): every user starts with a personal list (id = the user''s id), owned by them.';
+comment on function app_private.create_personal_list_for_new_user() is 'Trigger (after insert on auth.users): every user starts with a personal list (id = the user''s id), owned by them; an account created again with a deleted user''s id takes it back from app_private.retired_user_ids. A list with that id already there (handed over with an earlier account of the id) refuses the sign-up (23505 on lists_pkey).';
 revoke execute on function app_private.create_personal_list_for_new_user() from public;
 
 -- function app_private.create_profile_for_new_user()
@@ -756,9 +769,11 @@ CREATE OR REPLACE FUNCTION app_private.is_another_users_id(p_id uuid)
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select exists (select 1 from auth.users u where u.id = p_id and u.id is distinct from (select auth.uid()))
+  select p_id is distinct from (select auth.uid())
+     and (exists (select 1 from auth.users u where u.id = p_id)
+          or exists (select 1 from app_private.retired_user_ids r where r.user_id = p_id))
 $function$;
-comment on function app_private.is_another_users_id(p_id uuid) is 'Whether p_id is the id of a user other than the caller (auth.uid()): such an id is that user''s personal list''s, which nobody else may create. SECURITY DEFINER (authenticated cannot read auth.users); answers true or false only.';
+comment on function app_private.is_another_users_id(p_id uuid) is 'Whether p_id is the id of a user other than the caller (auth.uid()), live or deleted (app_private.retired_user_ids): such an id is that user''s personal list''s, which nobody else may create. SECURITY DEFINER (authenticated cannot read auth.users nor the deleted ids); answers true or false only.';
 revoke execute on function app_private.is_another_users_id(p_id uuid) from public;
 grant execute on function app_private.is_another_users_id(p_id uuid) to authenticated;
 
@@ -2592,6 +2607,23 @@ $function$;
 comment on function app_private.required_notification_categories() is 'Categories that must stay on for at least one channel; must equal the required ones in functions/_shared/notification-categories.ts (tested).';
 revoke execute on function app_private.required_notification_categories() from public;
 grant execute on function app_private.required_notification_categories() to authenticated;
+
+-- function app_private.retire_deleted_user_ids()
+CREATE OR REPLACE FUNCTION app_private.retire_deleted_user_ids()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  insert into app_private.retired_user_ids (user_id)
+  select o.id from old_rows o
+  on conflict (user_id) do nothing;
+  return null;
+end;
+$function$;
+comment on function app_private.retire_deleted_user_ids() is 'Trigger (after delete on auth.users, per statement): keeps the deleted users'' ids in app_private.retired_user_ids, however they are deleted, so that their personal list''s id stays theirs. SECURITY DEFINER: Supabase Auth''s role cannot write app_private.';
+revoke execute on function app_private.retire_deleted_user_ids() from public;
 
 -- function app_private.revoke_session(p_session_id uuid)
 CREATE OR REPLACE FUNCTION app_private.revoke_session(p_session_id uuid)

@@ -525,6 +525,19 @@ export type Database = {
         };
         Relationships: [];
       };
+      "retired_user_ids": {
+        Row: {
+          "user_id": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "user_id": string;
+        };
+        Update: {
+          "user_id"?: string;
+        };
+        Relationships: [];
+      };
       "sync_access": {
         Row: {
           "changed_at": string;

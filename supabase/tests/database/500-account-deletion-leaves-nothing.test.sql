@@ -11,9 +11,11 @@
 --     device rows, which the sync state stamped on what she wrote
 --     (field_versions' "d"); on a tablet she shared, what Bob wrote stays
 --     stamped with his device row.
+--   The one exception: her id itself stays in app_private.retired_user_ids,
+--   with nothing else, so that nobody takes her personal list's id.
 -- The purge runs as the migration owner (hosted `postgres`), not a superuser.
 begin;
-select plan(12);
+select plan(13);
 
 select from tests.create_supabase_user('gone_alice');
 select from tests.create_supabase_user('gone_bob');
@@ -170,8 +172,12 @@ select tests.clear_authentication();
 
 select is_empty($$ select * from pg_temp.columns_holding((select user_id from gone), true) $$,
   'no foreign key to auth.users references the deleted user any more');
-select is_empty($$ select * from pg_temp.columns_holding((select user_id from gone), false) $$,
-  'no uuid, text or json column of any table in any schema (auth included) holds the deleted user''s id');
+select is_empty($$ select * from pg_temp.columns_holding((select user_id from gone), false)
+                  except select 'app_private.retired_user_ids.user_id: 1' $$,
+  'no uuid, text or json column of any table in any schema (auth included) holds the deleted user''s id, but for its reservation');
+select is((select array_agg(attname::text order by attnum) from pg_catalog.pg_attribute
+            where attrelid = 'app_private.retired_user_ids'::regclass and attnum > 0 and not attisdropped),
+  array['user_id'], 'the reservation of her id as a list id is the id alone: nothing links it to anything (migration 20261128004650)');
 
 select is_empty($$ select * from pg_temp.columns_holding('a5000000-0000-4000-8000-000000000031', false)
                   union all select * from pg_temp.columns_holding('a5000000-0000-4000-8000-000000000061', false)
