@@ -390,6 +390,7 @@ export type Database = {
           "channel": string;
           "minimum_build_number": number;
           "platform": string;
+          "set_by_build_number": number | null;
           "updated_at": string;
         };
         ComputedFields: never;
@@ -398,6 +399,7 @@ export type Database = {
           "channel": string;
           "minimum_build_number"?: number;
           "platform": string;
+          "set_by_build_number"?: number | null;
           "updated_at"?: string;
         };
         Update: {
@@ -405,6 +407,7 @@ export type Database = {
           "channel"?: string;
           "minimum_build_number"?: number;
           "platform"?: string;
+          "set_by_build_number"?: number | null;
           "updated_at"?: string;
         };
         Relationships: [];

@@ -395,6 +395,23 @@ describe("GET /v1/releases/check", () => {
     }
   });
 
+  it("the channel's minimum is the one the highest build published with one carries: a lower build published later leaves it", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    await publish(await binaryRelease(channel, 520, { update_policy: { minimum_build_number: 520 } }));
+    // A hotfix branch, a slower parallel pipeline or an old CI run re-run: a lower build with a lower minimum.
+    await publish(await binaryRelease(channel, 515, { update_policy: { minimum_build_number: 480 } }));
+    for (const build of [400, 490]) {
+      expect(await checkBody(tester.token, { channel, build_number: build })).toMatchObject({ level: "required", update: { build_number: 520 }, min_supported_build: 520 });
+    }
+    // A higher build lowers it on purpose; its policy is taken whole (no below_minimum_level: required).
+    await publish(await binaryRelease(channel, 530, { update_policy: { minimum_build_number: 450, below_minimum_level: "optional" } }));
+    expect(await checkBody(tester.token, { channel, build_number: 400 })).toMatchObject({ level: "optional", min_supported_build: 450 });
+    await publish(await binaryRelease(channel, 540, { update_policy: { minimum_build_number: 450 } }));
+    expect(await checkBody(tester.token, { channel, build_number: 400 })).toMatchObject({ level: "required", min_supported_build: 450 });
+  });
+
   it("answers the fields api-v1.md fixes — update, level, min_supported_build, server_time — and release, update's deprecated name", async () => {
     const tester = await createTestUser();
     const channel = freshChannel();

@@ -124,7 +124,12 @@ export async function claimWebhookRead(tx: Tx, webhookId: string, signedAtSecond
   return claimed.length === 1;
 }
 
-export type PublishOutcome = { kind: "created" | "replayed"; release: Release } | { kind: "conflict" } | { kind: "webhook_id_reused" };
+export type PublishOutcome =
+  // updatePolicy: whether the publish's update_policy became the channel's ("kept": a higher build's stays).
+  | { kind: "created"; release: Release; updatePolicy?: "set" | "kept" }
+  | { kind: "replayed"; release: Release }
+  | { kind: "conflict" }
+  | { kind: "webhook_id_reused" };
 
 const UNIQUE_VIOLATION = "23505";
 
@@ -158,18 +163,26 @@ export async function publishRelease(tx: Tx, delivery: WebhookDelivery, release:
     throw error;
   }
   // A binary's only (the schema refuses it for an ota update): the minimum is of installed builds.
+  // The policy in force is the highest build's: a lower build published later (a hotfix branch, an
+  // old CI run re-run) leaves it; the row lock of the conflict orders concurrent publishes.
+  let updatePolicy: "set" | "kept" | undefined;
   if (release.update_policy) {
-    await tx`
-      insert into app_private.release_update_policies (platform, channel, minimum_build_number, below_minimum_level)
+    const set = await tx`
+      insert into app_private.release_update_policies (platform, channel, minimum_build_number, below_minimum_level, set_by_build_number)
       values (${release.platform}, ${release.channel}, ${release.update_policy.minimum_build_number},
-              ${release.update_policy.below_minimum_level ?? "required"})
+              ${release.update_policy.below_minimum_level ?? "required"}, ${release.build_number})
       on conflict (channel, platform) do update set
         minimum_build_number = excluded.minimum_build_number,
         below_minimum_level = excluded.below_minimum_level,
-        updated_at = now()`;
+        set_by_build_number = excluded.set_by_build_number,
+        updated_at = now()
+      where release_update_policies.set_by_build_number is null
+         or release_update_policies.set_by_build_number <= excluded.set_by_build_number
+      returning 1`;
+    updatePolicy = set.length === 1 ? "set" : "kept";
   }
   await recordDelivery(tx, delivery, row.id);
-  return { kind: "created", release: toRelease(row) };
+  return { kind: "created", release: toRelease(row), updatePolicy };
 }
 
 /** Changes status and/or rollout once per webhook-id (a retry changes nothing); null when there is no such release. */

@@ -196,6 +196,7 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
       });
     }
     Object.assign(c.get("logFields"), { release_id: outcome.release.id, replayed: outcome.kind === "replayed" });
+    if (outcome.kind === "created" && outcome.updatePolicy) c.get("logFields").update_policy = outcome.updatePolicy;
     return outcome.kind === "created" ? c.json(outcome.release, 201) : c.json(outcome.release, 200);
   });
 

@@ -9,15 +9,18 @@ create table app_private.release_update_policies (
   minimum_build_number integer default 0 not null,
   below_minimum_level text default 'required'::text not null,
   updated_at timestamp with time zone default now() not null,
+  set_by_build_number integer,
   constraint release_update_policies_pkey PRIMARY KEY (channel, platform),
   constraint release_update_policies_channel_shape CHECK (channel ~ '^[a-z0-9][a-z0-9_-]{0,31}$'::text),
   constraint release_update_policies_level_known CHECK (below_minimum_level = ANY (ARRAY['optional'::text, 'required'::text])),
   constraint release_update_policies_minimum_not_negative CHECK (minimum_build_number >= 0),
-  constraint release_update_policies_platform_known CHECK (platform = ANY (ARRAY['ios'::text, 'android'::text, 'web'::text]))
+  constraint release_update_policies_platform_known CHECK (platform = ANY (ARRAY['ios'::text, 'android'::text, 'web'::text])),
+  constraint release_update_policies_set_by_not_negative CHECK (set_by_build_number >= 0)
 );
 
 -- comments
 comment on table app_private.release_update_policies is 'Per (platform, channel): the minimum supported build, and the update level a caller below it gets (required: the app blocks until updated). No row: minimum 0.';
+comment on column app_private.release_update_policies.set_by_build_number is 'The build number of the binary whose publish set this policy: a publish with a lower build number leaves the policy as it is. Null: any publish may replace it (set by hand, or before 20261128004700 with no matching build).';
 
 -- row level security
 alter table app_private.release_update_policies enable row level security;
@@ -63,3 +66,4 @@ grant insert, select on table app_private.release_update_policies to service_rol
 grant update (minimum_build_number) on table app_private.release_update_policies to service_role;
 grant update (below_minimum_level) on table app_private.release_update_policies to service_role;
 grant update (updated_at) on table app_private.release_update_policies to service_role;
+grant update (set_by_build_number) on table app_private.release_update_policies to service_role;
