@@ -105,8 +105,10 @@ export const publishReleaseSchema = z.strictObject({
   status: z.enum(["active", "paused"]).optional().describe("default active"),
   rollout_percentage: z.number().int().min(0).max(100).optional().describe("default 100"),
   update_policy: updatePolicySchema.optional().describe(
-    "binary only: also set this (platform, channel)'s minimum supported build (the update check's); an ota update's build " +
-      "numbers are another sequence, per runtime version",
+    "binary only: also set this (platform, channel)'s minimum supported build (the update check's), replacing its policy " +
+      "whole (no below_minimum_level: required). The policy in force is the one the highest build published with one carries: " +
+      "a lower build published later leaves it as it is (the build is still published), a higher one may lower the minimum. " +
+      "An ota update's build numbers are another sequence, per runtime version",
   ),
   expo_client: expoClientSchema.optional().describe(
     `ota only: the app's public Expo config (npx expo config --json --type public), served as the manifest's ` +

@@ -88,7 +88,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
       "TIDESYNC_RELEASES_WEBHOOK_SECRET) over \"POST /v1/releases\\n<body>\", or over the body alone as CI clients signed it " +
       "before requests were bound in. A retried delivery (same webhook-id, same request) answers 200 with the release it made " +
       "and writes nothing; another request with a webhook-id already used is 400 (webhook_id_reused). A build number already published on this (platform, channel) — for kind ota, on this (platform, channel, " +
-      "runtime_version) — is 400 (already_published). See docs/test-builds.md.",
+      "runtime_version) — is 400 (already_published). An update_policy replaces the channel's only from a build number at " +
+      "least that of the build that set it (a lower build is published and leaves the policy). See docs/test-builds.md.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps, { bodyAlone: true })] as const,
     request: { body: { required: true, content: { "application/json": { schema: publishReleaseSchema.meta({ id: "PublishRelease" }) } } } },
