@@ -109,7 +109,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): {
   }).basePath(BASE_PATH);
 
   app.use("*", requestContext());
-  app.use("*", headerSizeLimit());
+  // CORS before every refusal, so that a browser app can read each one (a 431's too).
   app.use(
     "*",
     cors({
@@ -123,6 +123,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): {
       maxAge: 600,
     }),
   );
+  app.use("*", headerSizeLimit());
   app.use("*", declaredBodyLimit(deps));
   app.use("*", deprecationMiddleware(config.deprecations, BASE_PATH));
 

@@ -153,6 +153,13 @@ describe("oversized request headers → 431 in the envelope", () => {
     expectEnvelope(await call("/v1/meta", { headers: { "x-padding": huge } }), 431, "HEADERS_TOO_LARGE");
   });
 
+  it("the 431 carries the CORS headers every answer does, so a browser app can read it", async () => {
+    const response = await call("/v1/meta", { headers: { origin: "https://app.example", "x-padding": "a".repeat(40 * 1024) } });
+    expectEnvelope(response, 431, "HEADERS_TOO_LARGE");
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    expect(response.headers.get("access-control-expose-headers")).toMatch(/X-Request-Id/i);
+  });
+
   it("locally, more than 128 header lines, however small, get Deno's bare 400 (errors.md), not the envelope", async () => {
     const statusWith = (lines: number) => new Promise<string>((resolve, reject) => {
       const url = new URL(`${stack.apiUrl}/v1/meta`);
