@@ -186,6 +186,19 @@ describe("query parameters", () => {
     }
   });
 
+  it("a parameter with an empty name (?=1, ?=) is undeclared like any other: unexpected_field on \"/\"", async () => {
+    const user = await createTestUser();
+    for (const [path, token] of [["/v1/meta", undefined], ["/v1/whoami", user.token], ["/v1/sync/changes?limit=10&", user.token]] as const) {
+      for (const query of ["=1", "=", "=1&surprise=1"]) {
+        const response = await call(`${path}${path.includes("?") ? "" : "?"}${query}`, { token });
+        const error = expectEnvelope(response, 400, "VALIDATION_FAILED");
+        const expected = [["/", "unexpected_field"], ...(query.includes("surprise") ? [["/surprise", "unexpected_field"]] : [])];
+        expect(error.details?.map((d) => [d.field, d.code]).sort(), `${path}?${query}`).toEqual(expected.sort());
+        expect(response.headers.get("ratelimit-remaining"), `${path}?${query}`).toBeNull();
+      }
+    }
+  });
+
   it("the Expo Updates manifest takes the query its app's updates.url carries", async () => {
     const response = await call("/v1/expo-updates/manifest?cdn=1", {
       headers: { "expo-platform": "ios", "expo-runtime-version": "1.0", "expo-channel-name": "no-such-channel" },

@@ -34,7 +34,11 @@ export async function checkQuery(c: Context<AppEnv>): Promise<void> {
 
 /** The validator @hono/zod-openapi would build for the query (@hono/zod-validator's, with the app's hook). */
 function queryValidator(query: z.ZodObject, hook: Hook | undefined): MiddlewareHandler<AppEnv> {
-  return validator("query", async (value, c) => {
+  return validator("query", async (parsed, c) => {
+    // Hono's parser drops a parameter with an empty name (`?=1`, `?=`): read from the URL, it is
+    // refused as undeclared like any other.
+    const params = new URL(c.req.url).searchParams;
+    const value = params.has("") ? { ...parsed, "": params.get("") } : parsed;
     const result = await query.safeParseAsync(value);
     // The app's hook throws the 400 VALIDATION_FAILED envelope for a failed result.
     await hook?.({ data: value, ...result, target: "query" }, c);
