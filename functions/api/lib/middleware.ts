@@ -243,11 +243,12 @@ export function optionalJsonBody(deps: Deps): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** What a 415 for a body's media type says. */
+export const JSON_ONLY = "send the body as application/json";
+
 export function requireJsonMediaType(c: Context): void {
   const type = c.req.header("content-type") ?? "";
-  if (!JSON_MEDIA_TYPE.test(type.trim())) {
-    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
-  }
+  if (!JSON_MEDIA_TYPE.test(type.trim())) throw new ApiError("UNSUPPORTED_MEDIA_TYPE", JSON_ONLY);
 }
 
 /** Parses the body bytes already read and hands the value to the route's zod validator. */
