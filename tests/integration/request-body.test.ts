@@ -3,10 +3,12 @@
 // body over the limit — declared (Content-Length) or streamed chunked without
 // one — and 400 VALIDATION_FAILED for unexpected fields. Run against
 // POST /v1/sync/batch, or whichever authenticated JSON route the OpenAPI
-// document lists when that one is absent.
+// document lists when that one is absent; the media-type rule against every
+// body route.
 import net from "node:net";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
+import { signedCall } from "../support/releases.ts";
 
 const PREFERRED = { method: "POST", path: "/v1/sync/batch" };
 
@@ -17,32 +19,39 @@ interface JsonRoute {
 
 interface OpenApiOperation {
   requestBody?: { content?: Record<string, unknown> };
-  security?: unknown[];
+  security?: Record<string, unknown>[];
 }
 
-/** A route that takes a JSON body and a user token, from the served OpenAPI document. */
-async function findJsonRoute(): Promise<JsonRoute> {
+/** The routes that take a JSON body and a user token, from the served OpenAPI document. */
+async function findJsonRoutes(): Promise<JsonRoute[]> {
   const doc = (await call<{ paths: Record<string, Record<string, OpenApiOperation>> }>("/v1/openapi.json")).body;
   const candidates: JsonRoute[] = [];
   for (const [rawPath, operations] of Object.entries(doc.paths)) {
     for (const [method, operation] of Object.entries(operations)) {
-      if (!operation.requestBody?.content?.["application/json"] || !operation.security?.length) continue;
+      if (!operation.requestBody?.content?.["application/json"] || !operation.security?.some((s) => "bearerAuth" in s)) continue;
       const path = rawPath.replace(/^\/api/, "").replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000");
       candidates.push({ method: method.toUpperCase(), path });
     }
   }
+  return candidates;
+}
+
+/** One of them: POST /v1/sync/batch where there is one. */
+function chooseJsonRoute(candidates: JsonRoute[]): JsonRoute {
   const preferred = candidates.find((c) => c.method === PREFERRED.method && c.path === PREFERRED.path);
   const route = preferred ?? candidates.sort((a, b) => a.path.localeCompare(b.path))[0];
   if (!route) throw new Error("no authenticated JSON-body route is registered yet (expected POST /v1/sync/batch)");
   return route;
 }
 
+let routes: JsonRoute[];
 let route: JsonRoute;
 let user: TestUser;
 let maxBodyBytes: number;
 
 beforeAll(async () => {
-  route = await findJsonRoute();
+  routes = await findJsonRoutes();
+  route = chooseJsonRoute(routes);
   user = await createTestUser();
   maxBodyBytes = (await call("/v1/meta")).body.limits.max_body_bytes;
 });
@@ -138,5 +147,43 @@ describe("JSON request bodies", () => {
   it("the body rules come after authentication: no token → 401 even for a malformed body", async () => {
     const response = await call(route.path, { method: route.method, rawBody: "{", headers: { "content-type": "application/json" } });
     expectEnvelope(response, 401, "UNAUTHENTICATED");
+  });
+});
+
+describe("Content-Type: one rule for what is JSON (RFC 9110 §5.6.6: whitespace around ';')", () => {
+  // A client that follows docs/errors.md retries a 500 forever: these were 500 INTERNAL on every body route.
+  const LEGAL = [
+    "application/json ; charset=utf-8",
+    "application/json ;charset=UTF-8",
+    "application/json\t; charset=utf-8",
+    "Application/JSON;charset=\"utf-8\"",
+    "application/json;",
+  ];
+
+  it.each(LEGAL)("%j is JSON on every body route: the body is read (400 MALFORMED_JSON), never 415 or 500", async (type) => {
+    expect(routes.length).toBeGreaterThanOrEqual(5);
+    for (const { method, path } of routes) {
+      const response = await call(path, { method, token: user.token, rawBody: "not json", headers: { "content-type": type } });
+      expect(response.status, `${method} ${path}: ${response.text}`).toBe(400);
+      expect(expectEnvelope(response, 400, "MALFORMED_JSON").retryable).toBe(false);
+    }
+    // CI's, signed: a body of {} is read and judged by the schema.
+    const published = await signedCall("/v1/releases", {}, { headers: { "content-type": type } });
+    expectEnvelope(published, 400, "VALIDATION_FAILED");
+  });
+
+  it.each([
+    "application/json; charset = utf-8",
+    "application/json; charset =utf-8",
+    "application/json; charset= utf-8",
+    "application/json; charset=latin1",
+    "application/json; profile=x",
+  ])("%j is not JSON as this API takes it: 415 UNSUPPORTED_MEDIA_TYPE on every body route", async (type) => {
+    for (const { method, path } of routes) {
+      const response = await call(path, { method, token: user.token, rawBody: "{}", headers: { "content-type": type } });
+      expect(response.status, `${method} ${path}: ${response.text}`).toBe(415);
+      expect(expectEnvelope(response, 415, "UNSUPPORTED_MEDIA_TYPE").retryable).toBe(false);
+    }
+    expectEnvelope(await signedCall("/v1/releases", {}, { headers: { "content-type": type } }), 415, "UNSUPPORTED_MEDIA_TYPE");
   });
 });

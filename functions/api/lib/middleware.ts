@@ -206,7 +206,13 @@ async function readWithin(c: Context, body: ReadableStream<Uint8Array>, config: 
   return bytes;
 }
 
-const JSON_MEDIA_TYPE = /^application\/json\s*(;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+/**
+ * The one rule for which bodies are JSON (strict-query.ts gives @hono/zod-openapi no body, so its
+ * media-type gate never runs). RFC 9110 §5.6.6: `application/json`, then each parameter after
+ * optional whitespace, a `;` and optional whitespace; the only parameter taken is charset=utf-8
+ * (quoted or not), with no whitespace around its `=`, which the grammar does not allow.
+ */
+const JSON_MEDIA_TYPE = /^application\/json(?:[ \t]*;[ \t]*(?:charset=(?:utf-8|"utf-8"))?)*$/i;
 
 /**
  * The part of a parsed body whose non-finite numbers refuse the whole

@@ -12,6 +12,14 @@
 // the query's validator is the route's own middleware instead: requireUser
 // runs it between the token and the budget, and a route without requireUser
 // runs it after its other middleware, where @hono/zod-openapi would have.
+//
+// A declared JSON body's validator is the route's own too, for one rule about
+// which bodies are JSON: the route's body middleware checks the media type
+// (middleware.ts, requireJsonMediaType) and parses the body, and the validator
+// here runs the schema on that value. @hono/zod-openapi would add a media-type
+// gate of its own with another rule (it refused `application/json ;
+// charset=utf-8`, legal per RFC 9110, after ours accepted it), so the router
+// is given the route without its body; the document still lists it.
 import { z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { validator } from "hono/validator";
@@ -20,6 +28,9 @@ import { errorResponses } from "./openapi-helpers.ts";
 
 type Query = z.ZodObject | undefined;
 type Hook = (result: unknown, c: Context) => unknown;
+interface DeclaredBody {
+  content: Record<string, { schema?: unknown } | undefined>;
+}
 
 export function strictQuery(query: Query): z.ZodObject {
   if (!query) return z.strictObject({});
@@ -48,9 +59,31 @@ function queryValidator(query: z.ZodObject, hook: Hook | undefined): MiddlewareH
 }
 
 /**
+ * The validator of a route's declared body (c.req.valid("json")): its schema run on the value the
+ * route's own middleware parsed after the media-type check (jsonBody, optionalJsonBody,
+ * requireReleaseWebhook), the app's hook answering a failure as it does for the query.
+ */
+function bodyValidator(body: DeclaredBody, hook: Hook | undefined): MiddlewareHandler<AppEnv> {
+  const schema = body.content["application/json"]?.schema as z.ZodType | undefined;
+  if (Object.keys(body.content).length !== 1 || typeof schema?.safeParseAsync !== "function") {
+    throw new Error("a request body is application/json with a zod schema");
+  }
+  return async (c, next) => {
+    const value = c.get("jsonBody");
+    if (value === undefined) throw new Error(`${c.req.method} ${c.req.routePath} declares a JSON body but reads none (jsonBody)`);
+    const result = await schema.safeParseAsync(value);
+    await hook?.({ data: value, ...result, target: "json" }, c);
+    if (!result.success) throw result.error;
+    c.req.addValidatedData("json", result.data as object);
+    await next();
+  };
+}
+
+/**
  * Makes every route registered on `app` with app.openapi from now on validate
  * its query strictly, before its budget is spent, and list the 400 that
- * answers an unknown parameter.
+ * answers an unknown parameter; and validate its body (if it declares one)
+ * after its middleware read it.
  */
 export function strictQueries(app: App): void {
   const register = app.openapi.bind(app);
@@ -61,7 +94,10 @@ export function strictQueries(app: App): void {
     const { middleware, hide, ...documented } = { ...route, request: { ...route.request, query }, responses };
     // The document lists the query; the router validates it through checkQuery, not after the middleware.
     if (!hide) app.openAPIRegistry.registerPath(documented);
-    const validate = queryValidator(query, (hook ?? app.defaultHook) as Hook | undefined);
+    const appHook = (hook ?? app.defaultHook) as Hook | undefined;
+    const validate = queryValidator(query, appHook);
+    const body = route.request?.body as DeclaredBody | undefined;
+    const validateBody = body ? [bodyValidator(body, appHook)] : [];
     const prepare: MiddlewareHandler<AppEnv> = async (c, next) => {
       let checked: Promise<unknown> | undefined;
       c.set("checkQuery", async () => {
@@ -77,8 +113,8 @@ export function strictQueries(app: App): void {
     return register({
       ...route,
       hide: true,
-      request: { ...route.request, query: undefined },
-      middleware: [prepare, ...routeMiddleware, check],
+      request: { ...route.request, query: undefined, body: undefined },
+      middleware: [prepare, ...routeMiddleware, check, ...validateBody],
       responses,
     }, handler, hook);
   }) as App["openapi"];
