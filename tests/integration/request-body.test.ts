@@ -3,9 +3,10 @@
 // body over the limit — declared (Content-Length) or streamed chunked without
 // one — and 400 VALIDATION_FAILED for unexpected fields. Run against
 // POST /v1/sync/batch, or whichever authenticated JSON route the OpenAPI
-// document lists when that one is absent; the media-type rule against every
-// body route.
+// document lists when that one is absent; the media-type and encoding rules
+// against every body route.
 import net from "node:net";
+import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 import { signedCall } from "../support/releases.ts";
@@ -150,6 +151,30 @@ describe("JSON request bodies", () => {
   });
 });
 
+/** A request head and the first bytes of a body it declares longer, sent without the rest; resolves with what comes back. */
+function sendHeadOnly(path: string, method: string, headers: Record<string, string>): Promise<string> {
+  const url = new URL(`${stack.apiUrl}${path}`);
+  const head = [`${method} ${url.pathname} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "Content-Length: 200", "Connection: close", "", ""]
+    .join("\r\n");
+  return new Promise<string>((resolve, reject) => {
+    // The body never completes: only an answer given before reading it arrives within the timeout.
+    const socket = net.connect(Number(url.port), url.hostname, () => socket.write(head + "{\"ops\""));
+    let received = "";
+    socket.on("data", (d) => {
+      received += d;
+      if (received.includes("\r\n\r\n")) {
+        socket.destroy();
+        resolve(received);
+      }
+    });
+    socket.on("error", reject);
+    socket.setTimeout(5_000, () => {
+      socket.destroy();
+      reject(new Error("no answer within 5 s: the server waited for the body"));
+    });
+  });
+}
+
 describe("Content-Type: one rule for what is JSON (RFC 9110 §5.6.6: whitespace around ';')", () => {
   // A client that follows docs/errors.md retries a 500 forever: these were 500 INTERNAL on every body route.
   const LEGAL = [
@@ -185,5 +210,46 @@ describe("Content-Type: one rule for what is JSON (RFC 9110 §5.6.6: whitespace 
       expect(expectEnvelope(response, 415, "UNSUPPORTED_MEDIA_TYPE").retryable).toBe(false);
     }
     expectEnvelope(await signedCall("/v1/releases", {}, { headers: { "content-type": type } }), 415, "UNSUPPORTED_MEDIA_TYPE");
+  });
+});
+
+describe("Content-Encoding: bodies are taken as sent, uncoded (RFC 9110 §8.4, RFC 7694)", () => {
+  const body = JSON.stringify({ ops: [] });
+
+  it("a gzip body → 415 UNSUPPORTED_MEDIA_TYPE with Accept-Encoding: identity on every body route, not a misleading 400", async () => {
+    for (const { method, path } of routes) {
+      const response = await call(path, {
+        method,
+        token: user.token,
+        rawBody: gzipSync(body),
+        headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      });
+      expect(response.status, `${method} ${path}: ${response.text}`).toBe(415);
+      expect(expectEnvelope(response, 415, "UNSUPPORTED_MEDIA_TYPE").retryable).toBe(false);
+      expect(response.headers.get("accept-encoding")).toBe("identity");
+    }
+    const published = await signedCall("/v1/releases", {}, { headers: { "content-encoding": "gzip" } });
+    expectEnvelope(published, 415, "UNSUPPORTED_MEDIA_TYPE");
+    expect(published.headers.get("accept-encoding")).toBe("identity");
+  });
+
+  it.each(["br", "GZIP", "deflate", "identity, gzip", "x-custom"])("Content-Encoding: %s on a plain body is not read as plain → 415", async (coding) => {
+    const response = await send(body, { "content-type": "application/json", "content-encoding": coding });
+    expectEnvelope(response, 415, "UNSUPPORTED_MEDIA_TYPE");
+    expect(response.headers.get("accept-encoding")).toBe("identity");
+  });
+
+  it.each(["identity", "IDENTITY", " identity "])("Content-Encoding: %j is the body as sent", async (coding) => {
+    expectEnvelope(await send("not json", { "content-type": "application/json", "content-encoding": coding }), 400, "MALFORMED_JSON");
+  });
+
+  it("is refused before the body is read: the answer comes while the body is still missing", async () => {
+    const raw = await sendHeadOnly(route.path, route.method, {
+      Authorization: `Bearer ${user.token}`,
+      "Content-Type": "application/json",
+      "Content-Encoding": "gzip",
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 415 /);
+    expect(raw).toMatch(/\r\naccept-encoding: identity\r\n/i);
   });
 });

@@ -140,7 +140,22 @@ export function requireUser(deps: Deps, operation: string, { admit, use }: Requi
 }
 
 /**
- * Reads the whole request body: at most `limits.max_body_bytes` (413, also
+ * Bodies are taken as sent: a Content-Encoding other than identity (gzip, br, …) is 415 before any
+ * of the body is read, naming the one coding taken (RFC 9110 §8.4, RFC 7694), where reading it as
+ * it came would make a compressed body "not JSON" and take a coded one for plain text.
+ */
+function requireIdentityEncoding(c: Context): void {
+  const coding = c.req.header("content-encoding")?.trim().toLowerCase();
+  if (coding && coding !== "identity") {
+    throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body uncompressed (Content-Encoding: identity, or none)", {
+      headers: { "Accept-Encoding": "identity" },
+    });
+  }
+}
+
+/**
+ * Reads the whole request body, once requireIdentityEncoding has passed it: at
+ * most `limits.max_body_bytes` (413, also
  * for a chunked body that declares no length) within
  * `http.bodyReadTimeoutMs` from the start of the read (408
  * REQUEST_TIMEOUT): a client that sends its body a byte at a time gets an
@@ -149,6 +164,7 @@ export function requireUser(deps: Deps, operation: string, { admit, use }: Requi
  * arriving never keeps a ready request waiting.
  */
 export async function readBodyBytes(c: Context, config: Pick<Config, "limits" | "http">): Promise<Uint8Array> {
+  requireIdentityEncoding(c);
   const body = c.req.raw.body;
   if (!body) return new Uint8Array();
   const admission = c.get("admission");

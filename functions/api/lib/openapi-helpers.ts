@@ -18,7 +18,7 @@ const DESCRIPTIONS: Record<number, string> = {
   410: "RESYNC_REQUIRED: pull from scratch",
   412: "PRECONDITION_FAILED: If-Match is stale",
   413: "PAYLOAD_TOO_LARGE: the body, or its declared Content-Length (checked before routing, on every route), is over limits.max_body_bytes",
-  415: "UNSUPPORTED_MEDIA_TYPE: send application/json",
+  415: "UNSUPPORTED_MEDIA_TYPE: send the body as application/json (charset=utf-8 allowed), uncompressed (no Content-Encoding but identity)",
   431: "HEADERS_TOO_LARGE: the request headers exceed the limit",
   429: "RATE_LIMITED: retry after Retry-After seconds",
   500: "INTERNAL: unexpected; retryable",
@@ -54,6 +54,7 @@ const RESPONSE_HEADERS: Record<string, HeaderObject> = {
   "Cache-Control": { description: "no-store", schema: { type: "string" } },
   "Retry-After": { description: "seconds to wait before retrying", schema: { type: "integer" } },
   "Allow": { description: "the methods the path takes", schema: { type: "string" } },
+  "Accept-Encoding": { description: "identity, on a 415 for a request Content-Encoding: bodies are taken uncompressed", schema: { type: "string" } },
   "RateLimit-Limit": { description: "requests allowed per window for this operation", schema: { type: "integer" } },
   "RateLimit-Remaining": { description: "requests left in the window", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "seconds until the window resets", schema: { type: "integer" } },
@@ -65,6 +66,7 @@ function headersOf(status: number, rateLimited: boolean): string[] {
   const names = ["X-Request-Id", "Cache-Control"];
   if (status === 429 || status === 503) names.push("Retry-After");
   if (status === 405) names.push("Allow");
+  if (status === 415) names.push("Accept-Encoding");
   // Sent once the caller's rate limit is counted: on its answers, and on the 429 itself.
   if (rateLimited && ((status >= 200 && status < 300) || status === 429)) names.push(...RATE_LIMIT_HEADERS);
   return names;
