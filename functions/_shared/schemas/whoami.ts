@@ -8,6 +8,9 @@ export const whoamiResponseSchema = z.object({
   aal: z.string(),
   is_anonymous: z.boolean(),
   expires_at: z.string().datetime({ offset: true }).describe("when the access token expires"),
+  account_created_at: z.string().datetime({ offset: true }).optional().describe(
+    "when the caller's account was created (auth.users.created_at, microseconds): tells it from an earlier account with the same id (deleted, then created again); a client's store is bound to it (client/store-owner.ts). Absent from servers before it",
+  ),
   server_time: serverTimeSchema,
 });
 export type WhoamiResponse = z.infer<typeof whoamiResponseSchema>;
