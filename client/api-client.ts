@@ -60,10 +60,10 @@ export interface TidesyncApiOptions {
 export interface RequestGuard {
   /**
    * Called before each authenticated request with the user its token names (its `sub`, not
-   * verified; null: no token, or not a JWT). Throwing stops the request unsent: the answer to a
-   * request that went out is always one to that user's token.
+   * verified; null: no token, or not a JWT) and the token. Throwing stops the request unsent: the
+   * answer to a request that went out is always one to that user's token.
    */
-  beforeSend?: (userId: string | null) => void | Promise<void>;
+  beforeSend?: (userId: string | null, token: string | null) => void | Promise<void>;
   /** Once aborted, no request is sent, and one under way is abandoned (TidesyncAbortedError). */
   signal?: AbortSignal;
 }
@@ -83,6 +83,8 @@ interface RequestSpec<T> {
   query?: Record<string, string | undefined>;
   headers?: Record<string, string>;
   auth?: boolean;
+  /** Sent with this token, not the getter's, and unguarded: a guard's own check of the token it guards. */
+  token?: string;
 }
 
 export interface ApiResult<T> {
@@ -132,6 +134,19 @@ export class TidesyncApi {
   /** GET /v1/whoami: the identity behind the current token. */
   async whoami(): Promise<WhoamiResponse> {
     return (await this.request({ method: "GET", path: "/v1/whoami", schema: whoamiResponseSchema })).body;
+  }
+
+  /**
+   * GET /v1/whoami with `token`, not the getter's, and without this API's guard: which account a
+   * token is of, asked by a guard about the very token it checks (client/store-owner.ts).
+   */
+  async whoamiWith(token: string): Promise<WhoamiResponse> {
+    return (await this.request({ method: "GET", path: "/v1/whoami", schema: whoamiResponseSchema, token })).body;
+  }
+
+  /** The current access token (null without one), as the getter gives it: no request. */
+  async accessToken(): Promise<string | null> {
+    return (await unlessAborted(this.options.getAccessToken(), this.guard.signal)) || null;
   }
 
   /** The user the current access token names (its `sub`, not verified: no request), or null without a JWT. */
@@ -264,10 +279,12 @@ export class TidesyncApi {
     const headers: Record<string, string> = { accept: "application/json", ...(this.options.headers ?? {}), ...(spec.headers ?? {}) };
     const { signal } = this.guard;
     if (signal?.aborted) throw new TidesyncAbortedError();
-    if (spec.auth !== false) {
-      const token = await unlessAborted(this.options.getAccessToken(), signal);
+    if (spec.token !== undefined) {
+      headers.authorization = `Bearer ${spec.token}`;
+    } else if (spec.auth !== false) {
+      const token = (await unlessAborted(this.options.getAccessToken(), signal)) || null;
       // Whose token this is, checked with the very token sent: the user may switch between two requests.
-      await unlessAborted(this.guard.beforeSend?.(userOf(token)), signal);
+      await unlessAborted(this.guard.beforeSend?.(userOf(token), token), signal);
       if (token) headers.authorization = `Bearer ${token}`;
     }
     if (signal?.aborted) throw new TidesyncAbortedError();

@@ -16,7 +16,7 @@
 // CLIENT_FAILURE (status only) is anything else, e.g. the storage adapter failing.
 import type { ErrorCode, FieldDetail } from "../functions/_shared/errors.ts";
 
-export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER" | "STORE_WRITTEN_ELSEWHERE" | "ABORTED";
+export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER" | "STORE_OF_EARLIER_ACCOUNT" | "STORE_WRITTEN_ELSEWHERE" | "ABORTED";
 
 export abstract class TidesyncError extends Error {
   abstract readonly code: ClientErrorCode;
@@ -109,6 +109,24 @@ export class TidesyncStoreOwnerError extends TidesyncError {
   constructor(readonly storeUserId: string, readonly userId: string) {
     super(`this store holds the data of user ${storeUserId}, not of the signed-in user ${userId}: open a store of their own`);
     this.name = "TidesyncStoreOwnerError";
+  }
+}
+
+/**
+ * sync() refused: the store holds the data of an earlier account with the same user id (deleted,
+ * then created again: auth.admin.createUser({ id })), bound to it by its creation time
+ * (`storeAccountCreatedAt`; the signed-in one's is `accountCreatedAt`). Nothing was sent under the
+ * new account's token: the earlier account's queued writes (pendingOps()) stay in the store for
+ * the app to export or discard; open a new store for the new account (client/README.md, "Signing
+ * out").
+ */
+export class TidesyncStoreAccountError extends TidesyncError {
+  readonly code = "STORE_OF_EARLIER_ACCOUNT" as const;
+  readonly retryable = false;
+
+  constructor(readonly userId: string, readonly storeAccountCreatedAt: string, readonly accountCreatedAt: string) {
+    super(`this store holds the data of the account ${userId} created at ${storeAccountCreatedAt}, not of the signed-in account with that id created at ${accountCreatedAt}: open a new store`);
+    this.name = "TidesyncStoreAccountError";
   }
 }
 

@@ -20,6 +20,7 @@ export {
   TidesyncError,
   TidesyncNetworkError,
   TidesyncResponseError,
+  TidesyncStoreAccountError,
   TidesyncStoreOwnerError,
   TidesyncStoreWrittenElsewhereError,
   TidesyncValidationError,

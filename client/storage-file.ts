@@ -153,8 +153,11 @@ export class FileStorage extends WholeStateStorage {
     if (text === null) return { records: [], outbox: [], cursor: null, schema: null };
     const contents = JSON.parse(text) as FileContents;
     if (contents.format !== FORMAT_VERSION) throw new Error(`${this.filePath}: unknown store format ${String(contents.format)}`);
-    const { records, outbox, cursor, schema, owner, pullCollections } = contents;
-    return { records, outbox, cursor, schema: schema ?? null, owner: owner ?? null, ...(pullCollections === undefined ? {} : { pullCollections }) };
+    const { records, outbox, cursor, schema, owner, ownerAccount, pullCollections } = contents;
+    return {
+      records, outbox, cursor, schema: schema ?? null, owner: owner ?? null, ownerAccount: ownerAccount ?? null,
+      ...(pullCollections === undefined ? {} : { pullCollections }),
+    };
   }
 
   protected async persist(next: StateMaps): Promise<void> {

@@ -11,7 +11,7 @@
 //   <p>notices  events a client with no listener could not tell, in order (a background task's),
 //                until a client with listeners delivers them
 //   <p>meta     the cursor, the running full sync (beside its `listed` marks), the collections filter
-//                of their cursors, the schema, the owner (a user id),
+//                of their cursors, the schema, the owner (a user id) and its account,
 //                the format version, the revision (raised by
 //                every apply: an app and its background task may share the file,
 //                each with a client; see SyncStorage.revision)
@@ -134,6 +134,7 @@ export class SqliteStorage implements SyncStorage {
     const cursor = meta.get("cursor");
     const schema = meta.get("schema");
     const owner = meta.get("owner");
+    const ownerAccount = meta.get("owner_account");
     const pullCollections = meta.get("pull_collections");
     const reset = JSON.parse(meta.get("reset") ?? "null") as RunningReset | null;
     return {
@@ -142,6 +143,7 @@ export class SqliteStorage implements SyncStorage {
       ...(pullCollections === undefined ? {} : { pullCollections: JSON.parse(pullCollections) as string[] | null }),
       schema: schema === undefined ? null : (JSON.parse(schema) as ServerSchema | null),
       ...(owner === undefined ? {} : { owner: JSON.parse(owner) as string }),
+      ...(ownerAccount === undefined ? {} : { ownerAccount: JSON.parse(ownerAccount) as string }),
       ...(reset ? { reset } : {}),
       ...(notices.length > 0 ? { notices: notices.map((row) => JSON.parse(row.body) as StoredNotice) } : {}),
       revision,
@@ -245,6 +247,7 @@ export class SqliteStorage implements SyncStorage {
     if (change.pullCollections !== undefined) await this.putMeta("pull_collections", JSON.stringify(change.pullCollections));
     if (change.schema !== undefined) await this.putMeta("schema", JSON.stringify(change.schema));
     if (change.owner !== undefined) await this.putMeta("owner", JSON.stringify(change.owner));
+    if (change.ownerAccount !== undefined) await this.putMeta("owner_account", JSON.stringify(change.ownerAccount));
   }
 
   /** Where the stored pull stands (read in the transaction, as the revision is). */

@@ -62,6 +62,12 @@ export interface StoredState {
   /** The user whose data this is: the first sync stores its token's user (absent or null before). */
   owner?: string | null;
   /**
+   * Which account of `owner`'s id this is (its creation time, GET /v1/whoami's account_created_at:
+   * an account deleted and created again with the same id is another): stored by the first sync
+   * that asks, absent or null before (client/store-owner.ts).
+   */
+  ownerAccount?: string | null;
+  /**
    * Which write of a WholeStateStorage this state is (a new random one each write; absent in stores
    * with one writer by construction, and before the first write): how it tells another instance's write.
    */
@@ -133,6 +139,8 @@ export interface StorageChange {
   schema?: ServerSchema | null;
   /** The user whose data this is (set once, by the first sync). */
   owner?: string;
+  /** Which account of the owner's id (set once, by the first sync that asks). */
+  ownerAccount?: string;
   /**
    * A full sync (a page with `reset: true`) begins: forget which records were listed.
    * Applied first. Marks need not survive a restart: an interrupted full sync starts over.
@@ -230,6 +238,7 @@ export class StateMaps {
   pullCollections?: string[] | null;
   schema: ServerSchema | null = null;
   owner: string | null = null;
+  ownerAccount: string | null = null;
   /** StoredState.stamp: absent until a WholeStateStorage that checks for other writers writes. */
   stamp?: string;
 
@@ -241,6 +250,7 @@ export class StateMaps {
     if (state.pullCollections !== undefined) maps.pullCollections = state.pullCollections;
     maps.schema = state.schema ?? null;
     maps.owner = state.owner ?? null;
+    maps.ownerAccount = state.ownerAccount ?? null;
     if (state.stamp !== undefined) maps.stamp = state.stamp;
     return maps;
   }
@@ -258,6 +268,7 @@ export class StateMaps {
     if (change.pullCollections !== undefined) this.pullCollections = change.pullCollections;
     if (change.schema !== undefined) this.schema = change.schema;
     if (change.owner !== undefined) this.owner = change.owner;
+    if (change.ownerAccount !== undefined) this.ownerAccount = change.ownerAccount;
     if (change.stamp !== undefined) this.stamp = change.stamp;
   }
 
@@ -266,9 +277,13 @@ export class StateMaps {
     return { records: [...this.records.values()], outbox: [...this.outbox.values()], cursor: this.cursor, schema: this.schema, ...this.recordedFields(), ...stamp };
   }
 
-  /** The owner and the pull's filter: absent until set, as in stores written before they existed. */
-  private recordedFields(): Pick<StoredState, "owner" | "pullCollections"> {
-    return { ...(this.owner === null ? {} : { owner: this.owner }), ...(this.pullCollections === undefined ? {} : { pullCollections: this.pullCollections }) };
+  /** The owner, its account and the pull's filter: absent until set, as in stores written before they existed. */
+  private recordedFields(): Pick<StoredState, "owner" | "ownerAccount" | "pullCollections"> {
+    return {
+      ...(this.owner === null ? {} : { owner: this.owner }),
+      ...(this.ownerAccount === null ? {} : { ownerAccount: this.ownerAccount }),
+      ...(this.pullCollections === undefined ? {} : { pullCollections: this.pullCollections }),
+    };
   }
 
   deviceState(): DeviceState {

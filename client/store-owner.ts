@@ -1,19 +1,81 @@
-// Whose data a store holds: the user whose token its first sync request went
-// out with. Each request of its sync is checked against that user before it is
-// sent (RequestGuard.beforeSend, client/api-client.ts) and refused under
-// another user's token, so every answer the store takes is one to its owner's
-// token, and the owner's queued writes never go out as someone else's. The one
-// rule of TidesyncClient and of the WatermelonDB / RxDB adapters.
-import { TidesyncStoreOwnerError } from "./api-error.ts";
+// Whose data a store holds: the account whose token its first sync request
+// went out with. An account is a user id and, since an account may be deleted
+// and created again with the same id (auth.admin.createUser({ id })), which
+// account of that id: its creation time, as GET /v1/whoami tells it. Each
+// request of a store's sync is checked against that binding before it is sent
+// (RequestGuard.beforeSend, client/api-client.ts) and refused under another
+// user's token (TidesyncStoreOwnerError) or another account's
+// (TidesyncStoreAccountError), so every answer the store takes is one to its
+// owner's token, and the owner's queued writes never go out as someone
+// else's, nor as a later account's with the same id. The one rule of
+// TidesyncClient and of the WatermelonDB / RxDB adapters.
+import type { TidesyncApi } from "./api-client.ts";
+import { TidesyncStoreAccountError, TidesyncStoreOwnerError } from "./api-error.ts";
+import { tokenSession, tokenSubject } from "./token-subject.ts";
 
 /**
- * Checks a request about to go out under `user`'s token (null: no token, or not a JWT: the
- * server refuses it anyway) against the store's `owner`. A store without one is claimed by it:
- * `claim` stores `user` unless an owner was stored meanwhile, and returns the owner then.
- * Throws TidesyncStoreOwnerError for another user's token.
+ * What a store is bound to: its owner's user id, and which account of that id (its
+ * `account_created_at`; null: not known yet, in a store from before it or one never synced).
  */
-export async function checkStoreOwner(user: string | null, owner: string | null, claim: (user: string) => Promise<string>): Promise<void> {
-  if (user === null) return;
-  const stored = owner ?? (await claim(user));
-  if (stored !== user) throw new TidesyncStoreOwnerError(stored, user);
+export interface StoreBinding {
+  owner: string | null;
+  account: string | null;
+}
+
+export interface StoreGuardOptions {
+  /** The app's API, unguarded: asks GET /v1/whoami about the token being checked. */
+  api: TidesyncApi;
+  /** The binding as stored (this client's copy of it, once it has one). */
+  binding: () => StoreBinding | Promise<StoreBinding>;
+  /**
+   * Stores `user` and `account` where the store has none yet (nothing stored meanwhile by
+   * another client of the store), and returns what the store is bound to then.
+   */
+  bind: (user: string, account: string | null) => Promise<StoreBinding>;
+}
+
+/** Checks each request about to go out against the store's binding; a store without one is bound by it. */
+export class StoreGuard {
+  /**
+   * The sessions (a token's `session_id`, or the token itself without one) whose account was
+   * found to be the store's: a Supabase session belongs to one account, so one GET /v1/whoami per
+   * session and open client.
+   */
+  private readonly checked = new Set<string>();
+
+  constructor(private readonly options: StoreGuardOptions) {}
+
+  /**
+   * Checks a request about to go out under `token` (whose `sub` is `user`; null: no token, or not
+   * a JWT: the server refuses it anyway). Throws TidesyncStoreOwnerError for another user's token
+   * and TidesyncStoreAccountError for another account's with the same id.
+   */
+  async check(user: string | null, token: string | null): Promise<void> {
+    if (user === null || token === null) return;
+    // Another user's token is refused without a request.
+    const { owner } = await this.options.binding();
+    if (owner !== null && owner !== user) throw new TidesyncStoreOwnerError(owner, user);
+    const session = tokenSession(token) ?? token;
+    if (this.checked.has(session)) return;
+    // A server before account_created_at: the user id is all there is to check.
+    const account = (await this.options.api.whoamiWith(token)).account_created_at ?? null;
+    const stored = await this.options.bind(user, account);
+    if (stored.owner !== user) throw new TidesyncStoreOwnerError(stored.owner ?? user, user);
+    if (account !== null && stored.account !== null && stored.account !== account) {
+      throw new TidesyncStoreAccountError(user, stored.account, account);
+    }
+    this.checked.add(session);
+  }
+
+  /** Checks the current token of `api` (the guarded one): at the start of a sync, before anything is sent. */
+  async checkCurrent(api: TidesyncApi): Promise<void> {
+    const token = await api.accessToken();
+    await this.check(token === null ? null : tokenSubject(token), token);
+  }
+}
+
+/** The binding `bind` should store over `stored`: each part set once, the account only with its owner. */
+export function boundOver(stored: StoreBinding, user: string, account: string | null): StoreBinding {
+  const owner = stored.owner ?? user;
+  return { owner, account: stored.account ?? (owner === user ? account : null) };
 }

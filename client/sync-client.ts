@@ -47,7 +47,7 @@ import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from 
 import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
-import { checkStoreOwner } from "./store-owner.ts";
+import { boundOver, StoreGuard } from "./store-owner.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import {
   type DeviceState,
@@ -217,10 +217,15 @@ export class TidesyncClient {
   private revision: number | undefined;
   /** The user whose data the store holds (null until the first sync with a signed-in user). */
   private owner: string | null;
+  /** Which account of the owner's id (null until a sync asked: client/store-owner.ts). */
+  private ownerAccount: string | null;
+  /** Checks each request against the store's owner and account (client/store-owner.ts). */
+  private readonly storeGuard: StoreGuard;
 
   private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
     if (!isUuid(options.installationId)) throw new TypeError("installationId must be a uuid");
-    this.api = options.api.guarded({ beforeSend: (user) => this.checkOwner(user), signal: this.closing.signal });
+    this.storeGuard = new StoreGuard({ api: options.api, binding: () => ({ owner: this.owner, account: this.ownerAccount }), bind: (user, account) => this.bind(user, account) });
+    this.api = options.api.guarded({ beforeSend: (user, token) => this.storeGuard.check(user, token), signal: this.closing.signal });
     this.storage = options.storage;
     this.installationId = options.installationId;
     this.onConflict = options.onConflict ?? serverWinsPerField;
@@ -237,6 +242,7 @@ export class TidesyncClient {
     this.notices = state.notices ?? [];
     this.revision = state.revision;
     this.owner = state.owner ?? null;
+    this.ownerAccount = state.ownerAccount ?? null;
     this.statusStore = new StatusStore({ state: "online", pending: this.outbox.size, lastSyncedAt: null, lastErrorCode: null });
     this.catalog = state.schema ? new CollectionCatalog(state.schema, { stored: true }) : null;
   }
@@ -354,6 +360,7 @@ export class TidesyncClient {
     this.reset = state.reset ?? null;
     this.notices = state.notices ?? [];
     this.owner = state.owner ?? null;
+    this.ownerAccount = state.ownerAccount ?? null;
     this.revision = state.revision;
     this.statusStore.update({ pending: this.outbox.size });
   }
@@ -619,9 +626,10 @@ export class TidesyncClient {
     const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false };
     this.statusStore.update({ state: "syncing" });
     try {
-      // Before anything is sent (GET /v1/meta too): another user's queued writes must not go out
-      // with this user's token. Each request checks again (the user may switch while a sync runs).
-      await this.checkOwner(await this.api.tokenUserId());
+      // Before anything is sent (GET /v1/meta too): another user's queued writes, or an earlier
+      // account's with the same id, must not go out with this token. Each request checks again
+      // (the user may switch while a sync runs).
+      await this.storeGuard.checkCurrent(this.api);
       // Once per open client, first: the stored collections may predate the server's (a table or
       // field added since), and the writes queued meanwhile leave normalised (uuid fields
       // lower-cased) in batches within the published limits. Still one GET per open client.
@@ -643,22 +651,26 @@ export class TidesyncClient {
   }
 
   /**
-   * The store belongs to the user who first synced it: the first sync with a token stores its user,
-   * and a request under another user's token is refused (TidesyncStoreOwnerError), not sent: at
-   * the start of a sync and before each request of it (the guard of this.api), so an answer applied
-   * is always one to the owner's token. `user`: whose token it is (null: no token, or one that is
-   * not a JWT: the server refuses the requests anyway).
+   * The store belongs to the account that first synced it: the first sync with a token stores its
+   * user and account, and a request under another user's token (TidesyncStoreOwnerError) or another
+   * account's with that id (TidesyncStoreAccountError) is refused, not sent: at the start of a sync
+   * and before each request of it (the guard of this.api), so an answer applied is always one to
+   * the owner's token. Binds the parts not stored yet, and returns what the store is bound to.
    */
-  private checkOwner(user: string | null): Promise<void> {
-    // Once stored, the owner never changes: only the first sync of a store needs the mutex and a write.
-    return checkStoreOwner(user, this.owner, (user) =>
-      this.section(async () => {
-        if (this.owner === null) {
-          await this.commit({ owner: user });
-          this.owner = user;
-        }
-        return this.owner;
-      }));
+  private async bind(user: string, account: string | null): Promise<{ owner: string | null; account: string | null }> {
+    const binding = { owner: this.owner, account: this.ownerAccount };
+    const bound = boundOver(binding, user, account);
+    // Once stored, neither changes: only the first check of a store (or of its account) writes.
+    if (bound.owner === binding.owner && bound.account === binding.account) return binding;
+    return await this.section(async () => {
+      const next = boundOver({ owner: this.owner, account: this.ownerAccount }, user, account);
+      if (next.owner !== this.owner || next.account !== this.ownerAccount) {
+        await this.commit({ ...(next.owner === this.owner ? {} : { owner: next.owner! }), ...(next.account === this.ownerAccount ? {} : { ownerAccount: next.account! }) });
+        this.owner = next.owner;
+        this.ownerAccount = next.account;
+      }
+      return { owner: this.owner, account: this.ownerAccount };
+    });
   }
 
   /** The user whose data the store holds (null until a first sync stored it): open another store for another user. */

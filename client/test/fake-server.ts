@@ -12,6 +12,7 @@ import { mergeOp, type ServerRecord } from "../../functions/_shared/merge.ts";
 import type { MetaResponse } from "../../functions/_shared/schemas/meta.ts";
 import { type SyncBatchRequest, syncBatchRequestSchema, type SyncOpResult, type SyncRecord } from "../../functions/_shared/schemas/sync.ts";
 import type { FetchFunction } from "../api-client.ts";
+import { tokenSubject } from "../token-subject.ts";
 
 export interface FakeRequest {
   method: string;
@@ -33,6 +34,9 @@ export function envelope(status: number, code: string, headers: Record<string, s
   return json(status, { error: { code, message: `scripted ${code}`, retryable, request_id: "req-fake-0001", ...extra } }, headers);
 }
 
+/** The session GET /v1/whoami names (the fake's tokens carry none). */
+const FAKE_SESSION = "00000000-0000-4000-8000-000000005e55";
+
 export const BASE_URL = "https://fake.tidesync.test/functions/v1/api";
 
 export class FakeServer {
@@ -46,6 +50,8 @@ export class FakeServer {
   limits: Limits = DEFAULT_LIMITS;
   /** What GET /v1/meta answers about the collections (tests may replace it). */
   schema: Pick<MetaResponse, "collections" | "collection_schemas"> = { collections: collectionNames(), collection_schemas: collectionSchemas() };
+  /** What GET /v1/whoami answers as the account's creation time (a test replaces it to create the account again). */
+  accountCreatedAt = "2026-01-01T00:00:00.000000Z";
 
   /** The fetch to give the client. */
   readonly fetch: FetchFunction = async (input, init) => {
@@ -93,6 +99,12 @@ export class FakeServer {
   answer(request: FakeRequest): Response {
     if (request.path === "/v1/meta" && request.method === "GET") {
       return json(200, { api_version: "1", server_time: new Date().toISOString(), limits: this.limits, ...this.schema });
+    }
+    if (request.path === "/v1/whoami" && request.method === "GET") {
+      const sub = tokenSubject(request.headers.get("authorization")?.replace(/^Bearer /, "") ?? "");
+      if (sub === null) return envelope(401, "UNAUTHORIZED");
+      const expires = new Date(Date.now() + 3_600_000).toISOString();
+      return json(200, { user_id: sub, session_id: FAKE_SESSION, aal: "aal1", is_anonymous: false, expires_at: expires, account_created_at: this.accountCreatedAt, server_time: new Date().toISOString() });
     }
     if (request.path === "/v1/sync/batch" && request.method === "POST") return json(200, this.applyBatch(syncBatchRequestSchema.parse(request.body)));
     if (request.path === "/v1/sync/changes" && request.method === "GET") return json(200, this.changes(request.query));

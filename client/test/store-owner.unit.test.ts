@@ -3,7 +3,7 @@
 // the first user's queued writes stay for them.
 import { describe, expect, it } from "vitest";
 import { TidesyncApi } from "../api-client.ts";
-import { TidesyncStoreOwnerError } from "../api-error.ts";
+import { TidesyncStoreAccountError, TidesyncStoreOwnerError } from "../api-error.ts";
 import { MemoryStorage } from "../storage.ts";
 import { tokenSubject } from "../token-subject.ts";
 import { BASE_URL, FakeServer, LIST_ID } from "./fake-server.ts";
@@ -73,5 +73,43 @@ describe("the store's user", () => {
       ["/v1/sync/batch", `Bearer ${tokenOf(ALICE)}`],
       ["/v1/sync/changes", `Bearer ${tokenOf(ALICE)}`],
     ]);
+  });
+
+  it("an account deleted and created again with the same id: its sync of the earlier account's store is refused before anything is sent, the outbox kept", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => tokenOf(ALICE), fetch: server.fetch });
+    const first = (await openClient(server, { storage, api })).client;
+    await first.sync();
+    expect((await storage.loadState()).ownerAccount).toBe(server.accountCreatedAt);
+    const earlier = server.accountCreatedAt;
+    const id = await first.create("tasks", { list_id: LIST_ID, title: "the earlier account's note" });
+    await first.close();
+
+    server.accountCreatedAt = "2026-02-01T00:00:00.000000Z";
+    const again = (await openClient(server, { storage, api, idPrefix: 2 })).client;
+    const requests = server.requests.length;
+    await expect(again.sync()).rejects.toBeInstanceOf(TidesyncStoreAccountError);
+    await expect(again.sync()).rejects.toMatchObject({ code: "STORE_OF_EARLIER_ACCOUNT", userId: ALICE, storeAccountCreatedAt: earlier, accountCreatedAt: server.accountCreatedAt });
+    expect(again.status).toMatchObject({ state: "error", lastErrorCode: "STORE_OF_EARLIER_ACCOUNT", pending: 1 });
+    expect(server.requests.slice(requests).map((r) => r.path)).toEqual(["/v1/whoami", "/v1/whoami"]);
+    expect(again.pendingOps().map((p) => p.op.record_id)).toEqual([id]);
+    expect(server.records.has(`tasks/${id}`)).toBe(false);
+  });
+
+  it("a store from before the account binding is bound to the account of its first sync, and refused another's from then on", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    await storage.apply({ owner: ALICE });
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => tokenOf(ALICE), fetch: server.fetch });
+    const { client } = await openClient(server, { storage, api });
+    await client.create("tasks", { list_id: LIST_ID, title: "queued before the update" });
+    await client.sync();
+    expect(client.pendingOps()).toEqual([]);
+    expect((await storage.loadState()).ownerAccount).toBe(server.accountCreatedAt);
+
+    server.accountCreatedAt = "2026-02-01T00:00:00.000000Z";
+    const again = (await openClient(server, { storage, api, idPrefix: 2 })).client;
+    await expect(again.sync()).rejects.toMatchObject({ code: "STORE_OF_EARLIER_ACCOUNT" });
   });
 });

@@ -173,6 +173,30 @@ function replicate(db: RxDatabase, p: Awaited<ReturnType<typeof phone>>, events:
 const insertTasks = (db: RxDatabase, user: TestUser, ids: string[]) =>
   db.collections.tasks.bulkInsert(ids.map((id, i) => ({ id, list_id: user.userId, title: `${user.userId} ${i}`, done: false, position: i })));
 
+describe("WatermelonDB: the account is deleted and created again with the same id", () => {
+  it("the earlier account's unsent writes are not pushed as the new account's: the sync is refused before any request, the database kept", async () => {
+    const bob = await createTestUser();
+    const p = await phone(bob);
+    const events: SyncEvent[] = [];
+    const device = await watermelonDevice({ name: `reborn-${randomUUID()}`, api: p.api, installationId: p.installationId, onEvent: (e) => events.push(e) });
+    await device.sync();
+    const tasks = taskIds();
+    for (const [i, id] of tasks.entries()) await device.write("tasks", id, { list_id: bob.userId, title: `old account ${i}`, done: false, position: i });
+
+    await adminSql`delete from auth.users where id = ${bob.userId}`;
+    const reborn = await createTestUser({ userId: bob.userId });
+    await p.signIn(reborn);
+    p.sent.length = 0;
+    await expect(device.sync()).rejects.toMatchObject({ code: "STORE_OF_EARLIER_ACCOUNT", userId: bob.userId });
+    expect(p.sent).toEqual([]);
+    expect(await onServer(tasks)).toBe(0);
+    const local = await device.records();
+    expect(tasks.filter((id) => local.has(`tasks/${id}`))).toEqual(tasks);
+    expect(local.has(`lists/${bob.userId}`)).toBe(true);
+    expect(events).toEqual([]);
+  }, 60_000);
+});
+
 describe("RxDB: the user switches while a push of the first user's database runs", () => {
   it("cancel() on sign-out stops the push under way: no request after it; the unsent ops go out when the user is back", async () => {
     const alice = await createTestUser();
@@ -232,6 +256,34 @@ describe("RxDB: the user switches while a push of the first user's database runs
     await p.signIn(alice);
     await replications[1].awaitInSync();
     expect(await onServer(tasks)).toBe(3);
+    await db.close();
+  }, 60_000);
+
+  it("an account deleted and created again with the same id: new replications of the earlier account's database send nothing (STORE_OF_EARLIER_ACCOUNT on error$)", async () => {
+    const bob = await createTestUser();
+    const p = await phone(bob);
+    const db = await rxDatabase();
+    const first = replicate(db, p);
+    for (const r of first) await r.awaitInSync();
+    await Promise.all(first.map((r) => r.state.cancel()));
+    const tasks = taskIds();
+    await insertTasks(db, bob, tasks);
+
+    await adminSql`delete from auth.users where id = ${bob.userId}`;
+    const reborn = await createTestUser({ userId: bob.userId });
+    await p.signIn(reborn);
+    p.sent.length = 0;
+    const again = replicate(db, p);
+    const errors: unknown[] = [];
+    for (const r of again) r.state.error$.subscribe((error) => errors.push(error));
+    for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const causes = errors.flatMap((error) => (error as { parameters?: { errors?: { code?: string }[] } }).parameters?.errors ?? []);
+    expect(causes.map((cause) => cause.code)).toContain("STORE_OF_EARLIER_ACCOUNT");
+    expect(p.sent).toEqual([]);
+    expect(await onServer(tasks)).toBe(0);
+    expect((await db.collections.tasks.findByIds(tasks).exec()).size).toBe(3);
+    await Promise.all(again.map((r) => r.state.cancel()));
     await db.close();
   }, 60_000);
 

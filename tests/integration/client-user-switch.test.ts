@@ -14,7 +14,7 @@ import { SqliteStorage, userTablePrefix } from "../../client/storage-sqlite.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { betterSqliteDriver } from "../../client/test/better-sqlite3-driver.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { adminSql, createTestUser, stack } from "../support/harness.ts";
+import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { settled, share } from "../support/shared-lists.ts";
 
 describe("another user signs in on the same device", () => {
@@ -164,5 +164,51 @@ describe("another user signs in while a sync runs", () => {
     await backAsAlice();
     await a.sync();
     expect((await a.list("tasks")).map((r) => r.data?.title).sort()).toEqual([...titles].sort());
+  });
+});
+
+// The account is deleted and created again with the same id (auth.admin.createUser({ id })):
+// the same user id, another account. The store is bound to the account it first synced as (its
+// creation time, GET /v1/whoami's account_created_at), so the earlier account's queued writes are
+// refused before anything is sent, as another user's are, and stay in the store for the app.
+describe("the account is deleted and created again with the same id", () => {
+  it("the earlier account's queued writes are not pushed as the new account's: the sync is refused, the outbox kept", async () => {
+    const bob = await createTestUser();
+    const storage = new MemoryStorage();
+    const installationId = randomUUID();
+    const sent: string[] = [];
+    const open = async (user: TestUser) => {
+      const fetchImpl: FetchFunction = (input, init) => {
+        sent.push(new URL(input).pathname.replace(/^.*(?=\/v1\/)/, ""));
+        return fetch(input, init);
+      };
+      const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token, fetch: fetchImpl });
+      await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+      return await TidesyncClient.open({ api, storage, installationId });
+    };
+    const first = await open(bob);
+    await first.sync();
+    const diary = await first.create("tasks", { list_id: bob.userId, title: "old account's private diary" });
+    const list = await first.create("lists", { title: "old account's list" });
+    const secret = await first.create("tasks", { list_id: list, title: "old secret" });
+    await first.close();
+
+    await adminSql`delete from auth.users where id = ${bob.userId}`;
+    const reborn = await createTestUser({ userId: bob.userId });
+    await settled();
+    const again = await open(reborn);
+    sent.length = 0;
+    await expect(again.sync()).rejects.toMatchObject({ code: "STORE_OF_EARLIER_ACCOUNT", userId: bob.userId });
+    expect(again.status).toMatchObject({ state: "error", lastErrorCode: "STORE_OF_EARLIER_ACCOUNT", pending: 3 });
+    expect(sent.filter((path) => path.startsWith("/v1/sync/"))).toEqual([]);
+    expect(again.pendingOps().map((p) => p.op.record_id)).toEqual([diary, list, secret]);
+    expect((await again.get("tasks", diary))?.data?.title).toBe("old account's private diary");
+    await settled();
+    expect(await adminSql`select id from public.tasks where id in (${diary}, ${secret}) union all select id from public.lists where id = ${list}`).toEqual([]);
+
+    // The new account's own store syncs as usual.
+    const own = await TidesyncClient.open({ api: new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => reborn.token }), storage: new MemoryStorage(), installationId });
+    await own.sync();
+    expect((await own.list("lists")).map((l) => l.id)).toEqual([reborn.userId]);
   });
 });

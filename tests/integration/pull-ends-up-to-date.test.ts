@@ -4,7 +4,7 @@
 // user lost between the pages of a full sync.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
+import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { changesResponseSchema } from "../../functions/_shared/schemas/sync.ts";
@@ -49,21 +49,46 @@ describe("a pull after the account was deleted and created again with the same i
     expect((await pullAll(reborn, fresh.cursor)).changes).toEqual([]);
   });
 
-  it("leaves the client on the same store with the new account's lists only", async () => {
+  it("GET /v1/whoami tells the two accounts apart by account_created_at (auth.users.created_at)", async () => {
+    const bob = await createTestUser();
+    const earlier = (await call("/v1/whoami", { token: bob.token })).body.account_created_at;
+    const [{ created }] = await adminSql<{ created: string }[]>`
+      select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created from auth.users where id = ${bob.userId}`;
+    expect(earlier).toBe(created);
+    await adminSql`delete from auth.users where id = ${bob.userId}`;
+    const reborn = await createTestUser({ userId: bob.userId });
+    const later = (await call("/v1/whoami", { token: reborn.token })).body;
+    expect(later.user_id).toBe(bob.userId);
+    expect(later.account_created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    expect(later.account_created_at).not.toBe(earlier);
+  });
+
+  // A store bound since is refused to the new account (client-user-switch.test.ts); one bound before
+  // (its owner's user id only: here, first synced with a server that did not tell the account) is
+  // bound to the account of its first sync since, and the 410 drops the earlier account's rows.
+  it("leaves a client on a store from before the account binding with the new account's lists only", async () => {
     const [alice, bob] = [await createTestUser(), await createTestUser()];
     const list = randomUUID();
     const milk = await aliceSharesWithBob(alice, bob, list);
     await settled();
     const storage = new MemoryStorage();
     const installationId = randomUUID();
-    const open = async (user: TestUser) => {
-      const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
+    const open = async (user: TestUser, { tellsAccount = true } = {}) => {
+      // A server from before account_created_at.
+      const fetchImpl: FetchFunction = async (input, init) => {
+        const response = await fetch(input, init);
+        if (tellsAccount || !input.endsWith("/v1/whoami")) return response;
+        const { account_created_at: _, ...body } = await response.json() as Record<string, unknown>;
+        return new Response(JSON.stringify(body), { status: response.status, headers: response.headers });
+      };
+      const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token, fetch: fetchImpl });
       await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
       return await TidesyncClient.open({ api, storage, installationId });
     };
-    const first = await open(bob);
+    const first = await open(bob, { tellsAccount: false });
     await first.sync();
     expect((await first.list("tasks")).map((t) => t.id)).toEqual([milk]);
+    expect((await storage.loadState()).ownerAccount).toBeUndefined();
 
     await adminSql`delete from auth.users where id = ${bob.userId}`;
     const reborn = await createTestUser({ userId: bob.userId });
@@ -73,6 +98,7 @@ describe("a pull after the account was deleted and created again with the same i
     await again.sync();
     expect((await again.list("lists")).map((l) => l.id)).toEqual([reborn.userId]);
     expect(await again.list("tasks")).toEqual([]);
+    expect((await storage.loadState()).ownerAccount).toMatch(/Z$/);
   });
 });
 

@@ -1,40 +1,50 @@
 // What an adapter sends with: the app's API guarded as the core client's is
 // (TidesyncApi.guarded, client/api-client.ts). Each authenticated request
-// checks the database's owner first (client/store-owner.ts: the user whose
-// token its first request went out with, kept in the database next to the
-// adapter's outbox), so a sync still running when the user switches sends
-// nothing under the new user's token and takes no answer meant for them; and
-// nothing is sent once `signal` aborts (WatermelonTidesync.close(), RxDB's
-// cancel()), a request under way is abandoned and the retry waits end.
+// checks the database's owner and account first (client/store-owner.ts: the
+// account whose token its first request went out with, kept in the database
+// next to the adapter's outbox), so a sync still running when the user
+// switches sends nothing under the new user's token and takes no answer meant
+// for them, and an earlier account's unsent writes never go out as a later
+// account's with the same id; and nothing is sent once `signal` aborts
+// (WatermelonTidesync.close(), RxDB's cancel()), a request under way is
+// abandoned and the retry waits end.
 import type { TidesyncApi } from "../../api-client.ts";
 import { unlessAborted } from "../../abortable.ts";
 import { TidesyncAbortedError } from "../../api-error.ts";
 import { Mutex } from "../../mutex.ts";
 import { type RetryOptions, retryOptions } from "../../retry.ts";
-import { checkStoreOwner } from "../../store-owner.ts";
+import { boundOver, type StoreBinding, StoreGuard } from "../../store-owner.ts";
 import type { KeyValueStore } from "./key-value.ts";
 import type { AdapterOptions } from "./options.ts";
 
 /** The user whose data the database holds. */
 export const OWNER_KEY = "tidesync.owner";
+/** Which account of the owner's id (its account_created_at; absent in databases from before it). */
+export const OWNER_ACCOUNT_KEY = "tidesync.owner_account";
 
 /** The adapter's API and retry options: bound to the owner `store` records, and given up when `signal` aborts. */
 export function ownerGuarded(options: AdapterOptions, store: KeyValueStore, signal: AbortSignal): { api: TidesyncApi; retry: RetryOptions } {
-  let owner: string | null = null;
-  /** A first claim is read and written whole (a pull and a push may ask at once). */
+  let binding: StoreBinding = { owner: null, account: null };
+  const read = async (): Promise<StoreBinding> => ({ owner: (await store.get<string>(OWNER_KEY)) ?? null, account: (await store.get<string>(OWNER_ACCOUNT_KEY)) ?? null });
+  /** A first binding is read and written whole (a pull and a push may ask at once). */
   const claims = new Mutex();
-  const claim = (user: string) =>
+  const bind = (user: string, account: string | null) =>
     claims.run(async () => {
-      owner = (await store.get<string>(OWNER_KEY)) ?? null;
-      if (owner !== null) return owner;
-      if (signal.aborted) throw new TidesyncAbortedError();
-      await store.set(OWNER_KEY, user);
-      return (owner = user);
+      const stored = await read();
+      const next = boundOver(stored, user, account);
+      if (next.owner !== stored.owner || next.account !== stored.account) {
+        if (signal.aborted) throw new TidesyncAbortedError();
+        if (next.owner !== stored.owner) await store.set(OWNER_KEY, next.owner);
+        if (next.account !== stored.account) await store.set(OWNER_ACCOUNT_KEY, next.account);
+      }
+      return (binding = next);
     });
+  // Read from the database until this adapter object bound it (a new one per sync in Watermelon).
+  const guard = new StoreGuard({ api: options.api, binding: () => binding.owner === null ? read() : binding, bind });
   const retry = retryOptions(options);
   const { sleep } = retry;
   return {
-    api: options.api.guarded({ beforeSend: (user) => checkStoreOwner(user, owner, claim), signal }),
+    api: options.api.guarded({ beforeSend: (user, token) => guard.check(user, token), signal }),
     retry: { ...retry, sleep: (ms) => unlessAborted(sleep(ms), signal) },
   };
 }
