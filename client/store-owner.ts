@@ -34,13 +34,18 @@ export interface StoreGuardOptions {
   bind: (user: string, account: string | null) => Promise<StoreBinding>;
 }
 
+/**
+ * The account of each session asked about (a token's user and `session_id`, or the token itself
+ * without one): a Supabase session belongs to one account for good, so GET /v1/whoami is asked
+ * once per session in this process, whatever the number of clients and adapter objects.
+ */
+const sessionAccounts = new Map<string, string | null>();
+/** Sessions remembered at most (the oldest go first): a process sees few. */
+const MAX_SESSIONS = 100;
+
 /** Checks each request about to go out against the store's binding; a store without one is bound by it. */
 export class StoreGuard {
-  /**
-   * The sessions (a token's `session_id`, or the token itself without one) whose account was
-   * found to be the store's: a Supabase session belongs to one account, so one GET /v1/whoami per
-   * session and open client.
-   */
+  /** The sessions found to be of the store's account (by this guard: nothing left to check). */
   private readonly checked = new Set<string>();
 
   constructor(private readonly options: StoreGuardOptions) {}
@@ -55,10 +60,15 @@ export class StoreGuard {
     // Another user's token is refused without a request.
     const { owner } = await this.options.binding();
     if (owner !== null && owner !== user) throw new TidesyncStoreOwnerError(owner, user);
-    const session = tokenSession(token) ?? token;
+    const session = `${user}:${tokenSession(token) ?? token}`;
     if (this.checked.has(session)) return;
-    // A server before account_created_at: the user id is all there is to check.
-    const account = (await this.options.api.whoamiWith(token)).account_created_at ?? null;
+    let account = sessionAccounts.get(session);
+    if (account === undefined) {
+      // A server before account_created_at: the user id is all there is to check.
+      account = (await this.options.api.whoamiWith(token)).account_created_at ?? null;
+      if (sessionAccounts.size >= MAX_SESSIONS) sessionAccounts.delete(sessionAccounts.keys().next().value!);
+      sessionAccounts.set(session, account);
+    }
     const stored = await this.options.bind(user, account);
     if (stored.owner !== user) throw new TidesyncStoreOwnerError(stored.owner ?? user, user);
     if (account !== null && stored.account !== null && stored.account !== account) {

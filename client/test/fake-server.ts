@@ -12,7 +12,7 @@ import { mergeOp, type ServerRecord } from "../../functions/_shared/merge.ts";
 import type { MetaResponse } from "../../functions/_shared/schemas/meta.ts";
 import { type SyncBatchRequest, syncBatchRequestSchema, type SyncOpResult, type SyncRecord } from "../../functions/_shared/schemas/sync.ts";
 import type { FetchFunction } from "../api-client.ts";
-import { tokenSubject } from "../token-subject.ts";
+import { tokenSession, tokenSubject } from "../token-subject.ts";
 
 export interface FakeRequest {
   method: string;
@@ -101,10 +101,11 @@ export class FakeServer {
       return json(200, { api_version: "1", server_time: new Date().toISOString(), limits: this.limits, ...this.schema });
     }
     if (request.path === "/v1/whoami" && request.method === "GET") {
-      const sub = tokenSubject(request.headers.get("authorization")?.replace(/^Bearer /, "") ?? "");
+      const token = request.headers.get("authorization")?.replace(/^Bearer /, "") ?? "";
+      const sub = tokenSubject(token);
       if (sub === null) return envelope(401, "UNAUTHORIZED");
       const expires = new Date(Date.now() + 3_600_000).toISOString();
-      return json(200, { user_id: sub, session_id: FAKE_SESSION, aal: "aal1", is_anonymous: false, expires_at: expires, account_created_at: this.accountCreatedAt, server_time: new Date().toISOString() });
+      return json(200, { user_id: sub, session_id: tokenSession(token) ?? FAKE_SESSION, aal: "aal1", is_anonymous: false, expires_at: expires, account_created_at: this.accountCreatedAt, server_time: new Date().toISOString() });
     }
     if (request.path === "/v1/sync/batch" && request.method === "POST") return json(200, this.applyBatch(syncBatchRequestSchema.parse(request.body)));
     if (request.path === "/v1/sync/changes" && request.method === "GET") return json(200, this.changes(request.query));

@@ -1,11 +1,12 @@
 // A device's store belongs to the user who first synced it: after a sign-out,
 // another user's sync on that store is refused before anything is sent, and
 // the first user's queued writes stay for them.
+import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { TidesyncApi } from "../api-client.ts";
 import { TidesyncStoreAccountError, TidesyncStoreOwnerError } from "../api-error.ts";
 import { MemoryStorage } from "../storage.ts";
-import { tokenSubject } from "../token-subject.ts";
+import { tokenSession, tokenSubject } from "../token-subject.ts";
 import { BASE_URL, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 import { tokenOf } from "./tokens.ts";
@@ -18,6 +19,9 @@ describe("the store's user", () => {
     expect(tokenSubject(tokenOf(ALICE.toUpperCase()))).toBe(ALICE);
     expect(tokenSubject("test-token")).toBeNull();
     expect(tokenSubject("a.%%%.c")).toBeNull();
+    const session = "00000000-0000-4000-8000-0000000005e5";
+    expect(tokenSession(tokenOf(ALICE, session.toUpperCase()))).toBe(session);
+    expect(tokenSession(tokenOf(ALICE))).toBeNull();
   });
 
   it("another user's sync is refused before anything is sent; the first user's writes stay queued for them", async () => {
@@ -78,7 +82,8 @@ describe("the store's user", () => {
   it("an account deleted and created again with the same id: its sync of the earlier account's store is refused before anything is sent, the outbox kept", async () => {
     const server = new FakeServer();
     const storage = new MemoryStorage();
-    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => tokenOf(ALICE), fetch: server.fetch });
+    let token = tokenOf(ALICE, randomUUID());
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
     const first = (await openClient(server, { storage, api })).client;
     await first.sync();
     expect((await storage.loadState()).ownerAccount).toBe(server.accountCreatedAt);
@@ -86,13 +91,16 @@ describe("the store's user", () => {
     const id = await first.create("tasks", { list_id: LIST_ID, title: "the earlier account's note" });
     await first.close();
 
+    // The account created again signs in: a session of its own.
     server.accountCreatedAt = "2026-02-01T00:00:00.000000Z";
+    token = tokenOf(ALICE, randomUUID());
     const again = (await openClient(server, { storage, api, idPrefix: 2 })).client;
     const requests = server.requests.length;
     await expect(again.sync()).rejects.toBeInstanceOf(TidesyncStoreAccountError);
     await expect(again.sync()).rejects.toMatchObject({ code: "STORE_OF_EARLIER_ACCOUNT", userId: ALICE, storeAccountCreatedAt: earlier, accountCreatedAt: server.accountCreatedAt });
     expect(again.status).toMatchObject({ state: "error", lastErrorCode: "STORE_OF_EARLIER_ACCOUNT", pending: 1 });
-    expect(server.requests.slice(requests).map((r) => r.path)).toEqual(["/v1/whoami", "/v1/whoami"]);
+    // One question per session: the second sync is refused without asking again.
+    expect(server.requests.slice(requests).map((r) => r.path)).toEqual(["/v1/whoami"]);
     expect(again.pendingOps().map((p) => p.op.record_id)).toEqual([id]);
     expect(server.records.has(`tasks/${id}`)).toBe(false);
   });
@@ -101,7 +109,8 @@ describe("the store's user", () => {
     const server = new FakeServer();
     const storage = new MemoryStorage();
     await storage.apply({ owner: ALICE });
-    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => tokenOf(ALICE), fetch: server.fetch });
+    let token = tokenOf(ALICE, randomUUID());
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
     const { client } = await openClient(server, { storage, api });
     await client.create("tasks", { list_id: LIST_ID, title: "queued before the update" });
     await client.sync();
@@ -109,6 +118,7 @@ describe("the store's user", () => {
     expect((await storage.loadState()).ownerAccount).toBe(server.accountCreatedAt);
 
     server.accountCreatedAt = "2026-02-01T00:00:00.000000Z";
+    token = tokenOf(ALICE, randomUUID());
     const again = (await openClient(server, { storage, api, idPrefix: 2 })).client;
     await expect(again.sync()).rejects.toMatchObject({ code: "STORE_OF_EARLIER_ACCOUNT" });
   });
