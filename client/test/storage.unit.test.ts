@@ -136,6 +136,13 @@ describe.each(adapters)("%s", (_name, make) => {
     expect((await storage.loadState()).pullCollections).toBeNull();
   });
 
+  it("keeps the owner and its account: absent until set", async () => {
+    const storage = await make();
+    expect(await storage.loadState()).not.toHaveProperty("ownerAccount");
+    await storage.apply({ owner: "00000000-0000-4000-8000-0000000a11ce", ownerAccount: "2026-11-28T00:00:00.123456Z" });
+    expect(await storage.loadState()).toMatchObject({ owner: "00000000-0000-4000-8000-0000000a11ce", ownerAccount: "2026-11-28T00:00:00.123456Z" });
+  });
+
   it("hands out copies: mutating what a read returned changes nothing stored", async () => {
     const storage = await make();
     await storage.apply({ putRecords: [RECORD] });
@@ -152,6 +159,16 @@ describe("FileStorage", () => {
     await before.apply({ putOps: [op(OP_A, "a")], putRecords: [RECORD], cursor: "c9" });
     await before.close();
     expect(await new FileStorage(file).load()).toEqual({ records: [RECORD], outbox: [op(OP_A, "a")], cursor: "c9", schema: null });
+  });
+
+  it("keeps the owner's account across a restart", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    const before = new FileStorage(file);
+    await before.apply({ owner: "00000000-0000-4000-8000-0000000a11ce", ownerAccount: "2026-11-28T00:00:00.123456Z" });
+    await before.close();
+    const after = new FileStorage(file);
+    expect((await after.loadState()).ownerAccount).toBe("2026-11-28T00:00:00.123456Z");
+    await after.close();
   });
 
   it("keeps the pull's collections filter across a restart", async () => {
