@@ -9,7 +9,7 @@ import net from "node:net";
 import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
-import { signedCall } from "../support/releases.ts";
+import { releaseWithFeedback, signedCall } from "../support/releases.ts";
 
 const PREFERRED = { method: "POST", path: "/v1/sync/batch" };
 
@@ -241,6 +241,13 @@ describe("Content-Encoding: bodies are taken as sent, uncoded (RFC 9110 §8.4, R
 
   it.each(["identity", "IDENTITY", " identity "])("Content-Encoding: %j is the body as sent", async (coding) => {
     expectEnvelope(await send("not json", { "content-type": "application/json", "content-encoding": coding }), 400, "MALFORMED_JSON");
+  });
+
+  it("a request without a body has nothing to decode: CI's signed read with a Content-Encoding is answered", async () => {
+    const id = await releaseWithFeedback("Crashes on start");
+    const read = await signedCall(`/v1/releases/${id}/feedback`, undefined, { method: "GET", headers: { "content-encoding": "gzip" } });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.feedback).toEqual([expect.objectContaining({ body: "Crashes on start" })]);
   });
 
   it("is refused before the body is read: the answer comes while the body is still missing", async () => {

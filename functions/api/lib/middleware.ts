@@ -154,7 +154,7 @@ function requireIdentityEncoding(c: Context): void {
 }
 
 /**
- * Reads the whole request body, once requireIdentityEncoding has passed it: at
+ * Reads the whole request body, if any, once requireIdentityEncoding has passed it: at
  * most `limits.max_body_bytes` (413, also
  * for a chunked body that declares no length) within
  * `http.bodyReadTimeoutMs` from the start of the read (408
@@ -164,9 +164,10 @@ function requireIdentityEncoding(c: Context): void {
  * arriving never keeps a ready request waiting.
  */
 export async function readBodyBytes(c: Context, config: Pick<Config, "limits" | "http">): Promise<Uint8Array> {
-  requireIdentityEncoding(c);
   const body = c.req.raw.body;
+  // A request without a body (a signed CI read) has nothing its coding could change.
   if (!body) return new Uint8Array();
+  requireIdentityEncoding(c);
   const admission = c.get("admission");
   return admission ? await admission.without(() => readWithin(c, body, config)) : await readWithin(c, body, config);
 }
