@@ -264,9 +264,17 @@ export function printsLongNumbers(field: GeneratedField): boolean {
   return storesExactNumbers(field) && type !== "smallint" && type !== "integer";
 }
 
-const readOnly = z.any().superRefine((_value, ctx) => {
-  ctx.addIssue({ code: "custom", message: "is set by the server", params: { code: "read_only" } });
-});
+const refused = (message: string) =>
+  z.any().superRefine((_value, ctx) => {
+    ctx.addIssue({ code: "custom", message, params: { code: "read_only" } });
+  });
+const readOnly = refused("is set by the server");
+/**
+ * A column the device sets at create but may not change (granted insert, not update: a scope
+ * column kept so rows cannot move). Sent in an update it is refused even with its unchanged
+ * value: accepting that would need the stored row here, before the push reads it.
+ */
+const createOnly = refused("cannot be changed after the record is created");
 
 /** The create or update schema of a table's fields (also what the client builds from GET /v1/meta). */
 export function schemaFor(collection: Pick<GeneratedCollection, "fields">, mode: "create" | "update"): z.ZodType<Patch> {
@@ -274,7 +282,7 @@ export function schemaFor(collection: Pick<GeneratedCollection, "fields">, mode:
   for (const field of collection.fields) {
     const writable = mode === "create" ? field.insertable : field.updatable;
     if (!writable) {
-      shape[field.name] = readOnly.optional();
+      shape[field.name] = (mode === "update" && field.insertable ? createOnly : readOnly).optional();
       continue;
     }
     const value = field.nullable ? fieldValueSchema(field).nullable() : fieldValueSchema(field);

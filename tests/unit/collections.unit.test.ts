@@ -2,7 +2,9 @@
 // become the push's validation: required columns on create, server-owned
 // columns refused, lengths and patterns from the table's checks, ids lowercased.
 import { describe, expect, it } from "vitest";
-import { collectionNames, collectionSchemas, findCollection } from "../../functions/_shared/collections.ts";
+import { collectionNames, collectionSchemas, findCollection, schemaFor } from "../../functions/_shared/collections.ts";
+import type { GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
+import { zodIssuesToDetails } from "../../functions/_shared/validation-details.ts";
 
 const tasks = findCollection("tasks")!;
 const lists = findCollection("lists")!;
@@ -29,6 +31,26 @@ describe("collections from the database", () => {
   it("server-owned columns are read_only, unknown ones unexpected", () => {
     expect(codes(tasks.update.safeParse({ created_by: LIST }))).toEqual(["created_by:read_only"]);
     expect(codes(tasks.update.safeParse({ owner: "me" }))).toEqual([":unrecognized_keys"]);
+  });
+
+  it("a column the device sets at create but may not change (insert grant, no update grant) says so, not that the server sets it", () => {
+    // docs/security-model.md step 2: insert (id, list_id, body), update (id, body): notes cannot move between lists.
+    const uuid = (name: string, facts: Partial<GeneratedField>): GeneratedField =>
+      ({ name, type: "uuid", nullable: false, has_default: false, insertable: true, updatable: true, ...facts });
+    const fields = [
+      uuid("list_id", { updatable: false }),
+      { ...uuid("body", {}), type: "text" },
+      uuid("created_by", { insertable: false, updatable: false, has_default: true }),
+    ];
+    const details = (data: Record<string, unknown>) => {
+      const result = schemaFor({ fields }, "update").safeParse(data);
+      return zodIssuesToDetails(result.error?.issues ?? [], data);
+    };
+    expect(schemaFor({ fields }, "create").safeParse({ list_id: LIST, body: "c" }).success).toBe(true);
+    expect(details({ list_id: LIST, body: "c" })).toEqual([
+      { field: "/list_id", code: "read_only", message: "cannot be changed after the record is created" },
+    ]);
+    expect(details({ created_by: LIST })).toEqual([{ field: "/created_by", code: "read_only", message: "is set by the server" }]);
   });
 
   it("lengths, patterns, types and nullability come from the table", () => {
