@@ -24,7 +24,7 @@ import { applyStandin, dropDatabase, OWNER_ROLE, provisionDatabase, pushMigratio
 import { localStackChecks } from "./local-stack-checks.ts";
 import { checkAppendOnly, MIGRATIONS_DIR } from "./migrations/append-only-guard.ts";
 import { DOWN_STEP_DATA_CHECKS } from "./migrations/down-step-data-checks.ts";
-import { catalogSnapshot, snapshotDiff } from "./migrations/catalog-snapshot.ts";
+import { catalogSnapshot, leftBy, snapshotDiff } from "./migrations/catalog-snapshot.ts";
 import { ROOT } from "./lib/paths.ts";
 import { checkPostgres, reportProblems } from "./lib/prerequisites.ts";
 import { onShutdown, runCleanups } from "./lib/shutdown.ts";
@@ -43,10 +43,14 @@ function report(ok: boolean, name: string, detail?: string): boolean {
   return ok;
 }
 
-function compare(name: string, expected: string[], actual: string[]): boolean {
+/** The differing catalog lines (each starts with the object's kind and name: catalog-snapshot.ts), - only in `expected`, + only in `actual`. */
+function diffLines(expected: string[], actual: string[]): string[] {
   const { missing, extra } = snapshotDiff(expected, actual);
-  const detail = [...missing.slice(0, 20).map((l) => `- ${l}`), ...extra.slice(0, 20).map((l) => `+ ${l}`)].join("\n");
-  return report(missing.length === 0 && extra.length === 0, name, detail || undefined);
+  return [...missing.map((l) => `- ${l}`), ...extra.map((l) => `+ ${l}`)];
+}
+
+function reportDiff(name: string, legend: string, lines: string[]): boolean {
+  return report(lines.length === 0, name, lines.length === 0 ? undefined : [legend, ...lines.slice(0, 40)].join("\n"));
 }
 
 async function stems(dir: string, suffix: string): Promise<string[]> {
@@ -102,15 +106,23 @@ async function roundTrip(migrations: string[]): Promise<void> {
       }
       afterRollback[k] = await catalogSnapshot(adminSql);
     }
-    compare("after every down step nothing of ours remains (catalog = the stand-in alone)", standinOnly, afterRollback[0]);
+    reportDiff("after every down step nothing of ours remains (catalog = the stand-in alone)",
+      "- only after the stand-in alone, + only after every down step:", diffLines(standinOnly, afterRollback[0]));
 
+    const diffs: string[][] = [];
     for (let k = 1; k <= migrations.length; k++) {
       await pushMigrations(ownerUrl, await workdirWith(scratch, migrations, k));
-      const applied = await catalogSnapshot(adminSql);
-      const what = k === migrations.length
-        ? "applied again by the CLI, the schema equals the first application"
-        : `re-applied up to ${migrations[k - 1]}, the schema equals the rollback to that point`;
-      compare(what, afterRollback[k], applied);
+      diffs[k] = diffLines(afterRollback[k], await catalogSnapshot(adminSql));
+      if (k === migrations.length) {
+        reportDiff("applied again by the CLI, the schema equals the first application",
+          "- only after the first application, + only applied again:", diffs[k]);
+      } else {
+        reportDiff(`re-applied up to ${migrations[k - 1]}, the schema equals the rollback to that point`,
+          `- only after down step ${migrations[k]} (or a newer one: see the summary below), + only after re-applying:`, diffs[k]);
+      }
+    }
+    for (const [step, found] of leftBy(migrations, diffs)) {
+      console.log(`      down step ${step} left:\n${found.slice(0, 40).map((f) => `        ${f.line}\n          (first seen re-applied up to ${f.firstAt})`).join("\n")}`);
     }
   } finally {
     await adminSql.end();
