@@ -11,6 +11,12 @@ import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses } fro
 import { readPreferences } from "../notifications/preference-store.ts";
 import { readProfile } from "../profiles/profile-store.ts";
 
+/**
+ * DELETE /v1/auth/session ends the very session it carries (db.ts, SessionUse): its admission and
+ * its transaction both check the session's standing for this use.
+ */
+const SIGN_OUT = { use: "sign_out" } as const;
+
 export function registerAuthSessionRoutes(app: App, deps: Deps): void {
   const sessionResponse = { "application/json": { schema: sessionStartResponseSchema.meta({ id: "SessionStart" }) } };
 
@@ -41,7 +47,7 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
       "on) and clears the device's push token. The one route a session at aal1 of a user with a verified MFA factor reaches " +
       "(the password step of a sign-in left unfinished), as Supabase Auth's own logout does.",
     security: bearerSecurity,
-    middleware: [requireUser(deps, "auth.session", { use: "sign_out" })] as const,
+    middleware: [requireUser(deps, "auth.session", SIGN_OUT)] as const,
     responses: {
       204: { description: "Signed out" },
       ...errorResponses(...AUTHENTICATED_ERRORS),
@@ -79,7 +85,7 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
 
   app.openapi(endSession, async (c) => {
     const user = c.get("user");
-    await deps.db.withUser(user, (tx) => revokeSession(tx, user.session_id), { use: "sign_out" });
+    await deps.db.withUser(user, (tx) => revokeSession(tx, user.session_id), SIGN_OUT);
     return c.body(null, 204);
   });
 }
