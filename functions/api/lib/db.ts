@@ -92,6 +92,19 @@ export const ACCEPTED_STANDINGS: Record<SessionUse, readonly SessionStanding[]> 
   sign_out: ["live", "aal2_required"],
 };
 
+/**
+ * ACCEPTED_STANDINGS[use] as SQL: whether `standing` (a column of the statement) is accepted. The
+ * standings are this module's constants, written as literals: no parameter to bind or parse per
+ * statement (for `act`, `standing in ('live')`, which Postgres plans as `standing = 'live'`).
+ */
+const ACCEPTED_STANDING_SQL = Object.fromEntries(
+  Object.entries(ACCEPTED_STANDINGS).map(([use, standings]) => [use, `standing in (${standings.map((s) => `'${s}'`).join(", ")})`]),
+) as Record<SessionUse, string>;
+
+export function acceptedStanding(q: Sql | Tx, use: SessionUse) {
+  return q.unsafe(ACCEPTED_STANDING_SQL[use]);
+}
+
 export function sessionStanding(q: Sql | Tx, claims: Pick<UserClaims, "sub" | "session_id">) {
   return q`app_private.session_standing(${claims.session_id}::uuid, ${claims.sub}::uuid)`;
 }

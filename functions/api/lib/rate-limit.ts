@@ -10,7 +10,7 @@
 // the request's server_time where no statement of its own answers one.
 import { ApiError } from "../../_shared/errors.ts";
 import {
-  ACCEPTED_STANDINGS,
+  acceptedStanding,
   type Db,
   sessionRefusal,
   type SessionStanding,
@@ -49,7 +49,7 @@ export async function consumeRateLimit(
   const [admission] = await db.query((sql) =>
     sql<Admission[]>`
       select standing,
-             case when ${JSON.stringify(ACCEPTED_STANDINGS[use])}::text::jsonb ? standing then (
+             case when ${acceptedStanding(sql, use)} then (
                select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
                from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
                                                ${rule.per === "session" ? claims.session_id : null}::uuid) h
