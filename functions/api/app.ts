@@ -14,7 +14,7 @@ import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecati
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, JSON_ONLY, requestContext } from "./lib/middleware.ts";
 import { errorResponses, openApiDocument } from "./lib/openapi-helpers.ts";
-import { strictQueries } from "./lib/strict-query.ts";
+import { validateRequests } from "./lib/route-validation.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
 import { registerRoutes } from "./routes/index.ts";
 
@@ -160,7 +160,7 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): {
   // does not wait behind requests that wait for the database (an outage
   // holds every slot until the statement timeout). Every other route, GET
   // /v1/meta included (its server_time is the database's clock), is behind it.
-  strictQueries(app);
+  validateRequests(app);
   app.openapi(openApiDocumentRoute, (c) => c.json({ ...openApiDocument(app, OPENAPI_INFO) }, 200));
   app.use("*", concurrencyLimit(config.db.maxConcurrentRequests));
   registerRoutes(app, deps);

@@ -33,7 +33,7 @@ export interface AppEnv {
     jsonBody?: unknown;
     /** That body's long number literals (long-number-literals.ts: none, almost always), found once by jsonBody. */
     longNumberLiterals?: string[];
-    /** Validates the route's query once (strict-query.ts checkQuery): requireUser calls it before spending the budget. */
+    /** Validates the route's query once (route-validation.ts checkQuery): requireUser calls it before spending the budget. */
     checkQuery?: () => Promise<void>;
     /** The request's admission slot (routes behind the limit only), given back while its body arrives. */
     admission?: AdmissionSlot;

@@ -10,7 +10,7 @@ import type { Config } from "./config.ts";
 import { Aal2Required, type SessionUse } from "./db.ts";
 import { consumeRateLimit } from "./rate-limit.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
-import { checkQuery } from "./strict-query.ts";
+import { checkQuery } from "./route-validation.ts";
 import { TokenRefused, type UserClaims } from "./verify-token.ts";
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:\-]{8,128}$/;
@@ -224,7 +224,7 @@ async function readWithin(c: Context, body: ReadableStream<Uint8Array>, config: 
 }
 
 /**
- * The one rule for which bodies are JSON (strict-query.ts gives @hono/zod-openapi no body, so its
+ * The one rule for which bodies are JSON (route-validation.ts gives @hono/zod-openapi no body, so its
  * media-type gate never runs). RFC 9110 §5.6.6: `application/json`, then each parameter after
  * optional whitespace, a `;` and optional whitespace; the only parameter taken is charset=utf-8
  * (quoted or not), with no whitespace around its `=`, which the grammar does not allow.

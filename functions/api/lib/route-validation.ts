@@ -1,9 +1,12 @@
-// One rule for query strings (api-v1.md: VALIDATION_FAILED covers unexpected
-// fields; docs/errors.md#query-parameters): every operation refuses a query
-// parameter it does not declare, 400 with an unexpected_field detail, as it
-// refuses an unknown body field. A route that declares no query gets an empty
-// strict one; a declared z.object is made strict. A route whose query belongs
-// to someone else declares it z.looseObject and says why (Expo Updates).
+// How every operation validates its request (app.openapi, validateRequests): its query and its
+// declared JSON body, by the route's schemas, failures answered 400 VALIDATION_FAILED.
+//
+// The query (api-v1.md: VALIDATION_FAILED covers unexpected fields;
+// docs/errors.md#query-parameters): every operation refuses a query parameter
+// it does not declare, 400 with an unexpected_field detail, as it refuses an
+// unknown body field. A route that declares no query gets an empty strict one;
+// a declared z.object is made strict. A route whose query belongs to someone
+// else declares it z.looseObject and says why (Expo Updates).
 //
 // The query is checked before the caller's budget is spent: it is part of the
 // request line, so refusing it reads nothing, and a misspelt parameter must not
@@ -13,11 +16,11 @@
 // runs it between the token and the budget, and a route without requireUser
 // runs it after its other middleware, where @hono/zod-openapi would have.
 //
-// A declared JSON body's validator is the route's own too, for one rule about
-// which bodies are JSON: the route's body middleware checks the media type
-// (middleware.ts, requireJsonMediaType) and parses the body, and the validator
-// here runs the schema on that value. @hono/zod-openapi would add a media-type
-// gate of its own with another rule (it refused `application/json ;
+// The body: a declared JSON body's validator is the route's own too, for one
+// rule about which bodies are JSON: the route's body middleware checks the
+// media type (middleware.ts, requireJsonMediaType) and parses the body, and the
+// validator here runs the schema on that value. @hono/zod-openapi would add a
+// media-type gate of its own with another rule (it refused `application/json ;
 // charset=utf-8`, legal per RFC 9110, after ours accepted it), so the router
 // is given the route without its body; the document still lists it.
 import { z } from "@hono/zod-openapi";
@@ -43,13 +46,22 @@ export async function checkQuery(c: Context<AppEnv>): Promise<void> {
   await c.get("checkQuery")?.();
 }
 
+function hasEmptyName(url: string): boolean {
+  return url.includes("?=") || url.includes("&=");
+}
+
+function withEmptyName(url: string, parsed: Record<string, unknown>): Record<string, unknown> {
+  const params = new URL(url).searchParams;
+  return params.has("") ? { ...parsed, "": params.get("") } : parsed;
+}
+
 /** The validator @hono/zod-openapi would build for the query (@hono/zod-validator's, with the app's hook). */
 function queryValidator(query: z.ZodObject, hook: Hook | undefined): MiddlewareHandler<AppEnv> {
   return validator("query", async (parsed, c) => {
     // Hono's parser drops a parameter with an empty name (`?=1`, `?=`): read from the URL, it is
-    // refused as undeclared like any other.
-    const params = new URL(c.req.url).searchParams;
-    const value = params.has("") ? { ...parsed, "": params.get("") } : parsed;
+    // refused as undeclared like any other. Only a URL with `?=` or `&=` can hold one, so no
+    // other request parses its URL a second time.
+    const value = hasEmptyName(c.req.url) ? withEmptyName(c.req.url, parsed) : parsed;
     const result = await query.safeParseAsync(value);
     // The app's hook throws the 400 VALIDATION_FAILED envelope for a failed result.
     await hook?.({ data: value, ...result, target: "query" }, c);
@@ -85,7 +97,7 @@ function bodyValidator(body: DeclaredBody, hook: Hook | undefined): MiddlewareHa
  * answers an unknown parameter; and validate its body (if it declares one)
  * after its middleware read it.
  */
-export function strictQueries(app: App): void {
+export function validateRequests(app: App): void {
   const register = app.openapi.bind(app);
   app.openapi = ((route, handler, hook) => {
     const query = strictQuery(route.request?.query as Query);
