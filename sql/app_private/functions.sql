@@ -12,7 +12,7 @@ CREATE OR REPLACE FUNCTION app_private.account_created_at()
 AS $function$
   select u.created_at from auth.users u where u.id = (select auth.uid())
 $function$;
-comment on function app_private.account_created_at() is 'The caller''s auth.users.created_at (null without a caller, or when their account is gone): what tells an account from an earlier one with the same id. Read by the page statement of GET /v1/sync/changes. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+comment on function app_private.account_created_at() is 'The caller''s auth.users.created_at (null without a caller, or when their account is gone): what tells an account from an earlier one with the same id. Read by the page statement of GET /v1/sync/changes and by GET /v1/whoami. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
 revoke execute on function app_private.account_created_at() from public;
 grant execute on function app_private.account_created_at() to authenticated;
 
