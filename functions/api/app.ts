@@ -4,7 +4,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import type { ValidationTargets } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { ApiError, ERROR_CODES, type ErrorCode, errorEnvelope } from "../_shared/errors.ts";
+import { ApiError, errorEnvelope } from "../_shared/errors.ts";
 import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../_shared/validation-details.ts";
 import type { App, AppEnv, Deps } from "./lib/app-env.ts";
 import { BASE_PATH } from "./lib/base-path.ts";
@@ -12,7 +12,7 @@ import { type Config } from "./lib/config.ts";
 import { createDb, isDatabaseUnavailable, isLoginRefused, unavailable } from "./lib/db.ts";
 import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
-import { declaredBodyLimit, headerSizeLimit, JSON_ONLY, requestContext } from "./lib/middleware.ts";
+import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
 import { errorResponses, openApiDocument } from "./lib/openapi-helpers.ts";
 import { validateRequests } from "./lib/route-validation.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
@@ -55,17 +55,14 @@ const POINTER_BASES: Record<keyof ValidationTargets, readonly string[]> = {
 };
 
 /**
- * A library's refusal (Hono's HTTPException, e.g. a validator's 400) answers as the 4xx it is,
- * with the code of its status (the first listed: Hono's 400s are bodies it cannot parse), or a
- * 400 VALIDATION_FAILED for a status without a code of its own: never a retryable 500, which a
- * client following docs/errors.md would send again forever. A 5xx stays unexpected (INTERNAL, logged).
+ * A library's refusal (Hono's HTTPException): none is reachable now (validateRequests gives the
+ * router no body, so no JSON validator or media-type gate of Hono's runs), but should one come, a
+ * 4xx answers 400 VALIDATION_FAILED: never a retryable 500, which a client following
+ * docs/errors.md would send again forever. A 5xx stays unexpected (INTERNAL, logged).
  */
 function libraryRefusal(error: HTTPException): ApiError | undefined {
   if (error.status < 400 || error.status >= 500) return undefined;
-  const code = (Object.keys(ERROR_CODES) as ErrorCode[]).find((c) => ERROR_CODES[c].status === error.status);
-  if (code === "MALFORMED_JSON") return new ApiError(code, "the request body is not valid JSON");
-  if (code === "UNSUPPORTED_MEDIA_TYPE") return new ApiError(code, JSON_ONLY);
-  return new ApiError(code ?? "VALIDATION_FAILED", `the request was refused as sent (HTTP ${error.status})`);
+  return new ApiError("VALIDATION_FAILED", `the request was refused as sent (HTTP ${error.status})`);
 }
 
 export function toApiError(error: unknown): ApiError | undefined {

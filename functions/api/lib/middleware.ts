@@ -259,19 +259,15 @@ export function optionalJsonBody(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const bytes = await readBodyBytes(c, deps.config);
     if (bytes.length > 0 || c.req.header("content-type") !== undefined) requireJsonMediaType(c);
-    // The text stays empty: the route's media-type gate then sees no body.
     if (bytes.length === 0) useJsonBody(c, "", {}, []);
     else acceptJsonBody(c, bytes);
     await next();
   };
 }
 
-/** What a 415 for a body's media type says. */
-export const JSON_ONLY = "send the body as application/json";
-
 export function requireJsonMediaType(c: Context): void {
   const type = c.req.header("content-type") ?? "";
-  if (!JSON_MEDIA_TYPE.test(type.trim())) throw new ApiError("UNSUPPORTED_MEDIA_TYPE", JSON_ONLY);
+  if (!JSON_MEDIA_TYPE.test(type.trim())) throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
 }
 
 /** Parses the body bytes already read and hands the value to the route's zod validator. */
@@ -298,14 +294,11 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: 
 }
 
 function useJsonBody(c: Context, text: string, value: unknown, literals: string[]): void {
-  // Hono's validator reads c.req.json(), which would parse the cached text a second
-  // time (a 500-op push: ~0.5 ms and a second copy of every object as garbage): it
-  // answers with this value instead. Only the text is cached for Hono's other
-  // readers: with a parsed value cached, they would JSON.stringify it first (a
-  // stack overflow, hence a 500, on a deeply nested body).
-  // (Hono stores promises in the cache, whatever its type says.)
+  // The route's validator reads the parsed value (c.var.jsonBody); c.req.text() reads the text
+  // (the push scans it for inexact numbers). Only the text is cached: with a parsed value cached,
+  // Hono's other readers would JSON.stringify it first (a stack overflow, hence a 500, on a
+  // deeply nested body). (Hono stores promises in the cache, whatever its type says.)
   c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
-  c.req.json = <T>() => Promise.resolve(value as T);
   c.set("jsonBody", value);
   c.set("longNumberLiterals", literals);
 }
