@@ -106,7 +106,8 @@ async function mainRun(config: BenchConfig) {
     log("breakdown: what every request pays…");
     const [emptyHttpFloor] = await measureHttpFloor([{ responseBody: "{}" }], config.breakdownSamples * 4);
     const fixed = await fixedRequestCosts(stack, await stack.createUser("fixed"), config.breakdownSamples * 4);
-    // What any authenticated request adds to bare HTTP (routing, logging, token, rate limit, session check).
+    // What an authenticated request adds to bare HTTP (routing, logging, token, rate limit, session check and the
+    // account's creation time, as the pull reads them).
     const authenticatedRequestMs = Math.max(0, fixed.whoamiMs - emptyHttpFloor.ms);
     const fixedSteps: Step[] = [
       { step: "HTTP floor: bare Deno.serve answering {}", ms: emptyHttpFloor.ms },

@@ -286,8 +286,10 @@ export async function denoDatabaseProbe(stack: BenchStack, user: BenchUser, page
 
 /**
  * Median wall time of routes that do (almost) nothing: what every request
- * pays before its own work. `whoamiMs` is the cheapest authenticated request
- * the API has (what every pull and push pays too: token, rate limit, session).
+ * pays before its own work. `whoamiMs` is an authenticated request doing what
+ * every pull pays too: token, rate limit, session check, and the account's
+ * creation time read in the session check's transaction (the pull's page
+ * statement reads it for its cursor).
  */
 export async function fixedRequestCosts(stack: BenchStack, user: BenchUser, samples: number): Promise<{ steps: Step[]; whoamiMs: number }> {
   const get = (path: string, token?: string) => async () => {
@@ -301,7 +303,7 @@ export async function fixedRequestCosts(stack: BenchStack, user: BenchUser, samp
     whoamiMs,
     steps: [
       { step: "GET /v1/meta (routing, logging, one trivial statement for the database's clock; no auth)", ms: metaMs },
-      { step: "GET /v1/whoami (+ JWT check, rate-limit round trip, session-check transaction)", ms: whoamiMs },
+      { step: "GET /v1/whoami (+ JWT check, rate-limit round trip, session-check transaction reading the account's creation time, as the pull does)", ms: whoamiMs },
     ],
   };
 }

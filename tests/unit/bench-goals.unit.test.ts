@@ -36,7 +36,7 @@ describe("the pull goal of npm run bench", () => {
     const goal = pullGoal(run({ floorPageMs: 7.5, share: 0.545, httpFloorMs: 1.2, authenticatedRequestMs: 0.9 }));
     expect(goal.met).toBe(false);
     expect(goal.outOfReach).toBe(
-      "floor page 7.5 ms + HTTP floor 1.2 ms for its bytes + 0.9 ms that any authenticated request adds (GET /v1/whoami over a bare answer) reach only 78.1%",
+      "floor page 7.5 ms + HTTP floor 1.2 ms for its bytes + 0.9 ms that an authenticated request adds (GET /v1/whoami over a bare answer: token, rate limit, session check, the account's creation time — as the pull reads it) reach only 78.1%",
     );
     expect(goal.evidence).toContain("= at most 78.1%");
   });
