@@ -6,10 +6,12 @@
 // document lists when that one is absent; the media-type and encoding rules
 // against every body route.
 import net from "node:net";
+import { randomUUID } from "node:crypto";
 import { gzipSync } from "node:zlib";
+import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
-import { releaseWithFeedback, signedCall } from "../support/releases.ts";
+import { releaseWithFeedback, signedCall, WEBHOOK_SECRET } from "../support/releases.ts";
 
 const PREFERRED = { method: "POST", path: "/v1/sync/batch" };
 
@@ -258,5 +260,43 @@ describe("Content-Encoding: bodies are taken as sent, uncoded (RFC 9110 §8.4, R
     });
     expect(raw).toMatch(/^HTTP\/1\.1 415 /);
     expect(raw).toMatch(/\r\naccept-encoding: identity\r\n/i);
+  });
+});
+
+describe("one order of a body's checks on every body route (docs/errors.md, Order of checks)", () => {
+  // CI's headers, well-formed and fresh (what is checked before the body); the signature is over
+  // another payload, which only the body could tell.
+  const webhookHeaders = () => {
+    const id = `msg_${randomUUID()}`;
+    const now = new Date();
+    return {
+      "webhook-id": id,
+      "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+      "webhook-signature": new Webhook(WEBHOOK_SECRET).sign(id, now, "another payload"),
+    };
+  };
+
+  it("a Content-Type that is not JSON → 415 before the body is read, on every body route and CI's writes", async () => {
+    for (const { method, path } of routes) {
+      const raw = await sendHeadOnly(path, method, { Authorization: `Bearer ${user.token}`, "Content-Type": "text/plain" })
+        .catch((error: Error) => error.message);
+      expect(raw, `${method} ${path}`).toMatch(/^HTTP\/1\.1 415 /);
+    }
+    for (const method of ["POST", "PATCH"]) {
+      const path = method === "POST" ? "/v1/releases" : "/v1/releases/00000000-0000-4000-8000-000000000000";
+      const raw = await sendHeadOnly(path, method, { ...webhookHeaders(), "Content-Type": "text/plain" }).catch((error: Error) => error.message);
+      expect(raw, `${method} ${path}`).toMatch(/^HTTP\/1\.1 415 /);
+    }
+  });
+
+  it("the Content-Type is judged before the Content-Encoding: a body wrong in both is told its media type", async () => {
+    const headers = { "content-type": "text/plain", "content-encoding": "gzip" };
+    for (const { method, path } of routes) {
+      const response = await call(path, { method, token: user.token, rawBody: gzipSync("{}"), headers });
+      const error = expectEnvelope(response, 415, "UNSUPPORTED_MEDIA_TYPE");
+      expect(error.message, `${method} ${path}`).toBe("send the body as application/json");
+    }
+    const published = await signedCall("/v1/releases", {}, { headers });
+    expect(expectEnvelope(published, 415, "UNSUPPORTED_MEDIA_TYPE").message).toBe("send the body as application/json");
   });
 });

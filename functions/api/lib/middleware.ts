@@ -239,14 +239,31 @@ const JSON_MEDIA_TYPE = /^application\/json(?:[ \t]*;[ \t]*(?:charset=(?:utf-8|"
 export type WholeRequestPart = (value: unknown) => unknown;
 
 /**
- * Reads a JSON body within the size limit (also for chunked bodies that
- * declare no length) and the read deadline, then hands the parsed value to
- * the route's zod validator.
+ * The one order in which every body route (jsonBody, optionalJsonBody, CI's writes) checks and
+ * reads a JSON body (docs/errors.md, Order of checks): Content-Type (415), Content-Encoding (415,
+ * readBodyBytes), then the bytes within the size limit and the read deadline (413 / 408). Where
+ * the body is `optional`, a request without a Content-Type may have none; if it has one after
+ * all, it is 415 once read, when it is known to be there.
+ */
+export async function readJsonBodyBytes(
+  c: Context,
+  config: Pick<Config, "limits" | "http">,
+  { optional = false }: { optional?: boolean } = {},
+): Promise<Uint8Array> {
+  const typed = c.req.header("content-type") !== undefined;
+  if (typed || !optional) requireJsonMediaType(c);
+  const bytes = await readBodyBytes(c, config);
+  if (!typed && bytes.length > 0) requireJsonMediaType(c);
+  return bytes;
+}
+
+/**
+ * Reads a JSON body (readJsonBodyBytes), then hands the parsed value to the
+ * route's zod validator.
  */
 export function jsonBody(deps: Deps, wholeRequestPart?: WholeRequestPart): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    requireJsonMediaType(c);
-    acceptJsonBody(c, await readBodyBytes(c, deps.config), wholeRequestPart);
+    acceptJsonBody(c, await readJsonBodyBytes(c, deps.config), wholeRequestPart);
     await next();
   };
 }
@@ -257,15 +274,14 @@ export function jsonBody(deps: Deps, wholeRequestPart?: WholeRequestPart): Middl
  */
 export function optionalJsonBody(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const bytes = await readBodyBytes(c, deps.config);
-    if (bytes.length > 0 || c.req.header("content-type") !== undefined) requireJsonMediaType(c);
+    const bytes = await readJsonBodyBytes(c, deps.config, { optional: true });
     if (bytes.length === 0) useJsonBody(c, "", {}, []);
     else acceptJsonBody(c, bytes);
     await next();
   };
 }
 
-export function requireJsonMediaType(c: Context): void {
+function requireJsonMediaType(c: Context): void {
   const type = c.req.header("content-type") ?? "";
   if (!JSON_MEDIA_TYPE.test(type.trim())) throw new ApiError("UNSUPPORTED_MEDIA_TYPE", "send the body as application/json");
 }

@@ -18,7 +18,7 @@
 //
 // The body: a declared JSON body's validator is the route's own too, for one
 // rule about which bodies are JSON: the route's body middleware checks the
-// media type (middleware.ts, requireJsonMediaType) and parses the body, and the
+// media type (middleware.ts, readJsonBodyBytes) and parses the body, and the
 // validator here runs the schema on that value. @hono/zod-openapi would add a
 // media-type gate of its own with another rule (it refused `application/json ;
 // charset=utf-8`, legal per RFC 9110, after ours accepted it), so the router

@@ -22,7 +22,7 @@ import {
 import { claimWebhookRead, webhookReadTaken } from "../releases/release-store.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import { BASE_PATH } from "./base-path.ts";
-import { acceptJsonBody, readBodyBytes, requireJsonMediaType } from "./middleware.ts";
+import { acceptJsonBody, readBodyBytes, readJsonBodyBytes } from "./middleware.ts";
 
 type Refusal = Exclude<WebhookVerdict, { ok: true }>["reason"] | "replayed";
 
@@ -66,7 +66,10 @@ export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions
     // is worth reading a body for.
     const sent = checkWebhookHeaders(headers, now);
     if (!sent.ok) refuse(c, sent.reason);
-    const bytes = await readBodyBytes(c, deps.config);
+    // A read (GET, and HEAD: Hono answers it with the GET route's status and headers, without the
+    // body) has no body to take as JSON; a write's is checked and read as every body route's.
+    const read = c.req.method === "GET" || c.req.method === "HEAD";
+    const bytes = read ? await readBodyBytes(c, deps.config) : await readJsonBodyBytes(c, deps.config);
     const url = new URL(c.req.url);
     const target = url.pathname.slice(BASE_PATH.length) + url.search;
     const payloads = [requestPayload(c.req.method, target, bytes), ...(options.bodyAlone ? [bytes] : [])];
@@ -74,10 +77,8 @@ export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions
     if (!verdict.ok) refuse(c, verdict.reason);
     c.set("webhookId", verdict.id);
     c.get("logFields").webhook_id = verdict.id;
-    // A read (GET, and HEAD: Hono answers it with the GET route's status and
-    // headers, without the body) has no body to parse and changes nothing that
-    // would record its id: the read that answers takes it.
-    if (c.req.method === "GET" || c.req.method === "HEAD") {
+    // A read changes nothing that would record its id: the read that answers takes it.
+    if (read) {
       // A spent id is refused before anything is read.
       if (await deps.db.asReleaseManager((tx) => webhookReadTaken(tx, verdict.id))) refuse(c, "replayed");
       await next();
@@ -92,7 +93,6 @@ export function requireReleaseWebhook(deps: Deps, options: ReleaseWebhookOptions
     }
     // A write's delivery is this request: the same webhook-id is a retry only with it.
     c.set("webhookRequestSha256", toHex(await sha256(payloads[0])));
-    requireJsonMediaType(c);
     acceptJsonBody(c, bytes);
     await next();
   };
