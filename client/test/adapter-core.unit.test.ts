@@ -261,6 +261,48 @@ describe("pushOps: a whole batch refused", () => {
   });
 });
 
+describe("pushOps: the look-up of a record refused unjudged", () => {
+  /** A server holding 5,000 tasks that refuses every batch as too large. */
+  function refusingServer(): { server: FakeServer; ids: string[] } {
+    const server = new FakeServer();
+    const ids = Array.from({ length: 5_000 }, () => newId());
+    for (const id of ids) server.write("tasks", id, { type: "upsert", data: { title: "kept" } });
+    server.script = (request) => request.path === "/v1/sync/batch" ? envelope(413, "PAYLOAD_TOO_LARGE") : undefined;
+    return { server, ids };
+  }
+  const changesRequests = (server: FakeServer) => server.requests.filter((r) => r.path === "/v1/sync/changes");
+  function context(server: FakeServer, extra: Partial<PushContext>): PushContext {
+    return {
+      api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
+      installationId: INSTALLATION_ID,
+      store: memoryStore(),
+      retry: retryOptions({ sleep: async () => {} }),
+      newId,
+      emit: () => {},
+      bounds: { maxOps: 500, maxBodyBytes: 1_000_000 },
+      ...extra,
+    };
+  }
+
+  it("is not made for a create the server never stored: its record leaves the device without a request", async () => {
+    const { server } = refusingServer();
+    const creates = ["a", "b", "c"].map((title): SyncOp => ({ op_id: newId(), collection: "tasks", record_id: newId(), type: "upsert", base_version: null, data: { title } }));
+    const result = await pushOps(context(server, { neverStored: new Set(creates.map((op) => `tasks/${op.record_id}`)) }), creates);
+    expect(result).toMatchObject({ applied: 0, rejected: 3, corrections: creates.map((op) => ({ collection: "tasks", id: op.record_id, record: null })) });
+    expect(changesRequests(server)).toEqual([]);
+  });
+
+  it("is made for a create sent before (its earlier attempt may have been stored), and reads pages of the adapter's pull limit", async () => {
+    const { server, ids } = refusingServer();
+    const edit: SyncOp = { op_id: newId(), collection: "tasks", record_id: ids[4_999], type: "upsert", base_version: null, data: { title: "pasted" } };
+    const push = context(server, { neverStored: new Set([`tasks/${edit.record_id}`]), pullLimit: 1_000 });
+    await push.store.set("tidesync.sent_ops", [edit]);
+    const result = await pushOps(push, []);
+    expect(result.corrections).toEqual([{ collection: "tasks", id: edit.record_id, record: expect.objectContaining({ data: { title: "kept" } }) }]);
+    expect(changesRequests(server).map((r) => r.query.get("limit"))).toEqual(["1000", "1000", "1000", "1000", "1000"]);
+  });
+});
+
 describe("pushOps: a list's delete and a rebased op", () => {
   it("sends the op rebased after a conflict in its original's place, and the list's delete once the task's move is answered", async () => {
     const server = new FakeServer();

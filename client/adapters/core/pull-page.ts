@@ -42,13 +42,14 @@ export async function pullPage(api: TidesyncApi, params: PullParams, retry: Retr
 /**
  * The record as the server lists it to this user now; null when it lists none (never stored,
  * deleted, or out of the user's sight). The API has no read of one record: this reads a full
- * listing of its collection, up to the page that holds it, and keeps no cursor. For the rare
- * record no push answer showed (an op refused before the server judged it).
+ * listing of its collection, up to the page that holds it, in pages of `limit` (the adapter's pull
+ * limit; the server's default when unset), and keeps no cursor. For the rare record no push
+ * answer showed (an op refused before the server judged it).
  */
-export async function listedRecord(api: TidesyncApi, collection: string, id: string, retry: RetryOptions): Promise<SyncRecord | null> {
+export async function listedRecord(api: TidesyncApi, collection: string, id: string, limit: number | undefined, retry: RetryOptions): Promise<SyncRecord | null> {
   let cursor: string | undefined;
   for (;;) {
-    const page = await withRetry(() => api.syncChanges({ cursor, collections: [collection] }), retry);
+    const page = await withRetry(() => api.syncChanges({ cursor, collections: [collection], limit }), retry);
     const found = page.changes.find((change) => change.collection === collection && change.id === id);
     if (found) return found.deleted ? null : found;
     if (!page.has_more) return null;

@@ -10,7 +10,8 @@
 //   sent, each judged by the server against its own base, as in one batch.
 //   An op refused even alone before the server judged it (a 413, a 400
 //   naming it) comes with no record: the server's is looked up, so an edit
-//   of a record the server keeps does not remove it from the device;
+//   of a record the server keeps does not remove it from the device; a
+//   create the server never stored has none to look up;
 // - batches respect the op count and body size limits, and a list's delete
 //   ends a batch that puts a record in a list (client/batching.ts); a rebased
 //   op takes its original's place, ahead of the ops after it (client/outbox.ts);
@@ -46,6 +47,15 @@ export interface PushContext {
    * their ops leave the stored outbox (a crash in between re-sends them: `duplicate`, told again).
    */
   onApplied?: (applied: AppliedUpsert[]) => Promise<void>;
+  /**
+   * Records (`collection/id`) the adapter creates that no push of it ever got an answer for (no
+   * server version, none acknowledged): the server cannot hold them, so an op of theirs refused
+   * unjudged needs no look-up. Not for a record whose op was sent before this push (its attempt
+   * may have been stored) or was acknowledged during it: pushOps looks those up anyway.
+   */
+  neverStored?: ReadonlySet<string>;
+  /** Changes per page of such a look-up: the adapter's pull limit (at most max_pull_limit). */
+  pullLimit?: number;
 }
 
 /**
@@ -88,12 +98,15 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   const { api, installationId, store } = context;
   // The app's listener runs between answers and their storing: what it throws must not cut the push short.
   const emit = (event: SyncEvent) => callListener(context.emit, event);
-  let queue = [...(await unansweredOps(store)), ...newOps];
+  const unanswered = await unansweredOps(store);
+  let queue = [...unanswered, ...newOps];
   if (newOps.length > 0) await store.set(SENT_KEY, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   const corrections = new Map<string, Correction>();
   /** The server's record as this push's answers last showed it (null: none the user can see). */
   const shown = new Map<string, SyncRecord | null>();
+  /** Records the server may hold though the adapter knows no version of them: sent before, or applied now. */
+  const maybeStored = new Set(unanswered.map((op) => `${op.collection}/${op.record_id}`));
   const size = new BatchSize(context.bounds.maxOps);
 
   while (queue.length > 0) {
@@ -112,7 +125,8 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       // up before anything is told or stored: a failed look-up sends the op again, refused again).
       const [op] = batch;
       const key = `${op.collection}/${op.record_id}`;
-      const record = shown.has(key) ? shown.get(key)! : await listedRecord(api, op.collection, op.record_id, context.retry);
+      const neverStored = context.neverStored?.has(key) === true && !maybeStored.has(key);
+      const record = shown.has(key) ? shown.get(key)! : neverStored ? null : await listedRecord(api, op.collection, op.record_id, context.pullLimit, context.retry);
       results = [{ op_id: op.op_id, status: "rejected", error: next.error, ...(record ? { record } : {}) }];
     }
     if (results.length !== batch.length || results.some((r, i) => r.op_id !== batch[i].op_id)) {
@@ -133,6 +147,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       }
       if (outcome === "applied") {
         result.applied++;
+        maybeStored.add(key);
         if (op.type === "upsert" && answer.record) appliedUpserts.push({ collection: op.collection, id: op.record_id, record: answer.record });
         // A rebased op landed: the record's state is now the answer's.
         const corrected = corrections.get(key);

@@ -209,6 +209,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     newId,
     emit: (event) => options.onEvent?.(event),
     bounds: meta.bounds,
+    pullLimit: pullLimitOf(batchSize, meta.maxPullLimit),
     onConflict: options.onConflict,
   });
   /** The answers that overrule local documents reach the collection by a pull. */
@@ -239,7 +240,9 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           await store.set(HELD_DELETES_KEY, [...held, ...later]);
           order.sendDeletes();
         }
-        await keepCorrections((await pushOps(pushContext(server), ops.filter((op) => !later.includes(op)))).corrections);
+        // A document RxDB assumes no server state of was never acknowledged: the server cannot hold it.
+        const neverStored = new Set(rows.filter((row) => row.assumedMasterState === undefined).map((row) => `${name}/${String(row.newDocumentState[collection.schema.primaryPath])}`));
+        await keepCorrections((await pushOps({ ...pushContext(server), neverStored }, ops.filter((op) => !later.includes(op)))).corrections);
       });
       // Never a conflict for RxDB: every answer was handled above.
       return [];

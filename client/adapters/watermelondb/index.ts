@@ -295,6 +295,8 @@ export class WatermelonTidesync {
     this.unshown.clear();
     const applied = await this.appliedVersions();
     const local: LocalChange[] = [];
+    /** Created here, with no version from the server nor from an applied answer (pushOps: no look-up). */
+    const neverStored = new Set<string>();
     const unsendable: Record<string, string[]> = {};
     for (const table of this.options.tables) {
       const set = changes[table];
@@ -305,6 +307,7 @@ export class WatermelonTidesync {
         // A create sent again (its row changed while its push was under way: still "created") stays a create.
         const baseVersion = raw._status === "created" ? ((raw[this.versionColumn] as number | null) ?? null) : this.baseVersion(table, raw, applied);
         const creating = raw._status === "created" || baseVersion === null;
+        if (raw._status === "created" && baseVersion === null && applied[`${table}/${raw.id}`] === undefined) neverStored.add(`${table}/${raw.id}`);
         const fields = creating
           ? Object.keys(raw).filter((f) => !LOCAL_COLUMNS.has(f) && f !== this.versionColumn)
           : String(raw._changed ?? "").split(",").filter((f) => f !== "" && f !== this.versionColumn);
@@ -329,6 +332,8 @@ export class WatermelonTidesync {
       newId: this.newId,
       emit: (event) => this.options.onEvent?.(event),
       bounds: this.meta!.bounds,
+      neverStored,
+      pullLimit: pullLimitOf(this.options.pullLimit, this.meta!.maxPullLimit),
       onConflict: this.options.onConflict,
       onApplied: async (acknowledged) => await this.keepAppliedVersions(acknowledged),
     }, newOps);
