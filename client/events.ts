@@ -47,6 +47,15 @@ export interface OpRejectedEvent {
   dropped: boolean;
 }
 
+/**
+ * The op_rejected event of a refused op, as the core client and the adapters tell it: dropped is a
+ * NOT_FOUND's without a record (the record left the user's sight); an op refused unjudged is not
+ * one, even when its record leaves the device (a create never stored).
+ */
+export function rejectedEvent(op: SyncOp, error: SyncOpError, record: SyncRecord | undefined): OpRejectedEvent {
+  return { type: "op_rejected", op, error, ...(record ? { record } : {}), dropped: !record && error.code === "NOT_FOUND" };
+}
+
 export interface ResyncEvent {
   type: "resync";
   /** Why the client pulls from scratch. */

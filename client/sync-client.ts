@@ -39,7 +39,7 @@ import type { BackoffOptions } from "./backoff.ts";
 import { BatchSize } from "./batch-refusal.ts";
 import { fittingCount, pullLimitOf, scopeFieldsOf } from "./batching.ts";
 import { CollectionCatalog } from "./collection-catalog.ts";
-import type { SyncEvent, SyncEventListener, WriteDiscardedEvent } from "./events.ts";
+import { rejectedEvent, type SyncEvent, type SyncEventListener, type WriteDiscardedEvent } from "./events.ts";
 import { callListeners } from "./listeners.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
@@ -855,9 +855,9 @@ export class TidesyncClient {
         const ahead = error.details?.some((detail) => detail.code === "ahead_of_server") === true;
         keep(result.record, ahead);
         if (ahead && result.record) for (const later of rebasedOnRestored(outbox, result.record)) outbox.set(later);
-        const dropped = !result.record && error.code === "NOT_FOUND";
-        if (dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
-        events.push({ type: "op_rejected", op, error, ...(result.record ? { record: result.record } : {}), dropped });
+        const rejected = rejectedEvent(op, error, result.record);
+        if (rejected.dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
+        events.push(rejected);
         events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
       }
     }

@@ -22,7 +22,7 @@ import type { TidesyncApi } from "../../api-client.ts";
 import { TidesyncResponseError } from "../../api-error.ts";
 import { BatchSize } from "../../batch-refusal.ts";
 import { type BatchBounds, fittingCount } from "../../batching.ts";
-import type { SyncEvent } from "../../events.ts";
+import { rejectedEvent, type SyncEvent } from "../../events.ts";
 import { callListener } from "../../listeners.ts";
 import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "./key-value.ts";
@@ -177,10 +177,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       result.rejected++;
       const error: SyncOpError = answer.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
       corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
-      // As the core client tells it: dropped is a NOT_FOUND's (the record left the user's sight); an op
-      // refused unjudged is not one, even when its record leaves the device (a create never stored).
-      const dropped = !answer.record && error.code === "NOT_FOUND";
-      emit({ type: "op_rejected", op, error, ...(answer.record ? { record: answer.record } : {}), dropped });
+      emit(rejectedEvent(op, error, answer.record));
       emit({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
     }
     // Later ops of a record whose op was refused stay: a field they set that nobody else changed is
