@@ -109,7 +109,8 @@ function userOf(token: string | null | undefined): string | null {
 }
 
 export class TidesyncApi {
-  private readonly baseUrl: string;
+  /** The API's base URL, without a trailing slash. */
+  readonly baseUrl: string;
   private readonly fetchImpl: FetchFunction;
   private readonly timeoutMs: number;
 

@@ -35,11 +35,13 @@ export interface StoreGuardOptions {
 }
 
 /**
- * The account of each session asked about (a token's user and `session_id`, or the token itself
- * without one): a Supabase session belongs to one account for good, so GET /v1/whoami is asked
- * once per session in this process, whatever the number of clients and adapter objects.
+ * The account of each session asked about, by API base URL (two deployments may serve one
+ * process), a token's user and `session_id` (or the token itself without one): a Supabase session
+ * belongs to one account for good, so GET /v1/whoami is asked once per session in this process,
+ * whatever the number of clients and adapter objects, also by checks at once (they share the ask;
+ * a failed one is forgotten, and the next check asks again).
  */
-const sessionAccounts = new Map<string, string | null>();
+const sessionAccounts = new Map<string, Promise<string | null>>();
 /** Sessions remembered at most (the oldest go first): a process sees few. */
 const MAX_SESSIONS = 100;
 
@@ -60,15 +62,19 @@ export class StoreGuard {
     // Another user's token is refused without a request.
     const { owner } = await this.options.binding();
     if (owner !== null && owner !== user) throw new TidesyncStoreOwnerError(owner, user);
-    const session = `${user}:${tokenSession(token) ?? token}`;
+    const session = `${this.options.api.baseUrl} ${user}:${tokenSession(token) ?? token}`;
     if (this.checked.has(session)) return;
-    let account = sessionAccounts.get(session);
-    if (account === undefined) {
+    let asked = sessionAccounts.get(session);
+    if (asked === undefined) {
       // A server before account_created_at: the user id is all there is to check.
-      account = (await this.options.api.whoamiWith(token)).account_created_at ?? null;
+      asked = this.options.api.whoamiWith(token).then((whoami) => whoami.account_created_at ?? null);
       if (sessionAccounts.size >= MAX_SESSIONS) sessionAccounts.delete(sessionAccounts.keys().next().value!);
-      sessionAccounts.set(session, account);
+      sessionAccounts.set(session, asked);
+      asked.catch(() => {
+        if (sessionAccounts.get(session) === asked) sessionAccounts.delete(session);
+      });
     }
+    const account = await asked;
     const stored = await this.options.bind(user, account);
     if (stored.owner !== user) throw new TidesyncStoreOwnerError(stored.owner ?? user, user);
     if (account !== null && stored.account !== null && stored.account !== account) {

@@ -6,8 +6,9 @@ import { describe, expect, it } from "vitest";
 import { TidesyncApi } from "../api-client.ts";
 import { TidesyncStoreAccountError, TidesyncStoreOwnerError } from "../api-error.ts";
 import { MemoryStorage } from "../storage.ts";
+import { boundOver, type StoreBinding, StoreGuard } from "../store-owner.ts";
 import { tokenSession, tokenSubject } from "../token-subject.ts";
-import { BASE_URL, FakeServer, LIST_ID } from "./fake-server.ts";
+import { BASE_URL, envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 import { tokenOf } from "./tokens.ts";
 
@@ -121,5 +122,34 @@ describe("the store's user", () => {
     token = tokenOf(ALICE, randomUUID());
     const again = (await openClient(server, { storage, api, idPrefix: 2 })).client;
     await expect(again.sync()).rejects.toMatchObject({ code: "STORE_OF_EARLIER_ACCOUNT" });
+  });
+});
+
+describe("the account of a session, asked once", () => {
+  /** A guard of a store bound to nothing yet, binding in memory. */
+  function guardOf(api: TidesyncApi): StoreGuard {
+    let binding: StoreBinding = { owner: null, account: null };
+    return new StoreGuard({ api, binding: () => binding, bind: async (user, account) => (binding = boundOver(binding, user, account)) });
+  }
+  const whoamis = (server: FakeServer) => server.requests.filter((r) => r.path === "/v1/whoami").length;
+
+  it("two checks of a new session at once ask GET /v1/whoami once; a failed ask is asked again", async () => {
+    const server = new FakeServer();
+    const token = tokenOf(ALICE, randomUUID());
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
+    let failing = true;
+    server.script = (request) => request.path === "/v1/whoami" && failing ? envelope(503, "UNAVAILABLE", {}, { retryable: true }) : undefined;
+    await expect(guardOf(api).check(ALICE, token)).rejects.toMatchObject({ status: 503 });
+    failing = false;
+    await Promise.all([guardOf(api).check(ALICE, token), guardOf(api).check(ALICE, token)]);
+    expect(whoamis(server)).toBe(2);
+  });
+
+  it("is kept apart for each API base URL (two deployments in one process)", async () => {
+    const [first, second] = [new FakeServer(), new FakeServer()];
+    const token = tokenOf(ALICE, randomUUID());
+    await guardOf(new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: first.fetch })).check(ALICE, token);
+    await guardOf(new TidesyncApi({ baseUrl: BASE_URL.replace("fake.", "other."), getAccessToken: () => token, fetch: second.fetch })).check(ALICE, token);
+    expect([whoamis(first), whoamis(second)]).toEqual([1, 1]);
   });
 });
