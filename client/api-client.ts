@@ -38,7 +38,7 @@ import { type WhoamiResponse, whoamiResponseSchema } from "../functions/_shared/
 import { unlessAborted } from "./abortable.ts";
 import { TidesyncAbortedError, TidesyncApiError, TidesyncNetworkError, TidesyncResponseError } from "./api-error.ts";
 import { parseRetryAfter } from "./backoff.ts";
-import { tokenSubject } from "./token-subject.ts";
+import { tokenIdentity, tokenSubject } from "./token-subject.ts";
 
 export type AccessTokenGetter = () => Promise<string | null | undefined> | string | null | undefined;
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
@@ -60,10 +60,11 @@ export interface TidesyncApiOptions {
 export interface RequestGuard {
   /**
    * Called before each authenticated request with the user its token names (its `sub`, not
-   * verified; null: no token, or not a JWT) and the token. Throwing stops the request unsent: the
-   * answer to a request that went out is always one to that user's token.
+   * verified; null: no token, or not a JWT), the token, and its Supabase session (`session_id`;
+   * null without one), each token decoded once. Throwing stops the request unsent: the answer to a
+   * request that went out is always one to that user's token.
    */
-  beforeSend?: (userId: string | null, token: string | null) => void | Promise<void>;
+  beforeSend?: (userId: string | null, token: string | null, session: string | null) => void | Promise<void>;
   /** Once aborted, no request is sent, and one under way is abandoned (TidesyncAbortedError). */
   signal?: AbortSignal;
 }
@@ -285,7 +286,8 @@ export class TidesyncApi {
     } else if (spec.auth !== false) {
       const token = (await unlessAborted(this.options.getAccessToken(), signal)) || null;
       // Whose token this is, checked with the very token sent: the user may switch between two requests.
-      await unlessAborted(this.guard.beforeSend?.(userOf(token), token), signal);
+      const identity = token ? tokenIdentity(token) : null;
+      await unlessAborted(this.guard.beforeSend?.(identity?.user ?? null, token, identity?.session ?? null), signal);
       if (token) headers.authorization = `Bearer ${token}`;
     }
     if (signal?.aborted) throw new TidesyncAbortedError();

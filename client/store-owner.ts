@@ -11,7 +11,7 @@
 // TidesyncClient and of the WatermelonDB / RxDB adapters.
 import type { TidesyncApi } from "./api-client.ts";
 import { TidesyncStoreAccountError, TidesyncStoreOwnerError } from "./api-error.ts";
-import { tokenSession, tokenSubject } from "./token-subject.ts";
+import { tokenIdentity } from "./token-subject.ts";
 
 /**
  * What a store is bound to: its owner's user id, and which account of that id (its
@@ -53,25 +53,26 @@ export class StoreGuard {
   constructor(private readonly options: StoreGuardOptions) {}
 
   /**
-   * Checks a request about to go out under `token` (whose `sub` is `user`; null: no token, or not
-   * a JWT: the server refuses it anyway). Throws TidesyncStoreOwnerError for another user's token
-   * and TidesyncStoreAccountError for another account's with the same id.
+   * Checks a request about to go out under `token` (whose `sub` is `user` and `session_id`
+   * `session`; user null: no token, or not a JWT: the server refuses it anyway). Throws
+   * TidesyncStoreOwnerError for another user's token and TidesyncStoreAccountError for another
+   * account's with the same id.
    */
-  async check(user: string | null, token: string | null): Promise<void> {
+  async check(user: string | null, token: string | null, session: string | null): Promise<void> {
     if (user === null || token === null) return;
     // Another user's token is refused without a request.
     const { owner } = await this.options.binding();
     if (owner !== null && owner !== user) throw new TidesyncStoreOwnerError(owner, user);
-    const session = `${this.options.api.baseUrl} ${user}:${tokenSession(token) ?? token}`;
-    if (this.checked.has(session)) return;
-    let asked = sessionAccounts.get(session);
+    const key = `${this.options.api.baseUrl} ${user}:${session ?? token}`;
+    if (this.checked.has(key)) return;
+    let asked = sessionAccounts.get(key);
     if (asked === undefined) {
       // A server before account_created_at: the user id is all there is to check.
       asked = this.options.api.whoamiWith(token).then((whoami) => whoami.account_created_at ?? null);
       if (sessionAccounts.size >= MAX_SESSIONS) sessionAccounts.delete(sessionAccounts.keys().next().value!);
-      sessionAccounts.set(session, asked);
+      sessionAccounts.set(key, asked);
       asked.catch(() => {
-        if (sessionAccounts.get(session) === asked) sessionAccounts.delete(session);
+        if (sessionAccounts.get(key) === asked) sessionAccounts.delete(key);
       });
     }
     const account = await asked;
@@ -80,13 +81,14 @@ export class StoreGuard {
     if (account !== null && stored.account !== null && stored.account !== account) {
       throw new TidesyncStoreAccountError(user, stored.account, account);
     }
-    this.checked.add(session);
+    this.checked.add(key);
   }
 
   /** Checks the current token of `api` (the guarded one): at the start of a sync, before anything is sent. */
   async checkCurrent(api: TidesyncApi): Promise<void> {
     const token = await api.accessToken();
-    await this.check(token === null ? null : tokenSubject(token), token);
+    const identity = token === null ? null : tokenIdentity(token);
+    await this.check(identity?.user ?? null, token, identity?.session ?? null);
   }
 }
 

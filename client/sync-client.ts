@@ -225,7 +225,7 @@ export class TidesyncClient {
   private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
     if (!isUuid(options.installationId)) throw new TypeError("installationId must be a uuid");
     this.storeGuard = new StoreGuard({ api: options.api, binding: () => ({ owner: this.owner, account: this.ownerAccount }), bind: (user, account) => this.bind(user, account) });
-    this.api = options.api.guarded({ beforeSend: (user, token) => this.storeGuard.check(user, token), signal: this.closing.signal });
+    this.api = options.api.guarded({ beforeSend: (user, token, session) => this.storeGuard.check(user, token, session), signal: this.closing.signal });
     this.storage = options.storage;
     this.installationId = options.installationId;
     this.onConflict = options.onConflict ?? serverWinsPerField;

@@ -16,18 +16,30 @@ function claimsOf(token: string): Record<string, unknown> | null {
   }
 }
 
-/** A non-empty string claim of a JWT, lower-cased (uuids), or null. */
-function claim(token: string, name: string): string | null {
-  const value = claimsOf(token)?.[name];
+/** A non-empty string claim of a JWT's claims, lower-cased (uuids), or null. */
+function claim(claims: Record<string, unknown> | null, name: string): string | null {
+  const value = claims?.[name];
   return typeof value === "string" && value !== "" ? value.toLowerCase() : null;
+}
+
+/** Whose a token is: its `sub` and its Supabase session (`session_id`: it belongs to one account); null for what a JWT lacks. */
+export interface TokenIdentity {
+  user: string | null;
+  session: string | null;
+}
+
+/** The `sub` and `session_id` of a JWT, decoded once. */
+export function tokenIdentity(token: string): TokenIdentity {
+  const claims = claimsOf(token);
+  return { user: claim(claims, "sub"), session: claim(claims, "session_id") };
 }
 
 /** The `sub` of a JWT, or null for anything else. */
 export function tokenSubject(token: string): string | null {
-  return claim(token, "sub");
+  return tokenIdentity(token).user;
 }
 
-/** The `session_id` of a JWT (Supabase Auth's session: it belongs to one account), or null. */
+/** The `session_id` of a JWT (Supabase Auth's session), or null. */
 export function tokenSession(token: string): string | null {
-  return claim(token, "session_id");
+  return tokenIdentity(token).session;
 }

@@ -135,21 +135,23 @@ describe("the account of a session, asked once", () => {
 
   it("two checks of a new session at once ask GET /v1/whoami once; a failed ask is asked again", async () => {
     const server = new FakeServer();
-    const token = tokenOf(ALICE, randomUUID());
+    const session = randomUUID();
+    const token = tokenOf(ALICE, session);
     const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
     let failing = true;
     server.script = (request) => request.path === "/v1/whoami" && failing ? envelope(503, "UNAVAILABLE", {}, { retryable: true }) : undefined;
-    await expect(guardOf(api).check(ALICE, token)).rejects.toMatchObject({ status: 503 });
+    await expect(guardOf(api).check(ALICE, token, session)).rejects.toMatchObject({ status: 503 });
     failing = false;
-    await Promise.all([guardOf(api).check(ALICE, token), guardOf(api).check(ALICE, token)]);
+    await Promise.all([guardOf(api).check(ALICE, token, session), guardOf(api).check(ALICE, token, session)]);
     expect(whoamis(server)).toBe(2);
   });
 
   it("is kept apart for each API base URL (two deployments in one process)", async () => {
     const [first, second] = [new FakeServer(), new FakeServer()];
-    const token = tokenOf(ALICE, randomUUID());
-    await guardOf(new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: first.fetch })).check(ALICE, token);
-    await guardOf(new TidesyncApi({ baseUrl: BASE_URL.replace("fake.", "other."), getAccessToken: () => token, fetch: second.fetch })).check(ALICE, token);
+    const session = randomUUID();
+    const token = tokenOf(ALICE, session);
+    await guardOf(new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: first.fetch })).check(ALICE, token, session);
+    await guardOf(new TidesyncApi({ baseUrl: BASE_URL.replace("fake.", "other."), getAccessToken: () => token, fetch: second.fetch })).check(ALICE, token, session);
     expect([whoamis(first), whoamis(second)]).toEqual([1, 1]);
   });
 });

@@ -44,7 +44,7 @@ export function ownerGuarded(options: AdapterOptions, store: KeyValueStore, sign
   const retry = retryOptions(options);
   const { sleep } = retry;
   return {
-    api: options.api.guarded({ beforeSend: (user, token) => guard.check(user, token), signal }),
+    api: options.api.guarded({ beforeSend: (user, token, session) => guard.check(user, token, session), signal }),
     retry: { ...retry, sleep: (ms) => unlessAborted(sleep(ms), signal) },
   };
 }
