@@ -25,13 +25,14 @@ export interface StoreBinding {
 export interface StoreGuardOptions {
   /** The app's API, unguarded: asks GET /v1/whoami about the token being checked. */
   api: TidesyncApi;
-  /** The binding as stored (this client's copy of it, once it has one). */
+  /** The binding as this client knows it (its copy, once it has one), read without the lock. */
   binding: () => StoreBinding | Promise<StoreBinding>;
-  /**
-   * Stores `user` and `account` where the store has none yet (nothing stored meanwhile by
-   * another client of the store), and returns what the store is bound to then.
-   */
-  bind: (user: string, account: string | null) => Promise<StoreBinding>;
+  /** The binding as stored, read under the lock (another client of the store may have bound it meanwhile). */
+  read: () => Promise<StoreBinding>;
+  /** Stores the parts of the binding that change (under the lock). */
+  write: (changed: { owner?: string; account?: string }) => Promise<void>;
+  /** Runs a first binding's read and write whole (a pull and a push may ask at once). */
+  lock: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -76,12 +77,31 @@ export class StoreGuard {
       });
     }
     const account = await asked;
-    const stored = await this.options.bind(user, account);
+    const stored = await this.bind(user, account);
     if (stored.owner !== user) throw new TidesyncStoreOwnerError(stored.owner ?? user, user);
     if (account !== null && stored.account !== null && stored.account !== account) {
       throw new TidesyncStoreAccountError(user, stored.account, account);
     }
     this.checked.add(key);
+  }
+
+  /**
+   * Stores `user` and `account` where the store has none yet (nothing stored meanwhile by another
+   * client of the store), and returns what the store is bound to then. Once stored, neither part
+   * changes: only a store's first check (or its account's) takes the lock and writes.
+   */
+  private async bind(user: string, account: string | null): Promise<StoreBinding> {
+    const known = await this.options.binding();
+    const bound = boundOver(known, user, account);
+    if (bound.owner === known.owner && bound.account === known.account) return known;
+    return await this.options.lock(async () => {
+      const stored = await this.options.read();
+      const next = boundOver(stored, user, account);
+      if (next.owner !== stored.owner || next.account !== stored.account) {
+        await this.options.write({ ...(next.owner === stored.owner ? {} : { owner: next.owner! }), ...(next.account === stored.account ? {} : { account: next.account! }) });
+      }
+      return next;
+    });
   }
 
   /** Checks the current token of `api` (the guarded one): at the start of a sync, before anything is sent. */
@@ -92,8 +112,8 @@ export class StoreGuard {
   }
 }
 
-/** The binding `bind` should store over `stored`: each part set once, the account only with its owner. */
-export function boundOver(stored: StoreBinding, user: string, account: string | null): StoreBinding {
+/** The binding to store over `stored`: each part set once, the account only with its owner. */
+function boundOver(stored: StoreBinding, user: string, account: string | null): StoreBinding {
   const owner = stored.owner ?? user;
   return { owner, account: stored.account ?? (owner === user ? account : null) };
 }

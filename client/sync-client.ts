@@ -47,7 +47,7 @@ import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from 
 import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
-import { boundOver, StoreGuard } from "./store-owner.ts";
+import { StoreGuard } from "./store-owner.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import {
   type DeviceState,
@@ -224,7 +224,22 @@ export class TidesyncClient {
 
   private constructor(private readonly options: TidesyncClientOptions, state: DeviceState) {
     if (!isUuid(options.installationId)) throw new TypeError("installationId must be a uuid");
-    this.storeGuard = new StoreGuard({ api: options.api, binding: () => ({ owner: this.owner, account: this.ownerAccount }), bind: (user, account) => this.bind(user, account) });
+    // The store belongs to the account that first synced it: a request under another user's token
+    // (TidesyncStoreOwnerError) or another account's with that id (TidesyncStoreAccountError) is
+    // refused, not sent: at the start of a sync and before each request of it (the guard of
+    // this.api), so an answer applied is always one to the owner's token.
+    const binding = () => ({ owner: this.owner, account: this.ownerAccount });
+    this.storeGuard = new StoreGuard({
+      api: options.api,
+      binding,
+      read: async () => binding(),
+      write: async (changed) => {
+        await this.commit({ ...(changed.owner === undefined ? {} : { owner: changed.owner }), ...(changed.account === undefined ? {} : { ownerAccount: changed.account }) });
+        this.owner = changed.owner ?? this.owner;
+        this.ownerAccount = changed.account ?? this.ownerAccount;
+      },
+      lock: (work) => this.section(work),
+    });
     this.api = options.api.guarded({ beforeSend: (user, token, session) => this.storeGuard.check(user, token, session), signal: this.closing.signal });
     this.storage = options.storage;
     this.installationId = options.installationId;
@@ -648,29 +663,6 @@ export class TidesyncClient {
       });
       throw error;
     }
-  }
-
-  /**
-   * The store belongs to the account that first synced it: the first sync with a token stores its
-   * user and account, and a request under another user's token (TidesyncStoreOwnerError) or another
-   * account's with that id (TidesyncStoreAccountError) is refused, not sent: at the start of a sync
-   * and before each request of it (the guard of this.api), so an answer applied is always one to
-   * the owner's token. Binds the parts not stored yet, and returns what the store is bound to.
-   */
-  private async bind(user: string, account: string | null): Promise<{ owner: string | null; account: string | null }> {
-    const binding = { owner: this.owner, account: this.ownerAccount };
-    const bound = boundOver(binding, user, account);
-    // Once stored, neither changes: only the first check of a store (or of its account) writes.
-    if (bound.owner === binding.owner && bound.account === binding.account) return binding;
-    return await this.section(async () => {
-      const next = boundOver({ owner: this.owner, account: this.ownerAccount }, user, account);
-      if (next.owner !== this.owner || next.account !== this.ownerAccount) {
-        await this.commit({ ...(next.owner === this.owner ? {} : { owner: next.owner! }), ...(next.account === this.ownerAccount ? {} : { ownerAccount: next.account! }) });
-        this.owner = next.owner;
-        this.ownerAccount = next.account;
-      }
-      return { owner: this.owner, account: this.ownerAccount };
-    });
   }
 
   /** The user whose data the store holds (null until a first sync stored it): open another store for another user. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { TidesyncApi } from "../api-client.ts";
 import { TidesyncStoreAccountError, TidesyncStoreOwnerError } from "../api-error.ts";
 import { MemoryStorage } from "../storage.ts";
-import { boundOver, type StoreBinding, StoreGuard } from "../store-owner.ts";
+import { type StoreBinding, StoreGuard } from "../store-owner.ts";
 import { tokenSession, tokenSubject } from "../token-subject.ts";
 import { BASE_URL, envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
@@ -129,7 +129,8 @@ describe("the account of a session, asked once", () => {
   /** A guard of a store bound to nothing yet, binding in memory. */
   function guardOf(api: TidesyncApi): StoreGuard {
     let binding: StoreBinding = { owner: null, account: null };
-    return new StoreGuard({ api, binding: () => binding, bind: async (user, account) => (binding = boundOver(binding, user, account)) });
+    const read = async () => binding;
+    return new StoreGuard({ api, binding: read, read, write: async (changed) => void (binding = { ...binding, ...changed }), lock: (work) => work() });
   }
   const whoamis = (server: FakeServer) => server.requests.filter((r) => r.path === "/v1/whoami").length;
 

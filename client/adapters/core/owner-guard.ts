@@ -13,7 +13,7 @@ import { unlessAborted } from "../../abortable.ts";
 import { TidesyncAbortedError } from "../../api-error.ts";
 import { Mutex } from "../../mutex.ts";
 import { type RetryOptions, retryOptions } from "../../retry.ts";
-import { boundOver, type StoreBinding, StoreGuard } from "../../store-owner.ts";
+import { type StoreBinding, StoreGuard } from "../../store-owner.ts";
 import type { KeyValueStore } from "./key-value.ts";
 import type { AdapterOptions } from "./options.ts";
 
@@ -24,23 +24,23 @@ export const OWNER_ACCOUNT_KEY = "tidesync.owner_account";
 
 /** The adapter's API and retry options: bound to the owner `store` records, and given up when `signal` aborts. */
 export function ownerGuarded(options: AdapterOptions, store: KeyValueStore, signal: AbortSignal): { api: TidesyncApi; retry: RetryOptions } {
+  /** This adapter object's copy (a new one per sync in Watermelon): read from the database until it holds an owner. */
   let binding: StoreBinding = { owner: null, account: null };
-  const read = async (): Promise<StoreBinding> => ({ owner: (await store.get<string>(OWNER_KEY)) ?? null, account: (await store.get<string>(OWNER_ACCOUNT_KEY)) ?? null });
-  /** A first binding is read and written whole (a pull and a push may ask at once). */
+  const read = async (): Promise<StoreBinding> =>
+    (binding = { owner: (await store.get<string>(OWNER_KEY)) ?? null, account: (await store.get<string>(OWNER_ACCOUNT_KEY)) ?? null });
   const claims = new Mutex();
-  const bind = (user: string, account: string | null) =>
-    claims.run(async () => {
-      const stored = await read();
-      const next = boundOver(stored, user, account);
-      if (next.owner !== stored.owner || next.account !== stored.account) {
-        if (signal.aborted) throw new TidesyncAbortedError();
-        if (next.owner !== stored.owner) await store.set(OWNER_KEY, next.owner);
-        if (next.account !== stored.account) await store.set(OWNER_ACCOUNT_KEY, next.account);
-      }
-      return (binding = next);
-    });
-  // Read from the database until this adapter object bound it (a new one per sync in Watermelon).
-  const guard = new StoreGuard({ api: options.api, binding: () => binding.owner === null ? read() : binding, bind });
+  const guard = new StoreGuard({
+    api: options.api,
+    binding: () => binding.owner === null ? read() : binding,
+    read,
+    write: async (changed) => {
+      if (signal.aborted) throw new TidesyncAbortedError();
+      if (changed.owner !== undefined) await store.set(OWNER_KEY, changed.owner);
+      if (changed.account !== undefined) await store.set(OWNER_ACCOUNT_KEY, changed.account);
+      binding = { ...binding, ...changed };
+    },
+    lock: (work) => claims.run(work),
+  });
   const retry = retryOptions(options);
   const { sleep } = retry;
   return {
