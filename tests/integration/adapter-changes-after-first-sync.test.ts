@@ -12,32 +12,17 @@
 // change, then edited or deleted again.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { coreClientDevice } from "../adapters/core-client-device.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
-import type { AdapterDevice, DeviceFactory } from "../adapters/scenario.ts";
+import type { DeviceFactory } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { openDevice, syncTwice } from "../support/adapter-device.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { settled } from "../support/shared-lists.ts";
 
-async function phone(factory: DeviceFactory, user: TestUser): Promise<{ device: AdapterDevice; events: SyncEvent[] }> {
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const events: SyncEvent[] = [];
-  const device = await factory({ name: `first-sync-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event) });
-  await device.sync();
-  return { device, events };
-}
-
-/** A sync, then another that sees everything committed meanwhile. */
-async function syncTwice(device: AdapterDevice) {
-  await device.sync();
-  await settled();
-  await device.sync();
-}
+const phone = (factory: DeviceFactory, user: TestUser) => openDevice(factory, user, { name: "first-sync" });
 
 /** What the server's ledger holds of the record's ops, oldest first. */
 const ledger = (id: string) => adminSql<{ type: string; status: string }[]>`select type, status from app_private.sync_ops where record_id = ${id} order by created_at, type desc`;

@@ -8,32 +8,17 @@
 // of the record put them back on the device.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { coreClientDevice } from "../adapters/core-client-device.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
 import type { AdapterDevice, DeviceFactory } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { openDevice, syncTwice } from "../support/adapter-device.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { settled } from "../support/shared-lists.ts";
 
-async function phone<D extends AdapterDevice>(factory: (setup: Parameters<DeviceFactory>[0]) => Promise<D>, user: TestUser) {
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const events: SyncEvent[] = [];
-  const device = await factory({ name: `cleared-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event) });
-  await device.sync();
-  return { device, events };
-}
-
-/** A sync, then another that sees everything committed meanwhile. */
-async function syncTwice(device: AdapterDevice) {
-  await device.sync();
-  await settled();
-  await device.sync();
-}
+const phone = <D extends AdapterDevice>(factory: (setup: Parameters<DeviceFactory>[0]) => Promise<D>, user: TestUser) => openDevice(factory, user, { name: "cleared" });
 
 /** A task with notes, created on the device and synced. */
 async function taskWithNotes(user: TestUser, device: AdapterDevice): Promise<string> {

@@ -10,34 +10,19 @@
 // the reference, not run here).
 import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
-import type { AdapterDevice, DeviceFactory } from "../adapters/scenario.ts";
+import type { DeviceFactory } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { openDevice, syncTwice } from "../support/adapter-device.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { settled } from "../support/shared-lists.ts";
 
 /** Over the default max_body_bytes (1 MiB) even as a batch of this op alone (the server's notes are at most 10,000 characters). */
 const PASTED = "x".repeat(1_100_000);
 
-async function phone(factory: DeviceFactory, user: TestUser) {
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const events: SyncEvent[] = [];
-  const device = await factory({ name: `refusal-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event) });
-  await device.sync();
-  return { device, events };
-}
-
-/** A sync, then another that sees everything committed meanwhile. */
-async function syncTwice(device: AdapterDevice) {
-  await device.sync();
-  await settled();
-  await device.sync();
-}
+const phone = (factory: DeviceFactory, user: TestUser) => openDevice(factory, user, { name: "refusal" });
 
 const told = (events: SyncEvent[]) =>
   events.map((e) => e.type === "op_rejected" ? [e.type, e.error.code, e.dropped, e.op.record_id] : e.type === "write_discarded" ? [e.type, e.reason, e.record_id] : [e.type]);

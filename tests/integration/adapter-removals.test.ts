@@ -8,7 +8,7 @@
 // the edit silently.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
+import type { FetchFunction } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import type { RecordData } from "../../client/storage.ts";
 import { encodeCursor } from "../../functions/api/sync/cursor.ts";
@@ -17,6 +17,7 @@ import { rxdbDevice } from "../adapters/rxdb-device.ts";
 import type { AdapterDevice, DeviceFactory } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { cursorPayload } from "../support/cursor-payload.ts";
+import { openDevice } from "../support/adapter-device.ts";
 import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { pushOk, remove, removeMember, settled, share, upsert } from "../support/shared-lists.ts";
 
@@ -43,12 +44,7 @@ async function phone(factory: DeviceFactory, user: TestUser): Promise<Phone> {
     }
     return await globalThis.fetch(url.toString(), init);
   };
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token, fetch });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const events: SyncEvent[] = [];
-  const device = await factory({ name: `removals-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event) });
-  await device.sync();
+  const { device, events } = await openDevice(factory, user, { name: "removals", fetch });
   return {
     device,
     events,

@@ -11,33 +11,25 @@
 // writes just before the phone's push goes out.
 import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
-import { TidesyncApi } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { openDevice, syncTwice } from "../support/adapter-device.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { settled } from "../support/shared-lists.ts";
 
 /** A WatermelonDB phone that has pulled the task; `beforePush` runs once, before its next /v1/sync/batch request. */
 async function phone(user: TestUser) {
   let beforePush: (() => Promise<void>) | null = null;
-  const api = new TidesyncApi({
-    baseUrl: stack.apiUrl,
-    getAccessToken: () => user.token,
-    fetch: async (input, init) => {
-      const hook = input.includes("/v1/sync/batch") ? beforePush : null;
-      if (hook) {
-        beforePush = null;
-        await hook();
-      }
-      return await globalThis.fetch(input, init);
-    },
-  });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const events: SyncEvent[] = [];
-  const device = await watermelonDevice({ name: `applied-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event) });
-  await device.sync();
+  const fetch = async (input: string, init: RequestInit) => {
+    const hook = input.includes("/v1/sync/batch") ? beforePush : null;
+    if (hook) {
+      beforePush = null;
+      await hook();
+    }
+    return await globalThis.fetch(input, init);
+  };
+  const { device, events } = await openDevice(watermelonDevice, user, { name: "applied", fetch });
   return { device, events, beforePush: (hook: () => Promise<void>) => (beforePush = hook) };
 }
 
@@ -69,12 +61,6 @@ function told(events: SyncEvent[], id: string) {
     if (e.type === "write_discarded") return e.record_id === id ? [["write_discarded", e.reason, e.fields]] : [];
     return [];
   });
-}
-
-async function syncTwice(device: { sync(): Promise<void> }) {
-  await device.sync();
-  await settled();
-  await device.sync();
 }
 
 it("WatermelonDB: a rename pushed after another device wrote the notes shows those notes by the end of the sync, so a later notes edit is made on them", async () => {

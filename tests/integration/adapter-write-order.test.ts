@@ -26,14 +26,15 @@
 //       (WatermelonDB and the core client; RxDB held the delete back).
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
+import type { FetchFunction } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
 import { coreClientDevice } from "../adapters/core-client-device.ts";
 import { rxdbDevice } from "../adapters/rxdb-device.ts";
 import type { AdapterDevice, DeviceFactory, DeviceSetup } from "../adapters/scenario.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { adminSql, createTestUser, stack, type TestUser } from "../support/harness.ts";
+import { openDevice } from "../support/adapter-device.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { personalKeys, pushOk, settled, share, upsert } from "../support/shared-lists.ts";
 
 interface Phone {
@@ -50,12 +51,7 @@ async function phone(factory: DeviceFactory, user: TestUser, setup: Partial<Devi
     if (net.offline) throw new TypeError("fetch failed");
     return await globalThis.fetch(input, init);
   };
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token, fetch });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const events: SyncEvent[] = [];
-  const device = await factory({ name: `order-${randomUUID()}`, api, installationId, onEvent: (event) => events.push(event), ...setup });
-  await device.sync();
+  const { device, events } = await openDevice(factory, user, { name: "order", fetch, setup });
   return {
     device,
     events,
