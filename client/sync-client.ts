@@ -643,8 +643,9 @@ export class TidesyncClient {
     try {
       // Before anything is sent (GET /v1/meta too): another user's queued writes, or an earlier
       // account's with the same id, must not go out with this token. Each request checks again
-      // (the user may switch while a sync runs).
-      await this.storeGuard.checkCurrent(this.api);
+      // (the user may switch while a sync runs). Its GET /v1/whoami is retried as every request of
+      // a sync is; the guard's own refusals are not retryable and stop the sync at once.
+      await this.withRetry(() => this.storeGuard.checkCurrent(this.api));
       // Once per open client, first: the stored collections may predate the server's (a table or
       // field added since), and the writes queued meanwhile leave normalised (uuid fields
       // lower-cased) in batches within the published limits. Still one GET per open client.

@@ -156,3 +156,19 @@ describe("the account of a session, asked once", () => {
     expect([whoamis(first), whoamis(second)]).toEqual([1, 1]);
   });
 });
+
+describe("the core client's account check", () => {
+  it("is retried like every other request of a sync: one 503 on GET /v1/whoami does not fail the sync", async () => {
+    const server = new FakeServer();
+    const token = tokenOf(ALICE, randomUUID());
+    const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => token, fetch: server.fetch });
+    let whoamis = 0;
+    server.script = (request) => request.path === "/v1/whoami" && whoamis++ === 0 ? envelope(503, "UNAVAILABLE", {}, { retryable: true }) : undefined;
+    const { client } = await openClient(server, { storage: new MemoryStorage(), api });
+    const id = await client.create("tasks", { list_id: LIST_ID, title: "sent despite one 503" });
+    await client.sync();
+    expect(client.status).toMatchObject({ state: "online", pending: 0 });
+    expect(whoamis).toBe(2);
+    expect(server.records.get(`tasks/${id}`)?.data?.title).toBe("sent despite one 503");
+  });
+});
