@@ -15,6 +15,12 @@
 //   loop, until 429); the documents they touched get the server's state by
 //   the next pull, like any remote change (asked for on the pull stream once
 //   RxDB has recorded the push, else it would skip them as locally changed).
+// - A page pulled while a push is under way may list a record of the push in
+//   its new state (read after the push's commit): RxDB skips it (the document
+//   still differs from the master state it assumes) and moves its checkpoint
+//   past it, and the push's answer then makes it assume the document as it
+//   was sent. Such records go to RxDB again, as corrections, once the push is
+//   recorded (no later pull would list them).
 // - Retry-After is honoured by every later request, also RxDB's own retries.
 // - RxDB pushes each collection on its own: the replications of one database
 //   share an RxdbPushOrder, which holds a collection's push until its parents
@@ -136,6 +142,12 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   const serverMeta = async (): Promise<ServerMeta> => (meta ??= await loadServerMeta(api, retry, options));
   /** Records listed so far by the full sync in progress (null: none in progress in this process). */
   let fullSyncSeen: Set<string> | null = null;
+  /** Pushes under way (their answers not yet handed back to RxDB). */
+  let pushing = 0;
+  /** The newest state of each record listed by a page pulled while a push was under way. */
+  const pulledDuringPush = new Map<string, SyncRecord>();
+  /** Records whose state pulled during a push is to go to RxDB again: the newest version a pull has listed since (an older correction is stale). */
+  const redelivering = new Map<string, number>();
 
   const removal = async (id: string): Promise<Doc> => {
     const local = await collection.findOne(id).exec();
@@ -159,6 +171,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
       const limit = pullLimitOf(batchSize, (await serverMeta()).maxPullLimit);
       for (;;) {
         const pulled = await pullPage(api, { cursor, collections: [name], limit }, retry);
+        // Read while a push is under way: RxDB may skip its records of the push (see keepPulledDuringPush).
+        const duringPush = pushing > 0;
         if (pulled.full) {
           full = true;
           fullSyncSeen = new Set();
@@ -167,6 +181,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
         if (pulled.resync) callListener(options.onEvent, { type: "resync", reason: pulled.resync });
         for (const change of pulled.page.changes) {
           fullSyncSeen?.add(change.id);
+          if (duringPush && (pulledDuringPush.get(change.id)?.version ?? -1) < change.version) pulledDuringPush.set(change.id, change);
+          if ((redelivering.get(change.id) ?? Infinity) < change.version) redelivering.set(change.id, change.version);
           docs.set(change.id, await toDoc(change));
         }
         cursor = pulled.page.cursor;
@@ -186,8 +202,11 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
       for (const correction of corrections) {
         const pulled = docs.get(correction.id);
         if (pulled && (pulled._deleted || !correction.record || (pulled[versionField] as number) > correction.record.version)) continue;
+        // An earlier pull (this process) already handed RxDB a newer state.
+        if (correction.record && (redelivering.get(correction.id) ?? -1) > correction.record.version) continue;
         docs.set(correction.id, correction.record ? await toDoc(correction.record) : await removal(correction.id));
       }
+      for (const correction of corrections) redelivering.delete(correction.id);
       await exclusive(async () => {
         if (corrections.length > 0) {
           const now = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
@@ -212,6 +231,22 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     pullLimit: pullLimitOf(batchSize, meta.maxPullLimit),
     onConflict: options.onConflict,
   });
+  /**
+   * The push's corrections, and the records it sent that a page pulled meanwhile listed (RxDB
+   * skipped them as locally changed and moved past them): the newer state of each goes to RxDB.
+   */
+  const keepPulledDuringPush = (corrections: Correction[], sent: Set<string>): Correction[] => {
+    const pulled = new Map([...pulledDuringPush].filter(([id]) => sent.has(id)));
+    pulledDuringPush.clear();
+    const result = corrections.map((correction) => {
+      const record = pulled.get(correction.id);
+      pulled.delete(correction.id);
+      return record && correction.record && record.version > correction.record.version ? { ...correction, record } : correction;
+    });
+    for (const record of pulled.values()) result.push({ collection: name, id: record.id, record });
+    for (const correction of result) if (correction.record) redelivering.set(correction.id, Math.max(redelivering.get(correction.id) ?? -1, correction.record.version));
+    return result;
+  };
   /** The answers that overrule local documents reach the collection by a pull. */
   const keepCorrections = async (corrections: Correction[]) => {
     if (corrections.length === 0) return;
@@ -242,7 +277,15 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
         }
         // A document RxDB assumes no server state of was never acknowledged: the server cannot hold it.
         const neverStored = new Set(rows.filter((row) => row.assumedMasterState === undefined).map((row) => `${name}/${String(row.newDocumentState[collection.schema.primaryPath])}`));
-        await keepCorrections((await pushOps({ ...pushContext(server), neverStored }, ops.filter((op) => !later.includes(op)))).corrections);
+        const sent = ops.filter((op) => !later.includes(op));
+        pushing++;
+        let corrections: Correction[];
+        try {
+          corrections = (await pushOps({ ...pushContext(server), neverStored }, sent)).corrections;
+        } finally {
+          pushing--;
+        }
+        await keepCorrections(keepPulledDuringPush(corrections, new Set(sent.map((op) => op.record_id))));
       });
       // Never a conflict for RxDB: every answer was handled above.
       return [];

@@ -1,0 +1,131 @@
+// A RxDB pull whose page is read while a push is on its way back: RxDB skips
+// a pulled document that still differs from the master state it assumes (the
+// push not yet recorded), and moves its checkpoint past it. The pull handler
+// returned a full page (more to come) without waiting for the push, so a page
+// read after the push's commit, holding the record's new state (another
+// device's edit of another field merged with this one), was skipped; the
+// push's answer then made RxDB assume the device's own document as the
+// master's: the other device's edit and the new version never reached the
+// device, by any later pull.
+import { randomUUID } from "node:crypto";
+import { expect, it } from "vitest";
+import { addRxPlugin, createRxDatabase, type RxCollection, type RxJsonSchema } from "rxdb";
+import { RxDBLocalDocumentsPlugin } from "rxdb/plugins/local-documents";
+import { getRxStorageMemory } from "rxdb/plugins/storage-memory";
+import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
+import { replicateTidesync } from "../../client/adapters/rxdb/index.ts";
+import { clientDevice } from "../support/client-device.ts";
+import { createTestUser, stack } from "../support/harness.ts";
+import { settled } from "../support/shared-lists.ts";
+import { visibleTo } from "../support/rls-view.ts";
+
+addRxPlugin(RxDBLocalDocumentsPlugin);
+
+const optional = (type: string) => ({ type: [type, "null"] });
+const schema = {
+  version: 0,
+  primaryKey: "id",
+  type: "object",
+  properties: {
+    id: { type: "string", maxLength: 36 },
+    list_id: { type: "string" },
+    title: { type: "string" },
+    notes: optional("string"),
+    done: { type: "boolean" },
+    due_date: optional("string"),
+    position: { type: "number" },
+    created_by: optional("string"),
+    created_at: optional("string"),
+    server_version: optional("number"),
+  },
+  required: ["id", "list_id", "title"],
+} as RxJsonSchema<Record<string, unknown>>;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it("a RxDB pull whose full page is read while a push is under way ends with the server's record", async () => {
+  const alice = await createTestUser();
+  /** Set for the race: how the device's next requests are delayed. */
+  let hook: ((url: string, init: RequestInit | undefined) => Promise<Response>) | null = null;
+  const fetch: FetchFunction = (input, init) => (hook ? hook(String(input), init as RequestInit) : globalThis.fetch(input, init));
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => alice.token, fetch });
+  const installationId = randomUUID();
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  const database = await createRxDatabase({ name: `pull-during-push-${randomUUID()}`, storage: getRxStorageMemory() });
+  await database.addCollections({ tasks: { schema, localDocuments: true } });
+  const tasks = database.collections.tasks as RxCollection<Record<string, unknown>>;
+  const replication = replicateTidesync({
+    collection: tasks,
+    name: "tasks",
+    replicationIdentifier: "tidesync-tasks",
+    retryTime: 50,
+    api,
+    installationId,
+    onEvent: () => {},
+    batchSize: 20,
+    backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
+  });
+  const sync = async () => {
+    await settled();
+    replication.state.reSync();
+    await replication.awaitInSync();
+  };
+  const other = await clientDevice(alice);
+  try {
+    const task = randomUUID();
+    await tasks.insert({ id: task, list_id: alice.userId, title: "Milk", notes: null, done: false, position: 1 });
+    await sync();
+    await sync();
+    await other.client.sync();
+    await other.client.upsert("tasks", task, { title: "Milk, 2 litres" });
+    await other.client.sync();
+
+    // A pull starts; its first request waits for the push below to be committed, and for
+    // more changes of the other device (a full page, more to come). The push's answer comes
+    // back only once that page is read.
+    let committed!: () => void;
+    const pushCommitted = new Promise<void>((resolve) => (committed = resolve));
+    let read!: () => void;
+    const pageRead = new Promise<void>((resolve) => (read = resolve));
+    let pullHeld = true;
+    let pushHeld = true;
+    hook = async (url, init) => {
+      if (url.includes("/v1/sync/changes") && pullHeld) {
+        pullHeld = false;
+        await pushCommitted;
+        for (let i = 0; i < 25; i++) await other.client.create("tasks", { list_id: alice.userId, title: `other ${i}` });
+        await other.client.sync();
+        await settled();
+        const response = await globalThis.fetch(url, init);
+        read();
+        return response;
+      }
+      if (url.includes("/v1/sync/batch") && pushHeld) {
+        pushHeld = false;
+        const response = await globalThis.fetch(url, init);
+        committed();
+        await pageRead;
+        await sleep(300);
+        return response;
+      }
+      return globalThis.fetch(url, init);
+    };
+    await settled();
+    replication.state.reSync();
+    await (await tasks.findOne(task).exec())!.incrementalPatch({ notes: "the usual brand" });
+    await replication.awaitInSync();
+    hook = null;
+    expect([pullHeld, pushHeld]).toEqual([false, false]);
+
+    await sync();
+    await sync();
+    const server = (await visibleTo(alice, ["tasks"])).get(`tasks/${task}`)!;
+    expect(server.data).toMatchObject({ title: "Milk, 2 litres", notes: "the usual brand" });
+    const local = (await tasks.findOne(task).exec())!.toJSON() as Record<string, unknown>;
+    expect({ title: local.title, notes: local.notes, version: local.server_version }).toEqual({ title: "Milk, 2 litres", notes: "the usual brand", version: server.version });
+    expect(await tasks.count().exec()).toBe(26);
+  } finally {
+    await replication.state.cancel();
+    await database.close();
+  }
+}, 60_000);
