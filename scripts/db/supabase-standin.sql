@@ -5,7 +5,8 @@
 --
 -- It mirrors, from supabase/postgres' init scripts and Supabase Auth's schema:
 --   * the roles anon, authenticated, service_role (BYPASSRLS; all three INHERIT),
---     authenticator, supabase_auth_admin, with Supabase's attributes and memberships;
+--     authenticator, supabase_auth_admin (search_path auth, no CREATEROLE), with
+--     Supabase's attributes, settings and memberships;
 --   * Supabase's default privileges on `public`: the API roles get ALL on every
 --     new table, sequence and function created there by the migration role.
 --     Our migrations must therefore revoke and grant explicitly, and the tests
@@ -37,7 +38,7 @@ begin
       ('authenticated',       'nologin inherit'),
       ('service_role',        'nologin inherit bypassrls'),
       ('authenticator',       'login noinherit'),
-      ('supabase_auth_admin', 'login noinherit createrole')
+      ('supabase_auth_admin', 'login noinherit nocreaterole')
     ) as t(name, attrs)
   loop
     if not exists (select 1 from pg_catalog.pg_roles where rolname = r.name) then
@@ -64,6 +65,10 @@ end
 $$;
 
 grant anon, authenticated, service_role to authenticator;
+-- GoTrue's role: search_path auth (supabase/postgres 00000000000001-auth-schema.sql), no CREATEROLE
+-- (its 20260821154147_revoke_createrole_from_auth_admin; earlier stand-ins created it with it).
+alter role supabase_auth_admin nocreaterole;
+alter role supabase_auth_admin set search_path = auth;
 alter role anon set statement_timeout = '3s';
 alter role authenticated set statement_timeout = '8s';
 
@@ -306,7 +311,7 @@ $$;
 -- owned by supabase_storage_admin, RLS enabled on both with no policy (so
 -- nothing but the service role, which bypasses RLS, reaches an object until a
 -- project adds policies), and ALL granted to the API roles (Storage relies on
--- RLS, not on grants). The Storage server itself does not run here: the local
+-- RLS, not on grants), and Storage's guard refusing direct deletes. The Storage server itself does not run here: the local
 -- artifact store (functions/api/releases/local-artifact-store.ts) serves
 -- signed links instead; docs/supabase-standin.md says where fidelity ends.
 do $$
@@ -360,6 +365,39 @@ alter table storage.objects enable row level security;
 alter table storage.buckets owner to supabase_storage_admin;
 alter table storage.objects owner to supabase_storage_admin;
 grant all on storage.buckets, storage.objects to anon, authenticated, service_role;
+
+-- Storage's migrations/tenant/0055-prevent-direct-deletes.sql, verbatim: a direct delete would leave
+-- the files behind, so it is refused unless storage.allow_delete_query is 'true', which Storage's API
+-- sets in each of its transactions (src/internal/database/postgres/scope.ts).
+CREATE OR REPLACE FUNCTION storage.protect_delete()
+RETURNS TRIGGER
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    -- Check if storage.allow_delete_query is set to 'true'
+    IF COALESCE(current_setting('storage.allow_delete_query', true), 'false') != 'true' THEN
+        RAISE EXCEPTION 'Direct deletion from storage tables is not allowed. Use the Storage API instead.'
+            USING HINT = 'This prevents accidental data loss from orphaned objects.',
+                  ERRCODE = '42501';
+    END IF;
+    RETURN NULL;
+END;
+$$;
+
+DROP TRIGGER IF EXISTS protect_buckets_delete ON storage.buckets;
+CREATE TRIGGER protect_buckets_delete
+    BEFORE DELETE ON storage.buckets
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION storage.protect_delete();
+
+DROP TRIGGER IF EXISTS protect_objects_delete ON storage.objects;
+CREATE TRIGGER protect_objects_delete
+    BEFORE DELETE ON storage.objects
+    FOR EACH STATEMENT
+    EXECUTE FUNCTION storage.protect_delete();
+
+-- Storage's migrations run as supabase_storage_admin, which so owns what they create.
+alter function storage.protect_delete() owner to supabase_storage_admin;
 
 -- What hosted `postgres` may do in storage: manage buckets and objects (the
 -- dashboard, seeds and migrations do).

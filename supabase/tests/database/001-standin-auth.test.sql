@@ -13,7 +13,7 @@
 --   * the test helpers switch role and claims as PostgREST would.
 -- On a real Supabase database (`supabase test db`) the same file holds.
 begin;
-select plan(45);
+select plan(47);
 
 -- ── auth.*() with no claims at all ───────────────────────────────────────────
 select from set_config('request.jwt.claims', '', true);
@@ -68,6 +68,11 @@ select ok(not (select rolcanlogin from pg_roles where rolname = 'anon'), 'anon c
 select ok(not (select rolcanlogin from pg_roles where rolname = 'authenticated'), 'authenticated cannot log in (nologin)');
 select ok(not (select rolcanlogin from pg_roles where rolname = 'service_role'), 'service_role cannot log in (nologin)');
 select ok((select rolcanlogin and not rolinherit from pg_roles where rolname = 'authenticator'), 'authenticator logs in and does not inherit');
+-- supabase/postgres' 20260821154147_revoke_createrole_from_auth_admin, and 00000000000001-auth-schema.sql's search_path.
+select ok((select rolcanlogin and not rolinherit and not rolcreaterole from pg_roles where rolname = 'supabase_auth_admin'),
+  'supabase_auth_admin logs in, does not inherit, and cannot create roles');
+select is((select setconfig from pg_db_role_setting where setdatabase = 0 and setrole = 'supabase_auth_admin'::regrole),
+  array['search_path=auth'], 'supabase_auth_admin''s search_path is auth');
 select ok((select bool_and(rolinherit) and count(*) = 3 from pg_roles where rolname in ('anon', 'authenticated', 'service_role')),
   'anon, authenticated and service_role inherit, as since Supabase''s 20230529180330_alter_api_roles_for_inherit');
 select ok(pg_has_role('authenticator', 'authenticated', 'member') and pg_has_role('authenticator', 'anon', 'member')

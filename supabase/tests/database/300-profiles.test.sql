@@ -51,10 +51,12 @@ select results_eq(
 
 -- As Supabase Auth itself signs a user up (its role cannot write public).
 set local role supabase_auth_admin;
+set local search_path = auth;  -- as GoTrue's connection has (the role's setting)
 insert into auth.users (instance_id, id, aud, role, email, raw_user_meta_data, created_at, updated_at)
 values ('00000000-0000-0000-0000-000000000000', '3f0c1a34-51c6-4c1e-9a3e-000000000300', 'authenticated', 'authenticated',
         'signup-300@test.tidesync.dev', '{"full_name": "  Grace Hopper  ", "test_identifier": "profile_signup"}', '2026-02-03 04:05:06+00', now());
 reset role;
+reset search_path;
 select results_eq(
   $$ select display_name, created_at from public.profiles where id = '3f0c1a34-51c6-4c1e-9a3e-000000000300' $$,
   $$ values ('Grace Hopper'::text, '2026-02-03 04:05:06+00'::timestamptz) $$,

@@ -4,7 +4,7 @@
 -- bypasses RLS, reaches objects until a project adds policies), ALL granted to
 -- the API roles. On a real Supabase stack the same assertions hold.
 begin;
-select plan(8);
+select plan(12);
 
 select has_table('storage', 'buckets', 'storage.buckets exists');
 select has_table('storage', 'objects', 'storage.objects exists');
@@ -25,6 +25,19 @@ select results_eq($$ select path_tokens from storage.objects where bucket_id = '
 select tests.clear_authentication();
 select is((select pg_get_userbyid(relowner) from pg_class where oid = 'storage.objects'::regclass)::text, 'supabase_storage_admin',
   'storage.objects is owned by supabase_storage_admin');
+
+-- Storage's 0055-prevent-direct-deletes: a direct delete leaves the files behind, so it is refused
+-- unless storage.allow_delete_query is 'true', as Storage's API sets it in its own transactions.
+select throws_ok($$ delete from storage.objects where bucket_id = 'standin-402' $$, '42501',
+  'Direct deletion from storage tables is not allowed. Use the Storage API instead.',
+  'a direct delete from storage.objects is refused');
+select throws_ok($$ delete from storage.buckets where id = 'standin-402' $$, '42501',
+  'Direct deletion from storage tables is not allowed. Use the Storage API instead.',
+  'a direct delete from storage.buckets is refused');
+select from set_config('storage.allow_delete_query', 'true', true);
+select lives_ok($$ delete from storage.objects where bucket_id = 'standin-402' $$,
+  'with storage.allow_delete_query set, as Storage''s API sets it, objects are deleted');
+select lives_ok($$ delete from storage.buckets where id = 'standin-402' $$, 'and buckets');
 
 select * from finish();
 rollback;

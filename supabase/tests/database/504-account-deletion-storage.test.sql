@@ -45,6 +45,8 @@ select is((select count(*)::int from storage.objects o where o.bucket_id = 'avat
               and not exists (select 1 from auth.users u where u.id = o.owner or u.id::text = o.owner_id)), 0,
   'no object outlived its owner''s account');
 
+-- Storage refuses a direct delete unless the transaction sets this, as its API does.
+select from set_config('storage.allow_delete_query', 'true', true);
 delete from storage.objects where bucket_id = 'avatars-504';  -- what the app's Storage API clean-up does
 select results_eq($$ select users_deleted from app_private.run_account_deletions(now() + interval '8 days') $$, $$ values (2) $$,
   'once their objects are removed, the next run deletes them');
