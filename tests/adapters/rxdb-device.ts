@@ -27,7 +27,8 @@ function schemaOf(fields: Record<string, object>, required: string[]): RxJsonSch
   } as RxJsonSchema<Record<string, unknown>>;
 }
 
-const schemas = {
+/** The sample app's collections as RxDB schemas (the server version in `server_version`). */
+export const schemas = {
   lists: schemaOf({ title: text, color: optional("string"), position: { type: "number" }, archived: { type: "boolean" }, created_by: optional("string"), created_at: optional("string") }, ["title"]),
   tasks: schemaOf({
     list_id: text,

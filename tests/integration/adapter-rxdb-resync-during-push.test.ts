@@ -1,0 +1,82 @@
+// reSync() then awaitInSync() (client/README.md) asked while a push is on its
+// way back: RxDB holds the pull it asks for until the push is recorded; the
+// wait ends only once that pull has run and brought another device's change
+// of the pushed record (merged by the server with the push).
+import { randomUUID } from "node:crypto";
+import { expect, it } from "vitest";
+import { createRxDatabase, type RxCollection } from "rxdb";
+import { getRxStorageMemory } from "rxdb/plugins/storage-memory";
+import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
+import { replicateTidesync } from "../../client/adapters/rxdb/index.ts";
+import { schemas } from "../adapters/rxdb-device.ts";
+import { clientDevice } from "../support/client-device.ts";
+import { adminSql, createTestUser, stack } from "../support/harness.ts";
+import { settled } from "../support/shared-lists.ts";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it("reSync() and awaitInSync() asked while a push's answer is on its way end with the other device's change shown", async () => {
+  const alice = await createTestUser();
+  let holdPush = false;
+  let answered = false;
+  const fetch: FetchFunction = async (input, init) => {
+    const response = await globalThis.fetch(input, init);
+    if (holdPush && String(input).includes("/v1/sync/batch")) {
+      holdPush = false;
+      await sleep(500);
+      answered = true;
+    }
+    return response;
+  };
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => alice.token, fetch });
+  const installationId = randomUUID();
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  const database = await createRxDatabase({ name: `resync-during-push-${randomUUID()}`, storage: getRxStorageMemory() });
+  await database.addCollections({ tasks: { schema: schemas.tasks, localDocuments: true } });
+  const tasks = database.collections.tasks as RxCollection<Record<string, unknown>>;
+  const replication = replicateTidesync({
+    collection: tasks,
+    name: "tasks",
+    replicationIdentifier: "tidesync-tasks",
+    retryTime: 50,
+    api,
+    installationId,
+    onEvent: () => {},
+    batchSize: 20,
+    backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
+  });
+  const sync = async () => {
+    await settled();
+    replication.state.reSync();
+    await replication.awaitInSync();
+  };
+  const other = await clientDevice(alice);
+  try {
+    const task = randomUUID();
+    await tasks.insert({ id: task, list_id: alice.userId, title: "Milk", notes: null, done: false, position: 1 });
+    await sync();
+    await sync();
+    await other.client.sync();
+    await other.client.upsert("tasks", task, { done: true });
+    await other.client.sync();
+    await settled();
+
+    holdPush = true;
+    await (await tasks.findOne(task).exec())!.incrementalPatch({ title: "Milk, 2 litres" });
+    // The push is committed; its answer is still on its way.
+    for (let i = 0; (await adminSql`select 1 from public.tasks where id = ${task} and title = 'Milk, 2 litres'`).length === 0; i++) {
+      if (i === 400) throw new Error("the push never reached the server");
+      await sleep(10);
+    }
+    await settled();
+    expect(answered).toBe(false);
+    replication.state.reSync();
+    await replication.awaitInSync();
+    expect(answered).toBe(true);
+    const local = (await tasks.findOne(task).exec())!.toJSON() as Record<string, unknown>;
+    expect({ title: local.title, done: local.done }).toEqual({ title: "Milk, 2 litres", done: true });
+  } finally {
+    await replication.state.cancel();
+    await database.close();
+  }
+}, 60_000);
