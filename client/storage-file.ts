@@ -90,11 +90,28 @@ export class FileStorage extends WholeStateStorage {
     return `${this.filePath}.lock`;
   }
 
+  /** Whether this instance holds the file's lock (another in the process may hold it instead). */
+  private locked = false;
+
   /** Lets go of the file (after the writes under way): another FileStorage may then open it. */
   async close(): Promise<void> {
     await this.settle();
-    if (!held.delete(this.lockPath)) return;
+    if (!this.locked) return;
+    this.locked = false;
+    held.delete(this.lockPath);
     await rm(this.lockPath, { force: true });
+  }
+
+  /**
+   * Deletes the file (after the writes under way) and lets go of it: opened again, it is a new,
+   * empty store. Refused, nothing deleted, while another FileStorage (of any process) holds it.
+   */
+  async destroy(): Promise<void> {
+    await this.settle();
+    if (!this.locked) await this.lock();
+    await rm(this.filePath, { force: true });
+    await rm(this.tempPath, { force: true });
+    await this.close();
   }
 
   /** Takes the file's lock, or says who holds it. A lock left by a process that is gone is taken over. */
@@ -109,6 +126,7 @@ export class FileStorage extends WholeStateStorage {
           await handle.close();
         }
         held.add(this.lockPath);
+        this.locked = true;
         releaseAllOnExit();
         return;
       } catch (error) {
@@ -136,6 +154,7 @@ export class FileStorage extends WholeStateStorage {
     } catch (error) {
       // Unreadable: not opened, so not held.
       held.delete(this.lockPath);
+      this.locked = false;
       await rm(this.lockPath, { force: true });
       throw error;
     }

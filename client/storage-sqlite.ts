@@ -250,6 +250,22 @@ export class SqliteStorage implements SyncStorage {
     if (change.ownerAccount !== undefined) await this.putMeta("owner_account", JSON.stringify(change.ownerAccount));
   }
 
+  /**
+   * Drops the four tables (after the writes under way), in one transaction: the next use creates
+   * them again, empty. Other connections to the file (a background task's client) must be closed
+   * first: this one cannot see them.
+   */
+  destroy(): Promise<void> {
+    const drop = this.queue.then(async () => {
+      await this.db.transaction(async () => {
+        for (const table of [this.records, this.outbox, this.notices, this.meta]) await this.db.execute(`drop table if exists ${table}`);
+      });
+      this.ready = null;
+    });
+    this.queue = drop.catch(() => {});
+    return drop;
+  }
+
   /** Where the stored pull stands (read in the transaction, as the revision is). */
   private async position() {
     const rows = await this.db.getAll<{ key: string; value: string }>(`select key, value from ${this.meta} where key in ('cursor', 'reset')`);

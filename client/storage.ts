@@ -211,6 +211,14 @@ export interface SyncStorage {
    * `deleteNotices`. A store without it has one writer (MemoryStorage; FileStorage locks its file).
    */
   revision?(): Promise<number>;
+  /**
+   * Deletes everything stored (records, outbox, cursor, owner and its account), after the writes
+   * under way: the store then reads as a new one, bound to no user, and the next sync binds it.
+   * Call it only once every client on the store is closed (`client.close()`): a client still
+   * open keeps what it loaded in memory and would write it back. FileStorage refuses while
+   * another instance holds its file; SqliteStorage cannot know of the other connections to it.
+   */
+  destroy?(): Promise<void>;
 }
 
 export function recordKey(collection: string, id: string): string {
@@ -337,6 +345,9 @@ export function detached<T>(value: T): T {
  * (TidesyncStoreWrittenElsewhereError), and so is every later one of this
  * instance. Two writes in the moment between the other's check and its write
  * are not caught then, but the overwritten instance's next write is refused.
+ *
+ * A subclass offers `destroy()` (SyncStorage) by awaiting `settle()` and then removing what it
+ * stored (its key, its file).
  */
 export abstract class WholeStateStorage implements SyncStorage {
   /** Reads the whole stored state (an empty one the first time). */
@@ -430,4 +441,9 @@ export class MemoryStorage extends WholeStateStorage {
   }
 
   protected async persist(): Promise<void> {}
+
+  /** Forgets everything held: the next read starts from an empty store. */
+  async destroy(): Promise<void> {
+    await this.settle();
+  }
 }

@@ -152,6 +152,36 @@ describe.each(adapters)("%s", (_name, make) => {
   });
 });
 
+/** Each store, and how the app opens it again (a restart: a new instance on the same data). */
+const reopenable: [string, () => Promise<() => SyncStorage>][] = [
+  ["MemoryStorage", async () => {
+    const storage = new MemoryStorage();
+    return () => storage;
+  }],
+  ["FileStorage", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    return () => new FileStorage(file);
+  }],
+  ["SqliteStorage (better-sqlite3)", async () => {
+    const driver = betterSqliteDriver(path.join(await tempDir(), "store.db"));
+    drivers.push(driver);
+    return () => new SqliteStorage(driver, { tablePrefix: "app_" });
+  }],
+];
+
+describe.each(reopenable)("%s destroy()", (_name, place) => {
+  it("deletes the store: opened again it is empty, bound to no user, and binds to the next one", async () => {
+    const open = await place();
+    const storage = open();
+    await storage.apply({ owner: "00000000-0000-4000-8000-0000000a11ce", ownerAccount: "2026-01-01T00:00:00.000000Z", putOps: [op(OP_A, "a")], putRecords: [RECORD], cursor: "c1", schema: SCHEMA });
+    await storage.destroy!();
+    const again = open();
+    expect(await everything(again)).toEqual({ records: [], outbox: [], cursor: null, schema: null });
+    await again.apply({ owner: "00000000-0000-4000-8000-0000000a11ce", ownerAccount: "2026-02-01T00:00:00.000000Z" });
+    expect(await again.loadState()).toMatchObject({ owner: "00000000-0000-4000-8000-0000000a11ce", ownerAccount: "2026-02-01T00:00:00.000000Z", outbox: [] });
+  });
+});
+
 describe("FileStorage", () => {
   it("survives a restart: a new instance on the same file sees everything", async () => {
     const file = path.join(await tempDir(), "store.json");
@@ -226,6 +256,18 @@ describe("FileStorage", () => {
     expect(server.records.get(`tasks/${id}`)?.data).toEqual({ title: "survives" });
     await secondStorage.close();
     expect((await new FileStorage(file).load()).outbox).toEqual([]);
+  });
+
+  it("destroy() is refused, nothing deleted, while another instance holds the file; once that one is closed it deletes it", async () => {
+    const file = path.join(await tempDir(), "store.json");
+    const first = new FileStorage(file);
+    await first.apply({ putRecords: [RECORD] });
+    const second = new FileStorage(file);
+    await expect(second.destroy()).rejects.toThrow(/in use by another FileStorage of this process/);
+    expect((await first.getRecords([RECORD]))).toHaveLength(1);
+    await first.close();
+    await second.destroy();
+    expect(await readdir(path.dirname(file))).toEqual([]);
   });
 
   it("refuses a second instance on the file while the first is open, which would overwrite its writes", async () => {

@@ -104,6 +104,17 @@ describe("the store's user", () => {
     expect(server.requests.slice(requests).map((r) => r.path)).toEqual(["/v1/whoami"]);
     expect(again.pendingOps().map((p) => p.op.record_id)).toEqual([id]);
     expect(server.records.has(`tasks/${id}`)).toBe(false);
+
+    // The app keeps what it wants of the earlier account's writes, then deletes the store and opens it again.
+    const exported = again.pendingOps().map((p) => p.op);
+    await again.close();
+    await storage.destroy();
+    const fresh = (await openClient(server, { storage, api, idPrefix: 3 })).client;
+    expect(fresh.pendingOps()).toEqual([]);
+    await fresh.sync();
+    expect((await storage.loadState()).ownerAccount).toBe(server.accountCreatedAt);
+    expect(exported.map((op) => op.record_id)).toEqual([id]);
+    expect(server.records.has(`tasks/${id}`)).toBe(false);
   });
 
   it("a store from before the account binding is bound to the account of its first sync, and refused another's from then on", async () => {
