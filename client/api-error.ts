@@ -9,6 +9,8 @@
 //                         same collection schemas the server validates with)
 //   TidesyncStoreOwnerError sync() refused: the device's store holds another
 //                         user's data (signed out, someone else signed in)
+//   TidesyncStoreAccountError sync() refused: the store holds an earlier
+//                         account's data (the same user id, created again)
 //   TidesyncAbortedError  cancelled: client.close() (sign-out), or the signal
 //                         a TidesyncApi was given
 //   TidesyncStoreWrittenElsewhereError a WholeStateStorage refused a write:
@@ -16,7 +18,9 @@
 // CLIENT_FAILURE (status only) is anything else, e.g. the storage adapter failing.
 import type { ErrorCode, FieldDetail } from "../functions/_shared/errors.ts";
 
-export type ClientErrorCode = ErrorCode | "NETWORK" | "TIMEOUT" | "BAD_RESPONSE" | "CLIENT_FAILURE" | "STORE_OF_ANOTHER_USER" | "STORE_OF_EARLIER_ACCOUNT" | "STORE_WRITTEN_ELSEWHERE" | "ABORTED";
+/** The codes the client gives besides the server's (client/README.md lists each). */
+export const CLIENT_ONLY_CODES = ["NETWORK", "TIMEOUT", "BAD_RESPONSE", "CLIENT_FAILURE", "STORE_OF_ANOTHER_USER", "STORE_OF_EARLIER_ACCOUNT", "STORE_WRITTEN_ELSEWHERE", "ABORTED"] as const;
+export type ClientErrorCode = ErrorCode | typeof CLIENT_ONLY_CODES[number];
 
 export abstract class TidesyncError extends Error {
   abstract readonly code: ClientErrorCode;
@@ -117,8 +121,8 @@ export class TidesyncStoreOwnerError extends TidesyncError {
  * then created again: auth.admin.createUser({ id })), bound to it by its creation time
  * (`storeAccountCreatedAt`; the signed-in one's is `accountCreatedAt`). Nothing was sent under the
  * new account's token: the earlier account's queued writes (pendingOps()) stay in the store for
- * the app to export or discard; open a new store for the new account (client/README.md, "Signing
- * out").
+ * the app to export, before it deletes the store (SyncStorage.destroy) or opens another one for
+ * the new account (client/README.md, "Signing out").
  */
 export class TidesyncStoreAccountError extends TidesyncError {
   readonly code = "STORE_OF_EARLIER_ACCOUNT" as const;
