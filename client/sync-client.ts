@@ -455,7 +455,7 @@ export class TidesyncClient {
   async upsert(collection: string, id: string, patch: RecordData): Promise<void> {
     id = this.checkId(id);
     const copy = JSON.parse(JSON.stringify(patch)) as RecordData;
-    await this.section(async () => {
+    await this.writeSection(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
       const queued = this.outbox.forRecord(collection, id);
       const view = localView(collection, id, server, queued.map((p) => p.op));
@@ -473,7 +473,7 @@ export class TidesyncClient {
   async delete(collection: string, id: string): Promise<void> {
     id = this.checkId(id);
     this.checkData(collection, null, false);
-    await this.section(async () => {
+    await this.writeSection(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);
       const queued = this.outbox.forRecord(collection, id);
       const view = localView(collection, id, server, queued.map((p) => p.op));
@@ -484,6 +484,22 @@ export class TidesyncClient {
         base_data: server && !server.deleted ? server.data : null,
       };
       await this.commit(enqueueBehind(queued, this.outbox.last(), pending));
+    });
+  }
+
+  /**
+   * A local write's section. Refused once close() has begun (also a write already waiting for the
+   * mutex then): a late write at sign-out would wait in the closed store and go out with the
+   * user's next sync of it.
+   */
+  private writeSection(work: () => Promise<void>): Promise<void> {
+    const refuseIfClosed = () => {
+      if (this.closing.signal.aborted) throw new TidesyncAbortedError();
+    };
+    refuseIfClosed();
+    return this.section(async () => {
+      refuseIfClosed();
+      await work();
     });
   }
 
@@ -560,15 +576,16 @@ export class TidesyncClient {
   /**
    * On sign-out: stops the polling and the pokes, cancels a running sync (no request is sent after
    * this; one under way is abandoned, its sent ops stay queued and go out again unchanged) and
-   * resolves once it has ended: the store is then left alone, to keep or delete. Later syncs are
-   * refused (TidesyncAbortedError): open a new client for the next user's store.
+   * resolves once it has ended: the store is then left alone, to keep or delete. Later syncs and
+   * writes are refused (TidesyncAbortedError): open a new client for the next user's store.
    */
   async close(): Promise<void> {
     this.stop();
     this.pokes?.stop();
     this.pokes = null;
     this.closing.abort();
-    await Promise.allSettled([this.running, this.followUp]);
+    // A write already committing finishes before close() resolves; the ones behind it are refused.
+    await Promise.allSettled([this.running, this.followUp, this.mutex.run(async () => {})]);
   }
 
   /**

@@ -78,4 +78,23 @@ describe("client.close()", () => {
     expect(server.batches()).toHaveLength(0);
     expect(client.pendingOps().map((p) => p.sent)).toEqual([false]);
   });
+
+  it("refuses writes once close() has begun: a late write at sign-out does not go into the closed store", async () => {
+    const server = new FakeServer();
+    const storage = new MemoryStorage();
+    const { client } = await openClient(server, { storage });
+    await client.refreshSchema();
+    const id = await client.create("tasks", { list_id: LIST_ID, title: "a" });
+    await client.sync();
+    const closed = client.close();
+    // Made while close() runs, and after it has ended.
+    const during = client.upsert("tasks", id, { title: "late" });
+    await closed;
+    await expect(during).rejects.toBeInstanceOf(TidesyncAbortedError);
+    await expect(client.create("tasks", { list_id: LIST_ID, title: "b" })).rejects.toMatchObject({ code: "ABORTED" });
+    await expect(client.upsert("tasks", id, { title: "c" })).rejects.toMatchObject({ code: "ABORTED" });
+    await expect(client.delete("tasks", id)).rejects.toMatchObject({ code: "ABORTED" });
+    expect((await storage.loadState()).outbox).toEqual([]);
+    expect(client.pendingOps()).toEqual([]);
+  });
 });
