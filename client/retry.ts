@@ -7,7 +7,9 @@
 // of one client or adapter back until it has passed. An aborted `signal`
 // (client.close() on sign-out) ends a wait at once: a Retry-After may be long.
 // The gate runs on a monotonic clock, not Date: a device whose time is set
-// back an hour would otherwise wait that hour more before every sync.
+// back an hour would otherwise wait that hour more before every sync. A
+// RetryWaker (the app's sync() on reconnect) ends a backoff's wait early, never
+// the gate's: the server asked for that one.
 import { unlessAborted } from "./abortable.ts";
 import { isRetryable, retryAfterOf, TidesyncAbortedError } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
@@ -47,13 +49,44 @@ function gateWaitMs({ gate, monotonicNow }: RetryOptions): number {
   return Math.min(gate.until - monotonicNow(), gate.longestMs);
 }
 
-/** `call`, retried; `onRetry` hears each failure that is retried (before the wait); `signal` ends the waits. */
-export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions, onRetry?: (error: unknown) => void, signal?: AbortSignal): Promise<T> {
+/** Cuts short the backoff waits under way (none: nothing happens). */
+export class RetryWaker {
+  private readonly sleepers = new Set<() => void>();
+
+  wake(): void {
+    for (const wake of this.sleepers) wake();
+  }
+
+  /** True when wake() ended the wait before `slept` did. */
+  async sleep(slept: Promise<void>): Promise<boolean> {
+    let wake = () => {};
+    const woken = new Promise<boolean>((resolve) => {
+      wake = () => resolve(true);
+      this.sleepers.add(wake);
+    });
+    try {
+      return await Promise.race([slept.then(() => false), woken]);
+    } finally {
+      this.sleepers.delete(wake);
+    }
+  }
+}
+
+/**
+ * `call`, retried; `onRetry` hears each failure that is retried (before the wait); `signal` ends the
+ * waits; `waker` ends a backoff's wait early (what is left of a Retry-After is still waited).
+ */
+export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions, onRetry?: (error: unknown) => void, signal?: AbortSignal, waker?: RetryWaker): Promise<T> {
   let backoff = 0;
   for (let attempt = 0; ; attempt++) {
     // One wait per attempt: the backoff already covers this call's own Retry-After.
     const ms = Math.max(backoff, gateWaitMs(options));
-    if (ms > 0) await unlessAborted(options.sleep(ms), signal);
+    if (ms > 0) {
+      const slept = options.sleep(ms);
+      const woken = await unlessAborted(waker ? waker.sleep(slept) : slept.then(() => false), signal);
+      const gateLeft = woken ? gateWaitMs(options) : 0;
+      if (gateLeft > 0) await unlessAborted(options.sleep(gateLeft), signal);
+    }
     if (signal?.aborted) throw new TidesyncAbortedError();
     const gateSent = options.gate.until;
     try {

@@ -46,7 +46,7 @@ import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
-import { type RetryOptions, retryOptions, withRetry } from "./retry.ts";
+import { type RetryOptions, retryOptions, RetryWaker, withRetry } from "./retry.ts";
 import { StoreGuard } from "./store-owner.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import {
@@ -182,6 +182,8 @@ export class TidesyncClient {
   private readonly onConflict: ConflictHandler;
   /** Backoff, and the Retry-After gate that also holds back the next sync() (client/retry.ts). */
   private readonly retry: RetryOptions;
+  /** sync() while the running sync waits to retry (the app's on reconnect, a poke) has it retry now. */
+  private readonly waker = new RetryWaker();
   private readonly maxBodyBytes: number;
   private readonly maxOpsPerBatch: number;
   private readonly generateId: () => string;
@@ -563,7 +565,8 @@ export class TidesyncClient {
   /** Runs sync() now and then every `intervalMs` (failures show in the status). */
   start(intervalMs = 30_000): void {
     this.stop();
-    const tick = () => void this.sync().catch(() => {});
+    // The timer's sync does not wake a backoff: polling does not say the server is back.
+    const tick = () => void this.queueSync(false).catch(() => {});
     tick();
     this.timer = setInterval(tick, intervalMs);
   }
@@ -632,14 +635,22 @@ export class TidesyncClient {
    * Push every pending op, then pull until up to date. One sync at a time: a
    * call while one runs returns the sync that starts when that one ends (one
    * at most is queued, shared by every call made meanwhile), so what was
-   * written before the call is pushed when it resolves. A sync first waits
-   * out a Retry-After an earlier sync was given. Rejects when the server stays
-   * unreachable beyond the retry budget or answers a non-retryable error; the
-   * outbox is kept and the next sync() continues where this one stopped.
+   * written before the call is pushed when it resolves. A call while the
+   * running sync waits to retry (backoff) has it retry at once: sync() on
+   * reconnect takes effect now. A sync first waits out a Retry-After an
+   * earlier sync was given; a call does not cut it short. Rejects when the
+   * server stays unreachable beyond the retry budget (backoff option) or
+   * answers a non-retryable error; the outbox is kept and the next sync()
+   * continues where this one stopped.
    */
   sync(): Promise<SyncReport> {
+    return this.queueSync(true);
+  }
+
+  private queueSync(wake: boolean): Promise<SyncReport> {
     if (this.closing.signal.aborted) return Promise.reject(new TidesyncAbortedError());
     if (this.running) {
+      if (wake) this.waker.wake();
       // The running sync may have taken its batches before the caller's writes: they go in the next one.
       this.followUp ??= this.running.catch(() => {}).then(() => {
         this.followUp = null;
@@ -692,7 +703,7 @@ export class TidesyncClient {
   private async withRetry<T>(call: () => Promise<T>): Promise<T> {
     const result = await withRetry(call, this.retry, (error) => {
       this.statusStore.update({ state: error instanceof TidesyncNetworkError ? "offline" : "syncing", lastErrorCode: (error as TidesyncError).code });
-    }, this.closing.signal);
+    }, this.closing.signal, this.waker);
     this.statusStore.update({ state: "syncing" });
     return result;
   }
