@@ -9,37 +9,12 @@
 // device, by any later pull.
 import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
-import { addRxPlugin, createRxDatabase, type RxCollection, type RxJsonSchema } from "rxdb";
-import { RxDBLocalDocumentsPlugin } from "rxdb/plugins/local-documents";
-import { getRxStorageMemory } from "rxdb/plugins/storage-memory";
-import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
-import { replicateTidesync } from "../../client/adapters/rxdb/index.ts";
+import type { FetchFunction } from "../../client/api-client.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { createTestUser, stack } from "../support/harness.ts";
+import { createTestUser } from "../support/harness.ts";
+import { rxdbTasksDevice } from "../support/rxdb-tasks-device.ts";
 import { settled } from "../support/shared-lists.ts";
 import { visibleTo } from "../support/rls-view.ts";
-
-addRxPlugin(RxDBLocalDocumentsPlugin);
-
-const optional = (type: string) => ({ type: [type, "null"] });
-const schema = {
-  version: 0,
-  primaryKey: "id",
-  type: "object",
-  properties: {
-    id: { type: "string", maxLength: 36 },
-    list_id: { type: "string" },
-    title: { type: "string" },
-    notes: optional("string"),
-    done: { type: "boolean" },
-    due_date: optional("string"),
-    position: { type: "number" },
-    created_by: optional("string"),
-    created_at: optional("string"),
-    server_version: optional("number"),
-  },
-  required: ["id", "list_id", "title"],
-} as RxJsonSchema<Record<string, unknown>>;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -48,28 +23,7 @@ it("a RxDB pull whose full page is read while a push is under way ends with the 
   /** Set for the race: how the device's next requests are delayed. */
   let hook: ((url: string, init: RequestInit | undefined) => Promise<Response>) | null = null;
   const fetch: FetchFunction = (input, init) => (hook ? hook(String(input), init as RequestInit) : globalThis.fetch(input, init));
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => alice.token, fetch });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const database = await createRxDatabase({ name: `pull-during-push-${randomUUID()}`, storage: getRxStorageMemory() });
-  await database.addCollections({ tasks: { schema, localDocuments: true } });
-  const tasks = database.collections.tasks as RxCollection<Record<string, unknown>>;
-  const replication = replicateTidesync({
-    collection: tasks,
-    name: "tasks",
-    replicationIdentifier: "tidesync-tasks",
-    retryTime: 50,
-    api,
-    installationId,
-    onEvent: () => {},
-    batchSize: 20,
-    backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
-  });
-  const sync = async () => {
-    await settled();
-    replication.state.reSync();
-    await replication.awaitInSync();
-  };
+  const { tasks, replication, sync, close } = await rxdbTasksDevice(alice, fetch);
   const other = await clientDevice(alice);
   try {
     const task = randomUUID();
@@ -125,7 +79,6 @@ it("a RxDB pull whose full page is read while a push is under way ends with the 
     expect({ title: local.title, notes: local.notes, version: local.server_version }).toEqual({ title: "Milk, 2 litres", notes: "the usual brand", version: server.version });
     expect(await tasks.count().exec()).toBe(26);
   } finally {
-    await replication.state.cancel();
-    await database.close();
+    await close();
   }
 }, 60_000);

@@ -4,13 +4,10 @@
 // of the pushed record (merged by the server with the push).
 import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
-import { createRxDatabase, type RxCollection } from "rxdb";
-import { getRxStorageMemory } from "rxdb/plugins/storage-memory";
-import { type FetchFunction, TidesyncApi } from "../../client/api-client.ts";
-import { replicateTidesync } from "../../client/adapters/rxdb/index.ts";
-import { schemas } from "../adapters/rxdb-device.ts";
+import type { FetchFunction } from "../../client/api-client.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { adminSql, createTestUser, stack } from "../support/harness.ts";
+import { adminSql, createTestUser } from "../support/harness.ts";
+import { rxdbTasksDevice } from "../support/rxdb-tasks-device.ts";
 import { settled } from "../support/shared-lists.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -28,28 +25,7 @@ it("reSync() and awaitInSync() asked while a push's answer is on its way end wit
     }
     return response;
   };
-  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => alice.token, fetch });
-  const installationId = randomUUID();
-  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-  const database = await createRxDatabase({ name: `resync-during-push-${randomUUID()}`, storage: getRxStorageMemory() });
-  await database.addCollections({ tasks: { schema: schemas.tasks, localDocuments: true } });
-  const tasks = database.collections.tasks as RxCollection<Record<string, unknown>>;
-  const replication = replicateTidesync({
-    collection: tasks,
-    name: "tasks",
-    replicationIdentifier: "tidesync-tasks",
-    retryTime: 50,
-    api,
-    installationId,
-    onEvent: () => {},
-    batchSize: 20,
-    backoff: { baseMs: 5, maxMs: 50, maxAttempts: 3 },
-  });
-  const sync = async () => {
-    await settled();
-    replication.state.reSync();
-    await replication.awaitInSync();
-  };
+  const { tasks, replication, sync, close } = await rxdbTasksDevice(alice, fetch);
   const other = await clientDevice(alice);
   try {
     const task = randomUUID();
@@ -76,7 +52,6 @@ it("reSync() and awaitInSync() asked while a push's answer is on its way end wit
     const local = (await tasks.findOne(task).exec())!.toJSON() as Record<string, unknown>;
     expect({ title: local.title, done: local.done }).toEqual({ title: "Milk, 2 litres", done: true });
   } finally {
-    await replication.state.cancel();
-    await database.close();
+    await close();
   }
 }, 60_000);
