@@ -1,6 +1,8 @@
 // Waits that give way to an AbortSignal (client.close() on sign-out, a
 // request's timeout): the one rule for the client's retry sleeps, its token
-// getter and a request whose fetch ignores its signal.
+// getter and a request whose fetch ignores its signal. A wait given up on
+// stops its timer: an armed one would keep a Node or Deno process (a script,
+// a test) running until it fires, and wake-ups would pile them up.
 import { TidesyncAbortedError } from "./api-error.ts";
 
 /**
@@ -23,4 +25,20 @@ export async function unlessAborted<T>(value: T | Promise<T>, signal: AbortSigna
   } finally {
     signal.removeEventListener("abort", onAbort);
   }
+}
+
+/** A wait of `ms` (the client's and the adapters' default sleep); rejects with TidesyncAbortedError, its timer cleared, as soon as `signal` aborts. */
+export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return Promise.reject(new TidesyncAbortedError());
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new TidesyncAbortedError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
 }

@@ -9,15 +9,22 @@
 // The gate runs on a monotonic clock, not Date: a device whose time is set
 // back an hour would otherwise wait that hour more before every sync. A
 // RetryWaker (the app's sync() on reconnect) ends a backoff's wait early, never
-// the gate's: the server asked for that one.
-import { unlessAborted } from "./abortable.ts";
+// the gate's: the server asked for that one. A wait ended early (either way)
+// stops its sleep's timer.
+import { abortableSleep, unlessAborted } from "./abortable.ts";
 import { isRetryable, retryAfterOf, TidesyncAbortedError } from "./api-error.ts";
 import { type BackoffOptions, backoffDelayMs, DEFAULT_BACKOFF } from "./backoff.ts";
+
+/**
+ * Waits `ms`. `ended` aborts when the wait is given up on before (close(), a wake): a sleep of its own
+ * should then stop its timer (it may reject; nobody waits for it any more).
+ */
+export type Sleep = (ms: number, ended?: AbortSignal) => Promise<void>;
 
 export interface RetryOptions {
   backoff: BackoffOptions;
   random: () => number;
-  sleep: (ms: number) => Promise<void>;
+  sleep: Sleep;
   /** The gate's clock, ms, monotonic (default performance.now()): setting the device's time does not move it. */
   monotonicNow: () => number;
   /**
@@ -34,11 +41,11 @@ function defaultMonotonicNow(): () => number {
   return typeof performance?.now === "function" ? () => performance.now() : Date.now;
 }
 
-export function retryOptions(options: { backoff?: Partial<BackoffOptions>; random?: () => number; sleep?: (ms: number) => Promise<void>; monotonicNow?: () => number } = {}): RetryOptions {
+export function retryOptions(options: { backoff?: Partial<BackoffOptions>; random?: () => number; sleep?: Sleep; monotonicNow?: () => number } = {}): RetryOptions {
   return {
     backoff: { ...DEFAULT_BACKOFF, ...(options.backoff ?? {}) },
     random: options.random ?? Math.random,
-    sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    sleep: options.sleep ?? abortableSleep,
     monotonicNow: options.monotonicNow ?? defaultMonotonicNow(),
     gate: { until: 0, longestMs: 0 },
   };
@@ -82,10 +89,9 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
     // One wait per attempt: the backoff already covers this call's own Retry-After.
     const ms = Math.max(backoff, gateWaitMs(options));
     if (ms > 0) {
-      const slept = options.sleep(ms);
-      const woken = await unlessAborted(waker ? waker.sleep(slept) : slept.then(() => false), signal);
+      const woken = await wait(ms, options, signal, waker);
       const gateLeft = woken ? gateWaitMs(options) : 0;
-      if (gateLeft > 0) await unlessAborted(options.sleep(gateLeft), signal);
+      if (gateLeft > 0) await wait(gateLeft, options, signal);
     }
     if (signal?.aborted) throw new TidesyncAbortedError();
     const gateSent = options.gate.until;
@@ -106,5 +112,17 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
       onRetry?.(error);
       backoff = backoffDelayMs(attempt, options.backoff, options.random, retryAfter);
     }
+  }
+}
+
+/** Sleeps `ms`; true when `waker` ended it early, TidesyncAbortedError when `signal` did. Either way its sleep is told (and stops its timer). */
+async function wait(ms: number, options: RetryOptions, signal?: AbortSignal, waker?: RetryWaker): Promise<boolean> {
+  const ended = new AbortController();
+  try {
+    const slept = options.sleep(ms, ended.signal);
+    return await unlessAborted(waker ? waker.sleep(slept) : slept.then(() => false), signal);
+  } finally {
+    // Past its time this changes nothing; cut short, the sleep's rejection goes unobserved (nobody waits for it).
+    ended.abort();
   }
 }

@@ -46,7 +46,7 @@ import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
 import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
-import { type RetryOptions, retryOptions, RetryWaker, withRetry } from "./retry.ts";
+import { type RetryOptions, retryOptions, RetryWaker, type Sleep, withRetry } from "./retry.ts";
 import { StoreGuard } from "./store-owner.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
 import {
@@ -112,7 +112,8 @@ export interface TidesyncClientOptions {
   /** Injectable for tests and for platforms without crypto.randomUUID (e.g. expo-crypto). */
   generateId?: () => string;
   random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  /** The retries' wait (default a timer); `ended` aborts when the wait is cut short (close(), a wake): stop the timer then. */
+  sleep?: Sleep;
   /** The clock of lastSyncedAt. */
   now?: () => Date;
   /**

@@ -5,7 +5,7 @@
 // back every later request of the adapter, also the library's own retries,
 // which whole-batch refusals may drop an op (client/batch-refusal.ts), and the
 // guard of an adapter's requests (its database's user; stopping on sign-out).
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { collectionSchemas } from "../../functions/_shared/collections.ts";
 import { DEFAULT_LIMITS } from "../../functions/_shared/limits.ts";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
@@ -181,6 +181,23 @@ describe("ownerGuarded", () => {
     await expect(waiting).rejects.toMatchObject({ code: "ABORTED" });
     await expect(guarded.api.syncChanges()).rejects.toMatchObject({ code: "ABORTED" });
     expect(server.requests).toEqual([]);
+  });
+
+  it("the wait its signal ends stops its timer (a script that closes the adapter exits at once)", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const api = new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => tokenOf(ALICE), fetch: new FakeServer().fetch });
+      const closing = new AbortController();
+      const guarded = ownerGuarded({ api, installationId: INSTALLATION_ID, backoff: { baseMs: 60_000, maxMs: 60_000 }, random: () => 0.5 }, memoryStore(), closing.signal);
+      const waiting = withRetry(() => Promise.reject(new TidesyncNetworkError("NETWORK", "offline")), guarded.retry);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(vi.getTimerCount()).toBe(1);
+      closing.abort();
+      await expect(waiting).rejects.toMatchObject({ code: "ABORTED" });
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

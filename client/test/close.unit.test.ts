@@ -1,11 +1,13 @@
 // Sign-out while a sync runs: client.close() cancels it (a retry's wait, or a
 // request under way) and resolves once it has ended; the queued ops stay, as
-// they were, for the user's next sync of the store.
-import { describe, expect, it } from "vitest";
+// they were, for the user's next sync of the store. Nothing it started keeps
+// running: no timer of a wait it ended, no polling started after it (a Node or
+// Deno script that closes its client exits at once).
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { TidesyncApi } from "../api-client.ts";
 import { TidesyncAbortedError } from "../api-error.ts";
 import { MemoryStorage } from "../storage.ts";
-import { BASE_URL, FakeServer, LIST_ID } from "./fake-server.ts";
+import { BASE_URL, envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 describe("client.close()", () => {
@@ -97,4 +99,48 @@ describe("client.close()", () => {
     expect((await storage.loadState()).outbox).toEqual([]);
     expect(client.pendingOps()).toEqual([]);
   });
+
+  describe("leaves no timer behind", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** A client on the platform's own sleep (its timers faked, to be counted), offline or told to wait. */
+    async function waitingClient(answer: () => Response) {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+      const server = new FakeServer();
+      const { client } = await openClient(server, { sleep: undefined, backoff: { baseMs: 30_000, maxMs: 60_000, maxAttempts: 8 } });
+      await client.refreshSchema();
+      await client.create("tasks", { list_id: LIST_ID, title: "a" });
+      server.script = (request) => (request.path === "/v1/sync/batch" ? answer() : undefined);
+      const failed = expect(client.sync()).rejects.toBeInstanceOf(TidesyncAbortedError);
+      await drained(() => server.batches().length === 1);
+      expect(vi.getTimerCount()).toBe(1); // the wait to retry
+      return { client, failed, server };
+    }
+
+    it("when close() ends a backoff's wait", async () => {
+      const { client, failed } = await waitingClient(() => {
+        throw new TypeError("network down");
+      });
+      await client.close();
+      await failed;
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it("when close() ends the wait of a long Retry-After", async () => {
+      const { client, failed, server } = await waitingClient(() => envelope(503, "UNAVAILABLE", { "retry-after": "3600" }));
+      await client.close();
+      await failed;
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(3600_000);
+      expect(server.batches()).toHaveLength(1);
+    });
+  });
 });
+
+/** Until `condition` holds, then until every promise it set going has settled (turns of the event loop: setImmediate is not faked). */
+async function drained(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,7 +1,8 @@
 // "Sync on reconnect": a sync() made while the running sync sleeps in a
 // retry's backoff wakes it (the retry goes now) instead of queueing behind the
-// sleep; a Retry-After still holds (the server asked to wait).
-import { describe, expect, it } from "vitest";
+// sleep; a Retry-After still holds (the server asked to wait). A wait cut
+// short stops its timer: wake-ups do not pile timers up.
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { envelope, FakeServer, LIST_ID } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
@@ -97,4 +98,62 @@ describe("sync() while a sync waits to retry", () => {
     expect(held.asked).toHaveLength(1);
     await client.close();
   });
+
+  describe("on the platform's own sleep (its timers faked, to be counted)", () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    async function offlineClient(batch: () => Response | undefined) {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+      const server = new FakeServer();
+      const { client } = await openClient(server, { sleep: undefined, backoff: { baseMs: 30_000, maxMs: 60_000, maxAttempts: 8 } });
+      await client.refreshSchema();
+      await client.create("tasks", { list_id: LIST_ID, title: "a" });
+      server.script = (request) => (request.path === "/v1/sync/batch" ? batch() : undefined);
+      return { client, server };
+    }
+
+    it("each wake stops the backoff's timer: reconnects that fail again leave one timer, not one per wake", async () => {
+      let offline = true;
+      const { client, server } = await offlineClient(() => {
+        if (offline) throw new TypeError("offline");
+        return undefined;
+      });
+      const syncs = [client.sync()];
+      await drained(() => server.batches().length === 1);
+      expect(vi.getTimerCount()).toBe(1);
+      for (const attempt of [2, 3, 4]) {
+        syncs.push(client.sync()); // a flaky connection: the app syncs on each reconnect
+        await drained(() => server.batches().length === attempt);
+        expect(vi.getTimerCount()).toBe(1);
+      }
+      offline = false;
+      syncs.push(client.sync());
+      await Promise.all(syncs);
+      expect(client.pendingOps()).toEqual([]);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+
+    it("a wake during a Retry-After sends nothing early and leaves one timer, the Retry-After's", async () => {
+      const { client, server } = await offlineClient(() => (server.batches().length === 1 ? envelope(503, "UNAVAILABLE", { "retry-after": "120" }) : undefined));
+      const first = client.sync();
+      await drained(() => server.batches().length === 1);
+      const second = client.sync();
+      await drained(() => true);
+      expect(vi.getTimerCount()).toBe(1);
+      await vi.advanceTimersByTimeAsync(119_000);
+      expect(server.batches()).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1_000);
+      await Promise.all([first, second]);
+      expect(server.batches()).toHaveLength(2);
+      expect(vi.getTimerCount()).toBe(0);
+    });
+  });
 });
+
+/** Until `condition` holds, then until every promise it set going has settled (turns of the event loop: setImmediate is not faked). */
+async function drained(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+}

@@ -3,6 +3,7 @@ import type { TidesyncApi } from "../../api-client.ts";
 import type { BackoffOptions } from "../../backoff.ts";
 import type { SyncEventListener } from "../../events.ts";
 import type { ConflictHandler } from "../../rebase.ts";
+import type { Sleep } from "../../retry.ts";
 
 export interface AdapterOptions {
   api: TidesyncApi;
@@ -17,7 +18,8 @@ export interface AdapterOptions {
   maxBodyBytes?: number;
   backoff?: Partial<BackoffOptions>;
   random?: () => number;
-  sleep?: (ms: number) => Promise<void>;
+  /** The retries' wait (default a timer); `ended` aborts when the wait is cut short: stop the timer then. */
+  sleep?: Sleep;
   /** Op ids (default crypto.randomUUID); lower-cased. */
   generateId?: () => string;
 }

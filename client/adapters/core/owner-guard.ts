@@ -7,7 +7,7 @@
 // for them, and an earlier account's unsent writes never go out as a later
 // account's with the same id; and nothing is sent once `signal` aborts
 // (WatermelonTidesync.close(), RxDB's cancel()), a request under way is
-// abandoned and the retry waits end.
+// abandoned and the retry waits end (their timers stopped).
 import type { TidesyncApi } from "../../api-client.ts";
 import { unlessAborted } from "../../abortable.ts";
 import { TidesyncAbortedError } from "../../api-error.ts";
@@ -45,6 +45,6 @@ export function ownerGuarded(options: AdapterOptions, store: KeyValueStore, sign
   const { sleep } = retry;
   return {
     api: options.api.guarded({ beforeSend: (user, token, session) => guard.check(user, token, session), signal }),
-    retry: { ...retry, sleep: (ms) => unlessAborted(sleep(ms), signal) },
+    retry: { ...retry, sleep: (ms, ended) => unlessAborted(sleep(ms, ended), signal) },
   };
 }
