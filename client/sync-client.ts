@@ -563,9 +563,11 @@ export class TidesyncClient {
   }
 
   // ---------------------------------------------------------------- the loop
-  /** Runs sync() now and then every `intervalMs` (failures show in the status). */
+  /** Runs sync() now and then every `intervalMs` (failures show in the status); nothing once close() has begun. */
   start(intervalMs = 30_000): void {
     this.stop();
+    // A closed client's timer would refuse every tick and keep the process running for ever.
+    if (this.closing.signal.aborted) return;
     // The timer's sync does not wake a backoff: polling does not say the server is back.
     const tick = () => void this.queueSync(false).catch(() => {});
     tick();
@@ -598,10 +600,11 @@ export class TidesyncClient {
    * polls every `pollIntervalMs` (default 5 minutes) in case a poke is lost.
    * `realtime` is the app's supabase-js client (signed in: Realtime authorizes
    * private channels with the user's token). Returns the function that stops
-   * both; `stop()` stops the polling only.
+   * both; `stop()` stops the polling only. Once close() has begun it joins nothing and polls nothing.
    */
   listen(realtime: RealtimeClientLike, options: PokeListenerOptions & { pollIntervalMs?: number }): () => void {
     this.pokes?.stop();
+    if (this.closing.signal.aborted) return () => {};
     const listener = new PokeListener({
       realtime,
       sync: () => this.sync(),

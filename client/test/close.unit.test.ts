@@ -136,6 +136,17 @@ describe("client.close()", () => {
       await vi.advanceTimersByTimeAsync(3600_000);
       expect(server.batches()).toHaveLength(1);
     });
+
+    it("start() after close() polls nothing", async () => {
+      vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "setInterval", "clearInterval"] });
+      const server = new FakeServer();
+      const { client } = await openClient(server);
+      await client.close();
+      client.start(1_000);
+      expect(vi.getTimerCount()).toBe(0);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(server.requests).toEqual([]);
+    });
   });
 });
 

@@ -3,7 +3,8 @@
 // .on("broadcast", { event }, cb), .subscribe(cb), removeChannel): the device
 // joins its user topic and one private topic per list it holds, follows lists
 // joined and left, pulls once per burst of pokes (debounced), never loses a
-// poke that arrives mid-sync, still polls slowly, and stops cleanly.
+// poke that arrives mid-sync, still polls slowly, and stops cleanly: no timer
+// left once stopped or closed, none started by a listen() after close().
 import type { SupabaseClient } from "@supabase/supabase-js";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type PokeChannel, type PokeMessage, type RealtimeClientLike, scopeTopic, userTopic } from "../realtime-pokes.ts";
@@ -158,5 +159,22 @@ describe("realtime pokes", () => {
     realtime.channels[0].broadcast("poke");
     await vi.advanceTimersByTimeAsync(10 * 60_000);
     expect(pulls()).toBe(before + 1);
+  });
+
+  it("close() leaves no timer (a pull still debounced, the polling) and a listen() after it joins nothing", async () => {
+    const { client, realtime, pulls } = await listening();
+    realtime.on(userTopic(USER)).broadcast("poke");
+    expect(vi.getTimerCount()).toBe(2); // the debounced pull, the polling
+    await client.close();
+    expect(vi.getTimerCount()).toBe(0);
+    expect(realtime.open()).toEqual([]);
+    const before = pulls();
+    const stop = client.listen(realtime, { userId: USER });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
+    expect(realtime.open()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(pulls()).toBe(before);
+    stop();
   });
 });
