@@ -2,8 +2,8 @@
 // scripted fake server: every collection's go in one push, children first, and a send cut
 // short goes again after a restart with the same op_ids in the same order; an order naming
 // a collection that never replicates says so on error$ (awaitInSync rejects) instead of
-// waiting for ever. With the real RxDB and server: tests/integration/adapter-write-order.test.ts.
-import { describe, expect, it } from "vitest";
+// waiting for ever; and no timer of it outlives what it waited for. With the real RxDB and server: tests/integration/adapter-write-order.test.ts.
+import { describe, expect, it, vi } from "vitest";
 import type { SyncOp } from "../../functions/_shared/schemas/sync.ts";
 import type { KeyValueStore } from "../adapters/core/key-value.ts";
 import type { Correction } from "../adapters/core/push-ops.ts";
@@ -26,7 +26,7 @@ function memoryStore(): KeyValueStore {
 }
 
 /** A replication as the order sees it, on `store` (what survives a restart). */
-function replication(server: FakeServer, store: KeyValueStore, events: SyncEvent[], errors: unknown[]) {
+function replication(server: FakeServer, store: KeyValueStore, events: SyncEvent[], errors: unknown[], retryMs = 1) {
   const corrections: Correction[] = [];
   let cancelled = false;
   let pushing: Promise<unknown> = Promise.resolve();
@@ -50,7 +50,7 @@ function replication(server: FakeServer, store: KeyValueStore, events: SyncEvent
     keepCorrections: async (more) => void corrections.push(...more),
     stopped: () => cancelled,
     reportError: (error) => errors.push(error),
-    retryMs: 1,
+    retryMs,
   };
   return { member, corrections, cancel: () => void (cancelled = true) };
 }
@@ -121,4 +121,66 @@ describe("RxdbPushOrder", () => {
     await order.awaitDeletes();
     expect(server.batches()).toHaveLength(1);
   });
+
+  describe("leaves no timer behind", () => {
+    const fakeTimers = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    const realTimers = () => vi.useRealTimers();
+
+    it("the join grace ends once every collection it names joined, or every replication left", () => {
+      fakeTimers();
+      try {
+        const server = new FakeServer();
+        const joined = new RxdbPushOrder(["lists", "tasks"]);
+        joined.join("lists", replication(server, memoryStore(), [], []).member);
+        expect(vi.getTimerCount()).toBe(1); // the grace the others have to join
+        joined.join("tasks", replication(server, memoryStore(), [], []).member);
+        expect(vi.getTimerCount()).toBe(0);
+
+        const left = new RxdbPushOrder(["lists", "tasks"]);
+        const lone = replication(server, memoryStore(), [], []);
+        left.join("lists", lone.member);
+        lone.cancel(); // the database closed before "tasks" replicated: RxDB's cancel(), then leave (as replicateTidesync does)
+        left.leave("lists", lone.member);
+        expect(vi.getTimerCount()).toBe(0);
+      } finally {
+        realTimers();
+      }
+    });
+
+    it("the wait to send the held-back deletes again ends when the replications are cancelled; the next ones send them", async () => {
+      fakeTimers();
+      try {
+        const server = new FakeServer();
+        const store = memoryStore();
+        const held = remove("lists");
+        await store.set(HELD_DELETES_KEY, [held]);
+        server.script = (request) => (request.path === "/v1/sync/batch" ? envelope(503, "UNAVAILABLE") : undefined);
+        const errors: unknown[] = [];
+        const order = new RxdbPushOrder(["lists"]);
+        const first = replication(server, store, [], errors, 60_000);
+        order.join("lists", first.member);
+        order.sendDeletes();
+        await drained(() => errors.length > 0);
+        expect(vi.getTimerCount()).toBe(1); // RxDB's retryTime
+        first.cancel();
+        order.leave("lists", first.member);
+        await drained(() => true);
+        expect(vi.getTimerCount()).toBe(0);
+        const sent = server.batches().length;
+
+        server.script = null;
+        order.join("lists", replication(server, store, [], []).member);
+        await order.awaitDeletes();
+        expect(server.batches().slice(sent).map((batch) => batch.ops)).toEqual([[held]]);
+      } finally {
+        realTimers();
+      }
+    });
+  });
 });
+
+/** Until `condition` holds, then until every promise it set going has settled (turns of the event loop: setImmediate is not faked). */
+async function drained(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+}

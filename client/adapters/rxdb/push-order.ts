@@ -12,6 +12,10 @@
 //   edits before their leaving the list, and an owner's delete of their own
 //   membership shares its batch with the list's delete (a batch of its own
 //   would break list_members_keep_an_owner).
+// Its timers end with what they wait for: the join grace once every
+// collection joined (or none is left), a failed send's wait to try again once
+// a replication is cancelled (the new ones send the deletes).
+import { abortableSleep } from "../../abortable.ts";
 import type { SyncEvent } from "../../events.ts";
 import { serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
@@ -53,6 +57,8 @@ export class RxdbPushOrder {
   private joined: (() => void)[] = [];
   private readonly joinGraceMs: number;
   private graceTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Aborts the wait before a failed send of the held-back deletes is tried again. */
+  private retrying: AbortController | null = null;
   /** Set once a collection it names did not join in time (cleared when it does): held-back deletes cannot go. */
   private missing: Error | null = null;
   /** Woken when `missing` is set. */
@@ -71,13 +77,19 @@ export class RxdbPushOrder {
     if (!this.collections.includes(name)) throw new Error(`RxdbPushOrder: "${name}" is not one of its collections (${this.collections.join(", ")})`);
     this.members.set(name, replication);
     for (const wake of this.joined.splice(0)) wake();
-    if (this.notJoined().length === 0) this.missing = null;
-    else this.graceTimer ??= this.checkJoinedAfterGrace();
+    if (this.notJoined().length === 0) {
+      this.missing = null;
+      this.stopGrace();
+    } else this.graceTimer ??= this.checkJoinedAfterGrace();
   }
 
   /** A cancelled replication leaves (unless a new one of its collection replaced it). */
   leave(name: string, replication: OrderedReplication): void {
-    if (this.members.get(name) === replication) this.members.delete(name);
+    if (this.members.get(name) !== replication) return;
+    this.members.delete(name);
+    // A send to try again is the next replications' (flush sees the cancelled one at once).
+    this.retrying?.abort();
+    if (this.members.size === 0) this.stopGrace();
   }
 
   /** Resolves once the collections whose upserts go before `name`'s are in sync. */
@@ -101,6 +113,11 @@ export class RxdbPushOrder {
       if (this.missing) throw this.missing;
       await Promise.race([this.flushing, new Promise<void>((resolve) => this.stalled.push(resolve))]);
     }
+  }
+
+  private stopGrace(): void {
+    if (this.graceTimer !== null) clearTimeout(this.graceTimer);
+    this.graceTimer = null;
   }
 
   /** The named collections without a running replication. */
@@ -152,7 +169,10 @@ export class RxdbPushOrder {
           // Refused by one cancelled meanwhile (its outbox takes no more work): the check above ends it.
           if (members.some((member) => member.stopped())) continue;
           for (const member of members) member.reportError(error);
-          await new Promise((resolve) => setTimeout(resolve, members[0].retryMs));
+          const retrying = (this.retrying = new AbortController());
+          // Cut short by a replication leaving (TidesyncAbortedError): the check above ends the loop.
+          await abortableSleep(members[0].retryMs, retrying.signal).catch(() => {});
+          if (this.retrying === retrying) this.retrying = null;
         }
       }
     }
