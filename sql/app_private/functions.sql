@@ -759,8 +759,22 @@ begin
                         and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at)));
 end;
 $function$;
-comment on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) is 'The one rule for "an invite code works": p_created_by is an owner of p_list_id who can sign in (app_private.cannot_sign_in), and the session that created it (p_created_session, list_invites.created_session; none for a code written without one) still counts: its auth.sessions row exists for p_created_by and has not ended by time (app_private.session_has_ended, as app_private.session_is_live). redeem_list_invite honours only such codes and the cap of pending invites counts only those (pending_list_invites). Not callable by any API role; reads auth.sessions, so only from the security definer functions that call it.';
+comment on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) is 'The one rule for "an invite code works": p_created_by is an owner of p_list_id who can sign in (app_private.cannot_sign_in), and the session that created it (p_created_session, list_invites.created_session; none for a code written without one) still counts: its auth.sessions row exists for p_created_by and has not ended by time (app_private.session_has_ended, as app_private.session_is_live). redeem_list_invite honours only such codes, and the cap of open invites (refuse_open_invites_over_cap) withdraws the others to make room. Not callable by any API role; reads auth.sessions, so only from the security definer functions that call it.';
 revoke execute on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) from public;
+
+-- function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text)
+CREATE OR REPLACE FUNCTION app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text)
+ RETURNS record
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  -- described says the same as the two lengths: change them together
+  select interval '1 minute', interval '30 days', 'between 1 minute and 30 days'
+$function$;
+comment on function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text) is 'How long an invite may be valid, the one place: from created_at to expires_at at least shortest and at most longest (described: the same in words, for errors). The trigger list_invites_validity_bounded refuses others (23514); public.create_list_invite checks p_valid_for against them first (22023). Shorter than a minute, an invite would leave the cap of open invites at once. Change it by replacing this function in a migration.';
+revoke execute on function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text) from public;
+grant execute on function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text) to authenticated;
 
 -- function app_private.is_another_users_id(p_id uuid)
 CREATE OR REPLACE FUNCTION app_private.is_another_users_id(p_id uuid)
@@ -1178,7 +1192,7 @@ CREATE OR REPLACE FUNCTION app_private.max_pending_invites_per_list()
 AS $function$
   select 100
 $function$;
-comment on function app_private.max_pending_invites_per_list() is 'How many pending (unused, unexpired) invites one list may have: public.create_list_invite refuses more (23514, constraint max_pending_invites_per_list). Change it by replacing this function in a migration.';
+comment on function app_private.max_pending_invites_per_list() is 'How many open (unused, unexpired) invites one list may have: the triggers list_invites_open_capped_on_insert and _on_update refuse more (23514, constraint max_pending_invites_per_list) after withdrawing the list''s codes that no longer work, for every write (public.create_list_invite included). Change it by replacing this function in a migration.';
 revoke execute on function app_private.max_pending_invites_per_list() from public;
 grant execute on function app_private.max_pending_invites_per_list() to authenticated;
 
@@ -1514,26 +1528,6 @@ end;
 $function$;
 comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner who can sign in (app_private.cannot_sign_in: soft-deleted and banned owners do not count) but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members who cannot sign in last and only when the list has no owner at all). Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
 revoke execute on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) from public;
-
--- function app_private.pending_list_invites(p_list_id uuid)
-CREATE OR REPLACE FUNCTION app_private.pending_list_invites(p_list_id uuid)
- RETURNS integer
- LANGUAGE sql
- STABLE SECURITY DEFINER
- SET search_path TO ''
-AS $function$
-  select count(*)::integer
-    from app_private.list_invites i
-   where i.list_id = p_list_id
-     -- only for an owner, who reads the list's invites anyway (their select policy)
-     and p_list_id = any (app_private.my_list_ids('owner'))
-     and i.used_at is null
-     and i.expires_at > now()
-     and app_private.invite_is_honoured(i.list_id, i.created_by, i.created_session)
-$function$;
-comment on function app_private.pending_list_invites(p_list_id uuid) is 'How many of the list''s invites are pending and would be honoured (unused, unexpired, app_private.invite_is_honoured: their creator an owner who can sign in, their creating session still counting): what the cap of create_list_invite counts. 0 unless the caller owns the list. SECURITY DEFINER: whether a creator can sign in and their session counts is read from auth.users and auth.sessions.';
-revoke execute on function app_private.pending_list_invites(p_list_id uuid) from public;
-grant execute on function app_private.pending_list_invites(p_list_id uuid) to authenticated;
 
 -- function app_private.prune_signed_out_devices()
 CREATE OR REPLACE FUNCTION app_private.prune_signed_out_devices()
@@ -2271,6 +2265,27 @@ $function$;
 comment on function app_private.refuse_hidden_scope_history() is 'Trigger (before insert on every scope table, per row; installed by enable_sync): as authenticated, a scope row (a list) created with the id of one that was deleted, while its change entries are kept (retention_days), is refused as that id being taken (23505 on the table''s primary key) unless the caller was a member when it was deleted (their access entry is a grant, or the loss written by the deleting transaction after every row of the scope entered it). Otherwise the new scope''s pulls (a grant lists every entry of the scope) and the sync_records policy would show its creator the ids, versions and times of rows that were in it after them or never theirs. The id of a live scope row the caller is no member of (no granted access entry) is refused the same way, so that an upsert (on conflict do update) is not refused by a policy instead (42501), which would tell a live scope from a deleted one. SECURITY DEFINER: it reads the bookkeeping of every user.';
 revoke execute on function app_private.refuse_hidden_scope_history() from public;
 
+-- function app_private.refuse_invite_validity_out_of_bounds()
+CREATE OR REPLACE FUNCTION app_private.refuse_invite_validity_out_of_bounds()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_bounds record;
+begin
+  select b.shortest, b.longest, b.described into v_bounds from app_private.invite_validity_bounds() b;
+  if new.expires_at - new.created_at not between v_bounds.shortest and v_bounds.longest then
+    raise exception 'an invite must expire % after it is created', v_bounds.described
+      using errcode = 'check_violation', constraint = 'list_invites_validity_bounded',
+            schema = 'app_private', table = 'list_invites';
+  end if;
+  return new;
+end;
+$function$;
+comment on function app_private.refuse_invite_validity_out_of_bounds() is 'Trigger of app_private.list_invites (list_invites_validity_bounded): refuses (23514, constraint list_invites_validity_bounded) an invite whose expires_at is not within app_private.invite_validity_bounds() of its created_at, whoever writes it. Security invoker: it reads nothing but the bounds.';
+revoke execute on function app_private.refuse_invite_validity_out_of_bounds() from public;
+
 -- function app_private.refuse_live_records_over_quota()
 CREATE OR REPLACE FUNCTION app_private.refuse_live_records_over_quota()
  RETURNS trigger
@@ -2298,6 +2313,50 @@ end;
 $function$;
 comment on function app_private.refuse_live_records_over_quota() is 'Trigger of app_private.sync_usage: refuses (23514, constraint max_live_records_per_user) a write as authenticated that takes a user''s live records above app_private.max_live_records_per_user(). The owner and service_role are exempt (bulk imports); a decrease is always allowed.';
 revoke execute on function app_private.refuse_live_records_over_quota() from public;
+
+-- function app_private.refuse_open_invites_over_cap()
+CREATE OR REPLACE FUNCTION app_private.refuse_open_invites_over_cap()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_max constant integer := app_private.max_pending_invites_per_list();
+  v_list uuid;
+  v_open integer;
+  v_withdrawn integer;
+begin
+  -- Lists in id order, each locked before it is counted: the writes of one list
+  -- run in turn (the lock the rpc took before), and two statements that write
+  -- several lists cannot deadlock.
+  for v_list in
+    select distinct n.list_id from new_rows n where n.used_at is null and n.expires_at > now() order by n.list_id
+  loop
+    perform pg_advisory_xact_lock(hashtextextended('app_private.list_invites:' || v_list::text, 0));
+    select count(*)::integer into v_open
+      from app_private.list_invites i
+     where i.list_id = v_list and i.used_at is null and i.expires_at > now();
+    continue when v_open <= v_max;
+    -- Over the cap: the open codes that no longer work (their creator no longer
+    -- an owner who can sign in, their session signed out) make way first, all
+    -- but those this statement wrote.
+    delete from app_private.list_invites i
+     where i.list_id = v_list and i.used_at is null and i.expires_at > now()
+       and i.id not in (select n.id from new_rows n)
+       and not app_private.invite_is_honoured(i.list_id, i.created_by, i.created_session);
+    get diagnostics v_withdrawn = row_count;
+    if v_open - v_withdrawn > v_max then
+      raise exception 'a list has at most % pending invites; they stop counting once used or expired, and those of a former owner, or of one who cannot sign in, do not count', v_max
+        using errcode = 'check_violation', constraint = 'max_pending_invites_per_list',
+              schema = 'app_private', table = 'list_invites';
+    end if;
+  end loop;
+  return null;
+end;
+$function$;
+comment on function app_private.refuse_open_invites_over_cap() is 'Trigger of app_private.list_invites (after each insert and update statement): a list the statement wrote an open (unused, unexpired) invite to keeps at most app_private.max_pending_invites_per_list() open invites. Over it, the list''s open codes that no longer work (not app_private.invite_is_honoured) are withdrawn (deleted; not those the statement wrote), then the statement is refused if still over (23514, constraint max_pending_invites_per_list). Lists are locked in id order (an advisory lock per list) before they are counted. SECURITY DEFINER: whether a code works is read from auth.users and auth.sessions, and the caller may see only its own lists'' invites (only an owner, or the table''s owner, gets this far: RLS refuses other writes first). No API role may call it.';
+revoke execute on function app_private.refuse_open_invites_over_cap() from public;
 
 -- function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)

@@ -39,27 +39,20 @@ AS $function$
 declare
   v_code text := replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
   -- What is checked and what is added: its length in seconds (a month 30
-  -- days, a year 365.25, a day 24 hours). Added as an interval, its months and
-  -- days were calendar ones in the session's time zone: a mix of them passed
-  -- the check with another real validity.
+  -- days, a year 365.25, a day 24 hours), 20261128004600.
   v_seconds numeric := extract(epoch from p_valid_for);
+  v_bounds record;
 begin
   if p_role is null or p_role not in ('owner', 'editor', 'viewer') then
     raise exception 'p_role must be owner, editor or viewer' using errcode = 'invalid_parameter_value';
   end if;
-  -- At least a minute: the cap counts an invite only while it is pending, so
-  -- shorter ones let an owner create rows at the rate of their requests.
-  if v_seconds is null or v_seconds < 60 or v_seconds > 30 * 86400 then
-    raise exception 'p_valid_for must be between 1 minute and 30 days' using errcode = 'invalid_parameter_value';
+  -- The table refuses the same (23514); the parameter is named first.
+  select b.shortest, b.longest, b.described into v_bounds from app_private.invite_validity_bounds() b;
+  if v_seconds is null or v_seconds < extract(epoch from v_bounds.shortest) or v_seconds > extract(epoch from v_bounds.longest) then
+    raise exception 'p_valid_for must be %', v_bounds.described using errcode = 'invalid_parameter_value';
   end if;
-  -- One create of a list's invites at a time, so that two cannot pass the cap together.
-  perform pg_advisory_xact_lock(hashtextextended('app_private.list_invites:' || p_list_id::text, 0));
-  -- Only codes that redeem would honour count (a non-owner counts none, and the insert below refuses them).
-  if app_private.pending_list_invites(p_list_id) >= app_private.max_pending_invites_per_list() then
-    raise exception 'a list has at most % pending invites; they stop counting once used or expired, and those of a former owner, or of one who cannot sign in, do not count', app_private.max_pending_invites_per_list()
-      using errcode = 'check_violation', constraint = 'max_pending_invites_per_list';
-  end if;
-  -- As the caller: the insert policy lets only an owner of the list through.
+  -- As the caller: the insert policy lets only an owner of the list through,
+  -- and the table caps its open invites (list_invites_open_capped_on_insert).
   insert into app_private.list_invites (list_id, role, code_sha256, expires_at)
   values (p_list_id, p_role, sha256(convert_to(v_code, 'UTF8')), now() + make_interval(secs => v_seconds));
   return v_code;
@@ -69,6 +62,6 @@ exception
     raise exception 'no such list, or you are not its owner' using errcode = 'insufficient_privilege';
 end;
 $function$;
-comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for the length of p_valid_for (default 7 days; extract(epoch from p_valid_for): a month counts 30 days, a year 365.25, a day 24 hours; at least 1 minute and at most 30 days, else 22023) and while the calling session counts (list_invites.created_session: signing it out withdraws the code); at most app_private.max_pending_invites_per_list() pending invites per list that would be honoured (app_private.pending_list_invites: their creator still an owner who can sign in, their session still counting; 23514). One that expires unused is deleted by the next run of app_private.purge_sync_retention.';
+comment on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) is 'Data API: an owner creates a single-use invite code (64 hex characters) to the list with the given role (owner, editor, viewer; any other is 22023), valid for the length of p_valid_for (default 7 days; extract(epoch from p_valid_for): a month counts 30 days, a year 365.25, a day 24 hours; within app_private.invite_validity_bounds(), 1 minute to 30 days, else 22023) and while the calling session counts (list_invites.created_session: signing it out withdraws the code); at most app_private.max_pending_invites_per_list() open invites per list, kept by the table (23514; codes that no longer work are withdrawn to make room). One that expires unused is deleted by the next run of app_private.purge_sync_retention.';
 revoke execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) from public;
 grant execute on function public.create_list_invite(p_list_id uuid, p_role text, p_valid_for interval) to authenticated;

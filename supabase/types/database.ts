@@ -952,6 +952,10 @@ export type Database = {
         };
         Returns: boolean;
       };
+      "invite_validity_bounds": {
+        Args: Record<PropertyKey, never>;
+        Returns: Record<string, unknown>;
+      };
       "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };
       "list_has_members": { Args: { "p_list_id": string }; Returns: boolean };
       "live_uid": { Args: Record<PropertyKey, never>; Returns: string };
@@ -1111,10 +1115,6 @@ export type Database = {
       };
       "pass_lists_to_successors": {
         Args: { "p_leaving": string; "p_lists": (string)[] };
-        Returns: number;
-      };
-      "pending_list_invites": {
-        Args: { "p_list_id": string };
         Returns: number;
       };
       "purge_account": {

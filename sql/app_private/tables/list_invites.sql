@@ -81,3 +81,11 @@ grant select (created_by) on table app_private.list_invites to authenticated;
 grant select (created_at) on table app_private.list_invites to authenticated;
 grant insert, select (expires_at) on table app_private.list_invites to authenticated;
 grant select (used_at) on table app_private.list_invites to authenticated;
+
+-- triggers
+CREATE TRIGGER list_invites_open_capped_on_insert AFTER INSERT ON app_private.list_invites REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_open_invites_over_cap();
+comment on trigger list_invites_open_capped_on_insert on app_private.list_invites is 'A list keeps at most app_private.max_pending_invites_per_list() open invites, however they are inserted (app_private.refuse_open_invites_over_cap).';
+CREATE TRIGGER list_invites_open_capped_on_update AFTER UPDATE ON app_private.list_invites REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_open_invites_over_cap();
+comment on trigger list_invites_open_capped_on_update on app_private.list_invites is 'Nor does an update reopen or move invites past it (app_private.refuse_open_invites_over_cap; a redeem, which closes one, counts nothing).';
+CREATE TRIGGER list_invites_validity_bounded BEFORE INSERT OR UPDATE OF created_at, expires_at ON app_private.list_invites FOR EACH ROW EXECUTE FUNCTION app_private.refuse_invite_validity_out_of_bounds();
+comment on trigger list_invites_validity_bounded on app_private.list_invites is 'An invite expires within app_private.invite_validity_bounds() of its creation, however it is written (a direct insert as authenticated included).';

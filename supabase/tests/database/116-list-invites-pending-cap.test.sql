@@ -1,7 +1,8 @@
 -- A list holds at most app_private.max_pending_invites_per_list() pending
 -- invites (migration 20261127000520): the next create_list_invite is refused
 -- with 23514; withdrawn, used and expired invites do not count, nor those of
--- a creator who is no longer an owner (redeem refuses them; 20261127001400);
+-- a creator who is no longer an owner (redeem refuses them; 20261127001400),
+-- which the next create over the cap withdraws (20261128005000);
 -- a non-owner gets the same answer as always, full list or not.
 begin;
 select plan(12);
@@ -61,7 +62,7 @@ select tests.authenticate_as('cap_owner');
 select lives_ok($$ select public.create_list_invite('f2000000-0000-4000-8000-000000000002', 'viewer') $$,
   'once they left, the remaining owner invites again');
 select results_eq($$ select count(*)::int from app_private.list_invites where list_id = 'f2000000-0000-4000-8000-000000000002' and used_at is null $$,
-  array[101], 'the former owner''s 100 codes are still there, just not counted');
+  array[1], 'the former owner''s 100 dead codes were withdrawn to make room (20261128005000), not just left uncounted');
 
 select * from finish();
 rollback;

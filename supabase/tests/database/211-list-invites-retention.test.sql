@@ -15,7 +15,7 @@ insert into public.lists (id, title, created_by) values ('f3000000-0000-4000-800
 insert into app_private.list_invites (id, list_id, role, code_sha256, created_by, created_at, expires_at, used_at, used_by) values
   ('f3000000-0000-4000-8000-00000000000a', 'f3000000-0000-4000-8000-000000000001', 'viewer', sha256('a'::bytea), tests.get_supabase_uid('inv_retention_owner'), '2029-11-01', '2029-11-08', '2029-11-02', tests.get_supabase_uid('inv_retention_joiner')),
   ('f3000000-0000-4000-8000-00000000000b', 'f3000000-0000-4000-8000-000000000001', 'viewer', sha256('b'::bytea), tests.get_supabase_uid('inv_retention_owner'), '2029-11-01', '2029-11-08', null, null),
-  ('f3000000-0000-4000-8000-00000000000c', 'f3000000-0000-4000-8000-000000000001', 'viewer', sha256('c'::bytea), tests.get_supabase_uid('inv_retention_owner'), '2029-11-01', '2029-12-20', '2029-12-10', tests.get_supabase_uid('inv_retention_joiner')),
+  ('f3000000-0000-4000-8000-00000000000c', 'f3000000-0000-4000-8000-000000000001', 'viewer', sha256('c'::bytea), tests.get_supabase_uid('inv_retention_owner'), '2029-11-25', '2029-12-20', '2029-12-10', tests.get_supabase_uid('inv_retention_joiner')),
   ('f3000000-0000-4000-8000-00000000000d', 'f3000000-0000-4000-8000-000000000001', 'viewer', sha256('d'::bytea), tests.get_supabase_uid('inv_retention_owner'), '2029-11-20', '2029-12-05', null, null),
   ('f3000000-0000-4000-8000-00000000000e', 'f3000000-0000-4000-8000-000000000001', 'viewer', sha256('e'::bytea), tests.get_supabase_uid('inv_retention_owner'), '2029-12-30', '2030-01-05', null, null);
 
