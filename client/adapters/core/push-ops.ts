@@ -15,7 +15,13 @@
 // - batches respect the op count and body size limits, and a list's delete
 //   ends a batch that puts a record in a list (client/batching.ts); a rebased
 //   op takes its original's place, ahead of the ops after it (client/outbox.ts);
-//   retries the backoff and Retry-After.
+//   retries the backoff and Retry-After;
+// - a push cut short after some of its batches were answered (the network
+//   drops, a 5xx) keeps those answers: the library still hands their changes
+//   over (it records a push only once the whole push is answered), and the
+//   answered ops stand for them (pushedOps: nothing is planned again, so no
+//   conflict or rejection is told twice), and the push that completes it
+//   returns their corrections with its own.
 // What the local database must show afterwards comes back as `corrections`.
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
@@ -30,6 +36,10 @@ import { listedRecord } from "./pull-page.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
 
 const SENT_KEY = "tidesync.sent_ops";
+/** The ops answered so far by a push cut short, until a push completes (their changes are still handed over). */
+const ANSWERED_KEY = "tidesync.answered_ops";
+/** The corrections of those answers (told already: the push that completes it returns them). */
+const ANSWERED_CORRECTIONS_KEY = "tidesync.answered_corrections";
 
 export interface PushContext {
   api: TidesyncApi;
@@ -80,13 +90,22 @@ export interface PushResult {
   duplicates: number;
   conflicts: number;
   rejected: number;
-  /** Records whose local state the push's answers overrule (rejected ops, lost conflicts). */
+  /** Records whose local state the push's answers overrule (rejected ops, lost conflicts), those of an earlier attempt cut short included. */
   corrections: Correction[];
 }
 
 /** The ops sent and not yet answered, oldest first. */
 export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
   return (await store.get<SyncOp[]>(SENT_KEY)) ?? [];
+}
+
+/**
+ * The ops of the push under way, to plan the library's changes against (planOps): those a push cut
+ * short had answered (the library hands their changes over again: told already, not to be sent
+ * again), then the unanswered ones.
+ */
+export async function pushedOps(store: KeyValueStore): Promise<SyncOp[]> {
+  return [...((await store.get<SyncOp[]>(ANSWERED_KEY)) ?? []), ...(await unansweredOps(store))];
 }
 
 /**
@@ -102,11 +121,15 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   let queue = [...unanswered, ...newOps];
   if (newOps.length > 0) await store.set(SENT_KEY, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
+  // A push cut short: what its answered batches told goes on from there.
+  let answered = (await store.get<SyncOp[]>(ANSWERED_KEY)) ?? [];
+  let kept = answered.length > 0;
   const corrections = new Map<string, Correction>();
+  for (const correction of (await store.get<Correction[]>(ANSWERED_CORRECTIONS_KEY)) ?? []) corrections.set(`${correction.collection}/${correction.id}`, correction);
   /** The server's record as this push's answers last showed it (null: none the user can see). */
   const shown = new Map<string, SyncRecord | null>();
   /** Records the server may hold though the adapter knows no version of them: sent before, or applied now. */
-  const maybeStored = new Set(unanswered.map((op) => `${op.collection}/${op.record_id}`));
+  const maybeStored = new Set([...answered, ...unanswered].map((op) => `${op.collection}/${op.record_id}`));
   const size = new BatchSize(context.bounds.maxOps);
 
   while (queue.length > 0) {
@@ -132,7 +155,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     if (results.length !== batch.length || results.some((r, i) => r.op_id !== batch[i].op_id)) {
       throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
     }
-    const answered = new Set(batch.map((op) => op.op_id));
+    const answeredIds = new Set(batch.map((op) => op.op_id));
     const rebased: SyncOp[] = [];
     const appliedUpserts: AppliedUpsert[] = [];
     for (const [i, answer] of results.entries()) {
@@ -183,9 +206,21 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     // Later ops of a record whose op was refused stay: a field they set that nobody else changed is
     // applied, one that clashes is answered conflict in turn (and reported), as within one batch.
     // The batch was the queue's head: its rebased ops take its place, ahead of the ops after it.
-    queue = [...rebased, ...queue.filter((op) => !answered.has(op.op_id))];
+    queue = [...rebased, ...queue.filter((op) => !answeredIds.has(op.op_id))];
     if (appliedUpserts.length > 0) await context.onApplied?.(appliedUpserts);
+    // Kept before the ops leave the outbox, while batches remain (a failure may cut the push short there).
+    answered = [...answered, ...batch];
+    if (queue.length > 0) {
+      kept = true;
+      await store.set(ANSWERED_CORRECTIONS_KEY, [...corrections.values()]);
+      await store.set(ANSWERED_KEY, answered);
+    }
     await store.set(SENT_KEY, queue);
+  }
+  // Every op is answered: the library records the push, its changes are no longer handed over.
+  if (kept) {
+    await store.set(ANSWERED_KEY, []);
+    await store.set(ANSWERED_CORRECTIONS_KEY, []);
   }
   result.corrections = [...corrections.values()];
   return result;

@@ -15,6 +15,9 @@
 //   loop, until 429); the documents they touched get the server's state by
 //   the next pull, like any remote change (asked for on the pull stream once
 //   RxDB has recorded the push, else it would skip them as locally changed).
+//   A push cut short after some batches were answered is retried by RxDB
+//   with all its rows: the answered ops stand for those (not sent, nor told,
+//   again), and their corrections come with the push that completes it.
 // - A page pulled while a push is under way may list a record of the push in
 //   its new state (read after the push's commit): RxDB skips it (the document
 //   still differs from the master state it assumes) and moves its checkpoint
@@ -48,7 +51,7 @@ import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
 import { Mutex } from "../../mutex.ts";
-import { type Correction, type PushContext, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type Correction, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
 import { HELD_DELETES_KEY, type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
@@ -266,7 +269,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
       });
       await exclusive(async () => {
         const held = (await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? [];
-        const ops = planOps([...(await unansweredOps(store)), ...held], changes, newId);
+        // RxDB hands the rows of a push that failed over again, also those whose ops were answered (pushedOps).
+        const ops = planOps([...(await pushedOps(store)), ...held], changes, newId);
         // A delete waits, and so does a later write of its record (re-created since): behind it.
         const waiting = new Set(held.map((op) => op.record_id));
         const later = ops.filter((op) => op.type === "delete" || waiting.has(op.record_id));

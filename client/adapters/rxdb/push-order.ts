@@ -20,7 +20,7 @@ import type { SyncEvent } from "../../events.ts";
 import { serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
 import { orderOps, sendPhase } from "../core/op-order.ts";
-import { type Correction, type PushContext, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type Correction, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
 import type { SyncOp } from "../../../functions/_shared/schemas/sync.ts";
 
 /** A collection's deletes (and later writes of their records) held back, in its store, until every collection's upserts are on the server. */
@@ -188,8 +188,8 @@ export class RxdbPushOrder {
       for (const [i, member] of members.entries()) contexts.set(this.collections[i], await member.pushContext());
       const contextOf = (collection: string) => contexts.get(collection) ?? contexts.get(this.collections[0])!;
       const outbox = outboxAcross(new Map(members.map((member, i) => [this.collections[i], member.store])), this.collections);
-      // A send cut short left some in the outboxes: they go again first, with their op_ids.
-      const sent = new Set((await unansweredOps(outbox)).map((op) => op.op_id));
+      // A send cut short left some in the outboxes: they go again first, with their op_ids; those it had answered, not again.
+      const sent = new Set((await pushedOps(outbox)).map((op) => op.op_id));
       const result = await pushOps({
         ...contextOf(this.collections[0]),
         store: outbox,
@@ -213,7 +213,8 @@ function eventCollection(event: SyncEvent): string {
 /**
  * The outboxes of several collections as the one pushOps keeps: each op stays in its collection's
  * store (a restart finds it there); read together in the order they are sent (orderOps, which
- * orders the collections' parts of an ordered list as it was).
+ * orders the collections' parts of an ordered list as it was). The corrections pushOps keeps for a
+ * push cut short are split and joined the same way (by collection; each's order kept).
  */
 function outboxAcross(stores: ReadonlyMap<string, KeyValueStore>, collections: readonly string[]): KeyValueStore {
   return {

@@ -8,6 +8,9 @@
 //   put back to the server's state, a record the user cannot see leaves.
 //   The local database is corrected by a second `synchronize()` whose pull
 //   carries those records, so Watermelon applies them like any remote change.
+//   A push cut short after some batches were answered leaves every record
+//   dirty: the answered ops stand for those changes (not sent, nor told,
+//   again), and their corrections come with the push that completes it.
 // - The base of an edit is the record's server version column as it was when
 //   the edit began: a remote change pulled into a record with unpushed
 //   changes keeps the old version (conflictResolver below), so a same-field
@@ -60,7 +63,7 @@ import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
 import { jsonEqual } from "../../rebase.ts";
-import { type AppliedUpsert, type Correction, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type AppliedUpsert, type Correction, pushedOps, pushOps, unansweredOps } from "../core/push-ops.ts";
 import type { RetryOptions } from "../../retry.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta } from "../core/server-meta.ts";
@@ -323,7 +326,8 @@ export class WatermelonTidesync {
         local.push({ collection: table, id, type: "delete", baseVersion });
       }
     }
-    const newOps = orderOps(planOps(await unansweredOps(this.store), local, this.newId), this.options.tables);
+    // Against the ops already pushed: a push cut short left Watermelon's changes dirty, its answered ones included.
+    const newOps = orderOps(planOps(await pushedOps(this.store), local, this.newId), this.options.tables);
     const result = await pushOps({
       api: this.api,
       installationId: this.options.installationId,
