@@ -1,7 +1,7 @@
 // The pure parts the WatermelonDB and RxDB adapters share (client/adapters/core):
 // the order a push's ops are sent in (upserts parents first, then deletes
 // children first), which ops a retried push sends (the unanswered ones, never again as new
-// ops), ids the server would not return as they are, Retry-After holding
+// ops; those a push cut short had answered, not at all), ids the server would not return as they are, Retry-After holding
 // back every later request of the adapter, also the library's own retries,
 // which whole-batch refusals may drop an op (client/batch-refusal.ts), and the
 // guard of an adapter's requests (its database's user; stopping on sign-out).
@@ -15,11 +15,11 @@ import { TidesyncApiError, TidesyncNetworkError } from "../api-error.ts";
 import { OWNER_KEY, ownerGuarded } from "../adapters/core/owner-guard.ts";
 import { orderOps, sendPhase } from "../adapters/core/op-order.ts";
 import { planOps, unsendableId } from "../adapters/core/plan-ops.ts";
-import { type AppliedUpsert, type PushContext, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
+import { type AppliedUpsert, type PushContext, pushedOps, pushOps, unansweredOps } from "../adapters/core/push-ops.ts";
 import { batchBoundsOf } from "../batching.ts";
 import type { SyncEvent } from "../events.ts";
 import { retryOptions, withRetry } from "../retry.ts";
-import { BASE_URL, envelope, FakeServer, INSTALLATION_ID } from "./fake-server.ts";
+import { BASE_URL, envelope, FakeServer, INSTALLATION_ID, json } from "./fake-server.ts";
 import { tokenOf } from "./tokens.ts";
 
 const ID = "5b1f4c1e-8a83-4f5e-9d7e-0d3c2b1a0f9e";
@@ -385,5 +385,45 @@ describe("pushOps: the records upserts wrote", () => {
     const once = { applied: [record(created, "new"), record(existing, "edited")], stillStored: [created, existing] };
     expect(told).toEqual([once, once]);
     expect(await unansweredOps(context.store)).toEqual([]);
+  });
+});
+
+describe("pushOps: a push cut short after a batch was answered", () => {
+  it("keeps that batch's ops for planning (pushedOps) and its corrections for the push that completes it; another way of pushing from the store (answeredKey) completing meanwhile keeps them too", async () => {
+    const server = new FakeServer();
+    const [rejected, later, other] = [newId(), newId(), newId()];
+    let cut = false;
+    server.script = (request) => {
+      if (request.path !== "/v1/sync/batch") return undefined;
+      if (cut) throw new TypeError("fetch failed");
+      const [op] = (request.body as { ops: SyncOp[] }).ops;
+      if (op.record_id !== rejected) return undefined;
+      cut = true;
+      return json(200, { results: [{ op_id: op.op_id, status: "rejected", error: { code: "FORBIDDEN", message: "scripted" } }], server_time: new Date().toISOString() });
+    };
+    const events: SyncEvent[] = [];
+    const context: PushContext = {
+      api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
+      installationId: INSTALLATION_ID,
+      store: memoryStore(),
+      retry: retryOptions({ sleep: async () => {}, backoff: { maxAttempts: 1 } }),
+      newId,
+      emit: (event) => events.push(event),
+      bounds: { maxOps: 1, maxBodyBytes: 1_000_000 },
+    };
+    const create = (id: string): SyncOp => ({ op_id: newId(), collection: "tasks", record_id: id, type: "upsert", base_version: null, data: { title: id } });
+    const first = [create(rejected), create(later)];
+    await expect(pushOps(context, first)).rejects.toMatchObject({ code: "NETWORK" });
+    // The library hands both changes over again: only the unanswered one is still to go.
+    expect(await pushedOps(context.store)).toEqual(first);
+    expect(await unansweredOps(context.store)).toEqual([first[1]]);
+    cut = false;
+    server.script = null;
+    expect(await pushOps({ ...context, answeredKey: "tidesync.other_path" }, [create(other)])).toMatchObject({ applied: 2, corrections: [] });
+    expect(await pushedOps(context.store)).toEqual([first[0]]);
+    expect(await pushOps(context, planOps(await pushedOps(context.store), [{ collection: "tasks", id: rejected, type: "upsert", data: { title: rejected }, baseVersion: null }], newId)))
+      .toMatchObject({ applied: 0, rejected: 0, corrections: [{ collection: "tasks", id: rejected, record: null }] });
+    expect(events.filter((event) => event.type === "op_rejected")).toHaveLength(1);
+    expect(await pushedOps(context.store)).toEqual([]);
   });
 });

@@ -36,10 +36,12 @@ import { listedRecord } from "./pull-page.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
 
 const SENT_KEY = "tidesync.sent_ops";
-/** The ops answered so far by a push cut short, until a push completes (their changes are still handed over). */
+/**
+ * The ops answered so far by a push cut short, until a push completes (their changes are still
+ * handed over); under `.corrections`, their corrections (told already: the push that completes it
+ * returns them).
+ */
 const ANSWERED_KEY = "tidesync.answered_ops";
-/** The corrections of those answers (told already: the push that completes it returns them). */
-const ANSWERED_CORRECTIONS_KEY = "tidesync.answered_corrections";
 
 export interface PushContext {
   api: TidesyncApi;
@@ -66,6 +68,11 @@ export interface PushContext {
   neverStored?: ReadonlySet<string>;
   /** Changes per page of such a look-up: the adapter's pull limit (at most max_pull_limit). */
   pullLimit?: number;
+  /**
+   * Where a push cut short keeps its answers (default ANSWERED_KEY): one key for each way of pushing
+   * from the store, so that one's completed push does not drop another's answers still to complete.
+   */
+  answeredKey?: string;
 }
 
 /**
@@ -104,8 +111,8 @@ export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
  * short had answered (the library hands their changes over again: told already, not to be sent
  * again), then the unanswered ones.
  */
-export async function pushedOps(store: KeyValueStore): Promise<SyncOp[]> {
-  return [...((await store.get<SyncOp[]>(ANSWERED_KEY)) ?? []), ...(await unansweredOps(store))];
+export async function pushedOps(store: KeyValueStore, answeredKey = ANSWERED_KEY): Promise<SyncOp[]> {
+  return [...((await store.get<SyncOp[]>(answeredKey)) ?? []), ...(await unansweredOps(store))];
 }
 
 /**
@@ -122,10 +129,11 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   if (newOps.length > 0) await store.set(SENT_KEY, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   // A push cut short: what its answered batches told goes on from there.
-  let answered = (await store.get<SyncOp[]>(ANSWERED_KEY)) ?? [];
+  const answeredKey = context.answeredKey ?? ANSWERED_KEY;
+  let answered = (await store.get<SyncOp[]>(answeredKey)) ?? [];
   let kept = answered.length > 0;
   const corrections = new Map<string, Correction>();
-  for (const correction of (await store.get<Correction[]>(ANSWERED_CORRECTIONS_KEY)) ?? []) corrections.set(`${correction.collection}/${correction.id}`, correction);
+  for (const correction of (await store.get<Correction[]>(`${answeredKey}.corrections`)) ?? []) corrections.set(`${correction.collection}/${correction.id}`, correction);
   /** The server's record as this push's answers last showed it (null: none the user can see). */
   const shown = new Map<string, SyncRecord | null>();
   /** Records the server may hold though the adapter knows no version of them: sent before, or applied now. */
@@ -212,15 +220,15 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     answered = [...answered, ...batch];
     if (queue.length > 0) {
       kept = true;
-      await store.set(ANSWERED_CORRECTIONS_KEY, [...corrections.values()]);
-      await store.set(ANSWERED_KEY, answered);
+      await store.set(`${answeredKey}.corrections`, [...corrections.values()]);
+      await store.set(answeredKey, answered);
     }
     await store.set(SENT_KEY, queue);
   }
   // Every op is answered: the library records the push, its changes are no longer handed over.
   if (kept) {
-    await store.set(ANSWERED_KEY, []);
-    await store.set(ANSWERED_CORRECTIONS_KEY, []);
+    await store.set(answeredKey, []);
+    await store.set(`${answeredKey}.corrections`, []);
   }
   result.corrections = [...corrections.values()];
   return result;

@@ -25,6 +25,8 @@ import type { SyncOp } from "../../../functions/_shared/schemas/sync.ts";
 
 /** A collection's deletes (and later writes of their records) held back, in its store, until every collection's upserts are on the server. */
 export const HELD_DELETES_KEY = "tidesync.held_deletes";
+/** What a send of them cut short had answered (apart from a push handler's: either completes on its own). */
+const HELD_ANSWERED_KEY = "tidesync.held_deletes.answered";
 
 /** How long after a replication joins the others it names may take to join, before the order says one is missing. */
 const JOIN_GRACE_MS = 10_000;
@@ -189,10 +191,11 @@ export class RxdbPushOrder {
       const contextOf = (collection: string) => contexts.get(collection) ?? contexts.get(this.collections[0])!;
       const outbox = outboxAcross(new Map(members.map((member, i) => [this.collections[i], member.store])), this.collections);
       // A send cut short left some in the outboxes: they go again first, with their op_ids; those it had answered, not again.
-      const sent = new Set((await pushedOps(outbox)).map((op) => op.op_id));
+      const sent = new Set((await pushedOps(outbox, HELD_ANSWERED_KEY)).map((op) => op.op_id));
       const result = await pushOps({
         ...contextOf(this.collections[0]),
         store: outbox,
+        answeredKey: HELD_ANSWERED_KEY,
         emit: (event) => contextOf(eventCollection(event)).emit(event),
         onConflict: (conflict) => (contextOf(conflict.op.collection).onConflict ?? serverWinsPerField)(conflict),
       }, orderOps(held.flat().filter((op) => !sent.has(op.op_id)), this.collections));
