@@ -273,8 +273,11 @@ export function operationCases(ctx: FuzzContext, op: Operation): fc.Arbitrary<Fu
   // ---- valid parts -------------------------------------------------------
   const validBody: fc.Arbitrary<Json> = op.body ? schemaArbitrary(ctx.doc, op.body.schema, 0, ctx.hints) : fc.constant(undefined);
 
+  // A collection's name (GET /v1/sync/records/{collection}/{id}) is one GET /v1/meta lists; any other parameter is an id.
   const validPathValue = (name: string): fc.Arbitrary<string> =>
-    ctx.ids.own.length > 0 ? fc.oneof(fc.constantFrom(...ctx.ids.own), fc.uuid({ version: 4 })) : fc.uuid({ version: 4 });
+    /collection/i.test(name) && ctx.collections.length > 0
+      ? fc.constantFrom(...ctx.collections)
+      : ctx.ids.own.length > 0 ? fc.oneof(fc.constantFrom(...ctx.ids.own), fc.uuid({ version: 4 })) : fc.uuid({ version: 4 });
   const validPath: fc.Arbitrary<Record<string, string>> = fc.record(
     Object.fromEntries(op.pathParams.map((p) => [p.name, validPathValue(p.name)])),
   );

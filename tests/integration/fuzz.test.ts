@@ -21,6 +21,10 @@ it(`every answer to ${runs} generated inputs (seed ${seed}) is a documented stat
     webhookSecret: stack.functionsEnv.TIDESYNC_RELEASES_WEBHOOK_SECRET,
   });
   expect(ctx.operations.map((op) => op.name)).toContain("GET /api/v1/meta");
+  // The sync routes, the read of one record among them (a collection from GET /v1/meta and an id in its path).
+  expect(ctx.operations.map((op) => op.name)).toEqual(expect.arrayContaining([
+    "GET /api/v1/sync/changes", "POST /api/v1/sync/batch", "GET /api/v1/sync/records/{collection}/{id}",
+  ]));
   // The test-build routes are among them: CI's (signed) and the apps' (bearer, Expo headers).
   expect(ctx.operations.map((op) => op.name)).toEqual(expect.arrayContaining([
     "POST /api/v1/releases", "PATCH /api/v1/releases/{id}", "GET /api/v1/releases/check",

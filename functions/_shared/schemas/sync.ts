@@ -1,7 +1,7 @@
 // Wire shapes of the sync API (api-v1.md: POST /v1/sync/batch, GET
 // /v1/sync/changes), shared by the function, the client and the tests.
 import { z } from "zod";
-import { fieldDetailSchema } from "../errors.ts";
+import { type FieldDetail, fieldDetailSchema } from "../errors.ts";
 import { isUuid, uuidSchema } from "../uuid.ts";
 import { serverTimeSchema } from "./server-time.ts";
 
@@ -198,17 +198,22 @@ export function changesQuerySchemaFor(bounds: ChangesQueryBounds, knownCollectio
         }
         const unknown = known === null ? [] : distinct.filter((name) => !known.has(name));
         if (unknown.length > 0) {
-          ctx.addIssue({
-            code: "custom",
-            message: `unknown collection${unknown.length > 1 ? "s" : ""} ${unknown.map((name) => JSON.stringify(name.slice(0, 64))).join(", ")}`,
-            params: { code: "unknown_collection" },
-          });
+          addUnknownCollections(ctx, unknown);
           return z.NEVER;
         }
         return distinct;
       })
       .optional()
       .describe(`comma-separated collection names to pull, at most ${bounds.max_collections_per_pull} (limits.max_collections_per_pull); absent → all; a cursor works only with the filter it was issued for`),
+  });
+}
+
+/** The issue of collection names this server does not sync (detail code `unknown_collection`). */
+function addUnknownCollections(ctx: z.core.$RefinementCtx, unknown: readonly string[]): void {
+  ctx.addIssue({
+    code: "custom",
+    message: `unknown collection${unknown.length > 1 ? "s" : ""} ${unknown.map((name) => JSON.stringify(name.slice(0, 64))).join(", ")}`,
+    params: { code: "unknown_collection" },
   });
 }
 
@@ -230,3 +235,32 @@ export const changesResponseSchema = z.object({
   server_time: serverTimeSchema,
 });
 export type ChangesResponse = z.infer<typeof changesResponseSchema>;
+
+// ------------------------------------------ GET /v1/sync/records/{collection}/{id}
+
+/**
+ * The path of one record's read for a deployment's collections (`knownCollections: null` leaves
+ * names unchecked); the id parses lower-cased. Its answer is a syncRecordSchema: the record as a
+ * pull lists it (docs/sync.md, "Read one record").
+ */
+export function recordParamsSchemaFor(knownCollections: readonly string[] | null) {
+  const known = knownCollections === null ? null : new Set(knownCollections);
+  return z.strictObject({
+    collection: z.string().superRefine((name, ctx) => {
+      if (known !== null && !known.has(name)) addUnknownCollections(ctx, [name]);
+    }).describe("a synced collection (GET /v1/meta lists them)"),
+    id: uuidSchema.describe("the record's id (uuid), compared and returned lowercase"),
+  });
+}
+
+/**
+ * The one detail of its 404 NOT_FOUND, the same for an unknown id and a record the caller may not
+ * see: it tells that answer from a server's "no such route" (one from before this route), which
+ * carries none, so that a client can tell "no record" from "ask another way".
+ */
+export const RECORD_NOT_FOUND_DETAIL: FieldDetail = { field: "/id", code: "not_found", message: "no record of this id that you can see" };
+
+/** Whether a NOT_FOUND's details are GET /v1/sync/records' (no such record), not an unknown route's. */
+export function isRecordNotFound(details: readonly FieldDetail[] | undefined): boolean {
+  return details?.some((d) => d.field === RECORD_NOT_FOUND_DETAIL.field && d.code === RECORD_NOT_FOUND_DETAIL.code) === true;
+}

@@ -1,5 +1,6 @@
-// How every operation validates its request (app.openapi, validateRequests): its query and its
-// declared JSON body, by the route's schemas, failures answered 400 VALIDATION_FAILED.
+// How every operation validates its request (app.openapi, validateRequests): its path
+// parameters, its query and its declared JSON body, by the route's schemas, failures answered
+// 400 VALIDATION_FAILED.
 //
 // The query (api-v1.md: VALIDATION_FAILED covers unexpected fields;
 // docs/errors.md#query-parameters): every operation refuses a query parameter
@@ -15,6 +16,8 @@
 // the query's validator is the route's own middleware instead: requireUser
 // runs it between the token and the budget, and a route without requireUser
 // runs it after its other middleware, where @hono/zod-openapi would have.
+// The path parameters are the request line too (GET /v1/sync/records/{collection}/{id}): checked
+// with the query, ahead of it, on the same terms.
 //
 // The body: a declared JSON body's validator is the route's own too, for one
 // rule about which bodies are JSON: the route's body middleware checks the
@@ -41,7 +44,7 @@ export function strictQuery(query: Query): z.ZodObject {
   return query._zod.def.catchall === undefined ? query.strict() : query;
 }
 
-/** Validates the request's query (c.req.valid("query")), once however often called; a refused one throws 400. */
+/** Validates the request's path parameters and query (c.req.valid), once however often called; a refused one throws 400. */
 export async function checkQuery(c: Context<AppEnv>): Promise<void> {
   await c.get("checkQuery")?.();
 }
@@ -55,16 +58,16 @@ function withEmptyName(url: string, parsed: Record<string, unknown>): Record<str
   return params.has("") ? { ...parsed, "": params.get("") } : parsed;
 }
 
-/** The validator @hono/zod-openapi would build for the query (@hono/zod-validator's, with the app's hook). */
-function queryValidator(query: z.ZodObject, hook: Hook | undefined): MiddlewareHandler<AppEnv> {
-  return validator("query", async (parsed, c) => {
+/** The validator @hono/zod-openapi would build for the query or the path (@hono/zod-validator's, with the app's hook). */
+function requestLineValidator(target: "query" | "param", schema: z.ZodObject, hook: Hook | undefined): MiddlewareHandler<AppEnv> {
+  return validator(target, async (parsed, c) => {
     // Hono's parser drops a parameter with an empty name (`?=1`, `?=`): read from the URL, it is
     // refused as undeclared like any other. Only a URL with `?=` or `&=` can hold one, so no
     // other request parses its URL a second time.
-    const value = hasEmptyName(c.req.url) ? withEmptyName(c.req.url, parsed) : parsed;
-    const result = await query.safeParseAsync(value);
+    const value = target === "query" && hasEmptyName(c.req.url) ? withEmptyName(c.req.url, parsed) : parsed;
+    const result = await schema.safeParseAsync(value);
     // The app's hook throws the 400 VALIDATION_FAILED envelope for a failed result.
-    await hook?.({ data: value, ...result, target: "query" }, c);
+    await hook?.({ data: value, ...result, target }, c);
     if (!result.success) throw result.error;
     return result.data;
   }) as MiddlewareHandler<AppEnv>;
@@ -93,7 +96,7 @@ function bodyValidator(body: DeclaredBody, hook: Hook | undefined): MiddlewareHa
 
 /**
  * Makes every route registered on `app` with app.openapi from now on validate
- * its query strictly, before its budget is spent, and list the 400 that
+ * its path parameters and its query (strictly), before its budget is spent, and list the 400 that
  * answers an unknown parameter; and validate its body (if it declares one)
  * after its middleware read it.
  */
@@ -107,13 +110,17 @@ export function validateRequests(app: App): void {
     // The document lists the query; the router validates it through checkQuery, not after the middleware.
     if (!hide) app.openAPIRegistry.registerPath(documented);
     const appHook = (hook ?? app.defaultHook) as Hook | undefined;
-    const validate = queryValidator(query, appHook);
+    const params = route.request?.params as Query;
+    const validators = [...(params ? [requestLineValidator("param", params, appHook)] : []), requestLineValidator("query", query, appHook)];
+    const validate = async (c: Context<AppEnv>) => {
+      for (const check of validators) await check(c, () => Promise.resolve());
+    };
     const body = route.request?.body as DeclaredBody | undefined;
     const validateBody = body ? [bodyValidator(body, appHook)] : [];
     const prepare: MiddlewareHandler<AppEnv> = async (c, next) => {
       let checked: Promise<unknown> | undefined;
       c.set("checkQuery", async () => {
-        await (checked ??= validate(c, () => Promise.resolve()));
+        await (checked ??= validate(c));
       });
       await next();
     };
@@ -125,7 +132,7 @@ export function validateRequests(app: App): void {
     return register({
       ...route,
       hide: true,
-      request: { ...route.request, query: undefined, body: undefined },
+      request: { ...route.request, params: undefined, query: undefined, body: undefined },
       middleware: [prepare, ...routeMiddleware, check, ...validateBody],
       responses,
     }, handler, hook);

@@ -4,6 +4,7 @@ import { registerMetaRoutes } from "./meta.ts";
 import { registerWhoamiRoutes } from "./whoami.ts";
 import { registerSyncChangesRoutes } from "./sync-changes.ts";
 import { registerSyncBatchRoutes } from "./sync-batch.ts";
+import { registerSyncRecordsRoutes } from "./sync-records.ts";
 import { registerAuthSessionRoutes } from "./auth-session.ts";
 import { registerDevicesRoutes } from "./devices.ts";
 import { registerNotificationsRoutes } from "./notifications.ts";
@@ -21,6 +22,7 @@ export function registerRoutes(app: App, deps: Deps): void {
   registerWhoamiRoutes(app, deps);
   registerSyncChangesRoutes(app, deps);
   registerSyncBatchRoutes(app, deps);
+  registerSyncRecordsRoutes(app, deps);
   registerAuthSessionRoutes(app, deps);
   registerDevicesRoutes(app, deps);
   registerNotificationsRoutes(app, deps);
