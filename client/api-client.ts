@@ -33,6 +33,8 @@ import {
   type SyncBatchRequest,
   type SyncBatchResponse,
   syncBatchResponseSchema,
+  type SyncRecord,
+  syncRecordSchema,
 } from "../functions/_shared/schemas/sync.ts";
 import { type WhoamiResponse, whoamiResponseSchema } from "../functions/_shared/schemas/whoami.ts";
 import { unlessAborted } from "./abortable.ts";
@@ -269,6 +271,16 @@ export class TidesyncApi {
       collections: params.collections && params.collections.length > 0 ? params.collections.join(",") : undefined,
     };
     return (await this.request({ method: "GET", path: "/v1/sync/changes", schema: changesResponseSchema, query })).body;
+  }
+
+  /**
+   * GET /v1/sync/records/{collection}/{id}: one record as a pull lists it (a tombstone:
+   * `deleted: true`). One the caller cannot see, or none, is TidesyncApiError NOT_FOUND with the
+   * detail isRecordNotFound() recognises (without it: a server from before the route).
+   */
+  async syncRecord(collection: string, id: string): Promise<SyncRecord> {
+    const path = `/v1/sync/records/${encodeURIComponent(collection)}/${encodeURIComponent(id)}`;
+    return (await this.request({ method: "GET", path, schema: syncRecordSchema })).body;
   }
 
   // ------------------------------------------------------------------ plumbing

@@ -272,8 +272,8 @@ describe("pushOps: a whole batch refused", () => {
       [pastedKept.op_id, "PAYLOAD_TOO_LARGE", kept, false],
       [pastedOther.op_id, "PAYLOAD_TOO_LARGE", other, false],
     ]);
-    // The kept task's state came with the answer to its applied op; only the other one was looked up.
-    expect(server.requests.filter((r) => r.path === "/v1/sync/changes").map((r) => r.query.get("collections"))).toEqual(["tasks"]);
+    // The kept task's state came with the answer to its applied op; only the other one was read, by one request.
+    expect(server.requests.filter((r) => r.method === "GET" && r.path.startsWith("/v1/sync/")).map((r) => r.path)).toEqual([`/v1/sync/records/tasks/${other}`]);
     expect(await unansweredOps(context.store)).toEqual([]);
   });
 });
@@ -288,6 +288,7 @@ describe("pushOps: the look-up of a record refused unjudged", () => {
     return { server, ids };
   }
   const changesRequests = (server: FakeServer) => server.requests.filter((r) => r.path === "/v1/sync/changes");
+  const lookUps = (server: FakeServer) => server.requests.filter((r) => r.method === "GET" && r.path.startsWith("/v1/sync/")).map((r) => r.path);
   function context(server: FakeServer, extra: Partial<PushContext>): PushContext {
     return {
       api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
@@ -306,11 +307,30 @@ describe("pushOps: the look-up of a record refused unjudged", () => {
     const creates = ["a", "b", "c"].map((title): SyncOp => ({ op_id: newId(), collection: "tasks", record_id: newId(), type: "upsert", base_version: null, data: { title } }));
     const result = await pushOps(context(server, { neverStored: new Set(creates.map((op) => `tasks/${op.record_id}`)) }), creates);
     expect(result).toMatchObject({ applied: 0, rejected: 3, corrections: creates.map((op) => ({ collection: "tasks", id: op.record_id, record: null })) });
-    expect(changesRequests(server)).toEqual([]);
+    expect(lookUps(server)).toEqual([]);
   });
 
-  it("is made for a create sent before (its earlier attempt may have been stored), and reads pages of the adapter's pull limit", async () => {
+  it("is made for a create sent before (its earlier attempt may have been stored): one read of the record, whatever the collection holds", async () => {
     const { server, ids } = refusingServer();
+    const edit: SyncOp = { op_id: newId(), collection: "tasks", record_id: ids[4_999], type: "upsert", base_version: null, data: { title: "pasted" } };
+    const push = context(server, { neverStored: new Set([`tasks/${edit.record_id}`]), pullLimit: 1_000 });
+    await push.store.set("tidesync.sent_ops", [edit]);
+    const result = await pushOps(push, []);
+    expect(result.corrections).toEqual([{ collection: "tasks", id: edit.record_id, record: expect.objectContaining({ data: { title: "kept" } }) }]);
+    expect(lookUps(server)).toEqual([`/v1/sync/records/tasks/${edit.record_id}`]);
+  });
+
+  it("finds none the server does not show the user (404 with its detail): the record leaves the device, nothing listed", async () => {
+    const { server } = refusingServer();
+    const edit: SyncOp = { op_id: newId(), collection: "tasks", record_id: newId(), type: "upsert", base_version: 3, data: { title: "pasted" } };
+    const result = await pushOps(context(server, {}), [edit]);
+    expect(result.corrections).toEqual([{ collection: "tasks", id: edit.record_id, record: null }]);
+    expect(lookUps(server)).toEqual([`/v1/sync/records/tasks/${edit.record_id}`]);
+  });
+
+  it("on a server from before GET /v1/sync/records (its 404 is an unknown route's), lists the collection in pages of the adapter's pull limit", async () => {
+    const { server, ids } = refusingServer();
+    server.recordReads = false;
     const edit: SyncOp = { op_id: newId(), collection: "tasks", record_id: ids[4_999], type: "upsert", base_version: null, data: { title: "pasted" } };
     const push = context(server, { neverStored: new Set([`tasks/${edit.record_id}`]), pullLimit: 1_000 });
     await push.store.set("tidesync.sent_ops", [edit]);

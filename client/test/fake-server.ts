@@ -10,7 +10,7 @@ import { collectionNames, collectionSchemas } from "../../functions/_shared/coll
 import { DEFAULT_LIMITS, type Limits } from "../../functions/_shared/limits.ts";
 import { mergeOp, type ServerRecord } from "../../functions/_shared/merge.ts";
 import type { MetaResponse } from "../../functions/_shared/schemas/meta.ts";
-import { type SyncBatchRequest, syncBatchRequestSchema, type SyncOpResult, type SyncRecord } from "../../functions/_shared/schemas/sync.ts";
+import { RECORD_NOT_FOUND_DETAIL, type SyncBatchRequest, syncBatchRequestSchema, type SyncOpResult, type SyncRecord } from "../../functions/_shared/schemas/sync.ts";
 import type { FetchFunction } from "../api-client.ts";
 import { tokenSession, tokenSubject } from "../token-subject.ts";
 
@@ -50,6 +50,8 @@ export class FakeServer {
   limits: Limits = DEFAULT_LIMITS;
   /** What GET /v1/meta answers about the collections (tests may replace it). */
   schema: Pick<MetaResponse, "collections" | "collection_schemas"> = { collections: collectionNames(), collection_schemas: collectionSchemas() };
+  /** Whether it serves GET /v1/sync/records (false: a server from before that route). */
+  recordReads = true;
   /** What GET /v1/whoami answers as the account's creation time (a test replaces it to create the account again). */
   accountCreatedAt = "2026-01-01T00:00:00.000000Z";
 
@@ -109,6 +111,11 @@ export class FakeServer {
     }
     if (request.path === "/v1/sync/batch" && request.method === "POST") return json(200, this.applyBatch(syncBatchRequestSchema.parse(request.body)));
     if (request.path === "/v1/sync/changes" && request.method === "GET") return json(200, this.changes(request.query));
+    const read = /^\/v1\/sync\/records\/([^/]+)\/([^/]+)$/.exec(request.path);
+    if (read && request.method === "GET" && this.recordReads) {
+      const record = this.records.get(`${read[1]}/${decodeURIComponent(read[2]).toLowerCase()}`);
+      return record ? json(200, toWire(record)) : envelope(404, "NOT_FOUND", {}, { details: [RECORD_NOT_FOUND_DETAIL] });
+    }
     return envelope(404, "NOT_FOUND");
   }
 

@@ -3,7 +3,7 @@
 // 410 RESYNC_REQUIRED (the cursor is older than the server keeps) and
 // 400 INVALID_CURSOR (the cursor secret rotated). The page then comes from a
 // full sync, and `full` tells the adapter to drop what the full sync does not list.
-import type { ChangesResponse, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
+import { type ChangesResponse, isRecordNotFound, type SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
 import { TidesyncApiError } from "../../api-error.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
@@ -40,13 +40,21 @@ export async function pullPage(api: TidesyncApi, params: PullParams, retry: Retr
 }
 
 /**
- * The record as the server lists it to this user now; null when it lists none (never stored,
- * deleted, or out of the user's sight). The API has no read of one record: this reads a full
- * listing of its collection, up to the page that holds it, in pages of `limit` (the adapter's pull
- * limit; the server's default when unset), and keeps no cursor. For the rare record no push
- * answer showed (an op refused before the server judged it).
+ * The record as the server has it for this user now; null when it has none they can see (never
+ * stored, deleted, or out of their sight). One read of the record (GET /v1/sync/records), for the
+ * rare record no push answer showed (an op refused before the server judged it). A server from
+ * before that route (its 404 is an unknown route's: a function rolled back) is asked as it used
+ * to be: a full listing of the record's collection, up to the page that holds it, in pages of
+ * `limit` (the adapter's pull limit; the server's default when unset), keeping no cursor.
  */
-export async function listedRecord(api: TidesyncApi, collection: string, id: string, limit: number | undefined, retry: RetryOptions): Promise<SyncRecord | null> {
+export async function serverRecord(api: TidesyncApi, collection: string, id: string, limit: number | undefined, retry: RetryOptions): Promise<SyncRecord | null> {
+  try {
+    const record = await withRetry(() => api.syncRecord(collection, id), retry);
+    return record.deleted ? null : record;
+  } catch (error) {
+    if (!(error instanceof TidesyncApiError) || error.code !== "NOT_FOUND") throw error;
+    if (isRecordNotFound(error.details)) return null;
+  }
   let cursor: string | undefined;
   for (;;) {
     const page = await withRetry(() => api.syncChanges({ cursor, collections: [collection], limit }), retry);

@@ -9,7 +9,8 @@
 //   device when the server shows none); the record's later ops are still
 //   sent, each judged by the server against its own base, as in one batch.
 //   An op refused even alone before the server judged it (a 413, a 400
-//   naming it) comes with no record: the server's is looked up, so an edit
+//   naming it) comes with no record: the server's is read (one request,
+//   GET /v1/sync/records/{collection}/{id}), so an edit
 //   of a record the server keeps does not remove it from the device; a
 //   create the server never stored has none to look up;
 // - batches respect the op count and body size limits, and a list's delete
@@ -32,7 +33,7 @@ import { rejectedEvent, type SyncEvent } from "../../events.ts";
 import { callListener } from "../../listeners.ts";
 import { type ConflictHandler, discardedFields, rebasedOp, serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "./key-value.ts";
-import { listedRecord } from "./pull-page.ts";
+import { serverRecord } from "./pull-page.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
 
 const SENT_KEY = "tidesync.sent_ops";
@@ -66,7 +67,7 @@ export interface PushContext {
    * may have been stored) or was acknowledged during it: pushOps looks those up anyway.
    */
   neverStored?: ReadonlySet<string>;
-  /** Changes per page of such a look-up: the adapter's pull limit (at most max_pull_limit). */
+  /** Changes per page of such a look-up from a server without GET /v1/sync/records: the adapter's pull limit (at most max_pull_limit). */
   pullLimit?: number;
   /**
    * Where a push cut short keeps its answers (default ANSWERED_KEY): one key for each way of pushing
@@ -157,7 +158,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       const [op] = batch;
       const key = `${op.collection}/${op.record_id}`;
       const neverStored = context.neverStored?.has(key) === true && !maybeStored.has(key);
-      const record = shown.has(key) ? shown.get(key)! : neverStored ? null : await listedRecord(api, op.collection, op.record_id, context.pullLimit, context.retry);
+      const record = shown.has(key) ? shown.get(key)! : neverStored ? null : await serverRecord(api, op.collection, op.record_id, context.pullLimit, context.retry);
       results = [{ op_id: op.op_id, status: "rejected", error: next.error, ...(record ? { record } : {}) }];
     }
     if (results.length !== batch.length || results.some((r, i) => r.op_id !== batch[i].op_id)) {
