@@ -92,8 +92,10 @@ describe("GET /v1/sync/records/{collection}/{id}", () => {
     }
   });
 
-  it("needs a token: 401 UNAUTHENTICATED without one", async () => {
-    const { task } = await sharedTask("owner");
+  it("needs a token: 401 UNAUTHENTICATED without one; HEAD is 405 before the token is read, spending nothing", async () => {
+    const { alice, task } = await sharedTask("owner");
     expectEnvelope(await call(recordUrl("tasks", task)), 401, "UNAUTHENTICATED");
+    const head = await call(recordUrl("tasks", task), { method: "HEAD", token: alice.token });
+    expect([head.status, head.headers.get("allow"), head.headers.get("ratelimit-remaining")]).toEqual([405, expect.stringContaining("GET"), null]);
   });
 });
