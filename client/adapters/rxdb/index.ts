@@ -24,6 +24,11 @@
 //   past it, and the push's answer then makes it assume the document as it
 //   was sent. Such records go to RxDB again, as corrections, once the push is
 //   recorded (no later pull would list them).
+// - RxDB records a push only after the handler returns: an app killed once the
+//   server applied it hands the same documents over again, a create as a create.
+//   The versions the server gave creates are kept (a local document) until RxDB
+//   holds a server state of them, so such a create refused unjudged (a 413) is
+//   looked up, not removed as one the server never stored, and its delete is sent.
 // - Retry-After is honoured by every later request, also RxDB's own retries.
 // - RxDB pushes each collection on its own: the replications of one database
 //   share an RxdbPushOrder, which holds a collection's push until its parents
@@ -51,7 +56,7 @@ import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
 import { Mutex } from "../../mutex.ts";
-import { type Correction, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
+import { type AppliedUpsert, type Correction, type PushContext, pushedOps, pushOps, unansweredOps } from "../core/push-ops.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
 import { HELD_DELETES_KEY, type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
@@ -74,6 +79,8 @@ interface EmptyPageCursor {
 const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
 /** Push answers that overrule local documents, until a pull has handed them to RxDB. */
 const CORRECTIONS_KEY = "tidesync.corrections";
+/** The versions of creates the server applied, until RxDB holds a server state of their documents (acknowledgedCreates). */
+const ACKNOWLEDGED_KEY = "tidesync.acknowledged_creates";
 /** RxDB's own fields of a document, never sent. */
 const RXDB_FIELDS = new Set(["_deleted", "_meta", "_rev", "_attachments"]);
 
@@ -257,17 +264,34 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     delivery = deliverCorrections();
   };
 
+  /**
+   * The versions the server gave creates RxDB assumes no server state of (it records a push only
+   * after the handler returns: an app killed in between hands them over again as creates), by id,
+   * without those RxDB now holds a server state of (a row based on one, or a pulled version).
+   */
+  const acknowledgedCreates = async (rows: RxReplicationWriteToMasterRow<Record<string, unknown>>[]): Promise<Record<string, number>> => {
+    const stored = (await store.get<Record<string, number>>(ACKNOWLEDGED_KEY)) ?? {};
+    const ids = Object.keys(stored);
+    if (ids.length === 0) return stored;
+    const docs = await collection.findByIds(ids).exec();
+    const assumed = new Set(rows.filter((row) => row.assumedMasterState !== undefined).map((row) => String(row.newDocumentState[collection.schema.primaryPath])));
+    const kept = Object.fromEntries(Object.entries(stored).filter(([id]) => !assumed.has(id) && docs.get(id)?.get(versionField) == null));
+    if (Object.keys(kept).length !== ids.length) await store.set(ACKNOWLEDGED_KEY, kept);
+    return kept;
+  };
+
   const push: ReplicationPushOptions<Record<string, unknown>> = {
     batchSize,
     async handler(rows: RxReplicationWriteToMasterRow<Record<string, unknown>>[]) {
       await order.beforeUpserts(name);
       const server = await serverMeta();
-      const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, server.writable)).filter((change) => {
-        const refused = unsendableId(change, newId());
-        if (refused) callListener(options.onEvent, refused);
-        return refused === null;
-      });
       await exclusive(async () => {
+        const acknowledged = await acknowledgedCreates(rows);
+        const changes = rows.flatMap((row) => localChange(row, collection.schema.primaryPath, versionField, name, server.writable, acknowledged)).filter((change) => {
+          const refused = unsendableId(change, newId());
+          if (refused) callListener(options.onEvent, refused);
+          return refused === null;
+        });
         const held = (await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? [];
         // RxDB hands the rows of a push that failed over again, also those whose ops were answered (pushedOps).
         const ops = planOps([...(await pushedOps(store)), ...held], changes, newId);
@@ -279,13 +303,25 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           await store.set(HELD_DELETES_KEY, [...held, ...later]);
           order.sendDeletes();
         }
-        // A document RxDB assumes no server state of was never acknowledged: the server cannot hold it.
-        const neverStored = new Set(rows.filter((row) => row.assumedMasterState === undefined).map((row) => `${name}/${String(row.newDocumentState[collection.schema.primaryPath])}`));
+        // Their deletes carry the versions now (held, or an earlier delete of theirs).
+        const deleted = changes.filter((change) => change.type === "delete" && acknowledged[change.id] !== undefined);
+        if (deleted.length > 0) await store.set(ACKNOWLEDGED_KEY, Object.fromEntries(Object.entries(acknowledged).filter(([id]) => !deleted.some((change) => change.id === id))));
+        // A document RxDB assumes no server state of was never acknowledged, unless the server applied its
+        // create (acknowledged) before RxDB recorded it: else the server cannot hold it.
+        const unassumed = new Set(rows.filter((row) => row.assumedMasterState === undefined).map((row) => String(row.newDocumentState[collection.schema.primaryPath])));
+        const neverStored = new Set([...unassumed].filter((id) => acknowledged[id] === undefined).map((id) => `${name}/${id}`));
+        const onApplied = async (applied: AppliedUpsert[]) => {
+          const creates = applied.filter((upsert) => unassumed.has(upsert.id) && !upsert.record.deleted);
+          if (creates.length === 0) return;
+          const now = (await store.get<Record<string, number>>(ACKNOWLEDGED_KEY)) ?? {};
+          for (const { id, record } of creates) now[id] = Math.max(now[id] ?? 0, record.version);
+          await store.set(ACKNOWLEDGED_KEY, now);
+        };
         const sent = ops.filter((op) => !later.includes(op));
         pushing++;
         let corrections: Correction[];
         try {
-          corrections = (await pushOps({ ...pushContext(server), neverStored }, sent)).corrections;
+          corrections = (await pushOps({ ...pushContext(server), neverStored, onApplied }, sent)).corrections;
         } finally {
           pushing--;
         }
@@ -370,14 +406,25 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
 /**
  * A push row as a change: a create, the fields that differ from the server's state RxDB assumes, or a delete.
  * A field the document no longer holds (left out, or undefined) is cleared: sent as null (the server refuses
- * it, told as op_rejected, for a column that is not nullable).
+ * it, told as op_rejected, for a column that is not nullable). A document RxDB assumes no server state of whose
+ * create the server applied (`acknowledged`, by id: its version) is a create again, and its delete is sent.
  */
-function localChange(row: RxReplicationWriteToMasterRow<Record<string, unknown>>, primary: string, versionField: string, name: string, writable: WritableFields): LocalChange[] {
+function localChange(
+  row: RxReplicationWriteToMasterRow<Record<string, unknown>>,
+  primary: string,
+  versionField: string,
+  name: string,
+  writable: WritableFields,
+  acknowledged: Readonly<Record<string, number>>,
+): LocalChange[] {
   const next = row.newDocumentState as Record<string, unknown>;
   const assumed = row.assumedMasterState as Record<string, unknown> | undefined;
   const id = String(next[primary]);
   const baseVersion = (assumed?.[versionField] as number | null | undefined) ?? null;
-  if (next._deleted) return assumed && !assumed._deleted ? [{ collection: name, id, type: "delete", baseVersion }] : [];
+  if (next._deleted) {
+    if (!assumed && acknowledged[id] !== undefined) return [{ collection: name, id, type: "delete", baseVersion: acknowledged[id] }];
+    return assumed && !assumed._deleted ? [{ collection: name, id, type: "delete", baseVersion }] : [];
+  }
   const creating = !assumed || assumed._deleted === true;
   const data: RecordData = {};
   for (const field of new Set([...Object.keys(next), ...(creating ? [] : Object.keys(assumed!))])) {

@@ -1,0 +1,191 @@
+// A RxDB app killed after a push reached the server (the server applied or
+// judged it; its ledger holds the answer) but before RxDB recorded the push:
+// the restarted app hands the same documents to the push again, under a new
+// op_id when the adapter had already stored the answer, the same one when the
+// answer never reached it. However the server answers that resend (applied,
+// duplicate, a conflict on the stale base, a refusal the server never judged),
+// the device ends holding the server's record, field for field, and the app
+// is told at most once.
+import { randomUUID } from "node:crypto";
+import { expect, it } from "vitest";
+import type { FetchFunction } from "../../client/api-client.ts";
+import type { SyncEvent } from "../../client/events.ts";
+import { clientDevice } from "../support/client-device.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
+import { rxdbTasksDevice } from "../support/rxdb-tasks-device.ts";
+import { settled } from "../support/shared-lists.ts";
+
+/** Over the default max_body_bytes (1 MiB) even as a batch of this op alone: refused unjudged (413). */
+const PASTED = "x".repeat(1_100_000);
+
+const told = (events: SyncEvent[]) =>
+  events.map((e) => e.type === "op_rejected" ? [e.type, e.error.code, e.op.record_id] : e.type === "write_discarded" ? [e.type, e.reason, e.record_id] : [e.type]);
+
+/** A device of `user` whose push answers a test can drop (`dropNextAnswer`), killing the app as it does. */
+async function phone(user: TestUser) {
+  let drop = false;
+  const fetch: FetchFunction = async (input, init) => {
+    const response = await globalThis.fetch(input, init);
+    if (drop && String(input).includes("/v1/sync/batch")) {
+      drop = false;
+      // The server answered; the app dies before the answer is read.
+      void device.replication.state.cancel();
+      throw new TypeError("the app was killed");
+    }
+    return response;
+  };
+  const device = await rxdbTasksDevice(user, fetch);
+  await device.sync();
+  return { ...device, dropNextAnswer: () => void (drop = true) };
+}
+
+/** The task as a fresh device of `user` pulls it from the server (undefined: the server holds none). */
+async function onServer(user: TestUser, id: string) {
+  const other = await clientDevice(user);
+  await other.client.sync();
+  const record = await other.client.get("tasks", id);
+  return record && { version: record.version, data: record.data };
+}
+
+/** Syncs until the device and the server settled (the corrections delivered by a pull). */
+async function syncTwice(device: { sync(): Promise<void> }) {
+  await device.sync();
+  await settled();
+  await device.sync();
+}
+
+it("a create killed after the server applied it, before RxDB recorded it: sent again, applied; the device holds the server's record", async () => {
+  const alice = await createTestUser();
+  const p = await phone(alice);
+  const task = randomUUID();
+  const killed = p.killAfterNextPush();
+  await p.tasks.insert({ id: task, list_id: alice.userId, title: "Recipe", notes: null, done: false, position: 1 });
+  await killed;
+  expect(await adminSql`select title from public.tasks where id = ${task}`).toEqual([{ title: "Recipe" }]);
+
+  await p.restart();
+  await syncTwice(p);
+  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect(told(p.events)).toEqual([]);
+  await p.close();
+}, 90_000);
+
+it("a create killed after the server applied it, then refused unjudged when sent again (413): the device keeps the server's record, told once", async () => {
+  const alice = await createTestUser();
+  const p = await phone(alice);
+  const task = randomUUID();
+  const killed = p.killAfterNextPush();
+  await p.tasks.insert({ id: task, list_id: alice.userId, title: "Recipe", notes: null, done: false, position: 1 });
+  await killed;
+  // The app restarts offline; the user pastes a recipe into the new task's notes, then goes online.
+  await (await p.tasks.findOne(task).exec())!.incrementalPatch({ notes: PASTED });
+  await p.restart();
+  await syncTwice(p);
+  await syncTwice(p);
+
+  const server = await onServer(alice, task);
+  expect(server?.data).toMatchObject({ title: "Recipe", notes: null });
+  // (Before: the task left the device, the server and every other device kept it.)
+  expect(await p.record(task)).toEqual(server);
+  expect(told(p.events)).toEqual([
+    ["op_rejected", "PAYLOAD_TOO_LARGE", task],
+    ["write_discarded", "rejected", task],
+  ]);
+  await p.close();
+}, 90_000);
+
+it("a create killed after the server applied it, then deleted on the device before the restart: the delete reaches the server", async () => {
+  const alice = await createTestUser();
+  const p = await phone(alice);
+  const task = randomUUID();
+  const killed = p.killAfterNextPush();
+  await p.tasks.insert({ id: task, list_id: alice.userId, title: "Recipe", notes: null, done: false, position: 1 });
+  await killed;
+  await (await p.tasks.findOne(task).exec())!.remove();
+  await p.restart();
+  await syncTwice(p);
+
+  expect(await p.record(task)).toBeUndefined();
+  expect(await onServer(alice, task)).toBeUndefined();
+  expect(told(p.events)).toEqual([]);
+  await p.close();
+}, 90_000);
+
+for (const elsewhere of [false, true]) {
+  it(`an edit killed after the server applied it, sent again on a stale base${elsewhere ? " after another device changed the field (conflict)" : " (applied)"}: the device holds the server's record`, async () => {
+    const alice = await createTestUser();
+    const p = await phone(alice);
+    const task = randomUUID();
+    await p.tasks.insert({ id: task, list_id: alice.userId, title: "Milk", notes: null, done: false, position: 1 });
+    await syncTwice(p);
+    const killed = p.killAfterNextPush();
+    await (await p.tasks.findOne(task).exec())!.incrementalPatch({ title: "Milk, 2 litres" });
+    await killed;
+    expect(await adminSql`select title from public.tasks where id = ${task}`).toEqual([{ title: "Milk, 2 litres" }]);
+    if (elsewhere) {
+      const other = await clientDevice(alice);
+      await other.client.sync();
+      await other.client.upsert("tasks", task, { title: "Oat milk" });
+      await other.client.sync();
+    }
+
+    await p.restart();
+    await syncTwice(p);
+    const server = await onServer(alice, task);
+    expect(server?.data?.title).toBe(elsewhere ? "Oat milk" : "Milk, 2 litres");
+    expect(await p.record(task)).toEqual(server);
+    // Once: the other device's later title replaced this one's (reported as a conflict with it).
+    expect(told(p.events)).toEqual(elsewhere ? [["conflict"], ["write_discarded", "conflict", task]] : []);
+    await p.close();
+  }, 90_000);
+}
+
+it("an edit the server rejected, its answer lost as the app was killed: answered again from the ledger, the device back to the server's record, told once", async () => {
+  const alice = await createTestUser();
+  const p = await phone(alice);
+  const task = randomUUID();
+  await p.tasks.insert({ id: task, list_id: alice.userId, title: "Milk", notes: null, done: false, position: 1 });
+  await syncTwice(p);
+  p.dropNextAnswer();
+  // Over the server's 200 characters of title: rejected (VALIDATION_FAILED), with the record.
+  await (await p.tasks.findOne(task).exec())!.incrementalPatch({ title: "M".repeat(201) });
+  for (let i = 0; !p.replication.state.isStopped(); i++) {
+    if (i === 400) throw new Error("the push never went");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await p.restart();
+  await syncTwice(p);
+
+  const server = await onServer(alice, task);
+  expect(server?.data?.title).toBe("Milk");
+  expect(await p.record(task)).toEqual(server);
+  expect(told(p.events)).toEqual([
+    ["op_rejected", "VALIDATION_FAILED", task],
+    ["write_discarded", "rejected", task],
+  ]);
+  await p.close();
+}, 90_000);
+
+it("a delete whose answer was lost as the app was killed: sent again with its op_id, the task gone from the device and the server", async () => {
+  const alice = await createTestUser();
+  const p = await phone(alice);
+  const task = randomUUID();
+  await p.tasks.insert({ id: task, list_id: alice.userId, title: "Milk", notes: null, done: false, position: 1 });
+  await syncTwice(p);
+  p.dropNextAnswer();
+  await (await p.tasks.findOne(task).exec())!.remove();
+  for (let i = 0; !p.replication.state.isStopped(); i++) {
+    if (i === 400) throw new Error("the delete never went");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  expect(await adminSql`select id from public.tasks where id = ${task}`).toEqual([]);
+  await p.restart();
+  await syncTwice(p);
+
+  expect(await p.record(task)).toBeUndefined();
+  expect(await onServer(alice, task)).toBeUndefined();
+  expect(told(p.events)).toEqual([]);
+  const ops = await adminSql<{ status: string }[]>`select status from app_private.sync_ops where user_id = ${alice.userId} and record_id = ${task} order by created_at`;
+  expect(ops.map((op) => op.status)).toEqual(["applied", "applied"]);
+  await p.close();
+}, 90_000);
