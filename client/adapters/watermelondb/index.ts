@@ -35,6 +35,9 @@
 //   shows (another device's change that landed between the pull and the
 //   push, a field a conflict left to the server) is a correction instead: a
 //   base covering that change would let the next edit overwrite it unseen.
+//   So is one answered with the version already kept, nothing written since:
+//   an app killed before Watermelon marked the push synced sends the change
+//   again, and no pull lists the record again for the row's version.
 // - Watermelon hands over each table's changes, not the order they were made
 //   in: upserts go parents first, then deletes children first (core/op-order.ts).
 // - `410 RESYNC_REQUIRED` / `400 INVALID_CURSOR`: a full sync with
@@ -431,10 +434,12 @@ export class WatermelonTidesync {
       const raw = await this.localRaw(collection, id);
       // Gone here, or there since (a duplicate's answer): nothing to base a change on.
       if (!raw || record.deleted) continue;
-      if (this.shows(collection, raw, record)) {
+      const row = (raw[this.versionColumn] as number | null | undefined) ?? null;
+      if (this.shows(collection, raw, record) && !(stored[key] === record.version && (row === null || row < record.version))) {
         stored[key] = Math.max(stored[key] ?? 0, record.version);
         this.unshown.delete(key);
       } else {
+        // (Or answered with the version kept and not yet in the row: no pull lists the record again.)
         this.unshown.set(key, { collection, id, record });
       }
     }
