@@ -39,6 +39,11 @@ async function phone(user: TestUser) {
   return { ...device, dropNextAnswer: () => void (drop = true) };
 }
 
+/** The statuses the server's ledger holds for the user's ops on a record, oldest first. */
+async function ledgerOf(user: TestUser, id: string): Promise<string[]> {
+  return (await adminSql<{ status: string }[]>`select status from app_private.sync_ops where user_id = ${user.userId} and record_id = ${id} order by created_at`).map((op) => op.status);
+}
+
 /** The task as a fresh device of `user` pulls it from the server (undefined: the server holds none). */
 async function onServer(user: TestUser, id: string) {
   const other = await clientDevice(user);
@@ -67,6 +72,8 @@ it("a create killed after the server applied it, before RxDB recorded it: sent a
   await syncTwice(p);
   expect(await p.record(task)).toEqual(await onServer(alice, task));
   expect(told(p.events)).toEqual([]);
+  // Sent again under a new op_id (the answer was stored): the create twice.
+  expect(await ledgerOf(alice, task)).toEqual(["applied", "applied"]);
   await p.close();
 }, 90_000);
 
@@ -136,6 +143,8 @@ for (const elsewhere of [false, true]) {
     expect(await p.record(task)).toEqual(server);
     // Once: the other device's later title replaced this one's (reported as a conflict with it).
     expect(told(p.events)).toEqual(elsewhere ? [["conflict"], ["write_discarded", "conflict", task]] : []);
+    // The create, the edit, and the edit sent again under a new op_id (the other device's edit between them).
+    expect(await ledgerOf(alice, task)).toEqual(elsewhere ? ["applied", "applied", "applied", "conflict"] : ["applied", "applied", "applied"]);
     await p.close();
   }, 90_000);
 }
@@ -185,7 +194,7 @@ it("a delete whose answer was lost as the app was killed: sent again with its op
   expect(await p.record(task)).toBeUndefined();
   expect(await onServer(alice, task)).toBeUndefined();
   expect(told(p.events)).toEqual([]);
-  const ops = await adminSql<{ status: string }[]>`select status from app_private.sync_ops where user_id = ${alice.userId} and record_id = ${task} order by created_at`;
-  expect(ops.map((op) => op.status)).toEqual(["applied", "applied"]);
+  // The create, and the delete once: sent again with its op_id (a duplicate, not logged again).
+  expect(await ledgerOf(alice, task)).toEqual(["applied", "applied"]);
   await p.close();
 }, 90_000);

@@ -35,6 +35,11 @@ async function syncKilledAfterPush(device: Device): Promise<void> {
   await expect(syncer.sync()).rejects.toThrow("the app was killed");
 }
 
+/** The statuses the server's ledger holds for the user's ops on a record, oldest first. */
+async function ledgerOf(user: TestUser, id: string): Promise<string[]> {
+  return (await adminSql<{ status: string }[]>`select status from app_private.sync_ops where user_id = ${user.userId} and record_id = ${id} order by created_at`).map((op) => op.status);
+}
+
 /** The task as a fresh device of `user` pulls it from the server (undefined: the server holds none). */
 async function onServer(user: TestUser, id: string) {
   const other = await clientDevice(user);
@@ -56,6 +61,8 @@ it("WatermelonDB: a create killed after its push, sent again as a create: applie
   await syncTwice(p.device);
   expect((await p.device.records()).get(`tasks/${task}`)).toEqual(await onServer(alice, task));
   expect(told(p.events)).toEqual([]);
+  // Sent again under a new op_id (the answer was stored): the create twice.
+  expect(await ledgerOf(alice, task)).toEqual(["applied", "applied"]);
 }, 90_000);
 
 it("WatermelonDB: a create killed after its push, then refused unjudged when sent again (413): the device keeps the server's record, told once", async () => {
@@ -113,6 +120,8 @@ for (const elsewhere of [false, true]) {
     expect(server?.data?.title).toBe(elsewhere ? "Oat milk" : "Milk, 2 litres");
     expect((await p.device.records()).get(`tasks/${task}`)).toEqual(server);
     expect(told(p.events)).toEqual(elsewhere ? [["conflict"], ["write_discarded", "conflict", task]] : []);
+    // The create, the edit, and the edit sent again under a new op_id (the other device's edit between them).
+    expect(await ledgerOf(alice, task)).toEqual(elsewhere ? ["applied", "applied", "applied", "conflict"] : ["applied", "applied", "applied"]);
   }, 90_000);
 }
 
