@@ -56,7 +56,7 @@ import { type LocalChange, planOps, unsendableId } from "../core/plan-ops.ts";
 import { pullPage } from "../core/pull-page.ts";
 import { callListener } from "../../listeners.ts";
 import { Mutex } from "../../mutex.ts";
-import { type AppliedUpsert, type Correction, type PushContext, pushedOps, pushOps, unansweredOps } from "../core/push-ops.ts";
+import { type AppliedUpsert, type Correction, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
 import { HELD_DELETES_KEY, type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
