@@ -274,6 +274,7 @@ begin
   execute format('drop trigger if exists tidesync_track_access_losses on %s', p_table);
   execute format('drop trigger if exists tidesync_refuse_truncate on %s', p_table);
   execute format('drop trigger if exists tidesync_scope_history_kept on %s', p_table);
+  execute format('drop trigger if exists tidesync_hidden_ids_taken on %s', p_table);
   -- The table's live rows leave their creators' usage (the triggers are gone:
   -- no write of the table changes the counts from here on).
   update app_private.sync_usage u
@@ -385,6 +386,10 @@ begin
   if p_scope_column = 'id' then
     execute format('create trigger tidesync_scope_history_kept before insert on %s '
                    'for each row execute function app_private.refuse_hidden_scope_history()', p_table);
+  else
+    -- Any other synced table: the id of a row the caller cannot see, live or deleted, answers as taken.
+    execute format('create trigger tidesync_hidden_ids_taken before insert on %s '
+                   'for each row execute function app_private.refuse_hidden_record_id(%L)', p_table, v_collection);
   end if;
 
   -- The scope column is indexed unless an index (not partial) starts with it:
@@ -432,7 +437,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history; on any other, tidesync_hidden_ids_taken: refuse_hidden_record_id), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -2206,6 +2211,45 @@ end;
 $function$;
 comment on function app_private.refuse_another_users_list_id() is 'Trigger (before insert on lists, per row): as authenticated, a list with another user''s id (their personal list''s) is refused as that id being taken (23505 on lists_pkey), whether or not the list exists now, so the answer does not tell a user''s id from any other taken id.';
 revoke execute on function app_private.refuse_another_users_list_id() from public;
+
+-- function app_private.refuse_hidden_record_id()
+CREATE OR REPLACE FUNCTION app_private.refuse_hidden_record_id()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_scope uuid;
+  v_pkey name;
+begin
+  -- Users only: the service role and the owner (a restore, a support fix) create any id.
+  if current_setting('role') <> 'authenticated' then
+    return new;
+  end if;
+  -- No sync state: a new id, or one the purge has forgotten (the common path: one index lookup).
+  select r.scope_id into v_scope
+    from app_private.sync_records r
+   where r.collection = tg_argv[0] and r.id = new.id;
+  if not found then
+    return new;
+  end if;
+  -- A row of a scope the caller is granted (a member of the list): a live one is answered by its
+  -- primary key, or its upsert goes on to the update the policies decide; a tombstone, which
+  -- their pulls list, is created again.
+  if exists (select 1 from app_private.sync_access a
+              where a.user_id = auth.uid() and a.scope_id = v_scope and a.granted) then
+    return new;
+  end if;
+  -- Anything else, live or deleted, answers as a taken id does: as Postgres words it to a role
+  -- under RLS (no detail naming the key).
+  select k.conname into v_pkey from pg_catalog.pg_constraint k where k.conrelid = tg_relid and k.contype = 'p';
+  raise exception 'duplicate key value violates unique constraint "%"', v_pkey
+    using errcode = 'unique_violation', constraint = v_pkey, schema = tg_table_schema, table = tg_table_name;
+end;
+$function$;
+comment on function app_private.refuse_hidden_record_id() is 'Trigger (before insert on every synced table but scope tables, per row; installed by enable_sync, its collection as argument): as authenticated, a row created with the id of one whose sync state the caller cannot read (app_private.sync_records, live or a tombstone, in a scope the caller has no granted access to in app_private.sync_access: no member of it) is refused as that id being taken (23505 on the table''s primary key, worded as Postgres words it under RLS). Otherwise an upsert (on conflict do update) of a live hidden row was refused by a policy instead (42501) and a hidden tombstone''s id was created again, telling a live row from a moved or a deleted one. A new id costs one primary-key lookup. SECURITY DEFINER: it reads the sync state of every user.';
+revoke execute on function app_private.refuse_hidden_record_id() from public;
 
 -- function app_private.refuse_hidden_scope_history()
 CREATE OR REPLACE FUNCTION app_private.refuse_hidden_scope_history()
