@@ -748,15 +748,18 @@ export type Database = {
       };
       "sync_usage": {
         Row: {
+          "handed_over": boolean;
           "live_records": number;
           "user_id": string;
         };
         ComputedFields: never;
         Insert: {
+          "handed_over"?: boolean;
           "live_records"?: number;
           "user_id": string;
         };
         Update: {
+          "handed_over"?: boolean;
           "live_records"?: number;
           "user_id"?: string;
         };

@@ -4,7 +4,8 @@
 // same moment, no longer deadlock (each push counted its own create, then the other's delete: the
 // loser stalled deadlock_timeout and answered 503); neither do two single Data API statements
 // that each move one of the other's tasks, nor two owners deleting their lists holding each
-// other's tasks (migration 20261128003800_scope_delete_locks_cascaded_usage). A deadlock that
+// other's tasks (migration 20261128003800_scope_delete_locks_cascaded_usage), nor a member's
+// removal or leave, which passes their rows to the owner (20261128005700). A deadlock that
 // still happens (a transaction of several statements, below) costs the push one retry, not a 503.
 // Every interleaving is made with a held transaction (held-transactions.ts), not by luck.
 import { randomUUID } from "node:crypto";
@@ -79,6 +80,11 @@ describe("usage rows are taken in user_id order", () => {
       write: ({ alice, bobTask }) => asUser(alice, (tx) => tx`update public.tasks set list_id = ${alice.userId} where id = ${bobTask.id}`) },
     { name: "Alice deletes her task and Bob's", rows: 2, usage: [-1, -1],
       write: ({ alice, aliceTask, bobTask }) => asUser(alice, (tx) => tx`delete from public.tasks where id in (${aliceTask.id}, ${bobTask.id})`) },
+    // A member's loss of the list passes his task to its owner (migration 20261128005700).
+    { name: "Alice removes Bob from her list, his task passing to her", rows: 1, usage: [+1, -1],
+      write: ({ alice, bob, list }) => asUser(alice, (tx) => tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`) },
+    { name: "Bob leaves Alice's list, his task passing to her", rows: 1, usage: [+1, -1],
+      write: ({ bob, list }) => asUser(bob, (tx) => tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`) },
   ];
   for (const { name, write, rows, usage: change } of statements) {
     it(`one Data API statement that changes two users' usage (${name}) never crosses a transaction taking them in user_id order`, async () => {

@@ -30,8 +30,8 @@ comment on column app_private.sync_records.created_by is 'The user whose write c
 comment on column app_private.sync_records.txid is 'Transaction that last wrote the row: that transaction may read the state it produced (a push reads back the tombstone of a list it deleted).';
 
 -- indexes
-CREATE INDEX sync_records_created_by_idx ON app_private.sync_records USING btree (created_by);
-comment on index app_private.sync_records_created_by_idx is 'Account deletion: app_private.forget_deleted_creators() finds the rows a deleted user created.';
+CREATE INDEX sync_records_created_by_scope_idx ON app_private.sync_records USING btree (created_by, scope_id, deleted);
+comment on index app_private.sync_records_created_by_scope_idx is 'The rows a user created: all of them at account deletion (app_private.forget_deleted_creators), the live ones in one scope when the user loses it (app_private.pass_lost_members_rows_to_owner; tombstones skipped).';
 CREATE INDEX sync_records_tombstones_idx ON app_private.sync_records USING btree (deleted_at) WHERE deleted;
 comment on index app_private.sync_records_tombstones_idx is 'Retention purge: tombstones by age.';
 

@@ -6,13 +6,16 @@
 create table app_private.sync_usage (
   user_id uuid not null,
   live_records integer default 0 not null,
+  handed_over boolean default false not null,
   constraint sync_usage_pkey PRIMARY KEY (user_id),
   constraint sync_usage_user_id_fkey FOREIGN KEY (user_id) REFERENCES auth.users(id) ON DELETE CASCADE,
+  constraint sync_usage_handed_over_transient CHECK (NOT handed_over),
   constraint sync_usage_live_records_check CHECK (live_records >= 0)
 );
 
 -- comments
-comment on table app_private.sync_usage is 'Live rows each user created across all synced tables (the max_live_records_per_user quota). Kept by the sync triggers.';
+comment on table app_private.sync_usage is 'Live rows counted for each user across all synced tables (the max_live_records_per_user quota): those they created or moved out of their creator''s reach, and those members who lost a list of theirs created there. Kept by the sync triggers.';
+comment on column app_private.sync_usage.handed_over is 'Always false once stored: true only in the write of app_private.pass_lost_members_rows_to_owner that charges this user for rows a member left in their list, which the quota trigger lets through and resets (such a hand-over is never refused).';
 
 -- row level security
 alter table app_private.sync_usage enable row level security;

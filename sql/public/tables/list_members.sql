@@ -70,6 +70,8 @@ CREATE TRIGGER tidesync_track_access_losses AFTER DELETE ON list_members REFEREN
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON list_members REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_updates AFTER UPDATE ON list_members REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
+CREATE TRIGGER usage_passes_to_list_owner AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.pass_lost_members_rows_to_owner();
+comment on trigger usage_passes_to_list_owner on public.list_members is 'A member who loses the list stops being charged for the rows they created in it: the list''s owner is (app_private.pass_lost_members_rows_to_owner).';
 CREATE TRIGGER writer_role_rechecked_on_delete AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.recheck_list_member_change();
 comment on trigger writer_role_rechecked_on_delete on public.list_members is 'A removal made while its maker lost ownership is refused (require_list_role). Its name sorts after the triggers whose locks it may wait for.';
 CREATE TRIGGER writer_role_rechecked_on_update AFTER UPDATE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.recheck_list_member_change();
