@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 import { adminSql } from "../support/harness.ts";
-import { asUser, pushOk, sharedList, upsert } from "../support/shared-lists.ts";
+import { asUser, pushOk, remove, sharedList, upsert } from "../support/shared-lists.ts";
 
 async function usage(userId: string): Promise<number> {
   const [row] = await adminSql<{ n: number }[]>`select coalesce((select live_records from app_private.sync_usage where user_id = ${userId}), 0) as n`;
@@ -63,5 +63,28 @@ describe("the live-records quota follows a row moved out of its creator's reach"
     const applied = await pushOk(bob, { ops: [upsert("tasks", ids[0], { list_id: bob.userId }, version)] });
     expect(applied.results[0].status).toBe("applied");
     expect(await usage(bob.userId)).toBe(1);
+  });
+});
+
+// A member who loses a list stops counting the rows he created there: they pass to its owner
+// (migration 20261128005700_lost_members_rows_pass_to_owner; pgTAP 166 covers removal, leave,
+// demotion and re-adding).
+describe("the live-records quota follows the rows a member leaves in a list", () => {
+  it("a member who pushes his leave after a create: the tasks he left count for the owner, his create for him, and usage equals a recount", async () => {
+    const { alice, bob, list } = await sharedList("editor");
+    const left = await pushOk(bob, { ops: [upsert("tasks", randomUUID(), { list_id: list, title: "bob 1" }), upsert("tasks", randomUUID(), { list_id: list, title: "bob 2" })] });
+    expect(left.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    const [membership] = await adminSql<{ id: string; version: string }[]>`
+      select m.id::text, s.version::text from public.list_members m
+        join app_private.sync_records s on s.collection = 'list_members' and s.id = m.id
+       where m.list_id = ${list} and m.user_id = ${bob.userId}`;
+    const pushed = await pushOk(bob, { ops: [
+      upsert("tasks", randomUUID(), { list_id: bob.userId, title: "mine" }),
+      remove("list_members", membership.id, Number(membership.version)),
+    ] });
+    expect(pushed.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await usage(bob.userId)).toBe(1);
+    expect(await usage(alice.userId)).toBe(3); // her list and the two tasks Bob left there
+    for (const user of [alice, bob]) expect(await usage(user.userId)).toBe(await recount(user.userId));
   });
 });
