@@ -274,6 +274,7 @@ begin
   execute format('drop trigger if exists tidesync_track_access_losses on %s', p_table);
   execute format('drop trigger if exists tidesync_refuse_truncate on %s', p_table);
   execute format('drop trigger if exists tidesync_scope_history_kept on %s', p_table);
+  execute format('drop trigger if exists tidesync_hidden_ids_taken on %s', p_table);
   -- The table's live rows leave their creators' usage (the triggers are gone:
   -- no write of the table changes the counts from here on).
   update app_private.sync_usage u
@@ -385,6 +386,10 @@ begin
   if p_scope_column = 'id' then
     execute format('create trigger tidesync_scope_history_kept before insert on %s '
                    'for each row execute function app_private.refuse_hidden_scope_history()', p_table);
+  else
+    -- Any other synced table: the id of a row the caller cannot see, live or deleted, answers as taken.
+    execute format('create trigger tidesync_hidden_ids_taken before insert on %s '
+                   'for each row execute function app_private.refuse_hidden_record_id(%L)', p_table, v_collection);
   end if;
 
   -- The scope column is indexed unless an index (not partial) starts with it:
@@ -432,7 +437,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history; on any other, tidesync_hidden_ids_taken: refuse_hidden_record_id), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -759,8 +764,22 @@ begin
                         and not app_private.session_has_ended(s.not_after, s.created_at, s.refreshed_at)));
 end;
 $function$;
-comment on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) is 'The one rule for "an invite code works": p_created_by is an owner of p_list_id who can sign in (app_private.cannot_sign_in), and the session that created it (p_created_session, list_invites.created_session; none for a code written without one) still counts: its auth.sessions row exists for p_created_by and has not ended by time (app_private.session_has_ended, as app_private.session_is_live). redeem_list_invite honours only such codes and the cap of pending invites counts only those (pending_list_invites). Not callable by any API role; reads auth.sessions, so only from the security definer functions that call it.';
+comment on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) is 'The one rule for "an invite code works": p_created_by is an owner of p_list_id who can sign in (app_private.cannot_sign_in), and the session that created it (p_created_session, list_invites.created_session; none for a code written without one) still counts: its auth.sessions row exists for p_created_by and has not ended by time (app_private.session_has_ended, as app_private.session_is_live). redeem_list_invite honours only such codes, and the cap of open invites (refuse_open_invites_over_cap) withdraws the others to make room. Not callable by any API role; reads auth.sessions, so only from the security definer functions that call it.';
 revoke execute on function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid) from public;
+
+-- function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text)
+CREATE OR REPLACE FUNCTION app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text)
+ RETURNS record
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  -- described says the same as the two lengths: change them together
+  select interval '1 minute', interval '30 days', 'between 1 minute and 30 days'
+$function$;
+comment on function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text) is 'How long an invite may be valid, the one place: from created_at to expires_at at least shortest and at most longest (described: the same in words, for errors). The trigger list_invites_validity_bounded refuses others (23514); public.create_list_invite checks p_valid_for against them first (22023). Shorter than a minute, an invite would leave the cap of open invites at once. Change it by replacing this function in a migration.';
+revoke execute on function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text) from public;
+grant execute on function app_private.invite_validity_bounds(OUT shortest interval, OUT longest interval, OUT described text) to authenticated;
 
 -- function app_private.is_another_users_id(p_id uuid)
 CREATE OR REPLACE FUNCTION app_private.is_another_users_id(p_id uuid)
@@ -1178,7 +1197,7 @@ CREATE OR REPLACE FUNCTION app_private.max_pending_invites_per_list()
 AS $function$
   select 100
 $function$;
-comment on function app_private.max_pending_invites_per_list() is 'How many pending (unused, unexpired) invites one list may have: public.create_list_invite refuses more (23514, constraint max_pending_invites_per_list). Change it by replacing this function in a migration.';
+comment on function app_private.max_pending_invites_per_list() is 'How many open (unused, unexpired) invites one list may have: the triggers list_invites_open_capped_on_insert and _on_update refuse more (23514, constraint max_pending_invites_per_list) after withdrawing the list''s codes that no longer work, for every write (public.create_list_invite included). Change it by replacing this function in a migration.';
 revoke execute on function app_private.max_pending_invites_per_list() from public;
 grant execute on function app_private.max_pending_invites_per_list() to authenticated;
 
@@ -1582,26 +1601,6 @@ end;
 $function$;
 comment on function app_private.pass_lost_members_rows_to_owner() is 'Trigger (after delete on public.list_members, per statement): the live rows a user who lost a list (removed, or leaving) created in it pass to the list''s longest-standing owner (those who can sign in first), in sync_records.created_by and in both users'' live-records usage, locked in user_id order (lock_sync_usage); never refused for the quota (sync_usage.handed_over). Nothing passes for a list being deleted or an account being deleted. SECURITY DEFINER: a leaving viewer changes the owner''s usage.';
 revoke execute on function app_private.pass_lost_members_rows_to_owner() from public;
-
--- function app_private.pending_list_invites(p_list_id uuid)
-CREATE OR REPLACE FUNCTION app_private.pending_list_invites(p_list_id uuid)
- RETURNS integer
- LANGUAGE sql
- STABLE SECURITY DEFINER
- SET search_path TO ''
-AS $function$
-  select count(*)::integer
-    from app_private.list_invites i
-   where i.list_id = p_list_id
-     -- only for an owner, who reads the list's invites anyway (their select policy)
-     and p_list_id = any (app_private.my_list_ids('owner'))
-     and i.used_at is null
-     and i.expires_at > now()
-     and app_private.invite_is_honoured(i.list_id, i.created_by, i.created_session)
-$function$;
-comment on function app_private.pending_list_invites(p_list_id uuid) is 'How many of the list''s invites are pending and would be honoured (unused, unexpired, app_private.invite_is_honoured: their creator an owner who can sign in, their creating session still counting): what the cap of create_list_invite counts. 0 unless the caller owns the list. SECURITY DEFINER: whether a creator can sign in and their session counts is read from auth.users and auth.sessions.';
-revoke execute on function app_private.pending_list_invites(p_list_id uuid) from public;
-grant execute on function app_private.pending_list_invites(p_list_id uuid) to authenticated;
 
 -- function app_private.prune_signed_out_devices()
 CREATE OR REPLACE FUNCTION app_private.prune_signed_out_devices()
@@ -2281,6 +2280,45 @@ $function$;
 comment on function app_private.refuse_another_users_list_id() is 'Trigger (before insert on lists, per row): as authenticated, a list with another user''s id (their personal list''s) is refused as that id being taken (23505 on lists_pkey), whether or not the list exists now, so the answer does not tell a user''s id from any other taken id.';
 revoke execute on function app_private.refuse_another_users_list_id() from public;
 
+-- function app_private.refuse_hidden_record_id()
+CREATE OR REPLACE FUNCTION app_private.refuse_hidden_record_id()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_scope uuid;
+  v_pkey name;
+begin
+  -- Users only: the service role and the owner (a restore, a support fix) create any id.
+  if current_setting('role') <> 'authenticated' then
+    return new;
+  end if;
+  -- No sync state: a new id, or one the purge has forgotten (the common path: one index lookup).
+  select r.scope_id into v_scope
+    from app_private.sync_records r
+   where r.collection = tg_argv[0] and r.id = new.id;
+  if not found then
+    return new;
+  end if;
+  -- A row of a scope the caller is granted (a member of the list): a live one is answered by its
+  -- primary key, or its upsert goes on to the update the policies decide; a tombstone, which
+  -- their pulls list, is created again.
+  if exists (select 1 from app_private.sync_access a
+              where a.user_id = auth.uid() and a.scope_id = v_scope and a.granted) then
+    return new;
+  end if;
+  -- Anything else, live or deleted, answers as a taken id does: as Postgres words it to a role
+  -- under RLS (no detail naming the key).
+  select k.conname into v_pkey from pg_catalog.pg_constraint k where k.conrelid = tg_relid and k.contype = 'p';
+  raise exception 'duplicate key value violates unique constraint "%"', v_pkey
+    using errcode = 'unique_violation', constraint = v_pkey, schema = tg_table_schema, table = tg_table_name;
+end;
+$function$;
+comment on function app_private.refuse_hidden_record_id() is 'Trigger (before insert on every synced table but scope tables, per row; installed by enable_sync, its collection as argument): as authenticated, a row created with the id of one whose sync state the caller cannot read (app_private.sync_records, live or a tombstone, in a scope the caller has no granted access to in app_private.sync_access: no member of it) is refused as that id being taken (23505 on the table''s primary key, worded as Postgres words it under RLS). Otherwise an upsert (on conflict do update) of a live hidden row was refused by a policy instead (42501) and a hidden tombstone''s id was created again, telling a live row from a moved or a deleted one. A new id costs one primary-key lookup. SECURITY DEFINER: it reads the sync state of every user.';
+revoke execute on function app_private.refuse_hidden_record_id() from public;
+
 -- function app_private.refuse_hidden_scope_history()
 CREATE OR REPLACE FUNCTION app_private.refuse_hidden_scope_history()
  RETURNS trigger
@@ -2339,6 +2377,27 @@ $function$;
 comment on function app_private.refuse_hidden_scope_history() is 'Trigger (before insert on every scope table, per row; installed by enable_sync): as authenticated, a scope row (a list) created with the id of one that was deleted, while its change entries are kept (retention_days), is refused as that id being taken (23505 on the table''s primary key) unless the caller was a member when it was deleted (their access entry is a grant, or the loss written by the deleting transaction after every row of the scope entered it). Otherwise the new scope''s pulls (a grant lists every entry of the scope) and the sync_records policy would show its creator the ids, versions and times of rows that were in it after them or never theirs. The id of a live scope row the caller is no member of (no granted access entry) is refused the same way, so that an upsert (on conflict do update) is not refused by a policy instead (42501), which would tell a live scope from a deleted one. SECURITY DEFINER: it reads the bookkeeping of every user.';
 revoke execute on function app_private.refuse_hidden_scope_history() from public;
 
+-- function app_private.refuse_invite_validity_out_of_bounds()
+CREATE OR REPLACE FUNCTION app_private.refuse_invite_validity_out_of_bounds()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_bounds record;
+begin
+  select b.shortest, b.longest, b.described into v_bounds from app_private.invite_validity_bounds() b;
+  if new.expires_at - new.created_at not between v_bounds.shortest and v_bounds.longest then
+    raise exception 'an invite must expire % after it is created', v_bounds.described
+      using errcode = 'check_violation', constraint = 'list_invites_validity_bounded',
+            schema = 'app_private', table = 'list_invites';
+  end if;
+  return new;
+end;
+$function$;
+comment on function app_private.refuse_invite_validity_out_of_bounds() is 'Trigger of app_private.list_invites (list_invites_validity_bounded): refuses (23514, constraint list_invites_validity_bounded) an invite whose expires_at is not within app_private.invite_validity_bounds() of its created_at, whoever writes it. Security invoker: it reads nothing but the bounds.';
+revoke execute on function app_private.refuse_invite_validity_out_of_bounds() from public;
+
 -- function app_private.refuse_live_records_over_quota()
 CREATE OR REPLACE FUNCTION app_private.refuse_live_records_over_quota()
  RETURNS trigger
@@ -2370,6 +2429,50 @@ end;
 $function$;
 comment on function app_private.refuse_live_records_over_quota() is 'Trigger of app_private.sync_usage: refuses (23514, constraint max_live_records_per_user) a write as authenticated that takes a user''s live records above app_private.max_live_records_per_user(). The owner and service_role are exempt (bulk imports); a decrease is always allowed, and so is the hand-over of rows a member left in the user''s list (handed_over, which it resets).';
 revoke execute on function app_private.refuse_live_records_over_quota() from public;
+
+-- function app_private.refuse_open_invites_over_cap()
+CREATE OR REPLACE FUNCTION app_private.refuse_open_invites_over_cap()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_max constant integer := app_private.max_pending_invites_per_list();
+  v_list uuid;
+  v_open integer;
+  v_withdrawn integer;
+begin
+  -- Lists in id order, each locked before it is counted: the writes of one list
+  -- run in turn (the lock the rpc took before), and two statements that write
+  -- several lists cannot deadlock.
+  for v_list in
+    select distinct n.list_id from new_rows n where n.used_at is null and n.expires_at > now() order by n.list_id
+  loop
+    perform pg_advisory_xact_lock(hashtextextended('app_private.list_invites:' || v_list::text, 0));
+    select count(*)::integer into v_open
+      from app_private.list_invites i
+     where i.list_id = v_list and i.used_at is null and i.expires_at > now();
+    continue when v_open <= v_max;
+    -- Over the cap: the open codes that no longer work (their creator no longer
+    -- an owner who can sign in, their session signed out) make way first, all
+    -- but those this statement wrote.
+    delete from app_private.list_invites i
+     where i.list_id = v_list and i.used_at is null and i.expires_at > now()
+       and i.id not in (select n.id from new_rows n)
+       and not app_private.invite_is_honoured(i.list_id, i.created_by, i.created_session);
+    get diagnostics v_withdrawn = row_count;
+    if v_open - v_withdrawn > v_max then
+      raise exception 'a list has at most % pending invites; they stop counting once used or expired, and those of a former owner, or of one who cannot sign in, do not count', v_max
+        using errcode = 'check_violation', constraint = 'max_pending_invites_per_list',
+              schema = 'app_private', table = 'list_invites';
+    end if;
+  end loop;
+  return null;
+end;
+$function$;
+comment on function app_private.refuse_open_invites_over_cap() is 'Trigger of app_private.list_invites (after each insert and update statement): a list the statement wrote an open (unused, unexpired) invite to keeps at most app_private.max_pending_invites_per_list() open invites. Over it, the list''s open codes that no longer work (not app_private.invite_is_honoured) are withdrawn (deleted; not those the statement wrote), then the statement is refused if still over (23514, constraint max_pending_invites_per_list). Lists are locked in id order (an advisory lock per list) before they are counted. SECURITY DEFINER: whether a code works is read from auth.users and auth.sessions, and the caller may see only its own lists'' invites (only an owner, or the table''s owner, gets this far: RLS refuses other writes first). No API role may call it.';
+revoke execute on function app_private.refuse_open_invites_over_cap() from public;
 
 -- function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid)
