@@ -225,11 +225,37 @@ describe("pattern checks: only a pattern that means the same in Postgres and Jav
     expect(details([text("^(?:ab|cd)+\\.x?$")], { code: "abc." })).toEqual([["/ops/0/data/code", "invalid_format"]]);
   });
 
-  it("isPortablePattern takes literals, escaped punctuation, anchors, groups, alternation, bounded quantifiers and plain bracket expressions, and nothing else", () => {
-    for (const pattern of ["^[a-z0-9_-]+$", "^[^@]+@[^@]+$", "^\\$[0-9]{1,3}(,[0-9]{3})*$", "a{2,}", "(x|)y", "[-a]", "[a^$.*]", "é|🦀"]) {
+  it("a pattern JavaScript's backtracking RegExp could spend seconds or for ever on (repetitions that overlap or nest, long tries at every position) is left to the database, on the server and in the client's catalog", () => {
+    const hostile = [
+      "^([a-z]+)+$", "^(a|ab)*$", "^[a-z]*[a-z]*[a-z]*[a-z]*x$", "^(a|aa)*$", "^(a|a)*$", "^([a-z]*)*$", "^(a+)*b$", "^(a?)+$", "^(a|)+$",
+      "^[^@]+@[^@]+\\.[^@]+$", "^a*(|b)a*$", "^a*(b|)a*$", "^(a|aa){100}$", "^(x[a-z]*)*x$", "^(|)*$",
+      "[a-z]+x", "[a-z]*$", "[0-9]{64}x", "^a|[a-z]+x", "(a{8}){8}",
+    ];
+    for (const pattern of hostile) {
+      expect(isPortablePattern(pattern), pattern).toBe(false);
+      expect(details([text(pattern)], { code: "aaaa!" }), pattern).toEqual([]);
+    }
+    const catalog = new CollectionCatalog({ collections: ["tags"], collection_schemas: { tags: { scope: "list_id", fields: { slug: { type: "text", nullable: true, has_default: false, insertable: true, updatable: true, pattern: "^([a-z]+)+$" } } } } });
+    expect(catalog.check("tags", { slug: "aaaa!" }, false)).toEqual({ slug: "aaaa!" });
+  });
+
+  it("a pattern whose next character always decides the way on stays portable, however its parts repeat", () => {
+    for (const pattern of [
+      "^[a-z0-9]+(-[a-z0-9]+)*$", "^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$", "^[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+)*$", "^(-[a-z]+)*$",
+      "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "^([01][0-9]|2[0-3]):[0-5][0-9]$", "^a+b[ab]*c$", "^(x|)y*$",
+      "^[a-z]+$|^[0-9]+$", "[a-z]+", "[0-9]{3}", "x[a-z]*", "^a|b",
+    ]) {
       expect(isPortablePattern(pattern), pattern).toBe(true);
     }
-    for (const pattern of ["(?i)a", "(?=a)", "[[:alpha:]]", "[\\d]", "[]a]", "[^]", "[]", "[z-a]", "[a-c-e]", "a**", "a*?", "a+?", "*a", "^*", "a{256}", "a{3,2}", "a{,2}", "{", "a}", "]", ".", "\\-", "\\n", "\\1", "(a", "a)", "a\\"]) {
+    expect(details([text("^[a-z0-9]+(-[a-z0-9]+)*$")], { code: "ab-c-" })).toEqual([["/ops/0/data/code", "invalid_format"]]);
+    expect(details([text("^[a-z0-9]+(-[a-z0-9]+)*$")], { code: "ab-c-9" })).toEqual([]);
+  });
+
+  it("isPortablePattern takes literals, escaped punctuation, anchors, groups, alternation, bounded quantifiers and plain bracket expressions, and nothing else", () => {
+    for (const pattern of ["^[a-z0-9_-]+$", "^[^@]+@[^@]+$", "^\\$[0-9]{1,3}(,[0-9]{3})*$", "a{2,}", "(x|)y", "[-a]", "[a^$.*]", "é|🦀", "^#[0-9a-fA-F]{6}$", "^(ab|cd)+\\.x?$", "^(?:ab|cd)+\\.x?$", "^[^@]{1}$"]) {
+      expect(isPortablePattern(pattern), pattern).toBe(true);
+    }
+    for (const pattern of ["(?i)a", "(?=a)", "[[:alpha:]]", "[\\d]", "[]a]", "[^]", "[]", "[z-a]", "[a-c-e]", "a**", "a*?", "a+?", "*a", "^*", "a{256}", "a{3,2}", "a{,2}", "{", "a}", "]", ".", "\\-", "\\n", "\\1", "(a", "a)", "a\\", "[a-"]) {
       expect(isPortablePattern(pattern), pattern).toBe(false);
     }
   });
