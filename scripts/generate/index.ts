@@ -1,6 +1,6 @@
 // `npm run generate`: every generated artifact, from one temporary database.
 //   docs/openapi.json            the api function's OpenAPI 3.1 document
-//   supabase/types/database.ts   supabase gen types typescript
+//   supabase/types/database.ts   supabase gen types typescript, writes cut to authenticated's privileges
 //   sql/                         reference schema for DBA review
 //   supabase/seed.sql            the sample seed, from fixtures/
 //   functions/_shared/sync-collections.generated.ts   the synced tables, from the database
@@ -44,7 +44,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
     const sql = postgres(db.adminDbUrl, { max: 1, onnotice: () => {} });
     try {
       const schemas = await ourSchemas(sql);
-      files.set("supabase/types/database.ts", await generateDbTypes(db.ownerDbUrl, schemas));
+      files.set("supabase/types/database.ts", await generateDbTypes(sql, db.ownerDbUrl, schemas));
       files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readSyncCollections(sql)));
       files.set("functions/_shared/sync-ledger.generated.ts", syncLedgerSource(await readOpErrorBound(sql)));
       files.set("functions/_shared/sync-quota.generated.ts", syncQuotaSource(await readLiveRecordsQuota(sql)));
