@@ -64,3 +64,19 @@ describe("docs/security-model.md's recipe (Making a new table syncable)", () => 
     ]);
   });
 });
+
+// docs/sync.md's recipe for the same table is run as written (tests/integration/sync-recipe-rechecks.test.ts):
+// its recheck triggers are step 3's, copied for public.notes, so the two docs cannot drift apart.
+describe("docs/sync.md's recipe (Making a table syncable)", () => {
+  const security = readFileSync(join(ROOT, "docs/security-model.md"), "utf8");
+  const sync = readFileSync(join(ROOT, "docs/sync.md"), "utf8");
+  const stepThree = /```sql\n(\s*create trigger writer_role_rechecked_on_insert[\s\S]*?)```/.exec(security)?.[1] ?? "";
+  const recipe = /```sql\n([\s\S]*?)```/.exec(sync.slice(sync.indexOf("\n## Making a table syncable")))?.[1] ?? "";
+  const unindented = (text: string) => text.split("\n").map((line) => line.trim()).filter(Boolean).join("\n");
+
+  it("holds step 3's recheck triggers of docs/security-model.md, for public.notes and its scope column", () => {
+    expect(stepThree).toContain("public.<table>");
+    const forNotes = unindented(stepThree).replaceAll("public.<table>", "public.notes").replaceAll("'<scope column>'", "'list_id'");
+    expect(unindented(recipe)).toContain(forNotes);
+  });
+});
