@@ -23,6 +23,12 @@
 // step 3, and "select and the insertable and updatable columns" read as if
 // that were all.
 //
+// A synced table scoped by a list must judge each write again by the writer's role after the locks
+// it waited for (docs/security-model.md, step 3): RLS judges it on the snapshot it started with, so
+// without the three writer_role_rechecked_on_* triggers an editor removed from the list while his
+// insert waited for the list's lock still added a row to it. docs/sync.md's recipe once left them
+// out; app_private.list_writes_not_rechecked() (pgTAP 165) names such tables.
+//
 // A pull cursor names the collections its server synced (functions/api/sync/cursor.ts `synced`),
 // within a bounded length: at most MAX_SYNCED_COLLECTIONS synced tables.
 import type postgres from "postgres";
@@ -116,6 +122,33 @@ export async function refuseMissingDeleteGrants(sql: postgres.Sql): Promise<void
     `(a sync delete FORBIDDEN, a supabase-js delete 42501 "permission denied"): a policy only narrows what a grant allows. ` +
     `Grant it in the table's migration: grant select, delete on ${table} to authenticated (docs/security-model.md, ` +
     `"Making a new table syncable", step 2), or drop the policy if nobody may delete its rows.`
+  ).join("\n"));
+}
+
+const RECHECK_TRIGGERS: Record<string, { event: string; rows: string }> = {
+  writer_role_rechecked_on_insert: { event: "insert", rows: "new table as new_rows" },
+  writer_role_rechecked_on_update: { event: "update", rows: "old table as old_rows new table as new_rows" },
+  writer_role_rechecked_on_delete: { event: "delete", rows: "old table as old_rows" },
+};
+
+/**
+ * Throws, naming every synced table scoped by a list that lacks one of step 3's recheck triggers
+ * (or has it in another shape: without its transition tables, its WHEN, or disabled), with the
+ * statements to add.
+ */
+export async function refuseUnrecheckedListWrites(sql: postgres.Sql): Promise<void> {
+  const tables = await sql<{ table_name: string; scope_column: string; missing: string[] }[]>`
+    select table_name, scope_column, missing from app_private.list_writes_not_rechecked()`;
+  if (tables.length === 0) return;
+  throw new Error(tables.map(({ table_name: table, scope_column: scope, missing }) =>
+    `${table}: its writes into a list are not judged again by the writer's role after the locks they waited for ` +
+    `(missing: ${missing.join(", ")}), so a member removed from the list while his write waited (an insert's foreign-key check ` +
+    `waits for the removal) still writes into it. Add docs/security-model.md's step 3 triggers to the table's migration, each ` +
+    `with the role of its command's policy ('editor' below):\n` +
+    missing.map((name) =>
+      `  create or replace trigger ${name} after ${RECHECK_TRIGGERS[name].event} on ${table} referencing ${RECHECK_TRIGGERS[name].rows}\n` +
+      `    for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', '${scope}');`
+    ).join("\n")
   ).join("\n"));
 }
 

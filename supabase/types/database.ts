@@ -963,6 +963,14 @@ export type Database = {
       };
       "is_another_users_id": { Args: { "p_id": string }; Returns: boolean };
       "list_has_members": { Args: { "p_list_id": string }; Returns: boolean };
+      "list_writes_not_rechecked": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "missing": (string)[];
+          "scope_column": string;
+          "table_name": string;
+        }[];
+      };
       "live_uid": { Args: Record<PropertyKey, never>; Returns: string };
       "lock_device_registration": {
         Args: {
