@@ -81,6 +81,18 @@ async function expectToldOnce(p: Awaited<ReturnType<typeof phone>>, tasks: strin
   }
 }
 
+/** Two tasks of alice's list shared with bob as a viewer, and bob's phone. */
+async function viewerOfTwoSharedTasks(factory: DeviceFactory) {
+  const alice = await createTestUser();
+  const bob = await createTestUser();
+  const list = randomUUID();
+  const tasks = [randomUUID(), randomUUID()];
+  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), ...tasks.map((id) => upsert("tasks", id, { list_id: list, title: "one" }))] });
+  await share(alice, list, bob, "viewer");
+  await settled();
+  return { tasks, p: await phone(factory, bob) };
+}
+
 for (const [label, factory] of [["WatermelonDB", watermelonDevice], ["RxDB", rxdbDevice]] as const) {
   describe(`${label}: a push cut off after its first batch was answered tells each answer once`, () => {
     it("conflicts: another device renamed both tasks first", async () => {
@@ -98,14 +110,7 @@ for (const [label, factory] of [["WatermelonDB", watermelonDevice], ["RxDB", rxd
     }, 60_000);
 
     it("rejections: a viewer renamed two tasks of the shared list", async () => {
-      const alice = await createTestUser();
-      const bob = await createTestUser();
-      const list = randomUUID();
-      const tasks = [randomUUID(), randomUUID()];
-      await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), ...tasks.map((id) => upsert("tasks", id, { list_id: list, title: "one" }))] });
-      await share(alice, list, bob, "viewer");
-      await settled();
-      const p = await phone(factory, bob);
+      const { tasks, p } = await viewerOfTwoSharedTasks(factory);
       await p.writeAndPushInterrupted("tasks", Object.fromEntries(tasks.map((id) => [id, { title: "bob's" }])));
       await expectToldOnce(p, tasks, [["op_rejected", "FORBIDDEN"], ["write_discarded", "rejected"]]);
       for (const task of tasks) expect(await serverTitle(task)).toBe("one");
@@ -113,14 +118,7 @@ for (const [label, factory] of [["WatermelonDB", watermelonDevice], ["RxDB", rxd
     }, 60_000);
 
     it("rejected deletes: a viewer deleted two tasks of the shared list", async () => {
-      const alice = await createTestUser();
-      const bob = await createTestUser();
-      const list = randomUUID();
-      const tasks = [randomUUID(), randomUUID()];
-      await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), ...tasks.map((id) => upsert("tasks", id, { list_id: list, title: "one" }))] });
-      await share(alice, list, bob, "viewer");
-      await settled();
-      const p = await phone(factory, bob);
+      const { tasks, p } = await viewerOfTwoSharedTasks(factory);
       await p.writeAndPushInterrupted("tasks", Object.fromEntries(tasks.map((id) => [id, null])));
       await expectToldOnce(p, tasks, [["op_rejected", "FORBIDDEN"], ["write_discarded", "rejected"]]);
       for (const task of tasks) expect(await serverTitle(task)).toBe("one");
