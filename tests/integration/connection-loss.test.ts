@@ -15,6 +15,7 @@ import { createDb, type Db } from "../../functions/api/lib/db.ts";
 import type { UserClaims } from "../../functions/api/lib/verify-token.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
 import { insertAuthUser } from "../support/auth-users.ts";
+import { startFirstStatementKiller } from "../support/first-statement-killer.ts";
 
 let database: TempDatabase;
 let admin: postgres.Sql;
@@ -74,11 +75,14 @@ beforeAll(async () => {
   process.on("unhandledRejection", record);
 });
 
-beforeEach(() => {
-  db = createDb({
-    dbUrl: database.ownerDbUrl,
+const openDb = (dbUrl: string) =>
+  createDb({
+    dbUrl,
     db: { poolMax: 1, connectTimeoutSeconds: 3, statementTimeoutMs: STATEMENT_TIMEOUT_MS, prepare: true },
   } as Config);
+
+beforeEach(() => {
+  db = openDb(database.ownerDbUrl);
 });
 
 afterEach(async () => {
@@ -167,5 +171,26 @@ describe("a transaction whose connection is lost", () => {
     const next = await poolAnswers(claims);
     expect(uncaught.map(String)).toEqual([]);
     expectAnsweredAtOnce(next);
+  });
+
+  it("ended at the first statement of a connection the pool has just opened: 503; nothing thrown outside the request", async () => {
+    // postgres.js (3.4.9) would first send its own pg_type query on a new connection (fetch_types)
+    // and drop that query's promise, so this kill was an unhandled rejection (porsager/postgres#1192).
+    const claims = await signedInUser();
+    const target = new URL(database.ownerDbUrl);
+    const killer = await startFirstStatementKiller({ host: target.hostname, port: Number(target.port || 5432) }, admin);
+    try {
+      await db.close();
+      target.port = String(killer.port);
+      db = openDb(target.toString());
+      // Every connection through the proxy loses its backend at its first statement: each request is a 503.
+      const answers = [await answer(claims), await answer(claims), await answer(claims)];
+      await sleep(200);
+      expect(uncaught.map(String)).toEqual([]);
+      for (const { answer } of answers) expect(["57P01", "CONNECTION_CLOSED", "ECONNRESET"]).toContain(answer);
+      expect(killer.killed).toBeGreaterThan(0);
+    } finally {
+      await killer.close();
+    }
   });
 });

@@ -256,6 +256,12 @@ export function createDb(config: Config): Db {
     idle_timeout: 60,
     max_lifetime: 30 * 60,
     prepare: config.db.prepare,
+    // postgres.js (3.4.9) runs a pg_type query first on every new connection to learn the
+    // array types (fetch_types) and drops that query's promise: a backend ended while it
+    // runs (a failover, pg_terminate_backend) is an unhandled rejection outside any request
+    // (porsager/postgres#1192, #1223). No statement here reads an array column as one or
+    // binds a JS array (lists travel as text, pg-array.ts), so the query buys nothing.
+    fetch_types: false,
     onnotice: () => {},
     connection: {
       application_name: "tidesync-api",

@@ -10,8 +10,9 @@ export interface ProfileSummary {
 }
 
 export async function readProfile(tx: Tx, userId: string): Promise<ProfileSummary> {
+  // As JSON: the pool reads no array column as one (db.ts, fetch_types).
   const [row] = await tx<{ display_name: string | null; completed_steps: OnboardingStep[]; completed_at: Date | null }[]>`
-    select display_name, completed_steps, completed_at from public.profiles where id = ${userId}`;
+    select display_name, to_json(completed_steps) as completed_steps, completed_at from public.profiles where id = ${userId}`;
   // The signup trigger (and the migration's backfill) give every user a
   // profile; a missing row can only mean "nothing done yet".
   return {
