@@ -27,18 +27,29 @@ export async function unlessAborted<T>(value: T | Promise<T>, signal: AbortSigna
   }
 }
 
-/** A wait of `ms` (the client's and the adapters' default sleep); rejects with TidesyncAbortedError, its timer cleared, as soon as `signal` aborts. */
+/** setTimeout's largest delay (2^31-1 ms, about 24.8 days): Node, Deno and browsers fire a longer one at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * A wait of `ms` (the client's and the adapters' default sleep); rejects with TidesyncAbortedError, its timer cleared, as soon as `signal` aborts.
+ * A wait past setTimeout's largest delay (a server's Retry-After of weeks) is waited in parts: handed over whole, it would end at once and the client would send again.
+ */
 export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return Promise.reject(new TidesyncAbortedError());
   return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout>;
     const onAbort = () => {
       clearTimeout(timer);
       reject(new TidesyncAbortedError());
     };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
+    const wait = (left: number) => {
+      timer = setTimeout(() => {
+        if (left > MAX_TIMER_MS) return wait(left - MAX_TIMER_MS);
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, Math.min(left, MAX_TIMER_MS));
+    };
+    wait(ms);
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }

@@ -149,6 +149,20 @@ describe("sync() while a sync waits to retry", () => {
       expect(server.batches()).toHaveLength(2);
       expect(vi.getTimerCount()).toBe(0);
     });
+
+    it("a Retry-After longer than setTimeout's largest delay (2^31-1 ms, ~24.8 days) is waited out, not sent again at once", async () => {
+      const weeks = 35 * 24 * 3600; // Retry-After in seconds: 35 days
+      const { client, server } = await offlineClient(() => (server.batches().length === 1 ? envelope(503, "UNAVAILABLE", { "retry-after": String(weeks) }) : undefined));
+      const synced = client.sync();
+      await drained(() => server.batches().length === 1);
+      await vi.advanceTimersByTimeAsync(25 * 24 * 3600 * 1000); // past one timer's largest delay
+      expect(server.batches()).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(10 * 24 * 3600 * 1000);
+      await synced;
+      expect(server.batches()).toHaveLength(2);
+      expect(client.pendingOps()).toEqual([]);
+      expect(vi.getTimerCount()).toBe(0);
+    });
   });
 });
 
