@@ -599,8 +599,9 @@ export class TidesyncClient {
    * the device's lists and its user's own; client/README.md), debounced, and
    * polls every `pollIntervalMs` (default 5 minutes) in case a poke is lost.
    * `realtime` is the app's supabase-js client (signed in: Realtime authorizes
-   * private channels with the user's token). Returns the function that stops
-   * both; `stop()` stops the polling only. Once close() has begun it joins nothing and polls nothing.
+   * private channels with the user's token). A later listen() takes over from
+   * this one. Returns the function that stops both (nothing once another
+   * listen() has taken over); `stop()` stops the polling only. Once close() has begun it joins nothing and polls nothing.
    */
   listen(realtime: RealtimeClientLike, options: PokeListenerOptions & { pollIntervalMs?: number }): () => void {
     this.pokes?.stop();
@@ -617,7 +618,9 @@ export class TidesyncClient {
     this.start(options.pollIntervalMs ?? 5 * 60_000);
     return () => {
       listener.stop();
-      if (this.pokes === listener) this.pokes = null;
+      // A later listen() took over (a screen mounted again before this one unmounted): its pokes and polling stay.
+      if (this.pokes !== listener) return;
+      this.pokes = null;
       this.stop();
     };
   }

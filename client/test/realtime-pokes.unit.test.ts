@@ -161,6 +161,26 @@ describe("realtime pokes", () => {
     expect(pulls()).toBe(before + 1);
   });
 
+  it("a second listen() takes over from the first, and the first's stop function, called later, leaves the second listening and polling", async () => {
+    const { client, realtime, pulls, stop: stopFirst } = await listening({ pollIntervalMs: 60_000 });
+    const second = new RealtimeDouble(); // a screen mounting again with its own supabase-js client
+    const stopSecond = client.listen(second, { userId: USER, pollIntervalMs: 60_000 });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(realtime.open()).toEqual([]);
+    expect(second.topics()).toEqual([scopeTopic(LIST), userTopic(USER)].sort());
+    stopFirst(); // the first screen unmounting after the second mounted
+    expect(second.topics()).toEqual([scopeTopic(LIST), userTopic(USER)].sort());
+    const before = pulls();
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(pulls()).toBe(before + 1);
+    second.on(userTopic(USER)).broadcast("poke");
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(pulls()).toBe(before + 2);
+    stopSecond();
+    expect(second.open()).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("close() leaves no timer (a pull still debounced, the polling) and a listen() after it joins nothing", async () => {
     const { client, realtime, pulls } = await listening();
     realtime.on(userTopic(USER)).broadcast("poke");
