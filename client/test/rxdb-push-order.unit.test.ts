@@ -122,6 +122,21 @@ describe("RxdbPushOrder", () => {
     expect(server.batches()).toHaveLength(1);
   });
 
+  it("keeps no waiter of an awaitDeletes() that has returned: an app awaiting sync after each write does not pile them up", async () => {
+    const server = new FakeServer();
+    const stores = COLLECTIONS.map(() => memoryStore());
+    const order = new RxdbPushOrder(COLLECTIONS);
+    COLLECTIONS.forEach((name, i) => order.join(name, replication(server, stores[i], [], []).member));
+    for (let round = 0; round < 50; round++) {
+      await stores[2].set(HELD_DELETES_KEY, [remove("tasks")]);
+      order.sendDeletes();
+      await Promise.all([order.awaitDeletes(), order.awaitDeletes()]);
+    }
+    expect(server.batches()).toHaveLength(50);
+    // Each waiting call left a callback (and what it holds) in the order for as long as the app ran.
+    expect((order as unknown as { stalled: unknown[] }).stalled).toHaveLength(0);
+  });
+
   describe("leaves no timer behind", () => {
     const fakeTimers = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
     const realTimers = () => vi.useRealTimers();

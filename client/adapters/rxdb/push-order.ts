@@ -113,7 +113,14 @@ export class RxdbPushOrder {
   async awaitDeletes(): Promise<void> {
     while (this.flushing) {
       if (this.missing) throw this.missing;
-      await Promise.race([this.flushing, new Promise<void>((resolve) => this.stalled.push(resolve))]);
+      let wake!: () => void;
+      const stalled = new Promise<void>((resolve) => this.stalled.push(wake = resolve));
+      try {
+        await Promise.race([this.flushing, stalled]);
+      } finally {
+        // Returned because the send ended: its waiter would stay for the app's lifetime.
+        this.stalled = this.stalled.filter((waiter) => waiter !== wake);
+      }
     }
   }
 
