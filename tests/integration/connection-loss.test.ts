@@ -188,7 +188,7 @@ describe("a transaction whose connection is lost", () => {
       await sleep(200);
       expect(uncaught.map(String)).toEqual([]);
       for (const { answer } of answers) expect(["57P01", "CONNECTION_CLOSED", "ECONNRESET"]).toContain(answer);
-      expect(killer.killed).toBeGreaterThan(0);
+      expect(killer.killed()).toBeGreaterThan(0);
     } finally {
       await killer.close();
     }

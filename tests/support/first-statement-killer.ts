@@ -3,33 +3,19 @@
 // statement the client sends once the startup handshake is over, whatever that
 // statement is: the moment a failover or an operator's kill meets a connection
 // the pool has just opened. The statement is held, never reaches the backend.
-import net from "node:net";
 import type postgres from "postgres";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 
-export interface FirstStatementKiller {
-  port: number;
+export interface FirstStatementKiller extends TcpProxy {
   /** Backends ended so far. */
-  killed: number;
-  close(): Promise<void>;
+  killed(): number;
 }
 
 const READY_FOR_QUERY = 0x5a; // 'Z'
 
 export async function startFirstStatementKiller(target: { host: string; port: number }, admin: postgres.Sql): Promise<FirstStatementKiller> {
-  const sockets = new Set<net.Socket>();
-  const killer: FirstStatementKiller = { port: 0, killed: 0, close };
-
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("error", () => {});
-      socket.on("close", () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
+  let killed = 0;
+  const proxy = await startTcpProxy(target, (client, upstream) => {
     let started = false;
     let held = false;
     let pending = Buffer.alloc(0);
@@ -54,16 +40,9 @@ export async function startFirstStatementKiller(target: { host: string; port: nu
       void admin`
         select pg_terminate_backend(pid) from pg_stat_activity
          where client_port = ${upstream.localPort!} and client_addr = '127.0.0.1'`.then((rows) => {
-        killer.killed += rows.length;
-      }, () => {}); // a kill that failed shows as `killed` short of what the test expects
+        killed += rows.length;
+      }, () => {}); // a kill that failed shows as killed() short of what the test expects
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  killer.port = (server.address() as net.AddressInfo).port;
-
-  async function close(): Promise<void> {
-    for (const socket of sockets) socket.destroy();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-  return killer;
+  return { ...proxy, killed: () => killed };
 }

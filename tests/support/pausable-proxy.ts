@@ -2,13 +2,12 @@
 // every connection (bytes are held, nothing is answered, sockets stay open),
 // as a database stopped with SIGSTOP looks to its clients; `resume()` lets the
 // held bytes through and traffic flow again.
-import net from "node:net";
+import type net from "node:net";
+import { startTcpProxy, type TcpProxy } from "./tcp-proxy.ts";
 
-export interface PausableProxy {
-  port: number;
+export interface PausableProxy extends TcpProxy {
   pause(): void;
   resume(): void;
-  close(): Promise<void>;
 }
 
 interface Direction {
@@ -20,7 +19,6 @@ interface Direction {
 export async function startPausableProxy(target: { host: string; port: number }): Promise<PausableProxy> {
   let paused = false;
   const directions = new Set<Direction>();
-  const sockets = new Set<net.Socket>();
 
   const forward = (direction: Direction) => {
     direction.from.on("data", (chunk: Buffer) => {
@@ -29,17 +27,7 @@ export async function startPausableProxy(target: { host: string; port: number })
     });
   };
 
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on("error", () => {});
-      socket.on("close", () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-    }
+  const proxy = await startTcpProxy(target, (client, upstream) => {
     const up: Direction = { from: client, to: upstream, held: [] };
     const down: Direction = { from: upstream, to: client, held: [] };
     for (const direction of [up, down]) {
@@ -48,10 +36,9 @@ export async function startPausableProxy(target: { host: string; port: number })
       forward(direction);
     }
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 
   return {
-    port: (server.address() as net.AddressInfo).port,
+    ...proxy,
     pause() {
       paused = true;
     },
@@ -60,10 +47,6 @@ export async function startPausableProxy(target: { host: string; port: number })
       for (const direction of directions) {
         for (const chunk of direction.held.splice(0)) direction.to.write(chunk);
       }
-    },
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
