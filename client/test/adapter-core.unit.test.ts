@@ -446,4 +446,37 @@ describe("pushOps: a push cut short after a batch was answered", () => {
     expect(events.filter((event) => event.type === "op_rejected")).toHaveLength(1);
     expect(await pushedOps(context.store)).toEqual([]);
   });
+  it("a long offline queue cut short at its last batch: what it keeps of the answered batches costs the device's storage writes in proportion to the ops, and the completing push still sees them all", async () => {
+    const server = new FakeServer();
+    const ops = Array.from({ length: 400 }, (_, i): SyncOp => ({ op_id: newId(), collection: "tasks", record_id: newId(), type: "upsert", base_version: null, data: { title: `task ${i}` } }));
+    const last = ops[ops.length - 1];
+    server.script = (request) =>
+      request.path === "/v1/sync/batch" && (request.body as { ops: SyncOp[] }).ops.some((op) => op.op_id === last.op_id) ? Promise.reject(new TypeError("fetch failed")) : undefined;
+    const store = memoryStore();
+    let answeredBytes = 0;
+    const counting: KeyValueStore = {
+      get: (key) => store.get(key),
+      set: async (key, value) => {
+        if (key.startsWith("tidesync.answered_ops")) answeredBytes += JSON.stringify(value).length;
+        await store.set(key, value);
+      },
+    };
+    const context: PushContext = {
+      api: new TidesyncApi({ baseUrl: BASE_URL, getAccessToken: () => "test-token", fetch: server.fetch }),
+      installationId: INSTALLATION_ID,
+      store: counting,
+      retry: retryOptions({ sleep: async () => {}, backoff: { maxAttempts: 1 } }),
+      newId,
+      emit: () => {},
+      bounds: { maxOps: 10, maxBodyBytes: 1_000_000 },
+    };
+    await expect(pushOps(context, ops)).rejects.toMatchObject({ code: "NETWORK" });
+    // 39 batches answered: rewriting the whole list after each wrote about 10 times the ops' bytes.
+    expect(answeredBytes).toBeLessThan(2 * JSON.stringify(ops).length);
+    expect(await pushedOps(store)).toEqual(ops);
+    expect(await unansweredOps(store)).toEqual(ops.slice(390));
+    server.script = null;
+    expect(await pushOps(context, [])).toMatchObject({ applied: 10 });
+    expect(await pushedOps(store)).toEqual([]);
+  });
 });

@@ -39,10 +39,23 @@ import { type RetryOptions, withRetry } from "../../retry.ts";
 const SENT_KEY = "tidesync.sent_ops";
 /**
  * The ops answered so far by a push cut short, until a push completes (their changes are still
- * handed over); under `.corrections`, their corrections (told already: the push that completes it
- * returns them).
+ * handed over), one key per answered batch (`<key>.<n>`, n from 0, up to the first missing or
+ * empty one): a batch writes only what it adds, so a long queue costs storage writes in proportion
+ * to its ops, not to their square. Under `<key>.corrections.<n>`, the corrections batch n made or
+ * changed (told already: the push that completes it returns them; a later batch's win).
  */
 const ANSWERED_KEY = "tidesync.answered_ops";
+
+/** The answered batches a push cut short kept, in order, each with its corrections. */
+async function answeredBatches(store: KeyValueStore, answeredKey: string): Promise<{ ops: SyncOp[]; corrections: Correction[] }[]> {
+  const batches: { ops: SyncOp[]; corrections: Correction[] }[] = [];
+  for (;;) {
+    const n = batches.length;
+    const ops = (await store.get<SyncOp[]>(`${answeredKey}.${n}`)) ?? [];
+    if (ops.length === 0) return batches;
+    batches.push({ ops, corrections: (await store.get<Correction[]>(`${answeredKey}.corrections.${n}`)) ?? [] });
+  }
+}
 
 export interface PushContext {
   api: TidesyncApi;
@@ -113,7 +126,7 @@ export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
  * again), then the unanswered ones.
  */
 export async function pushedOps(store: KeyValueStore, answeredKey = ANSWERED_KEY): Promise<SyncOp[]> {
-  return [...((await store.get<SyncOp[]>(answeredKey)) ?? []), ...(await unansweredOps(store))];
+  return [...(await answeredBatches(store, answeredKey)).flatMap((batch) => batch.ops), ...(await unansweredOps(store))];
 }
 
 /**
@@ -131,10 +144,12 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   // A push cut short: what its answered batches told goes on from there.
   const answeredKey = context.answeredKey ?? ANSWERED_KEY;
-  let answered = (await store.get<SyncOp[]>(answeredKey)) ?? [];
-  let kept = answered.length > 0;
+  const keptBatches = await answeredBatches(store, answeredKey);
+  /** How many answered batches are stored: the next one goes under this number. */
+  let keptCount = keptBatches.length;
+  const answered = keptBatches.flatMap((batch) => batch.ops);
   const corrections = new Map<string, Correction>();
-  for (const correction of (await store.get<Correction[]>(`${answeredKey}.corrections`)) ?? []) corrections.set(`${correction.collection}/${correction.id}`, correction);
+  for (const correction of keptBatches.flatMap((batch) => batch.corrections)) corrections.set(`${correction.collection}/${correction.id}`, correction);
   /** The server's record as this push's answers last showed it (null: none the user can see). */
   const shown = new Map<string, SyncRecord | null>();
   /** Records the server may hold though the adapter knows no version of them: sent before, or applied now. */
@@ -165,6 +180,12 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
     }
     const answeredIds = new Set(batch.map((op) => op.op_id));
+    /** The records whose corrections this batch made or changed (what its stored part adds). */
+    const corrected = new Set<string>();
+    const correct = (key: string, correction: Correction) => {
+      corrections.set(key, correction);
+      corrected.add(key);
+    };
     const rebased: SyncOp[] = [];
     const appliedUpserts: AppliedUpsert[] = [];
     for (const [i, answer] of results.entries()) {
@@ -175,21 +196,21 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       if (answer.record || outcome !== "applied") shown.set(key, answer.record ?? null);
       if (answer.status === "duplicate") {
         // An earlier attempt was processed; the record may have moved on since (another device): show what it is now.
-        corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
+        correct(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
       }
       if (outcome === "applied") {
         result.applied++;
         maybeStored.add(key);
         if (op.type === "upsert" && answer.record) appliedUpserts.push({ collection: op.collection, id: op.record_id, record: answer.record });
         // A rebased op landed: the record's state is now the answer's.
-        const corrected = corrections.get(key);
-        if (corrected && answer.record) corrections.set(key, { ...corrected, record: answer.record });
+        const earlier = corrections.get(key);
+        if (earlier && answer.record) correct(key, { ...earlier, record: answer.record });
         continue;
       }
       if (outcome === "conflict") {
         result.conflicts++;
         const server = answer.record;
-        corrections.set(key, { collection: op.collection, id: op.record_id, record: server ?? null });
+        correct(key, { collection: op.collection, id: op.record_id, record: server ?? null });
         if (!server) continue;
         const resolution = await (context.onConflict ?? serverWinsPerField)({
           op,
@@ -208,7 +229,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       }
       result.rejected++;
       const error: SyncOpError = answer.error ?? { code: "VALIDATION_FAILED", message: "the server rejected this op" };
-      corrections.set(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
+      correct(key, { collection: op.collection, id: op.record_id, record: answer.record ?? null });
       emit(rejectedEvent(op, error, answer.record));
       emit({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
     }
@@ -218,18 +239,21 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     queue = [...rebased, ...queue.filter((op) => !answeredIds.has(op.op_id))];
     if (appliedUpserts.length > 0) await context.onApplied?.(appliedUpserts);
     // Kept before the ops leave the outbox, while batches remain (a failure may cut the push short there).
-    answered = [...answered, ...batch];
+    // Only this batch's part: its ops, and the corrections it made or changed. Its ops' key last (it makes
+    // the part count), after an empty next one: a part a cleared push left behind is never read on.
     if (queue.length > 0) {
-      kept = true;
-      await store.set(`${answeredKey}.corrections`, [...corrections.values()]);
-      await store.set(answeredKey, answered);
+      await store.set(`${answeredKey}.${keptCount + 1}`, []);
+      await store.set(`${answeredKey}.corrections.${keptCount}`, [...corrected].map((key) => corrections.get(key)!));
+      await store.set(`${answeredKey}.${keptCount}`, batch);
+      keptCount++;
     }
     await store.set(SENT_KEY, queue);
   }
   // Every op is answered: the library records the push, its changes are no longer handed over.
-  if (kept) {
-    await store.set(answeredKey, []);
-    await store.set(`${answeredKey}.corrections`, []);
+  // The first part emptied drops them all at once (reading stops there); the rest only frees the space.
+  for (let n = 0; n < keptCount; n++) {
+    await store.set(`${answeredKey}.${n}`, []);
+    await store.set(`${answeredKey}.corrections.${n}`, []);
   }
   result.corrections = [...corrections.values()];
   return result;
