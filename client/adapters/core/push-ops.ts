@@ -22,7 +22,8 @@
 //   over (it records a push only once the whole push is answered), and the
 //   answered ops stand for them (pushedOps: nothing is planned again, so no
 //   conflict or rejection is told twice), and the push that completes it
-//   returns their corrections with its own.
+//   returns their corrections with its own. Every answered batch is kept so
+//   until the push's corrections are stored (keepCorrections).
 // What the local database must show afterwards comes back as `corrections`.
 import type { SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../../../functions/_shared/schemas/sync.ts";
 import type { TidesyncApi } from "../../api-client.ts";
@@ -87,6 +88,12 @@ export interface PushContext {
    * from the store, so that one's completed push does not drop another's answers still to complete.
    */
   answeredKey?: string;
+  /**
+   * Stores the push's corrections once every op is answered, before the answered ops that stand for
+   * the pushed changes are dropped: an app killed in between finds them still answered (nothing sent or
+   * told again) and gets the corrections again from the push that completes it.
+   */
+  keepCorrections?: (corrections: Correction[]) => Promise<void>;
 }
 
 /**
@@ -239,22 +246,22 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     queue = [...rebased, ...queue.filter((op) => !answeredIds.has(op.op_id))];
     if (appliedUpserts.length > 0) await context.onApplied?.(appliedUpserts);
     // Kept before the ops leave the outbox, while batches remain (a failure may cut the push short there).
-    // Only this batch's part: its ops, and the corrections it made or changed. Its ops' key last (it makes
-    // the part count), after an empty next one: a part a cleared push left behind is never read on.
-    if (queue.length > 0) {
-      await store.set(`${answeredKey}.${keptCount + 1}`, []);
-      await store.set(`${answeredKey}.corrections.${keptCount}`, [...corrected].map((key) => corrections.get(key)!));
-      await store.set(`${answeredKey}.${keptCount}`, batch);
-      keptCount++;
-    }
+    // Kept before the ops leave the outbox (the last batch's too: see keepCorrections). Only this batch's
+    // part: its ops, and the corrections it made or changed; its ops' key last (it makes the part count),
+    // after an empty next one: a part a cleared push left behind is never read on.
+    await store.set(`${answeredKey}.${keptCount + 1}`, []);
+    await store.set(`${answeredKey}.corrections.${keptCount}`, [...corrected].map((key) => corrections.get(key)!));
+    await store.set(`${answeredKey}.${keptCount}`, batch);
+    keptCount++;
     await store.set(SENT_KEY, queue);
   }
+  result.corrections = [...corrections.values()];
+  await context.keepCorrections?.(result.corrections);
   // Every op is answered: the library records the push, its changes are no longer handed over.
   // The first part emptied drops them all at once (reading stops there); the rest only frees the space.
   for (let n = 0; n < keptCount; n++) {
     await store.set(`${answeredKey}.${n}`, []);
     await store.set(`${answeredKey}.corrections.${n}`, []);
   }
-  result.corrections = [...corrections.values()];
   return result;
 }

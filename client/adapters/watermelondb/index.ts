@@ -343,20 +343,24 @@ export class WatermelonTidesync {
       pullLimit: pullLimitOf(this.options.pullLimit, this.meta!.maxPullLimit),
       onConflict: this.options.onConflict,
       onApplied: async (acknowledged) => await this.keepAppliedVersions(acknowledged),
+      keepCorrections: async (pushed) => await this.keepCorrections(pushed),
     }, newOps);
     this.report.applied += result.applied;
     this.report.duplicates += result.duplicates;
     this.report.conflicts += result.conflicts;
     this.report.rejected += result.rejected;
+    return { experimentalRejectedIds: unsendable };
+  }
+
+  /** Stores what the next pull puts in the rows (pushOps: before the push's answered ops are dropped). */
+  private async keepCorrections(pushed: readonly Correction[]): Promise<void> {
     // A record the push corrects itself (conflict, rejection, duplicate) gets that correction: its last answer's record.
     const corrections = new Map(this.unshown);
-    for (const correction of result.corrections) corrections.set(`${correction.collection}/${correction.id}`, correction);
-    if (corrections.size > 0) {
-      const stored = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
-      await this.store.set(CORRECTIONS_KEY, [...stored, ...corrections.values()]);
-      await this.forgetOverruledVersions(result.corrections);
-    }
-    return { experimentalRejectedIds: unsendable };
+    for (const correction of pushed) corrections.set(`${correction.collection}/${correction.id}`, correction);
+    if (corrections.size === 0) return;
+    const stored = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+    await this.store.set(CORRECTIONS_KEY, [...stored, ...corrections.values()]);
+    await this.forgetOverruledVersions(pushed);
   }
 
   /** A server record as Watermelon's raw columns. */
