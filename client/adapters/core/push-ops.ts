@@ -246,13 +246,16 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     queue = [...rebased, ...queue.filter((op) => !answeredIds.has(op.op_id))];
     if (appliedUpserts.length > 0) await context.onApplied?.(appliedUpserts);
     // Kept before the ops leave the outbox, while batches remain (a failure may cut the push short there).
-    // Kept before the ops leave the outbox (the last batch's too: see keepCorrections). Only this batch's
-    // part: its ops, and the corrections it made or changed; its ops' key last (it makes the part count),
-    // after an empty next one: a part a cleared push left behind is never read on.
-    await store.set(`${answeredKey}.${keptCount + 1}`, []);
-    await store.set(`${answeredKey}.corrections.${keptCount}`, [...corrected].map((key) => corrections.get(key)!));
-    await store.set(`${answeredKey}.${keptCount}`, batch);
-    keptCount++;
+    // Kept before the ops leave the outbox while batches remain, and the last batch's too when the
+    // adapter stores corrections (keepCorrections): a push of one batch without it writes nothing more.
+    // Only this batch's part: its ops, and the corrections it made or changed; its ops' key last (it makes
+    // the part count), after an empty next one: a part a cleared push left behind is never read on.
+    if (queue.length > 0 || context.keepCorrections) {
+      await store.set(`${answeredKey}.${keptCount + 1}`, []);
+      await store.set(`${answeredKey}.corrections.${keptCount}`, [...corrected].map((key) => corrections.get(key)!));
+      await store.set(`${answeredKey}.${keptCount}`, batch);
+      keptCount++;
+    }
     await store.set(SENT_KEY, queue);
   }
   result.corrections = [...corrections.values()];
