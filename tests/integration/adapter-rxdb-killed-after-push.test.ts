@@ -5,7 +5,8 @@
 // answer never reached it. However the server answers that resend (applied,
 // duplicate, a conflict on the stale base, a refusal the server never judged),
 // the device ends holding the server's record, field for field, and the app
-// is told at most once.
+// is told at most once. Killed a moment earlier, as the adapter stores the
+// push's corrections, the app sends nothing again (the answered ops stand).
 import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import type { FetchFunction } from "../../client/api-client.ts";
@@ -13,7 +14,7 @@ import type { SyncEvent } from "../../client/events.ts";
 import { clientDevice } from "../support/client-device.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { rxdbTasksDevice } from "../support/rxdb-tasks-device.ts";
-import { settled } from "../support/shared-lists.ts";
+import { pushOk, settled, share, upsert } from "../support/shared-lists.ts";
 
 /** Over the default max_body_bytes (1 MiB) even as a batch of this op alone: refused unjudged (413). */
 const PASTED = "x".repeat(1_100_000);
@@ -196,5 +197,69 @@ it("a delete whose answer was lost as the app was killed: sent again with its op
   expect(told(p.events)).toEqual([]);
   // The create, and the delete once: sent again with its op_id (a duplicate, not logged again).
   expect(await ledgerOf(alice, task)).toEqual(["applied", "applied"]);
+  await p.close();
+}, 90_000);
+
+/** The app is killed as the adapter stores the next push's corrections (every op answered, RxDB not told). */
+function killStoringCorrections(p: Awaited<ReturnType<typeof phone>>): Promise<void> {
+  const upsertLocal = p.tasks.upsertLocal;
+  return new Promise((killed) => {
+    p.tasks.upsertLocal = function (this: typeof p.tasks, id: string, data: unknown) {
+      if (id !== "tidesync.corrections") return upsertLocal.call(this, id, data);
+      p.tasks.upsertLocal = upsertLocal;
+      void p.replication.state.cancel();
+      killed();
+      return Promise.reject(new Error("the app was killed"));
+    } as typeof upsertLocal;
+  });
+}
+
+it("an edit the server rejected, the app killed as the adapter stored its correction: not sent again, told once, the device back to the server's record", async () => {
+  const alice = await createTestUser();
+  const p = await phone(alice);
+  const task = randomUUID();
+  await p.tasks.insert({ id: task, list_id: alice.userId, title: "Milk", notes: null, done: false, position: 1 });
+  await syncTwice(p);
+  const killed = killStoringCorrections(p);
+  // Over the server's 200 characters of title: rejected (VALIDATION_FAILED), with the record.
+  await (await p.tasks.findOne(task).exec())!.incrementalPatch({ title: "M".repeat(201) });
+  await killed;
+  await p.restart();
+  await syncTwice(p);
+
+  const server = await onServer(alice, task);
+  expect(server?.data?.title).toBe("Milk");
+  expect(await p.record(task)).toEqual(server);
+  // (Before: the restarted app sent the edit again as a new op, refused again and told twice.)
+  expect(told(p.events)).toEqual([
+    ["op_rejected", "VALIDATION_FAILED", task],
+    ["write_discarded", "rejected", task],
+  ]);
+  expect(await ledgerOf(alice, task)).toEqual(["applied", "rejected"]);
+  await p.close();
+}, 90_000);
+
+it("a viewer's delete refused, the app killed as the adapter stored its correction: the task back on the device, told once", async () => {
+  const alice = await createTestUser();
+  const bob = await createTestUser();
+  const [list, task] = [randomUUID(), randomUUID()];
+  await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), upsert("tasks", task, { list_id: list, title: "Milk" })] });
+  await share(alice, list, bob, "viewer");
+  const p = await phone(bob);
+  await syncTwice(p);
+  expect((await p.record(task))?.data).toMatchObject({ title: "Milk" });
+  const killed = killStoringCorrections(p);
+  // A delete is held back until every collection is in sync, then sent with the others (push-order.ts).
+  await (await p.tasks.findOne(task).exec())!.remove();
+  await killed;
+  await p.restart();
+  await syncTwice(p);
+
+  // (Before: the held delete was cleared first, its correction never stored: the task stayed off the device.)
+  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect(told(p.events)).toEqual([
+    ["op_rejected", "FORBIDDEN", task],
+    ["write_discarded", "rejected", task],
+  ]);
   await p.close();
 }, 90_000);

@@ -245,9 +245,9 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
     // The batch was the queue's head: its rebased ops take its place, ahead of the ops after it.
     queue = [...rebased, ...queue.filter((op) => !answeredIds.has(op.op_id))];
     if (appliedUpserts.length > 0) await context.onApplied?.(appliedUpserts);
-    // Kept before the ops leave the outbox, while batches remain (a failure may cut the push short there).
-    // Kept before the ops leave the outbox while batches remain, and the last batch's too when the
-    // adapter stores corrections (keepCorrections): a push of one batch without it writes nothing more.
+    // Kept before the ops leave the outbox while batches remain (a failure may cut the push short there), and
+    // the last batch's too when the adapter stores corrections (keepCorrections): without it, a push of one
+    // batch writes nothing more.
     // Only this batch's part: its ops, and the corrections it made or changed; its ops' key last (it makes
     // the part count), after an empty next one: a part a cleared push left behind is never read on.
     if (queue.length > 0 || context.keepCorrections) {

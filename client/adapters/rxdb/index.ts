@@ -318,14 +318,14 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           await store.set(ACKNOWLEDGED_KEY, now);
         };
         const sent = ops.filter((op) => !later.includes(op));
+        const sentIds = new Set(sent.map((op) => op.record_id));
         pushing++;
-        let corrections: Correction[];
         try {
-          corrections = (await pushOps({ ...pushContext(server), neverStored, onApplied }, sent)).corrections;
+          // The corrections are stored before the answered ops are dropped: a kill in between sends nothing again.
+          await pushOps({ ...pushContext(server), neverStored, onApplied, keepCorrections: (corrections) => keepCorrections(keepPulledDuringPush(corrections, sentIds)) }, sent);
         } finally {
           pushing--;
         }
-        await keepCorrections(keepPulledDuringPush(corrections, new Set(sent.map((op) => op.record_id))));
       });
       // Never a conflict for RxDB: every answer was handled above.
       return [];

@@ -199,17 +199,18 @@ export class RxdbPushOrder {
       const outbox = outboxAcross(new Map(members.map((member, i) => [this.collections[i], member.store])), this.collections);
       // A send cut short left some in the outboxes: they go again first, with their op_ids; those it had answered, not again.
       const sent = new Set((await pushedOps(outbox, HELD_ANSWERED_KEY)).map((op) => op.op_id));
-      const result = await pushOps({
+      await pushOps({
         ...contextOf(this.collections[0]),
         store: outbox,
         answeredKey: HELD_ANSWERED_KEY,
         emit: (event) => contextOf(eventCollection(event)).emit(event),
         onConflict: (conflict) => (contextOf(conflict.op.collection).onConflict ?? serverWinsPerField)(conflict),
+        // Stored before the answered deletes are dropped: a kill in between sends nothing again.
+        keepCorrections: async (corrections) => {
+          for (const [i, member] of members.entries()) await member.keepCorrections(corrections.filter((correction) => correction.collection === this.collections[i]));
+        },
       }, orderOps(held.flat().filter((op) => !sent.has(op.op_id)), this.collections));
-      for (const [i, member] of members.entries()) {
-        await member.store.set(HELD_DELETES_KEY, []);
-        await member.keepCorrections(result.corrections.filter((correction) => correction.collection === this.collections[i]));
-      }
+      for (const member of members) await member.store.set(HELD_DELETES_KEY, []);
     });
     await allHeld();
   }
