@@ -879,7 +879,7 @@ AS $function$
                                   (3, 'writer_role_rechecked_on_delete'::name, 8, true, false)) e (nth, name, event, old_rows, new_rows)
                     where not exists (
                       select 1 from pg_catalog.pg_trigger g
-                       where g.tgrelid = t.relation and g.tgname = e.name and g.tgenabled <> 'D'
+                       where g.tgrelid = t.relation and g.tgname = e.name and g.tgenabled in ('O', 'A') -- fires in ordinary sessions (not replica-only, not disabled)
                          and g.tgtype & 3 = 0 -- after, per statement
                          and g.tgtype & e.event <> 0
                          and (g.tgoldtable is not null) = e.old_rows and (g.tgnewtable is not null) = e.new_rows
@@ -898,7 +898,7 @@ AS $function$
    where pg_catalog.cardinality(x.missing) > 0
    order by x.table_name
 $function$;
-comment on function app_private.list_writes_not_rechecked() is 'Every synced table scoped by a list (scope column a foreign key to public.lists; membership tables aside) lacking one of docs/security-model.md step 3''s recheck triggers (writer_role_rechecked_on_insert with new rows, _on_update with old and new rows, _on_delete with old rows; after, per statement, when (current_user = ''authenticated''), enabled), with its scope column and the names it lacks. Without them a member removed while his write waited for a lock still wrote into the list. npm run generate refuses such a table by it; pgTAP 165 asserts it answers nothing. No API role may run it.';
+comment on function app_private.list_writes_not_rechecked() is 'Every synced table scoped by a list (scope column a foreign key to public.lists; membership tables aside) lacking one of docs/security-model.md step 3''s recheck triggers (writer_role_rechecked_on_insert with new rows, _on_update with old and new rows, _on_delete with old rows; after, per statement, when (current_user = ''authenticated''), firing in ordinary sessions: enabled, or enabled always; not disabled nor replica-only), with its scope column and the names it lacks. Without them a member removed while his write waited for a lock still wrote into the list. npm run generate refuses such a table by it; pgTAP 165 asserts it answers nothing. No API role may run it.';
 revoke execute on function app_private.list_writes_not_rechecked() from public;
 
 -- function app_private.live_uid()

@@ -9,7 +9,7 @@
 -- (migration 20261128005600). Any function may judge (tasks runs its static
 -- one); the names are the rule.
 begin;
-select plan(9);
+select plan(11);
 
 select is_empty($$ select * from app_private.list_writes_not_rechecked() $$,
   'every synced table scoped by a list rechecks its inserts, updates and deletes (docs/security-model.md, step 3)');
@@ -53,6 +53,11 @@ select is_empty($$ select * from app_private.list_writes_not_rechecked() $$, 'wi
 alter table public.rc_notes disable trigger writer_role_rechecked_on_delete;
 select results_eq($$ select missing from app_private.list_writes_not_rechecked() $$,
   $$ values (array['writer_role_rechecked_on_delete']) $$, 'a disabled one does not count');
+alter table public.rc_notes enable replica trigger writer_role_rechecked_on_delete;
+select results_eq($$ select missing from app_private.list_writes_not_rechecked() $$,
+  $$ values (array['writer_role_rechecked_on_delete']) $$, 'a replica-only one (it never fires for PostgREST or the api function) does not count');
+alter table public.rc_notes enable always trigger writer_role_rechecked_on_delete;
+select is_empty($$ select * from app_private.list_writes_not_rechecked() $$, 'one enabled always counts');
 alter table public.rc_notes enable trigger writer_role_rechecked_on_delete;
 
 -- Not scoped by a list: a table that is not synced, and a synced one whose scope is another scope table.
