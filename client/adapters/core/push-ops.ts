@@ -133,7 +133,17 @@ export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
  * again), then the unanswered ones.
  */
 export async function pushedOps(store: KeyValueStore, answeredKey = ANSWERED_KEY): Promise<SyncOp[]> {
-  return [...(await answeredBatches(store, answeredKey)).flatMap((batch) => batch.ops), ...(await unansweredOps(store))];
+  const answered = (await answeredBatches(store, answeredKey)).flatMap((batch) => batch.ops);
+  return [...answered, ...withoutAnswered(await unansweredOps(store), answered)];
+}
+
+/**
+ * The outbox's ops without those of the answered batches: a batch's answers are stored before its
+ * ops leave the outbox, so a crash in between leaves them in both (not to be sent, nor told, again).
+ */
+function withoutAnswered(outbox: readonly SyncOp[], answered: readonly SyncOp[]): SyncOp[] {
+  const ids = new Set(answered.map((op) => op.op_id));
+  return outbox.filter((op) => !ids.has(op.op_id));
 }
 
 /**
@@ -145,16 +155,17 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   const { api, installationId, store } = context;
   // The app's listener runs between answers and their storing: what it throws must not cut the push short.
   const emit = (event: SyncEvent) => callListener(context.emit, event);
-  const unanswered = await unansweredOps(store);
-  let queue = [...unanswered, ...newOps];
-  if (newOps.length > 0) await store.set(SENT_KEY, queue);
-  const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   // A push cut short: what its answered batches told goes on from there.
   const answeredKey = context.answeredKey ?? ANSWERED_KEY;
   const keptBatches = await answeredBatches(store, answeredKey);
   /** How many answered batches are stored: the next one goes under this number. */
   let keptCount = keptBatches.length;
   const answered = keptBatches.flatMap((batch) => batch.ops);
+  const stored = await unansweredOps(store);
+  const unanswered = withoutAnswered(stored, answered);
+  let queue = [...unanswered, ...newOps];
+  if (newOps.length > 0 || unanswered.length < stored.length) await store.set(SENT_KEY, queue);
+  const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   const corrections = new Map<string, Correction>();
   for (const correction of keptBatches.flatMap((batch) => batch.corrections)) corrections.set(`${correction.collection}/${correction.id}`, correction);
   /** The server's record as this push's answers last showed it (null: none the user can see). */

@@ -207,13 +207,15 @@ export class WatermelonTidesync {
         },
       });
     } finally {
-      // Saved only once Watermelon applied the page: a crash before re-pulls it (harmless).
-      if (this.appliedCursor !== null) await this.store.set(CURSOR_KEY, this.appliedCursor);
+      // Applied: the corrections this pull carried (a push appends after them), dropped before the
+      // cursor moves on: a crash in between re-pulls the page (harmless), whereas a cursor saved
+      // first would leave them to overrule, at the next pull, a newer version this one applied.
       if (correctionsApplied && corrections.length > 0) {
-        // Applied: the ones this pull carried (a push appends after them).
         const now = (await this.store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
         await this.store.set(CORRECTIONS_KEY, now.slice(corrections.length));
       }
+      // Saved only once Watermelon applied the page: a crash before re-pulls it (harmless).
+      if (this.appliedCursor !== null) await this.store.set(CURSOR_KEY, this.appliedCursor);
     }
   }
 
