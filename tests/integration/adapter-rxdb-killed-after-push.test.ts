@@ -263,3 +263,36 @@ it("a viewer's delete refused, the app killed as the adapter stored its correcti
   ]);
   await p.close();
 }, 90_000);
+
+it("an edit the server rejected, the app killed once the pull handed its correction to RxDB, before RxDB stored the page: the device back to the server's record", async () => {
+  const alice = await createTestUser();
+  const p = await phone(alice);
+  const task = randomUUID();
+  await p.tasks.insert({ id: task, list_id: alice.userId, title: "Milk", notes: null, done: false, position: 1 });
+  await syncTwice(p);
+  const killed = p.killAfterNextPullWithDocuments();
+  // Over the server's 200 characters of title: rejected (VALIDATION_FAILED), with the record.
+  await (await p.tasks.findOne(task).exec())!.incrementalPatch({ title: "M".repeat(201) });
+  await killed;
+  await p.restart();
+  await syncTwice(p);
+
+  const server = await onServer(alice, task);
+  // (Before: the pull had dropped the correction as it handed it over: the refused title stayed for good.)
+  expect(await p.record(task)).toEqual(server);
+  expect(server?.data?.title).toBe("Milk");
+  expect(told(p.events)).toEqual([
+    ["op_rejected", "VALIDATION_FAILED", task],
+    ["write_discarded", "rejected", task],
+  ]);
+  // Delivered once RxDB stored the page: another device's later title is not overruled by it again.
+  const other = await clientDevice(alice);
+  await other.client.sync();
+  await other.client.upsert("tasks", task, { title: "Oat milk" });
+  await other.client.sync();
+  await syncTwice(p);
+  await syncTwice(p);
+  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect((await p.record(task))?.data.title).toBe("Oat milk");
+  await p.close();
+}, 90_000);

@@ -75,6 +75,27 @@ export async function rxdbTasksDevice(user: TestUser, fetch: FetchFunction) {
         };
       });
     },
+    /**
+     * The app is killed right after the next pull handler that hands RxDB documents returns: everything
+     * the adapter stored is stored, and RxDB never stores the page (a cancelled replication does not).
+     * Resolves once killed.
+     */
+    killAfterNextPullWithDocuments(): Promise<void> {
+      const { state } = replication;
+      const pull = state.pull!;
+      const handler = pull.handler;
+      return new Promise((killed) => {
+        pull.handler = async (checkpoint, batchSize) => {
+          const page = await handler(checkpoint, batchSize);
+          if (page.documents.length === 0) return page;
+          pull.handler = handler;
+          void state.cancel();
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          killed();
+          return page;
+        };
+      });
+    },
     /** The app restarts (after it was killed, or closed): a new replication over the same database. */
     async restart() {
       await replication.state.cancel();

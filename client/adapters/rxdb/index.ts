@@ -14,7 +14,9 @@
 //   never handed back to RxDB as conflicts (RxDB would push them again, in a
 //   loop, until 429); the documents they touched get the server's state by
 //   the next pull, like any remote change (asked for on the pull stream once
-//   RxDB has recorded the push, else it would skip them as locally changed).
+//   RxDB has recorded the push, else it would skip them as locally changed);
+//   they are kept until RxDB has stored the page that handed them over (its
+//   checkpoint names them): an app killed before gets them again.
 //   A push cut short after some batches were answered is retried by RxDB
 //   with all its rows: the answered ops stand for those (not sent, nor told,
 //   again), and their corrections come with the push that completes it.
@@ -68,6 +70,14 @@ export interface TidesyncCheckpoint {
   cursor: string;
   /** The page belongs to a full sync still in progress. */
   full: boolean;
+  /** The page handed RxDB push corrections (HandedCorrections.page): RxDB stored it, they are done. */
+  corrections?: string;
+}
+
+/** The push corrections a page handed RxDB (the first `count` stored), kept until RxDB has stored that page. */
+interface HandedCorrections {
+  page: string;
+  count: number;
 }
 
 /** The cursor of an empty page, and the checkpoint RxDB held when it was read. */
@@ -77,8 +87,10 @@ interface EmptyPageCursor {
 }
 
 const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
-/** Push answers that overrule local documents, until a pull has handed them to RxDB. */
+/** Push answers that overrule local documents, until a page that handed them to RxDB is stored. */
 const CORRECTIONS_KEY = "tidesync.corrections";
+/** The corrections the last page carrying any handed RxDB (HandedCorrections). */
+const HANDED_KEY = "tidesync.corrections.handed";
 /** The versions of creates the server applied, until RxDB holds a server state of their documents (acknowledgedCreates). */
 const ACKNOWLEDGED_KEY = "tidesync.acknowledged_creates";
 /** RxDB's own fields of a document, never sent. */
@@ -176,6 +188,17 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
       const empty = await store.get<EmptyPageCursor>(EMPTY_PAGE_CURSOR_KEY);
       if (empty && empty.after === (checkpoint?.cursor ?? null) && !full) cursor = empty.cursor;
       const docs = new Map<string, Doc>();
+      // RxDB asks for the next page once it stored the last one (the checkpoint it passes names it):
+      // the corrections that page handed are done. Until then they go again (an app killed before
+      // RxDB stored the page), judged against what this pull brings, as they were then.
+      const handed = await store.get<HandedCorrections | null>(HANDED_KEY);
+      if (handed && checkpoint?.corrections === handed.page) {
+        await exclusive(async () => {
+          const now = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
+          await store.set(CORRECTIONS_KEY, now.slice(handed.count));
+          await store.set(HANDED_KEY, null);
+        });
+      }
       const corrections = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
       // The pages asked for are at most max_pull_limit (a larger limit is refused on every retry).
       const limit = pullLimitOf(batchSize, (await serverMeta()).maxPullLimit);
@@ -217,16 +240,21 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
         docs.set(correction.id, correction.record ? await toDoc(correction.record) : await removal(correction.id));
       }
       for (const correction of corrections) redelivering.delete(correction.id);
+      /** Names this page while it hands corrections: they are dropped once RxDB stored it (a page with no documents is not stored). */
+      const page = corrections.length > 0 && docs.size > 0 ? newId() : null;
       await exclusive(async () => {
-        if (corrections.length > 0) {
+        if (page) await store.set(HANDED_KEY, { page, count: corrections.length } satisfies HandedCorrections);
+        else if (corrections.length > 0) {
+          // None to hand over (each overruled by what this pull brought): done.
           const now = (await store.get<Correction[]>(CORRECTIONS_KEY)) ?? [];
           await store.set(CORRECTIONS_KEY, now.slice(corrections.length));
+          await store.set(HANDED_KEY, null);
         }
         // RxDB stores no checkpoint for an empty page: keep this cursor ourselves.
         if (docs.size === 0) await store.set(EMPTY_PAGE_CURSOR_KEY, { cursor, after: checkpoint?.cursor ?? null } satisfies EmptyPageCursor);
       });
       if (docs.size === 0) return { documents: [], checkpoint: checkpoint };
-      return { documents: [...docs.values()], checkpoint: { cursor, full: false } };
+      return { documents: [...docs.values()], checkpoint: { cursor, full: false, ...(page ? { corrections: page } : {}) } };
     },
   };
 
