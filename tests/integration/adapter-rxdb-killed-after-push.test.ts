@@ -200,12 +200,12 @@ it("a delete whose answer was lost as the app was killed: sent again with its op
   await p.close();
 }, 90_000);
 
-/** The app is killed as the adapter stores the next push's corrections (every op answered, RxDB not told). */
-function killStoringCorrections(p: Awaited<ReturnType<typeof phone>>): Promise<void> {
+/** The app is killed at the first write of the adapter's local documents `killsAt` picks (before it is stored). */
+function killWriting(p: Awaited<ReturnType<typeof phone>>, killsAt: (key: string, value: unknown) => boolean): Promise<void> {
   const upsertLocal = p.tasks.upsertLocal;
   return new Promise((killed) => {
     p.tasks.upsertLocal = function (this: typeof p.tasks, id: string, data: unknown) {
-      if (id !== "tidesync.corrections") return upsertLocal.call(this, id, data);
+      if (!killsAt(id, (data as { value: unknown }).value)) return upsertLocal.call(this, id, data);
       p.tasks.upsertLocal = upsertLocal;
       void p.replication.state.cancel();
       killed();
@@ -213,6 +213,9 @@ function killStoringCorrections(p: Awaited<ReturnType<typeof phone>>): Promise<v
     } as typeof upsertLocal;
   });
 }
+
+/** The app is killed as the adapter stores the next push's corrections (every op answered, RxDB not told). */
+const killStoringCorrections = (p: Awaited<ReturnType<typeof phone>>) => killWriting(p, (key) => key === "tidesync.corrections");
 
 it("an edit the server rejected, the app killed as the adapter stored its correction: not sent again, told once, the device back to the server's record", async () => {
   const alice = await createTestUser();
@@ -239,7 +242,8 @@ it("an edit the server rejected, the app killed as the adapter stored its correc
   await p.close();
 }, 90_000);
 
-it("a viewer's delete refused, the app killed as the adapter stored its correction: the task back on the device, told once", async () => {
+for (const when of ["as the adapter stored its correction", "as the held-back delete was cleared"] as const) {
+it(`a viewer's delete refused, the app killed ${when}: the task back on the device, told once`, async () => {
   const alice = await createTestUser();
   const bob = await createTestUser();
   const [list, task] = [randomUUID(), randomUUID()];
@@ -248,14 +252,18 @@ it("a viewer's delete refused, the app killed as the adapter stored its correcti
   const p = await phone(bob);
   await syncTwice(p);
   expect((await p.record(task))?.data).toMatchObject({ title: "Milk" });
-  const killed = killStoringCorrections(p);
+  const killed = when === "as the adapter stored its correction"
+    ? killStoringCorrections(p)
+    : killWriting(p, (key, value) => key === "tidesync.held_deletes" && (value as unknown[]).length === 0);
   // A delete is held back until every collection is in sync, then sent with the others (push-order.ts).
   await (await p.tasks.findOne(task).exec())!.remove();
   await killed;
   await p.restart();
   await syncTwice(p);
+  await syncTwice(p);
 
-  // (Before: the held delete was cleared first, its correction never stored: the task stayed off the device.)
+  // (Before: the held delete was cleared before its correction was stored: the task stayed off the device;
+  // and once its answer was dropped, a kill before the clearing sent it again: told twice.)
   expect(await p.record(task)).toEqual(await onServer(alice, task));
   expect(told(p.events)).toEqual([
     ["op_rejected", "FORBIDDEN", task],
@@ -263,6 +271,7 @@ it("a viewer's delete refused, the app killed as the adapter stored its correcti
   ]);
   await p.close();
 }, 90_000);
+}
 
 it("an edit the server rejected, the app killed once the pull handed its correction to RxDB, before RxDB stored the page: the device back to the server's record", async () => {
   const alice = await createTestUser();
@@ -294,5 +303,37 @@ it("an edit the server rejected, the app killed once the pull handed its correct
   await syncTwice(p);
   expect(await p.record(task)).toEqual(await onServer(alice, task));
   expect((await p.record(task))?.data.title).toBe("Oat milk");
+  await p.close();
+}, 90_000);
+
+it("a viewer's delete refused, the app killed as the send's answers were dropped: the send completes at the restart, and its correction never comes back over a later title", async () => {
+  const alice = await createTestUser();
+  const bob = await createTestUser();
+  const [list, task, own] = [randomUUID(), randomUUID(), randomUUID()];
+  const created = await pushOk(alice, { ops: [upsert("lists", list, { title: "Shared" }), upsert("tasks", task, { list_id: list, title: "Milk" })] });
+  await share(alice, list, bob, "viewer");
+  const p = await phone(bob);
+  await p.tasks.insert({ id: own, list_id: bob.userId, title: "Mine", notes: null, done: false, position: 1 });
+  await syncTwice(p);
+  const killed = killWriting(p, (key, value) => key === "tidesync.held_deletes.answered.0" && (value as unknown[]).length === 0);
+  await (await p.tasks.findOne(task).exec())!.remove();
+  await killed;
+  await p.restart();
+  await syncTwice(p);
+  // Alice renames the task; Bob's device pulls it, then deletes a task of his own (a delete is held back, then sent).
+  await pushOk(alice, { ops: [upsert("tasks", task, { title: "Oat milk" }, created.results[1].record!.version)] });
+  await syncTwice(p);
+  await (await p.tasks.findOne(own).exec())!.remove();
+  await syncTwice(p);
+  await syncTwice(p);
+
+  // (Before: the killed send's answers stayed until the next held delete, whose send handed the old correction over again: "Milk".)
+  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect((await p.record(task))?.data.title).toBe("Oat milk");
+  expect(await p.record(own)).toBeUndefined();
+  expect(told(p.events)).toEqual([
+    ["op_rejected", "FORBIDDEN", task],
+    ["write_discarded", "rejected", task],
+  ]);
   await p.close();
 }, 90_000);

@@ -137,6 +137,11 @@ export async function pushedOps(store: KeyValueStore, answeredKey = ANSWERED_KEY
   return [...answered, ...withoutAnswered(await unansweredOps(store), answered)];
 }
 
+/** Whether a push cut short (or killed before it dropped them) left answered ops under `answeredKey`. */
+export async function hasAnsweredOps(store: KeyValueStore, answeredKey = ANSWERED_KEY): Promise<boolean> {
+  return ((await store.get<SyncOp[]>(`${answeredKey}.0`)) ?? []).length > 0;
+}
+
 /**
  * The outbox's ops without those of the answered batches: a batch's answers are stored before its
  * ops leave the outbox, so a crash in between leaves them in both (not to be sent, nor told, again).

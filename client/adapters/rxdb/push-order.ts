@@ -20,13 +20,18 @@ import type { SyncEvent } from "../../events.ts";
 import { serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
 import { orderOps, sendPhase } from "../core/op-order.ts";
-import { type Correction, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
+import { type Correction, hasAnsweredOps, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
 import type { SyncOp } from "../../../functions/_shared/schemas/sync.ts";
 
 /** A collection's deletes (and later writes of their records) held back, in its store, until every collection's upserts are on the server. */
 export const HELD_DELETES_KEY = "tidesync.held_deletes";
 /** What a send of them cut short had answered (apart from a push handler's: either completes on its own). */
 const HELD_ANSWERED_KEY = "tidesync.held_deletes.answered";
+
+/** Whether the store holds deletes held back, or answers of a send of them it did not complete (killed before it dropped them). */
+export async function heldBeforeRestart(store: KeyValueStore): Promise<boolean> {
+  return ((await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? []).length > 0 || (await hasAnsweredOps(store, HELD_ANSWERED_KEY));
+}
 
 /** How long after a replication joins the others it names may take to join, before the order says one is missing. */
 const JOIN_GRACE_MS = 10_000;
@@ -192,11 +197,12 @@ export class RxdbPushOrder {
     // Every collection's push handler waits meanwhile (always taken in this order: none waits for another's while holding its own).
     const allHeld = members.reduceRight<() => Promise<void>>((inner, member) => () => member.exclusive(inner), async () => {
       const held = await Promise.all(members.map(async (member) => (await member.store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? []));
-      if (held.every((ops) => ops.length === 0)) return;
+      const outbox = outboxAcross(new Map(members.map((member, i) => [this.collections[i], member.store])), this.collections);
+      // (A send killed as it cleared them still has its answers to drop, and maybe corrections to store.)
+      if (held.every((ops) => ops.length === 0) && !(await hasAnsweredOps(outbox, HELD_ANSWERED_KEY))) return;
       const contexts = new Map<string, PushContext>();
       for (const [i, member] of members.entries()) contexts.set(this.collections[i], await member.pushContext());
       const contextOf = (collection: string) => contexts.get(collection) ?? contexts.get(this.collections[0])!;
-      const outbox = outboxAcross(new Map(members.map((member, i) => [this.collections[i], member.store])), this.collections);
       // A send cut short left some in the outboxes: they go again first, with their op_ids; those it had answered, not again.
       const sent = new Set((await pushedOps(outbox, HELD_ANSWERED_KEY)).map((op) => op.op_id));
       await pushOps({
@@ -205,12 +211,12 @@ export class RxdbPushOrder {
         answeredKey: HELD_ANSWERED_KEY,
         emit: (event) => contextOf(eventCollection(event)).emit(event),
         onConflict: (conflict) => (contextOf(conflict.op.collection).onConflict ?? serverWinsPerField)(conflict),
-        // Stored before the answered deletes are dropped: a kill in between sends nothing again.
+        // Stored, and the held deletes cleared, before their answers are dropped: a kill in between sends nothing again.
         keepCorrections: async (corrections) => {
           for (const [i, member] of members.entries()) await member.keepCorrections(corrections.filter((correction) => correction.collection === this.collections[i]));
+          for (const member of members) await member.store.set(HELD_DELETES_KEY, []);
         },
       }, orderOps(held.flat().filter((op) => !sent.has(op.op_id)), this.collections));
-      for (const member of members) await member.store.set(HELD_DELETES_KEY, []);
     });
     await allHeld();
   }
