@@ -6,7 +6,9 @@
 // device's edit of another field merged with this one), was skipped; the
 // push's answer then made RxDB assume the device's own document as the
 // master's: the other device's edit and the new version never reached the
-// device, by any later pull.
+// device, by any later pull. Nor may they be lost when the app is killed as
+// the push stores its corrections (the page's records among them): the push
+// that completes it after the restart hands them over.
 import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import type { FetchFunction } from "../../client/api-client.ts";
@@ -18,12 +20,14 @@ import { visibleTo } from "../support/rls-view.ts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-it("a RxDB pull whose full page is read while a push is under way ends with the server's record", async () => {
+for (const killed of [false, true]) {
+it(`a RxDB pull whose full page is read while a push is under way ends with the server's record${killed ? ", the app killed as the push stored its corrections" : ""}`, async () => {
   const alice = await createTestUser();
   /** Set for the race: how the device's next requests are delayed. */
   let hook: ((url: string, init: RequestInit | undefined) => Promise<Response>) | null = null;
   const fetch: FetchFunction = (input, init) => (hook ? hook(String(input), init as RequestInit) : globalThis.fetch(input, init));
-  const { tasks, replication, sync, close } = await rxdbTasksDevice(alice, fetch);
+  const device = await rxdbTasksDevice(alice, fetch);
+  const { tasks, sync, close } = device;
   const other = await clientDevice(alice);
   try {
     const task = randomUUID();
@@ -64,10 +68,26 @@ it("a RxDB pull whose full page is read while a push is under way ends with the 
       }
       return globalThis.fetch(url, init);
     };
+    // Killed: as the adapter stores the push's corrections (the record the page listed among them), RxDB not told.
+    const upsertLocal = tasks.upsertLocal;
+    const kill = new Promise<void>((resolve) => {
+      if (!killed) return;
+      tasks.upsertLocal = function (this: typeof tasks, id: string, data: unknown) {
+        if (id !== "tidesync.corrections") return upsertLocal.call(this, id, data);
+        tasks.upsertLocal = upsertLocal;
+        void device.replication.state.cancel();
+        resolve();
+        return Promise.reject(new Error("the app was killed"));
+      } as typeof upsertLocal;
+    });
     await settled();
-    replication.state.reSync();
+    device.replication.state.reSync();
     await (await tasks.findOne(task).exec())!.incrementalPatch({ notes: "the usual brand" });
-    await replication.awaitInSync();
+    if (killed) {
+      await kill;
+      await device.restart();
+      await sync();
+    } else await device.replication.awaitInSync();
     hook = null;
     expect([pullHeld, pushHeld]).toEqual([false, false]);
 
@@ -82,3 +102,4 @@ it("a RxDB pull whose full page is read while a push is under way ends with the 
     await close();
   }
 }, 60_000);
+}

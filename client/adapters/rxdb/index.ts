@@ -91,6 +91,8 @@ const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
 const CORRECTIONS_KEY = "tidesync.corrections";
 /** The corrections the last page carrying any handed RxDB (HandedCorrections). */
 const HANDED_KEY = "tidesync.corrections.handed";
+/** The records pages pulled during a push listed, until the push's corrections hold them (pulledDuringPush). */
+const PULLED_DURING_PUSH_KEY = "tidesync.pulled_during_push";
 /** The versions of creates the server applied, until RxDB holds a server state of their documents (acknowledgedCreates). */
 const ACKNOWLEDGED_KEY = "tidesync.acknowledged_creates";
 /** RxDB's own fields of a document, never sent. */
@@ -166,8 +168,25 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   let fullSyncSeen: Set<string> | null = null;
   /** Pushes under way (their answers not yet handed back to RxDB). */
   let pushing = 0;
-  /** The newest state of each record listed by a page pulled while a push was under way. */
+  /**
+   * The newest state of each record listed by a page pulled while a push was under way, mirrored in
+   * the store until the push's corrections hold them (an app killed before still hands them over).
+   */
   const pulledDuringPush = new Map<string, SyncRecord>();
+  /** Those an earlier run of the app mirrored, merged in (the mirror is written only after). */
+  const pulledLoaded = store.get<SyncRecord[]>(PULLED_DURING_PUSH_KEY).then((records) => {
+    for (const record of records ?? []) if ((pulledDuringPush.get(record.id)?.version ?? -1) < record.version) pulledDuringPush.set(record.id, record);
+  });
+  // (Its failure is thrown where it is awaited, not as an unhandled rejection of a replication never used.)
+  pulledLoaded.catch(() => {});
+  /** The mirror's writes, one at a time, each of the map as it is then: the last one holds the last change. */
+  let pulledSaved: Promise<void> = Promise.resolve();
+  const savePulled = (): Promise<void> =>
+    (pulledSaved = pulledSaved.catch(() => {}).then(async () => {
+      await pulledLoaded;
+      if (closing.signal.aborted) throw new TidesyncAbortedError();
+      await store.set(PULLED_DURING_PUSH_KEY, [...pulledDuringPush.values()]);
+    }));
   /** Records whose state pulled during a push is to go to RxDB again: the newest version a pull has listed since (an older correction is stale). */
   const redelivering = new Map<string, number>();
 
@@ -218,6 +237,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           if ((redelivering.get(change.id) ?? Infinity) < change.version) redelivering.set(change.id, change.version);
           docs.set(change.id, await toDoc(change));
         }
+        if (duringPush && pulled.page.changes.length > 0) await savePulled();
         cursor = pulled.page.cursor;
         if (!pulled.page.has_more) break;
         if (docs.size >= batchSize) return { documents: [...docs.values()], checkpoint: { cursor, full } };
@@ -270,12 +290,14 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     onConflict: options.onConflict,
   });
   /**
-   * The push's corrections, and the records it sent that a page pulled meanwhile listed (RxDB
+   * Stores the push's corrections, and the records it sent that a page pulled meanwhile listed (RxDB
    * skipped them as locally changed and moved past them): the newer state of each goes to RxDB.
+   * Then the pulled records are dropped (those of records it did not send too).
    */
-  const keepPulledDuringPush = (corrections: Correction[], sent: Set<string>): Correction[] => {
-    const pulled = new Map([...pulledDuringPush].filter(([id]) => sent.has(id)));
-    pulledDuringPush.clear();
+  const keepPushCorrections = async (corrections: Correction[], sent: Set<string>): Promise<void> => {
+    await pulledLoaded;
+    const taken = new Map(pulledDuringPush);
+    const pulled = new Map([...taken].filter(([id]) => sent.has(id)));
     const result = corrections.map((correction) => {
       const record = pulled.get(correction.id);
       pulled.delete(correction.id);
@@ -283,7 +305,10 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
     });
     for (const record of pulled.values()) result.push({ collection: name, id: record.id, record });
     for (const correction of result) if (correction.record) redelivering.set(correction.id, Math.max(redelivering.get(correction.id) ?? -1, correction.record.version));
-    return result;
+    await keepCorrections(result);
+    // (A page pulled meanwhile may have listed a newer state: kept for the next push.)
+    for (const [id, record] of taken) if (pulledDuringPush.get(id) === record) pulledDuringPush.delete(id);
+    if (taken.size > 0) await savePulled();
   };
   /** The answers that overrule local documents reach the collection by a pull. */
   const keepCorrections = async (corrections: Correction[]) => {
@@ -322,7 +347,8 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
         });
         const held = (await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? [];
         // RxDB hands the rows of a push that failed over again, also those whose ops were answered (pushedOps).
-        const ops = planOps([...(await pushedOps(store)), ...held], changes, newId);
+        const standing = await pushedOps(store);
+        const ops = planOps([...standing, ...held], changes, newId);
         // A delete waits, and so does a later write of its record (re-created since): behind it.
         const waiting = new Set(held.map((op) => op.record_id));
         const later = ops.filter((op) => op.type === "delete" || waiting.has(op.record_id));
@@ -346,11 +372,12 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
           await store.set(ACKNOWLEDGED_KEY, now);
         };
         const sent = ops.filter((op) => !later.includes(op));
-        const sentIds = new Set(sent.map((op) => op.record_id));
+        // The records of the push: its new ops', and those of ops an earlier attempt sent (the push it completes).
+        const sentIds = new Set([...standing, ...sent].map((op) => op.record_id));
         pushing++;
         try {
           // The corrections are stored before the answered ops are dropped: a kill in between sends nothing again.
-          await pushOps({ ...pushContext(server), neverStored, onApplied, keepCorrections: (corrections) => keepCorrections(keepPulledDuringPush(corrections, sentIds)) }, sent);
+          await pushOps({ ...pushContext(server), neverStored, onApplied, keepCorrections: (corrections) => keepPushCorrections(corrections, sentIds) }, sent);
         } finally {
           pushing--;
         }
