@@ -275,6 +275,7 @@ begin
   execute format('drop trigger if exists tidesync_refuse_truncate on %s', p_table);
   execute format('drop trigger if exists tidesync_scope_history_kept on %s', p_table);
   execute format('drop trigger if exists tidesync_hidden_ids_taken on %s', p_table);
+  execute format('drop trigger if exists tidesync_ids_kept on %s', p_table);
   -- The table's live rows leave their creators' usage (the triggers are gone:
   -- no write of the table changes the counts from here on).
   update app_private.sync_usage u
@@ -382,6 +383,9 @@ begin
   -- (or replace: a membership table may be synced too)
   execute format('create or replace trigger tidesync_refuse_truncate before truncate on %s '
                  'for each statement execute function app_private.refuse_sync_truncate()', p_table);
+  -- An id never changes, whatever the new one (refused before the primary key could tell it taken).
+  execute format('create trigger tidesync_ids_kept before update of id on %s for each row '
+                 'when (new.id is distinct from old.id) execute function app_private.refuse_synced_id_change()', p_table);
   -- A scope table: a deleted scope's id is created again only by someone who could read its history.
   if p_scope_column = 'id' then
     execute format('create trigger tidesync_scope_history_kept before insert on %s '
@@ -437,7 +441,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history; on any other, tidesync_hidden_ids_taken: refuse_hidden_record_id), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; tidesync_ids_kept: refuse_synced_id_change, refusing an id change before the primary key is checked; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history; on any other, tidesync_hidden_ids_taken: refuse_hidden_record_id), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -2575,6 +2579,20 @@ end
 $function$;
 comment on function app_private.refuse_sync_truncate() is 'BEFORE TRUNCATE trigger (tidesync_refuse_truncate) of synced and membership tables: TRUNCATE fires no delete trigger, so the sync bookkeeping would never learn the rows are gone. Use DELETE.';
 revoke execute on function app_private.refuse_sync_truncate() from public;
+
+-- function app_private.refuse_synced_id_change()
+CREATE OR REPLACE FUNCTION app_private.refuse_synced_id_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  -- Worded as track_sync_changes words it: the answer is the same whatever the new id is.
+  raise exception 'the id of a synced row cannot change (table %)', tg_relid::regclass using errcode = 'check_violation';
+end;
+$function$;
+comment on function app_private.refuse_synced_id_change() is 'Trigger (before update of id on every synced table, per row, when the id changes; installed by enable_sync): refuses the change (23514, as track_sync_changes does) before the primary key and the policies are checked. Refused only after them, the answer told a taken id (23505, a live row in a scope the caller cannot see too) from a free or deleted one.';
+revoke execute on function app_private.refuse_synced_id_change() from public;
 
 -- function app_private.release_ended_push_tokens(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.release_ended_push_tokens(p_user_id uuid)
