@@ -275,6 +275,7 @@ begin
   execute format('drop trigger if exists tidesync_refuse_truncate on %s', p_table);
   execute format('drop trigger if exists tidesync_scope_history_kept on %s', p_table);
   execute format('drop trigger if exists tidesync_hidden_ids_taken on %s', p_table);
+  execute format('drop trigger if exists tidesync_ids_kept on %s', p_table);
   -- The table's live rows leave their creators' usage (the triggers are gone:
   -- no write of the table changes the counts from here on).
   update app_private.sync_usage u
@@ -382,6 +383,9 @@ begin
   -- (or replace: a membership table may be synced too)
   execute format('create or replace trigger tidesync_refuse_truncate before truncate on %s '
                  'for each statement execute function app_private.refuse_sync_truncate()', p_table);
+  -- An id never changes, whatever the new one (refused before the primary key could tell it taken).
+  execute format('create trigger tidesync_ids_kept before update of id on %s for each row '
+                 'when (new.id is distinct from old.id) execute function app_private.refuse_synced_id_change()', p_table);
   -- A scope table: a deleted scope's id is created again only by someone who could read its history.
   if p_scope_column = 'id' then
     execute format('create trigger tidesync_scope_history_kept before insert on %s '
@@ -437,7 +441,7 @@ begin
   $sql$, p_scope_column, v_creator, p_table, v_collection, v_collection);
 end;
 $function$;
-comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history; on any other, tidesync_hidden_ids_taken: refuse_hidden_record_id), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
+comment on function app_private.enable_sync(p_table regclass, p_scope_column name) is 'Makes a table syncable as the collection named like the table: needs a uuid primary key `id`, a not-null uuid scope column (''id'' for a scope table such as lists) and RLS enabled. A scope table needs a membership table registered by enable_sync_membership in the same transaction, before or after (its scope column a foreign key to the scope table''s id on delete cascade, restrict or no action): checked at commit, 22023 otherwise. Installs the change-tracking triggers (and one refusing TRUNCATE, which they cannot see; tidesync_ids_kept: refuse_synced_id_change, refusing an id change before the primary key is checked; on a scope table, tidesync_scope_history_kept: refuse_hidden_scope_history; on any other, tidesync_hidden_ids_taken: refuse_hidden_record_id), indexes the scope column when no index starts with it (named <table>_<column>_idx, dropped again by disable_sync), and records existing rows (their creator: the table''s created_by column, when it has one and the table is no membership table; counted in that user''s usage). A membership table made syncable too (public.list_members) is registered by enable_sync_membership first. Run it in a migration, then `npm run generate`.';
 revoke execute on function app_private.enable_sync(p_table regclass, p_scope_column name) from public;
 
 -- function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name)
@@ -461,9 +465,13 @@ begin
   -- (or replace: a membership table may be synced too)
   execute format('create or replace trigger tidesync_refuse_truncate before truncate on %s '
                  'for each statement execute function app_private.refuse_sync_truncate()', p_table);
+  -- The memberships already there (an app adopting tidesync) grant access as their inserts would
+  -- have: without it their users' scopes were hidden to them (refuse_hidden_record_id and
+  -- refuse_hidden_scope_history answered their own rows' ids as taken).
+  perform app_private.grant_sync_access_to_members(p_table);
 end;
 $function$;
-comment on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) is 'Registers a membership table: inserting (scope, user) grants the user access to the scope, deleting it takes it away; both are logged for pulls. A role change (update) is not an access change. TRUNCATE, which no trigger logs, is refused. To sync the table as a collection too, run enable_sync after it.';
+comment on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) is 'Registers a membership table: inserting (scope, user) grants the user access to the scope, deleting it takes it away; both are logged for pulls. The rows already there grant access as their inserts would have (grant_sync_access_to_members). A role change (update) is not an access change. TRUNCATE, which no trigger logs, is refused. To sync the table as a collection too, run enable_sync after it.';
 revoke execute on function app_private.enable_sync_membership(p_table regclass, p_scope_column name, p_user_column name) from public;
 
 -- function app_private.forbid_audit_rewrite()
@@ -655,6 +663,50 @@ end
 $function$;
 comment on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) is 'Forgets the ids of app_private.installations_to_forget in the sync state: sets d (the writing device) to null in every sync_records.field_versions entry stamped with one (the merge reads null as an unknown device). A sweep takes the queue and goes over every record by primary key, p_batch at a time, until p_time_budget is spent (at least one batch), keeping its place in app_private.installation_sweep for the next call; returns true when no sweep is left under way. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED) and the ids they name are queued again when the sweep ends. Run by the account purge with its defaults (the DO block of purge_run_command through forget_purged_installations, in a transaction of its own; run_account_deletions) and purge_sync_retention (its budget and batch). Not callable by any API role.';
 revoke execute on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) from public;
+
+-- function app_private.grant_sync_access(p_user_ids uuid[], p_scope_ids uuid[])
+CREATE OR REPLACE FUNCTION app_private.grant_sync_access(p_user_ids uuid[], p_scope_ids uuid[])
+ RETURNS void
+ LANGUAGE sql
+ SET search_path TO ''
+AS $function$
+  insert into app_private.sync_access as a (user_id, scope_id, granted, seq, txid, changed_at)
+  select g.user_id, g.scope_id, true, nextval('app_private.sync_seq'), pg_current_xact_id(), now()
+    from unnest(p_user_ids, p_scope_ids) as g(user_id, scope_id)
+  on conflict (user_id, scope_id) do update
+    set granted = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at;
+$function$;
+comment on function app_private.grant_sync_access(p_user_ids uuid[], p_scope_ids uuid[]) is 'Writes that each user (p_user_ids[i]) was granted access to a scope (p_scope_ids[i]) now: their access entry in app_private.sync_access, granted, numbered after every change so far, so that their next pull delivers the scope. The one write of a grant: track_sync_access (a membership inserted) and grant_sync_access_to_members (memberships already there) call it.';
+revoke execute on function app_private.grant_sync_access(p_user_ids uuid[], p_scope_ids uuid[]) from public;
+
+-- function app_private.grant_sync_access_to_members(p_table regclass)
+CREATE OR REPLACE FUNCTION app_private.grant_sync_access_to_members(p_table regclass)
+ RETURNS void
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_scope name;
+  v_user name;
+  v_users uuid[];
+  v_scopes uuid[];
+begin
+  select m.scope_column, m.user_column into v_scope, v_user
+    from app_private.sync_memberships m where m.relation = p_table;
+  if v_scope is null then
+    raise exception 'grant_sync_access_to_members: % is no membership table (enable_sync_membership)', p_table
+      using errcode = 'invalid_parameter_value';
+  end if;
+  execute format($sql$
+    select array_agg(t.user_id), array_agg(t.scope_id)
+      from (select distinct (to_jsonb(m) ->> %L)::uuid as user_id, (to_jsonb(m) ->> %L)::uuid as scope_id from %s m) t
+     where not exists (select 1 from app_private.sync_access a where a.user_id = t.user_id and a.scope_id = t.scope_id and a.granted)
+  $sql$, v_user, v_scope, p_table) into v_users, v_scopes;
+  perform app_private.grant_sync_access(v_users, v_scopes);
+end;
+$function$;
+comment on function app_private.grant_sync_access_to_members(p_table regclass) is 'For a registered membership table: grants access (grant_sync_access) to the user of each of its rows that has no granted access entry for the row''s scope, as the row''s insert would have. enable_sync_membership runs it on the rows already there (an app adopting tidesync); without it their users were refused their own rows (23505) by refuse_hidden_record_id and refuse_hidden_scope_history.';
+revoke execute on function app_private.grant_sync_access_to_members(p_table regclass) from public;
 
 -- function app_private.hand_over_lists(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.hand_over_lists(p_user_id uuid)
@@ -2576,6 +2628,20 @@ $function$;
 comment on function app_private.refuse_sync_truncate() is 'BEFORE TRUNCATE trigger (tidesync_refuse_truncate) of synced and membership tables: TRUNCATE fires no delete trigger, so the sync bookkeeping would never learn the rows are gone. Use DELETE.';
 revoke execute on function app_private.refuse_sync_truncate() from public;
 
+-- function app_private.refuse_synced_id_change()
+CREATE OR REPLACE FUNCTION app_private.refuse_synced_id_change()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  -- Worded as track_sync_changes words it: the answer is the same whatever the new id is.
+  raise exception 'the id of a synced row cannot change (table %)', tg_relid::regclass using errcode = 'check_violation';
+end;
+$function$;
+comment on function app_private.refuse_synced_id_change() is 'Trigger (before update of id on every synced table, per row, when the id changes; installed by enable_sync): refuses the change (23514, as track_sync_changes does) before the primary key and the policies are checked. Refused only after them, the answer told a taken id (23505, a live row in a scope the caller cannot see too) from a free or deleted one.';
+revoke execute on function app_private.refuse_synced_id_change() from public;
+
 -- function app_private.release_ended_push_tokens(p_user_id uuid)
 CREATE OR REPLACE FUNCTION app_private.release_ended_push_tokens(p_user_id uuid)
  RETURNS integer
@@ -3389,6 +3455,8 @@ declare
   v_granted boolean := tg_op = 'INSERT';
   v_scope_table regclass;
   v_scope_key name;
+  v_users uuid[];
+  v_scopes uuid[];
 begin
   select m.scope_column, m.user_column into v_scope, v_user
     from app_private.sync_memberships m where m.relation = tg_relid;
@@ -3397,12 +3465,10 @@ begin
   end if;
   -- Transition tables exist only for their own event, hence two statements.
   if v_granted then
-    insert into app_private.sync_access as a (user_id, scope_id, granted, seq, txid, changed_at)
-    select (to_jsonb(n) ->> v_user)::uuid, (to_jsonb(n) ->> v_scope)::uuid, true,
-           nextval('app_private.sync_seq'), pg_current_xact_id(), now()
-      from new_rows n
-    on conflict (user_id, scope_id) do update
-      set granted = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at;
+    select array_agg((to_jsonb(n) ->> v_user)::uuid), array_agg((to_jsonb(n) ->> v_scope)::uuid)
+      into v_users, v_scopes
+      from new_rows n;
+    perform app_private.grant_sync_access(v_users, v_scopes);
   else
     -- Rows entering a lost scope in a transaction still running (a push or an insert whose
     -- policy check passed before this loss committed) must get sequence numbers before the
@@ -3430,7 +3496,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_access() is 'Trigger (after insert/delete, per statement) of a membership table: logs that a user gained (insert) or lost (delete) access to a scope, so their next pull delivers or removes the scope''s rows; a loss first locks the scope rows (FOR UPDATE), so that rows entering the scope in transactions still running are numbered before it. SECURITY DEFINER: an owner removing a member writes the member''s access entry.';
+comment on function app_private.track_sync_access() is 'Trigger (after insert/delete, per statement) of a membership table: logs that a user gained (insert) or lost (delete) access to a scope, so their next pull delivers or removes the scope''s rows (a grant written by grant_sync_access, as enable_sync_membership writes those of the memberships already there); a loss first locks the scope rows (FOR UPDATE), so that rows entering the scope in transactions still running are numbered before it. SECURITY DEFINER: an owner removing a member writes the member''s access entry.';
 revoke execute on function app_private.track_sync_access() from public;
 
 -- function app_private.track_sync_changes()

@@ -936,6 +936,14 @@ export type Database = {
         Args: { "p_batch"?: number; "p_time_budget"?: string };
         Returns: boolean;
       };
+      "grant_sync_access": {
+        Args: { "p_scope_ids": (string)[]; "p_user_ids": (string)[] };
+        Returns: undefined;
+      };
+      "grant_sync_access_to_members": {
+        Args: { "p_table": unknown };
+        Returns: undefined;
+      };
       "hand_over_lists": { Args: { "p_user_id": string }; Returns: number };
       "hit_rate_limit": {
         Args: {

@@ -64,6 +64,7 @@ CREATE TRIGGER list_members_check_update BEFORE UPDATE ON list_members FOR EACH 
 CREATE TRIGGER list_members_keep_an_owner_on_delete AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.keep_a_list_owner();
 CREATE TRIGGER list_members_keep_an_owner_on_update AFTER UPDATE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.keep_a_list_owner();
 CREATE TRIGGER tidesync_hidden_ids_taken BEFORE INSERT ON list_members FOR EACH ROW EXECUTE FUNCTION app_private.refuse_hidden_record_id('list_members');
+CREATE TRIGGER tidesync_ids_kept BEFORE UPDATE OF id ON list_members FOR EACH ROW WHEN (new.id IS DISTINCT FROM old.id) EXECUTE FUNCTION app_private.refuse_synced_id_change();
 CREATE TRIGGER tidesync_refuse_truncate BEFORE TRUNCATE ON list_members FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_sync_truncate();
 CREATE TRIGGER tidesync_track_access_grants AFTER INSERT ON list_members REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_access();
 CREATE TRIGGER tidesync_track_access_losses AFTER DELETE ON list_members REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_access();

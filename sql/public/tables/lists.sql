@@ -79,6 +79,7 @@ grant insert, update (archived) on table public.lists to authenticated;
 CREATE TRIGGER lists_add_creator_as_owner AFTER INSERT ON lists REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.add_list_creator_as_owner();
 CREATE TRIGGER personal_list_id_reserved BEFORE INSERT ON lists FOR EACH ROW EXECUTE FUNCTION app_private.refuse_another_users_list_id();
 comment on trigger personal_list_id_reserved on public.lists is 'A personal list''s id (its user''s id) is taken for everyone else, even while that list is deleted.';
+CREATE TRIGGER tidesync_ids_kept BEFORE UPDATE OF id ON lists FOR EACH ROW WHEN (new.id IS DISTINCT FROM old.id) EXECUTE FUNCTION app_private.refuse_synced_id_change();
 CREATE TRIGGER tidesync_refuse_truncate BEFORE TRUNCATE ON lists FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_sync_truncate();
 CREATE TRIGGER tidesync_scope_history_kept BEFORE INSERT ON lists FOR EACH ROW EXECUTE FUNCTION app_private.refuse_hidden_scope_history();
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON lists REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();

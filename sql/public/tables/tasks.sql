@@ -86,6 +86,7 @@ grant insert, update ("position") on table public.tasks to authenticated;
 
 -- triggers
 CREATE TRIGGER tidesync_hidden_ids_taken BEFORE INSERT ON tasks FOR EACH ROW EXECUTE FUNCTION app_private.refuse_hidden_record_id('tasks');
+CREATE TRIGGER tidesync_ids_kept BEFORE UPDATE OF id ON tasks FOR EACH ROW WHEN (new.id IS DISTINCT FROM old.id) EXECUTE FUNCTION app_private.refuse_synced_id_change();
 CREATE TRIGGER tidesync_refuse_truncate BEFORE TRUNCATE ON tasks FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_sync_truncate();
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON tasks REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON tasks REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();

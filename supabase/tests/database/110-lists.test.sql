@@ -31,8 +31,8 @@ select is(array(select c from unnest(array['id', 'title', 'color', 'position', '
   array['id', 'title', 'color', 'position', 'archived'],
   'authenticated may update only title, color, position and archived, and id to itself (supabase-js upsert sets it; the sync trigger refuses a change; not created_by, created_at)');
 select is((select array_agg(tgname::text order by tgname) from pg_trigger where tgrelid = 'public.lists'::regclass and not tgisinternal),
-  array['lists_add_creator_as_owner', 'personal_list_id_reserved', 'tidesync_refuse_truncate', 'tidesync_scope_history_kept', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked'],
-  'lists makes its creator owner, is synced (a scope table: 132-scope-history-kept) and judges a write by the role after its wait (129-writes-judged-after-waits)');
+  array['lists_add_creator_as_owner', 'personal_list_id_reserved', 'tidesync_ids_kept', 'tidesync_refuse_truncate', 'tidesync_scope_history_kept', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked'],
+  'lists makes its creator owner, is synced (a scope table: 132-scope-history-kept; its id kept: 168-synced-ids-never-change) and judges a write by the role after its wait (129-writes-judged-after-waits)');
 
 -- ------------------------------------------------------------ the personal list at signup
 select results_eq($$ select title, created_by from public.lists where id = tests.get_supabase_uid('lists_owner') $$,
@@ -65,7 +65,8 @@ select lives_ok($$ insert into public.lists (id, title) values ('c1000000-0000-4
                    on conflict (id) do update set id = excluded.id, title = excluded.title $$,
   'the owner upserts it again: an update');
 select throws_ok($$ update public.lists set id = 'c1000000-0000-4000-8000-000000000003' where id = 'c1000000-0000-4000-8000-000000000002' $$,
-  '42501', null, 'a list''s id cannot change (the new id is no list of the caller''s: the policy refuses it before the sync trigger, 23514, would)');
+  '23514', 'the id of a synced row cannot change (table public.lists)',
+  'a list''s id cannot change (refused before the policy or the primary key could answer: 168-synced-ids-never-change)');
 
 -- Members joined through invites in real use; here the test inserts them directly.
 select tests.clear_authentication();
@@ -101,7 +102,7 @@ select results_eq($$ with u as (update public.lists set title = 'pwned' where id
                     select count(*)::int from u $$, array[0], 'a non-member cannot update the list');
 select results_eq($$ with d as (delete from public.lists where id = 'c1000000-0000-4000-8000-000000000001' returning 1)
                     select count(*)::int from d $$, array[0], 'a non-member cannot delete the list');
-select throws_ok($$ update public.lists set id = gen_random_uuid() where id = (select auth.uid()) $$, '42501', null,
+select throws_ok($$ update public.lists set id = gen_random_uuid() where id = (select auth.uid()) $$, '23514', null,
   'nobody changes a list''s id');
 
 -- ------------------------------------------------------------ anon

@@ -33,8 +33,8 @@ select is(array(select c from unnest(array['id', 'list_id', 'title', 'notes', 'd
 select table_privs_are('public', 'tasks', 'anon', '{}'::text[], 'anon has no privilege on tasks');
 select table_privs_are('public', 'tasks', 'service_role', array['SELECT', 'INSERT', 'UPDATE', 'DELETE'], 'service_role may do everything');
 select is((select array_agg(tgname::text order by tgname) from pg_trigger where tgrelid = 'public.tasks'::regclass and not tgisinternal),
-  array['tidesync_hidden_ids_taken', 'tidesync_refuse_truncate', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked_on_delete', 'writer_role_rechecked_on_insert', 'writer_role_rechecked_on_update'],
-  'tasks is synced, answers a hidden id as taken and judges a write by the role after its wait (164-hidden-record-ids-answer-alike, 129-writes-judged-after-waits, 144-writes-out-of-a-list-rechecked)');
+  array['tidesync_hidden_ids_taken', 'tidesync_ids_kept', 'tidesync_refuse_truncate', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked_on_delete', 'writer_role_rechecked_on_insert', 'writer_role_rechecked_on_update'],
+  'tasks is synced, keeps its ids (168-synced-ids-never-change), answers a hidden id as taken and judges a write by the role after its wait (164-hidden-record-ids-answer-alike, 129-writes-judged-after-waits, 144-writes-out-of-a-list-rechecked)');
 
 select tests.authenticate_as('tasks_owner');
 insert into public.lists (id, title) values ('e1000000-0000-4000-8000-000000000001', 'Shared');
