@@ -1635,6 +1635,8 @@ declare
   v_leavers uuid[];
   v_lists uuid[];
   v_owners uuid[];
+  v_usage_users uuid[];
+  v_rows_held boolean;
   v_users uuid[];
   v_counts bigint[];
 begin
@@ -1656,14 +1658,61 @@ begin
   if v_leavers is null then
     return null;
   end if;
-  -- The usage rows of both users first, in user_id order (as the sync trigger takes them).
-  perform app_private.lock_sync_usage(v_leavers || v_owners);
-  with handed as (
-    update app_private.sync_records s
-       set created_by = p.owner
+  v_usage_users := array(select distinct u from unnest(v_leavers || v_owners) u order by u);
+  -- An owner's room is read from their usage row, locked: one who has none yet gets it (at 0).
+  insert into app_private.sync_usage (user_id, live_records)
+  select distinct o, 0 from unnest(v_owners) o order by o
+  on conflict (user_id) do nothing;
+
+  -- The rows' sync state, then the usage rows: the order of a statement writing one of these
+  -- rows (the sync trigger). A transaction may hold a usage row and write one of them in a
+  -- later statement (a push: its announced usage rows at its creates, then its edits):
+  -- waiting for its usage row while holding its row would close a cycle, so the rows are let
+  -- go (the block rolled back), the usage rows waited for without keeping them, and both
+  -- taken again.
+  loop
+    v_rows_held := false;
+    begin
+      perform from app_private.sync_records s
+        join unnest(v_leavers, v_lists) as p(leaver, list_id) on s.created_by = p.leaver and s.scope_id = p.list_id
+       where not s.deleted
+       order by s.collection, s.id
+         for no key update of s;
+      v_rows_held := true;
+      perform from app_private.sync_usage u where u.user_id = any (v_usage_users) order by u.user_id for no key update nowait;
+      exit;
+    exception when lock_not_available then
+      if not v_rows_held then
+        raise; -- lock_timeout while waiting for the rows: the statement's error, as anywhere
+      end if;
+      begin
+        perform from app_private.sync_usage u where u.user_id = any (v_usage_users) order by u.user_id for no key update;
+        raise exception using errcode = 'TSRLS'; -- lets them go
+      exception when sqlstate 'TSRLS' then
+        null;
+      end;
+    end;
+  end loop;
+  -- Held already; and those the transaction announced (a push deleting the membership).
+  perform app_private.lock_sync_usage(v_usage_users);
+
+  -- Each owner takes the oldest rows, as many as fit in their quota (all their leavers of the
+  -- statement together); the others stay their creator's.
+  with room as (
+    select u.user_id as owner, greatest(0, app_private.max_live_records_per_user() - u.live_records) as n
+      from app_private.sync_usage u
+     where u.user_id = any (v_owners)
+  ), ranked as (
+    select s.collection, s.id, p.leaver, p.owner,
+           row_number() over (partition by p.owner order by s.created_at, s.collection, s.id) as rank
       from unnest(v_leavers, v_lists, v_owners) as p(leaver, list_id, owner)
-     where s.created_by = p.leaver and s.scope_id = p.list_id and not s.deleted
-    returning p.leaver, p.owner
+      join app_private.sync_records s on s.created_by = p.leaver and s.scope_id = p.list_id and not s.deleted
+  ), handed as (
+    update app_private.sync_records s
+       set created_by = r.owner
+      from ranked r join room on room.owner = r.owner
+     where r.rank <= room.n and s.collection = r.collection and s.id = r.id
+    returning r.leaver, r.owner
   )
   select array_agg(d.user_id order by d.user_id), array_agg(d.n order by d.user_id)
     into v_users, v_counts
@@ -1674,22 +1723,15 @@ begin
            group by x.user_id
           having sum(x.n) <> 0) d;
   -- One write per user (a user may both leave one list and own another of the statement).
-  with changed as (
-    update app_private.sync_usage u
-       set live_records = greatest(0, u.live_records + r.n), handed_over = r.n > 0
-      from unnest(v_users, v_counts) as r(user_id, n)
-     where u.user_id = r.user_id
-    returning u.user_id
-  )
-  insert into app_private.sync_usage as u (user_id, live_records, handed_over)
-  select r.user_id, r.n, true
+  -- Within the owner's quota, read above; handed_over still marks it as never refused.
+  update app_private.sync_usage u
+     set live_records = greatest(0, u.live_records + r.n), handed_over = r.n > 0
     from unnest(v_users, v_counts) as r(user_id, n)
-   where r.n > 0 and r.user_id not in (select c.user_id from changed c)
-  on conflict (user_id) do update set live_records = u.live_records + excluded.live_records, handed_over = true;
+   where u.user_id = r.user_id;
   return null;
 end;
 $function$;
-comment on function app_private.pass_lost_members_rows_to_owner() is 'Trigger (after delete on public.list_members, per statement): the live rows a user who lost a list (removed, or leaving) created in it pass to the list''s longest-standing owner (those who can sign in first), in sync_records.created_by and in both users'' live-records usage, locked in user_id order (lock_sync_usage); never refused for the quota (sync_usage.handed_over). Nothing passes for a list being deleted or an account being deleted. SECURITY DEFINER: a leaving viewer changes the owner''s usage.';
+comment on function app_private.pass_lost_members_rows_to_owner() is 'Trigger (after delete on public.list_members, per statement): the live rows a user who lost a list (removed, or leaving) created in it pass to the list''s longest-standing owner (those who can sign in first), oldest first, as many as fit in the owner''s quota (the rest stay the creator''s), in sync_records.created_by and in both users'' live-records usage. Locks the rows'' sync state, then the usage rows in user_id order (lock_sync_usage), never waiting for one while holding the other. Nothing passes for a list being deleted or an account being deleted. SECURITY DEFINER: a leaving viewer changes the owner''s usage.';
 revoke execute on function app_private.pass_lost_members_rows_to_owner() from public;
 
 -- function app_private.prune_signed_out_devices()
@@ -2511,7 +2553,7 @@ begin
     raise exception 'at most % live records per user; delete some first', v_max
       using errcode = 'check_violation', constraint = 'max_live_records_per_user',
             schema = 'app_private', table = 'sync_usage',
-            detail = format('This write would bring the rows counted for you in synced tables to %s (those you created, and those former members left in your lists; rows members create in your lists count for them).', new.live_records),
+            detail = format('This write would bring the rows counted for you in synced tables to %s (those you created, also in lists you left whose owner had no room for them, and those former members left in your lists; rows members create in your lists count for them).', new.live_records),
             hint = 'Delete records you created before adding new ones; changing existing records is not limited.';
   end if;
   return new;

@@ -5,7 +5,8 @@
 // loser stalled deadlock_timeout and answered 503); neither do two single Data API statements
 // that each move one of the other's tasks, nor two owners deleting their lists holding each
 // other's tasks (migration 20261128003800_scope_delete_locks_cascaded_usage), nor a member's
-// removal or leave, which passes their rows to the owner (20261128005700). A deadlock that
+// removal or leave, which passes their rows to the owner (20261128005700), nor such a leave and a
+// transaction writing those rows and creating its own (20261128006800). A deadlock that
 // still happens (a transaction of several statements, below) costs the push one retry, not a 503.
 // Every interleaving is made with a held transaction (held-transactions.ts), not by luck.
 import { randomUUID } from "node:crypto";
@@ -149,6 +150,68 @@ describe("usage rows are taken in user_id order", () => {
     expect(outcomes).toEqual([1, 1]);
     expect([await usage(alice), await usage(bob)]).toEqual([before[0] - 4, before[1] - 4]); // each: a list and 3 tasks
   });
+});
+
+describe("a member's loss of a list meets a transaction writing the rows it hands over", () => {
+  // Bob leaves Alice's list while another transaction writes Bob's task there in its second
+  // statement: the leave hands the task over, writing its sync state and both usage rows. Before
+  // migration 20261128006800 the leave locked the usage rows, then the task's sync state: against
+  // Alice's "edit, then create" it held her usage row while it waited for the sync state her edit
+  // held, and her create then waited for her usage row (40P01 "while locking tuple … in relation
+  // sync_usage"). It now takes the sync state first, as the edit's own statement does; a push
+  // takes a usage row before its edits (its named rows, its creates, its announced usage rows,
+  // then its edits): a leave holding the sync state while waiting for Bob's usage row would
+  // deadlock with that instead, so it lets the sync state go, waits for the usage rows, and tries
+  // again.
+  type Users = Awaited<ReturnType<typeof aTaskEach>>;
+  const cases: { name: string; as?: "alice"; first: (tx: postgres.TransactionSql, u: Users) => Promise<unknown>; then: (tx: postgres.TransactionSql, u: Users) => Promise<unknown>; usage: [number, number] }[] = [
+    { name: "Alice edits his task, then creates one", as: "alice", usage: [+2, -1],
+      first: (tx, { bobTask }) => tx`update public.tasks set title = 'edited' where id = ${bobTask.id}`,
+      then: (tx, { alice }) => tx`insert into public.tasks (list_id, title) values (${alice.userId}, 'Alice''s new')` },
+    { name: "Alice locks his task, creates one, then edits his (a push's order)", as: "alice", usage: [+2, -1],
+      first: async (tx, { alice, bobTask }) => {
+        await tx`select 1 from public.tasks where id = ${bobTask.id} for no key update`;
+        await tx`insert into public.tasks (list_id, title) values (${alice.userId}, 'Alice''s new')`;
+      },
+      then: (tx, { bobTask }) => tx`update public.tasks set title = 'edited' where id = ${bobTask.id}` },
+    // A push of a third member's that creates a task and deletes another of Bob's locks Bob's usage
+    // row at its create (announced: app_private.lock_sync_usage), then edits Bob's task.
+    { name: "a transaction holding his usage row, as a push announcing it does, then edits his task", usage: [+1, -1],
+      first: (tx, { bob }) => tx`select 1 from app_private.sync_usage where user_id = ${bob.userId} for no key update`,
+      then: (tx, { bobTask }) => tx`update public.tasks set title = 'edited' where id = ${bobTask.id}` },
+  ];
+  for (const { name, as, first, then, usage: change } of cases) {
+    it(`Bob leaves while ${name}: both kept, no deadlock`, async () => {
+      const users = await aTaskEach();
+      const { alice, bob, list, bobTask } = users;
+      const before = [await usage(alice), await usage(bob)];
+      let firstDone!: () => void;
+      const firstIsDone = new Promise<void>((resolve) => (firstDone = resolve));
+      let thenTurn!: () => void;
+      const thenIsTurn = new Promise<void>((resolve) => (thenTurn = resolve));
+      const held = holdTransaction(async (tx) => {
+        await first(tx, users);
+        firstDone();
+        await thenIsTurn;
+        await then(tx, users);
+      }, as ? { as: alice } : {});
+      const pid = await held.pid;
+      await firstIsDone;
+      const leave = asUser(bob, (tx) => tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`)
+        .then((r) => r.count, (error: { code?: string }) => `${error.code} ${String(error)}`);
+      await waitersOf(pid, 1); // the leave waits for that transaction
+      thenTurn();
+      await Promise.race([held.ran, held.done]);
+      held.commit();
+      const kept = await held.done.then(() => "committed", (error: { code?: string }) => `${error.code} ${String(error)}`);
+
+      expect([kept, await leave]).toEqual(["committed", 1]);
+      expect([await usage(alice), await usage(bob)]).toEqual([before[0] + change[0], before[1] + change[1]]);
+      const [task] = await adminSql<{ title: string; created_by: string }[]>`
+        select t.title, s.created_by from public.tasks t join app_private.sync_records s on s.collection = 'tasks' and s.id = t.id where t.id = ${bobTask.id}`;
+      expect(task).toEqual({ title: "edited", created_by: alice.userId });
+    });
+  }
 });
 
 describe("a push that meets a deadlock", () => {
