@@ -89,6 +89,11 @@ export interface PushContext {
    */
   answeredKey?: string;
   /**
+   * Where the ops sent and not yet answered are kept (default SENT_KEY): one key for each way of
+   * pushing from the store, so that one's push does not send another's ops out of their order.
+   */
+  sentKey?: string;
+  /**
    * Stores the push's corrections once every op is answered, before the answered ops that stand for
    * the pushed changes are dropped: an app killed in between finds them still answered (nothing sent or
    * told again) and gets the corrections again from the push that completes it.
@@ -123,8 +128,8 @@ export interface PushResult {
 }
 
 /** The ops sent and not yet answered, oldest first. */
-export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
-  return (await store.get<SyncOp[]>(SENT_KEY)) ?? [];
+export async function unansweredOps(store: KeyValueStore, sentKey = SENT_KEY): Promise<SyncOp[]> {
+  return (await store.get<SyncOp[]>(sentKey)) ?? [];
 }
 
 /**
@@ -132,9 +137,9 @@ export async function unansweredOps(store: KeyValueStore): Promise<SyncOp[]> {
  * short had answered (the library hands their changes over again: told already, not to be sent
  * again), then the unanswered ones.
  */
-export async function pushedOps(store: KeyValueStore, answeredKey = ANSWERED_KEY): Promise<SyncOp[]> {
+export async function pushedOps(store: KeyValueStore, answeredKey = ANSWERED_KEY, sentKey = SENT_KEY): Promise<SyncOp[]> {
   const answered = (await answeredBatches(store, answeredKey)).flatMap((batch) => batch.ops);
-  return [...answered, ...withoutAnswered(await unansweredOps(store), answered)];
+  return [...answered, ...withoutAnswered(await unansweredOps(store, sentKey), answered)];
 }
 
 /** Whether a push cut short (or killed before it dropped them) left answered ops under `answeredKey`. */
@@ -166,10 +171,11 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   /** How many answered batches are stored: the next one goes under this number. */
   let keptCount = keptBatches.length;
   const answered = keptBatches.flatMap((batch) => batch.ops);
-  const stored = await unansweredOps(store);
+  const sentKey = context.sentKey ?? SENT_KEY;
+  const stored = await unansweredOps(store, sentKey);
   const unanswered = withoutAnswered(stored, answered);
   let queue = [...unanswered, ...newOps];
-  if (newOps.length > 0 || unanswered.length < stored.length) await store.set(SENT_KEY, queue);
+  if (newOps.length > 0 || unanswered.length < stored.length) await store.set(sentKey, queue);
   const result: PushResult = { applied: 0, duplicates: 0, conflicts: 0, rejected: 0, corrections: [] };
   const corrections = new Map<string, Correction>();
   for (const correction of keptBatches.flatMap((batch) => batch.corrections)) corrections.set(`${correction.collection}/${correction.id}`, correction);
@@ -272,7 +278,7 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       await store.set(`${answeredKey}.${keptCount}`, batch);
       keptCount++;
     }
-    await store.set(SENT_KEY, queue);
+    await store.set(sentKey, queue);
   }
   result.corrections = [...corrections.values()];
   await context.keepCorrections?.(result.corrections);

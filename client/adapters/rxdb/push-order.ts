@@ -27,6 +27,8 @@ import type { SyncOp } from "../../../functions/_shared/schemas/sync.ts";
 export const HELD_DELETES_KEY = "tidesync.held_deletes";
 /** What a send of them cut short had answered (apart from a push handler's: either completes on its own). */
 const HELD_ANSWERED_KEY = "tidesync.held_deletes.answered";
+/** What a send of them cut short had not: sent again by the next send of them, never by a collection's own push (out of their order). */
+const HELD_SENT_KEY = "tidesync.held_deletes.sent_ops";
 
 /** Whether the store holds deletes held back, or answers of a send of them it did not complete (killed before it dropped them). */
 export async function heldBeforeRestart(store: KeyValueStore): Promise<boolean> {
@@ -204,11 +206,12 @@ export class RxdbPushOrder {
       for (const [i, member] of members.entries()) contexts.set(this.collections[i], await member.pushContext());
       const contextOf = (collection: string) => contexts.get(collection) ?? contexts.get(this.collections[0])!;
       // A send cut short left some in the outboxes: they go again first, with their op_ids; those it had answered, not again.
-      const sent = new Set((await pushedOps(outbox, HELD_ANSWERED_KEY)).map((op) => op.op_id));
+      const sent = new Set((await pushedOps(outbox, HELD_ANSWERED_KEY, HELD_SENT_KEY)).map((op) => op.op_id));
       await pushOps({
         ...contextOf(this.collections[0]),
         store: outbox,
         answeredKey: HELD_ANSWERED_KEY,
+        sentKey: HELD_SENT_KEY,
         emit: (event) => contextOf(eventCollection(event)).emit(event),
         onConflict: (conflict) => (contextOf(conflict.op.collection).onConflict ?? serverWinsPerField)(conflict),
         // Stored, and the held deletes cleared, before their answers are dropped: a kill in between sends nothing again.
