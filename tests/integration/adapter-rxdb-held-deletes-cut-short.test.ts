@@ -7,21 +7,14 @@ import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import type { FetchFunction } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
-import { clientDevice } from "../support/client-device.ts";
-import { createTestUser, type TestUser } from "../support/harness.ts";
+import { taskOnServer } from "../support/client-device.ts";
+import { createTestUser } from "../support/harness.ts";
 import { rxdbTasksDevice } from "../support/rxdb-tasks-device.ts";
 import { pushOk, settled, share, upsert } from "../support/shared-lists.ts";
 
 const told = (events: SyncEvent[]) =>
   events.map((e) => e.type === "op_rejected" ? [e.type, e.error.code, e.op.record_id] : e.type === "write_discarded" ? [e.type, e.reason, e.record_id] : [e.type]);
 
-/** The task as a fresh device of `user` pulls it from the server (undefined: the server holds none). */
-async function onServer(user: TestUser, id: string) {
-  const other = await clientDevice(user);
-  await other.client.sync();
-  const record = await other.client.get("tasks", id);
-  return record && { version: record.version, data: record.data };
-}
 
 async function until(done: () => boolean, what: string): Promise<void> {
   for (let i = 0; !done(); i++) {
@@ -76,7 +69,7 @@ it("a viewer's held-back delete whose send was cut short, and an edit of the col
   // (Before: the edit's push sent the delete first, from the outbox the cut-short send left, then the
   // send of the held deletes sent it again: refused and told twice.)
   expect(log.filter((line) => line.startsWith("sent") && line.includes("delete:shared"))).toEqual(["sent delete:shared"]);
-  expect(await p.record(shared)).toEqual(await onServer(alice, shared));
+  expect(await p.record(shared)).toEqual(await taskOnServer(alice, shared));
   expect((await p.record(own))?.data.title).toBe("Eggs x12");
   expect(told(p.events)).toEqual([["op_rejected", "FORBIDDEN", shared], ["write_discarded", "rejected", shared]]);
   await p.close();

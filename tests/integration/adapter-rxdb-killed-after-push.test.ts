@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import type { FetchFunction } from "../../client/api-client.ts";
 import type { SyncEvent } from "../../client/events.ts";
-import { clientDevice } from "../support/client-device.ts";
+import { clientDevice, taskOnServer } from "../support/client-device.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { rxdbTasksDevice } from "../support/rxdb-tasks-device.ts";
 import { pushOk, settled, share, upsert } from "../support/shared-lists.ts";
@@ -45,13 +45,6 @@ async function ledgerOf(user: TestUser, id: string): Promise<string[]> {
   return (await adminSql<{ status: string }[]>`select status from app_private.sync_ops where user_id = ${user.userId} and record_id = ${id} order by created_at`).map((op) => op.status);
 }
 
-/** The task as a fresh device of `user` pulls it from the server (undefined: the server holds none). */
-async function onServer(user: TestUser, id: string) {
-  const other = await clientDevice(user);
-  await other.client.sync();
-  const record = await other.client.get("tasks", id);
-  return record && { version: record.version, data: record.data };
-}
 
 /** Syncs until the device and the server settled (the corrections delivered by a pull). */
 async function syncTwice(device: { sync(): Promise<void> }) {
@@ -71,7 +64,7 @@ it("a create killed after the server applied it, before RxDB recorded it: sent a
 
   await p.restart();
   await syncTwice(p);
-  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect(await p.record(task)).toEqual(await taskOnServer(alice, task));
   expect(told(p.events)).toEqual([]);
   // Sent again under a new op_id (the answer was stored): the create twice.
   expect(await ledgerOf(alice, task)).toEqual(["applied", "applied"]);
@@ -91,7 +84,7 @@ it("a create killed after the server applied it, then refused unjudged when sent
   await syncTwice(p);
   await syncTwice(p);
 
-  const server = await onServer(alice, task);
+  const server = await taskOnServer(alice, task);
   expect(server?.data).toMatchObject({ title: "Recipe", notes: null });
   // (Before: the task left the device, the server and every other device kept it.)
   expect(await p.record(task)).toEqual(server);
@@ -114,7 +107,7 @@ it("a create killed after the server applied it, then deleted on the device befo
   await syncTwice(p);
 
   expect(await p.record(task)).toBeUndefined();
-  expect(await onServer(alice, task)).toBeUndefined();
+  expect(await taskOnServer(alice, task)).toBeUndefined();
   expect(told(p.events)).toEqual([]);
   await p.close();
 }, 90_000);
@@ -139,7 +132,7 @@ for (const elsewhere of [false, true]) {
 
     await p.restart();
     await syncTwice(p);
-    const server = await onServer(alice, task);
+    const server = await taskOnServer(alice, task);
     expect(server?.data?.title).toBe(elsewhere ? "Oat milk" : "Milk, 2 litres");
     expect(await p.record(task)).toEqual(server);
     // Once: the other device's later title replaced this one's (reported as a conflict with it).
@@ -166,7 +159,7 @@ it("an edit the server rejected, its answer lost as the app was killed: answered
   await p.restart();
   await syncTwice(p);
 
-  const server = await onServer(alice, task);
+  const server = await taskOnServer(alice, task);
   expect(server?.data?.title).toBe("Milk");
   expect(await p.record(task)).toEqual(server);
   expect(told(p.events)).toEqual([
@@ -193,7 +186,7 @@ it("a delete whose answer was lost as the app was killed: sent again with its op
   await syncTwice(p);
 
   expect(await p.record(task)).toBeUndefined();
-  expect(await onServer(alice, task)).toBeUndefined();
+  expect(await taskOnServer(alice, task)).toBeUndefined();
   expect(told(p.events)).toEqual([]);
   // The create, and the delete once: sent again with its op_id (a duplicate, not logged again).
   expect(await ledgerOf(alice, task)).toEqual(["applied", "applied"]);
@@ -230,7 +223,7 @@ it("an edit the server rejected, the app killed as the adapter stored its correc
   await p.restart();
   await syncTwice(p);
 
-  const server = await onServer(alice, task);
+  const server = await taskOnServer(alice, task);
   expect(server?.data?.title).toBe("Milk");
   expect(await p.record(task)).toEqual(server);
   // (Before: the restarted app sent the edit again as a new op, refused again and told twice.)
@@ -264,7 +257,7 @@ it(`a viewer's delete refused, the app killed ${when}: the task back on the devi
 
   // (Before: the held delete was cleared before its correction was stored: the task stayed off the device;
   // and once its answer was dropped, a kill before the clearing sent it again: told twice.)
-  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect(await p.record(task)).toEqual(await taskOnServer(alice, task));
   expect(told(p.events)).toEqual([
     ["op_rejected", "FORBIDDEN", task],
     ["write_discarded", "rejected", task],
@@ -286,7 +279,7 @@ it("an edit the server rejected, the app killed once the pull handed its correct
   await p.restart();
   await syncTwice(p);
 
-  const server = await onServer(alice, task);
+  const server = await taskOnServer(alice, task);
   // (Before: the pull had dropped the correction as it handed it over: the refused title stayed for good.)
   expect(await p.record(task)).toEqual(server);
   expect(server?.data?.title).toBe("Milk");
@@ -301,7 +294,7 @@ it("an edit the server rejected, the app killed once the pull handed its correct
   await other.client.sync();
   await syncTwice(p);
   await syncTwice(p);
-  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect(await p.record(task)).toEqual(await taskOnServer(alice, task));
   expect((await p.record(task))?.data.title).toBe("Oat milk");
   await p.close();
 }, 90_000);
@@ -328,7 +321,7 @@ it("a viewer's delete refused, the app killed as the send's answers were dropped
   await syncTwice(p);
 
   // (Before: the killed send's answers stayed until the next held delete, whose send handed the old correction over again: "Milk".)
-  expect(await p.record(task)).toEqual(await onServer(alice, task));
+  expect(await p.record(task)).toEqual(await taskOnServer(alice, task));
   expect((await p.record(task))?.data.title).toBe("Oat milk");
   expect(await p.record(own)).toBeUndefined();
   expect(told(p.events)).toEqual([

@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import { expect, it } from "vitest";
 import type { SyncEvent } from "../../client/events.ts";
 import { watermelonDevice } from "../adapters/watermelon-device.ts";
-import { clientDevice } from "../support/client-device.ts";
+import { clientDevice, taskOnServer } from "../support/client-device.ts";
 import { openDevice, syncTwice } from "../support/adapter-device.ts";
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 
@@ -40,13 +40,6 @@ async function ledgerOf(user: TestUser, id: string): Promise<string[]> {
   return (await adminSql<{ status: string }[]>`select status from app_private.sync_ops where user_id = ${user.userId} and record_id = ${id} order by created_at`).map((op) => op.status);
 }
 
-/** The task as a fresh device of `user` pulls it from the server (undefined: the server holds none). */
-async function onServer(user: TestUser, id: string) {
-  const other = await clientDevice(user);
-  await other.client.sync();
-  const record = await other.client.get("tasks", id);
-  return record && { version: record.version, data: record.data };
-}
 
 const phone = (user: TestUser) => openDevice(watermelonDevice, user, { name: "killed" });
 
@@ -59,7 +52,7 @@ it("WatermelonDB: a create killed after its push, sent again as a create: applie
   expect(await adminSql`select title from public.tasks where id = ${task}`).toEqual([{ title: "Recipe" }]);
 
   await syncTwice(p.device);
-  expect((await p.device.records()).get(`tasks/${task}`)).toEqual(await onServer(alice, task));
+  expect((await p.device.records()).get(`tasks/${task}`)).toEqual(await taskOnServer(alice, task));
   expect(told(p.events)).toEqual([]);
   // Sent again under a new op_id (the answer was stored): the create twice.
   expect(await ledgerOf(alice, task)).toEqual(["applied", "applied"]);
@@ -75,7 +68,7 @@ it("WatermelonDB: a create killed after its push, then refused unjudged when sen
   await syncTwice(p.device);
   await syncTwice(p.device);
 
-  const server = await onServer(alice, task);
+  const server = await taskOnServer(alice, task);
   expect(server?.data).toMatchObject({ title: "Recipe", notes: null });
   expect((await p.device.records()).get(`tasks/${task}`)).toEqual(server);
   expect(told(p.events)).toEqual([
@@ -94,7 +87,7 @@ it("WatermelonDB: a create killed after its push, then deleted on the device: th
   await syncTwice(p.device);
 
   expect((await p.device.records()).get(`tasks/${task}`)).toBeUndefined();
-  expect(await onServer(alice, task)).toBeUndefined();
+  expect(await taskOnServer(alice, task)).toBeUndefined();
   expect(told(p.events)).toEqual([]);
 }, 90_000);
 
@@ -116,7 +109,7 @@ for (const elsewhere of [false, true]) {
     }
 
     await syncTwice(p.device);
-    const server = await onServer(alice, task);
+    const server = await taskOnServer(alice, task);
     expect(server?.data?.title).toBe(elsewhere ? "Oat milk" : "Milk, 2 litres");
     expect((await p.device.records()).get(`tasks/${task}`)).toEqual(server);
     expect(told(p.events)).toEqual(elsewhere ? [["conflict"], ["write_discarded", "conflict", task]] : []);
@@ -137,6 +130,6 @@ it("WatermelonDB: a delete killed after its push, sent again: the task gone from
 
   await syncTwice(p.device);
   expect((await p.device.records()).get(`tasks/${task}`)).toBeUndefined();
-  expect(await onServer(alice, task)).toBeUndefined();
+  expect(await taskOnServer(alice, task)).toBeUndefined();
   expect(told(p.events)).toEqual([]);
 }, 90_000);

@@ -67,3 +67,11 @@ export async function userWithPulls<T>(apiUrl: string, tasks: number, pick: (que
   await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
   return { user, api, installationId, pulls };
 }
+
+/** The task as a fresh device of `user` pulls it from the server: its version and data (undefined: the server holds none the user sees). */
+export async function taskOnServer(user: TestUser, id: string) {
+  const other = await clientDevice(user);
+  await other.client.sync();
+  const record = await other.client.get("tasks", id);
+  return record && { version: record.version, data: record.data };
+}
