@@ -3228,12 +3228,15 @@ begin
     end if;
 
     -- A trigger on UPDATE OF some columns fires for every row of a statement that names one of
-    -- them: for such a table, one statement per set of changed columns, as a direct write would.
+    -- them: when one watches a column the group writes, one statement per set of changed
+    -- columns, as a direct write would. (One on other columns never fires: tidesync_ids_kept,
+    -- on every synced table, watches id, which a push never sets.)
     if v_kind = 'update' and exists (
       select 1 from pg_catalog.pg_trigger tg
+        join pg_catalog.pg_attribute a on a.attrelid = tg.tgrelid and a.attnum = any (tg.tgattr::smallint[])
        where tg.tgrelid = v_table and not tg.tgisinternal
          and tg.tgtype & 16 <> 0 -- TRIGGER_TYPE_UPDATE
-         and cardinality(tg.tgattr::smallint[]) > 0) then
+         and v_group -> 'columns' ? a.attname::text) then
       select jsonb_agg(jsonb_build_object('columns', s.columns, 'rows', s.rows)) into v_group
         from (select x.columns, jsonb_agg(x.r) as rows
                 from (select r, (select coalesce(jsonb_agg(k order by k), '[]'::jsonb) from jsonb_object_keys(r) k where k <> 'id') as columns

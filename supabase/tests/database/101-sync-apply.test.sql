@@ -4,7 +4,7 @@
 -- (with SQLSTATE, constraint, column); rows the policies leave untouched fail
 -- as "not_permitted"; it answers with those failures only.
 begin;
-select plan(27);
+select plan(29);
 
 select from tests.create_supabase_user('apply_owner');
 select from tests.create_supabase_user('apply_viewer');
@@ -89,6 +89,27 @@ select results_eq($$ select title, done from public.tasks where id::text like 'a
   $$ values ('d1 again'::text, false), ('d2', false), ('d3 again', false) $$, 'every row has its change');
 select tests.clear_authentication();
 drop trigger tests_title_updates on public.tasks;
+
+-- No UPDATE OF trigger watching a column the group writes (tidesync_ids_kept watches id, which a push
+-- never sets; this one, position): the group is one statement.
+create function pg_temp.count_update_statement() returns trigger language plpgsql as $f$
+begin
+  perform set_config('tests.update_statements', (current_setting('tests.update_statements')::int + 1)::text, true);
+  return null;
+end $f$;
+create trigger tests_update_statements after update on public.tasks for each statement execute function pg_temp.count_update_statement();
+create trigger tests_position_updates before update of position on public.tasks for each row execute function pg_temp.note_title_update();
+select tests.authenticate_as('apply_owner');
+select set_config('tests.update_statements', '0', true);
+select is(app_private.sync_apply($$[
+  {"collection": "tasks", "kind": "update", "columns": ["done", "title"], "rows": [
+    {"id": "a2000000-0000-4000-8000-0000000000d1", "title": "d1 once more"},
+    {"id": "a2000000-0000-4000-8000-0000000000d2", "done": true}]}
+]$$), '{"failed": []}'::jsonb, 'an update group beside UPDATE OF triggers on columns it does not write');
+select is(current_setting('tests.update_statements'), '1', 'written in one statement: no UPDATE OF trigger watches a column it writes');
+select tests.clear_authentication();
+drop trigger tests_update_statements on public.tasks;
+drop trigger tests_position_updates on public.tasks;
 
 -- A row retried alone names only its own columns: the one it may not write fails it alone.
 select tests.authenticate_as('apply_owner');
