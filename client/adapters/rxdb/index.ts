@@ -89,7 +89,7 @@ interface EmptyPageCursor {
 const EMPTY_PAGE_CURSOR_KEY = "tidesync.empty_page_cursor";
 /** Push answers that overrule local documents, until a page that handed them to RxDB is stored. */
 const CORRECTIONS_KEY = "tidesync.corrections";
-/** The corrections the last page carrying any handed RxDB (HandedCorrections). */
+/** The corrections the last page that carried any handed RxDB, until RxDB has stored that page (HandedCorrections). */
 const HANDED_KEY = "tidesync.corrections.handed";
 /** The records pages pulled during a push listed, until the push's corrections hold them (pulledDuringPush). */
 const PULLED_DURING_PUSH_KEY = "tidesync.pulled_during_push";
