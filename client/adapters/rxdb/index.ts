@@ -61,7 +61,7 @@ import { Mutex } from "../../mutex.ts";
 import { type AppliedUpsert, type Correction, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
 import { ownerGuarded } from "../core/owner-guard.ts";
 import { loadServerMeta, type ServerMeta, type WritableFields } from "../core/server-meta.ts";
-import { HELD_DELETES_KEY, heldBeforeRestart, type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
+import { HELD_DELETES_KEY, heldDeletesToSend, type OrderedReplication, RxdbPushOrder } from "./push-order.ts";
 
 export { RxdbPushOrder } from "./push-order.ts";
 
@@ -431,7 +431,7 @@ export function replicateTidesync(options: RxdbTidesyncOptions): RxdbTidesync {
   order.join(name, member);
   void canceled.then(() => order.leave(name, member));
   // Deletes held back before a restart, or a send of them to complete.
-  void heldBeforeRestart(store).then((held) => {
+  void heldDeletesToSend(store).then((held) => {
     if (held) order.sendDeletes();
   });
 

@@ -30,8 +30,8 @@ const HELD_ANSWERED_KEY = "tidesync.held_deletes.answered";
 /** What a send of them cut short had not: sent again by the next send of them, never by a collection's own push (out of their order). */
 const HELD_SENT_KEY = "tidesync.held_deletes.sent_ops";
 
-/** Whether the store holds deletes held back, or answers of a send of them it did not complete (killed before it dropped them). */
-export async function heldBeforeRestart(store: KeyValueStore): Promise<boolean> {
+/** Whether the store holds deletes held back, or answers of a send of them it did not complete (killed before it dropped them): a send is due. */
+export async function heldDeletesToSend(store: KeyValueStore): Promise<boolean> {
   return ((await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? []).length > 0 || (await hasAnsweredOps(store, HELD_ANSWERED_KEY));
 }
 
@@ -198,10 +198,10 @@ export class RxdbPushOrder {
   private async sendHeld(members: readonly OrderedReplication[]): Promise<void> {
     // Every collection's push handler waits meanwhile (always taken in this order: none waits for another's while holding its own).
     const allHeld = members.reduceRight<() => Promise<void>>((inner, member) => () => member.exclusive(inner), async () => {
-      const held = await Promise.all(members.map(async (member) => (await member.store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? []));
       const outbox = outboxAcross(new Map(members.map((member, i) => [this.collections[i], member.store])), this.collections);
       // (A send killed as it cleared them still has its answers to drop, and maybe corrections to store.)
-      if (held.every((ops) => ops.length === 0) && !(await hasAnsweredOps(outbox, HELD_ANSWERED_KEY))) return;
+      if (!(await heldDeletesToSend(outbox))) return;
+      const held = await Promise.all(members.map(async (member) => (await member.store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? []));
       const contexts = new Map<string, PushContext>();
       for (const [i, member] of members.entries()) contexts.set(this.collections[i], await member.pushContext());
       const contextOf = (collection: string) => contexts.get(collection) ?? contexts.get(this.collections[0])!;
