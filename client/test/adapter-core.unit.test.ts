@@ -409,7 +409,7 @@ describe("pushOps: the records upserts wrote", () => {
 });
 
 describe("pushOps: a push cut short after a batch was answered", () => {
-  it("keeps that batch's ops for planning (pushedOps) and its corrections for the push that completes it; another way of pushing from the store (answeredKey) completing meanwhile keeps them too", async () => {
+  it("keeps that batch's ops for planning (pushedOps) and its corrections for the push that completes it; another way of pushing from the store (its own keys) completing meanwhile keeps them too", async () => {
     const server = new FakeServer();
     const [rejected, later, other] = [newId(), newId(), newId()];
     let cut = false;
@@ -439,14 +439,17 @@ describe("pushOps: a push cut short after a batch was answered", () => {
     expect(await unansweredOps(context.store)).toEqual([first[1]]);
     cut = false;
     server.script = null;
-    expect(await pushOps({ ...context, answeredKey: "tidesync.other_path" }, [create(other)])).toMatchObject({ applied: 2, corrections: [] });
-    expect(await pushedOps(context.store)).toEqual([first[0]]);
+    // The other way sends its own op only: this way's unanswered one waits for this way's next push, in its order.
+    expect(await pushOps({ ...context, keys: { sent: "tidesync.other_path.sent", answered: "tidesync.other_path.answered" } }, [create(other)])).toMatchObject({ applied: 1, corrections: [] });
+    expect(server.batches().at(-1)!.ops.map((op) => op.record_id)).toEqual([other]);
+    expect(await pushedOps(context.store)).toEqual(first);
     expect(await pushOps(context, planOps(await pushedOps(context.store), [{ collection: "tasks", id: rejected, type: "upsert", data: { title: rejected }, baseVersion: null }], newId)))
-      .toMatchObject({ applied: 0, rejected: 0, corrections: [{ collection: "tasks", id: rejected, record: null }] });
+      .toMatchObject({ applied: 1, rejected: 0, corrections: [{ collection: "tasks", id: rejected, record: null }] });
+    expect(server.batches().at(-1)!.ops).toEqual([first[1]]);
     expect(events.filter((event) => event.type === "op_rejected")).toHaveLength(1);
     expect(await pushedOps(context.store)).toEqual([]);
   });
-  it("a long offline queue cut short at its last batch: what it keeps of the answered batches costs the device's storage writes in proportion to the ops, and the completing push still sees them all", async () => {
+  it("a long offline queue cut short at its last batch: what it keeps of the answered batches, and of the ops still to send, costs the device's storage writes in proportion to the ops, and the completing push still sees them all", async () => {
     const server = new FakeServer();
     const ops = Array.from({ length: 400 }, (_, i): SyncOp => ({ op_id: newId(), collection: "tasks", record_id: newId(), type: "upsert", base_version: null, data: { title: `task ${i}` } }));
     const last = ops[ops.length - 1];
@@ -454,10 +457,12 @@ describe("pushOps: a push cut short after a batch was answered", () => {
       request.path === "/v1/sync/batch" && (request.body as { ops: SyncOp[] }).ops.some((op) => op.op_id === last.op_id) ? Promise.reject(new TypeError("fetch failed")) : undefined;
     const store = memoryStore();
     let answeredBytes = 0;
+    let sentBytes = 0;
     const counting: KeyValueStore = {
       get: (key) => store.get(key),
       set: async (key, value) => {
         if (key.startsWith("tidesync.answered_ops")) answeredBytes += JSON.stringify(value).length;
+        if (key === "tidesync.sent_ops") sentBytes += JSON.stringify(value).length;
         await store.set(key, value);
       },
     };
@@ -473,6 +478,7 @@ describe("pushOps: a push cut short after a batch was answered", () => {
     await expect(pushOps(context, ops)).rejects.toMatchObject({ code: "NETWORK" });
     // 39 batches answered: rewriting the whole list after each wrote about 10 times the ops' bytes.
     expect(answeredBytes).toBeLessThan(2 * JSON.stringify(ops).length);
+    expect(sentBytes).toBeLessThan(2 * JSON.stringify(ops).length);
     expect(await pushedOps(store)).toEqual(ops);
     expect(await unansweredOps(store)).toEqual(ops.slice(390));
     server.script = null;

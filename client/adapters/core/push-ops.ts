@@ -37,15 +37,30 @@ import type { KeyValueStore } from "./key-value.ts";
 import { serverRecord } from "./pull-page.ts";
 import { type RetryOptions, withRetry } from "../../retry.ts";
 
-const SENT_KEY = "tidesync.sent_ops";
 /**
- * The ops answered so far by a push cut short, until a push completes (their changes are still
- * handed over), one key per answered batch (`<key>.<n>`, n from 0, up to the first missing or
- * empty one): a batch writes only what it adds, so a long queue costs storage writes in proportion
- * to its ops, not to their square. Under `<key>.corrections.<n>`, the corrections batch n made or
- * changed (told already: the push that completes it returns them; a later batch's win).
+ * Where one way of pushing from a store keeps what it sent: each way has keys of its own, so one's
+ * completed push neither drops another's answers still to complete nor sends its ops out of their
+ * order, and an op one answered is never judged unanswered by another.
  */
-const ANSWERED_KEY = "tidesync.answered_ops";
+export interface PushKeys {
+  /**
+   * The ops sent and not yet answered, in order, and those of the push under way (or cut short) that
+   * its answered batches hold: those stay until the push completes, so a long queue is not rewritten
+   * after every batch.
+   */
+  sent: string;
+  /**
+   * The ops answered so far by a push cut short, until a push completes (their changes are still
+   * handed over), one key per answered batch (`<key>.<n>`, n from 0, up to the first missing or
+   * empty one): a batch writes only what it adds, so a long queue costs storage writes in proportion
+   * to its ops, not to their square. Under `<key>.corrections.<n>`, the corrections batch n made or
+   * changed (told already: the push that completes it returns them; a later batch's win).
+   */
+  answered: string;
+}
+
+/** The keys of a library's own pushes. */
+export const PUSH_KEYS: PushKeys = { sent: "tidesync.sent_ops", answered: "tidesync.answered_ops" };
 
 /** The answered batches a push cut short kept, in order, each with its corrections. */
 async function answeredBatches(store: KeyValueStore, answeredKey: string): Promise<{ ops: SyncOp[]; corrections: Correction[] }[]> {
@@ -83,16 +98,8 @@ export interface PushContext {
   neverStored?: ReadonlySet<string>;
   /** Changes per page of such a look-up from a server without GET /v1/sync/records: the adapter's pull limit (at most max_pull_limit). */
   pullLimit?: number;
-  /**
-   * Where a push cut short keeps its answers (default ANSWERED_KEY): one key for each way of pushing
-   * from the store, so that one's completed push does not drop another's answers still to complete.
-   */
-  answeredKey?: string;
-  /**
-   * Where the ops sent and not yet answered are kept (default SENT_KEY): one key for each way of
-   * pushing from the store, so that one's push does not send another's ops out of their order.
-   */
-  sentKey?: string;
+  /** Where this way of pushing from the store keeps what it sent (default PUSH_KEYS). */
+  keys?: PushKeys;
   /**
    * Stores the push's corrections once every op is answered, before the answered ops that stand for
    * the pushed changes are dropped: an app killed in between finds them still answered (nothing sent or
@@ -127,9 +134,15 @@ export interface PushResult {
   corrections: Correction[];
 }
 
+/** The stored outbox: the ops sent and not yet answered, and those a push under way or cut short had answered (its answered batches hold them). */
+async function storedOutbox(store: KeyValueStore, keys: PushKeys): Promise<SyncOp[]> {
+  return (await store.get<SyncOp[]>(keys.sent)) ?? [];
+}
+
 /** The ops sent and not yet answered, oldest first. */
-export async function unansweredOps(store: KeyValueStore, sentKey = SENT_KEY): Promise<SyncOp[]> {
-  return (await store.get<SyncOp[]>(sentKey)) ?? [];
+export async function unansweredOps(store: KeyValueStore, keys = PUSH_KEYS): Promise<SyncOp[]> {
+  const answered = (await answeredBatches(store, keys.answered)).flatMap((batch) => batch.ops);
+  return withoutAnswered(await storedOutbox(store, keys), answered);
 }
 
 /**
@@ -137,19 +150,20 @@ export async function unansweredOps(store: KeyValueStore, sentKey = SENT_KEY): P
  * short had answered (the library hands their changes over again: told already, not to be sent
  * again), then the unanswered ones.
  */
-export async function pushedOps(store: KeyValueStore, answeredKey = ANSWERED_KEY, sentKey = SENT_KEY): Promise<SyncOp[]> {
-  const answered = (await answeredBatches(store, answeredKey)).flatMap((batch) => batch.ops);
-  return [...answered, ...withoutAnswered(await unansweredOps(store, sentKey), answered)];
+export async function pushedOps(store: KeyValueStore, keys = PUSH_KEYS): Promise<SyncOp[]> {
+  const answered = (await answeredBatches(store, keys.answered)).flatMap((batch) => batch.ops);
+  return [...answered, ...withoutAnswered(await storedOutbox(store, keys), answered)];
 }
 
-/** Whether a push cut short (or killed before it dropped them) left answered ops under `answeredKey`. */
-export async function hasAnsweredOps(store: KeyValueStore, answeredKey = ANSWERED_KEY): Promise<boolean> {
-  return ((await store.get<SyncOp[]>(`${answeredKey}.0`)) ?? []).length > 0;
+/** Whether a push cut short (or killed before it dropped them) left answered ops under `keys`. */
+export async function hasAnsweredOps(store: KeyValueStore, keys = PUSH_KEYS): Promise<boolean> {
+  return ((await store.get<SyncOp[]>(`${keys.answered}.0`)) ?? []).length > 0;
 }
 
 /**
- * The outbox's ops without those of the answered batches: a batch's answers are stored before its
- * ops leave the outbox, so a crash in between leaves them in both (not to be sent, nor told, again).
+ * The outbox's ops without those of the answered batches: a batch's answers are stored and its ops
+ * stay in the stored outbox until the push completes (or a conflict's rebased op must be stored), so
+ * they are in both (not to be sent, nor told, again).
  */
 function withoutAnswered(outbox: readonly SyncOp[], answered: readonly SyncOp[]): SyncOp[] {
   const ids = new Set(answered.map((op) => op.op_id));
@@ -166,13 +180,14 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
   // The app's listener runs between answers and their storing: what it throws must not cut the push short.
   const emit = (event: SyncEvent) => callListener(context.emit, event);
   // A push cut short: what its answered batches told goes on from there.
-  const answeredKey = context.answeredKey ?? ANSWERED_KEY;
+  const keys = context.keys ?? PUSH_KEYS;
+  const answeredKey = keys.answered;
   const keptBatches = await answeredBatches(store, answeredKey);
   /** How many answered batches are stored: the next one goes under this number. */
   let keptCount = keptBatches.length;
   const answered = keptBatches.flatMap((batch) => batch.ops);
-  const sentKey = context.sentKey ?? SENT_KEY;
-  const stored = await unansweredOps(store, sentKey);
+  const sentKey = keys.sent;
+  const stored = await storedOutbox(store, keys);
   const unanswered = withoutAnswered(stored, answered);
   let queue = [...unanswered, ...newOps];
   if (newOps.length > 0 || unanswered.length < stored.length) await store.set(sentKey, queue);
@@ -278,7 +293,11 @@ export async function pushOps(context: PushContext, newOps: readonly SyncOp[]): 
       await store.set(`${answeredKey}.${keptCount}`, batch);
       keptCount++;
     }
-    await store.set(sentKey, queue);
+    // While batches remain, the stored outbox keeps the answered ops (their answered part above says
+    // they are answered): a long queue is written once, not again after every batch (~N²/2B ops). It
+    // is written to add a conflict's rebased ops (a restart sends them with the same op_ids) and,
+    // emptied, once every op is answered.
+    if (queue.length === 0 || rebased.length > 0) await store.set(sentKey, queue);
   }
   result.corrections = [...corrections.values()];
   await context.keepCorrections?.(result.corrections);

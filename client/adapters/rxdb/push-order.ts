@@ -20,19 +20,21 @@ import type { SyncEvent } from "../../events.ts";
 import { serverWinsPerField } from "../../rebase.ts";
 import type { KeyValueStore } from "../core/key-value.ts";
 import { orderOps, sendPhase } from "../core/op-order.ts";
-import { type Correction, hasAnsweredOps, type PushContext, pushedOps, pushOps } from "../core/push-ops.ts";
+import { type Correction, hasAnsweredOps, type PushContext, pushedOps, type PushKeys, pushOps } from "../core/push-ops.ts";
 import type { SyncOp } from "../../../functions/_shared/schemas/sync.ts";
 
 /** A collection's deletes (and later writes of their records) held back, in its store, until every collection's upserts are on the server. */
 export const HELD_DELETES_KEY = "tidesync.held_deletes";
-/** What a send of them cut short had answered (apart from a push handler's: either completes on its own). */
-const HELD_ANSWERED_KEY = "tidesync.held_deletes.answered";
-/** What a send of them cut short had not: sent again by the next send of them, never by a collection's own push (out of their order). */
-const HELD_SENT_KEY = "tidesync.held_deletes.sent_ops";
+/**
+ * What a send of them cut short had answered, and had not (apart from a push handler's: either completes
+ * on its own): the unanswered ones are sent again by the next send of them, never by a collection's own
+ * push (out of their order).
+ */
+const HELD_KEYS: PushKeys = { sent: "tidesync.held_deletes.sent_ops", answered: "tidesync.held_deletes.answered" };
 
 /** Whether the store holds deletes held back, or answers of a send of them it did not complete (killed before it dropped them): a send is due. */
 export async function heldDeletesToSend(store: KeyValueStore): Promise<boolean> {
-  return ((await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? []).length > 0 || (await hasAnsweredOps(store, HELD_ANSWERED_KEY));
+  return ((await store.get<SyncOp[]>(HELD_DELETES_KEY)) ?? []).length > 0 || (await hasAnsweredOps(store, HELD_KEYS));
 }
 
 /** How long after a replication joins the others it names may take to join, before the order says one is missing. */
@@ -206,12 +208,11 @@ export class RxdbPushOrder {
       for (const [i, member] of members.entries()) contexts.set(this.collections[i], await member.pushContext());
       const contextOf = (collection: string) => contexts.get(collection) ?? contexts.get(this.collections[0])!;
       // A send cut short left some in the outboxes: they go again first, with their op_ids; those it had answered, not again.
-      const sent = new Set((await pushedOps(outbox, HELD_ANSWERED_KEY, HELD_SENT_KEY)).map((op) => op.op_id));
+      const sent = new Set((await pushedOps(outbox, HELD_KEYS)).map((op) => op.op_id));
       await pushOps({
         ...contextOf(this.collections[0]),
         store: outbox,
-        answeredKey: HELD_ANSWERED_KEY,
-        sentKey: HELD_SENT_KEY,
+        keys: HELD_KEYS,
         emit: (event) => contextOf(eventCollection(event)).emit(event),
         onConflict: (conflict) => (contextOf(conflict.op.collection).onConflict ?? serverWinsPerField)(conflict),
         // Stored, and the held deletes cleared, before their answers are dropped: a kill in between sends nothing again.

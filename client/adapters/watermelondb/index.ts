@@ -306,6 +306,10 @@ export class WatermelonTidesync {
     /** Created here, with no version from the server nor from an applied answer (pushOps: no look-up). */
     const neverStored = new Set<string>();
     const unsendable: Record<string, string[]> = {};
+    /** Records with an op sent and not yet answered (read once, when a delete first asks). */
+    let sent: Set<string> | undefined;
+    const wasSent = async (table: string, id: string) =>
+      (sent ??= new Set((await unansweredOps(this.store)).map((op) => `${op.collection}/${op.record_id}`))).has(`${table}/${id}`);
     for (const table of this.options.tables) {
       const set = changes[table];
       if (!set) continue;
@@ -327,7 +331,7 @@ export class WatermelonTidesync {
         const raw = await this.localRaw(table, id);
         const baseVersion = raw ? this.baseVersion(table, raw, applied) : null;
         // Created and deleted here before it ever reached the server: nothing to tell it.
-        if (baseVersion === null && raw?._status === "deleted" && !(await this.wasSent(table, id))) continue;
+        if (baseVersion === null && raw?._status === "deleted" && !(await wasSent(table, id))) continue;
         local.push({ collection: table, id, type: "delete", baseVersion });
       }
     }
@@ -481,9 +485,5 @@ export class WatermelonTidesync {
     // A copy: the record's own raw changes with the app's writes made while the push runs.
     const raw = cache.get(id)?._raw;
     return raw ? { ...raw } : null;
-  }
-
-  private async wasSent(table: string, id: string): Promise<boolean> {
-    return (await unansweredOps(this.store)).some((op) => op.collection === table && op.record_id === id);
   }
 }
