@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
-import { MAX_EXPO_CLIENT_BYTES, releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
+import { artifactSchema, MAX_EXPO_CLIENT_BYTES, releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { phone, startSession, withoutRequestId } from "../support/device-sessions.ts";
 import {
@@ -182,6 +182,35 @@ describe("POST /v1/releases (CI, Standard Webhooks)", () => {
     const climbing = await signedCall("/v1/releases", { ...release, artifact: { ...release.artifact, path: "../../etc/passwd" } });
     expect(expectEnvelope(climbing, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toContain("/artifact/path");
     expect(await releaseCount(channel)).toBe(0);
+  });
+
+  it("an artifact url is spelled as the database stores it (https:// in lower case, no whitespace): other spellings a URL parser takes are 400 invalid_url, never a retryable 500", async () => {
+    const channel = freshChannel();
+    const release = await binaryRelease(channel, 1);
+    const { path: _path, ...artifact } = release.artifact;
+    for (const url of ["HTTPS://example.com/app.ipa", "Https://example.com/a", "https:example.com/app.ipa", "https:/example.com/app.ipa", "https://example.com/a\u00a0b"]) {
+      const refused = await signedCall("/v1/releases", { ...release, artifact: { ...artifact, url } });
+      expect(expectEnvelope(refused, 400, "VALIDATION_FAILED").details).toContainEqual(expect.objectContaining({ field: "/artifact/url", code: "invalid_url" }));
+    }
+    expect(await releaseCount(channel)).toBe(0);
+    const published = await signedCall("/v1/releases", { ...release, artifact: { ...artifact, url: "https://example.com/app.ipa" } });
+    expect(published.status).toBe(201);
+  });
+
+  it("the schema's https URL rule is the database's: every URL it takes, whatever character it holds, the artifact_url check takes too", async () => {
+    // One URL per code point of the Basic Multilingual Plane (surrogates aside) in its path.
+    const urls = Array.from({ length: 0x10000 }, (_, cp) => cp).filter((cp) => cp < 0xd800 || cp > 0xdfff)
+      .map((cp) => `https://example.com/a${String.fromCharCode(cp)}b`);
+    const accepted = urls.filter((url) => artifactSchema.shape.url.safeParse(url).success);
+    expect(accepted.length).toBeGreaterThan(60_000);
+    const [{ check }] = await adminSql<{ check: string }[]>`
+      select pg_get_expr(c.conbin, c.conrelid) as check from pg_constraint c
+       where c.conrelid = 'app_private.releases'::regclass and c.conname = 'releases_artifact_url_https'`;
+    const refused = await adminSql.unsafe<{ url: string }[]>(
+      `select u.artifact_url as url from unnest($1::text[]) as u(artifact_url) where not (${check})`,
+      [accepted],
+    );
+    expect(refused.map((r) => [...r.url].map((c) => c.codePointAt(0)!.toString(16)))).toEqual([]);
   });
 });
 

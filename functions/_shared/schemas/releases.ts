@@ -35,14 +35,19 @@ export const artifactPathSchema = storableText(1024, 1).refine(
   { message: "must be a relative object path without . or .. segments", params: { code: "invalid_path" } },
 );
 
+/**
+ * An https URL as it is stored and handed out: spelled `https://` (lower case, two slashes: what the
+ * database's check releases_artifact_url_https asks; a URL parser also takes `HTTPS://` and
+ * `https:host`), no whitespace, and one a URL parser takes.
+ */
 const httpsUrl = storableText(2048, 1).refine((value) => {
+  if (!/^https:\/\/\S+$/.test(value)) return false;
   try {
-    const url = new URL(value);
-    return url.protocol === "https:" && !/\s/.test(value);
+    return new URL(value).protocol === "https:";
   } catch {
     return false;
   }
-}, { message: "must be an https URL", params: { code: "invalid_url" } });
+}, { message: "must be an https URL (starting https://)", params: { code: "invalid_url" } });
 
 const contentType = z.string().regex(/^[A-Za-z0-9!#$&^_.+-]{1,127}\/[A-Za-z0-9!#$&^_.+-]{1,127}$/, { message: "must be a media type, e.g. application/javascript" });
 
