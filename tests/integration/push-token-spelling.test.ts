@@ -6,7 +6,7 @@
 // cannot store another spelling.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { normalizedPushToken, PUSH_PROVIDERS } from "../../functions/_shared/schemas/devices.ts";
+import { MAX_PUSH_TOKEN_BYTES, normalizedPushToken, PUSH_PROVIDERS } from "../../functions/_shared/schemas/devices.ts";
 import { adminSql, call, createTestUser } from "../support/harness.ts";
 import { deviceRow, phone, startSession } from "../support/device-sessions.ts";
 
@@ -44,6 +44,23 @@ describe("a push token in another spelling is the same token", () => {
     const b = (await startSession(second.token, phone({ platform: "android", push_token: token.toLowerCase(), push_provider: "fcm" }))).body.device;
     expect(await deviceRow(a.id)).toMatchObject({ push_token: token });
     expect(await deviceRow(b.id)).toMatchObject({ push_token: token.toLowerCase() });
+  });
+
+  it("a token is bounded in UTF-8 bytes, as the database bounds it (its unique index holds ~2,700): 1,024 characters of CJK text are 400 too_long, never a retryable 500, and nothing is stored", async () => {
+    const user = await createTestUser();
+    const cjk = Array.from({ length: MAX_PUSH_TOKEN_BYTES }, (_, i) => String.fromCodePoint(0x4e00 + ((i * 7919) % 0x5000))).join("");
+    const response = await call("/v1/auth/session", { method: "POST", token: user.token, body: { device: phone({ platform: "android", push_token: cjk, push_provider: "fcm" }) } });
+    expect(response.status).toBe(400);
+    expect((response.body as { error: { details: unknown[] } }).error.details).toContainEqual(expect.objectContaining({ field: "/device/push_token", code: "too_long" }));
+    expect(await adminSql`select 1 from app_private.devices where user_id = ${user.userId}`).toHaveLength(0);
+    const ascii = "x".repeat(MAX_PUSH_TOKEN_BYTES);
+    const started = await startSession(user.token, phone({ platform: "android", push_token: ascii, push_provider: "fcm" }));
+    expect(started.body.device.has_push_token).toBe(true);
+    // The database's own bound is the same: one byte more is its check's refusal, not its index's.
+    const write = (token: string) =>
+      adminSql`update app_private.devices set push_token = ${token} where id = ${started.body.device.id}`.then(() => "stored", (error) => `${error.code} ${error.constraint_name}`);
+    expect(await write(`${ascii.slice(1)}é`)).toBe("23514 devices_push_token_length");
+    expect(await write(`${ascii.slice(2)}é`)).toBe("stored");
   });
 
   it("a token of whitespace only is refused as too short", async () => {

@@ -35,7 +35,7 @@ create table app_private.devices (
   constraint devices_os_version_length CHECK (char_length(os_version) >= 1 AND char_length(os_version) <= 64),
   constraint devices_platform_known CHECK (platform = ANY (ARRAY['ios'::text, 'android'::text, 'web'::text])),
   constraint devices_push_provider_known CHECK (push_provider = ANY (ARRAY['apns'::text, 'fcm'::text])),
-  constraint devices_push_token_length CHECK (char_length(push_token) >= 1 AND char_length(push_token) <= 1024),
+  constraint devices_push_token_length CHECK (octet_length(push_token) >= 1 AND octet_length(push_token) <= 1024),
   constraint devices_push_token_normalized CHECK (push_token = app_private.normalized_push_token(push_token, push_provider)),
   constraint devices_push_token_with_provider CHECK ((push_token IS NULL) = (push_provider IS NULL)),
   constraint devices_revoked_without_push_token CHECK (revoked_at IS NULL OR push_token IS NULL),
@@ -53,6 +53,7 @@ comment on column app_private.devices.push_token_updated_at is 'When push_token 
 comment on column app_private.devices.session_id is 'The Supabase Auth session (auth.sessions.id, the token''s session_id claim) this device runs; null once revoked.';
 comment on column app_private.devices.last_seen_at is 'Last POST /v1/auth/session from this device.';
 comment on column app_private.devices.revoked_at is 'When the device lost its session (signed out here, remotely, or by Supabase Auth); null while active. Maintained by trigger.';
+comment on constraint devices_push_token_length on app_private.devices is 'At most 1024 bytes (UTF-8): every token fits the unique index devices_active_push_token_key; the API refuses longer ones first (MAX_PUSH_TOKEN_BYTES).';
 comment on constraint devices_push_token_normalized on app_private.devices is 'A push token is stored in its one spelling (app_private.normalized_push_token), so the unique index devices_active_push_token_key sees one phone''s token as one.';
 
 -- indexes
