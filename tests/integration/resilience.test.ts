@@ -136,17 +136,18 @@ describe("a request past its client-side bound → 503 for it alone", () => {
     const createdA = await pushOk(a, { ops: [upsert("lists", listA, { title: "A" }), upsert("tasks", taskX, { list_id: listA, title: "x" })] }, slowPush.apiUrl);
     const createdC = await pushOk(c, { ops: [upsert("lists", listC, { title: "C" })] }, slowPush.apiUrl);
 
-    // A's push waits for two row locks in turn: about 2 s for the task, then for the list until its bound.
+    // A's push waits for two row locks in turn: about 2 s for the list (a push takes the lists it writes
+    // into first), then for the task until its bound.
     const taskLock = holdTransaction((tx) => tx`select 1 from public.tasks where id = ${taskX} for update`);
     const listLock = holdTransaction((tx) => tx`select 1 from public.lists where id = ${listA} for update`);
     await Promise.all([taskLock.ran, listLock.ran]);
     const pushA = push(a, {
       ops: [upsert("tasks", taskX, { title: "x2" }, createdA.results[1].record!.version), upsert("tasks", taskY, { list_id: listA, title: "y" })],
     }, slowPush.apiUrl);
-    await waitersOf(await taskLock.pid);
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-    taskLock.commit();
     await waitersOf(await listLock.pid);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    listLock.commit();
+    await waitersOf(await taskLock.pid);
 
     // C's push waits for a lock of its own while A's bound fires, well within C's own limits.
     const listCLock = holdTransaction((tx) => tx`select 1 from public.lists where id = ${listC} for update`);
@@ -157,7 +158,7 @@ describe("a request past its client-side bound → 503 for it alone", () => {
     const answerA = await pushA;
     listCLock.commit();
     const answerC = await pushC;
-    listLock.commit();
+    taskLock.commit();
     await Promise.all([taskLock.done, listLock.done, listCLock.done]);
 
     const error = expectEnvelope(answerA, 503, "UNAVAILABLE");

@@ -214,6 +214,48 @@ describe("a member's loss of a list meets a transaction writing the rows it hand
   }
 });
 
+describe("a member's loss of a list meets a push that creates rows and adds one to that list", () => {
+  // Alice's push creates a list (her usage row, at its first statement) and a task in her shared
+  // list, while Bob leaves that list. The leave locks the list (FOR UPDATE), then hands Bob's rows
+  // to Alice, waiting for her usage row; the push's task insert checks its foreign key (FOR KEY
+  // SHARE on the list) only at its second statement: before the push took the scope rows it
+  // writes into first, the two crossed (40P01; the leave waited first, so it was the one rolled
+  // back: a 500 through the Data API). Here the push's task insert waits at the task's id (a
+  // transaction holds a row with that id, rolled back later) while the leave starts.
+  it("Bob leaves while Alice's push waits between its list's create and its task's: both done, no deadlock", async () => {
+    const { alice, bob, list } = await aTaskEach();
+    const task = randomUUID();
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let started!: (pid: number) => void;
+    const holderPid = new Promise<number>((resolve) => (started = resolve));
+    const holder = adminSql.begin(async (tx) => {
+      const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      await tx`insert into public.tasks (id, list_id, title) values (${task}, ${alice.userId}, 'holds the id')`;
+      started(row.pid);
+      await released;
+      throw new Error("rolled back on purpose");
+    }).catch(() => {});
+    let leave: Promise<number | string> | undefined;
+    let pushed: Promise<ApiResponse> | undefined;
+    try {
+      const pid = await holderPid;
+      pushed = push(alice, { ops: [upsert("lists", randomUUID(), { title: "New" }), upsert("tasks", task, { list_id: list, title: "Alice's new" })] });
+      await waitersOf(pid, 1); // the push waits at the task's id
+      leave = asUser(bob, (tx) => tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`)
+        .then((r) => r.count, (error: { code?: string }) => `${error.code} ${String(error)}`);
+      await waitersOf(pid, 2); // and the leave behind it
+    } finally {
+      release();
+    }
+    await holder;
+    const response = await pushed!;
+    expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await deadlockRetried(response)).toBe(false);
+    expect(await leave).toBe(1);
+  });
+});
+
 describe("a push that meets a deadlock", () => {
   /**
    * Bob's batch edits a task of his (its id below every other: the push locks the rows it names

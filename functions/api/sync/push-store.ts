@@ -90,14 +90,32 @@ export const SCOPE_LOCK_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => m
     order by t.id for no key update of t`,
 ]));
 
+// A batch that writes rows into scopes (creates, moves: the scope ids its ops' data names) takes
+// those scope rows FOR KEY SHARE next, before any row of its own: its writes' foreign-key checks
+// take that lock anyway, but only at the write, after the sync triggers took the caller's usage row
+// at the batch's creates. A member's loss of the scope (a leave, a removal) locks the scope row
+// FOR UPDATE, then hands the member's rows over to the owner, waiting for the owner's usage row:
+// the two crossed (40P01, the leave rolled back). Postgres asks an UPDATE privilege of any row
+// lock, and the scope table's UPDATE policy lets through only those who may change the scope (an
+// editor of the list): a scope table no user may update gets no such statement, and a caller the
+// policy filters (a viewer, refused anyway) locks nothing here. $1 the scope ids.
+export const SCOPE_KEY_SHARE_SQL = new Map(COLLECTIONS.filter((c) => c.isScope && c.fields.some((f) => f.updatable)).map((scope) => [
+  scope.name,
+  `select t.id::text as id from ${scope.table} t
+    where t.id = any ($1::uuid[])
+    order by t.id for key share of t`,
+]));
+
 /**
  * The lock statements of a batch, in the order they are sent: per scope collection whose
  * memberships the batch names, SCOPE_LOCK_SQL (answering only the scope rows the batch names),
- * then LOCK_SQL per other collection, in the collections' order.
+ * then SCOPE_KEY_SHARE_SQL per scope collection the batch writes rows into (answering none: it
+ * grants no right to change them), then LOCK_SQL per other collection, in the collections' order.
  */
-function lockStatements(named: Map<string, string[]>): { collection: string; text: string; parameters: string[]; only?: Set<string> }[] {
+function lockStatements(named: Map<string, string[]>, writtenInto: Map<string, string[]>): { collection: string; text: string; parameters: string[]; only?: Set<string> }[] {
   const scopesFirst = [...MEMBERSHIPS].filter(([, members]) => members.some((m) => named.get(m.name)!.length > 0));
   const rest = [...named].filter(([collection, ids]) => ids.length > 0 && !scopesFirst.some(([scope]) => scope === collection));
+  const keyShared = [...writtenInto].filter(([scope, ids]) => ids.length > 0 && SCOPE_KEY_SHARE_SQL.has(scope));
   return [
     ...scopesFirst.map(([scope, members]) => ({
       collection: scope,
@@ -105,6 +123,7 @@ function lockStatements(named: Map<string, string[]>): { collection: string; tex
       parameters: [pgArray(named.get(scope)!), ...members.map((m) => pgArray(named.get(m.name)!))],
       only: new Set(named.get(scope)!.map((id) => id.toLowerCase())),
     })),
+    ...keyShared.map(([scope, ids]) => ({ collection: scope, text: SCOPE_KEY_SHARE_SQL.get(scope)!, parameters: [pgArray(ids)], only: new Set<string>() })),
     ...rest.map(([collection, ids]) => ({ collection, text: LOCK_SQL.get(collection)!, parameters: [pgArray(ids)] })),
   ];
 }
@@ -269,15 +288,21 @@ function namedRecords(ops: readonly SyncOpEnvelope[]): { collection: string; id:
   });
 }
 
+/** The scope an op's data points its row at (a create's, a move's), if any: a uuid in the scope column of a row that is not a scope. */
+function scopePointedAt({ collection, data }: ReturnType<typeof namedRecords>[number]): { collection: string; id: string } | null {
+  const definition = findCollection(collection)!;
+  const scopeId = typeof data === "object" && data !== null ? (data as Record<string, unknown>)[definition.scopeColumn] : undefined;
+  return !definition.isScope && typeof scopeId === "string" && isUuid(scopeId) ? { collection: definition.scopeCollection, id: scopeId.toLowerCase() } : null;
+}
+
 /** The rows the planner must know: those the ops name (namedRecords), and the scopes their data points at. */
 function keysToRead(records: ReturnType<typeof namedRecords>): Map<string, { collection: string; id: string }> {
   const keys = new Map<string, { collection: string; id: string }>();
   const add = (collection: string, id: string) => keys.set(recordKey(collection, id), { collection, id: id.toLowerCase() });
-  for (const { collection, id, data } of records) {
-    const definition = findCollection(collection)!;
-    add(collection, id);
-    const scopeId = typeof data === "object" && data !== null ? (data as Record<string, unknown>)[definition.scopeColumn] : undefined;
-    if (!definition.isScope && typeof scopeId === "string" && isUuid(scopeId)) add(definition.scopeCollection, scopeId);
+  for (const record of records) {
+    add(record.collection, record.id);
+    const scope = scopePointedAt(record);
+    if (scope) add(scope.collection, scope.id);
   }
   return keys;
 }
@@ -377,7 +402,11 @@ export async function pushBatch(
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED).execute();
   const records = namedRecords(batch.ops);
   const named = byCollection(records);
-  const locks = lockStatements(named)
+  const writtenInto = byCollection(new Map(records.flatMap((record) => {
+    const scope = scopePointedAt(record);
+    return scope ? [[recordKey(scope.collection, scope.id), scope] as const] : [];
+  })).values(), (c) => c.isScope);
+  const locks = lockStatements(named, writtenInto)
     .map(({ collection, text, parameters, only }) => tx.unsafe<{ id: string }[]>(text, parameters, PREPARED)
       .then((rows) => rows.filter((r) => !only || only.has(r.id)).map((r) => recordKey(collection, r.id))));
   const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(records), batch.device_id ?? null, caller.session_id);
