@@ -64,28 +64,19 @@ describe("a member removed while their push writes into the list", () => {
     const op = upsert("tasks", task, { title: "edited by bob" }, version);
     // An uncommitted ledger row with the op's id, rolled back later: Bob's batch writes the task (its role
     // rechecked), then waits at its ledger write.
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let started!: (pid: number) => void;
-    const ledgerPid = new Promise<number>((resolve) => (started = resolve));
-    const ledger = adminSql.begin(async (tx) => {
-      const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
-      await tx`insert into app_private.sync_ops (user_id, op_id, record_id, type, status, version)
-               values (${bob.userId}, ${op.op_id}, ${task}, 'upsert', 'applied', 1)`;
-      started(row.pid);
-      await released;
-      throw new Error("rolled back on purpose");
-    }).catch(() => {});
+    const ledger = holdTransaction((tx) => tx`insert into app_private.sync_ops (user_id, op_id, record_id, type, status, version)
+                                            values (${bob.userId}, ${op.op_id}, ${task}, 'upsert', 'applied', 1)`);
     let bobPush: ReturnType<typeof push> | undefined;
     try {
+      await ledger.ran;
       bobPush = push(bob, { ops: [op] });
-      await waitersOf(await ledgerPid);
+      await waitersOf(await ledger.pid);
       // The removal takes no lock the edit holds: it commits while Bob's batch is still open.
       await asUser(alice, (tx) => tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`);
     } finally {
-      release();
+      ledger.rollBack();
     }
-    await ledger;
+    await ledger.done;
     const answered = syncBatchResponseSchema.parse((await bobPush!).body).results[0];
     expect(answered.status).toBe("applied");
     expect((await adminSql<{ title: string }[]>`select title from public.tasks where id = ${task}`)[0].title).toBe("edited by bob");

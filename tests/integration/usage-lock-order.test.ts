@@ -225,30 +225,21 @@ describe("a member's loss of a list meets a push that creates rows and adds one 
   it("Bob leaves while Alice's push waits between its list's create and its task's: both done, no deadlock", async () => {
     const { alice, bob, list } = await aTaskEach();
     const task = randomUUID();
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    let started!: (pid: number) => void;
-    const holderPid = new Promise<number>((resolve) => (started = resolve));
-    const holder = adminSql.begin(async (tx) => {
-      const [row] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
-      await tx`insert into public.tasks (id, list_id, title) values (${task}, ${alice.userId}, 'holds the id')`;
-      started(row.pid);
-      await released;
-      throw new Error("rolled back on purpose");
-    }).catch(() => {});
+    const holder = holdTransaction((tx) => tx`insert into public.tasks (id, list_id, title) values (${task}, ${alice.userId}, 'holds the id')`);
     let leave: Promise<number | string> | undefined;
     let pushed: Promise<ApiResponse> | undefined;
     try {
-      const pid = await holderPid;
+      await holder.ran;
+      const pid = await holder.pid;
       pushed = push(alice, { ops: [upsert("lists", randomUUID(), { title: "New" }), upsert("tasks", task, { list_id: list, title: "Alice's new" })] });
       await waitersOf(pid, 1); // the push waits at the task's id
       leave = asUser(bob, (tx) => tx`delete from public.list_members where list_id = ${list} and user_id = ${bob.userId}`)
         .then((r) => r.count, (error: { code?: string }) => `${error.code} ${String(error)}`);
       await waitersOf(pid, 2); // and the leave behind it
     } finally {
-      release();
+      holder.rollBack();
     }
-    await holder;
+    await holder.done;
     const response = await pushed!;
     expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
     expect(await deadlockRetried(response)).toBe(false);

@@ -18,10 +18,14 @@ export interface HeldTransaction {
   pid: Promise<number>;
   /** Settles once `statement` has run (the transaction is still open). */
   ran: Promise<void>;
-  /** Settles when the transaction has committed, or rejects with its error. */
+  /** Settles when the transaction has committed (or been rolled back by `rollBack()`), or rejects with its error. */
   done: Promise<void>;
   commit(): void;
+  /** Ends it without keeping anything (a row it inserted only held a key meanwhile). */
+  rollBack(): void;
 }
+
+const ROLLED_BACK = new Error("rolled back by the test");
 
 /**
  * Runs `statement` in a transaction of its own and keeps it open until
@@ -33,8 +37,8 @@ export function holdTransaction(
   /** `db`: the pool to hold it on (another database's, a probe stack's; default the test stack's). */
   options: { as?: { userId: string; sessionId: string }; isolation?: Isolation; db?: postgres.Sql } = {},
 ): HeldTransaction {
-  let commit!: () => void;
-  const release = new Promise<void>((resolve) => (commit = resolve));
+  let end!: (keep: boolean) => void;
+  const release = new Promise<boolean>((resolve) => (end = resolve));
   let started!: (pid: number) => void;
   const pid = new Promise<number>((resolve) => (started = resolve));
   let finished!: () => void;
@@ -50,10 +54,12 @@ export function holdTransaction(
     started(row.pid);
     await statement(tx);
     finished();
-    await release;
-  }).then(() => {});
+    if (!(await release)) throw ROLLED_BACK;
+  }).then(() => {}, (error) => {
+    if (error !== ROLLED_BACK) throw error;
+  });
   done.catch(() => {}); // asserted by the test
-  return { done, commit, pid, ran };
+  return { done, commit: () => end(true), rollBack: () => end(false), pid, ran };
 }
 
 /**
