@@ -12,7 +12,9 @@
 //     (TIDESYNC_PORT, TIDESYNC_HOST), the URL shape of `supabase functions serve`.
 //   * Prints the API URL, the sample users and, for each, an access token in
 //     Supabase's claim shape, bound to its seeded session and signed with a
-//     dev-only key (.data/dev-signing-key.json).
+//     dev-only key (.data/dev-signing-key.json); and a warning naming the synced
+//     tables that differ from functions/_shared/sync-collections.generated.ts
+//     (a migration without `npm run generate`).
 // Ctrl-C / SIGTERM stops Deno, then the embedded Postgres.
 import os from "node:os";
 import path from "node:path";
@@ -32,6 +34,8 @@ import { loadSampleTodo } from "./seed/sample-todo.ts";
 import { loadSampleUsers } from "./seed/sample-users.ts";
 import { sampleArtifacts } from "./seed/sample-releases.ts";
 import postgres from "postgres";
+import { SYNC_COLLECTIONS } from "../functions/_shared/sync-collections.generated.ts";
+import { generatedCollectionsWarning, readGeneratedCollectionsDrift } from "./lib/generated-collections-drift.ts";
 
 const DEV_DATABASE = "tidesync";
 const DEV_TOKEN_TTL_SECONDS = 24 * 3600;
@@ -113,6 +117,10 @@ async function main(): Promise<void> {
   } else {
     db = await embeddedDatabase();
   }
+
+  // A migration applied without `npm run generate`: the function (started from the generated
+  // file) would leave a synced table out, or answer 503 for one, without a word here.
+  const driftWarning = generatedCollectionsWarning(await readGeneratedCollectionsDrift(db.adminDbUrl, SYNC_COLLECTIONS) ?? []);
 
   const { value: key, created } = await devSigningKey();
   if (created) log("generated the dev-only signing key .data/dev-signing-key.json");
@@ -228,6 +236,7 @@ async function main(): Promise<void> {
     ...(gone.length ? [`  (the checks of ${names(gone)} are left out)`] : []),
     `CI publishes with ${webhookSecret ? "your TIDESYNC_RELEASES_WEBHOOK_SECRET" : "the dev webhook secret in .data/dev-release-secrets.json"} (see docs/test-builds.md for the signing step).`,
     "",
+    ...(driftWarning ? [driftWarning, ""] : []),
     "Ctrl-C stops everything.",
     "",
   ];

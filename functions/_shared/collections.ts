@@ -268,7 +268,13 @@ const refused = (message: string) =>
   z.any().superRefine((_value, ctx) => {
     ctx.addIssue({ code: "custom", message, params: { code: "read_only" } });
   });
-const readOnly = refused("is set by the server");
+/** A column something of the database's fills (a default, an identity, a generation, a BEFORE INSERT trigger). */
+const serverSet = refused("is set by the server");
+/**
+ * A column no client may write and nothing fills: "set by the server" would be false (a NOT NULL
+ * one left so makes every create fail, which npm run generate refuses; a nullable one stays null).
+ */
+const notClientSet = refused("cannot be set by clients");
 /**
  * A column the device sets at create but may not change (granted insert, not update: a scope
  * column kept so rows cannot move). Sent in an update it is refused even with its unchanged
@@ -282,7 +288,8 @@ export function schemaFor(collection: Pick<GeneratedCollection, "fields">, mode:
   for (const field of collection.fields) {
     const writable = mode === "create" ? field.insertable : field.updatable;
     if (!writable) {
-      shape[field.name] = (mode === "update" && field.insertable ? createOnly : readOnly).optional();
+      const filled = field.has_default || field.filled_by_trigger === true;
+      shape[field.name] = (mode === "update" && field.insertable ? createOnly : filled ? serverSet : notClientSet).optional();
       continue;
     }
     const value = field.nullable ? fieldValueSchema(field).nullable() : fieldValueSchema(field);

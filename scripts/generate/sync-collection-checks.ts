@@ -29,9 +29,16 @@
 // insert waited for the list's lock still added a row to it. docs/sync.md's recipe once left them
 // out; app_private.list_writes_not_rechecked() (pgTAP 165) names such tables.
 //
+// A synced table `authenticated` may insert rows into must let every row be created: a NOT NULL
+// column without a default (its own, an identity's, a domain's) that it may not insert, and that
+// no BEFORE INSERT trigger may fill, stays null in every create, which the database refuses
+// (23502; a push create VALIDATION_FAILED on the column whether it sends it or not). "Server-owned
+// columns get defaults, not grants" read as if a column left out of the grant were the server's.
+//
 // A pull cursor names the collections its server synced (functions/api/sync/cursor.ts `synced`),
 // within a bounded length: at most MAX_SYNCED_COLLECTIONS synced tables.
 import type postgres from "postgres";
+import type { GeneratedCollection } from "../../functions/_shared/sync-collection-types.ts";
 import { MAX_SYNCED_COLLECTIONS } from "../../functions/api/sync/cursor.ts";
 
 /**
@@ -150,6 +157,25 @@ export async function refuseUnrecheckedListWrites(sql: postgres.Sql): Promise<vo
       `    for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', '${scope}');`
     ).join("\n")
   ).join("\n"));
+}
+
+/**
+ * Throws, naming every such column and the two fixes, when a synced table authenticated may
+ * insert into has a NOT NULL column without a default that it may not insert and no trigger may
+ * fill: what the push requires of a create (collections.ts schemaFor) could never be sent.
+ */
+export function refuseUncreatableColumns(collections: readonly GeneratedCollection[]): void {
+  const messages = collections.flatMap(({ table, fields }) => {
+    const insertable = fields.filter((f) => f.insertable).map((f) => f.name);
+    if (insertable.length === 0) return []; // rows only the server writes
+    return fields.filter((f) => !f.nullable && !f.has_default && !f.insertable && !f.filled_by_trigger).map(({ name }) =>
+      `${table}: ${name} is NOT NULL without a default and authenticated may not insert it, so no row of it can be created ` +
+      `(nothing sets it: every sync create is refused VALIDATION_FAILED on it, a supabase-js insert 23502). In the table's migration, ` +
+      `either grant it with the other insertable columns: grant insert (id, ${[...insertable, name].join(", ")}) on ${table} to authenticated, ` +
+      `or give it a default: alter table ${table} alter column ${name} set default … (docs/security-model.md, "Making a new table syncable", step 2).`
+    );
+  });
+  if (messages.length > 0) throw new Error(messages.join("\n"));
 }
 
 /** Throws when more tables sync than a pull cursor can name (each pull without a filter would fail). */

@@ -8,7 +8,7 @@
 import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { insertOnlyColumnWarnings, refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections } from "./sync-collection-checks.ts";
+import { insertOnlyColumnWarnings, refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections, refuseUncreatableColumns } from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
@@ -260,6 +260,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
     collection.membership_user_column = members.get(collection.name) ?? null;
     collection.owner_column = owners.get(collection.name) ?? collection.membership_user_column;
   }
+  refuseUncreatableColumns([...collections.values()]);
   refuseTooManyCollections([...collections.keys()]);
   return [...collections.values()];
 }

@@ -20,6 +20,8 @@ export interface NpmStart {
   supabaseUrl: string;
   users: SampleUserLine[];
   database: TempDatabase;
+  /** Everything it printed up to the end of its banner (stdout and stderr). */
+  output: string;
   stop(): Promise<void>;
 }
 
@@ -31,7 +33,7 @@ export function parseSampleUsers(output: string): SampleUserLine[] {
   return users;
 }
 
-export async function startNpmStart(options: { readyTimeoutMs?: number } = {}): Promise<NpmStart> {
+export async function startNpmStart(options: { readyTimeoutMs?: number; prepare?: (database: TempDatabase) => Promise<void> } = {}): Promise<NpmStart> {
   // Set up with the sample, as a first db:setup leaves it: npm start loads the seed only into a new schema.
   const database = await createTempDatabase("tidesync_npmstart", { seed: true });
   const port = await freePort();
@@ -45,6 +47,7 @@ export async function startNpmStart(options: { readyTimeoutMs?: number } = {}): 
     await database.drop();
   };
   try {
+    await options.prepare?.(database); // what a developer did to the database before this start
     let output = "";
     child = spawn("npm", ["start"], {
       cwd: ROOT,
@@ -71,7 +74,7 @@ export async function startNpmStart(options: { readyTimeoutMs?: number } = {}): 
     });
     const users = parseSampleUsers(output);
     if (users.length === 0) throw new Error(`npm start printed no sample user:\n${output}`);
-    return { supabaseUrl: `http://127.0.0.1:${port}`, users, database, stop };
+    return { supabaseUrl: `http://127.0.0.1:${port}`, users, database, output, stop };
   } catch (error) {
     await stop();
     throw error;

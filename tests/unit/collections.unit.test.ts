@@ -53,6 +53,29 @@ describe("collections from the database", () => {
     expect(details({ created_by: LIST })).toEqual([{ field: "/created_by", code: "read_only", message: "is set by the server" }]);
   });
 
+  it("a column no client may set says why: the server sets it only when something does (a default, a trigger)", () => {
+    // docs/sync.md's notes with `note_key text not null` outside the insert grant: nothing sets it,
+    // so "is set by the server" was false (the table needs the grant or a default: npm run generate refuses it).
+    const text = (name: string, facts: Partial<GeneratedField>): GeneratedField =>
+      ({ name, type: "text", nullable: false, has_default: false, insertable: false, updatable: false, ...facts });
+    const fields = [
+      text("note_key", {}),
+      text("label", { nullable: true }),
+      text("created_at", { has_default: true }),
+      text("code", { filled_by_trigger: true }),
+    ];
+    for (const mode of ["create", "update"] as const) {
+      const data = { note_key: "k", label: "l", created_at: "t", code: "c" };
+      const result = schemaFor({ fields }, mode).safeParse(data);
+      expect(zodIssuesToDetails(result.error?.issues ?? [], data), mode).toEqual([
+        { field: "/note_key", code: "read_only", message: "cannot be set by clients" },
+        { field: "/label", code: "read_only", message: "cannot be set by clients" },
+        { field: "/created_at", code: "read_only", message: "is set by the server" },
+        { field: "/code", code: "read_only", message: "is set by the server" },
+      ]);
+    }
+  });
+
   it("lengths, patterns, types and nullability come from the table", () => {
     expect(codes(tasks.update.safeParse({ title: "" }))).toEqual(["title:too_small"]);
     expect(codes(tasks.update.safeParse({ title: "x".repeat(201) }))).toEqual(["title:too_big"]);

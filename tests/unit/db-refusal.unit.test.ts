@@ -135,6 +135,22 @@ describe("refusalError: the database's reason in the op's own terms", () => {
     expect(refusalError(refused("23502", "label"), 3, probe).details).toEqual([expect.objectContaining({ field: "/ops/3/data/label", code: "required" })]);
   });
 
+  it("a NOT NULL column left null that clients cannot set (23502): required, saying the client cannot give it", () => {
+    const notes = {
+      ...probe,
+      fields: [
+        { name: "body", type: "text", nullable: false, has_default: false, insertable: true, updatable: true },
+        { name: "note_key", type: "text", nullable: false, has_default: false, insertable: false, updatable: false },
+      ],
+    } as unknown as CollectionDefinition;
+    const inserted = (column: string): Refusal => ({ collection: "probe", id: uuid(), kind: "insert", sqlstate: "23502", column });
+    expect(refusalError(inserted("body"), 0, notes).details).toEqual([{ field: "/ops/0/data/body", code: "required", message: "is required" }]);
+    expect(refusalError(inserted("note_key"), 0, notes).details).toEqual([{
+      field: "/ops/0/data/note_key", code: "required",
+      message: "is required, and clients cannot set it: the table needs a default for it or an insert grant on it",
+    }]);
+  });
+
   it("a generated or identity-always column written (428C9): read_only on it, as the schema answers", () => {
     expect(refusalError(refused("428C9", "doubled"), 4, probe)).toMatchObject({
       code: "VALIDATION_FAILED", details: [{ field: "/ops/4/data/doubled", code: "read_only", message: "is set by the server" }],

@@ -142,8 +142,14 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
       return rejection("VALIDATION_FAILED", `the value must be unique${rule}`, details("taken", "is already taken"));
     case "23503":
       return rejection("NOT_FOUND", `refers to a record that does not exist${rule}`, details("not_found", "is not a record you can see"));
-    case "23502":
-      return rejection("VALIDATION_FAILED", "a required field is missing", details("required", "is required"));
+    case "23502": {
+      // A column this op could not have set (not granted to authenticated for it): "is required"
+      // alone would send the client looking for a value it may not send.
+      const field = refusal.column ? collection?.fields.find((f) => f.name === refusal.column) : undefined;
+      const settable = !field || (refusal.kind === "insert" ? field.insertable : field.updatable);
+      const fix = refusal.kind === "insert" ? ": the table needs a default for it or an insert grant on it" : "";
+      return rejection("VALIDATION_FAILED", "a required field is missing", details("required", settable ? "is required" : `is required, and clients cannot set it${fix}`));
+    }
     case "23514":
       // The database's quota, reached by what the planner could not count: a write of the user's that
       // committed while the push waited, or rows the table's own triggers add in the user's name,
