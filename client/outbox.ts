@@ -110,7 +110,8 @@ export class Outbox {
 
 /**
  * The storage change that queues `incoming` behind `outbox`, coalescing it
- * with the outbox's last op when that is an unsent upsert of the same record.
+ * with the outbox's last op when that is an unsent upsert of the same record
+ * on the same base version.
  */
 export function enqueueOp(outbox: Iterable<PendingOp>, incoming: PendingOp): Pick<StorageChange, "putOps" | "deleteOps"> {
   const queued = outbox instanceof Outbox ? outbox : new Outbox(outbox);
@@ -121,6 +122,13 @@ export function enqueueOp(outbox: Iterable<PendingOp>, incoming: PendingOp): Pic
 export function enqueueBehind(forRecord: readonly PendingOp[], lastOfOutbox: PendingOp | undefined, incoming: PendingOp): Pick<StorageChange, "putOps" | "deleteOps"> {
   const last = forRecord.at(-1);
   if (!last || last !== lastOfOutbox || last.sent || last.op.type !== "upsert") return { putOps: [incoming] };
+  // Made on a newer version (a pull brought another device's change since the queued op): the user
+  // saw that change, so their write is judged against it, in an op of its own. Merged, it would go out
+  // on the older base and conflict with what they saw (their untick discarded, their delete refused).
+  if (incoming.op.base_version !== last.op.base_version) {
+    // A delete makes the queued upsert moot: it goes, and the delete takes its place at the end.
+    return incoming.op.type === "delete" ? { deleteOps: [last.op.op_id], putOps: [incoming] } : { putOps: [incoming] };
+  }
 
   if (incoming.op.type === "upsert") {
     // Same op_id, same base: the server sees one change with the union of the fields.

@@ -23,14 +23,24 @@ function pending(opId: string, type: "upsert" | "delete", data?: Record<string, 
 afterEach(closeSqliteFiles);
 
 describe("enqueueOp", () => {
-  it("merges consecutive unsent upserts of a record into one patch (later values win), keeping the first op_id and base", () => {
-    const change = enqueueOp([pending("a", "upsert", { title: "one", done: false })], pending("b", "upsert", { title: "two", notes: "n" }, { base: 5 }));
+  it("merges consecutive unsent upserts of a record on one base into one patch (later values win), keeping the first op_id", () => {
+    const change = enqueueOp([pending("a", "upsert", { title: "one", done: false })], pending("b", "upsert", { title: "two", notes: "n" }));
     expect(change).toEqual({ putOps: [pending("a", "upsert", { title: "two", done: false, notes: "n" })] });
+  });
+
+  it("queues an upsert made on a newer version (a pull brought another device's change meanwhile) as an op of its own: merged, it would be judged on the older base and lose to the change the user had seen", () => {
+    const incoming = pending("b", "upsert", { done: false }, { base: 5 });
+    expect(enqueueOp([pending("a", "upsert", { title: "one" })], incoming)).toEqual({ putOps: [incoming] });
   });
 
   it("turns an unsent upsert followed by a delete into one delete", () => {
     const change = enqueueOp([pending("a", "upsert", { title: "one" })], pending("b", "delete"));
     expect(change).toEqual({ putOps: [pending("a", "delete")] });
+  });
+
+  it("replaces an unsent upsert by a delete made on a newer version with that delete, on its own base", () => {
+    const deletion = pending("b", "delete", undefined, { base: 5 });
+    expect(enqueueOp([pending("a", "upsert", { title: "one" })], deletion)).toEqual({ deleteOps: ["a"], putOps: [deletion] });
   });
 
   it("drops a record created here and deleted before it was ever sent", () => {
