@@ -24,6 +24,7 @@
 //   until the server answers them.
 // - Ids are uuids, kept lower-case (the server compares and returns them so).
 import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
+import { nonFiniteNumberAt } from "../functions/_shared/non-finite-numbers.ts";
 import type { ChangesResponse, SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import { isUuid } from "../functions/_shared/uuid.ts";
 import type { TidesyncApi } from "./api-client.ts";
@@ -457,6 +458,11 @@ export class TidesyncClient {
   /** Sets the fields in `patch` (others unchanged); creates the record if it does not exist. */
   async upsert(collection: string, id: string, patch: RecordData): Promise<void> {
     id = this.checkId(id);
+    // Before the copy: JSON writes NaN and ±Infinity as null, which would set the field to null unsaid.
+    const notFinite = nonFiniteNumberAt(patch);
+    if (notFinite !== null) {
+      throw new TidesyncValidationError("1 field is invalid", [{ field: `/data${notFinite}`, code: "not_finite", message: "must be a finite number (JSON has no NaN or Infinity)" }]);
+    }
     const copy = JSON.parse(JSON.stringify(patch)) as RecordData;
     await this.writeSection(async () => {
       const [server] = await this.storage.getRecords([{ collection, id }]);

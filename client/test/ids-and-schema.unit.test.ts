@@ -191,4 +191,21 @@ describe("collections and field types from GET /v1/meta", () => {
     await client.create("tasks", { title: "" });
     expect(client.status.pending).toBe(1);
   });
+
+  it("NaN and ±Infinity are refused (not_finite, where they are), never queued as the null JSON writes for them: with or without the catalog, validate: false too", async () => {
+    const R = "00000000-0000-4000-8000-0000000000c1";
+    for (const options of [{}, { validate: false }]) {
+      const server = new FakeServer();
+      const { client } = await openClient(server, options);
+      for (const refresh of [false, true]) {
+        if (refresh) await client.refreshSchema();
+        for (const value of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+          await expect(client.upsert("tasks", R, { list_id: LIST_ID, title: "x", position: value })).rejects.toMatchObject({
+            details: [{ field: "/data/position", code: "not_finite" }],
+          });
+        }
+        expect(client.status.pending).toBe(0);
+      }
+    }
+  });
 });
