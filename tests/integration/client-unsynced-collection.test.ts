@@ -3,7 +3,8 @@
 // VALIDATION_FAILED, not retryable), so before, every sync of that client failed, for ever, although
 // the GET /v1/meta it had just fetched did not list it. Now the client pulls the ones the server
 // syncs and tells the app which it left out (a collections_unavailable event; client/sync-client.ts
-// ownCollections).
+// ownCollections). The one left out is tidesync_test_unsynced: a name no app syncs (an app that
+// followed docs/sync.md syncs notes).
 import { describe, expect, it } from "vitest";
 import type { SyncEvent } from "../../client/events.ts";
 import { MemoryStorage } from "../../client/storage.ts";
@@ -22,23 +23,23 @@ async function clientOf(collections: string[]) {
 
 describe("a client's `collections` naming one the server does not sync", () => {
   it("pulls the others, and names the one left out in a collections_unavailable event", async () => {
-    const { client, events, filters } = await clientOf(["lists", "tasks", "notes"]);
+    const { client, events, filters } = await clientOf(["lists", "tasks", "tidesync_test_unsynced"]);
     expect(await client.sync()).toMatchObject({ pulled: 4 });
     expect(await client.sync()).toMatchObject({ pulled: 0, resynced: false });
     expect(client.status).toMatchObject({ state: "online", lastErrorCode: null });
     expect((await client.list("tasks")).length).toBe(3);
     expect(filters).toEqual(["lists,tasks", "lists,tasks"]);
-    expect(events).toEqual([{ type: "collections_unavailable", collections: ["notes"], pulling: ["lists", "tasks"] }]);
+    expect(events).toEqual([{ type: "collections_unavailable", collections: ["tidesync_test_unsynced"], pulling: ["lists", "tasks"] }]);
   }, 60_000);
 
   it("none of them synced: pulls nothing (not everything), pushes still go, and the event says so", async () => {
-    const { client, events, filters } = await clientOf(["notes"]);
+    const { client, events, filters } = await clientOf(["tidesync_test_unsynced"]);
     expect(await client.sync()).toMatchObject({ pulled: 0 });
     await client.create("lists", { title: "made here" });
     expect(await client.sync()).toMatchObject({ applied: 1, pulled: 0 });
     expect(filters).toEqual([]);
     expect(await client.list("tasks")).toEqual([]);
     expect(client.status).toMatchObject({ state: "online", lastErrorCode: null });
-    expect(events).toEqual([{ type: "collections_unavailable", collections: ["notes"], pulling: [] }]);
+    expect(events).toEqual([{ type: "collections_unavailable", collections: ["tidesync_test_unsynced"], pulling: [] }]);
   }, 60_000);
 });

@@ -1,6 +1,6 @@
 // A deploy that adds a synced collection, through two real function servers on one database
 // (docs/versioning.md, "A synced table's columns and the function go in order"): the "old"
-// one generated before the migration that makes public.notes syncable, the "new" one after it.
+// one generated before the migration that makes public.tidesync_test_notes syncable, the "new" one after it.
 // Between the two, a device pulling through the old function must not be moved past the new
 // collection's rows for good, and a cursor the new function issued must not be followed by the
 // old one (a rolling deploy) into listing them as removals.
@@ -23,11 +23,11 @@ afterEach(async () => {
   probe = undefined;
 });
 
-/** A stack whose first ("old") server was generated while public.notes existed but was not synced yet. */
+/** A stack whose first ("old") server was generated while public.tidesync_test_notes existed but was not synced yet. */
 async function beforeTheMigration(name: string): Promise<ProbeStack> {
   probe = await startProbeStack(name, [
-    `create table public.notes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text)`,
-    ...likeTasks("notes", ["body"]),
+    `create table public.tidesync_test_notes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text)`,
+    ...likeTasks("tidesync_test_notes", ["body"]),
   ]);
   return probe;
 }
@@ -38,10 +38,10 @@ async function pull(baseUrl: string, user: ProbeUser, cursor?: string, limit?: n
 }
 
 const notesOf = (response: ApiResponse<{ changes: Change[] }>) =>
-  response.body.changes.filter((c) => c.collection === "notes").map((c) => [c.deleted, c.data?.body ?? null]);
+  response.body.changes.filter((c) => c.collection === "tidesync_test_notes").map((c) => [c.deleted, c.data?.body ?? null]);
 
 const insertNote = async (stack: ProbeStack, user: ProbeUser, body: string) =>
-  await stack.admin.unsafe(`insert into public.notes (id, list_id, body) values ($1, $2, $3)`, [randomUUID(), user.userId, body]);
+  await stack.admin.unsafe(`insert into public.tidesync_test_notes (id, list_id, body) values ($1, $2, $3)`, [randomUUID(), user.userId, body]);
 
 it("a device that pulls through the old function between the migration and the deploy gets 410 from the new one, not a cursor past the new rows", async () => {
   const stack = await beforeTheMigration("deploy_window");
@@ -55,7 +55,7 @@ it("a device that pulls through the old function between the migration and the d
   expect([pullingStart.status, awayStart.status]).toEqual([200, 200]);
 
   // The migration: existing rows become entries, then a row is written (as through the Data API).
-  await stack.admin.unsafe(`select app_private.enable_sync('public.notes', 'list_id')`);
+  await stack.admin.unsafe(`select app_private.enable_sync('public.tidesync_test_notes', 'list_id')`);
   for (const user of [pulling, away, starting]) await insertNote(stack, user, "written before the deploy");
 
   // The old function lists nothing of a collection it does not know (never a removal of its rows).
@@ -74,12 +74,12 @@ it("a device that pulls through the old function between the migration and the d
   const after = await pull(fresh, pulling, during.body.cursor);
   expect(after.status, after.text).toBe(410);
   expect(after.body).toMatchObject({ error: { code: "RESYNC_REQUIRED" } });
-  expect(after.text).toContain("notes");
+  expect(after.text).toContain("tidesync_test_notes");
   const full = await pull(fresh, pulling);
   expect(notesOf(full).sort()).toEqual([[false, "there before the migration"], [false, "written before the deploy"]]);
   const nextPage = await pull(fresh, starting, firstPage.body.cursor, 3);
   expect(nextPage.status, nextPage.text).toBe(410);
-  expect(nextPage.text).toContain("notes");
+  expect(nextPage.text).toContain("tidesync_test_notes");
 
   // A device that did not pull during the window keeps its cursor: the notes arrive incrementally.
   await untilOpenTransactionsEnd(stack.admin);
@@ -91,7 +91,7 @@ it("a device that pulls through the old function between the migration and the d
 it("a cursor the new function issued is not followed by the old one during a rolling deploy (503, kept), and is once the collection is no longer synced", async () => {
   const stack = await beforeTheMigration("deploy_rolling");
   const old = stack.apiUrl;
-  await stack.admin.unsafe(`select app_private.enable_sync('public.notes', 'list_id')`);
+  await stack.admin.unsafe(`select app_private.enable_sync('public.tidesync_test_notes', 'list_id')`);
   const fresh = (await stack.startServer()).apiUrl;
   const user = await stack.newUser();
   await insertNote(stack, user, "synced");
@@ -113,7 +113,7 @@ it("a cursor the new function issued is not followed by the old one during a rol
 
   // A collection the database no longer syncs (the down step ran): the old function is the one in
   // step, and a cursor that named it works there.
-  await stack.admin.unsafe(`select app_private.disable_sync('public.notes')`);
+  await stack.admin.unsafe(`select app_private.disable_sync('public.tidesync_test_notes')`);
   const resynced = await pull(fresh, user);
   const kept = await pull(old, user, resynced.body.cursor);
   expect(kept.status, kept.text).toBe(200);

@@ -33,13 +33,19 @@ afterAll(async () => {
   await database?.drop();
 });
 
+// The sample's collections; an app's own are judged less strictly (below).
+const SAMPLE = new Set(["lists", "list_members", "tasks"]);
+
 /** What a scan of each table must look a row up by (its Index Cond), in these statements. */
 const KEY_CONDITION: Record<string, RegExp> = {
   sync_ops: /op_id = /,
   sync_records: /\(id = /,
   sync_usage: /user_id = /,
   devices: /user_id = /,
-  ...Object.fromEntries(allCollections().map((c) => [c.table.split(".")[1], /\(id = /])),
+  // An app's table: any index lookup. Its own select policy may lead the planner to the index the
+  // policy names (docs/security-model.md's boards: created_by = the caller, the id a filter), a
+  // lookup of the caller's rows that its policy, not the push, chose; a whole-table scan still fails.
+  ...Object.fromEntries(allCollections().map((c) => [c.table.split(".")[1], SAMPLE.has(c.name) ? /\(id = / : /./])),
 };
 
 interface Scan {

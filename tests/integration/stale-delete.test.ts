@@ -22,17 +22,17 @@ const member = `list_id in (select unnest(app_private.my_list_ids('viewer')))`;
 
 beforeAll(async () => {
   probe = await startProbeStack("stale_delete", [
-    `create table public.notes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
+    `create table public.tidesync_test_notes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
        body text, author uuid not null default auth.uid())`,
-    `alter table public.notes enable row level security`,
-    `create policy "Editors add their notes" on public.notes for insert to authenticated with check (${editor} and author = (select auth.uid()))`,
-    `create policy "Authors edit their notes" on public.notes for update to authenticated
+    `alter table public.tidesync_test_notes enable row level security`,
+    `create policy "Editors add their notes" on public.tidesync_test_notes for insert to authenticated with check (${editor} and author = (select auth.uid()))`,
+    `create policy "Authors edit their notes" on public.tidesync_test_notes for update to authenticated
        using (${editor} and author = (select auth.uid())) with check (${editor} and author = (select auth.uid()))`,
-    `create policy "Editors delete any note" on public.notes for delete to authenticated using (${editor})`,
-    `create policy "Members read notes" on public.notes for select to authenticated using (${member})`,
-    `grant select, delete on public.notes to authenticated`,
-    `grant insert (id, list_id, body), update (id, body) on public.notes to authenticated`,
-    `select app_private.enable_sync('public.notes', 'list_id')`,
+    `create policy "Editors delete any note" on public.tidesync_test_notes for delete to authenticated using (${editor})`,
+    `create policy "Members read notes" on public.tidesync_test_notes for select to authenticated using (${member})`,
+    `grant select, delete on public.tidesync_test_notes to authenticated`,
+    `grant insert (id, list_id, body), update (id, body) on public.tidesync_test_notes to authenticated`,
+    `select app_private.enable_sync('public.tidesync_test_notes', 'list_id')`,
   ]);
 }, 120_000);
 
@@ -47,7 +47,7 @@ async function pushOps(user: ProbeUser, ops: unknown[]): Promise<ApiResponse> {
 }
 
 async function body(note: string): Promise<string | undefined> {
-  const [row] = await probe.admin<{ body: string }[]>`select body from public.notes where id = ${note}`;
+  const [row] = await probe.admin<{ body: string }[]>`select body from public.tidesync_test_notes where id = ${note}`;
   return row?.body;
 }
 
@@ -56,9 +56,9 @@ async function aliceNoteBobMayDelete() {
   const [alice, bob] = [await probe.newUser(), await probe.newUser()];
   const list = randomUUID();
   const note = randomUUID();
-  const created = await pushOps(alice, [upsert("lists", list, { title: "L" }), upsert("notes", note, { list_id: list, body: "first" })]);
+  const created = await pushOps(alice, [upsert("lists", list, { title: "L" }), upsert("tidesync_test_notes", note, { list_id: list, body: "first" })]);
   await probe.admin`insert into public.list_members (list_id, user_id, role) values (${list}, ${bob.userId}, 'editor')`;
-  const refused = await pushOps(bob, [upsert("notes", note, { body: "by bob" }, created.body.results[1].record.version)]);
+  const refused = await pushOps(bob, [upsert("tidesync_test_notes", note, { body: "by bob" }, created.body.results[1].record.version)]);
   expect(refused.body.results[0]).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" } });
   return { alice, bob, note, version: created.body.results[1].record.version as number };
 }
@@ -68,9 +68,9 @@ describe("a delete of a row the caller may delete but not update", () => {
     const { alice, bob, note, version } = await aliceNoteBobMayDelete();
     // Alice's edit (the Data API) runs and stays open; Bob's push reads the note as it was, plans its
     // delete, and its delete waits for her row; then she commits.
-    const held = holdTransaction((tx) => tx`update public.notes set body = 'edited by alice' where id = ${note}`, { as: alice, db: probe.admin });
+    const held = holdTransaction((tx) => tx`update public.tidesync_test_notes set body = 'edited by alice' where id = ${note}`, { as: alice, db: probe.admin });
     await held.ran;
-    const pushing = pushOps(bob, [remove("notes", note, version)]);
+    const pushing = pushOps(bob, [remove("tidesync_test_notes", note, version)]);
     try {
       await waitersOf(await held.pid);
     } finally {
@@ -87,9 +87,9 @@ describe("a delete of a row the caller may delete but not update", () => {
     const { alice, bob, note, version } = await aliceNoteBobMayDelete();
     // A new row version (xmin) with the same sync version: the delete of the version read matches
     // nothing, yet no DELETE policy refused it. Planned again, the merge sees no change.
-    const held = holdTransaction((tx) => tx`update public.notes set body = body where id = ${note}`, { as: alice, db: probe.admin });
+    const held = holdTransaction((tx) => tx`update public.tidesync_test_notes set body = body where id = ${note}`, { as: alice, db: probe.admin });
     await held.ran;
-    const pushing = pushOps(bob, [remove("notes", note, version)]);
+    const pushing = pushOps(bob, [remove("tidesync_test_notes", note, version)]);
     try {
       await waitersOf(await held.pid);
     } finally {
@@ -104,22 +104,22 @@ describe("a delete of a row the caller may delete but not update", () => {
   it("a delete the DELETE policy refuses stays FORBIDDEN, also when a write of the same values commits meanwhile", async () => {
     const { alice, bob, note, version } = await aliceNoteBobMayDelete();
     await probe.admin`update public.list_members set role = 'viewer'
-                       where user_id = ${bob.userId} and list_id = (select list_id from public.notes where id = ${note})`;
-    const held = holdTransaction((tx) => tx`update public.notes set body = body where id = ${note}`, { as: alice, db: probe.admin });
+                       where user_id = ${bob.userId} and list_id = (select list_id from public.tidesync_test_notes where id = ${note})`;
+    const held = holdTransaction((tx) => tx`update public.tidesync_test_notes set body = body where id = ${note}`, { as: alice, db: probe.admin });
     await held.ran;
-    const pushing = pushOps(bob, [remove("notes", note, version)]);
+    const pushing = pushOps(bob, [remove("tidesync_test_notes", note, version)]);
     // A viewer's delete matches no row the policy lets them delete: it waits for nothing, so the
     // write may commit before or after it; planned again or not, the policy refuses it.
     held.commit();
     await held.done;
     expect((await pushing).body.results[0]).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" }, record: { id: note, deleted: false, version } });
-    expect((await pushOps(bob, [remove("notes", note, version)])).body.results[0]).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" } });
+    expect((await pushOps(bob, [remove("tidesync_test_notes", note, version)])).body.results[0]).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" } });
     expect(await body(note)).toBe("first");
   }, 60_000);
 
   it("with no edit meanwhile, the delete applies", async () => {
     const { bob, note, version } = await aliceNoteBobMayDelete();
-    const result = (await pushOps(bob, [remove("notes", note, version)])).body.results[0];
+    const result = (await pushOps(bob, [remove("tidesync_test_notes", note, version)])).body.results[0];
     expect(result).toMatchObject({ status: "applied", record: { id: note, deleted: true } });
     expect(await body(note)).toBeUndefined();
   }, 60_000);

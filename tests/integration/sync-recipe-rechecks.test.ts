@@ -1,5 +1,7 @@
 // docs/sync.md's "Making a table syncable" recipe, run as written in a database
-// of its own, makes a table whose writes are judged by the writer's role after
+// of its own (its table renamed tidesync_test_notes: the database holds an app's
+// migrations, and an app that followed the recipe has public.tidesync_test_notes and its index
+// already), makes a table whose writes are judged by the writer's role after
 // the locks they waited for (docs/security-model.md, step 3). Alice removes
 // Bob, an editor, from her list and holds her transaction open (it holds the
 // list's row FOR UPDATE); Bob's insert of a note into the list passes its
@@ -15,13 +17,14 @@ import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-da
 import { insertAuthUser, signIn } from "../support/auth-users.ts";
 import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
 
-/** The SQL block of docs/sync.md's "Making a table syncable". */
+/** The SQL block of docs/sync.md's "Making a table syncable", for public.tidesync_test_notes. */
 function syncRecipe(): string {
   const doc = readFileSync(join(import.meta.dirname, "../../docs/sync.md"), "utf8");
   const section = doc.slice(doc.indexOf("\n## Making a table syncable"));
   const block = /```sql\n([\s\S]*?)```/.exec(section);
   if (!block) throw new Error("docs/sync.md: no SQL block under \"Making a table syncable\"");
-  return block[1];
+  // Every name it gives starts "notes" (the table, its constraint and index, its policies' words).
+  return block[1].replaceAll(/\bnotes/g, "tidesync_test_notes");
 }
 
 let database: TempDatabase;
@@ -71,7 +74,7 @@ async function whileAliceRemoves(alice: User, list: string, member: User, bob: U
   let settled: Promise<{ ok: true } | { ok: false; error: { code?: string; message?: string } }> | undefined;
   try {
     await Promise.race([held.ran, held.done.then(() => { throw new Error("Alice's removal ended early"); })]);
-    settled = asUser(bob, (tx) => tx`insert into public.notes (id, list_id, body) values (${note}, ${list}, 'after removal')`)
+    settled = asUser(bob, (tx) => tx`insert into public.tidesync_test_notes (id, list_id, body) values (${note}, ${list}, 'after removal')`)
       .then(() => ({ ok: true as const }), (error) => ({ ok: false as const, error }));
     await waitersOf(await held.pid);
   } finally {
@@ -90,7 +93,7 @@ describe("docs/sync.md's recipe, as written: a write judged by the role after th
       ok: false,
       error: { code: "42501", message: `your role in list ${list} no longer allows this write (it changed while the write ran)` },
     });
-    expect(await admin`select 1 from public.notes where id = ${note}`).toHaveLength(0);
+    expect(await admin`select 1 from public.tidesync_test_notes where id = ${note}`).toHaveLength(0);
     expect(await admin`select coalesce(sum(live_records), 0)::int as n from app_private.sync_usage where user_id = ${bob.userId}`)
       .toEqual([{ n: 0 }]);
   });
@@ -99,6 +102,6 @@ describe("docs/sync.md's recipe, as written: a write judged by the role after th
     const { alice, bob, carol, list } = await listWithEditors();
     const note = randomUUID();
     expect(await whileAliceRemoves(alice, list, carol, bob, note)).toEqual({ ok: true });
-    expect(await admin`select list_id, created_by from public.notes where id = ${note}`).toEqual([{ list_id: list, created_by: bob.userId }]);
+    expect(await admin`select list_id, created_by from public.tidesync_test_notes where id = ${note}`).toEqual([{ list_id: list, created_by: bob.userId }]);
   });
 });

@@ -80,7 +80,7 @@ describe("GET /v1/sync/records/{collection}/{id}", () => {
   it("refuses an unknown collection, a malformed id and an unknown parameter with 400 VALIDATION_FAILED, spending none of the budget", async () => {
     const alice = await createTestUser();
     const cases = [
-      [recordUrl("notes", alice.userId), "/collection", "unknown_collection"],
+      [recordUrl("tidesync_test_unsynced", alice.userId), "/collection", "unknown_collection"],
       [recordUrl("tasks", "not-a-uuid"), "/id", "invalid_format"],
       [`${recordUrl("tasks", alice.userId)}?limit=1`, "/limit", "unexpected_field"],
     ] as const;

@@ -5,8 +5,8 @@
 -- (app_private.sync_access: only a membership inserted afterwards wrote one),
 -- so refuse_hidden_record_id and refuse_hidden_scope_history took their
 -- scopes for hidden: the member's supabase-js upsert of an item they see, and
--- its delete and create again, answered 23505 (board_items_pkey), as did the
--- upsert of their board (boards_pkey). enable_sync_membership now writes the
+-- its delete and create again, answered 23505 (tidesync_test_board_items_pkey), as did the
+-- upsert of their board (tidesync_test_boards_pkey). enable_sync_membership now writes the
 -- access entries of the rows already there, as their insert would have
 -- (app_private.grant_sync_access_to_members, the same write as
 -- track_sync_access's), and the migration writes the missing ones of the
@@ -18,47 +18,47 @@ select plan(13);
 select from tests.create_supabase_user('em_alice');
 select from tests.create_supabase_user('em_bob');
 
--- An app's tables with rows, before tidesync (docs/security-model.md, step 4: boards).
-create table public.boards (id uuid primary key default gen_random_uuid(), title text not null);
-create table public.board_members (
+-- An app's tables with rows, before tidesync (docs/security-model.md, step 4: boards, here under a test-only name).
+create table public.tidesync_test_boards (id uuid primary key default gen_random_uuid(), title text not null);
+create table public.tidesync_test_board_members (
   id uuid primary key,
-  board_id uuid not null references public.boards (id) on delete cascade,
+  board_id uuid not null references public.tidesync_test_boards (id) on delete cascade,
   user_id uuid not null references auth.users (id) on delete cascade,
   unique (board_id, user_id)
 );
-create table public.board_items (
+create table public.tidesync_test_board_items (
   id uuid primary key,
-  board_id uuid not null references public.boards (id) on delete cascade,
+  board_id uuid not null references public.tidesync_test_boards (id) on delete cascade,
   title text not null
 );
-insert into public.boards (id, title) values ('e6000000-0000-4000-8000-000000000001', 'B');
-insert into public.board_members (id, board_id, user_id) values
+insert into public.tidesync_test_boards (id, title) values ('e6000000-0000-4000-8000-000000000001', 'B');
+insert into public.tidesync_test_board_members (id, board_id, user_id) values
   ('e6000000-0000-4000-8000-0000000000c1', 'e6000000-0000-4000-8000-000000000001', tests.get_supabase_uid('em_alice'));
-insert into public.board_items (id, board_id, title) values
+insert into public.tidesync_test_board_items (id, board_id, title) values
   ('e6000000-0000-4000-8000-0000000000a1', 'e6000000-0000-4000-8000-000000000001', 'item');
-alter table public.boards enable row level security;
-alter table public.board_members enable row level security;
-alter table public.board_items enable row level security;
-grant select, insert (id, title), update (id, title) on public.boards to authenticated;
-grant select on public.board_members to authenticated;
-grant select, insert (id, board_id, title), update (id, board_id, title), delete on public.board_items to authenticated;
-create policy "Members read and rename their boards" on public.boards for all to authenticated
-  using (id in (select m.board_id from public.board_members m where m.user_id = auth.uid()))
-  with check (id in (select m.board_id from public.board_members m where m.user_id = auth.uid()));
-create policy "Members read their memberships" on public.board_members for select to authenticated
+alter table public.tidesync_test_boards enable row level security;
+alter table public.tidesync_test_board_members enable row level security;
+alter table public.tidesync_test_board_items enable row level security;
+grant select, insert (id, title), update (id, title) on public.tidesync_test_boards to authenticated;
+grant select on public.tidesync_test_board_members to authenticated;
+grant select, insert (id, board_id, title), update (id, board_id, title), delete on public.tidesync_test_board_items to authenticated;
+create policy "Members read and rename their tidesync_test_boards" on public.tidesync_test_boards for all to authenticated
+  using (id in (select m.board_id from public.tidesync_test_board_members m where m.user_id = auth.uid()))
+  with check (id in (select m.board_id from public.tidesync_test_board_members m where m.user_id = auth.uid()));
+create policy "Members read their memberships" on public.tidesync_test_board_members for select to authenticated
   using (user_id = auth.uid());
-create policy "Members write their boards' items" on public.board_items for all to authenticated
-  using (board_id in (select m.board_id from public.board_members m where m.user_id = auth.uid()))
-  with check (board_id in (select m.board_id from public.board_members m where m.user_id = auth.uid()));
-select app_private.enable_sync_membership('public.board_members', 'board_id', 'user_id');
-select app_private.enable_sync('public.boards', 'id');
-select app_private.enable_sync('public.board_items', 'board_id');
+create policy "Members write their tidesync_test_boards' items" on public.tidesync_test_board_items for all to authenticated
+  using (board_id in (select m.board_id from public.tidesync_test_board_members m where m.user_id = auth.uid()))
+  with check (board_id in (select m.board_id from public.tidesync_test_board_members m where m.user_id = auth.uid()));
+select app_private.enable_sync_membership('public.tidesync_test_board_members', 'board_id', 'user_id');
+select app_private.enable_sync('public.tidesync_test_boards', 'id');
+select app_private.enable_sync('public.tidesync_test_board_items', 'board_id');
 
 select results_eq($$ select user_id, scope_id, granted from app_private.sync_access where scope_id = 'e6000000-0000-4000-8000-000000000001' $$,
   $$ values (tests.get_supabase_uid('em_alice'), 'e6000000-0000-4000-8000-000000000001'::uuid, true) $$,
   'enable_sync_membership grants access to the users of the memberships already there');
 select results_eq($$ select collection, id from app_private.sync_records where scope_id = 'e6000000-0000-4000-8000-000000000001' order by collection $$,
-  $$ values ('board_items', 'e6000000-0000-4000-8000-0000000000a1'::uuid), ('boards', 'e6000000-0000-4000-8000-000000000001'::uuid) $$,
+  $$ values ('tidesync_test_board_items', 'e6000000-0000-4000-8000-0000000000a1'::uuid), ('tidesync_test_boards', 'e6000000-0000-4000-8000-000000000001'::uuid) $$,
   'enable_sync records the rows already there (as it did before)');
 
 -- What each write answers (SQLSTATE | constraint), or 'written'.
@@ -78,26 +78,26 @@ end
 $f$;
 
 select tests.authenticate_as('em_alice');
-select results_eq($$ select title from public.board_items $$, array['item'], 'Alice sees her board''s item');
-select pg_temp.answer('item upsert', $$ insert into public.board_items (id, board_id, title)
+select results_eq($$ select title from public.tidesync_test_board_items $$, array['item'], 'Alice sees her board''s item');
+select pg_temp.answer('item upsert', $$ insert into public.tidesync_test_board_items (id, board_id, title)
   values ('e6000000-0000-4000-8000-0000000000a1', 'e6000000-0000-4000-8000-000000000001', 'upserted')
   on conflict (id) do update set id = excluded.id, board_id = excluded.board_id, title = excluded.title $$);
-select pg_temp.answer('item delete', $$ delete from public.board_items where id = 'e6000000-0000-4000-8000-0000000000a1' $$);
-select pg_temp.answer('item created again', $$ insert into public.board_items (id, board_id, title)
+select pg_temp.answer('item delete', $$ delete from public.tidesync_test_board_items where id = 'e6000000-0000-4000-8000-0000000000a1' $$);
+select pg_temp.answer('item created again', $$ insert into public.tidesync_test_board_items (id, board_id, title)
   values ('e6000000-0000-4000-8000-0000000000a1', 'e6000000-0000-4000-8000-000000000001', 'again') $$);
-select pg_temp.answer('board upsert', $$ insert into public.boards (id, title) values ('e6000000-0000-4000-8000-000000000001', 'B2')
+select pg_temp.answer('board upsert', $$ insert into public.tidesync_test_boards (id, title) values ('e6000000-0000-4000-8000-000000000001', 'B2')
   on conflict (id) do update set id = excluded.id, title = excluded.title $$);
 select is((select answer from answers where label = 'item upsert'), 'written', 'Alice upserts the item (supabase-js upsert)');
 select is((select answer from answers where label = 'item delete'), 'written', 'Alice deletes it');
 select is((select answer from answers where label = 'item created again'), 'written',
   'and creates its id again (its tombstone is in her board)');
 select is((select answer from answers where label = 'board upsert'), 'written', 'Alice upserts her board');
-select results_eq($$ select b.title, i.title from public.boards b join public.board_items i on i.board_id = b.id $$,
+select results_eq($$ select b.title, i.title from public.tidesync_test_boards b join public.tidesync_test_board_items i on i.board_id = b.id $$,
   $$ values ('B2', 'again') $$, 'her writes are there');
 
 -- A membership inserted afterwards is granted by the trigger, as before.
 select tests.clear_authentication();
-insert into public.board_members (id, board_id, user_id) values
+insert into public.tidesync_test_board_members (id, board_id, user_id) values
   ('e6000000-0000-4000-8000-0000000000c2', 'e6000000-0000-4000-8000-000000000001', tests.get_supabase_uid('em_bob'));
 select ok((select granted from app_private.sync_access where user_id = tests.get_supabase_uid('em_bob') and scope_id = 'e6000000-0000-4000-8000-000000000001'),
   'a membership inserted later grants access, as before');
