@@ -1000,6 +1000,14 @@ export type Database = {
         Args: { "p_installation_id": string };
         Returns: undefined;
       };
+      "lock_scopes_written_into": {
+        Args: {
+          "p_ids": (string)[];
+          "p_memberships": unknown;
+          "p_scopes": unknown;
+        };
+        Returns: undefined;
+      };
       "lock_sync_usage": {
         Args: { "p_users": (string)[] };
         Returns: undefined;

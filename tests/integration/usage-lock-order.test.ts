@@ -247,6 +247,28 @@ describe("a member's loss of a list meets a push that creates rows and adds one 
   });
 });
 
+describe("app_private.lock_scopes_written_into (the push's first lock of the lists it writes into)", () => {
+  it("locks the caller's lists FOR KEY SHARE until their transaction ends, and nothing of a list they are no member of", async () => {
+    const { bob, list } = await aTaskEach();
+    const carol = await createTestUser();
+    const locks = holdTransaction(
+      (tx) => tx`select app_private.lock_scopes_written_into('public.lists', 'public.list_members', ${[list, bob.userId, carol.userId]}::uuid[])`,
+      { as: bob },
+    );
+    await locks.ran;
+    const forUpdate = (id: string) =>
+      adminSql.begin((tx) => tx`select 1 from public.lists where id = ${id} for update nowait`).then(() => "free", (error: { code?: string }) => error.code);
+    try {
+      // Alice's list Bob is a member of, and his personal list: held; Carol's list: free.
+      expect([await forUpdate(list), await forUpdate(bob.userId), await forUpdate(carol.userId)]).toEqual(["55P03", "55P03", "free"]);
+    } finally {
+      locks.commit();
+    }
+    await locks.done;
+    expect(await forUpdate(list)).toBe("free");
+  });
+});
+
 describe("a push that meets a deadlock", () => {
   /**
    * Bob's batch edits a task of his (its id below every other: the push locks the rows it names
