@@ -27,6 +27,7 @@ import { DEFAULT_LIMITS } from "../functions/_shared/limits.ts";
 import { nonFiniteNumberAt } from "../functions/_shared/non-finite-numbers.ts";
 import type { ChangesResponse, SyncOp, SyncOpError, SyncOpResult, SyncRecord } from "../functions/_shared/schemas/sync.ts";
 import { isUuid } from "../functions/_shared/uuid.ts";
+import { unlessAborted } from "./abortable.ts";
 import type { TidesyncApi } from "./api-client.ts";
 import {
   TidesyncAbortedError,
@@ -46,7 +47,7 @@ import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
 import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
-import { type ConflictHandler, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
+import { type ConflictHandler, type ConflictInfo, type ConflictResolution, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, RetryWaker, type Sleep, withRetry } from "./retry.ts";
 import { StoreGuard } from "./store-owner.ts";
 import { StatusStore, type StatusListener, type SyncStatus } from "./status.ts";
@@ -84,7 +85,10 @@ export interface TidesyncClientOptions {
    * server does not sync (not in GET /v1/meta) are left out, with a `collections_unavailable` event.
    */
   collections?: readonly string[];
-  /** How to rebase a local write the server answered `conflict` for (default serverWinsPerField). */
+  /**
+   * How to rebase a local write the server answered `conflict` for (default serverWinsPerField).
+   * Asked outside the client's lock: it may wait on the user and use the client (askConflicts).
+   */
   onConflict?: ConflictHandler;
   backoff?: Partial<BackoffOptions>;
   /**
@@ -172,6 +176,18 @@ function rebasedOnRestored(outbox: Outbox, record: SyncRecord): PendingOp[] {
   return outbox.forRecord(record.collection, record.id)
     .filter((p) => !p.sent && p.op.base_version !== null && p.op.base_version > record.version)
     .map((p) => ({ ...p, op: { ...p.op, base_version: record.version }, base_data: record.deleted ? null : record.data }));
+}
+
+/** A batch's answer is for its ops, in order. */
+function checkResults(batch: PendingOp[], results: SyncOpResult[]): void {
+  if (results.length !== batch.length || results.some((result, i) => result.op_id !== batch[i].op.op_id)) {
+    throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
+  }
+}
+
+/** What the server did with an op: a duplicate carries the outcome of the first processing (and the record as it is now). */
+function outcomeOf(result: SyncOpResult): "applied" | "conflict" | "rejected" {
+  return result.status === "duplicate" ? (result.original_status ?? "applied") : result.status;
 }
 
 export class TidesyncClient {
@@ -767,12 +783,54 @@ export class TidesyncClient {
       return;
     }
     this.batchSize.answered();
+    const resolutions = await this.askConflicts(batch, results);
     await this.section(async () => {
-      // A section redone on a fresh read counts again from the start.
+      // A section redone on a fresh read counts again from the start (the handlers are not asked again).
       const counted = { ...report };
-      await this.applyResults(batch, results, counted);
+      await this.applyResults(batch, results, counted, resolutions);
       Object.assign(report, counted);
     });
+  }
+
+  /**
+   * The app's answers to the batch's conflicts (onConflict), by op_id, asked outside the lock: a
+   * handler may write through the client, sync, close it or wait on the user, and local writes and
+   * close() go on meanwhile (close() ends the wait: TidesyncAbortedError). The conflicts' records are
+   * stored first, so a write made meanwhile (the handler's own) is based on the record it was shown.
+   * applyResults then rebases the answers on the outbox as it stands. Until it has, the ops stay
+   * queued as sent: a client closed or killed meanwhile resends them, and its next sync asks again.
+   */
+  private async askConflicts(batch: PendingOp[], results: SyncOpResult[]): Promise<Map<string, ConflictResolution>> {
+    checkResults(batch, results);
+    const asked = await this.section(async () => {
+      const conflicts: ConflictInfo[] = [];
+      /** The batch's applied ops of each record so far: applyResults adds them to the base of the record's later ops. */
+      const applied = new Map<string, SyncOp[]>();
+      for (const result of results) {
+        // Gone from the stored outbox: a client sharing the store answered it already.
+        const pending = this.outbox.get(result.op_id);
+        if (!pending) continue;
+        const { op } = pending;
+        const key = recordKey(op.collection, op.record_id);
+        const outcome = outcomeOf(result);
+        if (outcome === "applied") applied.set(key, [...(applied.get(key) ?? []), op]);
+        if (outcome !== "conflict" || !result.record) continue;
+        const baseData = (applied.get(key) ?? []).reduce<RecordData | null>((base, earlier) => earlier.type === "delete" ? null : { ...(base ?? {}), ...(earlier.data ?? {}) }, pending.base_data);
+        conflicts.push({ op, server: result.record, baseData, ...(result.conflicting_fields ? { conflictingFields: result.conflicting_fields } : {}) });
+      }
+      const stored = await this.recordsByKey(conflicts.map(({ server }) => server));
+      const newer = new Map<string, SyncRecord>();
+      for (const { server } of conflicts) {
+        const key = recordKey(server.collection, server.id);
+        const current = newer.get(key) ?? stored.get(key);
+        if (!current || server.version > current.version) newer.set(key, server);
+      }
+      if (newer.size > 0) await this.commit({ putRecords: [...newer.values()] });
+      return conflicts;
+    });
+    const resolutions = new Map<string, ConflictResolution>();
+    for (const conflict of asked) resolutions.set(conflict.op.op_id, await unlessAborted(this.onConflict(conflict), this.closing.signal));
+    return resolutions;
   }
 
   /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
@@ -804,10 +862,9 @@ export class TidesyncClient {
     return { deleteRecords, deleteOps, events };
   }
 
-  private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport): Promise<void> {
-    if (results.length !== batch.length || results.some((result, i) => result.op_id !== batch[i].op.op_id)) {
-      throw new TidesyncResponseError({ message: "the batch results do not match the ops sent", status: 200 });
-    }
+  /** `resolutions`: the app's answers to the conflicts (askConflicts), by op_id. */
+  private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport, resolutions: ReadonlyMap<string, ConflictResolution>): Promise<void> {
+    checkResults(batch, results);
     const outbox = new Outbox(this.outbox.values());
     const stored = await this.recordsByKey(batch.map((p) => ({ collection: p.op.collection, id: p.op.record_id })));
     const records = new Map<string, SyncRecord>();
@@ -832,11 +889,13 @@ export class TidesyncClient {
       if (!pending) continue;
       const { op } = pending;
       const key = recordKey(op.collection, op.record_id);
+      const outcome = outcomeOf(result);
+      const resolution = resolutions.get(op.op_id);
+      // Not asked (it was not queued then): stays sent, resent and asked at the next sync.
+      if (outcome === "conflict" && result.record && !resolution) continue;
       outbox.delete(op.op_id);
       report.acknowledged++;
       if (result.status === "duplicate") report.duplicates++;
-      // A duplicate carries the outcome of the first processing (and the record as it is now); act on that.
-      const outcome = result.status === "duplicate" ? (result.original_status ?? "applied") : result.status;
 
       if (outcome === "applied") {
         report.applied++;
@@ -861,22 +920,16 @@ export class TidesyncClient {
         report.conflicts++;
         const server = result.record!;
         keep(server);
-        const resolution = await this.onConflict({
-          op,
-          server,
-          baseData: pending.base_data,
-          ...(result.conflicting_fields ? { conflictingFields: result.conflicting_fields } : {}),
-        });
-        const fields = discardedFields(op, server, resolution);
+        const fields = discardedFields(op, server, resolution!);
         // The record's ops queued behind this one (an op rebased earlier in this batch goes before it).
         const rebasedHere = new Set(rebasedFor.values());
         const later = outbox.forRecord(op.collection, op.record_id).filter((p) => !rebasedHere.has(p.op.op_id)).map((p) => p.op);
-        const rebased = rebasedOp(op, server, resolution, later, () => this.newId());
+        const rebased = rebasedOp(op, server, resolution!, later, () => this.newId());
         if (rebased) {
           outbox.set({ op: rebased, sent: false, base_data: server.deleted ? null : server.data });
           rebasedFor.set(op.op_id, rebased.op_id);
         }
-        events.push({ type: "conflict", op, server, resolution, rebasedOpId: rebased?.op_id ?? null });
+        events.push({ type: "conflict", op, server, resolution: resolution!, rebasedOpId: rebased?.op_id ?? null });
         if (fields === null || fields.length > 0) {
           events.push({ type: "write_discarded", reason: "conflict", collection: op.collection, record_id: op.record_id, op, fields, server });
         }
