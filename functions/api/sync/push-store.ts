@@ -293,15 +293,20 @@ function scopePointedAt({ collection, data }: ReturnType<typeof namedRecords>[nu
   return !definition.isScope && typeof scopeId === "string" && isUuid(scopeId) ? { collection: definition.scopeCollection, id: scopeId.toLowerCase() } : null;
 }
 
-/** The rows the planner must know: those the ops name (namedRecords), and the scopes their data points at. */
-function keysToRead(records: ReturnType<typeof namedRecords>): Map<string, { collection: string; id: string }> {
-  const keys = new Map<string, { collection: string; id: string }>();
-  const add = (collection: string, id: string) => keys.set(recordKey(collection, id), { collection, id: id.toLowerCase() });
+/** The scopes the ops' data points their rows at (scopePointedAt), by recordKey. */
+function scopesPointedAt(records: ReturnType<typeof namedRecords>): Map<string, { collection: string; id: string }> {
+  const scopes = new Map<string, { collection: string; id: string }>();
   for (const record of records) {
-    add(record.collection, record.id);
     const scope = scopePointedAt(record);
-    if (scope) add(scope.collection, scope.id);
+    if (scope) scopes.set(recordKey(scope.collection, scope.id), scope);
   }
+  return scopes;
+}
+
+/** The rows the planner must know: those the ops name (namedRecords), and the scopes their data points at. */
+function keysToRead(records: ReturnType<typeof namedRecords>, scopes = scopesPointedAt(records)): Map<string, { collection: string; id: string }> {
+  const keys = new Map(records.map(({ collection, id }) => [recordKey(collection, id), { collection, id: id.toLowerCase() }]));
+  for (const [key, scope] of scopes) keys.set(key, scope);
   return keys;
 }
 
@@ -400,14 +405,11 @@ export async function pushBatch(
   const setUp = tx.unsafe(SETUP_SQL, [], PREPARED).execute();
   const records = namedRecords(batch.ops);
   const named = byCollection(records);
-  const writtenInto = byCollection(new Map(records.flatMap((record) => {
-    const scope = scopePointedAt(record);
-    return scope ? [[recordKey(scope.collection, scope.id), scope] as const] : [];
-  })).values(), (c) => c.isScope);
-  const locks = lockStatements(named, writtenInto)
+  const scopes = scopesPointedAt(records);
+  const locks = lockStatements(named, byCollection(scopes.values(), (c) => c.isScope))
     .map(({ collection, text, parameters, only }) => tx.unsafe<{ id: string }[]>(text, parameters, PREPARED)
       .then((rows) => rows.filter((r) => !only || only.has(r.id)).map((r) => recordKey(collection, r.id))));
-  const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(records), batch.device_id ?? null, caller.session_id);
+  const statePromise = stateQuery(tx, batch.ops.map((op) => op.op_id), keysToRead(records, scopes), batch.device_id ?? null, caller.session_id);
   const [, writable, stateText] = await Promise.all([setUp, Promise.all(locks), statePromise]);
   const state = parseState(stateText);
 
