@@ -862,9 +862,8 @@ export class TidesyncClient {
     return { deleteRecords, deleteOps, events };
   }
 
-  /** `resolutions`: the app's answers to the conflicts (askConflicts), by op_id. */
+  /** `results` as askConflicts checked them; `resolutions`: the app's answers to the conflicts (askConflicts), by op_id. */
   private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport, resolutions: ReadonlyMap<string, ConflictResolution>): Promise<void> {
-    checkResults(batch, results);
     const outbox = new Outbox(this.outbox.values());
     const stored = await this.recordsByKey(batch.map((p) => ({ collection: p.op.collection, id: p.op.record_id })));
     const records = new Map<string, SyncRecord>();
