@@ -9,7 +9,7 @@ import { z } from "zod";
 import { fractionDigits } from "./inexact-numbers.ts";
 import { jsonValueSchema } from "./json-value.ts";
 import { portablePattern } from "./portable-pattern.ts";
-import { storableText } from "./storable-text.ts";
+import { bytesAtMost, storableText } from "./storable-text.ts";
 import type { GeneratedCollection, GeneratedField } from "./sync-collection-types.ts";
 import { SYNC_COLLECTIONS } from "./sync-collections.generated.ts";
 import { uuidSchema } from "./uuid.ts";
@@ -179,10 +179,7 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
       return storableText(ANY_TEXT_LENGTH);
     case "name":
       // Postgres cuts a longer one to its first 63 bytes without a word.
-      return storableText(ANY_TEXT_LENGTH).refine((value) => new TextEncoder().encode(value).length <= MAX_NAME_BYTES, {
-        message: `must be at most ${MAX_NAME_BYTES} bytes (a name)`,
-        params: { code: "too_long" },
-      });
+      return bytesAtMost(storableText(ANY_TEXT_LENGTH), MAX_NAME_BYTES, `must be at most ${MAX_NAME_BYTES} bytes (a name)`);
     case "boolean":
       return z.boolean();
     case "date":

@@ -36,3 +36,8 @@ export function storable<T extends z.ZodString>(schema: T): T {
 export function storableText(max: number, min = 0) {
   return storable(z.string().min(min).max(max));
 }
+
+/** `schema`, refusing a string over `maxBytes` in UTF-8 (`too_long`): for what Postgres bounds in bytes (a name, an index entry). */
+export function bytesAtMost<T extends z.ZodType<string>>(schema: T, maxBytes: number, message: string) {
+  return schema.refine((value) => new TextEncoder().encode(value).length <= maxBytes, { message, params: { code: "too_long" } });
+}

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { isLanguageTag } from "../locale-and-time-zone.ts";
 import { timeZoneSchema } from "./notifications.ts";
-import { storableText } from "../storable-text.ts";
+import { bytesAtMost, storableText } from "../storable-text.ts";
 import { uuidSchema } from "../uuid.ts";
 
 export const PLATFORMS = ["ios", "android", "web"] as const;
@@ -32,10 +32,7 @@ export function normalizedPushToken(token: string, provider: (typeof PUSH_PROVID
  */
 export const MAX_PUSH_TOKEN_BYTES = 1024;
 
-const pushTokenSchema = storableText(MAX_PUSH_TOKEN_BYTES, 1).refine((token) => new TextEncoder().encode(token).length <= MAX_PUSH_TOKEN_BYTES, {
-  message: `must be at most ${MAX_PUSH_TOKEN_BYTES} bytes in UTF-8`,
-  params: { code: "too_long" },
-});
+const pushTokenSchema = bytesAtMost(storableText(MAX_PUSH_TOKEN_BYTES, 1), MAX_PUSH_TOKEN_BYTES, `must be at most ${MAX_PUSH_TOKEN_BYTES} bytes in UTF-8`);
 
 /** What the client reports about itself on every session start. */
 export const deviceRegistrationSchema = z.strictObject({
