@@ -31,6 +31,8 @@ interface StageResult {
   passed: number;
   failed: number;
   note?: string;
+  /** Failed tests, one line each: the summary repeats them, as CI may keep only the tail of the output. */
+  failures?: string[];
 }
 
 const results: StageResult[] = [];
@@ -76,6 +78,27 @@ interface VitestJson {
   numFailedTests: number;
   numFailedTestSuites: number;
   numTotalTests: number;
+  testResults?: {
+    name: string;
+    message?: string;
+    assertionResults?: { fullName: string; status: string; failureMessages?: string[] }[];
+  }[];
+}
+
+/** "file > test: first line of the error", for every failed test (or file that failed to load). */
+function failedTests(report: VitestJson): string[] {
+  const lines: string[] = [];
+  for (const file of report.testResults ?? []) {
+    const where = path.relative(ROOT, file.name);
+    const failed = (file.assertionResults ?? []).filter((a) => a.status === "failed");
+    for (const a of failed) lines.push(`${where} > ${a.fullName}: ${firstLine(a.failureMessages?.[0])}`);
+    if (failed.length === 0 && file.message) lines.push(`${where}: ${firstLine(file.message)}`);
+  }
+  return lines;
+}
+
+function firstLine(text: string | undefined): string {
+  return (text ?? "").trim().split("\n")[0].slice(0, 300);
 }
 
 async function vitest(project: string, outDir: string, env: NodeJS.ProcessEnv = process.env) {
@@ -88,7 +111,13 @@ async function vitest(project: string, outDir: string, env: NodeJS.ProcessEnv = 
   let failed = report?.numFailedTests ?? 0;
   // A file that fails to load has no failed test, but the run failed.
   if (code !== 0 && failed === 0) failed = Math.max(1, report?.numFailedTestSuites ?? 0);
-  return { ok: code === 0 && failed === 0, passed, failed, note: report ? undefined : "no JSON report (vitest crashed)" };
+  return {
+    ok: code === 0 && failed === 0,
+    passed,
+    failed,
+    note: report ? undefined : "no JSON report (vitest crashed)",
+    failures: report ? failedTests(report) : undefined,
+  };
 }
 
 async function check(command: string, args: string[], env?: NodeJS.ProcessEnv) {
@@ -179,6 +208,7 @@ async function main(): Promise<number> {
   for (const r of results) {
     const counts = r.passed + r.failed > 0 ? ` ${r.passed} passed, ${r.failed} failed` : "";
     console.log(`${r.ok ? "PASS" : "FAIL"}  ${r.name}${counts}${r.note ? ` (${r.note})` : ""}  ${r.seconds.toFixed(1)} s`);
+    for (const failure of r.failures ?? []) console.log(`      ✗ ${failure}`);
   }
   const passed = results.reduce((n, r) => n + r.passed, 0);
   const failed = results.reduce((n, r) => n + r.failed, 0);
