@@ -58,7 +58,7 @@ try {
   const runs: { before: Run[]; now: Run[] } = { before: [], now: [] };
   // A B, B A, A B, …: the machine drifting over a run weighs on both trees alike. Always
   // second, one tree measured 0.82-0.94x on pushes that ran level, A B B A, right after
-  // (docs/performance.md, "2026-11-26 (late evening)").
+  // (docs/performance-history.md, "2026-11-26 (late evening)").
   const sides = [
     { label: sha, tree: older, results: runs.before },
     { label: "this tree", tree: ROOT, results: runs.now },

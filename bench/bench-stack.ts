@@ -53,7 +53,7 @@ export async function startBenchStack(log: (line: string) => void): Promise<Benc
       "account.deletion": GENEROUS,
       "account.export": GENEROUS,
     }),
-    // Memory experiments (docs/performance.md), e.g. BENCH_DENO_V8_FLAGS=--memory-saver-mode. A flag
+    // Memory experiments (docs/performance-history.md), e.g. BENCH_DENO_V8_FLAGS=--memory-saver-mode. A flag
     // the server sets on its command line (scripts/lib/deno.ts) wins over the same flag here.
     ...(process.env.BENCH_DENO_V8_FLAGS ? { DENO_V8_FLAGS: process.env.BENCH_DENO_V8_FLAGS } : {}),
   }, { name: database.name });

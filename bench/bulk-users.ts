@@ -8,7 +8,7 @@
 // forgets the queued ids (app_private.forget_queued_installations). Per user, at two
 // sizes side by side, each on a fresh database: a ratio near 1× is linear, 4×
 // (for 4× the users) quadratic, which both were before migration
-// 20261126000500 (docs/performance.md, "2026-11-26 (late morning)").
+// 20261126000500 (docs/performance-history.md, "2026-11-26 (late morning)").
 import { insertAuthUsers } from "../tests/support/auth-users.ts";
 import { startBenchStack } from "./bench-stack.ts";
 import { now, round } from "./measure.ts";

@@ -51,7 +51,7 @@ const TASKS = findCollection("tasks")!;
  * cheapest way we know: with the function's own expressions (row-json.ts: the
  * entry and the row's `data` concatenated as text, one piece per column by its
  * type), and one row per entry rather than one aggregated array (which costs
- * the backend about twice the CPU, docs/performance.md). Before 2026-11-26 the
+ * the backend about twice the CPU, docs/performance-history.md). Before 2026-11-26 the
  * floor built `data` with json_build_object and aggregated the page: both
  * flattered the API's share. $1 list ids, $2 after id, $3 limit.
  */

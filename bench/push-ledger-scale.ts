@@ -7,7 +7,7 @@
 // both sides see the machine in the same state: the ratio of the medians is
 // the ledger's cost, not the drift of a shared machine between two phases
 // (measured one phase after the other, the ratio ranged 0.83×–1.29× on the
-// same code, docs/performance.md). Every batch reads the ledger for its
+// same code, docs/performance-history.md). Every batch reads the ledger for its
 // op_ids (duplicate detection) and writes one row per op.
 import type { BenchStack } from "./bench-stack.ts";
 import { ALTERNATING_WARM_UP, alternatingMedians, now } from "./measure.ts";

@@ -99,7 +99,7 @@ export async function cpuSnapshot(denoPid: number, backendPids: number[]): Promi
 export interface CpuPerRequest {
   requests: number;
   denoMs: number;
-  /** Of denoMs: V8's worker threads, mostly garbage collection (docs/performance.md). */
+  /** Of denoMs: V8's worker threads, mostly garbage collection (docs/performance-history.md). */
   v8WorkersMs: number;
   postgresMs: number;
   clientMs: number;

@@ -28,7 +28,7 @@ export function denoServeArgs(config?: string): string[] {
     // generation allowed to grow by 30% over what survived the last full
     // collection before the next one (V8's own factor goes up to 4×, and the
     // function's live heap is small). No cap: a big request still gets the
-    // memory it needs. docs/performance.md: peak RSS ~264 MB without flags;
+    // memory it needs. docs/performance-history.md: peak RSS ~264 MB without flags;
     // with these ~125 MB against ~140 MB with 4 MB semi-spaces, at the same
     // deno CPU per 500-op push since a push makes less garbage (~9% more per
     // pull page, the pull's throughput unchanged).

@@ -3,7 +3,7 @@
 // database pool is the real bottleneck (TIDESYNC_DB_POOL_MAX connections),
 // so admitting more only holds more parsed bodies, pages and results in
 // memory at once while they queue for a connection; with the limit, 64
-// devices measured lower latency and more throughput (docs/performance.md).
+// devices measured lower latency and more throughput (docs/performance-history.md).
 // A waiting request costs a socket and hyper's read buffer. The routes that
 // need no database are registered ahead of it (app.ts) and never wait.
 //

@@ -102,7 +102,7 @@ export { z };
  * A route's JSON body schema, parsed synchronously by the route's validator.
  * @hono/zod-validator always calls safeParseAsync, and zod runs its compiled
  * object parsers only in a synchronous parse: a 500-op push body took ~0.6 ms
- * longer and built ~1 MB more garbage the async way (docs/performance.md).
+ * longer and built ~1 MB more garbage the async way (docs/performance-history.md).
  * Only for schemas without async checks; `schema` is a route's own instance
  * (e.g. from .meta({ id })), changed in place so the document keeps its id.
  */

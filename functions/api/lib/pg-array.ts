@@ -2,7 +2,7 @@
 // $3::jsonb[] …): a push sends its ids and ledger rows as typed arrays, which
 // Postgres parses far faster than JSON text. Built here in one pass: the
 // driver's own array serialiser runs two regular-expression replacements per
-// element (~1.5 ms of deno CPU per 500-op push, docs/performance.md).
+// element (~1.5 ms of deno CPU per 500-op push, docs/performance-history.md).
 
 const NEEDS_ESCAPE = /["\\]/;
 const ESCAPED = /["\\]/g;

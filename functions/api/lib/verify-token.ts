@@ -110,7 +110,7 @@ export const MAX_TOKEN_EXP_SECONDS = 253_402_300_799;
  * Tokens that passed every check, remembered by their exact text: a device
  * sends the same access token with every request for up to an hour, and
  * verifying its ES256 signature costs ~0.7 ms of CPU each time
- * (docs/performance.md). An entry lives at most `ttlMs` and never past the
+ * (docs/performance-history.md). An entry lives at most `ttlMs` and never past the
  * token's own `exp` (with the clock tolerance), so a key withdrawn from the
  * JWKS stops counting within a minute (the fetched JWKS itself is cached for
  * ten). Refusals are never remembered; the session is still checked in the

@@ -45,7 +45,7 @@ const PREPARED = { prepare: true } as const;
  * ''). Written so, with the scan's scope equality it is an index condition the scan STARTS at;
  * as an OR (or a row comparison that includes the scope or the grant's position) Postgres can
  * only filter with it, from the scope's first row on: every page re-read the rows before the
- * key, and paging through a big list cost O(N²) (docs/performance.md, "Issue 12").
+ * key, and paging through a big list cost O(N²) (docs/performance-history.md, "Issue 12").
  */
 const keyAfterSql = (atKey: string, collection: string, id: string) =>
   `(c.collection, c.id) > (case when ${atKey} then ${collection} else '' end, case when ${atKey} then ${id} else '${ZERO_UUID}'::uuid end)`;
@@ -404,7 +404,7 @@ const statements = perCollectionsInStep((collections) => ({ full: fullSql(collec
 // The planner estimates a scope's rows by the AVERAGE scope, so once other
 // users' small lists fill the table it prefers a bitmap scan + sort, which
 // reads every entry of the caller's (big) scope after the key on every page
-// (3.6× slower with 1,000,000 other rows, docs/performance.md): bitmap scans
+// (3.6× slower with 1,000,000 other rows, docs/performance-history.md): bitmap scans
 // off. And no parallel plan, so the page's rows come in the order pageRowsSql
 // writes them. And no JIT: the statement's estimated cost grows with the
 // tables until it passes jit_above_cost (100,000 tasks did), and then every

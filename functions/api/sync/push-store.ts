@@ -146,7 +146,7 @@ const STATE_JSON = `'{"collection":"' || s.collection || '","id":"' || s.id::tex
 // read-back and the pull print them (row-json.ts), each parsed once in the
 // function: building them as jsonb values (jsonb_build_object, to_jsonb,
 // jsonb_agg) and printing those took the backend 2.4× the CPU for a batch of
-// 500 edits (docs/performance.md, "2026-11-26 (afternoon)").
+// 500 edits (docs/performance-history.md, "2026-11-26 (afternoon)").
 // The caller's device: the batch's device_id ($4), else the one its session runs on ($5).
 const CALLERS_DEVICE = `from app_private.devices d
    where d.user_id = (select auth.uid())
@@ -176,7 +176,7 @@ const stateStatement = perCollectionsInStep((collections) => ({ text: stateSql(c
 
 // Generic plans for the push's statements: a custom plan is made again on
 // every execution with the parameters as constants, and for the push's large
-// jsonb parameters that cost ~15% of a 500-op batch (docs/performance.md).
+// jsonb parameters that cost ~15% of a 500-op batch (docs/performance-history.md).
 // A generic plan is cached for the connection's life, so it must look rows up
 // by key whatever the tables held when it was made: sequential scans are off
 // for the push's transaction (on a small table the planner scans it instead,
@@ -203,7 +203,7 @@ const APPLY_SQL = `select app_private.sync_apply($1::text::jsonb) as result`;
 // OFFSET 0), whatever the tables held when it was made. (Written as a join,
 // its cached plan scanned sync_records by collection alone and all of the
 // table's primary key per row once made on small tables, and planning it per
-// call instead cost ~1.5 ms of a 1-op push: docs/performance.md.)
+// call instead cost ~1.5 ms of a 1-op push: docs/performance-history.md.)
 // tests/integration/push-plans.test.ts checks its plan.
 export const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
@@ -230,7 +230,7 @@ export const READ_BACK_SQL = new Map(COLLECTIONS.map((c) => [
 
 // One typed array per column (unnest), not a JSON text of row objects: Postgres
 // parses a uuid[] or text[] far faster than jsonb and builds no records from
-// it (500 ledger rows: ~21% less backend CPU, docs/performance.md). $2: the
+// it (500 ledger rows: ~21% less backend CPU, docs/performance-history.md). $2: the
 // batch's one device.
 const LEDGER_SQL = `
   insert into app_private.sync_ops (user_id, op_id, device_id, collection, record_id, type, status, version, error)

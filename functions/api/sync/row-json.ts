@@ -4,7 +4,7 @@
 // The object is concatenated text, one piece per column by its type, not
 // json_build_object: that function looks up every argument's type and output
 // function again for every row (keys included), about twice the cost of this
-// (docs/performance.md). uuids, booleans, integers and json are printed by
+// (docs/performance-history.md). uuids, booleans, integers and json are printed by
 // their cast to text (valid JSON as they are; the cast is resolved once per
 // statement), every other type by to_json(), which quotes and escapes it
 // exactly as json_build_object did (text, numbers that may be NaN, dates and
@@ -22,7 +22,7 @@ import { wireTimeSql } from "./wire-time.ts";
  * function, the protocol message), each time into freshly mapped memory,
  * about half of a pull page statement's CPU. Not one row each either: that
  * costs postgres.js and the garbage collector ~5 µs per row in the function.
- * (docs/performance.md)
+ * (docs/performance-history.md)
  */
 export const RECORDS_PER_ROW = 50;
 
