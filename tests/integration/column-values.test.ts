@@ -17,13 +17,13 @@ let probe: ProbeStack;
 
 beforeAll(async () => {
   probe = await startProbeStack("colvalues", [
-    `create type public.item_priority as enum ('low', 'normal', 'high')`,
-    `create table public.items (
+    `create type public.tidesync_test_item_priority as enum ('low', 'normal', 'high')`,
+    `create table public.tidesync_test_items (
        id uuid primary key,
        list_id uuid not null references public.lists (id) on delete cascade,
-       doc jsonb, tags text[], counts integer[], priority public.item_priority, priorities public.item_priority[],
+       doc jsonb, tags text[], counts integer[], priority public.tidesync_test_item_priority, priorities public.tidesync_test_item_priority[],
        amount numeric, big bigint, ratio double precision, label text, tiny numeric(40, 20), cents numeric(10, 2)[], hundreds numeric(5, -2))`,
-    ...syncedLikeTasks("items", COLUMNS),
+    ...syncedLikeTasks("tidesync_test_items", COLUMNS),
   ]);
 });
 
@@ -41,11 +41,11 @@ async function pushOps(user: ProbeUser, ops: unknown[]): Promise<ApiResponse> {
 }
 
 /** An item in the user's personal list. */
-const item = (user: ProbeUser, data: Record<string, unknown>) => upsert("items", randomUUID(), { list_id: user.userId, ...data });
+const item = (user: ProbeUser, data: Record<string, unknown>) => upsert("tidesync_test_items", randomUUID(), { list_id: user.userId, ...data });
 
 /** The stored row's columns as Postgres prints them. */
 async function stored(id: string): Promise<Record<string, string | null> | undefined> {
-  const [row] = await probe.admin.unsafe(`select doc::text, tags::text, counts::text, priority::text, amount::text, big::text, ratio::text from public.items where id = $1`, [id]);
+  const [row] = await probe.admin.unsafe(`select doc::text, tags::text, counts::text, priority::text, amount::text, big::text, ratio::text from public.tidesync_test_items where id = $1`, [id]);
   return row as Record<string, string | null> | undefined;
 }
 
@@ -82,7 +82,7 @@ describe("json/jsonb, array and enum values the database cannot store", () => {
     const limit = randomUUID();
     const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth);
     const op = (id: string, doc: string) =>
-      `{"op_id":"${randomUUID()}","collection":"items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}","doc":${doc}}}`;
+      `{"op_id":"${randomUUID()}","collection":"tidesync_test_items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}","doc":${doc}}}`;
     const text = `{"ops":[${op(deep, nested(3000))},${op(limit, nested(MAX_JSON_DEPTH))}]}`;
     expect(text.length).toBeLessThan(7 * 1024);
     const response = await pushText(user, text);
@@ -134,10 +134,10 @@ describe("enum columns", () => {
   it("GET /v1/meta publishes an enum column's values (enum_values, in the enum's order, also for an array of it), read by npm run generate from pg_enum", async () => {
     const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
     expect(meta.status).toBe(200);
-    expect(meta.body.collection_schemas.items.fields.priority).toMatchObject({ type: "item_priority", enum_values: ["low", "normal", "high"] });
-    expect(meta.body.collection_schemas.items.fields.priorities).toMatchObject({ type: "item_priority[]", enum_values: ["low", "normal", "high"] });
-    expect(meta.body.collection_schemas.items.fields.label).not.toHaveProperty("enum_values");
-    expect(probe.collections.find((c) => c.name === "items")!.fields.find((f) => f.name === "priority")!.enum_values).toEqual(["low", "normal", "high"]);
+    expect(meta.body.collection_schemas.tidesync_test_items.fields.priority).toMatchObject({ type: "tidesync_test_item_priority", enum_values: ["low", "normal", "high"] });
+    expect(meta.body.collection_schemas.tidesync_test_items.fields.priorities).toMatchObject({ type: "tidesync_test_item_priority[]", enum_values: ["low", "normal", "high"] });
+    expect(meta.body.collection_schemas.tidesync_test_items.fields.label).not.toHaveProperty("enum_values");
+    expect(probe.collections.find((c) => c.name === "tidesync_test_items")!.fields.find((f) => f.name === "priority")!.enum_values).toEqual(["low", "normal", "high"]);
   });
 
   it("a value that is not one of them rejects that op with invalid_value on the field, naming the values; one of them is stored", async () => {
@@ -170,7 +170,7 @@ describe("bigint columns", () => {
 describe("numbers a double cannot hold", () => {
   /** One op's JSON text, its data given as JSON text (for numbers JSON.stringify cannot write). */
   const opText = (user: ProbeUser, id: string, data: string) =>
-    `{"op_id":"${randomUUID()}","collection":"items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}",${data}}}`;
+    `{"op_id":"${randomUUID()}","collection":"tidesync_test_items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}",${data}}}`;
 
   it("in a jsonb document, a numeric, bigint or integer[] column: that op is rejected (not_exact, at the number), not stored as another number; the rest of the batch applies", async () => {
     const user = await probe.newUser();
@@ -227,7 +227,7 @@ describe("numbers a double cannot hold", () => {
       ["applied", undefined],
     ]);
     expect(results[0].error!.details[0].message).toBe("has more than 20 digits after the decimal point: a numeric(40,20) would store it rounded");
-    const rows = await probe.admin.unsafe(`select id, tiny::text, cents::text, hundreds::text, amount::text from public.items where id = any($1::uuid[]) order by tiny nulls last`, [ids]);
+    const rows = await probe.admin.unsafe(`select id, tiny::text, cents::text, hundreds::text, amount::text from public.tidesync_test_items where id = any($1::uuid[]) order by tiny nulls last`, [ids]);
     expect(rows.map((r) => [r.id, r.tiny, r.cents, r.hundreds, r.amount])).toEqual([
       [ids[4], "0.00000000000000000001", "{1.50,NULL}", "-12000", null],
       [ids[5], "0.10000000000000000000", null, "0", null],
@@ -259,7 +259,7 @@ describe("numbers a double cannot hold, written by SQL", () => {
 
   async function pulledText(user: ProbeUser, id: string): Promise<string> {
     await settled();
-    const response = await call("/v1/sync/changes?collections=items", { token: user.token, baseUrl: probe.apiUrl });
+    const response = await call("/v1/sync/changes?collections=tidesync_test_items", { token: user.token, baseUrl: probe.apiUrl });
     expect(response.status, response.text).toBe(200);
     return recordText(response.text, id);
   }
@@ -268,7 +268,7 @@ describe("numbers a double cannot hold, written by SQL", () => {
     const user = await probe.newUser();
     const id = randomUUID();
     await probe.admin.unsafe(
-      `insert into public.items (id, list_id, big, amount, doc) values ($1, $2, 9007199254740993, 123456789012345678901234567890.123456789,
+      `insert into public.tidesync_test_items (id, list_id, big, amount, doc) values ($1, $2, 9007199254740993, 123456789012345678901234567890.123456789,
          '{"n": 123456789012345678901234567890.123456789, "k": 12345678901234567, "f": 0.1}')`,
       [id, user.userId],
     );
@@ -278,7 +278,7 @@ describe("numbers a double cannot hold, written by SQL", () => {
     const version = Number(/"version":(\d+)/.exec(before)![1]);
 
     // applied: the answer is the record read back after the write.
-    const applied = await pushOps(user, [upsert("items", id, { label: "touched" }, version)]);
+    const applied = await pushOps(user, [upsert("tidesync_test_items", id, { label: "touched" }, version)]);
     expect(applied.status, applied.text).toBe(200);
     expect(applied.body.results[0].status).toBe("applied");
     const afterPush = await pulledText(user, id);
@@ -286,8 +286,8 @@ describe("numbers a double cannot hold, written by SQL", () => {
     expect(afterPush).toContain('"doc":{"f":0.1,"k":12345678901234567,"n":123456789012345678901234567890.123456789}');
 
     // conflict: another writer (SQL) changed big since the op's base; the answer is the record as the batch read it.
-    await probe.admin.unsafe(`update public.items set big = 9007199254740995 where id = $1`, [id]);
-    const conflict = await pushOps(user, [upsert("items", id, { big: 5 }, version)]);
+    await probe.admin.unsafe(`update public.tidesync_test_items set big = 9007199254740995 where id = $1`, [id]);
+    const conflict = await pushOps(user, [upsert("tidesync_test_items", id, { big: 5 }, version)]);
     expect(conflict.body.results[0]).toMatchObject({ status: "conflict", conflicting_fields: ["big"] });
     const current = await pulledText(user, id);
     expect(current).toContain('"big":9007199254740995');
@@ -295,7 +295,7 @@ describe("numbers a double cannot hold, written by SQL", () => {
 
     // rejected: the record as it stands, with the op's own inexact number refused.
     const currentVersion = Number(/"version":(\d+)/.exec(current)![1]);
-    const rejected = await pushText(user, `{"ops":[{"op_id":"${randomUUID()}","collection":"items","record_id":"${id}","type":"upsert","base_version":${currentVersion},"data":{"amount":0.10000000000000001}}]}`);
+    const rejected = await pushText(user, `{"ops":[{"op_id":"${randomUUID()}","collection":"tidesync_test_items","record_id":"${id}","type":"upsert","base_version":${currentVersion},"data":{"amount":0.10000000000000001}}]}`);
     expect(rejected.body.results[0]).toMatchObject({ status: "rejected", error: { details: [{ field: "/ops/0/data/amount", code: "not_exact" }] } });
     expect(recordText(rejected.text, id)).toBe(current);
   });

@@ -19,20 +19,20 @@ import { readSyncCollections } from "../../scripts/generate/sync-collections.ts"
 import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 
 const APP_TABLES = [
-  `create table public.export_gadgets (
+  `create table public.tidesync_test_export_gadgets (
      id uuid primary key default gen_random_uuid(),
      list_id uuid not null references public.lists (id) on delete cascade,
      label text not null,
      created_by uuid default auth.uid() references auth.users (id) on delete set null)`,
-  `create table public.export_notes (
+  `create table public.tidesync_test_export_notes (
      id uuid primary key default gen_random_uuid(),
      list_id uuid not null references public.lists (id) on delete cascade,
      body text not null)`,
-  ...["export_gadgets", "export_notes"].flatMap((table) => [
+  ...["tidesync_test_export_gadgets", "tidesync_test_export_notes"].flatMap((table) => [
     `alter table public.${table} enable row level security`,
     `revoke all on public.${table} from public, anon, authenticated, service_role`,
     `grant select, delete on public.${table} to authenticated`,
-    `grant insert (id, list_id, ${table === "export_gadgets" ? "label" : "body"}) on public.${table} to authenticated`,
+    `grant insert (id, list_id, ${table === "tidesync_test_export_gadgets" ? "label" : "body"}) on public.${table} to authenticated`,
     `create policy "Members can read the ${table} of their lists" on public.${table} for select to authenticated
        using (list_id in (select unnest(app_private.my_list_ids('viewer'))))`,
     `create policy "Editors can add ${table} to their lists" on public.${table} for insert to authenticated
@@ -74,8 +74,8 @@ describe("the data export of an app's own synced tables", () => {
     await adminSql.begin(async (sql) => {
       const tx = sql as unknown as Tx;
       for (const statement of APP_TABLES) await tx.unsafe(statement);
-      const generated = (await readSyncCollections(sql as unknown as postgres.Sql)).filter((c) => c.name.startsWith("export_"));
-      expect(generated.map((c) => [c.name, c.owner_column])).toEqual([["export_gadgets", "created_by"], ["export_notes", null]]);
+      const generated = (await readSyncCollections(sql as unknown as postgres.Sql)).filter((c) => c.name.startsWith("tidesync_test_export_"));
+      expect(generated.map((c) => [c.name, c.owner_column])).toEqual([["tidesync_test_export_gadgets", "created_by"], ["tidesync_test_export_notes", null]]);
       const collections = [...SYNC_COLLECTIONS, ...generated];
 
       // Alice's list, shared with Bob as editor; both write in it, Alice in her personal list too.
@@ -84,25 +84,25 @@ describe("the data export of an app's own synced tables", () => {
       await asUser(tx, null);
       await tx`insert into public.list_members (list_id, user_id, role) values (${shared}, ${bob.userId}, 'editor')`;
       await asUser(tx, alice);
-      await tx`insert into public.export_gadgets (id, list_id, label) values (${aliceGadget}, ${shared}, 'alice'), (${alicePersonalGadget}, ${alice.userId}, 'mine')`;
-      await tx`insert into public.export_notes (id, list_id, body) values (${aliceNote}, ${shared}, 'alice')`;
+      await tx`insert into public.tidesync_test_export_gadgets (id, list_id, label) values (${aliceGadget}, ${shared}, 'alice'), (${alicePersonalGadget}, ${alice.userId}, 'mine')`;
+      await tx`insert into public.tidesync_test_export_notes (id, list_id, body) values (${aliceNote}, ${shared}, 'alice')`;
       await asUser(tx, bob);
-      await tx`insert into public.export_gadgets (id, list_id, label) values (${bobGadget}, ${shared}, 'bob')`;
-      await tx`insert into public.export_notes (id, list_id, body) values (${bobNote}, ${shared}, 'bob')`;
+      await tx`insert into public.tidesync_test_export_gadgets (id, list_id, label) values (${bobGadget}, ${shared}, 'bob')`;
+      await tx`insert into public.tidesync_test_export_notes (id, list_id, body) values (${bobNote}, ${shared}, 'bob')`;
       await asUser(tx, null);
-      await tx`insert into public.export_notes (id, list_id, body) values (${adminNote}, ${shared}, 'written by an admin: nobody''s')`;
+      await tx`insert into public.tidesync_test_export_notes (id, list_id, body) values (${adminNote}, ${shared}, 'written by an admin: nobody''s')`;
 
       const ofAlice = await exportAs(tx, alice, collections);
       expect(ofAlice.complete).toBe(true);
       expect(Object.keys(ofAlice.synced)).toEqual(collections.map((c) => c.name));
-      expect(ids(ofAlice.synced.export_gadgets)).toEqual([aliceGadget, alicePersonalGadget].sort());
-      expect(ids(ofAlice.synced.export_notes)).toEqual([aliceNote]);
-      expect(ofAlice.synced.export_notes?.[0]).toMatchObject({ id: aliceNote, list_id: shared, body: "alice" });
+      expect(ids(ofAlice.synced.tidesync_test_export_gadgets)).toEqual([aliceGadget, alicePersonalGadget].sort());
+      expect(ids(ofAlice.synced.tidesync_test_export_notes)).toEqual([aliceNote]);
+      expect(ofAlice.synced.tidesync_test_export_notes?.[0]).toMatchObject({ id: aliceNote, list_id: shared, body: "alice" });
       expect(ids(ofAlice.synced.lists)).toContain(shared);
 
       const ofBob = await exportAs(tx, bob, collections);
-      expect(ids(ofBob.synced.export_gadgets)).toEqual([bobGadget]);
-      expect(ids(ofBob.synced.export_notes)).toEqual([bobNote]);
+      expect(ids(ofBob.synced.tidesync_test_export_gadgets)).toEqual([bobGadget]);
+      expect(ids(ofBob.synced.tidesync_test_export_notes)).toEqual([bobNote]);
       expect(ids(ofBob.synced.lists)).not.toContain(shared);
       checked = true;
       throw rollback;

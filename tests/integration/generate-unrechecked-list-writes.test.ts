@@ -11,19 +11,19 @@ import { refuseUnrecheckedListWrites } from "../../scripts/generate/sync-collect
 import { adminSql } from "../support/harness.ts";
 
 const recheck = (event: "insert" | "update" | "delete", rows: string) =>
-  `create trigger writer_role_rechecked_on_${event} after ${event} on public.rcgen_notes referencing ${rows}
+  `create trigger writer_role_rechecked_on_${event} after ${event} on public.tidesync_test_rcgen_notes referencing ${rows}
      for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id')`;
 
-/** The generator's check after `statements` on a new synced table public.rcgen_notes (all rolled back). */
+/** The generator's check after `statements` on a new synced table public.tidesync_test_rcgen_notes (all rolled back). */
 async function checkWith(statements: string[]): Promise<void> {
   const rollback = new Error("rolled back on purpose");
   await adminSql.begin(async (tx) => {
-    await tx.unsafe(`create table public.rcgen_notes (id uuid primary key default gen_random_uuid(),
+    await tx.unsafe(`create table public.tidesync_test_rcgen_notes (id uuid primary key default gen_random_uuid(),
                        list_id uuid not null references public.lists (id) on delete cascade, body text not null)`);
-    await tx.unsafe(`alter table public.rcgen_notes enable row level security`);
-    await tx.unsafe(`grant select, delete, insert (id, list_id, body), update (id, list_id, body) on public.rcgen_notes to authenticated`);
+    await tx.unsafe(`alter table public.tidesync_test_rcgen_notes enable row level security`);
+    await tx.unsafe(`grant select, delete, insert (id, list_id, body), update (id, list_id, body) on public.tidesync_test_rcgen_notes to authenticated`);
     for (const statement of statements) await tx.unsafe(statement);
-    await tx.unsafe(`select app_private.enable_sync('public.rcgen_notes', 'list_id')`);
+    await tx.unsafe(`select app_private.enable_sync('public.tidesync_test_rcgen_notes', 'list_id')`);
     await refuseUnrecheckedListWrites(tx as unknown as postgres.Sql);
     throw rollback;
   }).catch((error) => {
@@ -35,10 +35,10 @@ describe("npm run generate and a list-scoped table's recheck triggers", () => {
   it("refuses the table without them, naming it, the triggers and the statements to add", async () => {
     const refusal = checkWith([]);
     await expect(refusal).rejects.toThrow(
-      /public\.rcgen_notes: its writes into a list are not judged again .*\(missing: writer_role_rechecked_on_insert, writer_role_rechecked_on_update, writer_role_rechecked_on_delete\).*still writes into it/s,
+      /public\.tidesync_test_rcgen_notes: its writes into a list are not judged again .*\(missing: writer_role_rechecked_on_insert, writer_role_rechecked_on_update, writer_role_rechecked_on_delete\).*still writes into it/s,
     );
     await expect(refusal).rejects.toThrow(
-      "  create or replace trigger writer_role_rechecked_on_update after update on public.rcgen_notes referencing old table as old_rows new table as new_rows\n" +
+      "  create or replace trigger writer_role_rechecked_on_update after update on public.tidesync_test_rcgen_notes referencing old table as old_rows new table as new_rows\n" +
         "    for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');",
     );
   });

@@ -19,17 +19,17 @@ describe("npm start and a synced table npm run generate has not seen", () => {
       prepare: async (database) => {
         const sql = postgres(database.adminDbUrl, { max: 1, onnotice: () => {} });
         try {
-          await sql.unsafe(`create table public.forgotten_notes (id uuid primary key default gen_random_uuid(),
+          await sql.unsafe(`create table public.tidesync_test_forgotten_notes (id uuid primary key default gen_random_uuid(),
                               list_id uuid not null references public.lists (id) on delete cascade, body text not null)`);
-          await sql.unsafe(`alter table public.forgotten_notes enable row level security`);
-          await sql.unsafe(`select app_private.enable_sync('public.forgotten_notes', 'list_id')`);
+          await sql.unsafe(`alter table public.tidesync_test_forgotten_notes enable row level security`);
+          await sql.unsafe(`select app_private.enable_sync('public.tidesync_test_forgotten_notes', 'list_id')`);
         } finally {
           await sql.end();
         }
       },
     });
     expect(started.output).toMatch(/WARNING: the database's synced tables differ from functions\/_shared\/sync-collections\.generated\.ts/);
-    expect(started.output).toMatch(/- public\.forgotten_notes \(collection forgotten_notes\) is synced by the database but not by the function/);
+    expect(started.output).toMatch(/- public\.tidesync_test_forgotten_notes \(collection tidesync_test_forgotten_notes\) is synced by the database but not by the function/);
     expect(started.output).toMatch(/Run `npm run generate`, then restart npm start\./);
     // Nothing else differs: the sample's tables are as generated.
     expect(started.output.match(/^ {2}- /gm)).toHaveLength(1);

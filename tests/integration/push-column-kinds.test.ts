@@ -21,27 +21,27 @@ let probe: ProbeStack;
 
 beforeAll(async () => {
   probe = await startProbeStack("colkinds", [
-    `create domain public.kinds_nonblank as text not null check (value <> '')`,
-    `create domain public.kinds_email as text constraint kinds_email_check check (value ~ '^[^@]+@[^@]+$')`,
-    `create type public.kinds_mood as enum ('happy', 'sad')`,
-    `create domain public.kinds_instant as timestamptz`,
+    `create domain public.tidesync_test_kinds_nonblank as text not null check (value <> '')`,
+    `create domain public.tidesync_test_kinds_email as text constraint kinds_email_check check (value ~ '^[^@]+@[^@]+$')`,
+    `create type public.tidesync_test_kinds_mood as enum ('happy', 'sad')`,
+    `create domain public.tidesync_test_kinds_instant as timestamptz`,
     `create extension if not exists citext with schema extensions`,
     `create extension if not exists ltree with schema extensions`,
-    `create type public.kinds_pair as (a text, b integer)`,
-    `create table public.kinds (
+    `create type public.tidesync_test_kinds_pair as (a text, b integer)`,
+    `create table public.tidesync_test_kinds (
        id uuid primary key,
        list_id uuid not null references public.lists (id) on delete cascade,
-       label public.kinds_nonblank default 'unnamed',
-       note text, amount numeric(10, 2), day date, ratio real, mood public.kinds_mood, tags text[], at timestamp,
-       email public.kinds_email, initials char(4), blob bytea, span interval, clock time, due public.kinds_instant,
+       label public.tidesync_test_kinds_nonblank default 'unnamed',
+       note text, amount numeric(10, 2), day date, ratio real, mood public.tidesync_test_kinds_mood, tags text[], at timestamp,
+       email public.tidesync_test_kinds_email, initials char(4), blob bytea, span interval, clock time, due public.tidesync_test_kinds_instant,
        doubled integer generated always as (char_length(note) * 2) stored,
        seq bigint generated always as identity,
        code text not null,
        tag extensions.citext, tags_ci extensions.citext[], path extensions.ltree, addr inet, stretch int4range, flags bit(3), price money,
-       handle name, pair public.kinds_pair)`,
+       handle name, pair public.tidesync_test_kinds_pair)`,
     // A trigger whose lookup finds nothing for some rows: `select … into strict` raises no_data_found (P0002);
     // it fills code, NOT NULL without a default, unless the note asks it not to.
-    `create function public.kinds_look_up() returns trigger language plpgsql set search_path = '' as $f$
+    `create function public.tidesync_test_kinds_look_up() returns trigger language plpgsql set search_path = '' as $f$
      declare
        found_id uuid;
      begin
@@ -53,8 +53,8 @@ beforeAll(async () => {
        end if;
        return new;
      end $f$`,
-    `create trigger kinds_look_up before insert or update on public.kinds for each row execute function public.kinds_look_up()`,
-    ...syncedLikeTasks("kinds", COLUMNS),
+    `create trigger tidesync_test_kinds_look_up before insert or update on public.tidesync_test_kinds for each row execute function public.tidesync_test_kinds_look_up()`,
+    ...syncedLikeTasks("tidesync_test_kinds", COLUMNS),
   ]);
 });
 
@@ -67,7 +67,7 @@ async function pushOps(user: ProbeUser, ops: unknown[]): Promise<ApiResponse> {
 }
 
 /** A new row in the user's personal list. */
-const create = (user: ProbeUser, data: Record<string, unknown>) => upsert("kinds", randomUUID(), { list_id: user.userId, ...data });
+const create = (user: ProbeUser, data: Record<string, unknown>) => upsert("tidesync_test_kinds", randomUUID(), { list_id: user.userId, ...data });
 
 interface Result {
   status: string;
@@ -84,17 +84,17 @@ describe("a synced table's own column kinds, through the real function", () => {
     expect(created.body.results[0]).toMatchObject({ status: "applied", record: { data: { label: "unnamed", note: "first" } } });
     const version = created.body.results[0].record.version as number;
 
-    const edited = await pushOps(user, [upsert("kinds", row.record_id, { note: "edited" }, version)]);
+    const edited = await pushOps(user, [upsert("tidesync_test_kinds", row.record_id, { note: "edited" }, version)]);
     expect(edited.body.results[0]).toMatchObject({ status: "applied", record: { data: { label: "unnamed", note: "edited" } } });
 
     const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
-    expect(meta.body.collection_schemas.kinds.fields.label).toMatchObject({ nullable: false, has_default: true });
+    expect(meta.body.collection_schemas.tidesync_test_kinds.fields.label).toMatchObject({ nullable: false, has_default: true });
   });
 
   it("a generated or identity-always column, granted or not, is published read-only; writing it rejects that op (read_only), not the batch", async () => {
     const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
     for (const name of ["doubled", "seq"]) {
-      expect(meta.body.collection_schemas.kinds.fields[name], name).toMatchObject({ insertable: false, updatable: false });
+      expect(meta.body.collection_schemas.tidesync_test_kinds.fields[name], name).toMatchObject({ insertable: false, updatable: false });
     }
     const user = await probe.newUser();
     const response = await pushOps(user, [create(user, { note: "abc", doubled: 1 }), create(user, { seq: 5 }), create(user, { note: "abc" })]);
@@ -144,7 +144,7 @@ describe("a synced table's own column kinds, through the real function", () => {
 
   it("a NOT NULL column a BEFORE INSERT trigger fills: a create may leave it out; left null, that op is rejected required on it", async () => {
     const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
-    expect(meta.body.collection_schemas.kinds.fields.code).toMatchObject({ nullable: false, has_default: false, filled_by_trigger: true });
+    expect(meta.body.collection_schemas.tidesync_test_kinds.fields.code).toMatchObject({ nullable: false, has_default: false, filled_by_trigger: true });
     const user = await probe.newUser();
     const filled = create(user, { note: "no code" });
     const response = await pushOps(user, [filled, create(user, { note: "leave code null" }), create(user, { code: "mine" })]);
@@ -157,8 +157,8 @@ describe("a synced table's own column kinds, through the real function", () => {
 
   it("a value its column would store as another one (a number as char(n), bytea or interval text, an offset or \"now\" in a timestamp) rejects that op; a domain is checked as its base type (/v1/meta: base_type)", async () => {
     const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
-    expect(meta.body.collection_schemas.kinds.fields.due).toMatchObject({ type: "kinds_instant", base_type: "timestamp with time zone" });
-    expect(meta.body.collection_schemas.kinds.fields.email).toMatchObject({ type: "kinds_email", base_type: "text" });
+    expect(meta.body.collection_schemas.tidesync_test_kinds.fields.due).toMatchObject({ type: "tidesync_test_kinds_instant", base_type: "timestamp with time zone" });
+    expect(meta.body.collection_schemas.tidesync_test_kinds.fields.email).toMatchObject({ type: "tidesync_test_kinds_email", base_type: "text" });
     const user = await probe.newUser();
     const cases: [Record<string, unknown>, string][] = [
       [{ initials: 12 }, "invalid_type"], // was stored as "12  "
@@ -186,11 +186,11 @@ describe("a synced table's own column kinds, through the real function", () => {
 
   it("a type with no schema of its own (citext, ltree, inet, a range, bit, money, name) takes a string, as a pull lists it; a composite an object; a value of another kind rejects that op (invalid_type), never stored as its text (/v1/meta: category)", async () => {
     const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
-    const fields = meta.body.collection_schemas.kinds.fields;
+    const fields = meta.body.collection_schemas.tidesync_test_kinds.fields;
     expect(fields.tag).toMatchObject({ type: "extensions.citext", category: "S" });
     expect(fields.tags_ci).toMatchObject({ type: "extensions.citext[]", category: "S" });
     expect(fields.path).toMatchObject({ category: "U" });
-    expect(fields.pair).toMatchObject({ type: "kinds_pair", category: "C" });
+    expect(fields.pair).toMatchObject({ type: "tidesync_test_kinds_pair", category: "C" });
     expect(fields.email).toMatchObject({ base_type: "text", category: "S" });
     const user = await probe.newUser();
     const cases: [Record<string, unknown>, string, string][] = [
@@ -219,7 +219,7 @@ describe("a synced table's own column kinds, through the real function", () => {
       status: "applied",
       record: { data: { tag: "Ab", tags_ci: ["a", null], path: "a.b", addr: "10.0.0.1", stretch: "[1,3)", flags: "101", price: "$12.00", handle: "é".repeat(31), pair: { a: "x", b: 1 } } },
     });
-    const [{ count }] = await probe.admin`select count(*)::int as count from public.kinds where list_id = ${user.userId}`;
+    const [{ count }] = await probe.admin`select count(*)::int as count from public.tidesync_test_kinds where list_id = ${user.userId}`;
     expect(count).toBe(1);
   });
 });

@@ -75,8 +75,8 @@ describe("POST /v1/sync/batch: a delete of a record the batch created, which the
   beforeAll(async () => {
     // Editors add entries and never delete them (no DELETE policy).
     probe = await startProbeStack("never_stored", [
-      `create table public.entries (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text)`,
-      ...syncedLikeTasks("entries", ["body"]).filter((s) => !s.includes("can delete")),
+      `create table public.tidesync_test_entries (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text)`,
+      ...syncedLikeTasks("tidesync_test_entries", ["body"]).filter((s) => !s.includes("can delete")),
     ]);
   }, 120_000);
   afterAll(async () => {
@@ -91,17 +91,17 @@ describe("POST /v1/sync/batch: a delete of a record the batch created, which the
       return response.body.results as SyncOpResult[];
     };
     const apart = randomUUID();
-    const created = await pushOps([upsert("entries", apart, { list_id: user.userId, body: "x" })]);
-    const deleted = await pushOps([remove("entries", apart, created[0].record!.version)]);
+    const created = await pushOps([upsert("tidesync_test_entries", apart, { list_id: user.userId, body: "x" })]);
+    const deleted = await pushOps([remove("tidesync_test_entries", apart, created[0].record!.version)]);
     expect([...created, ...deleted].map(brief)).toEqual([["applied", undefined, apart], ["rejected", "FORBIDDEN", apart]]);
 
     const id = randomUUID();
     // (Before: both applied, without a record, and nothing stored.)
-    const results = await pushOps([upsert("entries", id, { list_id: user.userId, body: "x" }), remove("entries", id, null)]);
+    const results = await pushOps([upsert("tidesync_test_entries", id, { list_id: user.userId, body: "x" }), remove("tidesync_test_entries", id, null)]);
     expect(results.map(brief)).toEqual([["applied", undefined, id], ["rejected", "FORBIDDEN", id]]);
     expect(results[1].error).toEqual(deleted[0].error);
     expect(results[0].record).toEqual(results[1].record);
-    const [row] = await probe.admin`select count(*)::int as c from public.entries where id = ${id}`;
+    const [row] = await probe.admin`select count(*)::int as c from public.tidesync_test_entries where id = ${id}`;
     expect(row.c).toBe(1);
   }, 60_000);
 });

@@ -22,29 +22,29 @@ import { remove, settled, upsert } from "../support/shared-lists.ts";
 let probe: ProbeStack;
 const editor = `list_id in (select unnest(app_private.my_list_ids('editor')))`;
 const member = `list_id in (select unnest(app_private.my_list_ids('viewer')))`;
-const taskOfTheList = `(ref_task is null or exists (select 1 from public.tasks t where t.id = comments.ref_task and t.list_id = comments.list_id))`;
+const taskOfTheList = `(ref_task is null or exists (select 1 from public.tasks t where t.id = tidesync_test_comments.ref_task and t.list_id = tidesync_test_comments.list_id))`;
 const recheck = (event: "insert" | "update") =>
-  `create trigger writer_role_rechecked_on_${event} after ${event} on public.comments referencing new table as new_rows
+  `create trigger writer_role_rechecked_on_${event} after ${event} on public.tidesync_test_comments referencing new table as new_rows
      for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id')`;
 
 beforeAll(async () => {
   probe = await startProbeStack("referential_actions", [
     `alter table public.tasks add column parent_id uuid references public.tasks (id) on delete set null`,
-    `create index tasks_parent_id_idx on public.tasks (parent_id)`,
+    `create index tidesync_test_tasks_parent_id_idx on public.tasks (parent_id)`,
     `grant insert (parent_id), update (parent_id) on public.tasks to authenticated`,
-    `create table public.comments (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
+    `create table public.tidesync_test_comments (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
        body text not null, ref_task uuid references public.tasks (id) on delete set null)`,
-    `create index comments_ref_task_idx on public.comments (ref_task)`,
-    `alter table public.comments enable row level security`,
-    `create policy "Members can read the comments of their lists" on public.comments for select to authenticated using (${member})`,
-    `create policy "Editors can add comments" on public.comments for insert to authenticated with check (${editor} and ${taskOfTheList})`,
-    `create policy "Editors can change comments" on public.comments for update to authenticated using (${editor}) with check (${editor} and ${taskOfTheList})`,
-    `create policy "Editors can delete comments" on public.comments for delete to authenticated using (${editor})`,
-    `grant select, delete on public.comments to authenticated`,
-    `grant insert (id, list_id, body, ref_task), update (id, list_id, body, ref_task) on public.comments to authenticated`,
+    `create index tidesync_test_comments_ref_task_idx on public.tidesync_test_comments (ref_task)`,
+    `alter table public.tidesync_test_comments enable row level security`,
+    `create policy "Members can read the comments of their lists" on public.tidesync_test_comments for select to authenticated using (${member})`,
+    `create policy "Editors can add comments" on public.tidesync_test_comments for insert to authenticated with check (${editor} and ${taskOfTheList})`,
+    `create policy "Editors can change comments" on public.tidesync_test_comments for update to authenticated using (${editor}) with check (${editor} and ${taskOfTheList})`,
+    `create policy "Editors can delete comments" on public.tidesync_test_comments for delete to authenticated using (${editor})`,
+    `grant select, delete on public.tidesync_test_comments to authenticated`,
+    `grant insert (id, list_id, body, ref_task), update (id, list_id, body, ref_task) on public.tidesync_test_comments to authenticated`,
     recheck("insert"),
     recheck("update"),
-    `select app_private.enable_sync('public.comments', 'list_id')`,
+    `select app_private.enable_sync('public.tidesync_test_comments', 'list_id')`,
   ]);
 }, 120_000);
 
@@ -101,7 +101,7 @@ describe("a foreign key's action is not the user's write", () => {
     // Bob's tasks in Alice's list A; her comments there point at them (same list: the guard allows it).
     expect(await push(bob, [upsert("lists", listB, { title: "B" }), upsert("lists", listC, { title: "C" }),
       ...[t1, t2, t3].map((t) => upsert("tasks", t, { list_id: listA, title: "Bob's" }))])).toMatchObject(applied(5));
-    expect(await push(alice, [[c1, t1], [c2, t2], [c3, t3]].map(([c, t]) => upsert("comments", c, { list_id: listA, body: "about it", ref_task: t }))))
+    expect(await push(alice, [[c1, t1], [c2, t2], [c3, t3]].map(([c, t]) => upsert("tidesync_test_comments", c, { list_id: listA, body: "about it", ref_task: t }))))
       .toMatchObject(applied(3));
     // Bob moves them into his lists B and C (the comments keep their references); Alice removes him from A.
     let bobs = await pull(bob);

@@ -17,20 +17,20 @@ const COLUMNS = `
   t_uuid uuid, t_bool boolean, t_int2 smallint, t_int4 integer, t_int8 bigint,
   t_numeric numeric, t_money numeric(10, 2), t_real real, t_double double precision,
   t_date date, t_timestamp timestamp, t_timestamptz timestamptz, t_time time, t_interval interval,
-  t_json json, t_jsonb jsonb, t_text_array text[], t_int_array integer[], t_mood rowjson_mood, t_domain rowjson_short_text,
+  t_json json, t_jsonb jsonb, t_text_array text[], t_int_array integer[], t_mood tidesync_test_rowjson_mood, t_domain tidesync_test_rowjson_short_text,
   t_bytea bytea, t_inet inet`;
 
 // Every column null, then the awkward values of each type.
 const ROWS = `
-  insert into public.rowjson_probe (id, list_id) values ('d1000000-0000-4000-8000-000000000001', $1);
-  insert into public.rowjson_probe values ('d1000000-0000-4000-8000-000000000002', $1,
+  insert into public.tidesync_test_rowjson_probe (id, list_id) values ('d1000000-0000-4000-8000-000000000001', $1);
+  insert into public.tidesync_test_rowjson_probe values ('d1000000-0000-4000-8000-000000000002', $1,
     e'quote " backslash \\\\ newline \\n tab \\t bell \\u0007 crab 🦀 line-sep \\u2028', 'ASCII', 'ab', 'odd',
     'D1000000-0000-4000-8000-00000000000A', true, -32768, 2147483647, 9223372036854775807,
     'NaN', 12345678.90, 'Infinity', '-Infinity',
     'infinity', '2026-11-26 01:02:03.456789', '2026-11-26 01:02:03.456789+05:30', '23:59:59.999999', '1 year 2 mons 3 days 04:05:06',
     '{"a": [1, 2.50, "x"], "b": null}', '{"b": null, "a": [1, 2.50, "x"]}', array['a"b', null, 'c\\d'], array[1, null, 3], 'happy', 'short',
     '\\x00ff', '192.168.0.1/24');
-  insert into public.rowjson_probe values ('d1000000-0000-4000-8000-000000000003', $1,
+  insert into public.tidesync_test_rowjson_probe values ('d1000000-0000-4000-8000-000000000003', $1,
     '', '', '', '', '00000000-0000-0000-0000-000000000000', false, 0, 0, 0,
     '-0.000001', -0.01, '-0', '1e-320',
     '-infinity', '0001-01-01 00:00:00 BC', '-infinity', '00:00', '-1 day',
@@ -45,12 +45,12 @@ interface Compared {
 
 /** Each probe row printed by rowJsonSql, and whether it equals Postgres' own JSON of the row (without id). */
 async function printProbeRows(tx: postgres.TransactionSql): Promise<Compared[]> {
-  const probe = (await readSyncCollections(tx as unknown as postgres.Sql)).find((c) => c.name === "rowjson_probe");
+  const probe = (await readSyncCollections(tx as unknown as postgres.Sql)).find((c) => c.name === "tidesync_test_rowjson_probe");
   if (!probe) throw new Error("the probe table is not synced");
   return await tx.unsafe<Compared[]>(`
     select t.id::text as id, ${rowJsonSql(probe, "t")} as printed,
            (${rowJsonSql(probe, "t")})::jsonb = (row_to_json(t)::jsonb - 'id') as same
-      from public.rowjson_probe t order by t.id`);
+      from public.tidesync_test_rowjson_probe t order by t.id`);
 }
 
 describe("row-json: a synced row's data as the wire prints it", () => {
@@ -60,11 +60,11 @@ describe("row-json: a synced row's data as the wire prints it", () => {
     let compared: Compared[] = [];
     await adminSql.begin(async (tx) => {
       await tx.unsafe(`set local timezone = 'UTC'`); // as the function's connections print times
-      await tx.unsafe(`create type public.rowjson_mood as enum ('happy', 'sad')`);
-      await tx.unsafe(`create domain public.rowjson_short_text as text check (char_length(value) <= 10)`);
-      await tx.unsafe(`create table public.rowjson_probe (id uuid primary key, list_id uuid not null references public.lists (id), ${COLUMNS})`);
-      await tx.unsafe(`alter table public.rowjson_probe enable row level security`);
-      await tx.unsafe(`select app_private.enable_sync('public.rowjson_probe', 'list_id')`);
+      await tx.unsafe(`create type public.tidesync_test_rowjson_mood as enum ('happy', 'sad')`);
+      await tx.unsafe(`create domain public.tidesync_test_rowjson_short_text as text check (char_length(value) <= 10)`);
+      await tx.unsafe(`create table public.tidesync_test_rowjson_probe (id uuid primary key, list_id uuid not null references public.lists (id), ${COLUMNS})`);
+      await tx.unsafe(`alter table public.tidesync_test_rowjson_probe enable row level security`);
+      await tx.unsafe(`select app_private.enable_sync('public.tidesync_test_rowjson_probe', 'list_id')`);
       await tx.unsafe(ROWS.replaceAll("$1", `'${owner.userId}'`));
       compared = await printProbeRows(tx);
       throw rollback;

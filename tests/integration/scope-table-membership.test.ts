@@ -20,10 +20,11 @@ import { type ProbeStack, type ProbeUser, startProbeStack } from "../support/pro
 import { remove, settled, upsert } from "../support/shared-lists.ts";
 
 // The reviewer's personal board, as docs/security-model.md step 4 presented it (no membership table).
-const boardsTable = (name: string) => [
-  `create table public.${name} (id uuid primary key default gen_random_uuid(), name text not null,
+// Named tidesync_test_<suffix>, apart from an app's own tables (tests/unit/test-tables-apart-from-recipes.unit.test.ts).
+const boardsTable = (suffix: string, name = `tidesync_test_${suffix}`) => [
+  `create table public.tidesync_test_${suffix} (id uuid primary key default gen_random_uuid(), name text not null,
      created_by uuid not null default auth.uid() references auth.users (id) on delete cascade)`,
-  `create index ${name}_created_by_idx on public.${name} (created_by)`,
+  `create index tidesync_test_${suffix}_created_by_idx on public.${name} (created_by)`,
   `alter table public.${name} enable row level security`,
   `revoke all on public.${name} from public, anon, authenticated, service_role`,
   `grant select, delete on public.${name} to authenticated`,
@@ -38,7 +39,7 @@ const boardsTable = (name: string) => [
 let probe: ProbeStack;
 beforeAll(async () => {
   probe = await startProbeStack("scope_membership", [
-    ...boardsTable("tidesync_test_boards"),
+    ...boardsTable("boards"),
     // The membership table: one owner row per board, written by the database, gone with the board.
     `create table public.tidesync_test_board_members (
        board_id uuid primary key references public.tidesync_test_boards (id) on delete cascade,
@@ -107,7 +108,7 @@ async function device(user: ProbeUser): Promise<TidesyncClient> {
 
 describe("a scope table of the app's own", () => {
   it("without a membership table, enable_sync is refused when its transaction commits, naming what to add", async () => {
-    const statements = [...boardsTable("tidesync_test_lone_boards"), `select app_private.enable_sync('public.tidesync_test_lone_boards', 'id')`];
+    const statements = [...boardsTable("lone_boards"), `select app_private.enable_sync('public.tidesync_test_lone_boards', 'id')`];
     const error = await probe.admin.begin(async (tx) => {
       for (const statement of statements) await tx.unsafe(statement);
     }).then(() => null, (e: { code?: string; message?: string }) => e);

@@ -89,14 +89,14 @@ describe("an app's timestamp column (docs/security-model.md: give it a range che
 
   beforeAll(async () => {
     probe = await startProbeStack("wirevalues", [
-      `create table public.events (
+      `create table public.tidesync_test_events (
          id uuid primary key,
          list_id uuid not null references public.lists (id) on delete cascade,
          -- as docs/security-model.md asks
          starts_at timestamptz constraint events_starts_at_range check (starts_at >= '0001-01-01 00:00:00+00' and starts_at < '10000-01-01 00:00:00+00'),
          -- without it
          ends_at timestamptz)`,
-      ...syncedLikeTasks("events", ["starts_at", "ends_at"]),
+      ...syncedLikeTasks("tidesync_test_events", ["starts_at", "ends_at"]),
     ]);
   });
 
@@ -110,7 +110,7 @@ describe("an app's timestamp column (docs/security-model.md: give it a range che
 
   it("a push of an instant past 9999-12-31 or before 0001-01-01 UTC (an offset carries it there) is that op's out_of_range, checked or not; through the Data API the check refuses it, and without it the row is pulled as a value the published schema refuses", async () => {
     const user = await probe.newUser();
-    const event = (data: Record<string, unknown>) => upsert("events", randomUUID(), { list_id: user.userId, ...data });
+    const event = (data: Record<string, unknown>) => upsert("tidesync_test_events", randomUUID(), { list_id: user.userId, ...data });
     const ops = [
       event({ starts_at: "2026-11-26T10:00:00+01:00" }),
       event({ starts_at: "9999-12-31T23:59:59-14:00" }), // 10000-01-01T13:59:59Z
@@ -127,22 +127,22 @@ describe("an app's timestamp column (docs/security-model.md: give it a range che
       ["rejected", "VALIDATION_FAILED", [["/ops/3/data/ends_at", "out_of_range"]]],
     ]);
 
-    // supabase-js: from('events').insert(…), run as the user. The checked column refuses it…
+    // supabase-js: from('tidesync_test_events').insert(…), run as the user. The checked column refuses it…
     const asProbeUser = (statement: string) => probe.admin.begin(async (tx) => {
       await tx`select set_config('request.jwt.claims', ${JSON.stringify({ sub: user.userId, role: "authenticated", session_id: user.sessionId })}, true), set_config('role', 'authenticated', true)`;
       return await tx.unsafe(statement, [randomUUID(), user.userId]);
     }).then(() => null, (e: { code?: string; constraint_name?: string }) => `${e.code} ${e.constraint_name}`);
-    expect(await asProbeUser(`insert into public.events (id, list_id, starts_at) values ($1, $2, '9999-12-31T23:59:59-14:00')`)).toBe("23514 events_starts_at_range");
+    expect(await asProbeUser(`insert into public.tidesync_test_events (id, list_id, starts_at) values ($1, $2, '9999-12-31T23:59:59-14:00')`)).toBe("23514 events_starts_at_range");
     // …the unchecked one stores it, and what the pull lists, the client cannot send back.
-    expect(await asProbeUser(`insert into public.events (id, list_id, ends_at) values ($1, $2, '9999-12-31T23:59:59-14:00')`)).toBeNull();
+    expect(await asProbeUser(`insert into public.tidesync_test_events (id, list_id, ends_at) values ($1, $2, '9999-12-31T23:59:59-14:00')`)).toBeNull();
     const check = await clientCheck(probe.apiUrl);
-    const pulled = await call(`/v1/sync/changes?collections=events`, { token: user.token, baseUrl: probe.apiUrl });
+    const pulled = await call(`/v1/sync/changes?collections=tidesync_test_events`, { token: user.token, baseUrl: probe.apiUrl });
     expect(pulled.status, pulled.text).toBe(200);
     const unchecked = (pulled.body.changes as { id: string; data: Record<string, unknown> }[]).find((c) => c.data?.ends_at)!;
     expect(unchecked.data.ends_at).toBe("10000-01-01T13:59:59+00:00");
     let refused: unknown = null;
     try {
-      check("events", unchecked.data);
+      check("tidesync_test_events", unchecked.data);
     } catch (error) {
       refused = error;
     }

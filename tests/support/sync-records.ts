@@ -101,9 +101,9 @@ export async function liveRecords(userId: string): Promise<number> {
  */
 export async function withFailingLedger<T>(userId: string, work: () => Promise<T>): Promise<T> {
   const suffix = userId.replaceAll("-", "");
-  const fn = `app_private.test_fail_ledger_${suffix}`;
+  const fn = `app_private.tidesync_test_fail_ledger_${suffix}`;
   await adminSql.unsafe(`
-    create function ${fn}() returns trigger language plpgsql set search_path = '' as $$
+    create function app_private.tidesync_test_fail_ledger_${suffix}() returns trigger language plpgsql set search_path = '' as $$
     begin
       if new.user_id = '${userId}'::uuid then
         raise exception 'simulated crash';

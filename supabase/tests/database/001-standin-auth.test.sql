@@ -122,29 +122,29 @@ select is_empty($$ select 1 from auth.mfa_factors where user_id = current_settin
 -- postgres on Supabase), exactly as a migration would.
 select from set_config('tests.migration_role', (select r.rolname from pg_roles r join pg_namespace n on n.nspowner = r.oid where n.nspname = 'app_private'), true);
 do $$ begin execute format('set local role %I', current_setting('tests.migration_role')); end $$;
-create table public.standin_probe (id int primary key, owner_id uuid);
-create function public.standin_probe_fn() returns int language sql as 'select 1';
-alter table public.standin_probe enable row level security;
-insert into public.standin_probe values (1, null);
+create table public.tidesync_test_standin_probe (id int primary key, owner_id uuid);
+create function public.tidesync_test_standin_probe_fn() returns int language sql as 'select 1';
+alter table public.tidesync_test_standin_probe enable row level security;
+insert into public.tidesync_test_standin_probe values (1, null);
 reset role;
 
-select ok(has_table_privilege('anon', 'public.standin_probe', 'select,insert,update,delete'),
+select ok(has_table_privilege('anon', 'public.tidesync_test_standin_probe', 'select,insert,update,delete'),
   'a new public table is granted to anon by default');
-select ok(has_table_privilege('authenticated', 'public.standin_probe', 'select,insert,update,delete'),
+select ok(has_table_privilege('authenticated', 'public.tidesync_test_standin_probe', 'select,insert,update,delete'),
   'a new public table is granted to authenticated by default');
-select ok(has_table_privilege('service_role', 'public.standin_probe', 'select,insert,update,delete'),
+select ok(has_table_privilege('service_role', 'public.tidesync_test_standin_probe', 'select,insert,update,delete'),
   'a new public table is granted to service_role by default');
-select ok(has_function_privilege('anon', 'public.standin_probe_fn()', 'execute'),
+select ok(has_function_privilege('anon', 'public.tidesync_test_standin_probe_fn()', 'execute'),
   'a new public function is executable by anon by default');
 
 -- With the grants in place, only RLS protects the rows.
 select from tests.create_supabase_user('probe_user');
 select from tests.authenticate_as('probe_user');
-select is_empty($$ select * from public.standin_probe $$, 'authenticated sees nothing in an RLS table without policies');
+select is_empty($$ select * from public.tidesync_test_standin_probe $$, 'authenticated sees nothing in an RLS table without policies');
 select from tests.authenticate_as_anon();
-select is_empty($$ select * from public.standin_probe $$, 'anon sees nothing in an RLS table without policies');
+select is_empty($$ select * from public.tidesync_test_standin_probe $$, 'anon sees nothing in an RLS table without policies');
 select from tests.authenticate_as_service_role();
-select results_eq($$ select id from public.standin_probe $$, array[1], 'service_role bypasses RLS and sees the row');
+select results_eq($$ select id from public.tidesync_test_standin_probe $$, array[1], 'service_role bypasses RLS and sees the row');
 select from tests.clear_authentication();
 
 -- ── the test helpers ─────────────────────────────────────────────────────────

@@ -18,9 +18,9 @@ select set_has($$ select collection, relation::text, scope_column::text collate 
 select set_has($$ select relation::text, scope_column::text collate "default", user_column::text collate "default" from app_private.sync_memberships $$,
   $$ values ('list_members'::text, 'list_id'::text, 'user_id'::text) $$,
   'list_members grants access to lists');
-create table public.engine_no_id (k uuid primary key, s uuid not null);
-alter table public.engine_no_id enable row level security;
-select throws_ok($$ select app_private.enable_sync('public.engine_no_id', 's') $$, '22023', null,
+create table public.tidesync_test_engine_no_id (k uuid primary key, s uuid not null);
+alter table public.tidesync_test_engine_no_id enable row level security;
+select throws_ok($$ select app_private.enable_sync('public.tidesync_test_engine_no_id', 's') $$, '22023', null,
   'enable_sync refuses a table without a uuid primary key named id');
 select throws_ok($$ select app_private.enable_sync_membership('public.tasks', 'list_id', 'created_by') $$, '22023',
   'enable_sync_membership: public.tasks is synced already; register it with enable_sync_membership first, then enable_sync',

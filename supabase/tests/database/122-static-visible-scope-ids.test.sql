@@ -36,28 +36,28 @@ select is((select array_agg(x order by x) from unnest(app_private.visible_scope_
 select tests.clear_authentication();
 
 -- ------------------------------------------------------------ a new scope table rewrites it
-create table public.static_boards (id uuid primary key default gen_random_uuid(), title text not null default '');
-alter table public.static_boards enable row level security;
-create policy "Everyone reads boards" on public.static_boards for select to authenticated using (true);
-grant select on public.static_boards to authenticated;
-insert into public.static_boards (id) values ('c2000000-0000-4000-8000-000000000001');
-select app_private.enable_sync('public.static_boards', 'id');
-select ok((select p.prosrc ~ 'public\.static_boards' from pg_proc p where p.oid = 'app_private.visible_scope_ids()'::regprocedure),
+create table public.tidesync_test_static_boards (id uuid primary key default gen_random_uuid(), title text not null default '');
+alter table public.tidesync_test_static_boards enable row level security;
+create policy "Everyone reads boards" on public.tidesync_test_static_boards for select to authenticated using (true);
+grant select on public.tidesync_test_static_boards to authenticated;
+insert into public.tidesync_test_static_boards (id) values ('c2000000-0000-4000-8000-000000000001');
+select app_private.enable_sync('public.tidesync_test_static_boards', 'id');
+select ok((select p.prosrc ~ 'public\.tidesync_test_static_boards' from pg_proc p where p.oid = 'app_private.visible_scope_ids()'::regprocedure),
   'enable_sync of a scope table writes its read into the body');
 select tests.authenticate_as('static_bob');
 select ok('c2000000-0000-4000-8000-000000000001' = any (app_private.visible_scope_ids()), 'and its rows are visible scopes at once');
 select tests.clear_authentication();
 
 -- ------------------------------------------------------------ renamed after the body was written: the dynamic read answers
-alter table public.static_boards rename to static_boards_renamed;
+alter table public.tidesync_test_static_boards rename to tidesync_test_static_boards_renamed;
 select tests.authenticate_as('static_bob');
 select ok('c2000000-0000-4000-8000-000000000001' = any (app_private.visible_scope_ids())
           and 'c1000000-0000-4000-8000-000000000001' = any (app_private.visible_scope_ids()),
   'a scope table renamed since still answers, through the fallback');
 select tests.clear_authentication();
 
-select app_private.disable_sync('public.static_boards_renamed');
-select ok((select p.prosrc !~ 'static_boards' from pg_proc p where p.oid = 'app_private.visible_scope_ids()'::regprocedure),
+select app_private.disable_sync('public.tidesync_test_static_boards_renamed');
+select ok((select p.prosrc !~ 'tidesync_test_static_boards' from pg_proc p where p.oid = 'app_private.visible_scope_ids()'::regprocedure),
   'disable_sync takes it out of the body again');
 
 select * from finish();

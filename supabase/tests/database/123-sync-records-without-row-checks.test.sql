@@ -49,13 +49,13 @@ select is_empty($$ select 1 from app_private.sync_records where id = 'c3000000-0
   'and leaves no sync state behind');
 
 -- ------------------------------------------------------------ disable_sync deletes the table's sync state itself
-create table public.nofk_notes (id uuid primary key default gen_random_uuid(), list_id uuid not null references public.lists (id), body text not null default '');
-alter table public.nofk_notes enable row level security;
-select app_private.enable_sync('public.nofk_notes', 'list_id');
-insert into public.nofk_notes (list_id) values ('c3000000-0000-4000-8000-000000000001'), ('c3000000-0000-4000-8000-000000000001');
-select app_private.disable_sync('public.nofk_notes');
-select is((select count(*)::integer from app_private.sync_records where collection = 'nofk_notes')
-          + (select count(*)::integer from app_private.sync_changes where collection = 'nofk_notes'), 0,
+create table public.tidesync_test_nofk_notes (id uuid primary key default gen_random_uuid(), list_id uuid not null references public.lists (id), body text not null default '');
+alter table public.tidesync_test_nofk_notes enable row level security;
+select app_private.enable_sync('public.tidesync_test_nofk_notes', 'list_id');
+insert into public.tidesync_test_nofk_notes (list_id) values ('c3000000-0000-4000-8000-000000000001'), ('c3000000-0000-4000-8000-000000000001');
+select app_private.disable_sync('public.tidesync_test_nofk_notes');
+select is((select count(*)::integer from app_private.sync_records where collection = 'tidesync_test_nofk_notes')
+          + (select count(*)::integer from app_private.sync_changes where collection = 'tidesync_test_nofk_notes'), 0,
   'disable_sync removes the sync state and change entries of the table');
 
 select * from finish();

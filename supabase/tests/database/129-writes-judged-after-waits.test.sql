@@ -86,17 +86,17 @@ select throws_ok($$ select app_private.require_list_role(array['e1000000-0000-40
 
 -- The generic trigger, for an app's own table scoped by a list (docs/security-model.md).
 select tests.clear_authentication();
-create table public.wj_notes (id uuid primary key, list_id uuid not null);
-alter table public.wj_notes enable row level security;
-create policy "wj" on public.wj_notes for all to authenticated using (true) with check (true);
-grant insert on public.wj_notes to authenticated;
-create trigger writer_role_rechecked_on_insert after insert on public.wj_notes referencing new table as new_rows
+create table public.tidesync_test_wj_notes (id uuid primary key, list_id uuid not null);
+alter table public.tidesync_test_wj_notes enable row level security;
+create policy "wj" on public.tidesync_test_wj_notes for all to authenticated using (true) with check (true);
+grant insert on public.tidesync_test_wj_notes to authenticated;
+create trigger writer_role_rechecked_on_insert after insert on public.tidesync_test_wj_notes referencing new table as new_rows
   for each statement execute function app_private.recheck_write_into_list('editor', 'list_id');
 select tests.authenticate_as('wj_editor');
-select throws_ok($$ insert into public.wj_notes values (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000001'),
+select throws_ok($$ insert into public.tidesync_test_wj_notes values (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000001'),
                                                         (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000002') $$,
   '42501', null, 'recheck_write_into_list: a statement writing into a list its writer has left is refused');
-select lives_ok($$ insert into public.wj_notes values (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000001') $$,
+select lives_ok($$ insert into public.tidesync_test_wj_notes values (gen_random_uuid(), 'e1000000-0000-4000-8000-000000000001') $$,
   'recheck_write_into_list: a statement writing only into lists the writer edits goes');
 
 select tests.authenticate_as('wj_owner');

@@ -81,13 +81,13 @@ select tests.clear_authentication();
 select is((select array_agg(tgrelid::regclass::text order by tgrelid::regclass::text) from pg_catalog.pg_trigger where tgname = 'tidesync_scope_history_kept'),
   (select array_agg(relation::text order by relation::text) from app_private.sync_tables where scope_column = 'id'),
   'every scope table, and only those, has the trigger');
-create table public.history_projects (id uuid primary key);
-alter table public.history_projects enable row level security;
-select app_private.enable_sync('public.history_projects', 'id');
-select ok(exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_scope_history_kept' and tgrelid = 'public.history_projects'::regclass),
+create table public.tidesync_test_history_projects (id uuid primary key);
+alter table public.tidesync_test_history_projects enable row level security;
+select app_private.enable_sync('public.tidesync_test_history_projects', 'id');
+select ok(exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_scope_history_kept' and tgrelid = 'public.tidesync_test_history_projects'::regclass),
   'enable_sync installs it on a new scope table');
-select app_private.disable_sync('public.history_projects');
-select ok(not exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_scope_history_kept' and tgrelid = 'public.history_projects'::regclass),
+select app_private.disable_sync('public.tidesync_test_history_projects');
+select ok(not exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_scope_history_kept' and tgrelid = 'public.tidesync_test_history_projects'::regclass),
   'disable_sync takes it away');
 select is(tests.function_callers('app_private.refuse_hidden_scope_history()'), '{}'::text[],
   'no API role calls the trigger function (it reads every user''s bookkeeping)');

@@ -30,16 +30,16 @@ grant select on ids to authenticated;
 -- triggers are step 3's.
 alter table public.tasks add column parent_id uuid references public.tasks (id) on delete set null;
 grant insert (parent_id), update (parent_id) on public.tasks to authenticated;
-create table public.ra_notes (id uuid primary key, list_id uuid not null, task_id uuid references public.tasks (id) on delete set null, body text,
+create table public.tidesync_test_ra_notes (id uuid primary key, list_id uuid not null, task_id uuid references public.tasks (id) on delete set null, body text,
   task_named uuid); -- a reference without a foreign key, cleared by the app's own trigger below
-alter table public.ra_notes enable row level security;
-create policy "ra" on public.ra_notes for all to authenticated using (true) with check (true);
-grant select, insert, update on public.ra_notes to authenticated;
-create trigger writer_role_rechecked_on_insert after insert on public.ra_notes referencing new table as new_rows
+alter table public.tidesync_test_ra_notes enable row level security;
+create policy "ra" on public.tidesync_test_ra_notes for all to authenticated using (true) with check (true);
+grant select, insert, update on public.tidesync_test_ra_notes to authenticated;
+create trigger writer_role_rechecked_on_insert after insert on public.tidesync_test_ra_notes referencing new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
-create trigger writer_role_rechecked_on_update after update on public.ra_notes referencing old table as old_rows new table as new_rows
+create trigger writer_role_rechecked_on_update after update on public.tidesync_test_ra_notes referencing old table as old_rows new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
-create trigger writer_role_rechecked_on_delete after delete on public.ra_notes referencing old table as old_rows
+create trigger writer_role_rechecked_on_delete after delete on public.tidesync_test_ra_notes referencing old table as old_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
 
 -- ------------------------------------------------------------ structure
@@ -59,7 +59,7 @@ insert into public.lists (id, title) values ((select list_b from ids), 'B');
 insert into public.tasks (id, list_id, title) values ((select bobs_task from ids), (select list_a from ids), 'Bob''s');
 select tests.authenticate_as('ra_alice');
 insert into public.tasks (id, list_id, title, parent_id) values ((select alices_task from ids), (select list_a from ids), 'sub', (select bobs_task from ids));
-insert into public.ra_notes (id, list_id, task_id, body) values ((select note from ids), (select list_a from ids), (select bobs_task from ids), 'about it');
+insert into public.tidesync_test_ra_notes (id, list_id, task_id, body) values ((select note from ids), (select list_a from ids), (select bobs_task from ids), 'about it');
 -- Bob moves his task into his list B (the references stay); Alice removes Bob from A.
 select tests.authenticate_as('ra_bob');
 update public.tasks set list_id = (select list_b from ids) where id = (select bobs_task from ids);
@@ -71,7 +71,7 @@ select lives_ok($$ delete from public.tasks where id = (select bobs_task from id
   'Bob deletes his own task, which a task and a note in a list he has left point at (on delete set null)');
 select tests.clear_authentication();
 select results_eq($$ select (select parent_id from public.tasks where id = (select alices_task from ids)),
-                            (select task_id from public.ra_notes where id = (select note from ids)) $$,
+                            (select task_id from public.tidesync_test_ra_notes where id = (select note from ids)) $$,
   $$ values (null::uuid, null::uuid) $$, 'the references are cleared');
 select ok((select s.field_versions ? 'parent_id' from app_private.sync_records s where s.collection = 'tasks' and s.id = (select alices_task from ids)),
   'and Alice''s task''s change is recorded for her devices');
@@ -91,11 +91,11 @@ select results_eq($$ select count(*)::int, count(parent_id)::int from public.tas
 
 -- ------------------------------------------------------------ the user's own writes are still judged
 select tests.authenticate_as('ra_bob');
-select throws_ok($$ insert into public.ra_notes (id, list_id, body) values (gen_random_uuid(), (select list_a from ids), 'x') $$,
+select throws_ok($$ insert into public.tidesync_test_ra_notes (id, list_id, body) values (gen_random_uuid(), (select list_a from ids), 'x') $$,
   '42501', null, 'Bob''s own insert into a list he has left is refused');
-select throws_ok($$ update public.ra_notes set body = 'x' where id = (select note from ids) $$,
+select throws_ok($$ update public.tidesync_test_ra_notes set body = 'x' where id = (select note from ids) $$,
   '42501', null, 'so is his own update of a row in it');
-select lives_ok($$ insert into public.ra_notes (id, list_id, body) values (gen_random_uuid(), (select bob from ids), 'mine') $$,
+select lives_ok($$ insert into public.tidesync_test_ra_notes (id, list_id, body) values (gen_random_uuid(), (select bob from ids), 'mine') $$,
   'his insert into his own list goes');
 
 -- An app's own trigger clearing a reference by hand: run as the user (SECURITY INVOKER), its
@@ -103,14 +103,14 @@ select lives_ok($$ insert into public.ra_notes (id, list_id, body) values (gen_r
 select tests.clear_authentication();
 create function pg_temp.ra_forget_task() returns trigger language plpgsql set search_path = '' as $$
 begin
-  update public.ra_notes set task_named = null where task_named = old.id;
+  update public.tidesync_test_ra_notes set task_named = null where task_named = old.id;
   return null;
 end $$;
 create trigger ra_forget_task after delete on public.tasks for each row execute function pg_temp.ra_forget_task();
 select tests.authenticate_as('ra_bob');
 insert into public.tasks (id, list_id, title) values ((select bobs_third from ids), (select bob from ids), 'third');
 select tests.authenticate_as('ra_alice');
-update public.ra_notes set task_named = (select bobs_third from ids) where id = (select note from ids);
+update public.tidesync_test_ra_notes set task_named = (select bobs_third from ids) where id = (select note from ids);
 select tests.authenticate_as('ra_bob');
 select throws_ok($$ delete from public.tasks where id = (select bobs_third from ids) $$,
   '42501', null, 'a SECURITY INVOKER trigger''s update runs as Bob: the recheck judges it as his write into A');
@@ -120,7 +120,7 @@ select tests.authenticate_as('ra_bob');
 select lives_ok($$ delete from public.tasks where id = (select bobs_third from ids) $$,
   'a SECURITY DEFINER trigger''s update is the owner''s, as a foreign key''s action: not judged');
 select tests.clear_authentication();
-select is((select task_named from public.ra_notes where id = (select note from ids)), null::uuid, 'and it cleared the note''s reference');
+select is((select task_named from public.tidesync_test_ra_notes where id = (select note from ids)), null::uuid, 'and it cleared the note''s reference');
 
 select * from finish();
 rollback;

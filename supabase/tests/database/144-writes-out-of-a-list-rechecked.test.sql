@@ -31,15 +31,15 @@ grant select on ids to authenticated;
 
 -- An app's own table scoped by a list, with step 3's four triggers; its policies let every
 -- statement through, so that only the recheck judges it.
-create table public.wo_notes (id uuid primary key, list_id uuid not null);
-alter table public.wo_notes enable row level security;
-create policy "wo" on public.wo_notes for all to authenticated using (true) with check (true);
-grant select, insert, update, delete on public.wo_notes to authenticated;
-create trigger writer_role_rechecked_on_insert after insert on public.wo_notes referencing new table as new_rows
+create table public.tidesync_test_wo_notes (id uuid primary key, list_id uuid not null);
+alter table public.tidesync_test_wo_notes enable row level security;
+create policy "wo" on public.tidesync_test_wo_notes for all to authenticated using (true) with check (true);
+grant select, insert, update, delete on public.tidesync_test_wo_notes to authenticated;
+create trigger writer_role_rechecked_on_insert after insert on public.tidesync_test_wo_notes referencing new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
-create trigger writer_role_rechecked_on_update after update on public.wo_notes referencing old table as old_rows new table as new_rows
+create trigger writer_role_rechecked_on_update after update on public.tidesync_test_wo_notes referencing old table as old_rows new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
-create trigger writer_role_rechecked_on_delete after delete on public.wo_notes referencing old table as old_rows
+create trigger writer_role_rechecked_on_delete after delete on public.tidesync_test_wo_notes referencing old table as old_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
 
 -- ------------------------------------------------------------ structure
@@ -60,7 +60,7 @@ select tests.authenticate_as('wo_alice');
 insert into public.lists (id, title) values ((select list_a from ids), 'A');
 insert into public.tasks (id, list_id, title) select task_x, list_a, 'x' from ids union all select task_y, list_a, 'y' from ids
   union all select task_z, list_a, 'z' from ids;
-insert into public.wo_notes (id, list_id) select task_x, list_a from ids union all select task_y, list_a from ids;
+insert into public.tidesync_test_wo_notes (id, list_id) select task_x, list_a from ids union all select task_y, list_a from ids;
 select tests.authenticate_as('wo_bob');
 insert into public.lists (id, title) values ((select list_b from ids), 'B');
 select tests.clear_authentication();
@@ -75,7 +75,7 @@ begin
   return case tg_op when 'DELETE' then old else new end;
 end $$;
 create trigger wo_bob_removed_meanwhile before update or delete on public.tasks for each row execute function pg_temp.wo_bob_removed_meanwhile();
-create trigger wo_bob_removed_meanwhile before update or delete on public.wo_notes for each row execute function pg_temp.wo_bob_removed_meanwhile();
+create trigger wo_bob_removed_meanwhile before update or delete on public.tidesync_test_wo_notes for each row execute function pg_temp.wo_bob_removed_meanwhile();
 
 select tests.authenticate_as('wo_bob');
 select throws_ok($$ delete from public.tasks where id = (select task_y from ids) $$,
@@ -87,10 +87,10 @@ select throws_ok($$ update public.tasks set list_id = (select list_b from ids) w
 select throws_ok($$ update public.tasks set title = 'bob' where id = (select task_x from ids) $$,
   '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
   'and, as before, his edit of a task in it');
-select throws_ok($$ delete from public.wo_notes where id = (select task_y from ids) $$,
+select throws_ok($$ delete from public.tidesync_test_wo_notes where id = (select task_y from ids) $$,
   '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
   'an app''s own table (step 3): his delete is refused');
-select throws_ok($$ update public.wo_notes set list_id = (select list_b from ids) where id = (select task_x from ids) $$,
+select throws_ok($$ update public.tidesync_test_wo_notes set list_id = (select list_b from ids) where id = (select task_x from ids) $$,
   '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
   'and so is his move out of the list');
 select tests.clear_authentication();
@@ -100,7 +100,7 @@ select results_eq($$ select t.id, t.list_id from public.tasks t where t.id in (s
 select results_eq($$ select (select count(*)::int from public.list_members m, ids i where m.list_id = i.list_a and m.user_id = i.bob) $$,
   array[1], '(each refusal rolled the removal back with the write)');
 drop trigger wo_bob_removed_meanwhile on public.tasks;
-drop trigger wo_bob_removed_meanwhile on public.wo_notes;
+drop trigger wo_bob_removed_meanwhile on public.tidesync_test_wo_notes;
 
 -- ------------------------------------------------------------ what the policies allow still goes
 select tests.authenticate_as('wo_bob');
@@ -109,20 +109,20 @@ select lives_ok($$ update public.tasks set list_id = (select list_b from ids) wh
 select lives_ok($$ update public.tasks set list_id = (select list_a from ids) where id = (select task_x from ids) $$,
   'and back');
 select lives_ok($$ delete from public.tasks where id = (select task_y from ids) $$, 'an editor deletes a task');
-select lives_ok($$ update public.wo_notes set list_id = (select list_b from ids) where id = (select task_x from ids) $$,
+select lives_ok($$ update public.tidesync_test_wo_notes set list_id = (select list_b from ids) where id = (select task_x from ids) $$,
   'an app''s own table: an editor of both lists moves a row');
-select lives_ok($$ delete from public.wo_notes where id = (select task_x from ids) $$, 'and deletes it');
+select lives_ok($$ delete from public.tidesync_test_wo_notes where id = (select task_x from ids) $$, 'and deletes it');
 select tests.authenticate_as('wo_viewer');
 select results_eq($$ with d as (delete from public.tasks where id = (select task_z from ids) returning 1) select count(*)::int from d $$,
   array[0], 'a viewer''s delete deletes nothing, and the recheck of no row refuses nothing');
 
 -- An app's table whose update trigger was made with the earlier recipe (new rows only).
 select tests.clear_authentication();
-create or replace trigger writer_role_rechecked_on_update after update on public.wo_notes referencing new table as new_rows
+create or replace trigger writer_role_rechecked_on_update after update on public.tidesync_test_wo_notes referencing new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
-insert into public.wo_notes (id, list_id) select task_z, list_a from ids;
+insert into public.tidesync_test_wo_notes (id, list_id) select task_z, list_a from ids;
 select tests.authenticate_as('wo_bob');
-select lives_ok($$ update public.wo_notes set list_id = (select list_b from ids) where id = (select task_z from ids) $$,
+select lives_ok($$ update public.tidesync_test_wo_notes set list_id = (select list_b from ids) where id = (select task_z from ids) $$,
   'a table rechecked with the earlier recipe still updates (judging the destination only)');
 
 select tests.authenticate_as('wo_alice');

@@ -16,61 +16,61 @@ select is_empty($$ select * from app_private.list_writes_not_rechecked() $$,
 select is(tests.function_callers('app_private.list_writes_not_rechecked()'), '{}', 'no API role may run it');
 
 -- docs/sync.md's table before its recipe held the triggers.
-create table public.rc_notes (
+create table public.tidesync_test_rc_notes (
   id uuid primary key default gen_random_uuid(),
   list_id uuid not null references public.lists (id) on delete cascade,
   body text not null
 );
-alter table public.rc_notes enable row level security;
-grant select, insert (id, list_id, body), update (id, list_id, body), delete on public.rc_notes to authenticated;
-select app_private.enable_sync('public.rc_notes', 'list_id');
+alter table public.tidesync_test_rc_notes enable row level security;
+grant select, insert (id, list_id, body), update (id, list_id, body), delete on public.tidesync_test_rc_notes to authenticated;
+select app_private.enable_sync('public.tidesync_test_rc_notes', 'list_id');
 
 select results_eq($$ select table_name, scope_column, missing from app_private.list_writes_not_rechecked() $$,
-  $$ values ('public.rc_notes', 'list_id', array['writer_role_rechecked_on_insert', 'writer_role_rechecked_on_update', 'writer_role_rechecked_on_delete']) $$,
+  $$ values ('public.tidesync_test_rc_notes', 'list_id', array['writer_role_rechecked_on_insert', 'writer_role_rechecked_on_update', 'writer_role_rechecked_on_delete']) $$,
   'a synced table scoped by a list without the triggers is named, with all three');
 
 -- The earlier recipe: insert, and update with its new rows only.
-create trigger writer_role_rechecked_on_insert after insert on public.rc_notes referencing new table as new_rows
+create trigger writer_role_rechecked_on_insert after insert on public.tidesync_test_rc_notes referencing new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
-create trigger writer_role_rechecked_on_update after update on public.rc_notes referencing new table as new_rows
+create trigger writer_role_rechecked_on_update after update on public.tidesync_test_rc_notes referencing new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
 select results_eq($$ select missing from app_private.list_writes_not_rechecked() $$,
   $$ values (array['writer_role_rechecked_on_update', 'writer_role_rechecked_on_delete']) $$,
   'one made with the earlier recipe lacks the update''s old rows and the delete');
 
 -- Without the WHEN, a foreign key's action would be judged as the user's write (pgTAP 135).
-create or replace trigger writer_role_rechecked_on_update after update on public.rc_notes referencing old table as old_rows new table as new_rows
+create or replace trigger writer_role_rechecked_on_update after update on public.tidesync_test_rc_notes referencing old table as old_rows new table as new_rows
   for each statement execute function app_private.recheck_write_into_list('editor', 'list_id');
-create trigger writer_role_rechecked_on_delete after delete on public.rc_notes referencing old table as old_rows
+create trigger writer_role_rechecked_on_delete after delete on public.tidesync_test_rc_notes referencing old table as old_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
 select results_eq($$ select missing from app_private.list_writes_not_rechecked() $$,
   $$ values (array['writer_role_rechecked_on_update']) $$, 'a trigger without the WHEN does not count');
 
-create or replace trigger writer_role_rechecked_on_update after update on public.rc_notes referencing old table as old_rows new table as new_rows
+create or replace trigger writer_role_rechecked_on_update after update on public.tidesync_test_rc_notes referencing old table as old_rows new table as new_rows
   for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');
 select is_empty($$ select * from app_private.list_writes_not_rechecked() $$, 'with step 3''s three triggers the table is not named');
 
-alter table public.rc_notes disable trigger writer_role_rechecked_on_delete;
+alter table public.tidesync_test_rc_notes disable trigger writer_role_rechecked_on_delete;
 select results_eq($$ select missing from app_private.list_writes_not_rechecked() $$,
   $$ values (array['writer_role_rechecked_on_delete']) $$, 'a disabled one does not count');
-alter table public.rc_notes enable replica trigger writer_role_rechecked_on_delete;
+alter table public.tidesync_test_rc_notes enable replica trigger writer_role_rechecked_on_delete;
 select results_eq($$ select missing from app_private.list_writes_not_rechecked() $$,
   $$ values (array['writer_role_rechecked_on_delete']) $$, 'a replica-only one (it never fires for PostgREST or the api function) does not count');
-alter table public.rc_notes enable always trigger writer_role_rechecked_on_delete;
+alter table public.tidesync_test_rc_notes enable always trigger writer_role_rechecked_on_delete;
 select is_empty($$ select * from app_private.list_writes_not_rechecked() $$, 'one enabled always counts');
-alter table public.rc_notes enable trigger writer_role_rechecked_on_delete;
+alter table public.tidesync_test_rc_notes enable trigger writer_role_rechecked_on_delete;
 
 -- Not scoped by a list: a table that is not synced, and a synced one whose scope is another scope table.
-create table public.rc_unsynced (id uuid primary key, list_id uuid not null references public.lists (id));
-create table public.rc_boards (id uuid primary key, created_by uuid not null references auth.users (id) on delete cascade);
-alter table public.rc_boards enable row level security;
-create table public.rc_board_members (board_id uuid primary key references public.rc_boards (id) on delete cascade,
+create table public.tidesync_test_rc_unsynced (id uuid primary key, list_id uuid not null references public.lists (id));
+create table public.tidesync_test_rc_boards (id uuid primary key, created_by uuid not null references auth.users (id) on delete cascade);
+alter table public.tidesync_test_rc_boards enable row level security;
+create table public.tidesync_test_rc_board_members (board_id uuid primary key references public.tidesync_test_rc_boards (id) on delete cascade,
   user_id uuid not null references auth.users (id) on delete cascade);
-select app_private.enable_sync_membership('public.rc_board_members', 'board_id', 'user_id');
-select app_private.enable_sync('public.rc_boards', 'id');
-create table public.rc_cards (id uuid primary key, board_id uuid not null references public.rc_boards (id) on delete cascade);
-alter table public.rc_cards enable row level security;
-select app_private.enable_sync('public.rc_cards', 'board_id');
+select app_private.enable_sync_membership('public.tidesync_test_rc_board_members', 'board_id', 'user_id');
+select app_private.enable_sync('public.tidesync_test_rc_boards', 'id');
+create table public.tidesync_test_rc_cards (id uuid primary key, board_id uuid not null references public.tidesync_test_rc_boards (id) on delete cascade);
+alter table public.tidesync_test_rc_cards enable row level security;
+select app_private.enable_sync('public.tidesync_test_rc_cards', 'board_id');
 select is_empty($$ select * from app_private.list_writes_not_rechecked() $$,
   'tables not synced, scope tables, membership tables and tables of another scope are not named');
 

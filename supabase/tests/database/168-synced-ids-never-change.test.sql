@@ -90,16 +90,16 @@ select tests.clear_authentication();
 select is((select array_agg(tgrelid::regclass::text order by tgrelid::regclass::text) from pg_catalog.pg_trigger where tgname = 'tidesync_ids_kept'),
   (select array_agg(relation::text order by relation::text) from app_private.sync_tables),
   'every synced table, and only those, has the trigger');
-create table public.kept_notes (
+create table public.tidesync_test_kept_notes (
   id uuid primary key default gen_random_uuid(),
   list_id uuid not null references public.lists (id) on delete cascade
 );
-alter table public.kept_notes enable row level security;
-select app_private.enable_sync('public.kept_notes', 'list_id');
-select ok(exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_ids_kept' and tgrelid = 'public.kept_notes'::regclass),
+alter table public.tidesync_test_kept_notes enable row level security;
+select app_private.enable_sync('public.tidesync_test_kept_notes', 'list_id');
+select ok(exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_ids_kept' and tgrelid = 'public.tidesync_test_kept_notes'::regclass),
   'enable_sync installs it on a new synced table');
-select app_private.disable_sync('public.kept_notes');
-select ok(not exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_ids_kept' and tgrelid = 'public.kept_notes'::regclass),
+select app_private.disable_sync('public.tidesync_test_kept_notes');
+select ok(not exists (select 1 from pg_catalog.pg_trigger where tgname = 'tidesync_ids_kept' and tgrelid = 'public.tidesync_test_kept_notes'::regclass),
   'disable_sync takes it away');
 select is(tests.function_callers('app_private.refuse_synced_id_change()'), '{}'::text[],
   'no API role calls the trigger function');
