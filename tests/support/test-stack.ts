@@ -46,8 +46,9 @@ export function functionsEnvFor(ownerDbUrl: string, keys: SigningKeys, extra: Re
       "devices": { limit: 100000, window_seconds: 60 },
       "notifications": { limit: 100000, window_seconds: 60 },
       "releases": { limit: 100000, window_seconds: 60 },
-      "sync.pull": { limit: 100000, window_seconds: 60 },
-      "sync.batch": { limit: 100000, window_seconds: 60 },
+      // A sync budget's default ceiling on the user's total (user_limit) is below these limits: raised too.
+      "sync.pull": { limit: 100000, window_seconds: 60, user_limit: 100000 },
+      "sync.batch": { limit: 100000, window_seconds: 60, user_limit: 100000 },
       "account.deletion": { limit: 100000, window_seconds: 60 },
       "account.export": { limit: 100000, window_seconds: 60 },
     }),

@@ -183,8 +183,8 @@ describe("loadConfig", () => {
 
   it("merges TIDESYNC_RATE_LIMITS over the defaults and validates it", () => {
     const config = loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 5, window_seconds: 10 } }) });
-    // An override without `per` keeps the operation's default (sync budgets are per session).
-    expect(config.rateLimits["sync.batch"]).toEqual({ limit: 5, window_seconds: 10, per: "session" });
+    // An override without `per` keeps the operation's default (sync budgets are per session), and its ceiling.
+    expect(config.rateLimits["sync.batch"]).toEqual({ limit: 5, window_seconds: 10, per: "session", user_limit: 900 });
     expect(config.rateLimits["sync.pull"]).toEqual(DEFAULT_RATE_LIMITS["sync.pull"]);
     const shared = loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 9, window_seconds: 60, per: "user" } }) });
     expect(shared.rateLimits["sync.pull"]).toEqual({ limit: 9, window_seconds: 60, per: "user" });
@@ -195,6 +195,51 @@ describe("loadConfig", () => {
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 1, window_seconds: 10, burst: 2 } }) }))
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+  });
+
+  // Per-session sync budgets alone let one account spend N budgets with N sessions (and every sign-in
+  // adds one), where the contract says per user: the sync budgets also carry a ceiling on the user's
+  // total. The budgets a stolen session must not spend for its owner (signing it out, cancelling a
+  // deletion) have none.
+  it("caps the per-session sync budgets by a user_limit on the user's total; the owner's budgets have none", () => {
+    expect(DEFAULT_RATE_LIMITS["sync.pull"]).toEqual({ limit: 600, window_seconds: 60, per: "session", user_limit: 1800 });
+    expect(DEFAULT_RATE_LIMITS["sync.batch"]).toEqual({ limit: 300, window_seconds: 60, per: "session", user_limit: 900 });
+    for (const operation of ["auth.session", "devices", "account.deletion"]) {
+      expect(DEFAULT_RATE_LIMITS[operation].per).toBe("session");
+      expect(DEFAULT_RATE_LIMITS[operation]).not.toHaveProperty("user_limit");
+    }
+  });
+
+  it("merges user_limit: an override keeps the default's unless it sets one, null drops it, per user drops it", () => {
+    const rules = (overrides: object) => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify(overrides) }).rateLimits;
+    expect(rules({ "sync.batch": { limit: 5, window_seconds: 10 } })["sync.batch"])
+      .toEqual({ limit: 5, window_seconds: 10, per: "session", user_limit: 900 });
+    expect(rules({ "sync.batch": { limit: 5, window_seconds: 10, user_limit: 12 } })["sync.batch"])
+      .toEqual({ limit: 5, window_seconds: 10, per: "session", user_limit: 12 });
+    expect(rules({ "sync.batch": { limit: 5, window_seconds: 10, user_limit: null } })["sync.batch"])
+      .toEqual({ limit: 5, window_seconds: 10, per: "session" });
+    // A session budget without a default ceiling may be given one.
+    expect(rules({ "devices": { limit: 5, window_seconds: 10, user_limit: 10 } })["devices"])
+      .toEqual({ limit: 5, window_seconds: 10, per: "session", user_limit: 10 });
+    // A per-user budget is the user's total already.
+    expect(rules({ "sync.pull": { limit: 9, window_seconds: 60, per: "user" } })["sync.pull"])
+      .toEqual({ limit: 9, window_seconds: 60, per: "user" });
+  });
+
+  it("refuses user_limit on a per-user budget and a ceiling below the session's limit, saying what to set", () => {
+    const load = (overrides: object) => () => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify(overrides) });
+    const perUser = /TIDESYNC_RATE_LIMITS is invalid: notifications: user_limit needs "per": "session" \(a per-user budget is the user's total already\)/;
+    expect(load({ "sync.pull": { limit: 9, window_seconds: 60, per: "user", user_limit: 20 } })).toThrow(/sync\.pull: user_limit needs "per": "session"/);
+    // notifications is per user by default.
+    expect(load({ "notifications": { limit: 9, window_seconds: 60, user_limit: 20 } })).toThrow(perUser);
+    expect(load({ "sync.pull": { limit: 9, window_seconds: 60, user_limit: 0 } })).toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+    expect(load({ "sync.pull": { limit: 9, window_seconds: 60, user_limit: 1.5 } })).toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+    expect(load({ "sync.pull": { limit: 9, window_seconds: 60, user_limit: 8 } }))
+      .toThrow(/sync\.pull: user_limit 8 is below limit 9/);
+    // A limit raised above the default's ceiling must say what the ceiling becomes.
+    expect(load({ "sync.pull": { limit: 5000, window_seconds: 60 } }))
+      .toThrow(/sync\.pull: user_limit 1800 \(the default\) is below limit 5000: set a user_limit of at least 5000, or null for none/);
+    expect(load({ "sync.pull": { limit: 5000, window_seconds: 60, user_limit: 5000 } })).not.toThrow();
   });
 
   // "sync.bach" was taken, published by GET /v1/meta and limited nothing.
@@ -224,8 +269,8 @@ describe("loadConfig", () => {
     const named = Object.keys(DEFAULT_RATE_LIMITS).filter((op) => prose.includes(op));
     expect([0, Object.keys(DEFAULT_RATE_LIMITS).length], `.env.example names only ${named.join(", ")}`).toContain(named.length);
     const doc = readFileSync(path.join(root, "docs/configuration.md"), "utf8");
-    const rows = [...doc.matchAll(/^\| `([a-z.]+)` \| .+? \| (\d+) \/ (\d+) s \| (user|session) \|$/gm)]
-      .map((m) => [m[1], { limit: Number(m[2]), window_seconds: Number(m[3]), per: m[4] }]);
+    const rows = [...doc.matchAll(/^\| `([a-z.]+)` \| .+? \| (\d+) \/ (\d+) s \| (user|session) \| (?:(\d+) \/ \3 s|–) \|$/gm)]
+      .map((m) => [m[1], { limit: Number(m[2]), window_seconds: Number(m[3]), per: m[4], ...(m[5] ? { user_limit: Number(m[5]) } : {}) }]);
     expect(Object.fromEntries(rows)).toEqual(DEFAULT_RATE_LIMITS);
   });
 
