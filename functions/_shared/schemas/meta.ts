@@ -35,6 +35,9 @@ export const metaResponseSchema = z.object({
     limit: z.number().int().positive(),
     window_seconds: z.number().int().positive(),
     per: z.enum(["user", "session"]).describe("user: one budget for all the user's sessions; session: each signed-in device has its own"),
+    // Optional: absent where the rule has no ceiling, and from servers older than it.
+    user_limit: z.number().int().positive().optional()
+      .describe("per session only: a ceiling on the user's total across all their sessions, in the same window; over it → 429 RATE_LIMITED for every session of the user until the window resets. Absent: no ceiling (each session has only its own budget)"),
   })).default({}).describe("request budgets per operation (sync.pull: GET /v1/sync/changes and GET /v1/sync/records/{collection}/{id}, sync.batch: POST /v1/sync/batch, …); over one → 429 RATE_LIMITED with Retry-After"),
   deprecations: z.array(deprecationSchema).default([]).describe("deprecated routes with their sunset and migration guide (docs/versioning.md)"),
   // Optional: servers from before test-build distribution do not send it.

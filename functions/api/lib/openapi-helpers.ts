@@ -58,7 +58,7 @@ const RESPONSE_HEADERS: Record<string, HeaderObject> = {
   "RateLimit-Limit": { description: "requests allowed per window for this operation", schema: { type: "integer" } },
   "RateLimit-Remaining": { description: "requests left in the window", schema: { type: "integer" } },
   "RateLimit-Reset": { description: "seconds until the window resets", schema: { type: "integer" } },
-  "RateLimit-Policy": { description: "<limit>;w=<window seconds>", schema: { type: "string" } },
+  "RateLimit-Policy": { description: "<limit>;w=<window seconds>; where the session's budget has a ceiling on the user's total, both: <limit>;w=<window>, <user_limit>;w=<window>", schema: { type: "string" } },
 };
 const RATE_LIMIT_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy"];
 

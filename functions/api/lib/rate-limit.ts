@@ -1,5 +1,8 @@
 // Consumes one unit of the caller's budget for an operation (the user's, or
-// the calling session's when the rule is per session). The counter lives
+// the calling session's when the rule is per session, and then also the
+// user's total across their sessions when the rule has a user_limit; a request
+// its session's own budget refuses spends none of the user's total, so one
+// runaway device spends at most its own budget of it). The counter lives
 // in Postgres so it holds across every function instance; it is written in its
 // own short statement (not the request transaction) so that requests which
 // fail still count. Only a session whose standing the request's use accepts
@@ -30,10 +33,21 @@ export interface RateLimitState {
   serverTime: string;
 }
 
+interface Hit {
+  hits: number;
+  reset_seconds: number;
+}
+
 interface Admission {
   standing: SessionStanding;
-  hit: { hits: number; reset_seconds: number } | null;
+  /** The rule's own budget; `user`: the user's total, counted when the rule has a user_limit and the own budget was not over. */
+  hit: (Hit & { user: Hit | null }) | null;
   server_time: string;
+}
+
+interface Budget {
+  limit: number;
+  hit: Hit;
 }
 
 export async function consumeRateLimit(
@@ -43,14 +57,20 @@ export async function consumeRateLimit(
   rule: RateLimitRule,
   use: SessionUse = "act",
 ): Promise<RateLimitState> {
-  // CASE evaluates the counter's subquery only when the standing is accepted. The
-  // counter references auth.users: a user deleted between the two checks of
-  // this statement is signed out too.
+  // CASE evaluates the counter's subquery only when the standing is accepted, and the user's
+  // total (its nil-session counter, the key a per-user budget uses) only when the session's own
+  // budget is not over. The counter references auth.users: a user deleted between the two checks
+  // of this statement is signed out too.
+  const userLimit = rule.per === "session" ? rule.user_limit ?? null : null;
   const [admission] = await db.query((sql) =>
     sql<Admission[]>`
       select standing,
              case when ${acceptedStanding(sql, use)} then (
-               select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds)
+               select json_build_object('hits', h.hits, 'reset_seconds', h.reset_seconds, 'user',
+                        case when ${userLimit}::integer is not null and h.hits <= ${rule.limit}::integer then (
+                          select json_build_object('hits', u.hits, 'reset_seconds', u.reset_seconds)
+                          from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds}) u
+                        ) end)
                from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
                                                ${rule.per === "session" ? claims.session_id : null}::uuid) h
              ) end as hit,
@@ -66,17 +86,25 @@ export async function consumeRateLimit(
   const refusal = sessionRefusal(admission.standing, use);
   if (refusal) throw refusal;
   if (!admission.hit) throw signedOut();
-  const row = admission.hit;
-  const remaining = Math.max(0, rule.limit - row.hits);
+  const budgets: Budget[] = [{ limit: rule.limit, hit: admission.hit }];
+  if (userLimit !== null && admission.hit.user) budgets.push({ limit: userLimit, hit: admission.hit.user });
+  // The headers tell the binding budget: the one over (only one can be: the user's total is not
+  // counted past the session's own), else the one with the fewer requests left (the session's on a
+  // tie; both windows are the same). The policy lists every budget the rule has, the session's first.
+  const remainingOf = ({ limit, hit }: Budget) => Math.max(0, limit - hit.hits);
+  const over = budgets.find(({ limit, hit }) => hit.hits > limit);
+  const binding = over ?? budgets.reduce((a, b) => remainingOf(b) < remainingOf(a) ? b : a);
+  const policies = userLimit === null ? [rule.limit] : [rule.limit, userLimit];
   const headers = {
-    "RateLimit-Limit": String(rule.limit),
-    "RateLimit-Remaining": String(remaining),
-    "RateLimit-Reset": String(row.reset_seconds),
-    "RateLimit-Policy": `${rule.limit};w=${rule.window_seconds}`,
+    "RateLimit-Limit": String(binding.limit),
+    "RateLimit-Remaining": String(remainingOf(binding)),
+    "RateLimit-Reset": String(binding.hit.reset_seconds),
+    "RateLimit-Policy": policies.map((limit) => `${limit};w=${rule.window_seconds}`).join(", "),
   };
-  if (row.hits > rule.limit) {
-    throw new ApiError("RATE_LIMITED", `too many ${operation} requests; retry in ${row.reset_seconds} s`, {
-      headers: { ...headers, "Retry-After": String(row.reset_seconds) },
+  if (over) {
+    const whose = over === budgets[0] ? "" : " from all your sessions together";
+    throw new ApiError("RATE_LIMITED", `too many ${operation} requests${whose}; retry in ${over.hit.reset_seconds} s`, {
+      headers: { ...headers, "Retry-After": String(over.hit.reset_seconds) },
     });
   }
   return { headers, serverTime: admission.server_time };
