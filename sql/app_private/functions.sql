@@ -1051,6 +1051,12 @@ CREATE OR REPLACE FUNCTION app_private.lock_list_for_member_change(p_list_id uui
  SET search_path TO ''
 AS $function$
 begin
+  -- Only a member's change locks: the policies' callers are members; anybody else calling it
+  -- directly locks nothing (and learns nothing: it answers true alike).
+  if not exists (select 1 from public.list_members m
+                  where m.list_id = p_list_id and m.user_id = (select app_private.live_uid())) then
+    return true;
+  end if;
   if p_removal then
     perform 1 from public.lists l where l.id = p_list_id for update;
   elsif p_role = 'owner' then
@@ -1059,7 +1065,7 @@ begin
   return true;
 end;
 $function$;
-comment on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) is 'Always true: the last condition of the UPDATE and DELETE policies of public.list_members, which Postgres evaluates before it locks the membership row. Locks the list''s row as the triggers that follow will (a removal FOR UPDATE: track_sync_access; an owner''s role change FOR NO KEY UPDATE: keep_a_list_owner; any other role change needs no lock), so that a membership change takes the list before its membership, as a delete of the list does (its cascade): the two wait for each other instead of deadlocking. Waiting for a list deleted meanwhile, it locks nothing and the row is gone too. SECURITY DEFINER: a viewer leaving may lock the list, which its policies would not let them.';
+comment on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) is 'Always true: the last condition of the UPDATE and DELETE policies of public.list_members, which Postgres evaluates before it locks the membership row. Locks the list''s row as the triggers that follow will (a removal FOR UPDATE: track_sync_access; an owner''s role change FOR NO KEY UPDATE: keep_a_list_owner; any other role change needs no lock), so that a membership change takes the list before its membership, as a delete of the list does (its cascade): the two wait for each other instead of deadlocking. Waiting for a list deleted meanwhile, it locks nothing and the row is gone too. Only for a caller who is a member of the list (live_uid(); the policies'' callers all are): anyone else locks nothing. SECURITY DEFINER: a viewer leaving may lock the list, which its policies would not let them.';
 revoke execute on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) from public;
 grant execute on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) to authenticated;
 
