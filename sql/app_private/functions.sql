@@ -1051,6 +1051,12 @@ CREATE OR REPLACE FUNCTION app_private.lock_list_for_member_change(p_list_id uui
  SET search_path TO ''
 AS $function$
 begin
+  -- Only a member's change locks: the policies' callers are members; anybody else calling it
+  -- directly locks nothing (and learns nothing: it answers true alike).
+  if not exists (select 1 from public.list_members m
+                  where m.list_id = p_list_id and m.user_id = (select app_private.live_uid())) then
+    return true;
+  end if;
   if p_removal then
     perform 1 from public.lists l where l.id = p_list_id for update;
   elsif p_role = 'owner' then
@@ -1059,7 +1065,7 @@ begin
   return true;
 end;
 $function$;
-comment on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) is 'Always true: the last condition of the UPDATE and DELETE policies of public.list_members, which Postgres evaluates before it locks the membership row. Locks the list''s row as the triggers that follow will (a removal FOR UPDATE: track_sync_access; an owner''s role change FOR NO KEY UPDATE: keep_a_list_owner; any other role change needs no lock), so that a membership change takes the list before its membership, as a delete of the list does (its cascade): the two wait for each other instead of deadlocking. Waiting for a list deleted meanwhile, it locks nothing and the row is gone too. SECURITY DEFINER: a viewer leaving may lock the list, which its policies would not let them.';
+comment on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) is 'Always true: the last condition of the UPDATE and DELETE policies of public.list_members, which Postgres evaluates before it locks the membership row. Locks the list''s row as the triggers that follow will (a removal FOR UPDATE: track_sync_access; an owner''s role change FOR NO KEY UPDATE: keep_a_list_owner; any other role change needs no lock), so that a membership change takes the list before its membership, as a delete of the list does (its cascade): the two wait for each other instead of deadlocking. Waiting for a list deleted meanwhile, it locks nothing and the row is gone too. Only for a caller who is a member of the list (live_uid(); the policies'' callers all are): anyone else locks nothing. SECURITY DEFINER: a viewer leaving may lock the list, which its policies would not let them.';
 revoke execute on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) from public;
 grant execute on function app_private.lock_list_for_member_change(p_list_id uuid, p_role text, p_removal boolean) to authenticated;
 
@@ -1100,6 +1106,46 @@ comment on function app_private.lock_registration_sessions(p_installation_id uui
 revoke execute on function app_private.lock_registration_sessions(p_installation_id uuid) from public;
 grant execute on function app_private.lock_registration_sessions(p_installation_id uuid) to authenticated;
 
+-- function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[])
+CREATE OR REPLACE FUNCTION app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[])
+ RETURNS SETOF uuid
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+declare
+  v_id uuid;
+  v_changed boolean;
+  v_written boolean;
+  v_locked uuid;
+begin
+  -- Every scope row of the batch once, in key order: a row in both sets gets the stronger lock.
+  for v_id, v_changed, v_written in
+    select u.id, bool_or(u.changed), bool_or(not u.changed)
+      from (select c.id, true from unnest(p_changed) c(id)
+            union all
+            select w.id, false from unnest(p_written_into) w(id)) u(id, changed)
+     where u.id is not null
+     group by u.id
+     order by u.id
+  loop
+    v_locked := null;
+    if v_changed then
+      -- As the caller: the policies leave out a row they may not change (a viewer leaving).
+      execute format('select s.id from %s s where s.id = $1 for no key update of s', p_scopes) into v_locked using v_id;
+      if v_locked is not null then
+        return next v_locked;
+      end if;
+    end if;
+    if v_locked is null and v_written then
+      perform app_private.lock_scopes_written_into(p_scopes, p_memberships, array[v_id]);
+    end if;
+  end loop;
+end;
+$function$;
+comment on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[]) is 'The push''s first step for a batch that both changes scope rows or memberships (p_changed: the scope rows it names and those of the memberships it names) and writes rows into scopes (p_written_into): every one of those rows once, in key order (the order of every other taker of several, such as the purge''s hand-over), p_changed FOR NO KEY UPDATE as the caller through p_scopes'' policies (returned), the others (and those the policies refuse) FOR KEY SHARE by membership (lock_scopes_written_into). Two ordered statements, one after the other, crossed the hand-over (40P01). SECURITY INVOKER.';
+revoke execute on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[]) from public;
+grant execute on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[]) to authenticated;
+
 -- function app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[])
 CREATE OR REPLACE FUNCTION app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[])
  RETURNS void
@@ -1124,12 +1170,13 @@ begin
     raise exception 'lock_scopes_written_into: % is not a membership table of %', p_memberships, p_scopes
       using errcode = 'invalid_parameter_value';
   end if;
-  execute format('select 1 from %s s where s.%I = any ($1) and exists (select 1 from %s m where m.%I = s.%I and m.%I = (select auth.uid())) '
+  -- A signed-out session's claims name no caller (live_uid() null): nothing is locked.
+  execute format('select 1 from %s s where s.%I = any ($1) and exists (select 1 from %s m where m.%I = s.%I and m.%I = (select app_private.live_uid())) '
                  'order by s.%I for key share of s', p_scopes, v_key, p_memberships, v_scope_column, v_key, v_user_column, v_key)
     using p_ids;
 end;
 $function$;
-comment on function app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[]) is 'The push''s first step: locks FOR KEY SHARE (what its writes'' foreign-key checks take later), in key order, the scope rows among p_ids the caller is a member of (p_memberships, registered for p_scopes), before any usage row: a member''s loss of the scope holds it FOR UPDATE while it waits for the owner''s usage row. SECURITY DEFINER: by membership, not through the scope table''s policies (0.5–1.7 ms a push).';
+comment on function app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[]) is 'The push''s first step for a batch that writes into scopes: locks FOR KEY SHARE (what its writes'' foreign-key checks take later), in key order, the scope rows among p_ids the signed-in caller (app_private.live_uid()) is a member of (p_memberships, registered for p_scopes), before any usage row: a member''s loss of the scope holds it FOR UPDATE while it waits for the owner''s usage row. A batch that also changes scope rows or memberships takes these locks in one pass with those (lock_scopes_in_order). SECURITY DEFINER: by membership, not through the scope table''s policies (0.5–1.7 ms a push).';
 revoke execute on function app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[]) from public;
 grant execute on function app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[]) to authenticated;
 

@@ -1000,6 +1000,15 @@ export type Database = {
         Args: { "p_installation_id": string };
         Returns: undefined;
       };
+      "lock_scopes_in_order": {
+        Args: {
+          "p_changed": (string)[];
+          "p_memberships": unknown;
+          "p_scopes": unknown;
+          "p_written_into": (string)[];
+        };
+        Returns: string[];
+      };
       "lock_scopes_written_into": {
         Args: {
           "p_ids": (string)[];

@@ -170,3 +170,34 @@ describe("a push changing memberships while another owner deletes the list: no 5
     expect(await listExists(list)).toBe(false);
   });
 });
+
+describe("app_private.lock_list_for_member_change (the list_members policies' lock of the list)", () => {
+  // Executable by authenticated (the policies run as the caller), it locked any list for any
+  // signed-in caller: Carol, who cannot see Alice's list, held it FOR UPDATE until her
+  // transaction ended, and Alice's edit of her list waited (DBA review).
+  const forUpdate = (id: string) =>
+    adminSql.begin((tx) => tx`select 1 from public.lists where id = ${id} for update nowait`).then(() => "free", (error: { code?: string }) => error.code);
+  const calledBy = (user: TestUser, list: string) =>
+    holdTransaction((tx) => tx`select app_private.lock_list_for_member_change(${list}, 'viewer', true)`, { as: user });
+
+  it("locks nothing for a caller who is no member of the list; a member's call (a leave) locks it", async () => {
+    const { users: [, bob], list } = await listOf(["owner", "viewer"]);
+    const carol = await createTestUser();
+    const byCarol = calledBy(carol, list);
+    await byCarol.ran;
+    try {
+      expect(await forUpdate(list)).toBe("free");
+    } finally {
+      byCarol.commit();
+    }
+    await byCarol.done;
+    const byBob = calledBy(bob, list);
+    await byBob.ran;
+    try {
+      expect(await forUpdate(list)).toBe("55P03");
+    } finally {
+      byBob.commit();
+    }
+    await byBob.done;
+  });
+});

@@ -247,7 +247,52 @@ describe("a member's loss of a list meets a push that creates rows and adds one 
   });
 });
 
+describe("a push that changes a membership and writes into another list meets an account purge", () => {
+  // Alice's push removes Bob from her list L2 and adds a task to her list L1 (L1's id the lower),
+  // while Carol, a viewer of both, is purged: the purge's hand-over locks Carol's lists FOR UPDATE
+  // in id order, L1 then L2. The push took its list locks in two statements, each in id order but
+  // not together: L2 (the membership's list, FOR NO KEY UPDATE), then L1 (written into, FOR KEY
+  // SHARE): holding L2, it waited for L1, which the hand-over held while it waited for L2 (40P01,
+  // DBA review). It now takes every list lock of the batch in one pass in id order. Here a
+  // transaction holds L1 while the hand-over queues for it, then the push behind it.
+  it("the purge's hand-over and the push both done, no deadlock", async () => {
+    const [alice, bob, carol] = await Promise.all([createTestUser(), createTestUser(), createTestUser()]);
+    const [l1, l2] = [randomUUID(), randomUUID()].sort();
+    await pushOk(alice, { ops: [upsert("lists", l1, { title: "L1" }), upsert("lists", l2, { title: "L2" })] });
+    await share(alice, l1, carol, "viewer");
+    await share(alice, l2, carol, "viewer");
+    await share(alice, l2, bob, "viewer");
+    const [membership] = await adminSql<{ id: string; version: number }[]>`
+      select m.id::text, s.version::int from public.list_members m
+        join app_private.sync_records s on s.collection = 'list_members' and s.id = m.id
+       where m.list_id = ${l2} and m.user_id = ${bob.userId}`;
+    const held = holdTransaction((tx) => tx`select 1 from public.lists where id = ${l1} for update`);
+    let purge: Promise<string> | undefined;
+    let pushed: Promise<ApiResponse> | undefined;
+    try {
+      await held.ran;
+      const pid = await held.pid;
+      purge = adminSql`select app_private.hand_over_lists(${carol.userId})`
+        .then(() => "handed over", (error: { code?: string }) => `${error.code} ${String(error)}`);
+      await waitersOf(pid, 1); // the hand-over waits for L1
+      pushed = push(alice, { ops: [remove("list_members", membership.id, membership.version), upsert("tasks", randomUUID(), { list_id: l1, title: "Alice's new" })] });
+      await waitersOf(pid, 2); // and the push behind it (before: holding L2)
+    } finally {
+      held.commit();
+    }
+    await held.done;
+    const response = await pushed!;
+    expect(response.status, response.text).toBe(200);
+    expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await deadlockRetried(response)).toBe(false);
+    expect(await purge).toBe("handed over");
+  });
+});
+
 describe("app_private.lock_scopes_written_into (the push's first lock of the lists it writes into)", () => {
+  const forUpdate = (id: string) =>
+    adminSql.begin((tx) => tx`select 1 from public.lists where id = ${id} for update nowait`).then(() => "free", (error: { code?: string }) => error.code);
+
   it("locks the caller's lists FOR KEY SHARE until their transaction ends, and nothing of a list they are no member of", async () => {
     const { bob, list } = await aTaskEach();
     const carol = await createTestUser();
@@ -256,8 +301,6 @@ describe("app_private.lock_scopes_written_into (the push's first lock of the lis
       { as: bob },
     );
     await locks.ran;
-    const forUpdate = (id: string) =>
-      adminSql.begin((tx) => tx`select 1 from public.lists where id = ${id} for update nowait`).then(() => "free", (error: { code?: string }) => error.code);
     try {
       // Alice's list Bob is a member of, and his personal list: held; Carol's list: free.
       expect([await forUpdate(list), await forUpdate(bob.userId), await forUpdate(carol.userId)]).toEqual(["55P03", "55P03", "free"]);
@@ -266,6 +309,41 @@ describe("app_private.lock_scopes_written_into (the push's first lock of the lis
     }
     await locks.done;
     expect(await forUpdate(list)).toBe("free");
+  });
+
+  it("locks nothing for a signed-out session's claims (a token still within its exp), not even their own list", async () => {
+    const { bob, list } = await aTaskEach();
+    await adminSql`delete from auth.sessions where id = ${bob.sessionId}`;
+    const locks = holdTransaction(
+      (tx) => tx`select app_private.lock_scopes_written_into('public.lists', 'public.list_members', ${[list, bob.userId]}::uuid[])`,
+      { as: bob },
+    );
+    await locks.ran;
+    try {
+      expect([await forUpdate(list), await forUpdate(bob.userId)]).toEqual(["free", "free"]);
+    } finally {
+      locks.commit();
+    }
+    await locks.done;
+  });
+
+  it("lock_scopes_in_order (a batch changing lists and writing into lists) locks the lists it changes and writes into, and nothing of a list the caller is no member of", async () => {
+    const { bob, list } = await aTaskEach();
+    const carol = await createTestUser();
+    let answered: string[] = [];
+    const locks = holdTransaction(async (tx) => {
+      answered = (await tx<{ id: string }[]>`
+        select l.id::text from app_private.lock_scopes_in_order('public.lists', 'public.list_members',
+          ${[bob.userId, carol.userId]}::uuid[], ${[list, carol.userId]}::uuid[]) as l(id)`).map((r) => r.id);
+    }, { as: bob });
+    await locks.ran;
+    try {
+      expect(answered).toEqual([bob.userId]); // the rows it may change
+      expect([await forUpdate(list), await forUpdate(bob.userId), await forUpdate(carol.userId)]).toEqual(["55P03", "55P03", "free"]);
+    } finally {
+      locks.commit();
+    }
+    await locks.done;
   });
 });
 

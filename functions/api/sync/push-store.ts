@@ -4,8 +4,9 @@
 // whatever the op count:
 //   0. wait for the user's other pushes to end (a transaction-level advisory lock);
 //   1. lock the rows the ops name that the caller may change
-//      (select … for no key update: the policies filter what they may not; the scope rows of
-//      the memberships the ops name first, SCOPE_LOCK_SQL), and, in a
+//      (select … for no key update: the policies filter what they may not; first, in one
+//      pass in id order, the scope rows the ops name, those of the memberships they name and
+//      those they write rows into: lockStatements), and, in a
 //      NEW statement pipelined behind it (so its snapshot includes whatever
 //      committed while we waited for the locks), read the ledger rows of the
 //      batch's op_ids, the sync state and data of the named rows and of the
@@ -77,7 +78,8 @@ export const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
 // Rows the caller may not change (a viewer leaving) are not locked here: the DELETE policy
 // locks the scope itself, and a viewer holds no other row of it. $1 the named scope ids, then one
 // id list per membership collection of that scope (membershipIds). No such statement, and the same
-// LOCK_SQL as before, for a batch without membership rows.
+// LOCK_SQL as before, for a batch without membership rows. A batch that also writes into scopes
+// takes these with those in one pass (SCOPE_IN_ORDER_SQL).
 const MEMBERSHIPS = new Map(COLLECTIONS.filter((c) => c.isScope).map((scope) => [
   scope.name,
   COLLECTIONS.filter((c) => c.memberColumn !== null && c.scopeCollection === scope.name),
@@ -91,39 +93,66 @@ export const SCOPE_LOCK_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => m
 ]));
 
 // A batch that writes rows into scopes (creates, moves: the scope ids its ops' data names) takes
-// those scope rows FOR KEY SHARE next, before any row of its own: its writes' foreign-key checks
-// take that lock anyway, but only at the write, after the sync triggers took the caller's usage row
-// at the batch's creates. A member's loss of the scope (a leave, a removal) locks the scope row
-// FOR UPDATE, then hands the member's rows over to the owner, waiting for the owner's usage row:
-// the two crossed (40P01, the leave rolled back). Locked by membership (app_private.
-// lock_scopes_written_into, SECURITY DEFINER: a caller locks only scopes they are a member of), not
-// through the scope table's policies, which a row lock applies twice (SELECT and UPDATE: 0.5–1.7 ms a
-// push). $1 the scope ids. A scope collection without a membership collection gets no statement.
+// those scope rows FOR KEY SHARE first too, before any row of its own: its writes' foreign-key
+// checks take that lock anyway, but only at the write, after the sync triggers took the caller's
+// usage row at the batch's creates. A member's loss of the scope (a leave, a removal) locks the
+// scope row FOR UPDATE, then hands the member's rows over to the owner, waiting for the owner's
+// usage row: the two crossed (40P01, the leave rolled back). Locked by membership (app_private.
+// lock_scopes_written_into, SECURITY DEFINER: a signed-in caller locks only scopes they are a
+// member of), not through the scope table's policies, which a row lock applies twice (SELECT and
+// UPDATE: 0.5–1.7 ms a push). $1 the scope ids. A scope collection without a membership collection
+// gets no statement.
 export const SCOPE_KEY_SHARE_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, [membership]]) => [
   scope,
   `select app_private.lock_scopes_written_into(${quoteLiteral(findCollection(scope)!.table)}::regclass, ${quoteLiteral(membership.table)}::regclass, $1::uuid[])`,
 ]));
 
+// A batch that both changes scope rows or memberships and writes rows into scopes takes all of
+// those scope rows in ONE pass in id order (app_private.lock_scopes_in_order, migration
+// 20261128007500), each once: the rows of SCOPE_LOCK_SQL (the named scope rows, the memberships'
+// scopes) FOR NO KEY UPDATE through the policies (answered), the others FOR KEY SHARE by
+// membership. Sent as SCOPE_LOCK_SQL, then SCOPE_KEY_SHARE_SQL, each ordered but not together, a
+// push removing a member of L2 and adding a task to L1 (L1 < L2) held L2 while it waited for L1,
+// which the purge's hand-over (the purged user's lists FOR UPDATE in id order) held while it
+// waited for L2 (40P01, DBA review). $1 the named scope ids, one id list per membership
+// collection (as SCOPE_LOCK_SQL), then the scope ids written into.
+export const SCOPE_IN_ORDER_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
+  scope,
+  `select l.id::text as id from app_private.lock_scopes_in_order(${quoteLiteral(findCollection(scope)!.table)}::regclass, ${quoteLiteral(members[0].table)}::regclass,
+    array(select unnest($1::uuid[])${members.map((m, i) => `
+          union all select m.${quoteIdent(m.scopeColumn)} from ${m.table} m where m.id = any ($${i + 2}::uuid[])`).join("")}),
+    $${members.length + 2}::uuid[]) as l(id)`,
+]));
+
 /**
- * The lock statements of a batch, in the order they are sent: per scope collection whose
- * memberships the batch names, SCOPE_LOCK_SQL (answering only the scope rows the batch names),
- * then SCOPE_KEY_SHARE_SQL per scope collection the batch writes rows into (answering none: it
- * grants no right to change them), then LOCK_SQL per other collection, in the collections' order.
+ * The lock statements of a batch, in the order they are sent: per scope collection with a
+ * membership collection, one statement taking its scope rows in id order (SCOPE_IN_ORDER_SQL when
+ * the batch both changes scope rows or memberships and writes into scopes; else SCOPE_LOCK_SQL
+ * when it names memberships, SCOPE_KEY_SHARE_SQL when it writes into scopes: these answer only the
+ * scope rows the batch names), then LOCK_SQL per other collection, in the collections' order.
  */
 function lockStatements(named: Map<string, string[]>, writtenInto: Map<string, string[]>): { collection: string; text: string; parameters: string[]; only?: Set<string> }[] {
-  const scopesFirst = [...MEMBERSHIPS].filter(([, members]) => members.some((m) => named.get(m.name)!.length > 0));
-  const rest = [...named].filter(([collection, ids]) => ids.length > 0 && !scopesFirst.some(([scope]) => scope === collection));
-  const keyShared = [...writtenInto].filter(([scope, ids]) => ids.length > 0 && SCOPE_KEY_SHARE_SQL.has(scope));
-  return [
-    ...scopesFirst.map(([scope, members]) => ({
-      collection: scope,
-      text: SCOPE_LOCK_SQL.get(scope)!,
-      parameters: [pgArray(named.get(scope)!), ...members.map((m) => pgArray(named.get(m.name)!))],
-      only: new Set(named.get(scope)!.map((id) => id.toLowerCase())),
-    })),
-    ...keyShared.map(([scope, ids]) => ({ collection: scope, text: SCOPE_KEY_SHARE_SQL.get(scope)!, parameters: [pgArray(ids)], only: new Set<string>() })),
-    ...rest.map(([collection, ids]) => ({ collection, text: LOCK_SQL.get(collection)!, parameters: [pgArray(ids)] })),
-  ];
+  const statements: { collection: string; text: string; parameters: string[]; only?: Set<string> }[] = [];
+  const taken = new Set<string>();
+  for (const [scope, members] of MEMBERSHIPS) {
+    if (members.length === 0) continue;
+    const namedScopes = named.get(scope)!;
+    const written = writtenInto.get(scope) ?? [];
+    const membersNamed = members.some((m) => named.get(m.name)!.length > 0);
+    const only = new Set(namedScopes.map((id) => id.toLowerCase()));
+    const memberIds = members.map((m) => pgArray(named.get(m.name)!));
+    if (written.length > 0 && (membersNamed || namedScopes.length > 0)) {
+      statements.push({ collection: scope, text: SCOPE_IN_ORDER_SQL.get(scope)!, parameters: [pgArray(namedScopes), ...memberIds, pgArray(written)], only });
+      taken.add(scope);
+    } else if (membersNamed) {
+      statements.push({ collection: scope, text: SCOPE_LOCK_SQL.get(scope)!, parameters: [pgArray(namedScopes), ...memberIds], only });
+      taken.add(scope);
+    } else if (written.length > 0) {
+      statements.push({ collection: scope, text: SCOPE_KEY_SHARE_SQL.get(scope)!, parameters: [pgArray(written)], only: new Set<string>() });
+    }
+  }
+  const rest = [...named].filter(([collection, ids]) => ids.length > 0 && !taken.has(collection));
+  return [...statements, ...rest.map(([collection, ids]) => ({ collection, text: LOCK_SQL.get(collection)!, parameters: [pgArray(ids)] }))];
 }
 
 // A named record's sync state as JSON text (the shape of StateRow["state"]).
