@@ -10,7 +10,7 @@ import { notificationPreferencesSchema } from "../../functions/_shared/schemas/n
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { phone, pushToken, startSession } from "../support/device-sessions.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
-import { asUser, pushOk, share, upsert } from "../support/shared-lists.ts";
+import { asUser, pushOk, removeMember, share, upsert } from "../support/shared-lists.ts";
 import { binaryRelease, freshChannel, publish, testerGroup } from "../support/releases.ts";
 
 async function exportOf(token: string, baseUrl?: string) {
@@ -279,6 +279,34 @@ describe("GET /v1/users/me/export", () => {
     } finally {
       await removeBucket(bucket);
     }
+  });
+
+  it("holds the caller's sync quota usage and their history of gaining and losing lists, naming no other user", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const aliceList = randomUUID();
+    const bobList = randomUUID();
+    await pushOk(alice, { ops: [upsert("lists", aliceList, { title: "Alice's" }), upsert("tasks", randomUUID(), { list_id: alice.userId, title: "personal" })] });
+    await pushOk(bob, { ops: [upsert("lists", bobList, { title: "Bob's" })] });
+    await share(bob, bobList, alice, "editor");
+    await share(alice, aliceList, bob, "viewer");
+    await removeMember(bob, bobList, alice); // Alice loses Bob's list: a revocation of hers
+
+    const response = await exportOf(alice.token);
+    expect(response.status, response.text).toBe(200);
+    const doc = accountExportSchema.parse(response.body);
+    // The quota she runs into (QUOTA_EXCEEDED): the list and the task she created.
+    expect(doc.sync_usage).toEqual({ live_records: 2 });
+    // Her own access history: her personal list, her list, Bob's list granted then lost; never Bob's.
+    const access = Object.fromEntries(doc.sync_access.map((a) => [a.scope_id, a.granted]));
+    expect(access).toEqual({ [alice.userId]: true, [aliceList]: true, [bobList]: false });
+    for (const a of doc.sync_access) expect(Object.keys(a).sort()).toEqual(["changed_at", "granted", "scope_id"]);
+    expect(response.text).not.toContain(bob.userId);
+
+    // Bob's export names his lists only, never Alice's personal list nor her revocation.
+    const bobs = accountExportSchema.parse((await exportOf(bob.token)).body);
+    expect(Object.fromEntries(bobs.sync_access.map((a) => [a.scope_id, a.granted]))).toEqual({ [bob.userId]: true, [bobList]: true, [aliceList]: true });
+    expect(bobs.sync_usage).toEqual({ live_records: 1 });
   });
 
   it("a pending deletion is in the export (through the shipped client)", async () => {

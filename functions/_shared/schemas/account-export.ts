@@ -43,6 +43,15 @@ export const accountExportSchema = z.object({
   list_invites: z.array(row).describe("invites the caller created, also to lists they no longer own: list, role, created, expires, used (never the codes, nor who used them)"),
   accepted_list_invites: z.array(row).describe("invites the caller used to join a list, oldest first: id, list_id, role, used_at (not who created them)"),
   sync_op_results: z.array(row).describe("results of the caller's recent sync operations (kept for retention_days)"),
+  sync_usage: z.object({
+    live_records: z.number().int()
+      .describe("the live synced rows counted against the caller's quota (max_live_records_per_user: a push past it is QUOTA_EXCEEDED)"),
+  }).nullable().describe("the caller's sync quota usage (app_private.sync_usage); null before their first synced row"),
+  sync_access: z.array(z.object({
+    scope_id: uuidSchema.describe("a list (scope) the caller gained or lost; their personal list's id is their user id"),
+    granted: z.boolean().describe("true: the caller is a member since changed_at; false: they lost it then"),
+    changed_at: timestamp,
+  })).describe("the caller's latest access change per list, oldest first: when they gained or lost each list (app_private.sync_access); a loss is kept retention_days"),
   tester_group_memberships: z.array(row)
     .describe("the tester groups the caller is in: group_id, added_at (a group's name and channels are the release manager's settings)"),
   release_feedback: z.array(row).describe("feedback the caller sent on test builds, oldest first: release, device, platform, build, text"),

@@ -92,6 +92,17 @@ export async function writeExport(
                              'type', o.type, 'status', o.status, 'version', o.version, 'error', o.error, 'created_at', o.created_at)::text as json
       from app_private.sync_ops o
      where o.user_id = ${userId}`);
+  await member("sync_usage");
+  await write(await oneRow(tx`
+    select json_build_object('live_records', u.live_records)::text as json
+      from app_private.sync_usage u
+     where u.user_id = ${userId}`));
+  await member("sync_access");
+  await writeRows(write, tx`
+    select json_build_object('scope_id', a.scope_id, 'granted', a.granted, 'changed_at', a.changed_at)::text as json
+      from app_private.sync_access a
+     where a.user_id = ${userId}
+     order by a.changed_at, a.scope_id`);
   await member("tester_group_memberships");
   await writeRows(write, tx`
     select json_build_object('group_id', m.group_id, 'added_at', m.added_at)::text as json
