@@ -27,16 +27,21 @@ export const accountExportSchema = z.object({
       .describe("what the app stored with supabase.auth.updateUser({ data }) (auth.users.raw_user_meta_data)"),
     app_metadata: z.record(z.string(), z.unknown()).nullable()
       .describe("what Supabase Auth and the app's admins keep about the account: provider, providers, claims an admin set (auth.users.raw_app_meta_data)"),
+    phone_confirmed_at: timestamp.nullable(),
+    updated_at: timestamp.nullable(),
+    banned_until: timestamp.nullable().describe("when an operator's ban of the account ends or ended (null: never banned)"),
   }).describe("what Supabase Auth holds (no password hash, no tokens)"),
   profile: row.nullable().describe("public.profiles: display name and onboarding"),
   devices: z.array(row).describe("the caller's devices (push tokens are not included: has_push_token says whether one is registered)"),
-  sessions: z.array(row).describe("metadata of the live Supabase sessions (no tokens)"),
+  sessions: z.array(row).describe("metadata of the live Supabase sessions: id, created/updated/refreshed, aal, factor_id, not_after, user agent, IP (no tokens)"),
   identities: z.array(row)
     .describe("the caller's sign-in identities, oldest first: provider, provider_id, identity_data, created/updated/last sign-in (no tokens)"),
   mfa_factors: z.array(row)
-    .describe("the caller's MFA factors, oldest first: id, friendly_name, factor_type, status, created/updated (never the secret)"),
+    .describe("the caller's MFA factors, oldest first: id, friendly_name, factor_type, status, created/updated/last challenged, web_authn_aaguid (never the secret)"),
   storage_objects: z.array(row)
     .describe("metadata of the Storage objects the caller owns, oldest first: bucket, name, size, mime type, times, the object's user_metadata (not the content)"),
+  storage_buckets: z.array(row)
+    .describe("metadata of the Storage buckets the caller owns, oldest first: id, name, public, file_size_limit, allowed_mime_types, times"),
   notification_preferences: notificationPreferencesSchema,
   notification_preference_history: z.array(row).describe("the audit trail of preference changes, oldest first"),
   list_memberships: z.array(row).describe("the lists the caller belongs to: list id, title, role, joined_at"),
@@ -55,7 +60,9 @@ export const accountExportSchema = z.object({
   tester_group_memberships: z.array(row)
     .describe("the tester groups the caller is in: group_id, added_at (a group's name and channels are the release manager's settings)"),
   release_feedback: z.array(row).describe("feedback the caller sent on test builds, oldest first: release, device, platform, build, text"),
-  account_deletion: deletionStateSchema,
+  account_deletion: deletionStateSchema.extend({
+    last_attempt_at: timestamp.nullable().describe("when the purge last began an attempt at deleting the account (null: never)"),
+  }),
   synced: z.record(z.string(), z.array(row))
     .describe("per synced collection, the rows that are the caller's (docs/account-export.md): each row's columns as stored"),
   complete: z.literal(true).describe("the last member: a document without it was cut off"),
