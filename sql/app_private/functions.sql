@@ -2680,9 +2680,15 @@ begin
         using errcode = 'object_in_use';
     end if;
   end if;
+  if to_regclass('storage.buckets') is not null and has_table_privilege('storage.buckets', 'select') then
+    if exists (select 1 from storage.buckets b where b.owner = p_user_id or b.owner_id = p_user_id::text) then
+      raise exception 'the user still owns Storage buckets: remove them (through the Storage API) before the purge'
+        using errcode = 'object_in_use';
+    end if;
+  end if;
 end
 $function$;
-comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by the account purge (purge_account) after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried on a later run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
+comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by the account purge (purge_account) after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried on a later run) while storage.objects has an object, or storage.buckets a bucket, whose owner or owner_id names the user. Not callable by any API role.';
 revoke execute on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) from public;
 
 -- function app_private.refuse_scope_table_without_membership()
@@ -3103,7 +3109,12 @@ declare
 begin
   -- (Two queries: each table's transition table has its own columns.)
   if tg_table_name = 'sync_changes' then
-    select array_agg(distinct 'tidesync:scope:' || n.scope_id::text) into v_topics from new_rows n;
+    -- Never a deleted user's personal list (its id is the user's, kept in
+    -- retired_user_ids): its delete, cascading from the user's, comes after
+    -- forget_pokes_of_deleted_users ran, and the poke would name the user.
+    select array_agg('tidesync:scope:' || s.scope_id::text) into v_topics
+      from (select distinct n.scope_id from new_rows n) s
+     where not exists (select 1 from app_private.retired_user_ids r where r.user_id = s.scope_id);
   else
     select array_agg(distinct 'tidesync:user:' || n.user_id::text) into v_topics from new_rows n;
   end if;
