@@ -1407,17 +1407,17 @@ grant execute on function app_private.my_accepted_list_invites() to authenticate
 
 -- function app_private.my_account()
 CREATE OR REPLACE FUNCTION app_private.my_account()
- RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean, user_metadata jsonb, app_metadata jsonb)
+ RETURNS TABLE(id uuid, email text, phone text, created_at timestamp with time zone, email_confirmed_at timestamp with time zone, last_sign_in_at timestamp with time zone, is_anonymous boolean, user_metadata jsonb, app_metadata jsonb, phone_confirmed_at timestamp with time zone, updated_at timestamp with time zone, banned_until timestamp with time zone)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
   select u.id, u.email::text, u.phone::text, u.created_at, u.email_confirmed_at, u.last_sign_in_at, u.is_anonymous,
-         u.raw_user_meta_data, u.raw_app_meta_data
+         u.raw_user_meta_data, u.raw_app_meta_data, u.phone_confirmed_at, u.updated_at, u.banned_until
     from auth.users u
    where u.id = (select auth.uid())
 $function$;
-comment on function app_private.my_account() is 'The caller''s account from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous, user_metadata = raw_user_meta_data, app_metadata = raw_app_meta_data) for the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
+comment on function app_private.my_account() is 'The caller''s account from auth.users (id, email, phone, created_at, email_confirmed_at, last_sign_in_at, is_anonymous, user_metadata = raw_user_meta_data, app_metadata = raw_app_meta_data, phone_confirmed_at, updated_at, banned_until); never the password hash nor a token. For the data export. Security definer: authenticated cannot read auth.users. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_account() from public;
 grant execute on function app_private.my_account() to authenticated;
 
@@ -1462,51 +1462,75 @@ grant execute on function app_private.my_list_ids(p_min_role text) to authentica
 
 -- function app_private.my_list_invites()
 CREATE OR REPLACE FUNCTION app_private.my_list_invites()
- RETURNS TABLE(id uuid, list_id uuid, role text, created_at timestamp with time zone, expires_at timestamp with time zone, used_at timestamp with time zone)
+ RETURNS TABLE(id uuid, list_id uuid, role text, created_at timestamp with time zone, expires_at timestamp with time zone, used_at timestamp with time zone, created_session uuid)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select i.id, i.list_id, i.role, i.created_at, i.expires_at, i.used_at
+  select i.id, i.list_id, i.role, i.created_at, i.expires_at, i.used_at, i.created_session
     from app_private.list_invites i
    where i.created_by = (select auth.uid())
    order by i.created_at, i.id
 $function$;
-comment on function app_private.my_list_invites() is 'The invites the caller created (list, role, created, expires, used), whether or not the caller still owns the list; never the code''s hash nor who used one. For the data export. Security definer: the select policy of list_invites shows only the invites of lists the caller owns now. EXECUTE for authenticated only.';
+comment on function app_private.my_list_invites() is 'The invites the caller created (list, role, created, expires, used, the session it was created in), whether or not the caller still owns the list; never the code''s hash nor who used one. For the data export. Security definer: the select policy of list_invites shows only the invites of lists the caller owns now. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_list_invites() from public;
 grant execute on function app_private.my_list_invites() to authenticated;
 
 -- function app_private.my_mfa_factors()
 CREATE OR REPLACE FUNCTION app_private.my_mfa_factors()
- RETURNS TABLE(id uuid, friendly_name text, factor_type text, status text, created_at timestamp with time zone, updated_at timestamp with time zone)
+ RETURNS TABLE(id uuid, friendly_name text, factor_type text, status text, created_at timestamp with time zone, updated_at timestamp with time zone, last_challenged_at timestamp with time zone, web_authn_aaguid uuid)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select f.id, f.friendly_name, f.factor_type::text, f.status::text, f.created_at, f.updated_at
+  select f.id, f.friendly_name, f.factor_type::text, f.status::text, f.created_at, f.updated_at,
+         f.last_challenged_at, f.web_authn_aaguid
     from auth.mfa_factors f
    where f.user_id = (select auth.uid())
    order by f.created_at, f.id
 $function$;
-comment on function app_private.my_mfa_factors() is 'Metadata of the caller''s MFA factors from auth.mfa_factors (id, friendly_name, factor_type, status, created_at, updated_at); never the secret, the phone, nor WebAuthn credential or challenge data. For the data export. Security definer: authenticated cannot read auth.mfa_factors. EXECUTE for authenticated only.';
+comment on function app_private.my_mfa_factors() is 'Metadata of the caller''s MFA factors from auth.mfa_factors (id, friendly_name, factor_type, status, created_at, updated_at, last_challenged_at, web_authn_aaguid: the authenticator model''s public id); never the secret, the phone, nor WebAuthn credential or challenge data. For the data export. Security definer: authenticated cannot read auth.mfa_factors. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_mfa_factors() from public;
 grant execute on function app_private.my_mfa_factors() to authenticated;
 
 -- function app_private.my_sessions()
 CREATE OR REPLACE FUNCTION app_private.my_sessions()
- RETURNS TABLE(id uuid, created_at timestamp with time zone, updated_at timestamp with time zone, aal text, not_after timestamp with time zone, user_agent text, ip text)
+ RETURNS TABLE(id uuid, created_at timestamp with time zone, updated_at timestamp with time zone, aal text, not_after timestamp with time zone, user_agent text, ip text, refreshed_at timestamp with time zone, factor_id uuid)
  LANGUAGE sql
  STABLE SECURITY DEFINER
  SET search_path TO ''
 AS $function$
-  select s.id, s.created_at, s.updated_at, s.aal::text, s.not_after, s.user_agent, host(s.ip)
+  select s.id, s.created_at, s.updated_at, s.aal::text, s.not_after, s.user_agent, host(s.ip),
+         s.refreshed_at at time zone 'UTC', s.factor_id
     from auth.sessions s
    where s.user_id = (select auth.uid())
    order by s.created_at, s.id
 $function$;
-comment on function app_private.my_sessions() is 'Metadata of the caller''s live Supabase sessions (no tokens) for the data export. Security definer: authenticated cannot read auth.sessions. EXECUTE for authenticated only.';
+comment on function app_private.my_sessions() is 'Metadata of the caller''s live Supabase sessions (id, times, aal, not_after, user agent, IP, refreshed_at, factor_id; no tokens) for the data export. Security definer: authenticated cannot read auth.sessions. EXECUTE for authenticated only.';
 revoke execute on function app_private.my_sessions() from public;
 grant execute on function app_private.my_sessions() to authenticated;
+
+-- function app_private.my_storage_buckets()
+CREATE OR REPLACE FUNCTION app_private.my_storage_buckets()
+ RETURNS TABLE(id text, name text, public boolean, file_size_limit bigint, allowed_mime_types text[], created_at timestamp with time zone, updated_at timestamp with time zone)
+ LANGUAGE plpgsql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  if to_regclass('storage.buckets') is null then
+    return;
+  end if;
+  return query
+    select b.id, b.name, b.public, b.file_size_limit, b.allowed_mime_types, b.created_at, b.updated_at
+      from storage.buckets b
+     where b.owner = (select auth.uid()) or b.owner_id = (select auth.uid())::text
+     order by b.created_at, b.id;
+end
+$function$;
+comment on function app_private.my_storage_buckets() is 'Metadata of the Storage buckets the caller owns (storage.buckets.owner or owner_id): id, name, public, file size limit, allowed mime types, times. For the data export. Security definer: RLS on storage.buckets decides per app. EXECUTE for authenticated only.';
+revoke execute on function app_private.my_storage_buckets() from public;
+grant execute on function app_private.my_storage_buckets() to authenticated;
 
 -- function app_private.my_storage_objects()
 CREATE OR REPLACE FUNCTION app_private.my_storage_objects()
@@ -2703,9 +2727,15 @@ begin
         using errcode = 'object_in_use';
     end if;
   end if;
+  if to_regclass('storage.buckets') is not null and has_table_privilege('storage.buckets', 'select') then
+    if exists (select 1 from storage.buckets b where b.owner = p_user_id or b.owner_id = p_user_id::text) then
+      raise exception 'the user still owns Storage buckets: remove them (through the Storage API) before the purge'
+        using errcode = 'object_in_use';
+    end if;
+  end if;
 end
 $function$;
-comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by the account purge (purge_account) after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried on a later run) while storage.objects has an object whose owner or owner_id names the user. Not callable by any API role.';
+comment on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) is 'The purge''s Storage check, called by the account purge (purge_account) after the before_account_purge hook: raises object_in_use (the account is rolled back alone and retried on a later run) while storage.objects has an object, or storage.buckets a bucket, whose owner or owner_id names the user. Not callable by any API role.';
 revoke execute on function app_private.refuse_purge_while_storage_objects_remain(p_user_id uuid) from public;
 
 -- function app_private.refuse_scope_table_without_membership()
@@ -3126,7 +3156,12 @@ declare
 begin
   -- (Two queries: each table's transition table has its own columns.)
   if tg_table_name = 'sync_changes' then
-    select array_agg(distinct 'tidesync:scope:' || n.scope_id::text) into v_topics from new_rows n;
+    -- Never a deleted user's personal list (its id is the user's, kept in
+    -- retired_user_ids): its delete, cascading from the user's, comes after
+    -- forget_pokes_of_deleted_users ran, and the poke would name the user.
+    select array_agg('tidesync:scope:' || s.scope_id::text) into v_topics
+      from (select distinct n.scope_id from new_rows n) s
+     where not exists (select 1 from app_private.retired_user_ids r where r.user_id = s.scope_id);
   else
     select array_agg(distinct 'tidesync:user:' || n.user_id::text) into v_topics from new_rows n;
   end if;

@@ -1047,6 +1047,7 @@ export type Database = {
         Args: Record<PropertyKey, never>;
         Returns: {
           "app_metadata": Json;
+          "banned_until": string;
           "created_at": string;
           "email": string;
           "email_confirmed_at": string;
@@ -1054,6 +1055,8 @@ export type Database = {
           "is_anonymous": boolean;
           "last_sign_in_at": string;
           "phone": string;
+          "phone_confirmed_at": string;
+          "updated_at": string;
           "user_metadata": Json;
         }[];
       };
@@ -1074,6 +1077,7 @@ export type Database = {
         Args: Record<PropertyKey, never>;
         Returns: {
           "created_at": string;
+          "created_session": string;
           "expires_at": string;
           "id": string;
           "list_id": string;
@@ -1088,8 +1092,10 @@ export type Database = {
           "factor_type": string;
           "friendly_name": string;
           "id": string;
+          "last_challenged_at": string;
           "status": string;
           "updated_at": string;
+          "web_authn_aaguid": string;
         }[];
       };
       "my_sessions": {
@@ -1097,11 +1103,25 @@ export type Database = {
         Returns: {
           "aal": string;
           "created_at": string;
+          "factor_id": string;
           "id": string;
           "ip": string;
           "not_after": string;
+          "refreshed_at": string;
           "updated_at": string;
           "user_agent": string;
+        }[];
+      };
+      "my_storage_buckets": {
+        Args: Record<PropertyKey, never>;
+        Returns: {
+          "allowed_mime_types": (string)[];
+          "created_at": string;
+          "file_size_limit": number;
+          "id": string;
+          "name": string;
+          "public": boolean;
+          "updated_at": string;
         }[];
       };
       "my_storage_objects": {

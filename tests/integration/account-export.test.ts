@@ -10,7 +10,7 @@ import { notificationPreferencesSchema } from "../../functions/_shared/schemas/n
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { phone, pushToken, startSession } from "../support/device-sessions.ts";
 import { type FunctionsServer, startFunctionsServer } from "../support/functions-server.ts";
-import { asUser, pushOk, share, upsert } from "../support/shared-lists.ts";
+import { asUser, pushOk, removeMember, share, upsert } from "../support/shared-lists.ts";
 import { binaryRelease, freshChannel, publish, testerGroup } from "../support/releases.ts";
 
 async function exportOf(token: string, baseUrl?: string) {
@@ -91,7 +91,7 @@ describe("GET /v1/users/me/export", () => {
       [[aliceList, "editor", false], [aliceList, "viewer", true]].sort(),
     );
     expect(doc.sync_op_results.map((o) => o.op_id)).toEqual(expect.arrayContaining(aliceOps.results.map((r) => r.op_id)));
-    expect(doc.account_deletion).toEqual({ status: "none", requested_at: null, scheduled_for: null });
+    expect(doc.account_deletion).toEqual({ status: "none", requested_at: null, scheduled_for: null, last_attempt_at: null });
     expect(doc.synced.lists.map((l) => l.id).sort()).toEqual([alice.userId, aliceList].sort());
     expect(doc.synced.tasks.map((t) => t.id).sort()).toEqual([...aliceTasks].sort());
     expect(doc.synced.tasks.find((t) => t.id === aliceTasks[1])).toMatchObject({ title: "alice-task-in-bobs-list", list_id: bobList });
@@ -249,8 +249,8 @@ describe("GET /v1/users/me/export", () => {
       expect(doc.export_version).toBe(1);
       expect(doc.account.app_metadata).toEqual({ provider: "email", providers: ["email"], plan: "ERIN-PLAN-1" });
       expect(doc.mfa_factors).toEqual([
-        { id: totp, friendly_name: "ERIN-AUTHENTICATOR", factor_type: "totp", status: "verified", created_at: expect.any(String), updated_at: expect.any(String) },
-        { id: sms, friendly_name: "ERIN-SMS", factor_type: "phone", status: "unverified", created_at: expect.any(String), updated_at: expect.any(String) },
+        { id: totp, friendly_name: "ERIN-AUTHENTICATOR", factor_type: "totp", status: "verified", created_at: expect.any(String), updated_at: expect.any(String), last_challenged_at: null, web_authn_aaguid: null },
+        { id: sms, friendly_name: "ERIN-SMS", factor_type: "phone", status: "unverified", created_at: expect.any(String), updated_at: expect.any(String), last_challenged_at: null, web_authn_aaguid: null },
       ]);
       expect(doc.storage_objects).toEqual([{
         id: expect.any(String), bucket_id: bucket, name: "erin/notes.txt", size: 5, mime_type: "text/plain",
@@ -281,12 +281,84 @@ describe("GET /v1/users/me/export", () => {
     }
   });
 
+  it("holds the caller's sync quota usage and their history of gaining and losing lists, naming no other user", async () => {
+    const alice = await createTestUser();
+    const bob = await createTestUser();
+    const aliceList = randomUUID();
+    const bobList = randomUUID();
+    await pushOk(alice, { ops: [upsert("lists", aliceList, { title: "Alice's" }), upsert("tasks", randomUUID(), { list_id: alice.userId, title: "personal" })] });
+    await pushOk(bob, { ops: [upsert("lists", bobList, { title: "Bob's" })] });
+    await share(bob, bobList, alice, "editor");
+    await share(alice, aliceList, bob, "viewer");
+    await removeMember(bob, bobList, alice); // Alice loses Bob's list: a revocation of hers
+
+    const response = await exportOf(alice.token);
+    expect(response.status, response.text).toBe(200);
+    const doc = accountExportSchema.parse(response.body);
+    // The quota she runs into (QUOTA_EXCEEDED): the list and the task she created.
+    expect(doc.sync_usage).toEqual({ live_records: 2 });
+    // Her own access history: her personal list, her list, Bob's list granted then lost; never Bob's.
+    const access = Object.fromEntries(doc.sync_access.map((a) => [a.scope_id, a.granted]));
+    expect(access).toEqual({ [alice.userId]: true, [aliceList]: true, [bobList]: false });
+    for (const a of doc.sync_access) expect(Object.keys(a).sort()).toEqual(["changed_at", "granted", "scope_id"]);
+    expect(response.text).not.toContain(bob.userId);
+
+    // Bob's export names his lists only, never Alice's personal list nor her revocation.
+    const bobs = accountExportSchema.parse((await exportOf(bob.token)).body);
+    expect(Object.fromEntries(bobs.sync_access.map((a) => [a.scope_id, a.granted]))).toEqual({ [bob.userId]: true, [bobList]: true, [aliceList]: true });
+    expect(bobs.sync_usage).toEqual({ live_records: 1 });
+  });
+
+  it("holds every column of the caller's account, sessions, MFA factors, devices, invites and deletion request that is theirs and no secret", async () => {
+    const user = await createTestUser();
+    const factor = randomUUID();
+    const aaguid = randomUUID();
+    await adminSql`update auth.users set phone_confirmed_at = now(), banned_until = now() - interval '1 day' where id = ${user.userId}`;
+    await adminSql`insert into auth.mfa_factors (id, user_id, friendly_name, factor_type, status, created_at, updated_at, last_challenged_at, web_authn_aaguid)
+                   values (${factor}, ${user.userId}, 'key', 'webauthn', 'unverified', now(), now(), now(), ${aaguid})`;
+    await adminSql`update auth.sessions set refreshed_at = now() at time zone 'utc', factor_id = ${factor} where id = ${user.sessionId}`;
+    const device = await startSession(user.token, phone());
+    const list = randomUUID();
+    await pushOk(user, { ops: [upsert("lists", list, { title: "Invites" })] });
+    await asUser(user, (tx) => tx`select public.create_list_invite(${list}, 'viewer')`);
+    expect((await call("/v1/users/me/deletion", { method: "POST", token: user.token, body: {} })).status).toBe(202);
+    await adminSql`update app_private.account_deletion_requests set last_attempt_at = now() - interval '1 minute' where user_id = ${user.userId}`;
+
+    const response = await exportOf(user.token);
+    expect(response.status, response.text).toBe(200);
+    const doc = accountExportSchema.parse(response.body);
+    expect(doc.account).toMatchObject({ phone_confirmed_at: expect.any(String), updated_at: expect.any(String), banned_until: expect.any(String) });
+    expect(doc.sessions).toEqual([expect.objectContaining({ id: user.sessionId, refreshed_at: expect.any(String), factor_id: factor })]);
+    expect(doc.mfa_factors).toEqual([expect.objectContaining({ id: factor, last_challenged_at: expect.any(String), web_authn_aaguid: aaguid })]);
+    expect(doc.devices).toEqual([expect.objectContaining({ id: device.body.device.id, session_id: user.sessionId })]);
+    expect(doc.list_invites).toEqual([expect.objectContaining({ list_id: list, created_session: user.sessionId })]);
+    expect(doc.account_deletion).toMatchObject({ status: "scheduled", last_attempt_at: expect.any(String) });
+  });
+
+  it("holds the metadata of the Storage buckets the caller owns (owner or owner_id), and not another user's", async () => {
+    const owner = await createTestUser();
+    const other = await createTestUser();
+    const [byOwnerId, byOwner, others] = [`own-id-${randomUUID()}`, `own-${randomUUID()}`, `other-${randomUUID()}`];
+    await adminSql`insert into storage.buckets (id, name, owner_id, public) values (${byOwnerId}, ${byOwnerId}, ${owner.userId}, true)`;
+    await adminSql`insert into storage.buckets (id, name, owner) values (${byOwner}, ${byOwner}, ${owner.userId})`;
+    await adminSql`insert into storage.buckets (id, name, owner_id) values (${others}, ${others}, ${other.userId})`;
+    try {
+      const response = await exportOf(owner.token);
+      expect(response.status, response.text).toBe(200);
+      const doc = accountExportSchema.parse(response.body);
+      expect(doc.storage_buckets.map((b) => [b.id, b.public]).sort()).toEqual([[byOwner, false], [byOwnerId, true]].sort());
+      expect(response.text).not.toContain(others);
+    } finally {
+      for (const bucket of [byOwnerId, byOwner, others]) await removeBucket(bucket);
+    }
+  });
+
   it("a pending deletion is in the export (through the shipped client)", async () => {
     const user = await createTestUser();
     const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token });
     const scheduled = await api.requestAccountDeletion();
     const doc = await api.exportAccount();
-    expect(doc.account_deletion).toEqual({ status: "scheduled", requested_at: scheduled.requested_at, scheduled_for: scheduled.scheduled_for });
+    expect(doc.account_deletion).toEqual({ status: "scheduled", requested_at: scheduled.requested_at, scheduled_for: scheduled.scheduled_for, last_attempt_at: null });
     expect(doc.account.id).toBe(user.userId);
     await api.cancelAccountDeletion();
     expect((await api.getAccountDeletion()).status).toBe("none");

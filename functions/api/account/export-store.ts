@@ -1,8 +1,8 @@
 // Writes the caller's data export (functions/_shared/schemas/account-export.ts)
 // as JSON text, section by section, inside deps.db.withUser: every query runs
 // as the caller under RLS (plus the narrow doors app_private.my_account(),
-// my_sessions(), my_identities(), my_mfa_factors() and my_storage_objects()
-// for what Supabase Auth and Storage hold, and my_list_invites() /
+// my_sessions(), my_identities(), my_mfa_factors(), my_storage_objects() and
+// my_storage_buckets() for what Supabase Auth and Storage hold, and my_list_invites() /
 // my_accepted_list_invites() for invites the caller's RLS no longer shows).
 // Lists of unbounded size go
 // through a server-side cursor, a batch at a time, each batch handed to
@@ -66,6 +66,8 @@ export async function writeExport(
   await writeRows(write, tx`select to_jsonb(f)::text as json from app_private.my_mfa_factors() f`);
   await member("storage_objects");
   await writeRows(write, tx`select to_jsonb(o)::text as json from app_private.my_storage_objects() o`);
+  await member("storage_buckets");
+  await writeRows(write, tx`select to_jsonb(b)::text as json from app_private.my_storage_buckets() b`);
   await member("notification_preferences");
   await write(JSON.stringify(await readPreferences(tx, userId)));
   await member("notification_preference_history");
@@ -92,6 +94,17 @@ export async function writeExport(
                              'type', o.type, 'status', o.status, 'version', o.version, 'error', o.error, 'created_at', o.created_at)::text as json
       from app_private.sync_ops o
      where o.user_id = ${userId}`);
+  await member("sync_usage");
+  await write(await oneRow(tx`
+    select json_build_object('live_records', u.live_records)::text as json
+      from app_private.sync_usage u
+     where u.user_id = ${userId}`));
+  await member("sync_access");
+  await writeRows(write, tx`
+    select json_build_object('scope_id', a.scope_id, 'granted', a.granted, 'changed_at', a.changed_at)::text as json
+      from app_private.sync_access a
+     where a.user_id = ${userId}
+     order by a.changed_at, a.scope_id`);
   await member("tester_group_memberships");
   await writeRows(write, tx`
     select json_build_object('group_id', m.group_id, 'added_at', m.added_at)::text as json
@@ -106,7 +119,9 @@ export async function writeExport(
      where f.user_id = ${userId}
      order by f.created_at, f.id`);
   await member("account_deletion");
-  await write(JSON.stringify(await readDeletion(tx, userId)));
+  const [attempt] = await tx<{ last_attempt_at: Date | null }[]>`
+    select last_attempt_at from app_private.account_deletion_requests where user_id = ${userId}`;
+  await write(JSON.stringify({ ...await readDeletion(tx, userId), last_attempt_at: attempt?.last_attempt_at?.toISOString() ?? null }));
   await member("synced");
   await write("{");
   let first = true;

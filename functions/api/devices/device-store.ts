@@ -48,9 +48,9 @@ export const MAX_LISTED_INACTIVE_DEVICES = 100;
  * (the export): whether a token is kept, which for such a session is only
  * until the sweep releases it (app_private.release_expired_push_tokens).
  */
-function toDevice(row: DeviceRow, currentSessionId: string, tokens: "in use" | "stored"): Device {
+function toDevice(row: DeviceRow, currentSessionId: string, tokens: "in use" | "stored"): Device & { session_id?: string | null } {
   const shownToken = tokens === "stored" || row.live;
-  return {
+  const device: Device = {
     id: row.id,
     installation_id: row.installation_id,
     platform: row.platform,
@@ -69,6 +69,8 @@ function toDevice(row: DeviceRow, currentSessionId: string, tokens: "in use" | "
     active: row.live,
     current: row.session_id !== null && row.session_id === currentSessionId,
   };
+  // The export also names the session a device is signed in with (the caller's own, no token).
+  return tokens === "stored" ? { ...device, session_id: row.session_id } : device;
 }
 
 /**

@@ -65,8 +65,8 @@ select is((select array_agg(p.proconfig[1] order by p.proname) from pg_catalog.p
   'all five are security definer with an empty search_path');
 select is((select array_agg(a order by a) from pg_catalog.pg_proc p, unnest(p.proargnames) a
             where p.oid = 'app_private.my_mfa_factors()'::regprocedure),
-  array['created_at', 'factor_type', 'friendly_name', 'id', 'status', 'updated_at'],
-  'my_mfa_factors() answers only the factors'' metadata: no secret, phone or WebAuthn column');
+  array['created_at', 'factor_type', 'friendly_name', 'id', 'last_challenged_at', 'status', 'updated_at', 'web_authn_aaguid'],
+  'my_mfa_factors() answers only the factors'' metadata (the authenticator model''s public aaguid among it): no secret, phone, nor WebAuthn credential or challenge column');
 
 -- ------------------------------------------------------------ as Erin
 select tests.authenticate_as('export_erin');
