@@ -67,8 +67,10 @@ export function holdTransaction(
  * directly or behind one another (other test files' backends never do; the
  * backends of every database of the cluster are seen, a probe stack's too).
  */
-export async function waitersOf(pid: number, count = 1): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+export async function waitersOf(pid: number, count = 1, timeoutMs = 30_000): Promise<void> {
+  // A deadline, not a number of polls: on a loaded machine the waiter (a request through the
+  // function, an RLS-heavy statement) may take seconds to reach the lock.
+  for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
     const [row] = await adminSql<{ waiting: number }[]>`
       with recursive waiting (pid) as (
         select a.pid from pg_stat_activity a where ${pid}::int = any (pg_blocking_pids(a.pid))
@@ -79,5 +81,5 @@ export async function waitersOf(pid: number, count = 1): Promise<void> {
     if (row.waiting >= count) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error(`fewer than ${count} backends ever waited for backend ${pid}`);
+  throw new Error(`fewer than ${count} backends waited for backend ${pid} within ${timeoutMs} ms`);
 }
