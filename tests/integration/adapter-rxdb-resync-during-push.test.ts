@@ -43,8 +43,8 @@ it("reSync() and awaitInSync() asked while a push's answer is on its way end wit
     holdPush = true;
     await (await tasks.findOne(task).exec())!.incrementalPatch({ title: "Milk, 2 litres" });
     // The push is committed; its answer is still on its way.
-    for (let i = 0; (await adminSql`select 1 from public.tasks where id = ${task} and title = 'Milk, 2 litres'`).length === 0; i++) {
-      if (i === 400) throw new Error("the push never reached the server");
+    for (const deadline = Date.now() + 30_000; (await adminSql`select 1 from public.tasks where id = ${task} and title = 'Milk, 2 litres'`).length === 0;) {
+      if (Date.now() > deadline) throw new Error("the push never reached the server (30 s)");
       await sleep(10);
     }
     await settled();
