@@ -243,13 +243,14 @@ describe("the purge (the DO block of app_private.purge_run_command, as the owner
 
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    let firstDeleted = -1;
+    let took!: (deleted: number) => void;
+    const taken = new Promise<number>((resolve) => (took = resolve));
     const first = ownerSql.begin(async (tx) => {
-      firstDeleted = await purgeIn(tx);
+      took(await purgeIn(tx));
       await held; // keeps its locks until the second run is done
     });
-    // Wait until the first run has taken the request (the row is locked).
-    for (let i = 0; i < 200 && firstDeleted < 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    // Wait until the first run has taken the request (the row is locked), however long it takes.
+    const firstDeleted = await Promise.race([taken, first.then(() => -1)]);
     expect(firstDeleted).toBeGreaterThanOrEqual(1);
 
     await purge(); // runs while the first still holds its transaction

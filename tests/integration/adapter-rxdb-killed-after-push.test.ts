@@ -46,6 +46,14 @@ async function ledgerOf(user: TestUser, id: string): Promise<string[]> {
 }
 
 
+/** Waits until the replication has stopped (the app killed as the push's answer came back), however slow the push: fails if it never does. */
+async function untilStopped(p: { replication: { state: { isStopped(): boolean } } }, what: string): Promise<void> {
+  for (const deadline = Date.now() + 30_000; !p.replication.state.isStopped();) {
+    if (Date.now() > deadline) throw new Error(`${what} (30 s)`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Syncs until the device and the server settled (the corrections delivered by a pull). */
 async function syncTwice(device: { sync(): Promise<void> }) {
   await device.sync();
@@ -152,10 +160,7 @@ it("an edit the server rejected, its answer lost as the app was killed: answered
   p.dropNextAnswer();
   // Over the server's 200 characters of title: rejected (VALIDATION_FAILED), with the record.
   await (await p.tasks.findOne(task).exec())!.incrementalPatch({ title: "M".repeat(201) });
-  for (let i = 0; !p.replication.state.isStopped(); i++) {
-    if (i === 400) throw new Error("the push never went");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await untilStopped(p, "the push never went");
   await p.restart();
   await syncTwice(p);
 
@@ -177,10 +182,7 @@ it("a delete whose answer was lost as the app was killed: sent again with its op
   await syncTwice(p);
   p.dropNextAnswer();
   await (await p.tasks.findOne(task).exec())!.remove();
-  for (let i = 0; !p.replication.state.isStopped(); i++) {
-    if (i === 400) throw new Error("the delete never went");
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await untilStopped(p, "the delete never went");
   expect(await adminSql`select id from public.tasks where id = ${task}`).toEqual([]);
   await p.restart();
   await syncTwice(p);

@@ -16,11 +16,14 @@ it("reSync() and awaitInSync() asked while a push's answer is on its way end wit
   const alice = await createTestUser();
   let holdPush = false;
   let answered = false;
+  // The push's answer is held until the test has asked reSync() and awaitInSync() (however long the waits before take).
+  let answer!: () => void;
+  const answerMayGo = new Promise<void>((resolve) => (answer = resolve));
   const fetch: FetchFunction = async (input, init) => {
     const response = await globalThis.fetch(input, init);
     if (holdPush && String(input).includes("/v1/sync/batch")) {
       holdPush = false;
-      await sleep(500);
+      await answerMayGo;
       answered = true;
     }
     return response;
@@ -40,18 +43,23 @@ it("reSync() and awaitInSync() asked while a push's answer is on its way end wit
     holdPush = true;
     await (await tasks.findOne(task).exec())!.incrementalPatch({ title: "Milk, 2 litres" });
     // The push is committed; its answer is still on its way.
-    for (let i = 0; (await adminSql`select 1 from public.tasks where id = ${task} and title = 'Milk, 2 litres'`).length === 0; i++) {
-      if (i === 400) throw new Error("the push never reached the server");
+    for (const deadline = Date.now() + 30_000; (await adminSql`select 1 from public.tasks where id = ${task} and title = 'Milk, 2 litres'`).length === 0;) {
+      if (Date.now() > deadline) throw new Error("the push never reached the server (30 s)");
       await sleep(10);
     }
     await settled();
     expect(answered).toBe(false);
     replication.state.reSync();
-    await replication.awaitInSync();
+    const inSync = replication.awaitInSync();
+    // The answer arrives while the pull reSync() asked for is held (the wait is for nothing to observe: only a later arrival).
+    await sleep(300);
+    answer();
+    await inSync;
     expect(answered).toBe(true);
     const local = (await tasks.findOne(task).exec())!.toJSON() as Record<string, unknown>;
     expect({ title: local.title, done: local.done }).toEqual({ title: "Milk, 2 litres", done: true });
   } finally {
+    answer();
     await close();
   }
 }, 60_000);

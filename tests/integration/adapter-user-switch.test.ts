@@ -58,6 +58,18 @@ async function phone(alice: TestUser) {
   };
 }
 
+/** Waits for what the test cannot await directly (a request's answer, an error on error$), however slow the server: fails if it never happens. */
+async function until(what: string, holds: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 30_000; !holds();) {
+    if (Date.now() > deadline) throw new Error(`never ${what} (30 s)`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The codes of the refusals on error$ (RxDB's RC_PUSH / RC_PULL, with the handler's error as a plain object). */
+const causes = (errors: unknown[]) =>
+  errors.flatMap((error) => (error as { parameters?: { errors?: { code?: string }[] } }).parameters?.errors ?? []).map((cause) => cause.code);
+
 const taskIds = () => [randomUUID(), randomUUID(), randomUUID()];
 
 async function onServer(ids: string[]): Promise<number> {
@@ -214,7 +226,7 @@ describe("RxDB: the user switches while a push of the first user's database runs
     });
     const tasks = taskIds();
     await insertTasks(db, alice, tasks);
-    for (let i = 0; i < 100 && !cancelled; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until("the first batch answered", () => cancelled !== null);
     await cancelled;
     expect(p.sent.length).toBe(sentBeforeCancel);
     await p.signIn(bob);
@@ -244,13 +256,11 @@ describe("RxDB: the user switches while a push of the first user's database runs
     p.afterFirstBatch(() => p.signIn(bob));
     const tasks = taskIds();
     await insertTasks(db, alice, tasks);
-    for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until("a refusal on error$", () => errors.length > 0);
     replications[1].state.reSync();
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(p.sent.filter((request) => request.as === bob.userId)).toEqual([]);
-    // RxDB's RC_PUSH / RC_PULL, with the handler's error as a plain object.
-    const causes = errors.flatMap((error) => (error as { parameters?: { errors?: { code?: string }[] } }).parameters?.errors ?? []);
-    expect(causes.map((cause) => cause.code)).toContain("STORE_OF_ANOTHER_USER");
+    expect(causes(errors)).toContain("STORE_OF_ANOTHER_USER");
     expect(await onServer(tasks)).toBe(1);
 
     await p.signIn(alice);
@@ -276,10 +286,9 @@ describe("RxDB: the user switches while a push of the first user's database runs
     const again = replicate(db, p);
     const errors: unknown[] = [];
     for (const r of again) r.state.error$.subscribe((error) => errors.push(error));
-    for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until("a refusal on error$", () => errors.length > 0);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const causes = errors.flatMap((error) => (error as { parameters?: { errors?: { code?: string }[] } }).parameters?.errors ?? []);
-    expect(causes.map((cause) => cause.code)).toContain("STORE_OF_EARLIER_ACCOUNT");
+    expect(causes(errors)).toContain("STORE_OF_EARLIER_ACCOUNT");
     expect(p.sent).toEqual([]);
     expect(await onServer(tasks)).toBe(0);
     expect((await db.collections.tasks.findByIds(tasks).exec()).size).toBe(3);
@@ -312,8 +321,7 @@ describe("RxDB: the user switches while a push of the first user's database runs
       await replication.awaitInSync();
       // A task of a list that does not exist: NOT_FOUND, a correction to deliver.
       await db.collections.tasks.insert({ id: randomUUID(), list_id: randomUUID(), title: "x", done: false, position: 0 });
-      for (let i = 0; i < 100 && !cancelled; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(cancelled).not.toBeNull();
+      await until("the refused write told (op_rejected)", () => cancelled !== null);
       await cancelled;
       await new Promise((resolve) => setTimeout(resolve, 300));
       await db.close();

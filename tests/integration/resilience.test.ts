@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { type FunctionsServer, freePort, startFunctionsServer } from "../support/functions-server.ts";
 import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
+import { logLine } from "../support/request-log.ts";
 import { push, pushOk, upsert } from "../support/shared-lists.ts";
 
 const started: FunctionsServer[] = [];
@@ -59,10 +60,8 @@ describe("database unavailable → 503", () => {
       const error = expectEnvelope(response, 503, "UNAVAILABLE");
       expect(error.retryable).toBe(true);
       expect(response.text).not.toMatch(/no_such|password|role|database "/);
-      const log = await readFile(server.logFile, "utf8");
-      const line = log.split("\n").find((l) => l.includes(error.request_id));
-      expect(line, log).toBeDefined();
-      expect(JSON.parse(line!)).toMatchObject({ level: "error", msg: "the database refused the function's login: check SUPABASE_DB_URL" });
+      const line = await logLine(server.logFile, (_, raw) => raw.includes(error.request_id), `log line of ${error.request_id}`);
+      expect(line).toMatchObject({ level: "error", msg: "the database refused the function's login: check SUPABASE_DB_URL" });
     }
   });
 

@@ -3,10 +3,10 @@
 // function that starts and then answers every request in error. The real
 // entry point of the local stack (scripts/serve-functions.ts), as the tests
 // start it; each unit's own cases are in tests/unit/config.unit.test.ts.
-import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { stack } from "../support/harness.ts";
 import { startFunctionsServer } from "../support/functions-server.ts";
+import { logLine } from "../support/request-log.ts";
 
 /** The `fatal` log line of a functions server started with `env`, which must exit before answering. */
 async function refusedStart(name: string, env: Record<string, string>): Promise<{ msg: string; error: string }> {
@@ -17,8 +17,7 @@ async function refusedStart(name: string, env: Record<string, string>): Promise<
     }, (error: Error) => error);
   expect(outcome.message).toMatch(/exited with 1 before answering/);
   const logFile = /; see (\S+)$/.exec(outcome.message)![1];
-  const lines = (await readFile(logFile, "utf8")).split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line));
-  return lines.find((line) => line.level === "fatal");
+  return await logLine(logFile, (line) => line.level === "fatal", "fatal log line") as { msg: string; error: string };
 }
 
 describe("start-up refusals", () => {

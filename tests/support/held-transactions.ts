@@ -66,18 +66,25 @@ export function holdTransaction(
  * Resolves once `count` backends wait for the transaction of backend `pid`,
  * directly or behind one another (other test files' backends never do; the
  * backends of every database of the cluster are seen, a probe stack's too).
+ * Throws when that transaction has ended first, or after `timeoutMs` (a
+ * deadline, not a number of polls: on a loaded machine the waiter, a request
+ * through the function or an RLS-heavy statement, may take seconds to reach the
+ * lock). Raced against the waiter's own answer, it stops once the test ends the
+ * transaction.
  */
-export async function waitersOf(pid: number, count = 1): Promise<void> {
-  for (let i = 0; i < 500; i++) {
-    const [row] = await adminSql<{ waiting: number }[]>`
+export async function waitersOf(pid: number, count = 1, timeoutMs = 30_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; ;) {
+    const [row] = await adminSql<{ waiting: number; open: boolean }[]>`
       with recursive waiting (pid) as (
         select a.pid from pg_stat_activity a where ${pid}::int = any (pg_blocking_pids(a.pid))
         union
         select a.pid from pg_stat_activity a join waiting w on w.pid = any (pg_blocking_pids(a.pid))
       )
-      select count(*)::int as waiting from waiting`;
+      select (select count(*)::int from waiting) as waiting,
+             exists (select 1 from pg_stat_activity where pid = ${pid}::int and xact_start is not null) as open`;
     if (row.waiting >= count) return;
+    if (!row.open) throw new Error(`the transaction of backend ${pid} ended before ${count} backends waited for it`);
+    if (Date.now() > deadline) throw new Error(`fewer than ${count} backends waited for backend ${pid} within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error(`fewer than ${count} backends ever waited for backend ${pid}`);
 }
