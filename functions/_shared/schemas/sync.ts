@@ -154,7 +154,7 @@ export type SyncBatchResponse = z.infer<typeof syncBatchResponseSchema>;
 // ------------------------------------------------------ GET /v1/sync/changes
 // (appended by the pull side; the push side owns everything above, hence this
 // import down here: ES imports are hoisted wherever they stand)
-import { MAX_CURSOR_LENGTH } from "../cursor-length.ts";
+import { CURSOR_NOT_ISSUED, MAX_CURSOR_LENGTH } from "../cursor-length.ts";
 import { DEFAULT_LIMITS } from "../limits.ts";
 
 /** One entry of a pull: a record in its latest state; a delete is `deleted: true, data: null`. */
@@ -175,8 +175,12 @@ export interface ChangesQueryBounds {
 export function changesQuerySchemaFor(bounds: ChangesQueryBounds, knownCollections: readonly string[] | null) {
   const known = knownCollections === null ? null : new Set(knownCollections);
   return z.strictObject({
-    cursor: z.string().max(MAX_CURSOR_LENGTH).optional()
-      .describe("opaque cursor of the previous page; absent → a full sync of every live record"),
+    // Longer than any the server issues: 400 INVALID_CURSOR (cursor-length.ts), refused with the query.
+    cursor: z.string()
+      .refine((cursor) => cursor.length <= MAX_CURSOR_LENGTH, { message: `at most ${MAX_CURSOR_LENGTH} characters`, params: CURSOR_NOT_ISSUED })
+      .meta({ maxLength: MAX_CURSOR_LENGTH })
+      .optional()
+      .describe("opaque cursor of the previous page; absent → a full sync of every live record; one this server did not issue (altered, another user's, longer than maxLength) → 400 INVALID_CURSOR"),
     limit: z.string()
       .regex(/^[0-9]{1,9}$/, "must be a whole number")
       .transform(Number)
