@@ -46,7 +46,13 @@ export const syncOpSchema = z.strictObject({
   type: z.enum(["upsert", "delete"]),
   base_version: version.nullable().describe("the server version the change was based on; null for a record the client created"),
   data: jsonObject.optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
-}).meta({ id: "SyncOp" });
+}).meta({
+  id: "SyncOp",
+  // What planBatch answers a delete with data (rejected, VALIDATION_FAILED "a delete carries no
+  // data"), published: the op's own check takes it so that the rejection can carry the record.
+  if: { properties: { type: { const: "delete" } }, required: ["type"] },
+  then: { not: { required: ["data"] } },
+});
 export type SyncOp = z.infer<typeof syncOpSchema>;
 
 /** An op as the batch's envelope takes it: an object with a uuid op_id, the rest unchecked (planBatch checks it). */
