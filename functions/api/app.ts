@@ -4,6 +4,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import type { ValidationTargets } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { isCursorNotIssued } from "../_shared/cursor-length.ts";
 import { ApiError, errorEnvelope } from "../_shared/errors.ts";
 import { boundedDetails, issueCount, MAX_FIELD_DETAILS, validationMessage, zodIssuesToDetails } from "../_shared/validation-details.ts";
 import type { App, AppEnv, Deps } from "./lib/app-env.ts";
@@ -16,6 +17,7 @@ import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middle
 import { errorResponses, openApiDocument } from "./lib/openapi-helpers.ts";
 import { validateRequests } from "./lib/route-validation.ts";
 import { createTokenVerifier } from "./lib/verify-token.ts";
+import { invalidCursor } from "./sync/cursor.ts";
 import { registerRoutes } from "./routes/index.ts";
 
 export const OPENAPI_INFO = {
@@ -105,7 +107,12 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): {
   const app: App = new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) {
-        const { issues } = result.error;
+        // A pull cursor longer than any this server issues is 400 INVALID_CURSOR, as the cursor's
+        // decoder answers any other it did not issue (a client drops its cursor on that, and would
+        // send a VALIDATION_FAILED's again), here before the budget is spent; beside another
+        // refused field, that field's 400 alone, as with a short cursor it did not issue.
+        const issues = result.error.issues.filter((issue) => !isCursorNotIssued(issue));
+        if (issues.length === 0) throw invalidCursor();
         // @hono/zod-validator passes the value it parsed (the body, query, path or headers) as
         // `data`, failed or not (its Hook type says so; @hono/zod-openapi's narrower one does not).
         const { data } = result as { data?: unknown };

@@ -270,6 +270,27 @@ describe("GET /v1/sync/changes — isolation and cursor integrity", () => {
     expectEnvelope(await call(changesUrl({ cursor: forged }), { token: alice.token }), 400, "INVALID_CURSOR");
   });
 
+  it("a cursor longer than any the server issues → 400 INVALID_CURSOR like any other it did not issue, before the budget is spent", async () => {
+    const user = await createTestUser();
+    const { cursor } = await pull(user);
+    const flipped = cursor.slice(0, 5) + (cursor[5] === "A" ? "B" : "A") + cursor.slice(6);
+    const tampered = expectEnvelope(await call(changesUrl({ cursor: flipped }), { token: user.token }), 400, "INVALID_CURSOR");
+    for (const long of ["x".repeat(5000), cursor + "x".repeat(5000)]) {
+      const response = await call(changesUrl({ cursor: long }), { token: user.token });
+      // A client that drops its cursor on INVALID_CURSOR (docs/sync.md) gets past it; a VALIDATION_FAILED it would send again.
+      const error = expectEnvelope(response, 400, "INVALID_CURSOR");
+      expect(error.message).toBe(tampered.message);
+      expect(error.retryable).toBe(false);
+      // Refused with the query, before the session check and the rate limit: no RateLimit-* headers.
+      expect(response.headers.get("ratelimit-remaining")).toBeNull();
+    }
+    // Beside another refused parameter it answers as a short garbage cursor does: that parameter's 400 alone.
+    for (const garbage of ["abc", "x".repeat(5000)]) {
+      const error = expectEnvelope(await call(changesUrl({ cursor: garbage, limit: "0" }), { token: user.token }), 400, "VALIDATION_FAILED");
+      expect(error.details, garbage.slice(0, 8)).toEqual([expect.objectContaining({ field: "/limit", code: "too_small" })]);
+    }
+  });
+
   it("a signed cursor whose snapshot Postgres would refuse (a server bug, a leaked secret) → 400 INVALID_CURSOR, not 500", async () => {
     const user = await createTestUser();
     const { cursor } = await pull(user);

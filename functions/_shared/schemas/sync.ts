@@ -46,7 +46,13 @@ export const syncOpSchema = z.strictObject({
   type: z.enum(["upsert", "delete"]),
   base_version: version.nullable().describe("the server version the change was based on; null for a record the client created"),
   data: jsonObject.optional().describe("upsert only: a patch; present fields are set, absent ones unchanged"),
-}).meta({ id: "SyncOp" });
+}).meta({
+  id: "SyncOp",
+  // What planBatch answers a delete with data (rejected, VALIDATION_FAILED "a delete carries no
+  // data"), published: the op's own check takes it so that the rejection can carry the record.
+  if: { properties: { type: { const: "delete" } }, required: ["type"] },
+  then: { not: { required: ["data"] } },
+});
 export type SyncOp = z.infer<typeof syncOpSchema>;
 
 /** An op as the batch's envelope takes it: an object with a uuid op_id, the rest unchecked (planBatch checks it). */
@@ -154,7 +160,7 @@ export type SyncBatchResponse = z.infer<typeof syncBatchResponseSchema>;
 // ------------------------------------------------------ GET /v1/sync/changes
 // (appended by the pull side; the push side owns everything above, hence this
 // import down here: ES imports are hoisted wherever they stand)
-import { MAX_CURSOR_LENGTH } from "../cursor-length.ts";
+import { CURSOR_NOT_ISSUED, MAX_CURSOR_LENGTH } from "../cursor-length.ts";
 import { DEFAULT_LIMITS } from "../limits.ts";
 
 /** One entry of a pull: a record in its latest state; a delete is `deleted: true, data: null`. */
@@ -167,6 +173,36 @@ export interface ChangesQueryBounds {
   max_collections_per_pull: number;
 }
 
+/** Most digits a `limit` may have (leading zeros included): its text is read as a number only up to this. */
+const LIMIT_DIGITS = 9;
+
+/**
+ * A regular expression (JSON Schema's `pattern`) of exactly the texts of at most `digits` digits whose
+ * value is in 1..max: per count of significant digits, up to as many leading zeros as fit; e.g. for
+ * 1000 and 9, ^(?:0{0,8}[1-9]|0{0,7}[1-9][0-9]|0{0,6}[1-9][0-9]{2}|0{0,5}1000)$.
+ */
+export function wholeNumberPattern(max: number, digits: number): string {
+  const top = String(max);
+  if (!Number.isSafeInteger(max) || max < 1 || top.length > digits) throw new Error(`no pattern for 1..${max} in ${digits} digits`);
+  const any = (count: number) => (count === 0 ? "" : count === 1 ? "[0-9]" : `[0-9]{${count}}`);
+  const range = (lo: number, hi: number) => (lo === hi ? String(lo) : `[${lo}-${hi}]`);
+  const zeros = (significant: number) => (digits === significant ? "" : `0{0,${digits - significant}}`);
+  const alternatives: string[] = [];
+  // Fewer significant digits than max: any such number.
+  for (let length = 1; length < top.length; length++) alternatives.push(`${zeros(length)}[1-9]${any(length - 1)}`);
+  // As many: max's first i digits, then a smaller one, then any; or max itself.
+  const same: string[] = [];
+  for (let i = 0; i < top.length; i++) {
+    const lowest = i === 0 ? 1 : 0;
+    const digit = Number(top[i]);
+    if (digit - 1 >= lowest) same.push(`${top.slice(0, i)}${range(lowest, digit - 1)}${any(top.length - i - 1)}`);
+  }
+  same.push(top);
+  const sameLength = same.length === 1 ? same[0] : `(?:${same.join("|")})`;
+  alternatives.push(`${zeros(top.length)}${sameLength}`);
+  return `^(?:${alternatives.join("|")})$`;
+}
+
 /**
  * The query of GET /v1/sync/changes for a deployment's limits (GET /v1/meta)
  * and collections; `knownCollections: null` leaves names unchecked.
@@ -175,10 +211,16 @@ export interface ChangesQueryBounds {
 export function changesQuerySchemaFor(bounds: ChangesQueryBounds, knownCollections: readonly string[] | null) {
   const known = knownCollections === null ? null : new Set(knownCollections);
   return z.strictObject({
-    cursor: z.string().max(MAX_CURSOR_LENGTH).optional()
-      .describe("opaque cursor of the previous page; absent → a full sync of every live record"),
+    // Longer than any the server issues: 400 INVALID_CURSOR (cursor-length.ts), refused with the query.
+    cursor: z.string()
+      .refine((cursor) => cursor.length <= MAX_CURSOR_LENGTH, { message: `at most ${MAX_CURSOR_LENGTH} characters`, params: CURSOR_NOT_ISSUED })
+      .meta({ maxLength: MAX_CURSOR_LENGTH })
+      .optional()
+      .describe("opaque cursor of the previous page; absent → a full sync of every live record; one this server did not issue (altered, another user's, longer than maxLength) → 400 INVALID_CURSOR"),
     limit: z.string()
-      .regex(/^[0-9]{1,9}$/, "must be a whole number")
+      .regex(new RegExp(`^[0-9]{1,${LIMIT_DIGITS}}$`), "must be a whole number")
+      // Published as the texts taken, bounds included (the checks below, which name the bound broken, are not JSON Schema's).
+      .meta({ pattern: wholeNumberPattern(bounds.max_pull_limit, LIMIT_DIGITS) })
       .transform(Number)
       .pipe(z.number().int().min(1).max(bounds.max_pull_limit))
       .optional()

@@ -156,6 +156,11 @@ export async function encodeCursor(secret: string, userId: string, payload: Curs
 
 const INVALID = "the cursor was not issued by this server for this user, or it was altered; pull again without a cursor";
 
+/** The 400 INVALID_CURSOR of any cursor this server did not issue to the caller, one message for all. */
+export function invalidCursor(): ApiError {
+  return new ApiError("INVALID_CURSOR", INVALID);
+}
+
 /**
  * Verifies a cursor for `userId` and returns its payload; anything else
  * (malformed, altered, another user's, another secret's) is 400 INVALID_CURSOR,
@@ -163,21 +168,21 @@ const INVALID = "the cursor was not issued by this server for this user, or it w
  */
 export async function decodeCursor(secret: string, userId: string, cursor: string): Promise<CursorPayload> {
   const match = cursor.length <= MAX_CURSOR_LENGTH ? CURSOR_SHAPE.exec(cursor) : null;
-  if (!match) throw new ApiError("INVALID_CURSOR", INVALID);
+  if (!match) throw invalidCursor();
   const [, payloadText, givenMac] = match;
   // The MAC is checked over the text as sent, before anything is decoded.
-  if (!constantTimeEqual(await mac(secret, userId, payloadText), givenMac)) throw new ApiError("INVALID_CURSOR", INVALID);
+  if (!constantTimeEqual(await mac(secret, userId, payloadText), givenMac)) throw invalidCursor();
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(fromBase64Url(payloadText)));
   } catch {
-    throw new ApiError("INVALID_CURSOR", INVALID);
+    throw invalidCursor();
   }
   const result = cursorPayloadSchema.safeParse(parsed);
-  if (!result.success) throw new ApiError("INVALID_CURSOR", INVALID);
+  if (!result.success) throw invalidCursor();
   // Signed but a snapshot Postgres would refuse: refused here, not a 500 from the page statement.
   const payload = result.data;
   const snapshots = payload.mode === "full" ? [payload.since ?? snapshotBelow(payload.upper), ...(payload.catch_up ? [payload.catch_up.next] : [])] : [];
-  if (!snapshots.every(isValidSnapshot)) throw new ApiError("INVALID_CURSOR", INVALID);
+  if (!snapshots.every(isValidSnapshot)) throw invalidCursor();
   return payload;
 }
