@@ -84,11 +84,14 @@ const MEMBERSHIPS = new Map(COLLECTIONS.filter((c) => c.isScope).map((scope) => 
   scope.name,
   COLLECTIONS.filter((c) => c.memberColumn !== null && c.scopeCollection === scope.name),
 ]));
+/** The scope ids a batch names: $1's, then those of the memberships whose ids are $2, $3, … (one list per membership collection). */
+const namedScopeIds = (members: readonly CollectionDefinition[], indent: string) =>
+  `array(select unnest($1::uuid[])${members.map((m, i) => `
+${indent}union all select m.${quoteIdent(m.scopeColumn)} from ${m.table} m where m.id = any ($${i + 2}::uuid[])`).join("")})`;
 export const SCOPE_LOCK_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
   scope,
   `select t.id::text as id from ${findCollection(scope)!.table} t
-    where t.id = any (array(select unnest($1::uuid[])${members.map((m, i) => `
-                            union all select m.${quoteIdent(m.scopeColumn)} from ${m.table} m where m.id = any ($${i + 2}::uuid[])`).join("")}))
+    where t.id = any (${namedScopeIds(members, "                            ")})
     order by t.id for no key update of t`,
 ]));
 
@@ -119,8 +122,7 @@ export const SCOPE_KEY_SHARE_SQL = new Map([...MEMBERSHIPS].filter(([, members])
 export const SCOPE_IN_ORDER_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
   scope,
   `select l.id::text as id from app_private.lock_scopes_in_order(${quoteLiteral(findCollection(scope)!.table)}::regclass, ${quoteLiteral(members[0].table)}::regclass,
-    array(select unnest($1::uuid[])${members.map((m, i) => `
-          union all select m.${quoteIdent(m.scopeColumn)} from ${m.table} m where m.id = any ($${i + 2}::uuid[])`).join("")}),
+    ${namedScopeIds(members, "          ")},
     $${members.length + 2}::uuid[]) as l(id)`,
 ]));
 
