@@ -2256,6 +2256,7 @@ CREATE OR REPLACE FUNCTION app_private.read_visible_scope_ids()
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
+ SET enable_bitmapscan TO 'on'
 AS $function$
 declare
   v_table regclass;
@@ -3900,6 +3901,7 @@ CREATE OR REPLACE FUNCTION app_private.visible_scope_ids()
  LANGUAGE plpgsql
  STABLE
  SET search_path TO ''
+ SET enable_bitmapscan TO 'on'
 AS $function$
 begin
   return array(select s.id from public.lists s);
@@ -3954,10 +3956,12 @@ begin
    where t.scope_column = 'id';
   -- CREATE OR REPLACE keeps the function's oid, comment and grants (and so the
   -- policies that call it). A table renamed since (the text names it) raises
-  -- undefined_table: the dynamic read answers instead.
+  -- undefined_table: the dynamic read answers instead. Bitmap scans on: a
+  -- scope table's policies may need a BitmapOr to read by index, and a pull's
+  -- page turns them off for its transaction (migration 20261128007700).
   execute format(
     'create or replace function app_private.visible_scope_ids() returns uuid[] language plpgsql stable security invoker '
-    'set search_path = '''' as %L',
+    'set search_path = '''' set enable_bitmapscan = on as %L',
     format(E'\nbegin\n  return array(%s);\nexception when undefined_table then\n  return app_private.read_visible_scope_ids();\nend;\n',
            coalesce(v_reads, 'select null::uuid where false')));
   return null;
