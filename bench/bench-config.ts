@@ -73,7 +73,7 @@ export function benchConfigFromEnv(): BenchConfig {
     scope: {
       ownRows: scaled("BENCH_SCOPE_OWN_ROWS", 10_000),
       otherRows: scaled("BENCH_SCOPE_OTHER_ROWS", 1_000_000),
-      otherUsers: intFromEnv("BENCH_SCOPE_OTHER_USERS", 1000),
+      otherUsers: intFromEnv("BENCH_SCOPE_OTHER_USERS", 20_000),
       samples: intFromEnv("BENCH_SCOPE_SAMPLES", 30),
     },
     ledger: { rows: scaled("BENCH_LEDGER_ROWS", 1_000_000), samples: intFromEnv("BENCH_LEDGER_SAMPLES", 30) },
