@@ -29,9 +29,9 @@ const recheck = (event: "insert" | "update") =>
 
 beforeAll(async () => {
   probe = await startProbeStack("referential_actions", [
-    `alter table public.tasks add column parent_id uuid references public.tasks (id) on delete set null`,
-    `create index tidesync_test_tasks_parent_id_idx on public.tasks (parent_id)`,
-    `grant insert (parent_id), update (parent_id) on public.tasks to authenticated`,
+    `alter table public.tasks add column tidesync_test_parent_id uuid references public.tasks (id) on delete set null`,
+    `create index tidesync_test_tasks_parent_id_idx on public.tasks (tidesync_test_parent_id)`,
+    `grant insert (tidesync_test_parent_id), update (tidesync_test_parent_id) on public.tasks to authenticated`,
     `create table public.tidesync_test_comments (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
        body text not null, ref_task uuid references public.tasks (id) on delete set null)`,
     `create index tidesync_test_comments_ref_task_idx on public.tidesync_test_comments (ref_task)`,
@@ -126,7 +126,7 @@ describe("a foreign key's action is not the user's write", () => {
     const [s1, s2, s3] = [randomUUID(), randomUUID(), randomUUID()];
     expect(await push(bob, [upsert("lists", listB, { title: "B" }), upsert("tasks", t1, { list_id: bob.userId, title: "his" }),
       upsert("tasks", t2, { list_id: bob.userId, title: "his" }), upsert("tasks", t3, { list_id: listB, title: "his" })])).toMatchObject(applied(4));
-    expect(await push(alice, [[s1, t1], [s2, t2], [s3, t3]].map(([s, t]) => upsert("tasks", s, { list_id: alice.userId, title: "sub", parent_id: t }))))
+    expect(await push(alice, [[s1, t1], [s2, t2], [s3, t3]].map(([s, t]) => upsert("tasks", s, { list_id: alice.userId, title: "sub", tidesync_test_parent_id: t }))))
       .toMatchObject(applied(3));
 
     const bobs = await pull(bob);
@@ -136,6 +136,6 @@ describe("a foreign key's action is not the user's write", () => {
     expect(await count("tasks", [t1, t2, t3])).toBe(0);
 
     const alices = await pull(alice);
-    expect([s1, s2, s3].map((s) => alices.get(s)?.data?.parent_id)).toEqual([null, null, null]);
+    expect([s1, s2, s3].map((s) => alices.get(s)?.data?.tidesync_test_parent_id)).toEqual([null, null, null]);
   }, 60_000);
 });

@@ -39,6 +39,14 @@ const RENAMED = new RegExp(
   "gi",
 );
 
+// A column added to a table the test did not create (an app's migrations may add theirs of that name):
+// schema (1), table (2), column (3).
+const ADDED_COLUMN = new RegExp(
+  String.raw`\balter\s+table\s+(?:if\s+exists\s+)?(?:only\s+)?(?:"?([a-z_][a-z0-9_]*)"?\s*\.\s*)?"?([a-z_][a-z0-9_]*)"?\s+` +
+    String.raw`add\s+(?:column\s+)?(?:if\s+not\s+exists\s+)?"?([a-z_][a-z0-9_]*)`,
+  "gi",
+);
+
 function files(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
     entry.isDirectory() ? files(join(dir, entry.name)) : /\.(ts|sql)$/.test(entry.name) ? [join(dir, entry.name)] : []
@@ -86,6 +94,14 @@ export function plainNamedTestObjects(file: string, text: string, project: Set<s
     const line = text.slice(0, m.index).split("\n").length;
     found.push(`${file}:${line}: ${kind.toLowerCase().replace(/\s+/g, " ")} ${schema}.${name.replace("${", "${…}")} (renamed to)`);
   }
+  for (const m of text.matchAll(ADDED_COLUMN)) {
+    const [, qualifier, table, column] = m;
+    const schema = qualifier?.toLowerCase() ?? "public";
+    if (!SHARED.has(schema) || table.toLowerCase().startsWith(PREFIX) || column.toLowerCase().startsWith(PREFIX)) continue;
+    if (/^(constraint|primary|unique|check|foreign|exclude)$/i.test(column)) continue; // `add constraint …`: not a column
+    const line = text.slice(0, m.index).split("\n").length;
+    found.push(`${file}:${line}: column ${schema}.${table}.${column} (added)`);
+  }
   return found;
 }
 
@@ -127,6 +143,9 @@ describe("tests' own tables, indexes and functions", () => {
       "alter table public.tidesync_test_boards rename to boards_renamed;",
       "alter table public.tidesync_test_boards rename column name to title;",
       "create index helper_idx on tests.helpers (id); create table public.after_an_index (id uuid);",
+      "alter table public.tasks add column parent_id uuid;",
+      "alter table public.tasks add column tidesync_test_parent_id uuid; alter table tidesync_test_comments add extra text;",
+      "alter table only lists add if not exists color2 text; alter table public.tasks add constraint c check (true);",
     ].join("\n");
     expect(plainNamedTestObjects("t.sql", sample, project)).toEqual([
       "t.sql:1: table public.comments",
@@ -136,6 +155,8 @@ describe("tests' own tables, indexes and functions", () => {
       "t.sql:10: table public.${…}",
       "t.sql:13: table public.after_an_index",
       "t.sql:11: table public.boards_renamed (renamed to)",
+      "t.sql:14: column public.tasks.parent_id (added)",
+      "t.sql:16: column public.lists.color2 (added)",
     ]);
   });
 });

@@ -28,8 +28,8 @@ grant select on ids to authenticated;
 -- A task may point at another (subtasks), and an app's own table scoped by a list points at tasks;
 -- its policies let every statement through, so that only the recheck judges it; its recheck
 -- triggers are step 3's.
-alter table public.tasks add column parent_id uuid references public.tasks (id) on delete set null;
-grant insert (parent_id), update (parent_id) on public.tasks to authenticated;
+alter table public.tasks add column tidesync_test_parent_id uuid references public.tasks (id) on delete set null;
+grant insert (tidesync_test_parent_id), update (tidesync_test_parent_id) on public.tasks to authenticated;
 create table public.tidesync_test_ra_notes (id uuid primary key, list_id uuid not null, task_id uuid references public.tasks (id) on delete set null, body text,
   task_named uuid); -- a reference without a foreign key, cleared by the app's own trigger below
 alter table public.tidesync_test_ra_notes enable row level security;
@@ -58,7 +58,7 @@ select tests.authenticate_as('ra_bob');
 insert into public.lists (id, title) values ((select list_b from ids), 'B');
 insert into public.tasks (id, list_id, title) values ((select bobs_task from ids), (select list_a from ids), 'Bob''s');
 select tests.authenticate_as('ra_alice');
-insert into public.tasks (id, list_id, title, parent_id) values ((select alices_task from ids), (select list_a from ids), 'sub', (select bobs_task from ids));
+insert into public.tasks (id, list_id, title, tidesync_test_parent_id) values ((select alices_task from ids), (select list_a from ids), 'sub', (select bobs_task from ids));
 insert into public.tidesync_test_ra_notes (id, list_id, task_id, body) values ((select note from ids), (select list_a from ids), (select bobs_task from ids), 'about it');
 -- Bob moves his task into his list B (the references stay); Alice removes Bob from A.
 select tests.authenticate_as('ra_bob');
@@ -70,23 +70,23 @@ select tests.authenticate_as('ra_bob');
 select lives_ok($$ delete from public.tasks where id = (select bobs_task from ids) $$,
   'Bob deletes his own task, which a task and a note in a list he has left point at (on delete set null)');
 select tests.clear_authentication();
-select results_eq($$ select (select parent_id from public.tasks where id = (select alices_task from ids)),
+select results_eq($$ select (select tidesync_test_parent_id from public.tasks where id = (select alices_task from ids)),
                             (select task_id from public.tidesync_test_ra_notes where id = (select note from ids)) $$,
   $$ values (null::uuid, null::uuid) $$, 'the references are cleared');
-select ok((select s.field_versions ? 'parent_id' from app_private.sync_records s where s.collection = 'tasks' and s.id = (select alices_task from ids)),
+select ok((select s.field_versions ? 'tidesync_test_parent_id' from app_private.sync_records s where s.collection = 'tasks' and s.id = (select alices_task from ids)),
   'and Alice''s task''s change is recorded for her devices');
 
--- A reference from a list Bob was never in (tasks have no guard on parent_id), to a task in his
+-- A reference from a list Bob was never in (tasks have no guard on tidesync_test_parent_id), to a task in his
 -- list: he deletes the list, whose cascade deletes the task.
 select tests.authenticate_as('ra_bob');
 insert into public.tasks (id, list_id, title) values ((select bobs_other from ids), (select list_b from ids), 'Bob''s other');
 select tests.authenticate_as('ra_alice');
-insert into public.tasks (id, list_id, title, parent_id) values ((select alices_other from ids), (select alice from ids), 'hers', (select bobs_other from ids));
+insert into public.tasks (id, list_id, title, tidesync_test_parent_id) values ((select alices_other from ids), (select alice from ids), 'hers', (select bobs_other from ids));
 select tests.authenticate_as('ra_bob');
 select lives_ok($$ delete from public.lists where id = (select list_b from ids) $$,
   'Bob deletes his own list, whose task a task in Alice''s private list points at');
 select tests.clear_authentication();
-select results_eq($$ select count(*)::int, count(parent_id)::int from public.tasks where id in ((select bobs_other from ids), (select alices_other from ids)) $$,
+select results_eq($$ select count(*)::int, count(tidesync_test_parent_id)::int from public.tasks where id in ((select bobs_other from ids), (select alices_other from ids)) $$,
   $$ values (1, 0) $$, 'his task is gone, her reference cleared');
 
 -- ------------------------------------------------------------ the user's own writes are still judged
