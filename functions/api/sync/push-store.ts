@@ -56,6 +56,19 @@ const COLLECTIONS = allCollections();
 // (lossless-json.ts). None in the sample app: their rows are parsed as before, at no cost.
 const KEEPS_LONG_NUMBERS = new Set(COLLECTIONS.filter((c) => c.mayHoldInexactNumbers).map((c) => c.name));
 
+/**
+ * A `from` item: the rows of `table` (as `alias`) whose ids are in the uuid[] `ids`, in id order
+ * (each id once), one parameterised primary-key lookup per id (LATERAL … OFFSET 0), `lock` taking
+ * each row's lock in that order. Written as `where id = any (ids)`, the cached generic plan
+ * (GENERIC_PLANS_SQL) may take the index the table's policy names instead: its `using` is
+ * `list_id = any (the caller's lists)` (migration 20261128007800), an equally good index condition
+ * on a nearly empty table, and every later push read all of the caller's lists' rows.
+ */
+function rowsByIds(table: string, alias: string, ids: string, columns: string, lock = ""): string {
+  return `(select distinct k.id from unnest(${ids}) as k(id) order by k.id) ${alias}_key
+    cross join lateral (select ${columns} from ${table} ${alias} where ${alias}.id = ${alias}_key.id offset 0${lock}) ${alias}`;
+}
+
 // FOR NO KEY UPDATE: it serialises the writers of a row, yet lets foreign-key
 // checks (FOR KEY SHARE) through: a push adding a task to a list, or an invite
 // to it, never waits for a push that merely edits the list. FOR UPDATE blocked
@@ -64,9 +77,7 @@ const KEEPS_LONG_NUMBERS = new Set(COLLECTIONS.filter((c) => c.mayHoldInexactNum
 // own stronger lock when it runs.
 export const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
   c.name,
-  `select t.id::text as id from ${c.table} t
-    where t.id = any ($1::uuid[])
-    order by t.id for no key update of t`,
+  `select t.id::text as id from ${rowsByIds(c.table, "t", "$1::uuid[]", "t.id", " for no key update of t")}`,
 ]));
 
 // A batch that names rows of a membership table (list_members) first locks their scope rows (their
@@ -87,7 +98,7 @@ const MEMBERSHIPS = new Map(COLLECTIONS.filter((c) => c.isScope).map((scope) => 
 /** The scope ids a batch names: $1's, then those of the memberships whose ids are $2, $3, … (one list per membership collection). */
 const namedScopeIds = (members: readonly CollectionDefinition[], indent: string) =>
   `array(select unnest($1::uuid[])${members.map((m, i) => `
-${indent}union all select m.${quoteIdent(m.scopeColumn)} from ${m.table} m where m.id = any ($${i + 2}::uuid[])`).join("")})`;
+${indent}union all select m.${quoteIdent(m.scopeColumn)} from ${rowsByIds(m.table, "m", `$${i + 2}::uuid[]`, `m.${quoteIdent(m.scopeColumn)}`)}`).join("")})`;
 export const SCOPE_LOCK_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
   scope,
   `select t.id::text as id from ${findCollection(scope)!.table} t
@@ -196,7 +207,7 @@ const stateSql = (collections: readonly CollectionDefinition[]) => `
     '{' || ${
   collections.map((c, i) => `
       ${quoteLiteral(`${JSON.stringify(c.name)}:[`)} || coalesce((select string_agg('{"id":"' || t.id::text || '","xmin":"' || t.xmin::text || '","data":' || ${rowJsonSql(c, "t")} || '}', ',')
-                                         from ${c.table} t where t.id = any ($${i + 6}::uuid[])), '') || ']'`).join(" || ',' ||")
+                                         from ${rowsByIds(c.table, "t", `$${i + 6}::uuid[]`, "t.*, t.xmin")}), '') || ']'`).join(" || ',' ||")
 } || '}' as rows,
     coalesce((select u.live_records from app_private.sync_usage u where u.user_id = (select auth.uid())), 0) as live_records,
     (select d.installation_id::text ${CALLERS_DEVICE}) as device_id,

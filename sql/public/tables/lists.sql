@@ -38,7 +38,7 @@ create policy "Editors can update their lists"
   as permissive
   for update
   to authenticated
-  using ((id IN ( SELECT unnest(app_private.my_list_ids('editor'::text)) AS unnest)))
+  using ((id = ANY (( SELECT app_private.my_list_ids('editor'::text) AS my_list_ids)::uuid[])))
   with check ((id IN ( SELECT unnest(app_private.my_list_ids('editor'::text)) AS unnest)));
 comment on policy "Editors can update their lists" on public.lists is 'Owners and editors change a list''s fields; viewers cannot.';
 
@@ -55,7 +55,7 @@ create policy "Owners can delete their lists"
   as permissive
   for delete
   to authenticated
-  using ((id IN ( SELECT unnest(app_private.my_list_ids('owner'::text)) AS unnest)));
+  using ((id = ANY (( SELECT app_private.my_list_ids('owner'::text) AS my_list_ids)::uuid[])));
 comment on policy "Owners can delete their lists" on public.lists is 'Only an owner deletes a list (its tasks and memberships go with it).';
 
 create policy "Users can create lists"

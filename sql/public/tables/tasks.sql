@@ -53,7 +53,7 @@ create policy "Editors can change the tasks of their lists"
   as permissive
   for update
   to authenticated
-  using ((list_id IN ( SELECT unnest(app_private.my_list_ids('editor'::text)) AS unnest)))
+  using ((list_id = ANY (( SELECT app_private.my_list_ids('editor'::text) AS my_list_ids)::uuid[])))
   with check ((list_id IN ( SELECT unnest(app_private.my_list_ids('editor'::text)) AS unnest)));
 comment on policy "Editors can change the tasks of their lists" on public.tasks is 'Owners and editors change tasks; moving a task needs editor rights in both lists.';
 
@@ -62,7 +62,7 @@ create policy "Editors can delete the tasks of their lists"
   as permissive
   for delete
   to authenticated
-  using ((list_id IN ( SELECT unnest(app_private.my_list_ids('editor'::text)) AS unnest)));
+  using ((list_id = ANY (( SELECT app_private.my_list_ids('editor'::text) AS my_list_ids)::uuid[])));
 comment on policy "Editors can delete the tasks of their lists" on public.tasks is 'Owners and editors delete tasks; viewers cannot.';
 
 create policy "Members can read the tasks of their lists"
@@ -70,7 +70,7 @@ create policy "Members can read the tasks of their lists"
   as permissive
   for select
   to authenticated
-  using ((list_id IN ( SELECT unnest(app_private.my_list_ids('viewer'::text)) AS unnest)));
+  using ((list_id = ANY (( SELECT app_private.my_list_ids('viewer'::text) AS my_list_ids)::uuid[])));
 comment on policy "Members can read the tasks of their lists" on public.tasks is 'Every member of a task''s list sees it.';
 
 -- grants (the owner's implicit rights not shown)
