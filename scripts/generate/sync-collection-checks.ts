@@ -41,6 +41,9 @@ import type postgres from "postgres";
 import type { GeneratedCollection } from "../../functions/_shared/sync-collection-types.ts";
 import { MAX_SYNCED_COLLECTIONS } from "../../functions/api/sync/cursor.ts";
 
+/** What `npm run generate` refuses (its message says what to change): apart from a failure to read, which `npm start` leaves unsaid. */
+export class SyncTableRefusal extends Error {}
+
 /**
  * Throws, naming every such table and the grant to add, when a synced table
  * lets authenticated insert rows but not choose their id, or insert them with
@@ -73,7 +76,7 @@ export async function refuseMissingIdGrants(sql: postgres.Sql): Promise<void> {
     }
     return [];
   });
-  if (messages.length > 0) throw new Error(messages.join("\n"));
+  if (messages.length > 0) throw new SyncTableRefusal(messages.join("\n"));
 }
 
 /**
@@ -124,7 +127,7 @@ export async function refuseMissingDeleteGrants(sql: postgres.Sql): Promise<void
      group by n.nspname, c.relname
      order by 1`;
   if (tables.length === 0) return;
-  throw new Error(tables.map(({ table_name: table, policy }) =>
+  throw new SyncTableRefusal(tables.map(({ table_name: table, policy }) =>
     `${table}: authenticated has a delete policy ("${policy}") but no DELETE privilege, so every delete of it would be refused ` +
     `(a sync delete FORBIDDEN, a supabase-js delete 42501 "permission denied"): a policy only narrows what a grant allows. ` +
     `Grant it in the table's migration: grant select, delete on ${table} to authenticated (docs/security-model.md, ` +
@@ -147,7 +150,7 @@ export async function refuseUnrecheckedListWrites(sql: postgres.Sql): Promise<vo
   const tables = await sql<{ table_name: string; scope_column: string; missing: string[] }[]>`
     select table_name, scope_column, missing from app_private.list_writes_not_rechecked()`;
   if (tables.length === 0) return;
-  throw new Error(tables.map(({ table_name: table, scope_column: scope, missing }) =>
+  throw new SyncTableRefusal(tables.map(({ table_name: table, scope_column: scope, missing }) =>
     `${table}: its writes into a list are not judged again by the writer's role after the locks they waited for ` +
     `(missing: ${missing.join(", ")}), so a member removed from the list while his write waited (an insert's foreign-key check ` +
     `waits for the removal) still writes into it. Add docs/security-model.md's step 3 triggers to the table's migration, each ` +
@@ -175,13 +178,13 @@ export function refuseUncreatableColumns(collections: readonly GeneratedCollecti
       `or give it a default: alter table ${table} alter column ${name} set default … (docs/security-model.md, "Making a new table syncable", step 2).`
     );
   });
-  if (messages.length > 0) throw new Error(messages.join("\n"));
+  if (messages.length > 0) throw new SyncTableRefusal(messages.join("\n"));
 }
 
 /** Throws when more tables sync than a pull cursor can name (each pull without a filter would fail). */
 export function refuseTooManyCollections(names: readonly string[]): void {
   if (names.length <= MAX_SYNCED_COLLECTIONS) return;
-  throw new Error(
+  throw new SyncTableRefusal(
     `${names.length} tables are synced; at most ${MAX_SYNCED_COLLECTIONS} are supported (a pull cursor names each one the server syncs, ` +
       "functions/api/sync/cursor.ts MAX_SYNCED_COLLECTIONS). Merge tables, or sync fewer.",
   );

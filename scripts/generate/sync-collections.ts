@@ -8,7 +8,7 @@
 import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { insertOnlyColumnWarnings, refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections, refuseUncreatableColumns } from "./sync-collection-checks.ts";
+import { insertOnlyColumnWarnings, refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections, refuseUncreatableColumns, SyncTableRefusal } from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
@@ -118,10 +118,17 @@ function applyCheck(fields: Map<string, GeneratedField>, definition: string): vo
   }
 }
 
-export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedCollection[]> {
+/**
+ * The synced tables as the generated file holds them; throws SyncTableRefusal for what generate refuses.
+ * `warn` takes generate's warnings (npm start, which reads with this too, leaves them to generate).
+ */
+export async function readSyncCollections(
+  sql: postgres.Sql,
+  warn: (warning: string) => void = (warning) => console.warn(`generate: warning: ${warning}`),
+): Promise<GeneratedCollection[]> {
   await refuseMissingIdGrants(sql);
   await refuseMissingDeleteGrants(sql);
-  for (const warning of await insertOnlyColumnWarnings(sql)) console.warn(`generate: warning: ${warning}`);
+  for (const warning of await insertOnlyColumnWarnings(sql)) warn(warning);
   const columns = await sql<ColumnRow[]>`
     select t.collection,
            (select format('%I.%I', n.nspname, c.relname) from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace where c.oid = t.relation) as table_name, t.scope_column::text as scope_column,
@@ -214,7 +221,7 @@ export async function readSyncCollections(sql: postgres.Sql): Promise<GeneratedC
     let collection = collections.get(row.collection);
     if (!collection) {
       if (!row.scope_collection) {
-        throw new Error(`${row.table_name}.${row.scope_column}: a scope column must reference a synced scope table by foreign key`);
+        throw new SyncTableRefusal(`${row.table_name}.${row.scope_column}: a scope column must reference a synced scope table by foreign key`);
       }
       collection = {
         name: row.collection,
