@@ -13,8 +13,8 @@
 //   * Prints the API URL, the sample users and, for each, an access token in
 //     Supabase's claim shape, bound to its seeded session and signed with a
 //     dev-only key (.data/dev-signing-key.json); and a warning naming the synced
-//     tables that differ from functions/_shared/sync-collections.generated.ts
-//     (a migration without `npm run generate`).
+//     tables that differ from functions/_shared/sync-collections.generated.ts,
+//     and what of them (a migration without `npm run generate`).
 // Ctrl-C / SIGTERM stops Deno, then the embedded Postgres.
 import os from "node:os";
 import path from "node:path";
@@ -119,7 +119,8 @@ async function main(): Promise<void> {
   }
 
   // A migration applied without `npm run generate`: the function (started from the generated
-  // file) would leave a synced table out, or answer 503 for one, without a word here.
+  // file) would leave a synced table out, answer 503 for one, or check pushes by a table's old
+  // shape, without a word here.
   const driftWarning = generatedCollectionsWarning(await readGeneratedCollectionsDrift(db.adminDbUrl, SYNC_COLLECTIONS) ?? []);
 
   const { value: key, created } = await devSigningKey();

@@ -1,41 +1,68 @@
-// `npm start` (local development): the synced tables the database declares
-// (app_private.sync_tables, app_private.sync_memberships, their columns) against
+// `npm start` (local development): the synced tables as `npm run generate` reads
+// them from the database (readSyncCollections: the tables, their columns' types,
+// nullability, defaults, privileges, checks, enum labels, constraints) against
 // those the function was generated with (functions/_shared/sync-collections.generated.ts).
 // A migration applied without `npm run generate` otherwise goes unsaid: a table
 // synced since is left out of GET /v1/meta and its pushes are unknown_collection;
 // a column dropped since makes the function answer 503 for its table
-// (functions/api/sync/schema-drift.ts, whose list of the generated columns this
-// compares with).
+// (functions/api/sync/schema-drift.ts); a check, a nullability or a privilege
+// changed since leaves the push validating by the old shape (a value the new
+// check refuses is accepted, then refused by the database). The comparison is
+// everything the generator writes, read by the generator's own reader.
 import postgres from "postgres";
-import type { GeneratedCollection } from "../../functions/_shared/sync-collection-types.ts";
-import { generatedColumns } from "../../functions/api/sync/schema-drift.ts";
+import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
+import { SyncTableRefusal } from "../generate/sync-collection-checks.ts";
+import { readSyncCollections } from "../generate/sync-collections.ts";
 
-/** A synced table as the database declares it. */
-export interface DatabaseCollection {
-  collection: string;
-  /** Qualified as the generator writes it (format('%I.%I')). */
-  table: string;
-  /** A membership table's member column, else null. */
-  member_column: string | null;
-  columns: string[];
+/** A generated value as the warning shows it (absent: none). */
+function shown(value: unknown): string {
+  return value === undefined || value === null ? "none" : JSON.stringify(value);
 }
 
-export async function readDatabaseCollections(sql: postgres.Sql): Promise<DatabaseCollection[]> {
-  return await sql<DatabaseCollection[]>`
-    select t.collection, format('%I.%I', n.nspname, c.relname) as "table", m.user_column::text as member_column,
-           array(select a.attname::text from pg_catalog.pg_attribute a
-                  where a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped order by a.attnum) as columns
-      from app_private.sync_tables t
-      join pg_catalog.pg_class c on c.oid = t.relation
-      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-      left join app_private.sync_memberships m on m.relation = t.relation`;
+/** `key before → after` for each of `keys` whose value differs. */
+function changes<T extends object>(before: T, after: T, keys: readonly (keyof T)[]): string[] {
+  return keys.filter((key) => JSON.stringify(before[key]) !== JSON.stringify(after[key]))
+    .map((key) => `${String(key)} ${shown(before[key])} → ${shown(after[key])}`);
 }
 
-type Generated = Pick<GeneratedCollection, "name" | "table" | "membership_user_column" | "fields">;
+// Every fact of a field the generator writes, in the order the warning names them (one added to
+// GeneratedField does not compile until it is listed here).
+const FIELD_FACTS = Object.keys({
+  type: 0, base_type: 0, category: 0, nullable: 0, has_default: 0, filled_by_trigger: 0, insertable: 0, updatable: 0,
+  min_length: 0, max_length: 0, pattern: 0, enum_values: 0,
+} satisfies Record<Exclude<keyof GeneratedField, "name">, 0>) as (keyof GeneratedField)[];
+
+/**
+ * What differs in a collection beyond its table, membership and set of columns: its scope and owner
+ * column, each field's facts (type, nullability, default, privileges, checks, enum labels), the
+ * columns' order and the constraints by which a refusal of the database is mapped back to a field.
+ */
+function shapeChanges(g: GeneratedCollection, d: GeneratedCollection): string[] {
+  // An owner column that follows the membership column is said by the membership line.
+  const ownerFollowsMember = g.owner_column === g.membership_user_column && d.owner_column === d.membership_user_column;
+  const items = changes(g, d, ownerFollowsMember ? ["scope_column", "scope_collection"] : ["scope_column", "scope_collection", "owner_column"]);
+  const theirs = new Map(d.fields.map((f) => [f.name, f]));
+  for (const mine of g.fields) {
+    const field = theirs.get(mine.name);
+    const differs = field ? changes(mine, field, FIELD_FACTS) : [];
+    if (differs.length > 0) items.push(`field ${mine.name} differs (${differs.join(", ")})`);
+  }
+  const common = (c: GeneratedCollection, other: GeneratedCollection) => c.fields.map((f) => f.name).filter((n) => other.fields.some((f) => f.name === n));
+  if (common(g, d).join() !== common(d, g).join()) {
+    items.push(`columns in another order (${common(d, g).join(", ")}; the function's: ${common(g, d).join(", ")})`);
+  }
+  for (const name of [...new Set([...Object.keys(g.constraints), ...Object.keys(d.constraints)])].sort()) {
+    const [mine, theirs] = [g.constraints[name], d.constraints[name]];
+    if (!mine) items.push(`constraint ${name} added`);
+    else if (!theirs) items.push(`constraint ${name} dropped`);
+    else if (mine.join() !== theirs.join()) items.push(`constraint ${name} now on ${theirs.join(", ")} (was ${mine.join(", ")})`);
+  }
+  return items;
+}
 
 /** One line per difference, by collection name; empty when the database syncs what the function was generated with. */
-export function generatedCollectionsDrift(generated: readonly Generated[], database: readonly DatabaseCollection[]): string[] {
-  const theirs = new Map(database.map((d) => [d.collection, d]));
+export function generatedCollectionsDrift(generated: readonly GeneratedCollection[], database: readonly GeneratedCollection[]): string[] {
+  const theirs = new Map(database.map((d) => [d.name, d]));
   const mine = new Map(generated.map((g) => [g.name, g]));
   const names = [...new Set([...mine.keys(), ...theirs.keys()])].sort();
   return names.flatMap((name) => {
@@ -46,27 +73,50 @@ export function generatedCollectionsDrift(generated: readonly Generated[], datab
     if (!d) return [`${table} is no longer synced by the database but the function still syncs it`];
     if (g.table !== d.table) return [`${table} is ${g.table} in the function`];
     const lines: string[] = [];
-    if (g.membership_user_column !== d.member_column) {
-      lines.push(d.member_column === null
+    if (g.membership_user_column !== d.membership_user_column) {
+      lines.push(d.membership_user_column === null
         ? `${table} is no longer a membership table in the database (the function's member column: ${g.membership_user_column})`
-        : `${table} is a membership table in the database (member column ${d.member_column}), ${g.membership_user_column === null ? "not in the function" : `${g.membership_user_column} in the function`}`);
+        : `${table} is a membership table in the database (member column ${d.membership_user_column}), ${g.membership_user_column === null ? "not in the function" : `${g.membership_user_column} in the function`}`);
     }
-    const expected = generatedColumns(g);
-    const added = d.columns.filter((c) => !expected.includes(c));
-    const dropped = expected.filter((c) => !d.columns.includes(c));
+    const expected = g.fields.map((f) => f.name);
+    const present = d.fields.map((f) => f.name);
+    const added = present.filter((c) => !expected.includes(c));
+    const dropped = expected.filter((c) => !present.includes(c));
     if (added.length > 0) lines.push(`${table} has columns the function does not know: ${added.join(", ")} (a push that sends them is refused)`);
     if (dropped.length > 0) lines.push(`${table} lacks columns the function names: ${dropped.join(", ")} (its pulls and pushes answer 503 UNAVAILABLE)`);
+    const shape = shapeChanges(g, d);
+    if (shape.length > 0) lines.push(`${table}: ${shape.join(", ")}`);
     return lines;
   });
 }
 
-/** The drift of the database at `url` (what `npm start` warns of), or undefined when it cannot be read (a role that may not read app_private). */
-export async function readGeneratedCollectionsDrift(url: string, generated: readonly Generated[]): Promise<string[] | undefined> {
+/** The lines for a database whose synced tables `npm run generate` refuses (`message`: its refusal, a line per table). */
+export function generateRefusalDrift(message: string): string[] {
+  return message.split("\n").map((line) =>
+    `npm run generate would refuse the database's synced tables (what else differs is unknown until the migration is fixed): ${line}`
+  );
+}
+
+/**
+ * The drift of the database `sql` reads (what `npm start` warns of): what generate would refuse
+ * in it, if anything; undefined when it cannot be read (a role that may not read app_private).
+ */
+export async function databaseCollectionsDrift(sql: postgres.Sql, generated: readonly GeneratedCollection[]): Promise<string[] | undefined> {
+  let database: GeneratedCollection[];
+  try {
+    database = await readSyncCollections(sql, () => {}); // its warnings are generate's to print
+  } catch (error) {
+    if (error instanceof SyncTableRefusal) return generateRefusalDrift(error.message);
+    return undefined;
+  }
+  return generatedCollectionsDrift(generated, database);
+}
+
+/** The drift of the database at `url` (databaseCollectionsDrift). */
+export async function readGeneratedCollectionsDrift(url: string, generated: readonly GeneratedCollection[]): Promise<string[] | undefined> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    return generatedCollectionsDrift(generated, await readDatabaseCollections(sql));
-  } catch {
-    return undefined;
+    return await databaseCollectionsDrift(sql, generated);
   } finally {
     await sql.end();
   }

@@ -19,7 +19,7 @@ let outOfStep = new Map<string, string>();
 /** The names in outOfStep, sorted and joined: which variant of the statements to use. */
 let outOfStepKey = "";
 
-/** The columns the generated SQL names of a collection's table (also what `npm start` compares: scripts/lib/generated-collections-drift.ts). */
+/** The columns the generated SQL names of a collection's table. */
 export function generatedColumns(collection: { fields: readonly { name: string }[] }): string[] {
   return ["id", ...collection.fields.map((f) => f.name)];
 }
