@@ -154,6 +154,20 @@ describe("list_members synced", () => {
     expect((await pullAll(bob, bobView.cursor)).changes.filter((c) => !c.deleted)).toEqual([]);
   });
 
+  it("an owner's delete of a membership a co-owner changed since (on the older version): a conflict on the role, the member stays", async () => {
+    const { alice, bob, list } = await sharedList("editor");
+    const carol = await createTestUser();
+    const [code] = await asUser(alice, (tx) => tx<{ code: string }[]>`select public.create_list_invite(${list}, 'owner') as code`);
+    await asUser(carol, (tx) => tx`select public.accept_list_invite(${code.code})`);
+    const seen = membersIn((await pullAll(alice)).changes, list).get(bob.userId)!;
+    const onCarol = membersIn((await pullAll(carol)).changes, list).get(bob.userId)!;
+    expect((await pushOk(carol, { ops: [upsert("list_members", onCarol.id, { role: "viewer" }, onCarol.version)] })).results[0].status).toBe("applied");
+    const removal = await pushOk(alice, { ops: [remove("list_members", seen.id, seen.version)] });
+    expect(removal.results[0]).toMatchObject({ status: "conflict", conflicting_fields: ["role"], record: { id: seen.id, deleted: false, data: { role: "viewer" } } });
+    const members = await asUser(alice, (tx) => tx<{ user_id: string }[]>`select user_id::text from public.list_members where list_id = ${list}`);
+    expect(members.map((m) => m.user_id)).toContain(bob.userId);
+  });
+
   it("a viewer's delete of a task: FORBIDDEN on the current version; on an older one, a conflict first (another's newer edit is never deleted unseen)", async () => {
     const { alice, bob, list } = await sharedList("viewer");
     const task = randomUUID();

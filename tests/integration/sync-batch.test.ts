@@ -151,6 +151,13 @@ describe("POST /v1/sync/batch: outcomes", () => {
     ]);
     expect(body.results[3].error!.details).toEqual([expect.objectContaining({ field: "/ops/3/record_id", code: "not_found" })]);
     expect(await syncState("tasks", inList)).toBeUndefined();
+    // A task created in a list the same batch deleted before it: its list is gone, as for a list deleted earlier.
+    const [gone, late] = [randomUUID(), randomUUID()];
+    const goneMade = await pushOk(user, { ops: [upsert("lists", gone, { title: "G" })] });
+    const late1 = await pushOk(user, { ops: [remove("lists", gone, goneMade.results[0].record!.version), upsert("tasks", late, { list_id: gone, title: "t" })] });
+    expect(late1.results.map((r) => [r.status, r.error?.code])).toEqual([["applied", undefined], ["rejected", "NOT_FOUND"]]);
+    expect(late1.results[1].error!.details).toEqual([expect.objectContaining({ field: "/ops/1/data/list_id" })]);
+    expect(await storedRow("tasks", late)).toBeUndefined();
     expect(await syncState("tasks", alone)).toBeUndefined();
     expect((await pullAll(user, start.cursor)).changes.filter((c) => c.collection === "tasks")).toEqual([]);
     // The ledger keeps no version for them, and a replay answers the same.
@@ -614,8 +621,12 @@ describe("POST /v1/sync/batch: limits", () => {
     }, small.apiUrl);
     expect(edits.results.map((r) => r.status)).toEqual(["applied", "applied"]);
     expect(await storedRow("tasks", full)).toMatchObject({ done: true });
+    // Nor one that keeps its size (a title of one character for another).
+    const same = await pushOk(user, { ops: [upsert("tasks", full, { title: "u" }, edits.results[1].record!.version)] }, small.apiUrl);
+    expect(same.results[0].status).toBe("applied");
+    const back = await pushOk(user, { ops: [upsert("tasks", full, { title: "t" }, same.results[0].record!.version)] }, small.apiUrl);
     // An edit that grows it further is not.
-    const grown = await pushOk(user, { ops: [upsert("tasks", full, { title: "tt" }, edits.results[1].record!.version)] }, small.apiUrl);
+    const grown = await pushOk(user, { ops: [upsert("tasks", full, { title: "tt" }, back.results[0].record!.version)] }, small.apiUrl);
     expect(grown.results[0]).toMatchObject({ status: "rejected", error: { code: "PAYLOAD_TOO_LARGE" } });
     expect(await storedRow("tasks", full)).toMatchObject({ title: "t" });
   });
