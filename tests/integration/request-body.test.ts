@@ -111,11 +111,21 @@ describe("JSON request bodies", () => {
     expectEnvelope(await send(stream, { "content-type": "application/json" }), 413, "PAYLOAD_TOO_LARGE");
   });
 
-  it("a body just under the limit is read (then judged on its content, not its size)", async () => {
-    const body = JSON.stringify({ unexpected_field: "x".repeat(maxBodyBytes - 100) });
-    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(maxBodyBytes);
-    const error = expectEnvelope(await send(body, { "content-type": "application/json" }), 400, "VALIDATION_FAILED");
-    expect(error.details?.some((d) => d.field === "/unexpected_field" && d.code === "unexpected_field")).toBe(true);
+  it("a body of exactly the limit is read, declared or chunked (then judged on its content, not its size)", async () => {
+    const frame = JSON.stringify({ unexpected_field: "" });
+    const body = JSON.stringify({ unexpected_field: "x".repeat(maxBodyBytes - Buffer.byteLength(frame)) });
+    expect(Buffer.byteLength(body)).toBe(maxBodyBytes);
+    const declared = expectEnvelope(await send(body, { "content-type": "application/json" }), 400, "VALIDATION_FAILED");
+    expect(declared.details?.some((d) => d.field === "/unexpected_field" && d.code === "unexpected_field")).toBe(true);
+    const bytes = new TextEncoder().encode(body);
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.byteLength; at += 64 * 1024) controller.enqueue(bytes.subarray(at, at + 64 * 1024));
+        controller.close();
+      },
+    });
+    const chunked = expectEnvelope(await send(stream, { "content-type": "application/json" }), 400, "VALIDATION_FAILED");
+    expect(chunked.details?.some((d) => d.field === "/unexpected_field" && d.code === "unexpected_field")).toBe(true);
   });
 
   it("a body shorter than its Content-Length (the client stops sending) → 400 MALFORMED_JSON", async () => {
