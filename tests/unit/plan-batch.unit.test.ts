@@ -417,6 +417,10 @@ describe("record and ledger sizes", () => {
     expect(recordDataBytes({ é: "€" })).toBe(new TextEncoder().encode('{"é":"€"}').byteLength);
     expect(recordDataBytes({ ß: "😀 x\u{10FFFF}" })).toBe(new TextEncoder().encode('{"ß":"😀 x\u{10FFFF}"}').byteLength);
     expect(recordDataBytes({ lone: "\uD800" })).toBe('{"lone":"\\ud800"}'.length);
+    // each UTF-8 length's first and last code point (1, 2, 3 and 4 bytes)
+    for (const text of ["\u007F", "\u0080", "\u07FF", "\u0800", "\uFFFF", "\u{10000}", "\u{10FFFF}"]) {
+      expect(recordDataBytes({ t: text }), `U+${text.codePointAt(0)!.toString(16)}`).toBe(Buffer.byteLength(JSON.stringify({ t: text })));
+    }
     expect(recordDataBytes({ q: 'say "hi"\n' })).toBe('{"q":"say \\"hi\\"\\n"}'.length);
     // Less the fields only the server writes, as if the object had none of them.
     const server = new Set(["created_by", "created_at"]);
