@@ -106,8 +106,9 @@ describe("sync rate limits per device session", () => {
     const a2 = await pull(user.token, b.apiUrl);
     expect([a2.status, a2.headers.get("ratelimit-remaining")]).toEqual([200, "0"]);
     const a3 = await pull(user.token, a.apiUrl);
-    expectEnvelope(a3, 429, "RATE_LIMITED");
+    const own = expectEnvelope(a3, 429, "RATE_LIMITED");
     expect(a3.headers.get("ratelimit-limit")).toBe(String(LIMIT));
+    expect(own.message).not.toContain("all your sessions"); // this session's budget, not the user's
     // A request its own session's budget refuses spends none of the user's: B still gets the third.
     const fromB = await pull(b1.token, b.apiUrl);
     expect(fromB.status, fromB.text).toBe(200);
@@ -117,7 +118,8 @@ describe("sync rate limits per device session", () => {
     // The user's 3 are spent: B (1 of its own 2 left) and a fresh session C are refused, on either instance.
     for (const [token, baseUrl] of [[b1.token, a.apiUrl], [b2.token, b.apiUrl]]) {
       const over = await pull(token, baseUrl);
-      expectEnvelope(over, 429, "RATE_LIMITED");
+      // the message says which budget ran out: the user's, shared by their sessions
+      expect(expectEnvelope(over, 429, "RATE_LIMITED").message).toContain("from all your sessions together");
       expect([over.headers.get("ratelimit-limit"), over.headers.get("ratelimit-remaining")]).toEqual([String(USER_LIMIT), "0"]);
       expect(Number(over.headers.get("retry-after"))).toBeGreaterThan(0);
     }
