@@ -226,3 +226,46 @@ describe("a pull page among many other users' lists", () => {
     expect(read).toBeLessThan(50);
   });
 });
+
+describe("a pull page's byte budget, at its edges", () => {
+  const owner = randomUUID();
+  let ownerClaims: string;
+  const TASKS = 120; // the entries come in rows of RECORDS_PER_ROW (50): the budget falls in the first, second and last
+
+  beforeAll(async () => {
+    await insertAuthUser(admin, owner);
+    ownerClaims = await signIn(admin, owner);
+    // titles of different lengths: every entry its own size
+    await admin`insert into public.tasks (list_id, title) select ${owner}, repeat('t', g) from generate_series(1, ${TASKS}) g`;
+  });
+
+  async function page(maxBytes: number): Promise<{ entries: string[]; hasMore: boolean }> {
+    let result = { entries: [] as string[], hasMore: false };
+    await inRolledBackTransaction(admin, async (tx) => {
+      await tx`select set_config('role', 'authenticated', true), set_config('request.jwt.claims', ${ownerClaims}, true)`;
+      const read = await readChangesPage(tx, { mode: "incremental", after: ["0", 0, "", ZERO_UUID] }, null, 1000, maxBytes);
+      const text = read.entries.map((chunk) => new TextDecoder().decode(chunk)).join(",");
+      result = { entries: (JSON.parse(`[${text}]`) as unknown[]).map((e) => JSON.stringify(e)), hasMore: read.hasMore };
+    });
+    return result;
+  }
+
+  it("ends at the entry whose bytes (each entry's and its comma) reach the budget, and says there is more only when an entry follows", async () => {
+    await untilOpenTransactionsEnd(admin); // a pull lists entries below every transaction open in the cluster
+    const all = await page(1 << 30);
+    expect(all.hasMore).toBe(false);
+    const n = all.entries.length;
+    expect(n).toBe(TASKS + 2); // the tasks, the list and its owner's membership
+    // bytes up to and including entry k (1-based), each entry with its comma, as the database counts them
+    const reach = [0];
+    for (const entry of all.entries) reach.push(reach.at(-1)! + Buffer.byteLength(entry) + 1);
+    const budgets = [1, 49, 50, 51, 99, 100, 101, n - 1, n].flatMap((k) => [reach[k] - 1, reach[k], reach[k] + 1]);
+    for (const budget of budgets) {
+      const k = reach.findIndex((bytes, i) => i > 0 && bytes >= budget);
+      const listed = k === -1 ? n : k;
+      const got = await page(budget);
+      expect([got.entries.length, got.hasMore], `budget ${budget}`).toEqual([listed, listed < n]);
+      expect(got.entries, `budget ${budget}`).toEqual(all.entries.slice(0, listed));
+    }
+  });
+});
