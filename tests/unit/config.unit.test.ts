@@ -403,3 +403,24 @@ describe("every variable the function reads", () => {
     expect(doc.split("\n").some((line) => line.startsWith(`| \`${name}\` |`)), `docs/configuration.md has no row for ${name}`).toBe(true);
   });
 });
+
+// A key the signer cannot use started fine, and then every code-signed manifest answered 500 (expo-updates
+// hides a failed check: the apps silently got no updates). The key is now imported at start-up.
+describe("loadStartUpConfig: TIDESYNC_EXPO_SIGNING_KEY", () => {
+  const rsa = generateKeyPairSync("rsa", { modulusLength: 2048 }).privateKey;
+  const start = (key: string) => loadStartUpConfig({ ...BASE, TIDESYNC_EXPO_SIGNING_KEY: key });
+
+  it("takes an RSA key in PKCS#8 or PKCS#1 PEM (what expo-updates codesigning:generate writes)", async () => {
+    for (const type of ["pkcs8", "pkcs1"] as const) {
+      const pem = rsa.export({ type, format: "pem" }).toString();
+      expect((await start(pem)).releases.expoSigning?.keyId).toBe("main");
+    }
+  });
+
+  it.each([
+    ["an EC key", () => generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "pem" }).toString()],
+    ["a PEM frame around no key", () => "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----"],
+  ])("refuses %s, naming the variable", async (_name, key) => {
+    await expect(start(key())).rejects.toThrow(/TIDESYNC_EXPO_SIGNING_KEY: /);
+  });
+});

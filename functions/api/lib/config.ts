@@ -6,6 +6,7 @@ import { z } from "zod";
 import { type IntRange, intSetting, MAX_TIMER_MS } from "../../_shared/int-setting.ts";
 import { type Limits, loadLimits } from "../../_shared/limits.ts";
 import type { Deprecation } from "../../_shared/schemas/deprecation.ts";
+import { importSigningKey } from "../releases/expo-response.ts";
 import { loadReleaseConfig, type ReleaseConfig } from "../releases/release-config.ts";
 import { loadDeprecations } from "./deprecations.ts";
 import { DEFAULT_RATE_LIMITS, mergeRateLimits, type RateLimitRule, rateLimitRulesSchema } from "./rate-limit-rules.ts";
@@ -91,7 +92,7 @@ function booleanSetting(env: Record<string, string | undefined>, name: string): 
 }
 
 /**
- * The function's configuration, with SUPABASE_JWKS's keys imported as the
+ * The function's configuration, with SUPABASE_JWKS's keys (and the Expo signing key) imported as the
  * token verifier will import them (importKeySet): its start-up. WebCrypto
  * imports keys asynchronously, so loadConfig, which the OpenAPI generator and
  * the tests call, checks only the key set's shape.
@@ -106,6 +107,14 @@ export async function loadStartUpConfig(env: Record<string, string | undefined>)
     if (verifying === 0 && !hsSecret) {
       throw new Error("SUPABASE_JWKS holds no ES256 or RS256 public key, and no HS256 secret is set (TIDESYNC_JWT_SECRET): no token could be verified");
     }
+  }
+  // Imported here as the signer will (an EC key or a broken one passed loadConfig's PEM check, then every
+  // code-signed manifest answered 500, and expo-updates hides a failed check: no update ever arrived).
+  const signing = config.releases.expoSigning;
+  if (signing) {
+    await importSigningKey(signing.privateKeyPem).catch((error: Error) => {
+      throw new Error(`TIDESYNC_EXPO_SIGNING_KEY: not an RSA private key the signer can use (${error.message})`);
+    });
   }
   return config;
 }
