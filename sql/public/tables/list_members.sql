@@ -42,7 +42,7 @@ create policy "Owners can change the roles of members"
   as permissive
   for update
   to authenticated
-  using (((list_id = ANY (( SELECT app_private.my_list_ids('owner'::text) AS my_list_ids)::uuid[])) AND app_private.lock_list_for_member_change(list_id, role, false)))
+  using (((list_id IN ( SELECT unnest(app_private.my_list_ids('owner'::text)) AS unnest)) AND app_private.lock_list_for_member_change(list_id, role, false)))
   with check ((list_id IN ( SELECT unnest(app_private.my_list_ids('owner'::text)) AS unnest)));
 comment on policy "Owners can change the roles of members" on public.list_members is 'Only owners promote or demote; the last owner cannot step down (trigger). An owner''s row is changed only once its list is locked (lock_list_for_member_change).';
 
@@ -51,7 +51,7 @@ create policy "Owners can remove members and members can leave"
   as permissive
   for delete
   to authenticated
-  using ((((list_id = ANY (( SELECT app_private.my_list_ids('owner'::text) AS my_list_ids)::uuid[])) OR (user_id = ( SELECT app_private.live_uid() AS live_uid))) AND app_private.lock_list_for_member_change(list_id, role, true)));
+  using ((((list_id IN ( SELECT unnest(app_private.my_list_ids('owner'::text)) AS unnest)) OR (user_id = ( SELECT app_private.live_uid() AS live_uid))) AND app_private.lock_list_for_member_change(list_id, role, true)));
 comment on policy "Owners can remove members and members can leave" on public.list_members is 'An owner removes anyone; every member may remove themselves. New members join only through invites (accept_list_invite). A membership is removed only once its list is locked (lock_list_for_member_change).';
 
 -- grants (the owner's implicit rights not shown)
