@@ -419,6 +419,7 @@ describe("loadStartUpConfig: TIDESYNC_EXPO_SIGNING_KEY", () => {
 
   it.each([
     ["an EC key", () => generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "pkcs8", format: "pem" }).toString()],
+    // not a key: three letters in a PEM frame, which the old check took for one
     ["a PEM frame around no key", () => "-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----"],
   ])("refuses %s, naming the variable", async (_name, key) => {
     await expect(start(key())).rejects.toThrow(/TIDESYNC_EXPO_SIGNING_KEY: /);
