@@ -16,7 +16,7 @@ export const limitsSchema = z.object({
   max_pull_limit: z.number().int().positive(),
   // A default, not required: a client may still talk to a server from before pages were bounded in bytes.
   max_pull_page_bytes: z.number().int().positive().default(4 * 1024 * 1024)
-    .describe("bytes of a pull page's entries (their JSON, with the commas between them) after which the page ends, has_more true, whatever `limit` says: a page holds at least one entry, and at most this and the one entry that passes it"),
+    .describe("bytes of a pull page's entries (their JSON, each with a comma after it) at or beyond which the page ends, whatever `limit` says (has_more true unless nothing comes after its last entry): a page holds at least one entry, and at most this and the one entry that reaches it"),
   max_collections_per_pull: z.number().int().positive(),
   max_live_records_per_user: z.number().int().positive(),
   retention_days: z.number().int().positive(),

@@ -82,12 +82,12 @@ interface Cut {
  * the way Postgres documents for an aggregate without ORDER BY (no join at
  * that level): no sort of the wide entries.
  *
- * The page ends at the entry whose bytes (each entry's and its comma) pass
- * `cut.budget`, whatever `limit` says (docs/sync.md, "Limits and their
+ * The page ends at the entry whose bytes (each entry's and its comma) reach
+ * `cut.budget` (>=), whatever `limit` says (docs/sync.md, "Limits and their
  * errors"), so the function receives at most the budget and one entry. The
  * first entry is always listed (a page always progresses). Counted per row of
  * entries (their sizes collected with them, a running sum over those rows), and
- * only the row that passes the budget is looked into and cut: not a window over
+ * only the row that reaches the budget is looked into and cut: not a window over
  * every entry, which cost an ordinary page ~1 µs per entry. That row carries
  * the key of its last entry (`last_key`: the next page goes on right after it),
  * whether that key was caught up on, and its number (`fetched`), when a row
@@ -121,7 +121,7 @@ function entriesSql(order: string, mode: "full" | "incremental", collections: re
         from latest ${mode === "incremental" ? `where latest.collection = any (${namesSql(collections)})` : ""}
     )
     select case when k.rn is null then c.entries
-                -- the chunk's entries up to the one that passed the budget (bytes: each entry's and its comma)
+                -- the chunk's entries up to the one that reached the budget (bytes: each entry's and its comma)
                 else convert_from(substring(convert_to(c.entries, getdatabaseencoding()) from 1 for k.bytes::integer - 1), getdatabaseencoding())
            end as entries,
            k.last_key, k.last_caught_up, k.rn::integer as fetched
@@ -160,7 +160,7 @@ function entriesSql(order: string, mode: "full" | "incremental", collections: re
              group by x.chunk
           ) c
       ) c
-      -- the chunk whose entries pass the budget: its entry that does (k.rn), if a row comes after it
+      -- the chunk whose entries reach the budget: its entry that does (k.rn), if a row comes after it
       left join lateral (
         select k.rn, k.bytes, ${cut.key("n")} as last_key, ${cut.caughtUp("n")} as last_caught_up
           from (
