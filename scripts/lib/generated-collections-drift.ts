@@ -8,10 +8,11 @@
 // (functions/api/sync/schema-drift.ts); a check, a nullability or a privilege
 // changed since leaves the push validating by the old shape (a value the new
 // check refuses is accepted, then refused by the database). The comparison is
-// everything the generator writes, read by the generator's own reader.
+// everything the generator writes, read by the generator's own reader, and
+// whatever generate would refuse (its refusal, in place of the differences).
 import postgres from "postgres";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { SyncTableRefusal } from "../generate/sync-collection-checks.ts";
+import { refuseUnrecheckedListWrites, SyncTableRefusal } from "../generate/sync-collection-checks.ts";
 import { readSyncCollections } from "../generate/sync-collections.ts";
 
 /** A generated value as the warning shows it (absent: none). */
@@ -90,11 +91,18 @@ export function generatedCollectionsDrift(generated: readonly GeneratedCollectio
   });
 }
 
-/** The lines for a database whose synced tables `npm run generate` refuses (`message`: its refusal, a line per table). */
+/**
+ * The entries for a database whose synced tables `npm run generate` refuses (`message`: its refusal,
+ * a line per table, followed by the indented statements that fix it where it gives them).
+ */
 export function generateRefusalDrift(message: string): string[] {
-  return message.split("\n").map((line) =>
-    `npm run generate would refuse the database's synced tables (what else differs is unknown until the migration is fixed): ${line}`
-  );
+  const entries: string[] = [];
+  for (const line of message.split("\n")) {
+    // A statement of the fix: under its table's entry, indented below the warning's bullet.
+    if (/^\s/.test(line) && entries.length > 0) entries[entries.length - 1] += `\n    ${line}`;
+    else entries.push(`npm run generate would refuse the database's synced tables (what else differs is unknown until the migration is fixed): ${line}`);
+  }
+  return entries;
 }
 
 /**
@@ -104,6 +112,10 @@ export function generateRefusalDrift(message: string): string[] {
 export async function databaseCollectionsDrift(sql: postgres.Sql, generated: readonly GeneratedCollection[]): Promise<string[] | undefined> {
   let database: GeneratedCollection[];
   try {
+    // Generate's own refusals, in its order: a list-scoped table whose writes are not rechecked
+    // (a migration that dropped or disabled a step 3 trigger) changes no collection, yet a removed
+    // member's waiting write then lands.
+    await refuseUnrecheckedListWrites(sql);
     database = await readSyncCollections(sql, () => {}); // its warnings are generate's to print
   } catch (error) {
     if (error instanceof SyncTableRefusal) return generateRefusalDrift(error.message);

@@ -13,6 +13,12 @@ import { databaseCollectionsDrift } from "../../scripts/lib/generated-collection
 import { adminSql } from "../support/harness.ts";
 
 const TABLE = "public.tidesync_test_drift_notes";
+// docs/security-model.md step 3: a list-scoped table's writes judged again by the writer's role.
+const RECHECKS = [
+  ["writer_role_rechecked_on_insert", "insert", "new table as new_rows"],
+  ["writer_role_rechecked_on_update", "update", "old table as old_rows new table as new_rows"],
+  ["writer_role_rechecked_on_delete", "delete", "old table as old_rows"],
+] as const;
 
 /** The drift after `migration` of a synced table the function was generated with just before it (all rolled back). */
 async function driftAfter(migration: string[]): Promise<string[] | undefined> {
@@ -27,6 +33,10 @@ async function driftAfter(migration: string[]): Promise<string[] | undefined> {
     await tx.unsafe(`alter table ${TABLE} enable row level security`);
     await tx.unsafe(`grant select, insert (id, list_id, body, priority), update (id, list_id, body, priority) on ${TABLE} to authenticated`);
     await tx.unsafe(`select app_private.enable_sync('${TABLE}', 'list_id')`);
+    for (const [name, event, rows] of RECHECKS) {
+      await tx.unsafe(`create trigger ${name} after ${event} on ${TABLE} referencing ${rows} for each statement
+                         when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id')`);
+    }
     const generated = await readSyncCollections(sql);
     for (const statement of migration) await tx.unsafe(statement);
     drift = await databaseCollectionsDrift(sql, generated);
@@ -71,6 +81,25 @@ describe("npm start's warning, read from the database as npm run generate reads 
     expect(drift![0]).toMatch(
       /^npm run generate would refuse the database's synced tables .*: public\.tidesync_test_drift_notes: authenticated may insert rows but not choose their id/,
     );
+  });
+
+  // Dropping or disabling one changes no collection, yet a member removed while his write waited
+  // for a lock then writes into the list.
+  it("a step 3 recheck trigger dropped or disabled: generate's refusal, naming the table and the trigger", async () => {
+    for (const migration of [
+      `drop trigger writer_role_rechecked_on_update on ${TABLE}`,
+      `alter table ${TABLE} disable trigger writer_role_rechecked_on_update`,
+    ]) {
+      const drift = await driftAfter([migration]);
+      expect(drift).toHaveLength(1);
+      expect(drift![0]).toMatch(
+        /^npm run generate would refuse the database's synced tables .*: public\.tidesync_test_drift_notes: its writes into a list are not judged again .*\(missing: writer_role_rechecked_on_update\)/,
+      );
+      // The statement that fixes it, under the same entry (npm start prints an entry as one bullet).
+      expect(drift![0]).toContain(
+        `\n      create or replace trigger writer_role_rechecked_on_update after update on ${TABLE} referencing old table as old_rows new table as new_rows\n`,
+      );
+    }
   });
 
   it("a role that may not read the catalog of synced tables: no warning", async () => {
