@@ -11,14 +11,9 @@ import { describe, expect, it } from "vitest";
 import { readSyncCollections } from "../../scripts/generate/sync-collections.ts";
 import { databaseCollectionsDrift } from "../../scripts/lib/generated-collections-drift.ts";
 import { adminSql } from "../support/harness.ts";
+import { recheckTriggers } from "../support/recheck-triggers.ts";
 
 const TABLE = "public.tidesync_test_drift_notes";
-// docs/security-model.md step 3: a list-scoped table's writes judged again by the writer's role.
-const RECHECKS = [
-  ["writer_role_rechecked_on_insert", "insert", "new table as new_rows"],
-  ["writer_role_rechecked_on_update", "update", "old table as old_rows new table as new_rows"],
-  ["writer_role_rechecked_on_delete", "delete", "old table as old_rows"],
-] as const;
 
 /** The drift after `migration` of a synced table the function was generated with just before it (all rolled back). */
 async function driftAfter(migration: string[]): Promise<string[] | undefined> {
@@ -33,10 +28,7 @@ async function driftAfter(migration: string[]): Promise<string[] | undefined> {
     await tx.unsafe(`alter table ${TABLE} enable row level security`);
     await tx.unsafe(`grant select, insert (id, list_id, body, priority), update (id, list_id, body, priority) on ${TABLE} to authenticated`);
     await tx.unsafe(`select app_private.enable_sync('${TABLE}', 'list_id')`);
-    for (const [name, event, rows] of RECHECKS) {
-      await tx.unsafe(`create trigger ${name} after ${event} on ${TABLE} referencing ${rows} for each statement
-                         when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id')`);
-    }
+    for (const statement of recheckTriggers(TABLE)) await tx.unsafe(statement);
     const generated = await readSyncCollections(sql);
     for (const statement of migration) await tx.unsafe(statement);
     drift = await databaseCollectionsDrift(sql, generated);
