@@ -96,6 +96,18 @@ describe("JSON request bodies", () => {
     expect(error.retryable).toBe(false);
   });
 
+  // The body counter would refuse it too, but only after reading max_body_bytes of it: the
+  // declared length is judged before a byte of the body is read.
+  it("a declared Content-Length over the limit → 413 while the body is still missing, on a user's and on CI's route", async () => {
+    const user413 = await sendHeadOnly(route.path, route.method, { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" }, maxBodyBytes + 1);
+    expect(user413).toMatch(/^HTTP\/1\.1 413 /);
+    const ci413 = await sendHeadOnly("/v1/releases", "POST", { "Content-Type": "application/json" }, maxBodyBytes + 1);
+    expect(ci413).toMatch(/^HTTP\/1\.1 413 /);
+    // Exactly the limit is not refused by its declaration: the server waits for the body.
+    await expect(sendHeadOnly(route.path, route.method, { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" }, maxBodyBytes))
+      .rejects.toThrow(/the server waited for the body/);
+  });
+
   it("a chunked body without Content-Length over the limit → 413 PAYLOAD_TOO_LARGE", async () => {
     const chunk = new Uint8Array(64 * 1024).fill(0x20); // JSON whitespace
     let sent = 0;
@@ -163,11 +175,21 @@ describe("JSON request bodies", () => {
   });
 });
 
-/** A request head and the first bytes of a body it declares longer, sent without the rest; resolves with what comes back. */
-function sendHeadOnly(path: string, method: string, headers: Record<string, string>): Promise<string> {
+/**
+ * A request head and the first bytes of a body it declares longer (`contentLength`, 200 unless
+ * given), sent without the rest; resolves with what comes back.
+ */
+function sendHeadOnly(path: string, method: string, headers: Record<string, string>, contentLength = 200): Promise<string> {
   const url = new URL(`${stack.apiUrl}${path}`);
-  const head = [`${method} ${url.pathname} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "Content-Length: 200", "Connection: close", "", ""]
-    .join("\r\n");
+  const head = [
+    `${method} ${url.pathname} HTTP/1.1`,
+    `Host: ${url.host}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    `Content-Length: ${contentLength}`,
+    "Connection: close",
+    "",
+    "",
+  ].join("\r\n");
   return new Promise<string>((resolve, reject) => {
     // The body never completes: only an answer given before reading it arrives within the timeout.
     const socket = net.connect(Number(url.port), url.hostname, () => socket.write(head + "{\"ops\""));
