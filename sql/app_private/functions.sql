@@ -3375,8 +3375,11 @@ begin
         -- the row it waited for (READ COMMITTED), which then matches nothing: the row is left,
         -- reported below as a row the delete left alone, and the push answers it.
         v_sql := format(
+          -- The rows also named by id as a condition of the table's scan, evaluated before the
+          -- policies' functions (sync_update_sql says why).
           'with w as (delete from %1$s t using jsonb_to_recordset($1) as v(id uuid, xmin xid) '
-          'where t.id = v.id and (v.xmin is null or t.xmin = v.xmin) returning t.id) '
+          'where t.id = v.id and t.id = any (array(select n.id from jsonb_to_recordset($1) as n(id uuid))) '
+          'and (v.xmin is null or t.xmin = v.xmin) returning t.id) '
           'select coalesce(jsonb_agg(w.id), ''[]'') from w',
           v_table);
       end if;
@@ -3592,14 +3595,15 @@ AS $function$
 begin
   return format(
     'with w as (update %1$s t set %2$s from jsonb_array_elements($1) e(doc) '
-    'cross join lateral jsonb_to_record(e.doc) as v(%3$s) where t.id = v.id returning t.id) '
+    'cross join lateral jsonb_to_record(e.doc) as v(%3$s) where t.id = v.id '
+    'and t.id = any (array(select n.id from jsonb_to_recordset($1) as n(id uuid))) returning t.id) '
     'select coalesce(jsonb_agg(w.id), ''[]'') from w',
     p_table,
     (select string_agg(format('%1$I = case when e.doc ? %1$L then v.%1$I else t.%1$I end', c), ', ' order by c) from unnest(p_columns) c),
     app_private.sync_record_columns(p_table, p_columns));
 end;
 $function$;
-comment on function app_private.sync_update_sql(p_table regclass, p_columns text[]) is 'Text of the UPDATE app_private.sync_apply runs for rows that each carry the columns they change: each column is set to the row''s value where the row carries it, else to its own value; values read with sync_record_columns (the named columns only). Builds text only.';
+comment on function app_private.sync_update_sql(p_table regclass, p_columns text[]) is 'Text of the UPDATE app_private.sync_apply runs for rows that each carry the columns they change: each column is set to the row''s value where the row carries it, else to its own value; values read with sync_record_columns (the named columns only). The rows are also named by id as a condition of the table''s scan (leakproof, so evaluated before the policies'' functions: a locking function in a policy sees these rows only). Builds text only.';
 revoke execute on function app_private.sync_update_sql(p_table regclass, p_columns text[]) from public;
 grant execute on function app_private.sync_update_sql(p_table regclass, p_columns text[]) to authenticated;
 
