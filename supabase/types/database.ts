@@ -1000,6 +1000,15 @@ export type Database = {
         Args: { "p_installation_id": string };
         Returns: undefined;
       };
+      "lock_scopes_by_membership": {
+        Args: {
+          "p_for_update": boolean;
+          "p_ids": (string)[];
+          "p_memberships": unknown;
+          "p_scopes": unknown;
+        };
+        Returns: undefined;
+      };
       "lock_scopes_in_order": {
         Args: {
           "p_changed": (string)[];

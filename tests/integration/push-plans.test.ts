@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allCollections } from "../../functions/_shared/collections.ts";
-import { GENERIC_PLANS_SQL, LOCK_SQL, READ_BACK_SQL, SCOPE_IN_ORDER_SQL, SCOPE_KEY_SHARE_SQL, SCOPE_LOCK_SQL, STATE_SQL } from "../../functions/api/sync/push-store.ts";
+import { GENERIC_PLANS_SQL, LOCK_SQL, READ_BACK_SQL, SCOPE_IN_ORDER_SQL, SCOPE_KEY_SHARE_SQL, STATE_SQL } from "../../functions/api/sync/push-store.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
 import { insertAuthUser, signIn } from "../support/auth-users.ts";
 
@@ -89,7 +89,6 @@ async function pushStatementScans(pinned: boolean): Promise<Scan[]> {
     scans.push(...await scansOf(READ_BACK_SQL.get(collection.name)!, [ids], pinned));
   }
   // the scope's ids, then one id list per membership table of it
-  for (const text of SCOPE_LOCK_SQL.values()) scans.push(...await scansOf(text, [...new Set(text.match(/\$\d+/g))].map(() => ids), pinned));
   for (const text of SCOPE_KEY_SHARE_SQL.values()) scans.push(...await scansOf(text, [ids], pinned));
   for (const text of SCOPE_IN_ORDER_SQL.values()) scans.push(...await scansOf(text, [...new Set(text.match(/\$\d+/g))].map(() => ids), pinned));
   const perCollection = allCollections().map(() => ids);

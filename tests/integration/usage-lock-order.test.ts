@@ -289,6 +289,58 @@ describe("a push that changes a membership and writes into another list meets an
   });
 });
 
+describe("a viewer's push that leaves a list and writes into or leaves another meets an account purge", () => {
+  // Dan, a viewer of LA and an editor of LB (LA's id the lower), leaves LA and, in the same push,
+  // adds a task to LB or leaves LB too, while Carol, a viewer of both, is purged: the hand-over
+  // locks her lists FOR UPDATE in id order, LA then LB. The push's locks skipped LA (the list's
+  // policies refuse a viewer its FOR NO KEY UPDATE) and took LB (FOR KEY SHARE to write into it,
+  // FOR NO KEY UPDATE to leave it); the leave's delete policy then locked LA FOR UPDATE, out of
+  // order: holding LB, it waited for LA, which the hand-over held while it waited for LB (40P01,
+  // DBA review). Every batch that changes a membership now takes its lists in one ordered pass,
+  // which locks a list its policies refuse FOR UPDATE by membership, in its place. Here a
+  // transaction holds LA while the hand-over queues for it, then the push.
+  const andThen = {
+    "adds a task to LB": (lb: string, _: { id: string; version: number }) => upsert("tasks", randomUUID(), { list_id: lb, title: "Dan's new" }),
+    "leaves LB": (_: string, inLb: { id: string; version: number }) => remove("list_members", inLb.id, inLb.version),
+  };
+  for (const [second, op] of Object.entries(andThen)) {
+    it(`Dan leaves LA and ${second}: the purge's hand-over and the push both done, no deadlock`, async () => {
+      const [alice, carol, dan] = await Promise.all([createTestUser(), createTestUser(), createTestUser()]);
+      const [la, lb] = [randomUUID(), randomUUID()].sort();
+      await pushOk(alice, { ops: [upsert("lists", la, { title: "LA" }), upsert("lists", lb, { title: "LB" })] });
+      await share(alice, la, carol, "viewer");
+      await share(alice, lb, carol, "viewer");
+      await share(alice, la, dan, "viewer");
+      await share(alice, lb, dan, "editor");
+      const memberships = await adminSql<{ list_id: string; id: string; version: number }[]>`
+        select m.list_id::text, m.id::text, s.version::int from public.list_members m
+          join app_private.sync_records s on s.collection = 'list_members' and s.id = m.id
+         where m.user_id = ${dan.userId} and m.list_id in (${la}, ${lb})`;
+      const [inLa, inLb] = [la, lb].map((list) => memberships.find((m) => m.list_id === list)!);
+      const held = holdTransaction((tx) => tx`select 1 from public.lists where id = ${la} for update`);
+      let purge: Promise<string> | undefined;
+      let pushed: Promise<ApiResponse> | undefined;
+      try {
+        await held.ran;
+        const pid = await held.pid;
+        purge = adminSql`select app_private.hand_over_lists(${carol.userId})`
+          .then(() => "handed over", (error: { code?: string }) => `${error.code} ${String(error)}`);
+        await waitersOf(pid, 1); // the hand-over waits for LA
+        pushed = push(dan, { ops: [remove("list_members", inLa.id, inLa.version), op(lb, inLb)] });
+        await waitersOf(pid, 2); // and the push behind it (before: holding LB)
+      } finally {
+        held.commit();
+      }
+      await held.done;
+      const response = await pushed!;
+      expect(response.status, response.text).toBe(200);
+      expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
+      expect(await deadlockRetried(response)).toBe(false);
+      expect(await purge).toBe("handed over");
+    });
+  }
+});
+
 describe("app_private.lock_scopes_written_into (the push's first lock of the lists it writes into)", () => {
   const forUpdate = (id: string) =>
     adminSql.begin((tx) => tx`select 1 from public.lists where id = ${id} for update nowait`).then(() => "free", (error: { code?: string }) => error.code);

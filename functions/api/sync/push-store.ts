@@ -81,16 +81,11 @@ export const LOCK_SQL = new Map(COLLECTIONS.map((c) => [
 ]));
 
 // A batch that names rows of a membership table (list_members) first locks their scope rows (their
-// lists), with the scope rows it names, in one statement in id order, before any other row: a
-// membership's write locks its scope row (the list_members policies, app_private.
-// lock_list_for_member_change; track_sync_access on a loss), and a scope's delete holds that row
-// before its cascade takes the memberships and the rows in it (tasks). Taken after the batch's
-// other locks, the two orders crossed: a deadlock (40P01, 503) with an owner deleting the list.
-// Rows the caller may not change (a viewer leaving) are not locked here: the DELETE policy
-// locks the scope itself, and a viewer holds no other row of it. $1 the named scope ids, then one
-// id list per membership collection of that scope (membershipIds). No such statement, and the same
-// LOCK_SQL as before, for a batch without membership rows. A batch that also writes into scopes
-// takes these with those in one pass (SCOPE_IN_ORDER_SQL).
+// lists), with the scope rows it names, in id order, before any other row: a membership's write
+// locks its scope row (the list_members policies, app_private.lock_list_for_member_change;
+// track_sync_access on a loss), and a scope's delete holds that row before its cascade takes the
+// memberships and the rows in it (tasks). Taken after the batch's other locks, the two orders
+// crossed: a deadlock (40P01, 503) with an owner deleting the list.
 const MEMBERSHIPS = new Map(COLLECTIONS.filter((c) => c.isScope).map((scope) => [
   scope.name,
   COLLECTIONS.filter((c) => c.memberColumn !== null && c.scopeCollection === scope.name),
@@ -99,12 +94,6 @@ const MEMBERSHIPS = new Map(COLLECTIONS.filter((c) => c.isScope).map((scope) => 
 const namedScopeIds = (members: readonly CollectionDefinition[], indent: string) =>
   `array(select unnest($1::uuid[])${members.map((m, i) => `
 ${indent}union all select m.${quoteIdent(m.scopeColumn)} from ${rowsByIds(m.table, "m", `$${i + 2}::uuid[]`, `m.${quoteIdent(m.scopeColumn)}`)}`).join("")})`;
-export const SCOPE_LOCK_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
-  scope,
-  `select t.id::text as id from ${findCollection(scope)!.table} t
-    where t.id = any (${namedScopeIds(members, "                            ")})
-    order by t.id for no key update of t`,
-]));
 
 // A batch that writes rows into scopes (creates, moves: the scope ids its ops' data names) takes
 // those scope rows FOR KEY SHARE first too, before any row of its own: its writes' foreign-key
@@ -121,15 +110,17 @@ export const SCOPE_KEY_SHARE_SQL = new Map([...MEMBERSHIPS].filter(([, members])
   `select app_private.lock_scopes_written_into(${quoteLiteral(findCollection(scope)!.table)}::regclass, ${quoteLiteral(membership.table)}::regclass, $1::uuid[])`,
 ]));
 
-// A batch that both changes scope rows or memberships and writes rows into scopes takes all of
-// those scope rows in ONE pass in id order (app_private.lock_scopes_in_order, migration
-// 20261128007500), each once: the rows of SCOPE_LOCK_SQL (the named scope rows, the memberships'
-// scopes) FOR NO KEY UPDATE through the policies (answered), the others FOR KEY SHARE by
-// membership. Sent as SCOPE_LOCK_SQL, then SCOPE_KEY_SHARE_SQL, each ordered but not together, a
-// push removing a member of L2 and adding a task to L1 (L1 < L2) held L2 while it waited for L1,
-// which the purge's hand-over (the purged user's lists FOR UPDATE in id order) held while it
-// waited for L2 (40P01, DBA review). $1 the named scope ids, one id list per membership
-// collection (as SCOPE_LOCK_SQL), then the scope ids written into.
+// A batch that changes memberships, or changes scope rows and writes rows into scopes, takes all
+// of its scope rows in ONE pass in id order (app_private.lock_scopes_in_order), each once: the
+// named scope rows and the memberships' scopes FOR NO KEY UPDATE through the policies (answered),
+// or, where the policies refuse one (a viewer leaving), FOR UPDATE by membership, what the leave's
+// delete policy takes (migration 20261128008100); the scopes written into FOR KEY SHARE by
+// membership. Two ordered statements, one after the other, crossed the purge's hand-over (the
+// purged user's lists FOR UPDATE in id order): a push removing a member of L2 and adding a task to
+// L1 (L1 < L2) held L2 while it waited for L1, which the hand-over held while it waited for L2; and
+// a viewer's leave of L1, not locked by the pass, locked L1 at its delete, holding L2 (40P01, DBA
+// reviews). $1 the named scope ids, one id list per membership collection (as namedScopeIds),
+// then the scope ids written into.
 export const SCOPE_IN_ORDER_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
   scope,
   `select l.id::text as id from app_private.lock_scopes_in_order(${quoteLiteral(findCollection(scope)!.table)}::regclass, ${quoteLiteral(members[0].table)}::regclass,
@@ -140,9 +131,10 @@ export const SCOPE_IN_ORDER_SQL = new Map([...MEMBERSHIPS].filter(([, members]) 
 /**
  * The lock statements of a batch, in the order they are sent: per scope collection with a
  * membership collection, one statement taking its scope rows in id order (SCOPE_IN_ORDER_SQL when
- * the batch both changes scope rows or memberships and writes into scopes; else SCOPE_LOCK_SQL
- * when it names memberships, SCOPE_KEY_SHARE_SQL when it writes into scopes: these answer only the
- * scope rows the batch names), then LOCK_SQL per other collection, in the collections' order.
+ * the batch names memberships, or both changes scope rows and writes into scopes; else
+ * SCOPE_KEY_SHARE_SQL when it writes into scopes: these answer only the scope rows the batch
+ * names), then LOCK_SQL per other collection (the scope rows of a batch that only changes them
+ * among them), in the collections' order.
  */
 function lockStatements(named: Map<string, string[]>, writtenInto: Map<string, string[]>): { collection: string; text: string; parameters: string[]; only?: Set<string> }[] {
   const statements: { collection: string; text: string; parameters: string[]; only?: Set<string> }[] = [];
@@ -152,13 +144,10 @@ function lockStatements(named: Map<string, string[]>, writtenInto: Map<string, s
     const namedScopes = named.get(scope)!;
     const written = writtenInto.get(scope) ?? [];
     const membersNamed = members.some((m) => named.get(m.name)!.length > 0);
-    const only = new Set(namedScopes.map((id) => id.toLowerCase()));
-    const memberIds = members.map((m) => pgArray(named.get(m.name)!));
-    if (written.length > 0 && (membersNamed || namedScopes.length > 0)) {
+    if (membersNamed || (written.length > 0 && namedScopes.length > 0)) {
+      const memberIds = members.map((m) => pgArray(named.get(m.name)!));
+      const only = new Set(namedScopes.map((id) => id.toLowerCase()));
       statements.push({ collection: scope, text: SCOPE_IN_ORDER_SQL.get(scope)!, parameters: [pgArray(namedScopes), ...memberIds, pgArray(written)], only });
-      taken.add(scope);
-    } else if (membersNamed) {
-      statements.push({ collection: scope, text: SCOPE_LOCK_SQL.get(scope)!, parameters: [pgArray(namedScopes), ...memberIds], only });
       taken.add(scope);
     } else if (written.length > 0) {
       statements.push({ collection: scope, text: SCOPE_KEY_SHARE_SQL.get(scope)!, parameters: [pgArray(written)], only: new Set<string>() });
