@@ -247,6 +247,38 @@ describe("a member's loss of a list meets a push that creates rows and adds one 
   });
 });
 
+/**
+ * A transaction holds `lowest` (the lower of two lists) FOR UPDATE while `purged`'s hand-over
+ * queues for it, then `send` (a push touching both lists) behind them; then it lets go. Returns
+ * the push's answer and how the hand-over ended. Every session ends whatever happens.
+ */
+async function behindPurge(lowest: string, purged: TestUser, send: () => Promise<ApiResponse>) {
+  const held = holdTransaction((tx) => tx`select 1 from public.lists where id = ${lowest} for update`);
+  let purge: Promise<string> | undefined;
+  let pushed: Promise<ApiResponse> | undefined;
+  try {
+    await held.ran;
+    const pid = await held.pid;
+    purge = adminSql`select app_private.hand_over_lists(${purged.userId})`
+      .then(() => "handed over", (error: { code?: string }) => `${error.code} ${String(error)}`);
+    await waitersOf(pid, 1); // the hand-over waits for the lower list
+    pushed = send();
+    await waitersOf(pid, 2); // and the push behind it (before: holding the higher one)
+  } finally {
+    held.commit();
+  }
+  await held.done;
+  return { response: await pushed!, purge: await purge! };
+}
+
+/** Both ops of the push applied without a deadlock retried, and the hand-over done. */
+async function expectBothDone({ response, purge }: { response: ApiResponse; purge: string }) {
+  expect(response.status, response.text).toBe(200);
+  expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
+  expect(await deadlockRetried(response)).toBe(false);
+  expect(purge).toBe("handed over");
+}
+
 describe("a push that changes a membership and writes into another list meets an account purge", () => {
   // Alice's push removes Bob from her list L2 and adds a task to her list L1 (L1's id the lower),
   // while Carol, a viewer of both, is purged: the purge's hand-over locks Carol's lists FOR UPDATE
@@ -266,26 +298,8 @@ describe("a push that changes a membership and writes into another list meets an
       select m.id::text, s.version::int from public.list_members m
         join app_private.sync_records s on s.collection = 'list_members' and s.id = m.id
        where m.list_id = ${l2} and m.user_id = ${bob.userId}`;
-    const held = holdTransaction((tx) => tx`select 1 from public.lists where id = ${l1} for update`);
-    let purge: Promise<string> | undefined;
-    let pushed: Promise<ApiResponse> | undefined;
-    try {
-      await held.ran;
-      const pid = await held.pid;
-      purge = adminSql`select app_private.hand_over_lists(${carol.userId})`
-        .then(() => "handed over", (error: { code?: string }) => `${error.code} ${String(error)}`);
-      await waitersOf(pid, 1); // the hand-over waits for L1
-      pushed = push(alice, { ops: [remove("list_members", membership.id, membership.version), upsert("tasks", randomUUID(), { list_id: l1, title: "Alice's new" })] });
-      await waitersOf(pid, 2); // and the push behind it (before: holding L2)
-    } finally {
-      held.commit();
-    }
-    await held.done;
-    const response = await pushed!;
-    expect(response.status, response.text).toBe(200);
-    expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
-    expect(await deadlockRetried(response)).toBe(false);
-    expect(await purge).toBe("handed over");
+    await expectBothDone(await behindPurge(l1, carol,
+      () => push(alice, { ops: [remove("list_members", membership.id, membership.version), upsert("tasks", randomUUID(), { list_id: l1, title: "Alice's new" })] })));
   });
 });
 
@@ -317,26 +331,7 @@ describe("a viewer's push that leaves a list and writes into or leaves another m
           join app_private.sync_records s on s.collection = 'list_members' and s.id = m.id
          where m.user_id = ${dan.userId} and m.list_id in (${la}, ${lb})`;
       const [inLa, inLb] = [la, lb].map((list) => memberships.find((m) => m.list_id === list)!);
-      const held = holdTransaction((tx) => tx`select 1 from public.lists where id = ${la} for update`);
-      let purge: Promise<string> | undefined;
-      let pushed: Promise<ApiResponse> | undefined;
-      try {
-        await held.ran;
-        const pid = await held.pid;
-        purge = adminSql`select app_private.hand_over_lists(${carol.userId})`
-          .then(() => "handed over", (error: { code?: string }) => `${error.code} ${String(error)}`);
-        await waitersOf(pid, 1); // the hand-over waits for LA
-        pushed = push(dan, { ops: [remove("list_members", inLa.id, inLa.version), op(lb, inLb)] });
-        await waitersOf(pid, 2); // and the push behind it (before: holding LB)
-      } finally {
-        held.commit();
-      }
-      await held.done;
-      const response = await pushed!;
-      expect(response.status, response.text).toBe(200);
-      expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(["applied", "applied"]);
-      expect(await deadlockRetried(response)).toBe(false);
-      expect(await purge).toBe("handed over");
+      await expectBothDone(await behindPurge(la, carol, () => push(dan, { ops: [remove("list_members", inLa.id, inLa.version), op(lb, inLb)] })));
     });
   }
 });
