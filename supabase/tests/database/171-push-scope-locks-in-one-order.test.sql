@@ -1,7 +1,8 @@
--- The push's scope locks (migration 20261128007500): app_private.lock_scopes_in_order takes a
--- batch's scope rows once each, in key order, FOR NO KEY UPDATE through the policies for the rows
--- it changes (answered), FOR KEY SHARE by membership for the others and for those the policies
--- refuse. Which rows it locks, and that lock_scopes_written_into locks nothing for a signed-out
+-- The push's scope locks (migrations 20261128007500, 20261128008100): app_private.lock_scopes_in_order
+-- takes a batch's scope rows once each, in key order, FOR NO KEY UPDATE through the policies for
+-- the rows it changes (answered), FOR UPDATE by membership for a changed row the policies refuse (a
+-- viewer leaving: what the leave's delete policy takes), FOR KEY SHARE by membership for the rows
+-- it only writes into. Which rows it locks, and that lock_scopes_written_into locks nothing for a signed-out
 -- session's claims, another session sees: tests/integration/usage-lock-order.test.ts (here, in
 -- one transaction, the lists' own inserts and their owners' memberships locked them already).
 begin;
