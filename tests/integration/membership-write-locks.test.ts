@@ -5,11 +5,20 @@
 // read every membership of the owner's lists and locked every one of those lists,
 // out of the id order the push keeps: a push removing a member of L1 waited for
 // any write into the owner's other list L0 (3 s in the review, 40P01 under
-// load). Migration 20261128007900 made them filters again. Here Carol, a member
-// of L0 only, holds a write into L0 open (an insert of a task: KEY SHARE on the
-// list; a rename of the list: NO KEY UPDATE), and a change of Dan's membership
-// of L1 must answer while it is still open. (Carol, not Dan: a write of Dan's
-// own holds his usage row, which his removal from L1 rightly waits for.)
+// load). Migration 20261128007900 made them filters again, which was not enough
+// (the select policy's index condition applies to an update's and a delete's rows
+// too); migration 20261128008000 fixed it: sync_apply names its rows by id first,
+// so the policies' functions see those rows only, whatever the policies' form.
+// Before it (b53c530, fce2202) the pushes below held by a rename, and the removal
+// held by an insert, answer 503 after the lock timeout. (A change of Dan's role
+// held by an insert never waited: only an owner's membership locks the list, and
+// FOR NO KEY UPDATE lets a KEY SHARE be. The Data API delete names its own row
+// and never read the other lists: it pins the same answer, not the bug.) Here
+// Carol, a member of L0 only, holds a write into L0 open (an insert of a task:
+// KEY SHARE on the list; a rename of the list: NO KEY UPDATE), and a change of
+// Dan's membership of L1 must answer while it is still open. (Carol, not Dan: a
+// write of Dan's own holds his usage row, which his removal from L1 rightly
+// waits for.)
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
