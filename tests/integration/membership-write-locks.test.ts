@@ -16,9 +16,8 @@
 // and never read the other lists: it pins the same answer, not the bug.) Here
 // Carol, a member of L0 only, holds a write into L0 open (an insert of a task:
 // KEY SHARE on the list; a rename of the list: NO KEY UPDATE), and a change of
-// Dan's membership of L1 must answer while it is still open. (Carol, not Dan: a
-// write of Dan's own holds his usage row, which his removal from L1 rightly
-// waits for.)
+// Dan's membership of L1 must answer while it is still open. (Carol, a member of
+// L0 only: nothing of Dan's own is held, so only a lock of L0 could stall it.)
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
 import { describe, expect, it } from "vitest";
