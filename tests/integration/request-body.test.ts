@@ -10,8 +10,9 @@ import { randomUUID } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
+import { type ApiResponse, call, createTestUser, expectEnvelope, stack, type TestUser } from "../support/harness.ts";
 import { releaseWithFeedback, signedCall, WEBHOOK_SECRET } from "../support/releases.ts";
+import { type RawAnswer, type SlowRequest, slowRequest } from "../support/slow-request.ts";
 
 const PREFERRED = { method: "POST", path: "/v1/sync/batch" };
 
@@ -97,15 +98,44 @@ describe("JSON request bodies", () => {
   });
 
   // The body counter would refuse it too, but only after reading max_body_bytes of it: the
-  // declared length is judged before a byte of the body is read.
-  it("a declared Content-Length over the limit → 413 while the body is still missing, on a user's and on CI's route", async () => {
-    const user413 = await sendHeadOnly(route.path, route.method, { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" }, maxBodyBytes + 1);
-    expect(user413).toMatch(/^HTTP\/1\.1 413 /);
-    const ci413 = await sendHeadOnly("/v1/releases", "POST", { "Content-Type": "application/json" }, maxBodyBytes + 1);
-    expect(ci413).toMatch(/^HTTP\/1\.1 413 /);
-    // Exactly the limit is not refused by its declaration: the server waits for the body.
-    await expect(sendHeadOnly(route.path, route.method, { Authorization: `Bearer ${user.token}`, "Content-Type": "application/json" }, maxBodyBytes))
-      .rejects.toThrow(/the server waited for the body/);
+  // declared length is judged before a byte of the body is read, on every route (before routing).
+  it("a declared Content-Length over the limit → 413 PAYLOAD_TOO_LARGE with no body sent, on the push, every body route and CI's", async () => {
+    const others = routes.filter((r) => r.path !== route.path || r.method !== route.method);
+    const authorized: Record<string, string> = { Authorization: `Bearer ${user.token}` };
+    const targets = [
+      ...[route, ...others].map((r) => ({ ...r, headers: authorized })),
+      { method: "POST", path: "/v1/releases", headers: {} }, // CI's: nothing signed yet
+    ];
+    for (const { method, path, headers } of targets) {
+      const request = headOnly(path, method, headers, maxBodyBytes + 1);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      try {
+        const answer = await Promise.race([
+          request.answer,
+          new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${method} ${path}: no answer within 5 s: the server waited for the body`)), 5000))),
+        ]);
+        const error = expectEnvelope(asResponse(answer), 413, "PAYLOAD_TOO_LARGE");
+        expect(error.retryable, `${method} ${path}`).toBe(false);
+        expect(error.message).toContain(String(maxBodyBytes));
+      } finally {
+        clearTimeout(timer);
+        request.destroy();
+      }
+    }
+  });
+
+  it("a declared Content-Length of exactly the limit is not refused by its declaration: the body is waited for, then read", async () => {
+    const request = headOnly(route.path, route.method, { Authorization: `Bearer ${user.token}` }, maxBodyBytes);
+    try {
+      // A refusal of the declaration comes at once (the test above); nothing comes while the body is missing.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(request.settled()).toBe(false);
+      request.write(bodyOfExactlyMax());
+      const error = expectEnvelope(asResponse(await request.answer), 400, "VALIDATION_FAILED");
+      expect(error.details?.some((d) => d.field === "/unexpected_field" && d.code === "unexpected_field")).toBe(true);
+    } finally {
+      request.destroy();
+    }
   });
 
   it("a chunked body without Content-Length over the limit → 413 PAYLOAD_TOO_LARGE", async () => {
@@ -124,9 +154,7 @@ describe("JSON request bodies", () => {
   });
 
   it("a body of exactly the limit is read, declared or chunked (then judged on its content, not its size)", async () => {
-    const frame = JSON.stringify({ unexpected_field: "" });
-    const body = JSON.stringify({ unexpected_field: "x".repeat(maxBodyBytes - Buffer.byteLength(frame)) });
-    expect(Buffer.byteLength(body)).toBe(maxBodyBytes);
+    const body = bodyOfExactlyMax();
     const declared = expectEnvelope(await send(body, { "content-type": "application/json" }), 400, "VALIDATION_FAILED");
     expect(declared.details?.some((d) => d.field === "/unexpected_field" && d.code === "unexpected_field")).toBe(true);
     const bytes = new TextEncoder().encode(body);
@@ -176,16 +204,16 @@ describe("JSON request bodies", () => {
 });
 
 /**
- * A request head and the first bytes of a body it declares longer (`contentLength`, 200 unless
- * given), sent without the rest; resolves with what comes back.
+ * A request head and the first bytes of a body it declares longer, sent without the rest;
+ * resolves with what comes back.
  */
-function sendHeadOnly(path: string, method: string, headers: Record<string, string>, contentLength = 200): Promise<string> {
+function sendHeadOnly(path: string, method: string, headers: Record<string, string>): Promise<string> {
   const url = new URL(`${stack.apiUrl}${path}`);
   const head = [
     `${method} ${url.pathname} HTTP/1.1`,
     `Host: ${url.host}`,
     ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
-    `Content-Length: ${contentLength}`,
+    "Content-Length: 200",
     "Connection: close",
     "",
     "",
@@ -207,6 +235,24 @@ function sendHeadOnly(path: string, method: string, headers: Record<string, stri
       reject(new Error("no answer within 5 s: the server waited for the body"));
     });
   });
+}
+
+/** A JSON request head declaring `contentLength` bytes, and not one byte of the body until written. */
+function headOnly(path: string, method: string, headers: Record<string, string>, contentLength: number): SlowRequest {
+  return slowRequest({ apiUrl: stack.apiUrl, method, path, headers, contentLength, first: "", dripMs: 0 });
+}
+
+/** A raw answer as expectEnvelope takes one. */
+function asResponse(answer: RawAnswer): ApiResponse {
+  return { status: answer.status, headers: new Headers(answer.headers), body: answer.body, text: JSON.stringify(answer.body) };
+}
+
+/** A body of exactly max_body_bytes, well-formed JSON that the schema refuses for its one field. */
+function bodyOfExactlyMax(): string {
+  const frame = JSON.stringify({ unexpected_field: "" });
+  const body = JSON.stringify({ unexpected_field: "x".repeat(maxBodyBytes - Buffer.byteLength(frame)) });
+  expect(Buffer.byteLength(body)).toBe(maxBodyBytes);
+  return body;
 }
 
 describe("Content-Type: one rule for what is JSON (RFC 9110 §5.6.6: whitespace around ';')", () => {

@@ -17,6 +17,8 @@ export interface SlowRequest {
   answer: Promise<RawAnswer>;
   /** Whether the answer has come. */
   settled(): boolean;
+  /** Sends more of the body now (a body withheld with `first: ""` and no drip, say). */
+  write(data: string | Uint8Array): void;
   /** Stops sending and closes the socket (an unanswered request rejects). */
   destroy(): void;
 }
@@ -123,6 +125,7 @@ export function slowRequest(options: SlowRequestOptions): SlowRequest {
   return {
     answer,
     settled: () => settled,
+    write: (data) => void socket.write(data),
     destroy() {
       clearInterval(drip);
       socket.destroy();
