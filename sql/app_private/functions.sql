@@ -1141,8 +1141,8 @@ comment on function app_private.lock_scopes_by_membership(p_scopes regclass, p_m
 revoke execute on function app_private.lock_scopes_by_membership(p_scopes regclass, p_memberships regclass, p_ids uuid[], p_for_update boolean) from public;
 grant execute on function app_private.lock_scopes_by_membership(p_scopes regclass, p_memberships regclass, p_ids uuid[], p_for_update boolean) to authenticated;
 
--- function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[])
-CREATE OR REPLACE FUNCTION app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[])
+-- function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[], p_left uuid[])
+CREATE OR REPLACE FUNCTION app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[], p_left uuid[])
  RETURNS SETOF uuid
  LANGUAGE plpgsql
  SET search_path TO ''
@@ -1169,19 +1169,24 @@ begin
       execute format('select s.id from %s s where s.id = $1 for no key update of s', p_scopes) into v_locked using v_id;
       if v_locked is not null then
         return next v_locked;
-      else
-        -- ...which a leave's delete policy locks FOR UPDATE: here, in its place in the order.
-        perform app_private.lock_scopes_by_membership(p_scopes, p_memberships, array[v_id], true);
+        continue;
       end if;
-    elsif v_written then
+      -- ...which a leave's delete policy locks FOR UPDATE: here, in its place in the order. A
+      -- refused op on another member's row locks nothing (it is refused at the write).
+      if v_id = any (p_left) then
+        perform app_private.lock_scopes_by_membership(p_scopes, p_memberships, array[v_id], true);
+        continue;
+      end if;
+    end if;
+    if v_written then
       perform app_private.lock_scopes_by_membership(p_scopes, p_memberships, array[v_id], false);
     end if;
   end loop;
 end;
 $function$;
-comment on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[]) is 'The push''s first step for a batch that both changes scope rows or memberships (p_changed: the scope rows it names and those of the memberships it names) and writes rows into scopes (p_written_into): every one of those rows once, in key order (the order of every other taker of several, such as the purge''s hand-over), p_changed FOR NO KEY UPDATE as the caller through p_scopes'' policies (returned), or, where the policies refuse it (a viewer leaving), FOR UPDATE by membership (what the leave''s delete policy takes); the others FOR KEY SHARE by membership (lock_scopes_by_membership). Two ordered statements, one after the other, crossed the hand-over (40P01). SECURITY INVOKER.';
-revoke execute on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[]) from public;
-grant execute on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[]) to authenticated;
+comment on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[], p_left uuid[]) is 'The push''s first step for a batch that changes memberships, or changes scope rows and writes rows into scopes (p_changed: the scope rows it names and those of the memberships it names; p_written_into: the scope rows it writes into; p_left: the scopes of the caller''s own memberships it names): every one of those rows once, in key order (the order of every other taker of several, such as the purge''s hand-over), p_changed FOR NO KEY UPDATE as the caller through p_scopes'' policies (returned), or, where the policies refuse it and the caller leaves it (p_left), FOR UPDATE by membership (what the leave''s delete policy takes); the rows written into FOR KEY SHARE by membership (lock_scopes_by_membership). A refused change of another member''s row locks nothing. SECURITY INVOKER.';
+revoke execute on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[], p_left uuid[]) from public;
+grant execute on function app_private.lock_scopes_in_order(p_scopes regclass, p_memberships regclass, p_changed uuid[], p_written_into uuid[], p_left uuid[]) to authenticated;
 
 -- function app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[])
 CREATE OR REPLACE FUNCTION app_private.lock_scopes_written_into(p_scopes regclass, p_memberships regclass, p_ids uuid[])

@@ -1012,6 +1012,7 @@ export type Database = {
       "lock_scopes_in_order": {
         Args: {
           "p_changed": (string)[];
+          "p_left": (string)[];
           "p_memberships": unknown;
           "p_scopes": unknown;
           "p_written_into": (string)[];

@@ -100,3 +100,38 @@ describe("a change of one membership leaves the owner's other lists unlocked", (
     expect(await adminSql`select 1 from public.list_members where id = ${dansL1}`).toHaveLength(0);
   });
 });
+
+describe("a viewer's membership op that is refused takes no lock of the list", () => {
+  // Only a viewer's leave locks the list FOR UPDATE in the push's ordered pass (migration
+  // 20261128008100, the leave's delete policy's lock taken in its place). A viewer's op the
+  // policies refuse (another member's role or removal) locked it too (hostile review): it waited
+  // behind any member's write into the list and answered 503 instead of FORBIDDEN, and every
+  // write into the list queued behind it meanwhile (migration 20261128008200).
+  async function viewerOfL0() {
+    const { alice, carol, l0 } = await twoLists();
+    const dan = await createTestUser();
+    await share(alice, l0, dan, "viewer");
+    const memberships = await adminSql<{ user_id: string; id: string }[]>`
+      select user_id::text, id::text from public.list_members where list_id = ${l0}`;
+    const idOf = (user: TestUser) => memberships.find((m) => m.user_id === user.userId)!.id;
+    return { alice, carol, dan, l0, idOf };
+  }
+  const refused = {
+    "the owner's role changed": (alice: TestUser, _carol: TestUser, idOf: (user: TestUser) => string) => async () =>
+      upsert("list_members", idOf(alice), { role: "viewer" }, (await syncState("list_members", idOf(alice)))!.version),
+    "another member removed": (_alice: TestUser, carol: TestUser, idOf: (user: TestUser) => string) => async () =>
+      remove("list_members", idOf(carol), (await syncState("list_members", idOf(carol)))!.version),
+  };
+  for (const [name, opOf] of Object.entries(refused)) {
+    it(`${name}: FORBIDDEN while Carol's task insert into the list is open`, async () => {
+      const { alice, carol, dan, l0, idOf } = await viewerOfL0();
+      const op = await opOf(alice, carol, idOf)();
+      const out = await whileL0IsWritten(carol, writesIntoL0["a task inserted"](l0), () => push(dan, { ops: [op] }));
+      expect(out.first).toBe("answered");
+      expect(out.value.status, out.value.text).toBe(200);
+      const [result] = syncBatchResponseSchema.parse(out.value.body).results;
+      expect(result.status).toBe("rejected");
+      expect(result.error?.code).toBe("FORBIDDEN");
+    });
+  }
+});

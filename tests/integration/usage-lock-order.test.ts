@@ -381,7 +381,7 @@ describe("app_private.lock_scopes_written_into (the push's first lock of the lis
     const locks = holdTransaction(async (tx) => {
       answered = (await tx<{ id: string }[]>`
         select l.id::text from app_private.lock_scopes_in_order('public.lists', 'public.list_members',
-          ${[bob.userId, carol.userId]}::uuid[], ${[list, carol.userId]}::uuid[]) as l(id)`).map((r) => r.id);
+          ${[bob.userId, carol.userId]}::uuid[], ${[list, carol.userId]}::uuid[], '{}'::uuid[]) as l(id)`).map((r) => r.id);
     }, { as: bob });
     await locks.ran;
     try {

@@ -94,6 +94,13 @@ const MEMBERSHIPS = new Map(COLLECTIONS.filter((c) => c.isScope).map((scope) => 
 const namedScopeIds = (members: readonly CollectionDefinition[], indent: string) =>
   `array(select unnest($1::uuid[])${members.map((m, i) => `
 ${indent}union all select m.${quoteIdent(m.scopeColumn)} from ${rowsByIds(m.table, "m", `$${i + 2}::uuid[]`, `m.${quoteIdent(m.scopeColumn)}`)}`).join("")})`;
+/** The scope ids of the caller's own memberships among those whose ids are $2, $3, … (what a leave names). */
+const leftScopeIds = (members: readonly CollectionDefinition[], indent: string) =>
+  `array(${members.map((m, i) => `select m.${quoteIdent(m.scopeColumn)} from ${
+    rowsByIds(m.table, "m", `$${i + 2}::uuid[]`, `m.${quoteIdent(m.scopeColumn)}, m.${quoteIdent(m.memberColumn!)}`)
+  }
+${indent}  where m.${quoteIdent(m.memberColumn!)} = (select app_private.live_uid())`).join(`
+${indent}union all `)})`;
 
 // A batch that writes rows into scopes (creates, moves: the scope ids its ops' data names) takes
 // those scope rows FOR KEY SHARE first too, before any row of its own: its writes' foreign-key
@@ -113,19 +120,21 @@ export const SCOPE_KEY_SHARE_SQL = new Map([...MEMBERSHIPS].filter(([, members])
 // A batch that changes memberships, or changes scope rows and writes rows into scopes, takes all
 // of its scope rows in ONE pass in id order (app_private.lock_scopes_in_order), each once: the
 // named scope rows and the memberships' scopes FOR NO KEY UPDATE through the policies (answered),
-// or, where the policies refuse one (a viewer leaving), FOR UPDATE by membership, what the leave's
-// delete policy takes (migration 20261128008100); the scopes written into FOR KEY SHARE by
-// membership. Two ordered statements, one after the other, crossed the purge's hand-over (the
+// or, where the policies refuse one and it is the scope of one of the caller's own memberships the
+// batch names (a viewer leaving), FOR UPDATE by membership, what the leave's delete policy takes
+// (migrations 20261128008100, 20261128008200: a refused op on another member's row locks nothing);
+// the scopes written into FOR KEY SHARE by membership. Two ordered statements, one after the other, crossed the purge's hand-over (the
 // purged user's lists FOR UPDATE in id order): a push removing a member of L2 and adding a task to
 // L1 (L1 < L2) held L2 while it waited for L1, which the hand-over held while it waited for L2; and
 // a viewer's leave of L1, not locked by the pass, locked L1 at its delete, holding L2 (40P01, DBA
 // reviews). $1 the named scope ids, one id list per membership collection (as namedScopeIds),
-// then the scope ids written into.
+// then the scope ids written into; the left scopes come from the same membership ids.
 export const SCOPE_IN_ORDER_SQL = new Map([...MEMBERSHIPS].filter(([, members]) => members.length > 0).map(([scope, members]) => [
   scope,
   `select l.id::text as id from app_private.lock_scopes_in_order(${quoteLiteral(findCollection(scope)!.table)}::regclass, ${quoteLiteral(members[0].table)}::regclass,
     ${namedScopeIds(members, "          ")},
-    $${members.length + 2}::uuid[]) as l(id)`,
+    $${members.length + 2}::uuid[],
+    ${leftScopeIds(members, "    ")}) as l(id)`,
 ]));
 
 /**

@@ -1,8 +1,8 @@
--- The push's scope locks (migrations 20261128007500, 20261128008100): app_private.lock_scopes_in_order
--- takes a batch's scope rows once each, in key order, FOR NO KEY UPDATE through the policies for
--- the rows it changes (answered), FOR UPDATE by membership for a changed row the policies refuse (a
--- viewer leaving: what the leave's delete policy takes), FOR KEY SHARE by membership for the rows
--- it only writes into. Which rows it locks, and that lock_scopes_written_into locks nothing for a signed-out
+-- The push's scope locks (migrations 20261128007500, 20261128008100, 20261128008200):
+-- app_private.lock_scopes_in_order takes a batch's scope rows once each, in key order, FOR NO KEY
+-- UPDATE through the policies for the rows it changes (answered), FOR UPDATE by membership for a
+-- changed row the policies refuse that the caller leaves (p_left: what the leave's delete policy
+-- takes), FOR KEY SHARE by membership for the rows it only writes into. Which rows it locks, and that lock_scopes_written_into locks nothing for a signed-out
 -- session's claims, another session sees: tests/integration/usage-lock-order.test.ts (here, in
 -- one transaction, the lists' own inserts and their owners' memberships locked them already).
 begin;
@@ -25,17 +25,18 @@ insert into public.list_members (list_id, user_id, role)
 
 select ok(
   (select not p.prosecdef and p.proconfig = array['search_path=""'] from pg_catalog.pg_proc p
-    where p.oid = 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[])'::regprocedure)
-  and has_function_privilege('authenticated', 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[])', 'EXECUTE')
-  and not has_function_privilege('anon', 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[])', 'EXECUTE')
-  and not has_function_privilege('service_role', 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[])', 'EXECUTE'),
+    where p.oid = 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[], uuid[])'::regprocedure)
+  and has_function_privilege('authenticated', 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[], uuid[])', 'EXECUTE')
+  and not has_function_privilege('anon', 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[], uuid[])', 'EXECUTE')
+  and not has_function_privilege('service_role', 'app_private.lock_scopes_in_order(regclass, regclass, uuid[], uuid[], uuid[])', 'EXECUTE'),
   'lock_scopes_in_order is SECURITY INVOKER with an empty search_path, and only authenticated may run it'
 );
 select tests.authenticate_as('so_alice');
 select is(
   array(select app_private.lock_scopes_in_order('public.lists', 'public.list_members',
     array['00000000-0000-4000-8000-000000171001', '00000000-0000-4000-8000-000000171003', '00000000-0000-4000-8000-000000171005']::uuid[],
-    array['00000000-0000-4000-8000-000000171002', '00000000-0000-4000-8000-000000171003', '00000000-0000-4000-8000-000000171001']::uuid[])),
+    array['00000000-0000-4000-8000-000000171002', '00000000-0000-4000-8000-000000171003', '00000000-0000-4000-8000-000000171001']::uuid[],
+    array['00000000-0000-4000-8000-000000171003']::uuid[])),
   array['00000000-0000-4000-8000-000000171001']::uuid[],
   'it answers the changed rows the policies let the caller change: not a list they view, nor one they are no member of'
 );
