@@ -135,7 +135,8 @@ export async function refuseMissingDeleteGrants(sql: postgres.Sql): Promise<void
   ).join("\n"));
 }
 
-const RECHECK_TRIGGERS: Record<string, { event: string; rows: string }> = {
+/** Step 3's recheck triggers of a list-scoped table, by name: the event and transition tables of each. */
+export const RECHECK_TRIGGERS: Record<string, { event: "insert" | "update" | "delete"; rows: string }> = {
   writer_role_rechecked_on_insert: { event: "insert", rows: "new table as new_rows" },
   writer_role_rechecked_on_update: { event: "update", rows: "old table as old_rows new table as new_rows" },
   writer_role_rechecked_on_delete: { event: "delete", rows: "old table as old_rows" },

@@ -1,20 +1,13 @@
 // docs/security-model.md step 3 for a test's own list-scoped synced table: the
 // triggers that judge its writes again by the writer's role after the locks they
-// waited for (without them npm run generate, and npm start's warning, refuse it).
+// waited for (without them npm run generate, and npm start's warning, refuse it),
+// as npm run generate's refusal spells them (RECHECK_TRIGGERS).
+import { RECHECK_TRIGGERS } from "../../scripts/generate/sync-collection-checks.ts";
 
-export const RECHECK_ROWS = {
-  insert: "new table as new_rows",
-  update: "old table as old_rows new table as new_rows",
-  delete: "old table as old_rows",
-} as const;
-
-/** The step 3 trigger of `table` for `event`, scoped by its `list_id`, with the editor's role. */
-export function recheckTrigger(table: string, event: keyof typeof RECHECK_ROWS): string {
-  return `create trigger writer_role_rechecked_on_${event} after ${event} on ${table} referencing ${RECHECK_ROWS[event]}
-     for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id')`;
-}
-
-/** All three step 3 triggers of `table`. */
+/** All three step 3 triggers of `table`, scoped by its `list_id`, with the editor's role. */
 export function recheckTriggers(table: string): string[] {
-  return (Object.keys(RECHECK_ROWS) as (keyof typeof RECHECK_ROWS)[]).map((event) => recheckTrigger(table, event));
+  return Object.entries(RECHECK_TRIGGERS).map(([name, { event, rows }]) =>
+    `create trigger ${name} after ${event} on ${table} referencing ${rows}
+       for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id')`
+  );
 }
