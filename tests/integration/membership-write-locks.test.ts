@@ -117,15 +117,14 @@ describe("a viewer's membership op that is refused takes no lock of the list", (
     return { alice, carol, dan, l0, idOf };
   }
   const refused = {
-    "the owner's role changed": (alice: TestUser, _carol: TestUser, idOf: (user: TestUser) => string) => async () =>
-      upsert("list_members", idOf(alice), { role: "viewer" }, (await syncState("list_members", idOf(alice)))!.version),
-    "another member removed": (_alice: TestUser, carol: TestUser, idOf: (user: TestUser) => string) => async () =>
-      remove("list_members", idOf(carol), (await syncState("list_members", idOf(carol)))!.version),
-  };
-  for (const [name, opOf] of Object.entries(refused)) {
+    "the owner's role changed": { whose: "alice", op: (id: string, version: number) => upsert("list_members", id, { role: "viewer" }, version) },
+    "another member removed": { whose: "carol", op: (id: string, version: number) => remove("list_members", id, version) },
+  } as const;
+  for (const [name, { whose, op: opOf }] of Object.entries(refused)) {
     it(`${name}: FORBIDDEN while Carol's task insert into the list is open`, async () => {
       const { alice, carol, dan, l0, idOf } = await viewerOfL0();
-      const op = await opOf(alice, carol, idOf)();
+      const id = idOf({ alice, carol }[whose]);
+      const op = opOf(id, (await syncState("list_members", id))!.version);
       const out = await whileL0IsWritten(carol, writesIntoL0["a task inserted"](l0), () => push(dan, { ops: [op] }));
       expect(out.first).toBe("answered");
       expect(out.value.status, out.value.text).toBe(200);
