@@ -123,9 +123,10 @@ export const SCOPE_KEY_SHARE_SQL = new Map([...MEMBERSHIPS].filter(([, members])
 // or, where the policies refuse one and it is the scope of one of the caller's own memberships the
 // batch names (a viewer leaving), FOR UPDATE by membership, what the leave's delete policy takes
 // (migrations 20261128008100, 20261128008200: a refused op on another member's row locks nothing);
-// the scopes written into FOR KEY SHARE by membership. Two ordered statements, one after the other, crossed the purge's hand-over (the
-// purged user's lists FOR UPDATE in id order): a push removing a member of L2 and adding a task to
-// L1 (L1 < L2) held L2 while it waited for L1, which the hand-over held while it waited for L2; and
+// the scopes written into FOR KEY SHARE by membership. Two ordered statements, one after the
+// other, crossed the purge's hand-over (the purged user's lists FOR UPDATE in id order): a push
+// removing a member of L2 and adding a task to L1 (L1 < L2) held L2 while it waited for L1, which
+// the hand-over held while it waited for L2; and
 // a viewer's leave of L1, not locked by the pass, locked L1 at its delete, holding L2 (40P01, DBA
 // reviews). $1 the named scope ids, one id list per membership collection (as namedScopeIds),
 // then the scope ids written into; the left scopes come from the same membership ids.
