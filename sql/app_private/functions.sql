@@ -3318,6 +3318,7 @@ declare
   v_column text;
   v_message text;
   v_usage jsonb;
+  v_usage_statements boolean := false;
 begin
   -- p_writes: [{collection, kind: insert|update|delete, columns: [...], rows: [{id, ...}]}], planned by
   -- functions/api/sync/plan-batch.ts. Runs as the caller: the table's RLS policies, grants and
@@ -3339,21 +3340,26 @@ begin
   -- a membership table's insert, counted for nobody) only locks a row more. The rows a
   -- scope's delete cascades to are not named: that statement locks their creators' itself, in
   -- order. A write with one group that may change usage (creates alone, deletes alone) is one
-  -- statement, which orders its own (but for its rows retried one by one after a refusal);
+  -- statement, which orders its own;
   -- inserts alone change the caller's usage only: nothing to announce, and, unless the write
-  -- deletes or edits, nothing read.
+  -- deletes or edits, nothing read. An edit group that moves rows and is split (below) is
+  -- several statements: announced too. So are a group's rows retried one by one (there).
   v_usage := null;
   if p_writes @? '$[*] ? (@.kind == "delete" || @.kind == "update")' then
-    select case when count(*) > 1 then jsonb_build_object(
+    select jsonb_build_object(
              'caller', bool_or(g ->> 'kind' <> 'delete'),
-             'groups', jsonb_agg(jsonb_build_object('collection', t.collection, 'rows', g -> 'rows')) filter (where g ->> 'kind' <> 'insert')) end
-      into v_usage
+             'groups', jsonb_agg(jsonb_build_object('collection', t.collection, 'rows', g -> 'rows')) filter (where g ->> 'kind' <> 'insert')),
+           count(*) > 1 or bool_or(case when g ->> 'kind' = 'update' then app_private.sync_update_is_split(t.relation, g -> 'columns') else false end)
+      into v_usage, v_usage_statements
       from jsonb_array_elements(p_writes) g
       join app_private.sync_tables t on t.collection = g ->> 'collection'
      where g ->> 'kind' in ('insert', 'delete')
         or (g ->> 'kind' = 'update' and t.scope_column <> 'id' and g -> 'columns' ? t.scope_column);
+    if v_usage -> 'groups' = 'null' then
+      v_usage := null; -- inserts alone: the caller's usage only
+    end if;
   end if;
-  perform set_config('tidesync.usage_rows', case when v_usage -> 'groups' <> 'null' then v_usage::text else '' end, true);
+  perform set_config('tidesync.usage_rows', case when v_usage_statements and v_usage is not null then v_usage::text else '' end, true);
 
   for v_group in select g from jsonb_array_elements(p_writes) g loop
     v_kind := v_group ->> 'kind';
@@ -3370,12 +3376,7 @@ begin
     -- them: when one watches a column the group writes, one statement per set of changed
     -- columns, as a direct write would. (One on other columns never fires: tidesync_ids_kept,
     -- on every synced table, watches id, which a push never sets.)
-    if v_kind = 'update' and exists (
-      select 1 from pg_catalog.pg_trigger tg
-        join pg_catalog.pg_attribute a on a.attrelid = tg.tgrelid and a.attnum = any (tg.tgattr::smallint[])
-       where tg.tgrelid = v_table and not tg.tgisinternal
-         and tg.tgtype & 16 <> 0 -- TRIGGER_TYPE_UPDATE
-         and v_group -> 'columns' ? a.attname::text) then
+    if v_kind = 'update' and app_private.sync_update_is_split(v_table, v_group -> 'columns') then
       select jsonb_agg(jsonb_build_object('columns', s.columns, 'rows', s.rows)) into v_group
         from (select x.columns, jsonb_agg(x.r) as rows
                 from (select r, (select coalesce(jsonb_agg(k order by k), '[]'::jsonb) from jsonb_object_keys(r) k where k <> 'id') as columns
@@ -3422,6 +3423,12 @@ begin
           raise;
         end if;
         v_done := '[]'::jsonb;
+        -- Each row its own statement: announced (again: the refused statement's taking of the
+        -- announcement was rolled back with it, or an earlier statement took it), the first row
+        -- to change a usage locks every row named, in order.
+        if v_usage is not null then
+          perform set_config('tidesync.usage_rows', v_usage::text, true);
+        end if;
         for v_row in select r from jsonb_array_elements(v_rows) r loop
           begin
             if v_kind = 'insert' then
@@ -3607,6 +3614,24 @@ $function$;
 comment on function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text) is 'The column of a row app_private.sync_apply could not write, where Postgres named none: the generated or identity-always column it writes (428C9), or the first named column whose value its type or domain refuses (22xxx, a domain''s NOT NULL or CHECK). Null when no column alone explains the refusal. Refused rows only.';
 revoke execute on function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text) from public;
 grant execute on function app_private.sync_refused_column(p_table regclass, p_row jsonb, p_sqlstate text, p_constraint text) to authenticated;
+
+-- function app_private.sync_update_is_split(p_table regclass, p_columns jsonb)
+CREATE OR REPLACE FUNCTION app_private.sync_update_is_split(p_table regclass, p_columns jsonb)
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  select exists (
+    select 1 from pg_catalog.pg_trigger tg
+      join pg_catalog.pg_attribute a on a.attrelid = tg.tgrelid and a.attnum = any (tg.tgattr::smallint[])
+     where tg.tgrelid = p_table and not tg.tgisinternal
+       and tg.tgtype & 16 <> 0 -- TRIGGER_TYPE_UPDATE
+       and p_columns ? a.attname::text)
+$function$;
+comment on function app_private.sync_update_is_split(p_table regclass, p_columns jsonb) is 'Whether app_private.sync_apply writes an update group of this table that writes these columns as one statement per set of changed columns: a trigger on UPDATE OF some columns fires for every row of a statement that names one of them, so when one watches a column the group writes, each row is written by a statement naming only the columns it changes, as a direct write would.';
+revoke execute on function app_private.sync_update_is_split(p_table regclass, p_columns jsonb) from public;
+grant execute on function app_private.sync_update_is_split(p_table regclass, p_columns jsonb) to authenticated;
 
 -- function app_private.sync_update_sql(p_table regclass, p_columns text[])
 CREATE OR REPLACE FUNCTION app_private.sync_update_sql(p_table regclass, p_columns text[])

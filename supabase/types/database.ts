@@ -1310,6 +1310,10 @@ export type Database = {
         };
         Returns: string;
       };
+      "sync_update_is_split": {
+        Args: { "p_columns": Json; "p_table": unknown };
+        Returns: boolean;
+      };
       "sync_update_sql": {
         Args: { "p_columns": (string)[]; "p_table": unknown };
         Returns: string;

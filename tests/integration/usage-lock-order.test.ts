@@ -11,12 +11,13 @@
 // Every interleaving is made with a held transaction (held-transactions.ts), not by luck.
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { syncBatchResponseSchema } from "../../functions/_shared/schemas/sync.ts";
 import { adminSql, type ApiResponse, createTestUser, stack, type TestUser } from "../support/harness.ts";
 import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
 import { requestLogLine } from "../support/request-log.ts";
-import { asUser, push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
+import { type ProbeStack, startProbeStack } from "../support/probe-stack.ts";
+import { asUser, type Op, push, pushOk, remove, share, upsert } from "../support/shared-lists.ts";
 
 async function usage(user: TestUser): Promise<number> {
   const [row] = await adminSql<{ n: number }[]>`select coalesce((select live_records from app_private.sync_usage where user_id = ${user.userId}), 0) as n`;
@@ -332,6 +333,87 @@ describe("a viewer's push that leaves a list and writes into or leaves another m
          where m.user_id = ${dan.userId} and m.list_id in (${la}, ${lb})`;
       const [inLa, inLb] = [la, lb].map((list) => memberships.find((m) => m.list_id === list)!);
       await expectBothDone(await behindPurge(la, carol, () => push(dan, { ops: [remove("list_members", inLa.id, inLa.version), op(lb, inLb)] })));
+    });
+  }
+});
+
+describe("a push whose moves of two users' tasks take several statements meets a transaction taking their usage rows in user_id order", () => {
+  // Xavier moves a task of Alice's and one of Bob's (Alice's user id the lower) from his list L1,
+  // where they are editors, to his list L2, where they are not: each task passes to him, a change
+  // of three users' usage. Unannounced, each of the push's statements locked its own rows'
+  // creators' usage rows: Bob's task's statement ran first and took Bob's, the next one waited for
+  // Alice's, which a transaction taking them in user_id order held while it waited for Bob's
+  // (40P01; the push, run once more, answered after deadlock_timeout). An edit group runs as one
+  // statement per set of changed columns when a trigger watches one of its columns (here UPDATE
+  // OF notes), and its rows one by one when the database refuses one of them. Both are now
+  // announced: the first statement to change a usage locks every row named, in order.
+  let probe: ProbeStack;
+  beforeAll(async () => {
+    probe = await startProbeStack("usage_statements", [
+      `create function public.tidesync_test_notes_edited() returns trigger language plpgsql set search_path = '' as $$ begin return new; end $$`,
+      `create trigger tidesync_test_notes_edited after update of notes on public.tasks for each row execute function public.tidesync_test_notes_edited()`,
+      // A refusal only the database knows (the push checks a title's length itself).
+      `alter table public.tasks add constraint tidesync_test_title_refused check (title <> 'refused')`,
+    ]);
+  }, 120_000);
+  afterAll(async () => {
+    await probe?.stop();
+  });
+
+  type Task = { id: string; version: number };
+  const cases: { name: string; ops: (to: string, tasks: { alice: Task; bob: Task; xavier: Task }) => Op[]; statuses: string[] }[] = [
+    { name: "an edit group split by a trigger on UPDATE OF notes: Bob's task moved, Alice's moved with a note", statuses: ["applied", "applied"],
+      ops: (to, { alice, bob }) => [upsert("tasks", bob.id, { list_id: to }, bob.version), upsert("tasks", alice.id, { list_id: to, notes: "moved" }, alice.version)] },
+    { name: "an edit group retried row by row: Bob's task moved, Alice's moved, and a title only the table refuses", statuses: ["applied", "applied", "rejected"],
+      ops: (to, { alice, bob, xavier }) => [upsert("tasks", bob.id, { list_id: to }, bob.version), upsert("tasks", alice.id, { list_id: to }, alice.version),
+                                           upsert("tasks", xavier.id, { title: "refused" }, xavier.version)] },
+  ];
+  for (const { name, ops, statuses } of cases) {
+    it(`${name}: applied, no deadlock`, async () => {
+      const [alice, bob] = (await Promise.all([probe.newUser(), probe.newUser()])).sort((a, b) => (a.userId < b.userId ? -1 : 1));
+      const xavier = await probe.newUser();
+      const [l1, l2] = [randomUUID(), randomUUID()];
+      await pushOk(xavier.token, { ops: [upsert("lists", l1, { title: "L1" }), upsert("lists", l2, { title: "L2" })] }, probe.apiUrl);
+      await probe.admin`insert into public.list_members (list_id, user_id, role) values (${l1}, ${alice.userId}, 'editor'), (${l1}, ${bob.userId}, 'editor')`;
+      // Bob's task's id the lower too: first in the group, whatever orders its rows.
+      const [bobsId, alicesId] = [randomUUID(), randomUUID()].sort();
+      const task = async (user: { token: string }, id: string): Promise<Task> => {
+        const { results: [result] } = await pushOk(user.token, { ops: [upsert("tasks", id, { list_id: l1, title: "mine" })] }, probe.apiUrl);
+        return { id, version: result.record!.version };
+      };
+      const tasks = { alice: await task(alice, alicesId), bob: await task(bob, bobsId), xavier: await task(xavier, randomUUID()) };
+
+      let aliceHeld!: () => void;
+      const alicesIsHeld = new Promise<void>((resolve) => (aliceHeld = resolve));
+      let takeBobs!: () => void;
+      const bobsTurn = new Promise<void>((resolve) => (takeBobs = resolve));
+      const held = holdTransaction(async (tx) => {
+        // A deadlock is the push's to find (its deadlock_timeout, 1 s), never this transaction's.
+        await tx`set local deadlock_timeout = '1min'`;
+        await tx`select 1 from app_private.sync_usage where user_id = ${alice.userId} for update`;
+        aliceHeld();
+        await bobsTurn;
+        await tx`select 1 from app_private.sync_usage where user_id = ${bob.userId} for update`;
+      }, { db: probe.admin });
+      const pid = await held.pid;
+      await alicesIsHeld;
+      const pushed = push(xavier.token, { ops: ops(l2, tasks) }, probe.apiUrl);
+      await waitersOf(pid, 1); // the push waits for Alice's row
+      takeBobs();
+      await Promise.race([held.ran, held.done]);
+      held.commit();
+      await held.done;
+
+      const response = await pushed;
+      expect(response.status, response.text).toBe(200);
+      expect(syncBatchResponseSchema.parse(response.body).results.map((r) => r.status)).toEqual(statuses);
+      expect((await requestLogLine(probe.logFile, response.headers.get("x-request-id")!)).deadlock_retried).not.toBe(true);
+      // Both tasks in L2, in Xavier's usage now (neither creator is a member of L2).
+      const moved = await probe.admin<{ id: string; list_id: string; created_by: string }[]>`
+        select t.id::text, t.list_id::text, s.created_by::text from public.tasks t
+          join app_private.sync_records s on s.collection = 'tasks' and s.id = t.id
+         where t.id in (${tasks.alice.id}, ${tasks.bob.id}) order by t.id`;
+      expect(moved).toEqual([tasks.bob.id, tasks.alice.id].map((id) => ({ id, list_id: l2, created_by: xavier.userId })));
     });
   }
 });

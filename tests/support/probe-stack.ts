@@ -35,6 +35,8 @@ export interface ProbeStack {
   apiUrl: string;
   /** The collections the probe server was started with, as the generator read them. */
   collections: GeneratedCollection[];
+  /** The probe server's log (one JSON line per request: tests/support/request-log.ts). */
+  logFile: string;
   /**
    * Another functions server on the same database, generated from it as it is now (a deploy of the
    * function after a migration); stopped with the stack.
@@ -74,9 +76,9 @@ export async function startProbeStack(name: string, setup: readonly string[]): P
     await writeFile(path.join(dir, "deno.json"), JSON.stringify(config, null, 2));
     const server = await startFunctionsServer(env, { name: `${database.name}-${servers.length}`, denoConfig: path.join(dir, "deno.json") });
     servers.push(server);
-    return { apiUrl: server.apiUrl, collections };
+    return { apiUrl: server.apiUrl, collections, logFile: server.logFile };
   };
-  let first: { apiUrl: string; collections: GeneratedCollection[] };
+  let first: { apiUrl: string; collections: GeneratedCollection[]; logFile: string };
   try {
     for (const statement of setup) await admin.unsafe(statement);
     first = await startServer();
@@ -88,6 +90,7 @@ export async function startProbeStack(name: string, setup: readonly string[]): P
     admin,
     apiUrl: first.apiUrl,
     collections: first.collections,
+    logFile: first.logFile,
     startServer: async () => ({ apiUrl: (await startServer()).apiUrl }),
     async newUser() {
       const userId = randomUUID();

@@ -5,7 +5,7 @@
 -- a tombstone on delete and counts live rows per creator. Also: the registry,
 -- and the EXECUTE privileges and settings of every function of issue 8.
 begin;
-select plan(49);
+select plan(50);
 
 select from tests.create_supabase_user('engine_alice');
 select from tests.create_supabase_user('engine_bob');
@@ -31,6 +31,7 @@ select throws_ok($$ select app_private.enable_sync_membership('public.tasks', 'l
 select is(tests.function_callers('app_private.visible_scope_ids()'), array['authenticated'], 'visible_scope_ids: authenticated only');
 select is(tests.function_callers('app_private.sync_apply(jsonb)'), array['authenticated'], 'sync_apply: authenticated only');
 select is(tests.function_callers('app_private.sync_update_sql(regclass, text[])'), array['authenticated'], 'sync_update_sql (text for sync_apply): authenticated only');
+select is(tests.function_callers('app_private.sync_update_is_split(regclass, jsonb)'), array['authenticated'], 'sync_update_is_split (for sync_apply): authenticated only');
 select is(tests.function_callers('app_private.my_list_ids(text)'), array['authenticated'], 'my_list_ids: authenticated only');
 select is(tests.function_callers('app_private.redeem_list_invite(text)'), array['authenticated'], 'redeem_list_invite: authenticated only');
 select is(tests.function_callers('public.create_list_invite(uuid, text, interval)'), array['authenticated'], 'create_list_invite: authenticated only');
@@ -49,7 +50,7 @@ select is(tests.function_callers('app_private.create_personal_list_for_new_user(
 select is_empty($$
   select p.oid::regprocedure::text from pg_proc p
    where p.oid in ('app_private.visible_scope_ids()'::regprocedure, 'app_private.sync_apply(jsonb)'::regprocedure,
-                   'app_private.sync_update_sql(regclass, text[])'::regprocedure,
+                   'app_private.sync_update_sql(regclass, text[])'::regprocedure, 'app_private.sync_update_is_split(regclass, jsonb)'::regprocedure,
                    'app_private.my_list_ids(text)'::regprocedure, 'app_private.redeem_list_invite(text)'::regprocedure,
                    'public.create_list_invite(uuid, text, interval)'::regprocedure, 'public.accept_list_invite(text)'::regprocedure,
                    'app_private.purge_sync_retention(timestamptz, integer, integer, interval)'::regprocedure,
