@@ -262,6 +262,44 @@ describe("POST /v1/releases: what belongs to one kind only", () => {
   });
 });
 
+describe("POST /v1/releases: what no Expo Updates request could receive is refused", () => {
+  const otaOf = (release: Awaited<ReturnType<typeof binaryRelease>>, runtimeVersion = "1.0") =>
+    ({ ...release, kind: "ota" as const, runtime_version: runtimeVersion, artifact: { ...release.artifact, content_type: "application/javascript" } });
+
+  it("an OTA update's runtime_version is what the expo-runtime-version header carries: visible ASCII, spaces only inside (400 invalid_format); a binary's decides nothing and is stored as sent", async () => {
+    const channel = freshChannel();
+    // HTTP drops whitespace at either end of a header value; Deno reads its bytes as Latin-1 (and OkHttp sends ASCII only).
+    for (const runtimeVersion of ["3.0 ", " 4.0", "5.0\t", "\t5.1", "6.0-\u03b2", "6.1\u00a0", "6.2\u00e9", "7.0\tbeta", "7.1\n"]) {
+      const refused = await signedCall("/v1/releases", otaOf(await binaryRelease(channel, 1), runtimeVersion));
+      expect({ runtimeVersion, details: expectEnvelope(refused, 400, "VALIDATION_FAILED").details })
+        .toEqual({ runtimeVersion, details: [{ field: "/runtime_version", code: "invalid_format", message: expect.stringMatching(/expo-runtime-version/) }] });
+    }
+    expect(await releaseCount(channel)).toBe(0);
+    // What Expo's runtime version policies give (a string, appVersion, nativeVersion, sdkVersion, fingerprint), and inner spaces.
+    const accepted = ["1.0.0", "1.0.0(14)", "exposdk:51.0.0", "b7c8f4a9d2e1c3b5a6f7e8d9c0b1a2f3e4d5c6b7", "2.0 beta (rc1)", "!~", "x".repeat(64)];
+    for (const [i, runtimeVersion] of accepted.entries()) {
+      const published = await signedCall("/v1/releases", otaOf(await binaryRelease(channel, 10 + i), runtimeVersion));
+      expect(published.status, `${runtimeVersion}: ${published.text}`).toBe(201);
+      expect(releaseSchema.parse(published.body).runtime_version).toBe(runtimeVersion);
+    }
+    // A binary's runtime_version is answered back and decides nothing (docs/test-builds.md): any storable text, as before.
+    const binary = await signedCall("/v1/releases", await binaryRelease(channel, 100, { runtime_version: "6.0-\u03b2 " }));
+    expect(binary.status, binary.text).toBe(201);
+    expect(releaseSchema.parse(binary.body).runtime_version).toBe("6.0-\u03b2 ");
+  });
+
+  it("an OTA update is for ios or android (400 invalid_value on /platform): the Expo Updates protocol has no web platform", async () => {
+    const channel = freshChannel();
+    const refused = await signedCall("/v1/releases", { ...otaOf(await binaryRelease(channel, 1)), platform: "web" });
+    expect(expectEnvelope(refused, 400, "VALIDATION_FAILED").details).toEqual([
+      { field: "/platform", code: "invalid_value", message: expect.any(String) },
+    ]);
+    expect(await releaseCount(channel)).toBe(0);
+    // A web binary is a build like any other.
+    expect((await signedCall("/v1/releases", await binaryRelease(channel, 1, { platform: "web" }))).status).toBe(201);
+  });
+});
+
 describe("PATCH /v1/releases/{id}", () => {
   it("changes status and rollout once per webhook-id; unknown ids are 404; unsigned is 401", async () => {
     const channel = freshChannel();
