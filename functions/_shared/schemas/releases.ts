@@ -104,7 +104,8 @@ export const updatePolicySchema = z.strictObject({
  * The app's public Expo config, served as the manifest's extra.expoClient: what expo-constants'
  * Constants.expoConfig reads while the app runs a downloaded update. A JSON object taken as it is
  * (z.custom, not z.record(), which rebuilds it key by key and drops a "__proto__" key), that jsonb
- * can store (json-value.ts), at most MAX_EXPO_CLIENT_BYTES.
+ * can store (json-value.ts), at most MAX_EXPO_CLIENT_BYTES. Its numbers are the body's: one JSON.parse
+ * read as another is refused before this schema runs (not_exact: functions/api/lib/middleware.ts acceptJsonBody).
  */
 const expoClientSchema = z.custom<{ [key: string]: JsonValue }>(
   (value) => typeof value === "object" && value !== null && !Array.isArray(value),
@@ -140,7 +141,8 @@ export const publishReleaseSchema = z.strictObject({
   ),
   expo_client: expoClientSchema.optional().describe(
     `ota only: the app's public Expo config (npx expo config --json --type public), served as the manifest's ` +
-      `extra.expoClient (expo-constants' Constants.expoConfig); a JSON object, at most ${MAX_EXPO_CLIENT_BYTES} bytes as JSON`,
+      `extra.expoClient (expo-constants' Constants.expoConfig); a JSON object, at most ${MAX_EXPO_CLIENT_BYTES} bytes as JSON, ` +
+      "served as sent: a number a double does not hold as written (12345678901234567890, 1e-400) is refused (not_exact)",
   ),
 }).superRefine((release, ctx) => {
   if (release.kind === "ota" && release.runtime_version === undefined) {
