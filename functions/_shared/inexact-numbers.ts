@@ -4,7 +4,8 @@
 // writes the double (JSON.stringify) into a numeric, bigint or jsonb column,
 // which would have kept every digit: another number than the client sent,
 // stored without a word. Such a number is refused where it is (an op's data:
-// that op, rejected `not_exact`; plan-batch.ts).
+// that op, rejected `not_exact`, plan-batch.ts; anywhere else in a request's
+// body: the request, 400 `not_exact`, lib/middleware.ts acceptJsonBody).
 //
 // The rule: a number literal is inexact when the double it reads as, written
 // back as JSON, is another decimal number than the literal (compared as
@@ -19,6 +20,7 @@
 // (long-number-literals.ts, shared with the non-finite numbers' rule), so a
 // body without them (almost all) costs that scan; the walk that says where
 // runs only when one of them really is inexact.
+import type { FieldDetail } from "./errors.ts";
 import { longNumberLiterals } from "./long-number-literals.ts";
 import { jsonPointer } from "./validation-details.ts";
 
@@ -143,7 +145,11 @@ export function inexactNumberAt(value: unknown, found: InexactNumber): string | 
   return item === Number(found.literal) ? jsonPointer(found.path) : null;
 }
 
-/** The message of a `not_exact` detail. */
-export function inexactNumberMessage(literal: string): string {
-  return `would be stored as ${String(Number(literal))}: a number is read as a double, which holds at most 15 to 17 significant digits`;
+/** The `not_exact` detail of an inexact number (its literal) at `field`, a JSON Pointer. */
+export function inexactNumberDetail(field: string, literal: string): FieldDetail {
+  return {
+    field,
+    code: "not_exact",
+    message: `would be stored as ${String(Number(literal))}: a number is read as a double, which holds at most 15 to 17 significant digits`,
+  };
 }

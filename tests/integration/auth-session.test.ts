@@ -176,6 +176,17 @@ describe("POST /v1/auth/session", () => {
     expect(error.details).toEqual([{ field: "/device/build_number", code: "too_large", message: "at most 2147483647" }]);
   });
 
+  it("a build_number written as a literal JSON.parse reads as another number (1e-400 as 0) is 400 not_exact, never registered as that number", async () => {
+    const user = await createTestUser();
+    const headers = { "content-type": "application/json" };
+    for (const literal of ["1e-400", "140.00000000000000001"]) {
+      const rawBody = JSON.stringify({ device: phone() }).replace('"build_number":140', `"build_number":${literal}`);
+      const error = expectEnvelope(await call("/v1/auth/session", { method: "POST", token: user.token, rawBody, headers }), 400, "VALIDATION_FAILED");
+      expect(error.details, literal).toEqual([{ field: "/device/build_number", code: "not_exact", message: expect.stringMatching(/^would be stored as (0|140):/) }]);
+    }
+    expect((await adminSql`select count(*)::int as n from app_private.devices where user_id = ${user.userId}`)[0].n).toBe(0);
+  });
+
   it("a device's time zone is taken only spelled as in the tz database (aliases too) and stored as sent; another case is unknown_timezone", async () => {
     const user = await createTestUser();
     for (const timezone of REFUSED_TIME_ZONES) {

@@ -199,6 +199,21 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect(legacy.response.headers.get("cache-control")).toBe("no-store");
   });
 
+  it("every runtime version a publish takes reaches the update through the header; one no publish takes is 400 on /headers/expo-runtime-version", async () => {
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    for (const [i, runtimeVersion] of ["2.0 beta (rc1)", "exposdk:51.0.0", "1.0.0(14)", "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"].entries()) {
+      const { id } = await publish(await otaRelease(track, 1 + i, { runtime_version: runtimeVersion }));
+      const { manifest } = await manifestRequest({ channel: track, runtimeVersion });
+      expect({ runtimeVersion, id: manifest?.id, served: manifest?.runtimeVersion }).toEqual({ runtimeVersion, id, served: runtimeVersion });
+    }
+    // Bytes beyond ASCII arrive as Latin-1 characters (what Deno reads): no publish has such a runtime version.
+    const latin1 = await call(MANIFEST_PATH, { headers: { "expo-platform": "ios", "expo-runtime-version": "6.2\u00e9", "expo-channel-name": track } });
+    expect(expectEnvelope(latin1, 400, "VALIDATION_FAILED").details).toEqual([
+      { field: "/headers/expo-runtime-version", code: "invalid_format", message: expect.any(String) },
+    ]);
+  });
+
   it("rolling back the newest update offers the previous; rolling back the last one is rollBackToEmbedded", async () => {
     const track = freshChannel("prod");
     await testerGroup([track], [], { everyone: true });

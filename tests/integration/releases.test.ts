@@ -262,6 +262,107 @@ describe("POST /v1/releases: what belongs to one kind only", () => {
   });
 });
 
+describe("POST /v1/releases: what no Expo Updates request could receive is refused", () => {
+  const otaOf = (release: Awaited<ReturnType<typeof binaryRelease>>, runtimeVersion = "1.0") =>
+    ({ ...release, kind: "ota" as const, runtime_version: runtimeVersion, artifact: { ...release.artifact, content_type: "application/javascript" } });
+
+  it("an OTA update's runtime_version is what the expo-runtime-version header carries: visible ASCII, spaces only inside (400 invalid_format); a binary's decides nothing and is stored as sent", async () => {
+    const channel = freshChannel();
+    // HTTP drops whitespace at either end of a header value; Deno reads its bytes as Latin-1 (and OkHttp sends ASCII only).
+    for (const runtimeVersion of ["3.0 ", " 4.0", "5.0\t", "\t5.1", "6.0-\u03b2", "6.1\u00a0", "6.2\u00e9", "7.0\tbeta", "7.1\n"]) {
+      const refused = await signedCall("/v1/releases", otaOf(await binaryRelease(channel, 1), runtimeVersion));
+      expect({ runtimeVersion, details: expectEnvelope(refused, 400, "VALIDATION_FAILED").details })
+        .toEqual({ runtimeVersion, details: [{ field: "/runtime_version", code: "invalid_format", message: expect.stringMatching(/expo-runtime-version/) }] });
+    }
+    expect(await releaseCount(channel)).toBe(0);
+    // What Expo's runtime version policies give (a string, appVersion, nativeVersion, sdkVersion, fingerprint), and inner spaces.
+    const accepted = ["1.0.0", "1.0.0(14)", "exposdk:51.0.0", "b7c8f4a9d2e1c3b5a6f7e8d9c0b1a2f3e4d5c6b7", "2.0 beta (rc1)", "!~", "x".repeat(64)];
+    for (const [i, runtimeVersion] of accepted.entries()) {
+      const published = await signedCall("/v1/releases", otaOf(await binaryRelease(channel, 10 + i), runtimeVersion));
+      expect(published.status, `${runtimeVersion}: ${published.text}`).toBe(201);
+      expect(releaseSchema.parse(published.body).runtime_version).toBe(runtimeVersion);
+    }
+    // A binary's runtime_version is answered back and decides nothing (docs/test-builds.md): any storable text, as before.
+    const binary = await signedCall("/v1/releases", await binaryRelease(channel, 100, { runtime_version: "6.0-\u03b2 " }));
+    expect(binary.status, binary.text).toBe(201);
+    expect(releaseSchema.parse(binary.body).runtime_version).toBe("6.0-\u03b2 ");
+  });
+
+  it("an OTA update is for ios or android (400 invalid_value on /platform): the Expo Updates protocol has no web platform", async () => {
+    const channel = freshChannel();
+    const refused = await signedCall("/v1/releases", { ...otaOf(await binaryRelease(channel, 1)), platform: "web" });
+    expect(expectEnvelope(refused, 400, "VALIDATION_FAILED").details).toEqual([
+      { field: "/platform", code: "invalid_value", message: expect.any(String) },
+    ]);
+    expect(await releaseCount(channel)).toBe(0);
+    // A web binary is a build like any other.
+    expect((await signedCall("/v1/releases", await binaryRelease(channel, 1, { platform: "web" }))).status).toBe(201);
+  });
+});
+
+describe("POST and PATCH /v1/releases, feedback: a number JSON.parse would read as another is refused (not_exact), never stored changed", () => {
+  const otaOf = (release: Awaited<ReturnType<typeof binaryRelease>>) =>
+    ({ ...release, kind: "ota" as const, runtime_version: "1.0", artifact: { ...release.artifact, content_type: "application/javascript" } });
+  /** `body` as JSON text with `fields` (raw JSON text each) added at its end. */
+  const withRaw = (body: object, fields: string) => `${JSON.stringify(body).slice(0, -1)},${fields}}`;
+
+  it("expo_client keeps every number as sent or is refused at the number: it is served, code-signed, as the app's config", async () => {
+    const channel = freshChannel();
+    const inexact = withRaw(otaOf(await binaryRelease(channel, 1)),
+      '"expo_client":{"name":"App","extra":{"facebookAppId":12345678901234567890,"ratio":0.1000000000000000055511151231257827,"tiny":1e-400,"ok":[1,0.1]}}');
+    const refused = await signedCall("/v1/releases", undefined, { rawBody: inexact });
+    const error = expectEnvelope(refused, 400, "VALIDATION_FAILED");
+    expect(error.details).toEqual([
+      { field: "/expo_client/extra/facebookAppId", code: "not_exact", message: expect.stringMatching(/12345678901234567000/) },
+      { field: "/expo_client/extra/ratio", code: "not_exact", message: expect.stringMatching(/ 0\.1:/) },
+      { field: "/expo_client/extra/tiny", code: "not_exact", message: expect.stringMatching(/ 0:/) },
+    ]);
+    expect(error.message).toBe("3 fields are invalid");
+    expect(await releaseCount(channel)).toBe(0);
+    // Long literals a double holds as written are numbers like any other.
+    const exact = withRaw(otaOf(await binaryRelease(channel, 2)), '"expo_client":{"extra":{"big":1e21,"sum":0.30000000000000004,"max":9007199254740992,"id":"12345678901234567890"}}');
+    const published = await signedCall("/v1/releases", undefined, { rawBody: exact });
+    expect(published.status, published.text).toBe(201);
+    expect(releaseSchema.parse(published.body).expo_client).toEqual({ extra: { big: 1e21, sum: 0.30000000000000004, max: 9007199254740992, id: "12345678901234567890" } });
+  });
+
+  it("an integer field given a literal that reads as another number (1e-400 as 0) is 400 not_exact on POST, PATCH and feedback", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const release = await binaryRelease(channel, 1);
+    const { build_number: _build, ...withoutBuild } = release;
+    const cases: [string, string][] = [
+      [withRaw(withoutBuild, '"build_number":1e-400'), "/build_number"],
+      [withRaw(release, '"rollout_percentage":1e-400'), "/rollout_percentage"],
+      [withRaw(release, '"update_policy":{"minimum_build_number":1.0000000000000001}'), "/update_policy/minimum_build_number"],
+      [JSON.stringify(release).replace(`"size":${release.artifact.size}`, `"size":${release.artifact.size}.00000000000000001`), "/artifact/size"],
+    ];
+    for (const [rawBody, field] of cases) {
+      const refused = await signedCall("/v1/releases", undefined, { rawBody });
+      expect({ field, details: expectEnvelope(refused, 400, "VALIDATION_FAILED").details })
+        .toEqual({ field, details: [{ field, code: "not_exact", message: expect.any(String) }] });
+    }
+    expect(await releaseCount(channel)).toBe(0);
+
+    const { id } = await publish(release);
+    const patch = await signedCall(`/v1/releases/${id}`, undefined, { method: "PATCH", rawBody: '{"rollout_percentage":1e-400}' });
+    expect(expectEnvelope(patch, 400, "VALIDATION_FAILED").details).toEqual([{ field: "/rollout_percentage", code: "not_exact", message: expect.any(String) }]);
+    expect((await adminSql`select rollout_percentage from app_private.releases where id = ${id}`)[0].rollout_percentage).toBe(100);
+
+    const feedback = await call(`/v1/releases/${id}/feedback`, {
+      method: "POST", token: tester.token, headers: { "content-type": "application/json" }, rawBody: '{"body":"hi","platform":"ios","build_number":1e-400}',
+    });
+    expect(expectEnvelope(feedback, 400, "VALIDATION_FAILED").details).toEqual([{ field: "/build_number", code: "not_exact", message: expect.any(String) }]);
+    expect((await adminSql`select count(*)::int as n from app_private.release_feedback where release_id = ${id}`)[0].n).toBe(0);
+    // The same numbers written exactly are taken.
+    const sent = await call(`/v1/releases/${id}/feedback`, {
+      method: "POST", token: tester.token, headers: { "content-type": "application/json" }, rawBody: '{"body":"hi","platform":"ios","build_number":1e0}',
+    });
+    expect(sent.status, sent.text).toBe(201);
+  });
+});
+
 describe("PATCH /v1/releases/{id}", () => {
   it("changes status and rollout once per webhook-id; unknown ids are 404; unsigned is 401", async () => {
     const channel = freshChannel();

@@ -39,6 +39,8 @@ export interface SignedCall {
   signs?: "body" | { method: string; target: string };
   /** Another functions server (default the suite's). */
   baseUrl?: string;
+  /** The body's text as sent, instead of JSON.stringify(body): for what JSON.stringify cannot write (`1e-400`). */
+  rawBody?: string;
 }
 
 /** Sends `body` to `path` (from /v1/, with its query) signed as CI would, with standardwebhooks' Webhook.sign. */
@@ -46,7 +48,7 @@ export async function signedCall(path: string, body: unknown, options: SignedCal
   const method = options.method ?? "POST";
   // A read (GET, HEAD) has no body.
   const read = method === "GET" || method === "HEAD";
-  const rawBody = read ? "" : JSON.stringify(body);
+  const rawBody = read ? "" : options.rawBody ?? JSON.stringify(body);
   const signs = options.signs ?? { method, target: path };
   const payload = signs === "body" ? rawBody : requestLine(signs.method, signs.target) + rawBody;
   const id = options.webhookId ?? `msg_${randomUUID()}`;

@@ -129,14 +129,14 @@ describe("mayHoldInexactNumber and inexactNumbersIn: the cheap test never misses
   it("inexactNumbersOfOps: per op index, paths from its data; numbers outside an op's data are not its (the envelope's schema judges them)", () => {
     const text = `{"ops":[{"op_id":"x","base_version":12345678901234567,"data":{"n":1}},` +
       `{"data":{"doc":{"order_id":12345678901234567,"exact":1.000000000000000000001,"ok":0.1},"list":[1,2.0000000000000000001]}}]}`;
-    expect(Object.fromEntries(inexactNumbersOfOps(text))).toEqual({
+    expect(Object.fromEntries(inexactNumbersOfOps(inexactNumbersIn(text)))).toEqual({
       1: [
         { path: ["doc", "order_id"], literal: "12345678901234567" },
         { path: ["doc", "exact"], literal: "1.000000000000000000001" },
         { path: ["list", 1], literal: "2.0000000000000000001" },
       ],
     });
-    expect(inexactNumbersOfOps(JSON.stringify({ ops: [{ data: { position: 0.30000000000000004, big: 2 ** 60 } }] })).size).toBe(0);
+    expect(inexactNumbersOfOps(inexactNumbersIn(JSON.stringify({ ops: [{ data: { position: 0.30000000000000004, big: 2 ** 60 } }] }))).size).toBe(0);
   });
 });
 
@@ -149,7 +149,7 @@ describe("planBatch with the sample tables (no column there stores a number exac
     const text = `{"ops":[` +
       `{"op_id":"00000000-0000-4000-8000-000000000001","collection":"tasks","record_id":"00000000-0000-4000-8000-000000000011","type":"upsert","base_version":null,"data":{"list_id":"${LIST}","title":"t","position":0.10000000000000001}},` +
       `{"op_id":"00000000-0000-4000-8000-000000000002","collection":"tasks","record_id":"00000000-0000-4000-8000-000000000012","type":"upsert","base_version":null,"data":{"list_id":"${LIST}","title":12345678901234567}}]}`;
-    const inexact = inexactNumbersOfOps(text);
+    const inexact = inexactNumbersOfOps(inexactNumbersIn(text));
     expect([...inexact.keys()]).toEqual([0, 1]);
     const plan = planBatch(syncBatchRequestSchema.parse(JSON.parse(text)).ops, null, state, { max_record_data_bytes: 65536, max_live_records_per_user: 10 }, "2026-11-26T00:00:00.000000Z", inexact);
     expect(plan.ops.map((p) => [p.result.status, p.result.error?.details?.map((d) => d.code)])).toEqual([["applied", undefined], ["rejected", ["invalid_type"]]]);

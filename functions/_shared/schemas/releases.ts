@@ -17,9 +17,29 @@ export const MAX_OTA_ASSETS = 500;
 /** Most bytes of an OTA update's expo_client, as JSON in UTF-8: it rides in every manifest of the update. */
 export const MAX_EXPO_CLIENT_BYTES = 64 * 1024;
 
+/** The platforms of the Expo Updates protocol (expo-platform): an OTA update is for one of them. */
+export const EXPO_PLATFORMS = ["ios", "android"] as const;
+
 const MAX_BUILD_NUMBER = 2_147_483_647;
 const buildNumber = z.number().int().min(0).max(MAX_BUILD_NUMBER);
 const timestamp = z.string().datetime({ offset: true });
+
+/**
+ * A runtime version an Expo Updates request can name: expo-updates sends the app's as the
+ * expo-runtime-version header, which must equal an OTA update's for the update to be served. So
+ * visible ASCII (0x21-0x7E), spaces only between them: HTTP drops whitespace at either end of a
+ * header value, Deno reads a value's bytes beyond ASCII as Latin-1 (so "6.0-β" arrives as another
+ * string) and OkHttp, expo-updates' Android client, sends none; a tab or line break is no runtime
+ * version Expo writes. What Expo's runtime version policies give fits: "1.0.0", "1.0.0(14)"
+ * (nativeVersion), "exposdk:51.0.0" (sdkVersion), a fingerprint's hex. The one rule for both
+ * sides: an OTA publish (publishReleaseSchema) and the manifest's header (expo-updates.ts).
+ */
+const EXPO_RUNTIME_VERSION = /^[!-~](?:[ -~]*[!-~])?$/;
+const MAX_RUNTIME_VERSION = 64;
+const EXPO_RUNTIME_VERSION_MESSAGE =
+  "must be visible ASCII characters, spaces only between them: expo-updates sends it as the expo-runtime-version header, which carries no other";
+
+export const expoRuntimeVersionSchema = z.string().min(1).max(MAX_RUNTIME_VERSION).regex(EXPO_RUNTIME_VERSION, { message: EXPO_RUNTIME_VERSION_MESSAGE });
 
 export const channelNameSchema = z.string().regex(/^[a-z0-9][a-z0-9_-]{0,31}$/, {
   message: "must be 1-32 characters: lower-case letters, digits, - and _, starting with a letter or digit",
@@ -84,7 +104,8 @@ export const updatePolicySchema = z.strictObject({
  * The app's public Expo config, served as the manifest's extra.expoClient: what expo-constants'
  * Constants.expoConfig reads while the app runs a downloaded update. A JSON object taken as it is
  * (z.custom, not z.record(), which rebuilds it key by key and drops a "__proto__" key), that jsonb
- * can store (json-value.ts), at most MAX_EXPO_CLIENT_BYTES.
+ * can store (json-value.ts), at most MAX_EXPO_CLIENT_BYTES. Its numbers are the body's: one JSON.parse
+ * read as another is refused before this schema runs (not_exact: functions/api/lib/middleware.ts acceptJsonBody).
  */
 const expoClientSchema = z.custom<{ [key: string]: JsonValue }>(
   (value) => typeof value === "object" && value !== null && !Array.isArray(value),
@@ -98,12 +119,15 @@ const expoClientSchema = z.custom<{ [key: string]: JsonValue }>(
 }).meta({ type: "object", additionalProperties: {} });
 
 export const publishReleaseSchema = z.strictObject({
-  platform: z.enum(PLATFORMS),
+  platform: z.enum(PLATFORMS).describe(`an ota update's is ${EXPO_PLATFORMS.join(" or ")} (the Expo Updates protocol has no other)`),
   channel: channelNameSchema,
   kind: z.enum(RELEASE_KINDS).describe("binary: an installable build; ota: an Expo Updates JS update for runtime_version"),
   version: storableText(64, 1).describe("the version people read, e.g. 2.4.0"),
   build_number: buildNumber.describe("iOS CFBundleVersion / Android versionCode; higher is newer"),
-  runtime_version: storableText(64, 1).optional().describe("required for ota: the Expo runtime version the update runs on"),
+  runtime_version: storableText(MAX_RUNTIME_VERSION, 1).optional().describe(
+    "required for ota: the Expo runtime version the update runs on, as expo-updates sends it (expo-runtime-version): visible ASCII, " +
+      "spaces only between them. A binary's is stored as sent and decides nothing",
+  ),
   release_notes: storableText(4000).optional(),
   artifact: artifactSchema.describe("for ota: the launch asset (the JS bundle)"),
   assets: z.array(otaAssetSchema).max(MAX_OTA_ASSETS).optional().describe("ota only: the update's other assets"),
@@ -117,11 +141,24 @@ export const publishReleaseSchema = z.strictObject({
   ),
   expo_client: expoClientSchema.optional().describe(
     `ota only: the app's public Expo config (npx expo config --json --type public), served as the manifest's ` +
-      `extra.expoClient (expo-constants' Constants.expoConfig); a JSON object, at most ${MAX_EXPO_CLIENT_BYTES} bytes as JSON`,
+      `extra.expoClient (expo-constants' Constants.expoConfig); a JSON object, at most ${MAX_EXPO_CLIENT_BYTES} bytes as JSON, ` +
+      "served as sent: a number a double does not hold as written (12345678901234567890, 1e-400) is refused (not_exact)",
   ),
 }).superRefine((release, ctx) => {
   if (release.kind === "ota" && release.runtime_version === undefined) {
     ctx.addIssue({ code: "custom", path: ["runtime_version"], message: "is required for an ota release", params: { code: "required" } });
+  }
+  // What no Expo Updates request could name would be published and never served.
+  if (release.kind === "ota" && release.runtime_version !== undefined && !EXPO_RUNTIME_VERSION.test(release.runtime_version)) {
+    ctx.addIssue({ code: "custom", path: ["runtime_version"], message: EXPO_RUNTIME_VERSION_MESSAGE, params: { code: "invalid_format" } });
+  }
+  if (release.kind === "ota" && !(EXPO_PLATFORMS as readonly string[]).includes(release.platform)) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["platform"],
+      message: `an ota update is for ${EXPO_PLATFORMS.join(" or ")}: the Expo Updates protocol has no other platform`,
+      params: { code: "invalid_value" },
+    });
   }
   if (release.kind !== "ota" && release.assets !== undefined && release.assets.length > 0) {
     ctx.addIssue({ code: "custom", path: ["assets"], message: "only an ota release has assets", params: { code: "unexpected_field" } });

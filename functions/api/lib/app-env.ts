@@ -4,6 +4,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AdmissionSlot } from "./concurrency-limit.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
+import type { InexactNumber } from "../../_shared/inexact-numbers.ts";
 import type { IgnoredToken } from "./middleware.ts";
 import type { TokenVerifier, UserClaims } from "./verify-token.ts";
 
@@ -31,8 +32,8 @@ export interface AppEnv {
     webhookRequestSha256?: string;
     /** The request's JSON body as parsed once by jsonBody (c.req.json() parses the text again on every call). */
     jsonBody?: unknown;
-    /** That body's long number literals (long-number-literals.ts: none, almost always), found once by jsonBody. */
-    longNumberLiterals?: string[];
+    /** That body's numbers JSON.parse read as others (inexact-numbers.ts: none, almost always), found once by jsonBody. */
+    inexactNumbers?: InexactNumber[];
     /** Validates the route's query once (route-validation.ts checkQuery): requireUser calls it before spending the budget. */
     checkQuery?: () => Promise<void>;
     /** The request's admission slot (routes behind the limit only), given back while its body arrives. */

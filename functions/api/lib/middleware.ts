@@ -3,8 +3,11 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { ApiError } from "../../_shared/errors.ts";
 import { MAX_REQUEST_HEADER_BYTES } from "../../_shared/limits.ts";
+import { type InexactNumber, inexactNumberAt, inexactNumberDetail, inexactNumbersIn, mayHoldInexactNumber } from "../../_shared/inexact-numbers.ts";
 import { longNumberLiterals } from "../../_shared/long-number-literals.ts";
 import { isNonFiniteNumberLiteral, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
+import type { FieldDetail } from "../../_shared/errors.ts";
+import { boundedDetails, validationMessage } from "../../_shared/validation-details.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
 import { Aal2Required, type SessionUse } from "./db.ts";
@@ -242,11 +245,23 @@ async function readWithin(c: Context, body: ReadableStream<Uint8Array>, config: 
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*(?:charset=(?:utf-8|"utf-8")[ \t]*)?)*$/i;
 
 /**
- * The part of a parsed body whose non-finite numbers refuse the whole
- * request: all of it, unless a route answers some items on their own (the
- * sync push, op by op) and passes the body without those items' content.
+ * The parts of a parsed body whose numbers refuse the whole request (400):
+ * all of it, unless a route answers some items on their own (the sync push,
+ * op by op) and passes the body without them. `finite`: where a number
+ * JSON.parse turns into ±Infinity (`1e309`: not_finite) is the request's;
+ * `exact`: where one it reads as another number (`1e-400` as 0,
+ * `12345678901234567890` as 12345678901234567000: not_exact,
+ * inexact-numbers.ts) is. No JSON route takes a number a double changes: an
+ * integer field given a literal that is not exactly that integer, a number in
+ * a JSON document kept as sent (an OTA update's expo_client), are refused
+ * where they are rather than stored as another.
  */
-export type WholeRequestPart = (value: unknown) => unknown;
+export interface WholeRequestParts {
+  finite?: (value: unknown) => unknown;
+  exact?: (value: unknown) => unknown;
+}
+
+const whole = (value: unknown) => value;
 
 /**
  * The one order in which every body route (jsonBody, optionalJsonBody, CI's writes) checks and
@@ -271,9 +286,9 @@ export async function readJsonBodyBytes(
  * Reads a JSON body (readJsonBodyBytes), then hands the parsed value to the
  * route's zod validator.
  */
-export function jsonBody(deps: Deps, wholeRequestPart?: WholeRequestPart): MiddlewareHandler<AppEnv> {
+export function jsonBody(deps: Deps, parts?: WholeRequestParts): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    acceptJsonBody(c, await readJsonBodyBytes(c, deps.config), wholeRequestPart);
+    acceptJsonBody(c, await readJsonBodyBytes(c, deps.config), parts);
     await next();
   };
 }
@@ -297,7 +312,7 @@ function requireJsonMediaType(c: Context): void {
 }
 
 /** Parses the body bytes already read and hands the value to the route's zod validator. */
-export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: WholeRequestPart = (value) => value): void {
+export function acceptJsonBody(c: Context, bytes: Uint8Array, { finite = whole, exact = whole }: WholeRequestParts = {}): void {
   let text: string;
   let value: unknown;
   try {
@@ -309,24 +324,34 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: 
   // One scan for long number literals serves every rule about numbers (long-number-literals.ts):
   // none in almost every body, and then no walk at all.
   const literals = longNumberLiterals(text);
-  const infinite = literals.some(isNonFiniteNumberLiteral) ? nonFiniteNumberAt(wholeRequestPart(value)) : null;
+  const infinite = literals.some(isNonFiniteNumberLiteral) ? nonFiniteNumberAt(finite(value)) : null;
   if (infinite !== null) {
     // JSON.parse turns 1e309 into Infinity, which would later serialise as null.
     throw new ApiError("VALIDATION_FAILED", "a number is out of range", {
       details: [{ field: infinite, code: "not_finite", message: "must be a finite number" }],
     });
   }
-  useJsonBody(c, text, value, literals);
+  // The numbers JSON.parse read as others, with their paths: the walk runs only for a body that has one.
+  const inexact = mayHoldInexactNumber(text, literals) ? inexactNumbersIn(text) : [];
+  if (inexact.length > 0) {
+    const part = exact(value);
+    const altered = inexact.flatMap((found): FieldDetail[] => {
+      const pointer = inexactNumberAt(part, found);
+      return pointer === null ? [] : [inexactNumberDetail(pointer, found.literal)];
+    });
+    if (altered.length > 0) throw new ApiError("VALIDATION_FAILED", validationMessage(altered.length), { details: boundedDetails(altered) });
+  }
+  useJsonBody(c, text, value, inexact);
 }
 
-function useJsonBody(c: Context, text: string, value: unknown, literals: string[]): void {
-  // The route's validator reads the parsed value (c.var.jsonBody); c.req.text() reads the text
-  // (the push scans it for inexact numbers). Only the text is cached: with a parsed value cached,
-  // Hono's other readers would JSON.stringify it first (a stack overflow, hence a 500, on a
-  // deeply nested body). (Hono stores promises in the cache, whatever its type says.)
+function useJsonBody(c: Context, text: string, value: unknown, inexact: InexactNumber[]): void {
+  // The route's validator reads the parsed value (c.var.jsonBody); c.req.text() reads the text, and
+  // the push its ops' inexact numbers (c.var.inexactNumbers). Only the text is cached: with a parsed
+  // value cached, Hono's other readers would JSON.stringify it first (a stack overflow, hence a 500,
+  // on a deeply nested body). (Hono stores promises in the cache, whatever its type says.)
   c.req.bodyCache.text = Promise.resolve(text) as unknown as string;
   c.set("jsonBody", value);
-  c.set("longNumberLiterals", literals);
+  c.set("inexactNumbers", inexact);
 }
 
 /**

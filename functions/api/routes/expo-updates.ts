@@ -8,7 +8,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
 import { expoCandidates, planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
 import { ROLLOUT_BUCKETS, rolloutBucket } from "../../_shared/releases/rollout.ts";
-import { channelNameSchema } from "../../_shared/schemas/releases.ts";
+import { channelNameSchema, EXPO_PLATFORMS, expoRuntimeVersionSchema } from "../../_shared/schemas/releases.ts";
 import type { App, Deps } from "../lib/app-env.ts";
 import type { Tx } from "../lib/db.ts";
 import { IGNORED_TOKENS, optionalUser, TOKEN_IGNORED_HEADER } from "../lib/middleware.ts";
@@ -24,8 +24,8 @@ export const MAX_EXPO_CANDIDATES = 50;
 
 const expoHeadersSchema = z.object({
   "expo-protocol-version": z.enum(["0", "1"]).optional().describe("1 for directives (expo-updates SDK 46+); default 0"),
-  "expo-platform": z.enum(["ios", "android"]),
-  "expo-runtime-version": z.string().min(1).max(64),
+  "expo-platform": z.enum(EXPO_PLATFORMS),
+  "expo-runtime-version": expoRuntimeVersionSchema,
   "expo-channel-name": channelNameSchema,
   "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs: the same one again is noUpdateAvailable; one rolled back or deleted is replaced"),
   "expo-embedded-update-id": z.string().max(64).optional().describe("the update built into the app: running it (expo-current-update-id the same) is running no update of this server's"),

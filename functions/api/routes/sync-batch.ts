@@ -33,6 +33,16 @@ function withoutOpData(body: unknown): unknown {
   return { ...body, ops };
 }
 
+/**
+ * The batch without its ops: an inexact number in an op is that op's to answer (in its data,
+ * rejected where the column would store another number: planBatch), not the batch's 400.
+ */
+function withoutOps(body: unknown): unknown {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
+  const { ops: _ops, ...rest } = body as Record<string, unknown>;
+  return rest;
+}
+
 /** 413 for too many ops, before the envelope is validated op by op. */
 function opCountLimit(deps: Deps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -54,7 +64,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     path: "/v1/sync/batch",
     summary: "Push a batch of ops: one result per op (applied, duplicate, conflict, rejected), atomically, exactly once per op_id",
     security: bearerSecurity,
-    middleware: [requireUser(deps, "sync.batch"), jsonBody(deps, withoutOpData), opCountLimit(deps)] as const,
+    middleware: [requireUser(deps, "sync.batch"), jsonBody(deps, { finite: withoutOpData, exact: withoutOps }), opCountLimit(deps)] as const,
     request: {
       body: { required: true, content: { "application/json": { schema: parsedSynchronously(syncBatchEnvelopeSchema.meta({ id: "SyncBatchRequest" })) } } },
     },
@@ -73,7 +83,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     const batch = c.req.valid("json");
     const user = c.get("user");
     // The parsed body holds doubles: which of its ops' numbers were read as others, its text says.
-    const inexactNumbers = inexactNumbersOfOps(await c.req.text(), c.get("longNumberLiterals"));
+    const inexactNumbers = inexactNumbersOfOps(c.get("inexactNumbers") ?? []);
     // 503 while a collection it reads or writes is out of step with the database (schema-drift.ts).
     const needs = collectionsOfBatch(batch.ops);
     const attempt = (replanned: boolean, refusedDeletes?: StaleBatch["refusedDeletes"]) =>

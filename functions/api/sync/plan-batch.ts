@@ -31,7 +31,7 @@
 // would take away.
 import { type CollectionDefinition, findCollection, scopeCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
-import { type InexactNumber, inexactNumberAt, inexactNumberMessage } from "../../_shared/inexact-numbers.ts";
+import { type InexactNumber, inexactNumberAt, inexactNumberDetail } from "../../_shared/inexact-numbers.ts";
 import type { Limits } from "../../_shared/limits.ts";
 import { ALL_FIELDS, type JsonObject, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
 import { nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
@@ -254,7 +254,7 @@ function validateData(definition: CollectionDefinition, op: SyncOp, index: numbe
   // it is sent (not a double precision one), that other number would be stored.
   const altered = inexact.flatMap((found) => {
     const pointer = definition.exactNumberFields.has(String(found.path[0])) ? inexactNumberAt(op.data, found) : null;
-    return pointer === null ? [] : [{ field: at(index, "data") + pointer, code: "not_exact", message: inexactNumberMessage(found.literal) }];
+    return pointer === null ? [] : [inexactNumberDetail(at(index, "data") + pointer, found.literal)];
   });
   if (altered.length > 0) {
     return { error: rejection("VALIDATION_FAILED", "a number cannot be stored exactly as sent", altered) };
