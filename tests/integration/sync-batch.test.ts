@@ -815,16 +815,18 @@ describe("POST /v1/sync/batch: hardening (issue 8, point 9)", () => {
     expect(await liveRecords(user.userId)).toBe(1);
   });
 
-  it('"base_version": 1e309 → 400 VALIDATION_FAILED at /ops/0/base_version (not_finite), nothing written', async () => {
-    const user = await createTestUser();
-    const id = randomUUID();
-    const text = `{"ops":[{"op_id":"${randomUUID()}","collection":"tasks","record_id":"${id}","type":"upsert","base_version":1e309,` +
-      `"data":{"title":"x","list_id":"${user.userId}"}}]}`;
-    const error = expectEnvelope(await pushRaw(user, text), 400, "VALIDATION_FAILED");
-    expect(error.details).toEqual([expect.objectContaining({ field: "/ops/0/base_version", code: "not_finite" })]);
-    expect(await storedRow("tasks", id)).toBeUndefined();
-    expect(await ledger(user.userId)).toHaveLength(0);
-  });
+  for (const [literal, code] of [["1e309", "not_finite"], ["1e-400", "not_exact"], ["12345678901234567891", "not_exact"]]) {
+    it(`"base_version": ${literal} → 400 VALIDATION_FAILED at /ops/0/base_version (${code}), nothing written`, async () => {
+      const user = await createTestUser();
+      const id = randomUUID();
+      const text = `{"ops":[{"op_id":"${randomUUID()}","collection":"tasks","record_id":"${id}","type":"upsert","base_version":${literal},` +
+        `"data":{"title":"x","list_id":"${user.userId}"}}]}`;
+      const error = expectEnvelope(await pushRaw(user, text), 400, "VALIDATION_FAILED");
+      expect(error.details).toEqual([expect.objectContaining({ field: "/ops/0/base_version", code })]);
+      expect(await storedRow("tasks", id)).toBeUndefined();
+      expect(await ledger(user.userId)).toHaveLength(0);
+    });
+  }
 
   it("a non-finite number in one op's data (1e309, -1e400) rejects that op (not_finite), the rest of the batch applies, nothing is stored as null", async () => {
     const user = await createTestUser();

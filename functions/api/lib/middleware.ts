@@ -245,23 +245,17 @@ async function readWithin(c: Context, body: ReadableStream<Uint8Array>, config: 
 const JSON_MEDIA_TYPE = /^application\/json[ \t]*(?:;[ \t]*(?:charset=(?:utf-8|"utf-8")[ \t]*)?)*$/i;
 
 /**
- * The parts of a parsed body whose numbers refuse the whole request (400):
+ * The part of a parsed body whose numbers refuse the whole request (400):
  * all of it, unless a route answers some items on their own (the sync push,
- * op by op) and passes the body without them. `finite`: where a number
- * JSON.parse turns into ±Infinity (`1e309`: not_finite) is the request's;
- * `exact`: where one it reads as another number (`1e-400` as 0,
- * `12345678901234567890` as 12345678901234567000: not_exact,
- * inexact-numbers.ts) is. No JSON route takes a number a double changes: an
- * integer field given a literal that is not exactly that integer, a number in
- * a JSON document kept as sent (an OTA update's expo_client), are refused
- * where they are rather than stored as another.
+ * op by op) and passes the body without those items' content. A number there
+ * that JSON.parse turns into ±Infinity (`1e309`: not_finite) or reads as
+ * another number (`1e-400` as 0, `12345678901234567890` as
+ * 12345678901234567000: not_exact, inexact-numbers.ts) is refused where it
+ * is: no JSON route stores a number a double changed, an integer field given
+ * a literal that is not exactly that integer, or a number of a JSON document
+ * kept as sent (an OTA update's expo_client).
  */
-export interface WholeRequestParts {
-  finite?: (value: unknown) => unknown;
-  exact?: (value: unknown) => unknown;
-}
-
-const whole = (value: unknown) => value;
+export type WholeRequestPart = (value: unknown) => unknown;
 
 /**
  * The one order in which every body route (jsonBody, optionalJsonBody, CI's writes) checks and
@@ -286,9 +280,9 @@ export async function readJsonBodyBytes(
  * Reads a JSON body (readJsonBodyBytes), then hands the parsed value to the
  * route's zod validator.
  */
-export function jsonBody(deps: Deps, parts?: WholeRequestParts): MiddlewareHandler<AppEnv> {
+export function jsonBody(deps: Deps, wholeRequestPart?: WholeRequestPart): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    acceptJsonBody(c, await readJsonBodyBytes(c, deps.config), parts);
+    acceptJsonBody(c, await readJsonBodyBytes(c, deps.config), wholeRequestPart);
     await next();
   };
 }
@@ -312,7 +306,7 @@ function requireJsonMediaType(c: Context): void {
 }
 
 /** Parses the body bytes already read and hands the value to the route's zod validator. */
-export function acceptJsonBody(c: Context, bytes: Uint8Array, { finite = whole, exact = whole }: WholeRequestParts = {}): void {
+export function acceptJsonBody(c: Context, bytes: Uint8Array, wholeRequestPart: WholeRequestPart = (value) => value): void {
   let text: string;
   let value: unknown;
   try {
@@ -324,7 +318,7 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array, { finite = whole, 
   // One scan for long number literals serves every rule about numbers (long-number-literals.ts):
   // none in almost every body, and then no walk at all.
   const literals = longNumberLiterals(text);
-  const infinite = literals.some(isNonFiniteNumberLiteral) ? nonFiniteNumberAt(finite(value)) : null;
+  const infinite = literals.some(isNonFiniteNumberLiteral) ? nonFiniteNumberAt(wholeRequestPart(value)) : null;
   if (infinite !== null) {
     // JSON.parse turns 1e309 into Infinity, which would later serialise as null.
     throw new ApiError("VALIDATION_FAILED", "a number is out of range", {
@@ -334,7 +328,7 @@ export function acceptJsonBody(c: Context, bytes: Uint8Array, { finite = whole, 
   // The numbers JSON.parse read as others, with their paths: the walk runs only for a body that has one.
   const inexact = mayHoldInexactNumber(text, literals) ? inexactNumbersIn(text) : [];
   if (inexact.length > 0) {
-    const part = exact(value);
+    const part = wholeRequestPart(value);
     const altered = inexact.flatMap((found): FieldDetail[] => {
       const pointer = inexactNumberAt(part, found);
       return pointer === null ? [] : [inexactNumberDetail(pointer, found.literal)];

@@ -22,7 +22,10 @@ import { NOT_READABLE_AFTER_WRITE } from "../sync/db-refusal.ts";
 import { collectionsOfBatch, pushBatch, StaleBatch } from "../sync/push-store.ts";
 import { inStep } from "../sync/schema-drift.ts";
 
-/** The batch without its ops' data: a non-finite number there is that op's rejection (planBatch), not the batch's 400. */
+/**
+ * The batch without its ops' data: a non-finite or inexact number there is that op's rejection
+ * (planBatch), not the batch's 400 (one elsewhere in an op, a base_version say, is).
+ */
 function withoutOpData(body: unknown): unknown {
   if (typeof body !== "object" || body === null || !Array.isArray((body as { ops?: unknown }).ops)) return body;
   const ops = (body as { ops: unknown[] }).ops.map((op) => {
@@ -31,16 +34,6 @@ function withoutOpData(body: unknown): unknown {
     return rest;
   });
   return { ...body, ops };
-}
-
-/**
- * The batch without its ops: an inexact number in an op is that op's to answer (in its data,
- * rejected where the column would store another number: planBatch), not the batch's 400.
- */
-function withoutOps(body: unknown): unknown {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return body;
-  const { ops: _ops, ...rest } = body as Record<string, unknown>;
-  return rest;
 }
 
 /** 413 for too many ops, before the envelope is validated op by op. */
@@ -64,7 +57,7 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     path: "/v1/sync/batch",
     summary: "Push a batch of ops: one result per op (applied, duplicate, conflict, rejected), atomically, exactly once per op_id",
     security: bearerSecurity,
-    middleware: [requireUser(deps, "sync.batch"), jsonBody(deps, { finite: withoutOpData, exact: withoutOps }), opCountLimit(deps)] as const,
+    middleware: [requireUser(deps, "sync.batch"), jsonBody(deps, withoutOpData), opCountLimit(deps)] as const,
     request: {
       body: { required: true, content: { "application/json": { schema: parsedSynchronously(syncBatchEnvelopeSchema.meta({ id: "SyncBatchRequest" })) } } },
     },
