@@ -46,6 +46,36 @@ async function aTaskEach() {
   return { alice, bob, list, aliceTask: await task(alice), bobTask: await task(bob) };
 }
 
+/**
+ * A transaction taking two users' usage rows as every writer does, in user_id order (`first` the
+ * lower id): it holds the first; `afterOneWaiter`, once a write waits for it, takes the second,
+ * then commits. A deadlock is the write's to find (its deadlock_timeout, 1 s), never this one's.
+ */
+async function takingUsageRows(first: string, second: string, db?: postgres.Sql) {
+  let firstHeld!: () => void;
+  const firstIsHeld = new Promise<void>((resolve) => (firstHeld = resolve));
+  let takeSecond!: () => void;
+  const secondsTurn = new Promise<void>((resolve) => (takeSecond = resolve));
+  const held = holdTransaction(async (tx) => {
+    await tx`set local deadlock_timeout = '1min'`;
+    await tx`select 1 from app_private.sync_usage where user_id = ${first} for update`;
+    firstHeld();
+    await secondsTurn;
+    await tx`select 1 from app_private.sync_usage where user_id = ${second} for update`;
+  }, { db });
+  const pid = await held.pid;
+  await firstIsHeld;
+  return {
+    async afterOneWaiter() {
+      await waitersOf(pid, 1);
+      takeSecond();
+      await Promise.race([held.ran, held.done]);
+      held.commit();
+      await held.done;
+    },
+  };
+}
+
 describe("usage rows are taken in user_id order", () => {
   for (const order of ["create, then delete", "delete, then create"]) {
     it(`two editors each creating a task and deleting one of the other's (${order}) at the same moment: both applied, no deadlock`, async () => {
@@ -93,27 +123,9 @@ describe("usage rows are taken in user_id order", () => {
       const users = await aTaskEach();
       const { alice, bob } = users;
       const before = [await usage(alice), await usage(bob)];
-      let aliceHeld!: () => void;
-      const alicesIsHeld = new Promise<void>((resolve) => (aliceHeld = resolve));
-      let takeBobs!: () => void;
-      const bobsTurn = new Promise<void>((resolve) => (takeBobs = resolve));
-      const held = holdTransaction(async (tx) => {
-        // Takes Alice's row, then Bob's, as every writer now does. A deadlock is the statement's
-        // to find (its deadlock_timeout, 1 s), never this transaction's.
-        await tx`set local deadlock_timeout = '1min'`;
-        await tx`select 1 from app_private.sync_usage where user_id = ${alice.userId} for update`;
-        aliceHeld();
-        await bobsTurn;
-        await tx`select 1 from app_private.sync_usage where user_id = ${bob.userId} for update`;
-      });
-      const pid = await held.pid;
-      await alicesIsHeld;
+      const taker = await takingUsageRows(alice.userId, bob.userId);
       const written = write(users);
-      await waitersOf(pid, 1); // the statement waits for Alice's row
-      takeBobs();
-      await Promise.race([held.ran, held.done]);
-      held.commit();
-      await held.done;
+      await taker.afterOneWaiter(); // the statement waits for Alice's row
 
       expect(await written).toMatchObject({ count: rows });
       expect([await usage(alice), await usage(bob)]).toEqual([before[0] + change[0], before[1] + change[1]]);
@@ -383,26 +395,9 @@ describe("a push whose moves of two users' tasks take several statements meets a
       };
       const tasks = { alice: await task(alice, alicesId), bob: await task(bob, bobsId), xavier: await task(xavier, randomUUID()) };
 
-      let aliceHeld!: () => void;
-      const alicesIsHeld = new Promise<void>((resolve) => (aliceHeld = resolve));
-      let takeBobs!: () => void;
-      const bobsTurn = new Promise<void>((resolve) => (takeBobs = resolve));
-      const held = holdTransaction(async (tx) => {
-        // A deadlock is the push's to find (its deadlock_timeout, 1 s), never this transaction's.
-        await tx`set local deadlock_timeout = '1min'`;
-        await tx`select 1 from app_private.sync_usage where user_id = ${alice.userId} for update`;
-        aliceHeld();
-        await bobsTurn;
-        await tx`select 1 from app_private.sync_usage where user_id = ${bob.userId} for update`;
-      }, { db: probe.admin });
-      const pid = await held.pid;
-      await alicesIsHeld;
+      const taker = await takingUsageRows(alice.userId, bob.userId, probe.admin);
       const pushed = push(xavier.token, { ops: ops(l2, tasks) }, probe.apiUrl);
-      await waitersOf(pid, 1); // the push waits for Alice's row
-      takeBobs();
-      await Promise.race([held.ran, held.done]);
-      held.commit();
-      await held.done;
+      await taker.afterOneWaiter(); // the push waits for Alice's row
 
       const response = await pushed;
       expect(response.status, response.text).toBe(200);
