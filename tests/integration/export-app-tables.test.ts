@@ -4,7 +4,7 @@
 // export holds the caller's rows of it and nobody else's. One table has a
 // created_by column (its rows are the caller's when it names them), one has
 // none (the rows whose sync state names the caller as creator: the user whose
-// write inserted them). Both are made in a transaction rolled back afterwards,
+// write inserted them, or the list's owner once their creator left the list). Both are made in a transaction rolled back afterwards,
 // in which the export is written as the caller, under RLS, as the route does.
 import { randomUUID } from "node:crypto";
 import type postgres from "postgres";
@@ -104,6 +104,19 @@ describe("the data export of an app's own synced tables", () => {
       expect(ids(ofBob.synced.tidesync_test_export_gadgets)).toEqual([bobGadget]);
       expect(ids(ofBob.synced.tidesync_test_export_notes)).toEqual([bobNote]);
       expect(ids(ofBob.synced.lists)).not.toContain(shared);
+
+      // Bob leaves: his rows there pass to the list's owner (sync.md, "Limits and their errors"),
+      // in the sync state, not in the table's created_by column: his note is Alice's to export
+      // now, his gadget nobody's (he cannot read it any more; its column still names him).
+      await asUser(tx, bob);
+      await tx`delete from public.list_members where list_id = ${shared} and user_id = ${bob.userId}`;
+      await asUser(tx, null);
+      const ofAliceAfter = await exportAs(tx, alice, collections);
+      expect(ids(ofAliceAfter.synced.tidesync_test_export_notes)).toEqual([aliceNote, bobNote].sort());
+      expect(ids(ofAliceAfter.synced.tidesync_test_export_gadgets)).toEqual([aliceGadget, alicePersonalGadget].sort());
+      const ofBobAfter = await exportAs(tx, bob, collections);
+      expect(ids(ofBobAfter.synced.tidesync_test_export_notes)).toEqual([]);
+      expect(ids(ofBobAfter.synced.tidesync_test_export_gadgets)).toEqual([]);
       checked = true;
       throw rollback;
     }).catch((error) => {
