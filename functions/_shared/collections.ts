@@ -118,14 +118,30 @@ const OUT_OF_WIRE_RANGE = { message: "must fall within the years 0001-9999 (UTC)
 const FIRST_WIRE_MS = Date.parse("0001-01-01T00:00:00Z");
 const LAST_WIRE_MS = Date.UTC(10000, 0, 1) - 1;
 
-/** Whether Postgres stores this ISO-8601 instant (offset and all) as one of the years 0001-9999 in UTC. */
+/**
+ * Whether Postgres stores this ISO-8601 instant (offset and all) as one of the years 0001-9999 in
+ * UTC. Asked only of a value whose second's fraction the column keeps whole (secondsKeptWhole): none
+ * rounds into another second, so the millisecond Date.parse reads decides.
+ */
 function isWireInstant(value: string): boolean {
-  const ms = Date.parse(value); // to the millisecond: later digits are truncated
-  if (!(ms >= FIRST_WIRE_MS && ms <= LAST_WIRE_MS)) return false;
-  if (ms < LAST_WIRE_MS) return true;
-  // 9999-12-31T23:59:59.999…Z: Postgres rounds to the microsecond, and .9999995 carries into year 10000.
-  const fraction = /\.(\d+)/.exec(value)?.[1] ?? "";
-  return !(fraction.startsWith("999999") && fraction.charAt(6) >= "5");
+  const ms = Date.parse(value);
+  return ms >= FIRST_WIRE_MS && ms <= LAST_WIRE_MS;
+}
+
+/**
+ * A time-like column (timestamptz, timestamp, time) keeps its precision's digits of a second's
+ * fraction, 6 (microseconds) unless declared (timestamp(3)), and rounds the rest without a word:
+ * 23:59:59.9999999 is stored as the next day's midnight. A value with a non-zero digit past them is
+ * refused (`not_exact`), as a number the column would store as another is; zeros past them are
+ * exact (.1234560).
+ */
+function secondsKeptWhole(field: GeneratedField): [(value: string) => boolean, { message: string; params: { code: string }; abort: true }] {
+  const declared = /\((\d+)\)/.exec(field.base_type ?? field.type);
+  const kept = declared ? Number(declared[1]) : 6;
+  return [
+    (value) => !/[1-9]/.test((/\.(\d+)/.exec(value)?.[1] ?? "").slice(kept)),
+    { message: `has more digits of a second than the column keeps (${kept}): it would be stored rounded`, params: { code: "not_exact" }, abort: true },
+  ];
 }
 
 /** The type a field's values are checked as: a domain's base type, without modifiers. */
@@ -185,14 +201,17 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
     case "date":
       return z.iso.date({ abort: true }).refine((value) => !value.startsWith("0000"), OUT_OF_WIRE_RANGE);
     case "timestamp with time zone":
-      return z.iso.datetime({ offset: true, abort: true }).refine(isWireInstant, OUT_OF_WIRE_RANGE);
+      return z.iso.datetime({ offset: true, abort: true }).refine(...secondsKeptWhole(field)).refine(isWireInstant, OUT_OF_WIRE_RANGE);
     case "timestamp without time zone":
       // Without an offset: the column would drop it silently (10:00+05:00 stored as 10:00).
       return z.iso.datetime({ local: true, abort: true })
         .refine((value) => !/z$/i.test(value), { message: "must have no offset (a timestamp without time zone)", params: { code: "invalid_format" }, abort: true })
+        .refine(...secondsKeptWhole(field))
         .refine((value) => isWireInstant(`${value}Z`), OUT_OF_WIRE_RANGE);
     case "time without time zone":
-      return z.string().refine((value) => TIME_OF_DAY.test(value), { message: "must be a time of day, HH:MM[:SS[.ffffff]] (24:00:00 at most)", params: { code: "invalid_format" } });
+      return z.string()
+        .refine((value) => TIME_OF_DAY.test(value), { message: "must be a time of day, HH:MM[:SS[.ffffff]] (24:00:00 at most)", params: { code: "invalid_format" }, abort: true })
+        .refine(...secondsKeptWhole(field));
     case "double precision":
     case "real":
       return z.number();

@@ -155,7 +155,7 @@ describe("a synced table's own column kinds, through the real function", () => {
     expect(results[2]).toMatchObject({ status: "applied", record: { data: { code: "mine" } } });
   });
 
-  it("a value its column would store as another one (a number as char(n), bytea or interval text, an offset or \"now\" in a timestamp) rejects that op; a domain is checked as its base type (/v1/meta: base_type)", async () => {
+  it("a value its column would store as another one (a number as char(n), bytea or interval text, an offset or \"now\" in a timestamp, a second's digits past the microsecond) rejects that op; a domain is checked as its base type (/v1/meta: base_type)", async () => {
     const meta = await call("/v1/meta", { baseUrl: probe.apiUrl });
     expect(meta.body.collection_schemas.tidesync_test_kinds.fields.due).toMatchObject({ type: "tidesync_test_kinds_instant", base_type: "timestamp with time zone" });
     expect(meta.body.collection_schemas.tidesync_test_kinds.fields.email).toMatchObject({ type: "tidesync_test_kinds_email", base_type: "text" });
@@ -170,8 +170,11 @@ describe("a synced table's own column kinds, through the real function", () => {
       [{ at: "-infinity" }, "invalid_format"],
       [{ clock: 930 }, "invalid_type"],
       [{ due: "9999-12-31T23:59:59-14:00" }, "out_of_range"], // was pulled back as the year 10000
+      [{ due: "2026-01-01T23:59:59.9999999Z" }, "not_exact"], // was stored as the next day's midnight
+      [{ at: "2026-01-01T10:00:00.1234567" }, "not_exact"], // was stored as .123457
+      [{ clock: "10:00:00.0000005" }, "not_exact"], // was stored as 10:00:00.000001
     ];
-    const fine = create(user, { initials: "ab", blob: "\\x00ff", span: "P1Y2M", at: "2026-01-01T10:00:00", clock: "24:00:00", due: "9999-12-31T23:59:59Z" });
+    const fine = create(user, { initials: "ab", blob: "\\x00ff", span: "P1Y2M", at: "2026-01-01T10:00:00.1234560", clock: "24:00:00", due: "9999-12-31T23:59:59Z" });
     const response = await pushOps(user, [...cases.map(([data]) => create(user, data)), fine]);
     expect(response.status, response.text).toBe(200);
     const results = response.body.results as Result[];
@@ -180,7 +183,7 @@ describe("a synced table's own column kinds, through the real function", () => {
     );
     expect(results[cases.length]).toMatchObject({
       status: "applied",
-      record: { data: { initials: "ab  ", blob: "\\x00ff", span: "1 year 2 mons", at: "2026-01-01T10:00:00", clock: "24:00:00", due: "9999-12-31T23:59:59+00:00" } },
+      record: { data: { initials: "ab  ", blob: "\\x00ff", span: "1 year 2 mons", at: "2026-01-01T10:00:00.123456", clock: "24:00:00", due: "9999-12-31T23:59:59+00:00" } },
     });
   });
 
