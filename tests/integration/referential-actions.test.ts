@@ -45,6 +45,10 @@ beforeAll(async () => {
     recheck("insert"),
     recheck("update"),
     `select app_private.enable_sync('public.tidesync_test_comments', 'list_id')`,
+    // A table of the app's, not synced, whose key to a task has no action: a pinned task stays.
+    `create table public.tidesync_test_pins (id uuid primary key, task_id uuid not null references public.tasks (id))`,
+    `create index tidesync_test_pins_task_id_idx on public.tidesync_test_pins (task_id)`,
+    `alter table public.tidesync_test_pins enable row level security`,
   ]);
 }, 120_000);
 
@@ -138,4 +142,22 @@ describe("a foreign key's action is not the user's write", () => {
     const alices = await pull(alice);
     expect([s1, s2, s3].map((s) => alices.get(s)?.data?.tidesync_test_parent_id)).toEqual([null, null, null]);
   }, 60_000);
+});
+
+describe("a foreign key without an action", () => {
+  it("a push's delete of a record another row still refers to is rejected still_referenced on its record_id, not NOT_FOUND (the record exists), and the batch goes on", async () => {
+    const bob = await probe.newUser();
+    const [pinned, loose] = [randomUUID(), randomUUID()];
+    expect(await push(bob, [upsert("tasks", pinned, { list_id: bob.userId, title: "pinned" }), upsert("tasks", loose, { list_id: bob.userId, title: "loose" })]))
+      .toMatchObject(applied(2));
+    await probe.admin`insert into public.tidesync_test_pins (id, task_id) values (${randomUUID()}, ${pinned})`;
+    const bobs = await pull(bob);
+    const results = await push(bob, [remove("tasks", pinned, bobs.get(pinned)!.version), remove("tasks", loose, bobs.get(loose)!.version)]);
+    expect(results).toMatchObject([
+      { status: "rejected", error: { code: "VALIDATION_FAILED", message: "other records still refer to this one (tidesync_test_pins_task_id_fkey)",
+        details: [{ field: "/ops/0/record_id", code: "still_referenced" }] }, record: { id: pinned } },
+      { status: "applied" },
+    ]);
+    expect(await count("tasks", [pinned, loose])).toBe(1);
+  });
 });

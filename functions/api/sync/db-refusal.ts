@@ -141,6 +141,12 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
       }
       return rejection("VALIDATION_FAILED", `the value must be unique${rule}`, details("taken", "is already taken"));
     case "23503":
+      // A delete's: a foreign key without on delete cascade (or set null) still names the record.
+      if (refusal.kind === "delete") {
+        return rejection("VALIDATION_FAILED", `other records still refer to this one${rule}`, [{
+          field: `/ops/${index}/record_id`, code: "still_referenced", message: `is still referred to by other records${rule}`,
+        }]);
+      }
       return rejection("NOT_FOUND", `refers to a record that does not exist${rule}`, details("not_found", "is not a record you can see"));
     case "23502": {
       // A column this op could not have set (not granted to authenticated for it): "is required"
