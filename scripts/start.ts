@@ -36,6 +36,7 @@ import { sampleArtifacts } from "./seed/sample-releases.ts";
 import postgres from "postgres";
 import { SYNC_COLLECTIONS } from "../functions/_shared/sync-collections.generated.ts";
 import { generatedCollectionsWarning, readGeneratedCollectionsDrift } from "./lib/generated-collections-drift.ts";
+import { redactUrl } from "./lib/redact.ts";
 
 const DEV_DATABASE = "tidesync";
 const DEV_TOKEN_TTL_SECONDS = 24 * 3600;
@@ -44,11 +45,6 @@ function port(name: string, fallback: number): number {
   return intSetting(process.env, name, fallback, TCP_PORT);
 }
 
-function redact(url: string): string {
-  const u = new URL(url);
-  if (u.password) u.password = "***";
-  return u.toString();
-}
 
 const log = (line: string) => console.log(`  · ${line}`);
 const seedChoice: SeedChoice = process.argv.includes("--seed") ? "always" : "if-new";
@@ -110,7 +106,7 @@ async function main(): Promise<void> {
   await assertPortFree(apiPort, apiHost, "TIDESYNC_PORT", "the functions");
   let db: { functionsDbUrl: string; adminDbUrl: string; description: string };
   if (databaseUrl) {
-    log(`using DATABASE_URL ${redact(databaseUrl)}`);
+    log(`using DATABASE_URL ${redactUrl(databaseUrl)}`);
     // Migrations, seed and the function run as the database owner (or DATABASE_OWNER_URL), never as a superuser of DATABASE_URL.
     const { migrationUrl } = await setupDatabase({ adminUrl: databaseUrl, migrationUrl: databaseUrlSetting("DATABASE_OWNER_URL"), seed: seedChoice, log });
     db = { functionsDbUrl: migrationUrl, adminDbUrl: databaseUrl, description: "DATABASE_URL" };
@@ -203,7 +199,7 @@ async function main(): Promise<void> {
     ...(isWildcardHost(apiHost)
       ? [`From a phone (TIDESYNC_HOST=${apiHost}, every interface): ${lanUrls.length ? lanUrls.map((u) => `${u}/functions/v1/api/v1`).join("  ") : "no network address found on this machine"}`]
       : []),
-    `Database   ${redact(db.functionsDbUrl)} (${db.description})`,
+    `Database   ${redactUrl(db.functionsDbUrl)} (${db.description})`,
     `           start the data over: ${startOver}`,
     "",
     `Sample users (SAMPLE DATA, password "${sample.password}"), with dev-only access tokens (valid ${DEV_TOKEN_TTL_SECONDS / 3600} h,`,

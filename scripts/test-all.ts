@@ -21,6 +21,7 @@ import { runAdvisors } from "./lib/advisors.ts";
 import { checkNodeTools, checkPgProve, checkPostgres, reportProblems } from "./lib/prerequisites.ts";
 import { runCleanups } from "./lib/shutdown.ts";
 import { createTempDatabase, TEST_ADMIN_URL } from "./lib/temp-database.ts";
+import { redactUrl } from "./lib/redact.ts";
 
 const EXTERNAL_DATABASE_ENV = "TIDESYNC_IT_DATABASE"; // read by tests/support/test-stack.ts
 
@@ -143,7 +144,7 @@ async function main(): Promise<number> {
       console.log("tests: 0 passed, 0 failed");
       return 2;
     }
-    console.log(`Postgres ${TEST_ADMIN_URL.replace(/:[^:@/]*@/, ":***@")}, pgTAP, pg_prove, supabase CLI, deno: present`);
+    console.log(`Postgres ${redactUrl(TEST_ADMIN_URL)}, pgTAP, pg_prove, supabase CLI, deno: present`);
 
     await stage("unit (vitest --project unit)", () => vitest("unit", outDir));
 

@@ -8,18 +8,14 @@
 // superuser's URL, migrations and seed run as the database owner (or
 // DATABASE_OWNER_URL), never as the superuser: hosted `postgres` is not one.
 import { databaseKind, type SeedChoice, scriptDatabaseUrls, setupDatabase } from "./database.ts";
+import { redactUrl } from "../lib/redact.ts";
 
-function redact(url: string): string {
-  const u = new URL(url);
-  if (u.password) u.password = "***";
-  return u.toString();
-}
 
 const { url, ownerUrl } = scriptDatabaseUrls("db:setup");
 const seed: SeedChoice = process.argv.includes("--no-seed") ? "never" : process.argv.includes("--seed") ? "always" : "if-new";
 
 try {
-  console.log(`db:setup ${redact(url)} (${await databaseKind(url)})`);
+  console.log(`db:setup ${redactUrl(url)} (${await databaseKind(url)})`);
   const { kind, seeded } = await setupDatabase({ adminUrl: url, migrationUrl: ownerUrl, seed, log: (line) => console.log(`  · ${line}`) });
   console.log(`db:setup done (${kind === "supabase" ? "Supabase database" : "plain Postgres with the Supabase stand-in"}${seeded ? ", sample seed loaded" : ""})`);
 } catch (error) {

@@ -5,21 +5,13 @@ import { access } from "node:fs/promises";
 import postgres from "postgres";
 import { bin } from "./paths.ts";
 import { run } from "./run.ts";
+import { redactUrl } from "./redact.ts";
 
 export interface Problem {
   missing: string;
   fix: string;
 }
 
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "(unparsable URL)";
-  }
-}
 
 /** Postgres reachable as a superuser, and pgTAP available in it (when `needPgtap`). */
 export async function checkPostgres(adminUrl: string, options: { needPgtap: boolean }): Promise<Problem[]> {
@@ -32,7 +24,7 @@ export async function checkPostgres(adminUrl: string, options: { needPgtap: bool
     const problems: Problem[] = [];
     if (!row.superuser) {
       problems.push({
-        missing: `a superuser connection: ${redact(adminUrl)} is not a superuser`,
+        missing: `a superuser connection: ${redactUrl(adminUrl)} is not a superuser`,
         fix: "the suite creates and drops its own databases and applies the Supabase stand-in; set TEST_DATABASE_URL to a superuser URL (e.g. postgres://postgres@127.0.0.1:5432/postgres)",
       });
     }
@@ -45,7 +37,7 @@ export async function checkPostgres(adminUrl: string, options: { needPgtap: bool
     return problems;
   } catch (error) {
     return [{
-      missing: `a reachable Postgres at ${redact(adminUrl)} (${error instanceof Error ? error.message : String(error)})`,
+      missing: `a reachable Postgres at ${redactUrl(adminUrl)} (${error instanceof Error ? error.message : String(error)})`,
       fix: "start Postgres 15 (Debian/Ubuntu: `sudo apt-get install postgresql-15 && sudo pg_ctlcluster 15 main start`) " +
         "or set TEST_DATABASE_URL to a superuser connection URL",
     }];

@@ -1,5 +1,6 @@
 // Runs a command, streaming nothing unless it fails; then its output is in the error.
 import { spawn } from "node:child_process";
+import { redactPasswords } from "./redact.ts";
 
 export interface RunResult {
   code: number;
@@ -26,7 +27,8 @@ export function run(command: string, args: string[], options: { cwd?: string; en
 export async function runOrThrow(command: string, args: string[], options: Parameters<typeof run>[2] = {}): Promise<RunResult> {
   const result = await run(command, args, options);
   if (result.code !== 0) {
-    throw new Error(`${command} ${args.join(" ")} exited with ${result.code}\n${result.stdout}\n${result.stderr}`);
+    // Its arguments and output may hold a database URL with its password (supabase db push --db-url).
+    throw new Error(redactPasswords(`${command} ${args.join(" ")} exited with ${result.code}\n${result.stdout}\n${result.stderr}`));
   }
   return result;
 }
