@@ -22,8 +22,7 @@ import { buildSeed } from "../seed/build-seed.ts";
 import { generateDbTypes } from "./db-types.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
-import { refuseUnrecheckedListWrites } from "./sync-collection-checks.ts";
-import { readSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
+import { readCheckedSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
 import { readOpErrorBound, syncLedgerSource } from "./sync-ledger.ts";
 import { readLiveRecordsQuota, syncQuotaSource } from "./sync-quota.ts";
 import { readTimeZoneNames, timeZoneNamesSource } from "./time-zone-names.ts";
@@ -46,8 +45,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
     try {
       const schemas = await ourSchemas(sql);
       files.set("supabase/types/database.ts", await generateDbTypes(sql, db.ownerDbUrl, schemas));
-      await refuseUnrecheckedListWrites(sql);
-      files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readSyncCollections(sql)));
+      files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readCheckedSyncCollections(sql)));
       files.set("functions/_shared/sync-ledger.generated.ts", syncLedgerSource(await readOpErrorBound(sql)));
       files.set("functions/_shared/sync-quota.generated.ts", syncQuotaSource(await readLiveRecordsQuota(sql)));
       for (const [file, text] of await generateReferenceSchema(sql)) files.set(`sql/${file}`, text);

@@ -8,7 +8,15 @@
 import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { insertOnlyColumnWarnings, refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections, refuseUncreatableColumns, SyncTableRefusal } from "./sync-collection-checks.ts";
+import {
+  insertOnlyColumnWarnings,
+  refuseMissingDeleteGrants,
+  refuseMissingIdGrants,
+  refuseTooManyCollections,
+  refuseUncreatableColumns,
+  refuseUnrecheckedListWrites,
+  SyncTableRefusal,
+} from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
@@ -270,6 +278,19 @@ export async function readSyncCollections(
   refuseUncreatableColumns([...collections.values()]);
   refuseTooManyCollections([...collections.keys()]);
   return [...collections.values()];
+}
+
+/**
+ * The synced tables as `npm run generate` takes them, after every check it makes (a list-scoped
+ * table's recheck triggers, then readSyncCollections' own): what generate writes and what
+ * `npm start`'s drift warning compares, so that both refuse the same tables with the same words.
+ */
+export async function readCheckedSyncCollections(
+  sql: postgres.Sql,
+  warn?: (warning: string) => void,
+): Promise<GeneratedCollection[]> {
+  await refuseUnrecheckedListWrites(sql);
+  return await readSyncCollections(sql, warn);
 }
 
 export function syncCollectionsSource(collections: GeneratedCollection[]): string {

@@ -12,8 +12,8 @@
 // whatever generate would refuse (its refusal, in place of the differences).
 import postgres from "postgres";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { refuseUnrecheckedListWrites, SyncTableRefusal } from "../generate/sync-collection-checks.ts";
-import { readSyncCollections } from "../generate/sync-collections.ts";
+import { SyncTableRefusal } from "../generate/sync-collection-checks.ts";
+import { readCheckedSyncCollections } from "../generate/sync-collections.ts";
 
 /** A generated value as the warning shows it (absent: none). */
 function shown(value: unknown): string {
@@ -112,11 +112,10 @@ export function generateRefusalDrift(message: string): string[] {
 export async function databaseCollectionsDrift(sql: postgres.Sql, generated: readonly GeneratedCollection[]): Promise<string[] | undefined> {
   let database: GeneratedCollection[];
   try {
-    // Generate's own refusals, in its order: a list-scoped table whose writes are not rechecked
-    // (a migration that dropped or disabled a step 3 trigger) changes no collection, yet a removed
+    // Generate's own read and refusals: a list-scoped table whose writes are not rechecked (a
+    // migration that dropped or disabled a step 3 trigger) changes no collection, yet a removed
     // member's waiting write then lands.
-    await refuseUnrecheckedListWrites(sql);
-    database = await readSyncCollections(sql, () => {}); // its warnings are generate's to print
+    database = await readCheckedSyncCollections(sql, () => {}); // its warnings are generate's to print
   } catch (error) {
     if (error instanceof SyncTableRefusal) return generateRefusalDrift(error.message);
     return undefined;
