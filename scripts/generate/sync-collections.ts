@@ -10,11 +10,16 @@ import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
 import {
   insertOnlyColumnWarnings,
+  refuseAll,
   refuseMissingDeleteGrants,
   refuseMissingIdGrants,
+  refuseScopeKeysWithoutCascade,
+  refuseTablesWithoutRowSecurity,
   refuseTooManyCollections,
   refuseUncreatableColumns,
+  refuseUnreadableTables,
   refuseUnrecheckedListWrites,
+  refuseWritableOwnerColumns,
   SyncTableRefusal,
 } from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
@@ -134,8 +139,15 @@ export async function readSyncCollections(
   sql: postgres.Sql,
   warn: (warning: string) => void = (warning) => console.warn(`generate: warning: ${warning}`),
 ): Promise<GeneratedCollection[]> {
-  await refuseMissingIdGrants(sql);
-  await refuseMissingDeleteGrants(sql);
+  const owners = await readOwnerColumns(sql);
+  await refuseAll([
+    () => refuseTablesWithoutRowSecurity(sql),
+    () => refuseUnreadableTables(sql),
+    () => refuseScopeKeysWithoutCascade(sql),
+    () => refuseWritableOwnerColumns(sql, owners),
+    () => refuseMissingIdGrants(sql),
+    () => refuseMissingDeleteGrants(sql),
+  ]);
   for (const warning of await insertOnlyColumnWarnings(sql)) warn(warning);
   const columns = await sql<ColumnRow[]>`
     select t.collection,
@@ -269,7 +281,6 @@ export async function readSyncCollections(
     collection.constraints[row.name] = known ? [...new Set([...known, ...row.columns])].sort() : row.columns;
     if (row.definition.startsWith("CHECK")) applyCheck(fieldMaps.get(row.collection)!, row.definition);
   }
-  const owners = await readOwnerColumns(sql);
   const members = await readMembershipColumns(sql);
   for (const collection of collections.values()) {
     collection.membership_user_column = members.get(collection.name) ?? null;
