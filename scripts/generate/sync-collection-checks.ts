@@ -322,25 +322,99 @@ export const RECHECK_TRIGGERS: Record<string, { event: "insert" | "update" | "de
   writer_role_rechecked_on_delete: { event: "delete", rows: "old table as old_rows" },
 };
 
+/** One of step 3's trigger names on a table, as the catalog has it. */
+interface RecheckTriggerRow {
+  table_name: string;
+  name: string;
+  /** pg_trigger.tgenabled: O (origin), A (always), R (replica only), D (disabled). */
+  enabled: string;
+  /** pg_trigger.tgtype: bit 1 row, 2 before, 4 insert, 8 delete, 16 update. */
+  type: number;
+  old_rows: string | null;
+  new_rows: string | null;
+  definition: string;
+}
+
+const EVENT_BITS = { insert: 4, delete: 8, update: 16 } as const;
+const RECHECK_WHEN = "WHEN ((CURRENT_USER = 'authenticated'::name)) EXECUTE";
+
+/**
+ * What is wrong with a step 3 trigger that exists but does not count (the conditions of
+ * app_private.list_writes_not_rechecked()), and whether re-enabling it is all it needs.
+ */
+function recheckTriggerProblems(row: RecheckTriggerRow): { problems: string[]; enableOnly: boolean } {
+  const { event, rows } = RECHECK_TRIGGERS[row.name];
+  const shape: string[] = [];
+  if (row.type & 2) shape.push("fires before the write, not after");
+  if (row.type & 1) shape.push("fires for each row, not for each statement");
+  if (!(row.type & EVENT_BITS[event])) shape.push(`does not fire on ${event}`);
+  const referencing = [row.old_rows && `old table as ${row.old_rows}`, row.new_rows && `new table as ${row.new_rows}`].filter(Boolean).join(" ");
+  if ((row.old_rows !== null) !== rows.includes("old table") || (row.new_rows !== null) !== rows.includes("new table")) {
+    shape.push(`references ${referencing || "no transition table"}, not ${rows}`);
+  }
+  if (!row.definition.includes(` FOR EACH STATEMENT ${RECHECK_WHEN} `)) {
+    shape.push(row.definition.includes(" WHEN (") ? "has another when than (current_user = 'authenticated')" : "has no when (current_user = 'authenticated')");
+  }
+  const state = row.enabled === "D"
+    ? ["is disabled"]
+    : row.enabled === "R"
+    ? ["is enabled replica, so it never fires for PostgREST or the api function"]
+    : [];
+  const problems = [...shape, ...state];
+  return { problems: problems.length > 0 ? problems : ["is not as step 3 writes it"], enableOnly: shape.length === 0 && state.length > 0 };
+}
+
+/** Step 3's statement making the trigger `name` of `table`, calling `execute` (its own function, or the generic one with 'editor'). */
+function recheckTriggerStatement(table: string, name: string, execute: string): string {
+  return `  create or replace trigger ${name} after ${RECHECK_TRIGGERS[name].event} on ${table} referencing ${RECHECK_TRIGGERS[name].rows}\n` +
+    `    for each statement when (current_user = 'authenticated') execute function ${execute};`;
+}
+
 /**
  * Throws, naming every synced table scoped by a list that lacks one of step 3's recheck triggers
- * (or has it in another shape: without its transition tables, its WHEN, or disabled), with the
- * statements to add.
+ * or has it in another shape (without its transition tables or its WHEN, disabled or enabled
+ * replica), what is wrong with each and the statements that fix them.
  */
 export async function refuseUnrecheckedListWrites(sql: postgres.Sql): Promise<void> {
   const tables = await sql<{ table_name: string; scope_column: string; missing: string[] }[]>`
     select table_name, scope_column, missing from app_private.list_writes_not_rechecked()`;
   if (tables.length === 0) return;
-  throw new SyncTableRefusal(tables.map(({ table_name: table, scope_column: scope, missing }) =>
-    `${table}: its writes into a list are not judged again by the writer's role after the locks they waited for ` +
-    `(missing: ${missing.join(", ")}), so a member removed from the list while his write waited (an insert's foreign-key check ` +
-    `waits for the removal) still writes into it. Add docs/security-model.md's step 3 triggers to the table's migration, each ` +
-    `with the role of its command's policy ('editor' below):\n` +
-    missing.map((name) =>
-      `  create or replace trigger ${name} after ${RECHECK_TRIGGERS[name].event} on ${table} referencing ${RECHECK_TRIGGERS[name].rows}\n` +
-      `    for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', '${scope}');`
-    ).join("\n")
-  ).join("\n"));
+  const found = await sql<RecheckTriggerRow[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name, g.tgname::text as name, g.tgenabled::text as enabled, g.tgtype::integer as type,
+           g.tgoldtable::text as old_rows, g.tgnewtable::text as new_rows, pg_catalog.pg_get_triggerdef(g.oid) as definition
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_trigger g on g.tgrelid = t.relation and not g.tgisinternal
+     where g.tgname = any (${Object.keys(RECHECK_TRIGGERS)}::text[])`;
+  throw new SyncTableRefusal(tables.map(({ table_name: table, scope_column: scope, missing }) => {
+    const generic = `app_private.recheck_write_into_list('editor', '${scope}')`;
+    const absent = missing.filter((name) => !found.some((t) => t.table_name === table && t.name === name));
+    const wrong = missing.flatMap((name) => {
+      const row = found.find((t) => t.table_name === table && t.name === name);
+      return row ? [{ row, ...recheckTriggerProblems(row) }] : [];
+    });
+    const what = [
+      ...(absent.length > 0 ? [`missing: ${absent.join(", ")}`] : []),
+      ...wrong.map(({ row, problems }) => `${row.name} ${problems.join(", ")}`),
+    ].join("; ");
+    const statements = missing.map((name) => {
+      const bad = wrong.find((w) => w.row.name === name);
+      if (!bad) return recheckTriggerStatement(table, name, generic);
+      if (bad.enableOnly) return `  alter table ${table} enable trigger ${name};`;
+      // Made again as step 3 writes it, calling the function (and role) it calls now if it is a
+      // statement trigger after the write (a row or BEFORE trigger's function is no recheck).
+      const execute = (bad.row.type & 3 ? undefined : /EXECUTE FUNCTION (.+)$/.exec(bad.row.definition)?.[1]) ?? generic;
+      return recheckTriggerStatement(table, name, execute);
+    });
+    return `${table}: its writes into a list are not judged again by the writer's role after the locks they waited for ` +
+      `(${what}), so a member removed from the list while his write waited (an insert's foreign-key check ` +
+      `waits for the removal) still writes into it. In a migration, ` +
+      (absent.length > 0
+        ? `add docs/security-model.md's step 3 triggers, each with the role of its command's policy ('editor' below)`
+        : `make them as docs/security-model.md's step 3 writes them`) +
+      `:\n${statements.join("\n")}`;
+  }).join("\n"));
 }
 
 /**

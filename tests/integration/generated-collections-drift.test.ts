@@ -96,20 +96,21 @@ describe("npm start's warning, read from the database as npm run generate reads 
 
   // Dropping or disabling one changes no collection, yet a member removed while his write waited
   // for a lock then writes into the list.
-  it("a step 3 recheck trigger dropped or disabled: generate's refusal, naming the table and the trigger", async () => {
-    for (const migration of [
-      `drop trigger writer_role_rechecked_on_update on ${TABLE}`,
-      `alter table ${TABLE} disable trigger writer_role_rechecked_on_update`,
+  it("a step 3 recheck trigger dropped or disabled: generate's refusal, naming the table, the trigger, what is wrong and the fix", async () => {
+    for (const [migration, wrong, fix] of [
+      [`drop trigger writer_role_rechecked_on_update on ${TABLE}`, "(missing: writer_role_rechecked_on_update)",
+        `\n      create or replace trigger writer_role_rechecked_on_update after update on ${TABLE} referencing old table as old_rows new table as new_rows\n`],
+      [`alter table ${TABLE} disable trigger writer_role_rechecked_on_update`, "(writer_role_rechecked_on_update is disabled)",
+        `\n      alter table ${TABLE} enable trigger writer_role_rechecked_on_update;`],
     ]) {
       const drift = await driftAfter([migration]);
       expect(drift).toHaveLength(1);
       expect(drift![0]).toMatch(
-        /^npm run generate would refuse the database's synced tables .*: public\.tidesync_test_drift_notes: its writes into a list are not judged again .*\(missing: writer_role_rechecked_on_update\)/,
+        /^npm run generate would refuse the database's synced tables .*: public\.tidesync_test_drift_notes: its writes into a list are not judged again /,
       );
+      expect(drift![0]).toContain(wrong);
       // The statement that fixes it, under the same entry (npm start prints an entry as one bullet).
-      expect(drift![0]).toContain(
-        `\n      create or replace trigger writer_role_rechecked_on_update after update on ${TABLE} referencing old table as old_rows new table as new_rows\n`,
-      );
+      expect(drift![0]).toContain(fix);
     }
   });
 
