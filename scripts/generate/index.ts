@@ -22,6 +22,7 @@ import { buildSeed } from "../seed/build-seed.ts";
 import { generateDbTypes } from "./db-types.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
+import { SyncTableRefusal } from "./sync-collection-checks.ts";
 import { readCheckedSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
 import { readOpErrorBound, syncLedgerSource } from "./sync-ledger.ts";
 import { readLiveRecordsQuota, syncQuotaSource } from "./sync-quota.ts";
@@ -117,11 +118,22 @@ async function main(): Promise<number> {
   return 0;
 }
 
+/**
+ * What generate prints when it fails: a refusal of the synced tables as its message alone (what
+ * to change, not where in generate it was found), anything else with its stack.
+ */
+export function generateFailure(error: unknown): string {
+  if (error instanceof SyncTableRefusal) {
+    return `npm run generate refuses the synced tables of supabase/migrations (it wrote nothing):\n${error.message}`;
+  }
+  return error instanceof Error ? error.stack ?? error.message : String(error);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().then(
     (code) => process.exit(code),
     async (error) => {
-      console.error(error instanceof Error ? error.stack ?? error.message : error);
+      console.error(generateFailure(error));
       await runCleanups();
       process.exit(1);
     },

@@ -293,15 +293,22 @@ export async function readSyncCollections(
 
 /**
  * The synced tables as `npm run generate` takes them, after every check it makes (a list-scoped
- * table's recheck triggers, then readSyncCollections' own): what generate writes and what
- * `npm start`'s drift warning compares, so that both refuse the same tables with the same words.
+ * table's recheck triggers, then readSyncCollections' own), all refusals in one: what generate
+ * writes and what `npm start`'s drift warning compares, so that both refuse the same tables with
+ * the same words.
  */
 export async function readCheckedSyncCollections(
   sql: postgres.Sql,
   warn?: (warning: string) => void,
 ): Promise<GeneratedCollection[]> {
-  await refuseUnrecheckedListWrites(sql);
-  return await readSyncCollections(sql, warn);
+  let collections: GeneratedCollection[] = [];
+  await refuseAll([
+    () => refuseUnrecheckedListWrites(sql),
+    async () => {
+      collections = await readSyncCollections(sql, warn);
+    },
+  ]);
+  return collections;
 }
 
 export function syncCollectionsSource(collections: GeneratedCollection[]): string {
