@@ -100,10 +100,13 @@ export function generateRefusalDrift(message: string): string[] {
   for (const line of message.split("\n")) {
     // A statement of the fix: under its table's entry, indented below the warning's bullet.
     if (/^\s/.test(line) && entries.length > 0) entries[entries.length - 1] += `\n    ${line}`;
-    else entries.push(`npm run generate would refuse the database's synced tables (what else differs is unknown until the migration is fixed): ${line}`);
+    else entries.push(`${REFUSAL_ENTRY}${line}`);
   }
   return entries;
 }
+
+/** How an entry of generateRefusalDrift begins. */
+const REFUSAL_ENTRY = "npm run generate would refuse the database's synced tables (what else differs is unknown until the migration is fixed): ";
 
 /**
  * The drift of the database `sql` reads (what `npm start` warns of): what generate would refuse
@@ -140,6 +143,10 @@ export function generatedCollectionsWarning(drift: readonly string[]): string | 
     "WARNING: the database's synced tables differ from functions/_shared/sync-collections.generated.ts",
     "(a migration applied without `npm run generate` after it):",
     ...drift.map((line) => `  - ${line}`),
-    "Run `npm run generate`, then restart npm start.",
+    // Generate reads the migrations: until one fixes what it refuses, it only refuses again.
+    drift.some((line) => line.startsWith(REFUSAL_ENTRY))
+      ? "Fix it in a new migration with the statements shown above (`npm run generate` refuses the migrations until then), " +
+        "then run `npm run generate` and restart npm start (it applies the migration)."
+      : "Run `npm run generate`, then restart npm start.",
   ].join("\n");
 }
