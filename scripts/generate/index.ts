@@ -22,8 +22,8 @@ import { buildSeed } from "../seed/build-seed.ts";
 import { generateDbTypes } from "./db-types.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
-import { refuseUnrecheckedListWrites } from "./sync-collection-checks.ts";
-import { readSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
+import { SyncTableRefusal } from "./sync-collection-checks.ts";
+import { readCheckedSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
 import { readOpErrorBound, syncLedgerSource } from "./sync-ledger.ts";
 import { readLiveRecordsQuota, syncQuotaSource } from "./sync-quota.ts";
 import { readTimeZoneNames, timeZoneNamesSource } from "./time-zone-names.ts";
@@ -46,8 +46,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
     try {
       const schemas = await ourSchemas(sql);
       files.set("supabase/types/database.ts", await generateDbTypes(sql, db.ownerDbUrl, schemas));
-      await refuseUnrecheckedListWrites(sql);
-      files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readSyncCollections(sql)));
+      files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readCheckedSyncCollections(sql)));
       files.set("functions/_shared/sync-ledger.generated.ts", syncLedgerSource(await readOpErrorBound(sql)));
       files.set("functions/_shared/sync-quota.generated.ts", syncQuotaSource(await readLiveRecordsQuota(sql)));
       for (const [file, text] of await generateReferenceSchema(sql)) files.set(`sql/${file}`, text);
@@ -119,11 +118,22 @@ async function main(): Promise<number> {
   return 0;
 }
 
+/**
+ * What generate prints when it fails: a refusal of the synced tables as its message alone (what
+ * to change, not where in generate it was found), anything else with its stack.
+ */
+export function generateFailure(error: unknown): string {
+  if (error instanceof SyncTableRefusal) {
+    return `npm run generate refuses the synced tables of supabase/migrations (it wrote nothing):\n${error.message}`;
+  }
+  return error instanceof Error ? error.stack ?? error.message : String(error);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().then(
     (code) => process.exit(code),
     async (error) => {
-      console.error(error instanceof Error ? error.stack ?? error.message : error);
+      console.error(generateFailure(error));
       await runCleanups();
       process.exit(1);
     },

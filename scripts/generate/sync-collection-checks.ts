@@ -37,12 +37,192 @@
 //
 // A pull cursor names the collections its server synced (functions/api/sync/cursor.ts `synced`),
 // within a bounded length: at most MAX_SYNCED_COLLECTIONS synced tables.
+//
+// What a developer following docs/security-model.md "Making a new table syncable" may get wrong
+// without any other test noticing (an app-developer review that added a synced `notes`):
+// * a synced table authenticated may not read, or not every column of: one pull statement reads
+//   every synced table's rows whole (functions/api/sync/pull-store.ts rowDataCaseOf), as does the
+//   push's first statement (push-store.ts stateSql), and Postgres checks SELECT on all of them
+//   before it runs either, so every pull and every push of every collection, for every user,
+//   failed 500 INTERNAL;
+// * row level security disabled by a later migration (enable_sync refuses a table without it,
+//   but nothing looked again): any signed-in user then read every row through the Data API;
+// * created_by (the owner column, sync-collection-owners.ts) writable by authenticated, as
+//   Supabase's default privileges leave it without step 2's `revoke all`: a user could write rows
+//   naming another user as their creator, which that user's data export then holds;
+// * the scope column's foreign key without `on delete cascade` (`references public.lists (id)`
+//   alone is `no action`): a list with rows in it could not be deleted, so the account purge
+//   failed 23503 on every run and a push's delete of such a list was refused.
 import type postgres from "postgres";
 import type { GeneratedCollection } from "../../functions/_shared/sync-collection-types.ts";
 import { MAX_SYNCED_COLLECTIONS } from "../../functions/api/sync/cursor.ts";
 
 /** What `npm run generate` refuses (its message says what to change): apart from a failure to read, which `npm start` leaves unsaid. */
 export class SyncTableRefusal extends Error {}
+
+/**
+ * Runs every check in turn, then throws one SyncTableRefusal with what each refused (in their
+ * order), so that `npm run generate` names every mistake at once; another failure is thrown as is.
+ */
+export async function refuseAll(checks: readonly (() => unknown)[]): Promise<void> {
+  const refusals: string[] = [];
+  for (const check of checks) {
+    try {
+      await check();
+    } catch (error) {
+      if (!(error instanceof SyncTableRefusal)) throw error;
+      refusals.push(error.message);
+    }
+  }
+  if (refusals.length > 0) throw new SyncTableRefusal(refusals.join("\n"));
+}
+
+/** Throws, naming every such table and the statement that fixes it, when a synced table's row level security is off. */
+export async function refuseTablesWithoutRowSecurity(sql: postgres.Sql): Promise<void> {
+  const tables = await sql<{ table_name: string }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+     where not c.relrowsecurity
+     order by 1`;
+  if (tables.length === 0) return;
+  throw new SyncTableRefusal(tables.map(({ table_name: table }) =>
+    `${table}: row level security is disabled, so its policies decide nothing: any signed-in user reads every row of it ` +
+    `through the Data API (supabase-js), whatever list it is in, and writes whatever the grants allow. enable_sync refused the ` +
+    `table without it; a later migration turned it off. Turn it on again in a migration: alter table ${table} enable row level ` +
+    `security (docs/security-model.md, "Making a new table syncable", step 2).`
+  ).join("\n"));
+}
+
+/**
+ * Throws, naming every such table, the columns and the grant to add, when authenticated may not
+ * read every column of a synced table: the pull and the push read each synced table's rows whole.
+ */
+export async function refuseUnreadableTables(sql: postgres.Sql): Promise<void> {
+  const tables = await sql<{ table_name: string; unreadable: string[]; columns: number }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name,
+           array_agg(a.attname::text order by a.attnum) filter (where not has_column_privilege('authenticated', t.relation, a.attname, 'SELECT')) as unreadable,
+           count(*)::integer as columns
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped
+     group by n.nspname, c.relname
+    having bool_or(not has_column_privilege('authenticated', t.relation, a.attname, 'SELECT'))
+     order by 1`;
+  if (tables.length === 0) return;
+  throw new SyncTableRefusal(tables.map(({ table_name: table, unreadable, columns }) => {
+    const what = unreadable.length === columns
+      ? "it (no SELECT privilege)"
+      : `its column${unreadable.length === 1 ? "" : "s"} ${unreadable.join(", ")} (no SELECT privilege on ${unreadable.length === 1 ? "it" : "them"})`;
+    return `${table}: authenticated may not read ${what}, so every pull and every push, of every collection and for every user, ` +
+      `would fail 500 INTERNAL: one pull statement reads the rows of every synced table with all their columns, as does the push's ` +
+      `first statement, and Postgres checks SELECT on each before it runs it. Grant it in a migration: grant select on ${table} to ` +
+      `authenticated (the select policy decides which rows a user reads; a synced row is listed whole, so a column users must not ` +
+      `read belongs in another table) (docs/security-model.md, "Making a new table syncable", step 2).`;
+  }).join("\n"));
+}
+
+/** Postgres' letter for a foreign key's delete action (pg_constraint.confdeltype), as SQL says it. */
+const DELETE_ACTIONS: Record<string, string> = { a: "no action", r: "restrict", c: "cascade", n: "set null", d: "set default" };
+
+/**
+ * Throws, naming every such table, its key and the statement that replaces it, when a synced
+ * table's scope column references its scope table with another delete action than cascade: a
+ * row is in its scope and goes with it.
+ */
+export async function refuseScopeKeysWithoutCascade(sql: postgres.Sql): Promise<void> {
+  const keys = await sql<{ table_name: string; scope_column: string; key: string; scope_table: string; scope_key: string; action: string }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name, t.scope_column::text as scope_column, f.conname::text as key,
+           format('%I.%I', sn.nspname, sc.relname) as scope_table, k.attname::text as scope_key, f.confdeltype::text as action
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attname = t.scope_column
+      -- the scope column's key to a synced table, as readSyncCollections finds its scope collection
+      join pg_catalog.pg_constraint f on f.conrelid = t.relation and f.contype = 'f' and f.conkey = array[a.attnum]
+      join app_private.sync_tables s on s.relation = f.confrelid
+      join pg_catalog.pg_class sc on sc.oid = f.confrelid
+      join pg_catalog.pg_namespace sn on sn.oid = sc.relnamespace
+      join pg_catalog.pg_attribute k on k.attrelid = f.confrelid and k.attnum = f.confkey[1]
+     where t.scope_column <> 'id' and f.confdeltype <> 'c'
+     order by 1, 3`;
+  if (keys.length === 0) return;
+  throw new SyncTableRefusal(keys.map(({ table_name: table, scope_column: column, key, scope_table: scope, scope_key: scopeKey, action }) => {
+    const blocked = `the account purge, which deletes the lists that go with a deleted account, then fails for that account on ` +
+      `every run, and a delete of such a list (a push's, supabase-js') is refused`;
+    const consequence = action === "d"
+      ? `a delete of a row of ${scope} moves its rows into the scope their ${column}'s default names, past the policies and the ` +
+        `recheck triggers, to that scope's members`
+      : action === "n"
+      ? `a delete of a row of ${scope} that still holds rows of it fails 23502 (${column} is NOT NULL): ${blocked}`
+      : `a delete of a row of ${scope} that still holds rows of it fails 23503: ${blocked}`;
+    return `${table}: its scope column ${column} references ${scope} (${key}) on delete ${DELETE_ACTIONS[action] ?? action}, so ` +
+      `${consequence}. A row is in its scope and goes with it: replace the key in a migration: alter table ${table} drop constraint ` +
+      `${key}, add constraint ${key} foreign key (${column}) references ${scope} (${scopeKey}) on delete cascade ` +
+      `(docs/security-model.md, "Making a new table syncable", step 1).`;
+  }).join("\n"));
+}
+
+/**
+ * Throws, naming every such table, its owner column and the statements that fix it, when
+ * authenticated may insert or update a synced table's owner column (`owners`: collection → its
+ * created_by, readOwnerColumns): the database sets it, and a data export trusts it.
+ */
+export async function refuseWritableOwnerColumns(sql: postgres.Sql, owners: ReadonlyMap<string, string>): Promise<void> {
+  const tables = await sql<{
+    table_name: string;
+    column: string;
+    inserts: boolean;
+    updates: boolean;
+    whole_table: boolean;
+    deletes: boolean;
+    insertable: string[];
+    updatable: string[];
+  }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name, o.column,
+           has_column_privilege('authenticated', t.relation, o.column, 'INSERT') as inserts,
+           has_column_privilege('authenticated', t.relation, o.column, 'UPDATE') as updates,
+           -- a table's privilege (Supabase's default ones): a column revoke takes nothing from it
+           has_table_privilege('authenticated', t.relation, 'INSERT') or has_table_privilege('authenticated', t.relation, 'UPDATE') as whole_table,
+           has_table_privilege('authenticated', t.relation, 'DELETE') as deletes,
+           array(select a.attname::text from pg_catalog.pg_attribute a
+                  where a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped and a.attname <> o.column
+                    and has_column_privilege('authenticated', t.relation, a.attname, 'INSERT') order by a.attnum) as insertable,
+           array(select a.attname::text from pg_catalog.pg_attribute a
+                  where a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped and a.attname <> o.column
+                    and has_column_privilege('authenticated', t.relation, a.attname, 'UPDATE') order by a.attnum) as updatable
+      from app_private.sync_tables t
+      join unnest(${[...owners.keys()]}::text[], ${[...owners.values()]}::text[]) as o (collection, "column") on o.collection = t.collection
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+     where has_column_privilege('authenticated', t.relation, o.column, 'INSERT')
+        or has_column_privilege('authenticated', t.relation, o.column, 'UPDATE')
+     order by 1`;
+  if (tables.length === 0) return;
+  throw new SyncTableRefusal(tables.map(({ table_name: table, column, inserts, updates, whole_table, deletes, insertable, updatable }) => {
+    const writes = [inserts && "insert", updates && "update"].filter((w): w is string => Boolean(w));
+    const fix = whole_table
+      ? [
+        `revoke all on ${table} from public, anon, authenticated, service_role`,
+        `grant select${deletes ? ", delete" : ""} on ${table} to authenticated`,
+        ...(insertable.length + updatable.length > 0
+          ? [`grant ${[insertable.length > 0 && `insert (${insertable.join(", ")})`, updatable.length > 0 && `update (${updatable.join(", ")})`]
+            .filter(Boolean).join(", ")} on ${table} to authenticated`]
+          : []),
+      ].join("; ")
+      : `revoke ${writes.map((w) => `${w} (${column})`).join(", ")} on ${table} from public, authenticated`;
+    return `${table}: authenticated may ${writes.join(" and ")} ${column}, the column naming each row's creator, so a user can write ` +
+      `rows naming another user as their creator, and those rows are in that other user's data export (docs/account-export.md). ` +
+      `The database sets it (its default); no user writes it. ` +
+      (whole_table
+        ? `The privilege is the table's (Supabase grants everything on a new public table to anon, authenticated and service_role ` +
+          `unless it is revoked first), so revoke everything and grant back the columns users write, in a migration: ${fix}`
+        : `Revoke it in a migration: ${fix}`) +
+      ` (docs/security-model.md, "Making a new table syncable", step 2).`;
+  }).join("\n"));
+}
 
 /**
  * Throws, naming every such table and the grant to add, when a synced table
@@ -142,25 +322,99 @@ export const RECHECK_TRIGGERS: Record<string, { event: "insert" | "update" | "de
   writer_role_rechecked_on_delete: { event: "delete", rows: "old table as old_rows" },
 };
 
+/** One of step 3's trigger names on a table, as the catalog has it. */
+interface RecheckTriggerRow {
+  table_name: string;
+  name: string;
+  /** pg_trigger.tgenabled: O (origin), A (always), R (replica only), D (disabled). */
+  enabled: string;
+  /** pg_trigger.tgtype: bit 1 row, 2 before, 4 insert, 8 delete, 16 update. */
+  type: number;
+  old_rows: string | null;
+  new_rows: string | null;
+  definition: string;
+}
+
+const EVENT_BITS = { insert: 4, delete: 8, update: 16 } as const;
+const RECHECK_WHEN = "WHEN ((CURRENT_USER = 'authenticated'::name)) EXECUTE";
+
+/**
+ * What is wrong with a step 3 trigger that exists but does not count (the conditions of
+ * app_private.list_writes_not_rechecked()), and whether re-enabling it is all it needs.
+ */
+function recheckTriggerProblems(row: RecheckTriggerRow): { problems: string[]; enableOnly: boolean } {
+  const { event, rows } = RECHECK_TRIGGERS[row.name];
+  const shape: string[] = [];
+  if (row.type & 2) shape.push("fires before the write, not after");
+  if (row.type & 1) shape.push("fires for each row, not for each statement");
+  if (!(row.type & EVENT_BITS[event])) shape.push(`does not fire on ${event}`);
+  const referencing = [row.old_rows && `old table as ${row.old_rows}`, row.new_rows && `new table as ${row.new_rows}`].filter(Boolean).join(" ");
+  if ((row.old_rows !== null) !== rows.includes("old table") || (row.new_rows !== null) !== rows.includes("new table")) {
+    shape.push(`references ${referencing || "no transition table"}, not ${rows}`);
+  }
+  if (!row.definition.includes(` FOR EACH STATEMENT ${RECHECK_WHEN} `)) {
+    shape.push(row.definition.includes(" WHEN (") ? "has another when than (current_user = 'authenticated')" : "has no when (current_user = 'authenticated')");
+  }
+  const state = row.enabled === "D"
+    ? ["is disabled"]
+    : row.enabled === "R"
+    ? ["is enabled replica, so it never fires for PostgREST or the api function"]
+    : [];
+  const problems = [...shape, ...state];
+  return { problems: problems.length > 0 ? problems : ["is not as step 3 writes it"], enableOnly: shape.length === 0 && state.length > 0 };
+}
+
+/** Step 3's statement making the trigger `name` of `table`, calling `execute` (its own function, or the generic one with 'editor'). */
+function recheckTriggerStatement(table: string, name: string, execute: string): string {
+  return `  create or replace trigger ${name} after ${RECHECK_TRIGGERS[name].event} on ${table} referencing ${RECHECK_TRIGGERS[name].rows}\n` +
+    `    for each statement when (current_user = 'authenticated') execute function ${execute};`;
+}
+
 /**
  * Throws, naming every synced table scoped by a list that lacks one of step 3's recheck triggers
- * (or has it in another shape: without its transition tables, its WHEN, or disabled), with the
- * statements to add.
+ * or has it in another shape (without its transition tables or its WHEN, disabled or enabled
+ * replica), what is wrong with each and the statements that fix them.
  */
 export async function refuseUnrecheckedListWrites(sql: postgres.Sql): Promise<void> {
   const tables = await sql<{ table_name: string; scope_column: string; missing: string[] }[]>`
     select table_name, scope_column, missing from app_private.list_writes_not_rechecked()`;
   if (tables.length === 0) return;
-  throw new SyncTableRefusal(tables.map(({ table_name: table, scope_column: scope, missing }) =>
-    `${table}: its writes into a list are not judged again by the writer's role after the locks they waited for ` +
-    `(missing: ${missing.join(", ")}), so a member removed from the list while his write waited (an insert's foreign-key check ` +
-    `waits for the removal) still writes into it. Add docs/security-model.md's step 3 triggers to the table's migration, each ` +
-    `with the role of its command's policy ('editor' below):\n` +
-    missing.map((name) =>
-      `  create or replace trigger ${name} after ${RECHECK_TRIGGERS[name].event} on ${table} referencing ${RECHECK_TRIGGERS[name].rows}\n` +
-      `    for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', '${scope}');`
-    ).join("\n")
-  ).join("\n"));
+  const found = await sql<RecheckTriggerRow[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name, g.tgname::text as name, g.tgenabled::text as enabled, g.tgtype::integer as type,
+           g.tgoldtable::text as old_rows, g.tgnewtable::text as new_rows, pg_catalog.pg_get_triggerdef(g.oid) as definition
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_trigger g on g.tgrelid = t.relation and not g.tgisinternal
+     where g.tgname = any (${Object.keys(RECHECK_TRIGGERS)}::text[])`;
+  throw new SyncTableRefusal(tables.map(({ table_name: table, scope_column: scope, missing }) => {
+    const generic = `app_private.recheck_write_into_list('editor', '${scope}')`;
+    const absent = missing.filter((name) => !found.some((t) => t.table_name === table && t.name === name));
+    const wrong = missing.flatMap((name) => {
+      const row = found.find((t) => t.table_name === table && t.name === name);
+      return row ? [{ row, ...recheckTriggerProblems(row) }] : [];
+    });
+    const what = [
+      ...(absent.length > 0 ? [`missing: ${absent.join(", ")}`] : []),
+      ...wrong.map(({ row, problems }) => `${row.name} ${problems.join(", ")}`),
+    ].join("; ");
+    const statements = missing.map((name) => {
+      const bad = wrong.find((w) => w.row.name === name);
+      if (!bad) return recheckTriggerStatement(table, name, generic);
+      if (bad.enableOnly) return `  alter table ${table} enable trigger ${name};`;
+      // Made again as step 3 writes it, calling the function (and role) it calls now if it is a
+      // statement trigger after the write (a row or BEFORE trigger's function is no recheck).
+      const execute = (bad.row.type & 3 ? undefined : /EXECUTE FUNCTION (.+)$/.exec(bad.row.definition)?.[1]) ?? generic;
+      return recheckTriggerStatement(table, name, execute);
+    });
+    return `${table}: its writes into a list are not judged again by the writer's role after the locks they waited for ` +
+      `(${what}), so a member removed from the list while his write waited (an insert's foreign-key check ` +
+      `waits for the removal) still writes into it. In a migration, ` +
+      (absent.length > 0
+        ? `add docs/security-model.md's step 3 triggers, each with the role of its command's policy ('editor' below)`
+        : `make them as docs/security-model.md's step 3 writes them`) +
+      `:\n${statements.join("\n")}`;
+  }).join("\n"));
 }
 
 /**

@@ -8,7 +8,20 @@
 import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { insertOnlyColumnWarnings, refuseMissingDeleteGrants, refuseMissingIdGrants, refuseTooManyCollections, refuseUncreatableColumns, SyncTableRefusal } from "./sync-collection-checks.ts";
+import {
+  insertOnlyColumnWarnings,
+  refuseAll,
+  refuseMissingDeleteGrants,
+  refuseMissingIdGrants,
+  refuseScopeKeysWithoutCascade,
+  refuseTablesWithoutRowSecurity,
+  refuseTooManyCollections,
+  refuseUncreatableColumns,
+  refuseUnreadableTables,
+  refuseUnrecheckedListWrites,
+  refuseWritableOwnerColumns,
+  SyncTableRefusal,
+} from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
 /** One column as the catalog query returns it: the field's own facts plus its table's. */
@@ -126,8 +139,15 @@ export async function readSyncCollections(
   sql: postgres.Sql,
   warn: (warning: string) => void = (warning) => console.warn(`generate: warning: ${warning}`),
 ): Promise<GeneratedCollection[]> {
-  await refuseMissingIdGrants(sql);
-  await refuseMissingDeleteGrants(sql);
+  const owners = await readOwnerColumns(sql);
+  await refuseAll([
+    () => refuseTablesWithoutRowSecurity(sql),
+    () => refuseUnreadableTables(sql),
+    () => refuseScopeKeysWithoutCascade(sql),
+    () => refuseWritableOwnerColumns(sql, owners),
+    () => refuseMissingIdGrants(sql),
+    () => refuseMissingDeleteGrants(sql),
+  ]);
   for (const warning of await insertOnlyColumnWarnings(sql)) warn(warning);
   const columns = await sql<ColumnRow[]>`
     select t.collection,
@@ -261,7 +281,6 @@ export async function readSyncCollections(
     collection.constraints[row.name] = known ? [...new Set([...known, ...row.columns])].sort() : row.columns;
     if (row.definition.startsWith("CHECK")) applyCheck(fieldMaps.get(row.collection)!, row.definition);
   }
-  const owners = await readOwnerColumns(sql);
   const members = await readMembershipColumns(sql);
   for (const collection of collections.values()) {
     collection.membership_user_column = members.get(collection.name) ?? null;
@@ -270,6 +289,26 @@ export async function readSyncCollections(
   refuseUncreatableColumns([...collections.values()]);
   refuseTooManyCollections([...collections.keys()]);
   return [...collections.values()];
+}
+
+/**
+ * The synced tables as `npm run generate` takes them, after every check it makes (a list-scoped
+ * table's recheck triggers, then readSyncCollections' own), all refusals in one: what generate
+ * writes and what `npm start`'s drift warning compares, so that both refuse the same tables with
+ * the same words.
+ */
+export async function readCheckedSyncCollections(
+  sql: postgres.Sql,
+  warn?: (warning: string) => void,
+): Promise<GeneratedCollection[]> {
+  let collections: GeneratedCollection[] = [];
+  await refuseAll([
+    () => refuseUnrecheckedListWrites(sql),
+    async () => {
+      collections = await readSyncCollections(sql, warn);
+    },
+  ]);
+  return collections;
 }
 
 export function syncCollectionsSource(collections: GeneratedCollection[]): string {

@@ -12,8 +12,8 @@
 // whatever generate would refuse (its refusal, in place of the differences).
 import postgres from "postgres";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
-import { refuseUnrecheckedListWrites, SyncTableRefusal } from "../generate/sync-collection-checks.ts";
-import { readSyncCollections } from "../generate/sync-collections.ts";
+import { SyncTableRefusal } from "../generate/sync-collection-checks.ts";
+import { readCheckedSyncCollections } from "../generate/sync-collections.ts";
 
 /** A generated value as the warning shows it (absent: none). */
 function shown(value: unknown): string {
@@ -100,10 +100,13 @@ export function generateRefusalDrift(message: string): string[] {
   for (const line of message.split("\n")) {
     // A statement of the fix: under its table's entry, indented below the warning's bullet.
     if (/^\s/.test(line) && entries.length > 0) entries[entries.length - 1] += `\n    ${line}`;
-    else entries.push(`npm run generate would refuse the database's synced tables (what else differs is unknown until the migration is fixed): ${line}`);
+    else entries.push(`${REFUSAL_ENTRY}${line}`);
   }
   return entries;
 }
+
+/** How an entry of generateRefusalDrift begins. */
+const REFUSAL_ENTRY = "npm run generate would refuse the database's synced tables (what else differs is unknown until the migration is fixed): ";
 
 /**
  * The drift of the database `sql` reads (what `npm start` warns of): what generate would refuse
@@ -112,11 +115,10 @@ export function generateRefusalDrift(message: string): string[] {
 export async function databaseCollectionsDrift(sql: postgres.Sql, generated: readonly GeneratedCollection[]): Promise<string[] | undefined> {
   let database: GeneratedCollection[];
   try {
-    // Generate's own refusals, in its order: a list-scoped table whose writes are not rechecked
-    // (a migration that dropped or disabled a step 3 trigger) changes no collection, yet a removed
+    // Generate's own read and refusals: a list-scoped table whose writes are not rechecked (a
+    // migration that dropped or disabled a step 3 trigger) changes no collection, yet a removed
     // member's waiting write then lands.
-    await refuseUnrecheckedListWrites(sql);
-    database = await readSyncCollections(sql, () => {}); // its warnings are generate's to print
+    database = await readCheckedSyncCollections(sql, () => {}); // its warnings are generate's to print
   } catch (error) {
     if (error instanceof SyncTableRefusal) return generateRefusalDrift(error.message);
     return undefined;
@@ -141,6 +143,10 @@ export function generatedCollectionsWarning(drift: readonly string[]): string | 
     "WARNING: the database's synced tables differ from functions/_shared/sync-collections.generated.ts",
     "(a migration applied without `npm run generate` after it):",
     ...drift.map((line) => `  - ${line}`),
-    "Run `npm run generate`, then restart npm start.",
+    // Generate reads the migrations: until one fixes what it refuses, it only refuses again.
+    drift.some((line) => line.startsWith(REFUSAL_ENTRY))
+      ? "Fix it in a new migration with the statements shown above (`npm run generate` refuses the migrations until then), " +
+        "then run `npm run generate` and restart npm start (it applies the migration)."
+      : "Run `npm run generate`, then restart npm start.",
   ].join("\n");
 }

@@ -44,8 +44,34 @@ describe("npm run generate and a list-scoped table's recheck triggers", () => {
   });
 
   it("refuses one made with the earlier recipe (no delete trigger, an update trigger without the old rows), naming what it lacks", async () => {
-    await expect(checkWith([recheck("insert", "new table as new_rows"), recheck("update", "new table as new_rows")]))
-      .rejects.toThrow(/\(missing: writer_role_rechecked_on_update, writer_role_rechecked_on_delete\)/);
+    await expect(checkWith([recheck("insert", "new table as new_rows"), recheck("update", "new table as new_rows")])).rejects.toThrow(
+      "(missing: writer_role_rechecked_on_delete; writer_role_rechecked_on_update references new table as new_rows, " +
+        "not old table as old_rows new table as new_rows)",
+    );
+  });
+
+  // They exist, so "missing" misled: what is wrong with each, and the statement that fixes it (the
+  // trigger's own function and role kept).
+  it("says what is wrong with a trigger that exists: without its when, enabled replica, disabled", async () => {
+    const refusal = checkWith([
+      recheck("insert", "new table as new_rows").replace("when (current_user = 'authenticated') ", ""),
+      recheck("update", "old table as old_rows new table as new_rows").replace("'editor'", "'owner'"),
+      `alter table public.tidesync_test_rcgen_notes enable replica trigger writer_role_rechecked_on_update`,
+      recheck("delete", "old table as old_rows"),
+      `alter table public.tidesync_test_rcgen_notes disable trigger writer_role_rechecked_on_delete`,
+    ]);
+    await expect(refusal).rejects.toThrow(
+      "(writer_role_rechecked_on_insert has no when (current_user = 'authenticated'); " +
+        "writer_role_rechecked_on_update is enabled replica, so it never fires for PostgREST or the api function; " +
+        "writer_role_rechecked_on_delete is disabled)",
+    );
+    await expect(refusal).rejects.toThrow(
+      "  create or replace trigger writer_role_rechecked_on_insert after insert on public.tidesync_test_rcgen_notes referencing new table as new_rows\n" +
+        "    for each statement when (current_user = 'authenticated') execute function app_private.recheck_write_into_list('editor', 'list_id');\n" +
+        "  alter table public.tidesync_test_rcgen_notes enable trigger writer_role_rechecked_on_update;\n" +
+        "  alter table public.tidesync_test_rcgen_notes enable trigger writer_role_rechecked_on_delete;",
+    );
+    await expect(refusal).rejects.not.toThrow(/missing/);
   });
 
   it("takes the table with step 3's three triggers", async () => {

@@ -75,22 +75,42 @@ describe("npm start's warning, read from the database as npm run generate reads 
     );
   });
 
+  // A later migration that makes a synced table unsafe: what generate refuses (the same check), each
+  // entry with the statement that fixes it.
+  it.each([
+    ["SELECT revoked", [`revoke select on ${TABLE} from authenticated`],
+      /: public\.tidesync_test_drift_notes: authenticated may not read it .*grant select on public\.tidesync_test_drift_notes to authenticated/s],
+    ["row level security disabled", [`alter table ${TABLE} disable row level security`],
+      /: public\.tidesync_test_drift_notes: row level security is disabled.*alter table public\.tidesync_test_drift_notes enable row level security/s],
+    ["created_by added insertable", [`alter table ${TABLE} add column created_by uuid default auth.uid()`, `grant insert (created_by) on ${TABLE} to authenticated`],
+      /: public\.tidesync_test_drift_notes: authenticated may insert created_by.*revoke insert \(created_by\) on public\.tidesync_test_drift_notes from public, authenticated/s],
+    ["the scope key's cascade dropped", [`alter table ${TABLE} drop constraint tidesync_test_drift_notes_list_id_fkey,
+       add constraint tidesync_test_drift_notes_list_id_fkey foreign key (list_id) references public.lists (id)`],
+      /: public\.tidesync_test_drift_notes: its scope column list_id references public\.lists \(tidesync_test_drift_notes_list_id_fkey\) on delete no action.*on delete cascade/s],
+  ])("%s: generate's refusal, naming the table and the statement that fixes it", async (_, migration, refusal) => {
+    const drift = await driftAfter(migration);
+    expect(drift).toHaveLength(1);
+    expect(drift![0]).toMatch(/^npm run generate would refuse the database's synced tables /);
+    expect(drift![0]).toMatch(refusal);
+  });
+
   // Dropping or disabling one changes no collection, yet a member removed while his write waited
   // for a lock then writes into the list.
-  it("a step 3 recheck trigger dropped or disabled: generate's refusal, naming the table and the trigger", async () => {
-    for (const migration of [
-      `drop trigger writer_role_rechecked_on_update on ${TABLE}`,
-      `alter table ${TABLE} disable trigger writer_role_rechecked_on_update`,
+  it("a step 3 recheck trigger dropped or disabled: generate's refusal, naming the table, the trigger, what is wrong and the fix", async () => {
+    for (const [migration, wrong, fix] of [
+      [`drop trigger writer_role_rechecked_on_update on ${TABLE}`, "(missing: writer_role_rechecked_on_update)",
+        `\n      create or replace trigger writer_role_rechecked_on_update after update on ${TABLE} referencing old table as old_rows new table as new_rows\n`],
+      [`alter table ${TABLE} disable trigger writer_role_rechecked_on_update`, "(writer_role_rechecked_on_update is disabled)",
+        `\n      alter table ${TABLE} enable trigger writer_role_rechecked_on_update;`],
     ]) {
       const drift = await driftAfter([migration]);
       expect(drift).toHaveLength(1);
       expect(drift![0]).toMatch(
-        /^npm run generate would refuse the database's synced tables .*: public\.tidesync_test_drift_notes: its writes into a list are not judged again .*\(missing: writer_role_rechecked_on_update\)/,
+        /^npm run generate would refuse the database's synced tables .*: public\.tidesync_test_drift_notes: its writes into a list are not judged again /,
       );
+      expect(drift![0]).toContain(wrong);
       // The statement that fixes it, under the same entry (npm start prints an entry as one bullet).
-      expect(drift![0]).toContain(
-        `\n      create or replace trigger writer_role_rechecked_on_update after update on ${TABLE} referencing old table as old_rows new table as new_rows\n`,
-      );
+      expect(drift![0]).toContain(fix);
     }
   });
 

@@ -62,8 +62,9 @@ describe("row-json: a synced row's data as the wire prints it", () => {
       await tx.unsafe(`set local timezone = 'UTC'`); // as the function's connections print times
       await tx.unsafe(`create type public.tidesync_test_rowjson_mood as enum ('happy', 'sad')`);
       await tx.unsafe(`create domain public.tidesync_test_rowjson_short_text as text check (char_length(value) <= 10)`);
-      await tx.unsafe(`create table public.tidesync_test_rowjson_probe (id uuid primary key, list_id uuid not null references public.lists (id), ${COLUMNS})`);
+      await tx.unsafe(`create table public.tidesync_test_rowjson_probe (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, ${COLUMNS})`);
       await tx.unsafe(`alter table public.tidesync_test_rowjson_probe enable row level security`);
+      await tx.unsafe(`grant select on public.tidesync_test_rowjson_probe to authenticated`); // else npm run generate refuses it
       await tx.unsafe(`select app_private.enable_sync('public.tidesync_test_rowjson_probe', 'list_id')`);
       await tx.unsafe(ROWS.replaceAll("$1", `'${owner.userId}'`));
       compared = await printProbeRows(tx);

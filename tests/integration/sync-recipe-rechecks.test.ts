@@ -13,6 +13,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readCheckedSyncCollections } from "../../scripts/generate/sync-collections.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
 import { insertAuthUser, signIn } from "../support/auth-users.ts";
 import { holdTransaction, waitersOf } from "../support/held-transactions.ts";
@@ -103,5 +104,14 @@ describe("docs/sync.md's recipe, as written: a write judged by the role after th
     const note = randomUUID();
     expect(await whileAliceRemoves(alice, list, carol, bob, note)).toEqual({ ok: true });
     expect(await admin`select list_id, created_by from public.tidesync_test_notes where id = ${note}`).toEqual([{ list_id: list, created_by: bob.userId }]);
+  });
+});
+
+// Every check of `npm run generate` (its SELECT, RLS, scope key, created_by, id and delete grants,
+// recheck triggers) passes the recipe as written: it is the table the refusals point to.
+describe("docs/sync.md's recipe, as npm run generate reads it", () => {
+  it("is taken, refused for nothing", async () => {
+    const collections = await readCheckedSyncCollections(admin, () => {});
+    expect(collections.find((c) => c.name === "tidesync_test_notes")).toMatchObject({ scope_column: "list_id", owner_column: "created_by" });
   });
 });

@@ -104,6 +104,19 @@ describe("npm start: the synced tables against the generated collections", () =>
     const warning = generatedCollectionsWarning(["public.notes (collection notes) is synced by the database but not by the function: …"]);
     expect(warning).toMatch(/functions\/_shared\/sync-collections\.generated\.ts/);
     expect(warning).toMatch(/public\.notes \(collection notes\)/);
-    expect(warning).toMatch(/npm run generate.*restart npm start/s);
+    expect(warning).toMatch(/\nRun `npm run generate`, then restart npm start\.$/);
+  });
+
+  // `npm run generate` alone would only refuse again: the fix is the statement shown, in a migration.
+  it("a refusal's warning says to put the statements shown above in a migration, then run npm run generate and restart", () => {
+    const warning = generatedCollectionsWarning(generateRefusalDrift(
+      "public.notes: its writes into a list are not judged again … (missing: writer_role_rechecked_on_update) …:\n" +
+        "  create or replace trigger writer_role_rechecked_on_update after update on public.notes …",
+    ))!;
+    expect(warning).toContain("\n      create or replace trigger writer_role_rechecked_on_update after update on public.notes …\n");
+    expect(warning).not.toMatch(/Run `npm run generate`, then restart/);
+    expect(warning).toMatch(
+      /\nFix it in a new migration with the statements shown above \(`npm run generate` refuses the migrations until then\), then run `npm run generate` and restart npm start \(it applies the migration\)\.$/,
+    );
   });
 });
