@@ -129,18 +129,23 @@ function isWireInstant(value: string): boolean {
 }
 
 /**
- * A time-like column (timestamptz, timestamp, time) keeps its precision's digits of a second's
- * fraction, 6 (microseconds) unless declared (timestamp(3)), and rounds the rest without a word:
- * 23:59:59.9999999 is stored as the next day's midnight. A value with a non-zero digit past them is
- * refused (`not_exact`), as a number the column would store as another is; zeros past them are
- * exact (.1234560).
+ * A time-like column (timestamptz, timestamp, time, timetz, an array of them, a domain over one)
+ * keeps its precision's digits of a second's fraction, 6 (microseconds) unless declared
+ * (timestamp(3)), and Postgres rounds the rest without a word: 23:59:59.9999999 is stored as the
+ * next day's midnight. A value with a non-zero digit past them is refused (`not_exact`), as a
+ * number the column would store as another is; zeros past them are exact (.1234560). The one rule
+ * for every time-like kind (valueSchema).
  */
 function secondsKeptWhole(field: GeneratedField): [(value: string) => boolean, { message: string; params: { code: string }; abort: true }] {
-  const declared = /\((\d+)\)/.exec(field.base_type ?? field.type);
+  const type = field.base_type ?? field.type;
+  const declared = /\((\d+)\)/.exec(type);
   const kept = declared ? Number(declared[1]) : 6;
+  const message = declared
+    ? `has more than ${kept} digits of a second: its column keeps ${kept} (${type.replace(/\[\]$/, "")}), and Postgres would store it rounded`
+    : "has more than 6 digits of a second: Postgres keeps microseconds, and would store it rounded";
   return [
     (value) => !/[1-9]/.test((/\.(\d+)/.exec(value)?.[1] ?? "").slice(kept)),
-    { message: `has more digits of a second than the column keeps (${kept}): it would be stored rounded`, params: { code: "not_exact" }, abort: true },
+    { message, params: { code: "not_exact" }, abort: true },
   ];
 }
 
@@ -212,6 +217,9 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
       return z.string()
         .refine((value) => TIME_OF_DAY.test(value), { message: "must be a time of day, HH:MM[:SS[.ffffff]] (24:00:00 at most)", params: { code: "invalid_format" }, abort: true })
         .refine(...secondsKeptWhole(field));
+    case "time with time zone":
+      // Its text forms (10:00:00.5+05:30, 10:00 PST, …) are the database's to read; the fraction of its second is ours to check.
+      return storableText(ANY_TEXT_LENGTH).refine(...secondsKeptWhole(field));
     case "double precision":
     case "real":
       return z.number();
@@ -251,7 +259,7 @@ const EXACT_NUMBER_TYPES = new Set([...Object.keys(INT_RANGE), "numeric", "json"
 /** Types that hold no number (fieldValueSchema refuses one as the wrong type). */
 const NUMBERLESS_TYPES = new Set([
   "uuid", "text", "character varying", "character", "bpchar", "bytea", "interval", "name", "boolean",
-  "date", "timestamp with time zone", "timestamp without time zone", "time without time zone",
+  "date", "timestamp with time zone", "timestamp without time zone", "time without time zone", "time with time zone",
 ]);
 /** Types that keep a double: a number with more digits than a double holds is what the column makes of it (as for SQL). */
 const DOUBLE_TYPES = new Set(["double precision", "real"]);

@@ -14,7 +14,7 @@ import { upsert } from "../support/shared-lists.ts";
 // Every column granted, the generated and identity-always ones too (as a developer might).
 const COLUMNS = [
   "label", "note", "amount", "day", "ratio", "mood", "tags", "at", "email", "doubled", "seq", "code", "initials", "blob", "span", "clock", "due",
-  "tag", "tags_ci", "path", "addr", "stretch", "flags", "price", "handle", "pair",
+  "tag", "tags_ci", "path", "addr", "stretch", "flags", "price", "handle", "pair", "clock_tz", "instants",
 ];
 
 let probe: ProbeStack;
@@ -38,7 +38,7 @@ beforeAll(async () => {
        seq bigint generated always as identity,
        code text not null,
        tag extensions.citext, tags_ci extensions.citext[], path extensions.ltree, addr inet, stretch int4range, flags bit(3), price money,
-       handle name, pair public.tidesync_test_kinds_pair)`,
+       handle name, pair public.tidesync_test_kinds_pair, clock_tz timetz, instants timestamptz[])`,
     // A trigger whose lookup finds nothing for some rows: `select … into strict` raises no_data_found (P0002);
     // it fills code, NOT NULL without a default, unless the note asks it not to.
     `create function public.tidesync_test_kinds_look_up() returns trigger language plpgsql set search_path = '' as $f$
@@ -173,18 +173,34 @@ describe("a synced table's own column kinds, through the real function", () => {
       [{ due: "2026-01-01T23:59:59.9999999Z" }, "not_exact"], // was stored as the next day's midnight
       [{ at: "2026-01-01T10:00:00.1234567" }, "not_exact"], // was stored as .123457
       [{ clock: "10:00:00.0000005" }, "not_exact"], // was stored as 10:00:00.000001
+      [{ due: "2026-01-01T00:00:00.1234567Z" }, "not_exact"], // .NET's "o": was stored as .123457
+      [{ clock_tz: "23:59:59.9999999+00" }, "not_exact"], // was stored as 24:00:00+00
+      [{ instants: ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.1234567Z"] }, "not_exact"], // its second element was stored as .123457
     ];
-    const fine = create(user, { initials: "ab", blob: "\\x00ff", span: "P1Y2M", at: "2026-01-01T10:00:00.1234560", clock: "24:00:00", due: "9999-12-31T23:59:59Z" });
+    const fine = create(user, {
+      initials: "ab", blob: "\\x00ff", span: "P1Y2M", at: "2026-01-01T10:00:00.1234560", clock: "24:00:00", due: "9999-12-31T23:59:59Z",
+      clock_tz: "10:00:00.123456000+05:30", instants: ["2026-01-01T00:00:00.123456000Z"],
+    });
     const response = await pushOps(user, [...cases.map(([data]) => create(user, data)), fine]);
     expect(response.status, response.text).toBe(200);
     const results = response.body.results as Result[];
     expect(results.slice(0, cases.length).map((r) => [r.status, r.error?.details?.map((d) => [d.field, d.code])])).toEqual(
-      cases.map(([data, code], i) => ["rejected", [[`/ops/${i}/data/${Object.keys(data)[0]}`, code]]]),
+      cases.map(([data, code], i) => {
+        const [name, value] = Object.entries(data)[0];
+        return ["rejected", [[`/ops/${i}/data/${name}${Array.isArray(value) ? `/${value.length - 1}` : ""}`, code]]];
+      }),
     );
+    expect(results.find((r) => r.error?.details?.some((d) => d.code === "not_exact"))?.error?.details?.[0])
+      .toMatchObject({ message: "has more than 6 digits of a second: Postgres keeps microseconds, and would store it rounded" });
     expect(results[cases.length]).toMatchObject({
       status: "applied",
-      record: { data: { initials: "ab  ", blob: "\\x00ff", span: "1 year 2 mons", at: "2026-01-01T10:00:00.123456", clock: "24:00:00", due: "9999-12-31T23:59:59+00:00" } },
+      record: { data: {
+        initials: "ab  ", blob: "\\x00ff", span: "1 year 2 mons", at: "2026-01-01T10:00:00.123456", clock: "24:00:00", due: "9999-12-31T23:59:59+00:00",
+        clock_tz: "10:00:00.123456+05:30", instants: ["2026-01-01T00:00:00.123456+00:00"],
+      } },
     });
+    const [{ count }] = await probe.admin`select count(*)::int as count from public.tidesync_test_kinds where list_id = ${user.userId}`;
+    expect(count).toBe(1);
   });
 
   it("a type with no schema of its own (citext, ltree, inet, a range, bit, money, name) takes a string, as a pull lists it; a composite an object; a value of another kind rejects that op (invalid_type), never stored as its text (/v1/meta: category)", async () => {

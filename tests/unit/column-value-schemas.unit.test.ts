@@ -214,6 +214,26 @@ describe("dates and instants the wire carries back", () => {
     })).toEqual([]);
   });
 
+  it("a time with time zone (and an array of them) is held to the same rule: Postgres keeps microseconds of it too", () => {
+    const ZONED = [field("clock", "time with time zone"), field("clock3", "time(3) with time zone"), field("clocks", "time with time zone[]")];
+    for (const [name, value] of [["clock", "10:00:00.1234567+05:30"], ["clock", "23:59:59.9999999Z"], ["clock3", "10:00:00.0005-01"]] as const) {
+      expect(details(ZONED, { [name]: value }), value).toEqual([[`/ops/0/data/${name}`, "not_exact"]]);
+    }
+    expect(details(ZONED, { clocks: ["10:00:00+00", null, "10:00:00.00000001+00"] })).toEqual([["/ops/0/data/clocks/2", "not_exact"]]);
+    expect(details(ZONED, { clock: "10:00:00.123456000+05:30", clock3: "10:00:00.1230-01", clocks: ["23:59:59.999999+00"] })).toEqual([]);
+  });
+
+  it("says what Postgres keeps: microseconds, or the column's declared digits", () => {
+    const messages = (fields: GeneratedField[], data: Record<string, unknown>) => {
+      const parsed = schemaFor({ fields }, "update").safeParse(data);
+      return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues, data).map((d) => d.message);
+    };
+    expect(messages([field("at", "timestamp with time zone")], { at: "2026-01-01T00:00:00.1234567Z" }))
+      .toEqual(["has more than 6 digits of a second: Postgres keeps microseconds, and would store it rounded"]);
+    expect(messages([field("at", "timestamp(3) without time zone")], { at: "2026-01-01T00:00:00.1234" }))
+      .toEqual(["has more than 3 digits of a second: its column keeps 3 (timestamp(3) without time zone), and Postgres would store it rounded"]);
+  });
+
   it("refuses the year 0000 in a date, which Postgres does not read", () => {
     expect(details(TIMES, { due: "0000-01-01" })).toEqual([["/ops/0/data/due", "out_of_range"]]);
     expect(details(TIMES, { due: "0001-01-01" })).toEqual([]);
