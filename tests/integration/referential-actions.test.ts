@@ -49,6 +49,19 @@ beforeAll(async () => {
     `create table public.tidesync_test_pins (id uuid primary key, task_id uuid not null references public.tasks (id))`,
     `create index tidesync_test_pins_task_id_idx on public.tidesync_test_pins (task_id)`,
     `alter table public.tidesync_test_pins enable row level security`,
+    // A table of the app's whose key to a list has no action (a synced table's scope key may not:
+    // npm run generate refuses it): a noted list stays. Each note is read by its author alone.
+    `create table public.tidesync_test_notes (id uuid primary key, list_id uuid not null references public.lists (id), author uuid not null, body text not null)`,
+    `create index tidesync_test_notes_list_id_idx on public.tidesync_test_notes (list_id)`,
+    `alter table public.tidesync_test_notes enable row level security`,
+    `create policy "Authors read their notes" on public.tidesync_test_notes for select to authenticated using (author = auth.uid())`,
+    `grant select on public.tidesync_test_notes to authenticated`,
+    // A key of tasks' own that a table of the app's refers to without an action (on update no action).
+    `alter table public.tasks add column tidesync_test_code text unique`,
+    `grant insert (tidesync_test_code), update (tidesync_test_code) on public.tasks to authenticated`,
+    `create table public.tidesync_test_labels (id uuid primary key, task_code text not null references public.tasks (tidesync_test_code))`,
+    `create index tidesync_test_labels_task_code_idx on public.tidesync_test_labels (task_code)`,
+    `alter table public.tidesync_test_labels enable row level security`,
   ]);
 }, 120_000);
 
@@ -159,5 +172,49 @@ describe("a foreign key without an action", () => {
       { status: "applied" },
     ]);
     expect(await count("tasks", [pinned, loose])).toBe(1);
+  });
+});
+
+describe("a foreign key without an action, from rows the deleter cannot see", () => {
+  it("a push's delete of a list that another user's note (hidden from the deleter) still refers to is rejected still_referenced on its record_id, naming the key and nothing of the note; the list and its tasks stay", async () => {
+    const [alice, bob] = [await probe.newUser(), await probe.newUser()];
+    const [list, task, note] = [randomUUID(), randomUUID(), randomUUID()];
+    expect(await push(bob, [upsert("lists", list, { title: "Shared" }), upsert("tasks", task, { list_id: list, title: "in it" })])).toMatchObject(applied(2));
+    await probe.admin`insert into public.tidesync_test_notes (id, list_id, author, body) values (${note}, ${list}, ${alice.userId}, 'alice-private-words')`;
+    const bobs = await pull(bob);
+    expect(bobs.has(note)).toBe(false);
+    const response = await call("/v1/sync/batch", { method: "POST", token: bob.token, body: { ops: [remove("lists", list, bobs.get(list)!.version)] }, baseUrl: probe.apiUrl });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.results).toMatchObject([{
+      status: "rejected",
+      error: { code: "VALIDATION_FAILED", message: "other records still refer to this one (tidesync_test_notes_list_id_fkey)",
+        details: [{ field: "/ops/0/record_id", code: "still_referenced", message: "is still referred to by other records (tidesync_test_notes_list_id_fkey)" }] },
+      record: { id: list, deleted: false },
+    }]);
+    expect(response.text).not.toContain(note);
+    expect(response.text).not.toContain("alice-private-words");
+    expect(response.text).not.toContain(alice.userId);
+    expect([await count("lists", [list]), await count("tasks", [task])]).toEqual([1, 1]);
+  });
+});
+
+describe("a foreign key without an action on a key an update changes", () => {
+  it("a push's update of a key another table's row still refers to is rejected still_referenced (not NOT_FOUND: nothing it refers to is missing); a reference of its own to a missing record stays NOT_FOUND", async () => {
+    const bob = await probe.newUser();
+    const [labelled, other] = [randomUUID(), randomUUID()];
+    expect(await push(bob, [upsert("tasks", labelled, { list_id: bob.userId, title: "labelled", tidesync_test_code: `L-${labelled}` }),
+      upsert("tasks", other, { list_id: bob.userId, title: "other" })])).toMatchObject(applied(2));
+    await probe.admin`insert into public.tidesync_test_labels (id, task_code) values (${randomUUID()}, ${`L-${labelled}`})`;
+    const bobs = await pull(bob);
+    const results = await push(bob, [
+      upsert("tasks", labelled, { tidesync_test_code: `M-${labelled}` }, bobs.get(labelled)!.version),
+      upsert("tasks", other, { tidesync_test_parent_id: randomUUID() }, bobs.get(other)!.version),
+    ]);
+    expect(results).toMatchObject([
+      { status: "rejected", error: { code: "VALIDATION_FAILED", message: "other records still refer to this one (tidesync_test_labels_task_code_fkey)",
+        details: [{ field: "/ops/0/data", code: "still_referenced" }] }, record: { id: labelled, data: { tidesync_test_code: `L-${labelled}` } } },
+      { status: "rejected", error: { code: "NOT_FOUND", message: "refers to a record that does not exist (tasks_tidesync_test_parent_id_fkey)",
+        details: [{ field: "/ops/1/data/tidesync_test_parent_id", code: "not_found" }] } },
+    ]);
   });
 });

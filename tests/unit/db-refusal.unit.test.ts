@@ -157,6 +157,31 @@ describe("refusalError: the database's reason in the op's own terms", () => {
     });
   });
 
+  it("a foreign key's 23503: still_referenced when rows still refer to the record (a delete; an update of a key referred to), NOT_FOUND for a reference to a missing one", () => {
+    const fk = (kind: Refusal["kind"], constraint: string, message?: string, column?: string): Refusal =>
+      ({ collection: "probe", id: uuid(), kind, sqlstate: "23503", constraint, column, message });
+    const withFk = { ...probe, constraints: { ...probe.constraints, probe_parent_fkey: ["parent"] } } as unknown as CollectionDefinition;
+    const stillReferenced = (field: string, key: string) => ({
+      code: "VALIDATION_FAILED", message: `other records still refer to this one (${key})`,
+      details: [{ field, code: "still_referenced", message: `is still referred to by other records (${key})` }],
+    });
+    expect(refusalError(fk("delete", "pins_probe_fkey"), 2, withFk)).toEqual(stillReferenced("/ops/2/record_id", "pins_probe_fkey"));
+    // An update's, by Postgres' message, or (its messages in another language) by whose key it is.
+    expect(refusalError(fk("update", "probe_parent_fkey", 'update or delete on table "probe" violates foreign key constraint "probe_parent_fkey" on table "probe"'), 1, withFk))
+      .toEqual(stillReferenced("/ops/1/data", "probe_parent_fkey"));
+    expect(refusalError(fk("update", "labels_code_fkey", "UPDATE oder DELETE in Tabelle »probe« verletzt Fremdschlüssel-Constraint"), 1, withFk))
+      .toEqual(stillReferenced("/ops/1/data", "labels_code_fkey"));
+    for (const refusal of [
+      fk("update", "probe_parent_fkey", 'insert or update on table "probe" violates foreign key constraint "probe_parent_fkey"'),
+      fk("update", "probe_parent_fkey", "INSERT oder UPDATE in Tabelle »probe« verletzt Fremdschlüssel-Constraint"),
+      fk("insert", "probe_parent_fkey"),
+      // A row of another table the record's own trigger writes, referring to a missing one.
+      fk("update", "audit_probe_fkey", 'insert or update on table "audit" violates foreign key constraint "audit_probe_fkey"'),
+    ]) {
+      expect(refusalError(refusal, 0, withFk), refusal.message).toMatchObject({ code: "NOT_FOUND", message: `refers to a record that does not exist (${refusal.constraint})` });
+    }
+  });
+
   it("any other error the row alone raised (a trigger's own SQLSTATE): VALIDATION_FAILED on the data, never a 500", () => {
     for (const sqlstate of ["AB123", "P0001", "22012", "0A000"]) {
       expect(refusalError(refused(sqlstate), 5, probe), sqlstate).toMatchObject({

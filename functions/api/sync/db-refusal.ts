@@ -117,6 +117,22 @@ function fieldsOf(refusal: Refusal, collection: CollectionDefinition | undefined
   return columns?.filter((c) => c !== "id") ?? [];
 }
 
+/**
+ * Whether a 23503 refuses the record because rows (of another table, or of its own) still refer to
+ * it by a foreign key without an action (restrict, no action), not because it refers to a record
+ * that does not exist. A delete's always (the record is there: NOT_FOUND would have the client drop
+ * it). An update's when it changed a key another row refers to: Postgres says "update or delete on
+ * table …" (and "insert or update on table …" for a missing reference); with its messages in another
+ * language, when the key is another table's (the table's own are in its constraints).
+ */
+function isStillReferenced(refusal: Refusal, collection: CollectionDefinition | undefined): boolean {
+  if (refusal.kind === "delete") return true;
+  if (refusal.kind !== "update") return false;
+  if (refusal.message?.startsWith("update or delete on table ")) return true;
+  if (refusal.message?.startsWith("insert or update on table ")) return false;
+  return !!refusal.constraint && !!collection && !(refusal.constraint in collection.constraints);
+}
+
 export function refusalError(refusal: Refusal, index: number, collection: CollectionDefinition | undefined): SyncOpError {
   const at = (field: string) => `/ops/${index}/data/${field}`;
   const details = (code: string, message: string): FieldDetail[] => {
@@ -141,10 +157,12 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
       }
       return rejection("VALIDATION_FAILED", `the value must be unique${rule}`, details("taken", "is already taken"));
     case "23503":
-      // A delete's: a foreign key without on delete cascade (or set null) still names the record.
-      if (refusal.kind === "delete") {
+      if (isStillReferenced(refusal, collection)) {
+        // Named by the key alone: the rows that refer to it may be ones the caller cannot see.
         return rejection("VALIDATION_FAILED", `other records still refer to this one${rule}`, [{
-          field: `/ops/${index}/record_id`, code: "still_referenced", message: `is still referred to by other records${rule}`,
+          field: refusal.kind === "delete" ? `/ops/${index}/record_id` : `/ops/${index}/data`,
+          code: "still_referenced",
+          message: `is still referred to by other records${rule}`,
         }]);
       }
       return rejection("NOT_FOUND", `refers to a record that does not exist${rule}`, details("not_found", "is not a record you can see"));
