@@ -300,3 +300,63 @@ describe("numbers a double cannot hold, written by SQL", () => {
     expect(recordText(rejected.text, id)).toBe(current);
   });
 });
+
+describe("what the wire cannot carry (docs/sync.md, column kinds): said, and as said", () => {
+  /** The user's records of the probe table as a pull lists them: parsed, and as text. */
+  async function pulled(user: ProbeUser): Promise<{ data: Map<string, Record<string, unknown> | null>; text: string }> {
+    await settled();
+    const response = await call("/v1/sync/changes?collections=tidesync_test_items", { token: user.token, baseUrl: probe.apiUrl });
+    expect(response.status, response.text).toBe(200);
+    return { data: new Map(response.body.changes.map((c: { id: string; data: Record<string, unknown> | null }) => [c.id, c.data])), text: response.text };
+  }
+
+  it("a jsonb column's JSON null and SQL NULL are one null: SQL's 'null'::jsonb is pulled as null, and a push of null stores SQL NULL", async () => {
+    const user = await probe.newUser();
+    const [jsonNull, sqlNull] = [randomUUID(), randomUUID()];
+    await probe.admin.unsafe(`insert into public.tidesync_test_items (id, list_id, doc) values ($1, $3, 'null'::jsonb), ($2, $3, null)`, [jsonNull, sqlNull, user.userId]);
+    const { data } = await pulled(user);
+    expect([data.get(jsonNull)?.doc, data.get(sqlNull)?.doc]).toEqual([null, null]);
+    const pushed = item(user, { doc: null });
+    expect((await pushOps(user, [pushed])).body.results[0]).toMatchObject({ status: "applied", record: { data: { doc: null } } });
+    const [row] = await probe.admin.unsafe(`select doc is null as sql_null from public.tidesync_test_items where id = $1`, [pushed.record_id]);
+    expect(row.sql_null).toBe(true);
+  });
+
+  it("a bigint past 2^53 cannot be pushed (a number is not_exact, a string invalid_type), nor into a numeric; a text column keeps it; SQL's is pulled with all its digits", async () => {
+    const user = await probe.newUser();
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const op = (id: string, data: string) =>
+      `{"op_id":"${randomUUID()}","collection":"tidesync_test_items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}",${data}}}`;
+    const response = await pushText(user, `{"ops":[${[
+      op(ids[0], `"big":9007199254740993`), op(ids[1], `"big":"9007199254740993"`), op(ids[2], `"amount":9007199254740993`), op(ids[3], `"label":"9007199254740993"`),
+    ].join(",")}]}`);
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.results.map((r: { status: string; error?: { details: { field: string; code: string }[] } }) => [r.status, r.error?.details.map((d) => [d.field, d.code])])).toEqual([
+      ["rejected", [["/ops/0/data/big", "not_exact"]]],
+      ["rejected", [["/ops/1/data/big", "invalid_type"]]],
+      ["rejected", [["/ops/2/data/amount", "not_exact"]]],
+      ["applied", undefined],
+    ]);
+    expect(await stored(ids[3])).toMatchObject({ big: null });
+    const [row] = await probe.admin.unsafe(`select label from public.tidesync_test_items where id = $1`, [ids[3]]);
+    expect(row.label).toBe("9007199254740993");
+    const written = randomUUID();
+    await probe.admin.unsafe(`insert into public.tidesync_test_items (id, list_id, big) values ($1, $2, 9007199254740993)`, [written, user.userId]);
+    expect((await pulled(user)).text).toContain('"big":9007199254740993');
+  });
+
+  it("-0 pushed into a double precision column is stored as 0; SQL's -0 is kept, and pulled as -0", async () => {
+    const user = await probe.newUser();
+    const [pushedZero, pushedZeroPoint, written] = [randomUUID(), randomUUID(), randomUUID()];
+    const op = (id: string, literal: string) =>
+      `{"op_id":"${randomUUID()}","collection":"tidesync_test_items","record_id":"${id}","type":"upsert","base_version":null,"data":{"list_id":"${user.userId}","ratio":${literal}}}`;
+    const response = await pushText(user, `{"ops":[${op(pushedZero, "-0")},${op(pushedZeroPoint, "-0.0")}]}`);
+    expect(response.body.results.map((r: { status: string }) => r.status)).toEqual(["applied", "applied"]);
+    expect([(await stored(pushedZero))?.ratio, (await stored(pushedZeroPoint))?.ratio]).toEqual(["0", "0"]);
+    await probe.admin.unsafe(`insert into public.tidesync_test_items (id, list_id, ratio) values ($1, $2, '-0')`, [written, user.userId]);
+    expect((await stored(written))?.ratio).toBe("-0");
+    const { data } = await pulled(user);
+    expect(Object.is(data.get(written)?.ratio, -0)).toBe(true);
+    expect(Object.is(data.get(pushedZero)?.ratio, 0)).toBe(true);
+  });
+});
