@@ -17,6 +17,22 @@ describe("redacting database passwords", () => {
     expect(redactPasswords("postgres://postgres@127.0.0.1/db and time 10:30 at user@example.com")).toBe("postgres://postgres@127.0.0.1/db and time 10:30 at user@example.com");
   });
 
+  it("a password holding an unescaped @ or : is hidden whole, as a URL parser reads it (to the last @ before the host)", () => {
+    expect(redactPasswords("--db-url=postgres://owner:p@ss:w@rd@127.0.0.1:5432/db?sslmode=require&x=a@b done"))
+      .toBe("--db-url=postgres://owner:***@127.0.0.1:5432/db?sslmode=require&x=a@b done");
+    expect(redactUrl("postgres://owner:p@ss@127.0.0.1:5432/db")).toBe("postgres://owner:***@127.0.0.1:5432/db");
+  });
+
+  it("a password given as a libpq keyword (password=…) is hidden too", () => {
+    expect(redactPasswords("connect: host=127.0.0.1 user=owner password=s3cr3t dbname=x")).toBe("connect: host=127.0.0.1 user=owner password=*** dbname=x");
+  });
+
+  it("the banner's URL and a command's text are masked by the same rule", () => {
+    for (const url of ["postgres://tidesync_owner:JGG_T7nI@127.0.0.1:55932/tidesync", "postgresql://a:b@h/x", "postgres://postgres@127.0.0.1:5432/postgres"]) {
+      expect(redactUrl(url)).toBe(redactPasswords(url));
+    }
+  });
+
   it("a command that fails says what ran and what it printed, without the password", async () => {
     const url = "postgres://tidesync_owner:JGG_T7nI@127.0.0.1:1/tidesync";
     const failed = runOrThrow(process.execPath, ["-e", "console.error(process.argv.at(-1)); process.exit(3)", "--", `--db-url=${url}`]);
