@@ -1,10 +1,10 @@
 // What every route handler can reach: the verified caller, the request id,
 // the shared dependencies, and fields to add to the request's log line.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { InexactNumber } from "../../_shared/inexact-numbers.ts";
 import type { AdmissionSlot } from "./concurrency-limit.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
-import type { InexactNumber } from "../../_shared/inexact-numbers.ts";
 import type { IgnoredToken } from "./middleware.ts";
 import type { TokenVerifier, UserClaims } from "./verify-token.ts";
 

@@ -1,12 +1,11 @@
 // Cross-cutting request rules of api-v1.md: request ids, no-store, one JSON log
 // line per request, body size and media type, authentication + rate limits.
 import type { Context, MiddlewareHandler } from "hono";
-import { ApiError } from "../../_shared/errors.ts";
+import { ApiError, type FieldDetail } from "../../_shared/errors.ts";
 import { MAX_REQUEST_HEADER_BYTES } from "../../_shared/limits.ts";
 import { type InexactNumber, inexactNumberAt, inexactNumberDetail, inexactNumbersIn, mayHoldInexactNumber } from "../../_shared/inexact-numbers.ts";
 import { longNumberLiterals } from "../../_shared/long-number-literals.ts";
 import { isNonFiniteNumberLiteral, nonFiniteNumberAt } from "../../_shared/non-finite-numbers.ts";
-import type { FieldDetail } from "../../_shared/errors.ts";
 import { boundedDetails, validationMessage } from "../../_shared/validation-details.ts";
 import type { AppEnv, Deps } from "./app-env.ts";
 import type { Config } from "./config.ts";
