@@ -3,7 +3,7 @@
 -- 23505 on lists_pkey, like any id a row has): per role, who may delete a
 -- personal list and who may create one with a user's id afterwards.
 begin;
-select plan(14);
+select plan(16);
 
 select from tests.create_supabase_user('pl_user');
 select from tests.create_supabase_user('pl_stranger');
@@ -37,6 +37,15 @@ select results_eq(format('select user_id, role from public.list_members where li
 -- ------------------------------------------------------------ another owner of it deletes it, and cannot re-create it
 select tests.clear_authentication();
 insert into public.list_members (list_id, user_id, role) values (tests.get_supabase_uid('pl_user'), tests.get_supabase_uid('pl_coowner'), 'owner');
+select tests.authenticate_as('pl_coowner');
+-- ------------------------------------------------------------ a member's upsert meets the primary key (migration 20261128008400)
+select results_eq(format('insert into public.lists (id, title) values (%L, %L) on conflict (id) do update set title = excluded.title returning title',
+    tests.get_supabase_uid('pl_user'), 'Ours'),
+  $$ values ('Ours'::text) $$, 'a member''s upsert of another user''s personal list goes on to its update (the policies decide)');
+select tests.authenticate_as('pl_stranger');
+select throws_ok(format('insert into public.lists (id, title) values (%L, %L) on conflict (id) do update set title = excluded.title',
+    tests.get_supabase_uid('pl_user'), 'Squat'),
+  '23505', 'duplicate key value violates unique constraint "lists_pkey"', 'a non-member''s upsert is answered as a taken id');
 select tests.authenticate_as('pl_coowner');
 select lives_ok($$ delete from public.lists where id = tests.get_supabase_uid('pl_user') $$, 'another owner of a shared personal list may delete it (as any list)');
 select throws_ok(format('insert into public.lists (id, title) values (%L, %L)', tests.get_supabase_uid('pl_user'), 'Taken'),
