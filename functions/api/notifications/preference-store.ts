@@ -112,21 +112,21 @@ export async function replacePreferences(
       where user_id = ${userId}
       returning ${tx(COLUMNS)}`;
   } else {
-    // No row to lock: a concurrent first save may commit first. Then a
-    // conditional PUT (it expected version 0) is stale; an unconditional one
-    // replaces what that save wrote.
+    // No row to lock: a concurrent first save may commit first (a retry of this very PUT
+    // sent while the first was in flight). Then a conditional PUT (it expected version 0) is
+    // stale; an unconditional one is judged again against what that save wrote: the same
+    // content changes nothing, other content replaces it (a version and an audit row).
     [row] = await tx<PreferenceRow[]>`
-      insert into app_private.notification_preferences as p
+      insert into app_private.notification_preferences
         (user_id, categories, quiet_hours_enabled, quiet_hours_start, quiet_hours_end, quiet_hours_timezone)
       values (${userId}, ${values.categories}, ${values.enabled}, ${values.start}, ${values.end}, ${values.timezone})
-      on conflict (user_id) do ${conditional ? tx`nothing` : tx`update set
-        categories = excluded.categories,
-        quiet_hours_enabled = excluded.quiet_hours_enabled,
-        quiet_hours_start = excluded.quiet_hours_start,
-        quiet_hours_end = excluded.quiet_hours_end,
-        quiet_hours_timezone = excluded.quiet_hours_timezone`}
+      on conflict (user_id) do nothing
       returning ${tx(COLUMNS)}`;
-    if (!row) throw stale();
+    if (!row) {
+      if (conditional) throw stale();
+      // A statement of its own reads the save that committed (READ COMMITTED), now a row to lock.
+      return await replacePreferences(tx, userId, body, ifMatch);
+    }
   }
   return toDocument(row);
 }
