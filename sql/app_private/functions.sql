@@ -3730,6 +3730,7 @@ declare
   v_txid xid8 := pg_current_xact_id();
   v_pairs integer;
   v_rows integer;
+  v_created integer;
   v_ids uuid[];
   v_scopes uuid[];
   v_users uuid[];
@@ -3807,7 +3808,11 @@ begin
              (case when v_scope = 'id' then p.id::text else p.old_scope end)::uuid as old_scope_id,
              nextval('app_private.sync_seq') as seq
         from pairs p
+       -- A row with no sync state (loaded with the triggers off) is written even unchanged:
+       -- an update that touches such rows gives them theirs (recorded below). A lookup for
+       -- unchanged rows only.
        where cardinality(p.fields) > 0
+          or not exists (select 1 from app_private.sync_records s where s.collection = v_collection and s.id = p.id and not s.deleted)
     ), handed as (
       -- A row a user moves into a scope its creator is no member of (the creator can no longer
       -- read it, nor delete it) becomes the mover's, in sync_records and in both usages: else
@@ -3830,7 +3835,23 @@ begin
              field_versions = s.field_versions
                || (select jsonb_object_agg(f, jsonb_build_object('v', w.seq, 'd', v_device)) from unnest(w.fields) f)
         from written w left join handed h on h.id = w.id
-       where s.collection = v_collection and s.id = w.id
+       where s.collection = v_collection and s.id = w.id and not s.deleted
+      returning s.id
+    ), created as (
+      -- A row with no live sync state (written with the triggers off: no state, or a tombstone
+      -- when it was deleted with them on) gets what its insert would have given it: the
+      -- whole-record stamp, its writer as creator (counted below). Else its change entry (below)
+      -- listed it live in every pull while reads and pushes answered NOT_FOUND.
+      insert into app_private.sync_records as s (collection, id, scope_id, version, field_versions, deleted, created_by, created_at, updated_at, deleted_at, txid)
+      select v_collection, w.id, w.scope_id, w.seq,
+             jsonb_build_object('*', jsonb_build_object('v', w.seq, 'd', v_device)),
+             false, v_actor, now(), now(), null, v_txid
+        from written w
+       where w.id not in (select r.id from recorded r)
+      on conflict (collection, id) do update
+        set txid = excluded.txid, scope_id = excluded.scope_id, version = excluded.version, field_versions = excluded.field_versions,
+            deleted = false, deleted_at = null, created_by = excluded.created_by, updated_at = excluded.updated_at
+      returning s.created_by
     ), stayed as (
       -- A row that stays in its scope: its entry there is updated in place.
       update app_private.sync_changes c
@@ -3847,31 +3868,38 @@ begin
          and c.scope_id = w.old_scope_id and c.collection = v_collection and c.id = w.id
     ), arrived as (
       -- A row that moved arrives in its new scope; so does any row whose entry
-      -- was not found above (never the case while the triggers keep them).
+      -- was not found above (one given its sync state above).
       insert into app_private.sync_changes as c (scope_id, collection, id, present, seq, txid, since_seq, changed_at)
       select w.scope_id, v_collection, w.id, true, w.seq, v_txid, w.seq, now() from written w
        where w.id not in (select stayed.id from stayed)
       on conflict (scope_id, collection, id) do update
         set present = true, seq = excluded.seq, txid = excluded.txid, changed_at = excluded.changed_at
     )
-    -- The rows handed over, per creator: their usage and the mover's change below, once locked.
-    select (select count(*) from pairs), g.creators, g.counts
-      into v_pairs, v_users, v_counts
+    -- The rows handed over, per creator, and those given sync state: their usage and the
+    -- writer's change below, once locked.
+    select (select count(*) from pairs), (select count(*) from created c where c.created_by is not null), g.creators, g.counts
+      into v_pairs, v_created, v_users, v_counts
       from (select array_agg(r.creator order by r.creator) as creators, array_agg(r.n order by r.creator) as counts
               from (select h.creator, count(*) as n from handed h group by h.creator) r) g;
     if v_pairs <> v_rows then
       raise exception 'the id of a synced row cannot change (table %)', tg_relid::regclass using errcode = 'check_violation';
     end if;
-    if v_users is not null then
-      perform app_private.lock_sync_usage(v_users || v_actor);
-      -- The mover's usage grows like a create's: at the quota the move is refused (23514).
+    if v_users is not null or v_created > 0 then
+      -- The writer's rows alone (those given sync state): ordered as an insert's.
+      if v_users is not null or current_setting('tidesync.usage_rows', true) <> '' then
+        perform app_private.lock_sync_usage(coalesce(v_users, '{}') || v_actor);
+      end if;
+      -- The mover's usage grows like a create's, and so does the writer's for the rows given
+      -- sync state: at the quota the update is refused (23514).
       insert into app_private.sync_usage as u (user_id, live_records)
-      select v_actor, sum(n)::integer from unnest(v_counts) n
+      select v_actor, v_created + coalesce((select sum(n) from unnest(v_counts) n), 0)::integer
       on conflict (user_id) do update set live_records = u.live_records + excluded.live_records;
-      update app_private.sync_usage u
-         set live_records = greatest(0, u.live_records - r.n)
-        from unnest(v_users, v_counts) as r(creator, n)
-       where u.user_id = r.creator;
+      if v_users is not null then
+        update app_private.sync_usage u
+           set live_records = greatest(0, u.live_records - r.n)
+          from unnest(v_users, v_counts) as r(creator, n)
+         where u.user_id = r.creator;
+      end if;
     end if;
 
   elsif tg_op = 'DELETE' then
@@ -3933,7 +3961,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody; a row a user moves into a scope its creator is no member of, per sync_access, becomes the mover''s, and counts for them like a create), locking the usage rows it changes, and those the transaction announced, in user_id order first (lock_sync_usage); a scope row''s delete locks those of the creators of the scope''s live rows, which its cascade deletes, with them. SECURITY DEFINER: users never write bookkeeping themselves.';
+comment on function app_private.track_sync_changes() is 'Trigger (after insert/update/delete, per statement, transition tables new_rows/old_rows) of every synced table: bumps versions and per-field versions (an insert stamps "*", an update each changed column, and gives a row with no live sync state, written with the triggers off, what its insert would have, changed or not; stamped with the device in tidesync.device_id, if any), moves change entries between scopes, writes tombstones and keeps the live-records usage (an insert counts for its writer; a membership table''s rows count for nobody; a row a user moves into a scope its creator is no member of, per sync_access, becomes the mover''s, and counts for them like a create), locking the usage rows it changes, and those the transaction announced, in user_id order first (lock_sync_usage); a scope row''s delete locks those of the creators of the scope''s live rows, which its cascade deletes, with them. SECURITY DEFINER: users never write bookkeeping themselves.';
 revoke execute on function app_private.track_sync_changes() from public;
 
 -- function app_private.trim_display_name(p_name text)
