@@ -40,6 +40,9 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
       request_id: requestId,
       method: c.req.method,
       route: c.req.routePath,
+      // The route of a request refused before routing (413, 431, 404, 405, a preflight) is "/api/*".
+      // Without the query string, which may carry a cursor or a token.
+      path: c.req.path,
       status: c.res.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       ...(user ? { user_id: user.sub, session_id: user.session_id } : {}),
