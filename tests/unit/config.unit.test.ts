@@ -6,7 +6,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { loadConfig, loadStartUpConfig, SETTING_RANGES } from "../../functions/api/lib/config.ts";
-import { DEFAULT_RATE_LIMITS } from "../../functions/api/lib/rate-limit-rules.ts";
+import { DEFAULT_RATE_LIMITS, RATE_LIMIT_RANGES } from "../../functions/api/lib/rate-limit-rules.ts";
 import { RELEASE_SETTING_RANGES } from "../../functions/api/releases/release-config.ts";
 import { DEFAULT_LIMITS, LIMIT_RANGES, limitEnvName } from "../../functions/_shared/limits.ts";
 import { MAX_TIMER_MS } from "../../functions/_shared/int-setting.ts";
@@ -137,6 +137,9 @@ describe("loadConfig", () => {
       const row = doc.split("\n").find((line) => line.startsWith(`| \`${name}\` |`));
       expect(row?.split(" | ")[2], name).toBe(`${range.min}–${range.max}`);
     }
+    const rateLimits = doc.split("\n").find((line) => line.startsWith("| `TIDESYNC_RATE_LIMITS` |"));
+    const { limit, window_seconds } = RATE_LIMIT_RANGES;
+    expect(rateLimits?.split(" | ")[2]).toBe(`\`limit\`, \`user_limit\` ${limit.min}–${limit.max}; \`window_seconds\` ${window_seconds.min}–${window_seconds.max}`);
   });
 
   it("needs at least one way to verify tokens", () => {
@@ -195,6 +198,19 @@ describe("loadConfig", () => {
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 1, window_seconds: 10, burst: 2 } }) }))
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+  });
+
+  // A limit past Postgres' integer started, then answered every request of its operation 500 (22003).
+  it("refuses a rate limit the counters cannot hold, naming the operation and the field", () => {
+    const load = (overrides: object) => () => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify(overrides) });
+    expect(load({ notifications: { limit: 3_000_000_000, window_seconds: 60 } }))
+      .toThrow("TIDESYNC_RATE_LIMITS is invalid: notifications.limit: must be at most 2147483647");
+    expect(load({ "sync.pull": { limit: 100, window_seconds: 60, user_limit: 5_000_000_000 } }))
+      .toThrow("TIDESYNC_RATE_LIMITS is invalid: sync.pull.user_limit: must be at most 2147483647");
+    expect(load({ notifications: { limit: 1, window_seconds: 86_401 } }))
+      .toThrow("TIDESYNC_RATE_LIMITS is invalid: notifications.window_seconds: must be at most 86400");
+    expect(loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 2147483647, window_seconds: 86400, user_limit: 2147483647 } }) })
+      .rateLimits["sync.pull"]).toEqual({ limit: 2147483647, window_seconds: 86400, per: "session", user_limit: 2147483647 });
   });
 
   // Per-session sync budgets alone let one account spend N budgets with N sessions (and every sign-in

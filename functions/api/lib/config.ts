@@ -171,7 +171,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       throw new Error("TIDESYNC_RATE_LIMITS must be JSON, e.g. {\"sync.batch\":{\"limit\":120,\"window_seconds\":60}}");
     }
     const result = rateLimitRulesSchema.safeParse(parsed);
-    if (!result.success) throw new Error(`TIDESYNC_RATE_LIMITS is invalid: ${result.error.issues.map((i) => i.message).join("; ")}`);
+    if (!result.success) {
+      // A rule's own checks name their operation; a field's bound is named by its path (notifications.limit).
+      const messages = result.error.issues.map((i) => i.code === "custom" || i.path.length === 0 ? i.message : `${i.path.join(".")}: ${i.message}`);
+      throw new Error(`TIDESYNC_RATE_LIMITS is invalid: ${messages.join("; ")}`);
+    }
     rateLimits = mergeRateLimits(result.data);
   }
 
