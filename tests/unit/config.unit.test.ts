@@ -31,6 +31,22 @@ describe("loadConfig", () => {
     expect(config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
   });
 
+  // postgres.js decodes the user and password, and a bare % stopped the start with "URI malformed", naming no variable.
+  it("refuses a SUPABASE_DB_URL whose user or password is not percent-encoded, naming it and never the password", () => {
+    for (const url of ["postgres://u:50%off@db.example.test:5432/postgres", "postgres://50%off:pw@db.example.test:5432/postgres"]) {
+      const error = (() => {
+        try {
+          loadConfig({ ...BASE, SUPABASE_DB_URL: url });
+        } catch (error) {
+          return error as Error;
+        }
+      })();
+      expect(error?.message).toMatch(/^SUPABASE_DB_URL: .*percent-encoded/);
+      expect(error?.message).not.toContain("50%off");
+    }
+    expect(loadConfig({ ...BASE, SUPABASE_DB_URL: "postgres://u:50%25off@db.example.test:5432/postgres" }).dbUrl).toContain("50%25off");
+  });
+
   it("requires SUPABASE_DB_URL and a valid URL in it", () => {
     expect(() => loadConfig({ ...BASE, SUPABASE_DB_URL: undefined })).toThrow(/SUPABASE_DB_URL is required/);
     expect(() => loadConfig({ ...BASE, SUPABASE_DB_URL: "not a url" })).toThrow(/SUPABASE_DB_URL is not a valid URL/);

@@ -127,6 +127,15 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
+function isPercentEncoded(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const dbUrl = env.SUPABASE_DB_URL;
   if (!dbUrl) throw new Error("SUPABASE_DB_URL is required (the function's Postgres connection string)");
@@ -193,6 +202,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (parsedDbUrl.protocol !== "postgres:" && parsedDbUrl.protocol !== "postgresql:") {
     throw new Error(`SUPABASE_DB_URL must be a postgres:// (or postgresql://) URL, not ${parsedDbUrl.protocol}//`);
+  }
+  // postgres.js decodes both: a bare % (a password "50%off") stopped the start with "URI malformed",
+  // naming no variable. The message never repeats them (the password).
+  if (!isPercentEncoded(parsedDbUrl.username) || !isPercentEncoded(parsedDbUrl.password)) {
+    throw new Error("SUPABASE_DB_URL: the user name and password must be percent-encoded (a % as %25, @ as %40, : as %3A, / as %2F, # as %23, ? as %3F)");
   }
   const port = parsedDbUrl.port;
 
