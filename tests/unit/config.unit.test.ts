@@ -198,6 +198,18 @@ describe("loadConfig", () => {
 
   it("checks the issuer only when TIDESYNC_JWT_ISSUER is set", () => {
     expect(loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: "https://abc.supabase.co/auth/v1" }).auth.issuer).toBe("https://abc.supabase.co/auth/v1");
+    expect(loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: "" }).auth.issuer).toBeUndefined();
+  });
+
+  // Supabase Auth's iss has no trailing slash: an issuer pasted with one started, then refused every token.
+  it("takes TIDESYNC_JWT_ISSUER without its trailing slashes, as SUPABASE_URL", () => {
+    expect(loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: "https://abc.supabase.co/auth/v1/" }).auth.issuer).toBe("https://abc.supabase.co/auth/v1");
+  });
+
+  // " " or "foo" started, then refused every token.
+  it.each([" ", "foo", "abc.supabase.co/auth/v1", "ftp://abc.supabase.co/auth/v1"])("refuses TIDESYNC_JWT_ISSUER=%j, naming it", (value) => {
+    expect(() => loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: value }))
+      .toThrow(`TIDESYNC_JWT_ISSUER must be Supabase Auth's http(s) URL (e.g. https://<ref>.supabase.co/auth/v1), got ${JSON.stringify(value)}`);
   });
 
   it("merges TIDESYNC_RATE_LIMITS over the defaults and validates it", () => {

@@ -136,6 +136,20 @@ function isPercentEncoded(text: string): boolean {
   }
 }
 
+/**
+ * TIDESYNC_JWT_ISSUER as Supabase Auth writes `iss` (https://<ref>.supabase.co/auth/v1): an http(s)
+ * URL without a trailing slash, which is dropped as SUPABASE_URL's is. Anything else started and then
+ * refused every token.
+ */
+function issuerSetting(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const issuer = raw.replace(/\/+$/, "");
+  if (!isHttpUrl(issuer) || issuer !== issuer.trim()) {
+    throw new Error(`TIDESYNC_JWT_ISSUER must be Supabase Auth's http(s) URL (e.g. https://<ref>.supabase.co/auth/v1), got ${JSON.stringify(raw)}`);
+  }
+  return issuer;
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const dbUrl = env.SUPABASE_DB_URL;
   if (!dbUrl) throw new Error("SUPABASE_DB_URL is required (the function's Postgres connection string)");
@@ -231,7 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       statementTimeoutMs: setting(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
       prepare: booleanSetting(env, "TIDESYNC_DB_PREPARE") ?? port !== "6543",
     },
-    auth: { jwks, jwksUrl, hsSecret, issuer: env.TIDESYNC_JWT_ISSUER || undefined },
+    auth: { jwks, jwksUrl, hsSecret, issuer: issuerSetting(env.TIDESYNC_JWT_ISSUER) },
     // 20 s: 1 MiB at ~52 KB/s, and an answer before the client's own 30 s request timeout (client/api-client.ts).
     http: { bodyReadTimeoutMs: setting(env, "TIDESYNC_BODY_READ_TIMEOUT_MS", 20_000) },
     limits: loadLimits(env),
