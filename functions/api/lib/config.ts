@@ -139,9 +139,9 @@ function isPercentEncoded(text: string): boolean {
 /**
  * TIDESYNC_JWT_ISSUER as Supabase Auth writes `iss` (https://<ref>.supabase.co/auth/v1): an http(s)
  * URL without a trailing slash, which is dropped as SUPABASE_URL's is. Anything else started and then
- * refused every token.
+ * refused every token. npm start signs its dev tokens with the same.
  */
-function issuerSetting(raw: string | undefined): string | undefined {
+export function issuerSetting(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   const issuer = raw.replace(/\/+$/, "");
   if (!isHttpUrl(issuer) || issuer !== issuer.trim()) {
