@@ -22,6 +22,7 @@ import { databaseUrlSetting, OWNER_ROLE, provisionDatabase, type SeedChoice, set
 import { signEs256, supabaseClaims } from "./lib/access-tokens.ts";
 import { mkdir, writeFile } from "node:fs/promises";
 import { intSetting, TCP_PORT } from "../functions/_shared/int-setting.ts";
+import { issuerSetting } from "../functions/api/lib/config.ts";
 import { DEFAULT_ARTIFACT_BUCKET } from "../functions/api/releases/release-config.ts";
 import { DATA_DIR, devReleaseSecrets, devSecrets, devSigningKey } from "./lib/dev-secrets.ts";
 import { startEmbeddedPostgres } from "./lib/embedded-postgres.ts";
@@ -136,7 +137,7 @@ async function main(): Promise<void> {
     }
   }
   // The dev tokens' `iss`: what the function checks when TIDESYNC_JWT_ISSUER is set, else Supabase Auth's URL on this stack.
-  const issuer = given("TIDESYNC_JWT_ISSUER") ?? `http://${urlHost(isWildcardHost(apiHost) ? "127.0.0.1" : apiHost)}:${apiPort}/auth/v1`;
+  const issuer = issuerSetting(given("TIDESYNC_JWT_ISSUER")) ?? `http://${urlHost(isWildcardHost(apiHost) ? "127.0.0.1" : apiHost)}:${apiPort}/auth/v1`;
   const webhookSecret = given("TIDESYNC_RELEASES_WEBHOOK_SECRET");
 
   log(`starting the functions with Deno on ${urlHost(apiHost)}:${apiPort}${isWildcardHost(apiHost) ? ` (listening on ${apiHost}: every interface)` : ""}`);

@@ -12,6 +12,7 @@ import { BASE_PATH } from "./lib/base-path.ts";
 import { type Config } from "./lib/config.ts";
 import { createDb, isDatabaseUnavailable, isLoginRefused, unavailable } from "./lib/db.ts";
 import { deprecationMiddleware, markDeprecatedOperations } from "./lib/deprecations.ts";
+import { loggedError, underlyingCause } from "./lib/error-log.ts";
 import { concurrencyLimit } from "./lib/concurrency-limit.ts";
 import { declaredBodyLimit, headerSizeLimit, requestContext } from "./lib/middleware.ts";
 import { errorResponses, openApiDocument } from "./lib/openapi-helpers.ts";
@@ -192,14 +193,14 @@ export function createApp(config: Config, overrides: Partial<Deps> = {}): {
     if (!known || apiError.code === "UNAVAILABLE") {
       // Never swallowed: the cause goes to the log (never to the client).
       // An UNAVAILABLE of our own (a batch planned twice on a stale picture) has no cause but itself.
-      const cause = known ? known.cause ?? known : error;
+      const cause = underlyingCause(known ?? error);
       console.error(JSON.stringify({
         level: "error",
         time: new Date().toISOString(),
         msg: !known ? "unhandled error" : isLoginRefused(cause) ? "the database refused the function's login: check SUPABASE_DB_URL" : "dependency unavailable",
         request_id: requestId,
         route: c.req.routePath,
-        error: cause instanceof Error ? { name: cause.name, message: cause.message, code: (cause as { code?: unknown }).code, stack: cause.stack } : String(cause),
+        error: loggedError(cause),
       }));
     }
     c.get("logFields") && (c.get("logFields").error_code = apiError.code);

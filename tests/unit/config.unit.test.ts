@@ -6,7 +6,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportJWK, generateKeyPair, type JWK } from "jose";
 import { loadConfig, loadStartUpConfig, SETTING_RANGES } from "../../functions/api/lib/config.ts";
-import { DEFAULT_RATE_LIMITS } from "../../functions/api/lib/rate-limit-rules.ts";
+import { DEFAULT_RATE_LIMITS, RATE_LIMIT_RANGES } from "../../functions/api/lib/rate-limit-rules.ts";
 import { RELEASE_SETTING_RANGES } from "../../functions/api/releases/release-config.ts";
 import { DEFAULT_LIMITS, LIMIT_RANGES, limitEnvName } from "../../functions/_shared/limits.ts";
 import { MAX_TIMER_MS } from "../../functions/_shared/int-setting.ts";
@@ -29,6 +29,22 @@ describe("loadConfig", () => {
     expect(config.http).toEqual({ bodyReadTimeoutMs: 20_000 });
     expect(config.limits).toEqual(DEFAULT_LIMITS);
     expect(config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
+  });
+
+  // postgres.js decodes the user and password, and a bare % stopped the start with "URI malformed", naming no variable.
+  it("refuses a SUPABASE_DB_URL whose user or password is not percent-encoded, naming it and never the password", () => {
+    for (const url of ["postgres://u:50%off@db.example.test:5432/postgres", "postgres://50%off:pw@db.example.test:5432/postgres"]) {
+      const error = (() => {
+        try {
+          loadConfig({ ...BASE, SUPABASE_DB_URL: url });
+        } catch (error) {
+          return error as Error;
+        }
+      })();
+      expect(error?.message).toMatch(/^SUPABASE_DB_URL: .*percent-encoded/);
+      expect(error?.message).not.toContain("50%off");
+    }
+    expect(loadConfig({ ...BASE, SUPABASE_DB_URL: "postgres://u:50%25off@db.example.test:5432/postgres" }).dbUrl).toContain("50%25off");
   });
 
   it("requires SUPABASE_DB_URL and a valid URL in it", () => {
@@ -137,6 +153,9 @@ describe("loadConfig", () => {
       const row = doc.split("\n").find((line) => line.startsWith(`| \`${name}\` |`));
       expect(row?.split(" | ")[2], name).toBe(`${range.min}–${range.max}`);
     }
+    const rateLimits = doc.split("\n").find((line) => line.startsWith("| `TIDESYNC_RATE_LIMITS` |"));
+    const { limit, window_seconds } = RATE_LIMIT_RANGES;
+    expect(rateLimits?.split(" | ")[2]).toBe(`\`limit\`, \`user_limit\` ${limit.min}–${limit.max}; \`window_seconds\` ${window_seconds.min}–${window_seconds.max}`);
   });
 
   it("needs at least one way to verify tokens", () => {
@@ -179,6 +198,18 @@ describe("loadConfig", () => {
 
   it("checks the issuer only when TIDESYNC_JWT_ISSUER is set", () => {
     expect(loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: "https://abc.supabase.co/auth/v1" }).auth.issuer).toBe("https://abc.supabase.co/auth/v1");
+    expect(loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: "" }).auth.issuer).toBeUndefined();
+  });
+
+  // Supabase Auth's iss has no trailing slash: an issuer pasted with one started, then refused every token.
+  it("takes TIDESYNC_JWT_ISSUER without its trailing slashes, as SUPABASE_URL", () => {
+    expect(loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: "https://abc.supabase.co/auth/v1/" }).auth.issuer).toBe("https://abc.supabase.co/auth/v1");
+  });
+
+  // " " or "foo" started, then refused every token.
+  it.each([" ", "foo", "abc.supabase.co/auth/v1", "ftp://abc.supabase.co/auth/v1"])("refuses TIDESYNC_JWT_ISSUER=%j, naming it", (value) => {
+    expect(() => loadConfig({ ...BASE, TIDESYNC_JWT_ISSUER: value }))
+      .toThrow(`TIDESYNC_JWT_ISSUER must be Supabase Auth's http(s) URL (e.g. https://<ref>.supabase.co/auth/v1), got ${JSON.stringify(value)}`);
   });
 
   it("merges TIDESYNC_RATE_LIMITS over the defaults and validates it", () => {
@@ -195,6 +226,19 @@ describe("loadConfig", () => {
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
     expect(() => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.batch": { limit: 1, window_seconds: 10, burst: 2 } }) }))
       .toThrow(/TIDESYNC_RATE_LIMITS is invalid/);
+  });
+
+  // A limit past Postgres' integer started, then answered every request of its operation 500 (22003).
+  it("refuses a rate limit the counters cannot hold, naming the operation and the field", () => {
+    const load = (overrides: object) => () => loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify(overrides) });
+    expect(load({ notifications: { limit: 3_000_000_000, window_seconds: 60 } }))
+      .toThrow("TIDESYNC_RATE_LIMITS is invalid: notifications.limit: must be at most 2147483647");
+    expect(load({ "sync.pull": { limit: 100, window_seconds: 60, user_limit: 5_000_000_000 } }))
+      .toThrow("TIDESYNC_RATE_LIMITS is invalid: sync.pull.user_limit: must be at most 2147483647");
+    expect(load({ notifications: { limit: 1, window_seconds: 86_401 } }))
+      .toThrow("TIDESYNC_RATE_LIMITS is invalid: notifications.window_seconds: must be at most 86400");
+    expect(loadConfig({ ...BASE, TIDESYNC_RATE_LIMITS: JSON.stringify({ "sync.pull": { limit: 2147483647, window_seconds: 86400, user_limit: 2147483647 } }) })
+      .rateLimits["sync.pull"]).toEqual({ limit: 2147483647, window_seconds: 86400, per: "session", user_limit: 2147483647 });
   });
 
   // Per-session sync budgets alone let one account spend N budgets with N sessions (and every sign-in

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from "jose";
 import { ApiError } from "../../functions/_shared/errors.ts";
-import { createTokenVerifier, MAX_TOKEN_EXP_SECONDS, VERIFIED_TOKEN_CACHE } from "../../functions/api/lib/verify-token.ts";
+import { createTokenVerifier, MAX_TOKEN_EXP_SECONDS, TokenRefused, VERIFIED_TOKEN_CACHE } from "../../functions/api/lib/verify-token.ts";
 import { createSigningKeys, type SigningKeys } from "../support/signing-keys.ts";
 import { newIds, signEs256, signHs256, supabaseClaims, type TokenOptions } from "../support/tokens.ts";
 
@@ -158,6 +158,49 @@ describe("verifyToken", () => {
     expect((await rejection(verify(`Bearer ${token}`))).code).toBe("UNAUTHENTICATED");
     const good = await signEs256(keys.privateJwk, claims({ claims: { iss: "https://abc.supabase.co/auth/v1" } }));
     expect((await verify(`Bearer ${good}`)).iss).toBe("https://abc.supabase.co/auth/v1");
+  });
+});
+
+// Every refusal answers the caller the same 401; the request's log line says why (token_refusal, docs/errors.md),
+// so that a misconfigured issuer or secret, which refuses every token, is found from the log.
+describe("verifyToken: why a token was refused (the log's token_refusal)", () => {
+  const hsOnly = () => createTokenVerifier({ hsSecret: keys.hsSecret });
+  const es256 = (overrides: Partial<TokenOptions> = {}) => signEs256(keys.privateJwk, claims(overrides));
+  const refusal = async (verify: ReturnType<typeof createTokenVerifier>, header: string | undefined) => {
+    const error = await rejection(verify(header));
+    expect(error).toBeInstanceOf(TokenRefused);
+    return (error as TokenRefused).refusal;
+  };
+
+  it("names the misconfiguration that refuses every token: the issuer, the HS256 secret, a key set or secret not set", async () => {
+    const issuer = "https://abc.supabase.co/auth/v1";
+    const withIssuer = createTokenVerifier({ jwks: keys.publicJwks as { keys: Record<string, unknown>[] }, issuer: `${issuer}/` });
+    expect(await refusal(withIssuer, `Bearer ${await es256({ claims: { iss: issuer } })}`)).toBe("iss_check_failed");
+    const wrongSecret = createTokenVerifier({ hsSecret: "x".repeat(40) });
+    expect(await refusal(wrongSecret, `Bearer ${await signHs256(keys.hsSecret, claims())}`)).toBe("bad_signature");
+    const jwksOnly = createTokenVerifier({ jwks: keys.publicJwks as { keys: Record<string, unknown>[] } });
+    expect(await refusal(jwksOnly, `Bearer ${await signHs256(keys.hsSecret, claims())}`)).toBe("hs256_without_secret");
+    expect(await refusal(hsOnly(), `Bearer ${await es256()}`)).toBe("no_key_set");
+    const forger = await createSigningKeys();
+    expect(await refusal(inline(), `Bearer ${await signEs256({ ...forger.privateJwk, kid: "unknown" }, claims())}`)).toBe("no_matching_key");
+  });
+
+  it("names what was wrong with the token itself", async () => {
+    const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+    const cases: [string | undefined, string][] = [
+      [undefined, "missing"],
+      ["Basic dXNlcjpwYXNz", "not_bearer"],
+      ["Bearer e30x.e30.sig", "not_a_jwt"],
+      [`Bearer ${b64({ alg: "none", typ: "JWT" })}.${b64(claims())}.`, "alg_not_accepted"],
+      [`Bearer ${await es256({ issuedAt: Math.floor(Date.now() / 1000) - 7200, expiresInSeconds: 3600 })}`, "expired"],
+      [`Bearer ${await es256({ claims: { exp: undefined } })}`, "exp_missing"],
+      [`Bearer ${await es256({ claims: { exp: MAX_TOKEN_EXP_SECONDS + 1 } })}`, "exp_implausible"],
+      [`Bearer ${await es256({ claims: { aud: "someone-else" } })}`, "wrong_audience"],
+      [`Bearer ${await es256({ claims: { sub: "nobody" } })}`, "no_user"],
+      [`Bearer ${await es256({ claims: { session_id: undefined } })}`, "no_session"],
+      [`Bearer ${await es256({ claims: { aal: "aal9" } })}`, "bad_aal"],
+    ];
+    for (const [header, expected] of cases) expect({ header, refusal: await refusal(inline(), header) }).toEqual({ header, refusal: expected });
   });
 });
 

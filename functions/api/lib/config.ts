@@ -127,6 +127,29 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
+function isPercentEncoded(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * TIDESYNC_JWT_ISSUER as Supabase Auth writes `iss` (https://<ref>.supabase.co/auth/v1): an http(s)
+ * URL without a trailing slash, which is dropped as SUPABASE_URL's is. Anything else started and then
+ * refused every token. npm start signs its dev tokens with the same.
+ */
+export function issuerSetting(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const issuer = raw.replace(/\/+$/, "");
+  if (!isHttpUrl(issuer) || issuer !== issuer.trim()) {
+    throw new Error(`TIDESYNC_JWT_ISSUER must be Supabase Auth's http(s) URL (e.g. https://<ref>.supabase.co/auth/v1), got ${JSON.stringify(raw)}`);
+  }
+  return issuer;
+}
+
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const dbUrl = env.SUPABASE_DB_URL;
   if (!dbUrl) throw new Error("SUPABASE_DB_URL is required (the function's Postgres connection string)");
@@ -171,7 +194,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       throw new Error("TIDESYNC_RATE_LIMITS must be JSON, e.g. {\"sync.batch\":{\"limit\":120,\"window_seconds\":60}}");
     }
     const result = rateLimitRulesSchema.safeParse(parsed);
-    if (!result.success) throw new Error(`TIDESYNC_RATE_LIMITS is invalid: ${result.error.issues.map((i) => i.message).join("; ")}`);
+    if (!result.success) {
+      // A rule's own checks name their operation; a field's bound is named by its path (notifications.limit).
+      const messages = result.error.issues.map((i) => i.code === "custom" || i.path.length === 0 ? i.message : `${i.path.join(".")}: ${i.message}`);
+      throw new Error(`TIDESYNC_RATE_LIMITS is invalid: ${messages.join("; ")}`);
+    }
     rateLimits = mergeRateLimits(result.data);
   }
 
@@ -189,6 +216,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (parsedDbUrl.protocol !== "postgres:" && parsedDbUrl.protocol !== "postgresql:") {
     throw new Error(`SUPABASE_DB_URL must be a postgres:// (or postgresql://) URL, not ${parsedDbUrl.protocol}//`);
+  }
+  // postgres.js decodes both: a bare % (a password "50%off") stopped the start with "URI malformed",
+  // naming no variable. The message never repeats them (the password).
+  if (!isPercentEncoded(parsedDbUrl.username) || !isPercentEncoded(parsedDbUrl.password)) {
+    throw new Error("SUPABASE_DB_URL: the user name and password must be percent-encoded (a % as %25, @ as %40, : as %3A, / as %2F, # as %23, ? as %3F)");
   }
   const port = parsedDbUrl.port;
 
@@ -213,7 +245,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       statementTimeoutMs: setting(env, "TIDESYNC_DB_STATEMENT_TIMEOUT_MS", 8000),
       prepare: booleanSetting(env, "TIDESYNC_DB_PREPARE") ?? port !== "6543",
     },
-    auth: { jwks, jwksUrl, hsSecret, issuer: env.TIDESYNC_JWT_ISSUER || undefined },
+    auth: { jwks, jwksUrl, hsSecret, issuer: issuerSetting(env.TIDESYNC_JWT_ISSUER) },
     // 20 s: 1 MiB at ~52 KB/s, and an answer before the client's own 30 s request timeout (client/api-client.ts).
     http: { bodyReadTimeoutMs: setting(env, "TIDESYNC_BODY_READ_TIMEOUT_MS", 20_000) },
     limits: loadLimits(env),

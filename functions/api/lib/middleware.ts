@@ -40,6 +40,9 @@ export function requestContext(): MiddlewareHandler<AppEnv> {
       request_id: requestId,
       method: c.req.method,
       route: c.req.routePath,
+      // The route of a request refused before routing (413, 431, 404, 405, a preflight) is "/api/*".
+      // Without the query string, which may carry a cursor or a token.
+      path: c.req.path,
       status: c.res.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       ...(user ? { user_id: user.sub, session_id: user.session_id } : {}),
@@ -84,6 +87,16 @@ function refuseHead(c: Context): void {
   if (c.req.method === "HEAD") throw new ApiError("METHOD_NOT_ALLOWED", "HEAD is not allowed here; use GET");
 }
 
+/** The caller's verified claims; a token refused says why in the log line (token_refusal). */
+async function verifiedCaller(c: Context<AppEnv>, deps: Deps, authorization: string | undefined): Promise<UserClaims> {
+  try {
+    return await deps.verifyToken(authorization);
+  } catch (error) {
+    if (error instanceof TokenRefused) c.get("logFields").token_refusal = error.refusal;
+    throw error;
+  }
+}
+
 /** Spends one unit of the user's budget for `operation`; the same statement reads the database's clock (c.var.serverTime). */
 async function spendBudget(
   c: Context<AppEnv>,
@@ -124,7 +137,7 @@ export function requireUser(deps: Deps, operation: string, { admit, use }: Requi
   if (!rule) throw new Error(`no rate limit rule for operation ${operation}`);
   return async (c, next) => {
     refuseHead(c);
-    const user = await deps.verifyToken(c.req.header("authorization"));
+    const user = await verifiedCaller(c, deps, c.req.header("authorization"));
     c.set("user", user);
     await checkQuery(c);
     const giveBack = admit?.(c);
@@ -389,7 +402,7 @@ export function optionalUser(deps: Deps, operation: string): MiddlewareHandler<A
     if (authorization?.trim()) {
       let verified = false;
       try {
-        const user = await deps.verifyToken(authorization);
+        const user = await verifiedCaller(c, deps, authorization);
         verified = true;
         await checkQuery(c);
         await spendBudget(c, deps, user, operation, rule);

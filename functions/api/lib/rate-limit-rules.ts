@@ -14,13 +14,27 @@
 // their sessions, in the same window (rate-limit.ts counts both in one
 // statement; a request its session's own budget refuses spends none of it).
 import { z } from "zod";
+import type { IntRange } from "../../_shared/int-setting.ts";
+
+/**
+ * What a rule's numbers may be (docs/configuration.md states them): rate-limit.ts passes the limits
+ * and the window to Postgres as integers, so a larger one started fine and then answered every
+ * request of its operation 500 (22003); a window is at most a day.
+ */
+export const RATE_LIMIT_RANGES = {
+  limit: { min: 1, max: 2 ** 31 - 1 },
+  window_seconds: { min: 1, max: 86_400 },
+} as const satisfies Record<string, IntRange>;
+
+const count = ({ min, max }: IntRange) =>
+  z.number().int().min(min, { error: `must be at least ${min}` }).max(max, { error: `must be at most ${max}` });
 
 export const rateLimitRuleSchema = z.strictObject({
-  limit: z.number().int().positive(),
-  window_seconds: z.number().int().positive().max(86_400),
+  limit: count(RATE_LIMIT_RANGES.limit),
+  window_seconds: count(RATE_LIMIT_RANGES.window_seconds),
   per: z.enum(["user", "session"]).optional()
     .describe("whose budget: the user's across all their sessions, or each session's (device's) own; default: the operation's default, else user"),
-  user_limit: z.number().int().positive().nullable().optional()
+  user_limit: count(RATE_LIMIT_RANGES.limit).nullable().optional()
     .describe("per session only: a ceiling on the user's total across all their sessions in the same window; null: none; default: the operation's default"),
 });
 export interface RateLimitRule {

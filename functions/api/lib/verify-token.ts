@@ -122,15 +122,32 @@ export const VERIFIED_TOKEN_CACHE = { max: 1000, ttlMs: 60_000 } as const;
  * A 401 of the verifier, and why: `expired` when the token passed every check
  * up to its `exp` (signature, algorithm, issuer: jose checks `exp` last), else
  * `invalid`. Routes answer both 401; the Expo manifest, where a token is
- * optional, goes on without it (middleware.ts optionalUser).
+ * optional, goes on without it (middleware.ts optionalUser). `refusal` is the
+ * check that failed, for the request's log line (token_refusal, docs/errors.md):
+ * the caller is told no more than `message`, but a wrong issuer or secret
+ * refuses every token, and the log must say which. It names a check, never
+ * a claim's value.
  */
 export class TokenRefused extends ApiError {
-  constructor(readonly reason: "expired" | "invalid", message: string) {
+  constructor(readonly reason: "expired" | "invalid", message: string, readonly refusal: string) {
     super("UNAUTHENTICATED", message);
   }
 }
 
-const unauthenticated = (message: string) => new TokenRefused("invalid", message);
+const unauthenticated = (refusal: string, message = "the access token is invalid") => new TokenRefused("invalid", message, refusal);
+
+/**
+ * jose's refusal as token_refusal: a claim check as `<claim>_<jose's reason>`
+ * (`iss_check_failed`, `exp_missing`), the usual misconfigurations by name, any
+ * other by jose's error code.
+ */
+function joseRefusal(error: unknown): string {
+  if (error instanceof joseErrors.JWTClaimValidationFailed) return `${error.claim}_${error.reason}`;
+  if (error instanceof joseErrors.JWSSignatureVerificationFailed) return "bad_signature";
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return "no_matching_key";
+  if (error instanceof joseErrors.JOSEError) return error.code;
+  return "unverifiable";
+}
 
 export type TokenVerifier = (authorization: string | undefined) => Promise<UserClaims>;
 
@@ -146,8 +163,8 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
 
   return async function verifyToken(authorization) {
     const match = /^Bearer ([A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]*)$/i.exec(authorization?.trim() ?? "");
-    if (!authorization) throw unauthenticated("missing Authorization: Bearer <access token>");
-    if (!match) throw unauthenticated("the Authorization header must be 'Bearer <access token>'");
+    if (!authorization) throw unauthenticated("missing", "missing Authorization: Bearer <access token>");
+    if (!match) throw unauthenticated("not_bearer", "the Authorization header must be 'Bearer <access token>'");
     const token = match[1];
     const known = verified.get(token);
     if (known) return known;
@@ -156,7 +173,7 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
     try {
       alg = decodeProtectedHeader(token).alg;
     } catch {
-      throw unauthenticated("the access token is not a valid JWT");
+      throw unauthenticated("not_a_jwt", "the access token is not a valid JWT");
     }
 
     let payload: JWTPayload;
@@ -167,11 +184,13 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
       } else if (alg && ASYMMETRIC.includes(alg) && keySet) {
         payload = (await jwtVerify(token, keySet, { ...options, algorithms: ASYMMETRIC })).payload;
       } else {
-        throw unauthenticated("the access token is signed with an algorithm this project does not accept");
+        // The two a deploy gets wrong named apart: a legacy project without its secret, or no key set at all.
+        const refusal = alg === "HS256" ? "hs256_without_secret" : alg && ASYMMETRIC.includes(alg) ? "no_key_set" : "alg_not_accepted";
+        throw unauthenticated(refusal, "the access token is signed with an algorithm this project does not accept");
       }
     } catch (error) {
       if (error instanceof ApiError) throw error;
-      if (error instanceof joseErrors.JWTExpired) throw new TokenRefused("expired", "the access token has expired; refresh the session");
+      if (error instanceof joseErrors.JWTExpired) throw new TokenRefused("expired", "the access token has expired; refresh the session", "expired");
       if (error instanceof KeySetUnavailable) {
         // The JWKS endpoint failed and no key set at hand decides: a dependency failure, not the caller's fault.
         throw new ApiError("UNAVAILABLE", "token verification keys are unreachable; retry shortly", {
@@ -179,25 +198,25 @@ export function createTokenVerifier(auth: Config["auth"]): TokenVerifier {
           cause: error,
         });
       }
-      throw unauthenticated("the access token is invalid");
+      throw unauthenticated(joseRefusal(error));
     }
 
     // jose has checked that exp is a number in the future; a whole number of seconds no later than the bound is ours.
     if (!Number.isSafeInteger(payload.exp) || payload.exp! > MAX_TOKEN_EXP_SECONDS) {
-      throw unauthenticated("the access token's exp is not a plausible expiry time");
+      throw unauthenticated("exp_implausible", "the access token's exp is not a plausible expiry time");
     }
     if (payload.role !== "authenticated") {
       throw new ApiError("FORBIDDEN", "this operation needs a signed-in user session");
     }
     const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-    if (!audiences.includes("authenticated")) throw unauthenticated("the access token has the wrong audience");
-    if (typeof payload.sub !== "string" || !isUuid(payload.sub)) throw unauthenticated("the access token has no user");
+    if (!audiences.includes("authenticated")) throw unauthenticated("wrong_audience", "the access token has the wrong audience");
+    if (typeof payload.sub !== "string" || !isUuid(payload.sub)) throw unauthenticated("no_user", "the access token has no user");
     if (typeof payload.session_id !== "string" || !isUuid(payload.session_id)) {
-      throw unauthenticated("the access token is not bound to a session");
+      throw unauthenticated("no_session", "the access token is not bound to a session");
     }
     // Echoed by whoami and the session routes: anything but a level Supabase issues is no token of its.
     if (payload.aal !== undefined && !ASSURANCE_LEVELS.includes(payload.aal as AssuranceLevel)) {
-      throw unauthenticated("the access token's aal is not an assurance level");
+      throw unauthenticated("bad_aal", "the access token's aal is not an assurance level");
     }
     const claims = Object.freeze(payload) as UserClaims;
     const ttl = Math.min(VERIFIED_TOKEN_CACHE.ttlMs, ((payload.exp ?? 0) + CLOCK_TOLERANCE_SECONDS) * 1000 - Date.now());

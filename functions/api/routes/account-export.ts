@@ -12,6 +12,7 @@ import { exportRules } from "../account/export-ownership.ts";
 import { exportSlots } from "../account/export-slots.ts";
 import { writeExport } from "../account/export-store.ts";
 import type { App, Deps } from "../lib/app-env.ts";
+import { loggedError, underlyingCause } from "../lib/error-log.ts";
 import { type Admit, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/openapi-helpers.ts";
 
@@ -98,7 +99,8 @@ export function registerAccountExportRoutes(app: App, deps: Deps): void {
           time: new Date().toISOString(),
           msg: "export cut off",
           request_id: requestId,
-          error: error instanceof Error ? { name: error.name, message: error.message } : String(error),
+          user_id: user.sub,
+          error: loggedError(underlyingCause(error)),
         }));
         writer.abort(error).catch(() => {});
       },
