@@ -10,7 +10,7 @@
 // syncable, a field added since it was fetched): it checks what it knows and
 // leaves names it does not know to the server, as when no schema is known.
 import type { z } from "zod";
-import { fieldValueSchema, type GeneratedField, schemaFor } from "../functions/_shared/collections.ts";
+import { fieldValueSchema, type GeneratedField, isCreatable, schemaFor } from "../functions/_shared/collections.ts";
 import { validationMessage, zodIssuesToDetails } from "../functions/_shared/validation-details.ts";
 import { TidesyncValidationError } from "./api-error.ts";
 import type { RecordData, ServerSchema } from "./storage.ts";
@@ -20,6 +20,8 @@ interface Checks {
   update: z.ZodType<RecordData>;
   /** Each field's value schema: what `normalise` parses a value with. */
   fields: Map<string, z.ZodType>;
+  /** Some field is insertable: else no client creates records in it (the server answers FORBIDDEN). */
+  creatable: boolean;
 }
 
 export class CollectionCatalog {
@@ -43,6 +45,7 @@ export class CollectionCatalog {
         create: schemaFor({ fields }, "create"),
         update: schemaFor({ fields }, "update"),
         fields: new Map(fields.map((field) => [field.name, fieldValueSchema(field)])),
+        creatable: isCreatable(fields),
       });
     }
   }
@@ -69,6 +72,13 @@ export class CollectionCatalog {
     }
     const checks = this.checks.get(collection);
     if (data === null || !checks) return data;
+    if (creating && !checks.creatable) {
+      // A table that grants clients no insert (list_members: members join through invites): each
+      // field's read_only would only hide that no create of it is taken.
+      throw new TidesyncValidationError(`no client may create records in "${collection}"`, [
+        { field: "/collection", code: "not_creatable", message: "is not a collection clients create records in (the server answers such a create FORBIDDEN)" },
+      ]);
+    }
     const unknown = this.stored ? Object.fromEntries(Object.entries(data).filter(([field]) => !checks.fields.has(field))) : {};
     const known = this.stored ? Object.fromEntries(Object.entries(data).filter(([field]) => checks.fields.has(field))) : data;
     const parsed = (creating ? checks.create : checks.update).safeParse(known);

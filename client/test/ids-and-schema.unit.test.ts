@@ -184,6 +184,17 @@ describe("collections and field types from GET /v1/meta", () => {
     await expect(client.create("labels", { name: "x" })).rejects.toMatchObject({ details: [{ code: "unknown_collection" }] });
   });
 
+  it("a create in a collection no client creates records in (list_members: members join through invites) is refused as that, not field by field", async () => {
+    const { client } = await openClient(new FakeServer());
+    await client.refreshSchema();
+    await expect(client.create("list_members", { list_id: LIST_ID, user_id: SWIFT_ID, role: "editor" })).rejects.toMatchObject({
+      code: "VALIDATION_FAILED",
+      message: 'no client may create records in "list_members"',
+      details: [{ field: "/collection", code: "not_creatable" }],
+    });
+    expect(client.status.pending).toBe(0);
+  });
+
   it("validate: false queues anything the server may then judge", async () => {
     const server = notesServer();
     const { client } = await openClient(server, { validate: false });

@@ -305,6 +305,13 @@ const notClientSet = refused("cannot be set by clients");
  * value: accepting that would need the stored row here, before the push reads it.
  */
 const createOnly = refused("cannot be changed after the record is created");
+/** A column the device may change but not set at create (granted update, not insert: a membership's role). */
+const changeOnly = refused("cannot be set when the record is created, only changed afterwards");
+
+/** Whether a client may create records in a table of these fields: it may insert some column (the client's pre-check asks too). */
+export function isCreatable(fields: readonly Pick<GeneratedField, "insertable">[]): boolean {
+  return fields.some((f) => f.insertable);
+}
 
 /** The create or update schema of a table's fields (also what the client builds from GET /v1/meta). */
 export function schemaFor(collection: Pick<GeneratedCollection, "fields">, mode: "create" | "update"): z.ZodType<Patch> {
@@ -313,7 +320,8 @@ export function schemaFor(collection: Pick<GeneratedCollection, "fields">, mode:
     const writable = mode === "create" ? field.insertable : field.updatable;
     if (!writable) {
       const filled = field.has_default || field.filled_by_trigger === true;
-      shape[field.name] = (mode === "update" && field.insertable ? createOnly : filled ? serverSet : notClientSet).optional();
+      const other = mode === "update" ? field.insertable : field.updatable;
+      shape[field.name] = (other ? (mode === "update" ? createOnly : changeOnly) : filled ? serverSet : notClientSet).optional();
       continue;
     }
     const value = field.nullable ? fieldValueSchema(field).nullable() : fieldValueSchema(field);
@@ -334,7 +342,7 @@ function define(collection: GeneratedCollection): CollectionDefinition {
     fields: collection.fields,
     serverFields: new Set(collection.fields.filter((f) => !f.insertable && !f.updatable).map((f) => f.name)),
     memberColumn: collection.membership_user_column,
-    creatable: collection.fields.some((f) => f.insertable),
+    creatable: isCreatable(collection.fields),
     create: schemaFor(collection, "create"),
     update: schemaFor(collection, "update"),
     constraints: collection.constraints,

@@ -53,6 +53,17 @@ describe("collections from the database", () => {
     expect(details({ created_by: LIST })).toEqual([{ field: "/created_by", code: "read_only", message: "is set by the server" }]);
   });
 
+  it("a column the device may change but not set at create (update grant, no insert grant) says so at create, not that clients cannot set it", () => {
+    // list_members.role: an owner changes it (update), nobody creates a membership with it (invites do).
+    const role: GeneratedField = { name: "role", type: "text", nullable: false, has_default: true, insertable: false, updatable: true };
+    const data = { role: "editor" };
+    const result = schemaFor({ fields: [role] }, "create").safeParse(data);
+    expect(zodIssuesToDetails(result.error?.issues ?? [], data)).toEqual([
+      { field: "/role", code: "read_only", message: "cannot be set when the record is created, only changed afterwards" },
+    ]);
+    expect(schemaFor({ fields: [role] }, "update").safeParse(data).success).toBe(true);
+  });
+
   it("a column no client may set says why: the server sets it only when something does (a default, a trigger)", () => {
     // docs/sync.md's notes with `note_key text not null` outside the insert grant: nothing sets it,
     // so "is set by the server" was false (the table needs the grant or a default: npm run generate refuses it).
