@@ -6,7 +6,10 @@ import type { ClientErrorCode } from "./api-error.ts";
 import { callListeners } from "./listeners.ts";
 
 export type SyncState =
-  /** The last contact with the server worked; nothing running. */
+  /**
+   * Nothing running, and the last contact with the server worked; also the state a client opens
+   * in, before any contact (then lastSyncedAt is null: nothing has failed, nothing was tried).
+   */
   | "online"
   /** The server could not be reached (no network, timeouts); local writes keep queueing. */
   | "offline"
