@@ -2528,12 +2528,16 @@ begin
   -- checks EXECUTE on every function of an expression, and only authenticated may run
   -- is_another_users_id.
   if current_user = 'authenticated' then
-    -- A member of the live list with that id meets its primary key, as for any list they
-    -- share: a plain insert fails there, an upsert goes on to its update (the policies decide).
-    if app_private.is_another_users_id(new.id) and not new.id = any (app_private.my_list_ids()) then
-      raise exception 'duplicate key value violates unique constraint "lists_pkey"'
-        using errcode = 'unique_violation', constraint = 'lists_pkey',
-              detail = format('Key (id)=(%s) already exists.', new.id);
+    if app_private.is_another_users_id(new.id) then
+      -- A member who may change the live list with that id meets its primary key, as for any
+      -- list they share: a plain insert fails there, an upsert goes on to its update (the
+      -- policies decide). Locked, so that the list stays until the key is checked.
+      perform from public.lists l where l.id = new.id for key share;
+      if not found then
+        raise exception 'duplicate key value violates unique constraint "lists_pkey"'
+          using errcode = 'unique_violation', constraint = 'lists_pkey',
+                detail = format('Key (id)=(%s) already exists.', new.id);
+      end if;
     end if;
   end if;
   return new;
