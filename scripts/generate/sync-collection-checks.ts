@@ -50,6 +50,10 @@
 // * created_by (the owner column, sync-collection-owners.ts) writable by authenticated, as
 //   Supabase's default privileges leave it without step 2's `revoke all`: a user could write rows
 //   naming another user as their creator, which that user's data export then holds;
+// * a column default (or generated column) that calls a function, or takes a sequence's next
+//   value, authenticated may not use (the project's own habit is `revoke all on function`):
+//   every create that leaves the column out was refused FORBIDDEN "you may not make this change"
+//   (42501 "permission denied for function …"), while a create that sent it worked;
 // * the scope column's foreign key without `on delete cascade` (`references public.lists (id)`
 //   alone is `no action`): a list with rows in it could not be deleted, so the account purge
 //   failed 23503 on every run and a push's delete of such a list was refused.
@@ -121,6 +125,45 @@ export async function refuseUnreadableTables(sql: postgres.Sql): Promise<void> {
       `first statement, and Postgres checks SELECT on each before it runs it. Grant it in a migration: grant select on ${table} to ` +
       `authenticated (the select policy decides which rows a user reads; a synced row is listed whole, so a column users must not ` +
       `read belongs in another table) (docs/security-model.md, "Making a new table syncable", step 2).`;
+  }).join("\n"));
+}
+
+/**
+ * Throws, naming every such column, what it calls and the grant to add, when a synced table's
+ * column default or generated column calls a function authenticated may not execute, or takes
+ * the next value of a sequence it may not use: Postgres checks that privilege of the writer.
+ */
+export async function refuseDefaultsAuthenticatedCannotRun(sql: postgres.Sql): Promise<void> {
+  const uses = await sql<{ table_name: string; column: string; generated: boolean; object: string; is_sequence: boolean }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name, a.attname::text as column, a.attgenerated <> '' as generated,
+           -- schema-qualified whatever the search_path, for the grant the message writes
+           case when p.oid is not null then format('%I.%I(%s)', pn.nspname, p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid))
+                else format('%I.%I', qn.nspname, q.relname) end as object,
+           q.oid is not null as is_sequence
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_attrdef d on d.adrelid = t.relation
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum = d.adnum and not a.attisdropped
+      join pg_catalog.pg_depend dep on dep.classid = 'pg_catalog.pg_attrdef'::regclass and dep.objid = d.oid
+      left join pg_catalog.pg_proc p on dep.refclassid = 'pg_catalog.pg_proc'::regclass and p.oid = dep.refobjid
+      left join pg_catalog.pg_namespace pn on pn.oid = p.pronamespace
+      left join pg_catalog.pg_class q on dep.refclassid = 'pg_catalog.pg_class'::regclass and q.oid = dep.refobjid and q.relkind = 'S'
+      left join pg_catalog.pg_namespace qn on qn.oid = q.relnamespace
+     where (p.oid is not null and not has_function_privilege('authenticated', p.oid, 'EXECUTE'))
+        or (q.oid is not null and not has_sequence_privilege('authenticated', q.oid, 'USAGE'))
+     order by 1, 2, 4`;
+  if (uses.length === 0) return;
+  throw new SyncTableRefusal(uses.map(({ table_name: table, column, generated, object, is_sequence: sequence }) => {
+    const used = sequence ? `takes the next value of the sequence ${object}, which authenticated may not use` : `calls ${object}, which authenticated may not execute`;
+    const refused = generated
+      ? `every insert and every update of a row of it is refused`
+      : `every create that leaves ${column} out is refused`;
+    const grant = sequence ? `grant usage on sequence ${object} to authenticated` : `grant execute on function ${object} to authenticated`;
+    return `${table}: the ${generated ? "generated column" : "default of"} ${column} ${used}, and Postgres checks that privilege of the ` +
+      `writer, so ${refused} (a push's op FORBIDDEN "you may not make this change to this record", a supabase-js write 42501 ` +
+      `"permission denied for ${sequence ? "sequence" : "function"} …"). In a migration, ${grant}, or make the ${generated ? "expression" : "default"} ` +
+      `one authenticated may run (docs/security-model.md, "Making a new table syncable", step 2).`;
   }).join("\n"));
 }
 

@@ -11,6 +11,7 @@ import type { GeneratedCollection, GeneratedField } from "../../functions/_share
 import {
   insertOnlyColumnWarnings,
   refuseAll,
+  refuseDefaultsAuthenticatedCannotRun,
   refuseMissingDeleteGrants,
   refuseMissingIdGrants,
   refuseScopeKeysWithoutCascade,
@@ -144,6 +145,7 @@ export async function readSyncCollections(
     () => refuseTablesWithoutRowSecurity(sql),
     () => refuseUnreadableTables(sql),
     () => refuseScopeKeysWithoutCascade(sql),
+    () => refuseDefaultsAuthenticatedCannotRun(sql),
     () => refuseWritableOwnerColumns(sql, owners),
     () => refuseMissingIdGrants(sql),
     () => refuseMissingDeleteGrants(sql),
