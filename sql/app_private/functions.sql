@@ -3047,8 +3047,9 @@ begin
    where l <> all (mine.ids)
    limit 1;
   if v_list is not null then
-    raise exception 'your role in list % no longer allows this write (it changed while the write ran)', v_list
-      using errcode = 'insufficient_privilege';
+    raise exception 'your role in list % does not allow this write (as last committed: it may have changed while the write waited)', v_list
+      using errcode = 'insufficient_privilege',
+            hint = 'If no role changed, the table''s policy lets in a role its writer_role_rechecked_on_* trigger refuses (docs/security-model.md, step 3).';
   end if;
 end;
 $function$;

@@ -148,7 +148,8 @@ describe("a Data API write out of a list, that waited for a row lock while its w
     const { cursor } = await pullAll(alice);
     const out = await whileBobIsRemovedBehindARowLock(alice, bob, list, task,
       () => asUser(bob, (tx) => tx`delete from public.tasks where id = ${task}`));
-    expect(out).toMatchObject({ ok: false, error: { code: "42501", message: `your role in list ${list} no longer allows this write (it changed while the write ran)` } });
+    expect(out).toMatchObject({ ok: false, error: { code: "42501", message: `your role in list ${list} does not allow this write (as last committed: it may have changed while the write waited)`,
+      hint: expect.stringContaining("its writer_role_rechecked_on_* trigger refuses") } });
     expect(await adminSql`select list_id from public.tasks where id = ${task}`).toEqual([{ list_id: list }]);
     const { changes } = await pullAll(alice, cursor);
     expect(changes.filter((c) => c.id === task).map((c) => [c.deleted, c.data?.notes])).toEqual([[false, "held"]]);

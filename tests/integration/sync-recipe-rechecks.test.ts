@@ -92,7 +92,7 @@ describe("docs/sync.md's recipe, as written: a write judged by the role after th
     const out = await whileAliceRemoves(alice, list, bob, bob, note);
     expect(out).toMatchObject({
       ok: false,
-      error: { code: "42501", message: `your role in list ${list} no longer allows this write (it changed while the write ran)` },
+      error: { code: "42501", message: `your role in list ${list} does not allow this write (as last committed: it may have changed while the write waited)` },
     });
     expect(await admin`select 1 from public.tidesync_test_notes where id = ${note}`).toHaveLength(0);
     expect(await admin`select coalesce(sum(live_records), 0)::int as n from app_private.sync_usage where user_id = ${bob.userId}`)

@@ -79,19 +79,19 @@ create trigger wo_bob_removed_meanwhile before update or delete on public.tidesy
 
 select tests.authenticate_as('wo_bob');
 select throws_ok($$ delete from public.tasks where id = (select task_y from ids) $$,
-  '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
+  '42501', format('your role in list %s does not allow this write (as last committed: it may have changed while the write waited)', (select list_a from ids)),
   'Bob''s delete of a task, during which he lost the list, is refused');
 select throws_ok($$ update public.tasks set list_id = (select list_b from ids) where id = (select task_x from ids) $$,
-  '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
+  '42501', format('your role in list %s does not allow this write (as last committed: it may have changed while the write waited)', (select list_a from ids)),
   'so is his move of a task out of it into his own list');
 select throws_ok($$ update public.tasks set title = 'bob' where id = (select task_x from ids) $$,
-  '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
+  '42501', format('your role in list %s does not allow this write (as last committed: it may have changed while the write waited)', (select list_a from ids)),
   'and, as before, his edit of a task in it');
 select throws_ok($$ delete from public.tidesync_test_wo_notes where id = (select task_y from ids) $$,
-  '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
+  '42501', format('your role in list %s does not allow this write (as last committed: it may have changed while the write waited)', (select list_a from ids)),
   'an app''s own table (step 3): his delete is refused');
 select throws_ok($$ update public.tidesync_test_wo_notes set list_id = (select list_b from ids) where id = (select task_x from ids) $$,
-  '42501', format('your role in list %s no longer allows this write (it changed while the write ran)', (select list_a from ids)),
+  '42501', format('your role in list %s does not allow this write (as last committed: it may have changed while the write waited)', (select list_a from ids)),
   'and so is his move out of the list');
 select tests.clear_authentication();
 select results_eq($$ select t.id, t.list_id from public.tasks t where t.id in (select task_x from ids union all select task_y from ids) order by 1 $$,
