@@ -9,27 +9,33 @@ import { generateWithTable } from "../support/generate-test-table.ts";
 
 const NAME = "default_notes";
 const TABLE = `public.tidesync_test_${NAME}`;
-const revoked = (signature: string, body: string) => [
-  `create function public.${signature} returns text language sql immutable set search_path = '' as $$ ${body} $$`,
-  `revoke all on function public.${signature} from public, anon, authenticated, service_role`,
-];
+/** `create function public.tidesync_test_…(…)`, then every API role's EXECUTE revoked, as the project's own functions do. */
+const revoked = (create: string, signature: string) => [create, `revoke all on function ${signature} from public, anon, authenticated, service_role`];
+const NEXT_CODE = revoked(
+  `create function public.tidesync_test_next_code() returns text language sql immutable set search_path = '' as $$ select 'c' $$`,
+  "public.tidesync_test_next_code()",
+);
+const SHOUT = revoked(
+  `create function public.tidesync_test_shout(p text) returns text language sql immutable set search_path = '' as $$ select upper(p) $$`,
+  "public.tidesync_test_shout(text)",
+);
 
 describe("npm run generate and what a synced column's default uses", () => {
   it("refuses a default calling a function authenticated may not execute, naming the column and the grant", async () => {
     await expect(generateWithTable(NAME, {
-      before: [...revoked("tidesync_test_next_code()", "select 'c'"), `alter table ${TABLE} add column code text not null default public.tidesync_test_next_code()`],
+      before: [...NEXT_CODE, `alter table ${TABLE} add column code text not null default public.tidesync_test_next_code()`],
     })).rejects.toThrow(
       `${TABLE}: the default of code calls public.tidesync_test_next_code(), which authenticated may not execute, and Postgres checks that ` +
         `privilege of the writer, so every create that leaves code out is refused`,
     );
     await expect(generateWithTable(NAME, {
-      before: [...revoked("tidesync_test_next_code()", "select 'c'"), `alter table ${TABLE} add column code text not null default public.tidesync_test_next_code()`],
+      before: [...NEXT_CODE, `alter table ${TABLE} add column code text not null default public.tidesync_test_next_code()`],
     })).rejects.toThrow("grant execute on function public.tidesync_test_next_code() to authenticated");
   });
 
   it("refuses a generated column calling one, and a default taking a sequence's next value authenticated may not use", async () => {
     await expect(generateWithTable(NAME, {
-      before: [...revoked("tidesync_test_shout(p text)", "select upper(p)"),
+      before: [...SHOUT,
         `alter table ${TABLE} add column shout text generated always as (public.tidesync_test_shout(body)) stored`],
     })).rejects.toThrow(`${TABLE}: the generated column shout calls public.tidesync_test_shout(p text), which authenticated may not execute`);
     await expect(generateWithTable(NAME, {
@@ -42,7 +48,7 @@ describe("npm run generate and what a synced column's default uses", () => {
 
   it("takes the table once authenticated may run what its defaults use", async () => {
     expect(await generateWithTable(NAME, {
-      before: [...revoked("tidesync_test_next_code()", "select 'c'"), `grant execute on function public.tidesync_test_next_code() to authenticated`,
+      before: [...NEXT_CODE, `grant execute on function public.tidesync_test_next_code() to authenticated`,
         `alter table ${TABLE} add column code text not null default public.tidesync_test_next_code()`],
     })).toEqual(expect.arrayContaining(["tidesync_test_default_notes", "tasks"]));
   });
