@@ -616,3 +616,30 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect(expectEnvelope(unsigned, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toEqual(["/headers/expo-expect-signature"]);
   });
 });
+
+// docs/test-builds.md, Limits: the server keeps no record of deleted updates, so an update of
+// another channel looks deleted. What an app that switches channel at run time meets, pinned
+// as documented (not yet the answer we want: a recorded deletion alone should withdraw).
+describe("an app switching channel while it runs an update of its first one", () => {
+  it("is sent back to its embedded bundle as of the request, and then takes only later updates of its first channel", async () => {
+    const tester = await createTestUser();
+    const production = freshChannel("prod");
+    const beta = freshChannel("beta");
+    await testerGroup([production], [], { everyone: true });
+    await testerGroup([beta], [tester.userId]);
+    const bundle = await putArtifact(`ota/${production}/1/bundle.js`, `console.log(1)`);
+    const live = await publish({
+      platform: "ios", channel: production, kind: "ota", version: "1.0.1", build_number: 1, runtime_version: "1.0",
+      artifact: { ...bundle, content_type: "application/javascript" }, assets: [],
+    });
+    const embeddedUpdateId = randomUUID();
+    const took = await manifestRequest({ channel: production, token: tester.token, currentUpdateId: embeddedUpdateId, embeddedUpdateId });
+    expect(took.manifest.id).toBe(live.id);
+    const switched = await manifestRequest({ channel: beta, token: tester.token, currentUpdateId: live.id, embeddedUpdateId });
+    expect(switched.directive?.type).toBe("rollBackToEmbedded");
+    const back = await manifestRequest({ channel: production, token: tester.token, currentUpdateId: embeddedUpdateId, embeddedUpdateId });
+    // Offered as published, older than the commitTime the embedded bundle took: expo-updates declines it.
+    expect(back.manifest.id).toBe(live.id);
+    expect(Date.parse(back.manifest.createdAt)).toBeLessThan(Date.parse(switched.directive.parameters.commitTime));
+  });
+});

@@ -8,6 +8,7 @@ import { SignJWT } from "jose";
 import { afterAll, describe, expect, it } from "vitest";
 import { TidesyncApi } from "../../client/api-client.ts";
 import { artifactSchema, MAX_EXPO_CLIENT_BYTES, releaseSchema, updateCheckResponseSchema } from "../../functions/_shared/schemas/releases.ts";
+import { rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
 import { phone, startSession, withoutRequestId } from "../support/device-sessions.ts";
 import {
@@ -693,6 +694,21 @@ describe("GET /v1/releases/check", () => {
     // A missing parameter is required, an enum's too (errors.md).
     const missing = await call("/v1/releases/check?channel=beta&build_number=1", { token: user.token });
     expect(expectEnvelope(missing, 400, "VALIDATION_FAILED").details).toEqual([{ field: "/platform", code: "required", message: "is required" }]);
+  });
+});
+
+// docs/test-builds.md, Limits: a rollout spreads a release's arrival, it does not restrict who gets
+// it: the key is the device's to choose, and the bucket anyone's to compute.
+describe("a rollout and a key the caller chooses", () => {
+  it("a session registered with an installation_id inside a 1% rollout is offered that build", async () => {
+    const user = await createTestUser();
+    const channel = freshChannel("prod");
+    await testerGroup([channel], [user.userId]);
+    const { id } = await publish(await binaryRelease(channel, 500, { rollout_percentage: 1 }));
+    let installation = randomUUID();
+    while (await rolloutBucket(id, installation) >= 100) installation = randomUUID();
+    await startSession(user.token, phone({ installation_id: installation }));
+    expect((await check(user.token, { channel, build_number: 100 })).body.update?.build_number).toBe(500);
   });
 });
 
