@@ -22,15 +22,14 @@ const SHOUT = revoked(
 
 describe("npm run generate and what a synced column's default uses", () => {
   it("refuses a default calling a function authenticated may not execute, naming the column and the grant", async () => {
-    await expect(generateWithTable(NAME, {
+    const refusal = await generateWithTable(NAME, {
       before: [...NEXT_CODE, `alter table ${TABLE} add column code text not null default public.tidesync_test_next_code()`],
-    })).rejects.toThrow(
+    }).then(() => "taken", (error: Error) => error.message);
+    expect(refusal).toContain(
       `${TABLE}: the default of code calls public.tidesync_test_next_code(), which authenticated may not execute, and Postgres checks that ` +
         `privilege of the writer, so every create that leaves code out is refused`,
     );
-    await expect(generateWithTable(NAME, {
-      before: [...NEXT_CODE, `alter table ${TABLE} add column code text not null default public.tidesync_test_next_code()`],
-    })).rejects.toThrow("grant execute on function public.tidesync_test_next_code() to authenticated");
+    expect(refusal).toContain("grant execute on function public.tidesync_test_next_code() to authenticated");
   });
 
   it("refuses a generated column calling one, and a default taking a sequence's next value authenticated may not use", async () => {
