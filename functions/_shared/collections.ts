@@ -204,12 +204,12 @@ function valueSchema(type: string, field: GeneratedField): z.ZodType {
     case "boolean":
       return z.boolean();
     case "date":
-      return z.iso.date({ abort: true }).refine((value) => !value.startsWith("0000"), OUT_OF_WIRE_RANGE);
+      return z.iso.date({ abort: true, error: "must be a date, YYYY-MM-DD" }).refine((value) => !value.startsWith("0000"), OUT_OF_WIRE_RANGE);
     case "timestamp with time zone":
-      return z.iso.datetime({ offset: true, abort: true }).refine(...secondsKeptWhole(field)).refine(isWireInstant, OUT_OF_WIRE_RANGE);
+      return z.iso.datetime({ offset: true, abort: true, error: "must be an ISO 8601 instant with its offset, YYYY-MM-DDTHH:MM[:SS[.ffffff]] and Z or ±HH:MM" }).refine(...secondsKeptWhole(field)).refine(isWireInstant, OUT_OF_WIRE_RANGE);
     case "timestamp without time zone":
       // Without an offset: the column would drop it silently (10:00+05:00 stored as 10:00).
-      return z.iso.datetime({ local: true, abort: true })
+      return z.iso.datetime({ local: true, abort: true, error: "must be an ISO 8601 date and time without offset, YYYY-MM-DDTHH:MM[:SS[.ffffff]]" })
         .refine((value) => !/z$/i.test(value), { message: "must have no offset (a timestamp without time zone)", params: { code: "invalid_format" }, abort: true })
         .refine(...secondsKeptWhole(field))
         .refine((value) => isWireInstant(`${value}Z`), OUT_OF_WIRE_RANGE);

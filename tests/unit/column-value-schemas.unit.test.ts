@@ -190,6 +190,16 @@ describe("dates and instants the wire carries back", () => {
     expect(details(TIMES, { at: "10000-01-01T13:59:59+00:00" })).toEqual([["/ops/0/data/at", "invalid_format"]]);
   });
 
+  it("says which form a date or an instant takes (zod's own message named only the standard)", () => {
+    const messages = (data: Record<string, unknown>) => {
+      const parsed = schemaFor({ fields: [...TIMES, field("local", "timestamp without time zone")] }, "update").safeParse(data);
+      return parsed.success ? [] : zodIssuesToDetails(parsed.error.issues, data, ["ops", 0, "data"]).map((d) => [d.field, d.code, d.message]);
+    };
+    expect(messages({ due: "29.11.2026" })).toEqual([["/ops/0/data/due", "invalid_format", "must be a date, YYYY-MM-DD"]]);
+    expect(messages({ at: "2026-11-29T10:00:00" })).toEqual([["/ops/0/data/at", "invalid_format", expect.stringMatching(/^must be an ISO 8601 instant with its offset, .*Z or ±HH:MM$/)]]);
+    expect(messages({ local: "2026-11-29" })).toEqual([["/ops/0/data/local", "invalid_format", expect.stringMatching(/^must be an ISO 8601 date and time without offset, YYYY-MM-DDTHH:MM/)]]);
+  });
+
   it("accepts the first and last instants of the range, with any offset that keeps them inside", () => {
     for (const at of ["0001-01-01T00:00:00Z", "0001-01-01T00:00:00-01:00", "9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59.9999990Z", "9999-12-31T22:59:59-01:00"]) {
       expect(details(TIMES, { at }), at).toEqual([]);
