@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ApiResponse, call } from "../support/harness.ts";
 import { type ProbeStack, type ProbeUser, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
+import { requestLogLine } from "../support/request-log.ts";
 import { upsert } from "../support/shared-lists.ts";
 
 // Every column granted, the generated and identity-always ones too (as a developer might).
@@ -41,12 +42,18 @@ beforeAll(async () => {
        handle name, pair public.tidesync_test_kinds_pair, clock_tz timetz, instants timestamptz[])`,
     // A trigger whose lookup finds nothing for some rows: `select … into strict` raises no_data_found (P0002);
     // it fills code, NOT NULL without a default, unless the note asks it not to.
+    // A function the trigger calls for some rows, every API role's EXECUTE revoked (the project's own habit).
+    `create function public.tidesync_test_kinds_secret() returns void language sql set search_path = '' as $f$ select $f$`,
+    `revoke all on function public.tidesync_test_kinds_secret() from public, anon, authenticated, service_role`,
     `create function public.tidesync_test_kinds_look_up() returns trigger language plpgsql set search_path = '' as $f$
      declare
        found_id uuid;
      begin
        if new.note = 'look up a missing row' then
          select l.id into strict found_id from public.lists l where false;
+       end if;
+       if new.note = 'call a revoked function' then
+         perform public.tidesync_test_kinds_secret();
        end if;
        if new.code is null and new.note is distinct from 'leave code null' then
          new.code := 'K-' || left(new.id::text, 4);
@@ -140,6 +147,17 @@ describe("a synced table's own column kinds, through the real function", () => {
     const results = response.body.results as Result[];
     expect(results[0]).toMatchObject({ status: "rejected", error: { code: "VALIDATION_FAILED", details: [{ field: "/ops/0/data" }] } });
     expect(results[1].status).toBe("applied");
+  });
+
+  it("a trigger calling a function authenticated may not execute: that op FORBIDDEN, the batch applied, and the log line names the missing grant", async () => {
+    const user = await probe.newUser();
+    const response = await pushOps(user, [create(user, { note: "call a revoked function" }), create(user, { note: "fine" })]);
+    expect(response.status, response.text).toBe(200);
+    const results = response.body.results as Result[];
+    expect(results[0]).toMatchObject({ status: "rejected", error: { code: "FORBIDDEN" } });
+    expect(results[1].status).toBe("applied");
+    const line = await requestLogLine(probe.logFile, response.headers.get("x-request-id")!);
+    expect(line).toMatchObject({ db_refusals: ["42501"], db_permission_denied: ["permission denied for function tidesync_test_kinds_secret"] });
   });
 
   it("a NOT NULL column a BEFORE INSERT trigger fills: a create may leave it out; left null, that op is rejected required on it", async () => {

@@ -18,7 +18,7 @@ import { isDeadlockVictim } from "../lib/db.ts";
 import { jsonBody, requireUser } from "../lib/middleware.ts";
 import { AUTHENTICATED_ERRORS, BODY_ERRORS, bearerSecurity, errorResponses, parsedSynchronously } from "../lib/openapi-helpers.ts";
 import { inexactNumbersOfOps } from "../sync/inexact-op-numbers.ts";
-import { NOT_READABLE_AFTER_WRITE } from "../sync/db-refusal.ts";
+import { NOT_READABLE_AFTER_WRITE, permissionsDenied } from "../sync/db-refusal.ts";
 import { collectionsOfBatch, pushBatch, StaleBatch } from "../sync/push-store.ts";
 import { inStep } from "../sync/schema-drift.ts";
 
@@ -120,12 +120,15 @@ export function registerSyncBatchRoutes(app: App, deps: Deps): void {
     };
     const { results, now, written, refusals } = await replanning();
     const unreadable = [...new Set(refusals.filter((r) => r.sqlstate === NOT_READABLE_AFTER_WRITE).map((r) => r.collection))].sort();
+    const denied = permissionsDenied(refusals);
     const counts: Record<string, number> = { applied: 0, duplicate: 0, conflict: 0, rejected: 0 };
     for (const result of results) counts[result.status] += 1;
     Object.assign(c.get("logFields"), {
       ops: batch.ops.length, ...counts, records_written: written, ...(replanned ? { replanned } : {}),
       // The records the database refused, by SQLSTATE (sync_apply refuses a row for any error of its own).
       ...(refusals.length > 0 ? { db_refusals: [...new Set(refusals.map((r) => r.sqlstate))].sort() } : {}),
+      // Grants authenticated lacks on what the write uses (the ops answered FORBIDDEN like a policy's refusal).
+      ...(denied.length > 0 ? { db_permission_denied: denied } : {}),
       // The collections whose SELECT policy hid a row their other policies let the caller write.
       ...(unreadable.length > 0 ? { not_readable_after_write: unreadable } : {}),
     });

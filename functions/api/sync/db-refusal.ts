@@ -43,6 +43,18 @@ export interface AfterRefusal {
   now: string;
 }
 
+/**
+ * The database's own permission errors among the refusals (42501 "permission denied for function …",
+ * "… for table …", "… for sequence …"): a grant `authenticated` lacks on something the write uses (a
+ * trigger's function, a default's sequence), not a policy's refusal. The op answers FORBIDDEN either
+ * way; these go in the request's log line, where the developer sees which grant is missing. Postgres
+ * names only the object in them, never a value.
+ */
+export function permissionsDenied(refusals: readonly Refusal[]): string[] {
+  const denied = refusals.filter((r) => r.sqlstate === "42501" && r.message?.startsWith("permission denied for "));
+  return [...new Set(denied.map((r) => r.message!))].sort();
+}
+
 function isPrimaryKey(refusal: Refusal, collection: CollectionDefinition | undefined): boolean {
   return refusal.sqlstate === "23505" && refusal.constraint === `${collection?.table.split(".").pop()}_pkey`;
 }
