@@ -5,14 +5,18 @@
 -- sample rows and memberships deleted since (existing rows are left as they are).
 
 -- Sample users (fixtures/sample-users.json). SAMPLE DATA: not real people.
-insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-values ('00000000-0000-0000-0000-000000000000', '00000000-0000-4000-8000-00000000a11c', 'authenticated', 'authenticated', 'alice@sample.tidesync.dev', '$2a$10$cU4AadWq3lVXMHZk/xuLDusLXjYJTAjjR2uVix7DRHpyfDzDs/Iba', '2026-01-01T09:00:00Z', '{"provider":"email","providers":["email"],"sample":true}'::jsonb, '{"display_name":"Alice (sample)","sample":true}'::jsonb, '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', false)
+insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous,
+                        confirmation_token, recovery_token, email_change_token_new, email_change)
+values ('00000000-0000-0000-0000-000000000000', '00000000-0000-4000-8000-00000000a11c', 'authenticated', 'authenticated', 'alice@sample.tidesync.dev', '$2a$10$cU4AadWq3lVXMHZk/xuLDusLXjYJTAjjR2uVix7DRHpyfDzDs/Iba', '2026-01-01T09:00:00Z', '{"provider":"email","providers":["email"],"sample":true}'::jsonb, '{"display_name":"Alice (sample)","sample":true}'::jsonb, '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', false,
+        '', '', '', '')
 on conflict (id) do nothing;
 insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
 values ('00000000-0000-4000-8000-0000000005a1', '00000000-0000-4000-8000-00000000a11c', 'aal1', '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', 'sample session (tidesync seed)')
 on conflict (id) do nothing;
-insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-values ('00000000-0000-0000-0000-000000000000', '00000000-0000-4000-8000-000000000b0b', 'authenticated', 'authenticated', 'bob@sample.tidesync.dev', '$2a$10$cU4AadWq3lVXMHZk/xuLDusLXjYJTAjjR2uVix7DRHpyfDzDs/Iba', '2026-01-01T09:00:00Z', '{"provider":"email","providers":["email"],"sample":true}'::jsonb, '{"display_name":"Bob (sample)","sample":true}'::jsonb, '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', false)
+insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous,
+                        confirmation_token, recovery_token, email_change_token_new, email_change)
+values ('00000000-0000-0000-0000-000000000000', '00000000-0000-4000-8000-000000000b0b', 'authenticated', 'authenticated', 'bob@sample.tidesync.dev', '$2a$10$cU4AadWq3lVXMHZk/xuLDusLXjYJTAjjR2uVix7DRHpyfDzDs/Iba', '2026-01-01T09:00:00Z', '{"provider":"email","providers":["email"],"sample":true}'::jsonb, '{"display_name":"Bob (sample)","sample":true}'::jsonb, '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', false,
+        '', '', '', '')
 on conflict (id) do nothing;
 insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
 values ('00000000-0000-4000-8000-0000000005b0', '00000000-0000-4000-8000-000000000b0b', 'aal1', '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', 'sample session (tidesync seed)')

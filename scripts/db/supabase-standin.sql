@@ -111,6 +111,17 @@ create table if not exists auth.users (
   email varchar(255),
   encrypted_password varchar(255),
   email_confirmed_at timestamptz,
+  -- Supabase Auth scans these four into Go strings (models.User): a row it did not
+  -- write must hold '' in them, not NULL, or its sign-in fails ("Database error
+  -- querying schema"). Nullable without a default, as Auth's own migration has them.
+  confirmation_token varchar(255),
+  recovery_token varchar(255),
+  email_change_token_new varchar(255),
+  email_change varchar(255),
+  email_change_token_current varchar(255) default '',
+  phone_change text default '',
+  phone_change_token varchar(255) default '',
+  reauthentication_token varchar(255) default '',
   last_sign_in_at timestamptz,
   raw_app_meta_data jsonb,
   raw_user_meta_data jsonb,

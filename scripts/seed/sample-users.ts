@@ -30,8 +30,12 @@ export async function sampleUsersSql(): Promise<string> {
     const userMeta = JSON.stringify({ display_name: u.display_name, sample: true });
     const appMeta = JSON.stringify({ provider: "email", providers: ["email"], sample: true });
     lines.push(
-      `insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)`,
-      `values ('00000000-0000-0000-0000-000000000000', ${sqlLiteral(u.id)}, 'authenticated', 'authenticated', ${sqlLiteral(u.email)}, ${sqlLiteral(fixture.password_bcrypt)}, ${at}, ${sqlLiteral(appMeta)}::jsonb, ${sqlLiteral(userMeta)}::jsonb, ${at}, ${at}, false)`,
+      // The token columns '' as Supabase Auth writes them: it reads them as strings, and a NULL
+      // makes its sign-in of the user fail (supabase/auth#1940).
+      `insert into auth.users (instance_id, id, aud, role, email, encrypted_password, email_confirmed_at, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous,`,
+      `                        confirmation_token, recovery_token, email_change_token_new, email_change)`,
+      `values ('00000000-0000-0000-0000-000000000000', ${sqlLiteral(u.id)}, 'authenticated', 'authenticated', ${sqlLiteral(u.email)}, ${sqlLiteral(fixture.password_bcrypt)}, ${at}, ${sqlLiteral(appMeta)}::jsonb, ${sqlLiteral(userMeta)}::jsonb, ${at}, ${at}, false,`,
+      `        '', '', '', '')`,
       `on conflict (id) do nothing;`,
       `insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)`,
       `values (${sqlLiteral(u.session_id)}, ${sqlLiteral(u.id)}, 'aal1', ${at}, ${at}, 'sample session (tidesync seed)')`,

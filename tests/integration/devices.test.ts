@@ -369,6 +369,15 @@ describe("sample data (fixtures → supabase/seed.sql)", () => {
     return row;
   }
 
+  it("has sample users Supabase Auth can sign in: no token column NULL (Auth reads them as strings; a NULL fails the sign-in, supabase/auth#1940)", async () => {
+    const rows = await adminSql`
+      select email, confirmation_token, recovery_token, email_change_token_new, email_change
+        from auth.users where id in (${ALICE}, ${BOB}) order by email`;
+    expect(rows.map((r) => ({ ...r }))).toEqual(["alice@sample.tidesync.dev", "bob@sample.tidesync.dev"].map((email) => ({
+      email, confirmation_token: "", recovery_token: "", email_change_token_new: "", email_change: "",
+    })));
+  });
+
   it("has the sample devices and preferences, and applying the seed again changes nothing", async () => {
     const before = await sampleState();
     expect(before.devices).toEqual([
