@@ -1694,6 +1694,30 @@ comment on function app_private.onboarding_steps() is 'The fixed, ordered list o
 revoke execute on function app_private.onboarding_steps() from public;
 grant execute on function app_private.onboarding_steps() to authenticated;
 
+-- function app_private.ota_update_hidden(p_platform text, p_runtime_version text, p_first_ids uuid[], p_last_ids uuid[])
+CREATE OR REPLACE FUNCTION app_private.ota_update_hidden(p_platform text, p_runtime_version text, p_first_ids uuid[], p_last_ids uuid[])
+ RETURNS boolean
+ LANGUAGE sql
+ STABLE SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+  select exists (
+    select 1
+      from unnest(p_first_ids, p_last_ids) as r (first_id, last_id)
+     where exists (select 1 from app_private.releases x
+                    where x.id between r.first_id and r.last_id
+                      and x.kind = 'ota' and x.platform = p_platform and x.runtime_version = p_runtime_version
+                      and x.channel <> all ((select app_private.receivable_release_channels())::text[]))
+        or exists (select 1 from app_private.release_deletions d
+                    where d.release_id between r.first_id and r.last_id
+                      and d.platform = p_platform and d.runtime_version = p_runtime_version
+                      and d.channel <> all ((select app_private.receivable_release_channels())::text[])))
+$function$;
+comment on function app_private.ota_update_hidden(p_platform text, p_runtime_version text, p_first_ids uuid[], p_last_ids uuid[]) is 'Whether an OTA update of this platform and runtime version whose id lies in one of the ranges [p_first_ids[i], p_last_ids[i]] exists, or was deleted, on a channel the caller may not receive: the update a device runs that its tester may no longer see (signed out, removed from the group), which the Expo manifest endpoint withdraws. Answers only yes or no.';
+revoke execute on function app_private.ota_update_hidden(p_platform text, p_runtime_version text, p_first_ids uuid[], p_last_ids uuid[]) from public;
+grant execute on function app_private.ota_update_hidden(p_platform text, p_runtime_version text, p_first_ids uuid[], p_last_ids uuid[]) to anon;
+grant execute on function app_private.ota_update_hidden(p_platform text, p_runtime_version text, p_first_ids uuid[], p_last_ids uuid[]) to authenticated;
+
 -- function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid)
 CREATE OR REPLACE FUNCTION app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid)
  RETURNS integer
@@ -2450,6 +2474,25 @@ end
 $function$;
 comment on function app_private.record_notification_preference_change() is 'AFTER INSERT/UPDATE trigger of notification_preferences (security definer): appends the change to notification_preference_audit with the caller''s session and its bound device.';
 revoke execute on function app_private.record_notification_preference_change() from public;
+
+-- function app_private.record_ota_deletion()
+CREATE OR REPLACE FUNCTION app_private.record_ota_deletion()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SET search_path TO ''
+AS $function$
+begin
+  -- A release restored with its id and deleted again: its latest deletion.
+  insert into app_private.release_deletions as d (release_id, platform, channel, runtime_version, created_at, deleted_at)
+  values (old.id, old.platform, old.channel, old.runtime_version, old.created_at, now())
+  on conflict (release_id) do update
+    set platform = excluded.platform, channel = excluded.channel, runtime_version = excluded.runtime_version,
+        created_at = excluded.created_at, deleted_at = excluded.deleted_at;
+  return null;
+end
+$function$;
+comment on function app_private.record_ota_deletion() is 'AFTER DELETE trigger of app_private.releases: a deleted OTA release leaves its id, platform, channel, runtime version, created_at and the time of its deletion in app_private.release_deletions.';
+revoke execute on function app_private.record_ota_deletion() from public;
 
 -- function app_private.redeem_list_invite(p_code text)
 CREATE OR REPLACE FUNCTION app_private.redeem_list_invite(p_code text)

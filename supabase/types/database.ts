@@ -308,6 +308,34 @@ export type Database = {
         };
         Relationships: [];
       };
+      "release_deletions": {
+        Row: {
+          "channel": string;
+          "created_at": string;
+          "deleted_at": string;
+          "platform": string;
+          "release_id": string;
+          "runtime_version": string;
+        };
+        ComputedFields: never;
+        Insert: {
+          "channel": string;
+          "created_at": string;
+          "deleted_at": string;
+          "platform": string;
+          "release_id": string;
+          "runtime_version": string;
+        };
+        Update: {
+          "channel"?: string;
+          "created_at"?: string;
+          "deleted_at"?: string;
+          "platform"?: string;
+          "release_id"?: string;
+          "runtime_version"?: string;
+        };
+        Relationships: [];
+      };
       "release_feedback": {
         Row: {
           "body": string;
@@ -1180,6 +1208,15 @@ export type Database = {
       "onboarding_steps": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];
+      };
+      "ota_update_hidden": {
+        Args: {
+          "p_first_ids": (string)[];
+          "p_last_ids": (string)[];
+          "p_platform": string;
+          "p_runtime_version": string;
+        };
+        Returns: boolean;
       };
       "pass_lists_to_successors": {
         Args: { "p_leaving": string; "p_lists": (string)[] };

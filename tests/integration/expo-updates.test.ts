@@ -531,6 +531,107 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect((await manifestRequest({ ...running, token: tester.token })).directive).toMatchObject({ type: "rollBackToEmbedded" });
   });
 
+  it("a tester removed from the group leaves the group's update it runs, as when signed out", async () => {
+    const tester = await createTestUser();
+    const beta = freshChannel("beta");
+    const group = await testerGroup([beta], [tester.userId]);
+    const update = await publish(await otaRelease(beta, 1));
+    const embeddedUpdateId = randomUUID();
+    const running = { channel: beta, token: tester.token, currentUpdateId: update.id, embeddedUpdateId };
+    expect((await manifestRequest(running)).directive).toEqual({ type: "noUpdateAvailable" });
+    await adminSql`delete from app_private.tester_group_members where group_id = ${group} and user_id = ${tester.userId}`;
+    const left = (await manifestRequest(running)).directive;
+    expect(left).toMatchObject({ type: "rollBackToEmbedded" });
+    expect(Date.parse(left.parameters.commitTime)).toBeGreaterThan(Date.parse(update.created_at));
+  });
+
+  // An id the server never had says nothing of the device: it may be another server's update, or
+  // made up. A signed rollBackToEmbedded for it would be a fresh one anyone could ask for and replay.
+  it("an update id the server never had is never withdrawn: the offered update as published, or noUpdateAvailable (204 for protocol 0)", async () => {
+    const certificate = codeSigningCertificate();
+    const expectSignature = 'sig, keyid="main", alg="rsa-v1_5-sha256"';
+    const track = freshChannel("prod");
+    const pausedTrack = freshChannel("prod");
+    const rolledBackTrack = freshChannel("prod");
+    await testerGroup([track, pausedTrack, rolledBackTrack], [], { everyone: true });
+    const offered = await publish(await otaRelease(track, 1));
+    await publish(await otaRelease(pausedTrack, 1, { status: "paused" }));
+    const rolledBack = await publish(await otaRelease(rolledBackTrack, 1));
+    await setRelease(rolledBack.id, { status: "rolled_back" });
+    // A random UUID, and one shaped as an update republished by this server (docs/test-builds.md, Rollback).
+    const unknownIds = [randomUUID(), `${Date.now().toString(16).padStart(12, "0").replace(/^(.{8})/, "$1-")}-8abc-9def-${offered.id.slice(-12)}`];
+    for (const currentUpdateId of unknownIds) {
+      for (const channel of [freshChannel("prod"), pausedTrack, rolledBackTrack]) {
+        const answer = await manifestRequest({ channel, currentUpdateId, embeddedUpdateId: randomUUID(), expectSignature });
+        expect(answer.parts.map((p) => [p.name, JSON.parse(p.body)]), `${channel} ${currentUpdateId}`).toEqual([["directive", { type: "noUpdateAvailable" }]]);
+        expect(signatureIsValid(answer.parts[0], certificate)).toBe(true);
+        const legacy = await manifestRequest({ channel, currentUpdateId, protocol: "0" });
+        expect(legacy.response.status).toBe(204);
+      }
+      const served = (await manifestRequest({ channel: track, currentUpdateId, expectSignature })).manifest;
+      expect(served).toMatchObject({ id: offered.id, createdAt: offered.created_at });
+    }
+  });
+
+  it("a deleted update is withdrawn as of its deletion: the same signed answer whenever asked, later than what the device runs", async () => {
+    const certificate = codeSigningCertificate();
+    const expectSignature = 'sig, keyid="main", alg="rsa-v1_5-sha256"';
+    const embeddedUpdateId = randomUUID();
+    /** Deletes it in a later millisecond than it was published (what the device runs is then older than its deletion). */
+    const deleteRelease = async (release: { id: string; created_at: string }) => {
+      while (Date.now() <= Date.parse(release.created_at) + 1) await new Promise((resolve) => setTimeout(resolve, 2));
+      const [row] = await adminSql<{ deleted_at: Date }[]>`delete from app_private.releases where id = ${release.id} returning now() as deleted_at`;
+      return row.deleted_at;
+    };
+    const asked = async (request: ExpoRequest) => {
+      const answer = await manifestRequest(request);
+      for (const part of answer.parts) expect(signatureIsValid(part, certificate)).toBe(true);
+      return answer;
+    };
+    /** Asks twice, in two different milliseconds of the server's clock: one directive, byte for byte, or one manifest id and createdAt (its links expire). */
+    const twice = async (request: ExpoRequest) => {
+      const first = await asked(request);
+      const askedAt = Date.now();
+      while (Date.now() <= askedAt + 1) await new Promise((resolve) => setTimeout(resolve, 2));
+      const second = await asked(request);
+      if (first.directive) expect(second.parts.map((p) => p.body)).toEqual(first.parts.map((p) => p.body));
+      else expect(second.manifest).toMatchObject({ id: first.manifest.id, createdAt: first.manifest.createdAt });
+      return first;
+    };
+
+    // The only update: back to the embedded bundle as of the deletion.
+    const only = freshChannel("prod");
+    await testerGroup([only], [], { everyone: true });
+    const mistake = await publish(await otaRelease(only, 1));
+    const mistakeDeletedAt = await deleteRelease(mistake);
+    const { directive } = await twice({ channel: only, currentUpdateId: mistake.id, embeddedUpdateId, expectSignature });
+    expect(directive).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: mistakeDeletedAt.toISOString() } });
+    expect(Date.parse(directive.parameters.commitTime)).toBeGreaterThan(Date.parse(mistake.created_at));
+
+    // An update offered: served as of the deletion, under an id of its own, to a device on the deleted one.
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    const good = await publish(await otaRelease(track, 1));
+    const bad = await publish(await otaRelease(track, 2));
+    const deletedAt = await deleteRelease(bad);
+    const { manifest } = await twice({ channel: track, currentUpdateId: bad.id, embeddedUpdateId, expectSignature });
+    expect(manifest).toMatchObject({ createdAt: deletedAt.toISOString(), extra: { tidesync: { release_id: good.id } } });
+    expect(manifest.id).not.toBe(good.id);
+
+    // A republished update (a rollback's), deleted: as of the deletion too, later than it was served.
+    const republished = freshChannel("prod");
+    await testerGroup([republished], [], { everyone: true });
+    const a = await publish(await otaRelease(republished, 1));
+    const b = await publish(await otaRelease(republished, 2));
+    await setRelease(b.id, { status: "rolled_back" });
+    const followed = (await manifestRequest({ channel: republished, currentUpdateId: b.id, embeddedUpdateId })).manifest;
+    expect(followed.extra.tidesync.release_id).toBe(a.id);
+    const aDeletedAt = await deleteRelease({ id: a.id, created_at: followed.createdAt });
+    const leaves = (await twice({ channel: republished, currentUpdateId: followed.id, embeddedUpdateId, expectSignature })).directive;
+    expect(leaves).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: aDeletedAt.toISOString() } });
+    expect(Date.parse(leaves.parameters.commitTime)).toBeGreaterThan(Date.parse(followed.createdAt));
+  });
+
   it("a beta channel: a member with their token gets the update; a non-member and a caller without a token get exactly noUpdateAvailable", async () => {
     const tester = await createTestUser();
     const outsider = await createTestUser();
@@ -617,29 +718,47 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
   });
 });
 
-// docs/test-builds.md, Limits: the server keeps no record of deleted updates, so an update of
-// another channel looks deleted. What an app that switches channel at run time meets, pinned
-// as documented (not yet the answer we want: a recorded deletion alone should withdraw).
+// docs/test-builds.md, Deleted: only a deletion the server recorded, or an update the caller may no
+// longer see, withdraws the update a device runs. An update of another channel is neither: an app
+// that switches channel at run time (Updates.setUpdateRequestHeadersOverride) keeps it.
 describe("an app switching channel while it runs an update of its first one", () => {
-  it("is sent back to its embedded bundle as of the request, and then takes only later updates of its first channel", async () => {
+  it("keeps it until the new channel has a newer one, and keeps it back on its first channel; once it is deleted it leaves it on either", async () => {
+    const after = (time: string, than: string) => Date.parse(time) > Date.parse(than);
     const tester = await createTestUser();
     const production = freshChannel("prod");
     const beta = freshChannel("beta");
+    const empty = freshChannel("beta");
     await testerGroup([production], [], { everyone: true });
-    await testerGroup([beta], [tester.userId]);
-    const bundle = await putArtifact(`ota/${production}/1/bundle.js`, `console.log(1)`);
-    const live = await publish({
-      platform: "ios", channel: production, kind: "ota", version: "1.0.1", build_number: 1, runtime_version: "1.0",
-      artifact: { ...bundle, content_type: "application/javascript" }, assets: [],
-    });
+    await testerGroup([beta, empty], [tester.userId]);
+    const expectSignature = 'sig, keyid="main", alg="rsa-v1_5-sha256"';
     const embeddedUpdateId = randomUUID();
-    const took = await manifestRequest({ channel: production, token: tester.token, currentUpdateId: embeddedUpdateId, embeddedUpdateId });
-    expect(took.manifest.id).toBe(live.id);
-    const switched = await manifestRequest({ channel: beta, token: tester.token, currentUpdateId: live.id, embeddedUpdateId });
-    expect(switched.directive?.type).toBe("rollBackToEmbedded");
-    const back = await manifestRequest({ channel: production, token: tester.token, currentUpdateId: embeddedUpdateId, embeddedUpdateId });
-    // Offered as published, older than the commitTime the embedded bundle took: expo-updates declines it.
-    expect(back.manifest.id).toBe(live.id);
-    expect(Date.parse(back.manifest.createdAt)).toBeLessThan(Date.parse(switched.directive.parameters.commitTime));
+    // A beta update published before the production one the app takes.
+    const early = await publish(await otaRelease(beta, 1));
+    const live = await publish(await otaRelease(production, 1));
+    const took = (await manifestRequest({ channel: production, token: tester.token, currentUpdateId: embeddedUpdateId, embeddedUpdateId })).manifest;
+    expect(took.id).toBe(live.id);
+    const onLive = { token: tester.token, currentUpdateId: live.id, embeddedUpdateId, expectSignature };
+
+    // A channel without updates: nothing to take, the update is kept (protocol 0: 204).
+    expect((await manifestRequest({ channel: empty, ...onLive })).directive).toEqual({ type: "noUpdateAvailable" });
+    expect((await manifestRequest({ channel: empty, ...onLive, protocol: "0", expectSignature: undefined })).response.status).toBe(204);
+    // The beta update, as published: older than what the app runs, so expo-updates declines it.
+    const older = (await manifestRequest({ channel: beta, ...onLive })).manifest;
+    expect(older).toMatchObject({ id: early.id, createdAt: early.created_at });
+    expect(after(older.createdAt, took.createdAt)).toBe(false);
+    // A newer beta update (published in a later millisecond) is taken; back on production the app keeps its update.
+    while (Date.now() <= Date.parse(live.created_at) + 1) await new Promise((resolve) => setTimeout(resolve, 2));
+    const fresh = await publish(await otaRelease(beta, 2));
+    const newer = (await manifestRequest({ channel: beta, ...onLive })).manifest;
+    expect(newer.id).toBe(fresh.id);
+    expect(after(newer.createdAt, took.createdAt)).toBe(true);
+    expect((await manifestRequest({ channel: production, ...onLive })).directive).toEqual({ type: "noUpdateAvailable" });
+
+    // Deleted by the owner: withdrawn on the channel it switched to as on its own, as of the deletion.
+    const [{ deleted_at }] = await adminSql<{ deleted_at: Date }[]>`delete from app_private.releases where id = ${live.id} returning now() as deleted_at`;
+    for (const channel of [empty, production]) {
+      const gone = (await manifestRequest({ channel, ...onLive })).directive;
+      expect(gone, channel).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: deleted_at.toISOString() } });
+    }
   });
 });

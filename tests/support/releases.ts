@@ -96,7 +96,7 @@ export async function binaryRelease(channel: string, buildNumber: number, overri
 }
 
 /** Publishes (signed) and returns the release; fails the test on anything but 201. */
-export async function publish(release: PublishRelease): Promise<{ id: string }> {
+export async function publish(release: PublishRelease): Promise<{ id: string; created_at: string }> {
   const response = await signedCall("/v1/releases", release);
   if (response.status !== 201) throw new Error(`publish answered ${response.status}: ${response.text}`);
   return response.body;

@@ -7,12 +7,14 @@ import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import {
   expoCandidates,
+  type ExpoDeletion,
   type ExpoRequest,
   type IdRange,
   planExpoUpdate,
   releaseIdRanges,
   republishedUpdateId,
   republishTime,
+  unnamedUpdate,
 } from "../../functions/_shared/releases/plan-expo-update.ts";
 import { planUpdateCheck } from "../../functions/_shared/releases/plan-update-check.ts";
 import { inRollout, rolloutBucket } from "../../functions/_shared/releases/rollout.ts";
@@ -138,7 +140,7 @@ const NOW = new Date(2_000_000_000_000);
 const EMBEDDED = "0b7a4a43-5d6b-4a8e-9a3c-0e1f2d3c4b5a";
 /** A request from a device running `currentUpdateId` (none reported when undefined), with the embedded update EMBEDDED; no rollback but the candidates'. */
 const on = (currentUpdateId?: string, more: Partial<ExpoRequest> = {}): ExpoRequest =>
-  ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true, rolledBackAt: null, pastRollbackAt: null, now: NOW, ...more });
+  ({ currentUpdateId, embeddedUpdateId: EMBEDDED, rolledBackAt: null, pastRollbackAt: null, now: NOW, ...more });
 
 describe("planUpdateCheck", () => {
   it("offers the newest active build above the caller's, skipping paused, rolled back and out-of-rollout ones", () => {
@@ -345,63 +347,135 @@ describe("planExpoUpdate after a rollback (expo-updates takes only a later creat
   });
 });
 
-// docs/test-builds.md: a release published by mistake may be deleted outright. A device that took it
-// reports an id no candidate names; expo-updates reports its embedded update's id while it runs that one.
-describe("planExpoUpdate for a device on an update the server no longer has (deleted)", () => {
+// docs/test-builds.md, Deleted: a release published by mistake may be deleted outright. A device that took it
+// reports an id no candidate names; the server withdraws it only when it knows why (unnamedUpdate): its
+// deletion is recorded, or it is an update the caller may no longer see. expo-updates reports its embedded
+// update's id while it runs that one.
+describe("planExpoUpdate for a device on an update no candidate names", () => {
   const deleted = "00000000-0000-4000-8000-0000000000ff";
+  /** Deleted at DELETED_AT, long after it was published (and served as published). */
+  const DELETED_AT = new Date(1_900_000_000_000);
+  const wasDeleted = (since = new Date(1_700_000_000_000)) => ({ unnamed: { kind: "deleted" as const, deletedAt: DELETED_AT, since } });
+  const hidden = { unnamed: { kind: "hidden" as const } };
 
-  it("the offered update is served as of the request, under an id of its own: later than the deleted one, whenever it was made", async () => {
+  it("deleted: the offered update is served as of the deletion, under an id of its own, whenever asked", async () => {
     const a = candidate(1);
-    const plan = await planExpoUpdate([a], on(deleted));
-    expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, NOW), createdAt: NOW });
+    const plan = await planExpoUpdate([a], on(deleted, wasDeleted()));
+    expect(plan).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, DELETED_AT), createdAt: DELETED_AT });
+    expect(await planExpoUpdate([a], on(deleted, { ...wasDeleted(), now: new Date(NOW.getTime() + 86_400_000) }))).toEqual(plan);
     // Once taken, nothing more to take; a new device or one on its embedded update gets it as published.
     if (plan.kind !== "manifest") throw new Error(plan.kind);
     expect(await planExpoUpdate([a], on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
     for (const device of [on(), on(EMBEDDED), on(EMBEDDED.toUpperCase())]) {
       expect(await planExpoUpdate([a], device)).toEqual({ kind: "manifest", release: a, id: a.id, createdAt: a.created_at });
     }
-    // Also over a newer update that is paused or not rolled out to this device, and after a rollback.
+    // Also over a newer update that is paused or not rolled out to this device, and after an earlier rollback.
     const b = candidate(2, { status: "rolled_back" });
     const staged = candidate(3, { rollout_percentage: 10, rollout_bucket: 5000 });
-    expect(await planExpoUpdate([a, b, staged, candidate(4, { status: "paused" })], on(deleted)))
-      .toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, NOW), createdAt: NOW });
+    expect(await planExpoUpdate([a, b, staged, candidate(4, { status: "paused" })], on(deleted, wasDeleted())))
+      .toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, DELETED_AT), createdAt: DELETED_AT });
   });
 
-  it("with none offered, rollBackToEmbedded as of the request; a device on its embedded update, or reporting none, is left alone", async () => {
-    expect(await planExpoUpdate([], on(deleted))).toEqual({ kind: "rollBackToEmbedded", commitTime: NOW });
+  it("deleted, with none offered: rollBackToEmbedded as of the deletion, whenever asked; later than the time the update was served with", async () => {
     const paused = candidate(1, { status: "paused" });
-    expect(await planExpoUpdate([paused], on(deleted.toUpperCase()))).toEqual({ kind: "rollBackToEmbedded", commitTime: NOW });
+    for (const now of [NOW, new Date(NOW.getTime() + 86_400_000)]) {
+      expect(await planExpoUpdate([], on(deleted, { ...wasDeleted(), now }))).toEqual({ kind: "rollBackToEmbedded", commitTime: DELETED_AT });
+      expect(await planExpoUpdate([paused], on(deleted.toUpperCase(), { ...wasDeleted(), now }))).toEqual({ kind: "rollBackToEmbedded", commitTime: DELETED_AT });
+    }
+    // Served (republished) in the millisecond of its deletion or after it, by a clock ahead of the database's.
+    for (const since of [DELETED_AT, new Date(DELETED_AT.getTime() + 5)]) {
+      expect(await planExpoUpdate([], on(deleted, wasDeleted(since)))).toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(since.getTime() + 1) });
+    }
+  });
+
+  it("hidden (no longer the caller's to see): withdrawn as of the request", async () => {
+    const a = candidate(1);
+    expect(await planExpoUpdate([a], on(deleted, hidden))).toEqual({ kind: "manifest", release: a, id: await republishedUpdateId(a.id, NOW), createdAt: NOW });
+    expect(await planExpoUpdate([candidate(1, { status: "paused" })], on(deleted, hidden))).toEqual({ kind: "rollBackToEmbedded", commitTime: NOW });
+  });
+
+  it("neither (an id the server never had, or an update of another channel): never withdrawn; the offered update as published, as of the latest rollback", async () => {
+    const paused = candidate(1, { status: "paused" });
+    expect(await planExpoUpdate([], on(deleted))).toEqual({ kind: "noUpdateAvailable" });
+    expect(await planExpoUpdate([paused, candidate(2, { status: "rolled_back" })], on(deleted))).toEqual({ kind: "noUpdateAvailable" });
+    const a = candidate(1);
+    expect(await planExpoUpdate([a], on(deleted))).toEqual({ kind: "manifest", release: a, id: a.id, createdAt: a.created_at });
+    const rolledBack = candidate(2, { status: "rolled_back" });
+    expect(await planExpoUpdate([a, rolledBack], on(deleted))).toEqual(await planExpoUpdate([a, rolledBack], on(EMBEDDED)));
+    // A device that runs its embedded update, or reports none, is left alone as before.
     for (const device of [on(), on(EMBEDDED), on(EMBEDDED.toUpperCase())]) expect(await planExpoUpdate([paused], device)).toEqual({ kind: "noUpdateAvailable" });
     // A rollback changes nothing for a device that runs its embedded update (expo-updates would take the
     // directive and "roll back" to what it runs); one that reports no update is sent back as before.
-    const rolledBack = candidate(2, { status: "rolled_back" });
     expect(await planExpoUpdate([paused, rolledBack], on(EMBEDDED))).toEqual({ kind: "noUpdateAvailable" });
     expect(await planExpoUpdate([paused, rolledBack], on())).toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
   });
 
-  it("a device whose token was ignored keeps an update the answer without a token does not name (a tester's, still there)", async () => {
-    const partial = (id: string) => on(id, { complete: false });
-    expect(await planExpoUpdate([], partial(deleted))).toEqual({ kind: "noUpdateAvailable" });
-    expect(await planExpoUpdate([candidate(1, { status: "paused" }), candidate(2, { status: "rolled_back" })], partial(deleted))).toEqual({ kind: "noUpdateAvailable" });
-    const a = candidate(1);
-    expect(await planExpoUpdate([a], partial(deleted))).toEqual({ kind: "manifest", release: a, id: a.id, createdAt: a.created_at });
-    // What it does name still counts: a rolled-back update is left as before.
-    const b = candidate(2, { status: "rolled_back" });
-    expect(await planExpoUpdate([a, b], partial(b.id))).toEqual(await planExpoUpdate([a, b], on(b.id)));
-  });
-
-  it("whatever the candidates, the answer to a device on a deleted update is one expo-updates takes over it, and is stable once taken", async () => {
+  it("whatever the candidates: deleted, an answer expo-updates takes over it, the same whenever asked and stable once taken; neither, never rollBackToEmbedded", async () => {
     const status = fc.constantFrom("active" as const, "paused" as const, "rolled_back" as const);
     const release = fc.record({ build: fc.integer({ min: 1, max: 20 }), status, rollout_percentage: fc.constantFrom(0, 10, 100), rollout_bucket: fc.integer({ min: 0, max: 9999 }) });
     await fc.assert(fc.asyncProperty(fc.uniqueArray(release, { selector: (r) => r.build, maxLength: 5 }), async (rows) => {
       const updates = rows.map(({ build, ...rest }) => candidate(build, rest));
-      const plan = await planExpoUpdate(updates, on(deleted));
-      // The deleted update was made before the request: a later createdAt / commitTime.
+      const plan = await planExpoUpdate(updates, on(deleted, wasDeleted()));
       if (plan.kind === "noUpdateAvailable") throw new Error("a device on a deleted update is never left on it");
-      if (plan.kind === "rollBackToEmbedded") expect(plan.commitTime).toEqual(NOW);
-      else expect(await planExpoUpdate(updates, on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
-      if (plan.kind === "manifest") expect(plan.createdAt).toEqual(NOW);
+      if (plan.kind === "rollBackToEmbedded") expect(plan.commitTime).toEqual(DELETED_AT);
+      else {
+        expect(plan.createdAt.getTime()).toBeGreaterThanOrEqual(DELETED_AT.getTime());
+        expect(await planExpoUpdate(updates, on(plan.id))).toEqual({ kind: "noUpdateAvailable" });
+      }
+      expect(await planExpoUpdate(updates, on(deleted, { ...wasDeleted(), now: new Date(NOW.getTime() + 1000) }))).toEqual(plan);
+      expect((await planExpoUpdate(updates, on(deleted))).kind).not.toBe("rollBackToEmbedded");
     }), { numRuns: 100 });
+  });
+});
+
+// What the server knows of an update no candidate names: its recorded deletion (read by the id's ranges, of any
+// channel the caller may see), else whether it is one the caller may not see; reads only when it must.
+describe("unnamedUpdate", () => {
+  const a = candidate(1);
+  const gone = { id: "00000000-0000-4000-8000-0000000000ff", created_at: new Date(1_700_000_000_500), deleted_at: new Date(1_900_000_000_000) };
+  const reads = (deletions: ExpoDeletion[], hidden: boolean) => {
+    const calls: string[] = [];
+    const rangeHolds = (ranges: IdRange[], id: string) => ranges.some(([first, last]) => first <= id && id <= last);
+    return {
+      calls,
+      reads: {
+        deletions: async (ranges: IdRange[]) => (calls.push("deletions"), deletions.filter((d) => rangeHolds(ranges, d.id))),
+        hidden: async () => (calls.push("hidden"), hidden),
+      },
+    };
+  };
+  const complete = (currentUpdateId?: string) => ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true });
+
+  it("a recorded deletion names the id, directly or as republished: deleted, served as published or as of the republication", async () => {
+    const { reads: r, calls } = reads([gone], true);
+    expect(await unnamedUpdate([a], complete(gone.id.toUpperCase()), r)).toEqual({ kind: "deleted", deletedAt: gone.deleted_at, since: gone.created_at });
+    const since = new Date(1_800_000_000_000);
+    expect(await unnamedUpdate([a], complete(await republishedUpdateId(gone.id, since)), r)).toEqual({ kind: "deleted", deletedAt: gone.deleted_at, since });
+    expect(calls).toEqual(["deletions", "deletions"]);
+  });
+
+  it("else hidden when the caller may not see it, only with a token that counts; nothing for an id the server never had", async () => {
+    const sibling = { ...gone, id: "00000000-0000-4000-9000-000000000000" };
+    const unknown = await republishedUpdateId(gone.id, new Date(1_800_000_000_000));
+    for (const [deletions, isHidden] of [[[], true], [[sibling], true], [[], false]] as const) {
+      const { reads: r, calls } = reads([...deletions], isHidden);
+      expect(await unnamedUpdate([a], complete(unknown), r)).toEqual(isHidden ? { kind: "hidden" } : undefined);
+      expect(calls).toEqual(["deletions", "hidden"]);
+    }
+    // Its token ignored, the request sees what anyone sees: a tester's update is still there, and hidden is not asked.
+    const { reads: r, calls } = reads([], true);
+    expect(await unnamedUpdate([a], { ...complete(unknown), complete: false }, r)).toBeUndefined();
+    expect(calls).toEqual(["deletions"]);
+    // A recorded deletion counts then too (a deletion the caller may see).
+    expect(await unnamedUpdate([a], { ...complete(gone.id), complete: false }, reads([gone], true).reads)).toMatchObject({ kind: "deleted" });
+  });
+
+  it("no read when a candidate names it, the device runs its embedded update or reports none, or the id is no UUID", async () => {
+    const { reads: r, calls } = reads([gone], true);
+    for (const request of [complete(a.id), complete(await republishedUpdateId(a.id, NOW)), complete(EMBEDDED), complete(EMBEDDED.toUpperCase()), complete(), complete("not-an-update-id")]) {
+      expect(await unnamedUpdate([a], request, r)).toBeUndefined();
+    }
+    expect(calls).toEqual([]);
   });
 });
 
@@ -426,17 +500,16 @@ describe("expoCandidates: the update a device runs, outside a full window of the
     return { candidates, reads: calls.length, plan: await planExpoUpdate(candidates, request) };
   };
 
-  it("a device on an update below a window of staged updates keeps it; it takes the newest once rolled out to it", async () => {
-    // The window alone names no update of the device's: the planner would take it as deleted.
-    expect(await planExpoUpdate(staged, on(r0.id))).toEqual({ kind: "rollBackToEmbedded", commitTime: NOW });
+  it("a device on an update below a window of staged updates keeps it; it takes the newest once rolled out to it, and leaves it once rolled back", async () => {
     const kept = await weigh(staged, on(r0.id.toUpperCase()));
     expect(kept).toMatchObject({ reads: 1, plan: { kind: "noUpdateAvailable" } });
     expect(kept.candidates).toContain(r0);
     const ramped = staged.map((r, i) => (i === LIMIT - 1 ? { ...r, rollout_percentage: 100 } : r));
     const newest = ramped[LIMIT - 1];
     expect((await weigh(ramped, on(r0.id))).plan).toEqual({ kind: "manifest", release: newest, id: newest.id, createdAt: newest.created_at });
-    // Rolled back, it is withdrawn as of its rollback (not of the request).
+    // Rolled back, it is withdrawn as of its rollback (not of the request); the window alone does not name it, and would keep it.
     const rolledBack = { ...r0, status: "rolled_back" as const };
+    expect(await planExpoUpdate(staged, on(r0.id))).toEqual({ kind: "noUpdateAvailable" });
     expect((await weigh(staged, on(r0.id), [rolledBack, ...staged])).plan)
       .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(rolledBack.updated_at.getTime() + 1) });
   });
@@ -473,13 +546,13 @@ describe("expoCandidates: the update a device runs, outside a full window of the
     expect((await weigh(ramped, on(republished))).plan).toMatchObject({ kind: "manifest", release: ramped[LIMIT - 1], createdAt: new Date(since.getTime() + 1) });
   });
 
-  it("an update it cannot find is deleted, as before; no read when the window names it, is not full, or the device runs its embedded update", async () => {
-    expect(await weigh(staged, on(r0.id), staged)).toMatchObject({ reads: 1, plan: { kind: "rollBackToEmbedded", commitTime: NOW } });
-    expect(await weigh(staged, on(await republishedUpdateId(r0.id, NOW)), staged)).toMatchObject({ reads: 1, plan: { kind: "rollBackToEmbedded", commitTime: NOW } });
+  it("an update it cannot find is left to unnamedUpdate; no read when the window names it, is not full, or the device runs its embedded update", async () => {
+    expect(await weigh(staged, on(r0.id), staged)).toMatchObject({ reads: 1, candidates: staged, plan: { kind: "noUpdateAvailable" } });
+    expect(await weigh(staged, on(await republishedUpdateId(r0.id, NOW)), staged)).toMatchObject({ reads: 1, candidates: staged });
     for (const request of [on(staged[7].id), on(await republishedUpdateId(staged[7].id, NOW)), on(EMBEDDED), on(EMBEDDED.toUpperCase()), on(), on("not-an-update-id")]) {
       expect((await weigh(staged, request)).reads).toBe(0);
     }
-    expect(await weigh(staged, on(r0.id), undefined, LIMIT + 1)).toMatchObject({ reads: 0, plan: { kind: "rollBackToEmbedded" } });
+    expect(await weigh(staged, on(r0.id), undefined, LIMIT + 1)).toMatchObject({ reads: 0, candidates: staged });
   });
 
   it("a republished id names its release by the first bytes of the release's id: one index range holds it, for any release and time", async () => {

@@ -18,8 +18,11 @@
 // and also when the rolled-back update is older than the candidates.
 // Likewise an update offered to a device that runs such a republished one is
 // served later than that, or the device would stay on it. An update the
-// server no longer has (deleted) is withdrawn like a rolled-back one, as of
-// the request: its createdAt is unknown, but earlier than now.
+// candidates do not name is withdrawn only when the server knows it was
+// deleted (as of its recorded deletion: every request about it gets the same
+// answer) or is one the caller may no longer see (as of the request); an id
+// the server never had, or an update of another channel the caller may see
+// (an app that switched channel), is kept (unnamedUpdate).
 import { sha256, toHex } from "../sha256.ts";
 import type { CheckCandidate } from "./plan-update-check.ts";
 import { inRollout } from "./rollout.ts";
@@ -36,11 +39,6 @@ export interface ExpoRequest {
   /** expo-embedded-update-id: the update built into the app. */
   embeddedUpdateId?: string;
   /**
-   * The candidates are all the device may have been served: false when its
-   * token was ignored, as the candidates are then only those anyone may see.
-   */
-  complete: boolean;
-  /**
    * The latest rollback of a release of this (platform, channel, runtime
    * version) that is still rolled back (its updated_at), or null: of every
    * release, as the candidates are only the newest and may leave it out
@@ -53,8 +51,27 @@ export interface ExpoRequest {
    * again, or deleted), or null (visibleRollbacks).
    */
   pastRollbackAt: Date | null;
+  /** What the server knows of the update the device runs when no candidate names it (unnamedUpdate). */
+  unnamed?: UnnamedUpdate;
   now: Date;
 }
+
+/** A recorded deletion of an OTA update (app_private.release_deletions): the release's id and created_at, and when it was deleted. */
+export interface ExpoDeletion {
+  id: string;
+  created_at: Date;
+  deleted_at: Date;
+}
+
+/**
+ * The update a device runs that no candidate names, as the server knows it:
+ * deleted (its deletion recorded; served to the device as of `since`), or
+ * hidden (an update the server has or had that the caller may no longer see:
+ * a tester signed out, or removed from the group). Anything else (an id the
+ * server never had, an update of another channel or runtime version the
+ * caller may see) is not withdrawn, and has no UnnamedUpdate.
+ */
+export type UnnamedUpdate = { kind: "deleted"; deletedAt: Date; since: Date } | { kind: "hidden" };
 
 export type ExpoPlan<T extends ExpoCandidate> =
   | { kind: "manifest"; release: T; id: string; createdAt: Date }
@@ -163,8 +180,9 @@ export function releaseIdRanges(updateId: string): IdRange[] {
  * runtime version (at most `limit`), and the one the device runs when the
  * window does not name it although it may have left it out (full): read by
  * its id with `readIds` (one index read, in the transaction of the window;
- * only then). Without it, a device on an update older than the window (below
- * a run of staged updates, say) would be taken as running a deleted one.
+ * only then). Without it, a rollback of an update older than the window (below
+ * a run of staged updates, say) would not withdraw it from the devices that
+ * run it, nor would the time a republished one was served count.
  */
 export async function expoCandidates<T extends Pick<ExpoCandidate, "id" | "created_at">>(
   window: readonly T[],
@@ -180,23 +198,51 @@ export async function expoCandidates<T extends Pick<ExpoCandidate, "id" | "creat
 }
 
 /**
+ * What the server knows of the update the device runs when no candidate names
+ * it: its deletion, when one is recorded for this platform and runtime version
+ * on a channel the caller may see (`deletions` reads them by id range, as
+ * releaseIdRanges gives them); else whether the server has or had such an
+ * update that the caller may not see (`hidden`, which answers only that).
+ * Nothing (undefined) for an id the server never had, nor for an update of
+ * another channel the caller may see, nor when the device runs a candidate or
+ * its embedded update (expo-updates reports that one's id then) or reports
+ * none. Nor, when the caller's token was ignored (not `complete`: the request
+ * sees only what anyone sees), for an update hidden from it: a tester's
+ * update is still there, and hidden is not asked.
+ */
+export async function unnamedUpdate(
+  candidates: readonly Pick<ExpoCandidate, "id" | "created_at">[],
+  request: Pick<ExpoRequest, "currentUpdateId" | "embeddedUpdateId"> & { complete: boolean },
+  reads: { deletions: (ranges: IdRange[]) => Promise<readonly ExpoDeletion[]>; hidden: (ranges: IdRange[]) => Promise<boolean> },
+): Promise<UnnamedUpdate | undefined> {
+  const current = request.currentUpdateId;
+  if (current === undefined || runsEmbedded(request) || await servedAs(candidates, current)) return undefined;
+  const ranges = releaseIdRanges(current);
+  if (ranges.length === 0) return undefined;
+  const deleted = await servedAs(await reads.deletions(ranges), current);
+  if (deleted) return { kind: "deleted", deletedAt: deleted.release.deleted_at, since: deleted.since };
+  return request.complete && await reads.hidden(ranges) ? { kind: "hidden" } : undefined;
+}
+
+/**
  * The time the update a device runs was withdrawn as of, or null when it was
- * not: a rolled-back update, as of the latest rollback; one the candidates do
- * not name (deleted, or no longer the caller's to see), as of now. Not one
- * built into the app (expo-updates reports its embedded update's id while it
- * runs that one), nor, when the device's token was ignored, one the answer
- * without a token does not show (a tester's update is still there).
+ * not: a rolled-back update, as of the latest rollback; a deleted one, as of
+ * its deletion (later than the time it was served with, should a clock have
+ * put that after it); a hidden one (unnamedUpdate), as of now.
  */
 function withdrawnAt(running: { release: ExpoCandidate } | undefined, afterRollback: Date | null, request: ExpoRequest): Date | null {
   if (running) return running.release.status === "rolled_back" ? afterRollback : null;
-  const unnamed = request.currentUpdateId !== undefined && !runsEmbedded(request);
-  return unnamed && request.complete ? request.now : null;
+  const unnamed = request.unnamed;
+  if (unnamed?.kind === "deleted") return unnamed.deletedAt > unnamed.since ? unnamed.deletedAt : later(unnamed.since);
+  return unnamed?.kind === "hidden" ? request.now : null;
 }
 
 /**
  * The newest active update in the device's rollout, unless the device already
- * runs it (noUpdateAvailable). A device is meant to take it when it runs
- * nothing the candidates name, a withdrawn update (withdrawnAt) or an older
+ * runs it (noUpdateAvailable). A device that runs nothing the candidates name
+ * and nothing withdrawn gets it as published (as of the latest rollback):
+ * expo-updates takes it if it is newer than what the device runs. A device is
+ * meant to take it when it runs a withdrawn update (withdrawnAt) or an older
  * release: then it is served later than the latest rollback (republishTime:
  * what the rolled-back update's devices run is older), than the withdrawal of
  * its own update, and than the createdAt the device's own update was served

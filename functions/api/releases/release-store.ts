@@ -3,7 +3,7 @@
 // manifest and feedback inside deps.db.withUser / asAnon, where the policies
 // of app_private.releases decide which releases exist for the caller.
 import type { Feedback, OtaAsset, PublishRelease, Release } from "../../_shared/schemas/releases.ts";
-import type { IdRange } from "../../_shared/releases/plan-expo-update.ts";
+import type { ExpoDeletion, IdRange } from "../../_shared/releases/plan-expo-update.ts";
 import type { UpdatePolicy } from "../../_shared/releases/plan-update-check.ts";
 import { WEBHOOK_TOLERANCE_SECONDS } from "../../_shared/releases/webhook-signature.ts";
 import { WIRE_TIME_FORMAT } from "../sync/wire-time.ts";
@@ -243,6 +243,45 @@ export async function visibleReleasesWithIds(
      where channel = $1 and platform = $2 and kind = 'ota' and runtime_version = $3 and (${inRanges})`,
     [key.channel, key.platform, key.runtimeVersion, ...ranges.flat()],
   );
+}
+
+/**
+ * The recorded deletions of OTA updates of (platform, runtime version) whose ids lie in `ranges`
+ * (as visibleReleasesWithIds), of any channel the caller may see (RLS): the update a device runs
+ * may be one of another channel (an app that switched channel). Read after the releases, in the
+ * same transaction: a release deleted since is here.
+ */
+export async function visibleDeletionsWithIds(
+  tx: Tx,
+  key: { platform: string; runtimeVersion: string },
+  ranges: readonly IdRange[],
+): Promise<ExpoDeletion[]> {
+  if (ranges.length === 0) return [];
+  const inRanges = ranges.map((_, i) => `release_id between $${3 + 2 * i}::uuid and $${4 + 2 * i}::uuid`).join(" or ");
+  return await tx.unsafe<ExpoDeletion[]>(
+    `select release_id as id, created_at, deleted_at
+     from app_private.release_deletions
+     where platform = $1 and runtime_version = $2 and (${inRanges})`,
+    [key.platform, key.runtimeVersion, ...ranges.flat()],
+  );
+}
+
+/**
+ * Whether an OTA update of (platform, runtime version) whose id lies in `ranges` exists, or was
+ * deleted, on a channel the caller may not see: app_private.ota_update_hidden answers only that.
+ */
+export async function hiddenUpdateWithIds(
+  tx: Tx,
+  key: { platform: string; runtimeVersion: string },
+  ranges: readonly IdRange[],
+): Promise<boolean> {
+  if (ranges.length === 0) return false;
+  const bounds = (end: 0 | 1) => ranges.map((_, i) => `$${3 + 2 * i + end}::uuid`).join(", ");
+  const [row] = await tx.unsafe<{ hidden: boolean }[]>(
+    `select app_private.ota_update_hidden($1, $2, array[${bounds(0)}], array[${bounds(1)}]) as hidden`,
+    [key.platform, key.runtimeVersion, ...ranges.flat()],
+  );
+  return row.hidden;
 }
 
 /**

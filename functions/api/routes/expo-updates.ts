@@ -6,7 +6,7 @@
 // signed out: optionalUser), only `everyone` channels exist.
 import { createRoute, z } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
-import { expoCandidates, planExpoUpdate } from "../../_shared/releases/plan-expo-update.ts";
+import { expoCandidates, planExpoUpdate, unnamedUpdate } from "../../_shared/releases/plan-expo-update.ts";
 import { ROLLOUT_BUCKETS, rolloutBucket } from "../../_shared/releases/rollout.ts";
 import { channelNameSchema, EXPO_PLATFORMS, expoRuntimeVersionSchema } from "../../_shared/schemas/releases.ts";
 import type { App, Deps } from "../lib/app-env.ts";
@@ -16,7 +16,15 @@ import { errorResponses } from "../lib/openapi-helpers.ts";
 import { createArtifactStore } from "../releases/artifact-store.ts";
 import { downloadLinks } from "../releases/download-links.ts";
 import { EXPO_SIGNATURE_ALGORITHM, type ExpoPart, expoManifest, expoSignature, importSigningKey, multipartMixed } from "../releases/expo-response.ts";
-import { expoClientOf, sessionDevice, visibleReleases, visibleReleasesWithIds, visibleRollbacks } from "../releases/release-store.ts";
+import {
+  expoClientOf,
+  hiddenUpdateWithIds,
+  sessionDevice,
+  visibleDeletionsWithIds,
+  visibleReleases,
+  visibleReleasesWithIds,
+  visibleRollbacks,
+} from "../releases/release-store.ts";
 
 export const EXPO_MANIFEST_PATH = "/v1/expo-updates/manifest";
 /** OTA updates of one runtime version weighed per request (newest first), and the one the device runs (expoCandidates). */
@@ -27,7 +35,7 @@ const expoHeadersSchema = z.object({
   "expo-platform": z.enum(EXPO_PLATFORMS),
   "expo-runtime-version": expoRuntimeVersionSchema,
   "expo-channel-name": channelNameSchema,
-  "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs: the same one again is noUpdateAvailable; one rolled back or deleted is replaced"),
+  "expo-current-update-id": z.string().max(64).optional().describe("the update the app runs: the same one again is noUpdateAvailable; one rolled back, deleted or no longer the caller's to see is replaced; any other (one the server never had, another channel's) is not withdrawn"),
   "expo-embedded-update-id": z.string().max(64).optional().describe("the update built into the app: running it (expo-current-update-id the same) is running no update of this server's"),
   "expo-expect-signature": z.string().max(256).optional().describe("sig, keyid=\"…\", alg=\"rsa-v1_5-sha256\": sign each part"),
   "eas-client-id": z.string().max(64).optional().describe("a stable id of the installation; the rollout key of a request without a token"),
@@ -63,9 +71,9 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     description: "Set `updates.url` of an Expo app to this URL and `updates.requestHeaders` to {\"expo-channel-name\": …}. " +
       "Answers multipart/mixed with a `manifest` part (the newest active OTA update of the channel for this platform and " +
       "runtime version that the caller may receive and whose rollout includes the installation) or a `directive` part " +
-      "(noUpdateAvailable; rollBackToEmbedded when the caller's update was rolled back or deleted and none is offered). After a rollback " +
-      "an older update is served as of the rollback, and to a device on a deleted update as of the request, under an id of its own " +
-      "(extra.tidesync.release_id names the release). Protocol 0 gets 204 instead of a " +
+      "(noUpdateAvailable; rollBackToEmbedded when the caller's update was rolled back, deleted or is no longer the caller's to see, and none " +
+      "is offered; an update id the server never had is not withdrawn). After a rollback an older update is served as of the rollback, to a " +
+      "device on a deleted update as of the deletion, under an id of its own (extra.tidesync.release_id names the release). Protocol 0 gets 204 instead of a " +
       "directive. With expo-expect-signature each part carries an expo-signature (rsa-v1_5-sha256). A bearer token is optional: " +
       "a token that opens no session (expired, invalid, signed out) is ignored, never refused, and the answer is the one without a token, " +
       `with ${TOKEN_IGNORED_HEADER} saying why.`,
@@ -89,11 +97,16 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     const user = c.get("user");
     const filter = { platform: headers["expo-platform"], channel: headers["expo-channel-name"], kind: "ota" as const, runtimeVersion: headers["expo-runtime-version"] };
     const updateIds = { currentUpdateId: headers["expo-current-update-id"], embeddedUpdateId: headers["expo-embedded-update-id"] };
-    // One transaction: the candidates, the rollbacks and, once planned, the served update's config.
+    // One transaction: the candidates, what is known of an update they do not name, the rollbacks and, once planned, the served update's config.
     const decide = async (tx: Tx) => {
       const device = user ? await sessionDevice(tx, user.session_id) : null;
       const releases = await expoCandidates(await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES), MAX_EXPO_CANDIDATES, updateIds, (ranges) =>
         visibleReleasesWithIds(tx, filter, ranges));
+      // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
+      const unnamed = await unnamedUpdate(releases, { ...updateIds, complete: c.get("tokenIgnored") === undefined }, {
+        deletions: (ranges) => visibleDeletionsWithIds(tx, filter, ranges),
+        hidden: (ranges) => hiddenUpdateWithIds(tx, filter, ranges),
+      });
       // After the releases (visibleRollbacks says why).
       const rollbacks = await visibleRollbacks(tx, filter);
       // Without any stable id, only a release rolled out to 100% is offered.
@@ -104,8 +117,7 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
       })));
       const plan = await planExpoUpdate(candidates, {
         ...updateIds,
-        // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
-        complete: c.get("tokenIgnored") === undefined,
+        unnamed,
         ...rollbacks,
         // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
         now: new Date(),

@@ -125,3 +125,4 @@ grant insert (expo_client) on table app_private.releases to service_role;
 -- triggers
 CREATE TRIGGER releases_10_maintain BEFORE INSERT OR UPDATE ON app_private.releases FOR EACH ROW EXECUTE FUNCTION app_private.maintain_release();
 CREATE TRIGGER releases_20_remember_past_rollback AFTER DELETE OR UPDATE ON app_private.releases FOR EACH ROW WHEN (old.kind = 'ota'::text AND old.status = 'rolled_back'::text) EXECUTE FUNCTION app_private.remember_past_rollback();
+CREATE TRIGGER releases_30_record_ota_deletion AFTER DELETE ON app_private.releases FOR EACH ROW WHEN (old.kind = 'ota'::text) EXECUTE FUNCTION app_private.record_ota_deletion();

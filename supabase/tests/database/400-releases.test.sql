@@ -283,8 +283,8 @@ select ok(
 select results_eq(
   $$ select p.oid::regprocedure::text from pg_proc p join pg_namespace n on n.oid = p.pronamespace
      where n.nspname = 'app_private' and has_function_privilege('anon', p.oid, 'execute') order by 1 $$,
-  $$ values ('app_private.receivable_release_channels()'::text) $$,
-  'anon may execute exactly one function of app_private'
+  $$ values ('app_private.ota_update_hidden(text,text,uuid[],uuid[])'::text), ('app_private.receivable_release_channels()'::text) $$,
+  'anon may execute exactly two functions of app_private (the release reads of the Expo manifest endpoint)'
 );
 select results_eq(
   $$ select c.relname::text collate "C" from pg_class c join pg_namespace n on n.oid = c.relnamespace
@@ -292,8 +292,8 @@ select results_eq(
        and (has_table_privilege('anon', c.oid, 'select') or has_table_privilege('anon', c.oid, 'insert')
             or has_table_privilege('anon', c.oid, 'update') or has_table_privilege('anon', c.oid, 'delete'))
      order by 1 $$,
-  $$ values ('release_past_rollbacks'::text collate "C"), ('release_update_policies'::text collate "C"), ('releases'::text collate "C") $$,
-  'anon reaches exactly the three release tables of app_private (read only)'
+  $$ values ('release_deletions'::text collate "C"), ('release_past_rollbacks'::text collate "C"), ('release_update_policies'::text collate "C"), ('releases'::text collate "C") $$,
+  'anon reaches exactly the four release tables of app_private (read only)'
 );
 
 select * from finish();
