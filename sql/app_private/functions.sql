@@ -911,7 +911,7 @@ CREATE OR REPLACE FUNCTION app_private.list_has_members(p_list_id uuid)
 AS $function$
   select exists (select 1 from public.list_members m where m.list_id = p_list_id)
 $function$;
-comment on function app_private.list_has_members(p_list_id uuid) is 'Whether the list has any member: false only for a list being created, before its AFTER INSERT trigger adds the creator as owner (a list always keeps an owner). For the lists select policy. SECURITY DEFINER (it must see every membership); answers true or false only.';
+comment on function app_private.list_has_members(p_list_id uuid) is 'Whether the list has any member: false for a list being created, before its AFTER INSERT trigger adds the creator as owner (a list always keeps an owner), and for one whose members went with its delete or its last member''s account. For the lists select policy and app_private.send_sync_pokes (a deleted user''s personal list with no member is not poked). SECURITY DEFINER (it must see every membership); answers true or false only.';
 revoke execute on function app_private.list_has_members(p_list_id uuid) from public;
 grant execute on function app_private.list_has_members(p_list_id uuid) to authenticated;
 
@@ -3231,11 +3231,16 @@ begin
   -- (Two queries: each table's transition table has its own columns.)
   if tg_table_name = 'sync_changes' then
     -- Never a deleted user's personal list (its id is the user's, kept in
-    -- retired_user_ids): its delete, cascading from the user's, comes after
-    -- forget_pokes_of_deleted_users ran, and the poke would name the user.
+    -- retired_user_ids) once it has no member: deleted with the user, its
+    -- pokes come after forget_pokes_of_deleted_users ran and would name the
+    -- user to nobody. One handed over and kept has members: poked as any list.
+    -- The members are a filter of the anti join (of s, not r: on r it would
+    -- run for every deleted id a hash join reads), so read only for a match.
     select array_agg('tidesync:scope:' || s.scope_id::text) into v_topics
       from (select distinct n.scope_id from new_rows n) s
-     where not exists (select 1 from app_private.retired_user_ids r where r.user_id = s.scope_id);
+     where not exists (select 1 from app_private.retired_user_ids r
+                        where r.user_id = s.scope_id
+                          and not app_private.list_has_members(s.scope_id));
   else
     select array_agg(distinct 'tidesync:user:' || n.user_id::text) into v_topics from new_rows n;
   end if;
@@ -3261,7 +3266,7 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction for the first ~300 topics of a transaction (16 KiB of names remembered), once per topic and statement past them. realtime.send never fails the write (it turns errors into warnings); it leaves realtime.topic set to the poke''s topic, so the trigger puts back the writer''s own realtime.topic (an app''s Broadcast later in the transaction is unaffected). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
+comment on function app_private.send_sync_pokes() is 'Trigger (after insert/update on sync_changes and sync_access, per statement): posts a data-free poke to the private Realtime topic of every scope (or user) the statement touched, once per topic and transaction for the first ~300 topics of a transaction (16 KiB of names remembered), once per topic and statement past them; none for a scope whose id is a deleted user''s (app_private.retired_user_ids) while it has no member (app_private.list_has_members: the personal list deleted with its user; nobody may join its topic), so a personal list handed over and kept is poked as any list. realtime.send never fails the write (it turns errors into warnings); it leaves realtime.topic set to the poke''s topic, so the trigger puts back the writer''s own realtime.topic (an app''s Broadcast later in the transaction is unaffected). SECURITY DEFINER: realtime.messages takes no insert from the API roles.';
 revoke execute on function app_private.send_sync_pokes() from public;
 
 -- function app_private.session_has_ended(p_not_after timestamp with time zone, p_created_at timestamp with time zone, p_refreshed_at timestamp without time zone)
