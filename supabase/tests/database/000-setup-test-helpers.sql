@@ -15,6 +15,7 @@
 --   tests.clear_authentication()                   back to the connecting (super)user, no claims
 --   tests.rls_enabled(schema)                      pgTAP assertion: every table of schema has RLS
 --   tests.function_callers(function)               which of anon, authenticated, public, service_role may EXECUTE it
+--   tests.open_second_session(name)                a dblink connection to this database; null, or why it cannot be opened
 -- Role switches and claims are transaction-local, as PostgREST does them.
 
 begin;
@@ -222,7 +223,37 @@ as $$
 $$;
 comment on function tests.function_callers(regprocedure) is 'The roles among anon, authenticated, public and service_role that may EXECUTE the function, sorted.';
 
-select plan(10);
+-- A second session of the test, over the server's own socket: a test holds a
+-- lock in it, or commits there. dblink (created by the test: supautils lets
+-- postgres create it on Supabase) connects without a password only for a
+-- superuser; `supabase test db` runs as postgres, which is none, so the test
+-- skips what needs the second session when this answers why it is refused.
+-- Security invoker: dblink's rule applies to the test's own role.
+create or replace function tests.open_second_session(name text)
+returns text
+language plpgsql
+volatile
+set search_path = ''
+as $$
+declare
+  socket text := '';
+begin
+  -- The server's own socket; a role without pg_read_all_settings lets libpq pick its default.
+  begin
+    socket := pg_catalog.format('host=%s ', pg_catalog.split_part(pg_catalog.current_setting('unix_socket_directories'), ',', 1));
+  exception when insufficient_privilege then
+    null;
+  end;
+  perform extensions.dblink_connect(name, pg_catalog.format('%sport=%s dbname=%s user=%s',
+    socket, pg_catalog.current_setting('port'), pg_catalog.current_database(), current_user));
+  return null;
+exception when others then
+  return pg_catalog.format('no second session for %s: %s (%s)', current_user, sqlerrm, sqlstate);
+end
+$$;
+comment on function tests.open_second_session(text) is 'Opens the dblink connection `name` to this database as the current role (dblink must exist); null when opened, else why not (a non-superuser needs a password).';
+
+select plan(11);
 select has_function('tests', 'create_supabase_user', array['text', 'text'], 'tests.create_supabase_user(identifier, email) exists');
 select has_function('tests', 'get_supabase_uid', array['text'], 'tests.get_supabase_uid(identifier) exists');
 select has_function('tests', 'get_session_id', array['text'], 'tests.get_session_id(identifier) exists');
@@ -232,6 +263,7 @@ select has_function('tests', 'authenticate_as_service_role', '{}'::text[], 'test
 select has_function('tests', 'clear_authentication', '{}'::text[], 'tests.clear_authentication() exists');
 select has_function('tests', 'rls_enabled', array['text'], 'tests.rls_enabled(schema) exists');
 select has_function('tests', 'function_callers', array['regprocedure'], 'tests.function_callers(function) exists');
+select has_function('tests', 'open_second_session', array['text'], 'tests.open_second_session(name) exists');
 select ok(has_schema_privilege('authenticated', 'tests', 'usage') and has_schema_privilege('anon', 'tests', 'usage'),
   'the API roles can reach the helpers after switching to them');
 select * from finish();
