@@ -3234,13 +3234,14 @@ begin
     -- retired_user_ids) once it has no member: deleted with the user, its
     -- pokes come after forget_pokes_of_deleted_users ran and would name the
     -- user to nobody. One handed over and kept has members: poked as any list.
-    -- The members are a filter of the anti join (of s, not r: on r it would
-    -- run for every deleted id a hash join reads), so read only for a match.
+    -- Each scope is looked up by key (a subquery per scope, never a join: a
+    -- join's plan keeps the size of the connection's first transition table,
+    -- and after a bulk write a hash join read every deleted id for each later
+    -- one-row write); its members are read only for a deleted user's id.
     select array_agg('tidesync:scope:' || s.scope_id::text) into v_topics
       from (select distinct n.scope_id from new_rows n) s
-     where not exists (select 1 from app_private.retired_user_ids r
-                        where r.user_id = s.scope_id
-                          and not app_private.list_has_members(s.scope_id));
+     where (select r.user_id from app_private.retired_user_ids r where r.user_id = s.scope_id) is null
+        or app_private.list_has_members(s.scope_id);
   else
     select array_agg(distinct 'tidesync:user:' || n.user_id::text) into v_topics from new_rows n;
   end if;
