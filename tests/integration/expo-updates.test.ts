@@ -713,6 +713,23 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     }
   });
 
+  // docs/test-builds.md, Deleted: a release deleted and then restored by the owner with its id exists again.
+  it("a deleted update restored with its id is kept again, on its channel and on another; deleted again, it is withdrawn as of that deletion", async () => {
+    const track = freshChannel("prod");
+    const other = freshChannel("prod");
+    await testerGroup([track, other], [], { everyone: true });
+    const r = await publish(await otaRelease(track, 1));
+    const [{ row }] = await adminSql<{ row: unknown }[]>`select to_jsonb(r) as row from app_private.releases r where id = ${r.id}`;
+    await adminSql`delete from app_private.releases where id = ${r.id}`;
+    await adminSql`insert into app_private.releases select * from jsonb_populate_record(null::app_private.releases, ${adminSql.json(row as never)})`;
+    const onR = { currentUpdateId: r.id, embeddedUpdateId: randomUUID() };
+    for (const channel of [track, other]) expect((await manifestRequest({ channel, ...onR })).directive, channel).toEqual({ type: "noUpdateAvailable" });
+    const [{ deleted_at }] = await adminSql<{ deleted_at: Date }[]>`delete from app_private.releases where id = ${r.id} returning now() as deleted_at`;
+    for (const channel of [track, other]) {
+      expect((await manifestRequest({ channel, ...onR })).directive, channel).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: deleted_at.toISOString() } });
+    }
+  });
+
   it("a beta channel: a member with their token gets the update; a non-member and a caller without a token get exactly noUpdateAvailable", async () => {
     const tester = await createTestUser();
     const outsider = await createTestUser();
