@@ -29,9 +29,9 @@
 // is trusted only when the server could have served it then: not later than
 // now, and for a deleted release not after its deletion (republication,
 // unnamedUpdate). Any other such id is one the server never had: nothing is
-// withdrawn for it, nor served later than it, so no request obtains a signed
-// answer dated later than a millisecond after the request, or than the
-// withdrawal it is about.
+// withdrawn for it, nor served later than it. So no answer is dated by a time
+// the caller picks, only by the request's or one the database stamped (a
+// rollback, a deletion), and never more than a few milliseconds after now.
 import { sha256, toHex } from "../sha256.ts";
 import type { CheckCandidate } from "./plan-update-check.ts";
 import { inRollout } from "./rollout.ts";
