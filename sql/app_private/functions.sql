@@ -664,6 +664,21 @@ $function$;
 comment on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) is 'Forgets the ids of app_private.installations_to_forget in the sync state: sets d (the writing device) to null in every sync_records.field_versions entry stamped with one (the merge reads null as an unknown device). A sweep takes the queue and goes over every record by primary key, p_batch at a time, until p_time_budget is spent (at least one batch), keeping its place in app_private.installation_sweep for the next call; returns true when no sweep is left under way. Never waits: records a write holds are skipped (FOR UPDATE SKIP LOCKED) and the ids they name are queued again when the sweep ends. Run by the account purge with its defaults (the DO block of purge_run_command through forget_purged_installations, in a transaction of its own; run_account_deletions) and purge_sync_retention (its budget and batch). Not callable by any API role.';
 revoke execute on function app_private.forget_queued_installations(p_time_budget interval, p_batch integer) from public;
 
+-- function app_private.forget_restored_release_deletion()
+CREATE OR REPLACE FUNCTION app_private.forget_restored_release_deletion()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  delete from app_private.release_deletions where release_id = new.id;
+  return null;
+end
+$function$;
+comment on function app_private.forget_restored_release_deletion() is 'AFTER INSERT trigger of app_private.releases: a release inserted with the id of a deleted one (restored by the owner) exists again, and its deletion is forgotten (app_private.release_deletions); deleted again, it is recorded anew. A publish gets a new id, and forgets nothing.';
+revoke execute on function app_private.forget_restored_release_deletion() from public;
+
 -- function app_private.grant_sync_access(p_user_ids uuid[], p_scope_ids uuid[])
 CREATE OR REPLACE FUNCTION app_private.grant_sync_access(p_user_ids uuid[], p_scope_ids uuid[])
  RETURNS void
@@ -2482,16 +2497,23 @@ CREATE OR REPLACE FUNCTION app_private.record_ota_deletion()
  SET search_path TO ''
 AS $function$
 begin
-  -- A release restored with its id and deleted again: its latest deletion.
+  -- The deleted row, or before a TRUNCATE (which fires no row trigger) every OTA release it deletes.
+  -- A release restored with its id forgets its deletion (forget_restored_release_deletion): deleted
+  -- again, the row is written anew; one the owner wrote meanwhile is replaced.
   insert into app_private.release_deletions as d (release_id, platform, channel, runtime_version, created_at, deleted_at)
-  values (old.id, old.platform, old.channel, old.runtime_version, old.created_at, now())
+  select r.id, r.platform, r.channel, r.runtime_version, r.created_at, now()
+    from app_private.releases r
+   where tg_op = 'TRUNCATE' and r.kind = 'ota'
+  union all
+  select old.id, old.platform, old.channel, old.runtime_version, old.created_at, now()
+   where tg_op = 'DELETE'
   on conflict (release_id) do update
     set platform = excluded.platform, channel = excluded.channel, runtime_version = excluded.runtime_version,
         created_at = excluded.created_at, deleted_at = excluded.deleted_at;
   return null;
 end
 $function$;
-comment on function app_private.record_ota_deletion() is 'AFTER DELETE trigger of app_private.releases: a deleted OTA release leaves its id, platform, channel, runtime version, created_at and the time of its deletion in app_private.release_deletions.';
+comment on function app_private.record_ota_deletion() is 'AFTER DELETE (per row) and BEFORE TRUNCATE (per statement) trigger of app_private.releases: a deleted OTA release leaves its id, platform, channel, runtime version, created_at and the time of its deletion in app_private.release_deletions; a TRUNCATE, every OTA release it deletes.';
 revoke execute on function app_private.record_ota_deletion() from public;
 
 -- function app_private.redeem_list_invite(p_code text)
@@ -2999,14 +3021,23 @@ begin
   if tg_op = 'UPDATE' and new.status = 'rolled_back' then
     return null;
   end if;
+  -- The row leaving rolled_back, or before a TRUNCATE (which fires no row trigger) every rolled-back
+  -- OTA release it deletes: the latest of each key.
   insert into app_private.release_past_rollbacks as p (platform, channel, runtime_version, rolled_back_at)
-  values (old.platform, old.channel, old.runtime_version, old.updated_at)
+  select r.platform, r.channel, r.runtime_version, max(r.updated_at)
+    from (select x.platform, x.channel, x.runtime_version, x.updated_at
+            from app_private.releases x
+           where tg_op = 'TRUNCATE' and x.kind = 'ota' and x.status = 'rolled_back'
+          union all
+          select old.platform, old.channel, old.runtime_version, old.updated_at
+           where tg_op <> 'TRUNCATE') as r
+   group by r.platform, r.channel, r.runtime_version
   on conflict (channel, platform, runtime_version)
     do update set rolled_back_at = greatest(p.rolled_back_at, excluded.rolled_back_at);
   return null;
 end
 $function$;
-comment on function app_private.remember_past_rollback() is 'AFTER UPDATE/DELETE trigger of app_private.releases: an OTA release leaving rolled_back (made active or paused again, or deleted) leaves the time of its latest rollback (old.updated_at) in app_private.release_past_rollbacks.';
+comment on function app_private.remember_past_rollback() is 'AFTER UPDATE/DELETE (per row) and BEFORE TRUNCATE (per statement) trigger of app_private.releases: an OTA release leaving rolled_back (made active or paused again, or deleted) leaves the time of its latest rollback (old.updated_at) in app_private.release_past_rollbacks; a TRUNCATE, the latest of the rolled-back OTA releases it deletes, per runtime version.';
 revoke execute on function app_private.remember_past_rollback() from public;
 
 -- function app_private.request_account_deletion(p_grace_days integer)

@@ -14,6 +14,7 @@ import {
 import { isMultipartPartWithName, type MultipartPart, parseMultipartMixedResponseAsync } from "@expo/multipart-body-parser";
 import { parseDictionary } from "structured-headers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { republishedUpdateId } from "../../functions/_shared/releases/plan-expo-update.ts";
 import type { PublishRelease } from "../../functions/_shared/schemas/releases.ts";
 import { MAX_EXPO_CANDIDATES } from "../../functions/api/routes/expo-updates.ts";
 import { adminSql, call, createTestUser, expectEnvelope, stack } from "../support/harness.ts";
@@ -545,6 +546,35 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     expect(Date.parse(left.parameters.commitTime)).toBeGreaterThan(Date.parse(update.created_at));
   });
 
+  // docs/security-model.md, Test builds: the update a tester signed out or removed from the group runs is withdrawn,
+  // so naming the id of an update of a channel one may not receive (which only a device it was served to knows)
+  // tells that it exists, of that platform and runtime version; nothing else of it (the directive is dated now).
+  it("an id of an update of a channel the caller may not receive tells that it exists, and its platform and runtime version; a made-up id does not", async () => {
+    const tester = await createTestUser();
+    const outsider = await createTestUser();
+    const beta = freshChannel("beta");
+    const prod = freshChannel("prod");
+    await testerGroup([beta], [tester.userId]);
+    await testerGroup([prod], [], { everyone: true });
+    const hidden = await publish(await otaRelease(beta, 1));
+    const ask = async (token: string | undefined, currentUpdateId: string, more: Partial<ExpoRequest> = {}) =>
+      (await manifestRequest({ channel: prod, token, currentUpdateId, embeddedUpdateId: randomUUID(), ...more })).directive;
+    for (const token of [undefined, outsider.token]) {
+      const told = await ask(token, hidden.id);
+      expect(told).toMatchObject({ type: "rollBackToEmbedded" });
+      expect(Object.keys(told)).toEqual(["type", "parameters"]);
+      expect(Object.keys(told.parameters)).toEqual(["commitTime"]);
+      expect(Date.parse(told.parameters.commitTime)).toBeGreaterThan(Date.parse(hidden.created_at));
+      // Not for another runtime version or platform, a made-up id, nor a republished one dated later than now.
+      expect(await ask(token, hidden.id, { runtimeVersion: "2.0" })).toEqual({ type: "noUpdateAvailable" });
+      expect(await ask(token, hidden.id, { platform: "android" })).toEqual({ type: "noUpdateAvailable" });
+      expect(await ask(token, randomUUID())).toEqual({ type: "noUpdateAvailable" });
+      expect(await ask(token, await republishedUpdateId(hidden.id, new Date("2100-01-01T00:00:00.000Z")))).toEqual({ type: "noUpdateAvailable" });
+    }
+    // Its tester, who may receive the channel, keeps it.
+    expect(await ask(tester.token, hidden.id)).toEqual({ type: "noUpdateAvailable" });
+  });
+
   // An id the server never had says nothing of the device: it may be another server's update, or
   // made up. A signed rollBackToEmbedded for it would be a fresh one anyone could ask for and replay.
   it("an update id the server never had is never withdrawn: the offered update as published, or noUpdateAvailable (204 for protocol 0)", async () => {
@@ -630,6 +660,74 @@ describe("GET /v1/expo-updates/manifest (Expo Updates protocol v1)", () => {
     const leaves = (await twice({ channel: republished, currentUpdateId: followed.id, embeddedUpdateId, expectSignature })).directive;
     expect(leaves).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: aDeletedAt.toISOString() } });
     expect(Date.parse(leaves.parameters.commitTime)).toBeGreaterThan(Date.parse(followed.createdAt));
+  });
+
+  // A republished id carries the time it was served at, and anyone who knows an update's id (every device that ran
+  // it) can make one for any time: a signed answer dated by it, replayed by a proxy, would send every device back
+  // to its embedded bundle and keep them from any update until then (expo-updates takes only a later one).
+  it("a republished id dated later than now, or after its deleted release's deletion, is one the server never had: no signed answer is dated by it", async () => {
+    const certificate = codeSigningCertificate();
+    const expectSignature = 'sig, keyid="main", alg="rsa-v1_5-sha256"';
+    const embeddedUpdateId = randomUUID();
+    const year2100 = new Date("2100-01-01T00:00:00.000Z");
+    const signed = async (request: ExpoRequest) => {
+      const answer = await manifestRequest({ embeddedUpdateId, expectSignature, ...request });
+      for (const part of answer.parts) expect(signatureIsValid(part, certificate)).toBe(true);
+      return answer;
+    };
+    const neverHad = async (currentUpdateId: string, offered: { channel: string; id: string; created_at: string }) => {
+      // Nothing offered (any channel name): noUpdateAvailable (204 for protocol 0); offered: as published.
+      expect((await signed({ channel: freshChannel("prod"), currentUpdateId })).parts.map((p) => [p.name, JSON.parse(p.body)]))
+        .toEqual([["directive", { type: "noUpdateAvailable" }]]);
+      expect((await manifestRequest({ channel: freshChannel("prod"), currentUpdateId, protocol: "0" })).response.status).toBe(204);
+      expect((await signed({ channel: offered.channel, currentUpdateId })).manifest).toMatchObject({ id: offered.id, createdAt: offered.created_at });
+    };
+
+    // Deleted (an everyone update: its id is anyone's to know).
+    const track = freshChannel("prod");
+    await testerGroup([track], [], { everyone: true });
+    const old = await publish(await otaRelease(track, 1));
+    const current = await publish(await otaRelease(track, 2));
+    const [{ deleted_at }] = await adminSql<{ deleted_at: Date }[]>`delete from app_private.releases where id = ${old.id} returning now() as deleted_at`;
+    const afterDeletion = new Date(deleted_at.getTime() + 1);
+    while (Date.now() <= afterDeletion.getTime() + 1) await new Promise((resolve) => setTimeout(resolve, 2));
+    for (const at of [afterDeletion, new Date(Date.now() + 60_000), year2100]) await neverHad(await republishedUpdateId(old.id, at), { channel: track, ...current });
+    // Dated when it could have been served: withdrawn as of the deletion, a millisecond after it when dated in its very millisecond.
+    const withdrawn = async (at: Date) => (await signed({ channel: freshChannel("prod"), currentUpdateId: await republishedUpdateId(old.id, at) })).directive;
+    expect(await withdrawn(new Date(deleted_at.getTime() - 1))).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: deleted_at.toISOString() } });
+    expect(await withdrawn(deleted_at)).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: afterDeletion.toISOString() } });
+
+    // Rolled back, and an older update below the one offered: nothing withdrawn, nothing served later than it.
+    const rolledBackTrack = freshChannel("prod");
+    const olderTrack = freshChannel("prod");
+    await testerGroup([rolledBackTrack, olderTrack], [], { everyone: true });
+    const only = await publish(await otaRelease(rolledBackTrack, 1));
+    await setRelease(only.id, { status: "rolled_back" });
+    const older = await publish(await otaRelease(olderTrack, 1));
+    const newer = await publish(await otaRelease(olderTrack, 2));
+    for (const at of [new Date(Date.now() + 60_000), year2100]) {
+      expect((await signed({ channel: rolledBackTrack, currentUpdateId: await republishedUpdateId(only.id, at) })).directive).toEqual({ type: "noUpdateAvailable" });
+      expect((await signed({ channel: olderTrack, currentUpdateId: await republishedUpdateId(older.id, at) })).manifest).toMatchObject({ id: newer.id, createdAt: newer.created_at });
+      // The offered update's own: as published (expo-updates declines what it runs, or an older one).
+      expect((await signed({ channel: olderTrack, currentUpdateId: await republishedUpdateId(newer.id, at) })).manifest).toMatchObject({ id: newer.id, createdAt: newer.created_at });
+    }
+  });
+
+  // docs/test-builds.md, Deleted: a release deleted and then restored by the owner with its id exists again.
+  it("a deleted update restored with its id is kept again, on its channel and on another; deleted again, it is withdrawn as of that deletion", async () => {
+    const track = freshChannel("prod");
+    const other = freshChannel("prod");
+    await testerGroup([track, other], [], { everyone: true });
+    const r = await publish(await otaRelease(track, 1));
+    const [{ row }] = await adminSql<{ row: unknown }[]>`select to_jsonb(r) as row from app_private.releases r where id = ${r.id}`;
+    await adminSql`delete from app_private.releases where id = ${r.id}`;
+    await adminSql`insert into app_private.releases select * from jsonb_populate_record(null::app_private.releases, ${adminSql.json(row as never)})`;
+    const onR = { currentUpdateId: r.id, embeddedUpdateId: randomUUID() };
+    for (const channel of [track, other]) expect((await manifestRequest({ channel, ...onR })).directive, channel).toEqual({ type: "noUpdateAvailable" });
+    const [{ deleted_at }] = await adminSql<{ deleted_at: Date }[]>`delete from app_private.releases where id = ${r.id} returning now() as deleted_at`;
+    for (const channel of [track, other]) {
+      expect((await manifestRequest({ channel, ...onR })).directive, channel).toEqual({ type: "rollBackToEmbedded", parameters: { commitTime: deleted_at.toISOString() } });
+    }
   });
 
   it("a beta channel: a member with their token gets the update; a non-member and a caller without a token get exactly noUpdateAvailable", async () => {

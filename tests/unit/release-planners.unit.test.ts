@@ -382,10 +382,9 @@ describe("planExpoUpdate for a device on an update no candidate names", () => {
       expect(await planExpoUpdate([], on(deleted, { ...wasDeleted(), now }))).toEqual({ kind: "rollBackToEmbedded", commitTime: DELETED_AT });
       expect(await planExpoUpdate([paused], on(deleted.toUpperCase(), { ...wasDeleted(), now }))).toEqual({ kind: "rollBackToEmbedded", commitTime: DELETED_AT });
     }
-    // Served (republished) in the millisecond of its deletion or after it, by a clock ahead of the database's.
-    for (const since of [DELETED_AT, new Date(DELETED_AT.getTime() + 5)]) {
-      expect(await planExpoUpdate([], on(deleted, wasDeleted(since)))).toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(since.getTime() + 1) });
-    }
+    // Served (republished) in the millisecond of its deletion (by a request that still read it): a millisecond
+    // later, the only other answer (a republished id dated after the deletion names nothing: unnamedUpdate).
+    expect(await planExpoUpdate([], on(deleted, wasDeleted(DELETED_AT)))).toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(DELETED_AT.getTime() + 1) });
   });
 
   it("hidden (no longer the caller's to see): withdrawn as of the request", async () => {
@@ -444,7 +443,7 @@ describe("unnamedUpdate", () => {
       },
     };
   };
-  const complete = (currentUpdateId?: string) => ({ currentUpdateId, embeddedUpdateId: EMBEDDED, complete: true });
+  const complete = (currentUpdateId?: string) => ({ currentUpdateId, embeddedUpdateId: EMBEDDED, now: NOW, complete: true });
 
   it("a recorded deletion names the id, directly or as republished: deleted, served as published or as of the republication", async () => {
     const { reads: r, calls } = reads([gone], true);
@@ -560,12 +559,82 @@ describe("expoCandidates: the update a device runs, outside a full window of the
       const id = await republishedUpdateId(releaseId, new Date(ms));
       expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
       expect(parseInt(id.replaceAll("-", "").slice(0, 12), 16)).toBe(ms);
-      const ranges = releaseIdRanges(id.toUpperCase());
+      const ranges = releaseIdRanges(id.toUpperCase(), new Date(ms));
       expect(ranges).toHaveLength(2);
       expect(ranges.some(([first, last]) => first <= releaseId.toLowerCase() && releaseId.toLowerCase() <= last)).toBe(true);
     }), { numRuns: 100 });
-    expect(releaseIdRanges(r0.id)).toEqual([[r0.id, r0.id]]);
-    expect(releaseIdRanges("not-an-update-id")).toEqual([]);
+    expect(releaseIdRanges(r0.id, NOW)).toEqual([[r0.id, r0.id]]);
+    expect(releaseIdRanges("not-an-update-id", NOW)).toEqual([]);
+  });
+});
+
+// A republished id carries the time it was served at, and its hash has no secret: anyone who knows an update's
+// id can make one for any time. The server trusts that time only when it could have served the id then: never
+// later than now, and for a deleted release never after its deletion (it was served while the release existed).
+// Any other such id is one the server never had: nothing is withdrawn for it, nor served later than it.
+describe("a republished id dated when the server could not have served it", () => {
+  const LATER = new Date(NOW.getTime() + 1);
+  const YEAR_2100 = new Date("2100-01-01T00:00:00.000Z");
+  const never = async (releaseId: string) => [await republishedUpdateId(releaseId, LATER), await republishedUpdateId(releaseId, YEAR_2100)];
+
+  it("later than now: names no release, for the planner, the window's read and the unnamed update's reads", async () => {
+    const a = candidate(1);
+    const rolledBack = candidate(2, { status: "rolled_back" });
+    for (const id of await never(a.id)) {
+      expect(releaseIdRanges(id, NOW)).toEqual([[id, id]]);
+      // The offered update itself: as published (the device is not known to run it).
+      expect(await planExpoUpdate([a], on(id))).toEqual({ kind: "manifest", release: a, id: a.id, createdAt: a.created_at });
+      // A newer one offered: as published too, not later than the id's time.
+      const b = candidate(3);
+      expect(await planExpoUpdate([a, b], on(id))).toEqual({ kind: "manifest", release: b, id: b.id, createdAt: b.created_at });
+      // Below a full window: read by its exact id only, and not added.
+      const window = Array.from({ length: 3 }, (_, i) => candidate(i + 10, { rollout_percentage: 0 }));
+      const reads: IdRange[][] = [];
+      expect(await expoCandidates(window, 3, on(id), async (ranges) => (reads.push(ranges), [a]))).toEqual(window);
+      expect(reads).toEqual([[[id, id]]]);
+    }
+    // Rolled back: no rollBackToEmbedded as of its time; the same as for an id the server never had.
+    for (const id of await never(rolledBack.id)) {
+      expect(await planExpoUpdate([rolledBack], on(id))).toEqual({ kind: "noUpdateAvailable" });
+      expect(await planExpoUpdate([a, rolledBack], on(id))).toEqual(await planExpoUpdate([a, rolledBack], on(EMBEDDED)));
+    }
+    // Dated now at the latest, it is trusted: withdrawn as of the later of the rollback and that time.
+    expect(await planExpoUpdate([rolledBack], on(await republishedUpdateId(rolledBack.id, NOW))))
+      .toEqual({ kind: "rollBackToEmbedded", commitTime: new Date(NOW.getTime() + 1) });
+  });
+
+  it("of a deleted release, dated after its deletion or later than now: neither deleted nor hidden", async () => {
+    const gone = { id: "00000000-0000-4000-8000-0000000000ff", created_at: new Date(1_700_000_000_500), deleted_at: new Date(1_900_000_000_000) };
+    const request = async (at: Date) => ({ currentUpdateId: await republishedUpdateId(gone.id, at), embeddedUpdateId: EMBEDDED, now: NOW, complete: true });
+    const holds = (ranges: IdRange[]) => ranges.some(([first, last]) => first <= gone.id && gone.id <= last);
+    // The store's reads: the deletion by the id's ranges; were it a hidden channel's, hidden would say so by them.
+    const store = (calls: string[] = []) => ({
+      deletions: async (ranges: IdRange[]) => (calls.push("deletions"), holds(ranges) ? [gone] : []),
+      hidden: async (ranges: IdRange[]) => (calls.push("hidden"), holds(ranges)),
+    });
+    for (const at of [new Date(gone.deleted_at.getTime() + 1), NOW, LATER, YEAR_2100]) {
+      const calls: string[] = [];
+      expect(await unnamedUpdate([candidate(1)], await request(at), store(calls)), at.toISOString()).toBeUndefined();
+      // Later than now, it names only itself (no release has that id).
+      expect(calls).toEqual(at > NOW ? ["deletions", "hidden"] : ["deletions"]);
+    }
+    // In the millisecond of the deletion it may have been served (a request that still read the release):
+    // withdrawn then, a millisecond after the deletion (planExpoUpdate), the only answer but the deletion's own.
+    const reads = store();
+    expect(await unnamedUpdate([candidate(1)], await request(gone.deleted_at), reads)).toEqual({ kind: "deleted", deletedAt: gone.deleted_at, since: gone.deleted_at });
+    const at = new Date(gone.deleted_at.getTime() - 1);
+    expect(await unnamedUpdate([candidate(1)], await request(at), reads)).toEqual({ kind: "deleted", deletedAt: gone.deleted_at, since: at });
+  });
+
+  it("whatever the time in the id: no answer is dated later than a millisecond after now", async () => {
+    const status = fc.constantFrom("active" as const, "paused" as const, "rolled_back" as const);
+    const release = fc.record({ build: fc.integer({ min: 1, max: 20 }), status, rollout_percentage: fc.constantFrom(0, 10, 100), rollout_bucket: fc.integer({ min: 0, max: 9999 }) });
+    await fc.assert(fc.asyncProperty(fc.uniqueArray(release, { selector: (r) => r.build, minLength: 1, maxLength: 5 }), fc.nat(), fc.integer({ min: 0, max: 2 ** 47 }), async (rows, pick, ms) => {
+      const updates = rows.map(({ build, ...rest }) => candidate(build, rest));
+      const plan = await planExpoUpdate(updates, on(await republishedUpdateId(updates[pick % updates.length].id, new Date(ms))));
+      const dated = plan.kind === "manifest" ? plan.createdAt : plan.kind === "rollBackToEmbedded" ? plan.commitTime : null;
+      if (dated) expect(dated.getTime()).toBeLessThanOrEqual(NOW.getTime() + 1);
+    }), { numRuns: 200 });
   });
 });
 

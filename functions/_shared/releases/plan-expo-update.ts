@@ -23,6 +23,15 @@
 // answer) or is one the caller may no longer see (as of the request); an id
 // the server never had, or an update of another channel the caller may see
 // (an app that switched channel), is kept (unnamedUpdate).
+//
+// A republished id says when it was served, and anyone who knows the
+// release's id can make one for any time (its hash has no secret). Its time
+// is trusted only when the server could have served it then: not later than
+// now, and for a deleted release not after its deletion (republication,
+// unnamedUpdate). Any other such id is one the server never had: nothing is
+// withdrawn for it, nor served later than it. So no answer is dated by a time
+// the caller picks, only by the request's or one the database stamped (a
+// rollback, a deletion), and never more than a few milliseconds after now.
 import { sha256, toHex } from "../sha256.ts";
 import type { CheckCandidate } from "./plan-update-check.ts";
 import { inRollout } from "./rollout.ts";
@@ -53,6 +62,7 @@ export interface ExpoRequest {
   pastRollbackAt: Date | null;
   /** What the server knows of the update the device runs when no candidate names it (unnamedUpdate). */
   unnamed?: UnnamedUpdate;
+  /** When the request is answered: a republished id dated later is one the server never had (republication). */
   now: Date;
 }
 
@@ -132,20 +142,27 @@ export async function republishedUpdateId(releaseId: string, at: Date): Promise<
   return uuidOf(toHex(bytes).slice(0, 2 * (16 - RELEASE_PREFIX_BYTES)) + hexOf(releaseId).slice(0, 2 * RELEASE_PREFIX_BYTES));
 }
 
-/** What a republished id says: when it was served, and how the id of its release begins (hex). */
-function republication(updateId: string): { since: Date; releasePrefix: string } | undefined {
+/**
+ * What a republished id says: when it was served, and how the id of its
+ * release begins (hex). Nothing when it is dated later than `now`: the server
+ * never served it (a clock a few milliseconds behind the one that served it
+ * only answers as to an id it never had, which expo-updates then declines or
+ * the device already runs).
+ */
+function republication(updateId: string, now: Date): { since: Date; releasePrefix: string } | undefined {
   if (!REPUBLISHED.test(updateId)) return undefined;
   const hex = hexOf(updateId);
-  return { since: new Date(parseInt(hex.slice(0, 12), 16)), releasePrefix: hex.slice(2 * (16 - RELEASE_PREFIX_BYTES)) };
+  const since = new Date(parseInt(hex.slice(0, 12), 16));
+  return since > now ? undefined : { since, releasePrefix: hex.slice(2 * (16 - RELEASE_PREFIX_BYTES)) };
 }
 
-/** The release a device runs and the createdAt it was served with, when its update id names one of the releases. */
-async function servedAs<T extends Pick<ExpoCandidate, "id" | "created_at">>(releases: readonly T[], updateId: string | undefined): Promise<{ release: T; since: Date } | undefined> {
+/** The release a device runs and the createdAt it was served with, when its update id names one of the releases (as of `now`: republication). */
+async function servedAs<T extends Pick<ExpoCandidate, "id" | "created_at">>(releases: readonly T[], updateId: string | undefined, now: Date): Promise<{ release: T; since: Date } | undefined> {
   const wanted = updateId?.toLowerCase();
   if (wanted === undefined) return undefined;
   const asPublished = releases.find((r) => r.id === wanted);
   if (asPublished) return { release: asPublished, since: asPublished.created_at };
-  const republished = republication(wanted);
+  const republished = republication(wanted, now);
   if (!republished) return undefined;
   const { since, releasePrefix } = republished;
   for (const r of releases) {
@@ -163,13 +180,14 @@ export type IdRange = readonly [first: string, last: string];
 
 /**
  * The ids among which a device's update id names a release: itself, and for a
- * republished id the ids that begin as its release's did (one index range
- * each). None when it is no UUID, so names no release.
+ * republished id (not dated later than `now`: republication) the ids that
+ * begin as its release's did (one index range each). None when it is no UUID,
+ * so names no release.
  */
-export function releaseIdRanges(updateId: string): IdRange[] {
+export function releaseIdRanges(updateId: string, now: Date): IdRange[] {
   const wanted = updateId.toLowerCase();
   if (!UUID.test(wanted)) return [];
-  const prefix = republication(wanted)?.releasePrefix;
+  const prefix = republication(wanted, now)?.releasePrefix;
   if (prefix === undefined) return [[wanted, wanted]];
   const pad = (digit: string) => uuidOf(prefix + digit.repeat(32 - prefix.length));
   return [[wanted, wanted], [pad("0"), pad("f")]];
@@ -187,13 +205,13 @@ export function releaseIdRanges(updateId: string): IdRange[] {
 export async function expoCandidates<T extends Pick<ExpoCandidate, "id" | "created_at">>(
   window: readonly T[],
   limit: number,
-  request: Pick<ExpoRequest, "currentUpdateId" | "embeddedUpdateId">,
+  request: Pick<ExpoRequest, "currentUpdateId" | "embeddedUpdateId" | "now">,
   readIds: (ranges: IdRange[]) => Promise<readonly T[]>,
 ): Promise<T[]> {
-  const current = request.currentUpdateId;
-  if (current === undefined || runsEmbedded(request) || window.length < limit || await servedAs(window, current)) return [...window];
-  const ranges = releaseIdRanges(current);
-  const running = ranges.length === 0 ? undefined : await servedAs(await readIds(ranges), current);
+  const { currentUpdateId: current, now } = request;
+  if (current === undefined || runsEmbedded(request) || window.length < limit || await servedAs(window, current, now)) return [...window];
+  const ranges = releaseIdRanges(current, now);
+  const running = ranges.length === 0 ? undefined : await servedAs(await readIds(ranges), current, now);
   return running ? [...window, running.release] : [...window];
 }
 
@@ -208,27 +226,35 @@ export async function expoCandidates<T extends Pick<ExpoCandidate, "id" | "creat
  * its embedded update (expo-updates reports that one's id then) or reports
  * none. Nor, when the caller's token was ignored (not `complete`: the request
  * sees only what anyone sees), for an update hidden from it: a tester's
- * update is still there, and hidden is not asked.
+ * update is still there, and hidden is not asked. A republished id of a
+ * deleted release dated after its deletion is one the server never had (it
+ * served the release while it existed); one dated in the millisecond of the
+ * deletion may have been served then, by a request that still read it.
  */
 export async function unnamedUpdate(
   candidates: readonly Pick<ExpoCandidate, "id" | "created_at">[],
-  request: Pick<ExpoRequest, "currentUpdateId" | "embeddedUpdateId"> & { complete: boolean },
+  request: Pick<ExpoRequest, "currentUpdateId" | "embeddedUpdateId" | "now"> & { complete: boolean },
   reads: { deletions: (ranges: IdRange[]) => Promise<readonly ExpoDeletion[]>; hidden: (ranges: IdRange[]) => Promise<boolean> },
 ): Promise<UnnamedUpdate | undefined> {
-  const current = request.currentUpdateId;
-  if (current === undefined || runsEmbedded(request) || await servedAs(candidates, current)) return undefined;
-  const ranges = releaseIdRanges(current);
+  const { currentUpdateId: current, now } = request;
+  if (current === undefined || runsEmbedded(request) || await servedAs(candidates, current, now)) return undefined;
+  const ranges = releaseIdRanges(current, now);
   if (ranges.length === 0) return undefined;
-  const deleted = await servedAs(await reads.deletions(ranges), current);
-  if (deleted) return { kind: "deleted", deletedAt: deleted.release.deleted_at, since: deleted.since };
+  const deleted = await servedAs(await reads.deletions(ranges), current, now);
+  if (deleted) {
+    const { release, since } = deleted;
+    const republishedAfterDeletion = release.id !== current.toLowerCase() && since > release.deleted_at;
+    return republishedAfterDeletion ? undefined : { kind: "deleted", deletedAt: release.deleted_at, since };
+  }
   return request.complete && await reads.hidden(ranges) ? { kind: "hidden" } : undefined;
 }
 
 /**
  * The time the update a device runs was withdrawn as of, or null when it was
  * not: a rolled-back update, as of the latest rollback; a deleted one, as of
- * its deletion (later than the time it was served with, should a clock have
- * put that after it); a hidden one (unnamedUpdate), as of now.
+ * its deletion (a millisecond after it when it was served in that
+ * millisecond: later than the time it was served with); a hidden one
+ * (unnamedUpdate), as of now.
  */
 function withdrawnAt(running: { release: ExpoCandidate } | undefined, afterRollback: Date | null, request: ExpoRequest): Date | null {
   if (running) return running.release.status === "rolled_back" ? afterRollback : null;
@@ -260,7 +286,7 @@ function withdrawnAt(running: { release: ExpoCandidate } | undefined, afterRollb
  */
 export async function planExpoUpdate<T extends ExpoCandidate>(candidates: readonly T[], request: ExpoRequest): Promise<ExpoPlan<T>> {
   const sorted = [...candidates].sort(newestFirst);
-  const running = await servedAs(sorted, request.currentUpdateId);
+  const running = await servedAs(sorted, request.currentUpdateId, request.now);
   const current = running?.release;
   const offered = sorted.find((r) => r.status === "active" && inRollout(r.rollout_bucket, r.rollout_percentage));
   const afterRollback = republishTime(sorted, request);

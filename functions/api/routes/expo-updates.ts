@@ -99,11 +99,14 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
     const updateIds = { currentUpdateId: headers["expo-current-update-id"], embeddedUpdateId: headers["expo-embedded-update-id"] };
     // One transaction: the candidates, what is known of an update they do not name, the rollbacks and, once planned, the served update's config.
     const decide = async (tx: Tx) => {
+      // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
+      // A republished id dated later than it is one the server never had (plan-expo-update.ts).
+      const request = { ...updateIds, now: new Date() };
       const device = user ? await sessionDevice(tx, user.session_id) : null;
-      const releases = await expoCandidates(await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES), MAX_EXPO_CANDIDATES, updateIds, (ranges) =>
+      const releases = await expoCandidates(await visibleReleases(tx, filter, MAX_EXPO_CANDIDATES), MAX_EXPO_CANDIDATES, request, (ranges) =>
         visibleReleasesWithIds(tx, filter, ranges));
       // With the token ignored the candidates are only the everyone channels': an update they do not name may be the tester's.
-      const unnamed = await unnamedUpdate(releases, { ...updateIds, complete: c.get("tokenIgnored") === undefined }, {
+      const unnamed = await unnamedUpdate(releases, { ...request, complete: c.get("tokenIgnored") === undefined }, {
         deletions: (ranges) => visibleDeletionsWithIds(tx, filter, ranges),
         hidden: (ranges) => hiddenUpdateWithIds(tx, filter, ranges),
       });
@@ -115,13 +118,7 @@ export function registerExpoUpdatesRoutes(app: App, deps: Deps): void {
         ...r,
         rollout_bucket: rolloutKey ? await rolloutBucket(r.id, rolloutKey) : ROLLOUT_BUCKETS - 1,
       })));
-      const plan = await planExpoUpdate(candidates, {
-        ...updateIds,
-        unnamed,
-        ...rollbacks,
-        // The function's clock: within milliseconds of the database's, which stamps created_at and updated_at.
-        now: new Date(),
-      });
+      const plan = await planExpoUpdate(candidates, { ...request, unnamed, ...rollbacks });
       // Of the served release only: the candidates leave their configs out (release-store.ts).
       return { plan, expoClient: plan.kind === "manifest" ? await expoClientOf(tx, plan.release.id) : null };
     };

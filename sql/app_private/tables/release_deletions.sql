@@ -14,10 +14,10 @@ create table app_private.release_deletions (
 );
 
 -- comments
-comment on table app_private.release_deletions is 'One row per deleted OTA update (app_private.releases of kind ota). The Expo manifest endpoint withdraws the update a device runs as of its deletion, and an update id it never had not at all (docs/test-builds.md, Deleted). Written only by the trigger releases_30_record_ota_deletion; kept until the owner deletes it.';
+comment on table app_private.release_deletions is 'One row per deleted OTA update (app_private.releases of kind ota) that does not exist again. The Expo manifest endpoint withdraws the update a device runs as of its deletion, and an update id it never had not at all (docs/test-builds.md, Deleted). Written only by the triggers releases_30_record_ota_deletion (DELETE) and releases_30_record_ota_truncation (TRUNCATE); a release restored with its id drops its row (releases_40_forget_restored_deletion); else kept until the owner deletes it.';
 comment on column app_private.release_deletions.release_id is 'The deleted release''s id (the update id expo-updates reports, or the release a republished id names by its first bytes: a range of this key).';
 comment on column app_private.release_deletions.created_at is 'The deleted release''s created_at: the createdAt it was served with as published.';
-comment on column app_private.release_deletions.deleted_at is 'When it was deleted (the deleting transaction''s time): the commitTime of the rollBackToEmbedded that withdraws it.';
+comment on column app_private.release_deletions.deleted_at is 'When it was deleted (the deleting transaction''s time): the commitTime of the rollBackToEmbedded that withdraws it (a millisecond later for a device served the update in that very millisecond).';
 
 -- row level security
 alter table app_private.release_deletions enable row level security;

@@ -12,7 +12,7 @@ create table app_private.release_past_rollbacks (
 );
 
 -- comments
-comment on table app_private.release_past_rollbacks is 'Per (platform, channel, runtime version) of OTA updates: the latest rollback no rolled-back release shows any more (made active or paused again, or deleted). The Expo manifest serves an update offered after it later than the rollBackToEmbedded of that rollback (docs/test-builds.md, Rollback). Written only by the trigger releases_20_remember_past_rollback.';
+comment on table app_private.release_past_rollbacks is 'Per (platform, channel, runtime version) of OTA updates: the latest rollback no rolled-back release shows any more (made active or paused again, or deleted, also by TRUNCATE). The Expo manifest serves an update offered after it later than the rollBackToEmbedded of that rollback (docs/test-builds.md, Rollback). Written only by the triggers releases_20_remember_past_rollback and releases_20_remember_past_rollback_on_truncate.';
 comment on column app_private.release_past_rollbacks.rolled_back_at is 'The updated_at the rolled-back release had as it left rolled_back: its latest rollback (or change while rolled back), the newest of those of the key.';
 
 -- row level security

@@ -74,7 +74,7 @@ create policy "Callers can read releases of channels they may receive"
   for select
   to anon, authenticated
   using ((channel = ANY (( SELECT app_private.receivable_release_channels() AS receivable_release_channels)::text[])));
-comment on policy "Callers can read releases of channels they may receive" on app_private.releases is 'Testers see the releases of their groups'' channels; everyone (anon too) those of `everyone` channels. Any other release is indistinguishable from none.';
+comment on policy "Callers can read releases of channels they may receive" on app_private.releases is 'Testers see the releases of their groups'' channels; everyone (anon too) those of `everyone` channels. No other release can be read; but app_private.ota_update_hidden tells the Expo manifest endpoint whether an OTA update id a device names (which only a device it was served to knows) is one that exists, or was deleted, on a channel the caller may not receive, of the platform and runtime version asked about: naming such an id tells that (docs/security-model.md).';
 
 create policy "Release managers can change release status and rollout"
   on app_private.releases
@@ -125,4 +125,7 @@ grant insert (expo_client) on table app_private.releases to service_role;
 -- triggers
 CREATE TRIGGER releases_10_maintain BEFORE INSERT OR UPDATE ON app_private.releases FOR EACH ROW EXECUTE FUNCTION app_private.maintain_release();
 CREATE TRIGGER releases_20_remember_past_rollback AFTER DELETE OR UPDATE ON app_private.releases FOR EACH ROW WHEN (old.kind = 'ota'::text AND old.status = 'rolled_back'::text) EXECUTE FUNCTION app_private.remember_past_rollback();
+CREATE TRIGGER releases_20_remember_past_rollback_on_truncate BEFORE TRUNCATE ON app_private.releases FOR EACH STATEMENT EXECUTE FUNCTION app_private.remember_past_rollback();
 CREATE TRIGGER releases_30_record_ota_deletion AFTER DELETE ON app_private.releases FOR EACH ROW WHEN (old.kind = 'ota'::text) EXECUTE FUNCTION app_private.record_ota_deletion();
+CREATE TRIGGER releases_30_record_ota_truncation BEFORE TRUNCATE ON app_private.releases FOR EACH STATEMENT EXECUTE FUNCTION app_private.record_ota_deletion();
+CREATE TRIGGER releases_40_forget_restored_deletion AFTER INSERT ON app_private.releases FOR EACH ROW EXECUTE FUNCTION app_private.forget_restored_release_deletion();

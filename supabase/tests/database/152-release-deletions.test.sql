@@ -3,8 +3,10 @@
 -- deletion; nothing else writes it, and callers read it as they read the releases (channels
 -- they may receive). app_private.ota_update_hidden answers only whether ids name an OTA update
 -- that exists, or was deleted, on a channel the caller may not receive.
+-- 20261128009200_ota_deletions_of_restored_and_truncated_releases.sql: a release restored with
+-- its id forgets its deletion; TRUNCATE records the deletions (and past rollbacks) a DELETE would.
 begin;
-select plan(33);
+select plan(44);
 
 do $$ begin
   perform tests.create_supabase_user('deletion_tester');
@@ -77,33 +79,39 @@ select results_eq(
 select isnt_empty($$ select 1 from app_private.release_past_rollbacks where channel = 'prod-152' and platform = 'ios' and runtime_version = '1.0' $$,
   'a rolled-back update deleted leaves the time of its rollback too (release_past_rollbacks)');
 
--- Restored with its id (from a backup, say) and deleted again: the latest deletion.
+-- Restored with its id (from a backup, say): it exists again, so it is no longer deleted; deleted
+-- again, its new deletion is recorded. Another deletion stays.
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, artifact_path, artifact_sha256, artifact_size, created_at)
+values ('00000000-0000-4000-8000-0000000015a3', 'ios', 'prod-152', 'ota', '1.0.3', 3, '1.0', 'ota/152/3.js', repeat('a', 64), 10, '2020-01-02 00:00:01+00');
+delete from app_private.releases where id = '00000000-0000-4000-8000-0000000015a3';
 insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, artifact_path, artifact_sha256, artifact_size, created_at)
 values ('00000000-0000-4000-8000-0000000015a2', 'ios', 'prod-152', 'ota', '1.0.2', 2, '1.0', 'ota/152/2.js', repeat('a', 64), 10, '2020-01-02 00:00:00+00');
-update app_private.release_deletions set deleted_at = '2021-01-01 00:00:00+00' where release_id = '00000000-0000-4000-8000-0000000015a2';
+select results_eq($$ select release_id from app_private.release_deletions where channel = 'prod-152' $$,
+  $$ values ('00000000-0000-4000-8000-0000000015a3'::uuid) $$,
+  'restored with its id, a release''s deletion is forgotten (it exists again); no other deletion');
 delete from app_private.releases where id = '00000000-0000-4000-8000-0000000015a2';
 select results_eq(
   $$ select deleted_at from app_private.release_deletions where release_id = '00000000-0000-4000-8000-0000000015a2' $$,
   $$ values (now()) $$,
-  'deleted again, a release keeps one row: its latest deletion'
+  'deleted again, a release has one row: its latest deletion'
 );
 delete from app_private.releases where id = '00000000-0000-4000-8000-0000000015b2';
 
 -- ------------------------------------------------------------- who reads it
 select tests.authenticate_as('deletion_tester');
-select results_eq($$ select channel from app_private.release_deletions where channel like '%-152' order by channel $$,
+select results_eq($$ select distinct channel from app_private.release_deletions where channel like '%-152' order by channel $$,
   $$ values ('beta-152'::text), ('prod-152'::text) $$, 'a tester reads the deletions of their channels');
 select throws_ok($$ insert into app_private.release_deletions values (gen_random_uuid(), 'ios', 'beta-152', '1.0', now(), now()) $$, '42501', null,
   'a tester cannot record one');
 select tests.clear_authentication();
 
 select tests.authenticate_as('deletion_outsider');
-select results_eq($$ select channel from app_private.release_deletions where channel like '%-152' $$,
+select results_eq($$ select distinct channel from app_private.release_deletions where channel like '%-152' $$,
   $$ values ('prod-152'::text) $$, 'a non-tester reads only the everyone channel''s');
 select tests.clear_authentication();
 
 select tests.authenticate_as_anon();
-select results_eq($$ select channel from app_private.release_deletions where channel like '%-152' $$,
+select results_eq($$ select distinct channel from app_private.release_deletions where channel like '%-152' $$,
   $$ values ('prod-152'::text) $$, 'anon reads only the everyone channel''s');
 select throws_ok($$ delete from app_private.release_deletions $$, '42501', null, 'anon cannot forget one');
 select tests.clear_authentication();
@@ -148,6 +156,65 @@ select tests.authenticate_as_service_role();
 select throws_ok($$ select app_private.ota_update_hidden('ios', '1.0', array[gen_random_uuid()], array[gen_random_uuid()]) $$, '42501', null,
   'the service role does not run it');
 select tests.clear_authentication();
+
+-- ------------------------------------------------------ TRUNCATE
+-- TRUNCATE fires no row trigger: a statement trigger before it records what deleting every row would.
+select ok(
+  (select count(*) = 2 from pg_trigger t
+    where t.tgrelid = 'app_private.releases'::regclass and not t.tgisinternal
+      and t.tgtype::int & 32 <> 0 and t.tgtype::int & 2 <> 0 and t.tgtype::int & 1 = 0
+      and t.tgfoid in ('app_private.record_ota_deletion()'::regprocedure, 'app_private.remember_past_rollback()'::regprocedure)),
+  'record_ota_deletion and remember_past_rollback also run before TRUNCATE of releases, once per statement');
+select ok(
+  not has_function_privilege('anon', 'app_private.forget_restored_release_deletion()', 'execute')
+  and not has_function_privilege('authenticated', 'app_private.forget_restored_release_deletion()', 'execute')
+  and not has_function_privilege('service_role', 'app_private.forget_restored_release_deletion()', 'execute'),
+  'forget_restored_release_deletion(): no API role may execute it (trigger only)'
+);
+select is(
+  (select array[prosecdef::text, array_to_string(proconfig, ',')] from pg_proc where oid = 'app_private.forget_restored_release_deletion()'::regprocedure),
+  array['true', 'search_path=""'],
+  'forget_restored_release_deletion is a security definer (the release manager publishes) with an empty search_path'
+);
+
+-- Two rolled-back updates of one runtime version (one row for it), an active one, a binary, and feedback (a
+-- referencing table: TRUNCATE of releases needs CASCADE).
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, artifact_path, artifact_sha256, artifact_size, status, created_at) values
+  ('00000000-0000-4000-8000-0000000015d1', 'android', 'prod-152', 'ota', '3.0.1', 1, '3.0', 'ota/152/d1.js', repeat('a', 64), 10, 'rolled_back', '2020-02-01 00:00:00+00'),
+  ('00000000-0000-4000-8000-0000000015d2', 'android', 'prod-152', 'ota', '3.0.2', 2, '3.0', 'ota/152/d2.js', repeat('a', 64), 10, 'rolled_back', '2020-02-02 00:00:00+00'),
+  ('00000000-0000-4000-8000-0000000015d3', 'android', 'prod-152', 'ota', '3.0.3', 3, '3.0', 'ota/152/d3.js', repeat('a', 64), 10, 'active', '2020-02-03 00:00:00+00'),
+  ('00000000-0000-4000-8000-0000000015d4', 'android', 'prod-152', 'binary', '3.0.0', 300, null, 'android/152/300.apk', repeat('a', 64), 10, 'active', '2020-02-04 00:00:00+00');
+insert into app_private.release_feedback (release_id, user_id, platform, build_number, body)
+values ('00000000-0000-4000-8000-0000000015d3', tests.get_supabase_uid('deletion_tester'), 'android', 1, 'tidesync_test 152');
+
+select throws_ok($$ truncate app_private.releases $$, '0A000', null, 'TRUNCATE of releases without CASCADE is refused (feedback refers to them)');
+truncate app_private.releases cascade;
+select results_eq(
+  $$ select release_id, platform, channel, runtime_version, created_at, deleted_at from app_private.release_deletions
+      where release_id::text like '00000000-0000-4000-8000-0000000015d_' order by release_id $$,
+  $$ values ('00000000-0000-4000-8000-0000000015d1'::uuid, 'android'::text, 'prod-152'::text, '3.0'::text, '2020-02-01 00:00:00+00'::timestamptz, now()),
+            ('00000000-0000-4000-8000-0000000015d2'::uuid, 'android'::text, 'prod-152'::text, '3.0'::text, '2020-02-02 00:00:00+00'::timestamptz, now()),
+            ('00000000-0000-4000-8000-0000000015d3'::uuid, 'android'::text, 'prod-152'::text, '3.0'::text, '2020-02-03 00:00:00+00'::timestamptz, now()) $$,
+  'TRUNCATE ... CASCADE records each OTA update it deletes, as a DELETE does; a binary nothing'
+);
+select results_eq(
+  $$ select release_id from app_private.release_deletions where release_id in ('00000000-0000-4000-8000-0000000015a1', '00000000-0000-4000-8000-0000000015b1') order by 1 $$,
+  $$ values ('00000000-0000-4000-8000-0000000015a1'::uuid), ('00000000-0000-4000-8000-0000000015b1'::uuid) $$,
+  'every OTA update of every channel it deletes'
+);
+select results_eq(
+  $$ select rolled_back_at from app_private.release_past_rollbacks where channel = 'prod-152' and platform = 'android' and runtime_version = '3.0' $$,
+  $$ values (now()) $$,
+  'TRUNCATE keeps the latest rollback of each runtime version whose rolled-back updates it deletes (release_past_rollbacks)'
+);
+select is_empty($$ select 1 from app_private.releases $$, 'the releases are gone');
+select is_empty($$ select 1 from app_private.release_feedback $$, 'and, with CASCADE, their feedback');
+
+-- Restored after a TRUNCATE: forgotten as after a delete.
+insert into app_private.releases (id, platform, channel, kind, version, build_number, runtime_version, artifact_path, artifact_sha256, artifact_size, created_at)
+values ('00000000-0000-4000-8000-0000000015d3', 'android', 'prod-152', 'ota', '3.0.3', 3, '3.0', 'ota/152/d3.js', repeat('a', 64), 10, '2020-02-03 00:00:00+00');
+select is_empty($$ select 1 from app_private.release_deletions where release_id = '00000000-0000-4000-8000-0000000015d3' $$,
+  'a truncated release restored with its id is no longer deleted');
 
 select * from finish();
 rollback;
