@@ -4,9 +4,10 @@
 //   superuser  as the superuser of TEST_DATABASE_URL: every assertion runs (a skip fails the run);
 //   owner      as the owner role, the shape of `supabase test db` on Supabase: its connection is the
 //              project's `postgres`, no superuser (here tidesync_owner, which the stand-in gives what
-//              supautils gives postgres), and it enables pgTAP itself. A file skips, with its reason,
-//              what that role cannot do on Supabase either (SET track_functions, open a second session
-//              with dblink without a password); docs/supabase-standin.md lists them.
+//              supautils gives postgres, but for its privileged extensions: the superuser puts pgTAP
+//              in). A file skips, with its reason, what that role cannot do on Supabase either (SET
+//              track_functions, open a second session with dblink without a password);
+//              docs/supabase-standin.md lists them.
 // The superuser run's output streams; the owner run's follows it.
 //
 // Files run in name order on one database: 000-setup-test-helpers.sql commits
@@ -108,21 +109,15 @@ function runPgProve(dbUrl: string, files: string[], out: RunOutput): Promise<{ c
   });
 }
 
-/** pgTAP as the superuser puts it in (the superuser run). */
+/**
+ * pgTAP as the superuser puts it in. On Supabase `supabase test db` creates it as postgres, which
+ * supautils runs as its superuser (a privileged extension, owned by supabase_admin); the stand-in
+ * lends no role SUPERUSER for that, so the superuser puts it in for both runs, with that owner.
+ */
 async function installPgTap(adminDbUrl: string): Promise<void> {
   const sql = postgres(adminDbUrl, { max: 1, onnotice: () => {} });
   try {
     await sql`create extension if not exists pgtap with schema extensions`;
-  } finally {
-    await sql.end();
-  }
-}
-
-/** pgTAP as `supabase test db` enables it: its own statement, on its own connection (a privileged extension on Supabase). */
-async function enablePgTapAsOwner(ownerDbUrl: string): Promise<void> {
-  const sql = postgres(ownerDbUrl, { max: 1, onnotice: () => {} });
-  try {
-    await sql.unsafe("create extension if not exists pgtap with schema extensions");
   } finally {
     await sql.end();
   }
@@ -153,7 +148,7 @@ async function main(): Promise<number> {
     const failedSetup = made.find((m) => m.status === "rejected");
     if (failedSetup) throw failedSetup.reason;
     const [full, owner] = made.map((m) => (m as PromiseFulfilledResult<TempDatabase>).value);
-    await Promise.all([installPgTap(full.adminDbUrl), enablePgTapAsOwner(owner.ownerDbUrl)]);
+    await Promise.all([installPgTap(full.adminDbUrl), installPgTap(owner.adminDbUrl)]);
     const ownerRole = new URL(owner.ownerDbUrl).username;
     const runs: Run[] = [
       { name: "superuser", title: `as the superuser ${new URL(full.adminDbUrl).username}: every assertion`, db: full, url: full.adminDbUrl, out: new RunOutput() },

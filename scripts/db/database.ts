@@ -87,24 +87,25 @@ export async function databaseKind(url: string): Promise<DatabaseKind> {
  * Whether a stand-in has everything later versions of it added (realtime, auth.identities, auth.mfa_factors,
  * RLS on auth.users, the policy_grants event triggers that replaced the migration role's membership of
  * supabase_realtime_admin, Storage's guard against direct deletes, supabase_auth_admin's search_path and
- * no CREATEROLE, supautils' privileged extensions and allowed settings).
+ * no CREATEROLE, supautils' allowed settings, and no superuser loan for privileged extensions).
  */
 async function standinIsCurrent(url: string): Promise<boolean> {
   const sql = postgres(url, quiet);
   try {
     const [row] = await sql<{ messages: string | null; identities: string | null; factors: string | null; users_rls: boolean; policy_grants: boolean;
-      privileged_extensions: boolean; storage_guard: boolean; auth_admin: boolean }[]>`
+      supautils_settings: boolean; storage_guard: boolean; auth_admin: boolean }[]>`
       select to_regclass('realtime.messages')::text as messages, to_regclass('auth.identities')::text as identities,
              to_regclass('auth.mfa_factors')::text as factors,
              (select relrowsecurity from pg_class where oid = 'auth.users'::regclass) as users_rls,
              exists (select 1 from pg_event_trigger where evtname = 'standin_policy_grants_lend') as policy_grants,
-             exists (select 1 from pg_event_trigger where evtname = 'standin_privileged_extensions_lend') as privileged_extensions,
+             exists (select 1 from pg_parameter_acl where parname = 'session_replication_role')
+               and not exists (select 1 from pg_event_trigger where evtname = 'standin_privileged_extensions_lend') as supautils_settings,
              (select count(*) = 2 from pg_trigger where tgname in ('protect_objects_delete', 'protect_buckets_delete')
                 and tgrelid in (to_regclass('storage.objects'), to_regclass('storage.buckets'))) as storage_guard,
              exists (select 1 from pg_roles r join pg_db_role_setting s on s.setrole = r.oid and s.setdatabase = 0
                       where r.rolname = 'supabase_auth_admin' and not r.rolcreaterole and 'search_path=auth' = any (s.setconfig)) as auth_admin`;
     return row.messages !== null && row.identities !== null && row.factors !== null && row.users_rls && row.policy_grants &&
-      row.privileged_extensions && row.storage_guard && row.auth_admin;
+      row.supautils_settings && row.storage_guard && row.auth_admin;
   } finally {
     await sql.end();
   }

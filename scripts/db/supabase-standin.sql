@@ -20,8 +20,8 @@
 --     `request.jwt.claim.*` settings;
 --   * Storage's and Realtime's tables, and what supautils lets the migration
 --     role do beyond a plain non-superuser (policies on realtime.messages,
---     superuser-only settings such as session_replication_role, privileged
---     extensions such as dblink).
+--     superuser-only settings such as session_replication_role; not its
+--     privileged extensions).
 --
 -- The migration role (hosted Supabase: `postgres`, which is NOT a superuser) is
 -- read from the setting `tidesync.migration_role` (default `postgres`); it gets
@@ -577,8 +577,11 @@ create event trigger standin_policy_grants_return on ddl_command_end
   execute function extensions.standin_policy_grants_return();
 
 -- ------------------------------------------------------------------ supautils
--- Two more things supautils (supabase/postgres' ansible/files/postgresql_config/supautils.conf.j2,
--- as of 2024-10) lets hosted `postgres` do that a plain non-superuser may not.
+-- One more thing supautils (supabase/postgres' ansible/files/postgresql_config/supautils.conf.j2,
+-- as of 2024-10) lets hosted `postgres` do that a plain non-superuser may not. Its other one,
+-- privileged_extensions (CREATE EXTENSION of dblink, pg_cron, … run as its superuser), is not
+-- stood in for: nothing short of lending the role SUPERUSER would do it, and a loan decided from a
+-- statement's text is one any role can abuse (docs/supabase-standin.md, "Where the fidelity ends").
 --
 -- privileged_role_allowed_configs: postgres SETs these superuser-only settings (supautils runs the SET
 -- as its superuser). Of that list, the ones core Postgres defines; the others belong to extensions not
@@ -598,136 +601,9 @@ begin
 end
 $$;
 
--- privileged_extensions: CREATE EXTENSION of one of these (when its files are installed) runs as the
--- superuser supabase_admin, whose objects they stay, then the extension's after-create script
--- (ansible/files/postgresql_extension_custom_scripts/<name>/after-create.sql). Postgres cannot run a
--- statement as another role, so two event triggers stand in, as for policy_grants: before such a
--- statement of the migration role they lend it SUPERUSER; after it they give the extension's objects
--- to the superuser who applied this file (supabase_admin's part here), run the after-create script
--- of dblink, postgres_fdw or pg_cron (those of pg_tle, pgsodium and postgis_tiger_geocoder are not
--- stood in for), and take the loan back. A failed statement rolls the loan back with its transaction. ddl_command_start
--- sees no parsed statement: the extensions are read from the statement's text (current_query(), a
--- whole multi-statement string when the client sent one), and the loan is made only when every
--- extension it creates is privileged and available.
-do $$
-declare
-  migration_role text := coalesce(nullif(current_setting('tidesync.migration_role', true), ''), 'postgres');
-begin
-  execute format($f$
-    create or replace function extensions.standin_privileged_extensions_lend() returns event_trigger
-    language plpgsql security definer set search_path = '' as $body$
-    declare
-      v_role text := coalesce(nullif(current_setting('role'), 'none'), session_user);
-      v_names text[];
-    begin
-      if v_role <> %1$L or (select r.rolsuper from pg_catalog.pg_roles r where r.rolname = v_role) then
-        return;
-      end if;
-      select pg_catalog.array_agg(case when m[1] like '"%%' then pg_catalog.replace(pg_catalog.btrim(m[1], '"'), '""', '"') else pg_catalog.lower(m[1]) end)
-        into v_names
-        from pg_catalog.regexp_matches(current_query(), 'create\s+extension\s+(?:if\s+not\s+exists\s+)?("(?:[^"]|"")+"|[a-z_][a-z0-9_$]*)', 'gi') m;
-      if v_names is null or exists (
-        select 1 from pg_catalog.unnest(v_names) n
-         where n <> all (%2$L::text[])
-            or not exists (select 1 from pg_catalog.pg_available_extensions a where a.name = n)
-      ) then
-        return;
-      end if;
-      execute pg_catalog.format('alter role %%I superuser', v_role);
-      perform pg_catalog.set_config('tidesync.standin_superuser_lent_to', v_role, true);
-    end
-    $body$;
-  $f$, migration_role,
-  -- supautils.privileged_extensions
-  array['address_standardizer', 'address_standardizer_data_us', 'autoinc', 'bloom', 'btree_gin', 'btree_gist', 'citext',
-        'cube', 'dblink', 'dict_int', 'dict_xsyn', 'earthdistance', 'fuzzystrmatch', 'hstore', 'http', 'hypopg',
-        'index_advisor', 'insert_username', 'intarray', 'isn', 'ltree', 'moddatetime', 'orioledb', 'pg_cron', 'pg_graphql',
-        'pg_hashids', 'pg_jsonschema', 'pg_net', 'pg_partman', 'pg_repack', 'pg_stat_monitor', 'pg_stat_statements', 'pg_tle',
-        'pg_trgm', 'pg_walinspect', 'pgaudit', 'pgcrypto', 'pgjwt', 'pg_prewarm', 'pgmq', 'pgroonga', 'pgroonga_database',
-        'pgrouting', 'pgrowlocks', 'pgstattuple', 'pgsodium', 'pgtap', 'plcoffee', 'pljava', 'plls', 'plpgsql',
-        'plpgsql_check', 'plv8', 'postgis', 'postgis_raster', 'postgis_sfcgal', 'postgis_tiger_geocoder',
-        'postgis_topology', 'postgres_fdw', 'refint', 'rum', 'seg', 'sslinfo', 'supabase_vault', 'supautils', 'tablefunc',
-        'tcn', 'timescaledb', 'tsm_system_rows', 'tsm_system_time', 'unaccent', 'uuid-ossp', 'vector', 'wrappers']);
-end
-$$;
-
-create or replace function extensions.standin_privileged_extensions_return() returns event_trigger
-language plpgsql security definer set search_path = '' as $$
-declare
-  v_role text := nullif(current_setting('tidesync.standin_superuser_lent_to', true), '');
-  v_ext record;
-  v_member record;
-  v_kind text;
-  v_grant record;
-begin
-  if v_role is null then
-    return;
-  end if;
-  for v_ext in
-    select c.objid, e.extname
-      from pg_catalog.pg_event_trigger_ddl_commands() c join pg_catalog.pg_extension e on e.oid = c.objid
-     where c.object_type = 'extension'
-  loop
-    -- Its objects, as if the superuser (this function's owner) had created them.
-    -- Tables first: a sequence a table owns follows it (and cannot be given on its own).
-    for v_member in
-      select i.type, i.identity, d.classid, d.objid
-        from pg_catalog.pg_depend d, pg_catalog.pg_identify_object(d.classid, d.objid, 0) i
-       where d.refclassid = 'pg_catalog.pg_extension'::pg_catalog.regclass and d.refobjid = v_ext.objid and d.deptype = 'e'
-       order by i.type <> 'table'
-    loop
-      continue when v_member.classid = 'pg_catalog.pg_class'::pg_catalog.regclass
-                and (select pg_catalog.pg_get_userbyid(c.relowner) from pg_catalog.pg_class c where c.oid = v_member.objid) = current_user;
-      v_kind := case when v_member.type in ('function', 'procedure', 'aggregate', 'type', 'domain', 'table', 'view',
-                                            'materialized view', 'sequence', 'foreign table', 'server', 'schema', 'operator',
-                                            'operator class', 'operator family', 'text search dictionary',
-                                            'text search configuration', 'collation', 'conversion', 'language')
-                       then v_member.type
-                     when v_member.type = 'composite type' then 'type'
-                     when v_member.type = 'foreign-data wrapper' then 'foreign data wrapper' end;
-      if v_kind is not null then
-        execute pg_catalog.format('alter %s %s owner to %I', v_kind, v_member.identity, current_user);
-      end if;
-    end loop;
-    -- Its after-create script (ansible/files/postgresql_extension_custom_scripts/<name>/after-create.sql),
-    -- the migration role for postgres and this function's owner for supabase_admin.
-    if v_ext.extname = 'dblink' then
-      -- dblink_connect_u, which connects without dblink's password rule, for the superuser alone.
-      for v_grant in
-        select p.oid::pg_catalog.regprocedure as fn, a.grantee
-          from pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
-         where p.proname = 'dblink_connect_u' and a.grantee <> p.proowner
-      loop
-        execute pg_catalog.format('revoke all on function %s from %s', v_grant.fn,
-          case when v_grant.grantee = 0 then 'public' else v_grant.grantee::pg_catalog.regrole::text end);
-      end loop;
-    elsif v_ext.extname = 'postgres_fdw' then
-      -- postgres owns the wrapper (to own one, a role must be a superuser: it still is, on loan).
-      execute pg_catalog.format('alter foreign data wrapper postgres_fdw owner to %I', v_role);
-    elsif v_ext.extname = 'pg_cron' then
-      execute pg_catalog.format($script$
-        grant usage on schema cron to %1$I with grant option;
-        grant all on all functions in schema cron to %1$I with grant option;
-        alter default privileges for user %2$I in schema cron grant all on sequences to %1$I with grant option;
-        alter default privileges for user %2$I in schema cron grant all on tables to %1$I with grant option;
-        alter default privileges for user %2$I in schema cron grant all on functions to %1$I with grant option;
-        grant all privileges on all tables in schema cron to %1$I with grant option;
-        revoke all on table cron.job from %1$I;
-        grant select on table cron.job to %1$I with grant option;
-      $script$, v_role, current_user);
-    end if;
-  end loop;
-  execute pg_catalog.format('alter role %I nosuperuser', v_role);
-  perform pg_catalog.set_config('tidesync.standin_superuser_lent_to', '', true);
-end
-$$;
-
-revoke all on function extensions.standin_privileged_extensions_lend(), extensions.standin_privileged_extensions_return() from public;
+-- A short-lived version of this file lent SUPERUSER for those extensions: its event triggers go
+-- from the databases it set up.
 drop event trigger if exists standin_privileged_extensions_lend;
 drop event trigger if exists standin_privileged_extensions_return;
-create event trigger standin_privileged_extensions_lend on ddl_command_start
-  when tag in ('CREATE EXTENSION')
-  execute function extensions.standin_privileged_extensions_lend();
-create event trigger standin_privileged_extensions_return on ddl_command_end
-  when tag in ('CREATE EXTENSION')
-  execute function extensions.standin_privileged_extensions_return();
+drop function if exists extensions.standin_privileged_extensions_lend();
+drop function if exists extensions.standin_privileged_extensions_return();

@@ -224,8 +224,9 @@ $$;
 comment on function tests.function_callers(regprocedure) is 'The roles among anon, authenticated, public and service_role that may EXECUTE the function, sorted.';
 
 -- A second session of the test, over the server's own socket: a test holds a
--- lock in it, or commits there. dblink (created by the test: supautils lets
--- postgres create it on Supabase) connects without a password only for a
+-- lock in it, or commits there. dblink (created here when missing, in the
+-- test's transaction: supautils lets postgres create it on Supabase, the
+-- stand-in's migration role may not) connects without a password only for a
 -- superuser; `supabase test db` runs as postgres, which is none, so the test
 -- skips what needs the second session when this answers why it is refused.
 -- Security invoker: dblink's rule applies to the test's own role.
@@ -238,6 +239,7 @@ as $$
 declare
   socket text := '';
 begin
+  create extension if not exists dblink with schema extensions;
   -- The server's own socket; a role without pg_read_all_settings lets libpq pick its default.
   begin
     socket := pg_catalog.format('host=%s ', pg_catalog.split_part(pg_catalog.current_setting('unix_socket_directories'), ',', 1));
@@ -251,7 +253,7 @@ exception when others then
   return pg_catalog.format('no second session for %s: %s (%s)', current_user, sqlerrm, sqlstate);
 end
 $$;
-comment on function tests.open_second_session(text) is 'Opens the dblink connection `name` to this database as the current role (dblink must exist); null when opened, else why not (a non-superuser needs a password).';
+comment on function tests.open_second_session(text) is 'Opens the dblink connection `name` to this database as the current role (creating dblink if missing); null when opened, else why not (a non-superuser needs a password, and may not create dblink outside Supabase).';
 
 select plan(11);
 select has_function('tests', 'create_supabase_user', array['text', 'text'], 'tests.create_supabase_user(identifier, email) exists');

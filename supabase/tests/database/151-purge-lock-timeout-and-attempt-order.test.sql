@@ -37,7 +37,6 @@ values ((select held from ids), '1999-12-25', '2000-01-01 00:00:00+00'),
 -- open one (tests.open_second_session: `supabase test db` on Supabase), the
 -- lock wait goes unchecked: the hook refuses the first account instead, so
 -- that it too is tried and kept, the next one purged, for what follows.
-create extension dblink with schema extensions;
 select set_config('tests.no_second_session', coalesce(tests.open_second_session('purge151_holder'), ''), true) = '' as second_session \gset
 do $$
 begin

@@ -212,7 +212,6 @@ select cmp_ok((select purged_txid from app_private.sync_horizon), '<', pg_snapsh
 -- role may not open one (tests.open_second_session: `supabase test db` on
 -- Supabase), this is skipped.
 select tests.clear_authentication();
-create extension dblink with schema extensions;
 select set_config('tests.no_second_session', coalesce(tests.open_second_session('retention_writer'), ''), true) = '' as second_session \gset
 \if :second_session
 select from extensions.dblink_exec('retention_writer', $$
