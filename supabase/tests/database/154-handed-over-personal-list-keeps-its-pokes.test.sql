@@ -7,9 +7,9 @@
 -- member, whose topic nobody may join: the one deleted with its user (pgTAP
 -- 171), or a handed-over one deleted later, whose members are told on their
 -- own topics.
--- Migration 20261128009000.
+-- Migrations 20261128009000 (later writes), 20261128009300 (the hand-over itself).
 begin;
-select plan(6);
+select plan(9);
 
 select from tests.create_supabase_user('hop_owner');
 select from tests.create_supabase_user('hop_editor');
@@ -39,10 +39,15 @@ insert into public.list_members (list_id, user_id, role) values
 select tests.authenticate_as('hop_owner');
 select from app_private.request_account_deletion(7);
 select tests.clear_authentication();
+select pg_temp.start_transaction();
 select from set_config('role', (select nspowner::regrole::text from pg_namespace where nspname = 'app_private'), true);
 select results_eq($$ select users_deleted, lists_handed_over from app_private.run_account_deletions(now() + interval '8 days') $$,
   $$ values (1, 1) $$, 'the purge deletes the owner and hands their shared personal list over');
 select tests.clear_authentication();
+select is(pg_temp.pokes_on('tidesync:scope:' || (select id from ids where name = 'hop_owner')), 1,
+  'the hand-over pokes the list''s topic: its members learn of their new owner (migration 20261128009300)');
+select is(pg_temp.pokes_on('tidesync:user:' || (select id from ids where name = 'hop_owner')), 0,
+  'while nothing is left on the deleted user''s own topic');
 
 select pg_temp.start_transaction();
 select tests.authenticate_as('hop_editor');
@@ -58,7 +63,10 @@ select tests.clear_authentication();
 -- ------------------------------------------------------------ deleted by an operator (`delete from auth.users`)
 insert into public.list_members (list_id, user_id, role) values
   ((select id from ids where name = 'hop_dropped'), tests.get_supabase_uid('hop_heir'), 'viewer');
+select pg_temp.start_transaction();
 delete from auth.users where id = (select id from ids where name = 'hop_dropped');
+select is(pg_temp.pokes_on('tidesync:scope:' || (select id from ids where name = 'hop_dropped')), 1,
+  'an operator''s delete that hands the list over pokes its topic too');
 select pg_temp.start_transaction();
 select tests.authenticate_as('hop_heir');
 insert into public.tasks (list_id, title) select id, 'after the operator''s delete' from ids where name = 'hop_dropped';
