@@ -1748,10 +1748,14 @@ AS $function$
 declare
   v_handed integer;
 begin
+  -- Users the statement has deleted already (no auth.users row: a bulk delete
+  -- runs this before each row's delete and after its cascade) are leaving
+  -- too: never a successor, never an owner who keeps the list.
   -- Nobody who could take a list over (a user who shares none): no UPDATE at
   -- all, whose statement triggers would run even for no row.
   if not exists (select 1 from public.list_members m
-                  where m.list_id = any (p_lists) and m.user_id is distinct from p_leaving and m.role <> 'owner') then
+                  where m.list_id = any (p_lists) and m.user_id is distinct from p_leaving and m.role <> 'owner'
+                    and exists (select 1 from auth.users u where u.id = m.user_id)) then
     return 0;
   end if;
   -- Each of p_lists left with no owner who can sign in but p_leaving (null:
@@ -1763,11 +1767,13 @@ begin
   with owner_less as (
     select l.id as list_id,
            exists (select 1 from public.list_members o
-                    where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving) as has_owner
+                    where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving
+                      and exists (select 1 from auth.users u where u.id = o.user_id)) as has_owner
       from public.lists l
      where l.id = any (p_lists)
        and not exists (select 1 from public.list_members o
                         where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving
+                          and exists (select 1 from auth.users u where u.id = o.user_id)
                           and not app_private.cannot_sign_in(o.user_id))
   ), successor as (
     select distinct on (m.list_id) m.list_id, m.user_id, s.has_owner,
@@ -1775,6 +1781,7 @@ begin
       from public.list_members m
       join owner_less s on s.list_id = m.list_id
      where m.user_id is distinct from p_leaving and m.role <> 'owner'
+       and exists (select 1 from auth.users u where u.id = m.user_id)
      order by m.list_id,
               shut_out,
               exists (select 1 from app_private.account_deletion_requests r where r.user_id = m.user_id),
@@ -1791,7 +1798,7 @@ begin
   return v_handed;
 end;
 $function$;
-comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner who can sign in (app_private.cannot_sign_in: soft-deleted and banned owners do not count) but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members who cannot sign in last and only when the list has no owner at all). Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
+comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner who can sign in (app_private.cannot_sign_in: soft-deleted and banned owners do not count) but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members who cannot sign in last and only when the list has no owner at all). Members whose auth.users row is gone (deleted by the same statement, their memberships going in its cascade) are leaving too: neither successors nor owners who keep a list. Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
 revoke execute on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) from public;
 
 -- function app_private.pass_lost_members_rows_to_owner()
