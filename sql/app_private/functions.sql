@@ -535,18 +535,21 @@ begin
   -- The deleted users' topics as one set first: a join of the messages with
   -- the deleted rows compared every message with every deleted user
   -- (deleting 3,000 users in one statement: 3.7 s in this trigger alone).
-  -- A personal list some other member keeps (handed over) keeps its pokes.
+  -- A personal list some other member keeps (handed over) keeps its pokes,
+  -- if that member can sign in (and so join the topic): not one kept only by
+  -- soft-deleted or banned members.
   delete from realtime.messages m
    where m.topic in (select 'tidesync:user:' || o.id::text from old_rows o
                      union all
                      select 'tidesync:scope:' || o.id::text from old_rows o
                       where not exists (select 1 from public.list_members lm
                                          where lm.list_id = o.id
-                                           and lm.user_id not in (select d.id from old_rows d)));
+                                           and lm.user_id not in (select d.id from old_rows d)
+                                           and not app_private.cannot_sign_in(lm.user_id)));
   return null;
 end;
 $function$;
-comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user: their user topic, and their personal list''s topic unless another member keeps that list (handed over: its members are poked of the hand-over). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role, and it reads every membership of the list.';
+comment on function app_private.forget_pokes_of_deleted_users() is 'Trigger (after delete on auth.users, per statement): deletes the Realtime pokes whose topic names a deleted user: their user topic, and their personal list''s topic unless another member who can sign in keeps that list (handed over: its members are poked of the hand-over; app_private.cannot_sign_in: not a soft-deleted or banned one). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role, and it reads every membership of the list.';
 revoke execute on function app_private.forget_pokes_of_deleted_users() from public;
 
 -- function app_private.forget_purged_installations()
@@ -1750,7 +1753,10 @@ declare
 begin
   -- Users the statement has deleted already (no auth.users row: a bulk delete
   -- runs this before each row's delete and after its cascade) are leaving
-  -- too: never a successor, never an owner who keeps the list.
+  -- too: never a successor. An owner among them still keeps the list until the
+  -- cascade removes their membership, so each row's hand-over does not pass it
+  -- on again (once per deleted member: cubic); the pass after the cascade
+  -- (keep_a_list_owner) hands it over once, to a member who stays.
   -- Nobody who could take a list over (a user who shares none): no UPDATE at
   -- all, whose statement triggers would run even for no row.
   if not exists (select 1 from public.list_members m
@@ -1767,13 +1773,11 @@ begin
   with owner_less as (
     select l.id as list_id,
            exists (select 1 from public.list_members o
-                    where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving
-                      and exists (select 1 from auth.users u where u.id = o.user_id)) as has_owner
+                    where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving) as has_owner
       from public.lists l
      where l.id = any (p_lists)
        and not exists (select 1 from public.list_members o
                         where o.list_id = l.id and o.role = 'owner' and o.user_id is distinct from p_leaving
-                          and exists (select 1 from auth.users u where u.id = o.user_id)
                           and not app_private.cannot_sign_in(o.user_id))
   ), successor as (
     select distinct on (m.list_id) m.list_id, m.user_id, s.has_owner,
@@ -1798,7 +1802,7 @@ begin
   return v_handed;
 end;
 $function$;
-comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner who can sign in (app_private.cannot_sign_in: soft-deleted and banned owners do not count) but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members who cannot sign in last and only when the list has no owner at all). Members whose auth.users row is gone (deleted by the same statement, their memberships going in its cascade) are leaving too: neither successors nor owners who keep a list. Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
+comment on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) is 'The succession order of a list''s ownership, in one place: each of p_lists left with no owner who can sign in (app_private.cannot_sign_in: soft-deleted and banned owners do not count) but p_leaving (null: none) and with another member gets one new owner (the longest-standing editor, else viewer; members with no pending deletion first, members who cannot sign in last and only when the list has no owner at all). Members whose auth.users row is gone (deleted by the same statement, their memberships going in its cascade) are never successors; an owner among them keeps the list until the cascade, after which keep_a_list_owner hands it over once. Returns how many lists changed hands. The caller locks the lists. Not callable by any API role.';
 revoke execute on function app_private.pass_lists_to_successors(p_lists uuid[], p_leaving uuid) from public;
 
 -- function app_private.pass_lost_members_rows_to_owner()

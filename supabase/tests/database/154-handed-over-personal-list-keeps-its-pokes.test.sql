@@ -9,7 +9,7 @@
 -- own topics.
 -- Migrations 20261128009000 (later writes), 20261128009300 (the hand-over itself).
 begin;
-select plan(9);
+select plan(11);
 
 select from tests.create_supabase_user('hop_owner');
 select from tests.create_supabase_user('hop_editor');
@@ -83,6 +83,22 @@ select is((select count(*)::integer from realtime.messages m, ids i where i.name
   'once the list is gone, no poke names the deleted user''s id: nobody may join its topic any more');
 select is(pg_temp.pokes_on('tidesync:user:' || (select id from ids where name = 'hop_viewer')), 1,
   'its viewer learns of the delete on their own topic');
+
+-- ------------------------------------------------------------ kept only by a member who can never sign in
+-- The only other member was soft-deleted (auth.admin.deleteUser(id, true): deleted_at set,
+-- sessions deleted); the list passes to them, and nobody may join its topic (migration 20261128009610).
+select from tests.create_supabase_user('hop_alone');
+select from tests.create_supabase_user('hop_soft');
+insert into ids values ('hop_alone', tests.get_supabase_uid('hop_alone'));
+insert into public.list_members (list_id, user_id, role) values (tests.get_supabase_uid('hop_alone'), tests.get_supabase_uid('hop_soft'), 'editor');
+update auth.users set deleted_at = now() where id = tests.get_supabase_uid('hop_soft');
+delete from auth.sessions where user_id = tests.get_supabase_uid('hop_soft');
+select pg_temp.start_transaction();
+delete from auth.users where id = (select id from ids where name = 'hop_alone');
+select results_eq($$ select role from public.list_members where list_id = (select id from ids where name = 'hop_alone') $$,
+  $$ values ('owner') $$, 'a list whose only other member was soft-deleted passes to them');
+select is((select count(*)::integer from realtime.messages m, ids i where i.name = 'hop_alone' and m.topic like '%' || i.id::text || '%'), 0,
+  'and keeps no poke naming the deleted user: nobody can join its topic');
 
 select * from finish();
 rollback;

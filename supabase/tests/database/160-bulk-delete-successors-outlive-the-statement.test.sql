@@ -10,7 +10,7 @@
 -- The account purge deletes one account per statement: two such accounts due
 -- in one run go too. Migration 20261128009400.
 begin;
-select plan(14);
+select plan(17);
 
 -- Users with ids of our choosing: the deletes below go in id order (the
 -- primary key's), so each case says whose row goes first.
@@ -114,6 +114,36 @@ select results_eq($$ select user_id, role from public.list_members where list_id
   'A''s list passes to the member with no deletion pending');
 select is_empty($$ select 1 from public.lists where id = pg_temp.uid('pu_b') $$,
   'B''s list, whose other member was purged first, goes with B');
+
+-- ------------------------------------------------------------ a team deleted in one statement: the list changes hands once or twice, not once per member
+-- A list owned by its first user, 200 more joined in turn as editors, one viewer who stays; all
+-- but the viewer deleted in one statement, in join order (migration 20261128009600: under
+-- 009400 each member's own hand-over passed the list on again, which read every membership:
+-- cubic, 400 users 10-17 s).
+create table public.tidesync_test_owner_changes (list_id uuid, user_id uuid);
+create function public.tidesync_test_count_owner_change() returns trigger language plpgsql security definer set search_path = '' as $f$
+begin
+  insert into public.tidesync_test_owner_changes values (new.list_id, new.user_id);
+  return null;
+end $f$;
+create trigger tidesync_test_owner_change after update on public.list_members
+  for each row when (new.role = 'owner' and old.role is distinct from 'owner')
+  execute function public.tidesync_test_count_owner_change();
+select pg_temp.user_('team_' || lpad(i::text, 3, '0'), ('e1600000-0000-4000-8000-00000000' || lpad((1000 + i)::text, 4, '0'))::uuid)
+  from generate_series(0, 200) i;
+select pg_temp.user_('team_stays', 'e1600000-0000-4000-8000-000000009999');
+insert into public.lists (id, title, created_by) values ('e1600000-0000-4000-8000-00000000aaaa', 'team', pg_temp.uid('team_000'));
+insert into public.list_members (list_id, user_id, role, created_at)
+select 'e1600000-0000-4000-8000-00000000aaaa', pg_temp.uid('team_' || lpad(i::text, 3, '0')), 'editor', '2026-01-01'::timestamptz + i * interval '1 minute'
+  from generate_series(1, 200) i;
+insert into public.list_members (list_id, user_id, role, created_at)
+values ('e1600000-0000-4000-8000-00000000aaaa', pg_temp.uid('team_stays'), 'viewer', '2027-01-01');
+select lives_ok($$ delete from auth.users where id in (select id from ids where name like 'team_%' and name <> 'team_stays') $$,
+  'the owner and 200 members of a team list are deleted in one statement');
+select results_eq($$ select user_id, role from public.list_members where list_id = 'e1600000-0000-4000-8000-00000000aaaa' $$,
+  $$ values (pg_temp.uid('team_stays'), 'owner') $$, 'the team list passes to the member who stays');
+select cmp_ok((select count(*)::integer from public.tidesync_test_owner_changes where list_id = 'e1600000-0000-4000-8000-00000000aaaa'), '<=', 2,
+  'changing hands at most twice (the first hand-over, then the one after the cascade), not once per deleted member');
 
 select * from finish();
 rollback;
