@@ -54,6 +54,11 @@
 //   value, authenticated may not use (the project's own habit is `revoke all on function`):
 //   every create that leaves the column out was refused FORBIDDEN "you may not make this change"
 //   (42501 "permission denied for function …"), while a create that sent it worked;
+// * a scope column that is no foreign key to a synced table (the common Supabase table's
+//   `user_id uuid not null references auth.users`, made syncable by its user_id: enable_sync
+//   takes any not-null uuid column): sync lists a row to the members of its scope, and a user, or
+//   a table not synced, has none. It was refused alone, before the other checks ran, with no
+//   statement nor a way on (an adopting developer's review);
 // * the scope column's foreign key without `on delete cascade` (`references public.lists (id)`
 //   alone is `no action`): a list with rows in it could not be deleted, so the account purge
 //   failed 23503 on every run and a push's delete of such a list was refused.
@@ -164,6 +169,69 @@ export async function refuseDefaultsAuthenticatedCannotRun(sql: postgres.Sql): P
       `writer, so ${refused} (a push's op FORBIDDEN "you may not make this change to this record", a supabase-js write 42501 ` +
       `"permission denied for ${sequence ? "sequence" : "function"} …"). In a migration, ${grant}, or make the ${generated ? "expression" : "default"} ` +
       `one authenticated may run (docs/security-model.md, "Making a new table syncable", step 2).`;
+  }).join("\n"));
+}
+
+/** The statements that scope `table`, kept by `column` (a user's id), by each user's personal list: docs/sync.md, "A table each user keeps to themselves". */
+function personalListStatements(table: string, column: string): string[] {
+  return [
+    `select app_private.disable_sync('${table}');`,
+    `alter table ${table} add column list_id uuid references public.lists (id) on delete cascade;`,
+    `update ${table} t set list_id = t.${column} where exists (select 1 from public.list_members m where m.list_id = t.${column} ` +
+    `and m.user_id = t.${column} and m.role = 'owner');`,
+    `alter table ${table} alter column list_id set default auth.uid(), alter column list_id set not null;`,
+    `-- grants without list_id, policies by the caller's role in the row's list and step 3's recheck triggers, as docs/sync.md's recipe`,
+    `select app_private.enable_sync('${table}', 'list_id');`,
+  ];
+}
+
+/**
+ * Throws, naming every such table, what its scope column references and how to scope it, when a
+ * synced table's scope column (not `id`) is no foreign key of its own to a synced table: sync
+ * lists a row to the members of its scope, which only a scope table's membership table names.
+ */
+export async function refuseScopeColumnsWithoutScopeTable(sql: postgres.Sql): Promise<void> {
+  const columns = await sql<{ table_name: string; scope_column: string; referenced: string | null }[]>`
+    select format('%I.%I', n.nspname, c.relname) as table_name, t.scope_column::text as scope_column,
+           (select format('%I.%I', rn.nspname, rc.relname)
+              from pg_catalog.pg_constraint f
+              join pg_catalog.pg_class rc on rc.oid = f.confrelid
+              join pg_catalog.pg_namespace rn on rn.oid = rc.relnamespace
+             where f.conrelid = t.relation and f.contype = 'f' and f.conkey = array[a.attnum]
+             order by f.conname limit 1) as referenced
+      from app_private.sync_tables t
+      join pg_catalog.pg_class c on c.oid = t.relation
+      join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attname = t.scope_column
+     where t.scope_column <> 'id'
+       -- the scope column's key to a synced table, as readSyncCollections finds its scope collection
+       and not exists (select 1 from pg_catalog.pg_constraint f
+                         join app_private.sync_tables s on s.relation = f.confrelid
+                        where f.conrelid = t.relation and f.contype = 'f' and f.conkey = array[a.attnum])
+     order by 1`;
+  if (columns.length === 0) return;
+  throw new SyncTableRefusal(columns.map(({ table_name: table, scope_column: column, referenced }) => {
+    const what = referenced === null ? `is no foreign key` : `references ${referenced}, not a synced scope table`;
+    const why = `so no device would get its rows: sync lists a row to the members of its scope (a list of public.lists, or a row ` +
+      `of a table synced with enable_sync(…, 'id') and a membership table), and ${
+        referenced === null ? "it cannot tell which scope a row is in" : `${referenced} ${referenced === "auth.users" ? "is no scope" : "is not synced"}`
+      }. `;
+    const scopeTable = `give it a scope table of its own with a membership table (docs/security-model.md, "Making a new table ` +
+      `syncable", step 4)`;
+    if (referenced === "auth.users") {
+      return `${table}: its scope column ${column} ${what}, ${why}For rows each user keeps to themselves, scope them by the ` +
+        `user's personal list (a list whose id is the user's id, which they own), in a new migration:\n` +
+        personalListStatements(table, column).map((s) => `  ${s}`).join("\n") +
+        `\n(docs/sync.md, "A table each user keeps to themselves", says what each does and which rows it cannot place). ` +
+        `Or ${scopeTable}.`;
+    }
+    if (referenced === null) {
+      return `${table}: its scope column ${column} ${what}, ${why}Add its key to the scope table in a migration: alter table ${table} ` +
+        `add foreign key (${column}) references public.lists (id) on delete cascade (a list's rows), or ${scopeTable}.`;
+    }
+    return `${table}: its scope column ${column} ${what}, ${why}Make ${referenced} a scope table in a migration: select ` +
+      `app_private.enable_sync('${referenced}', 'id'), with a membership table (docs/security-model.md, "Making a new table ` +
+      `syncable", step 4), or scope the rows by a list (a list_id column: docs/sync.md, "Making a table syncable").`;
   }).join("\n"));
 }
 

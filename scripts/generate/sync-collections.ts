@@ -14,6 +14,7 @@ import {
   refuseDefaultsAuthenticatedCannotRun,
   refuseMissingDeleteGrants,
   refuseMissingIdGrants,
+  refuseScopeColumnsWithoutScopeTable,
   refuseScopeKeysWithoutCascade,
   refuseTablesWithoutRowSecurity,
   refuseTooManyCollections,
@@ -21,7 +22,6 @@ import {
   refuseUnreadableTables,
   refuseUnrecheckedListWrites,
   refuseWritableOwnerColumns,
-  SyncTableRefusal,
 } from "./sync-collection-checks.ts";
 import { readMembershipColumns, readOwnerColumns } from "./sync-collection-owners.ts";
 
@@ -144,6 +144,7 @@ export async function readSyncCollections(
   await refuseAll([
     () => refuseTablesWithoutRowSecurity(sql),
     () => refuseUnreadableTables(sql),
+    () => refuseScopeColumnsWithoutScopeTable(sql),
     () => refuseScopeKeysWithoutCascade(sql),
     () => refuseDefaultsAuthenticatedCannotRun(sql),
     () => refuseWritableOwnerColumns(sql, owners),
@@ -242,14 +243,12 @@ export async function readSyncCollections(
   for (const row of columns) {
     let collection = collections.get(row.collection);
     if (!collection) {
-      if (!row.scope_collection) {
-        throw new SyncTableRefusal(`${row.table_name}.${row.scope_column}: a scope column must reference a synced scope table by foreign key`);
-      }
       collection = {
         name: row.collection,
         table: row.table_name,
         scope_column: row.scope_column,
-        scope_collection: row.scope_collection,
+        // (refuseScopeColumnsWithoutScopeTable refused a table without one)
+        scope_collection: row.scope_collection!,
         fields: [],
         constraints: {},
         owner_column: null,
