@@ -306,7 +306,7 @@ async function seedStaysOutOfRealDatabases(report: Report): Promise<void> {
  * every migration leaves: Supabase Auth's tables are not ours) is not new: db:setup loads no seed and says why.
  * It seeded and ended with status 1 (tasks_list_id_fkey: the users' personal lists came from a signup trigger
  * the kept users never met). The migrations give them what signup gives, as any user from before them (their
- * profile, 20261122020100; their personal list, 20261128009500), so asked with --seed, it loads.
+ * profile, 20261122020100; their personal list, 20261128009700), so asked with --seed, it loads.
  */
 async function seedAfterEveryRollback(report: Report): Promise<void> {
   const name = "db:setup after every migration was rolled back loads no seed (auth.users has users) and gives the kept users their personal lists; --seed loads it whole";

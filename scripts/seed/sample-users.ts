@@ -44,7 +44,7 @@ export async function sampleUsersSql(): Promise<string> {
   }
   // Supabase Auth's users outlive a rollback of every migration: sample users kept through one got what
   // signup gives from the migrations, as any user from before them (their profile, 20261122020100; their
-  // personal list, 20261128009500). A personal list deleted since comes back like any sample row, from
+  // personal list, 20261128009700). A personal list deleted since comes back like any sample row, from
   // what signup calls (a sample task is in Bob's).
   const ids = fixture.users.map((u) => sqlLiteral(u.id)).join(", ");
   lines.push(

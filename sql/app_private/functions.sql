@@ -247,7 +247,7 @@ AS $function$
        and not exists (select 1 from app_private.sync_changes c where c.scope_id = u.id)
      order by u.id))
 $function$;
-comment on function app_private.create_personal_lists_of_earlier_users() is 'Gives the users created before public.lists was made syncable (app_private.sync_tables; the sign-up trigger came with it, so they never met it) the personal list a sign-up gives (app_private.create_personal_lists), unless a list has their id or had it (its sync history is kept): theirs, another user''s, or one deleted. Run by migration 20261128009500; run again, it creates only what is missing and changes nothing else. Returns how many lists it created. For the database owner: no API role may call it.';
+comment on function app_private.create_personal_lists_of_earlier_users() is 'Gives the users created before public.lists was made syncable (app_private.sync_tables; the sign-up trigger came with it, so they never met it) the personal list a sign-up gives (app_private.create_personal_lists), unless a list has their id or had it (its sync history is kept): theirs, another user''s, or one deleted. Run by migration 20261128009700; run again, it creates only what is missing and changes nothing else. Returns how many lists it created. For the database owner: no API role may call it.';
 revoke execute on function app_private.create_personal_lists_of_earlier_users() from public;
 
 -- function app_private.create_profile_for_new_user()

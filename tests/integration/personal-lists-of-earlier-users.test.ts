@@ -1,5 +1,5 @@
 // A user who signed up before tidesync was installed gets their personal list when migration
-// 20261128009500 runs (app_private.create_personal_lists_of_earlier_users(), run here again as the
+// 20261128009700 runs (app_private.create_personal_lists_of_earlier_users(), run here again as the
 // migration ran it, as the owner): README's push of a task into list_id = their user id applies, and their
 // first full sync lists the list as a sign-up's. Before, only their profile was backfilled: the push
 // answered NOT_FOUND. The rules (who gets one, who is left as they are): pgTAP 161.

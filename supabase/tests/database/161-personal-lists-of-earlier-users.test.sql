@@ -1,6 +1,6 @@
 -- Users who signed up before tidesync's migrations (never met the sign-up
 -- trigger on_auth_user_created_create_personal_list) get their personal list
--- when migration 20261128009500 runs: exactly what a sign-up gives (the list,
+-- when migration 20261128009700 runs: exactly what a sign-up gives (the list,
 -- their owner membership, the sync state a pull reads), through the function
 -- the sign-up trigger calls too. It ran before this file, so the file makes
 -- such users (their auth.users rows written with the triggers off, created

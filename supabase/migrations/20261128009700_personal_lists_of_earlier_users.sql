@@ -29,7 +29,7 @@
 -- too, all in the migration's transaction.
 -- pgTAP 161-personal-lists-of-earlier-users;
 -- tests/integration/personal-lists-of-earlier-users.test.ts.
--- Down step: supabase/rollbacks/20261128009500_personal_lists_of_earlier_users.down.sql
+-- Down step: supabase/rollbacks/20261128009700_personal_lists_of_earlier_users.down.sql
 
 create function app_private.create_personal_lists(p_user_ids uuid[])
 returns integer
@@ -98,7 +98,7 @@ as $$
      order by u.id))
 $$;
 comment on function app_private.create_personal_lists_of_earlier_users() is
-  'Gives the users created before public.lists was made syncable (app_private.sync_tables; the sign-up trigger came with it, so they never met it) the personal list a sign-up gives (app_private.create_personal_lists), unless a list has their id or had it (its sync history is kept): theirs, another user''s, or one deleted. Run by migration 20261128009500; run again, it creates only what is missing and changes nothing else. Returns how many lists it created. For the database owner: no API role may call it.';
+  'Gives the users created before public.lists was made syncable (app_private.sync_tables; the sign-up trigger came with it, so they never met it) the personal list a sign-up gives (app_private.create_personal_lists), unless a list has their id or had it (its sync history is kept): theirs, another user''s, or one deleted. Run by migration 20261128009700; run again, it creates only what is missing and changes nothing else. Returns how many lists it created. For the database owner: no API role may call it.';
 revoke all on function app_private.create_personal_lists_of_earlier_users() from public, anon, authenticated, service_role;
 
 select app_private.create_personal_lists_of_earlier_users();

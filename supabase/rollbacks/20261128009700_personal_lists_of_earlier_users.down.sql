@@ -1,4 +1,4 @@
--- Down step of 20261128009500_personal_lists_of_earlier_users.sql:
+-- Down step of 20261128009700_personal_lists_of_earlier_users.sql:
 -- create_personal_list_for_new_user() as
 -- 20261128004650_deleted_user_ids_stay_reserved.sql made it (its own insert,
 -- the same list), with its comment; the two functions go. The personal lists
