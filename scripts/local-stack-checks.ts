@@ -304,11 +304,12 @@ async function seedStaysOutOfRealDatabases(report: Report): Promise<void> {
 /**
  * A stand-in whose auth.users still has the sample users when no migration is recorded (what rolling back
  * every migration leaves: Supabase Auth's tables are not ours) is not new: db:setup loads no seed and says why.
- * It seeded and ended with status 1 (tasks_list_id_fkey: the users' personal lists come from a signup trigger
- * the kept users never met). Asked with --seed, the seed gives them what signup gives, then loads.
+ * It seeded and ended with status 1 (tasks_list_id_fkey: the users' personal lists came from a signup trigger
+ * the kept users never met). The migrations give them what signup gives, as any user from before them (their
+ * profile, 20261122020100; their personal list, 20261128009700), so asked with --seed, it loads.
  */
 async function seedAfterEveryRollback(report: Report): Promise<void> {
-  const name = "db:setup after every migration was rolled back loads no seed (auth.users has users); --seed loads it whole";
+  const name = "db:setup after every migration was rolled back loads no seed (auth.users has users) and gives the kept users their personal lists; --seed loads it whole";
   try {
     await withStandinDatabase("tidesync_rolledback", async (admin) => {
       await insertAuthUser(admin, ALICE.sub, { email: "alice@sample.tidesync.dev" });
@@ -316,12 +317,15 @@ async function seedAfterEveryRollback(report: Report): Promise<void> {
     }, async (ownerUrl, admin) => {
       const plain = await npmRun("db:setup", ownerUrl);
       const before = await sampleFootprint(admin);
+      const [personal] = await admin<{ n: number }[]>`
+        select count(*)::int as n from public.lists l join public.list_members m on m.list_id = l.id and m.user_id = l.id and m.role = 'owner'
+         where l.id in (${ALICE.sub}, ${BOB}) and l.created_by = l.id`;
       const asked = await npmRun("db:setup", ownerUrl, ["--seed"]);
       const after = await sampleFootprint(admin);
       const [bobsOwn] = await admin<{ n: number }[]>`select count(*)::int as n from public.tasks where list_id = ${BOB}`;
-      report(plain.code === 0 && before.tasks === 0 && /sample seed not loaded: auth\.users already has 2 users.*--seed/.test(plain.stdout) &&
+      report(plain.code === 0 && before.tasks === 0 && personal.n === 2 && /sample seed not loaded: auth\.users already has 2 users.*--seed/.test(plain.stdout) &&
         asked.code === 0 && /sample seed loaded/.test(asked.stdout) && after.tasks > 0 && after.everyoneGroups === 1 && bobsOwn.n === 1,
-        name, `${JSON.stringify({ before, after, bobsOwn })}\nstatus ${plain.code}\n${plain.stdout}${plain.stderr}\n--seed: status ${asked.code}\n${asked.stdout}${asked.stderr}`);
+        name, `${JSON.stringify({ before, personalLists: personal.n, after, bobsOwn })}\nstatus ${plain.code}\n${plain.stdout}${plain.stderr}\n--seed: status ${asked.code}\n${asked.stdout}${asked.stderr}`);
     });
   } catch (error) {
     report(false, name, (error as Error).stack ?? String(error));

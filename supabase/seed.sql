@@ -21,12 +21,8 @@ on conflict (id) do nothing;
 insert into auth.sessions (id, user_id, aal, created_at, updated_at, user_agent)
 values ('00000000-0000-4000-8000-0000000005b0', '00000000-0000-4000-8000-000000000b0b', 'aal1', '2026-01-01T09:00:00Z', '2026-01-01T09:00:00Z', 'sample session (tidesync seed)')
 on conflict (id) do nothing;
--- Sample users that were in auth.users before the schema (kept through a rollback) get what signup gives.
-insert into public.lists (id, title, created_by) select u.id, 'Personal', u.id from auth.users u where u.id in ('00000000-0000-4000-8000-00000000a11c', '00000000-0000-4000-8000-000000000b0b')
-on conflict (id) do nothing;
-insert into public.profiles (id, display_name, created_at, updated_at)
-select u.id, app_private.display_name_from_user_metadata(u.raw_user_meta_data), coalesce(u.created_at, now()), coalesce(u.created_at, now()) from auth.users u where u.id in ('00000000-0000-4000-8000-00000000a11c', '00000000-0000-4000-8000-000000000b0b')
-on conflict (id) do nothing;
+-- A sample user's personal list deleted since comes back, as a sign-up gives it.
+select app_private.create_personal_lists(array['00000000-0000-4000-8000-00000000a11c', '00000000-0000-4000-8000-000000000b0b']::uuid[]);
 
 -- Sample to-do app (fixtures/sample-todo.json). SAMPLE DATA: lists, members and tasks of the sample users.
 -- The sync triggers record every row; a list's creator becomes its owner.

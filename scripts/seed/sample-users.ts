@@ -42,18 +42,14 @@ export async function sampleUsersSql(): Promise<string> {
       `on conflict (id) do nothing;`,
     );
   }
-  // Supabase Auth's users outlive a rollback of every migration: a sample user
-  // already in auth.users missed what signup's triggers give a new one, its
-  // personal list (app_private.create_personal_list_for_new_user) and profile
-  // (app_private.create_profile_for_new_user), which the rows below need.
+  // Supabase Auth's users outlive a rollback of every migration: sample users kept through one got what
+  // signup gives from the migrations, as any user from before them (their profile, 20261122020100; their
+  // personal list, 20261128009700). A personal list deleted since comes back like any sample row, from
+  // what signup calls (a sample task is in Bob's).
   const ids = fixture.users.map((u) => sqlLiteral(u.id)).join(", ");
   lines.push(
-    "-- Sample users that were in auth.users before the schema (kept through a rollback) get what signup gives.",
-    `insert into public.lists (id, title, created_by) select u.id, 'Personal', u.id from auth.users u where u.id in (${ids})`,
-    `on conflict (id) do nothing;`,
-    `insert into public.profiles (id, display_name, created_at, updated_at)`,
-    `select u.id, app_private.display_name_from_user_metadata(u.raw_user_meta_data), coalesce(u.created_at, now()), coalesce(u.created_at, now()) from auth.users u where u.id in (${ids})`,
-    `on conflict (id) do nothing;`,
+    "-- A sample user's personal list deleted since comes back, as a sign-up gives it.",
+    `select app_private.create_personal_lists(array[${ids}]::uuid[]);`,
   );
   return lines.join("\n");
 }

@@ -188,12 +188,7 @@ CREATE OR REPLACE FUNCTION app_private.create_personal_list_for_new_user()
  SET search_path TO ''
 AS $function$
 begin
-  -- An account created again with a deleted user's id takes the id back.
-  delete from app_private.retired_user_ids r where r.user_id = new.id;
-  -- The personal list's id is the user's id: one per user, known without a lookup.
-  insert into public.lists (id, title, created_by) values (new.id, 'Personal', new.id)
-  on conflict (id) do nothing;
-  if not found then
+  if app_private.create_personal_lists(array[new.id]) = 0 then
     -- No user may create a list with another user's id, live or deleted, so
     -- such a list was handed over when an earlier account with this id was
     -- deleted (or written by the owner or the service role, bypassing the
@@ -207,8 +202,53 @@ begin
   return null;
 end;
 $function$;
-comment on function app_private.create_personal_list_for_new_user() is 'Trigger (after insert on auth.users): every user starts with a personal list (id = the user''s id), owned by them; an account created again with a deleted user''s id takes it back from app_private.retired_user_ids. A list with that id already there (handed over with an earlier account of the id) refuses the sign-up (23505 on lists_pkey).';
+comment on function app_private.create_personal_list_for_new_user() is 'Trigger (after insert on auth.users): every user starts with a personal list (id = the user''s id), owned by them (app_private.create_personal_lists); an account created again with a deleted user''s id takes it back from app_private.retired_user_ids. A list with that id already there (handed over with an earlier account of the id) refuses the sign-up (23505 on lists_pkey).';
 revoke execute on function app_private.create_personal_list_for_new_user() from public;
+
+-- function app_private.create_personal_lists(p_user_ids uuid[])
+CREATE OR REPLACE FUNCTION app_private.create_personal_lists(p_user_ids uuid[])
+ RETURNS integer
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_created uuid[];
+begin
+  -- The personal list's id is the user's id: one per user, known without a lookup.
+  -- Its insert's triggers make the user its owner and write its sync state.
+  with created as (
+    insert into public.lists (id, title, created_by)
+    select u.id, 'Personal', u.id from unnest(p_user_ids) as u(id)
+    on conflict (id) do nothing
+    returning id
+  )
+  select array_agg(c.id) into v_created from created c;
+  -- An account created again with a deleted user's id takes the id back.
+  delete from app_private.retired_user_ids r where r.user_id = any (v_created);
+  return coalesce(cardinality(v_created), 0);
+end;
+$function$;
+comment on function app_private.create_personal_lists(p_user_ids uuid[]) is 'What a sign-up gives these users: each one''s personal list (id = the user''s id, titled Personal, created by them; the insert''s triggers make them its owner and write its sync state), and their id back from app_private.retired_user_ids. An id a list has already is left to that list. Returns how many lists it created. Called by the sign-up trigger (create_personal_list_for_new_user) and for users from before it (create_personal_lists_of_earlier_users). SECURITY DEFINER: Supabase Auth''s role cannot write public.lists. No API role may call it.';
+revoke execute on function app_private.create_personal_lists(p_user_ids uuid[]) from public;
+
+-- function app_private.create_personal_lists_of_earlier_users()
+CREATE OR REPLACE FUNCTION app_private.create_personal_lists_of_earlier_users()
+ RETURNS integer
+ LANGUAGE sql
+ SET search_path TO ''
+AS $function$
+  select app_private.create_personal_lists(array(
+    select u.id
+      from auth.users u
+     where (u.created_at is null
+            or u.created_at < (select t.created_at from app_private.sync_tables t where t.collection = 'lists'))
+       and not exists (select 1 from public.lists l where l.id = u.id)
+       and not exists (select 1 from app_private.sync_changes c where c.scope_id = u.id)
+     order by u.id))
+$function$;
+comment on function app_private.create_personal_lists_of_earlier_users() is 'Gives the users created before public.lists was made syncable (app_private.sync_tables; the sign-up trigger came with it, so they never met it) the personal list a sign-up gives (app_private.create_personal_lists), unless a list has their id or had it (its sync history is kept): theirs, another user''s, or one deleted. Run by migration 20261128009700; run again, it creates only what is missing and changes nothing else. Returns how many lists it created. For the database owner: no API role may call it.';
+revoke execute on function app_private.create_personal_lists_of_earlier_users() from public;
 
 -- function app_private.create_profile_for_new_user()
 CREATE OR REPLACE FUNCTION app_private.create_profile_for_new_user()

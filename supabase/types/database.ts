@@ -931,6 +931,14 @@ export type Database = {
         Returns: boolean;
       };
       "cannot_sign_in": { Args: { "p_user_id": string }; Returns: boolean };
+      "create_personal_lists": {
+        Args: { "p_user_ids": (string)[] };
+        Returns: number;
+      };
+      "create_personal_lists_of_earlier_users": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
       "detach_push_token": {
         Args: {
           "p_installation_id": string;

@@ -2,12 +2,34 @@
 // connection (the shared test stack's or a test's own temporary database).
 import type postgres from "postgres";
 
-export async function insertAuthUser(sql: postgres.Sql, userId: string, options: { email?: string; isAnonymous?: boolean } = {}): Promise<string> {
+export interface AuthUserOptions {
+  email?: string;
+  isAnonymous?: boolean;
+  /**
+   * As if the user signed up before tidesync's migrations ran: created a day before the lists were made
+   * syncable (app_private.sync_tables), with no trigger of ours run (no profile, no personal list). Needs a
+   * connection that may set session_replication_role (a superuser's).
+   */
+  beforeTidesync?: boolean;
+}
+
+export async function insertAuthUser(sql: postgres.Sql, userId: string, options: AuthUserOptions = {}): Promise<string> {
   const email = options.email ?? `user-${userId.slice(0, 8)}@test.tidesync.dev`;
-  await sql`
+  const insert = (tx: postgres.Sql | postgres.TransactionSql) => tx`
     insert into auth.users (instance_id, id, aud, role, email, raw_app_meta_data, raw_user_meta_data, created_at, updated_at, is_anonymous)
-    values ('00000000-0000-0000-0000-000000000000', ${userId}, 'authenticated', 'authenticated', ${email},
-            ${sql.json({ provider: "email", providers: ["email"] })}, ${sql.json({})}, now(), now(), ${options.isAnonymous ?? false})`;
+    select '00000000-0000-0000-0000-000000000000', ${userId}, 'authenticated', 'authenticated', ${email},
+           ${sql.json({ provider: "email", providers: ["email"] })}, ${sql.json({})}, at, at, ${options.isAnonymous ?? false}
+      from (select ${options.beforeTidesync
+        ? tx`(select t.created_at - interval '1 day' from app_private.sync_tables t where t.collection = 'lists')`
+        : tx`now()`} as at) as created`;
+  if (options.beforeTidesync) {
+    await sql.begin(async (tx) => {
+      await tx`set local session_replication_role = replica`;
+      await insert(tx);
+    });
+  } else {
+    await insert(sql);
+  }
   return email;
 }
 

@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, expect, inject } from "vitest";
-import { insertAuthUser } from "./auth-users.ts";
+import { type AuthUserOptions, insertAuthUser } from "./auth-users.ts";
 import { newIds, signEs256, supabaseClaims, type TokenOptions } from "./tokens.ts";
 
 export const stack = inject("stack");
@@ -36,7 +36,7 @@ export async function createSession(userId: string, sessionId: string = randomUU
  * A user as Supabase Auth would create it (auth.users row + a session); `userId` as a project
  * chooses one with auth.admin.createUser({ id }).
  */
-export async function createTestUser(options: { email?: string; isAnonymous?: boolean; userId?: string } = {}): Promise<TestUser> {
+export async function createTestUser(options: AuthUserOptions & { userId?: string } = {}): Promise<TestUser> {
   const { userId, sessionId } = { ...newIds(), ...(options.userId ? { userId: options.userId } : {}) };
   const email = await insertAuthUser(adminSql, userId, options);
   await createSession(userId, sessionId);
