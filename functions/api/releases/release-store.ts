@@ -226,28 +226,32 @@ export async function visibleReleases(
 }
 
 /**
- * The OTA releases of (platform, channel, runtime version) the caller may see (RLS) whose ids lie in
- * `ranges` (inclusive, uuid order; releaseIdRanges gives at most two): a range of the primary key each.
- * Spelt out, not joined to an array, so the planner sees each range's bounds and scans only those.
+ * `column` lies in one of `ranges` (inclusive, uuid order; releaseIdRanges gives at most two), their
+ * bounds the parameters from `$firstParam` on (ranges.flat()). Spelt out, not joined to an array, so
+ * the planner sees each range's bounds and scans only those of the column's index.
  */
+function inIdRanges(column: string, ranges: readonly IdRange[], firstParam: number): string {
+  return ranges.map((_, i) => `${column} between $${firstParam + 2 * i}::uuid and $${firstParam + 1 + 2 * i}::uuid`).join(" or ");
+}
+
+/** The OTA releases of (platform, channel, runtime version) the caller may see (RLS) whose ids lie in `ranges` (inIdRanges). */
 export async function visibleReleasesWithIds(
   tx: Tx,
   key: { platform: string; channel: string; runtimeVersion: string },
   ranges: readonly IdRange[],
 ): Promise<ReleaseRow[]> {
   if (ranges.length === 0) return [];
-  const inRanges = ranges.map((_, i) => `id between $${4 + 2 * i}::uuid and $${5 + 2 * i}::uuid`).join(" or ");
   return await tx.unsafe<ReleaseRow[]>(
     `select ${RELEASE_COLUMNS}
      from app_private.releases
-     where channel = $1 and platform = $2 and kind = 'ota' and runtime_version = $3 and (${inRanges})`,
+     where channel = $1 and platform = $2 and kind = 'ota' and runtime_version = $3 and (${inIdRanges("id", ranges, 4)})`,
     [key.channel, key.platform, key.runtimeVersion, ...ranges.flat()],
   );
 }
 
 /**
  * The recorded deletions of OTA updates of (platform, runtime version) whose ids lie in `ranges`
- * (as visibleReleasesWithIds), of any channel the caller may see (RLS): the update a device runs
+ * (inIdRanges), of any channel the caller may see (RLS): the update a device runs
  * may be one of another channel (an app that switched channel). Read after the releases, in the
  * same transaction: a release deleted since is here.
  */
@@ -257,11 +261,10 @@ export async function visibleDeletionsWithIds(
   ranges: readonly IdRange[],
 ): Promise<ExpoDeletion[]> {
   if (ranges.length === 0) return [];
-  const inRanges = ranges.map((_, i) => `release_id between $${3 + 2 * i}::uuid and $${4 + 2 * i}::uuid`).join(" or ");
   return await tx.unsafe<ExpoDeletion[]>(
     `select release_id as id, created_at, deleted_at
      from app_private.release_deletions
-     where platform = $1 and runtime_version = $2 and (${inRanges})`,
+     where platform = $1 and runtime_version = $2 and (${inIdRanges("release_id", ranges, 3)})`,
     [key.platform, key.runtimeVersion, ...ranges.flat()],
   );
 }
