@@ -87,7 +87,7 @@ export async function databaseKind(url: string): Promise<DatabaseKind> {
  * Whether a stand-in has everything later versions of it added (realtime, auth.identities, auth.mfa_factors,
  * RLS on auth.users, the policy_grants event triggers that replaced the migration role's membership of
  * supabase_realtime_admin, Storage's guard against direct deletes, supabase_auth_admin's search_path and
- * no CREATEROLE, supautils' allowed settings, and no superuser loan for privileged extensions).
+ * no CREATEROLE, supautils' allowed settings).
  */
 async function standinIsCurrent(url: string): Promise<boolean> {
   const sql = postgres(url, quiet);
@@ -98,8 +98,7 @@ async function standinIsCurrent(url: string): Promise<boolean> {
              to_regclass('auth.mfa_factors')::text as factors,
              (select relrowsecurity from pg_class where oid = 'auth.users'::regclass) as users_rls,
              exists (select 1 from pg_event_trigger where evtname = 'standin_policy_grants_lend') as policy_grants,
-             exists (select 1 from pg_parameter_acl where parname = 'session_replication_role')
-               and not exists (select 1 from pg_event_trigger where evtname = 'standin_privileged_extensions_lend') as supautils_settings,
+             exists (select 1 from pg_parameter_acl where parname = 'session_replication_role') as supautils_settings,
              (select count(*) = 2 from pg_trigger where tgname in ('protect_objects_delete', 'protect_buckets_delete')
                 and tgrelid in (to_regclass('storage.objects'), to_regclass('storage.buckets'))) as storage_guard,
              exists (select 1 from pg_roles r join pg_db_role_setting s on s.setrole = r.oid and s.setdatabase = 0

@@ -600,10 +600,3 @@ begin
   end loop;
 end
 $$;
-
--- A short-lived version of this file lent SUPERUSER for those extensions: its event triggers go
--- from the databases it set up.
-drop event trigger if exists standin_privileged_extensions_lend;
-drop event trigger if exists standin_privileged_extensions_return;
-drop function if exists extensions.standin_privileged_extensions_lend();
-drop function if exists extensions.standin_privileged_extensions_return();
