@@ -564,6 +564,28 @@ $function$;
 comment on function app_private.forget_deleted_creators() is 'Trigger (after delete on auth.users, per statement): the sync state of rows a deleted user created no longer names them (what a foreign key''s on delete set null did; sync_records has none, so that writes are not checked row by row).';
 revoke execute on function app_private.forget_deleted_creators() from public;
 
+-- function app_private.forget_pokes_of_deleted_retired_lists()
+CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_retired_lists()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_topics text[] := array(select 'tidesync:scope:' || o.id::text
+                             from old_rows o
+                            where exists (select from app_private.retired_user_ids r where r.user_id = o.id));
+begin
+  -- Most deletes name no retired id: then realtime.messages is not read at all.
+  if cardinality(v_topics) > 0 then
+    delete from realtime.messages m where m.topic = any (v_topics);
+  end if;
+  return null;
+end;
+$function$;
+comment on function app_private.forget_pokes_of_deleted_retired_lists() is 'Trigger (after delete on public.lists, per statement): deletes the Realtime pokes on the topic of every deleted list whose id is a deleted user''s (app_private.retired_user_ids: a personal list handed over at its owner''s deletion), which name that user and which nobody may read once the list is gone. Runs after the delete''s own pokes (trigger name order). SECURITY DEFINER: realtime.messages belongs to Realtime''s admin role, and retired_user_ids is read by no API role.';
+revoke execute on function app_private.forget_pokes_of_deleted_retired_lists() from public;
+
 -- function app_private.forget_pokes_of_deleted_users()
 CREATE OR REPLACE FUNCTION app_private.forget_pokes_of_deleted_users()
  RETURNS trigger

@@ -85,5 +85,6 @@ CREATE TRIGGER tidesync_scope_history_kept BEFORE INSERT ON lists FOR EACH ROW E
 CREATE TRIGGER tidesync_track_deletes AFTER DELETE ON lists REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_inserts AFTER INSERT ON lists REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
 CREATE TRIGGER tidesync_track_updates AFTER UPDATE ON lists REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.track_sync_changes();
+CREATE TRIGGER unjoinable_pokes_forgotten AFTER DELETE ON lists REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.forget_pokes_of_deleted_retired_lists();
 CREATE TRIGGER writer_role_rechecked BEFORE DELETE OR UPDATE ON lists FOR EACH ROW EXECUTE FUNCTION app_private.recheck_list_write();
 comment on trigger writer_role_rechecked on public.lists is 'A write that waited for a membership change of the list is judged by the role after it (require_list_role).';

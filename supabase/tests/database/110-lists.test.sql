@@ -31,8 +31,8 @@ select is(array(select c from unnest(array['id', 'title', 'color', 'position', '
   array['id', 'title', 'color', 'position', 'archived'],
   'authenticated may update only title, color, position and archived, and id to itself (supabase-js upsert sets it; the sync trigger refuses a change; not created_by, created_at)');
 select is((select array_agg(tgname::text order by tgname) from pg_trigger where tgrelid = 'public.lists'::regclass and not tgisinternal),
-  array['lists_add_creator_as_owner', 'personal_list_id_reserved', 'tidesync_ids_kept', 'tidesync_refuse_truncate', 'tidesync_scope_history_kept', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'writer_role_rechecked'],
-  'lists makes its creator owner, is synced (a scope table: 132-scope-history-kept; its id kept: 168-synced-ids-never-change) and judges a write by the role after its wait (129-writes-judged-after-waits)');
+  array['lists_add_creator_as_owner', 'personal_list_id_reserved', 'tidesync_ids_kept', 'tidesync_refuse_truncate', 'tidesync_scope_history_kept', 'tidesync_track_deletes', 'tidesync_track_inserts', 'tidesync_track_updates', 'unjoinable_pokes_forgotten', 'writer_role_rechecked'],
+  'lists makes its creator owner, is synced (a scope table: 132-scope-history-kept; its id kept: 168-synced-ids-never-change) and judges a write by the role after its wait (129-writes-judged-after-waits); a deleted handed-over list takes its pokes along (162-deleted-handed-over-list-leaves-no-pokes)');
 
 -- ------------------------------------------------------------ the personal list at signup
 select results_eq($$ select title, created_by from public.lists where id = tests.get_supabase_uid('lists_owner') $$,
