@@ -189,20 +189,25 @@ CREATE OR REPLACE FUNCTION app_private.create_personal_list_for_new_user()
 AS $function$
 begin
   if app_private.create_personal_lists(array[new.id]) = 0 then
-    -- No user may create a list with another user's id, live or deleted, so
-    -- such a list was handed over when an earlier account with this id was
-    -- deleted (or written by the owner or the service role, bypassing the
-    -- reservation, or before 20261128004650). Its members are others: an
-    -- account without its personal list would write into theirs.
+    -- Another user's list has the id: an account without its personal list
+    -- would write into it. A deleted user's id stays reserved, so with the id
+    -- retired the list is that account's, handed over (or written by the owner
+    -- or the service role, bypassing the reservation). Without, nobody had the
+    -- id when a user took it (or an account deleted before 20261128004650 had
+    -- it, whose id was never kept).
     raise exception 'a list with the new user''s id exists, so the user cannot get their personal list'
       using errcode = 'unique_violation', constraint = 'lists_pkey',
             detail = format('Key (id)=(%s) already exists.', new.id),
-            hint = 'The earlier account with this id shared its personal list, which was handed over: create the user with another id, or delete that list first.';
+            hint = case
+              when exists (select from app_private.retired_user_ids r where r.user_id = new.id)
+              then 'The earlier account with this id shared its personal list, which was handed over: create the user with another id, or delete that list first.'
+              else 'Another user created a list with this id before any account had it (any user may take a uuid no account has as a list id): create the user with another id, or have that list''s owner delete it first (moving its rows to another list).'
+            end;
   end if;
   return null;
 end;
 $function$;
-comment on function app_private.create_personal_list_for_new_user() is 'Trigger (after insert on auth.users): every user starts with a personal list (id = the user''s id), owned by them (app_private.create_personal_lists); an account created again with a deleted user''s id takes it back from app_private.retired_user_ids. A list with that id already there (handed over with an earlier account of the id) refuses the sign-up (23505 on lists_pkey).';
+comment on function app_private.create_personal_list_for_new_user() is 'Trigger (after insert on auth.users): every user starts with a personal list (id = the user''s id), owned by them (app_private.create_personal_lists); an account created again with a deleted user''s id takes it back from app_private.retired_user_ids. A list with that id already there refuses the sign-up (23505 on lists_pkey), its hint saying whose: the earlier account''s, handed over (the id is retired), or one another user created with the id before any account had it.';
 revoke execute on function app_private.create_personal_list_for_new_user() from public;
 
 -- function app_private.create_personal_lists(p_user_ids uuid[])
