@@ -45,6 +45,8 @@ export interface CollectionDefinition {
   update: z.ZodType<Patch>;
   /** Constraint name → the columns it concerns. */
   constraints: Readonly<Record<string, string[]>>;
+  /** The synced collections its foreign keys reference (GeneratedCollection.references). */
+  references: ReadonlySet<string>;
   /** The fields whose numbers are stored as sent (storesExactNumbers). */
   exactNumberFields: ReadonlySet<string>;
   /** A column may print a number a double cannot hold (printsLongNumbers): its rows' JSON is parsed keeping them. */
@@ -346,6 +348,7 @@ function define(collection: GeneratedCollection): CollectionDefinition {
     create: schemaFor(collection, "create"),
     update: schemaFor(collection, "update"),
     constraints: collection.constraints,
+    references: new Set(collection.references),
     exactNumberFields: new Set(collection.fields.filter(storesExactNumbers).map((f) => f.name)),
     mayHoldInexactNumbers: collection.fields.some(printsLongNumbers),
   };

@@ -53,6 +53,11 @@ export interface GeneratedCollection {
   /** Constraint name → the columns it concerns (maps a database refusal back to fields). */
   constraints: Record<string, string[]>;
   /**
+   * The synced collections this table's foreign keys reference (its scope collection among them;
+   * itself for a self-reference), sorted: the order a push's writes keep (plan-batch.ts writeGroups).
+   */
+  references: string[];
+  /**
    * The column naming each row's creator: `created_by` when the table has one
    * of type uuid (a membership table's user column: the member), else null. A data export holds the rows it names the caller
    * in; without one, the rows whose sync state names the caller as creator

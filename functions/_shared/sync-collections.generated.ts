@@ -64,6 +64,9 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
         "user_id"
       ]
     },
+    "references": [
+      "lists"
+    ],
     "owner_column": "user_id",
     "membership_user_column": "user_id"
   },
@@ -148,6 +151,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
         "title"
       ]
     },
+    "references": [],
     "owner_column": "created_by",
     "membership_user_column": null
   },
@@ -256,6 +260,9 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
         "title"
       ]
     },
+    "references": [
+      "lists"
+    ],
     "owner_column": "created_by",
     "membership_user_column": null
   }

@@ -238,6 +238,15 @@ export async function readSyncCollections(
         join pg_catalog.pg_constraint k on k.contypid = d.type_id
        group by t.collection, k.conname) x
      order by x.collection, x.name collate "C", x.domain`;
+  // The synced tables each one's foreign keys reference (a push writes rows after those they
+  // refer to, and deletes them before: plan-batch.ts writeGroups).
+  const references = await sql<{ collection: string; referenced: string[] }[]>`
+    select t.collection, array_agg(distinct s.collection order by s.collection) as referenced
+      from app_private.sync_tables t
+      join pg_catalog.pg_constraint f on f.conrelid = t.relation and f.contype = 'f'
+      join app_private.sync_tables s on s.relation = f.confrelid
+     group by t.collection`;
+  const referenced = new Map(references.map((r) => [r.collection, r.referenced]));
   const collections = new Map<string, GeneratedCollection>();
   const fieldMaps = new Map<string, Map<string, GeneratedField>>();
   for (const row of columns) {
@@ -251,6 +260,7 @@ export async function readSyncCollections(
         scope_collection: row.scope_collection!,
         fields: [],
         constraints: {},
+        references: referenced.get(row.collection) ?? [],
         owner_column: null,
         membership_user_column: null,
       };

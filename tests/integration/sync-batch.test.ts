@@ -659,7 +659,7 @@ describe("POST /v1/sync/batch: limits", () => {
     expect(await liveRecords(user.userId)).toBe(max);
   });
 
-  it("at the quota, a create in the same batch as a delete is QUOTA_EXCEEDED (the database writes creates first); the next batch has room", async () => {
+  it("at the quota, a delete and then a create in one batch are both applied: the delete runs first, as the batch's order has it", async () => {
     const user = await createTestUser();
     const max = MAX_LIVE_RECORDS_PER_USER;
     const b = randomUUID();
@@ -667,13 +667,18 @@ describe("POST /v1/sync/batch: limits", () => {
     await adminSql`update app_private.sync_usage set live_records = ${max} where user_id = ${user.userId}`;
     const c = randomUUID();
     const both = await pushOk(user, { ops: [remove("tasks", b, created.results[0].record!.version), upsert("tasks", c, task(user, { title: "c" }))] });
-    // The planner counts in op order; the database refuses the insert, which runs before the delete:
-    // answered as the planner answers a create over the quota, never VALIDATION_FAILED or the batch.
-    expect(both.results.map((r) => r.status)).toEqual(["applied", "rejected"]);
-    expect(both.results[1].error).toEqual({ code: "QUOTA_EXCEEDED", message: `at most ${max} live records per user; delete some first` });
-    expect(await storedRow("tasks", c)).toBeUndefined();
+    // The planner counts in op order, and the database writes the delete before the create (until
+    // the batch's order was kept, it wrote creates first and refused this create QUOTA_EXCEEDED).
+    expect(both.results.map((r) => r.status)).toEqual(["applied", "applied"]);
+    expect(await storedRow("tasks", b)).toBeUndefined();
+    expect(await storedRow("tasks", c)).toBeDefined();
+    expect(await liveRecords(user.userId)).toBe(max);
+    // The other order is over the quota at the create: answered so, and the delete still applies.
+    const d = randomUUID();
+    const later = await pushOk(user, { ops: [upsert("tasks", d, task(user, { title: "d" })), remove("tasks", c, both.results[1].record!.version)] });
+    expect(later.results.map((r) => r.status)).toEqual(["rejected", "applied"]);
+    expect(later.results[0].error).toEqual({ code: "QUOTA_EXCEEDED", message: `at most ${max} live records per user; delete some first` });
     expect(await liveRecords(user.userId)).toBe(max - 1);
-    expect((await pushOk(user, { ops: [upsert("tasks", c, task(user, { title: "c" }))] })).results[0].status).toBe("applied");
   });
 
   it("the Data API is held to the same quota: an insert as authenticated past it fails 23514, and the push still answers per op", async () => {

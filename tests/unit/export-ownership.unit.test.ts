@@ -22,6 +22,7 @@ function appTable(name: string, ownerColumn: string | null, ownerType = "uuid"):
       ...(ownerColumn ? [{ name: ownerColumn, type: ownerType, nullable: true, has_default: true, insertable: false, updatable: false }] : []),
     ],
     constraints: {},
+    references: ["lists"],
     owner_column: ownerColumn,
     membership_user_column: null,
   };

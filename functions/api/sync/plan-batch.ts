@@ -555,7 +555,15 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
 /**
  * What the database must do to take each written record from its state at
  * the start of a phase to its state at the end (a live record left as it was
- * needs nothing, nor one a scope delete's cascade deletes).
+ * needs nothing, nor one a scope delete's cascade deletes), in an order that
+ * keeps the batch's: records are taken in the order of their first op in the
+ * phase, and each write goes into the first group of its kind, table (and, for
+ * an insert, columns) that runs after every write it must follow
+ * (mustFollow), or a new group right after the last of those. So writes the
+ * app made in an order the database needs (a row deleted or renamed, then its
+ * unique name taken again; a row created, then a row of another synced table
+ * referring to it) run in that order, while a batch still takes one statement
+ * per kind and table however its ops interleave.
  */
 function writeGroups(
   { written, start: initial, cascaded, readAt, deletedByOp }: Phase,
@@ -566,14 +574,21 @@ function writeGroups(
    */
   tried: Map<string, ServerRecord> = new Map(),
 ): WriteGroup[] {
-  // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
-  const groups = new Map<string, Omit<WriteGroup, "columns"> & { columns: Set<string> }>();
-  const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
-    const id = kind === "insert" ? `${kind}:${collection}:${columns.join(",")}` : `${kind}:${collection}`;
-    let group = groups.get(id);
-    if (!group) groups.set(id, group = { collection, kind, columns: new Set(), rows: [] });
+  type Scheduled = Omit<WriteGroup, "columns"> & { key: string; columns: Set<string>; references: ReadonlySet<string> };
+  const groups: Scheduled[] = [];
+  const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject, after?: Scheduled): Scheduled => {
+    // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
+    const key = kind === "insert" ? `${kind}:${collection}:${columns.join(",")}` : `${kind}:${collection}`;
+    const write = { key, collection, kind, references: findCollection(collection)?.references ?? new Set<string>() };
+    let last = after ? groups.indexOf(after) : -1;
+    groups.forEach((group, i) => {
+      if (i > last && mustFollow(write, group)) last = i;
+    });
+    let group = groups.find((g, i) => i > last && g.key === key);
+    if (!group) groups.splice(last + 1, 0, group = { ...write, columns: new Set(), rows: [] });
     group.rows.push(row);
     for (const column of columns) group.columns.add(column);
+    return group;
   };
   for (const key of written) {
     const before = initial.get(key);
@@ -582,8 +597,8 @@ function writeGroups(
     if (!after.deleted && !wasLive) {
       // Created (or re-created after a delete): only the columns ops set; the table's defaults fill the rest.
       const columns = Object.keys(after.data ?? {}).sort();
-      add(after.collection, "insert", columns, { id: after.id, ...after.data });
-      if (tried.has(key) && deletedByOp.has(key)) add(after.collection, "delete", [], { id: after.id });
+      const inserted = add(after.collection, "insert", columns, { id: after.id, ...after.data });
+      if (tried.has(key) && deletedByOp.has(key)) add(after.collection, "delete", [], { id: after.id }, inserted);
     } else if (!after.deleted) {
       const columns = changedColumns(before!, after);
       if (columns.length > 0) add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
@@ -592,9 +607,26 @@ function writeGroups(
       add(after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
     }
   }
-  // Scope rows are created before the rows placed in them, and deleted after them.
-  const scopeFirst = (g: WriteGroup) => (findCollection(g.collection)?.isScope ? 0 : 1);
-  const order = { insert: 0, update: 1, delete: 2 } as const;
-  return [...groups.values()].map((group): WriteGroup => ({ ...group, columns: [...group.columns].sort() })).sort((a, b) =>
-    order[a.kind] - order[b.kind] || (a.kind === "delete" ? scopeFirst(b) - scopeFirst(a) : scopeFirst(a) - scopeFirst(b)));
+  return groups.map(({ collection, kind, columns, rows }): WriteGroup => ({ collection, kind, columns: [...columns].sort(), rows }));
+}
+
+type Write = Pick<WriteGroup, "collection" | "kind"> & { key: string; references: ReadonlySet<string> };
+
+/**
+ * Whether a write must run after an earlier group of the batch's (one of another kind or table;
+ * a group's own rows are one statement). What the database may judge by another row, for any
+ * table: a unique value (a row's insert or change takes one an earlier change or delete of the
+ * table may have freed), and a foreign key between synced tables (a row is created or changed to
+ * refer to one created earlier; a row is deleted after the rows that may refer to it were
+ * written). Scope tables are such references too: a list is created before its tasks, and deleted
+ * after the tasks moved out of it. Nothing else holds a write back: it runs as early as these
+ * allow (a delete of a row nothing written refers to may run before an earlier create).
+ */
+function mustFollow(write: Write, earlier: Write): boolean {
+  if (earlier.key === write.key) return false;
+  const takes = write.kind === "insert" || write.kind === "update";
+  const frees = earlier.kind === "update" || earlier.kind === "delete";
+  if (earlier.collection === write.collection && takes && frees) return true;
+  if (write.references.has(earlier.collection) && takes && earlier.kind === "insert") return true;
+  return earlier.references.has(write.collection) && write.kind === "delete";
 }
