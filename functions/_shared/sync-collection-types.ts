@@ -50,7 +50,7 @@ export interface GeneratedCollection {
   scope_collection: string;
   /** Every column but id, in table order. */
   fields: GeneratedField[];
-  /** Constraint name → the columns it concerns (maps a database refusal back to fields). */
+  /** Constraint (or unique index) name → the columns it concerns (maps a database refusal back to fields). */
   constraints: Record<string, string[]>;
   /**
    * The column naming each row's creator: `created_by` when the table has one
