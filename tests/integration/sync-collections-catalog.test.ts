@@ -82,16 +82,17 @@ describe("sync collections as the generator reads them", () => {
   it("a unique index that backs no constraint maps to the columns of its key, those an expression reads included, and its predicate's only when its key reads none", async () => {
     const t = "tidesync_test_catalog_unique_indexes";
     const probe = await generatedAfter(t, [
-      `create table public.${t} (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
+      `create table public.tidesync_test_catalog_unique_indexes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
          name text, code text, note text, first text, last text, label text, parent_code text, archived boolean not null default false,
-         constraint ${t}_label unique (list_id, label))`,
-      `create unique index ${t}_name_ci on public.${t} (list_id, lower(name)) where not archived`,
-      `create unique index ${t}_code on public.${t} (code) include (note)`,
+         constraint tidesync_test_catalog_unique_indexes_label unique (list_id, label))`,
+      `create unique index tidesync_test_catalog_unique_indexes_name_ci on public.tidesync_test_catalog_unique_indexes (list_id, lower(name)) where not archived`,
+      `create unique index tidesync_test_catalog_unique_indexes_code on public.tidesync_test_catalog_unique_indexes (code) include (note)`,
       // A foreign key may reference the columns of a unique index: its pg_constraint row names the index (conindid).
-      `alter table public.${t} add constraint ${t}_parent foreign key (parent_code) references public.${t} (code)`,
-      `create unique index ${t}_full on public.${t} ((first || ' ' || last))`,
-      `create unique index ${t}_one_archived on public.${t} ((true)) where archived`,
-      `create index ${t}_note on public.${t} (note)`,
+      `alter table public.tidesync_test_catalog_unique_indexes add constraint tidesync_test_catalog_unique_indexes_parent
+         foreign key (parent_code) references public.tidesync_test_catalog_unique_indexes (code)`,
+      `create unique index tidesync_test_catalog_unique_indexes_full on public.tidesync_test_catalog_unique_indexes ((first || ' ' || last))`,
+      `create unique index tidesync_test_catalog_unique_indexes_one_archived on public.tidesync_test_catalog_unique_indexes ((true)) where archived`,
+      `create index tidesync_test_catalog_unique_indexes_note on public.tidesync_test_catalog_unique_indexes (note)`,
     ]);
     expect(probe.constraints[`${t}_name_ci`], "not the predicate's archived").toEqual(["list_id", "name"]);
     expect(probe.constraints[`${t}_code`], "not an INCLUDE column").toEqual(["code"]);

@@ -13,11 +13,11 @@ const TABLE = "tidesync_test_uidx_tags";
 let probe: ProbeStack;
 beforeAll(async () => {
   probe = await startProbeStack("uidx", [
-    `create table public.${TABLE} (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
+    `create table public.tidesync_test_uidx_tags (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
        name text not null, code text not null, label text, archived boolean not null default false,
-       constraint ${TABLE}_label unique (list_id, label))`,
-    `create unique index ${TABLE}_name_ci on public.${TABLE} (list_id, lower(name)) where not archived`,
-    `create unique index ${TABLE}_code on public.${TABLE} (list_id, code)`,
+       constraint tidesync_test_uidx_tags_label unique (list_id, label))`,
+    `create unique index tidesync_test_uidx_tags_name_ci on public.tidesync_test_uidx_tags (list_id, lower(name)) where not archived`,
+    `create unique index tidesync_test_uidx_tags_code on public.tidesync_test_uidx_tags (list_id, code)`,
     ...likeTasks(TABLE, ["name", "code", "label", "archived"]),
     `select app_private.enable_sync('public.${TABLE}', 'list_id')`,
   ]);
