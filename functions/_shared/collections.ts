@@ -43,7 +43,7 @@ export interface CollectionDefinition {
   create: z.ZodType<Patch>;
   /** Validates the data of an upsert that changes an existing row. */
   update: z.ZodType<Patch>;
-  /** Constraint name → the columns it concerns. */
+  /** Constraint (or unique index) name → the columns it concerns. */
   constraints: Readonly<Record<string, string[]>>;
   /** The synced collections its foreign keys reference (GeneratedCollection.references). */
   references: ReadonlySet<string>;

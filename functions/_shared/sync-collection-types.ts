@@ -50,7 +50,7 @@ export interface GeneratedCollection {
   scope_collection: string;
   /** Every column but id, in table order. */
   fields: GeneratedField[];
-  /** Constraint name → the columns it concerns (maps a database refusal back to fields). */
+  /** Constraint (or unique index) name → the columns it concerns (maps a database refusal back to fields). */
   constraints: Record<string, string[]>;
   /**
    * The synced collections this table's foreign keys reference (its scope collection among them;

@@ -4,7 +4,7 @@
 // and update, and the simple length and pattern checks), so that push
 // validation, GET /v1/meta and the client come from the table itself. The
 // database's constraints stay the last word: a violation it reports is mapped
-// back to a column by `constraints` (constraint name → columns).
+// back to a column by `constraints` (constraint or unique index name → columns).
 import type postgres from "postgres";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
@@ -216,8 +216,9 @@ export async function readSyncCollections(
          from pg_catalog.pg_enum e where e.enumtypid = val.type_id) en
      where a.attname <> 'id'
      order by t.collection, a.attnum`;
-  // The table's constraints, then its domains' (a domain's CHECK refuses a value of every column
-  // of that domain, or of a domain over it; its definition is not the table's own check).
+  // The table's constraints, its unique indexes that back none, then its domains' (a domain's CHECK
+  // refuses a value of every column of that domain, or of a domain over it; its definition is not
+  // the table's own check).
   const constraints = await sql<ConstraintRow[]>`
     select x.collection, x.name, x.columns, x.definition from (
       select t.collection, k.conname::text as name,
@@ -225,6 +226,27 @@ export async function readSyncCollections(
              pg_get_constraintdef(k.oid) as definition, 0 as domain
         from app_private.sync_tables t
         join pg_catalog.pg_constraint k on k.conrelid = t.relation
+      union all
+      -- A unique index (case-insensitive, partial: rules a UNIQUE constraint cannot state): its 23505
+      -- names the index. Its columns are those of its key, an expression's as it reads them (the
+      -- Vars of indexprs; not an INCLUDE column, which makes nothing unique), and only when these
+      -- are none (an index on a constant) its predicate's.
+      select t.collection, c.relname::text,
+             array(select a.attname::text from pg_catalog.pg_attribute a
+                    where a.attrelid = t.relation and a.attnum = any (case when cardinality(key.attnums) > 0 then key.attnums else pred.attnums end)
+                    order by a.attname),
+             '', 0
+        from app_private.sync_tables t
+        join pg_catalog.pg_index i on i.indrelid = t.relation and i.indisunique
+        join pg_catalog.pg_class c on c.oid = i.indexrelid
+       cross join lateral (
+         select array(select n from unnest((i.indkey::int2[])[0:i.indnkeyatts - 1]) n where n > 0
+                      union select m[1]::int2 from regexp_matches(i.indexprs::text, ':varattno ([0-9]+)', 'g') m) as attnums) key
+       cross join lateral (
+         select array(select m[1]::int2 from regexp_matches(i.indpred::text, ':varattno ([0-9]+)', 'g') m) as attnums) pred
+       -- (A constraint's own index is that constraint's row above; a foreign key's row names the index it references.)
+       where not exists (select 1 from pg_catalog.pg_constraint k
+                          where k.conrelid = t.relation and k.conindid = i.indexrelid and k.contype in ('p', 'u'))
       union all
       select t.collection, k.conname::text, array_agg(distinct a.attname order by a.attname)::text[], '', 1
         from app_private.sync_tables t

@@ -79,6 +79,31 @@ describe("sync collections as the generator reads them", () => {
     expect(field(probe, "note").max_length).toBe(10);
   });
 
+  it("a unique index that backs no constraint maps to the columns of its key, those an expression reads included, and its predicate's only when its key reads none", async () => {
+    const t = "tidesync_test_catalog_unique_indexes";
+    const probe = await generatedAfter(t, [
+      `create table public.tidesync_test_catalog_unique_indexes (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
+         name text, code text, note text, first text, last text, label text, parent_code text, archived boolean not null default false,
+         constraint tidesync_test_catalog_unique_indexes_label unique (list_id, label))`,
+      `create unique index tidesync_test_catalog_unique_indexes_name_ci on public.tidesync_test_catalog_unique_indexes (list_id, lower(name)) where not archived`,
+      `create unique index tidesync_test_catalog_unique_indexes_code on public.tidesync_test_catalog_unique_indexes (code) include (note)`,
+      // A foreign key may reference the columns of a unique index: its pg_constraint row names the index (conindid).
+      `alter table public.tidesync_test_catalog_unique_indexes add constraint tidesync_test_catalog_unique_indexes_parent
+         foreign key (parent_code) references public.tidesync_test_catalog_unique_indexes (code)`,
+      `create unique index tidesync_test_catalog_unique_indexes_full on public.tidesync_test_catalog_unique_indexes ((first || ' ' || last))`,
+      `create unique index tidesync_test_catalog_unique_indexes_one_archived on public.tidesync_test_catalog_unique_indexes ((true)) where archived`,
+      `create index tidesync_test_catalog_unique_indexes_note on public.tidesync_test_catalog_unique_indexes (note)`,
+    ]);
+    expect(probe.constraints[`${t}_name_ci`], "not the predicate's archived").toEqual(["list_id", "name"]);
+    expect(probe.constraints[`${t}_code`], "not an INCLUDE column").toEqual(["code"]);
+    expect(probe.constraints[`${t}_full`]).toEqual(["first", "last"]);
+    expect(probe.constraints[`${t}_one_archived`]).toEqual(["archived"]);
+    expect(probe.constraints[`${t}_label`], "a UNIQUE constraint's, as before").toEqual(["label", "list_id"]);
+    expect(probe.constraints[`${t}_parent`]).toEqual(["parent_code"]);
+    expect(probe.constraints[`${t}_note`], "not a unique index").toBeUndefined();
+    expect(probe.constraints[`${t}_pkey`]).toEqual(["id"]);
+  });
+
   it("a table with a BEFORE INSERT row trigger: its NOT NULL columns without a default (not the scope column) may be filled by it", async () => {
     const probe = await generatedAfter("tidesync_test_catalog_filled", [
       `create table public.tidesync_test_catalog_filled (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,

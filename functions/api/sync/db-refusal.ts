@@ -2,8 +2,9 @@
 // reports the row with its SQLSTATE, constraint and column), this answers the
 // ops of that record: judged against the rows as the caller sees them after
 // the write, and when the refusal stands, why in the op's own terms (which
-// field, which rule). Pure; the table's constraint names (and its domains')
-// map back to its columns through the generated collection description.
+// field, which rule). Pure; the names of the table's constraints and unique
+// indexes (and its domains' constraints) map back to its columns through the
+// generated collection description.
 import { type CollectionDefinition, findCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import { ALL_FIELDS, mergeOp, type ServerRecord } from "../../_shared/merge.ts";
