@@ -60,7 +60,8 @@ export async function consumeRateLimit(
   // CASE evaluates the counter's subquery only when the standing is accepted, and the user's
   // total (its nil-session counter, the key a per-user budget uses) only when the session's own
   // budget is not over. The counter references auth.users: a user deleted between the two checks
-  // of this statement is signed out too.
+  // of this statement is signed out too. `offset 0` keeps the standing's subquery whole: flattened,
+  // every use of `standing` would call session_standing() (the session check) again.
   const userLimit = rule.per === "session" ? rule.user_limit ?? null : null;
   const [admission] = await db.query((sql) =>
     sql<Admission[]>`
@@ -75,7 +76,7 @@ export async function consumeRateLimit(
                                                ${rule.per === "session" ? claims.session_id : null}::uuid) h
              ) end as hit,
              ${wireNow(sql)} as server_time
-      from (select ${sessionStanding(sql, claims)} as standing) session`
+      from (select ${sessionStanding(sql, claims)} as standing offset 0) session`
       .catch(async (error) => {
         throw await signedOutIfGone(sql, claims, error, use);
       })
