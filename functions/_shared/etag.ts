@@ -10,13 +10,15 @@ export function versionEtag(version: number): string {
  * What an If-Match header asks for: "any" (absent or `*`: no precondition) or
  * the versions it lists. Strong comparison: weak tags (W/"7") and tags that
  * are not a version never match, so they make the precondition fail (412),
- * as RFC 9110 says for a list that matches nothing. A bare 7 (unquoted, a
- * common client mistake) is read as "7". A version is spelled as served, so
- * "01" or "+1" is another tag than "1" and matches nothing.
+ * as RFC 9110 says for a list that matches nothing. A header present but
+ * empty or blank lists nothing, so it fails too: it is what a client sends
+ * for an ETag it never read, and taking it for "no precondition" would let
+ * that write undo another device's. A bare 7 (unquoted, a common client
+ * mistake) is read as "7". A version is spelled as served, so "01" or "+1"
+ * is another tag than "1" and matches nothing.
  */
 export function parseIfMatch(header: string | undefined): "any" | number[] {
-  if (header === undefined || header.trim() === "") return "any";
-  if (header.trim() === "*") return "any";
+  if (header === undefined || header.trim() === "*") return "any";
   const versions: number[] = [];
   for (const raw of header.split(",")) {
     const tag = raw.trim();

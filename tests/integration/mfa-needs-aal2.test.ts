@@ -107,6 +107,24 @@ describe("a user with a verified MFA factor", () => {
   });
 });
 
+describe("the aal answered is the session row's, not the token's claim", () => {
+  it("POST /v1/auth/session and GET /v1/whoami answer aal2 once MFA raised the row, and aal1 once Auth lowered it", async () => {
+    // Raised: the app still holds the aal1 token of the password step, which the row lets through.
+    const { alice } = await aliceWithMfa();
+    const signingIn = await passwordOnlySession(alice);
+    await completeMfa(alice, signingIn.sessionId);
+    expect((await startSession(signingIn.token, phone())).body.session.aal).toBe("aal2");
+    expect((await call("/v1/whoami", { token: signingIn.token })).body.aal).toBe("aal2");
+
+    // Lowered: the factor unenrolled, the row back at aal1, the token still saying aal2 until it expires.
+    const bob = await createTestUser();
+    const bobToken = await completeMfa(bob, bob.sessionId);
+    await adminSql`update auth.sessions set aal = 'aal1', updated_at = now() where id = ${bob.sessionId}`;
+    expect((await startSession(bobToken, phone())).body.session.aal).toBe("aal1");
+    expect((await call("/v1/whoami", { token: bobToken })).body.aal).toBe("aal1");
+  });
+});
+
 describe("an aal1 session of a user with a verified MFA factor signs itself out, and nothing else", () => {
   it("the password step of a sign-in not finished: 204, its session and refresh token gone, its token 401 from then on", async () => {
     const { alice, phoneToken } = await aliceWithMfa();

@@ -180,6 +180,16 @@ describe("PUT /v1/users/me/notifications", () => {
     expectEnvelope(await put(user, document(), { "if-match": "banana" }), 412, "PRECONDITION_FAILED");
   });
 
+  it("If-Match present but empty or blank (an app sending `${etag ?? \"\"}`) → 412: only no If-Match or * is unconditional", async () => {
+    const user = await createTestUser();
+    expect((await put(user, document(), { "if-match": '"0"' })).status).toBe(200); // another device's save: version 1
+    for (const header of ["", " "]) {
+      expectEnvelope(await put(user, document({ quiet_hours: DEFAULT_QUIET_HOURS }), { "if-match": header }), 412, "PRECONDITION_FAILED");
+    }
+    expect(await auditRows(user.userId)).toHaveLength(1);
+    expect((await call(PATH, { token: user.token })).body.quiet_hours).toEqual(document().quiet_hours);
+  });
+
   it("a version in the body is a precondition too", async () => {
     const user = await createTestUser();
     expect((await put(user, { ...document(), version: 0 })).status).toBe(200);

@@ -3,13 +3,15 @@
 // went wrong: a signed-out session still writing. With a live session the
 // work's writes are kept; with a signed-out one the answer is 401, the
 // statement that travelled with the check leaves nothing behind, and the work
-// cannot start another statement.
+// cannot start another statement. The admission statement (rate-limit.ts)
+// checks the session once, however often it reads the standing.
 import { randomUUID } from "node:crypto";
 import postgres from "postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../../functions/_shared/errors.ts";
 import type { Config } from "../../functions/api/lib/config.ts";
-import { createDb, type Db } from "../../functions/api/lib/db.ts";
+import { createDb, type Db, type Sql } from "../../functions/api/lib/db.ts";
+import { consumeRateLimit } from "../../functions/api/lib/rate-limit.ts";
 import type { UserClaims } from "../../functions/api/lib/verify-token.ts";
 import { createTempDatabase, type TempDatabase } from "../../scripts/lib/temp-database.ts";
 import { insertAuthUser } from "../support/auth-users.ts";
@@ -74,5 +76,25 @@ describe("withUser: the session check travels with the work's first statements",
     expect(secondStatement).not.toBe("ran");
     expect(await listsTitled(title)).toBe(0);
     expect(await listsTitled(`${title} again`)).toBe(0);
+  });
+});
+
+describe("the admission statement (consumeRateLimit)", () => {
+  it("calls app_private.session_standing once: its subquery is not flattened into each use of the standing", async () => {
+    const claims = await signedInUser();
+    let calls: number | undefined;
+    // A Db whose one statement runs in a transaction that counts its function calls.
+    const counting = {
+      query: (work: (sql: Sql) => Promise<unknown>) => admin.begin(async (tx) => {
+        await tx`set local track_functions = 'all'`;
+        const result = await work(tx as unknown as Sql);
+        [{ calls }] = await tx<{ calls: number }[]>`
+          select coalesce(sum(calls), 0)::int as calls from pg_stat_xact_user_functions
+          where schemaname = 'app_private' and funcname = 'session_standing'`;
+        return result;
+      }),
+    } as unknown as Db;
+    await consumeRateLimit(counting, claims, "tidesync_test_admission", { limit: 10, window_seconds: 60, per: "session" });
+    expect(calls).toBe(1);
   });
 });

@@ -15,6 +15,13 @@ describe("parseIfMatch", () => {
     expect(parseIfMatch(" * ")).toBe("any");
   });
 
+  it("an If-Match present but empty or blank names no version: it matches nothing (only absent or * is unconditional)", () => {
+    for (const header of ["", " ", "\t", ",", " , "]) {
+      expect(parseIfMatch(header), JSON.stringify(header)).toEqual([]);
+      expect(ifMatchAccepts(parseIfMatch(header), 0), JSON.stringify(header)).toBe(false);
+    }
+  });
+
   it("matches nothing for another spelling of a version: leading zeros, signs, weak tags", () => {
     for (const header of ['"01"', "01", '"00"', '"007"', '"+1"', "-1", 'W/"1"', '"1.0"', '"1e0"', '"12345678901"']) {
       expect(parseIfMatch(header), header).toEqual([]);

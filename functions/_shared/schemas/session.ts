@@ -8,6 +8,10 @@ import { onboardingSchema } from "./profile.ts";
 import { serverTimeSchema } from "./server-time.ts";
 import { uuidSchema } from "../uuid.ts";
 
+/** What `aal` means wherever it is answered (here and GET /v1/whoami). */
+export const sessionAalDescription = "authenticator assurance level of the session now (aal1, aal2): its auth.sessions.aal, " +
+  "raised by mfa.verify and lowered when the factor that raised it is unenrolled, not the token's aal claim";
+
 export const sessionStartRequestSchema = z.strictObject({
   device: deviceRegistrationSchema,
 });
@@ -17,7 +21,7 @@ export const sessionStartResponseSchema = z.object({
   session: z.object({
     id: uuidSchema.describe("the Supabase Auth session id (the token's session_id claim)"),
     user_id: uuidSchema,
-    aal: z.string().describe("authenticator assurance level of the session (aal1, aal2)"),
+    aal: z.string().describe(sessionAalDescription),
     expires_at: z.string().datetime({ offset: true }).describe("when the access token expires; refresh it with supabase-js before"),
   }),
   device: deviceSchema,

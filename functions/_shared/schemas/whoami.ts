@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { serverTimeSchema } from "./server-time.ts";
+import { sessionAalDescription } from "./session.ts";
 import { uuidSchema } from "../uuid.ts";
 
 export const whoamiResponseSchema = z.object({
   user_id: uuidSchema,
   session_id: uuidSchema,
-  aal: z.string(),
+  aal: z.string().describe(sessionAalDescription),
   is_anonymous: z.boolean(),
   expires_at: z.string().datetime({ offset: true }).describe("when the access token expires"),
   account_created_at: z.string().datetime({ offset: true }).optional().describe(

@@ -6,7 +6,7 @@ import type { AdmissionSlot } from "./concurrency-limit.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import type { IgnoredToken } from "./middleware.ts";
-import type { TokenVerifier, UserClaims } from "./verify-token.ts";
+import type { AssuranceLevel, TokenVerifier, UserClaims } from "./verify-token.ts";
 
 export interface Deps {
   config: Config;
@@ -23,6 +23,11 @@ export interface AppEnv {
      * in the wire format: the answer's server_time when no statement of the route answers one.
      */
     serverTime: string;
+    /**
+     * The caller's assurance level: its session's auth.sessions.aal, read by the same admission statement. Not the
+     * token's aal claim, which says the level when the token was issued (docs/security-model.md, MFA).
+     */
+    aal: AssuranceLevel;
     deviceInstallationId?: string;
     /** Why optionalUser went on without the request's token, when it did (the request then sees what one without a token sees). */
     tokenIgnored?: IgnoredToken;

@@ -97,7 +97,10 @@ async function verifiedCaller(c: Context<AppEnv>, deps: Deps, authorization: str
   }
 }
 
-/** Spends one unit of the user's budget for `operation`; the same statement reads the database's clock (c.var.serverTime). */
+/**
+ * Spends one unit of the user's budget for `operation`; the same statement reads the database's clock
+ * (c.var.serverTime) and the session's assurance level (c.var.aal).
+ */
 async function spendBudget(
   c: Context<AppEnv>,
   deps: Deps,
@@ -106,8 +109,9 @@ async function spendBudget(
   rule: RateLimitRule,
   use?: SessionUse,
 ): Promise<void> {
-  const { headers, serverTime } = await consumeRateLimit(deps.db, user, operation, rule, use);
+  const { headers, serverTime, aal } = await consumeRateLimit(deps.db, user, operation, rule, use);
   c.set("serverTime", serverTime);
+  c.set("aal", aal);
   for (const [name, value] of Object.entries(headers)) c.header(name, value);
 }
 

@@ -9,8 +9,9 @@
 // (db.ts, SessionUse) spends budget: the same statement checks it first, so a
 // signed-out or stolen-and-revoked token gets 401 (the password step of an MFA
 // user's sign-in 403, unless it signs itself out) and can never exhaust its
-// owner's budget. It also reads the database's clock:
-// the request's server_time where no statement of its own answers one.
+// owner's budget. It also reads the database's clock (the request's
+// server_time where no statement of its own answers one) and the session's
+// assurance level (auth.sessions.aal, the caller's aal).
 import { ApiError } from "../../_shared/errors.ts";
 import {
   acceptedStanding,
@@ -25,12 +26,14 @@ import {
 } from "./db.ts";
 import type { RateLimitRule } from "./rate-limit-rules.ts";
 import { wireNow } from "../sync/wire-time.ts";
-import type { UserClaims } from "./verify-token.ts";
+import type { AssuranceLevel, UserClaims } from "./verify-token.ts";
 
 export interface RateLimitState {
   headers: Record<string, string>;
   /** The database's now() at this statement, in the wire format (sync/wire-time.ts). */
   serverTime: string;
+  /** The session's assurance level at this statement (its auth.sessions row, not the token's claim). */
+  aal: AssuranceLevel;
 }
 
 interface Hit {
@@ -42,6 +45,8 @@ interface Admission {
   standing: SessionStanding;
   /** The rule's own budget; `user`: the user's total, counted when the rule has a user_limit and the own budget was not over. */
   hit: (Hit & { user: Hit | null }) | null;
+  /** Read, as the hit is, only for an accepted standing. */
+  aal: AssuranceLevel | null;
   server_time: string;
 }
 
@@ -60,7 +65,10 @@ export async function consumeRateLimit(
   // CASE evaluates the counter's subquery only when the standing is accepted, and the user's
   // total (its nil-session counter, the key a per-user budget uses) only when the session's own
   // budget is not over. The counter references auth.users: a user deleted between the two checks
-  // of this statement is signed out too.
+  // of this statement is signed out too. `offset 0` keeps the standing's subquery whole: flattened,
+  // every use of `standing` would call session_standing() (the session check) again. The aal is
+  // that of the row session_standing() found (one more primary-key probe, no round trip of its
+  // own); null is aal1, as session_standing() reads it.
   const userLimit = rule.per === "session" ? rule.user_limit ?? null : null;
   const [admission] = await db.query((sql) =>
     sql<Admission[]>`
@@ -74,8 +82,11 @@ export async function consumeRateLimit(
                from app_private.hit_rate_limit(${claims.sub}::uuid, ${operation}, ${rule.window_seconds},
                                                ${rule.per === "session" ? claims.session_id : null}::uuid) h
              ) end as hit,
+             case when ${acceptedStanding(sql, use)} then (
+               select coalesce(s.aal::text, 'aal1') from auth.sessions s where s.id = ${claims.session_id}::uuid
+             ) end as aal,
              ${wireNow(sql)} as server_time
-      from (select ${sessionStanding(sql, claims)} as standing) session`
+      from (select ${sessionStanding(sql, claims)} as standing offset 0) session`
       .catch(async (error) => {
         throw await signedOutIfGone(sql, claims, error, use);
       })
@@ -85,7 +96,8 @@ export async function consumeRateLimit(
   if (!admission) throw unavailable(new Error("the rate-limit admission answered no row"));
   const refusal = sessionRefusal(admission.standing, use);
   if (refusal) throw refusal;
-  if (!admission.hit) throw signedOut();
+  // Either read finding nothing for an accepted standing: the session or its user went meanwhile.
+  if (!admission.hit || !admission.aal) throw signedOut();
   const budgets: Budget[] = [{ limit: rule.limit, hit: admission.hit }];
   if (userLimit !== null && admission.hit.user) budgets.push({ limit: userLimit, hit: admission.hit.user });
   // The headers tell the binding budget: the one over (only one can be: the user's total is not
@@ -107,5 +119,5 @@ export async function consumeRateLimit(
       headers: { ...headers, "Retry-After": String(over.hit.reset_seconds) },
     });
   }
-  return { headers, serverTime: admission.server_time };
+  return { headers, serverTime: admission.server_time, aal: admission.aal };
 }

@@ -13,6 +13,7 @@ export interface UserClaims extends JWTPayload {
   sub: string;
   role: "authenticated";
   session_id: string;
+  /** The level when the token was issued; the session's current one is the request's c.var.aal (requireUser). */
   aal?: AssuranceLevel;
   email?: string;
   is_anonymous?: boolean;

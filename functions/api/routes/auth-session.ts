@@ -70,7 +70,7 @@ export function registerAuthSessionRoutes(app: App, deps: Deps): void {
       session: {
         id: user.session_id,
         user_id: user.sub,
-        aal: user.aal ?? "aal1",
+        aal: c.get("aal"),
         expires_at: new Date((user.exp ?? 0) * 1000).toISOString(),
       },
       device: state.device,

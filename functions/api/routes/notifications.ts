@@ -42,7 +42,8 @@ export function registerNotificationsRoutes(app: App, deps: Deps): void {
     path: PATH,
     summary: "Replace the caller's notification preferences",
     description: "Replaces the whole document. If-Match is optional: with it (the ETag you read, or `*`) a stale version → 412 " +
-      "PRECONDITION_FAILED (also a retry of a PUT that was applied: re-read); without it the last write wins. A category " +
+      "PRECONDITION_FAILED (also a retry of a PUT that was applied: re-read), and so does one that names no version (empty, " +
+      "blank, a weak tag); without it the last write wins. A category " +
       "left out gets its default, not its stored value: send back every category you read. A required category " +
       "(security) must keep one channel on. Every change is recorded in the audit trail.",
     security: bearerSecurity,

@@ -31,7 +31,7 @@ export function registerWhoamiRoutes(app: App, deps: Deps): void {
     return c.json({
       user_id: user.sub,
       session_id: user.session_id,
-      aal: user.aal ?? "aal1",
+      aal: c.get("aal"),
       is_anonymous: user.is_anonymous === true,
       expires_at: new Date((user.exp ?? 0) * 1000).toISOString(),
       ...(accountCreatedAt === null ? {} : { account_created_at: accountCreatedAt }),
