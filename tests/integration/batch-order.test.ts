@@ -1,10 +1,15 @@
 // A batch's writes keep the order the app made them in where the database judges a row by another
 // (docs/sync.md "The order of a batch's writes"): a unique value freed, then taken again; a row of
-// one synced table created, then a row of another referring to it. Until plan-batch.ts ordered its
-// write groups by the batch (writeGroups, mustFollow), it wrote every insert first, then updates,
-// then deletes: such ops were refused, and the real client lost the user's new record.
+// one synced table created, then a row of another referring to it; a row edited, then moved into a
+// list the batch creates after deleting another. Until plan-batch.ts wrote its groups in stages
+// (writeGroups, STAGES), it wrote every insert first, then updates, then deletes, the tables in the
+// order the batch first touched them: the first cases were refused, and the real client lost the
+// user's new record. (A first try at that order, placing each record's one write by its first op,
+// lost the edit and move of the last cases, and let a later op take a unique value from an earlier
+// create: the cases after "still".)
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
 import { TidesyncApi } from "../../client/api-client.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
@@ -17,8 +22,8 @@ beforeAll(async () => {
   probe = await startProbeStack("rv_order", [
     // A shopping item: one per name per list (an ordinary app rule).
     `create table public.rv_items (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
-       name text not null, constraint rv_items_name_per_list unique (list_id, name))`,
-    ...likeTasks("rv_items", ["name"]),
+       name text not null, qty integer, constraint rv_items_name_per_list unique (list_id, name))`,
+    ...likeTasks("rv_items", ["name", "qty"]),
     `select app_private.enable_sync('public.rv_items', 'list_id')`,
     // A project and its steps: a foreign key to another synced table (not the scope).
     `create table public.rv_projects (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade, name text not null)`,
@@ -28,6 +33,11 @@ beforeAll(async () => {
        project_id uuid not null references public.rv_projects(id) on delete cascade, note text)`,
     ...likeTasks("rv_steps", ["project_id", "note"]),
     `select app_private.enable_sync('public.rv_steps', 'list_id')`,
+    // An outline: a node under another node (a self-reference).
+    `create table public.rv_nodes (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
+       title text not null, parent_id uuid references public.rv_nodes(id) on delete cascade)`,
+    ...likeTasks("rv_nodes", ["title", "parent_id"]),
+    `select app_private.enable_sync('public.rv_nodes', 'list_id')`,
   ]);
 }, 180_000);
 afterAll(async () => { await probe?.stop(); });
@@ -77,3 +87,72 @@ describe("a batch's ops in request order", () => {
     expect((await probe.admin`select note from public.rv_steps where list_id = ${u.userId} order by note`).map((r) => r.note)).toEqual(["s0", "s1"]);
   });
 });
+
+describe("still: a record's later ops, unique values taken twice, and the quota", () => {
+  it("real client: rename a task, delete an old list, create a list and move the task into it, offline, one sync", async () => {
+    const u = await probe.newUser();
+    const installationId = randomUUID();
+    const api = new TidesyncApi({ baseUrl: probe.apiUrl, getAccessToken: () => u.token });
+    await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+    const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+    const old = await client.create("lists", { title: "Old" });
+    const task = await client.create("tasks", { list_id: u.userId, title: "Buy milk" });
+    await client.sync();
+    await client.upsert("tasks", task, { title: "Buy oat milk" });
+    await client.delete("lists", old);
+    const groceries = await client.create("lists", { title: "Groceries" });
+    await client.upsert("tasks", task, { list_id: groceries });
+    expect(await client.sync()).toMatchObject({ rejected: 0 });
+    expect((await probe.admin`select list_id, title from public.tasks where id = ${task}`).map((r) => ({ ...r })))
+      .toEqual([{ list_id: groceries, title: "Buy oat milk" }]);
+    expect(await client.get("tasks", task)).toMatchObject({ data: { list_id: groceries, title: "Buy oat milk" }, pending: false });
+    await client.close();
+  });
+
+  it("raw push: edit a task, delete a list, create a list, move the task into it; and a new task moved so", async () => {
+    const u = await probe.newUser();
+    const [t, x, n, t2, x2, n2] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const seeded = await push(u, [upsert("tasks", t, { list_id: u.userId, title: "t" }), upsert("lists", x, { title: "old" }), upsert("lists", x2, { title: "old 2" })]);
+    const [tv, xv, x2v] = seeded.results.map((r: any) => r.record.version);
+    const edited = await push(u, [upsert("tasks", t, { title: "t2" }, tv), remove("lists", x, xv), upsert("lists", n, { title: "new" }), upsert("tasks", t, { list_id: n }, tv)]);
+    expect(outcome(edited)).toEqual(["applied", "applied", "applied", "applied"]);
+    expect((await probe.admin`select list_id, title from public.tasks where id = ${t}`).map((r) => ({ ...r }))).toEqual([{ list_id: n, title: "t2" }]);
+    const created = await push(u, [upsert("tasks", t2, { list_id: u.userId, title: "t" }), remove("lists", x2, x2v), upsert("lists", n2, { title: "new" }), upsert("tasks", t2, { list_id: n2 })]);
+    expect(outcome(created)).toEqual(["applied", "applied", "applied", "applied"]);
+  });
+
+  it("raw push, a self-reference: edit a node, delete another, create a node, move the first under it", async () => {
+    const u = await probe.newUser();
+    const [sNode, dNode, nNode] = [randomUUID(), randomUUID(), randomUUID()];
+    const seeded = await push(u, [upsert("rv_nodes", sNode, { list_id: u.userId, title: "s" }), upsert("rv_nodes", dNode, { list_id: u.userId, title: "d" })]);
+    const [sv, dv] = seeded.results.map((r: any) => r.record.version);
+    const r = await push(u, [
+      upsert("rv_nodes", sNode, { title: "s2" }, sv), remove("rv_nodes", dNode, dv),
+      upsert("rv_nodes", nNode, { list_id: u.userId, title: "n" }), upsert("rv_nodes", sNode, { parent_id: nNode }, sv),
+    ]);
+    expect(outcome(r)).toEqual(["applied", "applied", "applied", "applied"]);
+    expect((await probe.admin`select parent_id, title from public.rv_nodes where id = ${sNode}`).map((x) => ({ ...x }))).toEqual([{ parent_id: nNode, title: "s2" }]);
+  });
+
+  it("a unique value two ops take goes to the earlier: a create, then another create or a rename to it, is the later one refused", async () => {
+    const u = await probe.newUser();
+    const [a, b, c, d] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const twice = await push(u, [upsert("rv_items", a, { list_id: u.userId, name: "x" }), upsert("rv_items", b, { list_id: u.userId, name: "x", qty: 2 })]);
+    expect(outcome(twice)).toEqual(["applied", expect.stringMatching(/^rejected VALIDATION_FAILED the value must be unique/)]);
+    const seeded = await push(u, [upsert("rv_items", c, { list_id: u.userId, name: "c" })]);
+    const renamed = await push(u, [upsert("rv_items", d, { list_id: u.userId, name: "y" }), upsert("rv_items", c, { name: "y" }, seeded.results[0].record.version)]);
+    expect(outcome(renamed)).toEqual(["applied", expect.stringMatching(/^rejected VALIDATION_FAILED the value must be unique/)]);
+  });
+
+  it("at the quota, a delete of rows nothing refers to makes room for the batch's creates; a list's delete runs after them", async () => {
+    const u = await probe.newUser();
+    const [t, l, l2, inL2, t2] = [randomUUID(), randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const seeded = await push(u, [upsert("tasks", t, { list_id: u.userId, title: "t" }), upsert("lists", l2, { title: "l2" }), upsert("tasks", inL2, { list_id: l2, title: "in" })]);
+    const [tv, l2v] = seeded.results.map((r: any) => r.record.version);
+    await probe.admin`update app_private.sync_usage set live_records = ${MAX_LIVE_RECORDS_PER_USER} where user_id = ${u.userId}`;
+    expect(outcome(await push(u, [remove("tasks", t, tv), upsert("lists", l, { title: "l" })]))).toEqual(["applied", "applied"]);
+    const afterList = await push(u, [remove("lists", l2, l2v), upsert("tasks", t2, { list_id: u.userId, title: "t2" })]);
+    expect(outcome(afterList)).toEqual(["applied", "rejected QUOTA_EXCEEDED at most " + MAX_LIVE_RECORDS_PER_USER + " live records per user; delete some first undefined"]);
+  });
+});
+

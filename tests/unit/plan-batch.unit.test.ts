@@ -153,15 +153,11 @@ describe("planBatch", () => {
     expect(statuses(plan)).toEqual(Array(7).fill("applied"));
     expect(plan.groups.map((g) => [g.kind, g.collection, g.rows.map((r) => r.id)])).toEqual([["insert", "lists", [list]], ["insert", "tasks", [kept]]]);
     expect(plan.neverStored!.keys).toEqual(new Set([recordKey("tasks", id), recordKey("tasks", inList)]));
-    // The batch's own list first, then the tasks, each as it stood before its delete, each deleted
-    // after its insert; a task created after another's delete is inserted after it (it may take a
-    // unique value the delete freed), in the batch's order.
+    // The batch's own list first, then the tasks, each as it stood before its delete; then their deletes.
     expect(plan.neverStored!.groups).toEqual([
       { collection: "lists", kind: "insert", columns: ["title"], rows: [{ id: list, title: "N" }] },
-      { collection: "tasks", kind: "insert", columns: ["list_id", "title"], rows: [{ id: kept, list_id: LIST, title: "kept" }, { id, list_id: LIST, title: "b" }] },
-      { collection: "tasks", kind: "delete", columns: [], rows: [{ id }] },
-      { collection: "tasks", kind: "insert", columns: ["list_id", "title"], rows: [{ id: inList, list_id: list, title: "t" }] },
-      { collection: "tasks", kind: "delete", columns: [], rows: [{ id: inList }] },
+      { collection: "tasks", kind: "insert", columns: ["list_id", "title"], rows: [{ id: kept, list_id: LIST, title: "kept" }, { id, list_id: LIST, title: "b" }, { id: inList, list_id: list, title: "t" }] },
+      { collection: "tasks", kind: "delete", columns: [], rows: [{ id }, { id: inList }] },
     ]);
   });
 
@@ -205,10 +201,9 @@ describe("planBatch", () => {
     read.writable.delete(recordKey("list_members", membership));
     const plan = planBatch([del(unlocked, "tasks", 4), del(locked, "tasks", 4), del(membership, "list_members", 2)], DEVICE, read, LIMITS, NOW);
     expect(statuses(plan)).toEqual(["applied", "applied", "applied"]);
-    // (neither refers to the other: each runs as early as it may; the push writes memberships last)
     expect(plan.groups.map((g) => [g.collection, g.kind, g.rows])).toEqual([
-      ["list_members", "delete", [{ id: membership }]],
       ["tasks", "delete", [{ id: unlocked, xmin: "900" }, { id: locked }]],
+      ["list_members", "delete", [{ id: membership }]],
     ]);
   });
 
@@ -238,7 +233,7 @@ describe("planBatch", () => {
     expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert tasks"]);
   });
 
-  it("orders the writes: scopes are created before the rows in them and deleted after them, in the batch's order", () => {
+  it("orders the writes: scopes are created before the rows in them and deleted after them", () => {
     const [list, t, oldTask, other] = [uuid(), uuid(), uuid(), uuid()];
     const current = record("tasks", oldTask, 6, { list_id: other, title: "old" });
     const plan = planBatch([
@@ -248,16 +243,15 @@ describe("planBatch", () => {
       create(t, { list_id: list }),
     ], DEVICE, state([current, record("lists", other, 4, { title: "O" })]), LIMITS, NOW);
     expect(statuses(plan)).toEqual(["applied", "applied", "applied", "applied"]);
-    // (the task deleted before its list's delete is that delete's cascade's: see below; the delete
-    // of a list nothing the batch writes refers to runs as early as it may)
-    expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["delete lists", "insert lists", "insert tasks"]);
+    // (the task deleted before its list's delete is that delete's cascade's: see below)
+    expect(plan.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "insert tasks", "delete lists"]);
     const elsewhere = planBatch([del(oldTask, "tasks", 6), op({ record_id: list, collection: "lists", data: { title: "new" } }), create(t, { list_id: list })],
       DEVICE, state([current, record("lists", other, 4, { title: "O" })]), LIMITS, NOW);
-    // (a task's create after another task's delete runs after it: it may take a unique value the delete freed)
-    expect(elsewhere.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["insert lists", "delete tasks", "insert tasks"]);
+    // (a task's delete, of rows no synced table refers to, runs first: what it frees is free for the creates)
+    expect(elsewhere.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["delete tasks", "insert lists", "insert tasks"]);
   });
 
-  it("keeps the batch's order where the database may judge a row by another: a unique value freed, then taken; a list created, then a task moved into it", () => {
+  it("keeps the batch's order where the database may judge a row by another: a unique value freed, then taken; a list created, then a task moved into it after an edit of its own", () => {
     const [gone, renamed, taken, moved, list] = [uuid(), uuid(), uuid(), uuid(), uuid()];
     const rows = [record("tasks", gone, 3, { list_id: LIST, title: "Milk" }), record("tasks", renamed, 3, { list_id: LIST, title: "a" }),
       record("tasks", moved, 3, { list_id: LIST, title: "m" })];
@@ -270,10 +264,11 @@ describe("planBatch", () => {
       op({ record_id: moved, base_version: 3, data: { list_id: list } }),
     ], DEVICE, state(rows), { ...LIMITS, max_live_records_per_user: 10 }, NOW);
     expect(statuses(plan)).toEqual(Array(6).fill("applied"));
-    // The new task after the delete and the rename (it may take the name they freed); the list
-    // before the task moved into it, although the task's first op came before the list's.
+    // The task's delete first, then the rename made before any create (the new task may take the
+    // name they freed); the creates; then the edit whose last op came after a create (the move into
+    // the new list, with the title set before it).
     expect(plan.groups.map((g) => `${g.kind} ${g.collection} ${g.rows.map((r) => r.id).join(",")}`)).toEqual([
-      `insert lists ${list}`, `delete tasks ${gone}`, `update tasks ${renamed},${moved}`, `insert tasks ${taken}`,
+      `delete tasks ${gone}`, `update tasks ${renamed}`, `insert lists ${list}`, `insert tasks ${taken}`, `update tasks ${moved}`,
     ]);
   });
 
@@ -283,7 +278,7 @@ describe("planBatch", () => {
     const ops = edited.flatMap((id, i) => [create(created[i]), op({ record_id: id, base_version: 3, data: { done: true } })]);
     const plan = planBatch(ops, DEVICE, state(edited.map((id) => record("tasks", id, 3, { list_id: LIST, title: "t", done: false }))),
       { ...LIMITS, max_live_records_per_user: 20 }, NOW);
-    expect(plan.groups.map((g) => [g.kind, g.rows.map((r) => r.id)])).toEqual([["update", edited], ["insert", created]]);
+    expect(plan.groups.map((g) => [g.kind, g.rows.map((r) => r.id)])).toEqual([["insert", created], ["update", edited]]);
   });
 
   it("a row deleted before its scope's delete in one batch is left to the cascade (a co-owner leaving, then deleting the list)", () => {

@@ -190,8 +190,7 @@ export function refusalError(refusal: Refusal, index: number, collection: Collec
     case "23514":
       // The database's quota, reached by what the planner could not count: a write of the user's that
       // committed while the push waited, or rows the table's own triggers add in the user's name,
-      // or a delete the batch runs after its creates (a list's delete, after the batch's writes of
-      // tasks: plan-batch.ts mustFollow). (A list's owner membership
+      // or a delete the batch runs after its creates (a list's: plan-batch.ts STAGES). (A list's owner membership
       // counts for no one since migration 20261128000300.)
       if (refusal.constraint === LIVE_RECORDS_QUOTA_CONSTRAINT) return quotaExceeded(MAX_LIVE_RECORDS_PER_USER);
       return rejection("VALIDATION_FAILED", `the record breaks a rule of the table${rule}`, details("check_failed", `breaks the rule ${refusal.constraint ?? "of the table"}`));

@@ -29,7 +29,7 @@
 // co-owner deleting a list and then leaving it), and their rows are left to the
 // cascade, which runs while the caller still has the access their later ops
 // would take away.
-import { type CollectionDefinition, findCollection, scopeCollection } from "../../_shared/collections.ts";
+import { allCollections, type CollectionDefinition, findCollection, scopeCollection } from "../../_shared/collections.ts";
 import type { FieldDetail } from "../../_shared/errors.ts";
 import { type InexactNumber, inexactNumberAt, inexactNumberDetail } from "../../_shared/inexact-numbers.ts";
 import type { Limits } from "../../_shared/limits.ts";
@@ -158,6 +158,8 @@ interface Phase {
   lastLive: Map<string, ServerRecord>;
   /** The records this phase deleted last by an op of theirs, not by their scope's delete. */
   deletedByOp: Set<string>;
+  /** Each record's first and last op in this phase (op indexes): where its write stands in the batch's order. */
+  ops: Map<string, { first: number; last: number }>;
 }
 
 export function recordKey(collection: string, id: string): string {
@@ -295,7 +297,7 @@ export function planBatch(
   const floor = Math.max(0, ...[...state.records.values()].map((r) => r.version));
   let provisional = floor;
   const phases: Phase[] = [];
-  let phase: Phase = { start: initial, written: new Set(), cascaded: new Set(), readAt: new Map(), lastLive: new Map(), deletedByOp: new Set() };
+  let phase: Phase = { start: initial, written: new Set(), cascaded: new Set(), readAt: new Map(), lastLive: new Map(), deletedByOp: new Set(), ops: new Map() };
   // Every record a scope delete of the batch took with it (cascaded in some phase).
   const cascaded = new Set<string>();
   // Every record the batch has seen in each scope (by the scope's recordKey): where a scope's delete
@@ -448,7 +450,7 @@ export function planBatch(
     // that its cascades run and the new row gets the table's defaults, not the old row's columns.
     if (isLive && current?.deleted && phase.start.get(key)?.deleted === false) {
       phases.push(phase);
-      phase = { start: new Map(records), written: new Set(), cascaded: new Set(), readAt: new Map(), lastLive: new Map(), deletedByOp: new Set() };
+      phase = { start: new Map(records), written: new Set(), cascaded: new Set(), readAt: new Map(), lastLive: new Map(), deletedByOp: new Set(), ops: new Map() };
     }
     // A row deleted as the batch read it that it could not lock (its DELETE policy is wider than
     // its UPDATE policy): another writer may change it before the delete runs, so the delete names
@@ -468,6 +470,7 @@ export function planBatch(
     noteScope(key, next);
     written.add(key);
     phase.written.add(key);
+    phase.ops.set(key, { first: phase.ops.get(key)?.first ?? index, last: index });
     finish({ op_id: opId, status: "applied", record: toSyncRecord(next) }, key);
     if (definition.isScope && live && !isLive) {
       // The scope's rows the batch knows go with it. The delete's cascade writes the tombstones of
@@ -555,18 +558,12 @@ function changedColumns(before: ServerRecord, after: ServerRecord): string[] {
 /**
  * What the database must do to take each written record from its state at
  * the start of a phase to its state at the end (a live record left as it was
- * needs nothing, nor one a scope delete's cascade deletes), in an order that
- * keeps the batch's: records are taken in the order of their first op in the
- * phase, and each write goes into the first group of its kind, table (and, for
- * an insert, columns) that runs after every write it must follow
- * (mustFollow), or a new group right after the last of those. So writes the
- * app made in an order the database needs (a row deleted or renamed, then its
- * unique name taken again; a row created, then a row of another synced table
- * referring to it) run in that order, while a batch still takes one statement
- * per kind and table however its ops interleave.
+ * needs nothing, nor one a scope delete's cascade deletes), one statement per
+ * kind and table (inserts also per set of columns), in stages that keep the
+ * batch's order wherever the database may judge a row by another (STAGES).
  */
 function writeGroups(
-  { written, start: initial, cascaded, readAt, deletedByOp }: Phase,
+  { written, start: initial, cascaded, readAt, deletedByOp, ops }: Phase,
   final: Map<string, ServerRecord>,
   /**
    * Records the phase creates and deletes again, to insert in this state all the same, and to delete
@@ -574,22 +571,23 @@ function writeGroups(
    */
   tried: Map<string, ServerRecord> = new Map(),
 ): WriteGroup[] {
-  type Scheduled = Omit<WriteGroup, "columns"> & { key: string; columns: Set<string>; references: ReadonlySet<string> };
-  const groups: Scheduled[] = [];
-  const add = (collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject, after?: Scheduled): Scheduled => {
-    // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
-    const key = kind === "insert" ? `${kind}:${collection}:${columns.join(",")}` : `${kind}:${collection}`;
-    const write = { key, collection, kind, references: findCollection(collection)?.references ?? new Set<string>() };
-    let last = after ? groups.indexOf(after) : -1;
-    groups.forEach((group, i) => {
-      if (i > last && mustFollow(write, group)) last = i;
-    });
-    let group = groups.find((g, i) => i > last && g.key === key);
-    if (!group) groups.splice(last + 1, 0, group = { ...write, columns: new Set(), rows: [] });
+  type Staged = Omit<WriteGroup, "columns"> & { stage: Stage; columns: Set<string> };
+  // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
+  const groups = new Map<string, Staged>();
+  const add = (stage: Stage, collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
+    const id = `${stage}:${kind}:${collection}${kind === "insert" ? `:${columns.join(",")}` : ""}`;
+    let group = groups.get(id);
+    if (!group) groups.set(id, group = { stage, collection, kind, columns: new Set(), rows: [] });
     group.rows.push(row);
     for (const column of columns) group.columns.add(column);
-    return group;
   };
+  // The phase's first op that creates a record: an edit whose ops all came before it runs before the inserts.
+  let firstCreate = Infinity;
+  for (const key of written) {
+    const before = initial.get(key);
+    const after = tried.get(key) ?? final.get(key)!;
+    if (!after.deleted && (before === undefined || before.deleted)) firstCreate = Math.min(firstCreate, ops.get(key)?.first ?? Infinity);
+  }
   for (const key of written) {
     const before = initial.get(key);
     const after = tried.get(key) ?? final.get(key)!;
@@ -597,36 +595,65 @@ function writeGroups(
     if (!after.deleted && !wasLive) {
       // Created (or re-created after a delete): only the columns ops set; the table's defaults fill the rest.
       const columns = Object.keys(after.data ?? {}).sort();
-      const inserted = add(after.collection, "insert", columns, { id: after.id, ...after.data });
-      if (tried.has(key) && deletedByOp.has(key)) add(after.collection, "delete", [], { id: after.id }, inserted);
+      add("insert", after.collection, "insert", columns, { id: after.id, ...after.data });
+      if (tried.has(key) && deletedByOp.has(key)) add("delete", after.collection, "delete", [], { id: after.id });
     } else if (!after.deleted) {
       const columns = changedColumns(before!, after);
-      if (columns.length > 0) add(after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
+      const early = (ops.get(key)?.last ?? Infinity) < firstCreate;
+      if (columns.length > 0) add(early ? "edit before creates" : "edit", after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive && !cascaded.has(key)) {
       const xmin = readAt.get(key);
-      add(after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
+      add(isReferenced(after.collection) ? "delete" : "unreferenced delete", after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
     }
   }
-  return groups.map(({ collection, kind, columns, rows }): WriteGroup => ({ collection, kind, columns: [...columns].sort(), rows }));
+  const staged = [...groups.values()];
+  const inserts = referencedFirst(staged.filter((g) => g.stage === "insert").map((g) => g.collection));
+  const rank = (g: Staged) => g.stage === "insert" || g.stage === "edit" ? inserts(g.collection) : g.stage === "delete" ? -inserts(g.collection) : 0;
+  // (Array.prototype.sort is stable: within a stage and rank, groups keep their first row's place in the batch.)
+  return staged.sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage) || rank(a) - rank(b))
+    .map(({ collection, kind, columns, rows }): WriteGroup => ({ collection, kind, columns: [...columns].sort(), rows }));
 }
 
-type Write = Pick<WriteGroup, "collection" | "kind"> & { key: string; references: ReadonlySet<string> };
+/**
+ * The order of a phase's writes (docs/sync.md "The order of a batch's writes"), each stage one
+ * statement per table:
+ * - deletes of rows no synced table refers to (a task): first, so that a unique value (or the
+ *   quota) they free is free for every write after them ("Milk" deleted, then added again);
+ * - edits of records whose ops all came before the batch's first create: before the creates, as
+ *   the batch has them (a row renamed from `a`, then a new `a`);
+ * - creates, of the tables other synced tables refer to first (a list before its tasks, a project
+ *   before its steps);
+ * - the other edits, which may refer to the rows just created (a task moved into a new list);
+ * - the other deletes, of the tables referring to others first, after every write that may have
+ *   moved a row out of what they delete (a list, after the tasks moved out of it), and the deletes
+ *   of records a trial creates and deletes again (BatchPlan.neverStored).
+ */
+const STAGES = ["unreferenced delete", "edit before creates", "insert", "edit", "delete"] as const;
+type Stage = (typeof STAGES)[number];
+
+/** Whether a synced table refers to this collection's rows by foreign key (its own self-reference included). */
+function isReferenced(collection: string): boolean {
+  return allCollections().some((c) => c.references.has(collection));
+}
 
 /**
- * Whether a write must run after an earlier group of the batch's (one of another kind or table;
- * a group's own rows are one statement). What the database may judge by another row, for any
- * table: a unique value (a row's insert or change takes one an earlier change or delete of the
- * table may have freed), and a foreign key between synced tables (a row is created or changed to
- * refer to one created earlier; a row is deleted after the rows that may refer to it were
- * written). Scope tables are such references too: a list is created before its tasks, and deleted
- * after the tasks moved out of it. Nothing else holds a write back: it runs as early as these
- * allow (a delete of a row nothing written refers to may run before an earlier create).
+ * Each collection's place among these (in the batch's order), those referred to first: the length
+ * of the longest chain of references from it to others among them (a reference cycle, or a
+ * self-reference, adds nothing: such rows go in the batch's order within one statement).
  */
-function mustFollow(write: Write, earlier: Write): boolean {
-  if (earlier.key === write.key) return false;
-  const takes = write.kind === "insert" || write.kind === "update";
-  const frees = earlier.kind === "update" || earlier.kind === "delete";
-  if (earlier.collection === write.collection && takes && frees) return true;
-  if (write.references.has(earlier.collection) && takes && earlier.kind === "insert") return true;
-  return earlier.references.has(write.collection) && write.kind === "delete";
+function referencedFirst(collections: readonly string[]): (collection: string) => number {
+  const among = new Set(collections);
+  const depth = new Map<string, number>();
+  const depthOf = (collection: string, seen: Set<string>): number => {
+    const known = depth.get(collection);
+    if (known !== undefined) return known;
+    let d = 0;
+    for (const referenced of findCollection(collection)?.references ?? []) {
+      if (referenced === collection || !among.has(referenced) || seen.has(referenced)) continue;
+      d = Math.max(d, 1 + depthOf(referenced, new Set([...seen, referenced])));
+    }
+    depth.set(collection, d);
+    return d;
+  };
+  return (collection) => depthOf(collection, new Set([collection]));
 }
