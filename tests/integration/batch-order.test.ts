@@ -21,23 +21,23 @@ let probe: ProbeStack;
 beforeAll(async () => {
   probe = await startProbeStack("rv_order", [
     // A shopping item: one per name per list (an ordinary app rule).
-    `create table public.rv_items (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
-       name text not null, qty integer, constraint rv_items_name_per_list unique (list_id, name))`,
-    ...likeTasks("rv_items", ["name", "qty"]),
-    `select app_private.enable_sync('public.rv_items', 'list_id')`,
+    `create table public.tidesync_test_items (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
+       name text not null, qty integer, constraint tidesync_test_items_name_per_list unique (list_id, name))`,
+    ...likeTasks("tidesync_test_items", ["name", "qty"]),
+    `select app_private.enable_sync('public.tidesync_test_items', 'list_id')`,
     // A project and its steps: a foreign key to another synced table (not the scope).
-    `create table public.rv_projects (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade, name text not null)`,
-    ...likeTasks("rv_projects", ["name"]),
-    `select app_private.enable_sync('public.rv_projects', 'list_id')`,
-    `create table public.rv_steps (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
-       project_id uuid not null references public.rv_projects(id) on delete cascade, note text)`,
-    ...likeTasks("rv_steps", ["project_id", "note"]),
-    `select app_private.enable_sync('public.rv_steps', 'list_id')`,
+    `create table public.tidesync_test_projects (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade, name text not null)`,
+    ...likeTasks("tidesync_test_projects", ["name"]),
+    `select app_private.enable_sync('public.tidesync_test_projects', 'list_id')`,
+    `create table public.tidesync_test_steps (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
+       project_id uuid not null references public.tidesync_test_projects(id) on delete cascade, note text)`,
+    ...likeTasks("tidesync_test_steps", ["project_id", "note"]),
+    `select app_private.enable_sync('public.tidesync_test_steps', 'list_id')`,
     // An outline: a node under another node (a self-reference).
-    `create table public.rv_nodes (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
-       title text not null, parent_id uuid references public.rv_nodes(id) on delete cascade)`,
-    ...likeTasks("rv_nodes", ["title", "parent_id"]),
-    `select app_private.enable_sync('public.rv_nodes', 'list_id')`,
+    `create table public.tidesync_test_nodes (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
+       title text not null, parent_id uuid references public.tidesync_test_nodes(id) on delete cascade)`,
+    ...likeTasks("tidesync_test_nodes", ["title", "parent_id"]),
+    `select app_private.enable_sync('public.tidesync_test_nodes', 'list_id')`,
   ]);
 }, 180_000);
 afterAll(async () => { await probe?.stop(); });
@@ -52,39 +52,39 @@ describe("a batch's ops in request order", () => {
     const api = new TidesyncApi({ baseUrl: probe.apiUrl, getAccessToken: () => u.token });
     await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
     const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
-    const milk = await client.create("rv_items", { list_id: u.userId, name: "Milk" });
+    const milk = await client.create("tidesync_test_items", { list_id: u.userId, name: "Milk" });
     await client.sync();
-    await client.delete("rv_items", milk);
-    const again = await client.create("rv_items", { list_id: u.userId, name: "Milk" });
+    await client.delete("tidesync_test_items", milk);
+    const again = await client.create("tidesync_test_items", { list_id: u.userId, name: "Milk" });
     const report = await client.sync();
-    const rows = await probe.admin`select id, name from public.rv_items where list_id = ${u.userId}`;
+    const rows = await probe.admin`select id, name from public.tidesync_test_items where list_id = ${u.userId}`;
     expect(report).toMatchObject({ applied: 2, rejected: 0 });
     expect(rows.map((r) => ({ ...r }))).toEqual([{ id: again, name: "Milk" }]);
-    expect(await client.get("rv_items", again)).toMatchObject({ data: { name: "Milk" }, pending: false });
-    expect(await client.get("rv_items", milk)).toBeUndefined();
+    expect(await client.get("tidesync_test_items", again)).toMatchObject({ data: { name: "Milk" }, pending: false });
+    expect(await client.get("tidesync_test_items", milk)).toBeUndefined();
     await client.close();
   });
 
   it("raw push: rename a -> b, then create a", async () => {
     const u = await probe.newUser();
     const x = randomUUID();
-    const created = await push(u, [upsert("rv_items", x, { list_id: u.userId, name: "a" })]);
-    const r = await push(u, [upsert("rv_items", x, { name: "b" }, created.results[0].record.version), upsert("rv_items", randomUUID(), { list_id: u.userId, name: "a" })]);
+    const created = await push(u, [upsert("tidesync_test_items", x, { list_id: u.userId, name: "a" })]);
+    const r = await push(u, [upsert("tidesync_test_items", x, { name: "b" }, created.results[0].record.version), upsert("tidesync_test_items", randomUUID(), { list_id: u.userId, name: "a" })]);
     expect(outcome(r)).toEqual(["applied", "applied"]);
   });
 
   it("raw push: add a step to an existing project, create a new project, add a step to it", async () => {
     const u = await probe.newUser();
     const p0 = randomUUID();
-    await push(u, [upsert("rv_projects", p0, { list_id: u.userId, name: "old" })]);
+    await push(u, [upsert("tidesync_test_projects", p0, { list_id: u.userId, name: "old" })]);
     const p1 = randomUUID();
     const r = await push(u, [
-      upsert("rv_steps", randomUUID(), { list_id: u.userId, project_id: p0, note: "s0" }),
-      upsert("rv_projects", p1, { list_id: u.userId, name: "new" }),
-      upsert("rv_steps", randomUUID(), { list_id: u.userId, project_id: p1, note: "s1" }),
+      upsert("tidesync_test_steps", randomUUID(), { list_id: u.userId, project_id: p0, note: "s0" }),
+      upsert("tidesync_test_projects", p1, { list_id: u.userId, name: "new" }),
+      upsert("tidesync_test_steps", randomUUID(), { list_id: u.userId, project_id: p1, note: "s1" }),
     ]);
     expect(outcome(r)).toEqual(["applied", "applied", "applied"]);
-    expect((await probe.admin`select note from public.rv_steps where list_id = ${u.userId} order by note`).map((r) => r.note)).toEqual(["s0", "s1"]);
+    expect((await probe.admin`select note from public.tidesync_test_steps where list_id = ${u.userId} order by note`).map((r) => r.note)).toEqual(["s0", "s1"]);
   });
 });
 
@@ -124,23 +124,23 @@ describe("still: a record's later ops, unique values taken twice, and the quota"
   it("raw push, a self-reference: edit a node, delete another, create a node, move the first under it", async () => {
     const u = await probe.newUser();
     const [sNode, dNode, nNode] = [randomUUID(), randomUUID(), randomUUID()];
-    const seeded = await push(u, [upsert("rv_nodes", sNode, { list_id: u.userId, title: "s" }), upsert("rv_nodes", dNode, { list_id: u.userId, title: "d" })]);
+    const seeded = await push(u, [upsert("tidesync_test_nodes", sNode, { list_id: u.userId, title: "s" }), upsert("tidesync_test_nodes", dNode, { list_id: u.userId, title: "d" })]);
     const [sv, dv] = seeded.results.map((r: any) => r.record.version);
     const r = await push(u, [
-      upsert("rv_nodes", sNode, { title: "s2" }, sv), remove("rv_nodes", dNode, dv),
-      upsert("rv_nodes", nNode, { list_id: u.userId, title: "n" }), upsert("rv_nodes", sNode, { parent_id: nNode }, sv),
+      upsert("tidesync_test_nodes", sNode, { title: "s2" }, sv), remove("tidesync_test_nodes", dNode, dv),
+      upsert("tidesync_test_nodes", nNode, { list_id: u.userId, title: "n" }), upsert("tidesync_test_nodes", sNode, { parent_id: nNode }, sv),
     ]);
     expect(outcome(r)).toEqual(["applied", "applied", "applied", "applied"]);
-    expect((await probe.admin`select parent_id, title from public.rv_nodes where id = ${sNode}`).map((x) => ({ ...x }))).toEqual([{ parent_id: nNode, title: "s2" }]);
+    expect((await probe.admin`select parent_id, title from public.tidesync_test_nodes where id = ${sNode}`).map((x) => ({ ...x }))).toEqual([{ parent_id: nNode, title: "s2" }]);
   });
 
   it("a unique value two ops take goes to the earlier: a create, then another create or a rename to it, is the later one refused", async () => {
     const u = await probe.newUser();
     const [a, b, c, d] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
-    const twice = await push(u, [upsert("rv_items", a, { list_id: u.userId, name: "x" }), upsert("rv_items", b, { list_id: u.userId, name: "x", qty: 2 })]);
+    const twice = await push(u, [upsert("tidesync_test_items", a, { list_id: u.userId, name: "x" }), upsert("tidesync_test_items", b, { list_id: u.userId, name: "x", qty: 2 })]);
     expect(outcome(twice)).toEqual(["applied", expect.stringMatching(/^rejected VALIDATION_FAILED the value must be unique/)]);
-    const seeded = await push(u, [upsert("rv_items", c, { list_id: u.userId, name: "c" })]);
-    const renamed = await push(u, [upsert("rv_items", d, { list_id: u.userId, name: "y" }), upsert("rv_items", c, { name: "y" }, seeded.results[0].record.version)]);
+    const seeded = await push(u, [upsert("tidesync_test_items", c, { list_id: u.userId, name: "c" })]);
+    const renamed = await push(u, [upsert("tidesync_test_items", d, { list_id: u.userId, name: "y" }), upsert("tidesync_test_items", c, { name: "y" }, seeded.results[0].record.version)]);
     expect(outcome(renamed)).toEqual(["applied", expect.stringMatching(/^rejected VALIDATION_FAILED the value must be unique/)]);
   });
 
