@@ -290,13 +290,38 @@ export type Feedback = z.infer<typeof feedbackSchema>;
 /** Most feedback items one GET /v1/releases/{id}/feedback returns. */
 export const MAX_FEEDBACK_PAGE = 500;
 
+/**
+ * Where a page of feedback ends: its last entry's created_at, in microseconds since 1970 (a
+ * timestamptz's whole precision, which a JS Date would cut to milliseconds), and id. Entries are
+ * ordered by (created_at, id) descending, so the next page starts strictly below it.
+ */
+const FEEDBACK_CURSOR = /^(\d{1,16})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+export interface FeedbackCursor {
+  /** Microseconds since 1970, as decimal digits (at most Number.MAX_SAFE_INTEGER: exact in the database's arithmetic). */
+  createdAtMicros: string;
+  id: string;
+}
+
 export const feedbackListQuerySchema = z.object({
   limit: z.string().regex(/^\d{1,3}$/, { message: "must be a whole number" }).transform(Number)
     .pipe(z.number().int().min(1).max(MAX_FEEDBACK_PAGE)).optional().describe(`default 100, at most ${MAX_FEEDBACK_PAGE}`),
+  before: z.string()
+    .refine((value) => {
+      const match = FEEDBACK_CURSOR.exec(value);
+      return match !== null && Number(match[1]) <= Number.MAX_SAFE_INTEGER;
+    }, { message: "must be a next_before this read answered", params: { code: "invalid_cursor" } })
+    .transform((value): FeedbackCursor => {
+      const [, createdAtMicros, id] = FEEDBACK_CURSOR.exec(value)!;
+      return { createdAtMicros, id };
+    })
+    .optional()
+    .describe("only entries older than this (the previous page's next_before): the next page"),
 });
 
 /** Feedback as the release manager reads it: with who sent it. */
 export const managedFeedbackListSchema = z.object({
-  feedback: z.array(feedbackSchema.extend({ user_id: uuidSchema })).describe("newest first"),
+  feedback: z.array(feedbackSchema.extend({ user_id: uuidSchema })).describe("newest first (by created_at, then id)"),
+  has_more: z.boolean().describe("whether older entries follow this page"),
+  next_before: z.string().nullable().describe("pass as `before` for the next (older) page; null on the last page"),
 });
 export type ManagedFeedbackList = z.infer<typeof managedFeedbackListSchema>;

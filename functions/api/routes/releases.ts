@@ -166,7 +166,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
       "query exactly as sent), with a new webhook-id for each read: a signature is good for this release and query, and the " +
       "read that answers spends its webhook-id (a read refused with 400 or 404, or failed with 503, leaves it: the same " +
       "headers may be sent again). HEAD answers the same without the body, signed over \"HEAD …\". " +
-      "Every tester's feedback on the release, newest first, with who sent it. An unknown release is 404.",
+      "Every tester's feedback on the release, newest first (by created_at, then id), with who sent it, in keyset pages: " +
+      "pass next_before as before for the next page (null: the last). An unknown release is 404.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps)] as const,
     request: { params: releaseIdParamsSchema, query: feedbackListQuerySchema },
@@ -178,12 +179,12 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
 
   app.openapi(readFeedback, async (c) => {
     const { id } = c.req.valid("param");
-    const { limit } = c.req.valid("query");
+    const { limit, before } = c.req.valid("query");
     if (!isUuid(id)) throw noSuchRelease();
-    const feedback = await deps.db.asReleaseManager((tx) => listFeedback(tx, id, limit ?? DEFAULT_FEEDBACK_PAGE));
-    if (!feedback) throw noSuchRelease();
-    Object.assign(c.get("logFields"), { release_id: id, feedback: feedback.length });
-    return c.json({ feedback }, 200);
+    const page = await deps.db.asReleaseManager((tx) => listFeedback(tx, id, { limit: limit ?? DEFAULT_FEEDBACK_PAGE, before }));
+    if (!page) throw noSuchRelease();
+    Object.assign(c.get("logFields"), { release_id: id, feedback: page.feedback.length });
+    return c.json(page, 200);
   });
 
   app.openapi(publish, async (c) => {
