@@ -68,10 +68,11 @@ describe("GET /v1/releases/{id}/feedback in pages", () => {
       body: { body: "CRASH on launch when offline (genuine report)", platform: "ios", build_number: 301 },
     });
     expect(sent.status, sent.text).toBe(201);
-    const spammers = [await createTestUser(), await createTestUser(), await createTestUser()];
+    // 12 accounts, each at the cap of 50 per release (release-feedback-cap.test.ts).
+    const spammers = await Promise.all(Array.from({ length: 12 }, () => createTestUser()));
     await adminSql`
       insert into app_private.release_feedback (release_id, user_id, platform, build_number, body, created_at)
-      select ${id}, (${spammers.map((s) => s.userId)}::uuid[])[1 + i % 3], 'ios', 301, 'spam ' || i, now() + i * interval '1 millisecond'
+      select ${id}, (${spammers.map((s) => s.userId)}::uuid[])[1 + i % 12], 'ios', 301, 'spam ' || i, now() + i * interval '1 millisecond'
         from generate_series(1, 600) i`;
 
     const first = await readPage(id, "limit=500");

@@ -720,6 +720,7 @@ describe("GET /v1/meta", () => {
       webhook_tolerance_seconds: 300,
       expo_updates_url_path: "/v1/expo-updates/manifest",
       expo_code_signing: { keyid: "main", alg: "rsa-v1_5-sha256" },
+      max_feedback_per_user_and_release: 50,
     });
   });
 });

@@ -7,6 +7,7 @@
 // A release of a channel the caller may not receive is exactly like no release.
 import { createRoute } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
+import { MAX_FEEDBACK_PER_USER_AND_RELEASE } from "../../_shared/release-limits.generated.ts";
 import { planUpdateCheck } from "../../_shared/releases/plan-update-check.ts";
 import { rolloutBucket } from "../../_shared/releases/rollout.ts";
 import {
@@ -53,14 +54,20 @@ function noSuchRelease(): ApiError {
   return new ApiError("NOT_FOUND", "no such release");
 }
 
-/**
- * Feedback whose release an operator deleted after it was found: the insert
- * waited for the delete, then failed its foreign key. That is the release
- * already gone (404), as for feedback sent a moment later.
- */
-function releaseDeletedMeanwhile(error: unknown): unknown {
+/** The database's refusals of a feedback insert, as the API answers them; anything else as it is. */
+function feedbackRefused(error: unknown): unknown {
   const { code, constraint_name } = (error ?? {}) as { code?: unknown; constraint_name?: unknown };
-  return code === "23503" && constraint_name === "release_feedback_release_id_fkey" ? noSuchRelease() : error;
+  // The release an operator deleted after it was found: the insert waited for the delete, then
+  // failed its foreign key. That is the release already gone (404), as for feedback sent a moment later.
+  if (code === "23503" && constraint_name === "release_feedback_release_id_fkey") return noSuchRelease();
+  // The cap the table keeps (app_private.refuse_feedback_over_cap): 403, not 429, since waiting does not lift it.
+  if (code === "23514" && constraint_name === "max_feedback_per_user_and_release") {
+    const max = MAX_FEEDBACK_PER_USER_AND_RELEASE;
+    return new ApiError("FORBIDDEN", `you have sent the most feedback one user may send on this release (${max})`, {
+      details: [{ field: "/body", code: "feedback_limit_reached", message: `at most ${max} per user and release` }],
+    });
+  }
+  return error;
 }
 
 /** Another request under a webhook-id a delivery already used: nothing is written. */
@@ -145,7 +152,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     summary: "Send feedback on a build",
     description: "A tester's text about a release they may see, stored with their device's platform and build (from the " +
       "calling session's device unless given). Read by whoever manages releases. An unknown release, or one the caller may " +
-      "not see, is 404.",
+      `not see, is 404. A user sends at most ${MAX_FEEDBACK_PER_USER_AND_RELEASE} feedback on one release (the database's cap, ` +
+      "GET /v1/meta releases.max_feedback_per_user_and_release): past it 403 FORBIDDEN (detail feedback_limit_reached), nothing stored.",
     security: bearerSecurity,
     middleware: [requireUser(deps, "releases"), jsonBody(deps)] as const,
     request: {
@@ -271,7 +279,7 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
       }
       return await insertFeedback(tx, { releaseId: id.toLowerCase(), userId: user.sub, deviceId: device?.id ?? null, platform, buildNumber, body: body.body });
     }).catch((error) => {
-      throw releaseDeletedMeanwhile(error);
+      throw feedbackRefused(error);
     });
     if (!stored) throw noSuchRelease();
     Object.assign(c.get("logFields"), { release_id: stored.release_id, feedback_id: stored.id });
