@@ -244,7 +244,7 @@ const offeredBuildSchema = z.object({
   download: z.object({
     url: z.string().describe("a signed link to this build's artifact (or the https URL CI gave)"),
     expires_at: timestamp.nullable().describe("when a signed link stops working; null for a URL CI gave"),
-    sha256: z.string().describe("verify the download against it"),
+    sha256: z.string().describe("the SHA-256 published with the build: verify the download against it (the bytes at the link are the bucket's, and may have been replaced since)"),
     size: z.number().int(),
   }),
 });

@@ -112,7 +112,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     path: "/v1/releases/{id}",
     summary: "Pause, roll back or change the rollout of a build (CI)",
     description: "Signed over \"PATCH /v1/releases/{id}\\n<body>\" (Standard Webhooks, as POST /v1/releases): good for this " +
-      "release only. Only status and rollout_percentage change; a published build and its artifact never do. A retried " +
+      "release only. Only status and rollout_percentage change; a published build's metadata (its artifact's path or URL, " +
+      "sha256 and size included) never does, the bytes at that path are the bucket's. A retried " +
       "delivery (same webhook-id, same request) changes nothing again; another request with a webhook-id already used " +
       "is 400 (webhook_id_reused).",
     security: webhookSecurity,
