@@ -123,7 +123,10 @@ export const publishReleaseSchema = z.strictObject({
   channel: channelNameSchema,
   kind: z.enum(RELEASE_KINDS).describe("binary: an installable build; ota: an Expo Updates JS update for runtime_version"),
   version: storableText(64, 1).describe("the version people read, e.g. 2.4.0"),
-  build_number: buildNumber.describe("iOS CFBundleVersion / Android versionCode; higher is newer"),
+  build_number: buildNumber.describe(
+    "one whole number, higher is newer: Android versionCode, iOS CFBundleVersion when it is one integer (\"512\"; a dotted " +
+      "\"2.4.1\" is refused: give iOS builds an increasing integer, e.g. EAS Build autoIncrement, or map yours to one)",
+  ),
   runtime_version: storableText(MAX_RUNTIME_VERSION, 1).optional().describe(
     "required for ota: the Expo runtime version the update runs on, as expo-updates sends it (expo-runtime-version): visible ASCII, " +
       "spaces only between them. A binary's is stored as sent and decides nothing",
@@ -230,7 +233,7 @@ const queryBuildNumber = z.string().regex(/^\d{1,10}$/, { message: "must be a wh
 export const updateCheckQuerySchema = z.object({
   platform: z.enum(PLATFORMS),
   channel: channelNameSchema,
-  build_number: queryBuildNumber.describe("the build the app runs"),
+  build_number: queryBuildNumber.describe("the build the app runs, the whole number its builds are published with (not a dotted CFBundleVersion)"),
 });
 export type UpdateCheckQuery = z.infer<typeof updateCheckQuerySchema>;
 
