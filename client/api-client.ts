@@ -221,7 +221,11 @@ export class TidesyncApi {
     return (await this.request({ method: "GET", path: "/v1/releases/check", schema: updateCheckResponseSchema, query })).body;
   }
 
-  /** POST /v1/releases/{id}/feedback: a tester's feedback on a build (404 for a release they may not see). */
+  /**
+   * POST /v1/releases/{id}/feedback: a tester's feedback on a build (404 for a release they may not
+   * see; 403 FORBIDDEN once the user sent the most one user may send on it, GET /v1/meta's
+   * releases.max_feedback_per_user_and_release).
+   */
   async sendReleaseFeedback(releaseId: string, feedback: FeedbackRequest): Promise<Feedback> {
     return (await this.request({ method: "POST", path: `/v1/releases/${encodeURIComponent(releaseId)}/feedback`, schema: feedbackSchema, body: feedback })).body;
   }

@@ -6,6 +6,7 @@
 //   functions/_shared/sync-collections.generated.ts   the synced tables, from the database
 //   functions/_shared/sync-ledger.generated.ts        the op ledger's bound on a stored error, from its check
 //   functions/_shared/sync-quota.generated.ts         the live-records quota, from app_private.max_live_records_per_user()
+//   functions/_shared/release-limits.generated.ts     the feedback cap, from app_private.max_feedback_per_user_and_release()
 //   functions/_shared/time-zone-names.generated.ts    the IANA tz database's names as spelled there
 // `npm run generate:check` (--check) regenerates into a temporary directory
 // and fails, listing them, when committed files are stale, missing or extra.
@@ -22,6 +23,7 @@ import { buildSeed } from "../seed/build-seed.ts";
 import { generateDbTypes } from "./db-types.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { generateReferenceSchema } from "./reference-schema.ts";
+import { readFeedbackCap, releaseLimitsSource } from "./release-limits.ts";
 import { SyncTableRefusal } from "./sync-collection-checks.ts";
 import { readCheckedSyncCollections, syncCollectionsSource } from "./sync-collections.ts";
 import { readOpErrorBound, syncLedgerSource } from "./sync-ledger.ts";
@@ -49,6 +51,7 @@ export async function generateAll(log: (line: string) => void = () => {}): Promi
       files.set("functions/_shared/sync-collections.generated.ts", syncCollectionsSource(await readCheckedSyncCollections(sql)));
       files.set("functions/_shared/sync-ledger.generated.ts", syncLedgerSource(await readOpErrorBound(sql)));
       files.set("functions/_shared/sync-quota.generated.ts", syncQuotaSource(await readLiveRecordsQuota(sql)));
+      files.set("functions/_shared/release-limits.generated.ts", releaseLimitsSource(await readFeedbackCap(sql)));
       for (const [file, text] of await generateReferenceSchema(sql)) files.set(`sql/${file}`, text);
     } finally {
       await sql.end();

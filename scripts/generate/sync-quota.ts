@@ -6,12 +6,17 @@
 // the Data API would then allow what pushes refuse, or the reverse.
 import type postgres from "postgres";
 
-export async function readLiveRecordsQuota(sql: postgres.Sql): Promise<number> {
-  const [row] = await sql<{ max: number | null }[]>`select app_private.max_live_records_per_user() as max`;
+/** What a limit function of app_private returns (`functionName` takes no argument), checked to be a positive integer. */
+export async function readDatabaseLimit(sql: postgres.Sql, functionName: string): Promise<number> {
+  const [row] = await sql<{ max: number | null }[]>`select ${sql("app_private." + functionName)}() as max`;
   if (!row || !Number.isSafeInteger(row.max) || row.max! <= 0) {
-    throw new Error(`app_private.max_live_records_per_user() must return a positive integer (got ${row?.max})`);
+    throw new Error(`app_private.${functionName}() must return a positive integer (got ${row?.max})`);
   }
   return row.max!;
+}
+
+export function readLiveRecordsQuota(sql: postgres.Sql): Promise<number> {
+  return readDatabaseLimit(sql, "max_live_records_per_user");
 }
 
 export function syncQuotaSource(maxLiveRecords: number): string {

@@ -1462,6 +1462,18 @@ $function$;
 comment on function app_private.maintain_release() is 'BEFORE INSERT/UPDATE trigger of app_private.releases: a published release keeps its build and artifact (only status and rollout change); stamps updated_at.';
 revoke execute on function app_private.maintain_release() from public;
 
+-- function app_private.max_feedback_per_user_and_release()
+CREATE OR REPLACE FUNCTION app_private.max_feedback_per_user_and_release()
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select 50
+$function$;
+comment on function app_private.max_feedback_per_user_and_release() is 'How many feedback one user may send on one release: the trigger release_feedback_capped refuses more (23514, constraint max_feedback_per_user_and_release), for every insert; npm run generate copies it into MAX_FEEDBACK_PER_USER_AND_RELEASE (GET /v1/meta publishes it). Change it by replacing this function in a migration, then npm run generate.';
+revoke execute on function app_private.max_feedback_per_user_and_release() from public;
+
 -- function app_private.max_live_records_per_user()
 CREATE OR REPLACE FUNCTION app_private.max_live_records_per_user()
  RETURNS integer
@@ -2696,6 +2708,38 @@ end;
 $function$;
 comment on function app_private.refuse_another_users_list_id() is 'Trigger (before insert on lists, per row): as authenticated, a list with another user''s id (their personal list''s) is refused as that id being taken (23505 on lists_pkey), whether or not the list exists now, so the answer does not tell a user''s id from any other taken id.';
 revoke execute on function app_private.refuse_another_users_list_id() from public;
+
+-- function app_private.refuse_feedback_over_cap()
+CREATE OR REPLACE FUNCTION app_private.refuse_feedback_over_cap()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+declare
+  v_max constant integer := app_private.max_feedback_per_user_and_release();
+  v_pair record;
+begin
+  -- Pairs in order, each locked before it is counted: concurrent inserts of a
+  -- pair run in turn (the count sees what the one before committed), and two
+  -- statements of several pairs cannot deadlock.
+  for v_pair in
+    select distinct n.release_id, n.user_id from new_rows n order by n.release_id, n.user_id
+  loop
+    perform pg_advisory_xact_lock(hashtextextended(
+      'app_private.release_feedback:' || v_pair.release_id::text || ':' || v_pair.user_id::text, 0));
+    if (select count(*) from app_private.release_feedback f
+         where f.user_id = v_pair.user_id and f.release_id = v_pair.release_id) > v_max then
+      raise exception 'a user sends at most % feedback on one release', v_max
+        using errcode = 'check_violation', constraint = 'max_feedback_per_user_and_release',
+              schema = 'app_private', table = 'release_feedback';
+    end if;
+  end loop;
+  return null;
+end;
+$function$;
+comment on function app_private.refuse_feedback_over_cap() is 'Trigger of app_private.release_feedback (after each insert statement): a (user, release) the statement wrote feedback for has at most app_private.max_feedback_per_user_and_release() of it, else the statement is refused (23514, constraint max_feedback_per_user_and_release). Pairs are locked in order (an advisory lock each) before they are counted. SECURITY DEFINER: the count is of every row of the pair, whatever the inserting role may read. No API role may call it.';
+revoke execute on function app_private.refuse_feedback_over_cap() from public;
 
 -- function app_private.refuse_hidden_record_id()
 CREATE OR REPLACE FUNCTION app_private.refuse_hidden_record_id()

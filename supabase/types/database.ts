@@ -1071,6 +1071,10 @@ export type Database = {
         Args: { "p_user_id": string };
         Returns: undefined;
       };
+      "max_feedback_per_user_and_release": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
       "max_live_records_per_user": {
         Args: Record<PropertyKey, never>;
         Returns: number;

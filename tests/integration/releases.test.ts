@@ -185,6 +185,19 @@ describe("POST /v1/releases (CI, Standard Webhooks)", () => {
     expect(await releaseCount(channel)).toBe(0);
   });
 
+  // docs/test-builds.md, The model: a build number is one whole number. A dotted iOS CFBundleVersion
+  // ("2.4.1", which Apple allows) is no build number here, on publish as in the update check.
+  it("a dotted CFBundleVersion is refused (400 on /build_number) by publish and by the update check", async () => {
+    const tester = await createTestUser();
+    const channel = freshChannel();
+    await testerGroup([channel], [tester.userId]);
+    const published = await signedCall("/v1/releases", { ...(await binaryRelease(channel, 1)), build_number: "2.4.1" });
+    expect(expectEnvelope(published, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toEqual(["/build_number"]);
+    const checked = await call(`/v1/releases/check?platform=ios&channel=${channel}&build_number=2.4.1`, { token: tester.token });
+    expect(expectEnvelope(checked, 400, "VALIDATION_FAILED").details?.map((d) => d.field)).toEqual(["/build_number"]);
+    expect(await releaseCount(channel)).toBe(0);
+  });
+
   it("an artifact url is spelled as the database stores it (https:// in lower case, no whitespace): other spellings a URL parser takes are 400 invalid_url, never a retryable 500", async () => {
     const channel = freshChannel();
     const release = await binaryRelease(channel, 1);
@@ -720,6 +733,7 @@ describe("GET /v1/meta", () => {
       webhook_tolerance_seconds: 300,
       expo_updates_url_path: "/v1/expo-updates/manifest",
       expo_code_signing: { keyid: "main", alg: "rsa-v1_5-sha256" },
+      max_feedback_per_user_and_release: 50,
     });
   });
 });

@@ -4,7 +4,7 @@
 // artifact store serves them, and fresh channel names so test files never see
 // each other's releases.
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { Webhook } from "standardwebhooks";
 import { requestLine } from "../../functions/_shared/releases/webhook-signature.ts";
@@ -78,6 +78,11 @@ export async function putArtifact(objectPath: string, content: string | Uint8Arr
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, bytes);
   return { path: objectPath, sha256: await sha256Of(bytes), size: bytes.byteLength };
+}
+
+/** Deletes an artifact from the local store, as Storage's delete (`remove([path])`) does from the bucket. */
+export async function removeArtifact(objectPath: string): Promise<void> {
+  await rm(path.join(stack.functionsEnv.TIDESYNC_LOCAL_STORAGE_DIR, DEFAULT_ARTIFACT_BUCKET, objectPath));
 }
 
 /** A binary release body for `channel`, its artifact written to the local store. */

@@ -47,6 +47,9 @@ export const metaResponseSchema = z.object({
     expo_updates_url_path: z.string().describe("the Expo Updates manifest endpoint, relative to the api function (set updates.url to it)"),
     expo_code_signing: z.object({ keyid: z.string(), alg: z.literal("rsa-v1_5-sha256") }).nullable()
       .describe("what to put in an Expo app's updates.codeSigningMetadata; null when the server does not sign"),
+    // Optional: servers from before the cap do not send it.
+    max_feedback_per_user_and_release: z.number().int().positive().optional()
+      .describe("feedback one user may send on one release (POST /v1/releases/{id}/feedback), the database's cap; past it 403 FORBIDDEN"),
   }).optional().describe("test-build distribution (docs/test-builds.md)"),
 });
 export type MetaResponse = z.infer<typeof metaResponseSchema>;

@@ -123,7 +123,10 @@ export const publishReleaseSchema = z.strictObject({
   channel: channelNameSchema,
   kind: z.enum(RELEASE_KINDS).describe("binary: an installable build; ota: an Expo Updates JS update for runtime_version"),
   version: storableText(64, 1).describe("the version people read, e.g. 2.4.0"),
-  build_number: buildNumber.describe("iOS CFBundleVersion / Android versionCode; higher is newer"),
+  build_number: buildNumber.describe(
+    "one whole number, higher is newer: Android versionCode, iOS CFBundleVersion when it is one integer (\"512\"; a dotted " +
+      "\"2.4.1\" is refused: give iOS builds an increasing integer, e.g. EAS Build autoIncrement, or map yours to one)",
+  ),
   runtime_version: storableText(MAX_RUNTIME_VERSION, 1).optional().describe(
     "required for ota: the Expo runtime version the update runs on, as expo-updates sends it (expo-runtime-version): visible ASCII, " +
       "spaces only between them. A binary's is stored as sent and decides nothing",
@@ -230,7 +233,7 @@ const queryBuildNumber = z.string().regex(/^\d{1,10}$/, { message: "must be a wh
 export const updateCheckQuerySchema = z.object({
   platform: z.enum(PLATFORMS),
   channel: channelNameSchema,
-  build_number: queryBuildNumber.describe("the build the app runs"),
+  build_number: queryBuildNumber.describe("the build the app runs, the whole number its builds are published with (not a dotted CFBundleVersion)"),
 });
 export type UpdateCheckQuery = z.infer<typeof updateCheckQuerySchema>;
 
@@ -244,7 +247,7 @@ const offeredBuildSchema = z.object({
   download: z.object({
     url: z.string().describe("a signed link to this build's artifact (or the https URL CI gave)"),
     expires_at: timestamp.nullable().describe("when a signed link stops working; null for a URL CI gave"),
-    sha256: z.string().describe("verify the download against it"),
+    sha256: z.string().describe("the SHA-256 published with the build: verify the download against it (the bytes at the link are the bucket's, and may have been replaced since)"),
     size: z.number().int(),
   }),
 });
@@ -290,13 +293,38 @@ export type Feedback = z.infer<typeof feedbackSchema>;
 /** Most feedback items one GET /v1/releases/{id}/feedback returns. */
 export const MAX_FEEDBACK_PAGE = 500;
 
+/**
+ * Where a page of feedback ends: its last entry's created_at, in microseconds since 1970 (a
+ * timestamptz's whole precision, which a JS Date would cut to milliseconds), and id. Entries are
+ * ordered by (created_at, id) descending, so the next page starts strictly below it.
+ */
+const FEEDBACK_CURSOR = /^(\d{1,16})_([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+export interface FeedbackCursor {
+  /** Microseconds since 1970, as decimal digits (at most Number.MAX_SAFE_INTEGER: exact in the database's arithmetic). */
+  createdAtMicros: string;
+  id: string;
+}
+
 export const feedbackListQuerySchema = z.object({
   limit: z.string().regex(/^\d{1,3}$/, { message: "must be a whole number" }).transform(Number)
     .pipe(z.number().int().min(1).max(MAX_FEEDBACK_PAGE)).optional().describe(`default 100, at most ${MAX_FEEDBACK_PAGE}`),
+  before: z.string()
+    .refine((value) => {
+      const match = FEEDBACK_CURSOR.exec(value);
+      return match !== null && Number(match[1]) <= Number.MAX_SAFE_INTEGER;
+    }, { message: "must be a next_before this read answered", params: { code: "invalid_cursor" } })
+    .transform((value): FeedbackCursor => {
+      const [, createdAtMicros, id] = FEEDBACK_CURSOR.exec(value)!;
+      return { createdAtMicros, id };
+    })
+    .optional()
+    .describe("only entries older than this (the previous page's next_before): the next page"),
 });
 
 /** Feedback as the release manager reads it: with who sent it. */
 export const managedFeedbackListSchema = z.object({
-  feedback: z.array(feedbackSchema.extend({ user_id: uuidSchema })).describe("newest first"),
+  feedback: z.array(feedbackSchema.extend({ user_id: uuidSchema })).describe("newest first (by created_at, then id)"),
+  has_more: z.boolean().describe("whether older entries follow this page"),
+  next_before: z.string().nullable().describe("pass as `before` for the next (older) page; null on the last page"),
 });
 export type ManagedFeedbackList = z.infer<typeof managedFeedbackListSchema>;

@@ -2,7 +2,7 @@
 // deps.db.asReleaseManager (a verified webhook); the update check, the Expo
 // manifest and feedback inside deps.db.withUser / asAnon, where the policies
 // of app_private.releases decide which releases exist for the caller.
-import type { Feedback, OtaAsset, PublishRelease, Release } from "../../_shared/schemas/releases.ts";
+import type { Feedback, FeedbackCursor, ManagedFeedbackList, OtaAsset, PublishRelease, Release } from "../../_shared/schemas/releases.ts";
 import type { ExpoDeletion, IdRange } from "../../_shared/releases/plan-expo-update.ts";
 import type { UpdatePolicy } from "../../_shared/releases/plan-update-check.ts";
 import { WEBHOOK_TOLERANCE_SECONDS } from "../../_shared/releases/webhook-signature.ts";
@@ -360,14 +360,31 @@ export async function insertFeedback(
   return { ...row, created_at: row.created_at.toISOString() };
 }
 
-/** The newest feedback on a release, as the release manager reads it (every tester's); null for an unknown release. */
-export async function listFeedback(tx: Tx, releaseId: string, limit: number): Promise<(Feedback & { user_id: string })[] | null> {
+/**
+ * A page of a release's feedback, as the release manager reads it (every tester's), newest first
+ * by (created_at, id), older than `before` when given; null for an unknown release. The cursor
+ * is made and compared here, in microseconds: a JS Date holds milliseconds.
+ */
+export async function listFeedback(
+  tx: Tx,
+  releaseId: string,
+  page: { limit: number; before?: FeedbackCursor },
+): Promise<ManagedFeedbackList | null> {
   if (!(await releaseExists(tx, releaseId))) return null;
-  const rows = await tx<(Omit<Feedback, "created_at"> & { user_id: string; created_at: Date })[]>`
-    select id, release_id, user_id, device_id, platform, build_number, body, created_at
+  const { before } = page;
+  const rows = await tx<(Omit<Feedback, "created_at"> & { user_id: string; created_at: Date; cursor: string })[]>`
+    select id, release_id, user_id, device_id, platform, build_number, body, created_at,
+           (extract(epoch from created_at) * 1000000)::bigint::text || '_' || id::text as cursor
     from app_private.release_feedback
     where release_id = ${releaseId}::uuid
-    order by created_at desc, id
-    limit ${limit}`;
-  return rows.map((row) => ({ ...row, created_at: row.created_at.toISOString() }));
+      ${before === undefined ? tx`` : tx`and (created_at, id) < (timestamptz 'epoch' + ${before.createdAtMicros}::bigint * interval '1 microsecond', ${before.id}::uuid)`}
+    order by created_at desc, id desc
+    limit ${page.limit + 1}`;
+  const hasMore = rows.length > page.limit;
+  const shown = rows.slice(0, page.limit);
+  return {
+    feedback: shown.map(({ cursor: _cursor, ...row }) => ({ ...row, created_at: row.created_at.toISOString() })),
+    has_more: hasMore,
+    next_before: hasMore ? shown[shown.length - 1].cursor : null,
+  };
 }

@@ -9,6 +9,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { metaResponseSchema } from "../../_shared/schemas/meta.ts";
 import { collectionNames, collectionSchemas } from "../../_shared/collections.ts";
+import { MAX_FEEDBACK_PER_USER_AND_RELEASE } from "../../_shared/release-limits.generated.ts";
 import { WEBHOOK_TOLERANCE_SECONDS } from "../../_shared/releases/webhook-signature.ts";
 import { EXPO_SIGNATURE_ALGORITHM } from "../releases/expo-response.ts";
 import { EXPO_MANIFEST_PATH } from "./expo-updates.ts";
@@ -49,6 +50,7 @@ export function registerMetaRoutes(app: App, deps: Deps): void {
         expo_code_signing: deps.config.releases.expoSigning
           ? { keyid: deps.config.releases.expoSigning.keyId, alg: EXPO_SIGNATURE_ALGORITHM }
           : null,
+        max_feedback_per_user_and_release: MAX_FEEDBACK_PER_USER_AND_RELEASE,
       },
     }, 200);
   });

@@ -7,6 +7,7 @@
 // A release of a channel the caller may not receive is exactly like no release.
 import { createRoute } from "@hono/zod-openapi";
 import { ApiError } from "../../_shared/errors.ts";
+import { MAX_FEEDBACK_PER_USER_AND_RELEASE } from "../../_shared/release-limits.generated.ts";
 import { planUpdateCheck } from "../../_shared/releases/plan-update-check.ts";
 import { rolloutBucket } from "../../_shared/releases/rollout.ts";
 import {
@@ -53,14 +54,20 @@ function noSuchRelease(): ApiError {
   return new ApiError("NOT_FOUND", "no such release");
 }
 
-/**
- * Feedback whose release an operator deleted after it was found: the insert
- * waited for the delete, then failed its foreign key. That is the release
- * already gone (404), as for feedback sent a moment later.
- */
-function releaseDeletedMeanwhile(error: unknown): unknown {
+/** The database's refusals of a feedback insert, as the API answers them; anything else as it is. */
+function feedbackRefused(error: unknown): unknown {
   const { code, constraint_name } = (error ?? {}) as { code?: unknown; constraint_name?: unknown };
-  return code === "23503" && constraint_name === "release_feedback_release_id_fkey" ? noSuchRelease() : error;
+  // The release an operator deleted after it was found: the insert waited for the delete, then
+  // failed its foreign key. That is the release already gone (404), as for feedback sent a moment later.
+  if (code === "23503" && constraint_name === "release_feedback_release_id_fkey") return noSuchRelease();
+  // The cap the table keeps (app_private.refuse_feedback_over_cap): 403, not 429, since waiting does not lift it.
+  if (code === "23514" && constraint_name === "max_feedback_per_user_and_release") {
+    const max = MAX_FEEDBACK_PER_USER_AND_RELEASE;
+    return new ApiError("FORBIDDEN", `you have sent the most feedback one user may send on this release (${max})`, {
+      details: [{ field: "/body", code: "feedback_limit_reached", message: `at most ${max} per user and release` }],
+    });
+  }
+  return error;
 }
 
 /** Another request under a webhook-id a delivery already used: nothing is written. */
@@ -105,7 +112,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     path: "/v1/releases/{id}",
     summary: "Pause, roll back or change the rollout of a build (CI)",
     description: "Signed over \"PATCH /v1/releases/{id}\\n<body>\" (Standard Webhooks, as POST /v1/releases): good for this " +
-      "release only. Only status and rollout_percentage change; a published build and its artifact never do. A retried " +
+      "release only. Only status and rollout_percentage change; a published build's metadata (its artifact's path or URL, " +
+      "sha256 and size included) never does, the bytes at that path are the bucket's. A retried " +
       "delivery (same webhook-id, same request) changes nothing again; another request with a webhook-id already used " +
       "is 400 (webhook_id_reused).",
     security: webhookSecurity,
@@ -145,7 +153,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
     summary: "Send feedback on a build",
     description: "A tester's text about a release they may see, stored with their device's platform and build (from the " +
       "calling session's device unless given). Read by whoever manages releases. An unknown release, or one the caller may " +
-      "not see, is 404.",
+      `not see, is 404. A user sends at most ${MAX_FEEDBACK_PER_USER_AND_RELEASE} feedback on one release (the database's cap, ` +
+      "GET /v1/meta releases.max_feedback_per_user_and_release): past it 403 FORBIDDEN (detail feedback_limit_reached), nothing stored.",
     security: bearerSecurity,
     middleware: [requireUser(deps, "releases"), jsonBody(deps)] as const,
     request: {
@@ -166,7 +175,8 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
       "query exactly as sent), with a new webhook-id for each read: a signature is good for this release and query, and the " +
       "read that answers spends its webhook-id (a read refused with 400 or 404, or failed with 503, leaves it: the same " +
       "headers may be sent again). HEAD answers the same without the body, signed over \"HEAD …\". " +
-      "Every tester's feedback on the release, newest first, with who sent it. An unknown release is 404.",
+      "Every tester's feedback on the release, newest first (by created_at, then id), with who sent it, in keyset pages: " +
+      "pass next_before as before for the next page (null: the last). An unknown release is 404.",
     security: webhookSecurity,
     middleware: [requireReleaseWebhook(deps)] as const,
     request: { params: releaseIdParamsSchema, query: feedbackListQuerySchema },
@@ -178,12 +188,12 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
 
   app.openapi(readFeedback, async (c) => {
     const { id } = c.req.valid("param");
-    const { limit } = c.req.valid("query");
+    const { limit, before } = c.req.valid("query");
     if (!isUuid(id)) throw noSuchRelease();
-    const feedback = await deps.db.asReleaseManager((tx) => listFeedback(tx, id, limit ?? DEFAULT_FEEDBACK_PAGE));
-    if (!feedback) throw noSuchRelease();
-    Object.assign(c.get("logFields"), { release_id: id, feedback: feedback.length });
-    return c.json({ feedback }, 200);
+    const page = await deps.db.asReleaseManager((tx) => listFeedback(tx, id, { limit: limit ?? DEFAULT_FEEDBACK_PAGE, before }));
+    if (!page) throw noSuchRelease();
+    Object.assign(c.get("logFields"), { release_id: id, feedback: page.feedback.length });
+    return c.json(page, 200);
   });
 
   app.openapi(publish, async (c) => {
@@ -270,7 +280,7 @@ export function registerReleasesRoutes(app: App, deps: Deps): void {
       }
       return await insertFeedback(tx, { releaseId: id.toLowerCase(), userId: user.sub, deviceId: device?.id ?? null, platform, buildNumber, body: body.body });
     }).catch((error) => {
-      throw releaseDeletedMeanwhile(error);
+      throw feedbackRefused(error);
     });
     if (!stored) throw noSuchRelease();
     Object.assign(c.get("logFields"), { release_id: stored.release_id, feedback_id: stored.id });

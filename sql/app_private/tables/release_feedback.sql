@@ -29,10 +29,10 @@ comment on column app_private.release_feedback.build_number is 'The build the te
 -- indexes
 CREATE INDEX release_feedback_device_id_idx ON app_private.release_feedback USING btree (device_id);
 comment on index app_private.release_feedback_device_id_idx is 'Covers the foreign key to app_private.devices.';
-CREATE INDEX release_feedback_release_id_idx ON app_private.release_feedback USING btree (release_id, created_at);
-comment on index app_private.release_feedback_release_id_idx is 'Feedback of one release, oldest first (the release manager''s view; covers the foreign key).';
-CREATE INDEX release_feedback_user_id_idx ON app_private.release_feedback USING btree (user_id);
-comment on index app_private.release_feedback_user_id_idx is 'The read policy (own feedback) and the foreign key to auth.users.';
+CREATE INDEX release_feedback_release_id_idx ON app_private.release_feedback USING btree (release_id, created_at, id);
+comment on index app_private.release_feedback_release_id_idx is 'Feedback of one release by (created_at, id): the release manager''s keyset pages, newest first (GET /v1/releases/{id}/feedback); covers the foreign key.';
+CREATE INDEX release_feedback_user_id_idx ON app_private.release_feedback USING btree (user_id, release_id);
+comment on index app_private.release_feedback_user_id_idx is 'The read policy (own feedback), the foreign key to auth.users, and the cap''s count per (user, release).';
 
 -- row level security
 alter table app_private.release_feedback enable row level security;
@@ -75,3 +75,7 @@ grant insert (device_id) on table app_private.release_feedback to authenticated;
 grant insert (platform) on table app_private.release_feedback to authenticated;
 grant insert (build_number) on table app_private.release_feedback to authenticated;
 grant insert (body) on table app_private.release_feedback to authenticated;
+
+-- triggers
+CREATE TRIGGER release_feedback_capped AFTER INSERT ON app_private.release_feedback REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION app_private.refuse_feedback_over_cap();
+comment on trigger release_feedback_capped on app_private.release_feedback is 'A user sends at most app_private.max_feedback_per_user_and_release() feedback on one release, however it is inserted (app_private.refuse_feedback_over_cap).';
