@@ -6,7 +6,9 @@
 // order the batch first touched them: the first cases were refused, and the real client lost the
 // user's new record. (A first try at that order, placing each record's one write by its first op,
 // lost the edit and move of the last cases, and let a later op take a unique value from an earlier
-// create: the cases after "still".)
+// create: the cases after "still". Its first stages then split a table's edits around the creates,
+// which refused a rename chain, and ordered a list after its tasks once lists referred to tasks
+// too: the cases after "and".)
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
@@ -153,6 +155,66 @@ describe("still: a record's later ops, unique values taken twice, and the quota"
     expect(outcome(await push(u, [remove("tasks", t, tv), upsert("lists", l, { title: "l" })]))).toEqual(["applied", "applied"]);
     const afterList = await push(u, [remove("lists", l2, l2v), upsert("tasks", t2, { list_id: u.userId, title: "t2" })]);
     expect(outcome(afterList)).toEqual(["applied", "rejected QUOTA_EXCEEDED at most " + MAX_LIVE_RECORDS_PER_USER + " live records per user; delete some first undefined"]);
+  });
+});
+
+describe("and: a table's edits in one statement, a self-reference's creates in the batch's order", () => {
+  it("a rename chain ('Bread' to 'Rye', 'Buns' to 'Bread'), a create, then another edit of the first: all applied", async () => {
+    const u = await probe.newUser();
+    const [bread, buns] = [randomUUID(), randomUUID()];
+    const seeded = await push(u, [upsert("tidesync_test_items", bread, { list_id: u.userId, name: "Bread" }), upsert("tidesync_test_items", buns, { list_id: u.userId, name: "Buns" })]);
+    const [breadVersion, bunsVersion] = seeded.results.map((r: any) => r.record.version);
+    const r = await push(u, [
+      upsert("tidesync_test_items", bread, { name: "Rye" }, breadVersion),
+      upsert("tidesync_test_items", buns, { name: "Bread" }, bunsVersion),
+      upsert("tidesync_test_items", randomUUID(), { list_id: u.userId, name: "Eggs" }),
+      upsert("tidesync_test_items", bread, { qty: 2 }, breadVersion),
+    ]);
+    expect(outcome(r)).toEqual(["applied", "applied", "applied", "applied"]);
+    expect((await probe.admin`select name, qty from public.tidesync_test_items where list_id = ${u.userId} order by name`).map((x) => ({ ...x })))
+      .toEqual([{ name: "Bread", qty: null }, { name: "Eggs", qty: null }, { name: "Rye", qty: 2 }]);
+  });
+
+  it("an outline: a child under an existing node, a new top-level node, a child under it", async () => {
+    const u = await probe.newUser();
+    const [x, m1, n, m2] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    await push(u, [upsert("tidesync_test_nodes", x, { list_id: u.userId, title: "x" })]);
+    const r = await push(u, [
+      upsert("tidesync_test_nodes", m1, { list_id: u.userId, title: "m1", parent_id: x }),
+      upsert("tidesync_test_nodes", n, { list_id: u.userId, title: "n" }),
+      upsert("tidesync_test_nodes", m2, { list_id: u.userId, title: "m2", parent_id: n }),
+    ]);
+    expect(outcome(r)).toEqual(["applied", "applied", "applied"]);
+  });
+});
+
+describe("and: lists that refer to tasks too (a pinned task) are still created before their tasks", () => {
+  let pinned: ProbeStack;
+  beforeAll(async () => {
+    pinned = await startProbeStack("rv_order_pinned", [
+      `alter table public.lists add column tidesync_test_pinned_task_id uuid references public.tasks(id) on delete set null`,
+    ]);
+  }, 180_000);
+  afterAll(async () => { await pinned?.stop(); });
+
+  it("a task in the personal list, a new list, a task in it: raw push, and the real client offline", async () => {
+    const u = await pinned.newUser();
+    const [t0, l, t1] = [randomUUID(), randomUUID(), randomUUID()];
+    const r = (await call("/v1/sync/batch", { method: "POST", token: u.token, baseUrl: pinned.apiUrl, body: { ops: [
+      upsert("tasks", t0, { list_id: u.userId, title: "t0" }), upsert("lists", l, { title: "Groceries" }), upsert("tasks", t1, { list_id: l, title: "Milk" }),
+    ] } })).body;
+    expect(outcome(r)).toEqual(["applied", "applied", "applied"]);
+
+    const installationId = randomUUID();
+    const api = new TidesyncApi({ baseUrl: pinned.apiUrl, getAccessToken: () => u.token });
+    await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+    const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+    await client.create("tasks", { list_id: u.userId, title: "Call mum" });
+    const groceries = await client.create("lists", { title: "Groceries" });
+    const milk = await client.create("tasks", { list_id: groceries, title: "Milk" });
+    expect(await client.sync()).toMatchObject({ rejected: 0 });
+    expect(await client.get("tasks", milk)).toMatchObject({ data: { list_id: groceries, title: "Milk" }, pending: false });
+    await client.close();
   });
 });
 

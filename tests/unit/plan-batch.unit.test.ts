@@ -264,12 +264,16 @@ describe("planBatch", () => {
       op({ record_id: moved, base_version: 3, data: { list_id: list } }),
     ], DEVICE, state(rows), { ...LIMITS, max_live_records_per_user: 10 }, NOW);
     expect(statuses(plan)).toEqual(Array(6).fill("applied"));
-    // The task's delete first, then the rename made before any create (the new task may take the
-    // name they freed); the creates; then the edit whose last op came after a create (the move into
-    // the new list, with the title set before it).
+    // The task's delete first (the new task may take the name it freed); the creates, the list
+    // first; then the table's edits in one statement, since one of them came after a create (the
+    // move into the new list, with the title set before it).
     expect(plan.groups.map((g) => `${g.kind} ${g.collection} ${g.rows.map((r) => r.id).join(",")}`)).toEqual([
-      `delete tasks ${gone}`, `update tasks ${renamed}`, `insert lists ${list}`, `insert tasks ${taken}`, `update tasks ${moved}`,
+      `delete tasks ${gone}`, `insert lists ${list}`, `insert tasks ${taken}`, `update tasks ${renamed},${moved}`,
     ]);
+    // A table whose edits all came before the batch's first create has them written before the creates.
+    const renamedFirst = planBatch([op({ record_id: renamed, base_version: 3, data: { title: "b" } }), create(taken, { title: "a" })],
+      DEVICE, state(rows), { ...LIMITS, max_live_records_per_user: 10 }, NOW);
+    expect(renamedFirst.groups.map((g) => `${g.kind} ${g.collection}`)).toEqual(["update tasks", "insert tasks"]);
   });
 
   it("still writes a table's creates in one statement and its edits in another, however the batch interleaves them", () => {

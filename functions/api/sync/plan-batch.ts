@@ -572,45 +572,61 @@ function writeGroups(
   tried: Map<string, ServerRecord> = new Map(),
 ): WriteGroup[] {
   type Staged = Omit<WriteGroup, "columns"> & { stage: Stage; columns: Set<string> };
-  // Inserts by their set of columns (the table's defaults fill the others); updates and deletes by table.
   const groups = new Map<string, Staged>();
-  const add = (stage: Stage, collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject) => {
-    const id = `${stage}:${kind}:${collection}${kind === "insert" ? `:${columns.join(",")}` : ""}`;
+  const add = (stage: Stage, collection: string, kind: WriteGroup["kind"], columns: string[], row: JsonObject, run = 0) => {
+    const id = `${stage}:${kind}:${collection}:${run}${kind === "insert" ? `:${columns.join(",")}` : ""}`;
     let group = groups.get(id);
     if (!group) groups.set(id, group = { stage, collection, kind, columns: new Set(), rows: [] });
     group.rows.push(row);
     for (const column of columns) group.columns.add(column);
   };
-  // The phase's first op that creates a record: an edit whose ops all came before it runs before the inserts.
+  const stateOf = (key: string) => {
+    const before = initial.get(key);
+    const after = tried.get(key) ?? final.get(key)!;
+    return { before, after, wasLive: before !== undefined && !before.deleted };
+  };
+  // The phase's first op that creates a record, and the tables with an edit that has an op after
+  // it: a table's edits run before the creates only when all of them came before it (one
+  // statement, as a rename chain needs: "Bread" to "Rye", then "Buns" to "Bread").
   let firstCreate = Infinity;
   for (const key of written) {
-    const before = initial.get(key);
-    const after = tried.get(key) ?? final.get(key)!;
-    if (!after.deleted && (before === undefined || before.deleted)) firstCreate = Math.min(firstCreate, ops.get(key)?.first ?? Infinity);
+    const { after, wasLive } = stateOf(key);
+    if (!after.deleted && !wasLive) firstCreate = Math.min(firstCreate, ops.get(key)?.first ?? Infinity);
   }
+  const editedLate = new Set<string>();
   for (const key of written) {
-    const before = initial.get(key);
-    const after = tried.get(key) ?? final.get(key)!;
-    const wasLive = before !== undefined && !before.deleted;
+    const { after, wasLive } = stateOf(key);
+    if (wasLive && !after.deleted && (ops.get(key)?.last ?? Infinity) >= firstCreate) editedLate.add(after.collection);
+  }
+  // A self-referencing table's creates start a new statement where their set of columns changes, so
+  // that they run in the batch's order (a child, a new parent, a child of it).
+  const insertRun = new Map<string, { columns: string; run: number }>();
+  for (const key of written) {
+    const { before, after, wasLive } = stateOf(key);
     if (!after.deleted && !wasLive) {
       // Created (or re-created after a delete): only the columns ops set; the table's defaults fill the rest.
       const columns = Object.keys(after.data ?? {}).sort();
-      add("insert", after.collection, "insert", columns, { id: after.id, ...after.data });
+      let run = 0;
+      if (findCollection(after.collection)?.references.has(after.collection)) {
+        const last = insertRun.get(after.collection);
+        run = last === undefined ? 0 : last.run + Number(last.columns !== columns.join());
+        insertRun.set(after.collection, { columns: columns.join(), run });
+      }
+      add("insert", after.collection, "insert", columns, { id: after.id, ...after.data }, run);
       if (tried.has(key) && deletedByOp.has(key)) add("delete", after.collection, "delete", [], { id: after.id });
     } else if (!after.deleted) {
       const columns = changedColumns(before!, after);
-      const early = (ops.get(key)?.last ?? Infinity) < firstCreate;
-      if (columns.length > 0) add(early ? "edit before creates" : "edit", after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
+      const stage = editedLate.has(after.collection) ? "edit" : "edit before creates";
+      if (columns.length > 0) add(stage, after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive && !cascaded.has(key)) {
       const xmin = readAt.get(key);
-      add(isReferenced(after.collection) ? "delete" : "unreferenced delete", after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
+      add(REFERENCED.has(after.collection) ? "delete" : "unreferenced delete", after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
     }
   }
-  const staged = [...groups.values()];
-  const inserts = referencedFirst(staged.filter((g) => g.stage === "insert").map((g) => g.collection));
-  const rank = (g: Staged) => g.stage === "insert" || g.stage === "edit" ? inserts(g.collection) : g.stage === "delete" ? -inserts(g.collection) : 0;
-  // (Array.prototype.sort is stable: within a stage and rank, groups keep their first row's place in the batch.)
-  return staged.sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage) || rank(a) - rank(b))
+  // Within a stage, tables referred to first (deletes: last); groups of one depth keep their first
+  // row's place in the batch (Array.prototype.sort is stable).
+  const rank = (g: Staged) => (g.stage === "delete" ? -1 : 1) * (REFERENCE_DEPTH.get(g.collection) ?? 0);
+  return [...groups.values()].sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage) || rank(a) - rank(b))
     .map(({ collection, kind, columns, rows }): WriteGroup => ({ collection, kind, columns: [...columns].sort(), rows }));
 }
 
@@ -619,10 +635,10 @@ function writeGroups(
  * statement per table:
  * - deletes of rows no synced table refers to (a task): first, so that a unique value (or the
  *   quota) they free is free for every write after them ("Milk" deleted, then added again);
- * - edits of records whose ops all came before the batch's first create: before the creates, as
- *   the batch has them (a row renamed from `a`, then a new `a`);
- * - creates, of the tables other synced tables refer to first (a list before its tasks, a project
- *   before its steps);
+ * - the edits of a table whose edits all came before the batch's first create: before the creates,
+ *   as the batch has them (a row renamed from `a`, then a new `a`);
+ * - creates, of the tables other synced tables refer to first (REFERENCE_DEPTH: a list before its
+ *   tasks, a project before its steps);
  * - the other edits, which may refer to the rows just created (a task moved into a new list);
  * - the other deletes, of the tables referring to others first, after every write that may have
  *   moved a row out of what they delete (a list, after the tasks moved out of it), and the deletes
@@ -631,29 +647,25 @@ function writeGroups(
 const STAGES = ["unreferenced delete", "edit before creates", "insert", "edit", "delete"] as const;
 type Stage = (typeof STAGES)[number];
 
-/** Whether a synced table refers to this collection's rows by foreign key (its own self-reference included). */
-function isReferenced(collection: string): boolean {
-  return allCollections().some((c) => c.references.has(collection));
-}
+/** The collections a synced table refers to by foreign key (a self-reference too). */
+const REFERENCED: ReadonlySet<string> = new Set(allCollections().flatMap((c) => [...c.references]));
 
 /**
- * Each collection's place among these (in the batch's order), those referred to first: the length
- * of the longest chain of references from it to others among them (a reference cycle, or a
- * self-reference, adds nothing: such rows go in the batch's order within one statement).
+ * Each collection's depth in the synced tables' references: 0 for one that refers to none, else one
+ * more than the deepest it refers to. A cycle of references (a list pinning one of its tasks) is
+ * broken at its scope tables, whose rows the others are written into: they count as referring to
+ * none of the cycle (else, at the first table of the cycle by name).
  */
-function referencedFirst(collections: readonly string[]): (collection: string) => number {
-  const among = new Set(collections);
+const REFERENCE_DEPTH: ReadonlyMap<string, number> = (() => {
   const depth = new Map<string, number>();
-  const depthOf = (collection: string, seen: Set<string>): number => {
-    const known = depth.get(collection);
-    if (known !== undefined) return known;
-    let d = 0;
-    for (const referenced of findCollection(collection)?.references ?? []) {
-      if (referenced === collection || !among.has(referenced) || seen.has(referenced)) continue;
-      d = Math.max(d, 1 + depthOf(referenced, new Set([...seen, referenced])));
-    }
-    depth.set(collection, d);
-    return d;
-  };
-  return (collection) => depthOf(collection, new Set([collection]));
-}
+  let left = allCollections().sort((a, b) => (a.name < b.name ? -1 : 1));
+  const others = (c: CollectionDefinition) => [...c.references].filter((r) => r !== c.name);
+  while (left.length > 0) {
+    const ready = left.filter((c) => others(c).every((r) => depth.has(r)));
+    const scopes = left.filter((c) => c.isScope);
+    const next = ready.length > 0 ? ready : scopes.length > 0 ? scopes : [left[0]];
+    for (const c of next) depth.set(c.name, Math.max(0, ...others(c).filter((r) => depth.has(r)).map((r) => depth.get(r)! + 1)));
+    left = left.filter((c) => !depth.has(c.name));
+  }
+  return depth;
+})();
