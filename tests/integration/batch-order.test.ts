@@ -8,7 +8,9 @@
 // lost the edit and move of the last cases, and let a later op take a unique value from an earlier
 // create: the cases after "still". Its first stages then split a table's edits around the creates,
 // which refused a rename chain, and ordered a list after its tasks once lists referred to tasks
-// too: the cases after "and".)
+// too: the cases after "and". Then it ordered two non-scope tables referring to each other by
+// name, and ran a task's delete before an edit of its list that the delete's policy reads: the
+// cases after "cycles".)
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
@@ -214,6 +216,67 @@ describe("and: lists that refer to tasks too (a pinned task) are still created b
     const milk = await client.create("tasks", { list_id: groceries, title: "Milk" });
     expect(await client.sync()).toMatchObject({ rejected: 0 });
     expect(await client.get("tasks", milk)).toMatchObject({ data: { list_id: groceries, title: "Milk" }, pending: false });
+    await client.close();
+  });
+});
+
+describe("cycles of non-scope tables, and a delete whose policy reads an edit made before it", () => {
+  const editor = `list_id in (select unnest(app_private.my_list_ids('editor')))`;
+  let stack: ProbeStack;
+  beforeAll(async () => {
+    stack = await startProbeStack("rv_order_cycle", [
+      // Folders and their documents; a folder shows one of its documents as its cover.
+      `create table public.tidesync_test_folders (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade, name text not null)`,
+      `create table public.tidesync_test_documents (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade,
+         folder_id uuid not null references public.tidesync_test_folders(id) on delete cascade, title text not null)`,
+      `alter table public.tidesync_test_folders add column cover_id uuid references public.tidesync_test_documents(id) on delete set null`,
+      ...likeTasks("tidesync_test_folders", ["name", "cover_id"]),
+      `select app_private.enable_sync('public.tidesync_test_folders', 'list_id')`,
+      ...likeTasks("tidesync_test_documents", ["folder_id", "title"]),
+      `select app_private.enable_sync('public.tidesync_test_documents', 'list_id')`,
+      // An item of an archived list cannot be removed (lists.archived is the sample app's own column).
+      `create table public.tidesync_test_guarded (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade, name text not null)`,
+      `alter table public.tidesync_test_guarded enable row level security`,
+      `create policy "add" on public.tidesync_test_guarded for insert to authenticated with check (${editor})`,
+      `create policy "change" on public.tidesync_test_guarded for update to authenticated using (${editor}) with check (${editor})`,
+      `create policy "remove unless archived" on public.tidesync_test_guarded for delete to authenticated using (${editor}
+         and not exists (select 1 from public.lists l where l.id = tidesync_test_guarded.list_id and l.archived))`,
+      `create policy "read" on public.tidesync_test_guarded for select to authenticated using (list_id in (select unnest(app_private.my_list_ids('viewer'))))`,
+      `grant select, delete on public.tidesync_test_guarded to authenticated`,
+      `grant insert (id, list_id, name), update (id, list_id, name) on public.tidesync_test_guarded to authenticated`,
+      `select app_private.enable_sync('public.tidesync_test_guarded', 'list_id')`,
+    ]);
+  }, 180_000);
+  afterAll(async () => { await stack?.stop(); });
+
+  const clientOf = async (u: ProbeUser) => {
+    const installationId = randomUUID();
+    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => u.token });
+    await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+    return await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+  };
+
+  it("a new folder and a new document in it, from the real client offline: both kept", async () => {
+    const u = await stack.newUser();
+    const client = await clientOf(u);
+    const folder = await client.create("tidesync_test_folders", { list_id: u.userId, name: "Taxes" });
+    const document = await client.create("tidesync_test_documents", { list_id: u.userId, folder_id: folder, title: "2025 return" });
+    expect(await client.sync()).toMatchObject({ rejected: 0 });
+    expect(await client.get("tidesync_test_documents", document)).toMatchObject({ data: { folder_id: folder }, pending: false });
+    await client.close();
+  });
+
+  it("a list un-archived, then one of its items removed, from the real client: both applied", async () => {
+    const u = await stack.newUser();
+    const client = await clientOf(u);
+    const item = await client.create("tidesync_test_guarded", { list_id: u.userId, name: "Milk" });
+    await client.sync();
+    await client.upsert("lists", u.userId, { archived: true });
+    await client.sync();
+    await client.upsert("lists", u.userId, { archived: false });
+    await client.delete("tidesync_test_guarded", item);
+    expect(await client.sync()).toMatchObject({ rejected: 0 });
+    expect(await stack.admin`select id from public.tidesync_test_guarded where list_id = ${u.userId}`).toHaveLength(0);
     await client.close();
   });
 });

@@ -587,11 +587,17 @@ function writeGroups(
   };
   // The phase's first op that creates a record, and the tables with an edit that has an op after
   // it: a table's edits run before the creates only when all of them came before it (one
-  // statement, as a rename chain needs: "Bread" to "Rye", then "Buns" to "Bread").
+  // statement, as a rename chain needs: "Bread" to "Rye", then "Buns" to "Bread"). And its first op
+  // that creates or edits (a record edited, then deleted, too): a delete runs first only when it
+  // came before that (an edit a DELETE policy reads, as a list un-archived, then one of its items
+  // deleted, keeps its place).
   let firstCreate = Infinity;
+  let firstWrite = Infinity;
   for (const key of written) {
     const { after, wasLive } = stateOf(key);
-    if (!after.deleted && !wasLive) firstCreate = Math.min(firstCreate, ops.get(key)?.first ?? Infinity);
+    const { first, last } = ops.get(key) ?? { first: Infinity, last: Infinity };
+    if (!after.deleted && !wasLive) firstCreate = Math.min(firstCreate, first);
+    if (!after.deleted || first < last) firstWrite = Math.min(firstWrite, first);
   }
   const editedLate = new Set<string>();
   for (const key of written) {
@@ -620,12 +626,13 @@ function writeGroups(
       if (columns.length > 0) add(stage, after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive && !cascaded.has(key)) {
       const xmin = readAt.get(key);
-      add(REFERENCED.has(after.collection) ? "delete" : "unreferenced delete", after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
+      const first = !REFERENCED.has(after.collection) && (ops.get(key)?.last ?? Infinity) < firstWrite;
+      add(first ? "delete before writes" : "delete", after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
     }
   }
-  // Within a stage, tables referred to first (deletes: last); groups of one depth keep their first
+  // Within a stage, tables referred to first (deletes: last); groups of one rank keep their first
   // row's place in the batch (Array.prototype.sort is stable).
-  const rank = (g: Staged) => (g.stage === "delete" ? -1 : 1) * (REFERENCE_DEPTH.get(g.collection) ?? 0);
+  const rank = (g: Staged) => (g.stage === "delete" ? -1 : 1) * (REFERENCE_RANK.get(g.collection) ?? 0);
   return [...groups.values()].sort((a, b) => STAGES.indexOf(a.stage) - STAGES.indexOf(b.stage) || rank(a) - rank(b))
     .map(({ collection, kind, columns, rows }): WriteGroup => ({ collection, kind, columns: [...columns].sort(), rows }));
 }
@@ -633,39 +640,46 @@ function writeGroups(
 /**
  * The order of a phase's writes (docs/sync.md "The order of a batch's writes"), each stage one
  * statement per table:
- * - deletes of rows no synced table refers to (a task): first, so that a unique value (or the
- *   quota) they free is free for every write after them ("Milk" deleted, then added again);
+ * - deletes of rows no synced table refers to (a task) that came before every create and edit:
+ *   first, so that a unique value (or the quota) they free is free for every write after them
+ *   ("Milk" deleted, then added again);
  * - the edits of a table whose edits all came before the batch's first create: before the creates,
  *   as the batch has them (a row renamed from `a`, then a new `a`);
- * - creates, of the tables other synced tables refer to first (REFERENCE_DEPTH: a list before its
+ * - creates, of the tables other synced tables refer to first (REFERENCE_RANK: a list before its
  *   tasks, a project before its steps);
  * - the other edits, which may refer to the rows just created (a task moved into a new list);
  * - the other deletes, of the tables referring to others first, after every write that may have
  *   moved a row out of what they delete (a list, after the tasks moved out of it), and the deletes
  *   of records a trial creates and deletes again (BatchPlan.neverStored).
+ * Each stage keeps the batch's order wherever it moves a write; where it cannot (a write kept in
+ * its stage although the batch made it earlier), it keeps the order of the code before the stages:
+ * creates, then edits, then deletes.
  */
-const STAGES = ["unreferenced delete", "edit before creates", "insert", "edit", "delete"] as const;
+const STAGES = ["delete before writes", "edit before creates", "insert", "edit", "delete"] as const;
 type Stage = (typeof STAGES)[number];
 
 /** The collections a synced table refers to by foreign key (a self-reference too). */
 const REFERENCED: ReadonlySet<string> = new Set(allCollections().flatMap((c) => [...c.references]));
 
 /**
- * Each collection's depth in the synced tables' references: 0 for one that refers to none, else one
- * more than the deepest it refers to. A cycle of references (a list pinning one of its tasks) is
- * broken at its scope tables, whose rows the others are written into: they count as referring to
- * none of the cycle (else, at the first table of the cycle by name).
+ * Each collection's place among the synced tables: those it refers to by foreign key come first.
+ * Its depth is 0 for one that refers to none, else one more than the deepest it refers to, not
+ * counting references within a cycle (folders and their documents, each referring to the other;
+ * a list pinning one of its tasks): the tables of a cycle keep the batch's order among themselves,
+ * but a scope table comes before the other tables of its depth (a list before the tasks in it).
  */
-const REFERENCE_DEPTH: ReadonlyMap<string, number> = (() => {
+const REFERENCE_RANK: ReadonlyMap<string, number> = (() => {
+  const collections = allCollections();
+  const refersTo = new Map(collections.map((c) => [c.name, [...c.references].filter((r) => r !== c.name)]));
+  const reaches = (from: string, to: string, seen = new Set<string>()): boolean =>
+    from === to || (!seen.has(from) && (seen.add(from), (refersTo.get(from) ?? []).some((r) => reaches(r, to, seen))));
   const depth = new Map<string, number>();
-  let left = allCollections().sort((a, b) => (a.name < b.name ? -1 : 1));
-  const others = (c: CollectionDefinition) => [...c.references].filter((r) => r !== c.name);
-  while (left.length > 0) {
-    const ready = left.filter((c) => others(c).every((r) => depth.has(r)));
-    const scopes = left.filter((c) => c.isScope);
-    const next = ready.length > 0 ? ready : scopes.length > 0 ? scopes : [left[0]];
-    for (const c of next) depth.set(c.name, Math.max(0, ...others(c).filter((r) => depth.has(r)).map((r) => depth.get(r)! + 1)));
-    left = left.filter((c) => !depth.has(c.name));
-  }
-  return depth;
+  const depthOf = (name: string): number => {
+    if (!depth.has(name)) {
+      const acyclic = (refersTo.get(name) ?? []).filter((r) => !reaches(r, name));
+      depth.set(name, Math.max(0, ...acyclic.map((r) => depthOf(r) + 1)));
+    }
+    return depth.get(name)!;
+  };
+  return new Map(collections.map((c) => [c.name, depthOf(c.name) * 2 + (c.isScope ? 0 : 1)]));
 })();
