@@ -9,8 +9,8 @@
 // create: the cases after "still". Its first stages then split a table's edits around the creates,
 // which refused a rename chain, and ordered a list after its tasks once lists referred to tasks
 // too: the cases after "and". Then it ordered two non-scope tables referring to each other by
-// name, and ran a task's delete before an edit of its list that the delete's policy reads: the
-// cases after "cycles".)
+// name, and ran a task's delete before an edit of its list that the delete's policy reads, and an
+// item's move before its list's un-archive when the list had a later edit: the cases after "cycles".)
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_LIVE_RECORDS_PER_USER } from "../../functions/_shared/sync-quota.generated.ts";
@@ -220,8 +220,9 @@ describe("and: lists that refer to tasks too (a pinned task) are still created b
   });
 });
 
-describe("cycles of non-scope tables, and a delete whose policy reads an edit made before it", () => {
+describe("cycles of non-scope tables, and writes whose policies read an edit made before them", () => {
   const editor = `list_id in (select unnest(app_private.my_list_ids('editor')))`;
+  const notArchived = `not exists (select 1 from public.lists l where l.id = tidesync_test_guarded.list_id and l.archived)`;
   let stack: ProbeStack;
   beforeAll(async () => {
     stack = await startProbeStack("rv_order_cycle", [
@@ -234,13 +235,12 @@ describe("cycles of non-scope tables, and a delete whose policy reads an edit ma
       `select app_private.enable_sync('public.tidesync_test_folders', 'list_id')`,
       ...likeTasks("tidesync_test_documents", ["folder_id", "title"]),
       `select app_private.enable_sync('public.tidesync_test_documents', 'list_id')`,
-      // An item of an archived list cannot be removed (lists.archived is the sample app's own column).
+      // An item of an archived list cannot be added, changed, moved in or out, or removed (lists.archived is the sample app's own column).
       `create table public.tidesync_test_guarded (id uuid primary key, list_id uuid not null references public.lists(id) on delete cascade, name text not null)`,
       `alter table public.tidesync_test_guarded enable row level security`,
-      `create policy "add" on public.tidesync_test_guarded for insert to authenticated with check (${editor})`,
-      `create policy "change" on public.tidesync_test_guarded for update to authenticated using (${editor}) with check (${editor})`,
-      `create policy "remove unless archived" on public.tidesync_test_guarded for delete to authenticated using (${editor}
-         and not exists (select 1 from public.lists l where l.id = tidesync_test_guarded.list_id and l.archived))`,
+      `create policy "add" on public.tidesync_test_guarded for insert to authenticated with check (${editor} and ${notArchived})`,
+      `create policy "change" on public.tidesync_test_guarded for update to authenticated using (${editor} and ${notArchived}) with check (${editor} and ${notArchived})`,
+      `create policy "remove unless archived" on public.tidesync_test_guarded for delete to authenticated using (${editor} and ${notArchived})`,
       `create policy "read" on public.tidesync_test_guarded for select to authenticated using (list_id in (select unnest(app_private.my_list_ids('viewer'))))`,
       `grant select, delete on public.tidesync_test_guarded to authenticated`,
       `grant insert (id, list_id, name), update (id, list_id, name) on public.tidesync_test_guarded to authenticated`,
@@ -279,5 +279,22 @@ describe("cycles of non-scope tables, and a delete whose policy reads an edit ma
     expect(await stack.admin`select id from public.tidesync_test_guarded where list_id = ${u.userId}`).toHaveLength(0);
     await client.close();
   });
-});
 
+  it("a list un-archived, an item moved into it, a task created, another list renamed, from the real client: all applied", async () => {
+    const u = await stack.newUser();
+    const client = await clientOf(u);
+    const old = await client.create("lists", { title: "Old" });
+    const other = await client.create("lists", { title: "Other" });
+    const milk = await client.create("tidesync_test_guarded", { list_id: u.userId, name: "Milk" });
+    await client.sync();
+    await client.upsert("lists", old, { archived: true });
+    await client.sync();
+    await client.upsert("lists", old, { archived: false });
+    await client.upsert("tidesync_test_guarded", milk, { list_id: old });
+    await client.create("tasks", { list_id: u.userId, title: "Call mum" });
+    await client.upsert("lists", other, { title: "Other 2" });
+    expect(await client.sync()).toMatchObject({ rejected: 0 });
+    expect(await client.get("tidesync_test_guarded", milk)).toMatchObject({ data: { list_id: old }, pending: false });
+    await client.close();
+  });
+});

@@ -585,9 +585,10 @@ function writeGroups(
     const after = tried.get(key) ?? final.get(key)!;
     return { before, after, wasLive: before !== undefined && !before.deleted };
   };
-  // The phase's first op that creates a record, and the tables with an edit that has an op after
-  // it: a table's edits run before the creates only when all of them came before it (one
-  // statement, as a rename chain needs: "Bread" to "Rye", then "Buns" to "Bread"). And its first op
+  // The phase's first op that creates a record: its edits run before the creates only when all of
+  // them came before it (a table's edits stay one statement, as a rename chain needs: "Bread" to
+  // "Rye", then "Buns" to "Bread"; and the tables' edits keep their order: a list un-archived, then
+  // an item moved into it, whatever comes after the creates). And its first op
   // that creates or edits (a record edited, then deleted, too): a delete runs first only when it
   // came before that (an edit a DELETE policy reads, as a list un-archived, then one of its items
   // deleted, keeps its place).
@@ -599,11 +600,10 @@ function writeGroups(
     if (!after.deleted && !wasLive) firstCreate = Math.min(firstCreate, first);
     if (!after.deleted || first < last) firstWrite = Math.min(firstWrite, first);
   }
-  const editedLate = new Set<string>();
-  for (const key of written) {
+  const editsBeforeCreates = [...written].every((key) => {
     const { after, wasLive } = stateOf(key);
-    if (wasLive && !after.deleted && (ops.get(key)?.last ?? Infinity) >= firstCreate) editedLate.add(after.collection);
-  }
+    return !wasLive || after.deleted || (ops.get(key)?.last ?? Infinity) < firstCreate;
+  });
   // A self-referencing table's creates start a new statement where their set of columns changes, so
   // that they run in the batch's order (a child, a new parent, a child of it).
   const insertRun = new Map<string, { columns: string; run: number }>();
@@ -622,7 +622,7 @@ function writeGroups(
       if (tried.has(key) && deletedByOp.has(key)) add("delete", after.collection, "delete", [], { id: after.id });
     } else if (!after.deleted) {
       const columns = changedColumns(before!, after);
-      const stage = editedLate.has(after.collection) ? "edit" : "edit before creates";
+      const stage = editsBeforeCreates ? "edit before creates" : "edit";
       if (columns.length > 0) add(stage, after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive && !cascaded.has(key)) {
       const xmin = readAt.get(key);
@@ -643,8 +643,8 @@ function writeGroups(
  * - deletes of rows no synced table refers to (a task) that came before every create and edit:
  *   first, so that a unique value (or the quota) they free is free for every write after them
  *   ("Milk" deleted, then added again);
- * - the edits of a table whose edits all came before the batch's first create: before the creates,
- *   as the batch has them (a row renamed from `a`, then a new `a`);
+ * - the edits, when all of them came before the batch's first create: before the creates, as the
+ *   batch has them (a row renamed from `a`, then a new `a`);
  * - creates, of the tables other synced tables refer to first (REFERENCE_RANK: a list before its
  *   tasks, a project before its steps);
  * - the other edits, which may refer to the rows just created (a task moved into a new list);
