@@ -68,8 +68,10 @@ function expectedRejection(event: OpRejectedEvent, ofRecord: readonly OpRejected
   if (code === "NOT_FOUND") return !message.startsWith("refers to a record that does not exist");
   if (code !== "FORBIDDEN") return false;
   return ofRecord.some(({ op, record }) => {
-    // The list the record is in as the answer has it (or the op creates it in), and the one the op moves it to.
-    const current = scopeOf(op.collection, op.record_id, record?.data ?? op.data);
+    // The list the record is in as the answer has it, or the op creates it in (unknown when the
+    // answer holds no live record: deleted since, or a duplicate's answer the user cannot see),
+    // and the one the op moves it to.
+    const current = scopeOf(op.collection, op.record_id, record ? record.data : op.base_version === null ? op.data : null);
     const target = scopeOf(op.collection, op.record_id, op.data);
     return current === undefined || !owned.has(current.id) || (target !== undefined && !owned.has(target.id));
   });
