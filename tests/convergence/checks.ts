@@ -10,6 +10,7 @@ import { localView } from "../../client/local-view.ts";
 import type { TestUser } from "../support/harness.ts";
 import { visibleTo, type VisibleRow } from "../support/rls-view.ts";
 import { SYNC_COLLECTIONS } from "../../functions/_shared/sync-collections.generated.ts";
+import type { OpRejectedEvent } from "../../client/events.ts";
 import type { FaultNetwork } from "./fault-network.ts";
 import type { MembershipChurn } from "./membership-churn.ts";
 import { type SimDevice, type SimUser, TRACKED_FIELDS } from "./sim-device.ts";
@@ -42,10 +43,43 @@ export interface CheckTotals {
   discardedWrites: number;
 }
 
-/** Rejections a device meets when it writes where its user was demoted or removed meanwhile. */
-const EXPECTED_REJECTIONS = new Set(["FORBIDDEN", "NOT_FOUND"]);
+/** The scope row (a list) a record lies in: the record itself for a scope collection. */
+function scopeOf(collection: string, id: string, data: Record<string, unknown> | null | undefined): { collection: string; id: string } | undefined {
+  const definition = SYNC_COLLECTIONS.find((c) => c.name === collection);
+  if (!definition) return undefined;
+  if (definition.scope_collection === collection) return { collection, id };
+  const scopeId = data?.[definition.scope_column];
+  return typeof scopeId === "string" ? { collection: definition.scope_collection, id: scopeId } : undefined;
+}
+
+/**
+ * Whether the run explains a refusal: FORBIDDEN where the user's role or membership changed under
+ * the device, NOT_FOUND where a record or list was deleted (or left the user's view) meanwhile.
+ * Not a FORBIDDEN of writes wholly within lists the user owns for the whole run (`owned`: its
+ * personal list and its devices' lists, never shared), judged over all the refused ops of the
+ * record (`ofRecord`: a record is written once, in its final state, so a later op's move into a
+ * list the user may only view rejects the earlier ones too); nor a NOT_FOUND for a foreign key the
+ * database refused ("refers to a record that does not exist": the push locks the lists it writes
+ * into once it has read them). Either means the push wrote a row before a row it needs (a task
+ * moved into a list the batch creates, written before the list's insert).
+ */
+function expectedRejection(event: OpRejectedEvent, ofRecord: readonly OpRejectedEvent[], owned: ReadonlySet<string>): boolean {
+  const { code, message } = event.error;
+  if (code === "NOT_FOUND") return !message.startsWith("refers to a record that does not exist");
+  if (code !== "FORBIDDEN") return false;
+  return ofRecord.some(({ op, record }) => {
+    // The list the record is in as the answer has it, or the op creates it in (unknown when the
+    // answer holds no live record: deleted since, or a duplicate's answer the user cannot see),
+    // and the one the op moves it to.
+    const current = scopeOf(op.collection, op.record_id, record ? record.data : op.base_version === null ? op.data : null);
+    const target = scopeOf(op.collection, op.record_id, op.data);
+    return current === undefined || !owned.has(current.id) || (target !== undefined && !owned.has(target.id));
+  });
+}
 
 const key = (collection: string, id: string) => `${collection}/${id}`;
+/** A value written to a record's field (recordKey: key()). */
+const fieldValue = (recordKey: string, field: string, value: unknown) => `${recordKey}|${field}|${JSON.stringify(value)}`;
 const MAX_REPORTED = 8;
 
 export async function checkConvergence(
@@ -107,6 +141,7 @@ export async function checkConvergence(
     const visible = visibleByUser.get(user)!;
 
     // 1. Every device holds exactly what RLS lets its user see, field for field, and nothing is pending.
+    const owned = new Set([user.userId, ...user.ownLists]);
     for (const device of userDevices) {
       const pending = device.client.pendingOps();
       if (pending.length > 0) fail(`${device.name}: ${pending.length} ops still pending after the final syncs`);
@@ -125,13 +160,15 @@ export async function checkConvergence(
           fail(`${device.name}: holds ${k} v${local.get(k)!.version}, which its user ${where} on the server`);
         }
       }
-      // Refusals are expected only where the user's role or membership changed under the device
-      // (and for later ops of a record whose earlier op was refused).
+      // Refusals are expected only where the user's role or membership changed under the device,
+      // or a record or list was deleted under it (and for later ops of a record whose earlier op
+      // was refused).
       const refused = new Set<string>();
+      const rejectedOf = (k: string) => device.rejected.filter((e) => key(e.op.collection, e.op.record_id) === k);
       for (const event of device.rejected) {
         const k = key(event.op.collection, event.op.record_id);
-        if (!EXPECTED_REJECTIONS.has(event.error.code) && !refused.has(k)) {
-          fail(`${device.name}: op rejected with ${event.error.code} (the script writes only valid data): ${JSON.stringify(event)}`);
+        if (!refused.has(k) && !expectedRejection(event, rejectedOf(k), owned)) {
+          fail(`${device.name}: op rejected with ${event.error.code}, which nothing in the run explains (the script writes only valid data): ${JSON.stringify(event)}`);
         }
         refused.add(k);
       }
@@ -166,7 +203,7 @@ export async function checkConvergence(
     let foreign = 0;
     for (const record of wire.received) {
       if (record.deleted || record.data === null) continue;
-      const scope = record.collection === "lists" ? record.id : String(record.data.list_id);
+      const scope = scopeOf(record.collection, record.id, record.data)?.id ?? "(none)";
       if (!theirs.has(scope) && foreign++ < MAX_REPORTED) fail(`u${user.index}: received ${key(record.collection, record.id)} of list ${scope}, which was never theirs`);
     }
   }
@@ -195,16 +232,31 @@ export async function checkConvergence(
     const data = deleted ? null : replayed!.data;
     const lastVersion = Math.max(...applied.map((a) => a.version ?? 0));
     const fieldsDiffer = data !== null && Object.entries(data).some(([field, value]) => !jsonEqual(row.data?.[field], value));
+    // Or its list went after its last applied op, and it with the list (the cascade of the list's
+    // delete: a later version no op of its own made); a list never stored has no row here.
+    const scope = data === null ? undefined : scopeOf(row.collection, row.id, data);
+    const cascaded = row.deleted && scope !== undefined && scope.collection !== row.collection && row.version >= lastVersion &&
+      server.get(key(scope.collection, scope.id))?.deleted !== false;
+    if (cascaded) continue;
     if (row.deleted !== deleted || fieldsDiffer || row.version !== lastVersion) {
       fail(`${k} is v${row.version} ${JSON.stringify(row.data)} but replaying its ${applied.length} applied ops gives v${lastVersion} ${JSON.stringify(data)}`);
     }
   }
 
   // 4. Nothing a device wrote is lost unless the device was told (a conflict rule discarded it, the
-  //    server refused it, or the user lost the record). Each written value is unique, so it may be
-  //    applied at most once: a client that resent a write under a new op_id would show up here.
+  //    server refused it, or the user lost the record). Each written value is unique (but for
+  //    renames back to an earlier title), so it may be applied at most once: a client that resent
+  //    a write under a new op_id would show up here.
   const appliedValues = new Set<string>();
   const appliedDeletes = new Set<string>();
+  // A value written twice (a rename back to the title before: sim-device.ts renameAndBack) may be applied twice.
+  const writtenOnce = new Set<string>();
+  const writtenAgain = new Set<string>();
+  for (const intention of devices.flatMap((d) => d.intentions)) {
+    const value = fieldValue(key(intention.collection, intention.recordId), intention.field, intention.value);
+    if (writtenOnce.has(value)) writtenAgain.add(value);
+    writtenOnce.add(value);
+  }
   let twice = 0;
   for (const row of appliedLedger) {
     const op = sentOps.get(row.op_id);
@@ -212,9 +264,9 @@ export async function checkConvergence(
     if (op.type === "delete") appliedDeletes.add(`${row.device_id}|${key(op.collection, op.record_id)}`);
     for (const field of TRACKED_FIELDS) {
       if (!op.data || !Object.hasOwn(op.data, field)) continue;
-      const value = `${key(op.collection, op.record_id)}|${field}|${JSON.stringify(op.data[field])}`;
-      // null (e.g. notes cleared) is the one value that is not unique.
-      if (op.data[field] !== null && appliedValues.has(value) && twice++ < MAX_REPORTED) fail(`${value} was applied by two different ops`);
+      const value = fieldValue(key(op.collection, op.record_id), field, op.data[field]);
+      // Nor is null (e.g. notes cleared).
+      if (op.data[field] !== null && !writtenAgain.has(value) && appliedValues.has(value) && twice++ < MAX_REPORTED) fail(`${value} was applied by two different ops`);
       appliedValues.add(value);
     }
   }
@@ -224,7 +276,7 @@ export async function checkConvergence(
     for (const event of device.discarded) {
       const k = key(event.collection, event.record_id);
       if (event.op.type === "delete") toldDeletes.add(k);
-      for (const field of event.fields ?? Object.keys(event.op.data ?? {})) told.add(`${k}|${field}|${JSON.stringify(event.op.data?.[field])}`);
+      for (const field of event.fields ?? Object.keys(event.op.data ?? {})) told.add(fieldValue(k, field, event.op.data?.[field]));
     }
     let lost = 0;
     for (const intention of device.intentions) {
@@ -240,7 +292,7 @@ export async function checkConvergence(
         kept = appliedDeletes.has(`${installationIds.get(device)}|${k}`) || toldDeletes.has(k) || server.get(k)?.deleted !== false ||
           !visibleByUser.get(device.user)!.has(k);
       } else {
-        const value = `${k}|${intention.field}|${JSON.stringify(intention.value)}`;
+        const value = fieldValue(k, intention.field, intention.value);
         kept = appliedValues.has(value) || told.has(value) || superseded;
       }
       if (!kept && lost++ < MAX_REPORTED) fail(`${device.name}: write ${intention.field}=${JSON.stringify(intention.value)} of ${k} was lost without the device being told`);

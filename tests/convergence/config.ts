@@ -15,7 +15,7 @@ export interface ConvergenceConfig {
   users: number;
   /** Devices per user. */
   devicesPerUser: number;
-  /** Local writes per device. */
+  /** Local writes per device (each write of a step that makes several counts). */
   opsPerDevice: number;
   /** Per request: drop it before it leaves. */
   dropRequest: number;

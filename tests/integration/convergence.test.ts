@@ -3,11 +3,14 @@
 // loses, duplicates and reorders requests, with offline periods, the function
 // process killed -9 mid-batch and its database connections terminated. Users
 // share lists, and membership churns while the devices work: members are
-// invited, demoted, promoted, removed (or leave) and invited again. At the end
+// invited, demoted, promoted, removed (or leave) and invited again. Devices
+// delete their users' own lists, also amid moves between two syncs, and
+// rename records back and forth (tests/convergence/sim-device.ts). At the end
 // every device must hold exactly what RLS lets its user see on the server,
 // field for field; the ledger must show every op processed exactly once with
-// its effect present; no write may be lost without the device being told; and
-// no user may have received rows of a list that was never theirs.
+// its effect present; no write may be lost without the device being told, nor
+// refused for a reason the run does not explain; and no user may have
+// received rows of a list that was never theirs.
 //
 // Size and seed: SEED, USERS, DEVICES (per user), OPS (writes per device);
 // see tests/convergence/config.ts. `npm run test:convergence`.
@@ -118,6 +121,8 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   const faults = Object.values(network.faults).reduce((a, b) => a + b, 0);
   const syncErrors = new Map<string, number>();
   for (const device of devices) for (const [code, n] of device.syncErrors) syncErrors.set(code, (syncErrors.get(code) ?? 0) + n);
+  const steps = new Map<string, number>();
+  for (const device of devices) for (const [step, n] of device.steps) steps.set(step, (steps.get(step) ?? 0) + n);
   const survived = await chaos.survivedUncaughtErrors();
   const result = failures.length === 0 ? "PASS" : "FAIL";
   console.log(
@@ -128,7 +133,7 @@ it(`converges under faults (seed ${config.seed}, ${config.users} users × ${conf
   console.log(
     `convergence details: faults=${JSON.stringify(network.faults)} db_backends_killed=${dbBackendsKilled} requests=${network.requests} error_statuses=${JSON.stringify(network.errorStatuses)} ` +
       `ledger_ops=${totals.ledgerOps} applied=${totals.applied} rejected=${totals.rejected} records=${totals.records} discarded_writes_told=${totals.discardedWrites} ` +
-      `membership=${JSON.stringify(churn.counts)} ` +
+      `membership=${JSON.stringify(churn.counts)} steps=${JSON.stringify(Object.fromEntries(steps))} ` +
       `sync_errors=${JSON.stringify(Object.fromEntries(syncErrors))} server_uncaught_errors_survived=${survived.reduce((n, e) => n + e.count, 0)} final_rounds=${rounds} ` +
       `seconds=${((Date.now() - started) / 1000).toFixed(1)} (devices ${runSeconds.toFixed(1)})`,
   );
