@@ -48,14 +48,18 @@ afterAll(async () => { await probe?.stop(); });
 
 const push = async (u: ProbeUser, ops: unknown[]) => (await call("/v1/sync/batch", { method: "POST", token: u.token, body: { ops }, baseUrl: probe.apiUrl })).body;
 const outcome = (r: any) => r.results.map((x: any) => x.status + (x.error ? ` ${x.error.code} ${x.error.message} ${JSON.stringify(x.error.details?.map((d: any) => d.field))}` : ""));
+/** The real client of a new device of `u`, signed in to `stack`'s function. */
+async function clientOf(stack: ProbeStack, u: ProbeUser): Promise<TidesyncClient> {
+  const installationId = randomUUID();
+  const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => u.token });
+  await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
+  return await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+}
 
 describe("a batch's ops in request order", () => {
   it("real client: delete 'Milk', then add 'Milk' again (offline, one sync)", async () => {
     const u = await probe.newUser();
-    const installationId = randomUUID();
-    const api = new TidesyncApi({ baseUrl: probe.apiUrl, getAccessToken: () => u.token });
-    await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-    const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+    const client = await clientOf(probe, u);
     const milk = await client.create("tidesync_test_items", { list_id: u.userId, name: "Milk" });
     await client.sync();
     await client.delete("tidesync_test_items", milk);
@@ -95,10 +99,7 @@ describe("a batch's ops in request order", () => {
 describe("still: a record's later ops, unique values taken twice, and the quota", () => {
   it("real client: rename a task, delete an old list, create a list and move the task into it, offline, one sync", async () => {
     const u = await probe.newUser();
-    const installationId = randomUUID();
-    const api = new TidesyncApi({ baseUrl: probe.apiUrl, getAccessToken: () => u.token });
-    await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-    const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+    const client = await clientOf(probe, u);
     const old = await client.create("lists", { title: "Old" });
     const task = await client.create("tasks", { list_id: u.userId, title: "Buy milk" });
     await client.sync();
@@ -207,10 +208,7 @@ describe("and: lists that refer to tasks too (a pinned task) are still created b
     ] } })).body;
     expect(outcome(r)).toEqual(["applied", "applied", "applied"]);
 
-    const installationId = randomUUID();
-    const api = new TidesyncApi({ baseUrl: pinned.apiUrl, getAccessToken: () => u.token });
-    await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-    const client = await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
+    const client = await clientOf(pinned, u);
     await client.create("tasks", { list_id: u.userId, title: "Call mum" });
     const groceries = await client.create("lists", { title: "Groceries" });
     const milk = await client.create("tasks", { list_id: groceries, title: "Milk" });
@@ -249,16 +247,9 @@ describe("cycles of non-scope tables, and writes whose policies read an edit mad
   }, 180_000);
   afterAll(async () => { await stack?.stop(); });
 
-  const clientOf = async (u: ProbeUser) => {
-    const installationId = randomUUID();
-    const api = new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => u.token });
-    await api.startSession({ device: { installation_id: installationId, platform: "ios", app_version: "1.0.0", build_number: 1 } });
-    return await TidesyncClient.open({ api, storage: new MemoryStorage(), installationId });
-  };
-
   it("a new folder and a new document in it, from the real client offline: both kept", async () => {
     const u = await stack.newUser();
-    const client = await clientOf(u);
+    const client = await clientOf(stack, u);
     const folder = await client.create("tidesync_test_folders", { list_id: u.userId, name: "Taxes" });
     const document = await client.create("tidesync_test_documents", { list_id: u.userId, folder_id: folder, title: "2025 return" });
     expect(await client.sync()).toMatchObject({ rejected: 0 });
@@ -268,7 +259,7 @@ describe("cycles of non-scope tables, and writes whose policies read an edit mad
 
   it("a list un-archived, then one of its items removed, from the real client: both applied", async () => {
     const u = await stack.newUser();
-    const client = await clientOf(u);
+    const client = await clientOf(stack, u);
     const item = await client.create("tidesync_test_guarded", { list_id: u.userId, name: "Milk" });
     await client.sync();
     await client.upsert("lists", u.userId, { archived: true });
@@ -282,7 +273,7 @@ describe("cycles of non-scope tables, and writes whose policies read an edit mad
 
   it("a list un-archived, an item moved into it, a task created, another list renamed, from the real client: all applied", async () => {
     const u = await stack.newUser();
-    const client = await clientOf(u);
+    const client = await clientOf(stack, u);
     const old = await client.create("lists", { title: "Old" });
     const other = await client.create("lists", { title: "Other" });
     const milk = await client.create("tidesync_test_guarded", { list_id: u.userId, name: "Milk" });
