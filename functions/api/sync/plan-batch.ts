@@ -585,13 +585,12 @@ function writeGroups(
     const after = tried.get(key) ?? final.get(key)!;
     return { before, after, wasLive: before !== undefined && !before.deleted };
   };
-  // The phase's first op that creates a record: its edits run before the creates only when all of
+  // The phase's first op that creates a record: the edits run before the creates only when all of
   // them came before it (a table's edits stay one statement, as a rename chain needs: "Bread" to
   // "Rye", then "Buns" to "Bread"; and the tables' edits keep their order: a list un-archived, then
-  // an item moved into it, whatever comes after the creates). And its first op
-  // that creates or edits (a record edited, then deleted, too): a delete runs first only when it
-  // came before that (an edit a DELETE policy reads, as a list un-archived, then one of its items
-  // deleted, keeps its place).
+  // an item moved into it). And its first op that creates or edits (a record edited, then deleted,
+  // too): a delete runs first only when it came before that (a list un-archived, then one of its
+  // items deleted, whose DELETE policy reads the list, keeps its place).
   let firstCreate = Infinity;
   let firstWrite = Infinity;
   for (const key of written) {
