@@ -593,16 +593,15 @@ function writeGroups(
   // items deleted, whose DELETE policy reads the list, keeps its place).
   let firstCreate = Infinity;
   let firstWrite = Infinity;
+  let lastEdit = -Infinity;
   for (const key of written) {
     const { after, wasLive } = stateOf(key);
     const { first, last } = ops.get(key) ?? { first: Infinity, last: Infinity };
     if (!after.deleted && !wasLive) firstCreate = Math.min(firstCreate, first);
+    if (!after.deleted && wasLive) lastEdit = Math.max(lastEdit, last);
     if (!after.deleted || first < last) firstWrite = Math.min(firstWrite, first);
   }
-  const editsBeforeCreates = [...written].every((key) => {
-    const { after, wasLive } = stateOf(key);
-    return !wasLive || after.deleted || (ops.get(key)?.last ?? Infinity) < firstCreate;
-  });
+  const editsBeforeCreates = lastEdit < firstCreate;
   // A self-referencing table's creates start a new statement where their set of columns changes, so
   // that they run in the batch's order (a child, a new parent, a child of it).
   const insertRun = new Map<string, { columns: string; run: number }>();
@@ -625,8 +624,8 @@ function writeGroups(
       if (columns.length > 0) add(stage, after.collection, "update", columns, { id: after.id, ...Object.fromEntries(columns.map((c) => [c, after.data![c]])) });
     } else if (wasLive && !cascaded.has(key)) {
       const xmin = readAt.get(key);
-      const first = !REFERENCED.has(after.collection) && (ops.get(key)?.last ?? Infinity) < firstWrite;
-      add(first ? "delete before writes" : "delete", after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
+      const early = !REFERENCED.has(after.collection) && (ops.get(key)?.last ?? Infinity) < firstWrite;
+      add(early ? "delete before writes" : "delete", after.collection, "delete", [], xmin === undefined ? { id: after.id } : { id: after.id, xmin });
     }
   }
   // Within a stage, tables referred to first (deletes: last); groups of one rank keep their first
