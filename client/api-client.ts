@@ -88,6 +88,12 @@ interface RequestSpec<T> {
   auth?: boolean;
   /** Sent with this token, not the getter's, and unguarded: a guard's own check of the token it guards. */
   token?: string;
+  /**
+   * The body is checked against `schema` and handed over as received, fields the schema does not
+   * name included (the account export: a later server adds sections without a new export_version,
+   * and the user's copy must hold them). Otherwise the schema's parse, which strips them.
+   */
+  asReceived?: boolean;
 }
 
 export interface ApiResult<T> {
@@ -234,10 +240,12 @@ export class TidesyncApi {
   /**
    * GET /v1/users/me/export: everything tidesync holds about the user (3 per
    * hour). Parsed in memory: to save a large account's export to a file, fetch
-   * the URL yourself and stream the body.
+   * the URL yourself and stream the body. Checked against the export's schema and
+   * returned as the server sent it, with any section or field a later server
+   * added (docs/account-export.md, "Format").
    */
   async exportAccount(): Promise<AccountExport> {
-    return (await this.request({ method: "GET", path: "/v1/users/me/export", schema: accountExportSchema })).body;
+    return (await this.request({ method: "GET", path: "/v1/users/me/export", schema: accountExportSchema, asReceived: true })).body;
   }
 
   /** GET /v1/users/me/deletion: whether the account is scheduled for deletion. */
@@ -362,6 +370,6 @@ export class TidesyncApi {
     if (!parsed.success) {
       throw new TidesyncResponseError({ message: `HTTP ${response.status} with a body that does not match the contract`, status: response.status, requestId, cause: parsed.error });
     }
-    return { status: response.status, body: parsed.data, headers: response.headers };
+    return { status: response.status, body: spec.asReceived ? json as T : parsed.data, headers: response.headers };
   }
 }

@@ -364,6 +364,30 @@ describe("GET /v1/users/me/export", () => {
     expect((await api.getAccountDeletion()).status).toBe("none");
   });
 
+  it("the shipped client hands over the export as the server sent it: a section or field a later server adds is kept", async () => {
+    const user = await createTestUser();
+    await pushOk(user, { ops: [upsert("tasks", randomUUID(), { list_id: user.userId, title: "kept" })] });
+    const raw = await exportOf(user.token);
+    expect(raw.status, raw.text).toBe(200);
+    const viaClient = await new TidesyncApi({ baseUrl: stack.apiUrl, getAccessToken: () => user.token }).exportAccount();
+    expect(viaClient).toEqual({ ...raw.body, generated_at: expect.any(String) });
+    // A later server (docs/account-export.md: sections may be added without a new export_version).
+    const body = raw.body as { account: Record<string, unknown> };
+    const later = { ...body, account: { ...body.account, recovery_email: "added-later@example.com" }, chat_messages: [{ body: "added later" }] };
+    const shipped = new TidesyncApi({
+      baseUrl: "https://later.example", getAccessToken: () => user.token,
+      fetch: async () => new Response(JSON.stringify(later), { status: 200, headers: { "content-type": "application/json" } }),
+    });
+    expect(await shipped.exportAccount()).toEqual(later);
+    // Still checked: a document cut off (no `complete`) is refused.
+    const { complete: _, ...cut } = later as Record<string, unknown>;
+    const cutOff = new TidesyncApi({
+      baseUrl: "https://later.example", getAccessToken: () => user.token,
+      fetch: async () => new Response(JSON.stringify(cut), { status: 200, headers: { "content-type": "application/json" } }),
+    });
+    await expect(cutOff.exportAccount()).rejects.toThrow("does not match the contract");
+  });
+
   it("401 without a token or with a signed-out session, 405 for another method", async () => {
     expectEnvelope(await exportOf(""), 401, "UNAUTHENTICATED");
     const user = await createTestUser();
