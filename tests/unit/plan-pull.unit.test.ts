@@ -417,14 +417,35 @@ describe("pageRequestFor", () => {
 });
 
 describe("collectionsChange", () => {
-  const names = fc.uniqueArray(fc.constantFrom("lists", "list_members", "tasks", "notes", "events"), { maxLength: 5 });
-  const tagOf = (name: string) => name.slice(0, 8).padEnd(8, "_");
-  const synced = (of: string[]) => new Map(of.map((name) => [name, tagOf(name)]));
+  const names = fc.uniqueArray(fc.constantFrom<string>("lists", "list_members", "tasks", "notes", "events"), { maxLength: 5 });
+  // A collection's tag as a server generated with `columns` of it has it (two versions of its columns: 1 and 2).
+  const tagOf = (name: string, columns = 1) => `${name.slice(0, 6)}_${columns}`.padEnd(8, "_");
+  const namedOf = (name: string) => name.slice(0, 8).padEnd(8, "=");
+  const synced = (of: string[], columns = 1) => new Map(of.map((name) => [name, { tag: tagOf(name, columns), named: namedOf(name) }]));
 
   it("names what only the cursor's server synced (unknown, by tag) and what only this one syncs (missing)", () => {
     fc.assert(fc.property(names, names, (issuedFor, mine) => {
-      const change = collectionsChange(issuedFor.map(tagOf), synced(mine));
-      expect(change.unknown.sort()).toEqual(issuedFor.filter((n) => !mine.includes(n)).map(tagOf).sort());
+      const change = collectionsChange(issuedFor.map((n) => tagOf(n)), synced(mine));
+      expect(change.unknown.sort()).toEqual(issuedFor.filter((n) => !mine.includes(n)).map((n) => tagOf(n)).sort());
+      expect(change.missing.sort()).toEqual(mine.filter((n) => !issuedFor.includes(n)).sort());
+    }));
+  });
+
+  it("a collection synced by both with other columns is missing here, and its tag there unknown", () => {
+    fc.assert(fc.property(names, names, (issuedFor, reshaped) => {
+      const issued = issuedFor.map((n) => tagOf(n));
+      const mine = new Map([...synced(issuedFor)].map(([name, tags]) => [name, reshaped.includes(name) ? { ...tags, tag: tagOf(name, 2) } : tags]));
+      const change = collectionsChange(issued, mine);
+      const changed = issuedFor.filter((n) => reshaped.includes(n));
+      expect(change.missing.sort()).toEqual([...changed].sort());
+      expect(change.unknown.sort()).toEqual(changed.map((n) => tagOf(n)).sort());
+    }));
+  });
+
+  it("a cursor naming its collections by name alone (issued before columns were bound) matches them whatever their columns", () => {
+    fc.assert(fc.property(names, names, (issuedFor, mine) => {
+      const change = collectionsChange(issuedFor.map(namedOf), synced(mine, 2));
+      expect(change.unknown.sort()).toEqual(issuedFor.filter((n) => !mine.includes(n)).map(namedOf).sort());
       expect(change.missing.sort()).toEqual(mine.filter((n) => !issuedFor.includes(n)).sort());
     }));
   });

@@ -11,6 +11,7 @@ import { MAX_SNAPSHOT_TEXT } from "../../functions/api/sync/cursor-snapshot.ts";
 import {
   collectionsScope,
   collectionTags,
+  shapeText,
   type CursorPayload,
   decodeCursor,
   encodeCursor,
@@ -89,12 +90,11 @@ describe("sync cursor codec", () => {
     const longest = `1:${top}:${["1".padEnd(13, "0"), ...[0n, 1n, 2n, 3n].map((i) => (10n ** 19n + i).toString())].join(",")}`;
     expect(longest).toHaveLength(MAX_SNAPSHOT_TEXT);
     const names = Array.from({ length: MAX_SYNCED_COLLECTIONS + 1 }, (_, i) => `${name.slice(0, 60)}${i}`);
-    const tags = await collectionTags(names);
-    // A filter's scope (a hash) and `synced` (no filter) never come together: both, to be safe.
+    const tags = [...(await collectionTags(names.map((n) => ({ name: n, columns: [] })))).values()].map(({ tag }) => tag);
     const payload: CursorPayload = {
       v: 2, mode: "full", upper: top, after: [u, name, u], since: longest, catch_up: { after: [u, name, u], next: longest },
-      scope: await collectionsScope(["lists"]), iat: 4_000_000_000, resyncs: 2 ** 31, born: "-9223372036854775808",
-      synced: syncedOf([...tags.values()].slice(1)),
+      scope: await collectionsScope(names.slice(1)), iat: 4_000_000_000, resyncs: 2 ** 31, born: "-9223372036854775808",
+      synced: syncedOf(tags.slice(1)),
     };
     const cursor = await encodeCursor(SECRET, ALICE, payload);
     expect(cursor.length).toBeLessThanOrEqual(MAX_CURSOR_LENGTH);
@@ -104,7 +104,7 @@ describe("sync cursor codec", () => {
     expect(changesQuerySchemaFor(DEFAULT_LIMITS, null).safeParse({ cursor }).success).toBe(true);
     // A longer snapshot is never issued (pull-store.ts shortens it) and never accepted; nor more synced collections.
     await expect(encodeCursor(SECRET, ALICE, { ...payload, since: `${longest},1` })).rejects.toThrow();
-    await expect(encodeCursor(SECRET, ALICE, { ...payload, synced: syncedOf(tags.values()) })).rejects.toThrow();
+    await expect(encodeCursor(SECRET, ALICE, { ...payload, synced: syncedOf(tags) })).rejects.toThrow();
   });
 
   it("npm run generate refuses more synced tables than the longest cursor names", () => {
@@ -113,13 +113,36 @@ describe("sync cursor codec", () => {
     expect(() => refuseTooManyCollections(names)).toThrow(`at most ${MAX_SYNCED_COLLECTIONS}`);
   });
 
-  it("names each synced collection by a tag of its own: sorted, the order and repetition of the names change nothing", async () => {
-    const tags = await collectionTags(["tasks", "lists", "list_members"]);
-    expect(new Set(tags.values()).size).toBe(3);
-    const synced = syncedOf(tags.values());
-    expect(tagsOf(synced)).toEqual([...tags.values()].sort());
-    expect(syncedOf((await collectionTags(["lists", "list_members", "tasks", "lists"])).values())).toBe(synced);
+  it("names each synced collection by a tag of its name and columns: sorted, the order and repetition of the collections and columns change nothing", async () => {
+    const task = { name: "tasks", columns: [{ name: "title", type: "text" }, { name: "done", type: "boolean" }] };
+    const shapes = [task, { name: "lists", columns: [{ name: "name", type: "text" }] }, { name: "list_members", columns: [] }];
+    const tagsOf3 = async (of: typeof shapes) => [...(await collectionTags(of)).values()].map(({ tag }) => tag);
+    const tags = await tagsOf3(shapes);
+    expect(new Set(tags).size).toBe(3);
+    const synced = syncedOf(tags);
+    expect(tagsOf(synced)).toEqual([...tags].sort());
+    expect(syncedOf(await tagsOf3([shapes[1], shapes[2], { ...task, columns: [...task.columns].reverse() }, shapes[1]]))).toBe(synced);
     expect(tagsOf("")).toEqual([]);
+  });
+
+  it("a collection's tag changes with a column added, dropped, renamed or retyped, and its name tag does not", async () => {
+    const columns = [{ name: "title", type: "text" }, { name: "done", type: "boolean" }];
+    const tags = async (cols: typeof columns) => (await collectionTags([{ name: "tasks", columns: cols }])).get("tasks")!;
+    const before = await tags(columns);
+    const variants = [
+      [...columns, { name: "priority", type: "integer" }],
+      columns.slice(1),
+      [{ name: "name", type: "text" }, columns[1]],
+      [{ name: "title", type: "character varying(200)" }, columns[1]],
+      // a name and type that run together are still two things
+      [{ name: "title text", type: "" }, columns[1]],
+    ];
+    for (const variant of variants) {
+      const after = await tags(variant);
+      expect(after.tag).not.toBe(before.tag);
+      expect(after.named).toBe(before.named);
+    }
+    expect(shapeText({ name: "tasks", columns })).toBe(shapeText({ name: "tasks", columns: [...columns].reverse() }));
   });
 
   it("is opaque: the user id is not in the cursor", async () => {

@@ -2,7 +2,7 @@
 // cursor a full sync of every row the caller can see, then the changes after
 // the cursor; the cursor decisions are plan-pull.ts's, the SQL pull-store.ts's.
 import { createRoute } from "@hono/zod-openapi";
-import { collectionNames } from "../../_shared/collections.ts";
+import { allCollections, collectionNames } from "../../_shared/collections.ts";
 import { ApiError } from "../../_shared/errors.ts";
 import { changesQuerySchemaFor, changesResponseSchema } from "../../_shared/schemas/sync.ts";
 import type { App, Deps } from "../lib/app-env.ts";
@@ -11,7 +11,7 @@ import { AUTHENTICATED_ERRORS, bearerSecurity, errorResponses } from "../lib/ope
 import { collectionsScope, collectionTags, type CursorPayload, decodeCursor, encodeCursor, syncedOf, tagsOf } from "../sync/cursor.ts";
 import {
   accountResyncRequired,
-  collectionsAddedSince,
+  collectionsChangedSince,
   collectionsChange,
   issuedByNewerFunction,
   issuedToEarlierAccount,
@@ -19,7 +19,7 @@ import {
   pageRequestFor,
   resyncRequired,
 } from "../sync/plan-pull.ts";
-import { databaseCollections, passedRowsOf, readChangesPage } from "../sync/pull-store.ts";
+import { databaseShapes, passedRowsOf, readChangesPage } from "../sync/pull-store.ts";
 import { inStep } from "../sync/schema-drift.ts";
 
 const utf8 = new TextEncoder();
@@ -42,8 +42,15 @@ function arrayBody(before: string, entries: Uint8Array[], after: string): Uint8A
   return body;
 }
 
-/** This server's collections, name → tag, and the `synced` of the cursors it issues without a filter. */
-const SYNCED = collectionTags(collectionNames()).then((tags) => ({ tags, text: syncedOf(tags.values()) }));
+/** This server's collections, name → tags (their names and columns as generated: cursor.ts collectionTags). */
+const TAGS = collectionTags(allCollections().map((c) => ({ name: c.name, columns: c.fields })));
+
+/** The tags of the collections a pull lists (all without a filter), and the `synced` of the cursors it issues. */
+async function syncedFor(collections: readonly string[] | null) {
+  const all = await TAGS;
+  const tags = collections === null ? all : new Map([...all].filter(([name]) => collections.includes(name)));
+  return { tags, text: syncedOf([...tags.values()].map(({ tag }) => tag)) };
+}
 
 export function registerSyncChangesRoutes(app: App, deps: Deps): void {
   const { limits, cursorSecret } = deps.config;
@@ -52,8 +59,8 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     path: "/v1/sync/changes",
     summary: "Pull the caller's changes: a full sync without a cursor, then incremental pages after it",
     description: "Follow `cursor` while `has_more` is true. A cursor is bound to the user and to the `collections` filter it was " +
-      "issued with (without one, to the collections the server synced). 410 RESYNC_REQUIRED when the cursor is older than the " +
-      "tombstone horizon, predates a collection the server now syncs, or was issued to an earlier account with this user id; " +
+      "issued with (without one, to the collections the server synced), and to those collections' columns as the server synced them. 410 RESYNC_REQUIRED when the cursor is older than the " +
+      "tombstone horizon, predates a collection the server now syncs or a change of its columns, or was issued to an earlier account with this user id; " +
       "503 UNAVAILABLE while a newer version of the server issued it (a deploy under way). See docs/sync.md.",
     security: bearerSecurity,
     middleware: [requireUser(deps, "sync.pull")] as const,
@@ -79,18 +86,18 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
       }
     }
     const request = pageRequestFor(cursor, nowSeconds, limits.retention_days);
-    const synced = await SYNCED;
-    // Without a filter, the collections the cursor's server synced against this one's (a deploy that adds or drops one).
+    const synced = await syncedFor(collections);
+    // The collections the cursor's server synced, and their columns, against this one's (a deploy that adds or drops one, or changes its columns).
     const { unknown, missing } = collectionsChange(cursor?.synced === undefined ? undefined : tagsOf(cursor.synced), synced.tags);
     // 503 while a collection it pulls is out of step with the database (schema-drift.ts): listing the
     // others alone would move the cursor past that one's changes.
     const page = await inStep(deps.db, collections ?? collectionNames(), () =>
       deps.db.withUser(user, async (tx) => {
         if (unknown.length > 0) {
-          const database = new Set((await collectionTags(await databaseCollections(tx))).values());
+          const database = new Set([...(await collectionTags(await databaseShapes(tx))).values()].map(({ tag }) => tag));
           if (unknown.some((tag) => database.has(tag))) throw issuedByNewerFunction();
         }
-        if (missing.length > 0 && await passedRowsOf(tx, request, missing)) throw collectionsAddedSince(missing);
+        if (missing.length > 0 && await passedRowsOf(tx, request, missing)) throw collectionsChangedSince(missing);
         return await readChangesPage(tx, request, collections, query.limit, limits.max_pull_page_bytes);
       }));
     // A cursor issued before a disable_sync (docs/sync.md, "Making a table syncable").
@@ -100,7 +107,7 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     const { position, hasMore } = nextPosition(request, page);
     const nextCursor = await encodeCursor(cursorSecret, user.sub, {
       v: 2, ...position, scope, iat: nowSeconds, resyncs: page.resyncs, ...(page.born === null ? {} : { born: page.born }),
-      ...(collections === null ? { synced: synced.text } : {}),
+      synced: synced.text,
     } as CursorPayload);
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: hasMore, pull_mode: cursor?.mode ?? "start" });

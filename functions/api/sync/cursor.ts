@@ -14,7 +14,7 @@ import { uuidSchema } from "../../_shared/uuid.ts";
 import { CURSOR_SNAPSHOT_PATTERN, isValidSnapshot, isXid8, MAX_SNAPSHOT_TEXT, snapshotBelow } from "./cursor-snapshot.ts";
 
 const MAC_CONTEXT = "tidesync.sync-cursor.v2";
-/** Characters of a collection's tag in `synced` (base64url of 6 bytes of its name's SHA-256). */
+/** Characters of a collection's tag in `synced` (base64url of 6 bytes of a SHA-256: collectionTags). */
 const TAG_LENGTH = 8;
 /**
  * Most collections a server may sync: `synced` names each in the cursor, and the cursor's length is
@@ -47,9 +47,11 @@ const common = {
    */
   born: z.string().regex(/^-?[0-9]{1,20}$/).optional(),
   /**
-   * Without a collections filter: the collections the issuing server synced (syncedOf), so that a
-   * server syncing others neither follows the cursor past entries it never listed nor lists what it
-   * does not know (plan-pull.ts collectionsChange). Absent: a filtered cursor, or one from before.
+   * The collections the cursor pulls (without a filter: every collection the issuing server synced),
+   * each as the issuing server listed it, its name and columns (collectionTags, syncedOf), so that a
+   * server syncing others, or other columns of one, neither follows the cursor past rows it never
+   * listed so nor lists what it does not know (plan-pull.ts collectionsChange). Absent: a cursor
+   * from before it (a filtered one from before columns were bound).
    */
   synced: z.string().max(TAG_LENGTH * MAX_SYNCED_COLLECTIONS).regex(new RegExp(`^(?:[A-Za-z0-9_-]{${TAG_LENGTH}})*$`)).optional(),
 };
@@ -133,10 +135,34 @@ export async function collectionsScope(collections: readonly string[] | null): P
   return toBase64Url(digest.subarray(0, 16));
 }
 
-/** Each name's tag: 48 bits of its SHA-256, base64url (a collision among a server's names is ~2^-35 likely at most). */
-export async function collectionTags(names: readonly string[]): Promise<Map<string, string>> {
-  const digests = await Promise.all(names.map((name) => crypto.subtle.digest("SHA-256", encoder.encode(name))));
-  return new Map(names.map((name, i) => [name, toBase64Url(new Uint8Array(digests[i]).subarray(0, 6))]));
+/**
+ * A synced collection as a pull lists it: its name and its table's columns (the id left out), each
+ * with its type as `format_type` prints it (what `npm run generate` reads, and what the database
+ * has now: pull-store.ts databaseShapes).
+ */
+export interface CollectionShape {
+  name: string;
+  columns: readonly { name: string; type: string }[];
+}
+
+/** The text a collection's tag hashes: its name, then one line per column (name and type), sorted. */
+export function shapeText(shape: CollectionShape): string {
+  return [JSON.stringify(shape.name), ...shape.columns.map((c) => JSON.stringify([c.name, c.type])).sort()].join("\n");
+}
+
+/** 48 bits of the text's SHA-256, base64url (a collision among a server's collections is ~2^-35 likely at most). */
+async function tagOf(text: string): Promise<string> {
+  return toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))).subarray(0, 6));
+}
+
+/**
+ * Each collection's tags: `tag`, of its name and columns (what a cursor's `synced` names since
+ * columns were bound: a deploy that adds, drops, renames or retypes a column changes it), and
+ * `named`, of its name alone (what cursors issued before that named, still taken as matching).
+ */
+export async function collectionTags(shapes: readonly CollectionShape[]): Promise<Map<string, { tag: string; named: string }>> {
+  const tags = await Promise.all(shapes.map(async (shape) => ({ tag: await tagOf(shapeText(shape)), named: await tagOf(shape.name) })));
+  return new Map(shapes.map((shape, i) => [shape.name, tags[i]]));
 }
 
 /** A cursor's `synced` of these tags: sorted, concatenated. */

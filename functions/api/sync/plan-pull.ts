@@ -75,45 +75,48 @@ export function resyncRequired(): ApiError {
 }
 
 /**
- * How the collections a cursor without a filter was issued for (`issued`, the tags of its `synced`)
- * differ from those this server syncs (`synced`: name → tag). `issued` undefined: a cursor from
- * before they were bound (or a filtered one), taken as issued for this server's collections, so a
- * deploy that changes none of them costs no device a resync.
+ * How the collections a cursor was issued for (`issued`, the tags of its `synced`) differ from those
+ * this server pulls for it (`synced`: name → its tags, cursor.ts collectionTags). A collection whose
+ * tag the cursor lacks was added or had its columns changed since the issuing server's deploy; a
+ * cursor from before columns were bound names it by its name alone (`named`), taken as matching.
+ * `issued` undefined: a cursor from before collections were bound, taken as issued for this
+ * server's collections, so a deploy that changes none of them costs no device a resync.
  */
-export function collectionsChange(issued: readonly string[] | undefined, synced: ReadonlyMap<string, string>): {
-  /** Tags of collections the issuing server synced that this one does not know: a newer function's, or no longer synced. */
+export function collectionsChange(issued: readonly string[] | undefined, synced: ReadonlyMap<string, { tag: string; named: string }>): {
+  /** Tags the issuing server synced that this one does not know: a newer function's, or no longer synced. */
   unknown: string[];
-  /** Collections this server syncs that the issuing server did not: it may have moved the cursor past their entries unlisted. */
+  /** Collections this server pulls that the issuing server did not, or not with these columns: it may have moved the cursor past their rows unlisted, or listed without them. */
   missing: string[];
 } {
   if (issued === undefined) return { unknown: [], missing: [] };
   const theirs = new Set(issued);
-  const mine = new Set(synced.values());
+  const mine = new Set([...synced.values()].flatMap(({ tag, named }) => [tag, named]));
   return {
     unknown: [...theirs].filter((tag) => !mine.has(tag)),
-    missing: [...synced].filter(([, tag]) => !theirs.has(tag)).map(([name]) => name),
+    missing: [...synced].filter(([, { tag, named }]) => !theirs.has(tag) && !theirs.has(named)).map(([name]) => name),
   };
 }
 
 /**
- * 503 for a cursor naming a collection the database syncs and this server does not know: a newer
- * function issued it (a deploy under way). Following it would leave that collection out and move
- * the cursor past its entries; a 400 or 410 would make the device drop its cursor. The newer one serves it.
+ * 503 for a cursor naming a collection as the database syncs it now and this server does not know
+ * it (a collection, or columns of one, it was not generated with): a newer function issued it (a
+ * deploy under way). Following it would leave that collection, or those columns, out and move the
+ * cursor past its rows; a 400 or 410 would make the device drop its cursor. The newer one serves it.
  */
 export function issuedByNewerFunction(): ApiError {
   return new ApiError(
     "UNAVAILABLE",
-    "this cursor was issued by a newer version of this server, which syncs collections this one does not know (a deploy is under way); retry later",
+    "this cursor was issued by a newer version of this server, which syncs collections or columns this one does not know (a deploy is under way); retry later",
     { headers: { "Retry-After": "10" } },
   );
 }
 
-/** 410 for a cursor that may have passed entries of collections its server did not sync (`missing`), unlisted. */
-export function collectionsAddedSince(missing: readonly string[]): ApiError {
+/** 410 for a cursor that may have passed rows of collections its server did not sync, or synced with other columns (`missing`), so listed without them or not at all. */
+export function collectionsChangedSince(missing: readonly string[]): ApiError {
   return new ApiError(
     "RESYNC_REQUIRED",
-    `this server now syncs ${missing.join(", ")}, which this cursor predates (the server that issued it did not list their changes); ` +
-      "discard local synced data and pull again without a cursor",
+    `this server now syncs ${missing.join(", ")} with columns this cursor predates (the server that issued it did not sync that collection, ` +
+      "or synced other columns of it, so rows the device holds may lack values the server has); discard local synced data and pull again without a cursor",
   );
 }
 

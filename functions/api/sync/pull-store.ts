@@ -29,6 +29,7 @@ import type { CollectionDefinition } from "../../_shared/collections.ts";
 import { DEFAULT_LIMITS } from "../../_shared/limits.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
+import type { CollectionShape } from "./cursor.ts";
 import { cursorSnapshot, sinceSnapshot, sinceSnapshotSql } from "./cursor-snapshot.ts";
 import { perCollectionsInStep } from "./schema-drift.ts";
 import { type FullKey, type IncrementalKey, type PageOutcome, type PageRequest, ZERO_UUID } from "./plan-pull.ts";
@@ -535,8 +536,17 @@ export async function passedRowsOf(tx: Tx, request: PageRequest, collections: re
   return row.passed;
 }
 
-/** The collections the database syncs now (app_private.sync_tables). */
-export async function databaseCollections(tx: Tx): Promise<string[]> {
-  const rows = await tx.unsafe<{ collection: string }[]>("select t.collection from app_private.sync_tables t", [], PREPARED);
-  return rows.map((row) => row.collection);
+// Each synced table's columns as `npm run generate` reads them (scripts/generate/sync-collections.ts:
+// attnum > 0, not dropped, the id left out, the type by format_type).
+const DATABASE_SHAPES_SQL = `
+  select t.collection as name,
+         coalesce((select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)))
+                     from pg_catalog.pg_attribute a
+                    where a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped and a.attname <> 'id'), '[]')::text as columns
+    from app_private.sync_tables t`;
+
+/** The collections the database syncs now (app_private.sync_tables), with their tables' columns as they are now. */
+export async function databaseShapes(tx: Tx): Promise<CollectionShape[]> {
+  const rows = await tx.unsafe<{ name: string; columns: string }[]>(DATABASE_SHAPES_SQL, [], PREPARED);
+  return rows.map((row) => ({ name: row.name, columns: JSON.parse(row.columns) }));
 }
