@@ -42,14 +42,15 @@ function arrayBody(before: string, entries: Uint8Array[], after: string): Uint8A
   return body;
 }
 
-/** This server's collections, name → tags (their names and columns as generated: cursor.ts collectionTags). */
-const TAGS = collectionTags(allCollections().map((c) => ({ name: c.name, columns: c.fields })));
+type Tags = ReadonlyMap<string, { tag: string; named: string }>;
+const synced = (tags: Tags) => ({ tags, text: syncedOf([...tags.values()].map(({ tag }) => tag)) });
+/** This server's collections, name → tags (their names and columns as generated: cursor.ts collectionTags), and the `synced` of an unfiltered pull's cursors. */
+const ALL = collectionTags(allCollections().map((c) => ({ name: c.name, columns: c.fields }))).then(synced);
 
 /** The tags of the collections a pull lists (all without a filter), and the `synced` of the cursors it issues. */
 async function syncedFor(collections: readonly string[] | null) {
-  const all = await TAGS;
-  const tags = collections === null ? all : new Map([...all].filter(([name]) => collections.includes(name)));
-  return { tags, text: syncedOf([...tags.values()].map(({ tag }) => tag)) };
+  const all = await ALL;
+  return collections === null ? all : synced(new Map([...all.tags].filter(([name]) => collections.includes(name))));
 }
 
 export function registerSyncChangesRoutes(app: App, deps: Deps): void {
@@ -86,9 +87,9 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
       }
     }
     const request = pageRequestFor(cursor, nowSeconds, limits.retention_days);
-    const synced = await syncedFor(collections);
+    const pulled = await syncedFor(collections);
     // The collections the cursor's server synced, and their columns, against this one's (a deploy that adds or drops one, or changes its columns).
-    const { unknown, missing } = collectionsChange(cursor?.synced === undefined ? undefined : tagsOf(cursor.synced), synced.tags);
+    const { unknown, missing } = collectionsChange(cursor?.synced === undefined ? undefined : tagsOf(cursor.synced), pulled.tags);
     // 503 while a collection it pulls is out of step with the database (schema-drift.ts): listing the
     // others alone would move the cursor past that one's changes.
     const page = await inStep(deps.db, collections ?? collectionNames(), () =>
@@ -107,7 +108,7 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     const { position, hasMore } = nextPosition(request, page);
     const nextCursor = await encodeCursor(cursorSecret, user.sub, {
       v: 2, ...position, scope, iat: nowSeconds, resyncs: page.resyncs, ...(page.born === null ? {} : { born: page.born }),
-      synced: synced.text,
+      synced: pulled.text,
     } as CursorPayload);
 
     Object.assign(c.get("logFields"), { changes: page.count, has_more: hasMore, pull_mode: cursor?.mode ?? "start" });
