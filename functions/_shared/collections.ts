@@ -47,6 +47,8 @@ export interface CollectionDefinition {
   constraints: Readonly<Record<string, string[]>>;
   /** The synced collections its foreign keys reference (GeneratedCollection.references). */
   references: ReadonlySet<string>;
+  /** Column → the synced collection whose id it references, the scope column's aside (GeneratedCollection.foreign_keys). */
+  foreignKeys: ReadonlyMap<string, string>;
   /** The fields whose numbers are stored as sent (storesExactNumbers). */
   exactNumberFields: ReadonlySet<string>;
   /** A column may print a number a double cannot hold (printsLongNumbers): its rows' JSON is parsed keeping them. */
@@ -349,6 +351,7 @@ function define(collection: GeneratedCollection): CollectionDefinition {
     update: schemaFor(collection, "update"),
     constraints: collection.constraints,
     references: new Set(collection.references),
+    foreignKeys: new Map(Object.entries(collection.foreign_keys)),
     exactNumberFields: new Set(collection.fields.filter(storesExactNumbers).map((f) => f.name)),
     mayHoldInexactNumbers: collection.fields.some(printsLongNumbers),
   };

@@ -58,6 +58,12 @@ export interface GeneratedCollection {
    */
   references: string[];
   /**
+   * Column → the synced collection whose id it references, for each single-column foreign key to
+   * another synced table's id but the scope column's (a push refuses a row naming a record its
+   * batch deleted earlier: plan-batch.ts).
+   */
+  foreign_keys: Record<string, string>;
+  /**
    * The column naming each row's creator: `created_by` when the table has one
    * of type uuid (a membership table's user column: the member), else null. A data export holds the rows it names the caller
    * in; without one, the rows whose sync state names the caller as creator

@@ -67,6 +67,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
     "references": [
       "lists"
     ],
+    "foreign_keys": {},
     "owner_column": "user_id",
     "membership_user_column": "user_id"
   },
@@ -152,6 +153,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
       ]
     },
     "references": [],
+    "foreign_keys": {},
     "owner_column": "created_by",
     "membership_user_column": null
   },
@@ -263,6 +265,7 @@ export const SYNC_COLLECTIONS: readonly GeneratedCollection[] = [
     "references": [
       "lists"
     ],
+    "foreign_keys": {},
     "owner_column": "created_by",
     "membership_user_column": null
   }

@@ -269,6 +269,16 @@ export async function readSyncCollections(
       join app_private.sync_tables s on s.relation = f.confrelid
      group by t.collection`;
   const referenced = new Map(references.map((r) => [r.collection, r.referenced]));
+  // Each single-column foreign key to another synced table's id, but the scope column's.
+  const foreignKeys = await sql<{ collection: string; column: string; referenced: string }[]>`
+    select t.collection, a.attname::text as column, s.collection as referenced
+      from app_private.sync_tables t
+      join pg_catalog.pg_constraint f on f.conrelid = t.relation and f.contype = 'f' and cardinality(f.conkey) = 1
+      join app_private.sync_tables s on s.relation = f.confrelid
+      join pg_catalog.pg_attribute a on a.attrelid = t.relation and a.attnum = f.conkey[1]
+      join pg_catalog.pg_attribute k on k.attrelid = f.confrelid and k.attnum = f.confkey[1] and k.attname = 'id'
+     where a.attname <> t.scope_column
+     order by t.collection, a.attname collate "C"`;
   const collections = new Map<string, GeneratedCollection>();
   const fieldMaps = new Map<string, Map<string, GeneratedField>>();
   for (const row of columns) {
@@ -283,6 +293,7 @@ export async function readSyncCollections(
         fields: [],
         constraints: {},
         references: referenced.get(row.collection) ?? [],
+        foreign_keys: Object.fromEntries(foreignKeys.filter((k) => k.collection === row.collection).map((k) => [k.column, k.referenced])),
         owner_column: null,
         membership_user_column: null,
       };

@@ -139,6 +139,37 @@ describe("still: a record's later ops, unique values taken twice, and the quota"
     expect((await probe.admin`select parent_id, title from public.tidesync_test_nodes where id = ${sNode}`).map((x) => ({ ...x }))).toEqual([{ parent_id: nNode, title: "s2" }]);
   });
 
+  it("a row put under a record an earlier op deleted (another synced table, or its own) is NOT_FOUND, as in the batch's order; put there before the delete, the cascade takes it", async () => {
+    const u = await probe.newUser();
+    const [project, kept, node, moved] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    const seeded = await push(u, [
+      upsert("tidesync_test_projects", project, { list_id: u.userId, name: "doomed" }),
+      upsert("tidesync_test_projects", kept, { list_id: u.userId, name: "kept" }),
+      upsert("tidesync_test_nodes", node, { list_id: u.userId, title: "doomed" }),
+      upsert("tidesync_test_steps", moved, { list_id: u.userId, project_id: kept, note: "moved" }),
+    ]);
+    const [pv, , nv, mv] = seeded.results.map((r: any) => r.record.version);
+    const [stepBefore, stepAfter, child] = [randomUUID(), randomUUID(), randomUUID()];
+    const r = await push(u, [
+      upsert("tidesync_test_steps", stepBefore, { list_id: u.userId, project_id: project, note: "before" }),
+      upsert("tidesync_test_steps", moved, { note: "still moved" }, mv),
+      remove("tidesync_test_projects", project, pv),
+      remove("tidesync_test_nodes", node, nv),
+      upsert("tidesync_test_steps", stepAfter, { list_id: u.userId, project_id: project, note: "after" }),
+      upsert("tidesync_test_steps", moved, { project_id: project.toUpperCase() }, mv),
+      upsert("tidesync_test_nodes", child, { list_id: u.userId, title: "child", parent_id: node }),
+    ]);
+    expect(outcome(r)).toEqual([
+      "applied", "applied", "applied", "applied",
+      `rejected NOT_FOUND no such tidesync_test_projects record ["/ops/4/data/project_id"]`,
+      `rejected NOT_FOUND no such tidesync_test_projects record ["/ops/5/data/project_id"]`,
+      `rejected NOT_FOUND no such tidesync_test_nodes record ["/ops/6/data/parent_id"]`,
+    ]);
+    // The step created before the delete went with its project (its result says so: deleted).
+    expect(r.results[0].record).toMatchObject({ deleted: true, data: null });
+    expect((await probe.admin`select note, project_id from public.tidesync_test_steps where list_id = ${u.userId}`).map((x) => ({ ...x }))).toEqual([{ note: "still moved", project_id: kept }]);
+  });
+
   it("a unique value two ops take goes to the earlier: a create, then another create or a rename to it, is the later one refused", async () => {
     const u = await probe.newUser();
     const [a, b, c, d] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];

@@ -22,7 +22,7 @@ function appTable(name: string, ownerColumn: string | null, ownerType = "uuid"):
       ...(ownerColumn ? [{ name: ownerColumn, type: ownerType, nullable: true, has_default: true, insertable: false, updatable: false }] : []),
     ],
     constraints: {},
-    references: ["lists"],
+    references: ["lists"], foreign_keys: {},
     owner_column: ownerColumn,
     membership_user_column: null,
   };

@@ -32,7 +32,7 @@ describe("npm start: the synced tables against the generated collections", () =>
 
   it("a synced table added without npm run generate, and one no longer synced, each named", () => {
     const notes: GeneratedCollection = {
-      name: "notes", table: "public.notes", scope_column: "list_id", scope_collection: "lists", constraints: {}, references: ["lists"], owner_column: null, membership_user_column: null,
+      name: "notes", table: "public.notes", scope_column: "list_id", scope_collection: "lists", constraints: {}, references: ["lists"], foreign_keys: {}, owner_column: null, membership_user_column: null,
       fields: [{ name: "body", type: "text", category: "S", nullable: false, has_default: false, insertable: true, updatable: true }],
     };
     const database = [...asGenerated().filter((c) => c.name !== "tasks"), notes];

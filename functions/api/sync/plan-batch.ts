@@ -230,6 +230,13 @@ export function scopeNotFound(index: number, definition: CollectionDefinition): 
   ]);
 }
 
+/** The answer for a row naming, by a foreign key's `column`, a record of `collection` the batch deleted. */
+export function referenceNotFound(index: number, column: string, collection: string): SyncOpError {
+  return rejection("NOT_FOUND", `no such ${collection} record`, [
+    { field: at(index, "data", column), code: "not_found", message: `is not a ${collection} record you can see` },
+  ]);
+}
+
 /** Whether a row of `definition` with `data` lies in one of `scopes` (recordKeys of scope rows). */
 export function inOneOf(scopes: ReadonlySet<string>, definition: CollectionDefinition | undefined, data: JsonObject | null | undefined): boolean {
   const scopeId = definition && !definition.isScope ? data?.[definition.scopeColumn] : undefined;
@@ -414,6 +421,13 @@ export function planBatch(
       const scopes = scopeCollection(definition);
       if (typeof scopeId === "string" && scopes && !records.get(recordKey(scopes.name, scopeId))?.data) {
         return reject(scopeNotFound(index, definition), current);
+      }
+      // A row naming a record an earlier op of the batch deleted (a step into a deleted project):
+      // the delete is written after the creates and edits (writeGroups), and its cascade would
+      // take the row with it, answered `applied`; the batch's order refuses it, as an unknown id.
+      for (const [column, referenced] of definition.foreignKeys) {
+        const id = data[column];
+        if (typeof id === "string" && records.get(recordKey(referenced, id))?.deleted) return reject(referenceNotFound(index, column, referenced), current);
       }
     }
     if (current && op.base_version !== null && op.base_version > current.version) {
