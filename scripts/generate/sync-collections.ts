@@ -6,6 +6,7 @@
 // database's constraints stay the last word: a violation it reports is mapped
 // back to a column by `constraints` (constraint or unique index name → columns).
 import type postgres from "postgres";
+import { COLUMN_ENUM_LABELS_SQL, COLUMN_VALUE_TYPE_SQL } from "../../functions/_shared/column-values-sql.ts";
 import { portablePattern } from "../../functions/_shared/portable-pattern.ts";
 import type { GeneratedCollection, GeneratedField } from "../../functions/_shared/sync-collection-types.ts";
 import {
@@ -197,23 +198,13 @@ export async function readSyncCollections(
          select ty.typbasetype, ty.typtypmod, d.depth + 1, d.is_array from d join pg_catalog.pg_type ty on ty.oid = d.type_id and ty.typtype = 'd')
        select format_type(d.type_id, d.type_mod) || case when d.is_array then '[]' else '' end as type
          from d where d.depth > 0 order by d.depth desc limit 1) base on true
-      -- The type of the column's values: through domains, and for an array column its element
-      -- type's (an array of a domain over an enum: the enum).
-     cross join lateral (
-       with recursive d(type_id, depth) as (
-         select a.atttypid, 0
-         union all
-         select case when ty.typtype = 'd' then ty.typbasetype else ty.typelem end, d.depth + 1
-           from d join pg_catalog.pg_type ty on ty.oid = d.type_id
-          where ty.typtype = 'd' or (ty.typcategory = 'A' and ty.typelem <> 0))
-       select d.type_id from d order by d.depth desc limit 1) val
+      -- The type of the column's values (column-values-sql.ts).
+     ${sql.unsafe(COLUMN_VALUE_TYPE_SQL)}
       -- Its category (S a string type, U a user-defined one, C a composite, …): how the push checks
       -- a value of a type it has no schema of its own for (citext, ltree, inet, …).
       join pg_catalog.pg_type val_type on val_type.oid = val.type_id
       -- An enum's labels, in order (GET /v1/meta publishes them, the push accepts only them).
-     cross join lateral (
-       select array_agg(e.enumlabel::text order by e.enumsortorder) as labels
-         from pg_catalog.pg_enum e where e.enumtypid = val.type_id) en
+     ${sql.unsafe(COLUMN_ENUM_LABELS_SQL)}
      where a.attname <> 'id'
      order by t.collection, a.attnum`;
   // The table's constraints, its unique indexes that back none, then its domains' (a domain's CHECK

@@ -12,6 +12,8 @@ import { TidesyncApi } from "../../client/api-client.ts";
 import { MemoryStorage } from "../../client/storage.ts";
 import { TidesyncClient } from "../../client/sync-client.ts";
 import { type ProbeStack, startProbeStack, syncedLikeTasks } from "../support/probe-stack.ts";
+import { decodeCursor, encodeCursor } from "../../functions/api/sync/cursor.ts";
+import { ROLLOUT_SECONDS } from "../../functions/api/sync/plan-pull.ts";
 import { call } from "../support/harness.ts";
 import { untilOpenTransactionsEnd } from "../support/open-transactions.ts";
 import { settled } from "../support/shared-lists.ts";
@@ -23,6 +25,9 @@ beforeAll(async () => {
       `create table public.tidesync_test_${name} (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text)`,
       ...syncedLikeTasks(`tidesync_test_${name}`, ["body"]),
     ]),
+    `create type public.tidesync_test_status as enum ('todo', 'done')`,
+    `create table public.tidesync_test_relabeled (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text, status public.tidesync_test_status)`,
+    ...syncedLikeTasks("tidesync_test_relabeled", ["body", "status"]),
     ...["dropped", "retyped"].flatMap((name) => [
       `create table public.tidesync_test_${name} (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade, body text, extra varchar(20))`,
       ...syncedLikeTasks(`tidesync_test_${name}`, ["body", "extra"]),
@@ -154,6 +159,15 @@ describe("a column added to, dropped from or retyped in a synced table, on a dev
     expect(data[device.id]).toEqual({ list_id: device.listId, body: "kept", extra: "padded" });
   });
 
+  it("an enum label renamed (the rows' values with it): after the deploy the device resyncs and holds the new label", async () => {
+    const device = await deviceHoldingARow("tidesync_test_relabeled", { body: "kept", status: "todo" });
+    await device.migrate([`alter type public.tidesync_test_status rename value 'todo' to 'open'`]);
+    await device.deploy();
+    const { report, data } = await device.sync();
+    expect(report).toMatchObject({ pulled: 3, resynced: true });
+    expect(data[device.id]).toEqual({ list_id: device.listId, body: "kept", status: "open" });
+  });
+
   it("a device holding no row of the changed table behind its cursor is not sent to resync", async () => {
     const device = await deviceHoldingARow("tidesync_test_held_elsewhere");
     await device.migrate([`alter table public.tidesync_test_untouched add column priority integer not null default 0`]);
@@ -240,6 +254,17 @@ describe("a column added, through the API: a collections filter, and a rolling d
       expect(onOld.body).toMatchObject({ error: { code: "UNAVAILABLE" } });
       expect(onOld.headers.get("retry-after")).toMatch(/^[1-9][0-9]*$/);
       expect((await pull(fresh, cursor, filtered)).status).toBe(200);
+      // The same cursor issued ROLLOUT_SECONDS ago: no rollout lasts so long, so the old function is
+      // the one deployed (rolled back, the column kept). 410: the device resyncs through it, not 503 for ever.
+      const payload = await decodeCursor(probe.cursorSecret, user.userId, cursor);
+      const aged = await encodeCursor(probe.cursorSecret, user.userId, { ...payload, iat: payload.iat - ROLLOUT_SECONDS });
+      const rolledBack = await pull(old, aged, filtered);
+      expect(rolledBack.status, rolledBack.text).toBe(410);
+      expect(rolledBack.body).toMatchObject({ error: { code: "RESYNC_REQUIRED" } });
+      // A cursor naming no collections (from before they were bound) may have passed the row: 410 too.
+      const { synced: _, ...unbound } = payload;
+      const before = await pull(fresh, await encodeCursor(probe.cursorSecret, user.userId, unbound), filtered);
+      expect(before.status, before.text).toBe(410);
     }
   });
 });

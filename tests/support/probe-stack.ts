@@ -33,6 +33,8 @@ export interface ProbeStack {
   admin: postgres.Sql;
   /** Where the probe server's `api` function answers (…/functions/v1/api). */
   apiUrl: string;
+  /** The servers' TIDESYNC_CURSOR_SECRET (a test ages a cursor the server issued). */
+  cursorSecret: string;
   /** The collections the probe server was started with, as the generator read them. */
   collections: GeneratedCollection[];
   /** The probe server's log (one JSON line per request: tests/support/request-log.ts). */
@@ -89,6 +91,7 @@ export async function startProbeStack(name: string, setup: readonly string[]): P
   return {
     admin,
     apiUrl: first.apiUrl,
+    cursorSecret: env.TIDESYNC_CURSOR_SECRET,
     collections: first.collections,
     logFile: first.logFile,
     startServer: async () => ({ apiUrl: (await startServer()).apiUrl }),

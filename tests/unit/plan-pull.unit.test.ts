@@ -14,6 +14,8 @@ import { ApiError } from "../../functions/_shared/errors.ts";
 import type { CursorPayload } from "../../functions/api/sync/cursor.ts";
 import {
   collectionsChange,
+  issuedDuringRollout,
+  ROLLOUT_SECONDS,
   type FullKey,
   issuedToEarlierAccount,
   type FullRequest,
@@ -420,8 +422,7 @@ describe("collectionsChange", () => {
   const names = fc.uniqueArray(fc.constantFrom<string>("lists", "list_members", "tasks", "notes", "events"), { maxLength: 5 });
   // A collection's tag as a server generated with `columns` of it has it (two versions of its columns: 1 and 2).
   const tagOf = (name: string, columns = 1) => `${name.slice(0, 6)}_${columns}`.padEnd(8, "_");
-  const namedOf = (name: string) => name.slice(0, 8).padEnd(8, "=");
-  const synced = (of: string[], columns = 1) => new Map(of.map((name) => [name, { tag: tagOf(name, columns), named: namedOf(name) }]));
+  const synced = (of: string[], columns = 1) => new Map(of.map((name) => [name, tagOf(name, columns)]));
 
   it("names what only the cursor's server synced (unknown, by tag) and what only this one syncs (missing)", () => {
     fc.assert(fc.property(names, names, (issuedFor, mine) => {
@@ -433,27 +434,27 @@ describe("collectionsChange", () => {
 
   it("a collection synced by both with other columns is missing here, and its tag there unknown", () => {
     fc.assert(fc.property(names, names, (issuedFor, reshaped) => {
-      const issued = issuedFor.map((n) => tagOf(n));
-      const mine = new Map([...synced(issuedFor)].map(([name, tags]) => [name, reshaped.includes(name) ? { ...tags, tag: tagOf(name, 2) } : tags]));
-      const change = collectionsChange(issued, mine);
+      const mine = new Map(issuedFor.map((name) => [name, tagOf(name, reshaped.includes(name) ? 2 : 1)]));
+      const change = collectionsChange(issuedFor.map((n) => tagOf(n)), mine);
       const changed = issuedFor.filter((n) => reshaped.includes(n));
       expect(change.missing.sort()).toEqual([...changed].sort());
       expect(change.unknown.sort()).toEqual(changed.map((n) => tagOf(n)).sort());
     }));
   });
 
-  it("a cursor naming its collections by name alone (issued before columns were bound) matches them whatever their columns", () => {
-    fc.assert(fc.property(names, names, (issuedFor, mine) => {
-      const change = collectionsChange(issuedFor.map(namedOf), synced(mine, 2));
-      expect(change.unknown.sort()).toEqual(issuedFor.filter((n) => !mine.includes(n)).map(namedOf).sort());
-      expect(change.missing.sort()).toEqual(mine.filter((n) => !issuedFor.includes(n)).sort());
+  it("a cursor from before collections were bound (no tags) may have passed any of them: all missing", () => {
+    fc.assert(fc.property(names, (mine) => {
+      expect(collectionsChange(undefined, synced(mine))).toEqual({ unknown: [], missing: mine });
     }));
   });
+});
 
-  it("a cursor from before the binding counts as issued for this server's collections: no device resyncs for this deploy", () => {
-    fc.assert(fc.property(names, (mine) => {
-      expect(collectionsChange(undefined, synced(mine))).toEqual({ unknown: [], missing: [] });
-    }));
+describe("issuedDuringRollout", () => {
+  it("holds for ROLLOUT_SECONDS after the cursor was issued, then no more (a rolled-back function never keeps a device waiting longer)", () => {
+    const cursor = (iat: number) => ({ v: 2, mode: "incremental", after: ["1", 0, "tasks", "00000000-0000-4000-8000-000000000000"], scope: "*", iat }) as CursorPayload;
+    expect(issuedDuringRollout(cursor(1000), 1000)).toBe(true);
+    expect(issuedDuringRollout(cursor(1000), 1000 + ROLLOUT_SECONDS - 1)).toBe(true);
+    expect(issuedDuringRollout(cursor(1000), 1000 + ROLLOUT_SECONDS)).toBe(false);
   });
 });
 

@@ -90,7 +90,7 @@ describe("sync cursor codec", () => {
     const longest = `1:${top}:${["1".padEnd(13, "0"), ...[0n, 1n, 2n, 3n].map((i) => (10n ** 19n + i).toString())].join(",")}`;
     expect(longest).toHaveLength(MAX_SNAPSHOT_TEXT);
     const names = Array.from({ length: MAX_SYNCED_COLLECTIONS + 1 }, (_, i) => `${name.slice(0, 60)}${i}`);
-    const tags = [...(await collectionTags(names.map((n) => ({ name: n, columns: [] })))).values()].map(({ tag }) => tag);
+    const tags = [...(await collectionTags(names.map((n) => ({ name: n, columns: [] })))).values()];
     const payload: CursorPayload = {
       v: 2, mode: "full", upper: top, after: [u, name, u], since: longest, catch_up: { after: [u, name, u], next: longest },
       scope: await collectionsScope(names.slice(1)), iat: 4_000_000_000, resyncs: 2 ** 31, born: "-9223372036854775808",
@@ -116,7 +116,7 @@ describe("sync cursor codec", () => {
   it("names each synced collection by a tag of its name and columns: sorted, the order and repetition of the collections and columns change nothing", async () => {
     const task = { name: "tasks", columns: [{ name: "title", type: "text" }, { name: "done", type: "boolean" }] };
     const shapes = [task, { name: "lists", columns: [{ name: "name", type: "text" }] }, { name: "list_members", columns: [] }];
-    const tagsOf3 = async (of: typeof shapes) => [...(await collectionTags(of)).values()].map(({ tag }) => tag);
+    const tagsOf3 = async (of: typeof shapes) => [...(await collectionTags(of)).values()];
     const tags = await tagsOf3(shapes);
     expect(new Set(tags).size).toBe(3);
     const synced = syncedOf(tags);
@@ -125,23 +125,23 @@ describe("sync cursor codec", () => {
     expect(tagsOf("")).toEqual([]);
   });
 
-  it("a collection's tag changes with a column added, dropped, renamed or retyped, and its name tag does not", async () => {
-    const columns = [{ name: "title", type: "text" }, { name: "done", type: "boolean" }];
-    const tags = async (cols: typeof columns) => (await collectionTags([{ name: "tasks", columns: cols }])).get("tasks")!;
-    const before = await tags(columns);
-    const variants = [
+  it("a collection's tag changes with a column added, dropped, renamed or retyped, or an enum label renamed", async () => {
+    type Columns = { name: string; type: string; enum_values?: string[] | null }[];
+    const columns: Columns = [{ name: "title", type: "text" }, { name: "status", type: "status", enum_values: ["todo", "done"] }];
+    const tag = async (cols: Columns) => (await collectionTags([{ name: "tasks", columns: cols }])).get("tasks")!;
+    const before = await tag(columns);
+    const variants: Columns[] = [
       [...columns, { name: "priority", type: "integer" }],
       columns.slice(1),
       [{ name: "name", type: "text" }, columns[1]],
       [{ name: "title", type: "character varying(200)" }, columns[1]],
+      [columns[0], { ...columns[1], enum_values: ["open", "done"] }],
       // a name and type that run together are still two things
       [{ name: "title text", type: "" }, columns[1]],
     ];
-    for (const variant of variants) {
-      const after = await tags(variant);
-      expect(after.tag).not.toBe(before.tag);
-      expect(after.named).toBe(before.named);
-    }
+    for (const variant of variants) expect(await tag(variant)).not.toBe(before);
+    // the columns' order, and an absent enum list against null, change nothing
+    expect(await tag([columns[1], { ...columns[0], enum_values: null }])).toBe(before);
     expect(shapeText({ name: "tasks", columns })).toBe(shapeText({ name: "tasks", columns: [...columns].reverse() }));
   });
 

@@ -14,6 +14,7 @@ import {
   collectionsChangedSince,
   collectionsChange,
   issuedByNewerFunction,
+  issuedDuringRollout,
   issuedToEarlierAccount,
   nextPosition,
   pageRequestFor,
@@ -42,8 +43,7 @@ function arrayBody(before: string, entries: Uint8Array[], after: string): Uint8A
   return body;
 }
 
-type Tags = ReadonlyMap<string, { tag: string; named: string }>;
-const synced = (tags: Tags) => ({ tags, text: syncedOf([...tags.values()].map(({ tag }) => tag)) });
+const synced = (tags: ReadonlyMap<string, string>) => ({ tags, text: syncedOf(tags.values()) });
 /** This server's collections, name → tags (their names and columns as generated: cursor.ts collectionTags), and the `synced` of an unfiltered pull's cursors. */
 const ALL = collectionTags(allCollections().map((c) => ({ name: c.name, columns: c.fields }))).then(synced);
 
@@ -89,13 +89,13 @@ export function registerSyncChangesRoutes(app: App, deps: Deps): void {
     const request = pageRequestFor(cursor, nowSeconds, limits.retention_days);
     const pulled = await syncedFor(collections);
     // The collections the cursor's server synced, and their columns, against this one's (a deploy that adds or drops one, or changes its columns).
-    const { unknown, missing } = collectionsChange(cursor?.synced === undefined ? undefined : tagsOf(cursor.synced), pulled.tags);
+    const { unknown, missing } = cursor === null ? { unknown: [], missing: [] } : collectionsChange(cursor.synced === undefined ? undefined : tagsOf(cursor.synced), pulled.tags);
     // 503 while a collection it pulls is out of step with the database (schema-drift.ts): listing the
     // others alone would move the cursor past that one's changes.
     const page = await inStep(deps.db, collections ?? collectionNames(), () =>
       deps.db.withUser(user, async (tx) => {
-        if (unknown.length > 0) {
-          const database = new Set([...(await collectionTags(await databaseShapes(tx))).values()].map(({ tag }) => tag));
+        if (unknown.length > 0 && issuedDuringRollout(cursor!, nowSeconds)) {
+          const database = new Set((await collectionTags(await databaseShapes(tx))).values());
           if (unknown.some((tag) => database.has(tag))) throw issuedByNewerFunction();
         }
         if (missing.length > 0 && await passedRowsOf(tx, request, missing)) throw collectionsChangedSince(missing);

@@ -137,17 +137,17 @@ export async function collectionsScope(collections: readonly string[] | null): P
 
 /**
  * A synced collection as a pull lists it: its name and its table's columns (the id left out), each
- * with its type as `format_type` prints it (what `npm run generate` reads, and what the database
- * has now: pull-store.ts databaseShapes).
+ * with its type as `format_type` prints it and its enum's labels in order (null: not an enum), as
+ * `npm run generate` reads them, and as the database has them now (pull-store.ts databaseShapes).
  */
 export interface CollectionShape {
   name: string;
-  columns: readonly { name: string; type: string }[];
+  columns: readonly { name: string; type: string; enum_values?: readonly string[] | null }[];
 }
 
-/** The text a collection's tag hashes: its name, then one line per column (name and type), sorted. */
+/** The text a collection's tag hashes: its name, then one line per column (name, type, enum labels), sorted. */
 export function shapeText(shape: CollectionShape): string {
-  return [JSON.stringify(shape.name), ...shape.columns.map((c) => JSON.stringify([c.name, c.type])).sort()].join("\n");
+  return [JSON.stringify(shape.name), ...shape.columns.map((c) => JSON.stringify([c.name, c.type, c.enum_values ?? null])).sort()].join("\n");
 }
 
 /** 48 bits of the text's SHA-256, base64url (a collision among a server's collections is ~2^-35 likely at most). */
@@ -155,13 +155,9 @@ async function tagOf(text: string): Promise<string> {
   return toBase64Url(new Uint8Array(await crypto.subtle.digest("SHA-256", encoder.encode(text))).subarray(0, 6));
 }
 
-/**
- * Each collection's tags: `tag`, of its name and columns (what a cursor's `synced` names since
- * columns were bound: a deploy that adds, drops, renames or retypes a column changes it), and
- * `named`, of its name alone (what cursors issued before that named, still taken as matching).
- */
-export async function collectionTags(shapes: readonly CollectionShape[]): Promise<Map<string, { tag: string; named: string }>> {
-  const tags = await Promise.all(shapes.map(async (shape) => ({ tag: await tagOf(shapeText(shape)), named: await tagOf(shape.name) })));
+/** Each collection's tag, of its name and columns (what a cursor's `synced` names: a deploy that adds, drops, renames or retypes a column, or renames an enum label, changes it). */
+export async function collectionTags(shapes: readonly CollectionShape[]): Promise<Map<string, string>> {
+  const tags = await Promise.all(shapes.map((shape) => tagOf(shapeText(shape))));
   return new Map(shapes.map((shape, i) => [shape.name, tags[i]]));
 }
 

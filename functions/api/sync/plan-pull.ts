@@ -75,26 +75,38 @@ export function resyncRequired(): ApiError {
 }
 
 /**
- * How the collections a cursor was issued for (`issued`, the tags of its `synced`) differ from those
- * this server pulls for it (`synced`: name → its tags, cursor.ts collectionTags). A collection whose
- * tag the cursor lacks was added or had its columns changed since the issuing server's deploy; a
- * cursor from before columns were bound names it by its name alone (`named`), taken as matching.
- * `issued` undefined: a cursor from before collections were bound, taken as issued for this
- * server's collections, so a deploy that changes none of them costs no device a resync.
+ * How the collections a cursor was issued for (`issued`, the tags of its `synced`; none in a cursor
+ * from before they were bound) differ from those this server pulls for it (`synced`: name → tag,
+ * cursor.ts collectionTags). A collection whose tag the cursor lacks was added, or had its columns
+ * changed, since the issuing server's deploy (or the cursor predates the tags): the cursor may have
+ * passed its rows unlisted, or listed without those columns.
  */
-export function collectionsChange(issued: readonly string[] | undefined, synced: ReadonlyMap<string, { tag: string; named: string }>): {
+export function collectionsChange(issued: readonly string[] | undefined, synced: ReadonlyMap<string, string>): {
   /** Tags the issuing server synced that this one does not know: a newer function's, or no longer synced. */
   unknown: string[];
-  /** Collections this server pulls that the issuing server did not, or not with these columns: it may have moved the cursor past their rows unlisted, or listed without them. */
+  /** Collections this server pulls that the issuing server did not, or not with these columns. */
   missing: string[];
 } {
-  if (issued === undefined) return { unknown: [], missing: [] };
-  const theirs = new Set(issued);
-  const mine = new Set([...synced.values()].flatMap(({ tag, named }) => [tag, named]));
+  const theirs = new Set(issued ?? []);
+  const mine = new Set(synced.values());
   return {
     unknown: [...theirs].filter((tag) => !mine.has(tag)),
-    missing: [...synced].filter(([, { tag, named }]) => !theirs.has(tag) && !theirs.has(named)).map(([name]) => name),
+    missing: [...synced].filter(([, tag]) => !theirs.has(tag)).map(([name]) => name),
   };
+}
+
+/**
+ * How long after issuing a cursor its server may still be rolling out (its older instances
+ * answering too): an older instance answers such a cursor 503 while it is younger than this, and
+ * after it as any cursor predating its collections (410 when the device may hold their rows), so a
+ * function rolled back after a schema change never keeps a device waiting longer (docs/sync.md,
+ * "A deploy that adds or drops a synced collection").
+ */
+export const ROLLOUT_SECONDS = 300;
+
+/** Whether a cursor naming collections this server does not know, as the database syncs them now, is a newer function's still rolling out. */
+export function issuedDuringRollout(cursor: CursorPayload, nowSeconds: number): boolean {
+  return nowSeconds - cursor.iat < ROLLOUT_SECONDS;
 }
 
 /**

@@ -29,6 +29,7 @@ import type { CollectionDefinition } from "../../_shared/collections.ts";
 import { DEFAULT_LIMITS } from "../../_shared/limits.ts";
 import type { Tx } from "../lib/db.ts";
 import { pgArray } from "../lib/pg-array.ts";
+import { COLUMN_ENUM_LABELS_SQL, COLUMN_VALUE_TYPE_SQL } from "../../_shared/column-values-sql.ts";
 import type { CollectionShape } from "./cursor.ts";
 import { cursorSnapshot, sinceSnapshot, sinceSnapshotSql } from "./cursor-snapshot.ts";
 import { perCollectionsInStep } from "./schema-drift.ts";
@@ -537,16 +538,26 @@ export async function passedRowsOf(tx: Tx, request: PageRequest, collections: re
 }
 
 // Each synced table's columns as `npm run generate` reads them (scripts/generate/sync-collections.ts:
-// attnum > 0, not dropped, the id left out, the type by format_type).
+// attnum > 0, not dropped, the id left out, the type by format_type, an enum's labels through
+// domains and arrays: column-values-sql.ts). format_type names a type outside the search path with
+// its schema: the statement runs with the generator's, `public` (databaseShapes).
 const DATABASE_SHAPES_SQL = `
   select t.collection as name,
-         coalesce((select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod)))
+         coalesce((select json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod), 'enum_values', en.labels))
                      from pg_catalog.pg_attribute a
+                     ${COLUMN_VALUE_TYPE_SQL}
+                     ${COLUMN_ENUM_LABELS_SQL}
                     where a.attrelid = t.relation and a.attnum > 0 and not a.attisdropped and a.attname <> 'id'), '[]')::text as columns
     from app_private.sync_tables t`;
 
 /** The collections the database syncs now (app_private.sync_tables), with their tables' columns as they are now. */
 export async function databaseShapes(tx: Tx): Promise<CollectionShape[]> {
+  // The function's role may search more schemas (a hosted project's `postgres` searches
+  // `extensions` too): format_type would then print `citext` where the generator printed
+  // `extensions.citext`. The transaction's search path for this statement alone.
+  const [{ saved }] = await tx.unsafe<{ saved: string }[]>("select current_setting('search_path') as saved", [], PREPARED);
+  await tx.unsafe("select set_config('search_path', 'public', true)", [], PREPARED);
   const rows = await tx.unsafe<{ name: string; columns: string }[]>(DATABASE_SHAPES_SQL, [], PREPARED);
+  await tx.unsafe("select set_config('search_path', $1, true)", [saved], PREPARED);
   return rows.map((row) => ({ name: row.name, columns: JSON.parse(row.columns) }));
 }
