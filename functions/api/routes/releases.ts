@@ -60,6 +60,9 @@ function feedbackRefused(error: unknown): unknown {
   // The release an operator deleted after it was found: the insert waited for the delete, then
   // failed its foreign key. That is the release already gone (404), as for feedback sent a moment later.
   if (code === "23503" && constraint_name === "release_feedback_release_id_fkey") return noSuchRelease();
+  // The release the caller saw, hidden from them before the insert (removed from the tester group,
+  // its channel revoked): the insert policy's check reads a later snapshot. 404, as a moment later.
+  if (code === "42501" && /row-level security policy/.test(String((error as { message?: unknown }).message))) return noSuchRelease();
   // The cap the table keeps (app_private.refuse_feedback_over_cap): 403, not 429, since waiting does not lift it.
   if (code === "23514" && constraint_name === "max_feedback_per_user_and_release") {
     const max = MAX_FEEDBACK_PER_USER_AND_RELEASE;
