@@ -14,12 +14,12 @@ const IMMEDIATE = "tidesync_test_swap_immediate";
 
 let probe: ProbeStack;
 beforeAll(async () => {
-  probe = await startProbeStack("swap", [DEFERRABLE, IMMEDIATE].flatMap((table) => [
-    `create table public.${table} (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
+  probe = await startProbeStack("swap", (["deferrable", "immediate"] as const).flatMap((kind) => [
+    `create table public.tidesync_test_swap_${kind} (id uuid primary key, list_id uuid not null references public.lists (id) on delete cascade,
        name text not null, position integer not null,
-       constraint ${table}_position_key unique (list_id, position)${table === DEFERRABLE ? " deferrable initially immediate" : ""})`,
-    ...likeTasks(table, ["name", "position"]),
-    `select app_private.enable_sync('public.${table}', 'list_id')`,
+       constraint tidesync_test_swap_${kind}_position_key unique (list_id, position)${kind === "deferrable" ? " deferrable initially immediate" : ""})`,
+    ...likeTasks(`tidesync_test_swap_${kind}`, ["name", "position"]),
+    `select app_private.enable_sync('public.tidesync_test_swap_${kind}', 'list_id')`,
   ]));
 }, 180_000);
 afterAll(async () => {
