@@ -2,6 +2,7 @@
 // Categories and channels come from ../notification-categories.ts (the one
 // declaration); see docs/notification-preferences.md.
 import { z } from "zod";
+import { digitsParam } from "./digits.ts";
 import { isIanaTimeZone, TIME_ZONE_MAX_LENGTH, TIME_ZONE_SHAPE } from "../locale-and-time-zone.ts";
 import { serverTimeSchema } from "./server-time.ts";
 import {
@@ -118,7 +119,7 @@ export type NotificationPreferencesPut = z.infer<typeof notificationPreferencesP
  * bound, a second detail for one value.
  */
 const wholeNumberParam = (min: number, max: number) =>
-  z.string().regex(/^[0-9]{1,18}$/, "must be a whole number").transform(Number).pipe(z.number().min(min).max(max));
+  digitsParam(18).transform(Number).pipe(z.number().min(min).max(max));
 
 export const NOTIFICATION_HISTORY_MAX_LIMIT = 100;
 

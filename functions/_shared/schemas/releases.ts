@@ -2,6 +2,7 @@
 // /v1/releases), what an app asks (GET /v1/releases/check) and is answered,
 // and tester feedback. docs/test-builds.md tells the model.
 import { z } from "zod";
+import { digitsParam } from "./digits.ts";
 import { type JsonValue, jsonValueProblems } from "../json-value.ts";
 import { storableText } from "../storable-text.ts";
 import { PLATFORMS } from "./devices.ts";
@@ -227,7 +228,7 @@ export const releaseIdParamsSchema = z.object({
   id: z.string().describe("a release id; an unknown id (or one of a channel the caller may not receive) is 404"),
 });
 
-const queryBuildNumber = z.string().regex(/^\d{1,10}$/, { message: "must be a whole number" })
+const queryBuildNumber = digitsParam(10)
   .transform(Number).pipe(buildNumber);
 
 export const updateCheckQuerySchema = z.object({
@@ -306,7 +307,7 @@ export interface FeedbackCursor {
 }
 
 export const feedbackListQuerySchema = z.object({
-  limit: z.string().regex(/^\d{1,3}$/, { message: "must be a whole number" }).transform(Number)
+  limit: digitsParam(3).transform(Number)
     .pipe(z.number().int().min(1).max(MAX_FEEDBACK_PAGE)).optional().describe(`default 100, at most ${MAX_FEEDBACK_PAGE}`),
   before: z.string()
     .refine((value) => {

@@ -1,6 +1,7 @@
 // Wire shapes of the sync API (api-v1.md: POST /v1/sync/batch, GET
 // /v1/sync/changes), shared by the function, the client and the tests.
 import { z } from "zod";
+import { digitsParam } from "./digits.ts";
 import { type FieldDetail, fieldDetailSchema } from "../errors.ts";
 import { isUuid, uuidSchema } from "../uuid.ts";
 import { serverTimeSchema } from "./server-time.ts";
@@ -217,8 +218,7 @@ export function changesQuerySchemaFor(bounds: ChangesQueryBounds, knownCollectio
       .meta({ maxLength: MAX_CURSOR_LENGTH })
       .optional()
       .describe("opaque cursor of the previous page; absent → a full sync of every live record; one this server did not issue (altered, another user's, longer than maxLength) → 400 INVALID_CURSOR"),
-    limit: z.string()
-      .regex(new RegExp(`^[0-9]{1,${LIMIT_DIGITS}}$`), "must be a whole number")
+    limit: digitsParam(LIMIT_DIGITS)
       // Published as the texts taken, bounds included (the checks below, which name the bound broken, are not JSON Schema's).
       .meta({ pattern: wholeNumberPattern(bounds.max_pull_limit, LIMIT_DIGITS) })
       .transform(Number)
