@@ -19,7 +19,8 @@
 //   applies only where the store's pull still stands (its cursor, or the full
 //   sync under way, by id): another client's newer pages and full sync stand.
 // - A record the server says this user cannot see (deleted, access revoked,
-//   NOT_FOUND) leaves the device: its row and every queued op for it. One a
+//   NOT_FOUND) leaves the device: its row and every queued op for it (but a
+//   refused create the record's later write carries on stays: foldRefusedCreate). One a
 //   full sync did not list leaves too, unless ops are queued for it: it stays
 //   until the server answers them.
 // - Ids are uuids, kept lower-case (the server compares and returns them so).
@@ -46,7 +47,7 @@ import { callListeners } from "./listeners.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
-import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
+import { baseVersion, enqueueBehind, foldRefusedCreate, Outbox, outboxChange } from "./outbox.ts";
 import { type ConflictHandler, type ConflictInfo, type ConflictResolution, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, RetryWaker, type Sleep, withRetry } from "./retry.ts";
 import { StoreGuard } from "./store-owner.ts";
@@ -871,13 +872,20 @@ export class TidesyncClient {
 
   /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
   private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<Successors> {
-    if (!this.outbox.has(pending.op.op_id)) return new Map(); // the other client sharing the store answered it
-    await this.commit({ deleteOps: [pending.op.op_id] }, [
-      { type: "op_rejected", op: pending.op, error, dropped: false },
-      { type: "write_discarded", reason: "rejected", collection: pending.op.collection, record_id: pending.op.record_id, op: pending.op, fields: null, error },
+    const { op } = pending;
+    if (!this.outbox.has(op.op_id)) return new Map(); // the other client sharing the store answered it
+    // Nothing of a batch refused whole was applied: a create of a record the device holds no server
+    // state of is carried on by the record's next create-style op, as in applyResults.
+    const outbox = new Outbox(this.outbox.values());
+    outbox.delete(op.op_id);
+    const [stored] = await this.storage.getRecords([{ collection: op.collection, id: op.record_id }]);
+    const folded = stored ? null : foldRefusedCreate(outbox, op);
+    await this.commit({ deleteOps: [op.op_id], ...(folded ? { putOps: [folded] } : {}) }, [
+      { type: "op_rejected", op, error, dropped: false, ...(folded ? { foldedInto: folded.op.op_id } : {}) },
+      ...(folded ? [] : [{ type: "write_discarded" as const, reason: "rejected" as const, collection: op.collection, record_id: op.record_id, op, fields: null, error }]),
     ]);
     report.rejected++;
-    return new Map();
+    return folded ? new Map([[op.op_id, folded.op.op_id]]) : new Map();
   }
 
   /**
@@ -909,6 +917,8 @@ export class TidesyncClient {
     const unseen = new Map<string, { ref: RecordRef; error: SyncOpError }>();
     /** The op rebased from each refused one, by the refused op's id: it takes that op's place in the outbox. */
     const rebasedFor = new Map<string, string>();
+    /** The later op each refused create was folded into, by the refused op's id (it keeps its own place). */
+    const foldedInto = new Map<string, string>();
     /** `replace`: the answer's record is the server's state even if this device holds a higher version (ahead_of_server). */
     const keep = (record: SyncRecord | undefined, replace = false) => {
       if (!record) return;
@@ -978,10 +988,14 @@ export class TidesyncClient {
         const ahead = error.details?.some((detail) => detail.code === "ahead_of_server") === true;
         keep(result.record, ahead);
         if (ahead && result.record) for (const later of rebasedOnRestored(outbox, result.record)) outbox.set(later);
-        const rejected = rejectedEvent(op, error, result.record);
+        // A create of a record the server holds nothing of, written again since: the later write
+        // carries its data on (foldRefusedCreate), and nothing written is lost unless that is refused too.
+        const folded = !result.record && !(records.get(key) ?? stored.get(key)) ? foldRefusedCreate(outbox, op) : null;
+        const rejected = rejectedEvent(op, error, result.record, folded?.op.op_id);
         if (rejected.dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
         events.push(rejected);
-        events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
+        if (folded) foldedInto.set(op.op_id, folded.op.op_id);
+        else events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
       }
     }
 
@@ -996,7 +1010,7 @@ export class TidesyncClient {
       putRecords: [...records.values()],
       ...outboxChange(this.outbox.values(), order),
     }, [...events, ...forgotten.events]);
-    return rebasedFor;
+    return new Map([...rebasedFor, ...foldedInto]);
   }
 
   // -------------------------------------------------------------------- pull
