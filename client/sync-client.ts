@@ -761,10 +761,11 @@ export class TidesyncClient {
   // -------------------------------------------------------------------- push
   /**
    * Pushes until the outbox is empty. Every op queued when it began is answered first, however
-   * many batches that takes, and so is every op that carries one of them on (a rebased op): the
-   * writes made before sync() are on the server when it resolves. Then it goes on with the writes
-   * made meanwhile for LATE_BATCHES batches at most, so that an app that keeps writing does not
-   * hold the sync, and its pull, for ever. maxBatchesPerSync, when the app sets it, caps them all.
+   * many batches that takes, and so is every op that carries one of them on (a rebased op, the
+   * later write a refused create was folded into): the writes made before sync() are on the
+   * server when it resolves. Then it goes on with the writes made meanwhile for LATE_BATCHES
+   * batches at most, so that an app that keeps writing does not hold the sync, and its pull, for
+   * ever. maxBatchesPerSync, when the app sets it, caps them all.
    */
   private async push(report: SyncReport): Promise<void> {
     const owed = new Set(await this.section(async () => [...this.outbox.keys()]));
