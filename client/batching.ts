@@ -24,6 +24,16 @@
 // list's delete (list_members_keep_an_owner), and deletes sent children first
 // (the list's tasks, its memberships, the list) are one run. The batch then
 // ends before as much of the run as the next one holds.
+//
+// And a batch ends before a create-style op (an upsert with no base version)
+// of a record whose create is earlier in the batch: a write made before any
+// create of the record was answered, after a write of another record (else it
+// would have been merged into the create). Should the create be refused (its
+// list gone, or no longer writable), the server would judge that later op, a
+// patch, as a create on its own (a task moved to another list: no title) and
+// refuse it too. In the next batch it goes once the create is answered: based
+// on the version the create wrote, or carrying the refused create's data
+// (client/outbox.ts, foldRefusedCreate). One round trip more, only then.
 import type { Limits } from "../functions/_shared/limits.ts";
 import type { MetaResponse } from "../functions/_shared/schemas/meta.ts";
 import type { SyncOp } from "../functions/_shared/schemas/sync.ts";
@@ -57,6 +67,11 @@ export function scopeFieldsOf(collectionSchemas: MetaResponse["collection_schema
 /** The op deletes a scope record (a list): its cascade takes every record in it. */
 function deletesScope(op: SyncOp, scopeFields: ScopeFields): boolean {
   return op.type === "delete" && scopeFields[op.collection] === "id";
+}
+
+/** An upsert with no base version: a create, or a write of a record whose create is not answered yet. */
+function createStyle(op: SyncOp): boolean {
+  return op.type === "upsert" && op.base_version === null;
 }
 
 /** The op puts its record in a scope: an upsert setting the record's scope field (a create, or a move). */
@@ -123,17 +138,25 @@ export function jsonBytes(value: unknown): number {
  * `JSON.stringify({ device_id, ops })`), and, with `scopeFields`, none from a
  * scope record's delete on when an earlier op of the batch puts a record in a
  * scope, and none of the deletes right before a scope record's delete the next
- * batch holds with it (above). Always at least one when `ops` is not empty: an
- * op too large even alone is sent alone, and the server's answer (413) is
- * about that op only.
+ * batch holds with it (above); and none from a create-style op of a record
+ * created earlier in the batch (above). Always at least one when `ops` is not
+ * empty: an op too large even alone is sent alone, and the server's answer
+ * (413) is about that op only.
  */
 export function fittingCount(ops: readonly SyncOp[], bounds: BatchBounds, deviceId?: string, start = 0): number {
   let bytes = jsonBytes(deviceId === undefined ? { ops: [] } : { device_id: deviceId, ops: [] });
   let count = 0;
   let placed = false;
+  /** The records (collection/id) the batch creates so far. */
+  const created = new Set<string>();
   for (let i = start; i < ops.length; i++) {
     const op = ops[i];
     if (count >= bounds.maxOps) break;
+    if (createStyle(op)) {
+      const record = `${op.collection}/${op.record_id}`;
+      if (created.has(record)) break;
+      created.add(record);
+    }
     if (bounds.scopeFields) {
       if (placed && deletesScope(op, bounds.scopeFields)) break;
       placed ||= placesInScope(op, bounds.scopeFields);

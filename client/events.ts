@@ -45,15 +45,31 @@ export interface OpRejectedEvent {
   record?: SyncRecord;
   /** NOT_FOUND without a record: the user cannot see the record, so its local row and its other queued ops were dropped. */
   dropped: boolean;
+  /**
+   * A create refused, of a record the server holds nothing of, whose data the record's next queued
+   * create-style op now carries (that op's op_id): the user wrote the record again since (a task
+   * moved from a list they lost to one of theirs), the record stays, and that op is judged as the
+   * record's create, with this op's fields under its own. No write_discarded is told: nothing
+   * written is lost unless that op is refused too (then told as any refused op).
+   */
+  foldedInto?: string;
 }
 
 /**
  * The op_rejected event of a refused op, as the core client and the adapters tell it: dropped is a
- * NOT_FOUND's without a record (the record left the user's sight); an op refused unjudged is not
- * one, even when its record leaves the device (a create never stored).
+ * NOT_FOUND's without a record (the record left the user's sight) and not carried on by a later op
+ * (`foldedInto`); an op refused unjudged is not one, even when its record leaves the device (a
+ * create never stored).
  */
-export function rejectedEvent(op: SyncOp, error: SyncOpError, record: SyncRecord | undefined): OpRejectedEvent {
-  return { type: "op_rejected", op, error, ...(record ? { record } : {}), dropped: !record && error.code === "NOT_FOUND" };
+export function rejectedEvent(op: SyncOp, error: SyncOpError, record: SyncRecord | undefined, foldedInto?: string): OpRejectedEvent {
+  return {
+    type: "op_rejected",
+    op,
+    error,
+    ...(record ? { record } : {}),
+    dropped: !record && foldedInto === undefined && error.code === "NOT_FOUND",
+    ...(foldedInto === undefined ? {} : { foldedInto }),
+  };
 }
 
 export interface ResyncEvent {

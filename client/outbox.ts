@@ -18,6 +18,9 @@
 // original's place, ahead of the ops queued after it (outboxChange): at the
 // end it would go after them, e.g. a task's move after its old list's delete,
 // whose cascade takes the task.
+// A create the server refused, of a record it holds nothing of, is carried on by
+// the record's next queued create-style op when the user wrote the record again
+// (foldRefusedCreate): the server judges the record as the user last wrote it.
 // The client holds the outbox as an `Outbox`: each record's ops and the last
 // op at hand, so a write costs the same behind 10 queued ops or 10,000.
 import type { SyncOp, SyncRecord } from "../functions/_shared/schemas/sync.ts";
@@ -143,6 +146,27 @@ export function enqueueBehind(forRecord: readonly PendingOp[], lastOfOutbox: Pen
   }
   const deletion: SyncOp = { op_id: last.op.op_id, collection: last.op.collection, record_id: last.op.record_id, type: "delete", base_version: last.op.base_version };
   return { putOps: [{ ...last, op: deletion }] };
+}
+
+/**
+ * A create the server refused (an upsert with no base version: `refused`, already out of
+ * `outbox`), of a record the server holds nothing of: when the record's next queued op is an
+ * unsent create-style upsert (written before any create of it was answered, after a write of
+ * another record, so not merged into the create), that op takes the refused op's data under its own
+ * (its fields win), keeping its op_id and place. The server then judges the record as the user last
+ * wrote it: a task created in a list the user lost, then moved to a list of their own, is created
+ * there with its title and notes, where the move alone would be refused as a create with no title.
+ * Returns the folded op (put in `outbox`), or null when there is none to fold into. Never an op
+ * already sent: it is resent as it left (exactly once by op_id); client/batching.ts sends the
+ * record's later create-style ops only after its create's answer, so they are unsent then.
+ */
+export function foldRefusedCreate(outbox: Outbox, refused: SyncOp): PendingOp | null {
+  if (refused.type !== "upsert" || refused.base_version !== null) return null;
+  const [next] = outbox.forRecord(refused.collection, refused.record_id);
+  if (!next || next.sent || next.op.type !== "upsert" || next.op.base_version !== null) return null;
+  const folded: PendingOp = { ...next, op: { ...next.op, data: { ...(refused.data ?? {}), ...(next.op.data ?? {}) } } };
+  outbox.set(folded);
+  return folded;
 }
 
 /**

@@ -19,7 +19,8 @@
 //   applies only where the store's pull still stands (its cursor, or the full
 //   sync under way, by id): another client's newer pages and full sync stand.
 // - A record the server says this user cannot see (deleted, access revoked,
-//   NOT_FOUND) leaves the device: its row and every queued op for it. One a
+//   NOT_FOUND) leaves the device: its row and every queued op for it (but a
+//   refused create the record's later write carries on stays: foldRefusedCreate). One a
 //   full sync did not list leaves too, unless ops are queued for it: it stays
 //   until the server answers them.
 // - Ids are uuids, kept lower-case (the server compares and returns them so).
@@ -46,7 +47,7 @@ import { callListeners } from "./listeners.ts";
 import { type LocalRecord, localView } from "./local-view.ts";
 import { Mutex } from "./mutex.ts";
 import { PokeListener, type PokeListenerOptions, type RealtimeClientLike } from "./realtime-pokes.ts";
-import { baseVersion, enqueueBehind, Outbox, outboxChange } from "./outbox.ts";
+import { baseVersion, enqueueBehind, foldRefusedCreate, Outbox, outboxChange } from "./outbox.ts";
 import { type ConflictHandler, type ConflictInfo, type ConflictResolution, discardedFields, jsonEqual, rebasedOp, serverWinsPerField } from "./rebase.ts";
 import { type RetryOptions, retryOptions, RetryWaker, type Sleep, withRetry } from "./retry.ts";
 import { StoreGuard } from "./store-owner.ts";
@@ -100,7 +101,11 @@ export interface TidesyncClientOptions {
   maxBodyBytes?: number;
   /** Pull page size (default: the server's default), at most the max_pull_limit the server published. */
   pullLimit?: number;
-  /** Most push batches in one sync() (the rest waits for the next sync). Default 100. */
+  /**
+   * Most push batches in one sync(); the ops past them wait for the next sync (SyncReport.queued
+   * counts what a sync left). Default: no cap, a sync pushes until every op queued before it
+   * began is answered (client/README.md, "Sync when it makes sense").
+   */
   maxBatchesPerSync?: number;
   /**
    * Check each write against the server's collections and field types before
@@ -140,6 +145,12 @@ export interface SyncReport {
   pulled: number;
   /** The pull had to start from scratch (410 RESYNC_REQUIRED or 400 INVALID_CURSOR). */
   resynced: boolean;
+  /**
+   * Ops still queued when the sync resolved (status.pending then): writes made while it ran, which
+   * the next sync pushes, and with maxBatchesPerSync the ops past its cap. Without a cap, none of
+   * the ops queued before the sync began.
+   */
+  queued: number;
 }
 
 function defaultGenerateId(): string {
@@ -151,6 +162,12 @@ const PAGE = 500;
 
 /** Most events a shared store keeps for a client with listeners (the oldest go first). */
 const MAX_NOTICES = 100;
+
+/**
+ * Batches a sync pushes, once every op queued before it began is answered, of the writes made while
+ * it ran: an app that keeps writing does not hold the sync (and its pull) for ever.
+ */
+const LATE_BATCHES = 100;
 
 /** Times a state change is redone on a fresh read when another writer keeps changing the store first. */
 const STALE_RETRIES = 10;
@@ -177,6 +194,9 @@ function rebasedOnRestored(outbox: Outbox, record: SyncRecord): PendingOp[] {
     .filter((p) => !p.sent && p.op.base_version !== null && p.op.base_version > record.version)
     .map((p) => ({ ...p, op: { ...p.op, base_version: record.version }, base_data: record.deleted ? null : record.data }));
 }
+
+/** By an answered op's op_id, the queued op that carries its write on: the op rebased from a conflict, or the later op a refused create was folded into. */
+type Successors = Map<string, string>;
 
 /** A batch's answer is for its ops, in order. */
 function checkResults(batch: PendingOp[], results: SyncOpResult[]): void {
@@ -695,7 +715,7 @@ export class TidesyncClient {
   }
 
   private async runSync(): Promise<SyncReport> {
-    const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false };
+    const report: SyncReport = { acknowledged: 0, applied: 0, duplicates: 0, conflicts: 0, rejected: 0, pulled: 0, resynced: false, queued: 0 };
     this.statusStore.update({ state: "syncing" });
     try {
       // Before anything is sent (GET /v1/meta too): another user's queued writes, or an earlier
@@ -709,6 +729,7 @@ export class TidesyncClient {
       if (!this.schemaFetched) await this.refreshSchema();
       await this.push(report);
       await this.pull(report);
+      report.queued = this.outbox.size;
       this.statusStore.update({ state: "online", lastSyncedAt: this.now().toISOString(), lastErrorCode: null });
       // Lists joined or left change which topics to hear.
       void this.pokes?.refresh().catch(() => {});
@@ -738,12 +759,28 @@ export class TidesyncClient {
   }
 
   // -------------------------------------------------------------------- push
+  /**
+   * Pushes until the outbox is empty. Every op queued when it began is answered first, however
+   * many batches that takes, and so is every op that carries one of them on (a rebased op, the
+   * later write a refused create was folded into): the writes made before sync() are on the
+   * server when it resolves. Then it goes on with the writes made meanwhile for LATE_BATCHES
+   * batches at most, so that an app that keeps writing does not hold the sync, and its pull, for
+   * ever. maxBatchesPerSync, when the app sets it, caps them all.
+   */
   private async push(report: SyncReport): Promise<void> {
-    const maxBatches = this.options.maxBatchesPerSync ?? 100;
+    const owed = new Set(await this.section(async () => [...this.outbox.keys()]));
+    const owes = () => {
+      for (const opId of owed) if (!this.outbox.has(opId)) owed.delete(opId);
+      return owed.size > 0;
+    };
+    const maxBatches = this.options.maxBatchesPerSync ?? Infinity;
+    let late = 0;
     for (let round = 0; round < maxBatches; round++) {
+      if (!owes() && late++ >= LATE_BATCHES) return;
       const batch = await this.section(() => this.takeBatch());
       if (batch.length === 0) return;
-      await this.pushBatch(batch, report);
+      const successors = await this.pushBatch(batch, report);
+      for (const [opId, successor] of successors) if (owed.has(opId)) owed.add(successor);
     }
   }
 
@@ -770,7 +807,8 @@ export class TidesyncClient {
     return ops.slice(0, count);
   }
 
-  private async pushBatch(batch: PendingOp[], report: SyncReport): Promise<void> {
+  /** Sends `batch` and acts on the answer; returns the ops that carry answered ones on (Successors). */
+  private async pushBatch(batch: PendingOp[], report: SyncReport): Promise<Successors> {
     const request = { device_id: this.installationId, ops: batch.map((p) => p.op) };
     let results: SyncOpResult[];
     try {
@@ -779,16 +817,16 @@ export class TidesyncClient {
       // Nothing of a refused batch was applied; one no op is at fault for (an unregistered device) keeps them all.
       const next = this.batchSize.refused(error, batch.length);
       if (!next) throw error;
-      if (next.type === "reject") await this.section(() => this.rejectLocally(batch[0], next.error, report));
-      return;
+      return next.type === "reject" ? await this.section(() => this.rejectLocally(batch[0], next.error, report)) : new Map();
     }
     this.batchSize.answered();
     const resolutions = await this.askConflicts(batch, results);
-    await this.section(async () => {
+    return await this.section(async () => {
       // A section redone on a fresh read counts again from the start (the handlers are not asked again).
       const counted = { ...report };
-      await this.applyResults(batch, results, counted, resolutions);
+      const successors = await this.applyResults(batch, results, counted, resolutions);
       Object.assign(report, counted);
+      return successors;
     });
   }
 
@@ -834,13 +872,21 @@ export class TidesyncClient {
   }
 
   /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
-  private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<void> {
-    if (!this.outbox.has(pending.op.op_id)) return; // the other client sharing the store answered it
-    await this.commit({ deleteOps: [pending.op.op_id] }, [
-      { type: "op_rejected", op: pending.op, error, dropped: false },
-      { type: "write_discarded", reason: "rejected", collection: pending.op.collection, record_id: pending.op.record_id, op: pending.op, fields: null, error },
+  private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<Successors> {
+    const { op } = pending;
+    if (!this.outbox.has(op.op_id)) return new Map(); // the other client sharing the store answered it
+    // Nothing of a batch refused whole was applied: a create of a record the device holds no server
+    // state of is carried on by the record's next create-style op, as in applyResults.
+    const outbox = new Outbox(this.outbox.values());
+    outbox.delete(op.op_id);
+    const [stored] = await this.storage.getRecords([{ collection: op.collection, id: op.record_id }]);
+    const folded = stored ? null : foldRefusedCreate(outbox, op);
+    await this.commit({ deleteOps: [op.op_id], ...(folded ? { putOps: [folded] } : {}) }, [
+      { type: "op_rejected", op, error, dropped: false, ...(folded ? { foldedInto: folded.op.op_id } : {}) },
+      ...(folded ? [] : [{ type: "write_discarded" as const, reason: "rejected" as const, collection: op.collection, record_id: op.record_id, op, fields: null, error }]),
     ]);
     report.rejected++;
+    return folded ? new Map([[op.op_id, folded.op.op_id]]) : new Map();
   }
 
   /**
@@ -863,7 +909,7 @@ export class TidesyncClient {
   }
 
   /** `results` as askConflicts checked them; `resolutions`: the app's answers to the conflicts (askConflicts), by op_id. */
-  private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport, resolutions: ReadonlyMap<string, ConflictResolution>): Promise<void> {
+  private async applyResults(batch: PendingOp[], results: SyncOpResult[], report: SyncReport, resolutions: ReadonlyMap<string, ConflictResolution>): Promise<Successors> {
     const outbox = new Outbox(this.outbox.values());
     const stored = await this.recordsByKey(batch.map((p) => ({ collection: p.op.collection, id: p.op.record_id })));
     const records = new Map<string, SyncRecord>();
@@ -872,6 +918,8 @@ export class TidesyncClient {
     const unseen = new Map<string, { ref: RecordRef; error: SyncOpError }>();
     /** The op rebased from each refused one, by the refused op's id: it takes that op's place in the outbox. */
     const rebasedFor = new Map<string, string>();
+    /** The later op each refused create was folded into, by the refused op's id (it keeps its own place). */
+    const foldedInto = new Map<string, string>();
     /** `replace`: the answer's record is the server's state even if this device holds a higher version (ahead_of_server). */
     const keep = (record: SyncRecord | undefined, replace = false) => {
       if (!record) return;
@@ -941,10 +989,14 @@ export class TidesyncClient {
         const ahead = error.details?.some((detail) => detail.code === "ahead_of_server") === true;
         keep(result.record, ahead);
         if (ahead && result.record) for (const later of rebasedOnRestored(outbox, result.record)) outbox.set(later);
-        const rejected = rejectedEvent(op, error, result.record);
+        // A create of a record the server holds nothing of, written again since: the later write
+        // carries its data on (foldRefusedCreate), and nothing written is lost unless that is refused too.
+        const folded = !result.record && !(records.get(key) ?? stored.get(key)) ? foldRefusedCreate(outbox, op) : null;
+        const rejected = rejectedEvent(op, error, result.record, folded?.op.op_id);
         if (rejected.dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
         events.push(rejected);
-        events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
+        if (folded) foldedInto.set(op.op_id, folded.op.op_id);
+        else events.push({ type: "write_discarded", reason: "rejected", collection: op.collection, record_id: op.record_id, op, fields: null, error });
       }
     }
 
@@ -959,6 +1011,7 @@ export class TidesyncClient {
       putRecords: [...records.values()],
       ...outboxChange(this.outbox.values(), order),
     }, [...events, ...forgotten.events]);
+    return new Map([...rebasedFor, ...foldedInto]);
   }
 
   // -------------------------------------------------------------------- pull

@@ -1,12 +1,15 @@
 // Shared lists seen from one device: a pull that removes records (deleted, or
 // the user lost access) drops their rows and the ops still queued for them;
 // a push the server refuses with FORBIDDEN or NOT_FOUND reaches the app as an
-// event and puts the local row back to the server's state (or drops it).
+// event and puts the local row back to the server's state (or drops it). A
+// create refused, of a record the server holds nothing of, is carried on by the
+// record's later write when there is one (a task created in a list the user
+// lost, then moved to their own list): nothing the user wrote is lost.
 import { describe, expect, it } from "vitest";
 import type { SyncBatchRequest, SyncOpResult } from "../../functions/_shared/schemas/sync.ts";
 import type { SyncEvent } from "../events.ts";
 import { MemoryStorage, type PendingOp } from "../storage.ts";
-import { FakeServer, json, LIST_ID, toWire } from "./fake-server.ts";
+import { FakeRequest, FakeServer, json, LIST_ID, toWire } from "./fake-server.ts";
 import { openClient } from "./open-client.ts";
 
 const TASK = "00000000-0000-4000-8000-0000000000d1";
@@ -193,5 +196,109 @@ describe("result shapes", () => {
     expect((await client.get("tasks", TASK))).toBeUndefined();
     expect(client.status.pending).toBe(0);
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "conflict", record_id: TASK, fields: ["title"] }));
+  });
+});
+
+const GONE_LIST = "00000000-0000-4000-8000-0000000001d7";
+
+/** NOT_FOUND, with no record (the user lost the list), for every op putting a record in GONE_LIST; the fake answers the others. */
+function refuseWritesInGoneList(request: FakeRequest, server: FakeServer, code = "NOT_FOUND"): Response | undefined {
+  if (request.path !== "/v1/sync/batch") return undefined;
+  const batch = request.body as SyncBatchRequest;
+  const results = batch.ops.map((op) => op.data?.list_id === GONE_LIST
+    ? { op_id: op.op_id, status: "rejected", error: { code, message: "no such lists record you may write" } }
+    : server.applyBatch({ ...batch, ops: [op] }).results[0]);
+  return json(200, { results, server_time: new Date().toISOString() });
+}
+
+/** A device with a task created offline in GONE_LIST, another task, then `later` written to the task (two ops of it). */
+async function createdThenWritten(later: Record<string, unknown>, storage = new MemoryStorage()) {
+  const server = new FakeServer();
+  const { client } = await openClient(server, { storage, backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
+  const events: SyncEvent[] = [];
+  client.on((event) => events.push(event));
+  const task = await client.create("tasks", { list_id: GONE_LIST, title: "Call the plumber", notes: "0123 456" });
+  await client.create("tasks", { list_id: LIST_ID, title: "Something else" });
+  await client.upsert("tasks", task, later);
+  const [created, written] = client.pendingOps().filter((p) => p.op.record_id === task).map((p) => p.op);
+  return { server, client, storage, events, task, created, written };
+}
+
+describe("a create refused, of a record the server holds nothing of, written again since", () => {
+  it("is carried on by the later write: the task moved to another list is created there with its title and notes, shown so meanwhile", async () => {
+    const { server, client, events, task, created, written } = await createdThenWritten({ list_id: LIST_ID });
+    server.script = (request) => refuseWritesInGoneList(request, server);
+    let seenAtEvent: Promise<unknown> | undefined;
+    client.on((event) => {
+      if (event.type === "op_rejected") seenAtEvent ??= client.get("tasks", task);
+    });
+    const report = await client.sync();
+
+    expect(report).toMatchObject({ rejected: 1, applied: 2, queued: 0 });
+    // The later write goes after the create's answer, in a batch of its own, with the create's data under its own.
+    const batches = server.batches();
+    expect(batches.map((batch) => batch.ops.length)).toEqual([2, 1]);
+    expect(batches[1].ops).toEqual([{ ...written, data: { list_id: LIST_ID, title: "Call the plumber", notes: "0123 456" } }]);
+    expect(server.records.get(`tasks/${task}`)?.data).toEqual({ list_id: LIST_ID, title: "Call the plumber", notes: "0123 456" });
+    expect(await seenAtEvent).toMatchObject({ pending: true, data: { list_id: LIST_ID, title: "Call the plumber", notes: "0123 456" } });
+    expect(await client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: LIST_ID, title: "Call the plumber", notes: "0123 456" } });
+    // The refusal is told, the record kept; no write is discarded.
+    expect(events).toEqual([{ type: "op_rejected", op: created, error: expect.objectContaining({ code: "NOT_FOUND" }), dropped: false, foldedInto: written.op_id }]);
+  });
+
+  it("a later write that keeps the task in the lost list: the carried create is refused too, and the record leaves the device, told", async () => {
+    const { server, client, events, task, created, written } = await createdThenWritten({ title: "Call the plumber today" });
+    server.script = (request) => refuseWritesInGoneList(request, server);
+    const report = await client.sync();
+
+    expect(report).toMatchObject({ rejected: 2, applied: 1, queued: 0 });
+    const carried = { ...written, data: { list_id: GONE_LIST, title: "Call the plumber today", notes: "0123 456" } };
+    expect(server.batches()[1].ops).toEqual([carried]);
+    expect(await client.get("tasks", task)).toBeUndefined();
+    expect(client.pendingOps()).toEqual([]);
+    expect(events).toEqual([
+      expect.objectContaining({ type: "op_rejected", op: created, dropped: false, foldedInto: written.op_id }),
+      expect.objectContaining({ type: "op_rejected", op: carried, dropped: true }),
+      expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: task, op: carried, fields: null }),
+    ]);
+  });
+
+  it("the carrying op is stored before it is first sent: after a lost answer and a restart it is resent with its op_id and data, applied once", async () => {
+    const { server, client, storage, task, written } = await createdThenWritten({ list_id: LIST_ID });
+    server.script = (request) => {
+      if (request.path === "/v1/sync/batch" && server.batches().length === 2) {
+        server.answer(request); // the carrying op reaches the server; its answer is lost
+        throw new TypeError("connection reset");
+      }
+      return refuseWritesInGoneList(request, server);
+    };
+    await expect(client.sync()).rejects.toThrow();
+    const carried = { ...written, data: { list_id: LIST_ID, title: "Call the plumber", notes: "0123 456" } };
+    expect(client.pendingOps()).toEqual([expect.objectContaining({ sent: true, op: carried })]);
+    await client.close();
+
+    server.script = null;
+    const { client: restarted } = await openClient(server, { storage, idPrefix: 2 });
+    expect(await restarted.sync()).toMatchObject({ duplicates: 1, queued: 0 });
+    expect(server.batches()[2].ops).toEqual([carried]);
+    expect(server.records.get(`tasks/${task}`)).toMatchObject({ version: 2, data: { list_id: LIST_ID, title: "Call the plumber", notes: "0123 456" } });
+  });
+
+  it("a later write already sent (in one batch with the create, by an earlier client) is resent as it left, never changed", async () => {
+    const storage = new MemoryStorage();
+    const task = "00000000-0000-4000-8000-0000000000e1";
+    const op = (n: number, data: Record<string, unknown>): PendingOp => ({
+      op: { op_id: `00000000-0000-4000-8000-00000000e10${n}`, collection: "tasks", record_id: task, type: "upsert", base_version: null, data },
+      sent: true,
+      base_data: null,
+    });
+    const [created, moved] = [op(1, { list_id: GONE_LIST, title: "Call the plumber" }), op(2, { list_id: LIST_ID })];
+    await storage.apply({ putOps: [created, moved] });
+    const server = new FakeServer();
+    server.script = (request) => refuseWritesInGoneList(request, server, "FORBIDDEN");
+    const { client } = await openClient(server, { storage });
+    await client.sync();
+    // Each in a batch of its own now: the move after the create's answer, as it was stored.
+    expect(server.batches().map((batch) => batch.ops)).toEqual([[created.op], [moved.op]]);
   });
 });

@@ -149,6 +149,38 @@ describe("a list's delete after an op that puts a record in a list", () => {
   });
 });
 
+describe("a record's create-style op after its create", () => {
+  const bounds = batchBoundsOf(DEFAULT_LIMITS, collectionSchemas());
+  const [T, U] = [ids(), ids()];
+  const write = (record_id: string, base_version: number | null, data: Record<string, unknown>): SyncOp =>
+    ({ op_id: ids(), collection: "tasks", record_id, type: "upsert", base_version, data });
+
+  it("goes in the next batch, after the create's answer: were the create refused, it would be judged a create on its own", () => {
+    const created = write(T, null, { list_id: LIST_ID, title: "Call the plumber" });
+    const other = write(U, null, { list_id: LIST_ID, title: "Something else" });
+    const moved = write(T, null, { list_id: ids() });
+    expect(splitIntoBatches([created, other, moved], bounds, DEVICE)).toEqual([[created, other], [moved]]);
+    // Edits of a record the device holds (a base version) share the batch, as do other records' creates.
+    const edited = write(T, 3, { title: "renamed" });
+    expect(splitIntoBatches([write(T, 3, { done: true }), other, edited], bounds, DEVICE)).toHaveLength(1);
+    // Without the collections' scopes too (the cut is about the record, not its list).
+    expect(splitIntoBatches([created, other, moved], batchBoundsOf(DEFAULT_LIMITS), DEVICE)).toHaveLength(2);
+  });
+
+  it("never shares a batch with its record's create; nothing lost or reordered (property)", () => {
+    const anOp = fc.record({ record: fc.constantFrom(T, U), based: fc.boolean() })
+      .map(({ record, based }) => write(record, based ? 1 : null, { title: "x" }));
+    fc.assert(fc.property(fc.array(anOp, { maxLength: 30 }), fc.integer({ min: 1, max: 8 }), (ops, maxOps) => {
+      const batches = splitIntoBatches(ops, { ...bounds, maxOps }, DEVICE);
+      expect(batches.flat()).toEqual(ops);
+      for (const batch of batches) {
+        const creates = batch.filter((o) => o.base_version === null).map((o) => o.record_id);
+        expect(new Set(creates).size).toBe(creates.length);
+      }
+    }));
+  });
+});
+
 describe("the client's batches", () => {
   it("follow max_body_bytes and max_ops_per_batch from GET /v1/meta: no 413 on a device that knows the limits", async () => {
     const server = new FakeServer();

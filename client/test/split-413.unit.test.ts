@@ -55,4 +55,24 @@ describe("413 splitting", () => {
     expect(events).toContainEqual(expect.objectContaining({ type: "write_discarded", reason: "rejected", record_id: big, fields: null, error: expect.objectContaining({ code: "PAYLOAD_TOO_LARGE" }) }));
     expect(events).toContainEqual(expect.objectContaining({ type: "op_rejected" }));
   });
+
+  it("a create refused even alone, its record written again since: the later write carries it, shortened notes and all", async () => {
+    const server = new FakeServer();
+    server.script = (request) =>
+      request.path === "/v1/sync/batch" && (request.body as { ops: { data?: { notes?: string } }[] }).ops.some((op) => op.data?.notes === "huge")
+        ? envelope(413, "PAYLOAD_TOO_LARGE")
+        : undefined;
+    const { client } = await openClient(server);
+    const events: SyncEvent[] = [];
+    client.on((event) => events.push(event));
+    const task = await client.create("tasks", { list_id: LIST_ID, title: "Minutes", notes: "huge" });
+    await client.create("tasks", { list_id: LIST_ID, title: "other" });
+    await client.upsert("tasks", task, { notes: "short" });
+    const later = client.pendingOps()[2].op;
+    const report = await client.sync();
+    expect(report).toMatchObject({ applied: 2, rejected: 1, queued: 0 });
+    expect(server.records.get(`tasks/${task}`)?.data).toEqual({ list_id: LIST_ID, title: "Minutes", notes: "short" });
+    expect((await client.get("tasks", task))).toMatchObject({ pending: false, data: { title: "Minutes", notes: "short" } });
+    expect(events).toEqual([expect.objectContaining({ type: "op_rejected", op: expect.objectContaining({ record_id: task }), dropped: false, foldedInto: later.op_id })]);
+  });
 });

@@ -4,19 +4,22 @@
 // FORBIDDEN as an event with his row back at the server's state, and once
 // Alice removes him his next sync drops the list, its tasks and his queued op;
 // memberships sync too: a role changed on the owner's device, a member leaving.
+// A task Bob created offline in the shared list and then moved to his own list
+// is kept when he loses the shared list before his device syncs: his last
+// write makes the record one the server takes.
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { FetchFunction } from "../../client/api-client.ts";
 import { TidesyncClient, type TidesyncClientOptions } from "../../client/sync-client.ts";
-import { createTestUser, type TestUser } from "../support/harness.ts";
+import { adminSql, createTestUser, type TestUser } from "../support/harness.ts";
 import { clientDevice } from "../support/client-device.ts";
-import { removeMember, settled, share } from "../support/shared-lists.ts";
+import { asUser, removeMember, settled, share } from "../support/shared-lists.ts";
 
 /**
  * A phone of `user`: session bound to a new installation, the real client on an in-memory store.
  * `network.loseBatchAnswer`: the next push reaches the server, and its answer is lost.
  */
-async function device(user: TestUser, options: Pick<TidesyncClientOptions, "backoff"> = {}) {
+async function device(user: TestUser, options: Pick<TidesyncClientOptions, "backoff" | "maxOpsPerBatch"> = {}) {
   const network = { loseBatchAnswer: false, whileLost: async () => {} };
   const fetch: FetchFunction = async (input, init) => {
     const response = await globalThis.fetch(input, init);
@@ -181,4 +184,50 @@ describe("the client on shared lists", () => {
     await aliceDevice.client.sync();
     expect(await aliceDevice.client.get("tasks", task)).toMatchObject({ data: { title: "Draft", list_id: list } });
   });
+});
+
+describe("a task created offline in a shared list, then moved to the user's own list, when the shared list is lost before the device syncs", () => {
+  // Another write between the create and the move, so the two writes of the task are two ops.
+  const losses = {
+    "Bob removed from the list": { code: "NOT_FOUND", lose: (alice: TestUser, list: string, bob: TestUser) => removeMember(alice, list, bob) },
+    "the list deleted": { code: "NOT_FOUND", lose: (alice: TestUser, list: string) => asUser(alice, (tx) => tx`delete from public.lists where id = ${list}`) },
+    "Bob demoted to viewer": { code: "FORBIDDEN", lose: (alice: TestUser, list: string, bob: TestUser) => asUser(alice, (tx) => tx`update public.list_members set role = 'viewer' where list_id = ${list} and user_id = ${bob.userId}`) },
+  } as const;
+  for (const [loss, { code, lose }] of Object.entries(losses)) {
+    for (const maxOpsPerBatch of [500, 1]) {
+      it(`${loss}, ${maxOpsPerBatch} op(s) per batch: the task ends in his own list with its title and notes; the create in the shared list is told refused (${code})`, async () => {
+        const alice = await createTestUser();
+        const bob = await createTestUser();
+        const aliceDevice = await device(alice);
+        const bobDevice = await device(bob, { backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 }, maxOpsPerBatch });
+        const list = await aliceDevice.client.create("lists", { title: "Team" });
+        await aliceDevice.client.sync();
+        await share(alice, list, bob, "editor");
+        await settled();
+        await bobDevice.client.sync();
+
+        const task = await bobDevice.client.create("tasks", { list_id: list, title: "Call the plumber", notes: "0123 456" });
+        const other = await bobDevice.client.create("tasks", { list_id: bob.userId, title: "Something else" });
+        await bobDevice.client.upsert("tasks", task, { list_id: bob.userId });
+        const [created, moved] = bobDevice.client.pendingOps().filter((p) => p.op.record_id === task).map((p) => p.op);
+        expect([created.data, moved.data]).toEqual([{ list_id: list, title: "Call the plumber", notes: "0123 456" }, { list_id: bob.userId }]);
+
+        await lose(alice, list, bob);
+        await settled();
+        const report = await bobDevice.client.sync();
+        expect(report).toMatchObject({ rejected: 1, queued: 0 });
+
+        const [row] = await adminSql<{ list_id: string; title: string; notes: string }[]>`select list_id, title, notes from public.tasks where id = ${task}`;
+        expect(row).toEqual({ list_id: bob.userId, title: "Call the plumber", notes: "0123 456" });
+        expect(await bobDevice.client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: bob.userId, title: "Call the plumber", notes: "0123 456" } });
+        expect(await bobDevice.client.get("tasks", other)).toMatchObject({ pending: false, data: { title: "Something else" } });
+        // The app hears of the create refused in the shared list, carried on by the move: nothing of the task is lost.
+        const told = bobDevice.events.filter((e) => "record_id" in e ? e.record_id === task : "op" in e && e.op.record_id === task);
+        expect(told).toEqual([expect.objectContaining({
+          type: "op_rejected", op: created, error: expect.objectContaining({ code }), dropped: false, foldedInto: moved.op_id,
+        })]);
+        expect(bobDevice.client.pendingOps()).toEqual([]);
+      });
+    }
+  }
 });
