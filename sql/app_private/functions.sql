@@ -373,6 +373,29 @@ $function$;
 comment on function app_private.display_name_from_user_metadata(meta jsonb) is 'The initial display name of a new user: the first of user metadata display_name, full_name (OAuth providers) and name that is a JSON string not blank once trimmed by app_private.trim_display_name, trimmed and cut to 80 characters; null when none.';
 revoke execute on function app_private.display_name_from_user_metadata(meta jsonb) from public;
 
+-- function app_private.effective_notification_preferences(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.effective_notification_preferences(p_user_id uuid)
+ RETURNS TABLE(version integer, updated_at timestamp with time zone, categories jsonb, quiet_hours jsonb)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  -- GET's rule (functions/api/notifications/preference-store.ts): no row is the
+  -- defaults at version 0; a stored category replaces its default whole, and a
+  -- category the row lacks (declared after it was saved) keeps its default.
+  select coalesce(p.version, 0),
+         p.updated_at,
+         (d.document -> 'categories') || coalesce(p.document -> 'categories', '{}'::jsonb),
+         coalesce(p.document -> 'quiet_hours', d.document -> 'quiet_hours')
+    from (select app_private.notification_preference_defaults() as document) d
+    left join (select s.version, s.updated_at, app_private.notification_preference_document(s) as document
+                 from app_private.notification_preferences s
+                where s.user_id = p_user_id) p on true
+$function$;
+comment on function app_private.effective_notification_preferences(p_user_id uuid) is 'A user''s notification preferences as GET /v1/users/me/notifications answers them: version (0 without a row), updated_at (null without a row), categories (every declared category, each with every channel; defaults filled in), quiet_hours ({enabled, start, end, timezone}). What push senders read (service_role); one row, the defaults for a user without preferences (also for an id that is no user). See docs/devices-and-sessions.md, "Sending pushes".';
+revoke execute on function app_private.effective_notification_preferences(p_user_id uuid) from public;
+grant execute on function app_private.effective_notification_preferences(p_user_id uuid) to service_role;
+
 -- function app_private.enable_sync(p_table regclass, p_scope_column name)
 CREATE OR REPLACE FUNCTION app_private.enable_sync(p_table regclass, p_scope_column name)
  RETURNS void
@@ -887,6 +910,40 @@ AS $function$
 $function$;
 comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
 revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
+
+-- function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+declare
+  v_start constant time := (p_quiet_hours ->> 'start')::time;
+  v_end constant time := (p_quiet_hours ->> 'end')::time;
+  v_clock time;
+begin
+  if not coalesce((p_quiet_hours ->> 'enabled')::boolean, false) then
+    return false;
+  end if;
+  -- What the clock shows at p_at in the quiet hours' own zone: a time the
+  -- clock skips (a DST gap) is never shown, so a start or end there takes
+  -- effect when the clock jumps past it; a time shown twice (an overlap) is
+  -- judged each time it is shown.
+  begin
+    v_clock := (p_at at time zone (p_quiet_hours ->> 'timezone'))::time;
+  exception when invalid_parameter_value then
+    return null; -- a zone this database's tz data lacks: unknown, not "not quiet"
+  end;
+  if v_start < v_end then
+    return v_clock >= v_start and v_clock < v_end;
+  end if;
+  return v_clock >= v_start or v_clock < v_end; -- the window spans midnight
+end;
+$function$;
+comment on function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone) is 'Whether p_at is inside the quiet hours p_quiet_hours ({enabled, start, end, timezone}, as effective_notification_preferences answers them): enabled, and the time of day the clock shows at p_at in the quiet hours'' own timezone is at or after start and before end (end exclusive; start after end spans midnight). false when disabled; null when the database''s tz data lacks the zone. See docs/devices-and-sessions.md, "Sending pushes".';
+revoke execute on function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone) from public;
+grant execute on function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone) to service_role;
 
 -- function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid)
 CREATE OR REPLACE FUNCTION app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid)
@@ -1766,6 +1823,27 @@ comment on function app_private.notification_channel_names() is 'Notification ch
 revoke execute on function app_private.notification_channel_names() from public;
 grant execute on function app_private.notification_channel_names() to authenticated;
 
+-- function app_private.notification_preference_defaults()
+CREATE OR REPLACE FUNCTION app_private.notification_preference_defaults()
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select '{
+    "categories": {
+      "security":        {"push": true,  "email": true,  "in_app": true},
+      "sync_conflicts":  {"push": true,  "email": false, "in_app": true},
+      "reminders":       {"push": true,  "email": false, "in_app": true},
+      "product_updates": {"push": false, "email": false, "in_app": true}
+    },
+    "quiet_hours": {"enabled": false, "start": "22:00", "end": "07:00", "timezone": "UTC"}
+  }'::jsonb
+$function$;
+comment on function app_private.notification_preference_defaults() is 'The notification preferences of a user who never saved any ({categories, quiet_hours}); must equal the defaults of NOTIFICATION_CATEGORIES and DEFAULT_QUIET_HOURS in functions/_shared/notification-categories.ts (tested). Replace it in the migration that adds a category.';
+revoke execute on function app_private.notification_preference_defaults() from public;
+grant execute on function app_private.notification_preference_defaults() to service_role;
+
 -- function app_private.notification_preference_document(p app_private.notification_preferences)
 CREATE OR REPLACE FUNCTION app_private.notification_preference_document(p app_private.notification_preferences)
  RETURNS jsonb
@@ -1785,6 +1863,7 @@ AS $function$
 $function$;
 comment on function app_private.notification_preference_document(p app_private.notification_preferences) is 'The preference document of a row as the API shows it ({categories, quiet_hours}), for the audit trail.';
 revoke execute on function app_private.notification_preference_document(p app_private.notification_preferences) from public;
+grant execute on function app_private.notification_preference_document(p app_private.notification_preferences) to service_role;
 
 -- function app_private.onboarding_steps()
 CREATE OR REPLACE FUNCTION app_private.onboarding_steps()

@@ -146,8 +146,8 @@ select ok(
 select ok(
   not has_function_privilege('anon', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute')
   and not has_function_privilege('authenticated', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute')
-  and not has_function_privilege('service_role', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute'),
-  'notification_preference_document(): no API role may execute it'
+  and has_function_privilege('service_role', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute'),
+  'notification_preference_document(): EXECUTE for service_role only (effective_notification_preferences, the push sender''s, uses it)'
 );
 
 select * from finish();
