@@ -549,16 +549,24 @@ CREATE OR REPLACE FUNCTION app_private.forbid_audit_rewrite()
  SET search_path TO ''
 AS $function$
 begin
-  -- Erasure of a deleted user: the auth.users row is already gone when its
-  -- on-delete-cascade reaches this table, so only that path passes.
-  if tg_op = 'DELETE' and not exists (select 1 from auth.users u where u.id = old.user_id) then
-    return old;
+  if tg_op = 'DELETE' then
+    -- Erasure of a deleted user: the auth.users row is already gone when its
+    -- on-delete-cascade reaches this table.
+    if not exists (select 1 from auth.users u where u.id = old.user_id) then
+      return old;
+    end if;
+    -- The bound: an entry older than the oldest its user keeps (the rows
+    -- prune_notification_preference_audit deletes). The newest ones, which
+    -- such a delete never takes, are still there to count.
+    if old.id < app_private.notification_preference_audit_oldest_kept(old.user_id) then
+      return old;
+    end if;
   end if;
   raise exception 'notification preference audit rows are append-only (% refused)', tg_op
     using errcode = '42501';
 end
 $function$;
-comment on function app_private.forbid_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of notification_preference_audit: refuses every rewrite, for every role including the owner; lets through only the cascade that erases a deleted user''s rows.';
+comment on function app_private.forbid_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of notification_preference_audit: refuses every rewrite, for every role including the owner; lets through only the cascade that erases a deleted user''s rows and the delete of a user''s entries older than the newest notification_preference_audit_kept() (the bound, prune_notification_preference_audit).';
 revoke execute on function app_private.forbid_audit_rewrite() from public;
 
 -- function app_private.forbid_deletion_audit_rewrite()
@@ -1823,6 +1831,35 @@ comment on function app_private.notification_channel_names() is 'Notification ch
 revoke execute on function app_private.notification_channel_names() from public;
 grant execute on function app_private.notification_channel_names() to authenticated;
 
+-- function app_private.notification_preference_audit_kept()
+CREATE OR REPLACE FUNCTION app_private.notification_preference_audit_kept()
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$ select 1000 $function$;
+comment on function app_private.notification_preference_audit_kept() is 'How many notification preference audit entries a user keeps (their newest); a change that appends one more deletes the oldest (prune_notification_preference_audit). docs/retention.md, docs/notification-preferences.md. Change it by replacing this function in a migration.';
+revoke execute on function app_private.notification_preference_audit_kept() from public;
+
+-- function app_private.notification_preference_audit_oldest_kept(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.notification_preference_audit_oldest_kept(p_user_id uuid)
+ RETURNS bigint
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  -- The user's notification_preference_audit_kept()-th newest entry (primary
+  -- key order, newest first); null while they have fewer.
+  select a.id
+    from app_private.notification_preference_audit a
+   where a.user_id = p_user_id
+   order by a.id desc
+  offset app_private.notification_preference_audit_kept() - 1
+   limit 1
+$function$;
+comment on function app_private.notification_preference_audit_oldest_kept(p_user_id uuid) is 'The id of the oldest notification preference audit entry of p_user_id the bound keeps (their notification_preference_audit_kept()-th newest), null while they have fewer: the one rule of which entries prune_notification_preference_audit deletes and forbid_audit_rewrite lets go. Not callable by any API role.';
+revoke execute on function app_private.notification_preference_audit_oldest_kept(p_user_id uuid) from public;
+
 -- function app_private.notification_preference_defaults()
 CREATE OR REPLACE FUNCTION app_private.notification_preference_defaults()
  RETURNS jsonb
@@ -2076,6 +2113,25 @@ end;
 $function$;
 comment on function app_private.pass_lost_members_rows_to_owner() is 'Trigger (after delete on public.list_members, per statement): the live rows a user who lost a list (removed, or leaving) created in it pass to the list''s longest-standing owner (those who can sign in first), oldest first, as many as fit in the owner''s quota (the rest stay the creator''s), in sync_records.created_by and in both users'' live-records usage. Locks the rows'' sync state, then the usage rows in user_id order (lock_sync_usage), never waiting for one while holding the other. Nothing passes for a list being deleted or an account being deleted. SECURITY DEFINER: a leaving viewer changes the owner''s usage.';
 revoke execute on function app_private.pass_lost_members_rows_to_owner() from public;
+
+-- function app_private.prune_notification_preference_audit()
+CREATE OR REPLACE FUNCTION app_private.prune_notification_preference_audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- One user's changes run in turn (the PUT locks their preferences row), so
+  -- two never prune the same entries at once.
+  delete from app_private.notification_preference_audit a
+   where a.user_id = new.user_id
+     and a.id < app_private.notification_preference_audit_oldest_kept(new.user_id);
+  return null;
+end;
+$function$;
+comment on function app_private.prune_notification_preference_audit() is 'Trigger (after insert on app_private.notification_preference_audit, per row): deletes the user''s entries older than their newest notification_preference_audit_kept() (1,000), in the transaction of the change. SECURITY DEFINER: the bound holds whoever inserts, and no API role may delete audit rows. Not callable by any API role.';
+revoke execute on function app_private.prune_notification_preference_audit() from public;
 
 -- function app_private.prune_signed_out_devices()
 CREATE OR REPLACE FUNCTION app_private.prune_signed_out_devices()

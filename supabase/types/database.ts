@@ -1217,6 +1217,14 @@ export type Database = {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];
       };
+      "notification_preference_audit_kept": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
+      "notification_preference_audit_oldest_kept": {
+        Args: { "p_user_id": string };
+        Returns: number;
+      };
       "notification_preference_defaults": {
         Args: Record<PropertyKey, never>;
         Returns: Json;

@@ -3,7 +3,8 @@
 -- session, session, time, old -> new); its user can read it, another user,
 -- anon cannot; nobody can insert, update or delete rows -- not the user, not
 -- the service role, not even the table owner -- except the cascade that
--- erases a deleted user; EXECUTE privileges of the trigger functions.
+-- erases a deleted user (and the pruning past the bound of 1,000 entries a
+-- user, pgTAP 175); EXECUTE privileges of the trigger functions.
 begin;
 select plan(27);
 
