@@ -204,7 +204,7 @@ export class TidesyncApi {
     return { preferences: result.body, etag: result.headers.get("etag") };
   }
 
-  /** GET /v1/users/me/notifications/history: the caller's changes, newest first; pass `next_before` as `before`. */
+  /** GET /v1/users/me/notifications/history: the caller's changes (the newest 1,000 the server keeps), newest first; pass `next_before` as `before`. */
   async getNotificationHistory(params: { limit?: number; before?: number } = {}): Promise<NotificationHistoryResponse> {
     const query = {
       limit: params.limit === undefined ? undefined : String(params.limit),

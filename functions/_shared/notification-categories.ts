@@ -1,10 +1,13 @@
 // The notification categories and channels: the ONE declaration the api
 // function, the client and the docs use. The database keeps constant copies
 // for its check constraint (app_private.notification_category_names(),
-// required_notification_categories(), notification_channel_names());
+// required_notification_categories(), notification_channel_names()) and of
+// the defaults for push senders (notification_preference_defaults(): the
+// categories' defaults and DEFAULT_QUIET_HOURS);
 // tests/integration/notifications.test.ts fails when they differ from this file.
 //
-// Adding a category: add it here and to those functions (a new migration).
+// Adding a category or changing a default: change it here and in those
+// functions (a new migration).
 // Old clients keep working: a category missing from a PUT gets its default
 // (PUT replaces the whole document, so an old client's save resets the
 // user's choice for it; docs/notification-preferences.md).

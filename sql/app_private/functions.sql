@@ -373,6 +373,29 @@ $function$;
 comment on function app_private.display_name_from_user_metadata(meta jsonb) is 'The initial display name of a new user: the first of user metadata display_name, full_name (OAuth providers) and name that is a JSON string not blank once trimmed by app_private.trim_display_name, trimmed and cut to 80 characters; null when none.';
 revoke execute on function app_private.display_name_from_user_metadata(meta jsonb) from public;
 
+-- function app_private.effective_notification_preferences(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.effective_notification_preferences(p_user_id uuid)
+ RETURNS TABLE(version integer, updated_at timestamp with time zone, categories jsonb, quiet_hours jsonb)
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  -- GET's rule (functions/api/notifications/preference-store.ts): no row is the
+  -- defaults at version 0; a stored category replaces its default whole, and a
+  -- category the row lacks (declared after it was saved) keeps its default.
+  select coalesce(p.version, 0),
+         p.updated_at,
+         (d.document -> 'categories') || coalesce(p.document -> 'categories', '{}'::jsonb),
+         coalesce(p.document -> 'quiet_hours', d.document -> 'quiet_hours')
+    from (select app_private.notification_preference_defaults() as document) d
+    left join (select s.version, s.updated_at, app_private.notification_preference_document(s) as document
+                 from app_private.notification_preferences s
+                where s.user_id = p_user_id) p on true
+$function$;
+comment on function app_private.effective_notification_preferences(p_user_id uuid) is 'A user''s notification preferences as GET /v1/users/me/notifications answers them: version (0 without a row), updated_at (null without a row), categories (every declared category, each with every channel; defaults filled in), quiet_hours ({enabled, start, end, timezone}). What push senders read (service_role); one row, the defaults for a user without preferences (also for an id that is no user). See docs/devices-and-sessions.md, "Sending pushes".';
+revoke execute on function app_private.effective_notification_preferences(p_user_id uuid) from public;
+grant execute on function app_private.effective_notification_preferences(p_user_id uuid) to service_role;
+
 -- function app_private.enable_sync(p_table regclass, p_scope_column name)
 CREATE OR REPLACE FUNCTION app_private.enable_sync(p_table regclass, p_scope_column name)
  RETURNS void
@@ -526,16 +549,24 @@ CREATE OR REPLACE FUNCTION app_private.forbid_audit_rewrite()
  SET search_path TO ''
 AS $function$
 begin
-  -- Erasure of a deleted user: the auth.users row is already gone when its
-  -- on-delete-cascade reaches this table, so only that path passes.
-  if tg_op = 'DELETE' and not exists (select 1 from auth.users u where u.id = old.user_id) then
-    return old;
+  if tg_op = 'DELETE' then
+    -- Erasure of a deleted user: the auth.users row is already gone when its
+    -- on-delete-cascade reaches this table.
+    if not exists (select 1 from auth.users u where u.id = old.user_id) then
+      return old;
+    end if;
+    -- The bound: an entry older than the oldest its user keeps (the rows
+    -- prune_notification_preference_audit deletes). The newest ones, which
+    -- such a delete never takes, are still there to count.
+    if old.id < app_private.notification_preference_audit_oldest_kept(old.user_id) then
+      return old;
+    end if;
   end if;
   raise exception 'notification preference audit rows are append-only (% refused)', tg_op
     using errcode = '42501';
 end
 $function$;
-comment on function app_private.forbid_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of notification_preference_audit: refuses every rewrite, for every role including the owner; lets through only the cascade that erases a deleted user''s rows.';
+comment on function app_private.forbid_audit_rewrite() is 'BEFORE UPDATE/DELETE/TRUNCATE trigger of notification_preference_audit: refuses every rewrite, for every role including the owner; lets through only the cascade that erases a deleted user''s rows and the delete of a user''s entries older than the newest notification_preference_audit_kept() (the bound, prune_notification_preference_audit).';
 revoke execute on function app_private.forbid_audit_rewrite() from public;
 
 -- function app_private.forbid_deletion_audit_rewrite()
@@ -887,6 +918,40 @@ AS $function$
 $function$;
 comment on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) is 'Counts one request of a user for an operation in the current fixed window, against the budget of session p_session_id (null: the user''s budget shared by all their sessions); returns the hits so far and the seconds until the window resets. Called by the api function''s own connection role, outside the user transaction, so failed requests still count.';
 revoke execute on function app_private.hit_rate_limit(p_user_id uuid, p_operation text, p_window_seconds integer, p_session_id uuid) from public;
+
+-- function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone)
+CREATE OR REPLACE FUNCTION app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone)
+ RETURNS boolean
+ LANGUAGE plpgsql
+ STABLE
+ SET search_path TO ''
+AS $function$
+declare
+  v_start constant time := (p_quiet_hours ->> 'start')::time;
+  v_end constant time := (p_quiet_hours ->> 'end')::time;
+  v_clock time;
+begin
+  if not coalesce((p_quiet_hours ->> 'enabled')::boolean, false) then
+    return false;
+  end if;
+  -- What the clock shows at p_at in the quiet hours' own zone: a time the
+  -- clock skips (a DST gap) is never shown, so a start or end there takes
+  -- effect when the clock jumps past it; a time shown twice (an overlap) is
+  -- judged each time it is shown.
+  begin
+    v_clock := (p_at at time zone (p_quiet_hours ->> 'timezone'))::time;
+  exception when invalid_parameter_value then
+    return null; -- a zone this database's tz data lacks: unknown, not "not quiet"
+  end;
+  if v_start < v_end then
+    return v_clock >= v_start and v_clock < v_end;
+  end if;
+  return v_clock >= v_start or v_clock < v_end; -- the window spans midnight
+end;
+$function$;
+comment on function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone) is 'Whether p_at is inside the quiet hours p_quiet_hours ({enabled, start, end, timezone}, as effective_notification_preferences answers them): enabled, and the time of day the clock shows at p_at in the quiet hours'' own timezone is at or after start and before end (end exclusive; start after end spans midnight). false when disabled; null when the database''s tz data lacks the zone. See docs/devices-and-sessions.md, "Sending pushes".';
+revoke execute on function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone) from public;
+grant execute on function app_private.in_quiet_hours(p_quiet_hours jsonb, p_at timestamp with time zone) to service_role;
 
 -- function app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid)
 CREATE OR REPLACE FUNCTION app_private.invite_is_honoured(p_list_id uuid, p_created_by uuid, p_created_session uuid)
@@ -1766,6 +1831,56 @@ comment on function app_private.notification_channel_names() is 'Notification ch
 revoke execute on function app_private.notification_channel_names() from public;
 grant execute on function app_private.notification_channel_names() to authenticated;
 
+-- function app_private.notification_preference_audit_kept()
+CREATE OR REPLACE FUNCTION app_private.notification_preference_audit_kept()
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$ select 1000 $function$;
+comment on function app_private.notification_preference_audit_kept() is 'How many notification preference audit entries a user keeps (their newest); a change that appends one more deletes the oldest (prune_notification_preference_audit). docs/retention.md, docs/notification-preferences.md. Change it by replacing this function in a migration.';
+revoke execute on function app_private.notification_preference_audit_kept() from public;
+
+-- function app_private.notification_preference_audit_oldest_kept(p_user_id uuid)
+CREATE OR REPLACE FUNCTION app_private.notification_preference_audit_oldest_kept(p_user_id uuid)
+ RETURNS bigint
+ LANGUAGE sql
+ STABLE
+ SET search_path TO ''
+AS $function$
+  -- The user's notification_preference_audit_kept()-th newest entry (primary
+  -- key order, newest first); null while they have fewer.
+  select a.id
+    from app_private.notification_preference_audit a
+   where a.user_id = p_user_id
+   order by a.id desc
+  offset app_private.notification_preference_audit_kept() - 1
+   limit 1
+$function$;
+comment on function app_private.notification_preference_audit_oldest_kept(p_user_id uuid) is 'The id of the oldest notification preference audit entry of p_user_id the bound keeps (their notification_preference_audit_kept()-th newest), null while they have fewer: the one rule of which entries prune_notification_preference_audit deletes and forbid_audit_rewrite lets go. Not callable by any API role.';
+revoke execute on function app_private.notification_preference_audit_oldest_kept(p_user_id uuid) from public;
+
+-- function app_private.notification_preference_defaults()
+CREATE OR REPLACE FUNCTION app_private.notification_preference_defaults()
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+ SET search_path TO ''
+AS $function$
+  select '{
+    "categories": {
+      "security":        {"push": true,  "email": true,  "in_app": true},
+      "sync_conflicts":  {"push": true,  "email": false, "in_app": true},
+      "reminders":       {"push": true,  "email": false, "in_app": true},
+      "product_updates": {"push": false, "email": false, "in_app": true}
+    },
+    "quiet_hours": {"enabled": false, "start": "22:00", "end": "07:00", "timezone": "UTC"}
+  }'::jsonb
+$function$;
+comment on function app_private.notification_preference_defaults() is 'The notification preferences of a user who never saved any ({categories, quiet_hours}); must equal the defaults of NOTIFICATION_CATEGORIES and DEFAULT_QUIET_HOURS in functions/_shared/notification-categories.ts (tested). Replace it in the migration that adds a category.';
+revoke execute on function app_private.notification_preference_defaults() from public;
+grant execute on function app_private.notification_preference_defaults() to service_role;
+
 -- function app_private.notification_preference_document(p app_private.notification_preferences)
 CREATE OR REPLACE FUNCTION app_private.notification_preference_document(p app_private.notification_preferences)
  RETURNS jsonb
@@ -1785,6 +1900,7 @@ AS $function$
 $function$;
 comment on function app_private.notification_preference_document(p app_private.notification_preferences) is 'The preference document of a row as the API shows it ({categories, quiet_hours}), for the audit trail.';
 revoke execute on function app_private.notification_preference_document(p app_private.notification_preferences) from public;
+grant execute on function app_private.notification_preference_document(p app_private.notification_preferences) to service_role;
 
 -- function app_private.onboarding_steps()
 CREATE OR REPLACE FUNCTION app_private.onboarding_steps()
@@ -1997,6 +2113,25 @@ end;
 $function$;
 comment on function app_private.pass_lost_members_rows_to_owner() is 'Trigger (after delete on public.list_members, per statement): the live rows a user who lost a list (removed, or leaving) created in it pass to the list''s longest-standing owner (those who can sign in first), oldest first, as many as fit in the owner''s quota (the rest stay the creator''s), in sync_records.created_by and in both users'' live-records usage. Locks the rows'' sync state, then the usage rows in user_id order (lock_sync_usage), never waiting for one while holding the other. Nothing passes for a list being deleted or an account being deleted. SECURITY DEFINER: a leaving viewer changes the owner''s usage.';
 revoke execute on function app_private.pass_lost_members_rows_to_owner() from public;
+
+-- function app_private.prune_notification_preference_audit()
+CREATE OR REPLACE FUNCTION app_private.prune_notification_preference_audit()
+ RETURNS trigger
+ LANGUAGE plpgsql
+ SECURITY DEFINER
+ SET search_path TO ''
+AS $function$
+begin
+  -- One user's changes run in turn (the PUT locks their preferences row), so
+  -- two never prune the same entries at once.
+  delete from app_private.notification_preference_audit a
+   where a.user_id = new.user_id
+     and a.id < app_private.notification_preference_audit_oldest_kept(new.user_id);
+  return null;
+end;
+$function$;
+comment on function app_private.prune_notification_preference_audit() is 'Trigger (after insert on app_private.notification_preference_audit, per row): deletes the user''s entries older than their newest notification_preference_audit_kept() (1,000), in the transaction of the change. SECURITY DEFINER: the bound holds whoever inserts, and no API role may delete audit rows. Not callable by any API role.';
+revoke execute on function app_private.prune_notification_preference_audit() from public;
 
 -- function app_private.prune_signed_out_devices()
 CREATE OR REPLACE FUNCTION app_private.prune_signed_out_devices()

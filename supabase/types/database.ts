@@ -952,6 +952,15 @@ export type Database = {
         Args: { "meta": Json };
         Returns: string;
       };
+      "effective_notification_preferences": {
+        Args: { "p_user_id": string };
+        Returns: {
+          "categories": Json;
+          "quiet_hours": Json;
+          "updated_at": string;
+          "version": number;
+        }[];
+      };
       "enable_sync": {
         Args: { "p_scope_column": unknown; "p_table": unknown };
         Returns: undefined;
@@ -992,6 +1001,10 @@ export type Database = {
           "hits": number;
           "reset_seconds": number;
         }[];
+      };
+      "in_quiet_hours": {
+        Args: { "p_at": string; "p_quiet_hours": Json };
+        Returns: boolean;
       };
       "invite_is_honoured": {
         Args: {
@@ -1203,6 +1216,18 @@ export type Database = {
       "notification_channel_names": {
         Args: Record<PropertyKey, never>;
         Returns: (string)[];
+      };
+      "notification_preference_audit_kept": {
+        Args: Record<PropertyKey, never>;
+        Returns: number;
+      };
+      "notification_preference_audit_oldest_kept": {
+        Args: { "p_user_id": string };
+        Returns: number;
+      };
+      "notification_preference_defaults": {
+        Args: Record<PropertyKey, never>;
+        Returns: Json;
       };
       "notification_preference_document": {
         Args: {

@@ -1,7 +1,7 @@
 // GET and PUT /v1/users/me/notifications through real Deno and Postgres:
 // defaults, whole-document replace, ETag/If-Match (412 when stale), every
 // validation error with its field pointer, the required category, the audit
-// trail, and that the categories of TypeScript and of the database agree.
+// trail, and that the categories and defaults of TypeScript and of the database agree.
 import { describe, expect, it } from "vitest";
 import {
   DEFAULT_QUIET_HOURS,
@@ -331,6 +331,11 @@ describe("the declared categories", () => {
     expect([...row.categories].sort()).toEqual([...NOTIFICATION_CATEGORY_NAMES].sort());
     expect([...row.required].sort()).toEqual([...REQUIRED_NOTIFICATION_CATEGORIES].sort());
     expect([...row.channels].sort()).toEqual([...NOTIFICATION_CHANNELS].sort());
+  });
+
+  it("TypeScript and the database agree on the defaults (what a user who never saved takes)", async () => {
+    const [row] = await adminSql<{ defaults: unknown }[]>`select app_private.notification_preference_defaults() as defaults`;
+    expect(row.defaults).toEqual({ categories: withDefaultCategories({}), quiet_hours: DEFAULT_QUIET_HOURS });
   });
 
   it("the database accepts the TypeScript defaults and refuses what TypeScript refuses", async () => {

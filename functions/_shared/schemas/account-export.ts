@@ -43,7 +43,7 @@ export const accountExportSchema = z.object({
   storage_buckets: z.array(row)
     .describe("metadata of the Storage buckets the caller owns, oldest first: id, name, public, file_size_limit, allowed_mime_types, times"),
   notification_preferences: notificationPreferencesSchema,
-  notification_preference_history: z.array(row).describe("the audit trail of preference changes, oldest first"),
+  notification_preference_history: z.array(row).describe("the audit trail of preference changes, oldest first: the newest 1,000 (the trail keeps no more)"),
   list_memberships: z.array(row).describe("the lists the caller belongs to: list id, title, role, joined_at"),
   list_invites: z.array(row).describe("invites the caller created, also to lists they no longer own: list, role, created, expires, used (never the codes, nor who used them)"),
   accepted_list_invites: z.array(row).describe("invites the caller used to join a list, oldest first: id, list_id, role, used_at (not who created them)"),

@@ -45,7 +45,7 @@ export function registerNotificationsRoutes(app: App, deps: Deps): void {
       "PRECONDITION_FAILED (also a retry of a PUT that was applied: re-read), and so does one that names no version (empty, " +
       "blank, a weak tag); without it the last write wins. A category " +
       "left out gets its default, not its stored value: send back every category you read. A required category " +
-      "(security) must keep one channel on. Every change is recorded in the audit trail.",
+      "(security) must keep one channel on. Every change is recorded in the audit trail (the newest 1,000 are kept).",
     security: bearerSecurity,
     middleware: [requireUser(deps, "notifications"), jsonBody(deps)] as const,
     request: {
@@ -67,7 +67,9 @@ export function registerNotificationsRoutes(app: App, deps: Deps): void {
     method: "get",
     path: `${PATH}/history`,
     summary: "The caller's notification preference changes, newest first (additive to api-v1)",
-    description: "The append-only audit trail: when, from which device, old → new. Keyset pages: pass `next_before` as `before`.",
+    description: "The append-only audit trail, its newest 1,000 changes (an older one is deleted as a change passes the bound): " +
+      "when, from which device, old → new. Keyset pages: pass `next_before` as `before`; a page goes on where the last stopped " +
+      "while changes prune the oldest, and ends at the oldest kept.",
     security: bearerSecurity,
     middleware: [requireUser(deps, "notifications")] as const,
     request: { query: notificationHistoryQuerySchema },

@@ -18,7 +18,7 @@ create table app_private.notification_preference_audit (
 );
 
 -- comments
-comment on table app_private.notification_preference_audit is 'Append-only trail of notification preference changes (one row per insert/update of notification_preferences). Readable by its user; nobody can update or delete rows (trigger), except the cascade that erases a deleted user.';
+comment on table app_private.notification_preference_audit is 'Append-only trail of notification preference changes (one row per insert/update of notification_preferences), the newest notification_preference_audit_kept() (1,000) of each user. Readable by its user; nobody can update or delete rows (trigger), except the cascade that erases a deleted user and the pruning of entries beyond the bound.';
 comment on column app_private.notification_preference_audit.changed_at is 'The updated_at of the new preference version (the transaction time of the change).';
 comment on column app_private.notification_preference_audit.device_id is 'The device bound to the session that made the change, if any. No foreign key on purpose: the trail outlives the device row and must never be rewritten by a cascade.';
 comment on column app_private.notification_preference_audit.session_id is 'The Supabase session (token session_id claim) that made the change; null for changes made outside a user request (e.g. the seed).';
@@ -44,4 +44,6 @@ grant select on table app_private.notification_preference_audit to service_role;
 
 -- triggers
 CREATE TRIGGER notification_preference_audit_append_only BEFORE DELETE OR UPDATE ON app_private.notification_preference_audit FOR EACH ROW EXECUTE FUNCTION app_private.forbid_audit_rewrite();
+CREATE TRIGGER notification_preference_audit_bounded AFTER INSERT ON app_private.notification_preference_audit FOR EACH ROW EXECUTE FUNCTION app_private.prune_notification_preference_audit();
+comment on trigger notification_preference_audit_bounded on app_private.notification_preference_audit is 'A user keeps their newest app_private.notification_preference_audit_kept() entries, however an entry is inserted (prune_notification_preference_audit).';
 CREATE TRIGGER notification_preference_audit_no_truncate BEFORE TRUNCATE ON app_private.notification_preference_audit FOR EACH STATEMENT EXECUTE FUNCTION app_private.forbid_audit_rewrite();

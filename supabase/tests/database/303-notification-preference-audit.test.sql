@@ -3,7 +3,8 @@
 -- session, session, time, old -> new); its user can read it, another user,
 -- anon cannot; nobody can insert, update or delete rows -- not the user, not
 -- the service role, not even the table owner -- except the cascade that
--- erases a deleted user; EXECUTE privileges of the trigger functions.
+-- erases a deleted user (and the pruning past the bound of 1,000 entries a
+-- user, pgTAP 175); EXECUTE privileges of the trigger functions.
 begin;
 select plan(27);
 
@@ -146,8 +147,8 @@ select ok(
 select ok(
   not has_function_privilege('anon', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute')
   and not has_function_privilege('authenticated', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute')
-  and not has_function_privilege('service_role', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute'),
-  'notification_preference_document(): no API role may execute it'
+  and has_function_privilege('service_role', 'app_private.notification_preference_document(app_private.notification_preferences)', 'execute'),
+  'notification_preference_document(): EXECUTE for service_role only (effective_notification_preferences, the push sender''s, uses it)'
 );
 
 select * from finish();
