@@ -871,6 +871,23 @@ export class TidesyncClient {
     return resolutions;
   }
 
+  /**
+   * A create refused NOT_FOUND for naming a record (its list) whose own create this batch refused
+   * and folded into a later op (foldRefusedCreate: the list is created by that op, after this one was
+   * judged): sent again, as a new op (its op_id is the server's answered one) with the same data, after
+   * that op, so the record is judged once the one it names exists. Only when nothing else of the
+   * record is queued (its later ops would be judged before it). Returns that op, or null.
+   */
+  private behindLaterCreate(outbox: Outbox, refused: SyncOp, error: SyncOpError, createdLater: ReadonlySet<string>): PendingOp | null {
+    if (error.code !== "NOT_FOUND" || refused.type !== "upsert" || refused.base_version !== null || createdLater.size === 0) return null;
+    if (outbox.forRecord(refused.collection, refused.record_id).length > 0) return null;
+    const names = Object.values(refused.data ?? {}).some((value) => typeof value === "string" && createdLater.has(value.toLowerCase()));
+    if (!names) return null;
+    const again: PendingOp = { op: { ...refused, op_id: this.newId() }, sent: false, base_data: null };
+    outbox.set(again);
+    return again;
+  }
+
   /** An op the server refuses even alone (a 413, or a 400 naming it, on a one-op batch): drop it and tell the app. */
   private async rejectLocally(pending: PendingOp, error: SyncOpError, report: SyncReport): Promise<Successors> {
     const { op } = pending;
@@ -920,6 +937,8 @@ export class TidesyncClient {
     const rebasedFor = new Map<string, string>();
     /** The later op each refused create was folded into, by the refused op's id (it keeps its own place). */
     const foldedInto = new Map<string, string>();
+    /** The ids of the records whose refused create this batch folded into a later op (lower-case). */
+    const createdLater = new Set<string>();
     /** `replace`: the answer's record is the server's state even if this device holds a higher version (ahead_of_server). */
     const keep = (record: SyncRecord | undefined, replace = false) => {
       if (!record) return;
@@ -991,7 +1010,9 @@ export class TidesyncClient {
         if (ahead && result.record) for (const later of rebasedOnRestored(outbox, result.record)) outbox.set(later);
         // A create of a record the server holds nothing of, written again since: the later write
         // carries its data on (foldRefusedCreate), and nothing written is lost unless that is refused too.
-        const folded = !result.record && !(records.get(key) ?? stored.get(key)) ? foldRefusedCreate(outbox, op) : null;
+        const unknownToServer = !result.record && !(records.get(key) ?? stored.get(key));
+        const folded = unknownToServer ? foldRefusedCreate(outbox, op) ?? this.behindLaterCreate(outbox, op, error, createdLater) : null;
+        if (folded) createdLater.add(op.record_id.toLowerCase());
         const rejected = rejectedEvent(op, error, result.record, folded?.op.op_id);
         if (rejected.dropped) unseen.set(key, { ref: { collection: op.collection, id: op.record_id }, error });
         events.push(rejected);

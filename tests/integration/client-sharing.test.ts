@@ -231,3 +231,30 @@ describe("a task created offline in a shared list, then moved to the user's own 
     }
   }
 });
+
+describe("a create refused and carried on by a later write, with a record created in it between the two", () => {
+  it("a list whose create is refused (title too long, queued unchecked), a task created in it, then the list renamed: both end on the server and the device", async () => {
+    const bob = await createTestUser();
+    await settled();
+    // A device that never synced queues writes unchecked (the catalog comes with its first sync).
+    const bobDevice = await device(bob, { backoff: { baseMs: 1, maxMs: 1, maxAttempts: 1 } });
+    const list = await bobDevice.client.create("lists", { title: "x".repeat(250) });
+    const task = await bobDevice.client.create("tasks", { list_id: list, title: "Milk" });
+    await bobDevice.client.upsert("lists", list, { title: "Groceries" });
+    const [createdList, createdTask, renamed] = bobDevice.client.pendingOps().map((p) => p.op);
+    const report = await bobDevice.client.sync();
+    expect(report).toMatchObject({ rejected: 2, queued: 0 });
+
+    // The task, refused NOT_FOUND while its list did not exist yet, is sent again after the rename that creates the list.
+    expect(await adminSql`select title from public.lists where id = ${list}`).toEqual([{ title: "Groceries" }]);
+    expect(await adminSql`select list_id, title from public.tasks where id = ${task}`).toEqual([{ list_id: list, title: "Milk" }]);
+    expect(await bobDevice.client.get("lists", list)).toMatchObject({ pending: false, data: { title: "Groceries" } });
+    expect(await bobDevice.client.get("tasks", task)).toMatchObject({ pending: false, data: { list_id: list, title: "Milk" } });
+    const told = bobDevice.events.filter((e) => e.type === "op_rejected" || e.type === "write_discarded");
+    expect(told).toEqual([
+      expect.objectContaining({ type: "op_rejected", op: createdList, error: expect.objectContaining({ code: "VALIDATION_FAILED" }), dropped: false, foldedInto: renamed.op_id }),
+      expect.objectContaining({ type: "op_rejected", op: createdTask, error: expect.objectContaining({ code: "NOT_FOUND" }), dropped: false, foldedInto: expect.any(String) }),
+    ]);
+    expect(bobDevice.client.pendingOps()).toEqual([]);
+  });
+});
