@@ -112,6 +112,10 @@ describe("a full sync's catch-up at a byte budget", () => {
       const rows = await admin<{ id: string }[]>`insert into public.tasks (list_id, title, notes)
         select ${userId}, 'Behind ' || g, repeat('x', 500) from generate_series(1, 30) g returning id::text`;
       created.push(...rows.map((r) => r.id));
+      // A page reads below the cluster's oldest open transaction: one another test file holds open
+      // would hold the catch-up back past the full sync's last page (into the incremental pull this
+      // walk does not follow). The next pages then see the insert as ended, and catch up on it.
+      await untilOpenTransactionsEnd(admin);
     });
     try {
       const all = (await admin<{ id: string }[]>`select id::text from public.tasks`).map((t) => t.id).sort();
